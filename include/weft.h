@@ -1,0 +1,9 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ * The one header users include. */
+#ifndef WEFT_H
+#define WEFT_H
+#include "weft/common.h"
+#include "weft/version.h"
+#include "weft/core.h"
+#include "weft/graph.h"
+#endif

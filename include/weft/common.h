@@ -1,0 +1,92 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * Things every area shares: the export macro, status codes and the allocator hook.
+ */
+#ifndef WEFT_COMMON_H
+#define WEFT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+#  define WEFT_EXTERN_C_BEGIN extern "C" {
+#  define WEFT_EXTERN_C_END }
+#else
+#  define WEFT_EXTERN_C_BEGIN
+#  define WEFT_EXTERN_C_END
+#endif
+
+/* WEFT_API marks the exported symbols; everything else is hidden.  Consumers of the
+ * static library define WEFT_STATIC (the CMake target and weft.pc do it for them). */
+#if defined(_WIN32) && !defined(WEFT_STATIC)
+#  ifdef WEFT_BUILDING
+#    define WEFT_API __declspec(dllexport)
+#  else
+#    define WEFT_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define WEFT_API __attribute__((visibility("default")))
+#else
+#  define WEFT_API
+#endif
+
+#if defined(__GNUC__)
+#  define WEFT_NODISCARD __attribute__((warn_unused_result))
+#else
+#  define WEFT_NODISCARD
+#endif
+
+WEFT_EXTERN_C_BEGIN
+
+/* Every fallible call returns a weft_status: 0 for success, a negative WEFT_E* code
+ * otherwise.  The table below is the single list of codes; weft_strerror and
+ * weft_errname are generated from it. */
+#define WEFT_ERROR_TABLE(X)                                                              \
+    X(WEFT_OK,         0,  "success")                                                   \
+    X(WEFT_EINVAL,    -1,  "invalid argument")                                          \
+    X(WEFT_ENOMEM,    -2,  "out of memory")                                             \
+    X(WEFT_EBUSY,     -3,  "taskflow is being run; it cannot be changed now")           \
+    X(WEFT_ECYCLE,    -4,  "taskflow has a cycle")                                      \
+    X(WEFT_ETASK,     -5,  "a task failed")                                             \
+    X(WEFT_ECANCELED, -6,  "run was cancelled")                                         \
+    X(WEFT_ETIMEDOUT, -7,  "timed out")                                                 \
+    X(WEFT_EAGAIN,    -8,  "not ready yet")                                             \
+    X(WEFT_ESHUTDOWN, -9,  "executor is shutting down")                                 \
+    X(WEFT_ESYS,      -10, "operating system call failed")                              \
+    X(WEFT_EDEADLK,   -11, "waiting here would deadlock")                               \
+    X(WEFT_ENOENT,    -12, "no such object")
+
+typedef enum weft_status {
+#define WEFT__ENUM(name, value, text) name = value,
+    WEFT_ERROR_TABLE(WEFT__ENUM)
+#undef WEFT__ENUM
+} weft_status;
+
+/* A static English description of `status` ("unknown status" for codes not in the
+ * table).  Never NULL.  Any thread. */
+WEFT_API const char *weft_strerror(int status);
+/* The code's name, e.g. "WEFT_ECYCLE" ("WEFT_E?" when unknown).  Any thread. */
+WEFT_API const char *weft_errname(int status);
+
+/* Allocator hook.  Every allocation weft makes goes through these functions, so a
+ * program can route memory to its own allocator and tests can fail the Nth
+ * allocation.  `ctx` is passed back unchanged.  `alloc` must return memory aligned
+ * for any type (like malloc) or NULL; `free` accepts NULL.  Any field left NULL
+ * falls back to the C library.
+ *
+ * Install it before creating any weft object: memory is freed with the allocator
+ * that was current when it was released, so switching allocators while objects are
+ * alive is only safe if the two can free each other's memory.  Not thread-safe with
+ * concurrent weft calls.  Passing NULL restores the C library allocator. */
+typedef struct weft_allocator {
+    void *(*alloc)(void *ctx, size_t size);
+    void *(*realloc)(void *ctx, void *ptr, size_t old_size, size_t new_size);
+    void (*free)(void *ctx, void *ptr, size_t size);
+    void *ctx;
+} weft_allocator;
+
+WEFT_API void weft_set_allocator(const weft_allocator *allocator);
+
+WEFT_EXTERN_C_END
+#endif

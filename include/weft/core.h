@@ -1,0 +1,143 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * The executor: a pool of worker threads that run tasks by work stealing, the
+ * context a running task receives, and futures for work in flight.
+ */
+#ifndef WEFT_CORE_H
+#define WEFT_CORE_H
+
+#include "weft/common.h"
+
+WEFT_EXTERN_C_BEGIN
+
+typedef struct weft_executor weft_executor;
+typedef struct weft_future weft_future;
+
+/* What a running task receives as its first argument.  Valid only during the call
+ * that received it; do not store it.  Later areas (fork-join, cancellation) hang
+ * their per-task state here, which is why every task function takes one. */
+typedef struct weft_ctx weft_ctx;
+
+/* ---------------------------------------------------------------------------------
+ * Executor
+ * ------------------------------------------------------------------------------ */
+
+/* Executor settings.  Zero in any field means "the default", so
+ *     weft_executor_create(&(weft_executor_config){ .workers = 4 }, &err)
+ * sets only the worker count.  Fields are only ever appended. */
+typedef struct weft_executor_config {
+    /* Worker threads.  0: the WEFT_WORKERS environment variable if set, else the
+     * number of CPUs this process may run on (its affinity mask). */
+    unsigned workers;
+    /* Rounds of stealing (each tries every other worker once, in random order)
+     * an idle worker makes before it starts yielding.  Default 4. */
+    unsigned steal_rounds;
+    /* sched_yield() calls between the steal rounds and parking.  Default 2. */
+    unsigned yield_rounds;
+    /* Initial slots of each worker's deque (rounded up to a power of two); it
+     * grows as needed.  Default 1024. */
+    size_t deque_capacity;
+    /* Stack size of each worker thread in bytes.  Default: the system default
+     * (ulimit -s, usually 8 MiB). */
+    size_t stack_size;
+} weft_executor_config;
+
+/* Creates an executor and starts its workers.  `config` may be NULL (all
+ * defaults).  Returns NULL on failure with the reason in *err (if err is not NULL):
+ * WEFT_EINVAL (WEFT_WORKERS is set but not a number from 1 to 4096, or
+ * config->workers > 4096), WEFT_ENOMEM, WEFT_ESYS (a thread could not be
+ * started).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_config *config,
+                                                            weft_status *err);
+
+/* Waits until every run submitted to the executor has finished, then stops and
+ * joins the workers and frees the executor.  Runs still queued when it is called
+ * are run to completion, not dropped (cancel their futures first to make that
+ * quick).  Futures obtained from this executor stay valid and must still be
+ * destroyed.  Must not be called from one of this executor's own workers (it
+ * would wait for itself): that call returns without doing anything.  NULL is a
+ * no-op. */
+WEFT_API void weft_executor_destroy(weft_executor *ex);
+
+/* Number of worker threads.  0 for NULL.  Any thread. */
+WEFT_API unsigned weft_executor_workers(const weft_executor *ex);
+
+/* The calling thread's worker index in `ex` (0 .. workers-1), or -1 if the
+ * caller is not one of ex's workers.  Any thread; wait-free. */
+WEFT_API int weft_executor_worker_id(const weft_executor *ex);
+
+/* Blocks until every run submitted so far has finished.  Returns WEFT_OK,
+ * WEFT_EINVAL for NULL, or WEFT_EDEADLK when called from one of ex's own workers
+ * (the caller's own run could never finish).  Any other thread. */
+WEFT_API weft_status weft_executor_wait_all(weft_executor *ex);
+
+/* ---------------------------------------------------------------------------------
+ * Task context
+ * ------------------------------------------------------------------------------ */
+
+/* Index of the worker running the task (0 .. workers-1). */
+WEFT_API int weft_ctx_worker_id(const weft_ctx *ctx);
+/* The executor running the task. */
+WEFT_API weft_executor *weft_ctx_executor(const weft_ctx *ctx);
+/* True when the task's run has been cancelled or has failed, so the task may stop
+ * early.  A cheap load: safe to call in a tight loop. */
+WEFT_API bool weft_ctx_cancelled(const weft_ctx *ctx);
+
+/* ---------------------------------------------------------------------------------
+ * Futures
+ *
+ * A future stands for one submitted run.  It is owned by the caller that received
+ * it and must be released with weft_future_destroy; destroying it before the run
+ * ends detaches the run, which still completes.  All functions below may be called
+ * from any thread, concurrently.  Waiting from inside a task of the same executor
+ * does not block the worker: it runs other tasks until the future is ready.
+ * ------------------------------------------------------------------------------ */
+
+/* Details of a finished run. */
+typedef struct weft_run_info {
+    /* WEFT_OK, WEFT_ETASK (a task returned non-zero), WEFT_ECANCELED, or
+     * WEFT_EAGAIN while the run is still going. */
+    weft_status status;
+    /* The non-zero value returned by the failing task (0 if none failed). */
+    int task_code;
+    /* Name of the failing task, or "" if none failed; unnamed tasks are reported
+     * as "#<index>", the task's index in emplace order.  Stored in the future
+     * (truncated to 127 bytes), so it stays valid until weft_future_destroy. */
+    const char *failed_task;
+    /* Tasks that were not run because the run failed or was cancelled. */
+    uint64_t skipped;
+    /* Iterations of the taskflow that completed (run_n / run_until). */
+    uint64_t iterations;
+} weft_run_info;
+
+/* Blocks until the run is finished and returns its status (see
+ * weft_run_info.status).  WEFT_EINVAL for NULL. */
+WEFT_API weft_status weft_future_wait(weft_future *f);
+
+/* Like weft_future_wait, but gives up after `timeout_ns` nanoseconds and returns
+ * WEFT_ETIMEDOUT.  A timeout of 0 only polls. */
+WEFT_API weft_status weft_future_wait_for(weft_future *f, uint64_t timeout_ns);
+
+/* True once the run has finished.  Never blocks.  False for NULL. */
+WEFT_API bool weft_future_ready(const weft_future *f);
+
+/* The run's status if it has finished, else WEFT_EAGAIN.  Never blocks. */
+WEFT_API weft_status weft_future_status(const weft_future *f);
+
+/* Fills *info (see weft_run_info).  Never blocks; while the run is going,
+ * info->status is WEFT_EAGAIN and the other fields are a snapshot.  Returns
+ * WEFT_EINVAL for NULL arguments, else WEFT_OK. */
+WEFT_API weft_status weft_future_info(const weft_future *f, weft_run_info *info);
+
+/* Asks the run to stop: no task of it starts after this call returns (tasks
+ * already running finish).  The run then ends with WEFT_ECANCELED unless it had
+ * already failed.  Returns WEFT_OK if the request was made while the run was still
+ * going, WEFT_ENOENT if it had already finished, WEFT_EINVAL for NULL. */
+WEFT_API weft_status weft_future_cancel(weft_future *f);
+
+/* Releases the caller's reference.  If the run is still going it continues,
+ * detached.  NULL is a no-op. */
+WEFT_API void weft_future_destroy(weft_future *f);
+
+WEFT_EXTERN_C_END
+#endif

@@ -1,0 +1,166 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * Task graphs ("taskflows"): build a DAG of C functions once, run it many times.
+ *
+ *     weft_taskflow *tf = weft_taskflow_create("demo", NULL);
+ *     weft_task a = weft_emplace(tf, load, &data);
+ *     weft_task b = weft_emplace(tf, parse, &data);
+ *     weft_precede(a, b);                        // a runs before b
+ *     weft_status st = weft_run_and_wait(ex, tf);
+ *
+ * Building is single-threaded: calls that change one taskflow must not race each
+ * other.  A taskflow cannot be changed while a run of it is queued or going; such
+ * calls fail with WEFT_EBUSY and change nothing.  Calls that fail record their
+ * status, readable with weft_taskflow_last_error.
+ */
+#ifndef WEFT_GRAPH_H
+#define WEFT_GRAPH_H
+
+#include <stdio.h>
+#include "weft/core.h"
+
+WEFT_EXTERN_C_BEGIN
+
+typedef struct weft_taskflow weft_taskflow;
+struct weft__node;
+
+/* A task handle: a small value, valid until its taskflow is cleared or
+ * destroyed.  The null task (all zero, WEFT_TASK_NULL) is what failed calls
+ * return; passing it to a function below gives WEFT_EINVAL. */
+typedef struct weft_task {
+    struct weft__node *node_;
+} weft_task;
+
+#define WEFT_TASK_NULL ((weft_task){0})
+static inline bool weft_task_is_null(weft_task t) { return t.node_ == 0; }
+
+/* The work of a task.  Return 0 on success; any other value fails the run: tasks
+ * of that run that have not started are skipped, and the run's future reports
+ * WEFT_ETASK with this value, the task's name and the number skipped. */
+typedef int (*weft_task_fn)(weft_ctx *ctx, void *arg);
+
+/* ---- taskflows ------------------------------------------------------------- */
+
+/* Creates an empty taskflow.  `name` may be NULL; it is copied.  Returns NULL
+ * with *err = WEFT_ENOMEM on failure (err may be NULL). */
+WEFT_API WEFT_NODISCARD weft_taskflow *weft_taskflow_create(const char *name, weft_status *err);
+
+/* Frees the taskflow and all its tasks.  Returns WEFT_EBUSY (and frees nothing)
+ * while a run of it is queued or going; wait for its futures first.  NULL gives
+ * WEFT_OK. */
+WEFT_API weft_status weft_taskflow_destroy(weft_taskflow *tf);
+
+/* Renames the taskflow (the name is copied; NULL clears it).  WEFT_EINVAL,
+ * WEFT_ENOMEM, WEFT_EBUSY. */
+WEFT_API weft_status weft_taskflow_set_name(weft_taskflow *tf, const char *name);
+/* The taskflow's name; "" if none.  Valid until renamed or destroyed. */
+WEFT_API const char *weft_taskflow_name(const weft_taskflow *tf);
+
+/* Removes every task and edge; the memory is kept for reuse.  Task handles of
+ * the taskflow become invalid.  WEFT_EINVAL, WEFT_EBUSY. */
+WEFT_API weft_status weft_taskflow_clear(weft_taskflow *tf);
+
+/* Number of tasks (0 for NULL). */
+WEFT_API size_t weft_taskflow_num_tasks(const weft_taskflow *tf);
+
+/* Calls visit(task, arg) for every task in emplace order until it returns false.
+ * The taskflow must not be changed during the walk.  WEFT_EINVAL for NULLs. */
+typedef bool (*weft_task_visit_fn)(weft_task task, void *arg);
+WEFT_API weft_status weft_taskflow_for_each_task(const weft_taskflow *tf, weft_task_visit_fn visit,
+                                                 void *arg);
+
+/* Checks that the taskflow can run: returns WEFT_OK, or WEFT_ECYCLE with a task on
+ * a cycle in *on_cycle (if not NULL) and a message naming it in
+ * weft_taskflow_error_message.  weft_run does the same check (and caches the
+ * result until the taskflow next changes).  WEFT_EINVAL, WEFT_ENOMEM. */
+WEFT_API weft_status weft_taskflow_validate(weft_taskflow *tf, weft_task *on_cycle);
+
+/* Status of the most recent call on `tf` that failed (WEFT_OK if none has), like
+ * errno.  Useful after weft_emplace returns the null task. */
+WEFT_API weft_status weft_taskflow_last_error(const weft_taskflow *tf);
+/* A sentence about the most recent failure, e.g. "cycle through task 'b'".
+ * Never NULL; "" if none. */
+WEFT_API const char *weft_taskflow_error_message(const weft_taskflow *tf);
+
+/* Writes the graph in Graphviz DOT to `out` (render with `dot -Tsvg`).  Unnamed
+ * tasks are labelled "#index".  WEFT_EINVAL, WEFT_ESYS (write failed). */
+WEFT_API weft_status weft_taskflow_dump_dot(const weft_taskflow *tf, FILE *out);
+
+/* ---- tasks ----------------------------------------------------------------- */
+
+/* Adds a task that calls fn(ctx, arg).  Returns the null task on failure
+ * (WEFT_EINVAL for NULL tf or fn, WEFT_ENOMEM, WEFT_EBUSY); see
+ * weft_taskflow_last_error.  Tasks come from a per-taskflow slab, not one malloc
+ * each. */
+WEFT_API weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg);
+
+/* Adds a task with no work yet: it runs as a no-op until weft_task_set_work gives
+ * it some.  Useful to build a graph's shape first.  Errors as weft_emplace. */
+WEFT_API weft_task weft_placeholder(weft_taskflow *tf);
+
+/* Sets (or replaces) a task's work; fn may be NULL (a no-op).  WEFT_EINVAL,
+ * WEFT_EBUSY. */
+WEFT_API weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg);
+
+/* Adds the edge from -> to: `to` starts only after `from` has finished.  Both
+ * tasks must belong to the same taskflow.  Adding the same edge twice makes `to`
+ * wait for `from` twice, which is harmless.  WEFT_EINVAL, WEFT_ENOMEM (nothing
+ * added), WEFT_EBUSY. */
+WEFT_API weft_status weft_precede(weft_task from, weft_task to);
+/* Adds the edge before -> t (the mirror of weft_precede). */
+WEFT_API weft_status weft_succeed(weft_task t, weft_task before);
+/* Adds from -> to[i] for each i, all or nothing: on WEFT_ENOMEM no edge is
+ * added.  n == 0 is WEFT_OK; `to` may then be NULL. */
+WEFT_API weft_status weft_precede_many(weft_task from, const weft_task *to, size_t n);
+/* Adds before[i] -> t for each i, all or nothing. */
+WEFT_API weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n);
+
+/* Names a task (copied; NULL clears).  WEFT_EINVAL, WEFT_ENOMEM, WEFT_EBUSY. */
+WEFT_API weft_status weft_task_set_name(weft_task t, const char *name);
+/* The task's name, "" if unnamed (or for the null task). */
+WEFT_API const char *weft_task_name(weft_task t);
+/* Attaches an opaque user pointer (the taskflow never touches it).  Allowed while
+ * the taskflow runs.  WEFT_EINVAL for the null task. */
+WEFT_API weft_status weft_task_set_data(weft_task t, void *data);
+WEFT_API void *weft_task_data(weft_task t);
+/* Index of the task in emplace order (0-based); SIZE_MAX for the null task. */
+WEFT_API size_t weft_task_index(weft_task t);
+/* Number of edges out of / into the task (0 for the null task). */
+WEFT_API size_t weft_task_num_successors(weft_task t);
+WEFT_API size_t weft_task_num_dependents(weft_task t);
+/* The i-th successor (in the order the edges were added); the null task when i
+ * is out of range. */
+WEFT_API weft_task weft_task_successor(weft_task t, size_t i);
+/* The task currently running in `ctx` (the null task outside a graph task). */
+WEFT_API weft_task weft_ctx_task(const weft_ctx *ctx);
+
+/* ---- running --------------------------------------------------------------- */
+
+/* Submits one run of `tf` to `ex` and returns at once.  On WEFT_OK, *out (if out
+ * is not NULL) receives a future the caller must destroy; with out == NULL the
+ * run is detached (weft_executor_wait_all still waits for it).  Runs of the same
+ * taskflow queue up and execute one after another in submission order; runs of
+ * different taskflows execute at the same time.  The taskflow must outlive the
+ * run.  Errors (nothing is submitted): WEFT_EINVAL, WEFT_ECYCLE (see
+ * weft_taskflow_error_message), WEFT_ENOMEM, WEFT_ESHUTDOWN (the executor is being
+ * destroyed).  Any thread, including a task of `ex`. */
+WEFT_API WEFT_NODISCARD weft_status weft_run(weft_executor *ex, weft_taskflow *tf, weft_future **out);
+
+/* Runs the taskflow `n` times in a row (n == 0 completes at once). */
+WEFT_API WEFT_NODISCARD weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n,
+                                               weft_future **out);
+
+/* Runs the taskflow repeatedly until pred(arg) returns true.  pred is called
+ * before every iteration, the first included (so it may run zero times), on one
+ * thread at a time, never concurrently with a task of this run. */
+typedef bool (*weft_pred_fn)(void *arg);
+WEFT_API WEFT_NODISCARD weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf,
+                                                   weft_pred_fn pred, void *arg, weft_future **out);
+
+/* Runs once and waits: returns the submission error, else the run's status
+ * (WEFT_OK, WEFT_ETASK, WEFT_ECANCELED).  From a task of `ex` it does not block
+ * the worker: it runs other tasks meanwhile. */
+WEFT_API weft_status weft_run_and_wait(weft_executor *ex, weft_taskflow *tf);
+
+WEFT_EXTERN_C_END
+#endif

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages weft's build, tests and peer benchmarks use, skipping
+# those already present (idempotent).  Required: gcc, g++, cmake, make.  Optional:
+# libtbb-dev (oneTBB peer benchmarks), graphviz (renders DOT in docs and tests),
+# python3 (JSON checks in tests).  Runs apt-get only when something is missing.
+set -eu
+want="gcc g++ cmake make libtbb-dev graphviz python3 pkg-config"
+missing=""
+for p in $want; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+  echo "install-deps: all present ($want)"
+  exit 0
+fi
+echo "install-deps: installing:$missing"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,80 @@
+/* The allocator hook.  Defaults to the C library.  Tests install an allocator that
+ * fails the Nth call to check that every allocation site recovers. */
+#include "core/alloc.h"
+#include "weft/common.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *libc_alloc(void *ctx, size_t size) { (void)ctx; return malloc(size); }
+static void *libc_realloc(void *ctx, void *p, size_t old, size_t size) {
+    (void)ctx; (void)old;
+    return realloc(p, size);
+}
+static void libc_free(void *ctx, void *p, size_t size) { (void)ctx; (void)size; free(p); }
+
+static weft_allocator current = {libc_alloc, libc_realloc, libc_free, NULL};
+
+void weft_set_allocator(const weft_allocator *a) {
+    weft_allocator n = {libc_alloc, libc_realloc, libc_free, NULL};
+    if (a) {
+        n.ctx = a->ctx;
+        if (a->alloc) n.alloc = a->alloc;
+        if (a->realloc) n.realloc = a->realloc;
+        if (a->free) n.free = a->free;
+        /* A custom alloc with the default realloc would mix two heaps. */
+        if (a->alloc && !a->realloc) n.realloc = NULL;
+    }
+    current = n;
+}
+
+void *weft__alloc(size_t size) { return current.alloc(current.ctx, size ? size : 1); }
+
+void *weft__calloc(size_t size) {
+    void *p = weft__alloc(size);
+    if (p) memset(p, 0, size);
+    return p;
+}
+
+void *weft__realloc(void *ptr, size_t old_size, size_t new_size) {
+    if (current.realloc) return current.realloc(current.ctx, ptr, old_size, new_size);
+    void *n = weft__alloc(new_size);
+    if (!n) return NULL;
+    if (ptr) {
+        memcpy(n, ptr, old_size < new_size ? old_size : new_size);
+        weft__free(ptr, old_size);
+    }
+    return n;
+}
+
+void weft__free(void *ptr, size_t size) {
+    if (ptr) current.free(current.ctx, ptr, size ? size : 1);
+}
+
+/* Over-allocate and keep the original pointer just below the aligned block. */
+void *weft__alloc_aligned(size_t size, size_t align) {
+    size_t total = size + align + sizeof(void *);
+    unsigned char *raw = weft__alloc(total);
+    if (!raw) return NULL;
+    uintptr_t p = ((uintptr_t)(raw + sizeof(void *)) + align - 1) & ~(uintptr_t)(align - 1);
+    ((void **)p)[-1] = raw;
+    memset((void *)p, 0, size);
+    return (void *)p;
+}
+
+void weft__free_aligned(void *ptr, size_t size, size_t align) {
+    if (ptr) weft__free(((void **)ptr)[-1], size + align + sizeof(void *));
+}
+
+char *weft__strdup(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = weft__alloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+void weft__free_str(char *s) {
+    if (s) weft__free(s, strlen(s) + 1);
+}

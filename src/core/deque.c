@@ -1,0 +1,55 @@
+/* Chase-Lev deque: the cold parts (creation, growth, destruction). */
+#include "core/deque.h"
+#include "core/alloc.h"
+#include "weft/common.h"
+
+static size_t ring_bytes(int64_t cap) { return sizeof(weft__ring) + (size_t)cap * sizeof(weft__job *); }
+
+static weft__ring *ring_new(int64_t cap) {
+    weft__ring *r = weft__alloc(ring_bytes(cap));
+    if (!r) return NULL;
+    r->mask = cap - 1;
+    r->retired_next = NULL;
+    for (int64_t i = 0; i < cap; i++) atomic_init(&r->slot[i], NULL);
+    return r;
+}
+
+int weft__deque_init(weft__deque *q, int64_t capacity) {
+    int64_t cap = 16;
+    while (cap < capacity) cap <<= 1;
+    weft__ring *r = ring_new(cap);
+    if (!r) return WEFT_ENOMEM;
+    atomic_init(&q->top, 0);
+    atomic_init(&q->bottom, 0);
+    atomic_init(&q->ring, r);
+    q->retired = NULL;
+    return WEFT_OK;
+}
+
+void weft__deque_destroy(weft__deque *q) {
+    weft__ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    if (r) weft__free(r, ring_bytes(r->mask + 1));
+    atomic_store_explicit(&q->ring, NULL, memory_order_relaxed);
+    for (weft__ring *o = q->retired; o;) {
+        weft__ring *next = o->retired_next;
+        weft__free(o, ring_bytes(o->mask + 1));
+        o = next;
+    }
+    q->retired = NULL;
+}
+
+weft__ring *weft__deque_grow(weft__deque *q, weft__ring *old, int64_t top, int64_t bottom) {
+    weft__ring *n = ring_new((old->mask + 1) * 2);
+    if (!n) return NULL;
+    for (int64_t i = top; i < bottom; i++)
+        atomic_store_explicit(&n->slot[i & n->mask],
+                              atomic_load_explicit(&old->slot[i & old->mask], memory_order_relaxed),
+                              memory_order_relaxed);
+    /* Release: a thief that loads this ring sees the copied slots.  Thieves that
+     * still hold the old ring read the same values there, since the old ring is
+     * never written again. */
+    atomic_store_explicit(&q->ring, n, memory_order_release);
+    old->retired_next = q->retired;
+    q->retired = old;
+    return n;
+}

@@ -1,0 +1,124 @@
+/* Chase-Lev work-stealing deque with the C11 orderings of Lê, Pop, Cohen and
+ * Zappa Nardelli (PPoPP 2013), growable.  docs/design.md explains every ordering.
+ *
+ * The owner pushes and pops at the bottom (LIFO); thieves steal at the top (FIFO).
+ * Indices only grow; a slot is index & mask in the current ring.
+ *
+ * Growth: the owner copies the live range into a ring twice as large and publishes
+ * it.  The old ring is never written again and is kept on a retired list until the
+ * deque is destroyed, because a thief that loaded it may still read from it; the
+ * retired rings together are smaller than the live one, so this at most doubles
+ * the memory.  Two published bugs are avoided on purpose:
+ *  - a push must write into the ring it just grew, never the old one (CDSChecker
+ *    found a C11 deque doing that, losing tasks): push uses the pointer grow returns;
+ *  - a steal must load the ring *after* loading bottom (acquire), so that a slot
+ *    published after a resize is read from the new ring (the crossbeam
+ *    CVE-2021-32810 class of bug: a steal racing a resize ran a task twice).
+ */
+#ifndef WEFT_CORE_DEQUE_H
+#define WEFT_CORE_DEQUE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/job.h"
+#include "platform/platform.h"
+
+typedef struct weft__ring {
+    int64_t mask; /* capacity - 1; capacity is a power of two */
+    struct weft__ring *retired_next;
+    _Atomic(weft__job *) slot[];
+} weft__ring;
+
+typedef struct weft__deque {
+    _Alignas(WEFT__CACHE_LINE) _Atomic int64_t top; /* thieves CAS here */
+    _Alignas(WEFT__CACHE_LINE) _Atomic int64_t bottom; /* owner writes here */
+    _Atomic(weft__ring *) ring;
+    weft__ring *retired; /* owner only */
+} weft__deque;
+
+typedef enum weft__steal_result { WEFT__STEAL_EMPTY, WEFT__STEAL_OK, WEFT__STEAL_RETRY } weft__steal_result;
+
+/* Creates the deque with at least `capacity` slots.  0 or WEFT_ENOMEM. */
+int weft__deque_init(weft__deque *q, int64_t capacity);
+/* Frees the rings.  No other thread may use the deque any more. */
+void weft__deque_destroy(weft__deque *q);
+/* Owner only: doubles the ring.  Returns the new ring or NULL (out of memory; the
+ * deque is unchanged). */
+weft__ring *weft__deque_grow(weft__deque *q, weft__ring *old, int64_t top, int64_t bottom);
+
+/* Owner only; wait-free except when it must grow.  0 or WEFT_ENOMEM (the deque is
+ * unchanged: the caller keeps the job). */
+static inline int weft__deque_push(weft__deque *q, weft__job *job) {
+    int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+    int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+    weft__ring *a = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    if (b - t > a->mask) {
+        a = weft__deque_grow(q, a, t, b);
+        if (!a) return -2; /* WEFT_ENOMEM */
+    }
+    atomic_store_explicit(&a->slot[b & a->mask], job, memory_order_relaxed);
+    /* Release: a thief that reads this bottom (acquire) sees the slot, the job's
+     * contents and, after a grow, the new ring. (The paper's release fence +
+     * relaxed store, written as a release store so ThreadSanitizer can see it.) */
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+    return 0;
+}
+
+/* Owner only; wait-free.  Returns the newest job or NULL when empty. */
+static inline weft__job *weft__deque_pop(weft__deque *q) {
+    int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+    /* Cheap empty test first: top only grows, so even a stale top >= b proves the
+     * deque empty, and the idle path then pays no fence. */
+    if (atomic_load_explicit(&q->top, memory_order_relaxed) >= b) return NULL;
+    b = b - 1;
+    weft__ring *a = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    atomic_store_explicit(&q->bottom, b, memory_order_relaxed);
+    /* The one costly instruction: the store of bottom must be visible before we
+     * read top (StoreLoad), or a thief and the owner could both take the last job.
+     * Pairs with the seq_cst fence in weft__deque_steal. */
+    atomic_thread_fence(memory_order_seq_cst);
+    int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
+    weft__job *x = NULL;
+    if (t <= b) {
+        x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
+        if (t == b) {
+            /* Last job: race the thieves for it on top. */
+            if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
+                                                         memory_order_relaxed))
+                x = NULL;
+            atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
+        }
+    } else {
+        atomic_store_explicit(&q->bottom, b + 1, memory_order_relaxed);
+    }
+    return x;
+}
+
+/* Any thread; lock-free.  On WEFT__STEAL_OK *out holds the oldest job.  RETRY means
+ * another thread won the race for that job (the deque may hold more). */
+static inline weft__steal_result weft__deque_steal(weft__deque *q, weft__job **out) {
+    int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+    /* Pairs with the owner's fence in pop: read top before bottom. */
+    atomic_thread_fence(memory_order_seq_cst);
+    int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
+    if (t >= b) return WEFT__STEAL_EMPTY;
+    /* Load the ring only after bottom (see the header comment). */
+    weft__ring *a = atomic_load_explicit(&q->ring, memory_order_acquire);
+    weft__job *x = atomic_load_explicit(&a->slot[t & a->mask], memory_order_relaxed);
+    if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
+                                                 memory_order_relaxed))
+        return WEFT__STEAL_RETRY;
+    *out = x;
+    return WEFT__STEAL_OK;
+}
+
+/* Any thread: a racy size estimate (exact when the deque is quiescent). */
+static inline int64_t weft__deque_size(weft__deque *q) {
+    int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+    int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
+    return b > t ? b - t : 0;
+}
+
+#endif

@@ -1,0 +1,141 @@
+/* Executor lifetime and the public executor / context API. */
+#include "core/executor.h"
+#include "core/alloc.h"
+#include "core/future.h"
+
+#include <stdlib.h>
+
+#define MAX_WORKERS 4096
+
+static int workers_from_env(unsigned *out) {
+    const char *s = weft__getenv("WEFT_WORKERS");
+    if (!s || !*s) return 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || v < 1 || v > MAX_WORKERS) return WEFT_EINVAL;
+    *out = (unsigned)v;
+    return 0;
+}
+
+static void set_err(weft_status *err, int st) {
+    if (err) *err = (weft_status)st;
+}
+
+/* Stops the first `started` workers (they are idle: no runs exist) and frees. */
+static void teardown(weft_executor *ex, unsigned started) {
+    atomic_store_explicit(&ex->shutdown, 1, memory_order_seq_cst);
+    weft__sleep_wake_all(&ex->sleep);
+    for (unsigned i = 0; i < started; i++) weft__thread_join(ex->workers[i].thread);
+    for (unsigned i = 0; i < ex->nworkers; i++)
+        if (atomic_load_explicit(&ex->workers[i].deque.ring, memory_order_relaxed))
+            weft__deque_destroy(&ex->workers[i].deque);
+    weft__injector_destroy(&ex->injector);
+    weft__free_aligned(ex->workers, ex->workers_bytes, WEFT__CACHE_LINE);
+    weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
+}
+
+weft_executor *weft_executor_create(const weft_executor_config *config, weft_status *err) {
+    weft_executor_config c = config ? *config : (weft_executor_config){0};
+    if (c.workers > MAX_WORKERS) return set_err(err, WEFT_EINVAL), NULL;
+    if (c.workers == 0) {
+        int st = workers_from_env(&c.workers);
+        if (st) return set_err(err, st), NULL;
+        if (c.workers == 0) c.workers = weft__cpu_count();
+    }
+    weft_executor *ex = weft__alloc_aligned(sizeof *ex, WEFT__CACHE_LINE);
+    if (!ex) return set_err(err, WEFT_ENOMEM), NULL;
+    ex->nworkers = c.workers;
+    ex->steal_rounds = c.steal_rounds ? c.steal_rounds : 16;
+    ex->yield_rounds = c.yield_rounds ? c.yield_rounds : 8;
+    ex->stack_size = c.stack_size;
+    atomic_init(&ex->shutdown, 0);
+    atomic_init(&ex->inflight, 0);
+    atomic_init(&ex->inflight_waiters, 0);
+    weft__sleep_init(&ex->sleep, ex->nworkers);
+    if (weft__injector_init(&ex->injector) != 0) {
+        weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
+        return set_err(err, WEFT_ENOMEM), NULL;
+    }
+    ex->workers_bytes = sizeof(weft__worker) * ex->nworkers;
+    ex->workers = weft__alloc_aligned(ex->workers_bytes, WEFT__CACHE_LINE);
+    if (!ex->workers) {
+        weft__injector_destroy(&ex->injector);
+        weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
+        return set_err(err, WEFT_ENOMEM), NULL;
+    }
+    int64_t cap = c.deque_capacity ? (int64_t)c.deque_capacity : 1024;
+    for (unsigned i = 0; i < ex->nworkers; i++) {
+        weft__worker *w = &ex->workers[i];
+        w->ex = ex;
+        w->id = i;
+        w->rng = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
+        if (weft__deque_init(&w->deque, cap) != 0) {
+            teardown(ex, 0);
+            return set_err(err, WEFT_ENOMEM), NULL;
+        }
+    }
+    for (unsigned i = 0; i < ex->nworkers; i++) {
+        int st = weft__thread_start(&ex->workers[i].thread, weft__worker_main, &ex->workers[i], c.stack_size);
+        if (st != 0) {
+            teardown(ex, i);
+            return set_err(err, st), NULL;
+        }
+    }
+    set_err(err, WEFT_OK);
+    return ex;
+}
+
+void weft_executor_destroy(weft_executor *ex) {
+    if (!ex || weft__current_worker(ex)) return;
+    (void)weft_executor_wait_all(ex);
+    teardown(ex, ex->nworkers);
+}
+
+unsigned weft_executor_workers(const weft_executor *ex) { return ex ? ex->nworkers : 0; }
+
+int weft_executor_worker_id(const weft_executor *ex) {
+    weft__worker *w = ex ? weft__current_worker(ex) : NULL;
+    return w ? (int)w->id : -1;
+}
+
+void weft__executor_run_begin(weft_executor *ex) {
+    atomic_fetch_add_explicit(&ex->inflight, 1, memory_order_relaxed);
+}
+
+void weft__executor_run_end(weft_executor *ex) {
+    /* seq_cst RMW then seq_cst load: pairs with the waiter's increment of
+     * inflight_waiters followed by its load of inflight (no lost wake-up). */
+    if (atomic_fetch_sub_explicit(&ex->inflight, 1, memory_order_seq_cst) == 1 &&
+        atomic_load_explicit(&ex->inflight_waiters, memory_order_seq_cst) > 0)
+        weft__futex_wake(&ex->inflight, INT32_MAX);
+}
+
+weft_status weft_executor_wait_all(weft_executor *ex) {
+    if (!ex) return WEFT_EINVAL;
+    if (weft__current_worker(ex)) return WEFT_EDEADLK;
+    atomic_fetch_add_explicit(&ex->inflight_waiters, 1, memory_order_seq_cst);
+    for (;;) {
+        uint32_t n = atomic_load_explicit(&ex->inflight, memory_order_seq_cst);
+        if (n == 0) break;
+        weft__futex_wait(&ex->inflight, n, UINT64_MAX);
+    }
+    atomic_fetch_sub_explicit(&ex->inflight_waiters, 1, memory_order_relaxed);
+    return WEFT_OK;
+}
+
+int weft__submit(weft_executor *ex, weft__job *job) {
+    weft__worker *w = weft__current_worker(ex);
+    if (w) {
+        weft__push_local(w, job);
+        return WEFT_OK;
+    }
+    int st = weft__injector_push(&ex->injector, job);
+    if (st == 0) weft__sleep_notify(&ex->sleep);
+    return st;
+}
+
+int weft_ctx_worker_id(const weft_ctx *ctx) { return ctx ? (int)ctx->worker->id : -1; }
+weft_executor *weft_ctx_executor(const weft_ctx *ctx) { return ctx ? ctx->worker->ex : NULL; }
+bool weft_ctx_cancelled(const weft_ctx *ctx) {
+    return ctx && ctx->stop && (atomic_load_explicit(ctx->stop, memory_order_relaxed) & WEFT__STOP_MASK) != 0;
+}

@@ -1,0 +1,75 @@
+/* Executor internals shared by the core and the layers above it.  Internal. */
+#ifndef WEFT_CORE_EXECUTOR_H
+#define WEFT_CORE_EXECUTOR_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "core/deque.h"
+#include "core/injector.h"
+#include "core/job.h"
+#include "core/sleep.h"
+#include "platform/platform.h"
+#include "weft/core.h"
+
+struct weft__worker {
+    weft__deque deque; /* cache-line aligned inside */
+    weft_executor *ex;
+    unsigned id;
+    uint64_t rng;
+    /* Private FIFO of jobs that did not fit in the deque (out of memory). Owner only. */
+    weft__job *overflow_head, *overflow_tail;
+    weft__thread thread;
+};
+
+struct weft_executor {
+    unsigned nworkers;
+    unsigned steal_rounds;
+    unsigned yield_rounds;
+    size_t stack_size;
+    weft__worker *workers;
+    size_t workers_bytes;
+    weft__injector injector;
+    weft__sleep sleep;
+    _Alignas(WEFT__CACHE_LINE) _Atomic int shutdown;
+    /* Runs submitted and not yet finished (weft_executor_wait_all). */
+    _Alignas(WEFT__CACHE_LINE) _Atomic uint32_t inflight;
+    _Atomic uint32_t inflight_waiters;
+    _Alignas(WEFT__CACHE_LINE) char pad_;
+};
+
+/* What a task function receives.  Lives on the stack of the code that runs it. */
+struct weft_ctx {
+    weft__worker *worker;
+    void *task; /* the graph node (or other job) being run */
+    const _Atomic int *stop; /* non-zero bits in WEFT__STOP_MASK: cancelled/failed */
+};
+
+/* The worker the calling thread is, if it belongs to ex; NULL otherwise. */
+weft__worker *weft__current_worker(const weft_executor *ex);
+
+/* Runs a job and the chain of jobs it hands on. */
+static inline void weft__execute(weft__worker *w, weft__job *j) {
+    while (j) j = j->run(w, j);
+}
+
+/* Owner only: pushes to w's deque and wakes a sleeper if nobody is searching.
+ * Never fails: without memory to grow the deque, the job goes to w's private
+ * overflow list (it still runs, on w). */
+void weft__push_local(weft__worker *w, weft__job *j);
+
+/* Any thread: makes `job` runnable on ex.  From one of ex's workers it goes to the
+ * local deque; from other threads through the injector.  0 or WEFT_ENOMEM. */
+int weft__submit(weft_executor *ex, weft__job *job);
+
+/* Thread entry of a worker (arg: its weft__worker). */
+void *weft__worker_main(void *arg);
+
+/* Worker-side waiting: runs other jobs until done(arg) is true.  Never parks. */
+void weft__worker_wait_until(weft__worker *w, bool (*done)(void *), void *arg);
+
+/* Count of runs in flight, for weft_executor_wait_all and destroy. */
+void weft__executor_run_begin(weft_executor *ex);
+void weft__executor_run_end(weft_executor *ex);
+
+#endif

@@ -1,0 +1,134 @@
+/* Futures: waiting (futex from outside, cooperative from inside a worker),
+ * cancellation and the run's final report. */
+#include "core/future.h"
+#include "core/executor.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*free_fn)(weft_future *)) {
+    atomic_init(&f->done, 0);
+    atomic_init(&f->waiters, 0);
+    atomic_init(&f->refs, refs);
+    atomic_init(&f->stop, 0);
+    atomic_init(&f->fail_claimed, 0);
+    f->ex = ex;
+    f->free_fn = free_fn;
+    f->status = WEFT_EAGAIN;
+    f->task_code = 0;
+    atomic_init(&f->skipped, 0);
+    atomic_init(&f->iterations, 0);
+    f->failed_task[0] = 0;
+}
+
+bool weft__future_fail(weft_future *f, int task_code, const char *name, size_t index) {
+    int expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&f->fail_claimed, &expected, 1, memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return false;
+    f->task_code = task_code;
+    if (name && *name)
+        snprintf(f->failed_task, sizeof f->failed_task, "%s", name);
+    else
+        snprintf(f->failed_task, sizeof f->failed_task, "#%zu", index);
+    /* Release: whoever later sees FAIL in stop (the finisher) sees the report. */
+    atomic_fetch_or_explicit(&f->stop, WEFT__STOP_FAIL, memory_order_release);
+    return true;
+}
+
+static void make_ready(weft_future *f) {
+    /* seq_cst store then load pairs with the waiter's increment of `waiters`
+     * followed by its load of `done`: either we see the waiter or it sees done. */
+    atomic_store_explicit(&f->done, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&f->waiters, memory_order_seq_cst) > 0) weft__futex_wake(&f->done, INT32_MAX);
+}
+
+void weft__future_complete(weft_future *f) {
+    int bits = atomic_fetch_or_explicit(&f->stop, WEFT__STOP_FINISHED, memory_order_acq_rel);
+    f->status = (bits & WEFT__STOP_FAIL) ? WEFT_ETASK : (bits & WEFT__STOP_CANCEL) ? WEFT_ECANCELED : WEFT_OK;
+    make_ready(f);
+}
+
+void weft__future_complete_with(weft_future *f, weft_status st) {
+    atomic_fetch_or_explicit(&f->stop, WEFT__STOP_FINISHED, memory_order_acq_rel);
+    f->status = st;
+    make_ready(f);
+}
+
+void weft__future_release(weft_future *f) {
+    if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1) f->free_fn(f);
+}
+
+/* ---- public API ---- */
+
+static bool is_done(void *arg) {
+    return atomic_load_explicit(&((weft_future *)arg)->done, memory_order_acquire) != 0;
+}
+
+static weft_status wait_impl(weft_future *f, uint64_t timeout_ns) {
+    if (is_done(f)) return f->status;
+    weft__worker *w = weft__current_worker(f->ex);
+    if (w) {
+        /* Inside a task: keep the worker busy with other work (a timeout is
+         * honoured between jobs). */
+        if (timeout_ns == UINT64_MAX) {
+            weft__worker_wait_until(w, is_done, f);
+            return f->status;
+        }
+        uint64_t deadline = weft__now_ns() + timeout_ns;
+        while (!is_done(f)) {
+            if (weft__now_ns() >= deadline) return WEFT_ETIMEDOUT;
+            weft__thread_yield();
+        }
+        return f->status;
+    }
+    uint64_t deadline = timeout_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + timeout_ns;
+    atomic_fetch_add_explicit(&f->waiters, 1, memory_order_seq_cst);
+    while (atomic_load_explicit(&f->done, memory_order_seq_cst) == 0) {
+        uint64_t left = UINT64_MAX;
+        if (deadline != UINT64_MAX) {
+            uint64_t now = weft__now_ns();
+            if (now >= deadline) break;
+            left = deadline - now;
+        }
+        weft__futex_wait(&f->done, 0, left);
+    }
+    atomic_fetch_sub_explicit(&f->waiters, 1, memory_order_relaxed);
+    return is_done(f) ? f->status : WEFT_ETIMEDOUT;
+}
+
+weft_status weft_future_wait(weft_future *f) { return f ? wait_impl(f, UINT64_MAX) : WEFT_EINVAL; }
+
+weft_status weft_future_wait_for(weft_future *f, uint64_t timeout_ns) {
+    if (!f) return WEFT_EINVAL;
+    if (timeout_ns == UINT64_MAX) timeout_ns = UINT64_MAX - 1; /* still a timeout */
+    return wait_impl(f, timeout_ns);
+}
+
+bool weft_future_ready(const weft_future *f) { return f && is_done((void *)f); }
+
+weft_status weft_future_status(const weft_future *f) {
+    if (!f) return WEFT_EINVAL;
+    return is_done((void *)f) ? f->status : WEFT_EAGAIN;
+}
+
+weft_status weft_future_info(const weft_future *f, weft_run_info *info) {
+    if (!f || !info) return WEFT_EINVAL;
+    bool done = is_done((void *)f);
+    info->status = done ? f->status : WEFT_EAGAIN;
+    info->task_code = done ? f->task_code : 0;
+    info->failed_task = done ? f->failed_task : "";
+    info->skipped = atomic_load_explicit(&f->skipped, memory_order_relaxed);
+    info->iterations = atomic_load_explicit(&f->iterations, memory_order_relaxed);
+    return WEFT_OK;
+}
+
+weft_status weft_future_cancel(weft_future *f) {
+    if (!f) return WEFT_EINVAL;
+    int bits = atomic_fetch_or_explicit(&f->stop, WEFT__STOP_CANCEL, memory_order_seq_cst);
+    return (bits & WEFT__STOP_FINISHED) ? WEFT_ENOENT : WEFT_OK;
+}
+
+void weft_future_destroy(weft_future *f) {
+    if (f) weft__future_release(f);
+}

@@ -1,0 +1,48 @@
+/* Futures: the completion record of a run.  A producer (the graph run, later async
+ * tasks) embeds a weft_future at the start of its own record and frees the record
+ * through free_fn when the last reference goes.  Internal. */
+#ifndef WEFT_CORE_FUTURE_H
+#define WEFT_CORE_FUTURE_H
+
+#include <stdatomic.h>
+
+#include "weft/core.h"
+
+/* Bits of weft_future.stop.  Tasks check (stop & WEFT__STOP_MASK) before starting. */
+#define WEFT__STOP_CANCEL 1
+#define WEFT__STOP_FAIL 2
+#define WEFT__STOP_MASK (WEFT__STOP_CANCEL | WEFT__STOP_FAIL)
+#define WEFT__STOP_FINISHED 4 /* set once by the producer when it decides the status */
+
+#define WEFT__FAILED_NAME_MAX 128
+
+struct weft_future {
+    _Atomic uint32_t done; /* futex word: 0 pending, 1 ready */
+    _Atomic uint32_t waiters; /* threads in futex_wait on done */
+    _Atomic uint32_t refs; /* the caller's handle + the producer */
+    _Atomic int stop; /* WEFT__STOP_* bits */
+    _Atomic int fail_claimed; /* first error wins */
+    weft_executor *ex;
+    void (*free_fn)(weft_future *);
+    /* Results.  status/task_code/failed_task are written before `done` is set
+     * (release) and read only after it is seen (acquire). */
+    weft_status status;
+    int task_code;
+    _Atomic uint64_t skipped;
+    _Atomic uint64_t iterations;
+    char failed_task[WEFT__FAILED_NAME_MAX];
+};
+
+/* refs = 2 when the caller keeps a handle, 1 for a detached run. */
+void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*free_fn)(weft_future *));
+/* Records a failure if it is the first; returns true if it was.  name may be NULL. */
+bool weft__future_fail(weft_future *f, int task_code, const char *name, size_t index);
+/* Decides the final status from the stop bits and makes the future ready, waking
+ * waiters.  Called once by the producer. */
+void weft__future_complete(weft_future *f);
+/* Completes with an explicit status (a run that could not start). */
+void weft__future_complete_with(weft_future *f, weft_status st);
+/* Drops one reference; frees at zero. */
+void weft__future_release(weft_future *f);
+
+#endif

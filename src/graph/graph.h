@@ -1,0 +1,92 @@
+/* Taskflow internals: nodes in a per-taskflow slab, edges, the run queue.  Internal.
+ *
+ * A node is a weft__job: the core runs it through node_run (run.c), which calls
+ * the task, re-arms the node's join counter for the next iteration, and releases
+ * its successors, handing the first ready one straight back to the worker. */
+#ifndef WEFT_GRAPH_GRAPH_H
+#define WEFT_GRAPH_GRAPH_H
+
+#include <stdatomic.h>
+
+#include "core/executor.h"
+#include "core/future.h"
+#include "core/job.h"
+#include "platform/platform.h"
+#include "weft/graph.h"
+
+typedef struct weft__node weft__node;
+typedef struct weft__run weft__run;
+
+#define WEFT__NODE_INLINE_SUCC 2
+
+/* 128 bytes, cache-line aligned: the first line holds everything node_run touches,
+ * so neighbouring nodes run by different workers share no line. */
+struct weft__node {
+    _Alignas(WEFT__CACHE_LINE) weft__job job; /* must stay first */
+    _Atomic uint32_t join; /* strong predecessors still to finish, this iteration */
+    uint32_t num_deps; /* strong predecessors (edges into this node) */
+    weft_task_fn fn;
+    void *arg;
+    weft_taskflow *tf;
+    weft__node **succ; /* inline_succ, or a heap array when there are more */
+    uint32_t nsucc, succ_cap;
+    /* --- cold: building, naming, validation --- */
+    weft__node *inline_succ[WEFT__NODE_INLINE_SUCC];
+    char *name;
+    void *data;
+    uint32_t index;
+    uint32_t dfs_edge; /* validation: next edge to explore */
+    weft__node *dfs_parent; /* validation: DFS tree parent; also marks "on stack" */
+    uint8_t dfs_color;
+};
+
+struct weft_taskflow {
+    char *name;
+    /* Slab: chunk k holds chunk_capacity(k) nodes; nodes never move. */
+    weft__node **chunks;
+    size_t nchunks, chunks_cap;
+    size_t nnodes;
+    /* Prepared state, recomputed by weft__taskflow_prepare when dirty. */
+    bool dirty;
+    weft__node **sources;
+    size_t nsources, sources_cap;
+    /* Runs: `active` is running; later ones wait in a list behind it. */
+    weft__mutex mu;
+    weft__run *active, *tail;
+    _Atomic uint32_t runs_inflight; /* queued + active; non-zero forbids changes */
+    weft_status last_error;
+    char errmsg[192];
+};
+
+struct weft__run {
+    weft_future fut; /* must stay first: the future handle is the run */
+    weft__job start; /* starts the run on a worker */
+    weft_taskflow *tf;
+    weft_executor *ex;
+    weft__run *next; /* next queued run of the same taskflow */
+    uint64_t target; /* iterations wanted */
+    weft_pred_fn pred;
+    void *pred_arg;
+    /* Nodes made runnable and not yet finished in the current iteration. */
+    _Alignas(WEFT__CACHE_LINE) _Atomic int64_t pending;
+    _Alignas(WEFT__CACHE_LINE) char pad_;
+};
+
+/* Chunk k of the slab holds 64 << min(k, 10) nodes. */
+static inline size_t weft__chunk_capacity(size_t k) { return (size_t)64 << (k < 10 ? k : 10); }
+
+/* Records a failed call's status (and message) on tf; returns st. */
+weft_status weft__tf_error(weft_taskflow *tf, weft_status st, const char *fmt, ...);
+
+/* True (and records WEFT_EBUSY) if a run of tf is queued or going. */
+bool weft__tf_busy(weft_taskflow *tf);
+
+/* Validates (cycles), collects the sources and arms every join counter.  Caller
+ * holds tf->mu, and no run is active.  WEFT_OK, WEFT_ECYCLE (*on_cycle set),
+ * WEFT_ENOMEM. */
+weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle);
+
+/* Label of a node for messages and DOT: its name, or "#index". */
+const char *weft__node_label(const weft__node *n, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,180 @@
+/* Tasks: creation from the slab, edges, names and queries. */
+#include "graph/graph.h"
+#include "core/alloc.h"
+
+#include <string.h>
+
+/* A free node slot, growing the slab by one chunk when full.  NULL: out of memory. */
+static weft__node *slab_take(weft_taskflow *tf) {
+    size_t idx = tf->nnodes, base = 0, k = 0;
+    while (k < tf->nchunks && idx >= base + weft__chunk_capacity(k)) base += weft__chunk_capacity(k++);
+    if (k == tf->nchunks) {
+        if (tf->nchunks == tf->chunks_cap) {
+            size_t ncap = tf->chunks_cap ? tf->chunks_cap * 2 : 8;
+            weft__node **c = weft__realloc(tf->chunks, tf->chunks_cap * sizeof *c, ncap * sizeof *c);
+            if (!c) return NULL;
+            tf->chunks = c;
+            tf->chunks_cap = ncap;
+        }
+        weft__node *chunk = weft__alloc_aligned(weft__chunk_capacity(k) * sizeof(weft__node), WEFT__CACHE_LINE);
+        if (!chunk) return NULL;
+        tf->chunks[tf->nchunks++] = chunk;
+    }
+    return &tf->chunks[k][idx - base];
+}
+
+extern weft__job *weft__node_run(weft__worker *w, weft__job *job);
+
+static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
+    if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
+    weft__node *n = slab_take(tf);
+    if (!n) {
+        weft__tf_error(tf, WEFT_ENOMEM, NULL);
+        return WEFT_TASK_NULL;
+    }
+    memset(n, 0, sizeof *n);
+    n->job.run = weft__node_run;
+    n->fn = fn;
+    n->arg = arg;
+    n->tf = tf;
+    n->succ = n->inline_succ;
+    n->succ_cap = WEFT__NODE_INLINE_SUCC;
+    n->index = (uint32_t)tf->nnodes++;
+    tf->dirty = true;
+    return (weft_task){n};
+}
+
+weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
+    if (!tf) return WEFT_TASK_NULL;
+    if (!fn) {
+        weft__tf_error(tf, WEFT_EINVAL, "weft_emplace: task function is NULL (use weft_placeholder)");
+        return WEFT_TASK_NULL;
+    }
+    return add_node(tf, fn, arg);
+}
+
+weft_task weft_placeholder(weft_taskflow *tf) { return tf ? add_node(tf, NULL, NULL) : WEFT_TASK_NULL; }
+
+weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
+    weft__node *n = t.node_;
+    if (!n) return WEFT_EINVAL;
+    if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
+    n->fn = fn;
+    n->arg = arg;
+    return WEFT_OK;
+}
+
+/* Makes room for `extra` more successors of n.  WEFT_OK or WEFT_ENOMEM (unchanged). */
+static weft_status reserve_succ(weft__node *n, size_t extra) {
+    size_t need = (size_t)n->nsucc + extra;
+    if (need <= n->succ_cap) return WEFT_OK;
+    if (need > UINT32_MAX) return WEFT_ENOMEM;
+    size_t cap = n->succ_cap * 2;
+    while (cap < need) cap *= 2;
+    if (cap > UINT32_MAX) cap = UINT32_MAX;
+    weft__node **a;
+    if (n->succ == n->inline_succ) {
+        a = weft__alloc(cap * sizeof *a);
+        if (!a) return WEFT_ENOMEM;
+        memcpy(a, n->inline_succ, n->nsucc * sizeof *a);
+    } else {
+        a = weft__realloc(n->succ, n->succ_cap * sizeof *a, cap * sizeof *a);
+        if (!a) return WEFT_ENOMEM;
+    }
+    n->succ = a;
+    n->succ_cap = (uint32_t)cap;
+    return WEFT_OK;
+}
+
+static weft_status check_pair(weft__node *a, weft__node *b) {
+    if (!a || !b) return WEFT_EINVAL;
+    if (a->tf != b->tf)
+        return weft__tf_error(a->tf, WEFT_EINVAL, "edge between tasks of different taskflows");
+    if (weft__tf_busy(a->tf)) return WEFT_EBUSY;
+    return WEFT_OK;
+}
+
+static void link(weft__node *from, weft__node *to) {
+    from->succ[from->nsucc++] = to;
+    to->num_deps++;
+}
+
+weft_status weft_precede(weft_task from, weft_task to) {
+    weft_status st = check_pair(from.node_, to.node_);
+    if (st) return st;
+    if (reserve_succ(from.node_, 1)) return weft__tf_error(from.node_->tf, WEFT_ENOMEM, NULL);
+    link(from.node_, to.node_);
+    from.node_->tf->dirty = true;
+    return WEFT_OK;
+}
+
+weft_status weft_succeed(weft_task t, weft_task before) { return weft_precede(before, t); }
+
+weft_status weft_precede_many(weft_task from, const weft_task *to, size_t n) {
+    if (!from.node_ || (n && !to)) return WEFT_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        weft_status st = check_pair(from.node_, to[i].node_);
+        if (st) return st;
+    }
+    if (n == 0) return WEFT_OK;
+    if (reserve_succ(from.node_, n)) return weft__tf_error(from.node_->tf, WEFT_ENOMEM, NULL);
+    for (size_t i = 0; i < n; i++) link(from.node_, to[i].node_);
+    from.node_->tf->dirty = true;
+    return WEFT_OK;
+}
+
+weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n) {
+    if (!t.node_ || (n && !before)) return WEFT_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        weft_status st = check_pair(before[i].node_, t.node_);
+        if (st) return st;
+    }
+    /* All or nothing: link one by one and undo on failure.  Each edge was appended
+     * at the end of its predecessor's array, so undoing in reverse pops them. */
+    for (size_t i = 0; i < n; i++) {
+        if (reserve_succ(before[i].node_, 1)) {
+            while (i-- > 0) {
+                before[i].node_->nsucc--;
+                t.node_->num_deps--;
+            }
+            return weft__tf_error(t.node_->tf, WEFT_ENOMEM, NULL);
+        }
+        link(before[i].node_, t.node_);
+    }
+    t.node_->tf->dirty = true;
+    return WEFT_OK;
+}
+
+weft_status weft_task_set_name(weft_task t, const char *name) {
+    weft__node *n = t.node_;
+    if (!n) return WEFT_EINVAL;
+    if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
+    char *copy = NULL;
+    if (name && !(copy = weft__strdup(name))) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
+    weft__free_str(n->name);
+    n->name = copy;
+    return WEFT_OK;
+}
+
+const char *weft_task_name(weft_task t) { return t.node_ && t.node_->name ? t.node_->name : ""; }
+
+weft_status weft_task_set_data(weft_task t, void *data) {
+    if (!t.node_) return WEFT_EINVAL;
+    t.node_->data = data;
+    return WEFT_OK;
+}
+
+void *weft_task_data(weft_task t) { return t.node_ ? t.node_->data : NULL; }
+size_t weft_task_index(weft_task t) { return t.node_ ? t.node_->index : SIZE_MAX; }
+size_t weft_task_num_successors(weft_task t) { return t.node_ ? t.node_->nsucc : 0; }
+size_t weft_task_num_dependents(weft_task t) { return t.node_ ? t.node_->num_deps : 0; }
+
+weft_task weft_task_successor(weft_task t, size_t i) {
+    if (!t.node_ || i >= t.node_->nsucc) return WEFT_TASK_NULL;
+    return (weft_task){t.node_->succ[i]};
+}
+
+weft_task weft_ctx_task(const weft_ctx *ctx) {
+    /* Only graph nodes set ctx->task today. */
+    return ctx ? (weft_task){(weft__node *)ctx->task} : WEFT_TASK_NULL;
+}

@@ -1,0 +1,121 @@
+/* Taskflow objects: lifetime, the node slab, naming, iteration, errors. */
+#include "graph/graph.h"
+#include "core/alloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+weft_status weft__tf_error(weft_taskflow *tf, weft_status st, const char *fmt, ...) {
+    if (!tf) return st;
+    tf->last_error = st;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(tf->errmsg, sizeof tf->errmsg, fmt, ap);
+        va_end(ap);
+    } else {
+        snprintf(tf->errmsg, sizeof tf->errmsg, "%s", weft_strerror(st));
+    }
+    return st;
+}
+
+bool weft__tf_busy(weft_taskflow *tf) {
+    if (atomic_load_explicit(&tf->runs_inflight, memory_order_acquire) == 0) return false;
+    weft__tf_error(tf, WEFT_EBUSY, "taskflow '%s' is being run; it cannot be changed now",
+                   tf->name ? tf->name : "");
+    return true;
+}
+
+weft_taskflow *weft_taskflow_create(const char *name, weft_status *err) {
+    weft_taskflow *tf = weft__calloc(sizeof *tf);
+    if (!tf) goto oom;
+    if (name && !(tf->name = weft__strdup(name))) goto oom;
+    if (weft__mutex_init(&tf->mu) != 0) {
+        weft__free_str(tf->name);
+        weft__free(tf, sizeof *tf);
+        if (err) *err = WEFT_ESYS;
+        return NULL;
+    }
+    atomic_init(&tf->runs_inflight, 0);
+    tf->dirty = true;
+    if (err) *err = WEFT_OK;
+    return tf;
+oom:
+    if (tf) weft__free(tf, sizeof *tf);
+    if (err) *err = WEFT_ENOMEM;
+    return NULL;
+}
+
+/* Frees what nodes own (names, spilled edge arrays); keeps the chunks. */
+static void release_nodes(weft_taskflow *tf) {
+    size_t left = tf->nnodes;
+    for (size_t k = 0; k < tf->nchunks && left; k++) {
+        size_t cap = weft__chunk_capacity(k), n = left < cap ? left : cap;
+        for (size_t i = 0; i < n; i++) {
+            weft__node *nd = &tf->chunks[k][i];
+            weft__free_str(nd->name);
+            if (nd->succ != nd->inline_succ) weft__free(nd->succ, nd->succ_cap * sizeof *nd->succ);
+        }
+        left -= n;
+    }
+    tf->nnodes = 0;
+    tf->nsources = 0;
+    tf->dirty = true;
+}
+
+weft_status weft_taskflow_destroy(weft_taskflow *tf) {
+    if (!tf) return WEFT_OK;
+    if (weft__tf_busy(tf)) return WEFT_EBUSY;
+    release_nodes(tf);
+    for (size_t k = 0; k < tf->nchunks; k++)
+        weft__free_aligned(tf->chunks[k], weft__chunk_capacity(k) * sizeof(weft__node), WEFT__CACHE_LINE);
+    weft__free(tf->chunks, tf->chunks_cap * sizeof *tf->chunks);
+    weft__free(tf->sources, tf->sources_cap * sizeof *tf->sources);
+    weft__free_str(tf->name);
+    weft__mutex_destroy(&tf->mu);
+    weft__free(tf, sizeof *tf);
+    return WEFT_OK;
+}
+
+weft_status weft_taskflow_set_name(weft_taskflow *tf, const char *name) {
+    if (!tf) return WEFT_EINVAL;
+    if (weft__tf_busy(tf)) return WEFT_EBUSY;
+    char *copy = NULL;
+    if (name && !(copy = weft__strdup(name))) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
+    weft__free_str(tf->name);
+    tf->name = copy;
+    return WEFT_OK;
+}
+
+const char *weft_taskflow_name(const weft_taskflow *tf) { return tf && tf->name ? tf->name : ""; }
+
+weft_status weft_taskflow_clear(weft_taskflow *tf) {
+    if (!tf) return WEFT_EINVAL;
+    if (weft__tf_busy(tf)) return WEFT_EBUSY;
+    release_nodes(tf);
+    return WEFT_OK;
+}
+
+size_t weft_taskflow_num_tasks(const weft_taskflow *tf) { return tf ? tf->nnodes : 0; }
+
+weft_status weft_taskflow_for_each_task(const weft_taskflow *tf, weft_task_visit_fn visit, void *arg) {
+    if (!tf || !visit) return WEFT_EINVAL;
+    size_t left = tf->nnodes;
+    for (size_t k = 0; k < tf->nchunks && left; k++) {
+        size_t cap = weft__chunk_capacity(k), n = left < cap ? left : cap;
+        for (size_t i = 0; i < n; i++)
+            if (!visit((weft_task){&tf->chunks[k][i]}, arg)) return WEFT_OK;
+        left -= n;
+    }
+    return WEFT_OK;
+}
+
+weft_status weft_taskflow_last_error(const weft_taskflow *tf) { return tf ? tf->last_error : WEFT_EINVAL; }
+const char *weft_taskflow_error_message(const weft_taskflow *tf) { return tf ? tf->errmsg : ""; }
+
+const char *weft__node_label(const weft__node *n, char *buf, size_t len) {
+    if (n->name && *n->name) return n->name;
+    snprintf(buf, len, "#%u", n->index);
+    return buf;
+}

@@ -1,0 +1,53 @@
+/* weft — platform layer: the only code that makes OS calls.  Internal. */
+#ifndef WEFT_PLATFORM_H
+#define WEFT_PLATFORM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#  include <immintrin.h>
+#  define weft__cpu_relax() _mm_pause()
+#elif defined(__aarch64__)
+#  define weft__cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#  define weft__cpu_relax() ((void)0)
+#endif
+
+#define WEFT__CACHE_LINE 64
+
+/* ---- futex: wait on / wake a 32-bit word ---- */
+/* Sleeps while *word == expected.  timeout_ns == UINT64_MAX waits forever.  Returns
+ * 0 when woken or when *word != expected (check the word again: wakeups may be
+ * spurious), or WEFT_ETIMEDOUT. */
+int weft__futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
+/* Wakes up to n threads sleeping on word (n == INT32_MAX: all). */
+void weft__futex_wake(_Atomic uint32_t *word, int n);
+
+/* ---- threads ---- */
+typedef struct weft__thread { unsigned long handle; } weft__thread;
+/* Starts fn(arg) on a new thread with the given stack size (0 = default).
+ * Returns 0 or WEFT_ESYS / WEFT_ENOMEM. */
+int weft__thread_start(weft__thread *t, void *(*fn)(void *), void *arg, size_t stack_size);
+void weft__thread_join(weft__thread t);
+void weft__thread_yield(void);
+/* Names the calling thread (best effort; truncated to 15 bytes). */
+void weft__thread_set_name(const char *name);
+
+/* ---- mutex (only off the hot path: run queues of a taskflow) ---- */
+typedef struct weft__mutex { _Alignas(8) unsigned char opaque[48]; } weft__mutex;
+int weft__mutex_init(weft__mutex *m);
+void weft__mutex_destroy(weft__mutex *m);
+void weft__mutex_lock(weft__mutex *m);
+void weft__mutex_unlock(weft__mutex *m);
+
+/* ---- system information ---- */
+/* CPUs this process may run on (its affinity mask); at least 1. */
+unsigned weft__cpu_count(void);
+/* Monotonic clock in nanoseconds. */
+uint64_t weft__now_ns(void);
+/* getenv, here so that the rest of the code stays OS-free. */
+const char *weft__getenv(const char *name);
+
+#endif

@@ -1,0 +1,3 @@
+# Core internals: deque, injector, sleep protocol (tests link the static library
+# and include internal headers from src/).
+weft_add_test_program(core_tests SOURCES core_deque.c core_injector.c core_sleep.c TIMEOUT 120)

@@ -1,0 +1,140 @@
+/* Chase-Lev deque: semantics, and every item taken exactly once under a steal
+ * storm with resizes. */
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core/alloc.h"
+#include "core/deque.h"
+#include "weft.h"
+
+/* Items are jobs whose address encodes their number. */
+static weft__job *items;
+
+TEST(deque_pop_is_lifo_and_steal_is_fifo) {
+    weft__deque q;
+    ASSERT_OK(weft__deque_init(&q, 4));
+    weft__job j[10];
+    for (int i = 0; i < 10; i++) ASSERT_OK(weft__deque_push(&q, &j[i])); /* grows past 16? no: 10 */
+    ASSERT_EQ(weft__deque_size(&q), 10);
+    ASSERT_TRUE(weft__deque_pop(&q) == &j[9]);
+    weft__job *s = NULL;
+    ASSERT_EQ(weft__deque_steal(&q, &s), WEFT__STEAL_OK);
+    ASSERT_TRUE(s == &j[0]);
+    ASSERT_TRUE(weft__deque_pop(&q) == &j[8]);
+    ASSERT_EQ(weft__deque_steal(&q, &s), WEFT__STEAL_OK);
+    ASSERT_TRUE(s == &j[1]);
+    for (int i = 7; i >= 2; i--) ASSERT_TRUE(weft__deque_pop(&q) == &j[i]);
+    ASSERT_NULL(weft__deque_pop(&q));
+    ASSERT_EQ(weft__deque_steal(&q, &s), WEFT__STEAL_EMPTY);
+    ASSERT_EQ(weft__deque_size(&q), 0);
+    weft__deque_destroy(&q);
+}
+
+TEST(deque_grows_and_pops_in_lifo_order) {
+    weft__deque q;
+    ASSERT_OK(weft__deque_init(&q, 1)); /* rounds up to 16 */
+    enum { N = 5000 };
+    static weft__job j[N];
+    for (int i = 0; i < N; i++) ASSERT_OK(weft__deque_push(&q, &j[i]));
+    ASSERT_EQ(weft__deque_size(&q), N);
+    for (int i = N - 1; i >= 0; i--) ASSERT_TRUE(weft__deque_pop(&q) == &j[i]);
+    ASSERT_NULL(weft__deque_pop(&q));
+    weft__deque_destroy(&q);
+}
+
+/* Steals must come in push order: count what came out, in order. */
+TEST(deque_steals_in_push_order_across_resizes) {
+    weft__deque q;
+    ASSERT_OK(weft__deque_init(&q, 16));
+    enum { N = 10000 };
+    static weft__job j[N];
+    int next_steal = 0;
+    for (int i = 0; i < N; i++) {
+        ASSERT_OK(weft__deque_push(&q, &j[i]));
+        if (i % 4 == 3) {
+            weft__job *s = NULL;
+            ASSERT_EQ(weft__deque_steal(&q, &s), WEFT__STEAL_OK);
+            ASSERT_TRUE(s == &j[next_steal]);
+            next_steal++;
+        }
+    }
+    int popped = 0;
+    while (weft__deque_pop(&q)) popped++;
+    ASSERT_EQ(popped + next_steal, N);
+    weft__deque_destroy(&q);
+}
+
+/* ---- steal storm ---------------------------------------------------------- */
+
+#define THIEVES 3
+static weft__deque storm_q;
+static _Atomic unsigned char *taken;
+static _Atomic int storm_done;
+static _Atomic uint64_t stolen_count;
+
+static void take(weft__job *j) {
+    size_t i = (size_t)(j - items);
+    unsigned char before = atomic_fetch_add_explicit(&taken[i], 1, memory_order_relaxed);
+    if (before != 0) {
+        fprintf(stderr, "item %zu taken twice\n", i);
+        exit(1);
+    }
+}
+
+static void *thief(void *arg) {
+    (void)arg;
+    uint64_t n = 0;
+    while (!atomic_load_explicit(&storm_done, memory_order_acquire) || weft__deque_size(&storm_q) > 0) {
+        weft__job *j;
+        if (weft__deque_steal(&storm_q, &j) == WEFT__STEAL_OK) {
+            take(j);
+            n++;
+        }
+    }
+    atomic_fetch_add(&stolen_count, n);
+    return NULL;
+}
+
+TEST(deque_every_item_taken_exactly_once_under_steal_storm_with_resizes) {
+    uint64_t n_items = test_scale(2000000);
+    uint64_t seed = test_seed();
+    items = calloc(n_items, sizeof *items);
+    taken = calloc(n_items, 1);
+    ASSERT_NOT_NULL(items);
+    ASSERT_NOT_NULL(taken);
+    /* Start tiny so the ring resizes many times while thieves are stealing. */
+    ASSERT_OK(weft__deque_init(&storm_q, 2));
+    pthread_t th[THIEVES];
+    for (int i = 0; i < THIEVES; i++) pthread_create(&th[i], NULL, thief, NULL);
+    uint64_t popped = 0, pushed = 0;
+    while (pushed < n_items) {
+        /* Bursts of pushes (growing the ring) and pops (racing the thieves for
+         * the last items). */
+        uint64_t burst = 1 + test_rand(&seed) % 300;
+        for (uint64_t k = 0; k < burst && pushed < n_items; k++)
+            ASSERT_OK(weft__deque_push(&storm_q, &items[pushed++]));
+        uint64_t pops = test_rand(&seed) % (burst + 2);
+        for (uint64_t k = 0; k < pops; k++) {
+            weft__job *j = weft__deque_pop(&storm_q);
+            if (!j) break;
+            take(j);
+            popped++;
+        }
+    }
+    weft__job *j;
+    while ((j = weft__deque_pop(&storm_q))) {
+        take(j);
+        popped++;
+    }
+    atomic_store_explicit(&storm_done, 1, memory_order_release);
+    for (int i = 0; i < THIEVES; i++) pthread_join(th[i], NULL);
+    ASSERT_EQ(popped + atomic_load(&stolen_count), n_items);
+    for (uint64_t i = 0; i < n_items; i++)
+        if (taken[i] != 1) TEST_FAIL_("item %llu taken %d times", (unsigned long long)i, (int)taken[i]);
+    ASSERT_GT(atomic_load(&stolen_count), 0);
+    weft__deque_destroy(&storm_q);
+    free(items);
+    free((void *)taken);
+}
