@@ -1,5 +1,6 @@
 /* Chase-Lev deque: semantics, and every item taken exactly once under a steal
  * storm with resizes. */
+#define _GNU_SOURCE
 #include "harness.h"
 
 #include <pthread.h>

@@ -1,4 +1,5 @@
 /* Injector: FIFO semantics, and exactly-once with many producers and consumers. */
+#define _GNU_SOURCE
 #include "harness.h"
 
 #include <pthread.h>

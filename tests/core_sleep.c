@@ -2,6 +2,7 @@
  * executor's idle path (search, prepare, final look, wait, leave idle) consume
  * items that a producer publishes with random gaps.  A lost wake-up leaves an item
  * unconsumed while every worker sleeps, which the deadline below catches. */
+#define _GNU_SOURCE
 #include "harness.h"
 
 #include <pthread.h>

@@ -59,8 +59,13 @@ void *weft__alloc_aligned(size_t size, size_t align) {
     if (!raw) return NULL;
     uintptr_t p = ((uintptr_t)(raw + sizeof(void *)) + align - 1) & ~(uintptr_t)(align - 1);
     ((void **)p)[-1] = raw;
-    memset((void *)p, 0, size);
     return (void *)p;
+}
+
+void *weft__calloc_aligned(size_t size, size_t align) {
+    void *p = weft__alloc_aligned(size, align);
+    if (p) memset(p, 0, size);
+    return p;
 }
 
 void weft__free_aligned(void *ptr, size_t size, size_t align) {

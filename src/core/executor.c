@@ -42,7 +42,7 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
         if (st) return set_err(err, st), NULL;
         if (c.workers == 0) c.workers = weft__cpu_count();
     }
-    weft_executor *ex = weft__alloc_aligned(sizeof *ex, WEFT__CACHE_LINE);
+    weft_executor *ex = weft__calloc_aligned(sizeof *ex, WEFT__CACHE_LINE);
     if (!ex) return set_err(err, WEFT_ENOMEM), NULL;
     ex->nworkers = c.workers;
     ex->steal_rounds = c.steal_rounds ? c.steal_rounds : 16;
@@ -57,7 +57,7 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
         return set_err(err, WEFT_ENOMEM), NULL;
     }
     ex->workers_bytes = sizeof(weft__worker) * ex->nworkers;
-    ex->workers = weft__alloc_aligned(ex->workers_bytes, WEFT__CACHE_LINE);
+    ex->workers = weft__calloc_aligned(ex->workers_bytes, WEFT__CACHE_LINE);
     if (!ex->workers) {
         weft__injector_destroy(&ex->injector);
         weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);

@@ -35,6 +35,7 @@ struct weft__node {
     char *name;
     void *data;
     uint32_t index;
+    uint32_t src_pos; /* position in tf->sources while num_deps == 0 */
     uint32_t dfs_edge; /* validation: next edge to explore */
     weft__node *dfs_parent; /* validation: DFS tree parent; also marks "on stack" */
     uint8_t dfs_color;
@@ -46,10 +47,20 @@ struct weft_taskflow {
     weft__node **chunks;
     size_t nchunks, chunks_cap;
     size_t nnodes;
-    /* Prepared state, recomputed by weft__taskflow_prepare when dirty. */
-    bool dirty;
+    size_t cur_chunk, cur_used; /* where the next node goes */
+    /* Kept current while building, so that a run needs no pass over the nodes:
+     * the sources (nodes with no dependents), every node's join counter (equal to
+     * num_deps whenever no run is active), and the number of edges that point
+     * from a later-emplaced task to an earlier one.  With no such edge the emplace
+     * order is a topological order and there can be no cycle, so the cycle check
+     * runs only when `backward` edges exist and the graph changed (`dirty`). */
     weft__node **sources;
     size_t nsources, sources_cap;
+    size_t backward;
+    bool dirty;
+    /* Nodes owning heap memory (a name, a spilled edge array): when both are 0,
+     * clearing or destroying needs no walk over the nodes. */
+    size_t nnamed, nspilled;
     /* Runs: `active` is running; later ones wait in a list behind it. */
     weft__mutex mu;
     weft__run *active, *tail;

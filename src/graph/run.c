@@ -37,8 +37,9 @@ static weft__job *release_successors(weft__worker *w, weft__run *r, weft__node *
     unsigned nb = 0;
     for (uint32_t i = 0; i < n->nsucc; i++) {
         weft__node *s = n->succ[i];
-        /* acq_rel: the successor sees the effects of all its predecessors. */
-        if (atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) != 1) continue;
+        /* A successor with one dependent is ready now: no atomic needed.  Else
+         * acq_rel: the last predecessor to count down sees all the others. */
+        if (s->num_deps != 1 && atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) != 1) continue;
         if (!next) {
             next = &s->job;
             continue;
@@ -56,7 +57,9 @@ static weft__job *release_successors(weft__worker *w, weft__run *r, weft__node *
     if (delta != 0) {
         int64_t left = atomic_fetch_add_explicit(&r->pending, delta, memory_order_acq_rel) + delta;
         if (left == 0) {
-            atomic_fetch_add_explicit(&r->fut.iterations, 1, memory_order_relaxed);
+            /* Only an iteration that nothing stopped counts as completed. */
+            if ((atomic_load_explicit(&r->fut.stop, memory_order_acquire) & WEFT__STOP_MASK) == 0)
+                atomic_fetch_add_explicit(&r->fut.iterations, 1, memory_order_relaxed);
             return begin_iteration(w, r);
         }
     }
@@ -68,8 +71,9 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job);
 weft__job *weft__node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
     weft__run *r = n->tf->active;
-    /* Re-arm for the next iteration: every predecessor has already counted down. */
-    atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed);
+    /* Re-arm for the next iteration: every predecessor has already counted down.
+     * (Nodes with one dependent never count down.) */
+    if (n->num_deps > 1) atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed);
     if ((atomic_load_explicit(&r->fut.stop, memory_order_acquire) & WEFT__STOP_MASK) == 0) {
         if (n->fn) {
             weft_ctx cx = {w, n, &r->fut.stop};
@@ -87,8 +91,19 @@ static weft__job *begin_iteration(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
     uint64_t done = atomic_load_explicit(&r->fut.iterations, memory_order_relaxed);
     int stop = atomic_load_explicit(&r->fut.stop, memory_order_acquire) & WEFT__STOP_MASK;
-    if (stop || done >= r->target || tf->nsources == 0 || (r->pred && r->pred(r->pred_arg)))
+    if (tf->nsources == 0) {
+        /* An empty taskflow: each iteration completes at once, with no task. */
+        if (r->pred) {
+            while (!stop && !r->pred(r->pred_arg)) {
+                atomic_fetch_add_explicit(&r->fut.iterations, 1, memory_order_relaxed);
+                stop = atomic_load_explicit(&r->fut.stop, memory_order_acquire) & WEFT__STOP_MASK;
+            }
+        } else if (!stop) {
+            atomic_store_explicit(&r->fut.iterations, r->target, memory_order_relaxed);
+        }
         return finish_run(w, r);
+    }
+    if (stop || done >= r->target || (r->pred && r->pred(r->pred_arg))) return finish_run(w, r);
     atomic_store_explicit(&r->pending, (int64_t)tf->nsources, memory_order_relaxed);
     for (size_t i = tf->nsources; i-- > 1;) weft__push_local(w, &tf->sources[i]->job);
     return &tf->sources[0]->job;

@@ -6,9 +6,11 @@
 
 /* A free node slot, growing the slab by one chunk when full.  NULL: out of memory. */
 static weft__node *slab_take(weft_taskflow *tf) {
-    size_t idx = tf->nnodes, base = 0, k = 0;
-    while (k < tf->nchunks && idx >= base + weft__chunk_capacity(k)) base += weft__chunk_capacity(k++);
-    if (k == tf->nchunks) {
+    if (tf->cur_chunk < tf->nchunks && tf->cur_used == weft__chunk_capacity(tf->cur_chunk)) {
+        tf->cur_chunk++;
+        tf->cur_used = 0;
+    }
+    if (tf->cur_chunk == tf->nchunks) {
         if (tf->nchunks == tf->chunks_cap) {
             size_t ncap = tf->chunks_cap ? tf->chunks_cap * 2 : 8;
             weft__node **c = weft__realloc(tf->chunks, tf->chunks_cap * sizeof *c, ncap * sizeof *c);
@@ -16,31 +18,61 @@ static weft__node *slab_take(weft_taskflow *tf) {
             tf->chunks = c;
             tf->chunks_cap = ncap;
         }
-        weft__node *chunk = weft__alloc_aligned(weft__chunk_capacity(k) * sizeof(weft__node), WEFT__CACHE_LINE);
+        size_t bytes = weft__chunk_capacity(tf->nchunks) * sizeof(weft__node);
+        weft__node *chunk = weft__alloc_aligned(bytes, WEFT__CACHE_LINE);
         if (!chunk) return NULL;
         tf->chunks[tf->nchunks++] = chunk;
     }
-    return &tf->chunks[k][idx - base];
+    return &tf->chunks[tf->cur_chunk][tf->cur_used];
+}
+
+/* Sources: nodes with no dependents, kept in tf->sources (order is irrelevant). */
+static bool sources_reserve(weft_taskflow *tf) {
+    if (tf->nsources < tf->sources_cap) return true;
+    size_t ncap = tf->sources_cap ? tf->sources_cap * 2 : 64;
+    weft__node **a = weft__realloc(tf->sources, tf->sources_cap * sizeof *a, ncap * sizeof *a);
+    if (!a) return false;
+    tf->sources = a;
+    tf->sources_cap = ncap;
+    return true;
+}
+
+static void sources_add(weft_taskflow *tf, weft__node *n) { /* room reserved */
+    n->src_pos = (uint32_t)tf->nsources;
+    tf->sources[tf->nsources++] = n;
+}
+
+static void sources_remove(weft_taskflow *tf, weft__node *n) {
+    weft__node *last = tf->sources[--tf->nsources];
+    tf->sources[n->src_pos] = last;
+    last->src_pos = n->src_pos;
 }
 
 extern weft__job *weft__node_run(weft__worker *w, weft__job *job);
 
 static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
+    if (tf->nnodes >= UINT32_MAX) {
+        weft__tf_error(tf, WEFT_ENOMEM, "a taskflow holds at most %u tasks", UINT32_MAX - 1);
+        return WEFT_TASK_NULL;
+    }
     weft__node *n = slab_take(tf);
-    if (!n) {
+    if (!n || !sources_reserve(tf)) {
         weft__tf_error(tf, WEFT_ENOMEM, NULL);
         return WEFT_TASK_NULL;
     }
-    memset(n, 0, sizeof *n);
-    n->job.run = weft__node_run;
-    n->fn = fn;
-    n->arg = arg;
-    n->tf = tf;
-    n->succ = n->inline_succ;
-    n->succ_cap = WEFT__NODE_INLINE_SUCC;
-    n->index = (uint32_t)tf->nnodes++;
-    tf->dirty = true;
+    *n = (weft__node){
+        .job = {weft__node_run, NULL},
+        .fn = fn,
+        .arg = arg,
+        .tf = tf,
+        .succ = n->inline_succ,
+        .succ_cap = WEFT__NODE_INLINE_SUCC,
+        .index = (uint32_t)tf->nnodes++,
+    };
+    atomic_init(&n->join, 0);
+    tf->cur_used++;
+    sources_add(tf, n);
     return (weft_task){n};
 }
 
@@ -77,6 +109,7 @@ static weft_status reserve_succ(weft__node *n, size_t extra) {
         a = weft__alloc(cap * sizeof *a);
         if (!a) return WEFT_ENOMEM;
         memcpy(a, n->inline_succ, n->nsucc * sizeof *a);
+        n->tf->nspilled++;
     } else {
         a = weft__realloc(n->succ, n->succ_cap * sizeof *a, cap * sizeof *a);
         if (!a) return WEFT_ENOMEM;
@@ -94,9 +127,25 @@ static weft_status check_pair(weft__node *a, weft__node *b) {
     return WEFT_OK;
 }
 
+/* Adds the edge; room is reserved.  Keeps join, sources and the backward-edge
+ * count current (see struct weft_taskflow). */
 static void link(weft__node *from, weft__node *to) {
+    weft_taskflow *tf = from->tf;
     from->succ[from->nsucc++] = to;
-    to->num_deps++;
+    if (to->num_deps++ == 0) sources_remove(tf, to);
+    atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
+    if (from->index >= to->index) tf->backward++;
+    /* Once any edge points backward, every new edge may close a cycle. */
+    if (tf->backward) tf->dirty = true;
+}
+
+/* Undoes the most recent link(from, to). */
+static void unlink_last(weft__node *from, weft__node *to) {
+    weft_taskflow *tf = from->tf;
+    from->nsucc--;
+    if (--to->num_deps == 0) sources_add(tf, to); /* its old slot is free again */
+    atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
+    if (from->index >= to->index) tf->backward--;
 }
 
 weft_status weft_precede(weft_task from, weft_task to) {
@@ -104,7 +153,6 @@ weft_status weft_precede(weft_task from, weft_task to) {
     if (st) return st;
     if (reserve_succ(from.node_, 1)) return weft__tf_error(from.node_->tf, WEFT_ENOMEM, NULL);
     link(from.node_, to.node_);
-    from.node_->tf->dirty = true;
     return WEFT_OK;
 }
 
@@ -119,7 +167,6 @@ weft_status weft_precede_many(weft_task from, const weft_task *to, size_t n) {
     if (n == 0) return WEFT_OK;
     if (reserve_succ(from.node_, n)) return weft__tf_error(from.node_->tf, WEFT_ENOMEM, NULL);
     for (size_t i = 0; i < n; i++) link(from.node_, to[i].node_);
-    from.node_->tf->dirty = true;
     return WEFT_OK;
 }
 
@@ -133,15 +180,11 @@ weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n) {
      * at the end of its predecessor's array, so undoing in reverse pops them. */
     for (size_t i = 0; i < n; i++) {
         if (reserve_succ(before[i].node_, 1)) {
-            while (i-- > 0) {
-                before[i].node_->nsucc--;
-                t.node_->num_deps--;
-            }
+            while (i-- > 0) unlink_last(before[i].node_, t.node_);
             return weft__tf_error(t.node_->tf, WEFT_ENOMEM, NULL);
         }
         link(before[i].node_, t.node_);
     }
-    t.node_->tf->dirty = true;
     return WEFT_OK;
 }
 
@@ -151,6 +194,7 @@ weft_status weft_task_set_name(weft_task t, const char *name) {
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     char *copy = NULL;
     if (name && !(copy = weft__strdup(name))) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
+    n->tf->nnamed += (copy != NULL) - (n->name != NULL);
     weft__free_str(n->name);
     n->name = copy;
     return WEFT_OK;

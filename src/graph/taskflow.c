@@ -38,7 +38,6 @@ weft_taskflow *weft_taskflow_create(const char *name, weft_status *err) {
         return NULL;
     }
     atomic_init(&tf->runs_inflight, 0);
-    tf->dirty = true;
     if (err) *err = WEFT_OK;
     return tf;
 oom:
@@ -49,7 +48,7 @@ oom:
 
 /* Frees what nodes own (names, spilled edge arrays); keeps the chunks. */
 static void release_nodes(weft_taskflow *tf) {
-    size_t left = tf->nnodes;
+    size_t left = (tf->nnamed || tf->nspilled) ? tf->nnodes : 0;
     for (size_t k = 0; k < tf->nchunks && left; k++) {
         size_t cap = weft__chunk_capacity(k), n = left < cap ? left : cap;
         for (size_t i = 0; i < n; i++) {
@@ -60,8 +59,11 @@ static void release_nodes(weft_taskflow *tf) {
         left -= n;
     }
     tf->nnodes = 0;
+    tf->nnamed = tf->nspilled = 0;
+    tf->cur_chunk = tf->cur_used = 0;
     tf->nsources = 0;
-    tf->dirty = true;
+    tf->backward = 0;
+    tf->dirty = false;
 }
 
 weft_status weft_taskflow_destroy(weft_taskflow *tf) {

@@ -6,7 +6,6 @@
  * are simply not followed here: a cycle through a weak edge is a loop, not an
  * error. */
 #include "graph/graph.h"
-#include "core/alloc.h"
 
 enum { WHITE, GRAY, BLACK };
 
@@ -57,28 +56,18 @@ static weft__node *find_cycle(weft_taskflow *tf, weft__node **closer) {
 }
 
 weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
-    if (!tf->dirty) return WEFT_OK;
+    /* Sources and join counters are kept current while building (task.c); only
+     * the cycle check is left, and only when an edge points backward. */
+    if (!tf->dirty || tf->backward == 0) return WEFT_OK;
     weft__node *closer = NULL, *c = find_cycle(tf, &closer);
     if (c) {
         char b1[24], b2[24];
         if (on_cycle) *on_cycle = c;
-        return weft__tf_error(tf, WEFT_ECYCLE, "taskflow '%s' has a cycle through task '%s' (closed by the edge '%s' -> '%s')",
+        return weft__tf_error(tf, WEFT_ECYCLE,
+                              "taskflow '%s' has a cycle through task '%s' (the edge '%s' -> '%s' closes it)",
                               tf->name ? tf->name : "", weft__node_label(c, b1, sizeof b1),
                               weft__node_label(closer, b2, sizeof b2), weft__node_label(c, b1, sizeof b1));
     }
-    size_t nsrc = 0;
-    FOR_EACH_NODE(tf, n, { nsrc += n->num_deps == 0; });
-    if (nsrc > tf->sources_cap) {
-        weft__node **s = weft__realloc(tf->sources, tf->sources_cap * sizeof *s, nsrc * sizeof *s);
-        if (!s) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
-        tf->sources = s;
-        tf->sources_cap = nsrc;
-    }
-    tf->nsources = 0;
-    FOR_EACH_NODE(tf, n, {
-        atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed);
-        if (n->num_deps == 0) tf->sources[tf->nsources++] = n;
-    });
     tf->dirty = false;
     return WEFT_OK;
 }

@@ -1,0 +1,57 @@
+/* weft-bench — the table of benchmarks and implementations.
+ * SPDX-License-Identifier: MIT
+ *
+ * To add a benchmark: write its bench_work (bench_work.c) and a bench_ops in each
+ * implementation that supports it, then add a row below (NULL where an
+ * implementation has none).  Later benchmarks that are not task graphs (fork-join
+ * fib, pipelines, parallel algorithms) fit the same shape: bench_ops.oneshot is
+ * the timed unit, and has_rerun says whether "NAME_rerun" makes sense.
+ */
+#include "bench_work.h"
+
+/* OpenMP and oneTBB are optional: CMake defines these when it compiled them. */
+#ifdef WEFT_BENCH_HAVE_OMP
+#  define OMP_OPS(name) &bench_omp_##name
+#  define OMP_IMPL (&bench_impl_omp)
+#else
+#  define OMP_OPS(name) NULL
+static const bench_impl omp_missing = { "omp", "OpenMP not found", 0, NULL, NULL };
+#  define OMP_IMPL (&omp_missing)
+#endif
+
+#ifdef WEFT_BENCH_HAVE_TBB
+#  define TBB_OPS(name) &bench_tbb_##name
+#  define TBB_IMPL (&bench_impl_tbb)
+#else
+#  define TBB_OPS(name) NULL
+static const bench_impl tbb_missing = { "tbb", "oneTBB not found", 0, NULL, NULL };
+#  define TBB_IMPL (&tbb_missing)
+#endif
+
+/* Indexed by bench_impl_id. */
+const bench_impl *const bench_impls[BENCH_IMPL_COUNT] = {
+    [BENCH_WEFT] = &bench_impl_weft,
+    [BENCH_OMP] = OMP_IMPL,
+    [BENCH_TBB] = TBB_IMPL,
+    [BENCH_SERIAL] = &bench_impl_serial,
+};
+
+#define ALL_OPS(name)                                                              \
+    {                                                                              \
+        [BENCH_WEFT] = &bench_weft_##name, [BENCH_OMP] = OMP_OPS(name),            \
+        [BENCH_TBB] = TBB_OPS(name), [BENCH_SERIAL] = &bench_serial_##name,        \
+    }
+
+/* Default sizes are the issue's: ~1M tasks, 2^19 nodes for the traversal.  What
+ * one "task" is for each benchmark is documented in bench_work.h. */
+const bench_def bench_table[] = {
+    { "linear_chain", (size_t)1 << 20, true, &bench_work_linear_chain, ALL_OPS(linear_chain) },
+    { "binary_tree", ((size_t)1 << 20) - 1, true, &bench_work_binary_tree, ALL_OPS(binary_tree) },
+    { "wavefront", (size_t)1024 * 1024, true, &bench_work_wavefront, ALL_OPS(wavefront) },
+    { "graph_traversal", (size_t)1 << 19, true, &bench_work_graph_traversal,
+      ALL_OPS(graph_traversal) },
+    { "embarrassing_parallelism", (size_t)1 << 20, true, &bench_work_embarrassing_parallelism,
+      ALL_OPS(embarrassing_parallelism) },
+};
+
+const size_t bench_table_len = sizeof bench_table / sizeof bench_table[0];

@@ -1,0 +1,5 @@
+# Executor tests: creation and worker counts, worker ids, destroy / wait_all,
+# exactly-once at several worker counts, lost wake-ups, idle CPU.
+weft_add_test_program(exec_tests
+  SOURCES exec_basic.c exec_stress.c
+  TIMEOUT 60)
