@@ -108,7 +108,10 @@ static void failing_task(weft_executor *ex) {
     weft_run_info info;
     check(weft_future_info(f, &info), "weft_future_info");
     expect(st, WEFT_ETASK, "the failing run");
-    if (info.task_code != 42 || info.skipped != 3) exit(1);
+    if (info.task_code != 42 || info.skipped != 3) {
+        fprintf(stderr, "expected task code 42 and 3 skipped tasks\n");
+        exit(1);
+    }
     weft_future_destroy(f);
 
     /* weft_run_and_wait reports the same status directly. */

@@ -25,6 +25,14 @@ static void check(weft_status st, const char *what) {
     }
 }
 
+/* Exits with a message if a result is not what the example expects. */
+static void expect(bool ok, const char *what) {
+    if (!ok) {
+        fprintf(stderr, "unexpected: %s\n", what);
+        exit(1);
+    }
+}
+
 static void sleep_ms(long ms) {
     struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
     nanosleep(&t, NULL);
@@ -113,6 +121,7 @@ static void run_once(weft_executor *ex) {
     weft_status st = weft_future_wait(f);      /* blocks until the run ends */
     printf("1. weft_run:        status %s, %d tasks ran\n", weft_errname(st), atomic_load(&n));
     check(st, "the run");
+    expect(atomic_load(&n) == 2, "both tasks ran");
     weft_future_destroy(f);
     check(weft_taskflow_destroy(tf), "weft_taskflow_destroy");
 }
@@ -129,6 +138,7 @@ static void run_n_times(weft_executor *ex) {
     check(weft_future_info(f, &info), "weft_future_info");
     printf("2. weft_run_n(5):   %" PRIu64 " iterations, the task ran %d times\n", info.iterations,
            atomic_load(&n));
+    expect(info.iterations == 5 && atomic_load(&n) == 5, "five iterations");
     weft_future_destroy(f);
     check(weft_taskflow_destroy(tf), "weft_taskflow_destroy");
 }
@@ -152,6 +162,7 @@ static void run_until_done(weft_executor *ex) {
     check(weft_future_info(f, &info), "weft_future_info");
     printf("3. weft_run_until:  stopped after %" PRIu64 " iterations, counter = %d\n",
            info.iterations, atomic_load(&n));
+    expect(info.iterations == 10 && atomic_load(&n) == 10, "ten iterations");
     weft_future_destroy(f);
     check(weft_taskflow_destroy(tf), "weft_taskflow_destroy");
 }
@@ -167,7 +178,7 @@ static void futures(weft_executor *ex) {
     weft_status st = weft_future_wait_for(f, 20 * 1000 * 1000);
     printf("4. futures:         wait_for(20 ms) -> %s; ready = %s, status = %s\n", weft_errname(st),
            weft_future_ready(f) ? "true" : "false", weft_errname(weft_future_status(f)));
-    if (st != WEFT_ETIMEDOUT) exit(1);
+    expect(st == WEFT_ETIMEDOUT, "wait_for times out while the gate is closed");
 
     atomic_store(&open, true);
     st = weft_future_wait_for(f, 5ull * 1000 * 1000 * 1000); /* now it ends quickly */
@@ -217,14 +228,15 @@ static void in_flight(weft_executor *ex) {
         weft_future_destroy(runs[i]);
     }
     const uint64_t n = (uint64_t)N * PARTS * per_part;
-    const uint64_t expect = (n - 1) * n * (2 * n - 1) / 6; /* sum of i*i for i < n */
+    const uint64_t want = (n - 1) * n * (2 * n - 1) / 6; /* sum of i*i for i < n */
     bool overlap = atomic_load(&log.overlap);
     printf("5. in flight:       3 queued runs of 'staged' ran one after another: %d runs, %s\n"
            "                    3 taskflows at once summed squares below %" PRIu64 ": %s\n",
            log.runs, overlap ? "OVERLAPPING" : "no overlap", n,
-           total == expect ? "correct" : "WRONG");
+           total == want ? "correct" : "WRONG");
     check(weft_taskflow_destroy(staged), "weft_taskflow_destroy");
-    if (log.runs != 3 || overlap || total != expect) exit(1);
+    expect(log.runs == 3 && !overlap, "three runs, one after another");
+    expect(total == want, "the sums");
 }
 
 static void detached(weft_executor *ex) {
@@ -236,7 +248,7 @@ static void detached(weft_executor *ex) {
     printf("6. detached:        weft_run_n(3) without a future, then wait_all: counter = %d\n",
            atomic_load(&n));
     check(weft_taskflow_destroy(tf), "weft_taskflow_destroy");
-    if (atomic_load(&n) != 3) exit(1);
+    expect(atomic_load(&n) == 3, "three detached iterations");
 }
 
 int main(void) {

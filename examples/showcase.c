@@ -46,6 +46,7 @@ static double now_s(void) {
 
 /* Prints "showcase: WHAT: <weft's description> (WEFT_E...)" and returns 1. */
 static int report(const char *what, int status) {
+    fflush(stdout); /* keep the order of the two streams when both go to one file */
     fprintf(stderr, "showcase: %s: %s (%s)\n", what, weft_strerror(status), weft_errname(status));
     return 1;
 }
@@ -62,6 +63,17 @@ static const char *group(uint64_t n) {
     }
     out[o] = '\0';
     return out;
+}
+
+/* The 1-minute load average, or -1 where /proc/loadavg does not exist. */
+static double load_average(void) {
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1) load = -1;
+        fclose(f);
+    }
+    return load;
 }
 
 static void section_title(const char *title) { printf("\n== %s ==\n", title); }
@@ -238,6 +250,7 @@ static int check(const struct problem *p, const struct reference *ref, const cha
     bool same_best = got.score == ref->best.score && got.i == ref->best.i && got.j == ref->best.j;
     if (same_best && !memcmp(p->rows, ref->rows, edge_bytes) && !memcmp(p->cols, ref->cols, edge_bytes))
         return 0;
+    fflush(stdout);
     fprintf(stderr, "showcase: MISMATCH (%s): score %d at (%d,%d), reference %d at (%d,%d)%s\n", who,
             got.score, got.i, got.j, ref->best.score, ref->best.i, ref->best.j,
             same_best ? "; boundary cells differ" : "");
@@ -343,7 +356,13 @@ static int section_wavefront(struct showcase *sc) {
     print_time("plain loop", t_plain, t_plain, ntasks);
     print_time("weft, 1 worker", t_one, t_plain, ntasks);
     print_time(label, t_all, t_plain, ntasks);
-    printf("\n  result       score %s; the alignment ends at a[%s], b[%s]\n", group((uint64_t)ref.best.score),
+    const double speedup = t_plain / t_all;
+    printf("\n  speed-up     %.2fx on %u worker%s over the plain loop (ideal: %ux), %.2fx over weft on 1\n",
+           speedup, w, w == 1 ? "" : "s", w, t_one / t_all);
+    double load;
+    if (w > 1 && speedup < 0.6 * w && (load = load_average()) > 0.5)
+        printf("               (low: other programs are using the CPUs; load average %.1f)\n", load);
+    printf("  result       score %s; the alignment ends at a[%s], b[%s]\n", group((uint64_t)ref.best.score),
            group((uint64_t)ref.best.i), group((uint64_t)ref.best.j));
     printf("  checked      every run matches an independent row-by-row loop: the score, its\n"
            "               position and all %s block-boundary cells\n", group(2 * (uint64_t)edge_cells));
@@ -444,6 +463,7 @@ int main(int argc, char **argv) {
     int failed = 0;
     for (size_t i = 0; i < sizeof SECTIONS / sizeof SECTIONS[0]; i++) {
         if (SECTIONS[i].run(&sc) != 0) {
+            fflush(stdout);
             fprintf(stderr, "showcase: section '%s' failed\n", SECTIONS[i].name);
             failed = 1;
             break;

@@ -347,7 +347,7 @@ TEST(ctx_task_is_the_running_task) {
     weft_taskflow *tf = make_taskflow(NULL);
     atomic_int bad = 0;
     struct self_check c[N];
-    char names[N][16];
+    char names[N][24];
     for (int i = 0; i < N; i++) {
         snprintf(names[i], sizeof names[i], "task-%d", i);
         c[i] = (struct self_check){ .index = (size_t)i, .name = names[i], .bad = &bad };
@@ -515,7 +515,7 @@ TEST(dump_dot_renders_with_graphviz) {
     for (int i = 0; i < 200; i++) {
         t[i] = must_emplace(tf, noop, NULL);
         if (i % 2) {
-            char name[32];
+            char name[48];
             snprintf(name, sizeof name, "n%d-\"%d\"", i, i);
             ASSERT_OK(weft_task_set_name(t[i], name));
         }

@@ -117,13 +117,14 @@ static weft__job *run_start(weft__worker *w, weft__job *job) {
     return begin_iteration(w, r);
 }
 
-static void run_free(weft_future *f) { weft__free(f, sizeof(weft__run)); }
+static void run_free(weft_future *f) { weft__free_aligned(f, sizeof(weft__run), WEFT__CACHE_LINE); }
 
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
                           weft_future **out) {
     if (!ex || !tf) return WEFT_EINVAL;
     if (atomic_load_explicit(&ex->shutdown, memory_order_acquire)) return WEFT_ESHUTDOWN;
-    weft__run *r = weft__alloc(sizeof *r);
+    /* Aligned: `pending` sits on a cache line of its own. */
+    weft__run *r = weft__alloc_aligned(sizeof *r, WEFT__CACHE_LINE);
     if (!r) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
     weft__future_init(&r->fut, ex, out ? 2 : 1, run_free);
     r->start = (weft__job){run_start, NULL};
@@ -156,7 +157,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     }
     weft__mutex_unlock(&tf->mu);
     if (st != WEFT_OK) {
-        weft__free(r, sizeof *r);
+        weft__free_aligned(r, sizeof *r, WEFT__CACHE_LINE);
         return st;
     }
     if (out) *out = &r->fut;
