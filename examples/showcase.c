@@ -6,8 +6,11 @@
  * column left of it (block (i,j-1)), so the graph is a grid whose anti-diagonals
  * run in parallel.  With the default sizes that is 320 x 320 = 102,400 tasks.
  *
- * The graph runs on an executor with one worker and on one with every CPU; both
- * results are checked against a plain row-by-row loop written independently.
+ * The graph runs on an executor with one worker and on one with every CPU, timed
+ * against the same blocks computed in a plain loop; every result is checked against
+ * a row-by-row loop written independently.  Besides wall time the table shows how
+ * many CPUs the process kept busy, so a poor speed-up on a shared machine can be
+ * told apart from one caused by weft.
  *
  * The program is a list of sections (see SECTIONS at the bottom); each is one
  * function that prints a titled block and returns 0 on success.  Later features
@@ -38,10 +41,48 @@ struct showcase {
     unsigned reps;       /* timed runs per executor; the best one counts */
 };
 
-static double now_s(void) {
+static double clock_s(clockid_t id) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(id, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
+
+/* Busy and total CPU time of the whole machine so far, in clock ticks, from Linux's
+ * /proc/stat; false where it cannot be read. */
+static bool machine_ticks(double *busy, double *total) {
+    unsigned long long v[8] = { 0 };
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return false;
+    int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                     &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (got != 8) return false;
+    *busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]); /* all but idle and iowait */
+    *total = *busy + (double)(v[3] + v[4]);
+    return true;
+}
+
+/* A timed run: wall-clock seconds; CPU seconds used by this process (cpu / wall is
+ * how many CPUs it kept busy on average); and how busy the whole machine was
+ * meanwhile, from 0 to 1 (-1 if unknown). */
+struct timing { double wall, cpu, machine; };
+
+/* Where a measurement starts. */
+struct mark { double wall, cpu, busy, total; bool ticks; };
+
+static struct mark mark_now(void) {
+    struct mark m = { now_s(), clock_s(CLOCK_PROCESS_CPUTIME_ID), 0, 0, false };
+    m.ticks = machine_ticks(&m.busy, &m.total);
+    return m;
+}
+
+static struct timing timing_since(struct mark m) {
+    struct timing t = { now_s() - m.wall, clock_s(CLOCK_PROCESS_CPUTIME_ID) - m.cpu, -1 };
+    double busy, total;
+    if (m.ticks && machine_ticks(&busy, &total) && total > m.total)
+        t.machine = (busy - m.busy) / (total - m.total);
+    return t;
 }
 
 /* Prints "showcase: WHAT: <weft's description> (WEFT_E...)" and returns 1. */
@@ -63,17 +104,6 @@ static const char *group(uint64_t n) {
     }
     out[o] = '\0';
     return out;
-}
-
-/* The 1-minute load average, or -1 where /proc/loadavg does not exist. */
-static double load_average(void) {
-    double load = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &load) != 1) load = -1;
-        fclose(f);
-    }
-    return load;
 }
 
 static void section_title(const char *title) { printf("\n== %s ==\n", title); }
@@ -262,44 +292,85 @@ static void reset(struct problem *p) {
     const size_t edge_bytes = (size_t)(p->nb + 1) * (p->n + 1) * sizeof(int32_t);
     memset(p->rows, 0, edge_bytes);
     memset(p->cols, 0, edge_bytes);
+    memset(p->block_best, 0, (size_t)p->nb * p->nb * sizeof p->block_best[0]);
 }
 
-/* The baseline: the same blocks in a plain loop, row after row, no weft. */
-static double time_serial_blocks(struct problem *p, unsigned reps, const struct reference *ref) {
-    double best = 1e30;
+/* The baseline: the same blocks in a plain loop, row after row, no weft.  Returns
+ * the fastest of `reps` runs; wall < 0 after a mismatch. */
+static struct timing time_serial_blocks(struct problem *p, unsigned reps, const struct reference *ref) {
+    struct timing best = { 1e30, 0, -1 };
     for (unsigned r = 0; r < reps; r++) {
         reset(p);
-        double t0 = now_s();
+        struct mark m = mark_now();
         for (unsigned bi = 0; bi < p->nb; bi++)
             for (unsigned bj = 0; bj < p->nb; bj++) sw_block(p, bi, bj);
-        double t = now_s() - t0;
-        if (check(p, ref, "plain loop of blocks")) return -1;
-        if (t < best) best = t;
+        struct timing t = timing_since(m);
+        if (check(p, ref, "plain loop of blocks")) return (struct timing){ -1, 0, -1 };
+        if (t.wall < best.wall) best = t;
     }
     return best;
 }
 
-/* Runs tf on ex `reps` times, checking each result; returns the best wall time, or
- * -1 after printing why it failed. */
-static double time_weft(weft_executor *ex, weft_taskflow *tf, struct problem *p, unsigned reps,
-                        const struct reference *ref) {
-    double best = 1e30;
+/* Runs tf on ex `reps` times, checking each result.  Returns the fastest run; wall
+ * < 0 after printing why it failed. */
+static struct timing time_weft(weft_executor *ex, weft_taskflow *tf, struct problem *p,
+                               unsigned reps, const struct reference *ref) {
+    struct timing best = { 1e30, 0, -1 };
     for (unsigned r = 0; r < reps; r++) {
         reset(p);
-        double t0 = now_s();
+        struct mark m = mark_now();
         weft_status st = weft_run_and_wait(ex, tf);
-        double t = now_s() - t0;
-        if (st != WEFT_OK) return report("weft_run_and_wait", st), -1;
+        struct timing t = timing_since(m);
+        if (st != WEFT_OK) return report("weft_run_and_wait", st), (struct timing){ -1, 0, -1 };
         char who[64];
         snprintf(who, sizeof who, "weft, %u worker(s)", weft_executor_workers(ex));
-        if (check(p, ref, who)) return -1;
-        if (t < best) best = t;
+        if (check(p, ref, who)) return (struct timing){ -1, 0, -1 };
+        if (t.wall < best.wall) best = t;
     }
     return best;
 }
 
-static void print_time(const char *label, double t, double base, size_t ntasks) {
-    printf("  %-18s %8.3f s %9.2f us %8.2fx\n", label, t, t / (double)ntasks * 1e6, base / t);
+static void print_time(const char *label, struct timing t, double base, size_t ntasks) {
+    printf("  %-16s %7.3f s %9.2f us %8.2fx %9.1f\n", label, t.wall, t.wall / (double)ntasks * 1e6,
+           base / t.wall, t.cpu / t.wall);
+}
+
+/* Prints the speed-up line and, when it is low, whether other programs held the
+ * CPUs (the machine was busy but weft's workers were not) or weft left them idle. */
+static void print_speedup(struct timing plain, struct timing one, struct timing all, unsigned w) {
+    const double speedup = plain.wall / all.wall, busy = all.cpu / all.wall;
+    printf("\n  speed-up     %.2fx on %u worker%s over the plain loop (ideal: %ux), %.2fx over weft on 1\n",
+           speedup, w, w == 1 ? "" : "s", w, one.wall / all.wall);
+    if (w == 1 || speedup >= 0.7 * w) return;
+    if (all.machine > 0.9 && busy < 0.8 * w)
+        printf("               low because other programs were running: the machine was %.0f%% busy\n"
+               "               but weft's workers got only %.1f of its %u CPUs; try it on an idle machine\n",
+               all.machine * 100, busy, w);
+    else if (all.machine >= 0)
+        printf("               low: weft kept %.1f of %u CPUs busy (the machine: %.0f%%)\n", busy, w,
+               all.machine * 100);
+    else
+        printf("               low: weft kept %.1f of %u CPUs busy\n", busy, w);
+}
+
+/* The timing table (t: plain loop, 1 worker, all workers), speed-up and result. */
+static void print_results(const struct showcase *sc, const struct problem *p,
+                          const struct reference *ref, const struct timing t[3]) {
+    const unsigned w = weft_executor_workers(sc->all);
+    const size_t ntasks = (size_t)p->nb * p->nb;
+    char label[32], best_of[32];
+    snprintf(label, sizeof label, "weft, %u worker%s", w, w == 1 ? "" : "s");
+    snprintf(best_of, sizeof best_of, "best of %u", sc->reps);
+    printf("\n  %-16s %9s %12s %9s %9s\n", best_of, "time", "per block", "speed-up", "CPUs busy");
+    print_time("plain loop", t[0], t[0].wall, ntasks);
+    print_time("weft, 1 worker", t[1], t[0].wall, ntasks);
+    print_time(label, t[2], t[0].wall, ntasks);
+    print_speedup(t[0], t[1], t[2], w);
+    printf("  result       score %s; the alignment ends at a[%s], b[%s]\n",
+           group((uint64_t)ref->best.score), group((uint64_t)ref->best.i), group((uint64_t)ref->best.j));
+    printf("  checked      every run matches an independent row-by-row loop: the score, its\n"
+           "               position and all %s block-boundary cells\n",
+           group(2 * (uint64_t)(p->nb + 1) * (p->n + 1)));
 }
 
 static int section_wavefront(struct showcase *sc) {
@@ -342,30 +413,14 @@ static int section_wavefront(struct showcase *sc) {
            nb, nb, bs, bs, group(weft_taskflow_num_tasks(tf)), group(2 * (uint64_t)nb * (nb - 1)),
            t_build * 1e3);
 
-    double t_plain = time_serial_blocks(&p, sc->reps, &ref);
-    if (t_plain < 0) goto done;
-    double t_one = time_weft(sc->one, tf, &p, sc->reps, &ref);
-    if (t_one < 0) goto done;
-    double t_all = time_weft(sc->all, tf, &p, sc->reps, &ref);
-    if (t_all < 0) goto done;
+    struct timing t_plain = time_serial_blocks(&p, sc->reps, &ref);
+    if (t_plain.wall < 0) goto done;
+    struct timing t_one = time_weft(sc->one, tf, &p, sc->reps, &ref);
+    if (t_one.wall < 0) goto done;
+    struct timing t_all = time_weft(sc->all, tf, &p, sc->reps, &ref);
+    if (t_all.wall < 0) goto done;
 
-    unsigned w = weft_executor_workers(sc->all);
-    char label[32];
-    snprintf(label, sizeof label, "weft, %u worker%s", w, w == 1 ? "" : "s");
-    printf("\n  %-18s %10s %12s %9s\n", "", "time", "per block", "speed-up");
-    print_time("plain loop", t_plain, t_plain, ntasks);
-    print_time("weft, 1 worker", t_one, t_plain, ntasks);
-    print_time(label, t_all, t_plain, ntasks);
-    const double speedup = t_plain / t_all;
-    printf("\n  speed-up     %.2fx on %u worker%s over the plain loop (ideal: %ux), %.2fx over weft on 1\n",
-           speedup, w, w == 1 ? "" : "s", w, t_one / t_all);
-    double load;
-    if (w > 1 && speedup < 0.6 * w && (load = load_average()) > 0.5)
-        printf("               (low: other programs are using the CPUs; load average %.1f)\n", load);
-    printf("  result       score %s; the alignment ends at a[%s], b[%s]\n", group((uint64_t)ref.best.score),
-           group((uint64_t)ref.best.i), group((uint64_t)ref.best.j));
-    printf("  checked      every run matches an independent row-by-row loop: the score, its\n"
-           "               position and all %s block-boundary cells\n", group(2 * (uint64_t)edge_cells));
+    print_results(sc, &p, &ref, (struct timing[3]){ t_plain, t_one, t_all });
     rc = 0;
 done:
     if (tf && (st = weft_taskflow_destroy(tf)) != WEFT_OK) rc = report("weft_taskflow_destroy", st);

@@ -143,18 +143,21 @@ WEFT_API weft_task weft_ctx_task(const weft_ctx *ctx);
  * different taskflows execute at the same time.  The taskflow must outlive the
  * run.  Errors (nothing is submitted): WEFT_EINVAL, WEFT_ECYCLE (see
  * weft_taskflow_error_message), WEFT_ENOMEM, WEFT_ESHUTDOWN (the executor is being
- * destroyed).  Any thread, including a task of `ex`. */
-WEFT_API WEFT_NODISCARD weft_status weft_run(weft_executor *ex, weft_taskflow *tf, weft_future **out);
+ * destroyed).  Any thread, including a task of `ex`; but a task must not wait for
+ * a run of its own taskflow: that run queues behind the one the task belongs to,
+ * so the wait never ends.  (Not marked warn-unused-result, so that a detached
+ * run can be written `(void)weft_run(ex, tf, NULL)`; check the status anyway.) */
+WEFT_API weft_status weft_run(weft_executor *ex, weft_taskflow *tf, weft_future **out);
 
 /* Runs the taskflow `n` times in a row (n == 0 completes at once). */
-WEFT_API WEFT_NODISCARD weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n,
+WEFT_API weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n,
                                                weft_future **out);
 
 /* Runs the taskflow repeatedly until pred(arg) returns true.  pred is called
  * before every iteration, the first included (so it may run zero times), on one
  * thread at a time, never concurrently with a task of this run. */
 typedef bool (*weft_pred_fn)(void *arg);
-WEFT_API WEFT_NODISCARD weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf,
+WEFT_API weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf,
                                                    weft_pred_fn pred, void *arg, weft_future **out);
 
 /* Runs once and waits: returns the submission error, else the run's status

@@ -22,7 +22,8 @@ static bool dump_node(weft_task t, void *arg) {
     fprintf(out, "  n%u [label=\"", n->index);
     put_escaped(out, weft__node_label(n, buf, sizeof buf));
     fputs(n->fn ? "\"];\n" : "\", style=dashed];\n", out);
-    for (uint32_t i = 0; i < n->nsucc; i++) fprintf(out, "  n%u -> n%u;\n", n->index, n->succ[i]->index);
+    weft__node *const *succ = weft__succ_array(n);
+    for (uint32_t i = 0; i < n->nsucc; i++) fprintf(out, "  n%u -> n%u;\n", n->index, succ[i]->index);
     return true;
 }
 

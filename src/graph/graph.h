@@ -7,6 +7,7 @@
 #define WEFT_GRAPH_GRAPH_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "core/executor.h"
 #include "core/future.h"
@@ -17,10 +18,9 @@
 typedef struct weft__node weft__node;
 typedef struct weft__run weft__run;
 
-#define WEFT__NODE_INLINE_SUCC 2
-
-/* 128 bytes, cache-line aligned: the first line holds everything node_run touches,
- * so neighbouring nodes run by different workers share no line. */
+/* 128 bytes, cache-line aligned.  The first line holds everything a run touches,
+ * including the only successor of a node that has one (chains), so re-running a
+ * graph reads one line per node; the second line is for building and naming. */
 struct weft__node {
     _Alignas(WEFT__CACHE_LINE) weft__job job; /* must stay first */
     _Atomic uint32_t join; /* strong predecessors still to finish, this iteration */
@@ -28,18 +28,30 @@ struct weft__node {
     weft_task_fn fn;
     void *arg;
     weft_taskflow *tf;
-    weft__node **succ; /* inline_succ, or a heap array when there are more */
-    uint32_t nsucc, succ_cap;
-    /* --- cold: building, naming, validation --- */
-    weft__node *inline_succ[WEFT__NODE_INLINE_SUCC];
+    union {
+        weft__node *one; /* nsucc <= 1 */
+        weft__node **many; /* nsucc >= 2: equals spill */
+    } succ;
+    uint32_t nsucc;
+    uint32_t index;
+    /* --- second line: building, naming, validation --- */
+    _Alignas(WEFT__CACHE_LINE) weft__node **spill; /* successor array once there are 2+ (kept when back to 1) */
+    uint32_t spill_cap;
+    uint32_t src_pos; /* position in tf->sources while num_deps == 0 */
     char *name;
     void *data;
-    uint32_t index;
-    uint32_t src_pos; /* position in tf->sources while num_deps == 0 */
+    weft__node *dfs_parent; /* validation: DFS tree parent */
     uint32_t dfs_edge; /* validation: next edge to explore */
-    weft__node *dfs_parent; /* validation: DFS tree parent; also marks "on stack" */
     uint8_t dfs_color;
 };
+
+_Static_assert(offsetof(struct weft__node, spill) == WEFT__CACHE_LINE, "hot part of a node must fill one line");
+_Static_assert(sizeof(struct weft__node) == 2 * WEFT__CACHE_LINE, "a node is two cache lines");
+
+/* The successors of n, in the order the edges were added. */
+static inline weft__node *const *weft__succ_array(const weft__node *n) {
+    return n->nsucc <= 1 ? &n->succ.one : n->succ.many;
+}
 
 struct weft_taskflow {
     char *name;

@@ -35,8 +35,9 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
 static weft__job *release_successors(weft__worker *w, weft__run *r, weft__node *n) {
     weft__job *next = NULL, *buf[32];
     unsigned nb = 0;
+    weft__node *const *succ = weft__succ_array(n);
     for (uint32_t i = 0; i < n->nsucc; i++) {
-        weft__node *s = n->succ[i];
+        weft__node *s = succ[i];
         /* A successor with one dependent is ready now: no atomic needed.  Else
          * acq_rel: the last predecessor to count down sees all the others. */
         if (s->num_deps != 1 && atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) != 1) continue;

@@ -66,8 +66,6 @@ static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
         .fn = fn,
         .arg = arg,
         .tf = tf,
-        .succ = n->inline_succ,
-        .succ_cap = WEFT__NODE_INLINE_SUCC,
         .index = (uint32_t)tf->nnodes++,
     };
     atomic_init(&n->join, 0);
@@ -96,31 +94,30 @@ weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
     return WEFT_OK;
 }
 
-/* Makes room for `extra` more successors of n.  WEFT_OK or WEFT_ENOMEM (unchanged). */
+/* Makes room for `extra` more successors of n, so that link() cannot fail: one
+ * successor lives inline, more in the spill array.  WEFT_OK or WEFT_ENOMEM
+ * (nothing changed). */
 static weft_status reserve_succ(weft__node *n, size_t extra) {
     size_t need = (size_t)n->nsucc + extra;
-    if (need <= n->succ_cap) return WEFT_OK;
+    if (need <= 1 || need <= n->spill_cap) return WEFT_OK;
     if (need > UINT32_MAX) return WEFT_ENOMEM;
-    size_t cap = n->succ_cap * 2;
+    size_t cap = n->spill_cap ? n->spill_cap : 2;
     while (cap < need) cap *= 2;
     if (cap > UINT32_MAX) cap = UINT32_MAX;
-    weft__node **a;
-    if (n->succ == n->inline_succ) {
-        a = weft__alloc(cap * sizeof *a);
-        if (!a) return WEFT_ENOMEM;
-        memcpy(a, n->inline_succ, n->nsucc * sizeof *a);
-        n->tf->nspilled++;
-    } else {
-        a = weft__realloc(n->succ, n->succ_cap * sizeof *a, cap * sizeof *a);
-        if (!a) return WEFT_ENOMEM;
-    }
-    n->succ = a;
-    n->succ_cap = (uint32_t)cap;
+    weft__node **a = weft__realloc(n->spill, n->spill_cap * sizeof *a, cap * sizeof *a);
+    if (!a) return WEFT_ENOMEM;
+    if (!n->spill) n->tf->nspilled++;
+    n->spill = a;
+    n->spill_cap = (uint32_t)cap;
+    if (n->nsucc >= 2) n->succ.many = a;
     return WEFT_OK;
 }
 
 static weft_status check_pair(weft__node *a, weft__node *b) {
-    if (!a || !b) return WEFT_EINVAL;
+    if (!a || !b) {
+        weft__node *known = a ? a : b;
+        return known ? weft__tf_error(known->tf, WEFT_EINVAL, "edge to or from the null task") : WEFT_EINVAL;
+    }
     if (a->tf != b->tf)
         return weft__tf_error(a->tf, WEFT_EINVAL, "edge between tasks of different taskflows");
     if (weft__tf_busy(a->tf)) return WEFT_EBUSY;
@@ -131,7 +128,16 @@ static weft_status check_pair(weft__node *a, weft__node *b) {
  * count current (see struct weft_taskflow). */
 static void link(weft__node *from, weft__node *to) {
     weft_taskflow *tf = from->tf;
-    from->succ[from->nsucc++] = to;
+    if (from->nsucc == 0) {
+        from->succ.one = to;
+    } else {
+        if (from->nsucc == 1) { /* move the inline successor to the array */
+            from->spill[0] = from->succ.one;
+            from->succ.many = from->spill;
+        }
+        from->succ.many[from->nsucc] = to;
+    }
+    from->nsucc++;
     if (to->num_deps++ == 0) sources_remove(tf, to);
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward++;
@@ -142,7 +148,7 @@ static void link(weft__node *from, weft__node *to) {
 /* Undoes the most recent link(from, to). */
 static void unlink_last(weft__node *from, weft__node *to) {
     weft_taskflow *tf = from->tf;
-    from->nsucc--;
+    if (--from->nsucc == 1) from->succ.one = from->spill[0]; /* back inline */
     if (--to->num_deps == 0) sources_add(tf, to); /* its old slot is free again */
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward--;
@@ -215,7 +221,7 @@ size_t weft_task_num_dependents(weft_task t) { return t.node_ ? t.node_->num_dep
 
 weft_task weft_task_successor(weft_task t, size_t i) {
     if (!t.node_ || i >= t.node_->nsucc) return WEFT_TASK_NULL;
-    return (weft_task){t.node_->succ[i]};
+    return (weft_task){weft__succ_array(t.node_)[i]};
 }
 
 weft_task weft_ctx_task(const weft_ctx *ctx) {

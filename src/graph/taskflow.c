@@ -54,7 +54,7 @@ static void release_nodes(weft_taskflow *tf) {
         for (size_t i = 0; i < n; i++) {
             weft__node *nd = &tf->chunks[k][i];
             weft__free_str(nd->name);
-            if (nd->succ != nd->inline_succ) weft__free(nd->succ, nd->succ_cap * sizeof *nd->succ);
+            weft__free(nd->spill, nd->spill_cap * sizeof *nd->spill);
         }
         left -= n;
     }

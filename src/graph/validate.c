@@ -34,7 +34,7 @@ static weft__node *find_cycle(weft_taskflow *tf, weft__node **closer) {
         weft__node *cur = root;
         while (cur) {
             if (cur->dfs_edge < cur->nsucc) {
-                weft__node *s = cur->succ[cur->dfs_edge++];
+                weft__node *s = weft__succ_array(cur)[cur->dfs_edge++];
                 if (s->dfs_color == GRAY) { /* back edge: s is an ancestor of cur */
                     found = s;
                     *closer = cur;
