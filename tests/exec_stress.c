@@ -7,25 +7,15 @@
 #define _GNU_SOURCE
 #endif
 #include "harness.h"
+#include "test_util.h"
 
 #include <weft.h>
 
 #include <stdatomic.h>
 #include <time.h>
 
-#define SEC 1000000000ull
 
-static void sleep_us(unsigned us) {
-    struct timespec ts = { .tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000L };
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-}
 
 static void spin_us(unsigned us) {
     uint64_t end = now_ns() + (uint64_t)us * 1000u;
@@ -39,26 +29,8 @@ static uint64_t cpu_ns(void) {
     return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
 }
 
-static weft_executor *make_executor(unsigned workers) {
-    weft_status err = WEFT_OK;
-    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = workers }, &err);
-    if (!ex) TEST_FAIL_("weft_executor_create(%u workers) failed: %s", workers, weft_errname(err));
-    return ex;
-}
 
-static weft_taskflow *make_taskflow(const char *name) {
-    weft_status err = WEFT_OK;
-    weft_taskflow *tf = weft_taskflow_create(name, &err);
-    if (!tf) TEST_FAIL_("weft_taskflow_create failed: %s", weft_errname(err));
-    return tf;
-}
 
-static weft_task must_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
-    weft_task t = weft_emplace(tf, fn, arg);
-    if (weft_task_is_null(t))
-        TEST_FAIL_("weft_emplace failed: %s", weft_errname(weft_taskflow_last_error(tf)));
-    return t;
-}
 
 static int bump(weft_ctx *ctx, void *arg) {
     atomic_fetch_add_explicit((atomic_uint *)arg, 1, memory_order_relaxed);

@@ -4,55 +4,19 @@
 #define _GNU_SOURCE
 #endif
 #include "harness.h"
+#include "test_util.h"
 
 #include <weft.h>
 
 #include <stdatomic.h>
 #include <time.h>
 
-#define SEC 1000000000ull
 
-static void sleep_us(unsigned us) {
-    struct timespec ts = { .tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000L };
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
-static bool wait_flag(atomic_int *flag, int want, double secs) {
-    double deadline = now_s() + secs;
-    while (atomic_load_explicit(flag, memory_order_acquire) != want) {
-        if (now_s() > deadline) return false;
-        sleep_us(50);
-    }
-    return true;
-}
 
-static weft_executor *make_executor(unsigned workers) {
-    weft_status err = WEFT_OK;
-    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = workers }, &err);
-    if (!ex) TEST_FAIL_("weft_executor_create(%u workers) failed: %s", workers, weft_errname(err));
-    return ex;
-}
 
-static weft_taskflow *make_taskflow(const char *name) {
-    weft_status err = WEFT_OK;
-    weft_taskflow *tf = weft_taskflow_create(name, &err);
-    if (!tf) TEST_FAIL_("weft_taskflow_create failed: %s", weft_errname(err));
-    return tf;
-}
 
-static weft_task must_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
-    weft_task t = weft_emplace(tf, fn, arg);
-    if (weft_task_is_null(t))
-        TEST_FAIL_("weft_emplace failed: %s", weft_errname(weft_taskflow_last_error(tf)));
-    return t;
-}
 
 /* A task of the scenarios below: counts its runs, and returns `code` (when
  * armed), or blocks until released. */

@@ -7,19 +7,13 @@
 #define _GNU_SOURCE
 #endif
 #include "harness.h"
+#include "test_util.h"
 
 #include <weft.h>
 
 #include <stdatomic.h>
 
-#define SEC 1000000000ull
 
-static weft_executor *make_executor(unsigned workers) {
-    weft_status err = WEFT_OK;
-    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = workers }, &err);
-    if (!ex) TEST_FAIL_("weft_executor_create(%u workers) failed: %s", workers, weft_errname(err));
-    return ex;
-}
 
 static atomic_uint_fast64_t seq;
 
