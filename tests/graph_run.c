@@ -12,21 +12,9 @@
 #include <stdatomic.h>
 #include <time.h>
 
-
-
-
-
-
-
-
 static void wait_ok(weft_future *f, const char *what) {
     weft_status st = weft_future_wait_for(f, 10 * SEC);
     if (st != WEFT_OK) TEST_FAIL_("%s: run ended with %s", what, weft_errname(st));
-}
-
-static int bump(weft_ctx *ctx, void *arg) {
-    atomic_fetch_add_explicit((atomic_int *)arg, 1, memory_order_relaxed);
-    return 0;
 }
 
 /* A task that blocks until *gate->release is set (at most 10 s, so a broken test
@@ -611,4 +599,39 @@ TEST(taskflow_runs_on_two_executors_one_after_another) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex1);
     weft_executor_destroy(ex2);
+}
+
+/* On one worker the awaited run can only progress if the waiting task runs it:
+ * a timed wait must run other work too, not just sleep until the deadline. */
+struct timed_inner {
+    weft_executor *ex;
+    weft_taskflow *inner;
+    atomic_int ran;
+    weft_status got;
+};
+
+static int wait_for_inner(weft_ctx *ctx, void *arg) {
+    struct timed_inner *t = arg;
+    weft_future *f = NULL;
+    weft_status st = weft_run(t->ex, t->inner, &f);
+    if (st != WEFT_OK) return 1;
+    t->got = weft_future_wait_for(f, 10 * SEC);
+    weft_future_destroy(f);
+    return 0;
+}
+
+TEST(future_wait_for_inside_a_task_runs_the_awaited_work) {
+    weft_executor *ex = make_executor(1);
+    weft_taskflow *outer = make_taskflow("outer"), *inner = make_taskflow("inner");
+    struct timed_inner t = {ex, inner, 0, WEFT_EAGAIN};
+    for (int i = 0; i < 10; i++) must_emplace(inner, bump, &t.ran);
+    must_emplace(outer, wait_for_inner, &t);
+    double t0 = now_s();
+    ASSERT_OK(weft_run_and_wait(ex, outer));
+    ASSERT_OK(t.got);
+    ASSERT_EQ(atomic_load(&t.ran), 10);
+    ASSERT_LT(now_s() - t0, 5.0); /* it ran the inner run, not out the clock */
+    ASSERT_OK(weft_taskflow_destroy(outer));
+    ASSERT_OK(weft_taskflow_destroy(inner));
+    weft_executor_destroy(ex);
 }

@@ -65,22 +65,30 @@ static bool is_done(void *arg) {
     return atomic_load_explicit(&((weft_future *)arg)->done, memory_order_acquire) != 0;
 }
 
+/* A worker's wait with a deadline: it keeps running other jobs meanwhile. */
+struct timed_wait {
+    weft_future *f;
+    uint64_t deadline;
+};
+static bool done_or_late(void *arg) {
+    struct timed_wait *t = arg;
+    return is_done(t->f) || weft__now_ns() >= t->deadline;
+}
+
 static weft_status wait_impl(weft_future *f, uint64_t timeout_ns) {
     if (is_done(f)) return f->status;
     weft__worker *w = weft__current_worker(f->ex);
     if (w) {
-        /* Inside a task: keep the worker busy with other work (a timeout is
-         * honoured between jobs). */
+        /* Inside a task: keep the worker busy with other work; the awaited run
+         * may need this very worker to progress.  A deadline is checked between
+         * jobs. */
         if (timeout_ns == UINT64_MAX) {
             weft__worker_wait_until(w, is_done, f);
-            return f->status;
+        } else {
+            struct timed_wait t = {f, weft__now_ns() + timeout_ns};
+            weft__worker_wait_until(w, done_or_late, &t);
         }
-        uint64_t deadline = weft__now_ns() + timeout_ns;
-        while (!is_done(f)) {
-            if (weft__now_ns() >= deadline) return WEFT_ETIMEDOUT;
-            weft__thread_yield();
-        }
-        return f->status;
+        return is_done(f) ? f->status : WEFT_ETIMEDOUT;
     }
     uint64_t deadline = timeout_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + timeout_ns;
     atomic_fetch_add_explicit(&f->waiters, 1, memory_order_seq_cst);
