@@ -14,16 +14,6 @@
 #include <stdatomic.h>
 #include <time.h>
 
-
-
-
-
-
-static int bump(weft_ctx *ctx, void *arg) {
-    atomic_fetch_add_explicit((atomic_int *)arg, 1, memory_order_relaxed);
-    return 0;
-}
-
 static int sleep_and_bump(weft_ctx *ctx, void *arg) {
     sleep_us(200);
     atomic_fetch_add_explicit((atomic_int *)arg, 1, memory_order_relaxed);

@@ -14,9 +14,6 @@
 #include <stdatomic.h>
 #include <time.h>
 
-
-
-
 static void spin_us(unsigned us) {
     uint64_t end = now_ns() + (uint64_t)us * 1000u;
     while (now_ns() < end) {
@@ -29,10 +26,7 @@ static uint64_t cpu_ns(void) {
     return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
 }
 
-
-
-
-static int bump(weft_ctx *ctx, void *arg) {
+static int bump_u(weft_ctx *ctx, void *arg) {
     atomic_fetch_add_explicit((atomic_uint *)arg, 1, memory_order_relaxed);
     return 0;
 }
@@ -44,7 +38,7 @@ TEST(tiny_tasks_run_exactly_once_with_1_2_4_8_workers) {
     atomic_uint *count = calloc(n, sizeof *count);
     ASSERT_NOT_NULL(count);
     weft_taskflow *tf = make_taskflow("tiny");
-    for (size_t i = 0; i < n; i++) must_emplace(tf, bump, &count[i]);
+    for (size_t i = 0; i < n; i++) must_emplace(tf, bump_u, &count[i]);
     ASSERT_EQ(weft_taskflow_num_tasks(tf), n);
 
     const unsigned workers[] = { 1, 2, 4, 8 };
@@ -72,10 +66,10 @@ enum { WINDOW = 4 };
 
 /* a -> {b, c} -> d: small enough that a run is mostly wake-up and hand-off. */
 static void build_diamond(weft_taskflow *tf, atomic_uint *counter) {
-    weft_task a = must_emplace(tf, bump, counter);
-    weft_task b = must_emplace(tf, bump, counter);
-    weft_task c = must_emplace(tf, bump, counter);
-    weft_task d = must_emplace(tf, bump, counter);
+    weft_task a = must_emplace(tf, bump_u, counter);
+    weft_task b = must_emplace(tf, bump_u, counter);
+    weft_task c = must_emplace(tf, bump_u, counter);
+    weft_task d = must_emplace(tf, bump_u, counter);
     ASSERT_OK(weft_precede(a, b));
     ASSERT_OK(weft_precede(a, c));
     ASSERT_OK(weft_precede(b, d));
@@ -148,7 +142,7 @@ TEST(idle_executor_uses_no_cpu) {
 
     atomic_uint count = 0;
     weft_taskflow *tf = make_taskflow("work");
-    for (int i = 0; i < 1000; i++) must_emplace(tf, bump, &count);
+    for (int i = 0; i < 1000; i++) must_emplace(tf, bump_u, &count);
     for (int r = 0; r < 20; r++) ASSERT_OK(weft_run_and_wait(ex, tf));
     ASSERT_EQ(atomic_load(&count), 20000u);
     uint64_t after = idle_cpu_ns_over_one_second();

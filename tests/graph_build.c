@@ -10,16 +10,6 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
-
-
-
-
-
-static int bump(weft_ctx *ctx, void *arg) {
-    atomic_fetch_add_explicit((atomic_int *)arg, 1, memory_order_relaxed);
-    return 0;
-}
-
 /* Tasks that record when they ran, from one global sequence. */
 static atomic_int seq;
 struct stamp {

@@ -12,24 +12,10 @@
 #include <stdatomic.h>
 #include <time.h>
 
-
-
-
-
-
-
-
 static weft_task named(weft_taskflow *tf, weft_task_fn fn, void *arg, const char *name) {
     weft_task t = must_emplace(tf, fn, arg);
     ASSERT_OK(weft_task_set_name(t, name));
     return t;
-}
-
-
-
-static int bump(weft_ctx *ctx, void *arg) {
-    atomic_fetch_add_explicit((atomic_int *)arg, 1, memory_order_relaxed);
-    return 0;
 }
 
 static bool always_true(void *arg) { return true; }

@@ -11,13 +11,6 @@
 #include <stdatomic.h>
 #include <time.h>
 
-
-
-
-
-
-
-
 /* A task of the scenarios below: counts its runs, and returns `code` (when
  * armed), or blocks until released. */
 struct probe {

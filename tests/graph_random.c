@@ -13,8 +13,6 @@
 
 #include <stdatomic.h>
 
-
-
 static atomic_uint_fast64_t seq;
 
 struct rnode {

@@ -64,4 +64,11 @@ static inline bool same_task(weft_task a, weft_task b) { return a.node_ == b.nod
 
 static inline int noop(weft_ctx *ctx, void *arg) { return 0; }
 
+/* A task that adds one to the atomic_int its argument points to. */
+static inline int bump(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add_explicit((atomic_int *)arg, 1, memory_order_relaxed);
+    return 0;
+}
+
 #endif

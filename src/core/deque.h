@@ -24,6 +24,7 @@
 
 #include "core/job.h"
 #include "platform/platform.h"
+#include "weft/common.h"
 
 typedef struct weft__ring {
     int64_t mask; /* capacity - 1; capacity is a power of two */
@@ -56,7 +57,7 @@ static inline int weft__deque_push(weft__deque *q, weft__job *job) {
     weft__ring *a = atomic_load_explicit(&q->ring, memory_order_relaxed);
     if (b - t > a->mask) {
         a = weft__deque_grow(q, a, t, b);
-        if (!a) return -2; /* WEFT_ENOMEM */
+        if (!a) return WEFT_ENOMEM;
     }
     atomic_store_explicit(&a->slot[b & a->mask], job, memory_order_relaxed);
     /* Release: a thief that reads this bottom (acquire) sees the slot, the job's

@@ -98,6 +98,9 @@ struct weft__run {
 /* Chunk k of the slab holds 64 << min(k, 10) nodes. */
 static inline size_t weft__chunk_capacity(size_t k) { return (size_t)64 << (k < 10 ? k : 10); }
 
+/* The job function of every node (run.c). */
+weft__job *weft__node_run(weft__worker *w, weft__job *job);
+
 /* Records a failed call's status (and message) on tf; returns st. */
 weft_status weft__tf_error(weft_taskflow *tf, weft_status st, const char *fmt, ...);
 

@@ -15,10 +15,9 @@
 
 static weft__job *begin_iteration(weft__worker *w, weft__run *r);
 
-static weft__job *finish_run(weft__worker *w, weft__run *r) {
+static weft__job *finish_run(weft__run *r) {
     weft_taskflow *tf = r->tf;
     weft_executor *ex = r->ex;
-    (void)w;
     weft__mutex_lock(&tf->mu);
     weft__run *next = r->next;
     tf->active = next;
@@ -68,7 +67,6 @@ static weft__job *release_successors(weft__worker *w, weft__run *r, weft__node *
     return next;
 }
 
-weft__job *weft__node_run(weft__worker *w, weft__job *job);
 weft__job *weft__node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
     weft__run *r = n->tf->active;
@@ -102,9 +100,9 @@ static weft__job *begin_iteration(weft__worker *w, weft__run *r) {
         } else if (!stop) {
             atomic_store_explicit(&r->fut.iterations, r->target, memory_order_relaxed);
         }
-        return finish_run(w, r);
+        return finish_run(r);
     }
-    if (stop || done >= r->target || (r->pred && r->pred(r->pred_arg))) return finish_run(w, r);
+    if (stop || done >= r->target || (r->pred && r->pred(r->pred_arg))) return finish_run(r);
     atomic_store_explicit(&r->pending, (int64_t)tf->nsources, memory_order_relaxed);
     for (size_t i = tf->nsources; i-- > 1;) weft__push_local(w, &tf->sources[i]->job);
     return &tf->sources[0]->job;

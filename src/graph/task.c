@@ -48,8 +48,6 @@ static void sources_remove(weft_taskflow *tf, weft__node *n) {
     last->src_pos = n->src_pos;
 }
 
-extern weft__job *weft__node_run(weft__worker *w, weft__job *job);
-
 static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
     if (tf->nnodes >= UINT32_MAX) {
