@@ -77,7 +77,7 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job) {
         if (n->fn) {
             weft_ctx cx = {w, n, &r->fut.stop};
             int rc = n->fn(&cx, n->arg);
-            if (rc != 0) weft__future_fail(&r->fut, rc, n->name, n->index);
+            if (rc != 0) weft__future_fail(&r->fut, rc, weft__cold(n)->name, n->index);
         }
     } else {
         atomic_fetch_add_explicit(&r->fut.skipped, 1, memory_order_relaxed);

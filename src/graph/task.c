@@ -18,8 +18,9 @@ static weft__node *slab_take(weft_taskflow *tf) {
             tf->chunks = c;
             tf->chunks_cap = ncap;
         }
-        size_t bytes = weft__chunk_capacity(tf->nchunks) * sizeof(weft__node);
-        weft__node *chunk = weft__alloc_aligned(bytes, WEFT__CACHE_LINE);
+        /* Zeroed: the cold halves start valid, and pages nobody writes (the
+         * cold part of a chain) are never even faulted in. */
+        weft__node *chunk = weft__calloc_aligned(weft__chunk_bytes(tf->nchunks), WEFT__CACHE_LINE);
         if (!chunk) return NULL;
         tf->chunks[tf->nchunks++] = chunk;
     }
@@ -37,15 +38,17 @@ static bool sources_reserve(weft_taskflow *tf) {
     return true;
 }
 
+/* A source's position in tf->sources lives in its (otherwise unused) join field. */
 static void sources_add(weft_taskflow *tf, weft__node *n) { /* room reserved */
-    n->src_pos = (uint32_t)tf->nsources;
+    atomic_store_explicit(&n->join, (uint32_t)tf->nsources, memory_order_relaxed);
     tf->sources[tf->nsources++] = n;
 }
 
 static void sources_remove(weft_taskflow *tf, weft__node *n) {
     weft__node *last = tf->sources[--tf->nsources];
-    tf->sources[n->src_pos] = last;
-    last->src_pos = n->src_pos;
+    uint32_t pos = atomic_load_explicit(&n->join, memory_order_relaxed);
+    tf->sources[pos] = last;
+    atomic_store_explicit(&last->join, pos, memory_order_relaxed);
 }
 
 static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
@@ -67,6 +70,8 @@ static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
         .index = (uint32_t)tf->nnodes++,
     };
     atomic_init(&n->join, 0);
+    if (n->index < tf->high_water) *weft__cold(n) = (weft__node_cold){0}; /* reused after a clear */
+    else tf->high_water = tf->nnodes;
     tf->cur_used++;
     sources_add(tf, n);
     return (weft_task){n};
@@ -97,16 +102,18 @@ weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
  * (nothing changed). */
 static weft_status reserve_succ(weft__node *n, size_t extra) {
     size_t need = (size_t)n->nsucc + extra;
-    if (need <= 1 || need <= n->spill_cap) return WEFT_OK;
+    if (need <= 1) return WEFT_OK;
+    weft__node_cold *c = weft__cold(n);
+    if (need <= c->spill_cap) return WEFT_OK;
     if (need > UINT32_MAX) return WEFT_ENOMEM;
-    size_t cap = n->spill_cap ? n->spill_cap : 2;
+    size_t cap = c->spill_cap ? c->spill_cap : 2;
     while (cap < need) cap *= 2;
     if (cap > UINT32_MAX) cap = UINT32_MAX;
-    weft__node **a = weft__realloc(n->spill, n->spill_cap * sizeof *a, cap * sizeof *a);
+    weft__node **a = weft__realloc(c->spill, c->spill_cap * sizeof *a, cap * sizeof *a);
     if (!a) return WEFT_ENOMEM;
-    if (!n->spill) n->tf->nspilled++;
-    n->spill = a;
-    n->spill_cap = (uint32_t)cap;
+    if (!c->spill) n->tf->nspilled++;
+    c->spill = a;
+    c->spill_cap = (uint32_t)cap;
     if (n->nsucc >= 2) n->succ.many = a;
     return WEFT_OK;
 }
@@ -130,14 +137,15 @@ static void link(weft__node *from, weft__node *to) {
         from->succ.one = to;
     } else {
         if (from->nsucc == 1) { /* move the inline successor to the array */
-            from->spill[0] = from->succ.one;
-            from->succ.many = from->spill;
+            weft__node **spill = weft__cold(from)->spill;
+            spill[0] = from->succ.one;
+            from->succ.many = spill;
         }
         from->succ.many[from->nsucc] = to;
     }
     from->nsucc++;
     if (to->num_deps++ == 0) sources_remove(tf, to);
-    atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
+    atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed); /* was its source slot */
     if (from->index >= to->index) tf->backward++;
     /* Once any edge points backward, every new edge may close a cycle. */
     if (tf->backward) tf->dirty = true;
@@ -146,9 +154,9 @@ static void link(weft__node *from, weft__node *to) {
 /* Undoes the most recent link(from, to). */
 static void unlink_last(weft__node *from, weft__node *to) {
     weft_taskflow *tf = from->tf;
-    if (--from->nsucc == 1) from->succ.one = from->spill[0]; /* back inline */
-    if (--to->num_deps == 0) sources_add(tf, to); /* its old slot is free again */
-    atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
+    if (--from->nsucc == 1) from->succ.one = from->succ.many[0]; /* back inline */
+    if (--to->num_deps == 0) sources_add(tf, to); /* its old slot is free again; join = slot */
+    else atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward--;
 }
 
@@ -198,21 +206,25 @@ weft_status weft_task_set_name(weft_task t, const char *name) {
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     char *copy = NULL;
     if (name && !(copy = weft__strdup(name))) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
-    n->tf->nnamed += (copy != NULL) - (n->name != NULL);
-    weft__free_str(n->name);
-    n->name = copy;
+    weft__node_cold *c = weft__cold(n);
+    n->tf->nnamed += (copy != NULL) - (c->name != NULL);
+    weft__free_str(c->name);
+    c->name = copy;
     return WEFT_OK;
 }
 
-const char *weft_task_name(weft_task t) { return t.node_ && t.node_->name ? t.node_->name : ""; }
+const char *weft_task_name(weft_task t) {
+    const char *name = t.node_ ? weft__cold(t.node_)->name : NULL;
+    return name ? name : "";
+}
 
 weft_status weft_task_set_data(weft_task t, void *data) {
     if (!t.node_) return WEFT_EINVAL;
-    t.node_->data = data;
+    weft__cold(t.node_)->data = data;
     return WEFT_OK;
 }
 
-void *weft_task_data(weft_task t) { return t.node_ ? t.node_->data : NULL; }
+void *weft_task_data(weft_task t) { return t.node_ ? weft__cold(t.node_)->data : NULL; }
 size_t weft_task_index(weft_task t) { return t.node_ ? t.node_->index : SIZE_MAX; }
 size_t weft_task_num_successors(weft_task t) { return t.node_ ? t.node_->nsucc : 0; }
 size_t weft_task_num_dependents(weft_task t) { return t.node_ ? t.node_->num_deps : 0; }

@@ -22,35 +22,46 @@ enum { WHITE, GRAY, BLACK };
         }                                                                               \
     } while (0)
 
+/* Marks n GRAY, entered from `parent`. */
+static void dfs_enter(weft__node *n, weft__node *parent) {
+    weft__node_cold *c = weft__cold(n);
+    c->dfs_color = GRAY;
+    c->dfs_parent = parent;
+    c->dfs_edge = 0;
+}
+
+/* Depth-first search from root.  Returns a node on a cycle (and sets *closer to
+ * the node whose edge closes it), or NULL. */
+static weft__node *dfs_from(weft__node *root, weft__node **closer) {
+    dfs_enter(root, NULL);
+    weft__node *cur = root;
+    while (cur) {
+        weft__node_cold *c = weft__cold(cur);
+        if (c->dfs_edge == cur->nsucc) {
+            c->dfs_color = BLACK;
+            cur = c->dfs_parent;
+            continue;
+        }
+        weft__node *s = weft__succ_array(cur)[c->dfs_edge++];
+        uint8_t color = weft__cold(s)->dfs_color;
+        if (color == GRAY) { /* back edge: s is an ancestor of cur */
+            *closer = cur;
+            return s;
+        }
+        if (color == WHITE) {
+            dfs_enter(s, cur);
+            cur = s;
+        }
+    }
+    return NULL;
+}
+
 /* Returns a node on a cycle (and the node whose edge closes it), or NULL. */
 static weft__node *find_cycle(weft_taskflow *tf, weft__node **closer) {
-    FOR_EACH_NODE(tf, n, { n->dfs_color = WHITE; });
+    FOR_EACH_NODE(tf, n, { weft__cold(n)->dfs_color = WHITE; });
     weft__node *found = NULL;
     FOR_EACH_NODE(tf, root, {
-        if (found || root->dfs_color != WHITE) continue;
-        root->dfs_color = GRAY;
-        root->dfs_parent = NULL;
-        root->dfs_edge = 0;
-        weft__node *cur = root;
-        while (cur) {
-            if (cur->dfs_edge < cur->nsucc) {
-                weft__node *s = weft__succ_array(cur)[cur->dfs_edge++];
-                if (s->dfs_color == GRAY) { /* back edge: s is an ancestor of cur */
-                    found = s;
-                    *closer = cur;
-                    break;
-                }
-                if (s->dfs_color == WHITE) {
-                    s->dfs_color = GRAY;
-                    s->dfs_parent = cur;
-                    s->dfs_edge = 0;
-                    cur = s;
-                }
-            } else {
-                cur->dfs_color = BLACK;
-                cur = cur->dfs_parent;
-            }
-        }
+        if (!found && weft__cold(root)->dfs_color == WHITE) found = dfs_from(root, closer);
     });
     return found;
 }
