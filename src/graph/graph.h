@@ -60,6 +60,10 @@ _Static_assert(sizeof(weft__node_cold) <= sizeof(struct weft__node), "cold part 
  * parts in slots of the same size, in one allocation. */
 static inline size_t weft__chunk_capacity(size_t k) { return (size_t)64 << (k < 10 ? k : 10); }
 static inline size_t weft__chunk_bytes(size_t k) { return 2 * weft__chunk_capacity(k) * sizeof(struct weft__node); }
+/* Chunks of two huge pages or more start on a huge-page boundary (see task.c). */
+static inline size_t weft__chunk_align(size_t k) {
+    return weft__chunk_bytes(k) >= 2 * WEFT__HUGE_PAGE ? WEFT__HUGE_PAGE : WEFT__CACHE_LINE;
+}
 
 /* Capacity of the chunk holding the node of a given index: chunk k starts at index
  * 64 * (2^k - 1), so for k <= 10 it is the k with 2^k <= index/64 + 1 < 2^(k+1). */
@@ -79,6 +83,23 @@ static inline weft__node *const *weft__succ_array(const weft__node *n) {
     return n->nsucc <= 1 ? &n->succ.one : n->succ.many;
 }
 
+/* Successor arrays (succ_pool.c): power-of-two capacities carved from blocks the
+ * taskflow owns, with a free list per capacity. */
+typedef struct weft__succ_block weft__succ_block;
+typedef struct weft__succ_pool {
+    weft__succ_block *blocks;
+    char *cur; /* unused tail of the newest block */
+    size_t left;
+    weft__node **free[32]; /* by log2(capacity) */
+} weft__succ_pool;
+
+/* An array of `cap` (a power of two, >= 2) successor slots; NULL: out of memory. */
+weft__node **weft__succ_alloc(weft__succ_pool *p, uint32_t cap);
+/* Gives back an array from weft__succ_alloc (NULL is ignored). */
+void weft__succ_free(weft__succ_pool *p, weft__node **a, uint32_t cap);
+/* Frees every block; the pool is empty and usable afterwards. */
+void weft__succ_pool_release(weft__succ_pool *p);
+
 struct weft_taskflow {
     char *name;
     /* Slab: chunk k holds chunk_capacity(k) nodes; nodes never move. */
@@ -97,9 +118,10 @@ struct weft_taskflow {
     size_t nsources, sources_cap;
     size_t backward;
     bool dirty;
-    /* Nodes owning heap memory (a name, a spilled edge array): when both are 0,
-     * clearing or destroying needs no walk over the nodes. */
-    size_t nnamed, nspilled;
+    weft__succ_pool succ_pool;
+    /* Nodes owning heap memory (a name): when 0, clearing or destroying needs no
+     * walk over the nodes. */
+    size_t nnamed;
     /* Runs: `active` is running; later ones wait in a list behind it. */
     weft__mutex mu;
     weft__run *active, *tail;

@@ -20,8 +20,11 @@ static weft__node *slab_take(weft_taskflow *tf) {
         }
         /* Zeroed: the cold halves start valid, and pages nobody writes (the
          * cold part of a chain) are never even faulted in. */
-        weft__node *chunk = weft__calloc_aligned(weft__chunk_bytes(tf->nchunks), WEFT__CACHE_LINE);
+        size_t bytes = weft__chunk_bytes(tf->nchunks);
+        weft__node *chunk = weft__calloc_aligned(bytes, weft__chunk_align(tf->nchunks));
         if (!chunk) return NULL;
+        /* Big chunks sit on huge-page boundaries, hot and cold halves apart. */
+        if (bytes >= 2 * WEFT__HUGE_PAGE) weft__mem_advise_huge(chunk, bytes);
         tf->chunks[tf->nchunks++] = chunk;
     }
     return &tf->chunks[tf->cur_chunk][tf->cur_used];
@@ -105,13 +108,16 @@ static weft_status reserve_succ(weft__node *n, size_t extra) {
     if (need <= 1) return WEFT_OK;
     weft__node_cold *c = weft__cold(n);
     if (need <= c->spill_cap) return WEFT_OK;
-    if (need > UINT32_MAX) return WEFT_ENOMEM;
     size_t cap = c->spill_cap ? c->spill_cap : 2;
     while (cap < need) cap *= 2;
-    if (cap > UINT32_MAX) cap = UINT32_MAX;
-    weft__node **a = weft__realloc(c->spill, c->spill_cap * sizeof *a, cap * sizeof *a);
+    if (cap > ((size_t)1 << 31)) return WEFT_ENOMEM;
+    weft__succ_pool *pool = &n->tf->succ_pool;
+    weft__node **a = weft__succ_alloc(pool, (uint32_t)cap);
     if (!a) return WEFT_ENOMEM;
-    if (!c->spill) n->tf->nspilled++;
+    if (c->spill) {
+        memcpy(a, c->spill, n->nsucc * sizeof *a);
+        weft__succ_free(pool, c->spill, c->spill_cap);
+    }
     c->spill = a;
     c->spill_cap = (uint32_t)cap;
     if (n->nsucc >= 2) n->succ.many = a;

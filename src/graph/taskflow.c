@@ -46,20 +46,19 @@ oom:
     return NULL;
 }
 
-/* Frees what nodes own (names, spilled edge arrays); keeps the chunks. */
+/* Frees what nodes own (names, successor arrays); keeps the chunks. */
 static void release_nodes(weft_taskflow *tf) {
-    size_t left = (tf->nnamed || tf->nspilled) ? tf->nnodes : 0;
+    size_t left = tf->nnamed ? tf->nnodes : 0;
     for (size_t k = 0; k < tf->nchunks && left; k++) {
         size_t cap = weft__chunk_capacity(k), n = left < cap ? left : cap;
         for (size_t i = 0; i < n; i++) {
-            weft__node_cold *c = weft__cold(&tf->chunks[k][i]);
-            weft__free_str(c->name);
-            weft__free(c->spill, c->spill_cap * sizeof *c->spill);
+            weft__free_str(weft__cold(&tf->chunks[k][i])->name);
         }
         left -= n;
     }
     tf->nnodes = 0;
-    tf->nnamed = tf->nspilled = 0;
+    tf->nnamed = 0;
+    weft__succ_pool_release(&tf->succ_pool);
     tf->cur_chunk = tf->cur_used = 0;
     tf->nsources = 0;
     tf->backward = 0;
@@ -71,7 +70,7 @@ weft_status weft_taskflow_destroy(weft_taskflow *tf) {
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     release_nodes(tf);
     for (size_t k = 0; k < tf->nchunks; k++)
-        weft__free_aligned(tf->chunks[k], weft__chunk_bytes(k), WEFT__CACHE_LINE);
+        weft__free_aligned(tf->chunks[k], weft__chunk_bytes(k), weft__chunk_align(k));
     weft__free(tf->chunks, tf->chunks_cap * sizeof *tf->chunks);
     weft__free(tf->sources, tf->sources_cap * sizeof *tf->sources);
     weft__free_str(tf->name);
