@@ -26,10 +26,7 @@ typedef struct weft__run weft__run;
  * cold lines next to them. */
 struct weft__node {
     _Alignas(WEFT__CACHE_LINE) weft__job job; /* must stay first */
-    /* Strong predecessors still to finish, this iteration.  A source (num_deps ==
-     * 0) has nothing to count, so there it holds the node's position in
-     * tf->sources instead: building a chain then never touches a cold part. */
-    _Atomic uint32_t join;
+    _Atomic uint32_t join; /* strong predecessors still to finish, this iteration */
     uint32_t num_deps; /* strong predecessors (edges into this node) */
     weft_task_fn fn;
     void *arg;
@@ -116,6 +113,7 @@ struct weft_taskflow {
      * runs only when `backward` edges exist and the graph changed (`dirty`). */
     weft__node **sources;
     size_t nsources, sources_cap;
+    bool sources_stale; /* recount at prepare (see task.c) */
     size_t backward;
     bool dirty;
     weft__succ_pool succ_pool;

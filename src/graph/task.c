@@ -41,17 +41,17 @@ static bool sources_reserve(weft_taskflow *tf) {
     return true;
 }
 
-/* A source's position in tf->sources lives in its (otherwise unused) join field. */
+/* Sources are kept as a stack while every node that stops being a source is the
+ * newest one, as when a chain is built; any other removal (fan-out built after
+ * the tasks, random edges) marks the list stale instead of searching it, and
+ * weft__taskflow_prepare recounts it in one pass over the nodes. */
 static void sources_add(weft_taskflow *tf, weft__node *n) { /* room reserved */
-    atomic_store_explicit(&n->join, (uint32_t)tf->nsources, memory_order_relaxed);
-    tf->sources[tf->nsources++] = n;
+    if (!tf->sources_stale) tf->sources[tf->nsources++] = n;
 }
 
 static void sources_remove(weft_taskflow *tf, weft__node *n) {
-    weft__node *last = tf->sources[--tf->nsources];
-    uint32_t pos = atomic_load_explicit(&n->join, memory_order_relaxed);
-    tf->sources[pos] = last;
-    atomic_store_explicit(&last->join, pos, memory_order_relaxed);
+    if (!tf->sources_stale && tf->nsources && tf->sources[tf->nsources - 1] == n) tf->nsources--;
+    else tf->sources_stale = true;
 }
 
 static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
@@ -151,7 +151,7 @@ static void link(weft__node *from, weft__node *to) {
     }
     from->nsucc++;
     if (to->num_deps++ == 0) sources_remove(tf, to);
-    atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed); /* was its source slot */
+    atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward++;
     /* Once any edge points backward, every new edge may close a cycle. */
     if (tf->backward) tf->dirty = true;
@@ -161,8 +161,8 @@ static void link(weft__node *from, weft__node *to) {
 static void unlink_last(weft__node *from, weft__node *to) {
     weft_taskflow *tf = from->tf;
     if (--from->nsucc == 1) from->succ.one = from->succ.many[0]; /* back inline */
-    if (--to->num_deps == 0) sources_add(tf, to); /* its old slot is free again; join = slot */
-    else atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
+    if (--to->num_deps == 0) sources_add(tf, to); /* its old slot is free again */
+    atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward--;
 }
 

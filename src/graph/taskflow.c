@@ -61,6 +61,7 @@ static void release_nodes(weft_taskflow *tf) {
     weft__succ_pool_release(&tf->succ_pool);
     tf->cur_chunk = tf->cur_used = 0;
     tf->nsources = 0;
+    tf->sources_stale = false;
     tf->backward = 0;
     tf->dirty = false;
 }

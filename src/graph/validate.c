@@ -6,6 +6,7 @@
  * are simply not followed here: a cycle through a weak edge is a loop, not an
  * error. */
 #include "graph/graph.h"
+#include "core/alloc.h"
 
 enum { WHITE, GRAY, BLACK };
 
@@ -66,9 +67,28 @@ static weft__node *find_cycle(weft_taskflow *tf, weft__node **closer) {
     return found;
 }
 
+/* Collects the nodes with no dependents into tf->sources, in emplace order. */
+static weft_status recount_sources(weft_taskflow *tf) {
+    if (tf->sources_cap < tf->nnodes) {
+        weft__node **a = weft__realloc(tf->sources, tf->sources_cap * sizeof *a, tf->nnodes * sizeof *a);
+        if (!a) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
+        tf->sources = a;
+        tf->sources_cap = tf->nnodes;
+    }
+    size_t k = 0;
+    FOR_EACH_NODE(tf, n, {
+        if (n->num_deps == 0) tf->sources[k++] = n;
+    });
+    tf->nsources = k;
+    tf->sources_stale = false;
+    return WEFT_OK;
+}
+
 weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
-    /* Sources and join counters are kept current while building (task.c); only
-     * the cycle check is left, and only when an edge points backward. */
+    /* Join counters are kept current while building (task.c); the sources too,
+     * unless edges were added in an order that made that costly.  The cycle
+     * check runs only when an edge points backward. */
+    if (tf->sources_stale && recount_sources(tf) != WEFT_OK) return WEFT_ENOMEM;
     if (!tf->dirty || tf->backward == 0) return WEFT_OK;
     weft__node *closer = NULL, *c = find_cycle(tf, &closer);
     if (c) {
