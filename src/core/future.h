@@ -24,6 +24,9 @@ struct weft_future {
     _Atomic int fail_claimed; /* first error wins */
     weft_executor *ex;
     void (*free_fn)(weft_future *);
+    /* What this future waits for (a run's taskflow), or NULL: waiting on it from a
+     * task whose weft_ctx.owner matches can never end (WEFT_EDEADLK). */
+    const void *owner;
     /* Results.  status/task_code/failed_task are written before `done` is set
      * (release) and read only after it is seen (acquire). */
     weft_status status;
