@@ -17,6 +17,7 @@ static void libc_free(void *ctx, void *p, size_t size) { (void)ctx; (void)size; 
 static weft_allocator current = {libc_alloc, libc_realloc, libc_free, NULL};
 
 void weft_set_allocator(const weft_allocator *a) {
+    weft__block_cache_flush(); /* cached blocks belong to the outgoing allocator */
     weft_allocator n = {libc_alloc, libc_realloc, libc_free, NULL};
     if (a) {
         n.ctx = a->ctx;
@@ -28,6 +29,8 @@ void weft_set_allocator(const weft_allocator *a) {
     }
     current = n;
 }
+
+bool weft__alloc_is_default(void) { return current.alloc == libc_alloc; }
 
 void *weft__alloc(size_t size) { return current.alloc(current.ctx, size ? size : 1); }
 

@@ -70,8 +70,16 @@ weft_status weft_taskflow_destroy(weft_taskflow *tf) {
     if (!tf) return WEFT_OK;
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     release_nodes(tf);
-    for (size_t k = 0; k < tf->nchunks; k++)
-        weft__free_aligned(tf->chunks[k], weft__chunk_bytes(k), weft__chunk_align(k));
+    size_t start = 0; /* index of the first slot of chunk k */
+    for (size_t k = 0; k < tf->nchunks; k++) {
+        size_t cap = weft__chunk_capacity(k), bytes = weft__chunk_bytes(k), align = weft__chunk_align(k);
+        size_t used = tf->high_water > start ? tf->high_water - start : 0;
+        weft__node *chunk = tf->chunks[k];
+        /* Cached chunks keep the invariant of fresh ones: cold halves zeroed. */
+        memset(chunk + cap, 0, (used < cap ? used : cap) * sizeof(weft__node));
+        if (!weft__block_cache_give(chunk, bytes, align)) weft__free_aligned(chunk, bytes, align);
+        start += cap;
+    }
     weft__free(tf->chunks, tf->chunks_cap * sizeof *tf->chunks);
     weft__free(tf->sources, tf->sources_cap * sizeof *tf->sources);
     weft__free_str(tf->name);
