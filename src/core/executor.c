@@ -3,6 +3,7 @@
 #include "core/alloc.h"
 #include "core/future.h"
 #include "observe/hooks.h" /* weft__obs_create / weft__obs_destroy */
+#include "observe/log.h"
 
 #include <stdlib.h>
 
@@ -89,6 +90,7 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
             return set_err(err, st), NULL;
         }
     }
+    weft__log(WEFT_LOG_INFO, "executor %p created: %u workers", (void *)ex, ex->nworkers); /* observe/ */
     set_err(err, WEFT_OK);
     return ex;
 }
