@@ -170,16 +170,16 @@ static void put_histogram(const struct report *r) {
     }
     fputs("<h2>Task durations</h2>\n", out);
     if (!max) { fputs("<p>No task spans.</p>\n", out); return; }
-    unsigned n = hi - lo + 1, bw = 60;
-    fprintf(out, "<svg id=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"190\">\n", n * bw + 20);
+    unsigned n = hi - lo + 1, bw = 76;
+    fprintf(out, "<svg id=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"200\">\n", n * bw + 20);
     for (unsigned b = lo; b <= hi; b++) {
         double h = 140.0 * (double)r->hist[b] / (double)max;
         unsigned x = 10 + (b - lo) * bw;
         fprintf(out, "<rect x=\"%u\" y=\"%.1f\" width=\"%u\" height=\"%.1f\" fill=\"#47a\"><title>%" PRIu64 " tasks</title></rect>",
-                x + 4, 150 - h, bw - 8, h, r->hist[b]);
+                x + 4, 170 - h, bw - 8, h, r->hist[b]);
         fprintf(out, "<text x=\"%u\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%" PRIu64 "</text>", x + bw / 2,
-                145 - h, r->hist[b]);
-        fprintf(out, "<text x=\"%u\" y=\"168\" text-anchor=\"middle\" font-size=\"11\">&#8805;", x + bw / 2);
+                165 - h, r->hist[b]);
+        fprintf(out, "<text x=\"%u\" y=\"188\" text-anchor=\"middle\" font-size=\"11\">&#8805;", x + bw / 2);
         put_duration(out, b ? (double)((uint64_t)1 << b) : 0.0);
         fputs("</text>\n", out);
     }
