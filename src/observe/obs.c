@@ -86,15 +86,20 @@ void weft__obs_destroy(weft_executor *ex) {
 
 /* ---- switching on and off ---------------------------------------------------- */
 
-weft_status weft_metrics_enable(weft_executor *ex, bool on) {
-    if (!ex) return WEFT_EINVAL;
-    struct weft__obs *o = weft__obs_state(ex);
-    if (!o) return WEFT_ENOMEM;
+/* Sets metrics on or off; switching on resets the counters and the clock. */
+static void set_metrics(struct weft__obs *o, bool on) {
     if (on) {
         weft__obs_reset_counters(o);
         atomic_store_explicit(&o->metrics_t0, weft__ticks(), memory_order_relaxed);
     }
     atomic_store_explicit(&o->metrics_on, on, memory_order_relaxed);
+}
+
+weft_status weft_metrics_enable(weft_executor *ex, bool on) {
+    if (!ex) return WEFT_EINVAL;
+    struct weft__obs *o = weft__obs_state(ex);
+    if (!o) return WEFT_ENOMEM;
+    set_metrics(o, on);
     weft__obs_publish(o);
     return WEFT_OK;
 }
@@ -104,11 +109,7 @@ weft_status weft_profiler_start(weft_executor *ex) {
     struct weft__obs *o = weft__obs_state(ex);
     if (!o) return WEFT_ENOMEM;
     for (unsigned i = 0; i < o->nworkers; i++) weft__spans_clear(&o->w[i]);
-    if (!atomic_load_explicit(&o->metrics_on, memory_order_relaxed)) {
-        weft__obs_reset_counters(o);
-        atomic_store_explicit(&o->metrics_t0, weft__ticks(), memory_order_relaxed);
-        atomic_store_explicit(&o->metrics_on, true, memory_order_relaxed);
-    }
+    if (!atomic_load_explicit(&o->metrics_on, memory_order_relaxed)) set_metrics(o, true);
     atomic_store_explicit(&o->profile_t0, weft__ticks(), memory_order_relaxed);
     atomic_store_explicit(&o->profile_on, true, memory_order_relaxed);
     weft__obs_publish(o);
