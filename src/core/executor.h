@@ -39,6 +39,7 @@ struct weft__worker {
     uint64_t rng;
     /* Private FIFO of jobs that did not fit in the deque (out of memory). Owner only. */
     weft__job *overflow_head, *overflow_tail;
+    weft_ctx *ctx; /* innermost task running on this worker, or NULL */
     weft__thread thread;
     weft__worker_stats stats; /* observe/: counters and state */
 };
@@ -70,6 +71,11 @@ struct weft_ctx {
     weft__worker *worker;
     void *task; /* the graph node (or other job) being run */
     const _Atomic int *stop; /* non-zero bits in WEFT__STOP_MASK: cancelled/failed */
+    /* What cannot finish while this task is on the stack (its taskflow), matched
+     * against weft_future.owner to refuse waits that would deadlock; and the
+     * task this one interrupted on the same worker (a wait that ran it). */
+    const void *owner;
+    weft_ctx *outer;
 };
 
 /* The worker the calling thread is, if it belongs to ex; NULL otherwise. */
