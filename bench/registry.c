@@ -52,6 +52,11 @@ const bench_def bench_table[] = {
       ALL_OPS(graph_traversal) },
     { "embarrassing_parallelism", (size_t)1 << 20, true, &bench_work_embarrassing_parallelism,
       ALL_OPS(embarrassing_parallelism) },
+    /* The profiler's cost: weft only, compare with linear_chain / binary_tree. */
+    { "linear_chain_profiled", (size_t)1 << 20, true, &bench_work_linear_chain,
+      { [BENCH_WEFT] = &bench_weft_linear_chain_profiled } },
+    { "binary_tree_profiled", ((size_t)1 << 20) - 1, true, &bench_work_binary_tree,
+      { [BENCH_WEFT] = &bench_weft_binary_tree_profiled } },
 };
 
 const size_t bench_table_len = sizeof bench_table / sizeof bench_table[0];

@@ -40,6 +40,15 @@ typedef struct weft_executor_config {
     /* Stack size of each worker thread in bytes.  Default: the system default
      * (ulimit -s, usually 8 MiB). */
     size_t stack_size;
+    /* Observability (weft/observe.h).  `observer` (copied at create; may be NULL)
+     * is called at every task's entry and exit.  `metrics` collects task metrics
+     * from the start; `profile` records a profile from the start (WEFT_PROFILE in
+     * the environment does too, and saves it at destroy).  `profile_max_spans`:
+     * spans each worker's profile buffer holds at most; 0: 2^20. */
+    const struct weft_observer *observer;
+    bool metrics;
+    bool profile;
+    size_t profile_max_spans;
 } weft_executor_config;
 
 /* Creates an executor and starts its workers.  `config` may be NULL (all

@@ -8,6 +8,7 @@
  * keeps that count exact and re-arms every join counter for the next iteration. */
 #include "graph/graph.h"
 #include "core/alloc.h"
+#include "observe/hooks.h" /* observer / metrics / profiler: one branch each when off */
 
 #include <stddef.h>
 
@@ -77,12 +78,17 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job) {
         if (n->fn) {
             weft_ctx cx = {w, n, &r->fut.stop, n->tf, w->ctx};
             w->ctx = &cx;
+            struct weft__obs *o = weft__obs_get(w->ex); /* observe/: NULL unless switched on */
+            if (__builtin_expect(o != NULL, 0)) weft__obs_task_begin(o, w, n, r);
             int rc = n->fn(&cx, n->arg);
+            if (__builtin_expect(o != NULL, 0)) weft__obs_task_end(o, w, n, r, rc);
             w->ctx = cx.outer;
             if (rc != 0) weft__future_fail(&r->fut, rc, weft__cold(n)->name, n->index);
         }
     } else {
         atomic_fetch_add_explicit(&r->fut.skipped, 1, memory_order_relaxed);
+        struct weft__obs *o = weft__obs_get(w->ex); /* observe/: count skipped tasks */
+        if (__builtin_expect(o != NULL, 0)) weft__obs_task_skipped(o, w);
     }
     return release_successors(w, r, n);
 }
