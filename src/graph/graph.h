@@ -43,10 +43,27 @@ struct weft__node {
     weft__node *dfs_parent; /* validation: DFS tree parent */
     uint32_t dfs_edge; /* validation: next edge to explore */
     uint8_t dfs_color;
+    uint8_t kind; /* WEFT__KIND_*: what job.run does and how edges out of it count */
+    uint32_t num_weak; /* weak predecessors (edges from condition tasks) */
+    void *ext; /* per-kind record: subflow, module, or shared work (flow.h) */
 };
 
 _Static_assert(offsetof(struct weft__node, spill) == WEFT__CACHE_LINE, "hot part of a node must fill one line");
 _Static_assert(sizeof(struct weft__node) == 2 * WEFT__CACHE_LINE, "a node is two cache lines");
+
+/* Node kinds.  The kind picks job.run, so a run never branches on it; building,
+ * validation and DOT read it from the cold line. */
+enum {
+    WEFT__KIND_STATIC,
+    WEFT__KIND_COND, /* edges out of it are weak */
+    WEFT__KIND_MCOND, /* multi-condition: weak edges too */
+    WEFT__KIND_SUBFLOW,
+    WEFT__KIND_MODULE,
+};
+
+static inline bool weft__node_is_cond(const weft__node *n) {
+    return n->kind == WEFT__KIND_COND || n->kind == WEFT__KIND_MCOND;
+}
 
 /* The successors of n, in the order the edges were added. */
 static inline weft__node *const *weft__succ_array(const weft__node *n) {
@@ -73,6 +90,12 @@ struct weft_taskflow {
     /* Nodes owning heap memory (a name, a spilled edge array): when both are 0,
      * clearing or destroying needs no walk over the nodes. */
     size_t nnamed, nspilled;
+    /* Control flow (flow.h): condition tasks (each iteration then re-arms every
+     * join counter, as a branch not taken leaves counters half counted), nodes
+     * with an `ext` record, and spare subflow records kept for reuse. */
+    size_t nconds, next_owned;
+    struct weft__subflow *free_subs;
+    bool is_subflow_graph; /* owned by a subflow task: not destroyable by users */
     /* Runs: `active` is running; later ones wait in a list behind it. */
     weft__mutex mu;
     weft__run *active, *tail;
@@ -90,16 +113,63 @@ struct weft__run {
     uint64_t target; /* iterations wanted */
     weft_pred_fn pred;
     void *pred_arg;
+    /* Nested runs (flow.h): the run of a subflow's or a module's graph inside a
+     * parent run.  `top` is the future of the outermost run (its stop bits stop
+     * every level; &fut for a top-level run); `parent`/`pnode` the run and task
+     * to resume when this one ends; `anchor` the nearest run that is not a
+     * subflow's, which detached subflows join. */
+    weft_future *top;
+    weft__run *parent;
+    weft__node *pnode;
+    weft__run *anchor;
+    uint8_t role; /* WEFT__ROLE_* */
     /* Nodes made runnable and not yet finished in the current iteration. */
     _Alignas(WEFT__CACHE_LINE) _Atomic int64_t pending;
     _Alignas(WEFT__CACHE_LINE) char pad_;
 };
+
+enum { WEFT__ROLE_TOP, WEFT__ROLE_JOINED, WEFT__ROLE_DETACHED };
 
 /* Chunk k of the slab holds 64 << min(k, 10) nodes. */
 static inline size_t weft__chunk_capacity(size_t k) { return (size_t)64 << (k < 10 ? k : 10); }
 
 /* The job function of every node (run.c). */
 weft__job *weft__node_run(weft__worker *w, weft__job *job);
+
+/* Adds delta to r's pending count; when it reaches 0 the iteration is over and
+ * this returns the job that goes on (next iteration or the end of the run), else
+ * NULL.  delta != 0. */
+weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta);
+
+/* Releases n's successors in run r (n finished); returns a job to run next. */
+weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n);
+
+/* Common start of every node kind: re-arms the join counter for the next time
+ * and says whether the task should be called (false: the run stopped; counted
+ * as skipped). */
+static inline bool weft__node_enter(weft__node *n, weft_future *top) {
+    /* Re-arm for the next iteration: every predecessor has already counted down.
+     * (Nodes with one dependent never count down.) */
+    if (n->num_deps > 1) atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed);
+    if ((atomic_load_explicit(&top->stop, memory_order_acquire) & WEFT__STOP_MASK) == 0) return true;
+    atomic_fetch_add_explicit(&top->skipped, 1, memory_order_relaxed);
+    return false;
+}
+
+/* Starts (or queues behind the run ahead) a nested run `sub` of graph sub->tf;
+ * fields other than the queue are filled by the caller.  Returns the job to run
+ * now (the start of sub) or NULL when queued; WEFT_ECYCLE in *st when the graph
+ * has a cycle (nothing started). */
+weft__job *weft__run_start_nested(weft__run *sub, weft_status *st);
+
+/* Adds a plain node (task.c); the flow code then sets its kind.  Errors as
+ * weft_emplace. */
+weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg);
+
+/* Gives back what a node's `ext` record holds (flow code), and frees the spare
+ * subflow records of a taskflow being destroyed. */
+void weft__flow_release_node(weft_taskflow *tf, weft__node *n);
+void weft__flow_free_pool(weft_taskflow *tf);
 
 /* Records a failed call's status (and message) on tf; returns st. */
 weft_status weft__tf_error(weft_taskflow *tf, weft_status st, const char *fmt, ...);
@@ -111,6 +181,10 @@ bool weft__tf_busy(weft_taskflow *tf);
  * holds tf->mu, and no run is active.  WEFT_OK, WEFT_ECYCLE (*on_cycle set),
  * WEFT_ENOMEM. */
 weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle);
+
+/* Sets every join counter to its node's strong dependent count (graphs with
+ * condition tasks, at the start of each iteration). */
+void weft__rearm_joins(weft_taskflow *tf);
 
 /* Label of a node for messages and DOT: its name, or "#index". */
 const char *weft__node_label(const weft__node *n, char *buf, size_t len);

@@ -48,7 +48,7 @@ static void sources_remove(weft_taskflow *tf, weft__node *n) {
     last->src_pos = n->src_pos;
 }
 
-static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
+weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
     if (tf->nnodes >= UINT32_MAX) {
         weft__tf_error(tf, WEFT_ENOMEM, "a taskflow holds at most %u tasks", UINT32_MAX - 1);
@@ -78,15 +78,18 @@ weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_emplace: task function is NULL (use weft_placeholder)");
         return WEFT_TASK_NULL;
     }
-    return add_node(tf, fn, arg);
+    return weft__add_node(tf, fn, arg);
 }
 
-weft_task weft_placeholder(weft_taskflow *tf) { return tf ? add_node(tf, NULL, NULL) : WEFT_TASK_NULL; }
+weft_task weft_placeholder(weft_taskflow *tf) { return tf ? weft__add_node(tf, NULL, NULL) : WEFT_TASK_NULL; }
 
 weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
     weft__node *n = t.node_;
     if (!n) return WEFT_EINVAL;
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
+    if (n->kind != WEFT__KIND_STATIC || n->ext)
+        return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_work: task '%s' is not a plain task",
+                              n->name ? n->name : "");
     n->fn = fn;
     n->arg = arg;
     return WEFT_OK;
@@ -136,7 +139,12 @@ static void link(weft__node *from, weft__node *to) {
         from->succ.many[from->nsucc] = to;
     }
     from->nsucc++;
-    if (to->num_deps++ == 0) sources_remove(tf, to);
+    if (to->num_deps == 0 && to->num_weak == 0) sources_remove(tf, to);
+    if (weft__node_is_cond(from)) { /* weak: not counted in `to`'s join, never a cycle */
+        to->num_weak++;
+        return;
+    }
+    to->num_deps++;
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward++;
     /* Once any edge points backward, every new edge may close a cycle. */
@@ -147,7 +155,11 @@ static void link(weft__node *from, weft__node *to) {
 static void unlink_last(weft__node *from, weft__node *to) {
     weft_taskflow *tf = from->tf;
     if (--from->nsucc == 1) from->succ.one = from->spill[0]; /* back inline */
-    if (--to->num_deps == 0) sources_add(tf, to); /* its old slot is free again */
+    bool weak = weft__node_is_cond(from);
+    if (weak) to->num_weak--;
+    else to->num_deps--;
+    if (to->num_deps == 0 && to->num_weak == 0) sources_add(tf, to); /* its old slot is free again */
+    if (weak) return;
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward--;
 }
@@ -215,7 +227,7 @@ weft_status weft_task_set_data(weft_task t, void *data) {
 void *weft_task_data(weft_task t) { return t.node_ ? t.node_->data : NULL; }
 size_t weft_task_index(weft_task t) { return t.node_ ? t.node_->index : SIZE_MAX; }
 size_t weft_task_num_successors(weft_task t) { return t.node_ ? t.node_->nsucc : 0; }
-size_t weft_task_num_dependents(weft_task t) { return t.node_ ? t.node_->num_deps : 0; }
+size_t weft_task_num_dependents(weft_task t) { return t.node_ ? (size_t)t.node_->num_deps + t.node_->num_weak : 0; }
 
 weft_task weft_task_successor(weft_task t, size_t i) {
     if (!t.node_ || i >= t.node_->nsucc) return WEFT_TASK_NULL;

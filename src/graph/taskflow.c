@@ -48,13 +48,14 @@ oom:
 
 /* Frees what nodes own (names, spilled edge arrays); keeps the chunks. */
 static void release_nodes(weft_taskflow *tf) {
-    size_t left = (tf->nnamed || tf->nspilled) ? tf->nnodes : 0;
+    size_t left = (tf->nnamed || tf->nspilled || tf->next_owned) ? tf->nnodes : 0;
     for (size_t k = 0; k < tf->nchunks && left; k++) {
         size_t cap = weft__chunk_capacity(k), n = left < cap ? left : cap;
         for (size_t i = 0; i < n; i++) {
             weft__node *nd = &tf->chunks[k][i];
             weft__free_str(nd->name);
             weft__free(nd->spill, nd->spill_cap * sizeof *nd->spill);
+            if (nd->ext) weft__flow_release_node(tf, nd);
         }
         left -= n;
     }
@@ -64,12 +65,15 @@ static void release_nodes(weft_taskflow *tf) {
     tf->nsources = 0;
     tf->backward = 0;
     tf->dirty = false;
+    tf->nconds = tf->next_owned = 0;
 }
 
 weft_status weft_taskflow_destroy(weft_taskflow *tf) {
     if (!tf) return WEFT_OK;
+    if (tf->is_subflow_graph) return weft__tf_error(tf, WEFT_EINVAL, "a subflow's graph belongs to its task");
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     release_nodes(tf);
+    weft__flow_free_pool(tf);
     for (size_t k = 0; k < tf->nchunks; k++)
         weft__free_aligned(tf->chunks[k], weft__chunk_capacity(k) * sizeof(weft__node), WEFT__CACHE_LINE);
     weft__free(tf->chunks, tf->chunks_cap * sizeof *tf->chunks);

@@ -2,9 +2,8 @@
  *
  * The cycle check is a depth-first search over strong edges kept in the nodes
  * themselves (colour, parent, edge cursor), so it needs no allocation and no
- * recursion however deep the graph.  When condition tasks arrive, their weak edges
- * are simply not followed here: a cycle through a weak edge is a loop, not an
- * error. */
+ * recursion however deep the graph.  The weak edges out of condition tasks are
+ * not followed: a cycle through a weak edge is a loop, not an error. */
 #include "graph/graph.h"
 
 enum { WHITE, GRAY, BLACK };
@@ -33,7 +32,7 @@ static weft__node *find_cycle(weft_taskflow *tf, weft__node **closer) {
         root->dfs_edge = 0;
         weft__node *cur = root;
         while (cur) {
-            if (cur->dfs_edge < cur->nsucc) {
+            if (cur->dfs_edge < (weft__node_is_cond(cur) ? 0 : cur->nsucc)) {
                 weft__node *s = weft__succ_array(cur)[cur->dfs_edge++];
                 if (s->dfs_color == GRAY) { /* back edge: s is an ancestor of cur */
                     found = s;
@@ -53,6 +52,10 @@ static weft__node *find_cycle(weft_taskflow *tf, weft__node **closer) {
         }
     });
     return found;
+}
+
+void weft__rearm_joins(weft_taskflow *tf) {
+    FOR_EACH_NODE(tf, n, { atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed); });
 }
 
 weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
