@@ -175,9 +175,10 @@ typedef struct weft_instance {
 } weft_instance;
 
 /* Copies every task and edge of c's graph into dst (names get the prefix
- * "<prefix>/" if prefix is not NULL) and fills *out.  All or nothing: on failure
- * dst keeps its tasks (copies already made are not removed: clear dst or ignore
- * them; they have no edge to the rest).  WEFT_EINVAL, WEFT_ENOMEM, WEFT_EBUSY. */
+ * "<prefix>/" if prefix is not NULL) and fills *out; link the copy to dst's
+ * other tasks through weft_instance_entry / weft_instance_exit.  On failure
+ * (WEFT_EINVAL, WEFT_ENOMEM, WEFT_EBUSY) *out is untouched and dst may hold part
+ * of the copy: clear dst (weft_taskflow_clear) before running it. */
 WEFT_API WEFT_NODISCARD weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflow *dst,
                                                                  const char *prefix, weft_instance *out);
 /* The copy of the entry / exit named `name` (the null task if there is none). */
