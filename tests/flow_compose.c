@@ -75,6 +75,7 @@ TEST(composition_copies_link_through_named_entries_and_exits) {
     weft_taskflow *tf = make_taskflow("user");
     weft_task head = must_emplace(tf, expect_step, NULL);
     weft_instance i1, i2;
+    ASSERT_STATUS(weft_composition_instantiate(c, weft_composition_graph(c), NULL, &i1), WEFT_EINVAL);
     ASSERT_OK(weft_composition_instantiate(c, tf, "first", &i1));
     ASSERT_OK(weft_composition_instantiate(c, tf, "second", &i2));
     ASSERT_EQ(weft_taskflow_num_tasks(tf), 9);

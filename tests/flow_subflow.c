@@ -210,15 +210,20 @@ TEST(subflow_graph_cannot_be_destroyed_by_users) {
 }
 
 static int try_destroy(weft_ctx *ctx, weft_subflow *sf, void *arg) {
-    return weft_taskflow_destroy(weft_subflow_graph(sf)) == WEFT_EINVAL ? 0 : 1;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    if (weft_taskflow_destroy(g) != WEFT_EINVAL) return 1;
+    if (weft_run(weft_ctx_executor(ctx), g, NULL) != WEFT_EINVAL) return 2;
+    if (!weft_task_is_null(weft_emplace_module(arg, g))) return 3;
+    return 0;
 }
 
-TEST(destroying_a_subflow_graph_is_refused) {
+TEST(destroying_running_or_embedding_a_subflow_graph_is_refused) {
     weft_executor *ex = make_executor(1);
-    weft_taskflow *tf = make_taskflow("y");
-    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, try_destroy, NULL)));
+    weft_taskflow *tf = make_taskflow("y"), *other = make_taskflow("other");
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, try_destroy, other)));
     ASSERT_OK(weft_run_and_wait(ex, tf));
     ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(other));
     weft_executor_destroy(ex);
 }
 

@@ -92,8 +92,8 @@ typedef int (*weft_subflow_fn)(weft_ctx *ctx, weft_subflow *sf, void *arg);
 WEFT_API weft_task weft_emplace_subflow(weft_taskflow *tf, weft_subflow_fn fn, void *arg);
 
 /* The graph to build.  Use the weft_emplace / weft_precede family on it; do not
- * run, clear or destroy it (weft_taskflow_destroy gives WEFT_EINVAL).  NULL for
- * NULL. */
+ * clear it; weft_run*, weft_taskflow_destroy and weft_emplace_module refuse it
+ * with WEFT_EINVAL.  NULL for NULL. */
 WEFT_API weft_taskflow *weft_subflow_graph(weft_subflow *sf);
 
 /* Detaches the subflow: the task's successors start as soon as the task returns,
@@ -117,7 +117,8 @@ WEFT_API bool weft_subflow_detached(const weft_subflow *sf);
  * a worker.  A body that contains (directly or through other modules) the module
  * running it would wait for itself: that fails the run with task_code
  * WEFT_EDEADLK; a body with a strong cycle fails it with task_code WEFT_ECYCLE.
- * Errors as weft_emplace; WEFT_EINVAL for body == NULL or body == tf. */
+ * Errors as weft_emplace; WEFT_EINVAL for body == NULL, body == tf or a
+ * subflow's graph. */
 WEFT_API weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body);
 
 /* The body of a module task (NULL for other tasks). */
@@ -174,7 +175,7 @@ typedef struct weft_instance {
     size_t base_; /* index in tf_ of the copy of the composition's first task */
 } weft_instance;
 
-/* Copies every task and edge of c's graph into dst (names get the prefix
+/* Copies every task and edge of c's graph into dst (not c's own graph) (names get the prefix
  * "<prefix>/" if prefix is not NULL) and fills *out; link the copy to dst's
  * other tasks through weft_instance_entry / weft_instance_exit.  On failure
  * (WEFT_EINVAL, WEFT_ENOMEM, WEFT_EBUSY) *out is untouched and dst may hold part

@@ -121,6 +121,7 @@ static weft_status copy_name(weft_task t, const weft__node *n, const char *prefi
 weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflow *dst, const char *prefix,
                                          weft_instance *out) {
     if (!c || !dst || !out) return WEFT_EINVAL;
+    if (dst == c->graph) return weft__tf_error(dst, WEFT_EINVAL, "a composition cannot be copied into itself");
     const weft_taskflow *src = c->graph;
     size_t base = dst->nnodes;
     for (size_t i = 0; i < src->nnodes; i++) {

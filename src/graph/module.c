@@ -13,8 +13,8 @@ void weft__module_free(struct weft__module *m) {
 
 weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body) {
     if (!tf) return WEFT_TASK_NULL;
-    if (!body || body == tf) {
-        weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_module: the body is NULL or the taskflow itself");
+    if (!body || body == tf || body->is_subflow_graph) {
+        weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_module: the body is NULL, the taskflow itself or a subflow's graph");
         return WEFT_TASK_NULL;
     }
     if (weft__tf_busy(tf)) return WEFT_TASK_NULL;

@@ -120,7 +120,7 @@ static void run_free(weft_future *f) { weft__free_aligned(f, sizeof(weft__run), 
 
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
                           weft_future **out) {
-    if (!ex || !tf) return WEFT_EINVAL;
+    if (!ex || !tf || tf->is_subflow_graph) return WEFT_EINVAL;
     if (atomic_load_explicit(&ex->shutdown, memory_order_acquire)) return WEFT_ESHUTDOWN;
     /* Aligned: `pending` sits on a cache line of its own. */
     weft__run *r = weft__alloc_aligned(sizeof *r, WEFT__CACHE_LINE);
