@@ -265,3 +265,37 @@ TEST(subflow_inside_a_condition_loop_runs_each_iteration) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- explicit join inside the subflow's function ----------------------------- */
+
+struct joined {
+    atomic_int ran;
+    int seen_after_join, late_status;
+};
+
+static int join_inside(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    struct joined *j = arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    for (int i = 0; i < 100; i++)
+        if (weft_task_is_null(weft_emplace(g, bump, &j->ran))) return 1;
+    if (weft_subflow_join(sf) != WEFT_OK || weft_subflow_join(sf) != WEFT_OK) return 2;
+    j->seen_after_join = atomic_load(&j->ran);
+    j->late_status = weft_task_is_null(weft_emplace(g, bump, &j->ran)) ? (int)weft_taskflow_last_error(g) : 0;
+    return weft_subflow_detach(sf) == WEFT_OK ? 0 : 3;
+}
+
+TEST(subflow_join_inside_the_function_runs_the_graph_there) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("sync");
+    struct joined j = {0};
+    ASSERT_STATUS(weft_subflow_join(NULL), WEFT_EINVAL);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, join_inside, &j)));
+    for (int run = 1; run <= 3; run++) {
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(j.seen_after_join, 100 * run);
+        ASSERT_EQ(j.late_status, WEFT_EBUSY);
+        ASSERT_EQ(atomic_load(&j.ran), 100 * run);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -102,6 +102,16 @@ WEFT_API weft_taskflow *weft_subflow_graph(weft_subflow *sf);
  * only after it has finished.  WEFT_EINVAL for NULL. */
 WEFT_API weft_status weft_subflow_detach(weft_subflow *sf);
 
+
+/* Runs the graph built so far now, and returns when it has finished (Taskflow's
+ * join inside the subflow).  The worker runs other tasks meanwhile, so this never
+ * blocks it.  Afterwards the graph is sealed: adding to it fails with WEFT_EBUSY,
+ * and the task's successors start when the function returns.  A failure inside
+ * the graph fails the run (check weft_ctx_cancelled).  WEFT_OK (also when called
+ * twice), WEFT_EINVAL (NULL, outside the subflow's function, or detached),
+ * WEFT_ECYCLE (the graph has a strong cycle; the run fails). */
+WEFT_API weft_status weft_subflow_join(weft_subflow *sf);
+
 /* True if weft_subflow_detach was called (false for NULL). */
 WEFT_API bool weft_subflow_detached(const weft_subflow *sf);
 

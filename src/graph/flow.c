@@ -53,8 +53,7 @@ void weft__nested_run_free(weft__run *r) {
     if (r) weft__free_aligned(r, sizeof *r, WEFT__CACHE_LINE);
 }
 
-weft__job *weft__enter_nested(weft__worker *w, weft__run *r, weft__node *n, weft__run *sub,
-                              weft_taskflow *graph, uint8_t role) {
+void weft__nested_init(weft__run *sub, weft__run *r, weft__node *n, weft_taskflow *graph, uint8_t role) {
     sub->tf = graph;
     sub->ex = r->ex;
     sub->target = 1;
@@ -66,6 +65,11 @@ weft__job *weft__enter_nested(weft__worker *w, weft__run *r, weft__node *n, weft
     /* Detached subflows of this graph join the nearest run that is not itself a
      * subflow's (a subflow's record may be reused once its task is done). */
     sub->anchor = role == WEFT__ROLE_DETACHED ? r->anchor : (graph->is_subflow_graph ? r->anchor : sub);
+}
+
+weft__job *weft__enter_nested(weft__worker *w, weft__run *r, weft__node *n, weft__run *sub,
+                              weft_taskflow *graph, uint8_t role) {
+    weft__nested_init(sub, r, n, graph, role);
     /* A detached run holds a count on its anchor until it ends (run.c). */
     if (role == WEFT__ROLE_DETACHED) atomic_fetch_add_explicit(&sub->anchor->pending, 1, memory_order_relaxed);
     weft_status st;

@@ -16,6 +16,11 @@ struct weft__subflow {
     weft__run *run; /* the nested run of `graph` (cache-line aligned) */
     struct weft__subflow *next_free;
     bool detached;
+    bool joined; /* weft_subflow_join ran the graph already */
+    /* Set while the function runs, for weft_subflow_join. */
+    weft__worker *w;
+    weft__run *parent;
+    weft__node *node;
 };
 
 struct weft__module {
@@ -46,6 +51,9 @@ weft_task weft__add_kind(weft_taskflow *tf, uint8_t kind, weft__job_fn run, weft
 
 /* Fails the outermost run of r on behalf of node n. */
 void weft__fail_node(weft__run *r, weft__node *n, int code);
+
+/* Fills the fields of a nested run of `graph` for node n of run r. */
+void weft__nested_init(weft__run *sub, weft__run *r, weft__node *n, weft_taskflow *graph, uint8_t role);
 
 /* Starts the nested run `sub` of `graph` for node n of run r; returns the job to
  * run next in place of n's continuation, having resumed or failed n as needed. */

@@ -128,7 +128,9 @@ struct weft__run {
     _Alignas(WEFT__CACHE_LINE) char pad_;
 };
 
-enum { WEFT__ROLE_TOP, WEFT__ROLE_JOINED, WEFT__ROLE_DETACHED };
+/* TOP: a weft_run; JOINED: resumes its task's successors; DETACHED: joins its
+ * anchor; SYNC: sets fut.done for a weft_subflow_join waiting inside its task. */
+enum { WEFT__ROLE_TOP, WEFT__ROLE_JOINED, WEFT__ROLE_DETACHED, WEFT__ROLE_SYNC };
 
 /* Chunk k of the slab holds 64 << min(k, 10) nodes. */
 static inline size_t weft__chunk_capacity(size_t k) { return (size_t)64 << (k < 10 ? k : 10); }

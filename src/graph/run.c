@@ -198,8 +198,11 @@ weft_status weft_run_and_wait(weft_executor *ex, weft_taskflow *tf) {
 static weft__job *finish_nested(weft__worker *w, weft__run *r, weft__run *next) {
     weft__run *parent = r->parent, *anchor = r->anchor;
     weft__node *pnode = r->pnode;
-    weft__job *resume = r->role == WEFT__ROLE_JOINED ? weft__release_successors(w, parent, pnode)
-                                                     : weft__run_settle(w, anchor, -1);
+    weft__job *resume = NULL;
+    if (r->role == WEFT__ROLE_JOINED) resume = weft__release_successors(w, parent, pnode);
+    else if (r->role == WEFT__ROLE_DETACHED) resume = weft__run_settle(w, anchor, -1);
+    /* Release: the task waiting in weft_subflow_join (acquire) sees the graph's work. */
+    else atomic_store_explicit(&r->fut.done, 1, memory_order_release);
     if (!next) return resume;
     if (!resume) return &next->start;
     weft__push_local(w, &next->start);
@@ -211,6 +214,7 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
     sub->start = (weft__job){run_start, NULL};
     sub->next = NULL;
     atomic_store_explicit(&sub->fut.iterations, 0, memory_order_relaxed);
+    atomic_store_explicit(&sub->fut.done, 0, memory_order_relaxed);
     atomic_store_explicit(&sub->pending, 0, memory_order_relaxed);
     weft__mutex_lock(&tf->mu);
     *st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL);

@@ -91,13 +91,44 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
         return weft__release_successors(w, r, n);
     }
     (void)weft_taskflow_clear(s->graph);
-    s->detached = false;
+    s->detached = s->joined = false;
+    s->w = w, s->parent = r, s->node = n;
     weft_ctx cx = {w, n, &top->stop};
     int rc = s->fn(&cx, (weft_subflow *)(void *)s, s->arg);
+    s->w = NULL;
+    if (s->joined) /* unseal (see weft_subflow_join) */
+        atomic_store_explicit(&s->graph->runs_inflight, 0, memory_order_relaxed);
     if (rc != 0) {
         weft__fail_node(r, n, rc);
         return weft__release_successors(w, r, n);
     }
-    if (s->graph->nnodes == 0) return weft__release_successors(w, r, n);
+    if (s->graph->nnodes == 0 || s->joined) return weft__release_successors(w, r, n);
     return weft__enter_nested(w, r, n, s->run, s->graph, s->detached ? WEFT__ROLE_DETACHED : WEFT__ROLE_JOINED);
+}
+
+static bool sync_done(void *arg) {
+    /* Acquire: pairs with the release store in finish_nested (run.c). */
+    return atomic_load_explicit(&((weft__run *)arg)->fut.done, memory_order_acquire) != 0;
+}
+
+weft_status weft_subflow_join(weft_subflow *sf) {
+    struct weft__subflow *s = (struct weft__subflow *)(void *)sf;
+    if (!s || !s->w || s->detached) return WEFT_EINVAL;
+    if (s->joined) return WEFT_OK;
+    s->joined = true;
+    if (s->graph->nnodes > 0) {
+        weft__nested_init(s->run, s->parent, s->node, s->graph, WEFT__ROLE_SYNC);
+        weft_status st;
+        weft__job *now = weft__run_start_nested(s->run, &st); /* never queued: the graph is ours */
+        if (st != WEFT_OK) {
+            s->joined = false;
+            weft__fail_node(s->parent, s->node, st);
+            return st;
+        }
+        weft__push_local(s->w, now);
+        weft__worker_wait_until(s->w, sync_done, s->run);
+    }
+    /* Seal the graph: building it now fails with WEFT_EBUSY, as its tasks have run. */
+    atomic_store_explicit(&s->graph->runs_inflight, 1, memory_order_relaxed);
+    return WEFT_OK;
 }
