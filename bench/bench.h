@@ -99,9 +99,10 @@ BENCH_DECLARE_IMPL(tbb)
 BENCH_DECLARE_IMPL(serial)
 #undef BENCH_DECLARE_IMPL
 
-/* Control flow (issue 4): condition loop and subflow spawning; no oneTBB peer. */
-extern const bench_ops bench_weft_cond_loop, bench_omp_cond_loop, bench_serial_cond_loop;
-extern const bench_ops bench_weft_subflow_spawn, bench_omp_subflow_spawn, bench_serial_subflow_spawn;
+/* Control flow (issue 4): condition loop and subflow spawning. */
+extern const bench_ops bench_weft_cond_loop, bench_omp_cond_loop, bench_tbb_cond_loop, bench_serial_cond_loop;
+extern const bench_ops bench_weft_subflow_spawn, bench_omp_subflow_spawn, bench_tbb_subflow_spawn,
+    bench_serial_subflow_spawn;
 
 #ifdef __cplusplus
 }
