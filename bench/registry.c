@@ -57,6 +57,13 @@ const bench_def bench_table[] = {
       { [BENCH_WEFT] = &bench_weft_linear_chain_profiled } },
     { "binary_tree_profiled", ((size_t)1 << 20) - 1, true, &bench_work_binary_tree,
       { [BENCH_WEFT] = &bench_weft_binary_tree_profiled } },
+    /* Control flow: size = loop iterations (3 tasks each) / subflow children. */
+    { "cond_loop", (size_t)1000000, true, &bench_work_cond_loop,
+      { [BENCH_WEFT] = &bench_weft_cond_loop, [BENCH_OMP] = OMP_OPS(cond_loop),
+        [BENCH_TBB] = TBB_OPS(cond_loop), [BENCH_SERIAL] = &bench_serial_cond_loop } },
+    { "subflow_spawn", (size_t)1000000, true, &bench_work_subflow_spawn,
+      { [BENCH_WEFT] = &bench_weft_subflow_spawn, [BENCH_OMP] = OMP_OPS(subflow_spawn),
+        [BENCH_TBB] = TBB_OPS(subflow_spawn), [BENCH_SERIAL] = &bench_serial_subflow_spawn } },
 };
 
 const size_t bench_table_len = sizeof bench_table / sizeof bench_table[0];

@@ -7,4 +7,5 @@
 #include "weft/core.h"
 #include "weft/graph.h"
 #include "weft/observe.h"
+#include "weft/flow.h"
 #endif

@@ -59,7 +59,26 @@ static void sources_remove(weft_taskflow *tf, weft__node *n) {
     else tf->sources_stale = true;
 }
 
-static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
+/* Field by field, not `*n = (weft__node){...}`: a compound literal compiles to
+ * `rep stos`, whose start-up cost was a third of emplace.  The hot line is
+ * written whole; the cold part is already zero (fresh or cached chunk, see
+ * weft__chunk_capacity) unless the slot was used before a clear.  Zero cold
+ * means: no name, no data, no successor array, kind STATIC, no weak edge. */
+static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *arg) {
+    n->job = (weft__job){weft__node_run, NULL};
+    atomic_init(&n->join, 0);
+    n->num_deps = 0;
+    n->fn = fn;
+    n->arg = arg;
+    n->tf = tf;
+    n->succ.one = NULL;
+    n->nsucc = 0;
+    n->index = (uint32_t)tf->nnodes++;
+    if (n->index < tf->high_water) *weft__cold(n) = (weft__node_cold){0};
+    else tf->high_water = tf->nnodes;
+}
+
+weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
     if (tf->nnodes >= UINT32_MAX) {
         weft__tf_error(tf, WEFT_ENOMEM, "a taskflow holds at most %u tasks", UINT32_MAX - 1);
@@ -70,16 +89,7 @@ static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
         weft__tf_error(tf, WEFT_ENOMEM, NULL);
         return WEFT_TASK_NULL;
     }
-    *n = (weft__node){
-        .job = {weft__node_run, NULL},
-        .fn = fn,
-        .arg = arg,
-        .tf = tf,
-        .index = (uint32_t)tf->nnodes++,
-    };
-    atomic_init(&n->join, 0);
-    if (n->index < tf->high_water) *weft__cold(n) = (weft__node_cold){0}; /* reused after a clear */
-    else tf->high_water = tf->nnodes;
+    node_init(n, tf, fn, arg);
     tf->cur_used++;
     sources_add(tf, n);
     return (weft_task){n};
@@ -91,15 +101,18 @@ weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_emplace: task function is NULL (use weft_placeholder)");
         return WEFT_TASK_NULL;
     }
-    return add_node(tf, fn, arg);
+    return weft__add_node(tf, fn, arg);
 }
 
-weft_task weft_placeholder(weft_taskflow *tf) { return tf ? add_node(tf, NULL, NULL) : WEFT_TASK_NULL; }
+weft_task weft_placeholder(weft_taskflow *tf) { return tf ? weft__add_node(tf, NULL, NULL) : WEFT_TASK_NULL; }
 
 weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
     weft__node *n = t.node_;
     if (!n) return WEFT_EINVAL;
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
+    if (weft__cold(n)->kind != WEFT__KIND_STATIC || weft__cold(n)->ext)
+        return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_work: task '%s' is not a plain task",
+                              weft__cold(n)->name ? weft__cold(n)->name : "");
     n->fn = fn;
     n->arg = arg;
     return WEFT_OK;
@@ -140,6 +153,15 @@ static weft_status check_pair(weft__node *a, weft__node *b) {
     return WEFT_OK;
 }
 
+/* Weak edges exist only out of condition tasks; while a taskflow has none, the
+ * cold parts (kind, num_weak) need not be read: a chain is built hot lines only. */
+static bool is_weak_source(const weft_taskflow *tf, const weft__node *from) {
+    return tf->nconds && weft__node_is_cond(from);
+}
+static bool has_predecessors(const weft_taskflow *tf, const weft__node *n) {
+    return n->num_deps || (tf->nconds && weft__cold(n)->num_weak);
+}
+
 /* Adds the edge; room is reserved.  Keeps join, sources and the backward-edge
  * count current (see struct weft_taskflow). */
 static void link(weft__node *from, weft__node *to) {
@@ -155,7 +177,12 @@ static void link(weft__node *from, weft__node *to) {
         from->succ.many[from->nsucc] = to;
     }
     from->nsucc++;
-    if (to->num_deps++ == 0) sources_remove(tf, to);
+    if (!has_predecessors(tf, to)) sources_remove(tf, to);
+    if (is_weak_source(tf, from)) { /* weak: not counted in `to`'s join, never a cycle */
+        weft__cold(to)->num_weak++;
+        return;
+    }
+    to->num_deps++;
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward++;
     /* Once any edge points backward, every new edge may close a cycle. */
@@ -166,7 +193,11 @@ static void link(weft__node *from, weft__node *to) {
 static void unlink_last(weft__node *from, weft__node *to) {
     weft_taskflow *tf = from->tf;
     if (--from->nsucc == 1) from->succ.one = from->succ.many[0]; /* back inline */
-    if (--to->num_deps == 0) sources_add(tf, to); /* its old slot is free again */
+    bool weak = is_weak_source(tf, from);
+    if (weak) weft__cold(to)->num_weak--;
+    else to->num_deps--;
+    if (!has_predecessors(tf, to)) sources_add(tf, to); /* its old slot is free again */
+    if (weak) return;
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward--;
 }
@@ -238,7 +269,7 @@ weft_status weft_task_set_data(weft_task t, void *data) {
 void *weft_task_data(weft_task t) { return t.node_ ? weft__cold(t.node_)->data : NULL; }
 size_t weft_task_index(weft_task t) { return t.node_ ? t.node_->index : SIZE_MAX; }
 size_t weft_task_num_successors(weft_task t) { return t.node_ ? t.node_->nsucc : 0; }
-size_t weft_task_num_dependents(weft_task t) { return t.node_ ? t.node_->num_deps : 0; }
+size_t weft_task_num_dependents(weft_task t) { return t.node_ ? (size_t)t.node_->num_deps + weft__cold(t.node_)->num_weak : 0; }
 
 weft_task weft_task_successor(weft_task t, size_t i) {
     if (!t.node_ || i >= t.node_->nsucc) return WEFT_TASK_NULL;

@@ -48,11 +48,15 @@ oom:
 
 /* Frees what nodes own (names, successor arrays); keeps the chunks. */
 static void release_nodes(weft_taskflow *tf) {
-    size_t left = tf->nnamed ? tf->nnodes : 0;
+    size_t left = (tf->nnamed || tf->next_owned) ? tf->nnodes : 0;
     for (size_t k = 0; k < tf->nchunks && left; k++) {
         size_t cap = weft__chunk_capacity(k), n = left < cap ? left : cap;
         for (size_t i = 0; i < n; i++) {
-            weft__free_str(weft__cold(&tf->chunks[k][i])->name);
+            weft__node *nd = &tf->chunks[k][i];
+            weft__node_cold *c = weft__cold(nd);
+            weft__free_str(c->name);
+            c->name = NULL;
+            if (c->ext) weft__flow_release_node(tf, nd);
         }
         left -= n;
     }
@@ -64,12 +68,15 @@ static void release_nodes(weft_taskflow *tf) {
     tf->sources_stale = false;
     tf->backward = 0;
     tf->dirty = false;
+    tf->nconds = tf->next_owned = 0;
 }
 
 weft_status weft_taskflow_destroy(weft_taskflow *tf) {
     if (!tf) return WEFT_OK;
+    if (tf->is_subflow_graph) return weft__tf_error(tf, WEFT_EINVAL, "a subflow's graph belongs to its task");
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     release_nodes(tf);
+    weft__flow_free_pool(tf);
     size_t start = 0; /* index of the first slot of chunk k */
     for (size_t k = 0; k < tf->nchunks; k++) {
         size_t cap = weft__chunk_capacity(k), bytes = weft__chunk_bytes(k), align = weft__chunk_align(k);

@@ -2,9 +2,8 @@
  *
  * The cycle check is a depth-first search over strong edges kept in the nodes
  * themselves (colour, parent, edge cursor), so it needs no allocation and no
- * recursion however deep the graph.  When condition tasks arrive, their weak edges
- * are simply not followed here: a cycle through a weak edge is a loop, not an
- * error. */
+ * recursion however deep the graph.  The weak edges out of condition tasks are
+ * not followed: a cycle through a weak edge is a loop, not an error. */
 #include "graph/graph.h"
 #include "core/alloc.h"
 
@@ -38,7 +37,9 @@ static weft__node *dfs_from(weft__node *root, weft__node **closer) {
     weft__node *cur = root;
     while (cur) {
         weft__node_cold *c = weft__cold(cur);
-        if (c->dfs_edge == cur->nsucc) {
+        /* Edges out of a condition task are weak: a cycle through one is a loop. */
+        uint32_t strong = weft__node_is_cond(cur) ? 0 : cur->nsucc;
+        if (c->dfs_edge == strong) {
             c->dfs_color = BLACK;
             cur = c->dfs_parent;
             continue;
@@ -77,11 +78,16 @@ static weft_status recount_sources(weft_taskflow *tf) {
     }
     size_t k = 0;
     FOR_EACH_NODE(tf, n, {
-        if (n->num_deps == 0) tf->sources[k++] = n;
+        /* A source has no predecessor of either kind (weak ones: only with conditions). */
+        if (n->num_deps == 0 && (!tf->nconds || weft__cold(n)->num_weak == 0)) tf->sources[k++] = n;
     });
     tf->nsources = k;
     tf->sources_stale = false;
     return WEFT_OK;
+}
+
+void weft__rearm_joins(weft_taskflow *tf) {
+    FOR_EACH_NODE(tf, n, { atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed); });
 }
 
 weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {

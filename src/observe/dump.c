@@ -61,7 +61,7 @@ static void put_current_task(struct sink *s, const struct weft__obs *o, unsigned
     if (!n || !r) return;
     char buf[24];
     put(s, "    task '%s' (depth %u) of run %llu, %lld task(s) of that run pending\n",
-        weft__node_label(n, buf, sizeof buf), d, (unsigned long long)r->fut.id,
+        weft__node_label(n, buf, sizeof buf), d, (unsigned long long)r->top->id,
         (long long)atomic_load_explicit((_Atomic int64_t *)&r->pending, memory_order_relaxed));
 }
 

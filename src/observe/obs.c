@@ -137,7 +137,7 @@ static void fill_event(weft_task_event *ev, struct weft__obs *o, weft__worker *w
     const char *name = weft__cold(n)->name;
     ev->name = name ? name : "";
     ev->index = n->index;
-    ev->run_id = r->fut.id;
+    ev->run_id = r->top->id;
 }
 
 void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node, const void *run) {
@@ -167,7 +167,7 @@ static void record_task_span(struct weft__obs *o, weft__obs_worker *ow, const we
     s->begin = f->begin;
     s->end = end;
     s->node = n;
-    s->run = (uint32_t)r->fut.id;
+    s->run = (uint32_t)r->top->id;
     s->index = n->index;
     const char *name = weft__cold(n)->name; /* the cold line: read only while profiling */
     s->name = name ? weft__name_intern(&ow->names, name) : 0;
