@@ -210,12 +210,27 @@ void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, 
 
 void weft__obs_task_skipped(struct weft__obs *o, weft__worker *w) { weft__stat_inc(&o->w[w->id].skipped); }
 
+/* A span slot for a steal or park event, or NULL (profiler off or full).  Such
+ * events come from idle workers at any time, so the write is bracketed by
+ * idle_writing (see pause_idle_spans in spans.c); end it with idle_span_end. */
+static weft__span *idle_span_begin(struct weft__obs *o, weft__obs_worker *ow) {
+    if (!atomic_load_explicit(&o->profile_on, memory_order_relaxed)) return NULL;
+    atomic_store_explicit(&ow->idle_writing, 1, memory_order_seq_cst);
+    weft__span *s = NULL;
+    if (atomic_load_explicit(&o->profile_on, memory_order_seq_cst)) s = weft__span_slot(o, ow, false);
+    if (!s) atomic_store_explicit(&ow->idle_writing, 0, memory_order_release);
+    return s;
+}
+
+static void idle_span_end(weft__obs_worker *ow) { atomic_store_explicit(&ow->idle_writing, 0, memory_order_release); }
+
 void weft__obs_steal(struct weft__obs *o, weft__worker *w, int victim) {
-    if (!atomic_load_explicit(&o->profile_on, memory_order_relaxed)) return;
-    weft__span *s = weft__span_slot(o, &o->w[w->id], false);
+    weft__obs_worker *ow = &o->w[w->id];
+    weft__span *s = idle_span_begin(o, ow);
     if (!s) return;
     *s = (weft__span){ .kind = WEFT__SPAN_STEAL, .index = (uint32_t)(victim + 1) };
     s->begin = s->end = weft__ticks();
+    idle_span_end(ow);
 }
 
 void weft__obs_park(struct weft__obs *o, weft__worker *w, bool begin) {
@@ -224,8 +239,11 @@ void weft__obs_park(struct weft__obs *o, weft__worker *w, bool begin) {
         ow->park_begin = weft__ticks();
         return;
     }
-    if (!atomic_load_explicit(&o->profile_on, memory_order_relaxed) || ow->park_begin == 0) return;
-    weft__span *s = weft__span_slot(o, ow, false);
-    if (s) *s = (weft__span){ .kind = WEFT__SPAN_PARK, .begin = ow->park_begin, .end = weft__ticks() };
+    uint64_t park_begin = ow->park_begin;
     ow->park_begin = 0;
+    if (park_begin == 0) return;
+    weft__span *s = idle_span_begin(o, ow);
+    if (!s) return;
+    *s = (weft__span){ .kind = WEFT__SPAN_PARK, .begin = park_begin, .end = weft__ticks() };
+    idle_span_end(ow);
 }

@@ -68,6 +68,10 @@ typedef struct weft__obs_worker {
     _Alignas(WEFT__CACHE_LINE) _Atomic unsigned depth;
     weft__obs_frame frame[WEFT__OBS_DEPTH];
     uint64_t park_begin;
+    /* 1 while the owner writes a steal or park span: those come from an idle
+     * worker at any time, so a reader of the spans pauses the profiler and waits
+     * for this to clear (weft__spans_for_each). */
+    _Atomic int idle_writing;
     /* Task metrics (relaxed load + store by the owner). */
     _Atomic uint64_t tasks, failed, skipped, busy_ticks;
     _Atomic uint64_t hist[WEFT_METRICS_BUCKETS];
