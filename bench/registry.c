@@ -8,6 +8,7 @@
  * the timed unit, and has_rerun says whether "NAME_rerun" makes sense.
  */
 #include "bench_work.h"
+#include "pipe_work.h"
 
 /* OpenMP and oneTBB are optional: CMake defines these when it compiled them. */
 #ifdef WEFT_BENCH_HAVE_OMP
@@ -52,6 +53,13 @@ const bench_def bench_table[] = {
       ALL_OPS(graph_traversal) },
     { "embarrassing_parallelism", (size_t)1 << 20, true, &bench_work_embarrassing_parallelism,
       ALL_OPS(embarrassing_parallelism) },
+    /* Pipelines (pipe_work.h): size = tokens; no OpenMP peer (OpenMP has no pipeline). */
+    { "pipeline_sps", (size_t)1 << 20, true, &bench_work_pipeline_sps,
+      { [BENCH_WEFT] = &bench_weft_pipeline_sps, [BENCH_TBB] = TBB_OPS(pipeline_sps),
+        [BENCH_SERIAL] = &bench_serial_pipeline_sps } },
+    { "pipeline_parse", (size_t)1 << 18, true, &bench_work_pipeline_parse,
+      { [BENCH_WEFT] = &bench_weft_pipeline_parse, [BENCH_TBB] = TBB_OPS(pipeline_parse),
+        [BENCH_SERIAL] = &bench_serial_pipeline_parse } },
 };
 
 const size_t bench_table_len = sizeof bench_table / sizeof bench_table[0];
