@@ -84,13 +84,15 @@ struct weft_pipeline {
     size_t count, item_size;
     uint32_t stage_base;
     bool simple;
+    const _Atomic int *cancel; /* the graph run's stop bits */
     /* Run state.  next_token and the stop fields are touched only by the
      * first-stage slots, which run one after another (each is ordered after the
-     * previous by a join counter), so they need no atomics. */
-    _Atomic uint64_t next_token; /* one writer at a time; atomic for num_tokens */
+     * previous by a join counter), so they need no atomics.  On a line of their
+     * own: next_token changes with every token, and the fields above are read by
+     * every slot on every worker. */
+    _Alignas(WEFT__CACHE_LINE) _Atomic uint64_t next_token; /* one writer at a time; atomic for num_tokens */
     bool stopping;
     uint32_t stop_line;
-    const _Atomic int *cancel; /* the graph run's stop bits */
     _Alignas(WEFT__CACHE_LINE) _Atomic int running;
     _Atomic int failed;  /* a stage returned non-zero: make no more tokens */
     _Atomic int code;    /* the first non-zero stage result */
