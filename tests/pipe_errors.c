@@ -252,3 +252,33 @@ TEST(pipe_creation_survives_out_of_memory_at_every_allocation) {
     ASSERT_EQ(atomic_load(&outstanding), 0);
     weft_set_allocator(NULL);
 }
+
+/* ---- cancelling the graph run ---------------------------------------------------- */
+
+static int endless(weft_pipeflow *pf, void *arg) {
+    if (weft_pipeflow_token(pf) == 100) atomic_store((atomic_int *)arg, 1);
+    return 0;
+}
+
+TEST(pipe_cancelled_run_stops_making_tokens) {
+    weft_executor *ex = make_executor(2);
+    atomic_int reached = 0;
+    weft_stage st[] = {{WEFT_STAGE_SERIAL, endless, &reached, "endless"},
+                       {WEFT_STAGE_PARALLEL, empty, NULL, "work"},
+                       {WEFT_STAGE_SERIAL, empty, NULL, "sink"}};
+    weft_status err;
+    weft_pipeline *p = weft_pipeline_create(3, st, 3, &err);
+    ASSERT_NOT_NULL(p);
+    weft_taskflow *tf = make_taskflow("cancel");
+    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+    weft_future *f;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_TRUE(wait_flag(&reached, 1, 60.0));
+    ASSERT_OK(weft_future_cancel(f));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+    weft_future_destroy(f);
+    ASSERT_GT(weft_pipeline_num_tokens(p), 100);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_pipeline_destroy(p));
+    weft_executor_destroy(ex);
+}
