@@ -11,7 +11,7 @@
  * (serial) folds the values in token order into an order-sensitive hash, which
  * verify() compares with a serial computation made when the data was created.
  *
- * Every implementation uses PIPE_LINES tokens in flight.  Included from C and C++.
+ * Every implementation (weft, oneTBB, OpenMP tasks) uses PIPE_LINES tokens in flight.  Included from C and C++.
  */
 #ifndef WEFT_BENCH_PIPE_WORK_H
 #define WEFT_BENCH_PIPE_WORK_H
@@ -86,6 +86,7 @@ extern const bench_work bench_work_pipeline_sps;
 extern const bench_work bench_work_pipeline_parse;
 
 extern const bench_ops bench_weft_pipeline_sps, bench_weft_pipeline_parse;
+extern const bench_ops bench_omp_pipeline_sps, bench_omp_pipeline_parse;
 extern const bench_ops bench_tbb_pipeline_sps, bench_tbb_pipeline_parse;
 extern const bench_ops bench_serial_pipeline_sps, bench_serial_pipeline_parse;
 

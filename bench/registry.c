@@ -53,12 +53,13 @@ const bench_def bench_table[] = {
       ALL_OPS(graph_traversal) },
     { "embarrassing_parallelism", (size_t)1 << 20, true, &bench_work_embarrassing_parallelism,
       ALL_OPS(embarrassing_parallelism) },
-    /* Pipelines (pipe_work.h): size = tokens; no OpenMP peer (OpenMP has no pipeline). */
+    /* Pipelines (pipe_work.h): size = tokens. */
     { "pipeline_sps", (size_t)1 << 20, true, &bench_work_pipeline_sps,
-      { [BENCH_WEFT] = &bench_weft_pipeline_sps, [BENCH_TBB] = TBB_OPS(pipeline_sps),
+      { [BENCH_WEFT] = &bench_weft_pipeline_sps, [BENCH_OMP] = OMP_OPS(pipeline_sps), [BENCH_TBB] = TBB_OPS(pipeline_sps),
         [BENCH_SERIAL] = &bench_serial_pipeline_sps } },
     { "pipeline_parse", (size_t)1 << 18, true, &bench_work_pipeline_parse,
-      { [BENCH_WEFT] = &bench_weft_pipeline_parse, [BENCH_TBB] = TBB_OPS(pipeline_parse),
+      { [BENCH_WEFT] = &bench_weft_pipeline_parse, [BENCH_OMP] = OMP_OPS(pipeline_parse),
+        [BENCH_TBB] = TBB_OPS(pipeline_parse),
         [BENCH_SERIAL] = &bench_serial_pipeline_parse } },
 };
 
