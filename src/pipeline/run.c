@@ -79,9 +79,9 @@ static bool make_token(weft_pipeline *p, weft__slot *s) {
     ln->token = t;
     ln->skip = false;
     int rc = call_stage(p, ln, &pf);
+    if (rc != 0) record_failure(p, ln, rc); /* a stop with an error still fails */
     if (pf.stop) return false;
     atomic_store_explicit(&p->next_token, t + 1, memory_order_relaxed);
-    if (rc != 0) record_failure(p, ln, rc);
     return true;
 }
 
