@@ -8,6 +8,7 @@
  * the timed unit, and has_rerun says whether "NAME_rerun" makes sense.
  */
 #include "bench_work.h"
+#include "pipe_work.h"
 
 /* OpenMP and oneTBB are optional: CMake defines these when it compiled them. */
 #ifdef WEFT_BENCH_HAVE_OMP
@@ -64,6 +65,14 @@ const bench_def bench_table[] = {
     { "subflow_spawn", (size_t)1000000, true, &bench_work_subflow_spawn,
       { [BENCH_WEFT] = &bench_weft_subflow_spawn, [BENCH_OMP] = OMP_OPS(subflow_spawn),
         [BENCH_TBB] = TBB_OPS(subflow_spawn), [BENCH_SERIAL] = &bench_serial_subflow_spawn } },
+    /* Pipelines (pipe_work.h): size = tokens. */
+    { "pipeline_sps", (size_t)1 << 20, true, &bench_work_pipeline_sps,
+      { [BENCH_WEFT] = &bench_weft_pipeline_sps, [BENCH_OMP] = OMP_OPS(pipeline_sps), [BENCH_TBB] = TBB_OPS(pipeline_sps),
+        [BENCH_SERIAL] = &bench_serial_pipeline_sps } },
+    { "pipeline_parse", (size_t)1 << 18, true, &bench_work_pipeline_parse,
+      { [BENCH_WEFT] = &bench_weft_pipeline_parse, [BENCH_OMP] = OMP_OPS(pipeline_parse),
+        [BENCH_TBB] = TBB_OPS(pipeline_parse),
+        [BENCH_SERIAL] = &bench_serial_pipeline_parse } },
 };
 
 const size_t bench_table_len = sizeof bench_table / sizeof bench_table[0];

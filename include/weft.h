@@ -8,4 +8,5 @@
 #include "weft/graph.h"
 #include "weft/observe.h"
 #include "weft/flow.h"
+#include "weft/pipeline.h"
 #endif

@@ -1,0 +1,207 @@
+/* Running pipelines: the slot jobs, the stop wave and the task that drives a run.
+ *
+ * Join counters.  Each slot's counter is re-armed (relaxed store) when the slot
+ * starts, before anything it does can let a predecessor run again for the next
+ * token; those predecessors are ordered after this slot by the counters and
+ * deque hand-offs in between, so their decrements land on the re-armed value.
+ * A slot whose full count is 1 has a single predecessor, which therefore knows
+ * it is ready without touching the counter at all (the parallel stages).
+ * Decrements are acq_rel: the one that reaches zero acquires everything the
+ * other predecessors (and, through release sequences, their predecessors) did.
+ */
+#include "pipeline/pipeline.h"
+#include "core/future.h"
+#include "graph/graph.h"
+
+/* ---- the pipeflow handle ------------------------------------------------------ */
+
+uint64_t weft_pipeflow_token(const weft_pipeflow *pf) { return pf ? pf->token : 0; }
+size_t weft_pipeflow_line(const weft_pipeflow *pf) { return pf ? pf->line : 0; }
+size_t weft_pipeflow_stage(const weft_pipeflow *pf) { return pf ? pf->stage - pf->p->stage_base : 0; }
+
+weft_status weft_pipeflow_stop(weft_pipeflow *pf) {
+    if (!pf || pf->stage != 0) return WEFT_EINVAL;
+    pf->stop = true;
+    return WEFT_OK;
+}
+
+/* ---- slots -------------------------------------------------------------------- */
+
+static inline void rearm(weft__slot *s) {
+    if (s->full != 1) atomic_store_explicit(&s->join, s->full, memory_order_relaxed);
+}
+
+/* Counts down one predecessor of s; true if s is now ready to run. */
+static inline bool count_down(weft__slot *s) {
+    if (s->full == 1) return true;
+    return atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) == 1;
+}
+
+static inline weft__slot *next_line(weft_pipeline *p, const weft__slot *s) {
+    uint32_t l = s->line + 1;
+    return weft__slot_at(p, l == p->nlines ? 0 : l, s->stage);
+}
+
+/* First stage: no new token once a stage failed or the graph run was stopped. */
+static inline bool must_stop(const weft_pipeline *p) {
+    return atomic_load_explicit(&p->failed, memory_order_relaxed) ||
+           (atomic_load_explicit(p->cancel, memory_order_relaxed) & WEFT__STOP_MASK);
+}
+
+static void record_failure(weft_pipeline *p, weft__line *ln, int rc) {
+    int none = 0;
+    atomic_compare_exchange_strong_explicit(&p->code, &none, rc, memory_order_relaxed, memory_order_relaxed);
+    atomic_store_explicit(&p->failed, 1, memory_order_relaxed);
+    ln->skip = true;
+}
+
+static int call_stage(weft_pipeline *p, weft__line *ln, weft_pipeflow *pf) {
+    uint32_t s = pf->stage;
+    const weft__stage *st = &p->stages[s];
+    switch (st->call) {
+    case WEFT__CALL_TOKEN:
+        return st->fn.token(pf, st->arg);
+    case WEFT__CALL_DATA:
+        return st->fn.data(pf, s ? ln->buf[(s + 1) & 1] : NULL, s + 1 < p->nstages ? ln->buf[s & 1] : NULL, st->arg);
+    case WEFT__CALL_ITEM:
+        return st->fn.item(p->items + pf->token * p->item_size, (size_t)pf->token, st->arg);
+    default: /* WEFT__CALL_GEN */
+        if (pf->token >= p->count) pf->stop = true;
+        return 0;
+    }
+}
+
+/* Runs the first stage for a new token on s's line.  False if it stopped. */
+static bool make_token(weft_pipeline *p, weft__slot *s) {
+    uint64_t t = atomic_load_explicit(&p->next_token, memory_order_relaxed);
+    weft__line *ln = &p->lines[s->line];
+    weft_pipeflow pf = {p, t, s->line, 0, false};
+    ln->token = t;
+    ln->skip = false;
+    int rc = call_stage(p, ln, &pf);
+    if (rc != 0) record_failure(p, ln, rc); /* a stop with an error still fails */
+    if (pf.stop) return false;
+    atomic_store_explicit(&p->next_token, t + 1, memory_order_relaxed);
+    return true;
+}
+
+/* Stop wave: slot s (stage 0) runs once its line has drained; it passes the wave
+ * to the next line, and the line before the stopping one ends the pipeline.
+ * Nothing may touch p after the store of `done` or a count-down that did not
+ * make its slot ready: the pipeline may be gone by then. */
+static weft__job *stop_wave(weft_pipeline *p, weft__slot *s) {
+    weft__slot *n = next_line(p, s);
+    if (n->line == p->stop_line) {
+        /* Pairs with the acquire load in pipe_done: the driver sees every write
+         * of the run (all lines drained into this slot through the counters). */
+        atomic_store_explicit(&p->done, 1, memory_order_release);
+        return NULL;
+    }
+    return count_down(n) ? &n->job : NULL;
+}
+
+/* Hands on a finished slot's successors: `a` is the one that runs next on this
+ * worker (same line first, for locality), `b` goes to the deque. */
+static inline weft__job *hand_on(weft__worker *w, weft__slot *a, weft__slot *b) {
+    if (a && b) weft__push_local(w, &b->job);
+    return a ? &a->job : b ? &b->job : NULL;
+}
+
+static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) {
+    rearm(s);
+    if (!p->stopping) {
+        if (!must_stop(p) && make_token(p, s)) {
+            weft__slot *same = p->nstages > 1 ? s + 1 : NULL;
+            weft__slot *a = same && count_down(same) ? same : NULL;
+            weft__slot *gen = next_line(p, s);
+            /* With one stage the token is done, so this slot's line is free. */
+            return hand_on(w, a, count_down(gen) ? gen : NULL);
+        }
+        p->stopping = true;
+        p->stop_line = s->line;
+    }
+    return stop_wave(p, s);
+}
+
+static weft__job *later_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) {
+    rearm(s);
+    uint32_t st = s->stage;
+    weft__line *ln = &p->lines[s->line];
+    if (!ln->skip) {
+        weft_pipeflow pf = {p, ln->token, s->line, st, false};
+        int rc = call_stage(p, ln, &pf);
+        if (rc != 0) record_failure(p, ln, rc);
+    }
+    weft__slot *b = NULL;
+    if (!p->stages[st].parallel) {
+        weft__slot *c = next_line(p, s);
+        if (count_down(c)) b = c;
+    }
+    /* The same token's next stage, or after the last stage the line's first
+     * stage (the line is free).  This count-down must come last: it may let the
+     * pipeline end. */
+    weft__slot *n = st + 1 < p->nstages ? s + 1 : weft__slot_at(p, s->line, 0);
+    return hand_on(w, count_down(n) ? n : NULL, b);
+}
+
+weft__job *weft__slot_run(weft__worker *w, weft__job *job) {
+    weft__slot *s = (weft__slot *)job;
+    weft_pipeline *p = s->p;
+    return s->stage == 0 ? first_stage(w, p, s) : later_stage(w, p, s);
+}
+
+void weft__pipeline_arm(weft_pipeline *p) {
+    size_t L = p->nlines, S = p->nstages;
+    size_t r = (size_t)(atomic_load_explicit(&p->next_token, memory_order_relaxed) % L);
+    for (size_t l = 0; l < L; l++) {
+        bool first = l == r; /* the line of the run's first token */
+        for (size_t s = 0; s < S; s++) {
+            weft__slot *sl = weft__slot_at(p, l, s);
+            /* Edges from tokens before the run's first one never fire: stage 0
+             * waits only for the previous line, a serial stage on the first line
+             * only for its own token. */
+            uint32_t init = s == 0 ? !first : sl->full - first;
+            atomic_store_explicit(&sl->join, init, memory_order_relaxed);
+        }
+        p->lines[l].skip = false;
+    }
+    p->stopping = false;
+    atomic_store_explicit(&p->failed, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->code, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+}
+
+/* ---- the driving task ----------------------------------------------------------- */
+
+static bool pipe_done(void *arg) {
+    return atomic_load_explicit(&((weft_pipeline *)arg)->done, memory_order_acquire) != 0;
+}
+
+static int drive(weft_ctx *cx, void *arg) {
+    weft_pipeline *p = arg;
+    int idle = 0;
+    if (!atomic_compare_exchange_strong_explicit(&p->running, &idle, 1, memory_order_acquire, memory_order_relaxed))
+        return WEFT_EBUSY;
+    if (p->simple) atomic_store_explicit(&p->next_token, 0, memory_order_relaxed);
+    p->cancel = cx->stop;
+    weft__pipeline_arm(p);
+    size_t r = (size_t)(atomic_load_explicit(&p->next_token, memory_order_relaxed) % p->nlines);
+    /* The first token starts here; the jobs it hands on go to this worker's deque,
+     * where the other workers steal them.  Then help until the run ends. */
+    weft__execute(cx->worker, &weft__slot_at(p, r, 0)->job);
+    weft__worker_wait_until(cx->worker, pipe_done, p);
+    int code = atomic_load_explicit(&p->code, memory_order_relaxed);
+    /* Release: pairs with the acquire in is_running (build.c), so a caller that
+     * sees the pipeline idle may change or free it. */
+    atomic_store_explicit(&p->running, 0, memory_order_release);
+    return code;
+}
+
+weft_task weft_pipeline_emplace(weft_taskflow *tf, weft_pipeline *p) {
+    if (!tf) return WEFT_TASK_NULL;
+    if (!p) {
+        weft__tf_error(tf, WEFT_EINVAL, "weft_pipeline_emplace: the pipeline is NULL");
+        return WEFT_TASK_NULL;
+    }
+    return weft_emplace(tf, drive, p);
+}
