@@ -6,4 +6,5 @@
 #include "weft/version.h"
 #include "weft/core.h"
 #include "weft/graph.h"
+#include "weft/algo.h"
 #endif
