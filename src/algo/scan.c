@@ -135,3 +135,22 @@ weft_status weft__scan(weft_executor *ex, const weft_scan_desc *d) {
                     .scan = d->exclusive ? exclusive_body : inclusive_body, .op = elem_op, .arg = &e };
     return scan_run(ex, d->n, &s, &d->config);
 }
+
+static weft_status elem_scan_call(weft_executor *ex, const void *in, void *out, size_t n, size_t size,
+                                  const void *init, weft_combine_fn op, void *arg, bool exclusive,
+                                  const weft_algo_config *cfg) {
+    weft_scan_desc d = { in, out, n, size, init, op, arg, exclusive, cfg ? *cfg : (weft_algo_config){ 0 } };
+    return weft__scan(ex, &d);
+}
+
+weft_status weft_parallel_inclusive_scan(weft_executor *ex, const void *in, void *out, size_t n,
+                                         size_t size, const void *init, weft_combine_fn op, void *arg,
+                                         const weft_algo_config *cfg) {
+    return elem_scan_call(ex, in, out, n, size, init, op, arg, false, cfg);
+}
+
+weft_status weft_parallel_exclusive_scan(weft_executor *ex, const void *in, void *out, size_t n,
+                                         size_t size, const void *init, weft_combine_fn op, void *arg,
+                                         const weft_algo_config *cfg) {
+    return elem_scan_call(ex, in, out, n, size, init, op, arg, true, cfg);
+}
