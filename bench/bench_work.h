@@ -114,4 +114,6 @@ extern const bench_work bench_work_embarrassing_parallelism;
 #ifdef __cplusplus
 }
 #endif
+
+#include "algo_work.h" /* the parallel-algorithm benchmarks */
 #endif
