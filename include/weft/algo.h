@@ -178,7 +178,10 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_find_if(weft_executor *ex, con
  * value).  Exclusive: out[i] = init op in[0] op ... op in[i-1] (out[0] = init);
  * init is required.  out may equal in.  A blocked scan: each chunk is reduced,
  * then scanned from the running prefix of the chunks before it, which is handed
- * from chunk to chunk in order (decoupled look-back of one). */
+ * from chunk to chunk in order (decoupled look-back of one).  The operation (and
+ * the range bodies below) must not wait for other work of the same executor (no
+ * nested parallel call, no future wait): a chunk waits for its predecessor by
+ * spinning, and a nested wait could stack a later chunk on top of it. */
 WEFT_API WEFT_NODISCARD weft_status weft_parallel_inclusive_scan(
     weft_executor *ex, const void *in, void *out, size_t n, size_t size, const void *init,
     weft_combine_fn op, void *arg, const weft_algo_config *cfg);
