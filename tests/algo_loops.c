@@ -165,3 +165,42 @@ TEST(concurrent_callers_from_outside_threads_all_get_correct_results) {
     free(c.data);
     weft_executor_destroy(c.ex);
 }
+
+/* Many graph tasks running parallel calls at once: each call's jobs are stolen
+ * by workers that are themselves waiting inside other calls. */
+typedef struct many_arg {
+    const uint64_t *data;
+    size_t n;
+    uint64_t got;
+} many_arg;
+
+static int reduce_task(weft_ctx *ctx, void *arg) {
+    many_arg *m = arg;
+    m->got = 0;
+    return weft_u64_sum_reduce(weft_ctx_executor(ctx), m->data, m->n, &m->got, NULL);
+}
+
+TEST(stress_many_graph_tasks_each_running_a_parallel_reduce) {
+    weft_executor *ex = make_executor(4);
+    weft_taskflow *tf = make_taskflow("many");
+    enum { TASKS = 48 };
+    many_arg args[TASKS];
+    uint64_t *data = random_u64(20011, 8), want = 0;
+    for (size_t i = 0; i < 20011; i++) want += data[i];
+    for (int t = 0; t < TASKS; t++) {
+        args[t] = (many_arg){ data, 20011 - (size_t)t * 400, 0 };
+        must_emplace(tf, reduce_task, &args[t]);
+    }
+    uint64_t reps = test_scale(300);
+    for (uint64_t r = 0; r < reps; r++) {
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        for (int t = 0; t < TASKS; t++) {
+            uint64_t w = want;
+            for (size_t i = args[t].n; i < 20011; i++) w -= data[i];
+            ASSERT_EQ(args[t].got, w);
+        }
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    free(data);
+    weft_executor_destroy(ex);
+}
