@@ -202,7 +202,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_scan_range(
 /* Sorts n elements of `size` bytes at base in ascending order of cmp.  The
  * stable form keeps equal elements in their original order.  A parallel merge
  * sort: blocks sorted in parallel, then merged in parallel rounds (each merge
- * split by binary search); it allocates a buffer of n * size bytes. */
+ * split by binary search); it allocates a buffer of n * size bytes.  (The
+ * generic weft_parallel_sort happens to be stable as well; the typed name_sort of
+ * algo_typed.h is not.) */
 WEFT_API WEFT_NODISCARD weft_status weft_parallel_sort(weft_executor *ex, void *base, size_t n,
                                                        size_t size, weft_cmp_fn cmp, void *arg,
                                                        const weft_algo_config *cfg);
@@ -278,7 +280,7 @@ typedef struct weft_sort_desc {
     size_t n, size;
     weft_cmp_fn cmp;
     void *arg;
-    bool stable;
+    bool stable; /* weft_parallel_stable_sort rather than weft_parallel_sort */
     weft_algo_config config;
 } weft_sort_desc;
 
