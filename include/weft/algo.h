@@ -56,7 +56,8 @@ WEFT_EXTERN_C_BEGIN
  * Reductions keep one accumulator per chunk, so a chunk size that would make
  * more than 65536 chunks is raised to make that many.  Scans default to chunks
  * of 8192 elements, whatever the partitioner, so that each chunk stays in cache
- * between its two passes. */
+ * between its two passes.  Sorts use one block per task and ignore the
+ * partitioner and chunk size (max_tasks applies). */
 typedef enum weft_partitioner {
     WEFT_PARTITION_STATIC = 0,
     WEFT_PARTITION_DYNAMIC = 1,
