@@ -48,14 +48,14 @@ static double *random_doubles(size_t n, uint64_t seed) {
     return v;
 }
 
-/* Static and dynamic chunking do not depend on the worker count; guided does,
+/* Auto, static and dynamic chunking do not depend on the worker count; guided does,
  * so it is compared on one executor across runs. */
 TEST(float_reduction_gives_the_same_bits_on_every_run_and_worker_count) {
     size_t n = big_size() / 10 + 17;
     double *v = random_doubles(n, 99);
-    const weft_algo_config cfgs[] = { { WEFT_PARTITION_STATIC, 0, 0 }, { WEFT_PARTITION_DYNAMIC, 0, 0 },
-                                      { WEFT_PARTITION_DYNAMIC, 100, 0 } };
-    for (size_t c = 0; c < 3; c++) {
+    const weft_algo_config cfgs[] = { { WEFT_PARTITION_AUTO, 0, 0 }, { WEFT_PARTITION_STATIC, 0, 0 },
+                                      { WEFT_PARTITION_DYNAMIC, 0, 0 }, { WEFT_PARTITION_DYNAMIC, 100, 0 } };
+    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
         double first = 0;
         bool have = false;
         for (size_t w = 0; w < NWORKERS; w++) {

@@ -20,6 +20,7 @@ static inline size_t big_size(void) { return (size_t)test_scale(10000000); }
 
 /* Every partitioner with its default chunk and two odd explicit ones. */
 static const weft_algo_config CONFIGS[] = {
+    { WEFT_PARTITION_AUTO, 0, 0 },
     { WEFT_PARTITION_STATIC, 0, 0 },  { WEFT_PARTITION_STATIC, 1, 0 },  { WEFT_PARTITION_STATIC, 7, 0 },
     { WEFT_PARTITION_DYNAMIC, 0, 0 }, { WEFT_PARTITION_DYNAMIC, 1, 0 }, { WEFT_PARTITION_DYNAMIC, 13, 0 },
     { WEFT_PARTITION_GUIDED, 0, 0 },  { WEFT_PARTITION_GUIDED, 5, 0 },  { WEFT_PARTITION_STATIC, 3, 2 },

@@ -44,6 +44,8 @@ WEFT_EXTERN_C_BEGIN
  * worker.  Chunk boundaries never depend on timing, and reductions and scans
  * combine chunk results in chunk order, so a floating-point result is the same
  * bits on every run:
+ *   AUTO     (the default, 0) DYNAMIC with its default chunk size: the chunks of
+ *            a worker that starts late or is preempted are taken by the others.
  *   STATIC   chunks of `chunk` elements (default: n / 256, rounded up), each task
  *            taking a fixed contiguous run of chunks.  Lowest overhead; chunk
  *            boundaries (and so results) do not depend on the worker count.
@@ -59,9 +61,10 @@ WEFT_EXTERN_C_BEGIN
  * between its two passes.  Sorts use one block per task and ignore the
  * partitioner and chunk size (max_tasks applies). */
 typedef enum weft_partitioner {
-    WEFT_PARTITION_STATIC = 0,
-    WEFT_PARTITION_DYNAMIC = 1,
-    WEFT_PARTITION_GUIDED = 2
+    WEFT_PARTITION_AUTO = 0,
+    WEFT_PARTITION_STATIC = 1,
+    WEFT_PARTITION_DYNAMIC = 2,
+    WEFT_PARTITION_GUIDED = 3
 } weft_partitioner;
 
 /* Options of one call; zero in any field means the default; NULL means all

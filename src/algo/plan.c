@@ -46,7 +46,8 @@ static size_t default_chunk(size_t n, weft_partitioner kind, weft__plan_rules ru
 
 int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_config *cfg,
                     weft__plan_rules rules) {
-    weft_partitioner kind = cfg ? cfg->partitioner : WEFT_PARTITION_STATIC;
+    weft_partitioner kind = cfg ? cfg->partitioner : WEFT_PARTITION_AUTO;
+    if (kind == WEFT_PARTITION_AUTO) kind = WEFT_PARTITION_DYNAMIC;
     if (kind != WEFT_PARTITION_STATIC && kind != WEFT_PARTITION_DYNAMIC && kind != WEFT_PARTITION_GUIDED)
         return WEFT_EINVAL;
     *p = (weft__plan){ .kind = kind, .n = n };
