@@ -99,6 +99,14 @@ BENCH_DECLARE_IMPL(tbb)
 BENCH_DECLARE_IMPL(serial)
 #undef BENCH_DECLARE_IMPL
 
+/* observe_weft.c: weft with the profiler on (bench=NAME_profiled). */
+extern const bench_ops bench_weft_linear_chain_profiled;
+extern const bench_ops bench_weft_binary_tree_profiled;
+/* Control flow (issue 4): condition loop and subflow spawning. */
+extern const bench_ops bench_weft_cond_loop, bench_omp_cond_loop, bench_tbb_cond_loop, bench_serial_cond_loop;
+extern const bench_ops bench_weft_subflow_spawn, bench_omp_subflow_spawn, bench_tbb_subflow_spawn,
+    bench_serial_subflow_spawn;
+
 #ifdef __cplusplus
 }
 #endif

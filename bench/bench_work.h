@@ -111,6 +111,31 @@ extern const bench_work bench_work_wavefront;
 extern const bench_work bench_work_graph_traversal;
 extern const bench_work bench_work_embarrassing_parallelism;
 
+/* ---- cond_loop (control flow): a loop of three tasks, A -> B -> C, where C is a
+ * condition task looping back to A until n iterations are done.  A and B update
+ * two sums so a skipped or repeated task shows.  One "task" = one iteration. */
+typedef struct cond_loop_data {
+    size_t n;
+    uint64_t a, b, iter;
+} cond_loop_data;
+
+static inline void cond_loop_a(cond_loop_data *d) { d->a += 1; }
+static inline void cond_loop_b(cond_loop_data *d) { d->b += d->a; }
+/* 0: go round again; 1: leave the loop. */
+static inline int cond_loop_c(cond_loop_data *d) { return ++d->iter < d->n ? 0 : 1; }
+
+/* ---- subflow_spawn (control flow): one task spawns n children at run time and
+ * joins them; child i increments hit[i].  One "task" = one child. */
+typedef struct spawn_data {
+    size_t n;
+    uint8_t *hit;
+} spawn_data;
+
+static inline void spawn_kernel(uint8_t *hit) { ++*hit; }
+
+extern const bench_work bench_work_cond_loop;
+extern const bench_work bench_work_subflow_spawn;
+
 #ifdef __cplusplus
 }
 #endif

@@ -52,6 +52,18 @@ const bench_def bench_table[] = {
       ALL_OPS(graph_traversal) },
     { "embarrassing_parallelism", (size_t)1 << 20, true, &bench_work_embarrassing_parallelism,
       ALL_OPS(embarrassing_parallelism) },
+    /* The profiler's cost: weft only, compare with linear_chain / binary_tree. */
+    { "linear_chain_profiled", (size_t)1 << 20, true, &bench_work_linear_chain,
+      { [BENCH_WEFT] = &bench_weft_linear_chain_profiled } },
+    { "binary_tree_profiled", ((size_t)1 << 20) - 1, true, &bench_work_binary_tree,
+      { [BENCH_WEFT] = &bench_weft_binary_tree_profiled } },
+    /* Control flow: size = loop iterations (3 tasks each) / subflow children. */
+    { "cond_loop", (size_t)1000000, true, &bench_work_cond_loop,
+      { [BENCH_WEFT] = &bench_weft_cond_loop, [BENCH_OMP] = OMP_OPS(cond_loop),
+        [BENCH_TBB] = TBB_OPS(cond_loop), [BENCH_SERIAL] = &bench_serial_cond_loop } },
+    { "subflow_spawn", (size_t)1000000, true, &bench_work_subflow_spawn,
+      { [BENCH_WEFT] = &bench_weft_subflow_spawn, [BENCH_OMP] = OMP_OPS(subflow_spawn),
+        [BENCH_TBB] = TBB_OPS(subflow_spawn), [BENCH_SERIAL] = &bench_serial_subflow_spawn } },
     /* Parallel algorithms (algo_*.c); sort has no OpenMP peer, the _generic rows
      * time weft's function-pointer API against the serial loop / qsort. */
     { "for_each", 10000000, false, &bench_work_algo_for_each, ALL_OPS(for_each) },

@@ -462,6 +462,142 @@ done:
     return rc;
 }
 
+/* ---- the run, traced --------------------------------------------------------- */
+
+/* Writes one of the profiler's files and prints where it went. */
+static int save_trace(weft_executor *ex, weft_taskflow *tf, const char *path, const char *how) {
+    weft_status st;
+    if (tf) {
+        FILE *f = fopen(path, "w");
+        if (!f) { perror(path); return 1; }
+        st = weft_taskflow_dump_dot_profiled(tf, ex, f);
+        if (fclose(f) != 0 && st == WEFT_OK) st = WEFT_ESYS;
+    } else {
+        st = weft_profiler_save(ex, path);
+    }
+    if (st != WEFT_OK) return report(path, st);
+    char cwd[4096];
+    printf("  wrote        %s/%s\n               %s\n", getcwd(cwd, sizeof cwd) ? cwd : ".", path, how);
+    return 0;
+}
+
+/* Profiles one run of a named 12 x 12 wavefront on every worker and writes a
+ * Chrome trace, the HTML report and the DOT graph with each block's time. */
+static int section_trace(struct showcase *sc) {
+    enum { NB = 12 };
+    section_title("The run, traced (profiler, metrics, trace files)");
+    const unsigned bs = sc->block_size * 4, n = NB * bs;
+    const size_t edge = (size_t)(NB + 1) * (n + 1);
+    struct problem p = { .n = n, .nb = NB, .bs = bs };
+    char *a = malloc(n), *b = malloc(n);
+    p.rows = calloc(edge, sizeof *p.rows), p.cols = calloc(edge, sizeof *p.cols);
+    p.block_best = calloc(NB * NB, sizeof *p.block_best);
+    struct block_arg args[NB * NB];
+    weft_status st;
+    weft_taskflow *tf = NULL;
+    int rc = 1;
+    if (!a || !b || !p.rows || !p.cols || !p.block_best) { report("allocating the tables", WEFT_ENOMEM); goto done; }
+    unsigned plant;
+    make_sequences(a, b, n, &plant);
+    p.a = a, p.b = b;
+    if (!(tf = weft_taskflow_create("wavefront 12x12", &st))) { report("weft_taskflow_create", st); goto done; }
+    if ((st = build_wavefront(tf, &p, args, NB, true)) != WEFT_OK) { report("building", st); goto done; }
+    if ((st = weft_profiler_start(sc->all)) != WEFT_OK) { report("weft_profiler_start", st); goto done; }
+    st = weft_run_and_wait(sc->all, tf);
+    weft_profiler_stop(sc->all);
+    if (st != WEFT_OK) { report("weft_run_and_wait", st); goto done; }
+    weft_metrics m;
+    weft_worker_metrics per[64];
+    if ((st = weft_executor_metrics(sc->all, &m, per, 64)) != WEFT_OK) { report("weft_executor_metrics", st); goto done; }
+    printf("  metrics      %" PRIu64 " tasks, %" PRIu64 " steals, %" PRIu64 " parks, %.0f tasks/s, %.0f%% busy\n",
+           m.total.tasks, m.total.steals, m.total.parks, m.tasks_per_second, 100 * m.total.utilisation);
+    if (save_trace(sc->all, NULL, "showcase-trace.json", "open it in https://ui.perfetto.dev or chrome://tracing") ||
+        save_trace(sc->all, NULL, "showcase-trace.html", "open it in any browser (one file, works offline)") ||
+        save_trace(sc->all, tf, "showcase-trace.dot", "dot -Tsvg showcase-trace.dot -o showcase-trace.svg"))
+        goto done;
+    printf("  any program  WEFT_PROFILE=out.json ./your-program   (or out.html), no code change\n");
+    rc = 0;
+done:
+    if (tf && (st = weft_taskflow_destroy(tf)) != WEFT_OK) rc = report("weft_taskflow_destroy", st);
+    free(p.block_best), free(p.cols), free(p.rows), free(b), free(a);
+    return rc;
+}
+
+/* ---- control flow: a loop and a subflow ------------------------------------ */
+
+struct collatz {
+    uint64_t x, steps, peak, leaves;
+    uint8_t *hit;
+};
+
+static int collatz_step(weft_ctx *ctx, void *arg) {
+    struct collatz *c = arg;
+    (void)ctx;
+    c->x = c->x % 2 ? 3 * c->x + 1 : c->x / 2;
+    c->steps++;
+    if (c->x > c->peak) c->peak = c->x;
+    return 0;
+}
+
+/* The condition task: index 0 loops back to the step, 1 leaves the loop. */
+static int collatz_more(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    return ((struct collatz *)arg)->x != 1 ? 0 : 1;
+}
+
+static int mark_hit(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    ++*(uint8_t *)arg;
+    return 0;
+}
+
+/* A subflow task: builds `leaves` tasks while it runs; its successors wait for them. */
+static int collatz_fan(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    struct collatz *c = arg;
+    (void)ctx;
+    for (uint64_t i = 0; i < c->leaves; i++)
+        if (weft_task_is_null(weft_emplace(weft_subflow_graph(sf), mark_hit, &c->hit[i]))) return 1;
+    return 0;
+}
+
+static int section_control_flow(struct showcase *sc) {
+    section_title("Control flow: a condition loop and a subflow");
+    struct collatz c = { .x = 27, .peak = 27, .leaves = sc->reps > 1 ? 1000000 : 100000 };
+    c.hit = calloc(c.leaves, 1);
+    weft_status st;
+    weft_taskflow *tf = weft_taskflow_create("collatz", &st);
+    if (!tf || !c.hit) return free(c.hit), report("weft_taskflow_create", tf ? WEFT_ENOMEM : st);
+    weft_task step = weft_emplace(tf, collatz_step, &c), more = weft_emplace_condition(tf, collatz_more, &c);
+    weft_task fan = weft_emplace_subflow(tf, collatz_fan, &c);
+    weft_precede(weft_placeholder(tf), step); /* a strong way in: weak-only tasks are not sources */
+    weft_precede(step, more);
+    weft_precede(more, step); /* weak edge: the loop */
+    weft_precede(more, fan);
+    int rc = 1;
+    if ((st = weft_taskflow_last_error(tf)) != WEFT_OK) { report("building the loop", st); goto done; }
+    double t = 0;
+    for (int run = 0; run < 2; run++) { /* the second run reuses the first one's memory */
+        c = (struct collatz){ .x = 27, .peak = 27, .leaves = c.leaves, .hit = c.hit };
+        memset(c.hit, 0, c.leaves);
+        double t0 = now_s();
+        if ((st = weft_run_and_wait(sc->one, tf)) != WEFT_OK) { report("running the loop", st); goto done; }
+        t = now_s() - t0;
+    }
+    uint64_t ok = 0;
+    for (uint64_t i = 0; i < c.leaves; i++) ok += c.hit[i] == 1;
+    printf("  loop         Collatz from 27: %" PRIu64 " steps (peak %" PRIu64 "), one task per step,\n"
+           "               a condition task choosing 'again' or 'done' after each\n", c.steps, c.peak);
+    printf("  subflow      then one task spawned %s children at run time: %s ran once\n",
+           group(c.leaves), ok == c.leaves ? "every one" : "NOT every one");
+    printf("  time         %.1f ms on 1 worker for both, second run (weft-bench cond_loop\n"
+           "               and subflow_spawn time each alone)\n", t * 1e3);
+    rc = ok == c.leaves && c.steps == 111 ? 0 : 1;
+done:
+    if ((st = weft_taskflow_destroy(tf)) != WEFT_OK) rc = report("weft_taskflow_destroy", st);
+    free(c.hit);
+    return rc;
+}
+
 /* ---- parallel algorithms: sort and reduction ------------------------------- */
 
 static int cmp_double(const void *a, const void *b) {
@@ -567,6 +703,8 @@ static const struct section {
 } SECTIONS[] = {
     { "wavefront", section_wavefront },
     { "dot", section_dot },
+    { "trace", section_trace },
+    { "control flow", section_control_flow },
     { "algorithms", section_algorithms },
 };
 

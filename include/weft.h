@@ -6,5 +6,7 @@
 #include "weft/version.h"
 #include "weft/core.h"
 #include "weft/graph.h"
+#include "weft/observe.h"
+#include "weft/flow.h"
 #include "weft/algo.h"
 #endif

@@ -11,6 +11,7 @@
 
 #include "core/executor.h"
 #include "core/future.h"
+#include "observe/hooks.h"
 #include "core/job.h"
 #include "platform/platform.h"
 #include "weft/graph.h"
@@ -18,9 +19,12 @@
 typedef struct weft__node weft__node;
 typedef struct weft__run weft__run;
 
-/* 128 bytes, cache-line aligned.  The first line holds everything a run touches,
+/* The hot part of a node: one cache line holding everything a run touches,
  * including the only successor of a node that has one (chains), so re-running a
- * graph reads one line per node; the second line is for building and naming. */
+ * graph reads one line per node.  The cold part (weft__node_cold: building,
+ * naming, validation) lives in a separate array of the same chunk, so hot lines
+ * are contiguous: a run streams 64 bytes per node and no prefetcher drags in
+ * cold lines next to them. */
 struct weft__node {
     _Alignas(WEFT__CACHE_LINE) weft__job job; /* must stay first */
     _Atomic uint32_t join; /* strong predecessors still to finish, this iteration */
@@ -33,25 +37,84 @@ struct weft__node {
         weft__node **many; /* nsucc >= 2: equals spill */
     } succ;
     uint32_t nsucc;
-    uint32_t index;
-    /* --- second line: building, naming, validation --- */
-    _Alignas(WEFT__CACHE_LINE) weft__node **spill; /* successor array once there are 2+ (kept when back to 1) */
+    uint32_t index; /* emplace order; also locates the cold part */
+};
+
+/* Zero until written: a fresh chunk comes zeroed, a reused slot is cleared. */
+typedef struct weft__node_cold {
+    weft__node **spill; /* successor array once there are 2+ (kept when back to 1) */
     uint32_t spill_cap;
-    uint32_t src_pos; /* position in tf->sources while num_deps == 0 */
     char *name;
     void *data;
     weft__node *dfs_parent; /* validation: DFS tree parent */
     uint32_t dfs_edge; /* validation: next edge to explore */
     uint8_t dfs_color;
+    uint8_t kind; /* WEFT__KIND_*: what job.run does and how edges out of it count */
+    uint32_t num_weak; /* weak predecessors (edges from condition tasks) */
+    void *ext; /* per-kind record: subflow, module, or shared work (flow.h) */
+} weft__node_cold;
+
+_Static_assert(sizeof(struct weft__node) == WEFT__CACHE_LINE, "the hot part of a node is one line");
+_Static_assert(sizeof(weft__node_cold) <= sizeof(struct weft__node), "cold part fits a hot-sized slot");
+
+/* Chunk k of the slab holds 64 << min(k, 10) nodes: cap hot nodes, then cap cold
+ * parts in slots of the same size, in one allocation. */
+static inline size_t weft__chunk_capacity(size_t k) { return (size_t)64 << (k < 10 ? k : 10); }
+static inline size_t weft__chunk_bytes(size_t k) { return 2 * weft__chunk_capacity(k) * sizeof(struct weft__node); }
+/* Chunks of two huge pages or more start on a huge-page boundary (see task.c). */
+static inline size_t weft__chunk_align(size_t k) {
+    return weft__chunk_bytes(k) >= 2 * WEFT__HUGE_PAGE ? WEFT__HUGE_PAGE : WEFT__CACHE_LINE;
+}
+
+/* Capacity of the chunk holding the node of a given index: chunk k starts at index
+ * 64 * (2^k - 1), so for k <= 10 it is the k with 2^k <= index/64 + 1 < 2^(k+1). */
+static inline size_t weft__chunk_capacity_of(uint32_t index) {
+    size_t q = ((size_t)index >> 6) + 1;
+    if (q >= 2048) return weft__chunk_capacity(10);
+    return (size_t)64 << (63 - __builtin_clzll((unsigned long long)q));
+}
+
+/* The cold part of n: `capacity` slots after it, in the chunk's second half. */
+static inline weft__node_cold *weft__cold(const weft__node *n) {
+    return (weft__node_cold *)((char *)n + weft__chunk_capacity_of(n->index) * sizeof(struct weft__node));
+}
+
+/* Node kinds.  The kind picks job.run, so a run never branches on it; building,
+ * validation and DOT read it from the cold line. */
+enum {
+    WEFT__KIND_STATIC,
+    WEFT__KIND_COND, /* edges out of it are weak */
+    WEFT__KIND_MCOND, /* multi-condition: weak edges too */
+    WEFT__KIND_SUBFLOW,
+    WEFT__KIND_MODULE,
 };
 
-_Static_assert(offsetof(struct weft__node, spill) == WEFT__CACHE_LINE, "hot part of a node must fill one line");
-_Static_assert(sizeof(struct weft__node) == 2 * WEFT__CACHE_LINE, "a node is two cache lines");
+static inline bool weft__node_is_cond(const weft__node *n) {
+    uint8_t kind = weft__cold(n)->kind;
+    return kind == WEFT__KIND_COND || kind == WEFT__KIND_MCOND;
+}
 
 /* The successors of n, in the order the edges were added. */
 static inline weft__node *const *weft__succ_array(const weft__node *n) {
     return n->nsucc <= 1 ? &n->succ.one : n->succ.many;
 }
+
+/* Successor arrays (succ_pool.c): power-of-two capacities carved from blocks the
+ * taskflow owns, with a free list per capacity. */
+typedef struct weft__succ_block weft__succ_block;
+typedef struct weft__succ_pool {
+    weft__succ_block *blocks;
+    char *cur; /* unused tail of the newest block */
+    size_t left;
+    weft__node **free[32]; /* by log2(capacity) */
+} weft__succ_pool;
+
+/* An array of `cap` (a power of two, >= 2) successor slots; NULL: out of memory. */
+weft__node **weft__succ_alloc(weft__succ_pool *p, uint32_t cap);
+/* Gives back an array from weft__succ_alloc (NULL is ignored). */
+void weft__succ_free(weft__succ_pool *p, weft__node **a, uint32_t cap);
+/* Frees every block; the pool is empty and usable afterwards. */
+void weft__succ_pool_release(weft__succ_pool *p);
 
 struct weft_taskflow {
     char *name;
@@ -60,6 +123,7 @@ struct weft_taskflow {
     size_t nchunks, chunks_cap;
     size_t nnodes;
     size_t cur_chunk, cur_used; /* where the next node goes */
+    size_t high_water; /* slots below it were used before (clear): not zero */
     /* Kept current while building, so that a run needs no pass over the nodes:
      * the sources (nodes with no dependents), every node's join counter (equal to
      * num_deps whenever no run is active), and the number of edges that point
@@ -68,11 +132,19 @@ struct weft_taskflow {
      * runs only when `backward` edges exist and the graph changed (`dirty`). */
     weft__node **sources;
     size_t nsources, sources_cap;
+    bool sources_stale; /* recount at prepare (see task.c) */
     size_t backward;
     bool dirty;
-    /* Nodes owning heap memory (a name, a spilled edge array): when both are 0,
-     * clearing or destroying needs no walk over the nodes. */
-    size_t nnamed, nspilled;
+    weft__succ_pool succ_pool;
+    /* Nodes owning heap memory (a name): when 0 (and next_owned is 0), clearing
+     * or destroying needs no walk over the nodes. */
+    size_t nnamed;
+    /* Control flow (flow.h): condition tasks (each iteration then re-arms every
+     * join counter, as a branch not taken leaves counters half counted), nodes
+     * with an `ext` record, and spare subflow records kept for reuse. */
+    size_t nconds, next_owned;
+    struct weft__subflow *free_subs;
+    bool is_subflow_graph; /* owned by a subflow task: not destroyable by users */
     /* Runs: `active` is running; later ones wait in a list behind it. */
     weft__mutex mu;
     weft__run *active, *tail;
@@ -90,16 +162,83 @@ struct weft__run {
     uint64_t target; /* iterations wanted */
     weft_pred_fn pred;
     void *pred_arg;
+    /* Nested runs (flow.h): the run of a subflow's or a module's graph inside a
+     * parent run.  `top` is the future of the outermost run (its stop bits stop
+     * every level; &fut for a top-level run); `parent`/`pnode` the run and task
+     * to resume when this one ends; `anchor` the nearest run that is not a
+     * subflow's, which detached subflows join. */
+    weft_future *top;
+    weft__run *parent;
+    weft__node *pnode;
+    weft__run *anchor;
+    uint8_t role; /* WEFT__ROLE_* */
     /* Nodes made runnable and not yet finished in the current iteration. */
     _Alignas(WEFT__CACHE_LINE) _Atomic int64_t pending;
     _Alignas(WEFT__CACHE_LINE) char pad_;
 };
 
-/* Chunk k of the slab holds 64 << min(k, 10) nodes. */
-static inline size_t weft__chunk_capacity(size_t k) { return (size_t)64 << (k < 10 ? k : 10); }
+/* TOP: a weft_run; JOINED: resumes its task's successors; DETACHED: joins its
+ * anchor; SYNC: sets fut.done for a weft_subflow_join waiting inside its task. */
+enum { WEFT__ROLE_TOP, WEFT__ROLE_JOINED, WEFT__ROLE_DETACHED, WEFT__ROLE_SYNC };
 
 /* The job function of every node (run.c). */
 weft__job *weft__node_run(weft__worker *w, weft__job *job);
+
+/* Adds delta to r's pending count; when it reaches 0 the iteration is over and
+ * this returns the job that goes on (next iteration or the end of the run), else
+ * NULL.  delta != 0. */
+weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta);
+
+/* Releases n's successors in run r (n finished); returns a job to run next. */
+weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n);
+
+/* Common start of every node kind: re-arms the join counter for the next time
+ * and says whether the task should be called (false: the run stopped; counted
+ * as skipped). */
+static inline bool weft__node_enter(weft__worker *w, weft__node *n, weft_future *top) {
+    /* Re-arm for the next iteration: every predecessor has already counted down.
+     * (Nodes with one dependent never count down.) */
+    if (n->num_deps > 1) atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed);
+    if ((atomic_load_explicit(&top->stop, memory_order_acquire) & WEFT__STOP_MASK) == 0) return true;
+    atomic_fetch_add_explicit(&top->skipped, 1, memory_order_relaxed);
+    struct weft__obs *o = weft__obs_get(w->ex); /* observe/: count skipped tasks */
+    if (__builtin_expect(o != NULL, 0)) weft__obs_task_skipped(o, w);
+    return false;
+}
+
+/* Around the call of a task's function, whatever its kind: fills *cx, makes it
+ * the worker's innermost context (the chain weft_future_wait checks for waits
+ * that would deadlock), and tells the observer, if one is on.  Returns the
+ * observer state for weft__task_leave: the same value both times, so begin and
+ * end events come in pairs. */
+static inline struct weft__obs *weft__task_enter(weft__worker *w, weft_ctx *cx, weft__node *n, weft__run *r) {
+    *cx = (weft_ctx){w, n, &r->top->stop, n->tf, w->ctx};
+    w->ctx = cx;
+    struct weft__obs *o = weft__obs_get(w->ex); /* observe/: NULL unless switched on */
+    if (__builtin_expect(o != NULL, 0)) weft__obs_task_begin(o, w, n, r);
+    return o;
+}
+
+static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__obs *o, weft__node *n,
+                                    weft__run *r, int rc) {
+    if (__builtin_expect(o != NULL, 0)) weft__obs_task_end(o, w, n, r, rc);
+    w->ctx = cx->outer;
+}
+
+/* Starts (or queues behind the run ahead) a nested run `sub` of graph sub->tf;
+ * fields other than the queue are filled by the caller.  Returns the job to run
+ * now (the start of sub) or NULL when queued; WEFT_ECYCLE in *st when the graph
+ * has a cycle (nothing started). */
+weft__job *weft__run_start_nested(weft__run *sub, weft_status *st);
+
+/* Adds a plain node (task.c); the flow code then sets its kind.  Errors as
+ * weft_emplace. */
+weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg);
+
+/* Gives back what a node's `ext` record holds (flow code), and frees the spare
+ * subflow records of a taskflow being destroyed. */
+void weft__flow_release_node(weft_taskflow *tf, weft__node *n);
+void weft__flow_free_pool(weft_taskflow *tf);
 
 /* Records a failed call's status (and message) on tf; returns st. */
 weft_status weft__tf_error(weft_taskflow *tf, weft_status st, const char *fmt, ...);
@@ -111,6 +250,10 @@ bool weft__tf_busy(weft_taskflow *tf);
  * holds tf->mu, and no run is active.  WEFT_OK, WEFT_ECYCLE (*on_cycle set),
  * WEFT_ENOMEM. */
 weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle);
+
+/* Sets every join counter to its node's strong dependent count (graphs with
+ * condition tasks, at the start of each iteration). */
+void weft__rearm_joins(weft_taskflow *tf);
 
 /* Label of a node for messages and DOT: its name, or "#index". */
 const char *weft__node_label(const weft__node *n, char *buf, size_t len);

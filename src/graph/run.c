@@ -8,6 +8,7 @@
  * keeps that count exact and re-arms every join counter for the next iteration. */
 #include "graph/graph.h"
 #include "core/alloc.h"
+#include "observe/hooks.h" /* observer / metrics / profiler: one branch each when off */
 
 #include <stddef.h>
 
@@ -15,7 +16,9 @@
 
 static weft__job *begin_iteration(weft__worker *w, weft__run *r);
 
-static weft__job *finish_run(weft__run *r) {
+static weft__job *finish_nested(weft__worker *w, weft__run *r, weft__run *next);
+
+static weft__job *finish_run(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
     weft_executor *ex = r->ex;
     weft__mutex_lock(&tf->mu);
@@ -25,13 +28,14 @@ static weft__job *finish_run(weft__run *r) {
     /* Before the future is ready: whoever waited on it may change tf at once. */
     atomic_fetch_sub_explicit(&tf->runs_inflight, 1, memory_order_release);
     weft__mutex_unlock(&tf->mu);
+    if (r->role != WEFT__ROLE_TOP) return finish_nested(w, r, next);
     weft__future_complete(&r->fut);
     weft__executor_run_end(ex);
     weft__future_release(&r->fut); /* r may be freed from here on */
     return next ? &next->start : NULL; /* the next queued run starts on this worker */
 }
 
-static weft__job *release_successors(weft__worker *w, weft__run *r, weft__node *n) {
+weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n) {
     weft__job *next = NULL, *buf[32];
     unsigned nb = 0;
     weft__node *const *succ = weft__succ_array(n);
@@ -52,57 +56,55 @@ static weft__job *release_successors(weft__worker *w, weft__run *r, weft__node *
             nb = 0;
         }
     }
-    /* This node is done (-1); the ready ones not yet counted (+nb, +next). */
+    /* This node is done (-1); the ready ones not yet counted (+nb, +next).  When
+     * the count reaches 0 nothing is buffered, so `done` is all there is to do. */
     int64_t delta = (int64_t)nb + (next != NULL) - 1;
-    if (delta != 0) {
-        int64_t left = atomic_fetch_add_explicit(&r->pending, delta, memory_order_acq_rel) + delta;
-        if (left == 0) {
-            /* Only an iteration that nothing stopped counts as completed. */
-            if ((atomic_load_explicit(&r->fut.stop, memory_order_acquire) & WEFT__STOP_MASK) == 0)
-                atomic_fetch_add_explicit(&r->fut.iterations, 1, memory_order_relaxed);
-            return begin_iteration(w, r);
-        }
-    }
+    weft__job *done = delta != 0 ? weft__run_settle(w, r, delta) : NULL;
     for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
-    return next;
+    return next ? next : done;
+}
+
+weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta) {
+    int64_t left = atomic_fetch_add_explicit(&r->pending, delta, memory_order_acq_rel) + delta;
+    if (left != 0) return NULL;
+    /* Only an iteration that nothing stopped counts as completed. */
+    if ((atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK) == 0)
+        atomic_fetch_add_explicit(&r->fut.iterations, 1, memory_order_relaxed);
+    return begin_iteration(w, r);
 }
 
 weft__job *weft__node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
     weft__run *r = n->tf->active;
-    /* Re-arm for the next iteration: every predecessor has already counted down.
-     * (Nodes with one dependent never count down.) */
-    if (n->num_deps > 1) atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed);
-    if ((atomic_load_explicit(&r->fut.stop, memory_order_acquire) & WEFT__STOP_MASK) == 0) {
-        if (n->fn) {
-            weft_ctx cx = {w, n, &r->fut.stop};
-            int rc = n->fn(&cx, n->arg);
-            if (rc != 0) weft__future_fail(&r->fut, rc, n->name, n->index);
-        }
-    } else {
-        atomic_fetch_add_explicit(&r->fut.skipped, 1, memory_order_relaxed);
+    if (weft__node_enter(w, n, r->top) && n->fn) {
+        weft_ctx cx;
+        struct weft__obs *o = weft__task_enter(w, &cx, n, r);
+        int rc = n->fn(&cx, n->arg);
+        weft__task_leave(w, &cx, o, n, r, rc);
+        if (rc != 0) weft__future_fail(r->top, rc, weft__cold(n)->name, n->index);
     }
-    return release_successors(w, r, n);
+    return weft__release_successors(w, r, n);
 }
 
 /* Starts the next iteration, or finishes the run.  Runs on one worker at a time. */
 static weft__job *begin_iteration(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
     uint64_t done = atomic_load_explicit(&r->fut.iterations, memory_order_relaxed);
-    int stop = atomic_load_explicit(&r->fut.stop, memory_order_acquire) & WEFT__STOP_MASK;
+    int stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
     if (tf->nsources == 0) {
         /* An empty taskflow: each iteration completes at once, with no task. */
         if (r->pred) {
             while (!stop && !r->pred(r->pred_arg)) {
                 atomic_fetch_add_explicit(&r->fut.iterations, 1, memory_order_relaxed);
-                stop = atomic_load_explicit(&r->fut.stop, memory_order_acquire) & WEFT__STOP_MASK;
+                stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
             }
         } else if (!stop) {
             atomic_store_explicit(&r->fut.iterations, r->target, memory_order_relaxed);
         }
-        return finish_run(r);
+        return finish_run(w, r);
     }
-    if (stop || done >= r->target || (r->pred && r->pred(r->pred_arg))) return finish_run(r);
+    if (stop || done >= r->target || (r->pred && r->pred(r->pred_arg))) return finish_run(w, r);
+    if (tf->nconds) weft__rearm_joins(tf);
     atomic_store_explicit(&r->pending, (int64_t)tf->nsources, memory_order_relaxed);
     for (size_t i = tf->nsources; i-- > 1;) weft__push_local(w, &tf->sources[i]->job);
     return &tf->sources[0]->job;
@@ -111,8 +113,8 @@ static weft__job *begin_iteration(weft__worker *w, weft__run *r) {
 static weft__job *run_start(weft__worker *w, weft__job *job) {
     weft__run *r = RUN_OF(job);
     /* Cancelled while queued: report the first iteration's tasks as skipped. */
-    if (atomic_load_explicit(&r->fut.stop, memory_order_acquire) & WEFT__STOP_MASK)
-        atomic_store_explicit(&r->fut.skipped, r->tf->nnodes, memory_order_relaxed);
+    if (atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK)
+        atomic_fetch_add_explicit(&r->top->skipped, r->tf->nnodes, memory_order_relaxed);
     return begin_iteration(w, r);
 }
 
@@ -120,12 +122,13 @@ static void run_free(weft_future *f) { weft__free_aligned(f, sizeof(weft__run), 
 
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
                           weft_future **out) {
-    if (!ex || !tf) return WEFT_EINVAL;
+    if (!ex || !tf || tf->is_subflow_graph) return WEFT_EINVAL;
     if (atomic_load_explicit(&ex->shutdown, memory_order_acquire)) return WEFT_ESHUTDOWN;
     /* Aligned: `pending` sits on a cache line of its own. */
     weft__run *r = weft__alloc_aligned(sizeof *r, WEFT__CACHE_LINE);
     if (!r) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
     weft__future_init(&r->fut, ex, out ? 2 : 1, run_free);
+    r->fut.owner = tf; /* a task of tf waiting on this run would wait forever */
     r->start = (weft__job){run_start, NULL};
     r->tf = tf;
     r->ex = ex;
@@ -133,6 +136,11 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     r->target = target;
     r->pred = pred;
     r->pred_arg = arg;
+    r->top = &r->fut;
+    r->parent = NULL;
+    r->anchor = r;
+    r->pnode = NULL;
+    r->role = WEFT__ROLE_TOP;
     atomic_init(&r->pending, 0);
 
     weft__mutex_lock(&tf->mu);
@@ -183,4 +191,47 @@ weft_status weft_run_and_wait(weft_executor *ex, weft_taskflow *tf) {
     st = weft_future_wait(f);
     weft_future_destroy(f);
     return st;
+}
+
+/* ---- nested runs: subflows and modules ------------------------------------------ */
+
+/* A nested run ended: resume its parent.  A joined one finishes the task that
+ * started it; a detached one gives back the count it holds on its anchor.  The
+ * record may be reused as soon as that happens, so it is read first. */
+static weft__job *finish_nested(weft__worker *w, weft__run *r, weft__run *next) {
+    weft__run *parent = r->parent, *anchor = r->anchor;
+    weft__node *pnode = r->pnode;
+    weft__job *resume = NULL;
+    if (r->role == WEFT__ROLE_JOINED) resume = weft__release_successors(w, parent, pnode);
+    else if (r->role == WEFT__ROLE_DETACHED) resume = weft__run_settle(w, anchor, -1);
+    /* Release: the task waiting in weft_subflow_join (acquire) sees the graph's work. */
+    else atomic_store_explicit(&r->fut.done, 1, memory_order_release);
+    if (!next) return resume;
+    if (!resume) return &next->start;
+    weft__push_local(w, &next->start);
+    return resume;
+}
+
+weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
+    weft_taskflow *tf = sub->tf;
+    sub->start = (weft__job){run_start, NULL};
+    sub->next = NULL;
+    atomic_store_explicit(&sub->fut.iterations, 0, memory_order_relaxed);
+    atomic_store_explicit(&sub->fut.done, 0, memory_order_relaxed);
+    atomic_store_explicit(&sub->pending, 0, memory_order_relaxed);
+    weft__mutex_lock(&tf->mu);
+    *st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL);
+    weft__job *now = NULL;
+    if (*st == WEFT_OK) {
+        if (!tf->active) {
+            tf->active = tf->tail = sub;
+            now = &sub->start;
+        } else {
+            tf->tail->next = sub; /* runs when the run ahead of it ends */
+            tf->tail = sub;
+        }
+        atomic_fetch_add_explicit(&tf->runs_inflight, 1, memory_order_relaxed);
+    }
+    weft__mutex_unlock(&tf->mu);
+    return now;
 }

@@ -18,9 +18,18 @@ static weft__node *slab_take(weft_taskflow *tf) {
             tf->chunks = c;
             tf->chunks_cap = ncap;
         }
-        size_t bytes = weft__chunk_capacity(tf->nchunks) * sizeof(weft__node);
-        weft__node *chunk = weft__alloc_aligned(bytes, WEFT__CACHE_LINE);
-        if (!chunk) return NULL;
+        /* Zeroed: the cold halves start valid, and pages nobody writes (the
+         * cold part of a chain) are never even faulted in. */
+        size_t k = tf->nchunks, bytes = weft__chunk_bytes(k), align = weft__chunk_align(k);
+        /* A chunk another taskflow gave back: its cold half is zeroed, and the hot
+         * line of a slot is written whole when the slot is taken. */
+        weft__node *chunk = weft__block_cache_take(bytes, align);
+        if (!chunk) {
+            chunk = weft__calloc_aligned(bytes, align);
+            if (!chunk) return NULL;
+            /* Big chunks sit on huge-page boundaries, hot and cold halves apart. */
+            if (bytes >= 2 * WEFT__HUGE_PAGE) weft__mem_advise_huge(chunk, bytes);
+        }
         tf->chunks[tf->nchunks++] = chunk;
     }
     return &tf->chunks[tf->cur_chunk][tf->cur_used];
@@ -37,18 +46,39 @@ static bool sources_reserve(weft_taskflow *tf) {
     return true;
 }
 
+/* Sources are kept as a stack while every node that stops being a source is the
+ * newest one, as when a chain is built; any other removal (fan-out built after
+ * the tasks, random edges) marks the list stale instead of searching it, and
+ * weft__taskflow_prepare recounts it in one pass over the nodes. */
 static void sources_add(weft_taskflow *tf, weft__node *n) { /* room reserved */
-    n->src_pos = (uint32_t)tf->nsources;
-    tf->sources[tf->nsources++] = n;
+    if (!tf->sources_stale) tf->sources[tf->nsources++] = n;
 }
 
 static void sources_remove(weft_taskflow *tf, weft__node *n) {
-    weft__node *last = tf->sources[--tf->nsources];
-    tf->sources[n->src_pos] = last;
-    last->src_pos = n->src_pos;
+    if (!tf->sources_stale && tf->nsources && tf->sources[tf->nsources - 1] == n) tf->nsources--;
+    else tf->sources_stale = true;
 }
 
-static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
+/* Field by field, not `*n = (weft__node){...}`: a compound literal compiles to
+ * `rep stos`, whose start-up cost was a third of emplace.  The hot line is
+ * written whole; the cold part is already zero (fresh or cached chunk, see
+ * weft__chunk_capacity) unless the slot was used before a clear.  Zero cold
+ * means: no name, no data, no successor array, kind STATIC, no weak edge. */
+static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *arg) {
+    n->job = (weft__job){weft__node_run, NULL};
+    atomic_init(&n->join, 0);
+    n->num_deps = 0;
+    n->fn = fn;
+    n->arg = arg;
+    n->tf = tf;
+    n->succ.one = NULL;
+    n->nsucc = 0;
+    n->index = (uint32_t)tf->nnodes++;
+    if (n->index < tf->high_water) *weft__cold(n) = (weft__node_cold){0};
+    else tf->high_water = tf->nnodes;
+}
+
+weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
     if (tf->nnodes >= UINT32_MAX) {
         weft__tf_error(tf, WEFT_ENOMEM, "a taskflow holds at most %u tasks", UINT32_MAX - 1);
@@ -59,14 +89,7 @@ static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
         weft__tf_error(tf, WEFT_ENOMEM, NULL);
         return WEFT_TASK_NULL;
     }
-    *n = (weft__node){
-        .job = {weft__node_run, NULL},
-        .fn = fn,
-        .arg = arg,
-        .tf = tf,
-        .index = (uint32_t)tf->nnodes++,
-    };
-    atomic_init(&n->join, 0);
+    node_init(n, tf, fn, arg);
     tf->cur_used++;
     sources_add(tf, n);
     return (weft_task){n};
@@ -78,15 +101,18 @@ weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_emplace: task function is NULL (use weft_placeholder)");
         return WEFT_TASK_NULL;
     }
-    return add_node(tf, fn, arg);
+    return weft__add_node(tf, fn, arg);
 }
 
-weft_task weft_placeholder(weft_taskflow *tf) { return tf ? add_node(tf, NULL, NULL) : WEFT_TASK_NULL; }
+weft_task weft_placeholder(weft_taskflow *tf) { return tf ? weft__add_node(tf, NULL, NULL) : WEFT_TASK_NULL; }
 
 weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
     weft__node *n = t.node_;
     if (!n) return WEFT_EINVAL;
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
+    if (weft__cold(n)->kind != WEFT__KIND_STATIC || weft__cold(n)->ext)
+        return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_work: task '%s' is not a plain task",
+                              weft__cold(n)->name ? weft__cold(n)->name : "");
     n->fn = fn;
     n->arg = arg;
     return WEFT_OK;
@@ -97,16 +123,21 @@ weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
  * (nothing changed). */
 static weft_status reserve_succ(weft__node *n, size_t extra) {
     size_t need = (size_t)n->nsucc + extra;
-    if (need <= 1 || need <= n->spill_cap) return WEFT_OK;
-    if (need > UINT32_MAX) return WEFT_ENOMEM;
-    size_t cap = n->spill_cap ? n->spill_cap : 2;
+    if (need <= 1) return WEFT_OK;
+    weft__node_cold *c = weft__cold(n);
+    if (need <= c->spill_cap) return WEFT_OK;
+    size_t cap = c->spill_cap ? c->spill_cap : 2;
     while (cap < need) cap *= 2;
-    if (cap > UINT32_MAX) cap = UINT32_MAX;
-    weft__node **a = weft__realloc(n->spill, n->spill_cap * sizeof *a, cap * sizeof *a);
+    if (cap > ((size_t)1 << 31)) return WEFT_ENOMEM;
+    weft__succ_pool *pool = &n->tf->succ_pool;
+    weft__node **a = weft__succ_alloc(pool, (uint32_t)cap);
     if (!a) return WEFT_ENOMEM;
-    if (!n->spill) n->tf->nspilled++;
-    n->spill = a;
-    n->spill_cap = (uint32_t)cap;
+    if (c->spill) {
+        memcpy(a, c->spill, n->nsucc * sizeof *a);
+        weft__succ_free(pool, c->spill, c->spill_cap);
+    }
+    c->spill = a;
+    c->spill_cap = (uint32_t)cap;
     if (n->nsucc >= 2) n->succ.many = a;
     return WEFT_OK;
 }
@@ -122,6 +153,15 @@ static weft_status check_pair(weft__node *a, weft__node *b) {
     return WEFT_OK;
 }
 
+/* Weak edges exist only out of condition tasks; while a taskflow has none, the
+ * cold parts (kind, num_weak) need not be read: a chain is built hot lines only. */
+static bool is_weak_source(const weft_taskflow *tf, const weft__node *from) {
+    return tf->nconds && weft__node_is_cond(from);
+}
+static bool has_predecessors(const weft_taskflow *tf, const weft__node *n) {
+    return n->num_deps || (tf->nconds && weft__cold(n)->num_weak);
+}
+
 /* Adds the edge; room is reserved.  Keeps join, sources and the backward-edge
  * count current (see struct weft_taskflow). */
 static void link(weft__node *from, weft__node *to) {
@@ -130,13 +170,19 @@ static void link(weft__node *from, weft__node *to) {
         from->succ.one = to;
     } else {
         if (from->nsucc == 1) { /* move the inline successor to the array */
-            from->spill[0] = from->succ.one;
-            from->succ.many = from->spill;
+            weft__node **spill = weft__cold(from)->spill;
+            spill[0] = from->succ.one;
+            from->succ.many = spill;
         }
         from->succ.many[from->nsucc] = to;
     }
     from->nsucc++;
-    if (to->num_deps++ == 0) sources_remove(tf, to);
+    if (!has_predecessors(tf, to)) sources_remove(tf, to);
+    if (is_weak_source(tf, from)) { /* weak: not counted in `to`'s join, never a cycle */
+        weft__cold(to)->num_weak++;
+        return;
+    }
+    to->num_deps++;
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward++;
     /* Once any edge points backward, every new edge may close a cycle. */
@@ -146,8 +192,12 @@ static void link(weft__node *from, weft__node *to) {
 /* Undoes the most recent link(from, to). */
 static void unlink_last(weft__node *from, weft__node *to) {
     weft_taskflow *tf = from->tf;
-    if (--from->nsucc == 1) from->succ.one = from->spill[0]; /* back inline */
-    if (--to->num_deps == 0) sources_add(tf, to); /* its old slot is free again */
+    if (--from->nsucc == 1) from->succ.one = from->succ.many[0]; /* back inline */
+    bool weak = is_weak_source(tf, from);
+    if (weak) weft__cold(to)->num_weak--;
+    else to->num_deps--;
+    if (!has_predecessors(tf, to)) sources_add(tf, to); /* its old slot is free again */
+    if (weak) return;
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward--;
 }
@@ -198,24 +248,28 @@ weft_status weft_task_set_name(weft_task t, const char *name) {
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     char *copy = NULL;
     if (name && !(copy = weft__strdup(name))) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
-    n->tf->nnamed += (copy != NULL) - (n->name != NULL);
-    weft__free_str(n->name);
-    n->name = copy;
+    weft__node_cold *c = weft__cold(n);
+    n->tf->nnamed += (copy != NULL) - (c->name != NULL);
+    weft__free_str(c->name);
+    c->name = copy;
     return WEFT_OK;
 }
 
-const char *weft_task_name(weft_task t) { return t.node_ && t.node_->name ? t.node_->name : ""; }
+const char *weft_task_name(weft_task t) {
+    const char *name = t.node_ ? weft__cold(t.node_)->name : NULL;
+    return name ? name : "";
+}
 
 weft_status weft_task_set_data(weft_task t, void *data) {
     if (!t.node_) return WEFT_EINVAL;
-    t.node_->data = data;
+    weft__cold(t.node_)->data = data;
     return WEFT_OK;
 }
 
-void *weft_task_data(weft_task t) { return t.node_ ? t.node_->data : NULL; }
+void *weft_task_data(weft_task t) { return t.node_ ? weft__cold(t.node_)->data : NULL; }
 size_t weft_task_index(weft_task t) { return t.node_ ? t.node_->index : SIZE_MAX; }
 size_t weft_task_num_successors(weft_task t) { return t.node_ ? t.node_->nsucc : 0; }
-size_t weft_task_num_dependents(weft_task t) { return t.node_ ? t.node_->num_deps : 0; }
+size_t weft_task_num_dependents(weft_task t) { return t.node_ ? (size_t)t.node_->num_deps + weft__cold(t.node_)->num_weak : 0; }
 
 weft_task weft_task_successor(weft_task t, size_t i) {
     if (!t.node_ || i >= t.node_->nsucc) return WEFT_TASK_NULL;

@@ -1,0 +1,248 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * Control flow in task graphs, with Taskflow's semantics: condition tasks (branches
+ * and loops), subflows (graphs built while a task runs), modules (a taskflow run
+ * as one task of another), and composition (reusable sub-graphs with named entry
+ * and exit points, shared work, and factories driven by typed parameters).  The
+ * rules are spelled out in docs/guide-control-flow.md; the short form:
+ *
+ *  - Edges out of a condition task are WEAK: they do not count toward the
+ *    successor's join counter.  A condition task returns an index i; the
+ *    successor added i-th (weft_precede order) runs at once, whatever its strong
+ *    predecessors are doing; the others do not run.
+ *  - A task whose predecessors are all weak is not a source: it runs only when a
+ *    condition task picks it.  A task with strong and weak predecessors runs when
+ *    its strong predecessors are done OR when a condition picks it; mixing is
+ *    meant for loops (entered once through the strong edge, then repeated through
+ *    the weak one), and a condition must not pick a task while that task's strong
+ *    predecessors are still counting down.
+ *  - Cycles that pass through a weak edge are loops and are allowed; a cycle of
+ *    strong edges only fails with WEFT_ECYCLE, naming a task on it.
+ *
+ * Building these tasks follows the rules of weft_emplace (single-threaded per
+ * taskflow, WEFT_EBUSY while the taskflow runs, failures recorded for
+ * weft_taskflow_last_error).
+ */
+#ifndef WEFT_FLOW_H
+#define WEFT_FLOW_H
+
+#include "weft/graph.h"
+
+WEFT_EXTERN_C_BEGIN
+
+/* What a task does when it runs. */
+typedef enum weft_task_kind {
+    WEFT_TASK_STATIC, /* weft_emplace / weft_placeholder / weft_emplace_work */
+    WEFT_TASK_CONDITION,
+    WEFT_TASK_MULTI_CONDITION,
+    WEFT_TASK_SUBFLOW,
+    WEFT_TASK_MODULE
+} weft_task_kind;
+
+/* The kind of a task (WEFT_TASK_STATIC for the null task). */
+WEFT_API weft_task_kind weft_task_get_kind(weft_task t);
+/* Number of weak edges into the task (edges from condition tasks); 0 for the
+ * null task.  weft_task_num_dependents counts strong and weak edges. */
+WEFT_API size_t weft_task_num_weak_dependents(weft_task t);
+
+/* ---- condition tasks -------------------------------------------------------- */
+
+/* A condition: returns the index of the successor to run.  An index >= the
+ * number of successors runs none (that branch of the iteration ends there); a
+ * negative value fails the run like a task returning non-zero (WEFT_ETASK with
+ * that value as task_code). */
+typedef int (*weft_cond_fn)(weft_ctx *ctx, void *arg);
+
+/* Adds a condition task.  Errors as weft_emplace (fn must not be NULL). */
+WEFT_API weft_task weft_emplace_condition(weft_taskflow *tf, weft_cond_fn fn, void *arg);
+
+/* The set of successors a multi-condition task picks; valid only during the
+ * call that received it. */
+typedef struct weft_branches weft_branches;
+
+/* A multi-condition: calls weft_branches_add for each successor to run, and
+ * returns 0, or non-zero to fail the run (the picked successors are then
+ * skipped).  The picked successors start after it returns. */
+typedef int (*weft_multi_cond_fn)(weft_ctx *ctx, void *arg, weft_branches *out);
+
+/* Adds a multi-condition task.  Errors as weft_emplace. */
+WEFT_API weft_task weft_emplace_multi_condition(weft_taskflow *tf, weft_multi_cond_fn fn, void *arg);
+
+/* Picks successor `index` (0 .. 63 and below the number of successors: a
+ * multi-condition chooses among its first 64 successors).  Picking one twice is
+ * the same as once.  WEFT_EINVAL (NULL, or index out of range: nothing picked).
+ * Only from the multi-condition's own call. */
+WEFT_API weft_status weft_branches_add(weft_branches *out, unsigned index);
+
+/* ---- subflows --------------------------------------------------------------- */
+
+/* A subflow's handle, valid only during the call that received it. */
+typedef struct weft_subflow weft_subflow;
+
+/* The work of a subflow task: builds a graph in weft_subflow_graph(sf) (any task
+ * kinds, nested subflows included) that runs after it returns.  Return 0, or
+ * non-zero to fail the run (the graph built so far then does not run). */
+typedef int (*weft_subflow_fn)(weft_ctx *ctx, weft_subflow *sf, void *arg);
+
+/* Adds a subflow task.  By default its graph JOINS its task: the task's
+ * successors start only once the whole subflow graph has finished.  Its graph is
+ * kept and cleared at the task's next execution, so re-running reuses its memory
+ * (no allocation per child once sizes are reached); after a run it can be drawn
+ * with weft_taskflow_dump_dot.  Errors as weft_emplace. */
+WEFT_API weft_task weft_emplace_subflow(weft_taskflow *tf, weft_subflow_fn fn, void *arg);
+
+/* The graph to build.  Use the weft_emplace / weft_precede family on it; do not
+ * clear it; weft_run*, weft_taskflow_destroy and weft_emplace_module refuse it
+ * with WEFT_EINVAL.  NULL for NULL. */
+WEFT_API weft_taskflow *weft_subflow_graph(weft_subflow *sf);
+
+/* Detaches the subflow: the task's successors start as soon as the task returns,
+ * and the subflow's graph joins the end of the enclosing run iteration (of the
+ * top-level run, or of the module run it is part of): the run's future is ready
+ * only after it has finished.  WEFT_EINVAL for NULL. */
+WEFT_API weft_status weft_subflow_detach(weft_subflow *sf);
+
+
+/* Runs the graph built so far now, and returns when it has finished (Taskflow's
+ * join inside the subflow).  The worker runs other tasks meanwhile, so this never
+ * blocks it.  Afterwards the graph is sealed: adding to it fails with WEFT_EBUSY,
+ * and the task's successors start when the function returns.  A failure inside
+ * the graph fails the run (check weft_ctx_cancelled).  WEFT_OK (also when called
+ * twice), WEFT_EINVAL (NULL, outside the subflow's function, or detached),
+ * WEFT_ECYCLE (the graph has a strong cycle; the run fails). */
+WEFT_API weft_status weft_subflow_join(weft_subflow *sf);
+
+/* True if weft_subflow_detach was called (false for NULL). */
+WEFT_API bool weft_subflow_detached(const weft_subflow *sf);
+
+/* ---- modules ---------------------------------------------------------------- */
+
+/* Adds a module task (Taskflow's composed_of): when it runs, it runs `body` once
+ * as part of the same run (one iteration, sharing the run's cancellation and
+ * failure), and its successors start when body has finished.  `body` must
+ * outlive `tf`'s runs and cannot be changed while a run uses it (WEFT_EBUSY).
+ * One taskflow may be the body of many modules and graphs: runs of one taskflow
+ * never overlap, so a module whose body is already running (another module, or
+ * a weft_run of it) waits in the body's queue and runs after it, without blocking
+ * a worker.  A body that contains (directly or through other modules) the module
+ * running it would wait for itself: that fails the run with task_code
+ * WEFT_EDEADLK; a body with a strong cycle fails it with task_code WEFT_ECYCLE.
+ * Errors as weft_emplace; WEFT_EINVAL for body == NULL, body == tf or a
+ * subflow's graph. */
+WEFT_API weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body);
+
+/* The body of a module task (NULL for other tasks). */
+WEFT_API weft_taskflow *weft_task_module(weft_task t);
+
+/* ---- shared work ------------------------------------------------------------ */
+
+/* A reference-counted unit of work: a function and a state that several tasks
+ * (in one or many taskflows) share.  The creator holds one reference; each task
+ * made by weft_emplace_work holds one more until the task is cleared or its
+ * taskflow destroyed; the state is dropped (drop(state), if drop is not NULL)
+ * with the last reference.  Tasks sharing work may run at the same time: the
+ * state must allow it. */
+typedef struct weft_work weft_work;
+
+/* Creates work.  NULL with *err = WEFT_EINVAL (fn NULL) or WEFT_ENOMEM. */
+WEFT_API WEFT_NODISCARD weft_work *weft_work_create(weft_task_fn fn, void *state, void (*drop)(void *state),
+                                                    weft_status *err);
+/* Takes one more reference; returns w.  Any thread. */
+WEFT_API weft_work *weft_work_retain(weft_work *w);
+/* Drops one reference (NULL is a no-op).  Any thread. */
+WEFT_API void weft_work_release(weft_work *w);
+/* Current number of references (0 for NULL); for tests and diagnostics. */
+WEFT_API size_t weft_work_refs(const weft_work *w);
+/* Adds a plain task running w's function on w's state; the task holds a
+ * reference.  Errors as weft_emplace (WEFT_EINVAL for w NULL). */
+WEFT_API weft_task weft_emplace_work(weft_taskflow *tf, weft_work *w);
+
+/* ---- compositions ----------------------------------------------------------- */
+
+/* A reusable sub-graph: a taskflow built once, with named entry and exit tasks,
+ * copied into other taskflows (each copy is independent; shared work stays
+ * shared, modules keep their body).  Not thread-safe. */
+typedef struct weft_composition weft_composition;
+
+/* Creates an empty composition (name copied, may be NULL).  NULL with *err =
+ * WEFT_ENOMEM. */
+WEFT_API WEFT_NODISCARD weft_composition *weft_composition_create(const char *name, weft_status *err);
+/* Frees it (copies already made are unaffected).  NULL is a no-op. */
+WEFT_API void weft_composition_destroy(weft_composition *c);
+/* The graph to build the composition in (owned by c; do not destroy). */
+WEFT_API weft_taskflow *weft_composition_graph(weft_composition *c);
+/* Names a task of c's graph as an entry (a place other graphs link into) or an
+ * exit (a place they link out of).  Names are unique per kind; setting one
+ * again replaces it.  WEFT_EINVAL (NULL, or t not in c's graph), WEFT_ENOMEM. */
+WEFT_API weft_status weft_composition_set_entry(weft_composition *c, const char *name, weft_task t);
+WEFT_API weft_status weft_composition_set_exit(weft_composition *c, const char *name, weft_task t);
+
+/* A copy of a composition inside a taskflow: a small value, valid while that
+ * taskflow is not cleared or destroyed and the composition lives. */
+typedef struct weft_instance {
+    const weft_composition *comp_;
+    weft_taskflow *tf_;
+    size_t base_; /* index in tf_ of the copy of the composition's first task */
+} weft_instance;
+
+/* Copies every task and edge of c's graph into dst (not c's own graph) (names get the prefix
+ * "<prefix>/" if prefix is not NULL) and fills *out; link the copy to dst's
+ * other tasks through weft_instance_entry / weft_instance_exit.  On failure
+ * (WEFT_EINVAL, WEFT_ENOMEM, WEFT_EBUSY) *out is untouched and dst may hold part
+ * of the copy: clear dst (weft_taskflow_clear) before running it. */
+WEFT_API WEFT_NODISCARD weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflow *dst,
+                                                                 const char *prefix, weft_instance *out);
+/* The copy of the entry / exit named `name` (the null task if there is none). */
+WEFT_API weft_task weft_instance_entry(const weft_instance *inst, const char *name);
+WEFT_API weft_task weft_instance_exit(const weft_instance *inst, const char *name);
+
+/* ---- typed parameters and composition factories ----------------------------- */
+
+typedef enum weft_param_type { WEFT_PARAM_INT, WEFT_PARAM_FLOAT, WEFT_PARAM_STRING, WEFT_PARAM_BOOL } weft_param_type;
+
+/* A set of named, typed parameters.  Not thread-safe for writing. */
+typedef struct weft_params weft_params;
+
+WEFT_API WEFT_NODISCARD weft_params *weft_params_create(weft_status *err);
+WEFT_API void weft_params_destroy(weft_params *p);
+/* Set (or replace) a parameter; names and strings are copied.  WEFT_EINVAL,
+ * WEFT_ENOMEM. */
+WEFT_API weft_status weft_params_set_int(weft_params *p, const char *name, int64_t v);
+WEFT_API weft_status weft_params_set_float(weft_params *p, const char *name, double v);
+WEFT_API weft_status weft_params_set_string(weft_params *p, const char *name, const char *v);
+WEFT_API weft_status weft_params_set_bool(weft_params *p, const char *name, bool v);
+/* Read a parameter: WEFT_ENOENT if it is missing, WEFT_EINVAL if it has another
+ * type (an int is accepted as a float); *out is left alone then, and
+ * weft_params_error_message says which name and types. */
+WEFT_API weft_status weft_params_get_int(const weft_params *p, const char *name, int64_t *out);
+WEFT_API weft_status weft_params_get_float(const weft_params *p, const char *name, double *out);
+WEFT_API weft_status weft_params_get_string(const weft_params *p, const char *name, const char **out);
+WEFT_API weft_status weft_params_get_bool(const weft_params *p, const char *name, bool *out);
+/* The last get error on p, e.g. "parameter 'n' is a string, expected int"; "" if
+ * none.  Never NULL. */
+WEFT_API const char *weft_params_error_message(const weft_params *p);
+
+/* Builds a composition from parameters: fill weft_composition_graph(c) and set
+ * entries and exits; return WEFT_OK or an error (the composition is then
+ * dropped). */
+typedef weft_status (*weft_composition_build_fn)(weft_composition *c, const weft_params *p, void *arg);
+
+/* A factory: a build function plus the parameters it requires. */
+typedef struct weft_factory weft_factory;
+
+WEFT_API WEFT_NODISCARD weft_factory *weft_factory_create(const char *name, weft_composition_build_fn build,
+                                                          void *arg, weft_status *err);
+WEFT_API void weft_factory_destroy(weft_factory *f);
+/* Declares a required parameter: weft_factory_make checks it before building.
+ * WEFT_EINVAL, WEFT_ENOMEM. */
+WEFT_API weft_status weft_factory_require(weft_factory *f, const char *name, weft_param_type type);
+/* Checks the declared parameters, then builds.  Returns NULL with *err =
+ * WEFT_ENOENT (a required parameter is missing), WEFT_EINVAL (one has the wrong
+ * type), WEFT_ENOMEM, or the build function's error; weft_factory_error_message
+ * then says which. */
+WEFT_API WEFT_NODISCARD weft_composition *weft_factory_make(weft_factory *f, const weft_params *p,
+                                                            weft_status *err);
+WEFT_API const char *weft_factory_error_message(const weft_factory *f);
+
+WEFT_EXTERN_C_END
+#endif

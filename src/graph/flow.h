@@ -1,0 +1,67 @@
+/* Control-flow internals: the records behind subflow, module and shared-work
+ * tasks (a node's `ext`), and the kind-specific job functions.  Internal. */
+#ifndef WEFT_GRAPH_FLOW_H
+#define WEFT_GRAPH_FLOW_H
+
+#include "graph/graph.h"
+#include "weft/flow.h"
+
+/* A subflow task's record; also the weft_subflow handle its function receives.
+ * Kept with its graph and nested run across executions, and pooled per taskflow
+ * when its task is cleared, so nested subflows rebuilt every run reuse memory. */
+struct weft__subflow {
+    weft_subflow_fn fn;
+    void *arg;
+    weft_taskflow *graph;
+    weft__run *run; /* the nested run of `graph` (cache-line aligned) */
+    struct weft__subflow *next_free;
+    bool detached;
+    bool joined; /* weft_subflow_join ran the graph already */
+    /* Set while the function runs, for weft_subflow_join. */
+    weft__worker *w;
+    weft__run *parent;
+    weft__node *node;
+};
+
+struct weft__module {
+    weft_taskflow *body;
+    weft__run *run;
+};
+
+struct weft_work {
+    _Atomic size_t refs;
+    weft_task_fn fn;
+    void *state;
+    void (*drop)(void *state);
+};
+
+/* Job functions of the kinds other than plain tasks. */
+weft__job *weft__cond_run(weft__worker *w, weft__job *job);
+weft__job *weft__mcond_run(weft__worker *w, weft__job *job);
+weft__job *weft__subflow_run(weft__worker *w, weft__job *job);
+weft__job *weft__module_run(weft__worker *w, weft__job *job);
+
+/* Allocates / frees a zeroed nested-run record. */
+weft__run *weft__nested_run_alloc(void);
+void weft__nested_run_free(weft__run *r);
+
+/* Adds a node of `kind` with job function `run` (fn/arg as stored in the node).
+ * Errors as weft_emplace. */
+weft_task weft__add_kind(weft_taskflow *tf, uint8_t kind, weft__job_fn run, weft_task_fn fn, void *arg);
+
+/* Fails the outermost run of r on behalf of node n. */
+void weft__fail_node(weft__run *r, weft__node *n, int code);
+
+/* Fills the fields of a nested run of `graph` for node n of run r. */
+void weft__nested_init(weft__run *sub, weft__run *r, weft__node *n, weft_taskflow *graph, uint8_t role);
+
+/* Starts the nested run `sub` of `graph` for node n of run r; returns the job to
+ * run next in place of n's continuation, having resumed or failed n as needed. */
+weft__job *weft__enter_nested(weft__worker *w, weft__run *r, weft__node *n, weft__run *sub,
+                              weft_taskflow *graph, uint8_t role);
+
+/* Module and subflow record lifetimes (free the record and what it owns). */
+void weft__module_free(struct weft__module *m);
+void weft__subflow_free(struct weft__subflow *s);
+
+#endif

@@ -1,0 +1,217 @@
+/* Typed parameters and composition factories: a factory declares the parameters
+ * it needs, checks them (name and type) before building, and says clearly which
+ * one is missing or mistyped. */
+#include "graph/flow.h"
+#include "core/alloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct param {
+    char *name;
+    weft_param_type type;
+    union {
+        int64_t i;
+        double f;
+        char *s;
+        bool b;
+    } v;
+};
+
+struct weft_params {
+    struct param *v;
+    size_t n, cap;
+    char errmsg[160];
+};
+
+static const char *const type_names[] = {"int", "float", "string", "bool"};
+
+weft_params *weft_params_create(weft_status *err) {
+    weft_params *p = weft__calloc(sizeof *p);
+    if (err) *err = p ? WEFT_OK : WEFT_ENOMEM;
+    return p;
+}
+
+static void param_clear_value(struct param *e) {
+    if (e->type == WEFT_PARAM_STRING) weft__free_str(e->v.s);
+}
+
+void weft_params_destroy(weft_params *p) {
+    if (!p) return;
+    for (size_t i = 0; i < p->n; i++) {
+        param_clear_value(&p->v[i]);
+        weft__free_str(p->v[i].name);
+    }
+    weft__free(p->v, p->cap * sizeof *p->v);
+    weft__free(p, sizeof *p);
+}
+
+static struct param *find(const weft_params *p, const char *name) {
+    for (size_t i = 0; i < p->n; i++)
+        if (strcmp(p->v[i].name, name) == 0) return &p->v[i];
+    return NULL;
+}
+
+/* The entry for name, created if missing (value unset).  NULL: out of memory. */
+static struct param *slot(weft_params *p, const char *name) {
+    struct param *e = find(p, name);
+    if (e) return e;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 8;
+        struct param *v = weft__realloc(p->v, p->cap * sizeof *v, cap * sizeof *v);
+        if (!v) return NULL;
+        p->v = v;
+        p->cap = cap;
+    }
+    char *copy = weft__strdup(name);
+    if (!copy) return NULL;
+    e = &p->v[p->n++];
+    *e = (struct param){.name = copy, .type = WEFT_PARAM_INT};
+    return e;
+}
+
+static weft_status set(weft_params *p, const char *name, struct param val) {
+    if (!p || !name) return WEFT_EINVAL;
+    struct param *e = slot(p, name);
+    if (!e) {
+        if (val.type == WEFT_PARAM_STRING) weft__free_str(val.v.s);
+        return WEFT_ENOMEM;
+    }
+    param_clear_value(e);
+    e->type = val.type;
+    e->v = val.v;
+    return WEFT_OK;
+}
+
+weft_status weft_params_set_int(weft_params *p, const char *name, int64_t v) {
+    return set(p, name, (struct param){.type = WEFT_PARAM_INT, .v.i = v});
+}
+weft_status weft_params_set_float(weft_params *p, const char *name, double v) {
+    return set(p, name, (struct param){.type = WEFT_PARAM_FLOAT, .v.f = v});
+}
+weft_status weft_params_set_bool(weft_params *p, const char *name, bool v) {
+    return set(p, name, (struct param){.type = WEFT_PARAM_BOOL, .v.b = v});
+}
+weft_status weft_params_set_string(weft_params *p, const char *name, const char *v) {
+    if (!p || !name || !v) return WEFT_EINVAL;
+    char *copy = weft__strdup(v);
+    if (!copy) return WEFT_ENOMEM;
+    return set(p, name, (struct param){.type = WEFT_PARAM_STRING, .v.s = copy});
+}
+
+/* Records a message on p (the error state is diagnostic, hence writable through
+ * a const handle, like errno) and returns st. */
+static weft_status params_error(const weft_params *p, weft_status st, const char *fmt, ...) {
+    weft_params *w = (weft_params *)p;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* The entry `name` if it has type `want` (an int also passes as a float). */
+static weft_status lookup(const weft_params *p, const char *name, weft_param_type want, const struct param **out) {
+    if (!p || !name) return WEFT_EINVAL;
+    const struct param *e = find(p, name);
+    if (!e) return params_error(p, WEFT_ENOENT, "parameter '%s' is missing (want %s)", name, type_names[want]);
+    if (e->type != want && !(want == WEFT_PARAM_FLOAT && e->type == WEFT_PARAM_INT))
+        return params_error(p, WEFT_EINVAL, "parameter '%s' is %s %s, expected %s", name,
+                            e->type == WEFT_PARAM_INT ? "an" : "a", type_names[e->type], type_names[want]);
+    *out = e;
+    return WEFT_OK;
+}
+
+weft_status weft_params_get_int(const weft_params *p, const char *name, int64_t *out) {
+    const struct param *e;
+    weft_status st = out ? lookup(p, name, WEFT_PARAM_INT, &e) : WEFT_EINVAL;
+    if (st == WEFT_OK) *out = e->v.i;
+    return st;
+}
+weft_status weft_params_get_float(const weft_params *p, const char *name, double *out) {
+    const struct param *e;
+    weft_status st = out ? lookup(p, name, WEFT_PARAM_FLOAT, &e) : WEFT_EINVAL;
+    if (st == WEFT_OK) *out = e->type == WEFT_PARAM_INT ? (double)e->v.i : e->v.f;
+    return st;
+}
+weft_status weft_params_get_string(const weft_params *p, const char *name, const char **out) {
+    const struct param *e;
+    weft_status st = out ? lookup(p, name, WEFT_PARAM_STRING, &e) : WEFT_EINVAL;
+    if (st == WEFT_OK) *out = e->v.s;
+    return st;
+}
+weft_status weft_params_get_bool(const weft_params *p, const char *name, bool *out) {
+    const struct param *e;
+    weft_status st = out ? lookup(p, name, WEFT_PARAM_BOOL, &e) : WEFT_EINVAL;
+    if (st == WEFT_OK) *out = e->v.b;
+    return st;
+}
+
+const char *weft_params_error_message(const weft_params *p) { return p ? p->errmsg : ""; }
+
+/* ---- factories ----------------------------------------------------------------- */
+
+struct weft_factory {
+    char *name;
+    weft_composition_build_fn build;
+    void *arg;
+    weft_params *required; /* name -> type (the value is unused) */
+    char errmsg[192];
+};
+
+weft_factory *weft_factory_create(const char *name, weft_composition_build_fn build, void *arg, weft_status *err) {
+    weft_status st = build ? WEFT_OK : WEFT_EINVAL;
+    weft_factory *f = build ? weft__calloc(sizeof *f) : NULL;
+    if (f && (f->required = weft_params_create(NULL)) && (!name || (f->name = weft__strdup(name)))) {
+        f->build = build;
+        f->arg = arg;
+        if (err) *err = WEFT_OK;
+        return f;
+    }
+    weft_factory_destroy(f);
+    if (err) *err = st == WEFT_OK ? WEFT_ENOMEM : st;
+    return NULL;
+}
+
+void weft_factory_destroy(weft_factory *f) {
+    if (!f) return;
+    weft_params_destroy(f->required);
+    weft__free_str(f->name);
+    weft__free(f, sizeof *f);
+}
+
+weft_status weft_factory_require(weft_factory *f, const char *name, weft_param_type type) {
+    if (!f || !name || (unsigned)type > WEFT_PARAM_BOOL) return WEFT_EINVAL;
+    return set(f->required, name, (struct param){.type = type});
+}
+
+/* Checks p against the declared parameters; the first problem is reported. */
+static weft_status check_params(weft_factory *f, const weft_params *p) {
+    for (size_t i = 0; i < f->required->n; i++) {
+        const struct param *req = &f->required->v[i], *e;
+        weft_status st = p ? lookup(p, req->name, req->type, &e) : WEFT_ENOENT;
+        if (st != WEFT_OK) {
+            snprintf(f->errmsg, sizeof f->errmsg, "factory '%s': %s", f->name ? f->name : "",
+                     p ? p->errmsg : "no parameters given");
+            return st;
+        }
+    }
+    return WEFT_OK;
+}
+
+weft_composition *weft_factory_make(weft_factory *f, const weft_params *p, weft_status *err) {
+    weft_status st = f ? check_params(f, p) : WEFT_EINVAL;
+    weft_composition *c = NULL;
+    if (st == WEFT_OK) c = weft_composition_create(f->name, &st);
+    if (c && (st = f->build(c, p, f->arg)) != WEFT_OK) {
+        snprintf(f->errmsg, sizeof f->errmsg, "factory '%s': build failed: %s", f->name ? f->name : "",
+                 weft_errname(st));
+        weft_composition_destroy(c);
+        c = NULL;
+    }
+    if (err) *err = st;
+    return c;
+}
+
+const char *weft_factory_error_message(const weft_factory *f) { return f ? f->errmsg : ""; }

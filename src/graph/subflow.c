@@ -1,0 +1,136 @@
+/* Subflow tasks: the task's function builds a graph while it runs; the graph then
+ * runs as a nested run that either joins the task (its successors wait for the
+ * whole graph) or is detached (it joins the end of the enclosing iteration).
+ *
+ * Memory: each subflow task owns a record with its graph and nested-run record.
+ * The graph is cleared, not freed, at the task's next execution, and a cleared
+ * graph returns the records of its own subflow tasks to its pool (taskflow.c ->
+ * weft__flow_release_node), so re-running nested subflows allocates nothing once
+ * the sizes have been reached. */
+#include "graph/flow.h"
+#include "core/alloc.h"
+
+void weft__subflow_free(struct weft__subflow *s) {
+    if (!s) return;
+    if (s->graph) {
+        s->graph->is_subflow_graph = false; /* the owner may destroy it */
+        (void)weft_taskflow_destroy(s->graph);
+    }
+    weft__nested_run_free(s->run);
+    weft__free(s, sizeof *s);
+}
+
+/* A record from tf's pool, or a new one.  NULL: out of memory. */
+static struct weft__subflow *subflow_take(weft_taskflow *tf) {
+    struct weft__subflow *s = tf->free_subs;
+    if (s) {
+        tf->free_subs = s->next_free;
+        return s;
+    }
+    s = weft__calloc(sizeof *s);
+    if (!s) return NULL;
+    s->run = weft__nested_run_alloc();
+    s->graph = weft_taskflow_create(NULL, NULL);
+    if (!s->run || !s->graph) {
+        weft__subflow_free(s);
+        return NULL;
+    }
+    s->graph->is_subflow_graph = true;
+    return s;
+}
+
+weft_task weft_emplace_subflow(weft_taskflow *tf, weft_subflow_fn fn, void *arg) {
+    if (!tf) return WEFT_TASK_NULL;
+    if (!fn) {
+        weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_subflow: function is NULL");
+        return WEFT_TASK_NULL;
+    }
+    if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
+    struct weft__subflow *s = subflow_take(tf);
+    if (!s) {
+        weft__tf_error(tf, WEFT_ENOMEM, NULL);
+        return WEFT_TASK_NULL;
+    }
+    weft_task t = weft__add_kind(tf, WEFT__KIND_SUBFLOW, weft__subflow_run, NULL, NULL);
+    if (weft_task_is_null(t)) { /* back to the pool */
+        s->next_free = tf->free_subs;
+        tf->free_subs = s;
+        return t;
+    }
+    s->fn = fn;
+    s->arg = arg;
+    weft__cold(t.node_)->ext = s;
+    tf->next_owned++;
+    return t;
+}
+
+weft_taskflow *weft_subflow_graph(weft_subflow *sf) {
+    return sf ? ((struct weft__subflow *)(void *)sf)->graph : NULL;
+}
+
+weft_status weft_subflow_detach(weft_subflow *sf) {
+    if (!sf) return WEFT_EINVAL;
+    ((struct weft__subflow *)(void *)sf)->detached = true;
+    return WEFT_OK;
+}
+
+bool weft_subflow_detached(const weft_subflow *sf) {
+    return sf && ((const struct weft__subflow *)(const void *)sf)->detached;
+}
+
+weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
+    weft__node *n = (weft__node *)job;
+    weft__run *r = n->tf->active;
+    weft_future *top = r->top;
+    struct weft__subflow *s = weft__cold(n)->ext;
+    if (!weft__node_enter(w, n, top)) return weft__release_successors(w, r, n);
+    /* A detached graph from this task's last execution in the same iteration (a
+     * loop) may still run; its record cannot be reused yet. */
+    if (atomic_load_explicit(&s->graph->runs_inflight, memory_order_acquire) != 0) {
+        weft__fail_node(r, n, WEFT_EBUSY);
+        return weft__release_successors(w, r, n);
+    }
+    (void)weft_taskflow_clear(s->graph);
+    s->detached = s->joined = false;
+    s->w = w, s->parent = r, s->node = n;
+    weft_ctx cx;
+    struct weft__obs *o = weft__task_enter(w, &cx, n, r);
+    int rc = s->fn(&cx, (weft_subflow *)(void *)s, s->arg);
+    weft__task_leave(w, &cx, o, n, r, rc);
+    s->w = NULL;
+    if (s->joined) /* unseal (see weft_subflow_join) */
+        atomic_store_explicit(&s->graph->runs_inflight, 0, memory_order_relaxed);
+    if (rc != 0) {
+        weft__fail_node(r, n, rc);
+        return weft__release_successors(w, r, n);
+    }
+    if (s->graph->nnodes == 0 || s->joined) return weft__release_successors(w, r, n);
+    return weft__enter_nested(w, r, n, s->run, s->graph, s->detached ? WEFT__ROLE_DETACHED : WEFT__ROLE_JOINED);
+}
+
+static bool sync_done(void *arg) {
+    /* Acquire: pairs with the release store in finish_nested (run.c). */
+    return atomic_load_explicit(&((weft__run *)arg)->fut.done, memory_order_acquire) != 0;
+}
+
+weft_status weft_subflow_join(weft_subflow *sf) {
+    struct weft__subflow *s = (struct weft__subflow *)(void *)sf;
+    if (!s || !s->w || s->detached) return WEFT_EINVAL;
+    if (s->joined) return WEFT_OK;
+    s->joined = true;
+    if (s->graph->nnodes > 0) {
+        weft__nested_init(s->run, s->parent, s->node, s->graph, WEFT__ROLE_SYNC);
+        weft_status st;
+        weft__job *now = weft__run_start_nested(s->run, &st); /* never queued: the graph is ours */
+        if (st != WEFT_OK) {
+            s->joined = false;
+            weft__fail_node(s->parent, s->node, st);
+            return st;
+        }
+        weft__push_local(s->w, now);
+        weft__worker_wait_until(s->w, sync_done, s->run);
+    }
+    /* Seal the graph: building it now fails with WEFT_EBUSY, as its tasks have run. */
+    atomic_store_explicit(&s->graph->runs_inflight, 1, memory_order_relaxed);
+    return WEFT_OK;
+}

@@ -1,0 +1,46 @@
+/* Shared work: a reference-counted function + state that several plain tasks
+ * run.  Each task holds a reference in its node's `ext`. */
+#include "graph/flow.h"
+#include "core/alloc.h"
+
+weft_work *weft_work_create(weft_task_fn fn, void *state, void (*drop)(void *state), weft_status *err) {
+    weft_work *w = fn ? weft__alloc(sizeof *w) : NULL;
+    if (!w) {
+        if (err) *err = fn ? WEFT_ENOMEM : WEFT_EINVAL;
+        return NULL;
+    }
+    atomic_init(&w->refs, 1);
+    w->fn = fn;
+    w->state = state;
+    w->drop = drop;
+    if (err) *err = WEFT_OK;
+    return w;
+}
+
+weft_work *weft_work_retain(weft_work *w) {
+    if (w) atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
+    return w;
+}
+
+void weft_work_release(weft_work *w) {
+    if (!w) return;
+    /* acq_rel: the last release sees every other holder's use of the state. */
+    if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) != 1) return;
+    if (w->drop) w->drop(w->state);
+    weft__free(w, sizeof *w);
+}
+
+size_t weft_work_refs(const weft_work *w) { return w ? atomic_load_explicit(&w->refs, memory_order_relaxed) : 0; }
+
+weft_task weft_emplace_work(weft_taskflow *tf, weft_work *w) {
+    if (!tf) return WEFT_TASK_NULL;
+    if (!w) {
+        weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_work: work is NULL");
+        return WEFT_TASK_NULL;
+    }
+    weft_task t = weft__add_node(tf, w->fn, w->state);
+    if (weft_task_is_null(t)) return t;
+    weft__cold(t.node_)->ext = weft_work_retain(w);
+    tf->next_owned++;
+    return t;
+}

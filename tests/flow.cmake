@@ -1,0 +1,5 @@
+# Control-flow tests: condition tasks and loops, subflows, modules, composition,
+# out of memory on the new allocation sites.
+weft_add_test_program(flow_tests
+  SOURCES flow_cond.c flow_subflow.c flow_module.c flow_compose.c flow_oom.c
+  TIMEOUT 120)

@@ -1,0 +1,194 @@
+/* Composition: shared work (reference counts), reusable sub-graphs with named
+ * entry and exit points, factories from typed parameters and their errors. */
+#define _GNU_SOURCE
+#include "test_util.h"
+
+static atomic_int drops;
+static void drop_state(void *state) { atomic_fetch_add(&drops, 1); }
+
+TEST(shared_work_is_dropped_with_its_last_task) {
+    weft_executor *ex = make_executor(2);
+    atomic_int hits = 0;
+    atomic_store(&drops, 0);
+    weft_status err;
+    ASSERT_NULL(weft_work_create(NULL, NULL, NULL, &err));
+    ASSERT_STATUS(err, WEFT_EINVAL);
+    weft_work *w = weft_work_create(bump, &hits, drop_state, &err);
+    ASSERT_NOT_NULL(w);
+    weft_taskflow *a = make_taskflow("a"), *b = make_taskflow("b");
+    for (int i = 0; i < 5; i++) ASSERT_FALSE(weft_task_is_null(weft_emplace_work(a, w)));
+    weft_task tb = weft_emplace_work(b, w);
+    ASSERT_STATUS(weft_task_set_work(tb, noop, NULL), WEFT_EINVAL); /* shared: not replaceable */
+    ASSERT_EQ(weft_work_refs(w), 7);
+    weft_work_release(w); /* the tasks keep it */
+    ASSERT_OK(weft_run_and_wait(ex, a));
+    ASSERT_OK(weft_run_and_wait(ex, b));
+    ASSERT_EQ(atomic_load(&hits), 6);
+    ASSERT_OK(weft_taskflow_clear(a));
+    ASSERT_EQ(atomic_load(&drops), 0);
+    ASSERT_OK(weft_taskflow_destroy(b));
+    ASSERT_EQ(atomic_load(&drops), 1);
+    ASSERT_OK(weft_taskflow_destroy(a));
+    weft_executor_destroy(ex);
+}
+
+/* ---- a composition: in -> {left, right} -> out, plus a condition loop ------- */
+
+struct stage {
+    atomic_int in, mid, out;
+};
+static int st_in(weft_ctx *c, void *a) { return bump(c, &((struct stage *)a)->in); }
+static int st_mid(weft_ctx *c, void *a) { return bump(c, &((struct stage *)a)->mid); }
+static int st_out(weft_ctx *c, void *a) {
+    struct stage *s = a; /* both mids of this copy's run are done */
+    return atomic_load(&s->mid) >= 2 * (atomic_load(&s->out) + 1) ? bump(c, &s->out) : 1;
+}
+
+static weft_composition *make_diamond(struct stage *s) {
+    weft_status err;
+    weft_composition *c = weft_composition_create("diamond", &err);
+    ASSERT_NOT_NULL(c);
+    weft_taskflow *g = weft_composition_graph(c);
+    weft_task in = must_emplace(g, st_in, s), l = must_emplace(g, st_mid, s), r = must_emplace(g, st_mid, s);
+    weft_task out = must_emplace(g, st_out, s);
+    ASSERT_OK(weft_task_set_name(in, "in"));
+    ASSERT_OK(weft_task_set_name(out, "out"));
+    ASSERT_OK(weft_precede(in, l));
+    ASSERT_OK(weft_precede(in, r));
+    ASSERT_OK(weft_precede(l, out));
+    ASSERT_OK(weft_precede(r, out));
+    ASSERT_OK(weft_composition_set_entry(c, "in", in));
+    ASSERT_OK(weft_composition_set_exit(c, "out", out));
+    ASSERT_STATUS(weft_composition_set_entry(c, "x", WEFT_TASK_NULL), WEFT_EINVAL);
+    return c;
+}
+
+struct seq {
+    atomic_int step, bad;
+};
+static int expect_step(weft_ctx *c, void *a) { return 0; }
+
+TEST(composition_copies_link_through_named_entries_and_exits) {
+    weft_executor *ex = make_executor(2);
+    struct stage s1 = {0};
+    weft_composition *c = make_diamond(&s1);
+    weft_taskflow *tf = make_taskflow("user");
+    weft_task head = must_emplace(tf, expect_step, NULL);
+    weft_instance i1, i2;
+    ASSERT_STATUS(weft_composition_instantiate(c, weft_composition_graph(c), NULL, &i1), WEFT_EINVAL);
+    ASSERT_OK(weft_composition_instantiate(c, tf, "first", &i1));
+    ASSERT_OK(weft_composition_instantiate(c, tf, "second", &i2));
+    ASSERT_EQ(weft_taskflow_num_tasks(tf), 9);
+    weft_task e1 = weft_instance_entry(&i1, "in"), x1 = weft_instance_exit(&i1, "out");
+    weft_task e2 = weft_instance_entry(&i2, "in"), x2 = weft_instance_exit(&i2, "out");
+    ASSERT_TRUE(weft_task_is_null(weft_instance_entry(&i1, "nope")));
+    ASSERT_STREQ(weft_task_name(e1), "first/in");
+    ASSERT_STREQ(weft_task_name(x2), "second/out");
+    ASSERT_OK(weft_precede(head, e1));
+    ASSERT_OK(weft_precede(x1, e2)); /* copies in sequence */
+    ASSERT_OK(weft_run_n(ex, tf, 3, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&s1.in), 6);
+    ASSERT_EQ(atomic_load(&s1.mid), 12);
+    ASSERT_EQ(atomic_load(&s1.out), 6);
+    (void)x2;
+    weft_composition_destroy(c); /* the copies stay */
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&s1.out), 8);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+/* ---- factories --------------------------------------------------------------- */
+
+struct made {
+    atomic_int hits;
+    int64_t width;
+    double scale;
+    bool flag;
+    char label[32];
+};
+static struct made made;
+
+static weft_status build_fan(weft_composition *c, const weft_params *p, void *arg) {
+    int64_t width;
+    weft_status st = weft_params_get_int(p, "width", &width);
+    if (st) return st;
+    ASSERT_OK(weft_params_get_float(p, "scale", &made.scale));
+    ASSERT_OK(weft_params_get_bool(p, "flag", &made.flag));
+    const char *label;
+    ASSERT_OK(weft_params_get_string(p, "label", &label));
+    snprintf(made.label, sizeof made.label, "%s", label);
+    made.width = width;
+    weft_taskflow *g = weft_composition_graph(c);
+    weft_task src = weft_placeholder(g);
+    for (int64_t i = 0; i < width; i++) {
+        weft_task t = weft_emplace(g, bump, &made.hits);
+        if (weft_task_is_null(t) || weft_precede(src, t) != WEFT_OK) return weft_taskflow_last_error(g);
+    }
+    return weft_composition_set_entry(c, "src", src);
+}
+
+TEST(factory_builds_compositions_from_typed_parameters) {
+    weft_executor *ex = make_executor(2);
+    weft_status err;
+    weft_factory *f = weft_factory_create("fan", build_fan, NULL, &err);
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(weft_factory_require(f, "width", WEFT_PARAM_INT));
+    ASSERT_OK(weft_factory_require(f, "scale", WEFT_PARAM_FLOAT));
+    ASSERT_OK(weft_factory_require(f, "flag", WEFT_PARAM_BOOL));
+    ASSERT_OK(weft_factory_require(f, "label", WEFT_PARAM_STRING));
+    weft_params *p = weft_params_create(&err);
+    ASSERT_OK(weft_params_set_int(p, "width", 5));
+    ASSERT_OK(weft_params_set_int(p, "scale", 2)); /* an int is a fine float */
+    ASSERT_OK(weft_params_set_bool(p, "flag", true));
+    ASSERT_OK(weft_params_set_string(p, "label", "old"));
+    ASSERT_OK(weft_params_set_string(p, "label", "fan-5")); /* replaced */
+    weft_composition *c = weft_factory_make(f, p, &err);
+    ASSERT_NOT_NULL(c);
+    ASSERT_EQ(made.width, 5);
+    ASSERT_TRUE(made.scale == 2.0 && made.flag);
+    ASSERT_STREQ(made.label, "fan-5");
+    weft_taskflow *tf = make_taskflow("uses-fan");
+    weft_instance in;
+    ASSERT_OK(weft_composition_instantiate(c, tf, NULL, &in));
+    ASSERT_FALSE(weft_task_is_null(weft_instance_entry(&in, "src")));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&made.hits), 5);
+    weft_composition_destroy(c);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_params_destroy(p);
+    weft_factory_destroy(f);
+    weft_executor_destroy(ex);
+}
+
+TEST(factory_reports_missing_and_mistyped_parameters_by_name) {
+    weft_status err;
+    weft_factory *f = weft_factory_create("fan", build_fan, NULL, &err);
+    ASSERT_OK(weft_factory_require(f, "width", WEFT_PARAM_INT));
+    ASSERT_OK(weft_factory_require(f, "label", WEFT_PARAM_STRING));
+    ASSERT_STATUS(weft_factory_require(f, "bad", (weft_param_type)9), WEFT_EINVAL);
+    weft_params *p = weft_params_create(&err);
+    ASSERT_OK(weft_params_set_int(p, "width", 3));
+    ASSERT_NULL(weft_factory_make(f, p, &err));
+    ASSERT_STATUS(err, WEFT_ENOENT);
+    ASSERT_TRUE(strstr(weft_factory_error_message(f), "'label' is missing") != NULL);
+    ASSERT_OK(weft_params_set_bool(p, "label", false));
+    ASSERT_NULL(weft_factory_make(f, p, &err));
+    ASSERT_STATUS(err, WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_factory_error_message(f), "'label' is a bool, expected string") != NULL);
+    ASSERT_OK(weft_params_set_string(p, "width", "wide"));
+    int64_t v = 42;
+    ASSERT_STATUS(weft_params_get_int(p, "width", &v), WEFT_EINVAL);
+    ASSERT_EQ(v, 42);
+    ASSERT_STREQ(weft_params_error_message(p), "parameter 'width' is a string, expected int");
+    ASSERT_NULL(weft_factory_make(f, NULL, &err));
+    ASSERT_STATUS(err, WEFT_ENOENT);
+    ASSERT_NULL(weft_factory_make(NULL, p, &err));
+    ASSERT_STATUS(err, WEFT_EINVAL);
+    ASSERT_NULL(weft_factory_create("x", NULL, NULL, &err));
+    ASSERT_STATUS(err, WEFT_EINVAL);
+    ASSERT_STATUS(weft_params_set_int(NULL, "a", 1), WEFT_EINVAL);
+    weft_params_destroy(p);
+    weft_factory_destroy(f);
+}
