@@ -662,13 +662,18 @@ static int section_algorithms(struct showcase *sc) {
     if (!v || !ref) { report("allocating the arrays", WEFT_ENOMEM); goto done; }
     random_doubles(ref, n);
     double plain_sum = 0, one_sum = 0, all_sum = 0;
-    struct mark m = mark_now();
-    for (size_t i = 0; i < n; i++) plain_sum += ref[i];
-    struct timing sum_plain = timing_since(m);
+    struct timing sum_plain = { 1e30, 0, -1 };
+    for (unsigned r = 0; r < sc->reps + 2; r++) { /* best of, like the weft runs */
+        struct mark m = mark_now();
+        plain_sum = 0;
+        for (size_t i = 0; i < n; i++) plain_sum += ref[i];
+        struct timing t = timing_since(m);
+        if (t.wall < sum_plain.wall) sum_plain = t;
+    }
     struct timing sum_one = time_sum(sc->one, ref, n, sc->reps + 2, &one_sum);
     struct timing sum_all = time_sum(sc->all, ref, n, sc->reps + 2, &all_sum);
     if (sum_one.wall < 0 || sum_all.wall < 0) goto done;
-    m = mark_now();
+    struct mark m = mark_now();
     qsort(ref, n, sizeof *ref, cmp_double);
     struct timing sort_plain = timing_since(m);
     struct timing sort_one = time_sort(sc->one, v, ref, n, sc->reps);
