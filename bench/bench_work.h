@@ -139,4 +139,6 @@ extern const bench_work bench_work_subflow_spawn;
 #ifdef __cplusplus
 }
 #endif
+
+#include "algo_work.h" /* the parallel-algorithm benchmarks */
 #endif

@@ -73,6 +73,18 @@ const bench_def bench_table[] = {
       { [BENCH_WEFT] = &bench_weft_pipeline_parse, [BENCH_OMP] = OMP_OPS(pipeline_parse),
         [BENCH_TBB] = TBB_OPS(pipeline_parse),
         [BENCH_SERIAL] = &bench_serial_pipeline_parse } },
+    /* Parallel algorithms (algo_*.c); sort has no OpenMP peer, the _generic rows
+     * time weft's function-pointer API against the serial loop / qsort. */
+    { "for_each", 10000000, false, &bench_work_algo_for_each, ALL_OPS(for_each) },
+    { "transform", 10000000, false, &bench_work_algo_transform, ALL_OPS(transform) },
+    { "reduce_sum", 10000000, false, &bench_work_algo_reduce_sum, ALL_OPS(reduce_sum) },
+    { "reduce_sum_generic", 10000000, false, &bench_work_algo_reduce_sum,
+      { [BENCH_WEFT] = &bench_weft_reduce_sum_generic, [BENCH_SERIAL] = &bench_serial_reduce_sum_generic } },
+    { "sort", 10000000, false, &bench_work_algo_sort,
+      { [BENCH_WEFT] = &bench_weft_sort, [BENCH_TBB] = TBB_OPS(sort), [BENCH_SERIAL] = &bench_serial_sort } },
+    { "sort_generic", 10000000, false, &bench_work_algo_sort,
+      { [BENCH_WEFT] = &bench_weft_sort_generic, [BENCH_SERIAL] = &bench_serial_sort_generic } },
+    { "inclusive_scan", 10000000, false, &bench_work_algo_scan, ALL_OPS(inclusive_scan) },
 };
 
 const size_t bench_table_len = sizeof bench_table / sizeof bench_table[0];

@@ -9,4 +9,5 @@
 #include "weft/observe.h"
 #include "weft/flow.h"
 #include "weft/pipeline.h"
+#include "weft/algo.h"
 #endif

@@ -1,0 +1,298 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * Parallel algorithms: for loops, for_each, transform, reduce, scans, sort, and
+ * min / max / find_if, spread over an executor's workers.
+ *
+ *     double sum = 0;
+ *     weft_status st = weft_parallel_reduce(ex, v, n, sizeof(double), &sum, add, NULL, NULL);
+ *
+ * Every algorithm can be called two ways:
+ *   - directly, from any thread: weft_parallel_X(ex, ...) returns when the work is
+ *     done.  From a thread that is not one of ex's workers the caller sleeps; from
+ *     inside a task of ex it runs other tasks meanwhile (it never blocks a worker,
+ *     so nested parallel calls cannot deadlock).
+ *   - as a task of a taskflow: weft_emplace_X(tf, &desc) adds a task that runs the
+ *     call described by *desc on the executor running the taskflow.  The task
+ *     reads *desc when it runs, not when it is emplaced, so a graph can be built
+ *     before its data exists; *desc must stay valid while the taskflow may run.
+ *     A failing call fails the task with its (negative) status as task_code.
+ *
+ * The generic API takes element sizes and function pointers, called once per
+ * element.  For speed on common types, include <weft/algo_typed.h>: its macros
+ * generate typed sort, scan and reduce functions with the operation inlined (the
+ * way klib's ksort.h does), built on the range-based calls declared here
+ * (weft_parallel_for_range, weft_parallel_reduce_range, weft_parallel_scan_range,
+ * weft_parallel_sort_ops).
+ *
+ * Errors: every call returns WEFT_OK, WEFT_EINVAL (a NULL executor, array or
+ * function; an element size of 0; step 0; a bad partitioner) or WEFT_ENOMEM (a
+ * per-call array could not be allocated; nothing was changed).  Thread-safety:
+ * calls on the same executor may run at once from any threads; the arrays they
+ * write must not overlap anything another thread touches meanwhile.  Functions
+ * passed in are called concurrently from several workers.
+ */
+#ifndef WEFT_ALGO_H
+#define WEFT_ALGO_H
+
+#include "weft/graph.h"
+
+WEFT_EXTERN_C_BEGIN
+
+/* ---- partitioners ---------------------------------------------------------
+ *
+ * An algorithm cuts [0, n) into chunks and spreads them over at most one task per
+ * worker.  Chunk boundaries never depend on timing, and reductions and scans
+ * combine chunk results in chunk order, so a floating-point result is the same
+ * bits on every run:
+ *   AUTO     (the default, 0) DYNAMIC with its default chunk size: the chunks of
+ *            a worker that starts late or is preempted are taken by the others.
+ *   STATIC   chunks of `chunk` elements (default: n / 256, rounded up), each task
+ *            taking a fixed contiguous run of chunks.  Lowest overhead; chunk
+ *            boundaries (and so results) do not depend on the worker count.
+ *   DYNAMIC  chunks of `chunk` elements (default: n / 1024, rounded up) taken one
+ *            at a time from a shared counter: balances uneven work.  Results do
+ *            not depend on the worker count either.
+ *   GUIDED   chunks that shrink as the work runs out: remaining / (2 * tasks),
+ *            but at least `chunk` (default 1).  Results are the same for a given
+ *            worker count.
+ * Reductions keep one accumulator per chunk, so a chunk size that would make
+ * more than 65536 chunks is raised to make that many.  Scans default to chunks
+ * of 8192 elements, whatever the partitioner, so that each chunk stays in cache
+ * between its two passes.  Sorts use one block per task and ignore the
+ * partitioner and chunk size (max_tasks applies). */
+typedef enum weft_partitioner {
+    WEFT_PARTITION_AUTO = 0,
+    WEFT_PARTITION_STATIC = 1,
+    WEFT_PARTITION_DYNAMIC = 2,
+    WEFT_PARTITION_GUIDED = 3
+} weft_partitioner;
+
+/* Options of one call; zero in any field means the default; NULL means all
+ * defaults.  Fields are only ever appended. */
+typedef struct weft_algo_config {
+    weft_partitioner partitioner;
+    /* Chunk size in elements (guided: the smallest chunk).  0: the default. */
+    size_t chunk;
+    /* At most this many tasks (so at most this many workers).  0: one per worker. */
+    unsigned max_tasks;
+} weft_algo_config;
+
+/* ---- function types (all are called concurrently from several workers) ---- */
+
+/* Loop bodies.  A range body gets [lo, hi) and loops itself: the fast form. */
+typedef void (*weft_index_fn)(size_t i, void *arg);
+typedef void (*weft_range_fn)(size_t lo, size_t hi, void *arg);
+typedef void (*weft_elem_fn)(void *elem, void *arg);
+/* *out = f(*in) and *out = f(*a, *b).  out may equal in (in-place transform). */
+typedef void (*weft_unary_fn)(const void *in, void *out, void *arg);
+typedef void (*weft_binary_fn)(const void *a, const void *b, void *out, void *arg);
+/* *acc = *acc op *x.  op must be associative; it need not be commutative. */
+typedef void (*weft_combine_fn)(void *acc, const void *x, void *arg);
+/* Negative, zero, positive like qsort's, with a user argument. */
+typedef int (*weft_cmp_fn)(const void *a, const void *b, void *arg);
+typedef bool (*weft_elem_pred_fn)(const void *elem, void *arg);
+/* Range reduction: writes the reduction of elements [lo, hi) (never empty) to acc. */
+typedef void (*weft_reduce_range_fn)(size_t lo, size_t hi, void *acc, void *arg);
+/* Range scan of [lo, hi): on entry *acc holds the combination of everything
+ * before lo (if has_acc; else lo == 0 and there is nothing before it).  The body
+ * writes the outputs of lo..hi-1 and may use *acc as its running value. */
+typedef void (*weft_scan_range_fn)(size_t lo, size_t hi, void *acc, bool has_acc, void *arg);
+
+/* ---- loops ------------------------------------------------------------------ */
+
+/* Calls fn(i, arg) for i = first, first + step, ... while i < last (nothing if
+ * first >= last).  step 0: WEFT_EINVAL. */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_for(weft_executor *ex, size_t first, size_t last,
+                                                      size_t step, weft_index_fn fn, void *arg,
+                                                      const weft_algo_config *cfg);
+
+/* Calls body(lo, hi, arg) on sub-ranges that together cover the iterations of
+ * (first, last, step) once each.  lo is always an iteration (first + k * step)
+ * and hi is the exclusive end: the body loops `for (i = lo; i < hi; i += step)`. */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_for_range(weft_executor *ex, size_t first,
+                                                            size_t last, size_t step,
+                                                            weft_range_fn body, void *arg,
+                                                            const weft_algo_config *cfg);
+
+/* Calls fn(elem, arg) on each of the n elements of `size` bytes at base. */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_for_each(weft_executor *ex, void *base, size_t n,
+                                                           size_t size, weft_elem_fn fn, void *arg,
+                                                           const weft_algo_config *cfg);
+
+/* out[i] = f(in[i]) for i < n; element sizes in_size and out_size.  out may
+ * equal in (then the sizes must match); other overlaps are undefined. */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_transform(weft_executor *ex, const void *in,
+                                                            size_t in_size, void *out,
+                                                            size_t out_size, size_t n,
+                                                            weft_unary_fn f, void *arg,
+                                                            const weft_algo_config *cfg);
+
+/* out[i] = f(a[i], b[i]) for i < n. */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_transform2(weft_executor *ex, const void *a,
+                                                             size_t a_size, const void *b,
+                                                             size_t b_size, void *out,
+                                                             size_t out_size, size_t n,
+                                                             weft_binary_fn f, void *arg,
+                                                             const weft_algo_config *cfg);
+
+/* ---- reductions ------------------------------------------------------------- */
+
+/* *result = *result op in[0] op in[1] op ... op in[n-1], in that order of
+ * operands (op must be associative, need not be commutative, needs no identity:
+ * *result is the initial value).  n == 0 leaves *result unchanged. */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_reduce(weft_executor *ex, const void *in,
+                                                         size_t n, size_t size, void *result,
+                                                         weft_combine_fn op, void *arg,
+                                                         const weft_algo_config *cfg);
+
+/* *result = *result op map(in[0]) op ... op map(in[n-1]); map writes an
+ * acc_size-byte value. */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_transform_reduce(
+    weft_executor *ex, const void *in, size_t n, size_t in_size, size_t acc_size, void *result,
+    weft_unary_fn map, weft_combine_fn op, void *arg, const weft_algo_config *cfg);
+
+/* The range form: *result = *result op r(chunk 0) op r(chunk 1) ..., where
+ * body(lo, hi, acc, arg) writes r(chunk) for [lo, hi) of [0, n). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_reduce_range(
+    weft_executor *ex, size_t n, size_t acc_size, void *result, weft_reduce_range_fn body,
+    weft_combine_fn op, void *arg, const weft_algo_config *cfg);
+
+/* Index of the first smallest (min) / first largest (max) element under cmp, or
+ * of the first element for which pred is true (find_if); n if there is none
+ * (n == 0, or no element matches). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_min_element(weft_executor *ex, const void *in,
+                                                              size_t n, size_t size,
+                                                              weft_cmp_fn cmp, void *arg,
+                                                              size_t *index,
+                                                              const weft_algo_config *cfg);
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_max_element(weft_executor *ex, const void *in,
+                                                              size_t n, size_t size,
+                                                              weft_cmp_fn cmp, void *arg,
+                                                              size_t *index,
+                                                              const weft_algo_config *cfg);
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_find_if(weft_executor *ex, const void *in,
+                                                          size_t n, size_t size,
+                                                          weft_elem_pred_fn pred, void *arg,
+                                                          size_t *index,
+                                                          const weft_algo_config *cfg);
+
+/* ---- scans -------------------------------------------------------------------- */
+
+/* Inclusive: out[i] = init op in[0] op ... op in[i]; init may be NULL (no initial
+ * value).  Exclusive: out[i] = init op in[0] op ... op in[i-1] (out[0] = init);
+ * init is required.  out may equal in.  A blocked scan: each chunk is reduced,
+ * then scanned from the running prefix of the chunks before it, which is handed
+ * from chunk to chunk in order (decoupled look-back of one).  The operation (and
+ * the range bodies below) must not wait for other work of the same executor (no
+ * nested parallel call, no future wait): a chunk waits for its predecessor by
+ * spinning, and a nested wait could stack a later chunk on top of it. */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_inclusive_scan(
+    weft_executor *ex, const void *in, void *out, size_t n, size_t size, const void *init,
+    weft_combine_fn op, void *arg, const weft_algo_config *cfg);
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_exclusive_scan(
+    weft_executor *ex, const void *in, void *out, size_t n, size_t size, const void *init,
+    weft_combine_fn op, void *arg, const weft_algo_config *cfg);
+
+/* The range form behind both (and behind the typed scans): reduce(lo, hi, acc)
+ * writes the reduction of [lo, hi) to acc; scan(lo, hi, acc, has_acc) writes
+ * the outputs of [lo, hi) from the prefix in acc.  init (acc_size bytes) may be
+ * NULL. */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_scan_range(
+    weft_executor *ex, size_t n, size_t acc_size, const void *init, weft_reduce_range_fn reduce,
+    weft_scan_range_fn scan, weft_combine_fn op, void *arg, const weft_algo_config *cfg);
+
+/* ---- sorting -------------------------------------------------------------------- */
+
+/* Sorts n elements of `size` bytes at base in ascending order of cmp.  The
+ * stable form keeps equal elements in their original order.  A parallel merge
+ * sort: blocks sorted in parallel, then merged in parallel rounds (each merge
+ * split by binary search); it allocates a buffer of n * size bytes.  (The
+ * generic weft_parallel_sort happens to be stable as well; the typed name_sort of
+ * algo_typed.h is not.) */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_sort(weft_executor *ex, void *base, size_t n,
+                                                       size_t size, weft_cmp_fn cmp, void *arg,
+                                                       const weft_algo_config *cfg);
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_stable_sort(weft_executor *ex, void *base,
+                                                              size_t n, size_t size,
+                                                              weft_cmp_fn cmp, void *arg,
+                                                              const weft_algo_config *cfg);
+
+/* The kernels a typed sort supplies (algo_typed.h fills this in).  All work on
+ * arrays of the sort's element type; `arg` is passed through. */
+typedef struct weft_sort_ops {
+    /* Sorts a[0..n) in place; buf has room for n elements (scratch). */
+    void (*sort)(void *a, size_t n, void *buf, void *arg);
+    /* Merges sorted a[0..na) and b[0..nb) into out; on ties a's elements first. */
+    void (*merge)(const void *a, size_t na, const void *b, size_t nb, void *out, void *arg);
+    /* The number i of elements taken from a among the first k outputs of that
+     * merge (0 <= k <= na + nb). */
+    size_t (*split)(const void *a, size_t na, const void *b, size_t nb, size_t k, void *arg);
+} weft_sort_ops;
+
+/* Parallel merge sort driven by typed kernels (stable if ops->sort is). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_sort_ops(weft_executor *ex, void *base,
+                                                           size_t n, size_t size,
+                                                           const weft_sort_ops *ops, void *arg,
+                                                           const weft_algo_config *cfg);
+
+/* ---- as graph tasks -----------------------------------------------------------
+ *
+ * Each descriptor holds the arguments of the direct call of the same name.  The
+ * emplace functions add a task that runs that call when the task runs, reading
+ * the descriptor then.  Errors as weft_emplace (the null task, with
+ * weft_taskflow_last_error); a NULL descriptor is WEFT_EINVAL. */
+
+typedef struct weft_for_desc {
+    size_t first, last, step;
+    weft_range_fn body;
+    void *arg;
+    weft_algo_config config;
+} weft_for_desc;
+
+typedef struct weft_transform_desc {
+    const void *in;
+    size_t in_size;
+    void *out;
+    size_t out_size, n;
+    weft_unary_fn f;
+    void *arg;
+    weft_algo_config config;
+} weft_transform_desc;
+
+typedef struct weft_reduce_desc {
+    const void *in;
+    size_t n, size;
+    void *result; /* initial value in, result out */
+    weft_combine_fn op;
+    void *arg;
+    weft_algo_config config;
+} weft_reduce_desc;
+
+typedef struct weft_scan_desc {
+    const void *in;
+    void *out;
+    size_t n, size;
+    const void *init;
+    weft_combine_fn op;
+    void *arg;
+    bool exclusive;
+    weft_algo_config config;
+} weft_scan_desc;
+
+typedef struct weft_sort_desc {
+    void *base;
+    size_t n, size;
+    weft_cmp_fn cmp;
+    void *arg;
+    bool stable; /* weft_parallel_stable_sort rather than weft_parallel_sort */
+    weft_algo_config config;
+} weft_sort_desc;
+
+WEFT_API weft_task weft_emplace_for(weft_taskflow *tf, const weft_for_desc *d);
+WEFT_API weft_task weft_emplace_transform(weft_taskflow *tf, const weft_transform_desc *d);
+WEFT_API weft_task weft_emplace_reduce(weft_taskflow *tf, const weft_reduce_desc *d);
+WEFT_API weft_task weft_emplace_scan(weft_taskflow *tf, const weft_scan_desc *d);
+WEFT_API weft_task weft_emplace_sort(weft_taskflow *tf, const weft_sort_desc *d);
+
+WEFT_EXTERN_C_END
+#endif

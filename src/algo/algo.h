@@ -1,0 +1,19 @@
+/* Shared by the algorithm files: the descriptor-driven entry points that both the
+ * direct calls and the graph tasks use.  Internal. */
+#ifndef WEFT_ALGO_ALGO_H
+#define WEFT_ALGO_ALGO_H
+
+#include "algo/par.h"
+
+/* Plans [0, n), runs fn over its chunks and frees the plan.  WEFT_EINVAL for a
+ * bad partitioner, WEFT_ENOMEM. */
+weft_status weft__par_plan_run(weft_executor *ex, size_t n, const weft_algo_config *cfg,
+                               weft__plan_rules rules, weft__chunk_fn fn, void *ctx);
+
+weft_status weft__for_range(weft_executor *ex, const weft_for_desc *d);
+weft_status weft__transform(weft_executor *ex, const weft_transform_desc *d);
+weft_status weft__reduce(weft_executor *ex, const weft_reduce_desc *d);
+weft_status weft__scan(weft_executor *ex, const weft_scan_desc *d);
+weft_status weft__sort(weft_executor *ex, const weft_sort_desc *d);
+
+#endif

@@ -1,0 +1,114 @@
+/* Loops: for over an index range, for_each over an array, transform. */
+#include "algo/algo.h"
+
+typedef struct range_loop {
+    size_t first, last, step, count;
+    weft_range_fn body;
+    void *arg;
+} range_loop;
+
+/* Chunk [a, b) of the iteration numbers, as indices for the body. */
+static void range_chunk(void *ctx, size_t k, size_t a, size_t b) {
+    const range_loop *r = ctx;
+    (void)k;
+    size_t lo = r->first + a * r->step;
+    size_t hi = b == r->count ? r->last : r->first + b * r->step;
+    r->body(lo, hi, r->arg);
+}
+
+weft_status weft__for_range(weft_executor *ex, const weft_for_desc *d) {
+    if (!ex || !d || !d->body || d->step == 0) return WEFT_EINVAL;
+    range_loop r = { d->first, d->last, d->step, 0, d->body, d->arg };
+    if (d->first < d->last) r.count = (d->last - d->first - 1) / d->step + 1;
+    return weft__par_plan_run(ex, r.count, &d->config, (weft__plan_rules){ 0, 0 }, range_chunk, &r);
+}
+
+weft_status weft_parallel_for_range(weft_executor *ex, size_t first, size_t last, size_t step,
+                                    weft_range_fn body, void *arg, const weft_algo_config *cfg) {
+    weft_for_desc d = { first, last, step, body, arg, cfg ? *cfg : (weft_algo_config){ 0 } };
+    return weft__for_range(ex, &d);
+}
+
+typedef struct index_loop {
+    size_t step;
+    weft_index_fn fn;
+    void *arg;
+} index_loop;
+
+static void index_body(size_t lo, size_t hi, void *arg) {
+    const index_loop *l = arg;
+    for (size_t i = lo; i < hi; i += l->step) {
+        l->fn(i, l->arg);
+        if (hi - i <= l->step) break; /* i + step could wrap past SIZE_MAX */
+    }
+}
+
+weft_status weft_parallel_for(weft_executor *ex, size_t first, size_t last, size_t step,
+                              weft_index_fn fn, void *arg, const weft_algo_config *cfg) {
+    if (!fn) return WEFT_EINVAL;
+    index_loop l = { step, fn, arg };
+    return weft_parallel_for_range(ex, first, last, step, index_body, &l, cfg);
+}
+
+typedef struct each_loop {
+    unsigned char *base;
+    size_t size;
+    weft_elem_fn fn;
+    void *arg;
+} each_loop;
+
+static void each_body(size_t lo, size_t hi, void *arg) {
+    const each_loop *l = arg;
+    for (size_t i = lo; i < hi; i++) l->fn(l->base + i * l->size, l->arg);
+}
+
+weft_status weft_parallel_for_each(weft_executor *ex, void *base, size_t n, size_t size,
+                                   weft_elem_fn fn, void *arg, const weft_algo_config *cfg) {
+    if (!base || !fn || size == 0) return WEFT_EINVAL;
+    each_loop l = { base, size, fn, arg };
+    return weft_parallel_for_range(ex, 0, n, 1, each_body, &l, cfg);
+}
+
+/* ---- transform ---------------------------------------------------------------- */
+
+static void transform_body(size_t lo, size_t hi, void *arg) {
+    const weft_transform_desc *d = arg;
+    const unsigned char *in = d->in;
+    unsigned char *out = d->out;
+    for (size_t i = lo; i < hi; i++) d->f(in + i * d->in_size, out + i * d->out_size, d->arg);
+}
+
+weft_status weft__transform(weft_executor *ex, const weft_transform_desc *d) {
+    if (!d || !d->in || !d->out || !d->f || !d->in_size || !d->out_size) return WEFT_EINVAL;
+    if (d->in == d->out && d->in_size != d->out_size) return WEFT_EINVAL;
+    return weft_parallel_for_range(ex, 0, d->n, 1, transform_body, (void *)d, &d->config);
+}
+
+weft_status weft_parallel_transform(weft_executor *ex, const void *in, size_t in_size, void *out,
+                                    size_t out_size, size_t n, weft_unary_fn f, void *arg,
+                                    const weft_algo_config *cfg) {
+    weft_transform_desc d = { in, in_size, out, out_size, n, f, arg, cfg ? *cfg : (weft_algo_config){ 0 } };
+    return weft__transform(ex, &d);
+}
+
+typedef struct transform2 {
+    const unsigned char *a, *b;
+    unsigned char *out;
+    size_t a_size, b_size, out_size;
+    weft_binary_fn f;
+    void *arg;
+} transform2;
+
+static void transform2_body(size_t lo, size_t hi, void *arg) {
+    const transform2 *t = arg;
+    for (size_t i = lo; i < hi; i++)
+        t->f(t->a + i * t->a_size, t->b + i * t->b_size, t->out + i * t->out_size, t->arg);
+}
+
+weft_status weft_parallel_transform2(weft_executor *ex, const void *a, size_t a_size, const void *b,
+                                     size_t b_size, void *out, size_t out_size, size_t n,
+                                     weft_binary_fn f, void *arg, const weft_algo_config *cfg) {
+    if (!a || !b || !out || !f || !a_size || !b_size || !out_size) return WEFT_EINVAL;
+    transform2 t = { a, b, out, a_size, b_size, out_size, f, arg };
+    return weft_parallel_for_range(ex, 0, n, 1, transform2_body, &t, cfg);
+}

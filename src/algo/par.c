@@ -1,0 +1,126 @@
+/* weft__par_tasks: n jobs and a completion counter, on the core's job API.
+ *
+ * From a worker: jobs 1..n-1 go to the worker's own deque (thieves spread them),
+ * job 0 runs inline, and the worker runs other jobs until the counter reaches
+ * zero.  From any other thread: one root job goes through the injector; the
+ * worker that picks it up pushes jobs 1..n-1 locally and continues with job 0, so
+ * the outside thread pays for one injector push and one futex sleep. */
+#include "algo/par.h"
+
+#include "core/alloc.h"
+#include "core/executor.h"
+#include "platform/platform.h"
+
+enum { STACK_JOBS = 16 };
+
+typedef struct par par;
+
+typedef struct par_job {
+    weft__job job; /* must stay first */
+    par *owner;
+    unsigned t;
+} par_job;
+
+struct par {
+    weft__job root; /* must stay first: the job an outside caller submits */
+    weft__task_fn fn;
+    void *ctx;
+    unsigned n;
+    bool external; /* the caller sleeps on `left` */
+    par_job *jobs;
+    _Alignas(WEFT__CACHE_LINE) _Atomic uint32_t left; /* jobs not yet finished */
+};
+
+static void finish(par *p) {
+    /* Read before the decrement: once `left` reaches zero the caller may return
+     * and *p (on its stack) is gone; only the futex address is used after. */
+    bool external = p->external;
+    _Atomic uint32_t *word = &p->left;
+    /* acq_rel: releases this job's writes to the caller, which loads `left` with
+     * acquire; acquire orders the other jobs' writes before the wake. */
+    if (atomic_fetch_sub_explicit(word, 1, memory_order_acq_rel) == 1 && external)
+        weft__futex_wake(word, 1);
+}
+
+static weft__job *job_run(weft__worker *w, weft__job *self) {
+    (void)w;
+    par_job *j = (par_job *)self;
+    par *p = j->owner;
+    p->fn(p->ctx, j->t, p->n);
+    finish(p);
+    return NULL;
+}
+
+static void push_rest(weft__worker *w, par *p) {
+    for (unsigned t = p->n; t-- > 1;) weft__push_local(w, &p->jobs[t].job);
+}
+
+/* The outside caller's root job: fans out on the worker, continues with job 0. */
+static weft__job *root_run(weft__worker *w, weft__job *self) {
+    par *p = (par *)self;
+    push_rest(w, p);
+    return &p->jobs[0].job;
+}
+
+static bool all_done(void *arg) {
+    par *p = arg;
+    return atomic_load_explicit(&p->left, memory_order_acquire) == 0;
+}
+
+static void run_inline(par *p) {
+    for (unsigned t = 0; t < p->n; t++) p->fn(p->ctx, t, p->n);
+}
+
+static void wait_outside(par *p) {
+    uint32_t v;
+    /* acquire: pairs with finish's acq_rel decrement, so every job's writes are
+     * visible once zero is read. */
+    while ((v = atomic_load_explicit(&p->left, memory_order_acquire)) != 0)
+        (void)weft__futex_wait(&p->left, v, UINT64_MAX);
+}
+
+static void fork_join(weft_executor *ex, par *p) {
+    weft__worker *w = weft__current_worker(ex);
+    atomic_store_explicit(&p->left, p->n, memory_order_relaxed);
+    p->external = (w == NULL);
+    for (unsigned t = 0; t < p->n; t++) p->jobs[t] = (par_job){ { job_run, NULL }, p, t };
+    if (w) {
+        push_rest(w, p);
+        weft__execute(w, &p->jobs[0].job);
+        weft__worker_wait_until(w, all_done, p);
+        return;
+    }
+    p->root = (weft__job){ root_run, NULL };
+    /* The submission publishes p (and the jobs) to the worker that takes it. */
+    if (weft__submit(ex, &p->root) != WEFT_OK) {
+        run_inline(p); /* no memory for the injector: do the work here */
+        return;
+    }
+    wait_outside(p);
+}
+
+void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx) {
+    par_job stack_jobs[STACK_JOBS];
+    par p = { .fn = fn, .ctx = ctx, .n = n ? n : 1, .jobs = stack_jobs };
+    if (p.n == 1) {
+        fn(ctx, 0, 1); /* nothing to spread: no job, no wake-up */
+        return;
+    }
+    size_t bytes = 0;
+    if (p.n > STACK_JOBS) {
+        bytes = (size_t)p.n * sizeof(par_job);
+        p.jobs = weft__alloc(bytes);
+        if (!p.jobs) { /* fewer tasks rather than failing */
+            p.jobs = stack_jobs;
+            p.n = STACK_JOBS;
+            bytes = 0;
+        }
+    }
+    fork_join(ex, &p);
+    if (bytes) weft__free(p.jobs, bytes);
+}
+
+void weft__par_pause(unsigned *spins) {
+    if (++*spins < 64) weft__cpu_relax();
+    else weft__thread_yield();
+}

@@ -1,0 +1,67 @@
+/* The parallel engine of the algorithms.  Internal.
+ *
+ * Two layers.  weft__par_tasks runs fn(ctx, t, n) for t = 0..n-1 as n executor
+ * jobs and returns when all have finished: fork-join built on the core's job API,
+ * kept in par.c alone so it can later sit on the fork-join frames instead.  A
+ * weft__plan cuts [0, n) into chunks for a partitioner (plan.c), and
+ * weft__par_chunks runs a chunk function over every chunk of a plan. */
+#ifndef WEFT_ALGO_PAR_H
+#define WEFT_ALGO_PAR_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "weft/algo.h"
+
+/* Runs fn(ctx, t, n) once for every t < n, spread over ex's workers, and
+ * returns when every call has returned.  The caller's thread runs t = 0 when it
+ * is one of ex's workers (and then helps with other jobs while it waits); any
+ * other caller sleeps.  n is capped at what could be allocated (never 0), so fn
+ * must take its share from t and the n it is given. */
+typedef void (*weft__task_fn)(void *ctx, unsigned t, unsigned n);
+void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx);
+
+/* Chunks of [0, n).  Static and dynamic chunks are `chunk` elements each (the
+ * last one shorter); guided chunks are listed in bounds[0..nchunks]. */
+typedef struct weft__plan {
+    weft_partitioner kind;
+    size_t n, nchunks, chunk;
+    size_t *bounds; /* guided only: nchunks + 1 entries */
+    unsigned ntasks;
+} weft__plan;
+
+/* Default chunk policy of an algorithm: `fixed` (non-zero) makes every
+ * partitioner use that default chunk size (scans); max_chunks caps the count. */
+typedef struct weft__plan_rules {
+    size_t fixed_chunk;
+    size_t max_chunks;
+} weft__plan_rules;
+
+/* Fills p for n elements.  WEFT_EINVAL for a bad partitioner, WEFT_ENOMEM. */
+int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_config *cfg,
+                    weft__plan_rules rules);
+void weft__plan_free(weft__plan *p);
+
+static inline void weft__plan_chunk(const weft__plan *p, size_t k, size_t *lo, size_t *hi) {
+    if (p->bounds) {
+        *lo = p->bounds[k];
+        *hi = p->bounds[k + 1];
+        return;
+    }
+    *lo = k * p->chunk;
+    *hi = *lo + p->chunk < p->n ? *lo + p->chunk : p->n;
+}
+
+/* Runs fn(ctx, k, lo, hi) for every chunk k of p.  Static plans give each task a
+ * contiguous run of chunks; dynamic and guided plans (and any plan when
+ * `in_order`) hand chunks out from a counter, so that chunk k is taken only after
+ * every chunk before it has been taken (scans rely on that). */
+typedef void (*weft__chunk_fn)(void *ctx, size_t k, size_t lo, size_t hi);
+void weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_order, weft__chunk_fn fn,
+                      void *ctx);
+
+/* Spin-then-yield pause for the scan's hand-off (never blocks a worker). */
+void weft__par_pause(unsigned *spins);
+
+#endif

@@ -1,0 +1,121 @@
+/* Partitioners: how [0, n) is cut into chunks, and how tasks take them. */
+#include "algo/algo.h"
+
+#include "core/alloc.h"
+#include "core/executor.h"
+
+enum { STATIC_CHUNKS = 256, DYNAMIC_CHUNKS = 1024 };
+
+static size_t div_up(size_t a, size_t b) { return a / b + (a % b != 0); }
+
+static unsigned task_limit(weft_executor *ex, const weft_algo_config *cfg) {
+    unsigned t = weft_executor_workers(ex);
+    if (cfg && cfg->max_tasks && cfg->max_tasks < t) t = cfg->max_tasks;
+    return t ? t : 1;
+}
+
+/* Guided: each chunk is remaining / (2 * tasks), at least min_chunk.  Called
+ * twice: once to count (bounds NULL), once to fill. */
+static size_t guided_walk(size_t n, unsigned tasks, size_t min_chunk, size_t *bounds) {
+    size_t k = 0, at = 0;
+    while (at < n) {
+        size_t c = (n - at) / (2 * (size_t)tasks);
+        if (c < min_chunk) c = min_chunk;
+        if (c > n - at) c = n - at;
+        if (bounds) bounds[k] = at;
+        at += c;
+        k++;
+    }
+    if (bounds) bounds[k] = n;
+    return k;
+}
+
+static int plan_guided(weft__plan *p, unsigned tasks, size_t min_chunk) {
+    p->nchunks = guided_walk(p->n, tasks, min_chunk, NULL);
+    p->bounds = weft__alloc((p->nchunks + 1) * sizeof(size_t));
+    if (!p->bounds) return WEFT_ENOMEM;
+    (void)guided_walk(p->n, tasks, min_chunk, p->bounds);
+    return WEFT_OK;
+}
+
+static size_t default_chunk(size_t n, weft_partitioner kind, weft__plan_rules rules) {
+    if (rules.fixed_chunk) return rules.fixed_chunk;
+    if (kind == WEFT_PARTITION_GUIDED) return 1;
+    return div_up(n, kind == WEFT_PARTITION_STATIC ? STATIC_CHUNKS : DYNAMIC_CHUNKS);
+}
+
+int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_config *cfg,
+                    weft__plan_rules rules) {
+    weft_partitioner kind = cfg ? cfg->partitioner : WEFT_PARTITION_AUTO;
+    if (kind == WEFT_PARTITION_AUTO) kind = WEFT_PARTITION_DYNAMIC;
+    if (kind != WEFT_PARTITION_STATIC && kind != WEFT_PARTITION_DYNAMIC && kind != WEFT_PARTITION_GUIDED)
+        return WEFT_EINVAL;
+    *p = (weft__plan){ .kind = kind, .n = n };
+    size_t chunk = cfg && cfg->chunk ? cfg->chunk : default_chunk(n, kind, rules);
+    if (chunk == 0) chunk = 1;
+    unsigned tasks = task_limit(ex, cfg);
+    if (n == 0) {
+        p->chunk = 1;
+    } else if (kind == WEFT_PARTITION_GUIDED) {
+        int st = plan_guided(p, tasks, chunk);
+        if (st != WEFT_OK) return st;
+    } else {
+        if (rules.max_chunks && div_up(n, chunk) > rules.max_chunks) chunk = div_up(n, rules.max_chunks);
+        p->chunk = chunk;
+        p->nchunks = div_up(n, chunk);
+    }
+    p->ntasks = p->nchunks < tasks ? (unsigned)(p->nchunks ? p->nchunks : 1) : tasks;
+    return WEFT_OK;
+}
+
+void weft__plan_free(weft__plan *p) {
+    if (p->bounds) weft__free(p->bounds, (p->nchunks + 1) * sizeof(size_t));
+    p->bounds = NULL;
+}
+
+typedef struct chunk_run {
+    const weft__plan *plan;
+    weft__chunk_fn fn;
+    void *ctx;
+    bool counter;
+    _Alignas(WEFT__CACHE_LINE) _Atomic size_t next;
+} chunk_run;
+
+static void run_chunk(const chunk_run *r, size_t k) {
+    size_t lo, hi;
+    weft__plan_chunk(r->plan, k, &lo, &hi);
+    r->fn(r->ctx, k, lo, hi);
+}
+
+static void chunk_task(void *ctx, unsigned t, unsigned n) {
+    chunk_run *r = ctx;
+    size_t total = r->plan->nchunks;
+    if (!r->counter) { /* static: a fixed contiguous share per task */
+        size_t from = total * t / n, to = total * (t + 1) / n;
+        for (size_t k = from; k < to; k++) run_chunk(r, k);
+        return;
+    }
+    /* relaxed: the counter only hands out indices; the data each chunk reads was
+     * published before the tasks were started. */
+    for (size_t k; (k = atomic_fetch_add_explicit(&r->next, 1, memory_order_relaxed)) < total;)
+        run_chunk(r, k);
+}
+
+void weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_order, weft__chunk_fn fn,
+                      void *ctx) {
+    if (p->nchunks == 0) return;
+    chunk_run r = { .plan = p, .fn = fn, .ctx = ctx,
+                    .counter = in_order || p->kind != WEFT_PARTITION_STATIC };
+    atomic_init(&r.next, 0);
+    weft__par_tasks(ex, p->ntasks, chunk_task, &r);
+}
+
+weft_status weft__par_plan_run(weft_executor *ex, size_t n, const weft_algo_config *cfg,
+                               weft__plan_rules rules, weft__chunk_fn fn, void *ctx) {
+    weft__plan p;
+    int st = weft__plan_init(&p, ex, n, cfg, rules);
+    if (st != WEFT_OK) return st;
+    weft__par_chunks(ex, &p, false, fn, ctx);
+    weft__plan_free(&p);
+    return WEFT_OK;
+}

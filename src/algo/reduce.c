@@ -1,0 +1,130 @@
+/* Reductions: one accumulator per chunk, combined in chunk order after the
+ * parallel part, so the result does not depend on which worker ran what. */
+#include <string.h>
+
+#include "algo/algo.h"
+#include "core/alloc.h"
+
+enum { MAX_REDUCE_CHUNKS = 65536, STACK_PARTIALS = 4096 };
+
+typedef void (*slot_fn)(size_t lo, size_t hi, void *slot, void *ctx);
+
+typedef struct reduce_job {
+    size_t n, acc_size, slot_size; /* slot: acc_size bytes of value, then scratch */
+    void *result;
+    slot_fn body;
+    void *body_ctx;
+    weft_combine_fn op;
+    void *op_arg;
+} reduce_job;
+
+typedef struct reduce_run {
+    const reduce_job *job;
+    unsigned char *slots;
+} reduce_run;
+
+static void reduce_chunk(void *ctx, size_t k, size_t lo, size_t hi) {
+    const reduce_run *r = ctx;
+    r->job->body(lo, hi, r->slots + k * r->job->slot_size, r->job->body_ctx);
+}
+
+/* The engine: body(lo, hi, slot) leaves a chunk's value in its slot; then
+ * *result = *result op slot0 op slot1 ... in chunk order. */
+static weft_status reduce_core(weft_executor *ex, const reduce_job *j, const weft_algo_config *cfg) {
+    if (!ex || !j->result || !j->op || j->acc_size == 0) return WEFT_EINVAL;
+    weft__plan p;
+    int st = weft__plan_init(&p, ex, j->n, cfg, (weft__plan_rules){ 0, MAX_REDUCE_CHUNKS });
+    if (st != WEFT_OK) return st;
+    _Alignas(64) unsigned char stack[STACK_PARTIALS];
+    size_t bytes = p.nchunks * j->slot_size;
+    reduce_run r = { j, stack };
+    if (bytes > sizeof stack && !(r.slots = weft__alloc_aligned(bytes, 64))) {
+        weft__plan_free(&p);
+        return WEFT_ENOMEM;
+    }
+    weft__par_chunks(ex, &p, false, reduce_chunk, &r);
+    for (size_t k = 0; k < p.nchunks; k++) j->op(j->result, r.slots + k * j->slot_size, j->op_arg);
+    if (r.slots != stack) weft__free_aligned(r.slots, bytes, 64);
+    weft__plan_free(&p);
+    return WEFT_OK;
+}
+
+/* Slots keep any value type aligned: sizes rounded up to 16. */
+static size_t slot_of(size_t bytes) { return (bytes + 15) & ~(size_t)15; }
+
+/* ---- the range form ----------------------------------------------------------- */
+
+typedef struct range_reduce {
+    weft_reduce_range_fn body;
+    void *arg;
+} range_reduce;
+
+static void range_body(size_t lo, size_t hi, void *slot, void *ctx) {
+    const range_reduce *r = ctx;
+    r->body(lo, hi, slot, r->arg);
+}
+
+weft_status weft_parallel_reduce_range(weft_executor *ex, size_t n, size_t acc_size, void *result,
+                                       weft_reduce_range_fn body, weft_combine_fn op, void *arg,
+                                       const weft_algo_config *cfg) {
+    if (!body) return WEFT_EINVAL;
+    range_reduce r = { body, arg };
+    reduce_job j = { n, acc_size, slot_of(acc_size), result, range_body, &r, op, arg };
+    return reduce_core(ex, &j, cfg);
+}
+
+/* ---- elements: reduce and transform_reduce ------------------------------------- */
+
+typedef struct elem_reduce {
+    const unsigned char *in;
+    size_t size, acc_size;
+    weft_unary_fn map; /* NULL: plain reduce */
+    weft_combine_fn op;
+    void *arg;
+} elem_reduce;
+
+/* A chunk's value starts from its first element: no identity element needed. */
+static void elem_body(size_t lo, size_t hi, void *slot, void *ctx) {
+    const elem_reduce *e = ctx;
+    unsigned char *acc = slot, *tmp = acc + slot_of(e->acc_size);
+    if (!e->map) {
+        memcpy(acc, e->in + lo * e->size, e->size);
+        for (size_t i = lo + 1; i < hi; i++) e->op(acc, e->in + i * e->size, e->arg);
+        return;
+    }
+    e->map(e->in + lo * e->size, acc, e->arg);
+    for (size_t i = lo + 1; i < hi; i++) {
+        e->map(e->in + i * e->size, tmp, e->arg);
+        e->op(acc, tmp, e->arg);
+    }
+}
+
+static weft_status elem_reduce_run(weft_executor *ex, const elem_reduce *e, size_t n, void *result,
+                                   const weft_algo_config *cfg) {
+    if (!e->in || !e->size || !e->op) return WEFT_EINVAL;
+    size_t slot = slot_of(e->acc_size) * (e->map ? 2 : 1);
+    reduce_job j = { n, e->acc_size, slot, result, elem_body, (void *)e, e->op, e->arg };
+    return reduce_core(ex, &j, cfg);
+}
+
+weft_status weft__reduce(weft_executor *ex, const weft_reduce_desc *d) {
+    if (!d) return WEFT_EINVAL;
+    elem_reduce e = { d->in, d->size, d->size, NULL, d->op, d->arg };
+    return elem_reduce_run(ex, &e, d->n, d->result, &d->config);
+}
+
+weft_status weft_parallel_reduce(weft_executor *ex, const void *in, size_t n, size_t size,
+                                 void *result, weft_combine_fn op, void *arg,
+                                 const weft_algo_config *cfg) {
+    weft_reduce_desc d = { in, n, size, result, op, arg, cfg ? *cfg : (weft_algo_config){ 0 } };
+    return weft__reduce(ex, &d);
+}
+
+weft_status weft_parallel_transform_reduce(weft_executor *ex, const void *in, size_t n,
+                                           size_t in_size, size_t acc_size, void *result,
+                                           weft_unary_fn map, weft_combine_fn op, void *arg,
+                                           const weft_algo_config *cfg) {
+    if (!map) return WEFT_EINVAL;
+    elem_reduce e = { in, in_size, acc_size, map, op, arg };
+    return elem_reduce_run(ex, &e, n, result, cfg);
+}

@@ -1,0 +1,27 @@
+/* The algorithms as taskflow tasks: a task that runs the call its descriptor
+ * describes, read when the task runs, on the executor running the taskflow (from
+ * inside a worker, so the call waits cooperatively).  A failed call fails the
+ * task with its status as the task's return code. */
+#include "algo/algo.h"
+
+static int for_task(weft_ctx *ctx, void *arg) { return weft__for_range(weft_ctx_executor(ctx), arg); }
+static int transform_task(weft_ctx *ctx, void *arg) { return weft__transform(weft_ctx_executor(ctx), arg); }
+static int reduce_task(weft_ctx *ctx, void *arg) { return weft__reduce(weft_ctx_executor(ctx), arg); }
+static int scan_task(weft_ctx *ctx, void *arg) { return weft__scan(weft_ctx_executor(ctx), arg); }
+static int sort_task(weft_ctx *ctx, void *arg) { return weft__sort(weft_ctx_executor(ctx), arg); }
+
+/* A NULL descriptor becomes a NULL task function, which weft_emplace refuses
+ * with WEFT_EINVAL (recorded as the taskflow's last error). */
+static weft_task emplace(weft_taskflow *tf, weft_task_fn fn, const void *d) {
+    return weft_emplace(tf, d ? fn : NULL, (void *)d);
+}
+
+weft_task weft_emplace_for(weft_taskflow *tf, const weft_for_desc *d) { return emplace(tf, for_task, d); }
+weft_task weft_emplace_transform(weft_taskflow *tf, const weft_transform_desc *d) {
+    return emplace(tf, transform_task, d);
+}
+weft_task weft_emplace_reduce(weft_taskflow *tf, const weft_reduce_desc *d) {
+    return emplace(tf, reduce_task, d);
+}
+weft_task weft_emplace_scan(weft_taskflow *tf, const weft_scan_desc *d) { return emplace(tf, scan_task, d); }
+weft_task weft_emplace_sort(weft_taskflow *tf, const weft_sort_desc *d) { return emplace(tf, sort_task, d); }
