@@ -6,4 +6,6 @@
 #include "weft/version.h"
 #include "weft/core.h"
 #include "weft/graph.h"
+#include "weft/forkjoin.h"
+#include "weft/async.h"
 #endif

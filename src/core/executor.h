@@ -9,10 +9,19 @@
 #include "core/injector.h"
 #include "core/job.h"
 #include "core/sleep.h"
+#include "fj/fj.h"
 #include "platform/platform.h"
 #include "weft/core.h"
 
 struct weft__worker {
+    /* Fork-join frame stack (src/fj).  Must stay the first member: the inline
+     * weft_spawn/weft_sync reach it from a weft_ctx in one load. */
+    weft__fj fj;
+    weft__fj_job fj_job; /* a frame this worker stole, as a job (src/fj) */
+    /* Free async-task records (src/async), owner only: a record released on a
+     * worker goes to that worker's list, whoever allocated it. */
+    void *async_free;
+    size_t async_nfree;
     weft__deque deque; /* cache-line aligned inside */
     weft_executor *ex;
     unsigned id;
@@ -61,6 +70,9 @@ void weft__push_local(weft__worker *w, weft__job *j);
 /* Any thread: makes `job` runnable on ex.  From one of ex's workers it goes to the
  * local deque; from other threads through the injector.  0 or WEFT_ENOMEM. */
 int weft__submit(weft_executor *ex, weft__job *job);
+
+/* Frees w's cached async-task records (src/async).  The executor is stopped. */
+void weft__async_free_cache(weft__worker *w);
 
 /* Thread entry of a worker (arg: its weft__worker). */
 void *weft__worker_main(void *arg);
