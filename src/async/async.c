@@ -118,9 +118,6 @@ weft_status weft_async(weft_executor *ex, weft_task_fn fn, void *arg, weft_futur
     return weft_dependent_async(ex, fn, arg, NULL, 0, out);
 }
 
-weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
-    return weft_dependent_async(ex, fn, arg, NULL, 0, NULL);
-}
 
 static bool future_done(weft_future *f) {
     return atomic_load_explicit(&f->done, memory_order_acquire) != 0;

@@ -48,6 +48,9 @@ static inline weft__async *weft__async_of(weft_future *f) {
  * of ex's workers, else from the allocator.  NULL without memory. */
 weft__async *weft__async_new(weft_executor *ex, weft_task_fn fn, void *arg, bool keep_handle);
 
+/* Frees w's cached silent-task records (silent.c). */
+void weft__silent_free_cache(weft__worker *w);
+
 /* Runs the task now on w (the caller has claimed it). */
 void weft__async_execute(weft__worker *w, weft__async *a);
 

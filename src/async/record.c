@@ -46,6 +46,7 @@ void weft__async_free_cache(weft__worker *w) {
     }
     w->async_free = NULL;
     w->async_nfree = 0;
+    weft__silent_free_cache(w);
 }
 
 weft__async *weft__async_new(weft_executor *ex, weft_task_fn fn, void *arg, bool keep_handle) {

@@ -22,6 +22,8 @@ struct weft__worker {
      * worker goes to that worker's list, whoever allocated it. */
     void *async_free;
     size_t async_nfree;
+    void *silent_free; /* the smaller records of silent async tasks */
+    size_t silent_nfree;
     weft__deque deque; /* cache-line aligned inside */
     weft_executor *ex;
     unsigned id;
