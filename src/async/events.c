@@ -6,11 +6,16 @@
 
 weft_status weft_future_then(weft_future *f, weft_future_callback cb, void *arg) {
     if (!f || !cb) return WEFT_EINVAL;
+    /* Ready already (done is set before the completer fires the hooks): take the
+     * callback slot as FIRED ourselves, so the callback runs here, before we
+     * return, and the completer finds nothing to call. */
+    int target = atomic_load_explicit(&f->done, memory_order_acquire) ? WEFT__THEN_FIRED : WEFT__THEN_SETTING;
     int st = WEFT__THEN_NONE;
     /* acq_rel: seeing FIRED means seeing the final status. */
-    if (!atomic_compare_exchange_strong_explicit(&f->then_state, &st, WEFT__THEN_SETTING, memory_order_acq_rel,
-                                                 memory_order_acquire)) {
-        if (st != WEFT__THEN_FIRED) return WEFT_EBUSY;
+    bool won = atomic_compare_exchange_strong_explicit(&f->then_state, &st, target, memory_order_acq_rel,
+                                                       memory_order_acquire);
+    if (!won && st != WEFT__THEN_FIRED) return WEFT_EBUSY; /* a callback is registered */
+    if (!won || target == WEFT__THEN_FIRED) {
         cb(f, f->status, arg);
         return WEFT_OK;
     }
