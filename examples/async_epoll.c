@@ -59,9 +59,12 @@ int main(void) {
             int i = (int)ev[k].data.u32, fd;
             if (weft_future_fd(fut[i], &fd) == WEFT_OK) /* the same fd as before */
                 epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);  /* before the future closes it */
-            printf("epoll: task %d ready, status %s, result %ld\n", i, weft_errname(weft_future_status(fut[i])),
-                   arg[i]);
-            rc |= weft_future_status(fut[i]) != WEFT_OK;
+            /* Read the status first: it is what orders the task's writes before
+             * ours (the fd alone is a kernel signal, invisible to the C memory
+             * model). */
+            weft_status fs = weft_future_status(fut[i]);
+            printf("epoll: task %d ready, status %s, result %ld\n", i, weft_errname(fs), arg[i]);
+            rc |= fs != WEFT_OK;
             weft_future_destroy(fut[i]);
             left--;
         }

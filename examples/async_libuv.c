@@ -20,8 +20,8 @@ static int add(weft_ctx *cx, void *p) { (void)cx; (void)p; c = a + b; return 0; 
 static void on_readable(uv_poll_t *h, int status, int events) {
     (void)events;
     weft_future *f = h->data;
-    printf("uv_poll: future ready (uv status %d), weft status %s, a + b = %ld\n", status,
-           weft_errname(weft_future_status(f)), c);
+    weft_status fs = weft_future_status(f); /* first: orders the task's writes before ours */
+    printf("uv_poll: future ready (uv status %d), weft status %s, a + b = %ld\n", status, weft_errname(fs), c);
     uv_poll_stop(h);
     uv_close((uv_handle_t *)h, NULL);
 }
@@ -47,7 +47,7 @@ int main(void) {
     uv_run(loop, UV_RUN_DEFAULT); /* returns once the poll handle is closed */
     uv_loop_close(loop);
 
-    int ok = weft_future_status(fc) == WEFT_OK && c == 42;
+    int ok = weft_future_wait(fc) == WEFT_OK && c == 42;
     weft_future_destroy(fc);
     weft_executor_destroy(ex);
     return ok ? 0 : 1;
