@@ -44,7 +44,7 @@ static bool ovf_reserve(weft__fj *fj, uint32_t k) {
 weft_status weft__fj_spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
     if (!ctx || !fn) return WEFT_EINVAL;
     weft__fj *fj = weft__fj_of(ctx);
-    if (!fj->base && alloc_stack(fj)) return weft_spawn(ctx, fn, arg);
+    if (!fj->base && fj->ovf == 0 && alloc_stack(fj)) return weft_spawn(ctx, fn, arg);
     uint32_t k = fj->ovf++;
     if (k == 0) {
         fj->ovf_split = fj->split;
@@ -184,14 +184,17 @@ weft__job *weft__fj_steal(weft__worker *w, weft__worker *v) {
     return &w->fj_job.job;
 }
 
+/* Live frames (the stack may not be allocated yet). */
+static size_t depth(const weft__fj *fj) { return fj->base ? (size_t)(fj->head - fj->base) : 0; }
+
 int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn, void *arg) {
     weft__fj *fj = &w->fj;
     weft_ctx cx = {w, NULL, stop};
-    size_t depth0 = (size_t)(fj->head - fj->base);
+    size_t depth0 = depth(fj);
     uint32_t ovf0 = fj->ovf;
     int r = fn(&cx, arg);
     /* Implicit sync of whatever fn left unsynced. */
-    while (fj->ovf > ovf0 || (size_t)(fj->head - fj->base) > depth0) {
+    while (fj->ovf > ovf0 || depth(fj) > depth0) {
         int s = weft_sync(&cx);
         if (r == 0) r = s;
     }
