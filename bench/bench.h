@@ -99,6 +99,10 @@ BENCH_DECLARE_IMPL(tbb)
 BENCH_DECLARE_IMPL(serial)
 #undef BENCH_DECLARE_IMPL
 
+/* observe_weft.c: weft with the profiler on (bench=NAME_profiled). */
+extern const bench_ops bench_weft_linear_chain_profiled;
+extern const bench_ops bench_weft_binary_tree_profiled;
+
 #ifdef __cplusplus
 }
 #endif

@@ -60,6 +60,11 @@ const bench_def bench_table[] = {
     { "skynet", 1111110, false, &bench_work_skynet, ALL_OPS(skynet) },
     { "nqueens", 1000000, false, &bench_work_nqueens, ALL_OPS(nqueens) },
     { "async_task", 1000000, false, &bench_work_async_task, ALL_OPS(async_task) },
+    /* The profiler's cost: weft only, compare with linear_chain / binary_tree. */
+    { "linear_chain_profiled", (size_t)1 << 20, true, &bench_work_linear_chain,
+      { [BENCH_WEFT] = &bench_weft_linear_chain_profiled } },
+    { "binary_tree_profiled", ((size_t)1 << 20) - 1, true, &bench_work_binary_tree,
+      { [BENCH_WEFT] = &bench_weft_binary_tree_profiled } },
 };
 
 const size_t bench_table_len = sizeof bench_table / sizeof bench_table[0];

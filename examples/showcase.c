@@ -461,6 +461,67 @@ done:
     return rc;
 }
 
+/* ---- the run, traced --------------------------------------------------------- */
+
+/* Writes one of the profiler's files and prints where it went. */
+static int save_trace(weft_executor *ex, weft_taskflow *tf, const char *path, const char *how) {
+    weft_status st;
+    if (tf) {
+        FILE *f = fopen(path, "w");
+        if (!f) { perror(path); return 1; }
+        st = weft_taskflow_dump_dot_profiled(tf, ex, f);
+        if (fclose(f) != 0 && st == WEFT_OK) st = WEFT_ESYS;
+    } else {
+        st = weft_profiler_save(ex, path);
+    }
+    if (st != WEFT_OK) return report(path, st);
+    char cwd[4096];
+    printf("  wrote        %s/%s\n               %s\n", getcwd(cwd, sizeof cwd) ? cwd : ".", path, how);
+    return 0;
+}
+
+/* Profiles one run of a named 12 x 12 wavefront on every worker and writes a
+ * Chrome trace, the HTML report and the DOT graph with each block's time. */
+static int section_trace(struct showcase *sc) {
+    enum { NB = 12 };
+    section_title("The run, traced (profiler, metrics, trace files)");
+    const unsigned bs = sc->block_size * 4, n = NB * bs;
+    const size_t edge = (size_t)(NB + 1) * (n + 1);
+    struct problem p = { .n = n, .nb = NB, .bs = bs };
+    char *a = malloc(n), *b = malloc(n);
+    p.rows = calloc(edge, sizeof *p.rows), p.cols = calloc(edge, sizeof *p.cols);
+    p.block_best = calloc(NB * NB, sizeof *p.block_best);
+    struct block_arg args[NB * NB];
+    weft_status st;
+    weft_taskflow *tf = NULL;
+    int rc = 1;
+    if (!a || !b || !p.rows || !p.cols || !p.block_best) { report("allocating the tables", WEFT_ENOMEM); goto done; }
+    unsigned plant;
+    make_sequences(a, b, n, &plant);
+    p.a = a, p.b = b;
+    if (!(tf = weft_taskflow_create("wavefront 12x12", &st))) { report("weft_taskflow_create", st); goto done; }
+    if ((st = build_wavefront(tf, &p, args, NB, true)) != WEFT_OK) { report("building", st); goto done; }
+    if ((st = weft_profiler_start(sc->all)) != WEFT_OK) { report("weft_profiler_start", st); goto done; }
+    st = weft_run_and_wait(sc->all, tf);
+    weft_profiler_stop(sc->all);
+    if (st != WEFT_OK) { report("weft_run_and_wait", st); goto done; }
+    weft_metrics m;
+    weft_worker_metrics per[64];
+    if ((st = weft_executor_metrics(sc->all, &m, per, 64)) != WEFT_OK) { report("weft_executor_metrics", st); goto done; }
+    printf("  metrics      %" PRIu64 " tasks, %" PRIu64 " steals, %" PRIu64 " parks, %.0f tasks/s, %.0f%% busy\n",
+           m.total.tasks, m.total.steals, m.total.parks, m.tasks_per_second, 100 * m.total.utilisation);
+    if (save_trace(sc->all, NULL, "showcase-trace.json", "open it in https://ui.perfetto.dev or chrome://tracing") ||
+        save_trace(sc->all, NULL, "showcase-trace.html", "open it in any browser (one file, works offline)") ||
+        save_trace(sc->all, tf, "showcase-trace.dot", "dot -Tsvg showcase-trace.dot -o showcase-trace.svg"))
+        goto done;
+    printf("  any program  WEFT_PROFILE=out.json ./your-program   (or out.html), no code change\n");
+    rc = 0;
+done:
+    if (tf && (st = weft_taskflow_destroy(tf)) != WEFT_OK) rc = report("weft_taskflow_destroy", st);
+    free(p.block_best), free(p.cols), free(p.rows), free(b), free(a);
+    return rc;
+}
+
 /* ---- main ----------------------------------------------------------------- */
 
 typedef int (*section_fn)(struct showcase *sc);
@@ -470,6 +531,7 @@ static const struct section {
 } SECTIONS[] = {
     { "wavefront", section_wavefront },
     { "dot", section_dot },
+    { "trace", section_trace },
 };
 
 static int usage(void) {

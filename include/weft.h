@@ -8,4 +8,5 @@
 #include "weft/graph.h"
 #include "weft/forkjoin.h"
 #include "weft/async.h"
+#include "weft/observe.h"
 #endif

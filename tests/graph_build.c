@@ -516,3 +516,33 @@ TEST(dump_dot_reports_a_failed_write) {
     fclose(full);
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
+
+/* Node chunks of a destroyed taskflow are cached for the next one (the block
+ * cache): a new taskflow must still see blank tasks, whatever the old one wrote
+ * into names, user data and successor arrays. */
+static int nop_task(weft_ctx *ctx, void *arg) { return 0; }
+
+TEST(tasks_on_reused_node_memory_start_blank) {
+    enum { N = 200000 }; /* several chunks, the big ones included */
+    static int cookie;
+    for (int round = 0; round < 3; round++) {
+        weft_taskflow *tf = weft_taskflow_create("reuse", NULL);
+        ASSERT_TRUE(tf != NULL);
+        weft_task prev = WEFT_TASK_NULL;
+        for (int i = 0; i < N; i++) {
+            weft_task t = must_emplace(tf, nop_task, NULL);
+            ASSERT_EQ(weft_task_name(t)[0], 0);
+            ASSERT_TRUE(weft_task_data(t) == NULL);
+            ASSERT_EQ(weft_task_num_successors(t), 0);
+            ASSERT_EQ(weft_task_num_dependents(t), 0);
+            /* Dirty every cold field for the next round. */
+            ASSERT_OK(weft_task_set_name(t, "x"));
+            ASSERT_OK(weft_task_set_data(t, &cookie));
+            if (i > 0) ASSERT_OK(weft_precede(prev, t));
+            if (i > 1) ASSERT_OK(weft_precede(prev, t)); /* a second edge: spill array */
+            prev = t;
+        }
+        ASSERT_OK(weft_taskflow_validate(tf, NULL));
+        ASSERT_OK(weft_taskflow_destroy(tf));
+    }
+}

@@ -424,3 +424,52 @@ TEST(edges_across_taskflows_give_einval) {
     ASSERT_OK(weft_taskflow_destroy(t1));
     ASSERT_OK(weft_taskflow_destroy(t2));
 }
+
+/* ---- waits that could never end ------------------------------------------------ */
+
+struct self_wait {
+    weft_executor *ex;
+    weft_taskflow *own; /* the taskflow to start a run of and wait on */
+    weft_status got;
+    _Atomic int calls;
+};
+
+static int wait_on_a_run_of(weft_ctx *ctx, void *arg) {
+    struct self_wait *s = arg;
+    if (atomic_fetch_add(&s->calls, 1) != 0) return 0; /* the queued run itself */
+    weft_future *f;
+    ASSERT_OK(weft_run(s->ex, s->own, &f));
+    s->got = weft_future_wait(f);
+    weft_future_destroy(f);
+    return 0;
+}
+
+TEST(task_waiting_on_a_run_of_its_own_taskflow_gets_edeadlk) {
+    weft_executor *ex = make_executor(1);
+    weft_taskflow *tf = weft_taskflow_create("self", NULL);
+    struct self_wait s = {ex, tf, WEFT_OK, 0};
+    must_emplace(tf, wait_on_a_run_of, &s);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(s.got, WEFT_EDEADLK);
+    weft_executor_wait_all(ex); /* the run queued by the task still runs, later */
+    ASSERT_EQ(atomic_load(&s.calls), 2);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}
+
+/* A (taskflow a) waits on a run of b; with one worker, that wait runs b's task
+ * here, which waits on a run of a: A is still on this worker's stack. */
+TEST(nested_wait_back_on_an_enclosing_taskflow_gets_edeadlk) {
+    weft_executor *ex = make_executor(1);
+    weft_taskflow *a = weft_taskflow_create("a", NULL), *b = weft_taskflow_create("b", NULL);
+    struct self_wait inner = {ex, a, WEFT_OK, 0}, outer = {ex, b, WEFT_OK, 0};
+    must_emplace(a, wait_on_a_run_of, &outer);
+    must_emplace(b, wait_on_a_run_of, &inner);
+    ASSERT_OK(weft_run_and_wait(ex, a));
+    ASSERT_EQ(outer.got, WEFT_OK); /* b's run finished: its task got EDEADLK and returned */
+    ASSERT_EQ(inner.got, WEFT_EDEADLK);
+    weft_executor_wait_all(ex);
+    weft_taskflow_destroy(a);
+    weft_taskflow_destroy(b);
+    weft_executor_destroy(ex);
+}

@@ -42,6 +42,15 @@ typedef struct weft_executor_config {
      * (every nested spawn level is a nested C call): raise it for deep recursion
      * with big stack frames (docs/guide-forkjoin.md). */
     size_t stack_size;
+    /* Observability (weft/observe.h).  `observer` (copied at create; may be NULL)
+     * is called at every task's entry and exit.  `metrics` collects task metrics
+     * from the start; `profile` records a profile from the start (WEFT_PROFILE in
+     * the environment does too, and saves it at destroy).  `profile_max_spans`:
+     * spans each worker's profile buffer holds at most; 0: 2^20. */
+    const struct weft_observer *observer;
+    bool metrics;
+    bool profile;
+    size_t profile_max_spans;
 } weft_executor_config;
 
 /* Creates an executor and starts its workers.  `config` may be NULL (all
@@ -113,11 +122,15 @@ typedef struct weft_run_info {
 } weft_run_info;
 
 /* Blocks until the run is finished and returns its status (see
- * weft_run_info.status).  WEFT_EINVAL for NULL. */
+ * weft_run_info.status).  WEFT_EINVAL for NULL.  Called from a task, it runs
+ * other work meanwhile instead of blocking its worker; it returns WEFT_EDEADLK
+ * at once when the run belongs to the taskflow of a task that is running on
+ * this worker (that task, or one whose wait is running it): such a run could
+ * only finish after the waiting task returns. */
 WEFT_API weft_status weft_future_wait(weft_future *f);
 
-/* Like weft_future_wait, but gives up after `timeout_ns` nanoseconds and returns
- * WEFT_ETIMEDOUT.  A timeout of 0 only polls. */
+/* Like weft_future_wait (WEFT_EDEADLK included), but gives up after
+ * `timeout_ns` nanoseconds and returns WEFT_ETIMEDOUT.  A timeout of 0 only polls. */
 WEFT_API weft_status weft_future_wait_for(weft_future *f, uint64_t timeout_ns);
 
 /* True once the run has finished.  Never blocks.  False for NULL. */

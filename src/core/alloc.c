@@ -17,6 +17,7 @@ static void libc_free(void *ctx, void *p, size_t size) { (void)ctx; (void)size; 
 static weft_allocator current = {libc_alloc, libc_realloc, libc_free, NULL};
 
 void weft_set_allocator(const weft_allocator *a) {
+    weft__block_cache_flush(); /* cached blocks belong to the outgoing allocator */
     weft_allocator n = {libc_alloc, libc_realloc, libc_free, NULL};
     if (a) {
         n.ctx = a->ctx;
@@ -29,9 +30,14 @@ void weft_set_allocator(const weft_allocator *a) {
     current = n;
 }
 
+bool weft__alloc_is_default(void) { return current.alloc == libc_alloc; }
+
 void *weft__alloc(size_t size) { return current.alloc(current.ctx, size ? size : 1); }
 
+/* With the C library's allocator, calloc: fresh pages come zeroed from the kernel,
+ * so a large zeroed block costs no pass over memory until it is used. */
 void *weft__calloc(size_t size) {
+    if (current.alloc == libc_alloc) return calloc(1, size ? size : 1);
     void *p = weft__alloc(size);
     if (p) memset(p, 0, size);
     return p;
@@ -53,19 +59,19 @@ void weft__free(void *ptr, size_t size) {
 }
 
 /* Over-allocate and keep the original pointer just below the aligned block. */
-void *weft__alloc_aligned(size_t size, size_t align) {
-    size_t total = size + align + sizeof(void *);
-    unsigned char *raw = weft__alloc(total);
+static void *align_block(unsigned char *raw, size_t align) {
     if (!raw) return NULL;
     uintptr_t p = ((uintptr_t)(raw + sizeof(void *)) + align - 1) & ~(uintptr_t)(align - 1);
     ((void **)p)[-1] = raw;
     return (void *)p;
 }
 
+void *weft__alloc_aligned(size_t size, size_t align) {
+    return align_block(weft__alloc(size + align + sizeof(void *)), align);
+}
+
 void *weft__calloc_aligned(size_t size, size_t align) {
-    void *p = weft__alloc_aligned(size, align);
-    if (p) memset(p, 0, size);
-    return p;
+    return align_block(weft__calloc(size + align + sizeof(void *)), align);
 }
 
 void weft__free_aligned(void *ptr, size_t size, size_t align) {

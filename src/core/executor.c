@@ -2,6 +2,8 @@
 #include "core/executor.h"
 #include "core/alloc.h"
 #include "core/future.h"
+#include "observe/hooks.h" /* weft__obs_create / weft__obs_destroy */
+#include "observe/log.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@ static void teardown(weft_executor *ex, unsigned started) {
     atomic_store_explicit(&ex->shutdown, 1, memory_order_seq_cst);
     weft__sleep_wake_all(&ex->sleep);
     for (unsigned i = 0; i < started; i++) weft__thread_join(ex->workers[i].thread);
+    weft__obs_destroy(ex); /* observe/: saves WEFT_PROFILE now that every worker is joined */
     for (unsigned i = 0; i < ex->nworkers; i++) {
         if (atomic_load_explicit(&ex->workers[i].deque.ring, memory_order_relaxed))
             weft__deque_destroy(&ex->workers[i].deque);
@@ -59,6 +62,8 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
     atomic_init(&ex->shutdown, 0);
     atomic_init(&ex->inflight, 0);
     atomic_init(&ex->inflight_waiters, 0);
+    atomic_init(&ex->next_run_id, 0);
+    atomic_init(&ex->obs, NULL);
     weft__sleep_init(&ex->sleep, ex->nworkers);
     if (weft__injector_init(&ex->injector) != 0) {
         weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
@@ -69,6 +74,10 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
     if (!ex->workers) {
         weft__injector_destroy(&ex->injector);
         weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
+        return set_err(err, WEFT_ENOMEM), NULL;
+    }
+    if (weft__obs_create(ex, &c) != 0) { /* observe/: config, WEFT_PROFILE, WEFT_LOG */
+        teardown(ex, 0);
         return set_err(err, WEFT_ENOMEM), NULL;
     }
     int64_t cap = c.deque_capacity ? (int64_t)c.deque_capacity : 1024;
@@ -89,6 +98,7 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
             return set_err(err, st), NULL;
         }
     }
+    weft__log(WEFT_LOG_INFO, "executor %p created: %u workers", (void *)ex, ex->nworkers); /* observe/ */
     set_err(err, WEFT_OK);
     return ex;
 }

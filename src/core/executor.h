@@ -13,6 +13,26 @@
 #include "platform/platform.h"
 #include "weft/core.h"
 
+/* Per-worker counters for observe/ (metrics, state dump).  Written only by the
+ * owning worker with a relaxed load + store (no RMW: the line is never shared on
+ * the hot path), read by anyone with relaxed loads and summed (observe/metrics.c).
+ * On a cache line of its own. */
+enum { WEFT__WSTATE_SEARCHING = 0, WEFT__WSTATE_RUNNING = 1, WEFT__WSTATE_PARKED = 2 };
+typedef struct weft__worker_stats {
+    _Alignas(WEFT__CACHE_LINE) _Atomic uint64_t steals;
+    _Atomic uint64_t steal_fails;
+    _Atomic uint64_t parks;
+    _Atomic uint64_t wakeups;
+    _Atomic int state; /* WEFT__WSTATE_* */
+    bool woke; /* owner only: parked since it last found work */
+} weft__worker_stats;
+
+static inline void weft__stat_inc(_Atomic uint64_t *c) {
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+struct weft__obs; /* observe/obs.h: profiler, metrics, observer; NULL when all are off */
+
 struct weft__worker {
     /* Fork-join frame stack (src/fj).  Must stay the first member: the inline
      * weft_spawn/weft_sync reach it from a weft_ctx in one load. */
@@ -30,7 +50,9 @@ struct weft__worker {
     uint64_t rng;
     /* Private FIFO of jobs that did not fit in the deque (out of memory). Owner only. */
     weft__job *overflow_head, *overflow_tail;
+    weft_ctx *ctx; /* innermost task running on this worker, or NULL */
     weft__thread thread;
+    weft__worker_stats stats; /* observe/: counters and state */
 };
 
 struct weft_executor {
@@ -40,12 +62,18 @@ struct weft_executor {
     size_t stack_size;
     weft__worker *workers;
     size_t workers_bytes;
+    /* observe/: `obs` is what the hooks test (one predictable branch): non-NULL
+     * only while metrics, a profiler or an observer is on.  `obs_state` owns the
+     * memory (kept when obs goes back to NULL). */
+    _Atomic(struct weft__obs *) obs;
+    struct weft__obs *obs_state;
     weft__injector injector;
     weft__sleep sleep;
     _Alignas(WEFT__CACHE_LINE) _Atomic int shutdown;
     /* Runs submitted and not yet finished (weft_executor_wait_all). */
     _Alignas(WEFT__CACHE_LINE) _Atomic uint32_t inflight;
     _Atomic uint32_t inflight_waiters;
+    _Atomic uint64_t next_run_id; /* observe/: numbers futures (weft_future_id); written per submit, like inflight */
     _Alignas(WEFT__CACHE_LINE) char pad_;
 };
 
@@ -54,6 +82,11 @@ struct weft_ctx {
     weft__worker *worker;
     void *task; /* the graph node (or other job) being run */
     const _Atomic int *stop; /* non-zero bits in WEFT__STOP_MASK: cancelled/failed */
+    /* What cannot finish while this task is on the stack (its taskflow), matched
+     * against weft_future.owner to refuse waits that would deadlock; and the
+     * task this one interrupted on the same worker (a wait that ran it). */
+    const void *owner;
+    weft_ctx *outer;
 };
 
 /* The worker the calling thread is, if it belongs to ex; NULL otherwise. */

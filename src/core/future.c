@@ -13,7 +13,10 @@ void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*
     atomic_init(&f->stop, 0);
     atomic_init(&f->fail_claimed, 0);
     f->ex = ex;
+    /* observe/: a run id for traces and observers; relaxed, only uniqueness matters. */
+    f->id = atomic_fetch_add_explicit(&ex->next_run_id, 1, memory_order_relaxed) + 1;
     f->free_fn = free_fn;
+    f->owner = NULL;
     f->status = WEFT_EAGAIN;
     f->task_code = 0;
     atomic_init(&f->skipped, 0);
@@ -91,10 +94,19 @@ static bool done_or_late(void *arg) {
     return is_done(t->f) || weft__now_ns() >= t->deadline;
 }
 
+/* True if a task on w's stack must return before f can become ready. */
+static bool waits_on_itself(const weft__worker *w, const weft_future *f) {
+    if (!f->owner) return false;
+    for (const weft_ctx *c = w->ctx; c; c = c->outer)
+        if (c->owner == f->owner) return true;
+    return false;
+}
+
 static weft_status wait_impl(weft_future *f, uint64_t timeout_ns) {
     if (is_done(f)) return f->status;
     weft__worker *w = weft__current_worker(f->ex);
     if (w) {
+        if (waits_on_itself(w, f)) return WEFT_EDEADLK;
         /* Inside a task: keep the worker busy with other work; the awaited run
          * may need this very worker to progress.  A deadline is checked between
          * jobs. */

@@ -2,6 +2,7 @@
  * steal rounds, then yielding, then parking (sleep.h).  Also the cooperative wait
  * that a task uses to wait without blocking its worker. */
 #include "core/executor.h"
+#include "observe/hooks.h" /* counters and profiler events: one line per call site */
 
 #include <stdio.h>
 
@@ -46,7 +47,7 @@ static weft__job *find_local(weft__worker *w) {
 static weft__job *steal_round(weft__worker *w) {
     weft_executor *ex = w->ex;
     weft__job *j = weft__injector_pop(&ex->injector);
-    if (j) return j;
+    if (j) return weft__hook_steal(w, true, -1), j;
     unsigned n = ex->nworkers;
     if (n < 2) return NULL;
     unsigned start = (unsigned)(next_rand(w) % n);
@@ -55,6 +56,7 @@ static weft__job *steal_round(weft__worker *w) {
         if (v >= n) v -= n;
         if (v == w->id) continue;
         weft__steal_result r = weft__deque_steal(&ex->workers[v].deque, &j);
+        weft__hook_steal(w, r == WEFT__STEAL_OK, (int)v); /* observe/ */
         if (r == WEFT__STEAL_OK) return j;
         /* Fork-join frames (src/fj): also asks v to share if it has none public. */
         if ((j = weft__fj_steal(w, &ex->workers[v])) != NULL) return j;
@@ -118,14 +120,18 @@ void *weft__worker_main(void *arg) {
             j = final_look(w);
             if (!j) {
                 if (atomic_load_explicit(&ex->shutdown, memory_order_seq_cst)) break;
+                weft__hook_park(w, true); /* observe/ */
                 weft__sleep_wait(&ex->sleep, key);
+                weft__hook_park(w, false); /* observe/ */
             }
             weft__sleep_leave_idle(&ex->sleep);
             if (!j) continue;
         }
         weft__sleep_end_search(&ex->sleep);
+        weft__hook_busy(w, true); /* observe/ */
         do weft__execute(w, j);
         while ((j = find_local(w)) != NULL);
+        weft__hook_busy(w, false); /* observe/ */
         weft__sleep_start_search(&ex->sleep);
     }
     tls_worker = NULL;

@@ -189,7 +189,10 @@ static size_t depth(const weft__fj *fj) { return fj->base ? (size_t)(fj->head - 
 
 int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn, void *arg) {
     weft__fj *fj = &w->fj;
-    weft_ctx cx = {w, NULL, stop};
+    /* Chained on w->ctx like a graph task, so waits inside see what is on the
+     * stack below (core/future.c refuses waits that would deadlock). */
+    weft_ctx cx = {w, NULL, stop, NULL, w->ctx};
+    w->ctx = &cx;
     size_t depth0 = depth(fj);
     uint32_t ovf0 = fj->ovf;
     int r = fn(&cx, arg);
@@ -198,5 +201,6 @@ int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn,
         int s = weft_sync(&cx);
         if (r == 0) r = s;
     }
+    w->ctx = cx.outer;
     return r;
 }

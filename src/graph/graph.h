@@ -18,9 +18,12 @@
 typedef struct weft__node weft__node;
 typedef struct weft__run weft__run;
 
-/* 128 bytes, cache-line aligned.  The first line holds everything a run touches,
+/* The hot part of a node: one cache line holding everything a run touches,
  * including the only successor of a node that has one (chains), so re-running a
- * graph reads one line per node; the second line is for building and naming. */
+ * graph reads one line per node.  The cold part (weft__node_cold: building,
+ * naming, validation) lives in a separate array of the same chunk, so hot lines
+ * are contiguous: a run streams 64 bytes per node and no prefetcher drags in
+ * cold lines next to them. */
 struct weft__node {
     _Alignas(WEFT__CACHE_LINE) weft__job job; /* must stay first */
     _Atomic uint32_t join; /* strong predecessors still to finish, this iteration */
@@ -33,25 +36,66 @@ struct weft__node {
         weft__node **many; /* nsucc >= 2: equals spill */
     } succ;
     uint32_t nsucc;
-    uint32_t index;
-    /* --- second line: building, naming, validation --- */
-    _Alignas(WEFT__CACHE_LINE) weft__node **spill; /* successor array once there are 2+ (kept when back to 1) */
+    uint32_t index; /* emplace order; also locates the cold part */
+};
+
+/* Zero until written: a fresh chunk comes zeroed, a reused slot is cleared. */
+typedef struct weft__node_cold {
+    weft__node **spill; /* successor array once there are 2+ (kept when back to 1) */
     uint32_t spill_cap;
-    uint32_t src_pos; /* position in tf->sources while num_deps == 0 */
     char *name;
     void *data;
     weft__node *dfs_parent; /* validation: DFS tree parent */
     uint32_t dfs_edge; /* validation: next edge to explore */
     uint8_t dfs_color;
-};
+} weft__node_cold;
 
-_Static_assert(offsetof(struct weft__node, spill) == WEFT__CACHE_LINE, "hot part of a node must fill one line");
-_Static_assert(sizeof(struct weft__node) == 2 * WEFT__CACHE_LINE, "a node is two cache lines");
+_Static_assert(sizeof(struct weft__node) == WEFT__CACHE_LINE, "the hot part of a node is one line");
+_Static_assert(sizeof(weft__node_cold) <= sizeof(struct weft__node), "cold part fits a hot-sized slot");
+
+/* Chunk k of the slab holds 64 << min(k, 10) nodes: cap hot nodes, then cap cold
+ * parts in slots of the same size, in one allocation. */
+static inline size_t weft__chunk_capacity(size_t k) { return (size_t)64 << (k < 10 ? k : 10); }
+static inline size_t weft__chunk_bytes(size_t k) { return 2 * weft__chunk_capacity(k) * sizeof(struct weft__node); }
+/* Chunks of two huge pages or more start on a huge-page boundary (see task.c). */
+static inline size_t weft__chunk_align(size_t k) {
+    return weft__chunk_bytes(k) >= 2 * WEFT__HUGE_PAGE ? WEFT__HUGE_PAGE : WEFT__CACHE_LINE;
+}
+
+/* Capacity of the chunk holding the node of a given index: chunk k starts at index
+ * 64 * (2^k - 1), so for k <= 10 it is the k with 2^k <= index/64 + 1 < 2^(k+1). */
+static inline size_t weft__chunk_capacity_of(uint32_t index) {
+    size_t q = ((size_t)index >> 6) + 1;
+    if (q >= 2048) return weft__chunk_capacity(10);
+    return (size_t)64 << (63 - __builtin_clzll((unsigned long long)q));
+}
+
+/* The cold part of n: `capacity` slots after it, in the chunk's second half. */
+static inline weft__node_cold *weft__cold(const weft__node *n) {
+    return (weft__node_cold *)((char *)n + weft__chunk_capacity_of(n->index) * sizeof(struct weft__node));
+}
 
 /* The successors of n, in the order the edges were added. */
 static inline weft__node *const *weft__succ_array(const weft__node *n) {
     return n->nsucc <= 1 ? &n->succ.one : n->succ.many;
 }
+
+/* Successor arrays (succ_pool.c): power-of-two capacities carved from blocks the
+ * taskflow owns, with a free list per capacity. */
+typedef struct weft__succ_block weft__succ_block;
+typedef struct weft__succ_pool {
+    weft__succ_block *blocks;
+    char *cur; /* unused tail of the newest block */
+    size_t left;
+    weft__node **free[32]; /* by log2(capacity) */
+} weft__succ_pool;
+
+/* An array of `cap` (a power of two, >= 2) successor slots; NULL: out of memory. */
+weft__node **weft__succ_alloc(weft__succ_pool *p, uint32_t cap);
+/* Gives back an array from weft__succ_alloc (NULL is ignored). */
+void weft__succ_free(weft__succ_pool *p, weft__node **a, uint32_t cap);
+/* Frees every block; the pool is empty and usable afterwards. */
+void weft__succ_pool_release(weft__succ_pool *p);
 
 struct weft_taskflow {
     char *name;
@@ -60,6 +104,7 @@ struct weft_taskflow {
     size_t nchunks, chunks_cap;
     size_t nnodes;
     size_t cur_chunk, cur_used; /* where the next node goes */
+    size_t high_water; /* slots below it were used before (clear): not zero */
     /* Kept current while building, so that a run needs no pass over the nodes:
      * the sources (nodes with no dependents), every node's join counter (equal to
      * num_deps whenever no run is active), and the number of edges that point
@@ -68,11 +113,13 @@ struct weft_taskflow {
      * runs only when `backward` edges exist and the graph changed (`dirty`). */
     weft__node **sources;
     size_t nsources, sources_cap;
+    bool sources_stale; /* recount at prepare (see task.c) */
     size_t backward;
     bool dirty;
-    /* Nodes owning heap memory (a name, a spilled edge array): when both are 0,
-     * clearing or destroying needs no walk over the nodes. */
-    size_t nnamed, nspilled;
+    weft__succ_pool succ_pool;
+    /* Nodes owning heap memory (a name): when 0, clearing or destroying needs no
+     * walk over the nodes. */
+    size_t nnamed;
     /* Runs: `active` is running; later ones wait in a list behind it. */
     weft__mutex mu;
     weft__run *active, *tail;
@@ -94,9 +141,6 @@ struct weft__run {
     _Alignas(WEFT__CACHE_LINE) _Atomic int64_t pending;
     _Alignas(WEFT__CACHE_LINE) char pad_;
 };
-
-/* Chunk k of the slab holds 64 << min(k, 10) nodes. */
-static inline size_t weft__chunk_capacity(size_t k) { return (size_t)64 << (k < 10 ? k : 10); }
 
 /* The job function of every node (run.c). */
 weft__job *weft__node_run(weft__worker *w, weft__job *job);

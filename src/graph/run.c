@@ -8,6 +8,7 @@
  * keeps that count exact and re-arms every join counter for the next iteration. */
 #include "graph/graph.h"
 #include "core/alloc.h"
+#include "observe/hooks.h" /* observer / metrics / profiler: one branch each when off */
 
 #include <stddef.h>
 
@@ -75,12 +76,19 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job) {
     if (n->num_deps > 1) atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed);
     if ((atomic_load_explicit(&r->fut.stop, memory_order_acquire) & WEFT__STOP_MASK) == 0) {
         if (n->fn) {
-            weft_ctx cx = {w, n, &r->fut.stop};
+            weft_ctx cx = {w, n, &r->fut.stop, n->tf, w->ctx};
+            w->ctx = &cx;
+            struct weft__obs *o = weft__obs_get(w->ex); /* observe/: NULL unless switched on */
+            if (__builtin_expect(o != NULL, 0)) weft__obs_task_begin(o, w, n, r);
             int rc = n->fn(&cx, n->arg);
-            if (rc != 0) weft__future_fail(&r->fut, rc, n->name, n->index);
+            if (__builtin_expect(o != NULL, 0)) weft__obs_task_end(o, w, n, r, rc);
+            w->ctx = cx.outer;
+            if (rc != 0) weft__future_fail(&r->fut, rc, weft__cold(n)->name, n->index);
         }
     } else {
         atomic_fetch_add_explicit(&r->fut.skipped, 1, memory_order_relaxed);
+        struct weft__obs *o = weft__obs_get(w->ex); /* observe/: count skipped tasks */
+        if (__builtin_expect(o != NULL, 0)) weft__obs_task_skipped(o, w);
     }
     return release_successors(w, r, n);
 }
@@ -126,6 +134,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     weft__run *r = weft__alloc_aligned(sizeof *r, WEFT__CACHE_LINE);
     if (!r) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
     weft__future_init(&r->fut, ex, out ? 2 : 1, run_free);
+    r->fut.owner = tf; /* a task of tf waiting on this run would wait forever */
     r->start = (weft__job){run_start, NULL};
     r->tf = tf;
     r->ex = ex;

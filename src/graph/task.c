@@ -18,9 +18,18 @@ static weft__node *slab_take(weft_taskflow *tf) {
             tf->chunks = c;
             tf->chunks_cap = ncap;
         }
-        size_t bytes = weft__chunk_capacity(tf->nchunks) * sizeof(weft__node);
-        weft__node *chunk = weft__alloc_aligned(bytes, WEFT__CACHE_LINE);
-        if (!chunk) return NULL;
+        /* Zeroed: the cold halves start valid, and pages nobody writes (the
+         * cold part of a chain) are never even faulted in. */
+        size_t k = tf->nchunks, bytes = weft__chunk_bytes(k), align = weft__chunk_align(k);
+        /* A chunk another taskflow gave back: its cold half is zeroed, and the hot
+         * line of a slot is written whole when the slot is taken. */
+        weft__node *chunk = weft__block_cache_take(bytes, align);
+        if (!chunk) {
+            chunk = weft__calloc_aligned(bytes, align);
+            if (!chunk) return NULL;
+            /* Big chunks sit on huge-page boundaries, hot and cold halves apart. */
+            if (bytes >= 2 * WEFT__HUGE_PAGE) weft__mem_advise_huge(chunk, bytes);
+        }
         tf->chunks[tf->nchunks++] = chunk;
     }
     return &tf->chunks[tf->cur_chunk][tf->cur_used];
@@ -37,15 +46,17 @@ static bool sources_reserve(weft_taskflow *tf) {
     return true;
 }
 
+/* Sources are kept as a stack while every node that stops being a source is the
+ * newest one, as when a chain is built; any other removal (fan-out built after
+ * the tasks, random edges) marks the list stale instead of searching it, and
+ * weft__taskflow_prepare recounts it in one pass over the nodes. */
 static void sources_add(weft_taskflow *tf, weft__node *n) { /* room reserved */
-    n->src_pos = (uint32_t)tf->nsources;
-    tf->sources[tf->nsources++] = n;
+    if (!tf->sources_stale) tf->sources[tf->nsources++] = n;
 }
 
 static void sources_remove(weft_taskflow *tf, weft__node *n) {
-    weft__node *last = tf->sources[--tf->nsources];
-    tf->sources[n->src_pos] = last;
-    last->src_pos = n->src_pos;
+    if (!tf->sources_stale && tf->nsources && tf->sources[tf->nsources - 1] == n) tf->nsources--;
+    else tf->sources_stale = true;
 }
 
 static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
@@ -67,6 +78,8 @@ static weft_task add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
         .index = (uint32_t)tf->nnodes++,
     };
     atomic_init(&n->join, 0);
+    if (n->index < tf->high_water) *weft__cold(n) = (weft__node_cold){0}; /* reused after a clear */
+    else tf->high_water = tf->nnodes;
     tf->cur_used++;
     sources_add(tf, n);
     return (weft_task){n};
@@ -97,16 +110,21 @@ weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
  * (nothing changed). */
 static weft_status reserve_succ(weft__node *n, size_t extra) {
     size_t need = (size_t)n->nsucc + extra;
-    if (need <= 1 || need <= n->spill_cap) return WEFT_OK;
-    if (need > UINT32_MAX) return WEFT_ENOMEM;
-    size_t cap = n->spill_cap ? n->spill_cap : 2;
+    if (need <= 1) return WEFT_OK;
+    weft__node_cold *c = weft__cold(n);
+    if (need <= c->spill_cap) return WEFT_OK;
+    size_t cap = c->spill_cap ? c->spill_cap : 2;
     while (cap < need) cap *= 2;
-    if (cap > UINT32_MAX) cap = UINT32_MAX;
-    weft__node **a = weft__realloc(n->spill, n->spill_cap * sizeof *a, cap * sizeof *a);
+    if (cap > ((size_t)1 << 31)) return WEFT_ENOMEM;
+    weft__succ_pool *pool = &n->tf->succ_pool;
+    weft__node **a = weft__succ_alloc(pool, (uint32_t)cap);
     if (!a) return WEFT_ENOMEM;
-    if (!n->spill) n->tf->nspilled++;
-    n->spill = a;
-    n->spill_cap = (uint32_t)cap;
+    if (c->spill) {
+        memcpy(a, c->spill, n->nsucc * sizeof *a);
+        weft__succ_free(pool, c->spill, c->spill_cap);
+    }
+    c->spill = a;
+    c->spill_cap = (uint32_t)cap;
     if (n->nsucc >= 2) n->succ.many = a;
     return WEFT_OK;
 }
@@ -130,8 +148,9 @@ static void link(weft__node *from, weft__node *to) {
         from->succ.one = to;
     } else {
         if (from->nsucc == 1) { /* move the inline successor to the array */
-            from->spill[0] = from->succ.one;
-            from->succ.many = from->spill;
+            weft__node **spill = weft__cold(from)->spill;
+            spill[0] = from->succ.one;
+            from->succ.many = spill;
         }
         from->succ.many[from->nsucc] = to;
     }
@@ -146,7 +165,7 @@ static void link(weft__node *from, weft__node *to) {
 /* Undoes the most recent link(from, to). */
 static void unlink_last(weft__node *from, weft__node *to) {
     weft_taskflow *tf = from->tf;
-    if (--from->nsucc == 1) from->succ.one = from->spill[0]; /* back inline */
+    if (--from->nsucc == 1) from->succ.one = from->succ.many[0]; /* back inline */
     if (--to->num_deps == 0) sources_add(tf, to); /* its old slot is free again */
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
     if (from->index >= to->index) tf->backward--;
@@ -198,21 +217,25 @@ weft_status weft_task_set_name(weft_task t, const char *name) {
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     char *copy = NULL;
     if (name && !(copy = weft__strdup(name))) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
-    n->tf->nnamed += (copy != NULL) - (n->name != NULL);
-    weft__free_str(n->name);
-    n->name = copy;
+    weft__node_cold *c = weft__cold(n);
+    n->tf->nnamed += (copy != NULL) - (c->name != NULL);
+    weft__free_str(c->name);
+    c->name = copy;
     return WEFT_OK;
 }
 
-const char *weft_task_name(weft_task t) { return t.node_ && t.node_->name ? t.node_->name : ""; }
+const char *weft_task_name(weft_task t) {
+    const char *name = t.node_ ? weft__cold(t.node_)->name : NULL;
+    return name ? name : "";
+}
 
 weft_status weft_task_set_data(weft_task t, void *data) {
     if (!t.node_) return WEFT_EINVAL;
-    t.node_->data = data;
+    weft__cold(t.node_)->data = data;
     return WEFT_OK;
 }
 
-void *weft_task_data(weft_task t) { return t.node_ ? t.node_->data : NULL; }
+void *weft_task_data(weft_task t) { return t.node_ ? weft__cold(t.node_)->data : NULL; }
 size_t weft_task_index(weft_task t) { return t.node_ ? t.node_->index : SIZE_MAX; }
 size_t weft_task_num_successors(weft_task t) { return t.node_ ? t.node_->nsucc : 0; }
 size_t weft_task_num_dependents(weft_task t) { return t.node_ ? t.node_->num_deps : 0; }

@@ -46,22 +46,22 @@ oom:
     return NULL;
 }
 
-/* Frees what nodes own (names, spilled edge arrays); keeps the chunks. */
+/* Frees what nodes own (names, successor arrays); keeps the chunks. */
 static void release_nodes(weft_taskflow *tf) {
-    size_t left = (tf->nnamed || tf->nspilled) ? tf->nnodes : 0;
+    size_t left = tf->nnamed ? tf->nnodes : 0;
     for (size_t k = 0; k < tf->nchunks && left; k++) {
         size_t cap = weft__chunk_capacity(k), n = left < cap ? left : cap;
         for (size_t i = 0; i < n; i++) {
-            weft__node *nd = &tf->chunks[k][i];
-            weft__free_str(nd->name);
-            weft__free(nd->spill, nd->spill_cap * sizeof *nd->spill);
+            weft__free_str(weft__cold(&tf->chunks[k][i])->name);
         }
         left -= n;
     }
     tf->nnodes = 0;
-    tf->nnamed = tf->nspilled = 0;
+    tf->nnamed = 0;
+    weft__succ_pool_release(&tf->succ_pool);
     tf->cur_chunk = tf->cur_used = 0;
     tf->nsources = 0;
+    tf->sources_stale = false;
     tf->backward = 0;
     tf->dirty = false;
 }
@@ -70,8 +70,16 @@ weft_status weft_taskflow_destroy(weft_taskflow *tf) {
     if (!tf) return WEFT_OK;
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     release_nodes(tf);
-    for (size_t k = 0; k < tf->nchunks; k++)
-        weft__free_aligned(tf->chunks[k], weft__chunk_capacity(k) * sizeof(weft__node), WEFT__CACHE_LINE);
+    size_t start = 0; /* index of the first slot of chunk k */
+    for (size_t k = 0; k < tf->nchunks; k++) {
+        size_t cap = weft__chunk_capacity(k), bytes = weft__chunk_bytes(k), align = weft__chunk_align(k);
+        size_t used = tf->high_water > start ? tf->high_water - start : 0;
+        weft__node *chunk = tf->chunks[k];
+        /* Cached chunks keep the invariant of fresh ones: cold halves zeroed. */
+        memset(chunk + cap, 0, (used < cap ? used : cap) * sizeof(weft__node));
+        if (!weft__block_cache_give(chunk, bytes, align)) weft__free_aligned(chunk, bytes, align);
+        start += cap;
+    }
     weft__free(tf->chunks, tf->chunks_cap * sizeof *tf->chunks);
     weft__free(tf->sources, tf->sources_cap * sizeof *tf->sources);
     weft__free_str(tf->name);
@@ -117,7 +125,8 @@ weft_status weft_taskflow_last_error(const weft_taskflow *tf) { return tf ? tf->
 const char *weft_taskflow_error_message(const weft_taskflow *tf) { return tf ? tf->errmsg : ""; }
 
 const char *weft__node_label(const weft__node *n, char *buf, size_t len) {
-    if (n->name && *n->name) return n->name;
+    const char *name = weft__cold(n)->name;
+    if (name && *name) return name;
     snprintf(buf, len, "#%u", n->index);
     return buf;
 }

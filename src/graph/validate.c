@@ -6,6 +6,7 @@
  * are simply not followed here: a cycle through a weak edge is a loop, not an
  * error. */
 #include "graph/graph.h"
+#include "core/alloc.h"
 
 enum { WHITE, GRAY, BLACK };
 
@@ -22,42 +23,72 @@ enum { WHITE, GRAY, BLACK };
         }                                                                               \
     } while (0)
 
+/* Marks n GRAY, entered from `parent`. */
+static void dfs_enter(weft__node *n, weft__node *parent) {
+    weft__node_cold *c = weft__cold(n);
+    c->dfs_color = GRAY;
+    c->dfs_parent = parent;
+    c->dfs_edge = 0;
+}
+
+/* Depth-first search from root.  Returns a node on a cycle (and sets *closer to
+ * the node whose edge closes it), or NULL. */
+static weft__node *dfs_from(weft__node *root, weft__node **closer) {
+    dfs_enter(root, NULL);
+    weft__node *cur = root;
+    while (cur) {
+        weft__node_cold *c = weft__cold(cur);
+        if (c->dfs_edge == cur->nsucc) {
+            c->dfs_color = BLACK;
+            cur = c->dfs_parent;
+            continue;
+        }
+        weft__node *s = weft__succ_array(cur)[c->dfs_edge++];
+        uint8_t color = weft__cold(s)->dfs_color;
+        if (color == GRAY) { /* back edge: s is an ancestor of cur */
+            *closer = cur;
+            return s;
+        }
+        if (color == WHITE) {
+            dfs_enter(s, cur);
+            cur = s;
+        }
+    }
+    return NULL;
+}
+
 /* Returns a node on a cycle (and the node whose edge closes it), or NULL. */
 static weft__node *find_cycle(weft_taskflow *tf, weft__node **closer) {
-    FOR_EACH_NODE(tf, n, { n->dfs_color = WHITE; });
+    FOR_EACH_NODE(tf, n, { weft__cold(n)->dfs_color = WHITE; });
     weft__node *found = NULL;
     FOR_EACH_NODE(tf, root, {
-        if (found || root->dfs_color != WHITE) continue;
-        root->dfs_color = GRAY;
-        root->dfs_parent = NULL;
-        root->dfs_edge = 0;
-        weft__node *cur = root;
-        while (cur) {
-            if (cur->dfs_edge < cur->nsucc) {
-                weft__node *s = weft__succ_array(cur)[cur->dfs_edge++];
-                if (s->dfs_color == GRAY) { /* back edge: s is an ancestor of cur */
-                    found = s;
-                    *closer = cur;
-                    break;
-                }
-                if (s->dfs_color == WHITE) {
-                    s->dfs_color = GRAY;
-                    s->dfs_parent = cur;
-                    s->dfs_edge = 0;
-                    cur = s;
-                }
-            } else {
-                cur->dfs_color = BLACK;
-                cur = cur->dfs_parent;
-            }
-        }
+        if (!found && weft__cold(root)->dfs_color == WHITE) found = dfs_from(root, closer);
     });
     return found;
 }
 
+/* Collects the nodes with no dependents into tf->sources, in emplace order. */
+static weft_status recount_sources(weft_taskflow *tf) {
+    if (tf->sources_cap < tf->nnodes) {
+        weft__node **a = weft__realloc(tf->sources, tf->sources_cap * sizeof *a, tf->nnodes * sizeof *a);
+        if (!a) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
+        tf->sources = a;
+        tf->sources_cap = tf->nnodes;
+    }
+    size_t k = 0;
+    FOR_EACH_NODE(tf, n, {
+        if (n->num_deps == 0) tf->sources[k++] = n;
+    });
+    tf->nsources = k;
+    tf->sources_stale = false;
+    return WEFT_OK;
+}
+
 weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
-    /* Sources and join counters are kept current while building (task.c); only
-     * the cycle check is left, and only when an edge points backward. */
+    /* Join counters are kept current while building (task.c); the sources too,
+     * unless edges were added in an order that made that costly.  The cycle
+     * check runs only when an edge points backward. */
+    if (tf->sources_stale && recount_sources(tf) != WEFT_OK) return WEFT_ENOMEM;
     if (!tf->dirty || tf->backward == 0) return WEFT_OK;
     weft__node *closer = NULL, *c = find_cycle(tf, &closer);
     if (c) {

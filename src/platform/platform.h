@@ -49,11 +49,26 @@ int weft__eventfd_open(int *fd);
 void weft__eventfd_signal(int fd);
 void weft__fd_close(int fd);
 
+/* ---- memory ---- */
+#define WEFT__HUGE_PAGE ((size_t)2 << 20)
+/* Asks for transparent huge pages over the huge-page-aligned part of [p, p+len),
+ * before it is first touched: one page fault per 2 MiB instead of 512.  Best
+ * effort; a no-op where the OS has no such advice. */
+void weft__mem_advise_huge(void *p, size_t len);
+
 /* ---- system information ---- */
 /* CPUs this process may run on (its affinity mask); at least 1. */
 unsigned weft__cpu_count(void);
 /* Monotonic clock in nanoseconds. */
 uint64_t weft__now_ns(void);
+/* A cheap timestamp counter (the TSC on x86-64, else the monotonic clock in ns)
+ * for the profiler's hot path; weft__ns_per_tick converts (calibrated once per
+ * process against the monotonic clock, ~2 ms, on first use; any thread). */
+uint64_t weft__ticks(void);
+double weft__ns_per_tick(void);
+/* write(2) of the whole buffer, retrying on EINTR and short writes.  0 or
+ * WEFT_ESYS.  Async-signal-safe. */
+int weft__write_fd(int fd, const void *buf, size_t len);
 /* getenv, here so that the rest of the code stays OS-free. */
 const char *weft__getenv(const char *name);
 

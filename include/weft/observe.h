@@ -1,0 +1,204 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * Observability: seeing what a program does.
+ *
+ *  - an observer: your functions, called at every task's entry and exit;
+ *  - metrics: per worker and in total (tasks, steals, parks, busy time, a
+ *    histogram of task durations, ...), snapshot into a struct you provide;
+ *  - a profiler: one span per task run, per worker, exported as Chrome Trace
+ *    Event JSON (Perfetto UI, chrome://tracing) or as a self-contained HTML
+ *    report, and as a DOT graph annotated with the time of each task;
+ *  - logging with levels, to stderr or your callback;
+ *  - a state dump of an executor that takes no lock (for hangs).
+ *
+ * With none of them switched on, each hook on the task path costs one
+ * predictable branch.  Environment variables turn them on with no code change:
+ *   WEFT_PROFILE=out.json | out.html   profile every executor, written at destroy
+ *   WEFT_LOG=error|warn|info|debug     log level (default warn)
+ * See docs/guide-observability.md.
+ */
+#ifndef WEFT_OBSERVE_H
+#define WEFT_OBSERVE_H
+
+#include <stdio.h>
+
+#include "weft/core.h"
+#include "weft/graph.h"
+
+WEFT_EXTERN_C_BEGIN
+
+/* ---------------------------------------------------------------------------------
+ * Observer
+ * ------------------------------------------------------------------------------ */
+
+/* How a task ended (weft_task_event.outcome at exit). */
+typedef enum weft_task_outcome {
+    WEFT_TASK_RUNNING = 0,   /* at entry */
+    WEFT_TASK_SUCCEEDED = 1, /* returned 0 */
+    WEFT_TASK_FAILED = 2     /* returned non-zero (weft_task_event.code) */
+} weft_task_outcome;
+
+/* What an observer callback receives.  Valid only during the call. */
+typedef struct weft_task_event {
+    weft_executor *executor;
+    unsigned worker;           /* index of the worker running the task */
+    weft_task task;            /* the task (valid while its taskflow lives) */
+    const char *name;          /* the task's name, "" if unnamed; never NULL */
+    size_t index;              /* the task's index in emplace order */
+    uint64_t run_id;           /* the run it belongs to (weft_future_id) */
+    weft_task_outcome outcome; /* RUNNING at entry; SUCCEEDED or FAILED at exit */
+    int code;                  /* at exit: the task's return value */
+} weft_task_event;
+
+/* Callbacks called on the worker that runs the task, right before and right
+ * after the task function.  Either may be NULL.  They must be thread-safe (all
+ * workers call them at once) and quick: they run on the task path.  They must not
+ * destroy the executor.  Tasks skipped because their run failed or was cancelled
+ * are not reported here (they are counted in the metrics). */
+typedef struct weft_observer {
+    void (*task_begin)(void *user, const weft_task_event *ev);
+    void (*task_end)(void *user, const weft_task_event *ev);
+    void *user;
+} weft_observer;
+
+/* The id of a run (> 0, unique per executor, in submission order): the run_id
+ * of its tasks' events and of its spans in a trace.  0 for NULL.  Any thread. */
+WEFT_API uint64_t weft_future_id(const weft_future *f);
+
+/* ---------------------------------------------------------------------------------
+ * Metrics
+ *
+ * Steals, failed steal attempts, parks and wake-ups are always counted (they are
+ * off the task path).  Task counts, busy time and the duration histogram are
+ * collected while metrics are enabled: by weft_executor_config.metrics, by
+ * weft_metrics_enable, or implicitly while a profiler or an observer is on.
+ * ------------------------------------------------------------------------------ */
+
+/* Buckets of the duration histogram: bucket 0 counts tasks under 2 ns, bucket k
+ * (k >= 1) those of [2^k, 2^(k+1)) ns; the last bucket also holds anything longer. */
+#define WEFT_METRICS_BUCKETS 40
+
+typedef struct weft_worker_metrics {
+    uint64_t tasks;        /* task functions run (succeeded + failed) */
+    uint64_t succeeded, failed;
+    uint64_t skipped;      /* tasks of failed or cancelled runs, not run */
+    uint64_t steals;       /* jobs taken from another worker or the injector */
+    uint64_t steal_fails;  /* steal attempts that found nothing or lost a race */
+    uint64_t parks;        /* times the worker went to sleep */
+    uint64_t wakeups;      /* times it woke from sleep and then found work */
+    uint64_t busy_ns;      /* time inside task functions */
+    uint64_t idle_ns;      /* wall time since metrics were enabled, minus busy_ns */
+    double utilisation;    /* busy_ns / (busy_ns + idle_ns), 0..1 */
+    uint64_t histogram[WEFT_METRICS_BUCKETS];
+} weft_worker_metrics;
+
+typedef struct weft_metrics {
+    unsigned workers;
+    bool enabled;          /* task metrics being collected now */
+    uint64_t wall_ns;      /* time since task metrics were enabled (0 if never) */
+    double tasks_per_second; /* total.tasks / wall time */
+    /* Bytes weft holds for this executor: its own structures, deques, profiler
+     * buffers.  Taskflows and run records are owned by the caller and not counted
+     * here (see the guide). */
+    size_t bytes;
+    weft_worker_metrics total; /* sums over the workers; utilisation averaged */
+} weft_metrics;
+
+/* Snapshots the metrics into *out, and worker i's into per_worker[i] for
+ * i < min(n, workers) (per_worker may be NULL with n == 0).  Counters are read
+ * without stopping the workers, so a snapshot taken while tasks run is
+ * approximate (each counter is exact, they are not taken at one instant).
+ * WEFT_EINVAL for NULL ex or out.  Any thread. */
+WEFT_API weft_status weft_executor_metrics(const weft_executor *ex, weft_metrics *out,
+                                           weft_worker_metrics *per_worker, size_t n);
+
+/* Starts (true) or stops (false) collecting task metrics; starting resets every
+ * counter (including steals and parks) and the wall clock.  WEFT_EINVAL,
+ * WEFT_ENOMEM.  Any thread not a worker of ex, while no run is in flight for an
+ * exact reset. */
+WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool on);
+
+/* ---------------------------------------------------------------------------------
+ * Profiler
+ *
+ * Each worker records one span per task it runs (and, optionally, park and steal
+ * events) into its own buffer: chunks of 4096 spans allocated as needed, up to
+ * weft_executor_config.profile_max_spans per worker (default 2^20); spans past it
+ * are dropped and counted (the report says how many).  Stopping keeps the spans;
+ * starting again clears them but keeps the memory.
+ * ------------------------------------------------------------------------------ */
+
+/* Starts recording (clearing earlier spans).  Also enables metrics.  WEFT_EINVAL,
+ * WEFT_ENOMEM.  Any thread not a worker of ex. */
+WEFT_API WEFT_NODISCARD weft_status weft_profiler_start(weft_executor *ex);
+/* Stops recording; spans are kept for export.  WEFT_EINVAL.  Any thread. */
+WEFT_API weft_status weft_profiler_stop(weft_executor *ex);
+/* Number of spans recorded (task spans only) and dropped, summed over workers. */
+WEFT_API weft_status weft_profiler_count(const weft_executor *ex, uint64_t *spans, uint64_t *dropped);
+
+/* Writes the recorded spans as Chrome Trace Event JSON: one track (tid) per
+ * worker, one complete event ("ph":"X", "cat":"task") per task run, named after
+ * the task, with args {run, index}; park spans ("cat":"park") and steal instants
+ * ("cat":"steal").  Open it in https://ui.perfetto.dev or chrome://tracing.
+ * Call it while no run is in flight (after weft_executor_wait_all or the runs'
+ * futures), else spans still being written may be missed.  WEFT_EINVAL,
+ * WEFT_ESYS (write failed), WEFT_ENOMEM. */
+WEFT_API weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out);
+/* Writes a self-contained HTML report (no network): an SVG timeline of the
+ * workers, each worker's utilisation, the slowest tasks and the duration
+ * histogram.  Same rules as weft_profiler_write_json. */
+WEFT_API weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out);
+/* Writes to `path`: HTML if it ends in ".html" or ".htm", else JSON.
+ * WEFT_EINVAL, WEFT_ESYS (cannot open or write), WEFT_ENOMEM. */
+WEFT_API weft_status weft_profiler_save(const weft_executor *ex, const char *path);
+
+/* The taskflow in DOT like weft_taskflow_dump_dot, each task labelled with its
+ * profiled time (runs, total and mean) and coloured from pale (fast) to red
+ * (slowest), from the spans `ex` recorded for this taskflow's tasks.  Tasks with
+ * no span are drawn grey.  WEFT_EINVAL, WEFT_ENOMEM, WEFT_ESYS. */
+WEFT_API weft_status weft_taskflow_dump_dot_profiled(const weft_taskflow *tf, const weft_executor *ex,
+                                                     FILE *out);
+
+/* ---------------------------------------------------------------------------------
+ * Logging
+ * ------------------------------------------------------------------------------ */
+
+typedef enum weft_log_level {
+    WEFT_LOG_OFF = 0,
+    WEFT_LOG_ERROR = 1,
+    WEFT_LOG_WARN = 2,
+    WEFT_LOG_INFO = 3,
+    WEFT_LOG_DEBUG = 4
+} weft_log_level;
+
+/* Receives each message at or under the current level (one line, no newline).
+ * Called from whichever thread logs, possibly several at once. */
+typedef void (*weft_log_fn)(void *user, weft_log_level level, const char *message);
+
+/* Messages above `level` are dropped.  The default is WEFT_LOG env (error, warn,
+ * info, debug or off), else warn.  Any thread. */
+WEFT_API void weft_log_set_level(weft_log_level level);
+WEFT_API weft_log_level weft_log_get_level(void);
+/* Sends messages to fn (NULL: back to stderr, "weft: <level>: <message>").  Set
+ * it before starting work: a message being logged during the switch may go to
+ * either place. */
+WEFT_API void weft_log_set_callback(weft_log_fn fn, void *user);
+
+/* ---------------------------------------------------------------------------------
+ * State dump
+ * ------------------------------------------------------------------------------ */
+
+/* Writes the executor's state: runs in flight, the sleep state (searching, idle,
+ * wake tokens), the injector, and for each worker its state (running, searching,
+ * parked), deque size, counters and, while metrics are on, the task it runs and
+ * that run's pending count.  It takes no lock and allocates nothing: every value
+ * is an atomic read (relaxed) and the text is formatted on the stack and written
+ * with write(2), so it is safe to call on a hung program, from another thread or
+ * from a debugger (`call weft_executor_dump_fd(ex, 2)`).  The values are not one
+ * consistent snapshot.  WEFT_EINVAL, WEFT_ESYS. */
+WEFT_API weft_status weft_executor_dump_fd(const weft_executor *ex, int fd);
+/* The same to a stdio stream (flushed first, then written through its fd). */
+WEFT_API weft_status weft_executor_dump(const weft_executor *ex, FILE *out);
+
+WEFT_EXTERN_C_END
+#endif

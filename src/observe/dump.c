@@ -1,0 +1,105 @@
+/* The state dump: what every worker is doing, read without any lock.
+ *
+ * Everything here is a relaxed atomic load of a field that lives as long as the
+ * executor; the text goes through a buffer on the stack and write(2).  So it
+ * neither blocks on a lock a stuck worker might hold nor allocates, and it can be
+ * called from gdb (`call weft_executor_dump_fd(ex, 2)`) or a signal handler.  The
+ * one thing it follows is the task a worker is running (when metrics are on): the
+ * task and its run are alive while the worker is inside it, which is what a hang
+ * looks like, but on a busy executor the run can finish between our two loads;
+ * the values are then stale, never a crash in practice (the memory of a finished
+ * run is only read, and only while it is being reused). */
+#include "observe/obs.h"
+#include "graph/graph.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+struct sink {
+    int fd;
+    weft_status st;
+    char buf[1024];
+    size_t len;
+};
+
+static void flush_sink(struct sink *s) {
+    if (s->len && weft__write_fd(s->fd, s->buf, s->len) != 0) s->st = WEFT_ESYS;
+    s->len = 0;
+}
+
+__attribute__((format(printf, 2, 3))) static void put(struct sink *s, const char *fmt, ...) {
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (s->len + len > sizeof s->buf) flush_sink(s);
+    memcpy(s->buf + s->len, line, len);
+    s->len += len;
+}
+
+static const char *state_name(int st) {
+    switch (st) {
+    case WEFT__WSTATE_RUNNING: return "running";
+    case WEFT__WSTATE_PARKED: return "parked";
+    default: return "searching";
+    }
+}
+
+static uint64_t rd64(const _Atomic uint64_t *p) { return atomic_load_explicit((_Atomic uint64_t *)p, memory_order_relaxed); }
+
+/* The innermost task the worker runs, if metrics are on and it runs one. */
+static void put_current_task(struct sink *s, const struct weft__obs *o, unsigned i) {
+    if (!o) return;
+    weft__obs_worker *ow = (weft__obs_worker *)&o->w[i];
+    unsigned d = atomic_load_explicit(&ow->depth, memory_order_relaxed);
+    if (d == 0 || d > WEFT__OBS_DEPTH) return;
+    const weft__node *n = atomic_load_explicit(&ow->frame[d - 1].node, memory_order_relaxed);
+    const weft__run *r = atomic_load_explicit(&ow->frame[d - 1].run, memory_order_relaxed);
+    if (!n || !r) return;
+    char buf[24];
+    put(s, "    task '%s' (depth %u) of run %llu, %lld task(s) of that run pending\n",
+        weft__node_label(n, buf, sizeof buf), d, (unsigned long long)r->fut.id,
+        (long long)atomic_load_explicit((_Atomic int64_t *)&r->pending, memory_order_relaxed));
+}
+
+static void put_worker(struct sink *s, const weft_executor *ex, unsigned i) {
+    weft__worker *w = &ex->workers[i];
+    int64_t top = atomic_load_explicit(&w->deque.top, memory_order_relaxed);
+    int64_t bottom = atomic_load_explicit(&w->deque.bottom, memory_order_relaxed);
+    put(s, "  worker %u: %s, deque %lld job(s), steals %llu, failed steals %llu, parks %llu\n", i,
+        state_name(atomic_load_explicit(&w->stats.state, memory_order_relaxed)),
+        (long long)(bottom > top ? bottom - top : 0),
+        (unsigned long long)rd64(&w->stats.steals), (unsigned long long)rd64(&w->stats.steal_fails),
+        (unsigned long long)rd64(&w->stats.parks));
+    put_current_task(s, ex->obs_state, i);
+}
+
+weft_status weft_executor_dump_fd(const weft_executor *ex, int fd) {
+    if (!ex || fd < 0) return WEFT_EINVAL;
+    struct sink s = { .fd = fd, .st = WEFT_OK };
+    weft_executor *e = (weft_executor *)ex;
+    uint64_t sl = atomic_load_explicit(&e->sleep.state, memory_order_relaxed);
+    put(&s, "weft executor %p: %u workers%s\n", (const void *)ex, ex->nworkers,
+        atomic_load_explicit(&e->shutdown, memory_order_relaxed) ? ", shutting down" : "");
+    put(&s, "  runs in flight %u (waiters %u), runs submitted %llu\n",
+        atomic_load_explicit(&e->inflight, memory_order_relaxed),
+        atomic_load_explicit(&e->inflight_waiters, memory_order_relaxed),
+        (unsigned long long)atomic_load_explicit(&e->next_run_id, memory_order_relaxed));
+    put(&s, "  sleep: %u searching, %u idle, %u wake tokens, epoch %u; injector %s\n", WEFT__SLEEP_SEARCHING(sl),
+        WEFT__SLEEP_IDLE(sl), WEFT__SLEEP_TOKENS(sl), atomic_load_explicit(&e->sleep.epoch, memory_order_relaxed),
+        weft__injector_empty(&e->injector) ? "empty" : "not empty");
+    if (!e->obs_state) put(&s, "  (metrics off: running tasks are not shown)\n");
+    for (unsigned i = 0; i < ex->nworkers; i++) put_worker(&s, ex, i);
+    flush_sink(&s);
+    return s.st;
+}
+
+weft_status weft_executor_dump(const weft_executor *ex, FILE *out) {
+    if (!ex || !out) return WEFT_EINVAL;
+    if (fflush(out) != 0) return WEFT_ESYS;
+    int fd = fileno(out);
+    return fd < 0 ? WEFT_EINVAL : weft_executor_dump_fd(ex, fd);
+}

@@ -1,0 +1,60 @@
+/* Logging: a level, stderr or a user callback. */
+#include "observe/log.h"
+#include "platform/platform.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+_Atomic int weft__log_level_ = WEFT_LOG_WARN;
+
+/* The callback and its argument are set together by weft_log_set_callback before
+ * work starts (documented), so two relaxed atomics suffice: no torn pointer. */
+static _Atomic(weft_log_fn) log_fn;
+static _Atomic(void *) log_user;
+
+static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
+
+void weft_log_set_level(weft_log_level level) {
+    if ((int)level < WEFT_LOG_OFF) level = WEFT_LOG_OFF;
+    if ((int)level > WEFT_LOG_DEBUG) level = WEFT_LOG_DEBUG;
+    atomic_store_explicit(&weft__log_level_, (int)level, memory_order_relaxed);
+}
+
+weft_log_level weft_log_get_level(void) {
+    return (weft_log_level)atomic_load_explicit(&weft__log_level_, memory_order_relaxed);
+}
+
+void weft_log_set_callback(weft_log_fn fn, void *user) {
+    atomic_store_explicit(&log_user, user, memory_order_relaxed);
+    atomic_store_explicit(&log_fn, fn, memory_order_relaxed);
+}
+
+void weft__log_init_from_env(void) {
+    static _Atomic int done;
+    if (atomic_exchange_explicit(&done, 1, memory_order_relaxed)) return;
+    const char *s = weft__getenv("WEFT_LOG");
+    if (!s || !*s) return;
+    for (int i = WEFT_LOG_OFF; i <= WEFT_LOG_DEBUG; i++) {
+        if (strcmp(s, level_names[i]) == 0) {
+            weft_log_set_level((weft_log_level)i);
+            return;
+        }
+    }
+    weft__log(WEFT_LOG_WARN, "WEFT_LOG=%s is not one of off, error, warn, info, debug; ignored", s);
+}
+
+void weft__log_emit(weft_log_level level, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    weft_log_fn fn = atomic_load_explicit(&log_fn, memory_order_relaxed);
+    if (fn) {
+        fn(atomic_load_explicit(&log_user, memory_order_relaxed), level, msg);
+        return;
+    }
+    /* One fprintf: stdio locks the stream, so lines from threads do not interleave. */
+    fprintf(stderr, "weft: %s: %s\n", level_names[level], msg);
+}

@@ -1,0 +1,25 @@
+/* Internal logging: weft__log(WEFT_LOG_WARN, "fmt", ...) from any layer.  The
+ * level test is one relaxed load, so a debug message costs little when off. */
+#ifndef WEFT_OBSERVE_LOG_H
+#define WEFT_OBSERVE_LOG_H
+
+#include <stdatomic.h>
+
+#include "weft/observe.h"
+
+extern _Atomic int weft__log_level_;
+
+/* Formats and emits the message if `level` is enabled.  Any thread; takes no lock
+ * of weft's (stderr's own lock, or the user's callback). */
+#define weft__log(level, ...)                                                            \
+    do {                                                                                 \
+        if ((int)(level) <= atomic_load_explicit(&weft__log_level_, memory_order_relaxed)) \
+            weft__log_emit((level), __VA_ARGS__);                                        \
+    } while (0)
+
+void weft__log_emit(weft_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reads WEFT_LOG once per process (executor creation calls it). */
+void weft__log_init_from_env(void);
+
+#endif

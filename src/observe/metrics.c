@@ -1,0 +1,85 @@
+/* Metrics: per-worker counters summed on read. */
+#include "observe/obs.h"
+
+#include <string.h>
+
+static uint64_t rd(const _Atomic uint64_t *c) { return atomic_load_explicit((_Atomic uint64_t *)c, memory_order_relaxed); }
+static void zero(_Atomic uint64_t *c) { atomic_store_explicit(c, 0, memory_order_relaxed); }
+
+void weft__obs_reset_counters(struct weft__obs *o) {
+    for (unsigned i = 0; i < o->nworkers; i++) {
+        weft__worker_stats *st = &o->ex->workers[i].stats;
+        weft__obs_worker *ow = &o->w[i];
+        zero(&st->steals), zero(&st->steal_fails), zero(&st->parks), zero(&st->wakeups);
+        zero(&ow->tasks), zero(&ow->failed), zero(&ow->skipped), zero(&ow->busy_ticks);
+        for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) zero(&ow->hist[b]);
+    }
+}
+
+static void read_worker(const weft_executor *ex, unsigned i, uint64_t wall_ns, weft_worker_metrics *m) {
+    const weft__worker_stats *st = &ex->workers[i].stats;
+    memset(m, 0, sizeof *m);
+    m->steals = rd(&st->steals);
+    m->steal_fails = rd(&st->steal_fails);
+    m->parks = rd(&st->parks);
+    m->wakeups = rd(&st->wakeups);
+    const struct weft__obs *o = ex->obs_state;
+    if (!o) return;
+    const weft__obs_worker *ow = &o->w[i];
+    m->tasks = rd(&ow->tasks);
+    m->failed = rd(&ow->failed);
+    m->succeeded = m->tasks - m->failed;
+    m->skipped = rd(&ow->skipped);
+    m->busy_ns = (uint64_t)weft__ticks_ns(o, rd(&ow->busy_ticks));
+    if (m->busy_ns > wall_ns) m->busy_ns = wall_ns; /* clock skew between cores */
+    m->idle_ns = wall_ns - m->busy_ns;
+    m->utilisation = wall_ns ? (double)m->busy_ns / (double)wall_ns : 0.0;
+    for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) m->histogram[b] = rd(&ow->hist[b]);
+}
+
+static void add_worker(weft_worker_metrics *t, const weft_worker_metrics *m) {
+    t->tasks += m->tasks, t->succeeded += m->succeeded, t->failed += m->failed;
+    t->skipped += m->skipped, t->steals += m->steals, t->steal_fails += m->steal_fails;
+    t->parks += m->parks, t->wakeups += m->wakeups;
+    t->busy_ns += m->busy_ns, t->idle_ns += m->idle_ns;
+    for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) t->histogram[b] += m->histogram[b];
+}
+
+/* What weft holds for ex: the executor, its workers, deques, observability. */
+static size_t held_bytes(const weft_executor *ex) {
+    size_t b = sizeof *ex + ex->workers_bytes;
+    for (unsigned i = 0; i < ex->nworkers; i++) {
+        const weft__ring *r = atomic_load_explicit(&((weft__deque *)&ex->workers[i].deque)->ring, memory_order_relaxed);
+        if (r) b += sizeof *r + (size_t)(r->mask + 1) * sizeof r->slot[0];
+    }
+    const struct weft__obs *o = ex->obs_state;
+    if (o) {
+        b += sizeof *o + o->w_bytes;
+        for (unsigned i = 0; i < o->nworkers; i++) b += o->w[i].nchunks * sizeof(weft__span_chunk);
+    }
+    return b;
+}
+
+weft_status weft_executor_metrics(const weft_executor *ex, weft_metrics *out, weft_worker_metrics *per_worker,
+                                  size_t n) {
+    if (!ex || !out || (n && !per_worker)) return WEFT_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->workers = ex->nworkers;
+    const struct weft__obs *o = ex->obs_state;
+    if (o) {
+        out->enabled = atomic_load_explicit(&o->metrics_on, memory_order_relaxed) || o->has_observer;
+        uint64_t t0 = atomic_load_explicit(&o->metrics_t0, memory_order_relaxed);
+        out->wall_ns = t0 ? (uint64_t)weft__ticks_ns(o, weft__ticks() - t0) : 0;
+    }
+    for (unsigned i = 0; i < ex->nworkers; i++) {
+        weft_worker_metrics m;
+        read_worker(ex, i, out->wall_ns, &m);
+        add_worker(&out->total, &m);
+        if (i < n) per_worker[i] = m;
+    }
+    uint64_t cap = out->wall_ns * ex->nworkers;
+    out->total.utilisation = cap ? (double)out->total.busy_ns / (double)cap : 0.0;
+    out->tasks_per_second = out->wall_ns ? (double)out->total.tasks * 1e9 / (double)out->wall_ns : 0.0;
+    out->bytes = held_bytes(ex);
+    return WEFT_OK;
+}

@@ -1,0 +1,242 @@
+/* The HTML report: one self-contained file (inline CSS and SVG, no script, no
+ * network) with a timeline of the workers, their utilisation, the slowest tasks
+ * and the histogram of task durations, all computed from the profiler's spans. */
+#include "observe/obs.h"
+#include "core/alloc.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define TL_WIDTH 1100   /* timeline width in px */
+#define TL_ROW 26       /* px per worker */
+#define TL_LEFT 80      /* room for the worker names */
+#define MAX_RECTS 20000 /* above this many task spans, draw occupancy per pixel */
+#define SLOWEST 15
+
+struct slow { uint64_t ticks; unsigned worker; const weft__span *s; };
+
+struct report {
+    const struct weft__obs *o;
+    FILE *out;
+    uint64_t t_min, t_max, tasks;
+    uint64_t *busy;             /* per worker, ticks */
+    uint64_t hist[WEFT_METRICS_BUCKETS];
+    struct slow slow[SLOWEST];
+    double *px;                 /* nworkers * TL_WIDTH busy ticks per pixel (dense mode) */
+};
+
+static void note_slow(struct report *r, const weft__span *s, unsigned w) {
+    uint64_t d = s->end - s->begin;
+    int k = SLOWEST - 1;
+    if (r->slow[k].s && r->slow[k].ticks >= d) return;
+    while (k > 0 && (!r->slow[k - 1].s || r->slow[k - 1].ticks < d)) {
+        r->slow[k] = r->slow[k - 1];
+        k--;
+    }
+    r->slow[k] = (struct slow){ d, w, s };
+}
+
+static bool scan_span(const weft__span *s, unsigned w, void *arg) {
+    struct report *r = arg;
+    if (s->begin < r->t_min) r->t_min = s->begin;
+    if (s->end > r->t_max) r->t_max = s->end;
+    if (s->kind != WEFT__SPAN_TASK) return true;
+    r->tasks++;
+    r->busy[w] += s->end - s->begin;
+    r->hist[weft__hist_bucket((uint64_t)weft__ticks_ns(r->o, s->end - s->begin))]++;
+    note_slow(r, s, w);
+    return true;
+}
+
+static double x_of(const struct report *r, uint64_t t) {
+    double span = (double)(r->t_max - r->t_min);
+    return span > 0 ? (double)(t - r->t_min) * TL_WIDTH / span : 0.0;
+}
+
+/* A stable colour per task label. */
+static unsigned hue_of(const char *s) {
+    unsigned h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h % 360;
+}
+
+static void put_duration(FILE *out, double ns) {
+    if (ns < 1e3) fprintf(out, "%.0f ns", ns);
+    else if (ns < 1e6) fprintf(out, "%.2f &micro;s", ns / 1e3);
+    else if (ns < 1e9) fprintf(out, "%.2f ms", ns / 1e6);
+    else fprintf(out, "%.2f s", ns / 1e9);
+}
+
+static bool draw_span(const weft__span *s, unsigned w, void *arg) {
+    struct report *r = arg;
+    double x0 = x_of(r, s->begin), x1 = x_of(r, s->end);
+    double y = (double)w * TL_ROW + 3;
+    if (s->kind == WEFT__SPAN_PARK) {
+        fprintf(r->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"3\" fill=\"#bbb\"/>\n", TL_LEFT + x0,
+                y + TL_ROW - 8, x1 - x0 < 0.5 ? 0.5 : x1 - x0);
+        return true;
+    }
+    if (s->kind != WEFT__SPAN_TASK) return true;
+    if (r->px) {
+        /* Dense: spread the span's ticks over the pixels it covers. */
+        double *row = r->px + (size_t)w * TL_WIDTH;
+        double span = (double)(r->t_max - r->t_min) / TL_WIDTH;
+        for (int p = (int)x0; p <= (int)x1 && p < TL_WIDTH; p++) {
+            double lo = p > x0 ? p : x0, hi = p + 1 < x1 ? p + 1 : x1;
+            if (hi > lo) row[p] += (hi - lo) * span;
+        }
+        return true;
+    }
+    char buf[24];
+    const char *label = weft__span_label(r->o, w, s, buf, sizeof buf);
+    fprintf(r->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"hsl(%u,60%%,%s)\"><title>",
+            TL_LEFT + x0, y, x1 - x0 < 0.5 ? 0.5 : x1 - x0, TL_ROW - 10, hue_of(label), s->failed ? "35%" : "60%");
+    weft__put_html(r->out, label);
+    fprintf(r->out, " (run %" PRIu32 ") ", s->run);
+    put_duration(r->out, weft__ticks_ns(r->o, s->end - s->begin));
+    fputs("</title></rect>\n", r->out);
+    return true;
+}
+
+static void draw_dense(const struct report *r) {
+    double tick_per_px = (double)(r->t_max - r->t_min) / TL_WIDTH;
+    for (unsigned w = 0; w < r->o->nworkers; w++) {
+        const double *row = r->px + (size_t)w * TL_WIDTH;
+        for (int p = 0; p < TL_WIDTH; p++) {
+            double f = tick_per_px > 0 ? row[p] / tick_per_px : 0;
+            if (f <= 0.01) continue;
+            fprintf(r->out, "<rect x=\"%d\" y=\"%u\" width=\"1\" height=\"%d\" fill=\"#2a7\" fill-opacity=\"%.2f\"/>\n",
+                    TL_LEFT + p, w * TL_ROW + 3, TL_ROW - 10, f > 1 ? 1.0 : f);
+        }
+    }
+}
+
+static void put_timeline(struct report *r) {
+    FILE *out = r->out;
+    unsigned h = r->o->nworkers * TL_ROW + 24;
+    fprintf(out, "<h2>Timeline</h2>\n<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\""
+                 " viewBox=\"0 0 %d %u\">\n", TL_LEFT + TL_WIDTH + 10, h, TL_LEFT + TL_WIDTH + 10, h);
+    for (unsigned w = 0; w < r->o->nworkers; w++)
+        fprintf(out, "<rect x=\"%d\" y=\"%u\" width=\"%d\" height=\"%d\" fill=\"%s\"/><text x=\"4\" y=\"%u\">worker %u</text>\n",
+                TL_LEFT, w * TL_ROW, TL_WIDTH, TL_ROW, w % 2 ? "#f6f6f6" : "#ececec", w * TL_ROW + 17, w);
+    weft__spans_for_each(r->o, draw_span, r);
+    if (r->px) draw_dense(r);
+    unsigned y = r->o->nworkers * TL_ROW + 16;
+    fprintf(out, "<text x=\"%d\" y=\"%u\">0</text><text x=\"%d\" y=\"%u\" text-anchor=\"end\">", TL_LEFT, y,
+            TL_LEFT + TL_WIDTH, y);
+    put_duration(out, weft__ticks_ns(r->o, r->t_max - r->t_min));
+    fputs("</text>\n</svg>\n", out);
+    if (r->px) fputs("<p class=\"note\">Too many spans to draw one by one: each pixel column shows how busy the worker was.</p>\n", out);
+}
+
+static void put_utilisation(const struct report *r) {
+    FILE *out = r->out;
+    double wall = weft__ticks_ns(r->o, r->t_max - r->t_min);
+    fputs("<h2>Utilisation</h2>\n<table><tr><th>worker</th><th>busy</th><th>utilisation</th><th></th></tr>\n", out);
+    for (unsigned w = 0; w < r->o->nworkers; w++) {
+        double busy = weft__ticks_ns(r->o, r->busy[w]);
+        double u = wall > 0 ? 100.0 * busy / wall : 0;
+        fprintf(out, "<tr><td>%u</td><td>", w);
+        put_duration(out, busy);
+        fprintf(out, "</td><td>%.1f%%</td><td><div class=\"bar\" style=\"width:%.0fpx\"></div></td></tr>\n", u,
+                u * 3 > 300 ? 300 : u * 3);
+    }
+    fputs("</table>\n", out);
+}
+
+static void put_slowest(const struct report *r) {
+    FILE *out = r->out;
+    fputs("<h2>Slowest tasks</h2>\n<table><tr><th>task</th><th>duration</th><th>run</th><th>worker</th></tr>\n", out);
+    for (int k = 0; k < SLOWEST && r->slow[k].s; k++) {
+        char buf[24];
+        fputs("<tr><td>", out);
+        weft__put_html(out, weft__span_label(r->o, r->slow[k].worker, r->slow[k].s, buf, sizeof buf));
+        fputs("</td><td>", out);
+        put_duration(out, weft__ticks_ns(r->o, r->slow[k].ticks));
+        fprintf(out, "</td><td>%" PRIu32 "</td><td>%u</td></tr>\n", r->slow[k].s->run, r->slow[k].worker);
+    }
+    fputs("</table>\n", out);
+}
+
+static void put_histogram(const struct report *r) {
+    FILE *out = r->out;
+    unsigned lo = WEFT_METRICS_BUCKETS, hi = 0;
+    uint64_t max = 0;
+    for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) {
+        if (!r->hist[b]) continue;
+        if (b < lo) lo = b;
+        hi = b;
+        if (r->hist[b] > max) max = r->hist[b];
+    }
+    fputs("<h2>Task durations</h2>\n", out);
+    if (!max) { fputs("<p>No task spans.</p>\n", out); return; }
+    unsigned n = hi - lo + 1, bw = 76;
+    fprintf(out, "<svg id=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"200\">\n", n * bw + 20);
+    for (unsigned b = lo; b <= hi; b++) {
+        double h = 140.0 * (double)r->hist[b] / (double)max;
+        unsigned x = 10 + (b - lo) * bw;
+        fprintf(out, "<rect x=\"%u\" y=\"%.1f\" width=\"%u\" height=\"%.1f\" fill=\"#47a\"><title>%" PRIu64 " tasks</title></rect>",
+                x + 4, 170 - h, bw - 8, h, r->hist[b]);
+        fprintf(out, "<text x=\"%u\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%" PRIu64 "</text>", x + bw / 2,
+                165 - h, r->hist[b]);
+        fprintf(out, "<text x=\"%u\" y=\"188\" text-anchor=\"middle\" font-size=\"11\">&#8805;", x + bw / 2);
+        put_duration(out, b ? (double)((uint64_t)1 << b) : 0.0);
+        fputs("</text>\n", out);
+    }
+    fputs("</svg>\n", out);
+}
+
+static const char *const STYLE =
+    "body{font-family:sans-serif;margin:20px;color:#222}h1{font-size:22px}h2{font-size:17px;margin-top:28px}"
+    "table{border-collapse:collapse}td,th{padding:3px 10px;text-align:left;border-bottom:1px solid #ddd}"
+    ".bar{height:12px;background:#2a7}.note{color:#666;font-size:13px}svg text{font-size:12px}";
+
+static void put_report(struct report *r, uint64_t dropped) {
+    FILE *out = r->out;
+    fprintf(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>weft profile</title><style>%s</style>"
+                 "</head><body>\n<h1>weft profile</h1>\n<p>%u workers, %" PRIu64 " task spans", STYLE,
+            r->o->nworkers, r->tasks);
+    if (dropped) fprintf(out, ", <b>%" PRIu64 " dropped</b> (buffer limit)", dropped);
+    fputs(", over ", out);
+    put_duration(out, r->tasks ? weft__ticks_ns(r->o, r->t_max - r->t_min) : 0);
+    fputs(".</p>\n", out);
+    put_timeline(r);
+    put_utilisation(r);
+    put_slowest(r);
+    put_histogram(r);
+    fputs("</body></html>\n", out);
+}
+
+weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out) {
+    if (!ex || !out) return WEFT_EINVAL;
+    struct weft__obs *o = weft__obs_state((weft_executor *)ex);
+    if (!o) return WEFT_ENOMEM;
+    struct report r = { .o = o, .out = out, .t_min = UINT64_MAX };
+    size_t busy_bytes = o->nworkers * sizeof *r.busy;
+    r.busy = weft__calloc(busy_bytes);
+    if (!r.busy) return WEFT_ENOMEM;
+    weft__spans_for_each(o, scan_span, &r);
+    if (r.t_min > r.t_max) r.t_min = r.t_max = 0;
+    size_t px_bytes = (size_t)o->nworkers * TL_WIDTH * sizeof(double);
+    if (r.tasks > MAX_RECTS && !(r.px = weft__calloc(px_bytes))) {
+        weft__free(r.busy, busy_bytes);
+        return WEFT_ENOMEM;
+    }
+    uint64_t dropped = 0;
+    (void)weft_profiler_count(ex, NULL, &dropped);
+    put_report(&r, dropped);
+    weft__free(r.px, px_bytes);
+    weft__free(r.busy, busy_bytes);
+    return weft__obs_finish_write(out);
+}
+
+weft_status weft_profiler_save(const weft_executor *ex, const char *path) {
+    if (!ex || !path) return WEFT_EINVAL;
+    size_t n = strlen(path);
+    bool html = (n >= 5 && strcmp(path + n - 5, ".html") == 0) || (n >= 4 && strcmp(path + n - 4, ".htm") == 0);
+    FILE *f = fopen(path, "w");
+    if (!f) return WEFT_ESYS;
+    weft_status st = html ? weft_profiler_write_html(ex, f) : weft_profiler_write_json(ex, f);
+    if (fclose(f) != 0 && st == WEFT_OK) st = WEFT_ESYS;
+    return st;
+}

@@ -1,0 +1,139 @@
+/* Per-worker span buffers (chunked, bounded) and task-name interning. */
+#include "observe/obs.h"
+#include "core/alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Moves to the next chunk (a spare one, or a new one), or returns false. */
+static bool next_chunk(weft__obs_worker *ow) {
+    weft__span_chunk *c = ow->cur ? ow->cur->next : ow->head;
+    if (!c) {
+        c = weft__alloc(sizeof *c);
+        if (!c) return false;
+        c->next = NULL;
+        if (ow->cur) ow->cur->next = c;
+        else ow->head = c;
+        ow->nchunks++;
+    }
+    ow->cur = c;
+    ow->used = 0;
+    ow->cur_idx++;
+    return true;
+}
+
+weft__span *weft__span_slot(struct weft__obs *o, weft__obs_worker *ow, bool task) {
+    /* Every span counts against the limit, whatever its kind. */
+    size_t in_use = ow->cur_idx ? (ow->cur_idx - 1) * WEFT__SPAN_CHUNK + ow->used : 0;
+    if (in_use >= o->max_spans || ((!ow->cur || ow->used == WEFT__SPAN_CHUNK) && !next_chunk(ow))) {
+        if (task) weft__stat_inc(&ow->dropped);
+        return NULL;
+    }
+    if (task) weft__stat_inc(&ow->recorded);
+    return &ow->cur->span[ow->used++];
+}
+
+void weft__spans_clear(weft__obs_worker *ow) {
+    ow->cur = NULL;
+    ow->used = 0;
+    ow->cur_idx = 0;
+    atomic_store_explicit(&ow->recorded, 0, memory_order_relaxed);
+    atomic_store_explicit(&ow->dropped, 0, memory_order_relaxed);
+}
+
+static void names_free(weft__names *t) {
+    for (size_t i = 0; i < t->n; i++) weft__free_str(t->copy[i]);
+    weft__free(t->copy, t->copy_cap * sizeof *t->copy);
+    weft__free(t->key, t->cap * sizeof *t->key);
+    weft__free(t->id, t->cap * sizeof *t->id);
+    memset(t, 0, sizeof *t);
+}
+
+void weft__spans_free(weft__obs_worker *ow) {
+    for (weft__span_chunk *c = ow->head, *next; c; c = next) {
+        next = c->next;
+        weft__free(c, sizeof *c);
+    }
+    ow->head = ow->cur = NULL;
+    ow->nchunks = ow->cur_idx = 0;
+    names_free(&ow->names);
+}
+
+/* ---- names -------------------------------------------------------------------- */
+
+static size_t slot_of(const weft__names *t, const char *key) {
+    uintptr_t h = (uintptr_t)key;
+    h ^= h >> 17;
+    h *= 0x9e3779b97f4a7c15ull;
+    size_t i = (size_t)(h >> 20) & (t->cap - 1);
+    while (t->key[i] && t->key[i] != key) i = (i + 1) & (t->cap - 1);
+    return i;
+}
+
+/* Doubles the table (rehashing), or returns false. */
+static bool names_grow(weft__names *t) {
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    weft__names n = { .key = weft__calloc(cap * sizeof *n.key), .id = weft__calloc(cap * sizeof *n.id), .cap = cap };
+    if (!n.key || !n.id) {
+        weft__free(n.key, cap * sizeof *n.key);
+        weft__free(n.id, cap * sizeof *n.id);
+        return false;
+    }
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->key[i]) continue;
+        size_t j = slot_of(&n, t->key[i]);
+        n.key[j] = t->key[i];
+        n.id[j] = t->id[i];
+    }
+    weft__free(t->key, t->cap * sizeof *t->key);
+    weft__free(t->id, t->cap * sizeof *t->id);
+    t->key = n.key, t->id = n.id, t->cap = cap;
+    return true;
+}
+
+/* Appends a copy of name; returns its id or 0. */
+static uint32_t names_add(weft__names *t, const char *name) {
+    if (t->n == t->copy_cap) {
+        size_t cap = t->copy_cap ? t->copy_cap * 2 : 16;
+        char **c = weft__realloc(t->copy, t->copy_cap * sizeof *c, cap * sizeof *c);
+        if (!c) return 0;
+        t->copy = c, t->copy_cap = cap;
+    }
+    char *copy = weft__strdup(name);
+    if (!copy) return 0;
+    t->copy[t->n++] = copy;
+    return (uint32_t)t->n;
+}
+
+uint32_t weft__name_intern(weft__names *t, const char *name) {
+    if (!name || !*name) return 0;
+    if ((t->n + 1) * 2 > t->cap && !names_grow(t)) return 0;
+    size_t i = slot_of(t, name);
+    if (t->key[i] && strcmp(t->copy[t->id[i] - 1], name) == 0) return t->id[i];
+    /* New pointer, or an old address now holding other text: a new entry. */
+    uint32_t id = names_add(t, name);
+    if (id) t->key[i] = name, t->id[i] = id;
+    return id;
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+void weft__spans_for_each(const struct weft__obs *o, weft__span_visit_fn fn, void *arg) {
+    for (unsigned w = 0; w < o->nworkers; w++) {
+        const weft__obs_worker *ow = &o->w[w];
+        if (!ow->cur) continue;
+        for (const weft__span_chunk *c = ow->head;; c = c->next) {
+            uint32_t n = c == ow->cur ? ow->used : WEFT__SPAN_CHUNK;
+            for (uint32_t i = 0; i < n; i++)
+                if (!fn(&c->span[i], w, arg)) return;
+            if (c == ow->cur) break;
+        }
+    }
+}
+
+const char *weft__span_label(const struct weft__obs *o, unsigned worker, const weft__span *s, char *buf,
+                             size_t len) {
+    if (s->name) return o->w[worker].names.copy[s->name - 1];
+    snprintf(buf, len, "#%u", s->index);
+    return buf;
+}

@@ -1,0 +1,81 @@
+/* Chrome Trace Event JSON (the format Perfetto and chrome://tracing open):
+ *   {"traceEvents":[ ...metadata..., {"name":..,"cat":"task","ph":"X","ts":..,
+ *    "dur":..,"pid":1,"tid":worker,"args":{"run":..,"index":..}}, ... ],
+ *    "displayTimeUnit":"ns","otherData":{...}}
+ * Times are microseconds (with ns decimals) since the profiler started. */
+#include "observe/obs.h"
+
+#include <inttypes.h>
+
+struct json_ctx {
+    const struct weft__obs *o;
+    FILE *out;
+    uint64_t t0;
+};
+
+static double us_since(const struct json_ctx *c, uint64_t t) {
+    return t > c->t0 ? weft__ticks_ns(c->o, t - c->t0) / 1000.0 : 0.0;
+}
+
+static bool put_span(const weft__span *s, unsigned w, void *arg) {
+    struct json_ctx *c = arg;
+    FILE *out = c->out;
+    char buf[24];
+    fputs(",\n{\"name\":", out);
+    if (s->kind == WEFT__SPAN_TASK) {
+        weft__put_json_str(out, weft__span_label(c->o, w, s, buf, sizeof buf));
+        fprintf(out, ",\"cat\":\"task\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f", us_since(c, s->begin),
+                weft__ticks_ns(c->o, s->end - s->begin) / 1000.0);
+        fprintf(out, ",\"args\":{\"run\":%" PRIu32 ",\"index\":%" PRIu32 "%s}", s->run, s->index,
+                s->failed ? ",\"failed\":true" : "");
+    } else if (s->kind == WEFT__SPAN_PARK) {
+        fprintf(out, "\"parked\",\"cat\":\"park\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f", us_since(c, s->begin),
+                weft__ticks_ns(c->o, s->end - s->begin) / 1000.0);
+    } else {
+        fprintf(out, "\"steal\",\"cat\":\"steal\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f", us_since(c, s->begin));
+        if (s->index) fprintf(out, ",\"args\":{\"victim\":%" PRIu32 "}", s->index - 1);
+        else fputs(",\"args\":{\"victim\":\"injector\"}", out);
+    }
+    fprintf(out, ",\"pid\":1,\"tid\":%u}", w);
+    return true;
+}
+
+static void put_metadata(FILE *out, unsigned workers) {
+    fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"weft executor\"}}", out);
+    for (unsigned w = 0; w < workers; w++) {
+        fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":\"worker %u\"}}",
+                w, w);
+        fprintf(out, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"sort_index\":%u}}",
+                w, w);
+    }
+}
+
+weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out) {
+    if (!ex || !out) return WEFT_EINVAL;
+    const struct weft__obs *o = ex->obs_state;
+    fputs("{\"traceEvents\":[\n", out);
+    put_metadata(out, ex->nworkers);
+    uint64_t spans = 0, dropped = 0;
+    if (o) {
+        struct json_ctx c = { o, out, atomic_load_explicit(&((struct weft__obs *)o)->profile_t0, memory_order_relaxed) };
+        weft__spans_for_each(o, put_span, &c);
+        (void)weft_profiler_count(ex, &spans, &dropped);
+    }
+    fprintf(out, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"weft\",\"workers\":%u,"
+                 "\"task_spans\":%" PRIu64 ",\"dropped_spans\":%" PRIu64 "}}\n",
+            ex->nworkers, spans, dropped);
+    return weft__obs_finish_write(out);
+}
+
+weft_status weft_profiler_count(const weft_executor *ex, uint64_t *spans, uint64_t *dropped) {
+    if (!ex) return WEFT_EINVAL;
+    uint64_t s = 0, d = 0;
+    const struct weft__obs *o = ex->obs_state;
+    for (unsigned i = 0; o && i < o->nworkers; i++) {
+        s += atomic_load_explicit(&((weft__obs_worker *)&o->w[i])->recorded, memory_order_relaxed);
+        d += atomic_load_explicit(&((weft__obs_worker *)&o->w[i])->dropped, memory_order_relaxed);
+    }
+    if (spans) *spans = s;
+    if (dropped) *dropped = d;
+    return WEFT_OK;
+}

@@ -1,0 +1,6 @@
+# Observability tests: observer, metrics, profiler (JSON checked with python3,
+# DOT with graphviz, HTML rendered by headless Chromium where installed), logging
+# and the state dump.
+weft_add_test_program(obs_tests
+  SOURCES obs_observer.c obs_profile.c obs_misc.c
+  TIMEOUT 120)

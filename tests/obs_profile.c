@@ -1,0 +1,226 @@
+/* The profiler and its exports: Chrome trace JSON, HTML report, profiled DOT. */
+#define _GNU_SOURCE
+#include <sys/wait.h>
+
+#include "obs_util.h"
+
+/* Runs `cmd` through the shell; returns its exit status. */
+static int shell(const char *cmd) {
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static void save_or_fail(weft_executor *ex, const char *path) {
+    ASSERT_OK(weft_profiler_save(ex, path));
+}
+
+/* A python3 check of the trace: valid JSON, exactly one complete task event per
+ * (run, index), `expect` of them, tids within the worker count. */
+static const char *const CHECK_TRACE =
+    "import json,sys,collections\n"
+    "d=json.load(open(sys.argv[1]))\n"
+    "ev=[e for e in d['traceEvents'] if e.get('cat')=='task']\n"
+    "assert all(e['ph']=='X' and e['dur']>=0 and e['ts']>=0 for e in ev)\n"
+    "c=collections.Counter((e['args']['run'],e['args']['index']) for e in ev)\n"
+    "assert len(ev)==int(sys.argv[2]), (len(ev), sys.argv[2])\n"
+    "assert all(v==1 for v in c.values()), 'duplicate event'\n"
+    "assert all(0<=e['tid']<int(sys.argv[3]) for e in ev)\n"
+    "assert len({e['args']['run'] for e in ev})==int(sys.argv[4])\n"
+    "names={m['args']['name'] for m in d['traceEvents'] if m.get('name')=='thread_name'}\n"
+    "assert len(names)==int(sys.argv[3])\n";
+
+TEST(trace_json_parses_and_holds_one_complete_event_per_task_run) {
+    if (!have_program("python3")) SKIP("python3 not installed");
+    weft_executor *ex = make_profiled(4, 0);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(500, 8, &count, true);
+    for (int k = 0; k < 3; k++) ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    uint64_t spans, dropped;
+    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+    ASSERT_EQ(spans, 1500);
+    ASSERT_EQ(dropped, 0);
+    char json[64], script[64], cmd[512];
+    temp_path(json, sizeof json, ".json");
+    temp_path(script, sizeof script, ".py");
+    save_or_fail(ex, json);
+    FILE *f = fopen(script, "w");
+    ASSERT_NOT_NULL(f);
+    fputs(CHECK_TRACE, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "python3 %s %s 1500 4 3", script, json);
+    ASSERT_EQ(shell(cmd), 0);
+    unlink(json);
+    unlink(script);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+TEST(profiler_drops_spans_past_the_limit_and_counts_them) {
+    weft_executor *ex = make_profiled(1, 100);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(1000, 1, &count, false);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    uint64_t spans, dropped;
+    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+    ASSERT_LE(spans, 100);
+    ASSERT_GE(spans, 90); /* a few slots may hold park / steal events */
+    ASSERT_EQ(spans + dropped, 1000);
+    ASSERT_EQ(atomic_load(&count), 1000);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+TEST(profiler_start_clears_spans_and_stop_keeps_them) {
+    weft_executor *ex = make_executor(2);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(64, 4, &count, false);
+    uint64_t spans;
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_profiler_count(ex, &spans, NULL));
+    ASSERT_EQ(spans, 0);
+    ASSERT_OK(weft_profiler_start(ex));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_profiler_stop(ex));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_profiler_count(ex, &spans, NULL));
+    ASSERT_EQ(spans, 64);
+    ASSERT_OK(weft_profiler_start(ex));
+    ASSERT_OK(weft_profiler_count(ex, &spans, NULL));
+    ASSERT_EQ(spans, 0);
+    ASSERT_OK(weft_profiler_stop(ex));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) TEST_FAIL_("cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = malloc((size_t)n + 1);
+    ASSERT_NOT_NULL(s);
+    ASSERT_EQ(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Profiles a small named graph and writes the HTML report to `path`. */
+static void write_report(const char *path, size_t tasks) {
+    weft_executor *ex = make_profiled(2, 0);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(tasks, 4, &count, tasks <= 1000);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    save_or_fail(ex, path);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+/* The text of the HTML report of a run of `tasks` tasks (caller frees). */
+static char *report_text(size_t tasks) {
+    char path[64];
+    temp_path(path, sizeof path, ".html");
+    write_report(path, tasks);
+    char *s = read_file(path);
+    unlink(path);
+    return s;
+}
+
+TEST(html_report_is_self_contained_and_holds_the_svg_timeline) {
+    char *s = report_text(40);
+    ASSERT_NOT_NULL(strstr(s, "<svg id=\"timeline\""));
+    ASSERT_NOT_NULL(strstr(s, "<svg id=\"histogram\""));
+    ASSERT_NOT_NULL(strstr(s, "Slowest tasks"));
+    ASSERT_NOT_NULL(strstr(s, "Utilisation"));
+    ASSERT_NOT_NULL(strstr(s, "<title>t0 (run"));
+    ASSERT_NOT_NULL(strstr(s, "</html>"));
+    ASSERT_NULL(strstr(s, "<script"));
+    ASSERT_NULL(strstr(s, "src="));
+    ASSERT_NULL(strstr(s, "href="));
+    free(s);
+}
+
+TEST(html_report_of_many_spans_draws_occupancy_per_pixel) {
+    char *s = report_text(30000);
+    ASSERT_NOT_NULL(strstr(s, "<svg id=\"timeline\""));
+    ASSERT_NOT_NULL(strstr(s, "each pixel column"));
+    ASSERT_LT(strlen(s), 2000000);
+    free(s);
+}
+
+TEST(html_report_renders_in_headless_chromium) {
+    const char *exe = have_program("chromium") ? "chromium" : have_program("chromium-browser") ? "chromium-browser" : NULL;
+    if (!exe) SKIP("chromium not installed");
+    char path[64], dom[64], cmd[512];
+    temp_path(path, sizeof path, ".html");
+    temp_path(dom, sizeof dom, ".dom");
+    write_report(path, 200);
+    /* A private profile directory, and a few tries: a browser start can fail for
+     * reasons of its own on a loaded machine (seen once under TSan's load). */
+    snprintf(cmd, sizeof cmd,
+             "d=$(mktemp -d) && timeout 90 %s --headless --no-sandbox --disable-gpu --user-data-dir=$d "
+             "--dump-dom file://%s > %s 2>/dev/null; rc=$?; rm -rf $d; exit $rc", exe, path, dom);
+    int rc = -1;
+    for (int attempt = 0; attempt < 3 && rc != 0; attempt++) rc = shell(cmd);
+    ASSERT_EQ(rc, 0);
+    char *s = read_file(dom);
+    ASSERT_NOT_NULL(strstr(s, "id=\"timeline\""));
+    ASSERT_NOT_NULL(strstr(s, "worker 1"));
+    free(s);
+    unlink(path);
+    unlink(dom);
+}
+
+TEST(profiled_dot_annotates_times_and_parses_with_graphviz) {
+    weft_executor *ex = make_profiled(2, 0);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(12, 3, &count, true);
+    weft_task never = weft_placeholder(tf); /* a task that does nothing: drawn grey */
+    ASSERT_FALSE(weft_task_is_null(never));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    char path[64], cmd[512];
+    temp_path(path, sizeof path, ".dot");
+    FILE *f = fopen(path, "w");
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(weft_taskflow_dump_dot_profiled(tf, ex, f));
+    fclose(f);
+    char *s = read_file(path);
+    ASSERT_NOT_NULL(strstr(s, "digraph \"chains\""));
+    ASSERT_NOT_NULL(strstr(s, "\"t0\" + \"\\n2 runs, "));
+    ASSERT_NOT_NULL(strstr(s, "n0 -> n3;"));
+    ASSERT_NOT_NULL(strstr(s, "\"#12\", style=\"filled,dashed\""));
+    free(s);
+    if (have_program("dot")) {
+        snprintf(cmd, sizeof cmd, "dot -Tsvg %s -o /dev/null", path);
+        ASSERT_EQ(shell(cmd), 0);
+    }
+    unlink(path);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+    if (!have_program("dot")) SKIP("graphviz (dot) not installed: text checked, not parsed");
+}
+
+TEST(weft_profile_env_profiles_an_unchanged_program_at_destroy) {
+    char path[64];
+    temp_path(path, sizeof path, ".json");
+    unlink(path);
+    setenv("WEFT_PROFILE", path, 1);
+    weft_executor *ex = make_executor(2);
+    unsetenv("WEFT_PROFILE");
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(30, 2, &count, false);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_taskflow_destroy(tf)); /* before the executor: names were copied */
+    weft_executor_destroy(ex);
+    char *s = read_file(path);
+    ASSERT_EQ(strncmp(s, "{\"traceEvents\":[", 16), 0);
+    ASSERT_NOT_NULL(strstr(s, "\"task_spans\":30,"));
+    free(s);
+    unlink(path);
+}
