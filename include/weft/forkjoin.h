@@ -104,8 +104,7 @@ static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) 
     weft__fj_frame *f = fj->head;
     if (WEFT__UNLIKELY(f == fj->end)) return weft__fj_spawn_full(ctx, fn, arg);
     f->fn = fn;
-    f->arg = arg;
-    __atomic_store_n(&f->state, (uintptr_t)0, __ATOMIC_RELAXED);
+    f->arg = arg; /* f->state is already 0: zeroed at allocation, reset after a theft */
     fj->head = f + 1;
     /* Relaxed: a thief's request may be seen a spawn late; it only delays sharing. */
     if (WEFT__UNLIKELY(fj->allstolen | __atomic_load_n(&fj->wanted, __ATOMIC_RELAXED))) weft__fj_share(ctx);

@@ -9,7 +9,9 @@
 #define OVF_FIRST_CAP 64u
 
 static bool alloc_stack(weft__fj *fj) {
-    weft__fj_frame *b = weft__alloc(WEFT__FJ_FRAMES * sizeof *b);
+    /* Zeroed: every frame's state starts at 0 (spawn does not write it).  A
+     * fresh calloc maps zero pages without touching them. */
+    weft__fj_frame *b = weft__calloc(WEFT__FJ_FRAMES * sizeof *b);
     if (!b) return false;
     fj->base = fj->head = fj->split = b;
     fj->end = b + WEFT__FJ_FRAMES;
@@ -137,9 +139,14 @@ static int leapfrog(weft__worker *w, weft__fj_frame *f) {
         }
     }
     weft__fj *fj = &w->fj;
+    int r = f->result;
+    /* The thief is done with f: back to 0 for the slot's next spawn, which does
+     * not write state.  Ordered before any later publication of the slot by that
+     * publication's release. */
+    __atomic_store_n(&f->state, (uintptr_t)0, __ATOMIC_RELAXED);
     fj->head = fj->split = f;
     fj->allstolen = 1; /* every frame below f was stolen before f was */
-    return f->result;
+    return r;
 }
 
 int weft__fj_sync_slow(weft_ctx *ctx) {
