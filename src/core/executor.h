@@ -44,6 +44,9 @@ struct weft__worker {
     size_t async_nfree;
     void *silent_free; /* the smaller records of silent async tasks */
     size_t silent_nfree;
+    /* Silent records of this worker freed by other workers (any worker pushes,
+     * this one takes all at once); on its own line, as other workers write it. */
+    _Alignas(WEFT__CACHE_LINE) _Atomic(void *) silent_remote;
     weft__deque deque; /* cache-line aligned inside */
     weft_executor *ex;
     unsigned id;
