@@ -9,6 +9,7 @@
  */
 #include "bench_work.h"
 #include "pipe_work.h"
+#include "fj_work.h"
 
 /* OpenMP and oneTBB are optional: CMake defines these when it compiled them. */
 #ifdef WEFT_BENCH_HAVE_OMP
@@ -53,6 +54,13 @@ const bench_def bench_table[] = {
       ALL_OPS(graph_traversal) },
     { "embarrassing_parallelism", (size_t)1 << 20, true, &bench_work_embarrassing_parallelism,
       ALL_OPS(embarrassing_parallelism) },
+    /* Fork-join and async (fj_*.c, fj_tbb.cpp): sizes are spawns, fib(30) and
+     * skynet depth 6 by default. */
+    { "fib", 1346268, false, &bench_work_fib, ALL_OPS(fib) },
+    { "fib_spawn2", 2692536, false, &bench_work_fib_spawn2, ALL_OPS(fib_spawn2) },
+    { "skynet", 1111110, false, &bench_work_skynet, ALL_OPS(skynet) },
+    { "nqueens", 1000000, false, &bench_work_nqueens, ALL_OPS(nqueens) },
+    { "async_task", 1000000, false, &bench_work_async_task, ALL_OPS(async_task) },
     /* The profiler's cost: weft only, compare with linear_chain / binary_tree. */
     { "linear_chain_profiled", (size_t)1 << 20, true, &bench_work_linear_chain,
       { [BENCH_WEFT] = &bench_weft_linear_chain_profiled } },

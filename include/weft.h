@@ -6,6 +6,8 @@
 #include "weft/version.h"
 #include "weft/core.h"
 #include "weft/graph.h"
+#include "weft/forkjoin.h"
+#include "weft/async.h"
 #include "weft/observe.h"
 #include "weft/flow.h"
 #include "weft/pipeline.h"

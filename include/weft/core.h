@@ -38,7 +38,9 @@ typedef struct weft_executor_config {
      * grows as needed.  Default 1024. */
     size_t deque_capacity;
     /* Stack size of each worker thread in bytes.  Default: the system default
-     * (ulimit -s, usually 8 MiB). */
+     * (ulimit -s, usually 8 MiB).  It bounds how deep fork-join recursion can go
+     * (every nested spawn level is a nested C call): raise it for deep recursion
+     * with big stack frames (docs/guide-forkjoin.md). */
     size_t stack_size;
     /* Observability (weft/observe.h).  `observer` (copied at create; may be NULL)
      * is called at every task's entry and exit.  `metrics` collects task metrics

@@ -5,9 +5,14 @@
 #include "observe/hooks.h" /* weft__obs_create / weft__obs_destroy */
 #include "observe/log.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #define MAX_WORKERS 4096
+
+/* weft_spawn reaches the frame stack as *(weft__fj **)ctx (include/weft/forkjoin.h). */
+_Static_assert(offsetof(struct weft_ctx, worker) == 0, "ctx->worker must come first");
+_Static_assert(offsetof(struct weft__worker, fj) == 0, "worker->fj must come first");
 
 static int workers_from_env(unsigned *out) {
     const char *s = weft__getenv("WEFT_WORKERS");
@@ -29,9 +34,12 @@ static void teardown(weft_executor *ex, unsigned started) {
     weft__sleep_wake_all(&ex->sleep);
     for (unsigned i = 0; i < started; i++) weft__thread_join(ex->workers[i].thread);
     weft__obs_destroy(ex); /* observe/: saves WEFT_PROFILE now that every worker is joined */
-    for (unsigned i = 0; i < ex->nworkers; i++)
+    for (unsigned i = 0; i < ex->nworkers; i++) {
         if (atomic_load_explicit(&ex->workers[i].deque.ring, memory_order_relaxed))
             weft__deque_destroy(&ex->workers[i].deque);
+        weft__fj_destroy(&ex->workers[i].fj); /* fork-join frames and async records */
+        weft__async_free_cache(&ex->workers[i]);
+    }
     weft__injector_destroy(&ex->injector);
     weft__free_aligned(ex->workers, ex->workers_bytes, WEFT__CACHE_LINE);
     weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);

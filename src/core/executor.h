@@ -9,6 +9,7 @@
 #include "core/injector.h"
 #include "core/job.h"
 #include "core/sleep.h"
+#include "fj/fj.h"
 #include "platform/platform.h"
 #include "weft/core.h"
 
@@ -33,6 +34,19 @@ static inline void weft__stat_inc(_Atomic uint64_t *c) {
 struct weft__obs; /* observe/obs.h: profiler, metrics, observer; NULL when all are off */
 
 struct weft__worker {
+    /* Fork-join frame stack (src/fj).  Must stay the first member: the inline
+     * weft_spawn/weft_sync reach it from a weft_ctx in one load. */
+    weft__fj fj;
+    weft__fj_job fj_job; /* a frame this worker stole, as a job (src/fj) */
+    /* Free async-task records (src/async), owner only: a record released on a
+     * worker goes to that worker's list, whoever allocated it. */
+    void *async_free;
+    size_t async_nfree;
+    void *silent_free; /* the smaller records of silent async tasks */
+    size_t silent_nfree;
+    /* Silent records of this worker freed by other workers (any worker pushes,
+     * this one takes all at once); on its own line, as other workers write it. */
+    _Alignas(WEFT__CACHE_LINE) _Atomic(void *) silent_remote;
     weft__deque deque; /* cache-line aligned inside */
     weft_executor *ex;
     unsigned id;
@@ -94,6 +108,9 @@ void weft__push_local(weft__worker *w, weft__job *j);
 /* Any thread: makes `job` runnable on ex.  From one of ex's workers it goes to the
  * local deque; from other threads through the injector.  0 or WEFT_ENOMEM. */
 int weft__submit(weft_executor *ex, weft__job *job);
+
+/* Frees w's cached async-task records (src/async).  The executor is stopped. */
+void weft__async_free_cache(weft__worker *w);
 
 /* Thread entry of a worker (arg: its weft__worker). */
 void *weft__worker_main(void *arg);

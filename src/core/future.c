@@ -22,6 +22,10 @@ void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*
     atomic_init(&f->skipped, 0);
     atomic_init(&f->iterations, 0);
     f->failed_task[0] = 0;
+    atomic_init(&f->then_state, WEFT__THEN_NONE);
+    f->then_fn = NULL;
+    f->then_arg = NULL;
+    atomic_init(&f->efd, -1);
 }
 
 bool weft__future_fail(weft_future *f, int task_code, const char *name, size_t index) {
@@ -44,6 +48,14 @@ static void make_ready(weft_future *f) {
      * followed by its load of `done`: either we see the waiter or it sees done. */
     atomic_store_explicit(&f->done, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&f->waiters, memory_order_seq_cst) > 0) weft__futex_wake(&f->done, INT32_MAX);
+    /* Event-loop hooks.  acq_rel: a registrant that later sees FIRED sees status;
+     * one that set SET before us has its callback fields visible here. */
+    if (atomic_exchange_explicit(&f->then_state, WEFT__THEN_FIRED, memory_order_acq_rel) == WEFT__THEN_SET)
+        f->then_fn(f, f->status, f->then_arg);
+    /* seq_cst load after the seq_cst store of done: pairs with weft_future_fd's
+     * CAS of efd then load of done, so one of the two signals the fd. */
+    int fd = atomic_load_explicit(&f->efd, memory_order_seq_cst);
+    if (fd >= 0) weft__eventfd_signal(fd);
 }
 
 void weft__future_complete(weft_future *f) {
@@ -59,7 +71,11 @@ void weft__future_complete_with(weft_future *f, weft_status st) {
 }
 
 void weft__future_release(weft_future *f) {
-    if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1) f->free_fn(f);
+    if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1) {
+        int fd = atomic_load_explicit(&f->efd, memory_order_relaxed);
+        if (fd >= 0) weft__fd_close(fd);
+        f->free_fn(f);
+    }
 }
 
 /* ---- public API ---- */

@@ -35,7 +35,19 @@ struct weft_future {
     _Atomic uint64_t skipped;
     _Atomic uint64_t iterations;
     char failed_task[WEFT__FAILED_NAME_MAX];
+    /* Event-loop hooks (weft_future_then / weft_future_fd, src/async/events.c):
+     * then_state is WEFT__THEN_*; efd is an eventfd or -1, closed on the last
+     * release. */
+    _Atomic int then_state;
+    void (*then_fn)(weft_future *, weft_status, void *);
+    void *then_arg;
+    _Atomic int efd;
 };
+
+#define WEFT__THEN_NONE 0
+#define WEFT__THEN_SETTING 1 /* a registrant is writing then_fn/then_arg */
+#define WEFT__THEN_SET 2
+#define WEFT__THEN_FIRED 3 /* the future is ready; nothing more will be called */
 
 /* refs = 2 when the caller keeps a handle, 1 for a detached run. */
 void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*free_fn)(weft_future *));

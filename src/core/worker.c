@@ -58,6 +58,8 @@ static weft__job *steal_round(weft__worker *w) {
         weft__steal_result r = weft__deque_steal(&ex->workers[v].deque, &j);
         weft__hook_steal(w, r == WEFT__STEAL_OK, (int)v); /* observe/ */
         if (r == WEFT__STEAL_OK) return j;
+        /* Fork-join frames (src/fj): also asks v to share if it has none public. */
+        if ((j = weft__fj_steal(w, &ex->workers[v])) != NULL) return j;
     }
     return NULL;
 }
@@ -79,6 +81,9 @@ static weft__job *final_look(weft__worker *w) {
             if (r == WEFT__STEAL_EMPTY) break;
             weft__cpu_relax();
         }
+        /* A frame owner shares on request and then wakes a sleeper (src/fj). */
+        weft__job *j = weft__fj_steal(w, &ex->workers[v]);
+        if (j) return j;
     }
     return NULL;
 }

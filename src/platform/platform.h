@@ -42,6 +42,13 @@ void weft__mutex_destroy(weft__mutex *m);
 void weft__mutex_lock(weft__mutex *m);
 void weft__mutex_unlock(weft__mutex *m);
 
+/* ---- eventfd (src/platform/eventfd.c) ---- */
+/* Opens a non-blocking, close-on-exec eventfd with count 0.  0 or WEFT_ESYS. */
+int weft__eventfd_open(int *fd);
+/* Adds 1 to its count, making it readable.  Best effort (cannot fail usefully). */
+void weft__eventfd_signal(int fd);
+void weft__fd_close(int fd);
+
 /* ---- memory ---- */
 #define WEFT__HUGE_PAGE ((size_t)2 << 20)
 /* Asks for transparent huge pages over the huge-page-aligned part of [p, p+len),

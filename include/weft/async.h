@@ -1,0 +1,78 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * Async tasks: one function run on an executor, with a future (weft_async), without
+ * one (weft_silent_async), or after earlier async tasks (weft_dependent_async);
+ * and what lets a future wake an event loop: a completion callback and an eventfd.
+ * docs/guide-forkjoin.md says when to use these rather than weft_spawn.
+ */
+#ifndef WEFT_ASYNC_H
+#define WEFT_ASYNC_H
+
+#include "weft/common.h"
+#include "weft/core.h"
+#include "weft/graph.h"
+
+WEFT_EXTERN_C_BEGIN
+
+/* Queues fn(ctx, arg) to run once on ex.  If `out` is not NULL, *out receives a
+ * future (release it with weft_future_destroy) whose status is WEFT_OK, WEFT_ETASK
+ * (fn returned non-zero: weft_run_info.task_code holds the value) or
+ * WEFT_ECANCELED (weft_future_cancel before it started: fn is not called).
+ * `arg` is not copied and must stay valid until fn has run.  Inside fn, the task
+ * may spawn and sync (forkjoin.h) and wait on futures.  The task record comes from
+ * the calling worker's free list, or from the allocator when called from a
+ * thread that is not one of ex's workers.  Returns WEFT_OK, WEFT_EINVAL (NULL ex
+ * or fn), WEFT_ENOMEM (nothing was queued; *out is NULL).  Any thread; the task
+ * counts as a run for weft_executor_wait_all. */
+WEFT_API WEFT_NODISCARD weft_status weft_async(weft_executor *ex, weft_task_fn fn, void *arg,
+                                               weft_future **out);
+
+/* weft_async without a future: nothing to wait on or release (wait with
+ * weft_executor_wait_all, or have fn signal its own completion). */
+WEFT_API WEFT_NODISCARD weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg);
+
+/* Like weft_async, but fn starts only after every task whose future is in
+ * deps[0 .. ndeps-1] has finished (whatever its status).  Each dependency must be
+ * the future of an async task of the same executor (WEFT_EINVAL otherwise); the
+ * caller keeps ownership of those futures and may destroy them as soon as this
+ * returns.  ndeps may be 0 (then deps may be NULL).  `out` may be NULL (a silent
+ * dependent task).  Returns WEFT_OK, WEFT_EINVAL, WEFT_ENOMEM (nothing was
+ * queued).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg,
+                                                         weft_future *const *deps, size_t ndeps,
+                                                         weft_future **out);
+
+/* An isolated wait for an async task's future (oneTBB's isolate).  From inside a
+ * task of the same executor, the worker runs nothing unrelated meanwhile: if the
+ * task has not started it runs it here (and whatever the task spawns and syncs),
+ * otherwise it spins and yields until the task's worker finishes it.  So a task
+ * that holds a lock while it waits cannot pick up another task that needs that
+ * lock.  From any other thread it is weft_future_wait.  Returns the future's
+ * status, WEFT_EINVAL (NULL, or a future that is not an async task's when called
+ * from a worker), WEFT_EAGAIN (a dependent task whose dependencies have not all
+ * finished: wait for those first; nothing was waited for). */
+WEFT_API weft_status weft_future_wait_isolated(weft_future *f);
+
+/* ---- composing with event loops ------------------------------------------- */
+
+/* Called once when the future becomes ready, with its final status. */
+typedef void (*weft_future_callback)(weft_future *f, weft_status status, void *arg);
+
+/* Registers cb(f, status, arg) to run once when f is ready: on the thread that
+ * completes f (usually a worker: keep cb short and non-blocking; it may submit
+ * more work), or right here before returning if f is ready already.  One callback
+ * per future.  Works for every future (async tasks and taskflow runs).  Returns
+ * WEFT_OK, WEFT_EINVAL (NULL f or cb), WEFT_EBUSY (a callback is already
+ * registered).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_future_then(weft_future *f, weft_future_callback cb, void *arg);
+
+/* Stores in *fd a file descriptor that becomes readable (level-triggered, and
+ * stays readable) once f is ready, for epoll, poll, io_uring or a libuv uv_poll.
+ * The descriptor belongs to the future: do not read from or close it; it is
+ * closed by weft_future_destroy (remove it from your event loop first).  Every
+ * call returns the same descriptor.  Returns WEFT_OK, WEFT_EINVAL (NULL argument),
+ * WEFT_ESYS (no eventfd could be created).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_future_fd(weft_future *f, int *fd);
+
+WEFT_EXTERN_C_END
+#endif

@@ -1,0 +1,188 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * Fork-join inside a task: weft_spawn / weft_sync, task groups, and the blocking
+ * root entry weft_run_root.  docs/guide-forkjoin.md shows how to use them and
+ * docs/design.md ("Fork-join frames") how they work.
+ *
+ *     static int fib(weft_ctx *cx, void *p) {
+ *         struct fib *a = p;
+ *         if (a->n < 2) { a->r = a->n; return 0; }
+ *         struct fib x = { a->n - 1, 0 }, y = { a->n - 2, 0 };
+ *         weft_spawn(cx, fib, &x);   // x lives on this stack frame until the sync
+ *         fib(cx, &y);
+ *         int st = weft_sync(cx);    // runs x here unless a thief took it
+ *         a->r = x.r + y.r;
+ *         return st;
+ *     }
+ *
+ * Why the fast path is in this header: a spawn plus a sync whose child was not
+ * stolen costs about as much as a function call, and an out-of-line call each
+ * would add a large fraction of that.  So weft_spawn and weft_sync are static
+ * inline here and touch a small per-worker structure (weft__fj) whose layout is
+ * exposed for that reason only: its fields are private, may change in any
+ * release, and must never be used directly.  Spawn and a non-stolen sync make no
+ * atomic read-modify-write and no fence; everything rare (a thief asked for
+ * work, the child was stolen, the frame stack is full) goes out of line.
+ */
+#ifndef WEFT_FORKJOIN_H
+#define WEFT_FORKJOIN_H
+
+#include "weft/common.h"
+#include "weft/core.h"
+#include "weft/graph.h"
+
+WEFT_EXTERN_C_BEGIN
+
+#if defined(__GNUC__)
+#  define WEFT__LIKELY(x) __builtin_expect(!!(x), 1)
+#  define WEFT__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#  define WEFT__LIKELY(x) (x)
+#  define WEFT__UNLIKELY(x) (x)
+#endif
+
+/* ---- private: exposed only so that spawn and sync can be inline ------------- */
+
+/* One spawned child.  `state` is read and written with __atomic builtins:
+ * 0 = waiting in the frame stack, worker id + 1 = stolen and running there,
+ * WEFT__FJ_DONE = a thief finished it (`result` is then valid). */
+typedef struct weft__fj_frame {
+    weft_task_fn fn;
+    void *arg;
+    uintptr_t state;
+    int result;
+    int reserved_;
+} weft__fj_frame;
+
+#define WEFT__FJ_DONE (~(uintptr_t)0)
+
+/* A worker's frame stack: frames [base, head) are live.  [split, head) is the
+ * private part (owner only); thieves take frames from the public part, whose
+ * bounds they read from `ts` (tail in the high 32 bits, split in the low 32).
+ * The first 64 bytes are the owner's, the second 64 bytes are written by thieves. */
+typedef struct weft__fj {
+    weft__fj_frame *head;
+    weft__fj_frame *split;
+    weft__fj_frame *end;
+    weft__fj_frame *base;
+    uint32_t allstolen;    /* every frame below head has been stolen */
+    uint32_t ovf;          /* spawns run at once because the stack was full */
+    int *ovf_status;       /* their statuses, ovf_cap entries */
+    uint32_t ovf_cap;
+    int ovf_lost;          /* a status that could not be recorded (no memory) */
+    weft__fj_frame *ovf_split;
+    /* ---- shared with thieves ---- */
+    uint64_t ts;
+    uint32_t wanted;       /* a thief found nothing public: share more */
+    uint32_t pad_a_;
+    weft__fj_frame *frames; /* == base, on the thieves' line */
+    unsigned char pad_b_[40];
+} weft__fj;
+
+/* Out of line halves of spawn and sync (src/fj/frames.c). */
+WEFT_API weft_status weft__fj_spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg);
+WEFT_API void weft__fj_share(weft_ctx *ctx);
+WEFT_API int weft__fj_sync_slow(weft_ctx *ctx);
+
+/* The frame stack of the worker running ctx: the context's first member is its
+ * worker, whose first member is the frame stack (checked at build time). */
+static inline weft__fj *weft__fj_of(weft_ctx *ctx) { return *(weft__fj **)(void *)ctx; }
+
+/* ---- public API ------------------------------------------------------------ */
+
+/* Spawns fn(ctx, arg) as a child of the running task: it may run on another
+ * worker, at any time until the matching weft_sync returns.  `arg` is not
+ * copied: it may point into the caller's stack frame, and must stay valid until
+ * that sync.  No allocation: the child is a frame on this worker's frame stack
+ * (65536 frames; a spawn beyond that runs the child at once, before returning).
+ * Every spawn must be matched by one weft_sync in the same task, innermost first.
+ * Returns WEFT_OK, or WEFT_EINVAL for a NULL ctx or fn.  Only from inside a task
+ * (ctx is the context it received); wait-free. */
+static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) {
+    if (WEFT__UNLIKELY(!ctx || !fn)) return WEFT_EINVAL;
+    weft__fj *fj = weft__fj_of(ctx);
+    weft__fj_frame *f = fj->head;
+    if (WEFT__UNLIKELY(f == fj->end)) return weft__fj_spawn_full(ctx, fn, arg);
+    f->fn = fn;
+    f->arg = arg; /* f->state is already 0: zeroed at allocation, reset after a theft */
+    fj->head = f + 1;
+    /* Relaxed: a thief's request may be seen a spawn late; it only delays sharing. */
+    if (WEFT__UNLIKELY(fj->allstolen | __atomic_load_n(&fj->wanted, __ATOMIC_RELAXED))) weft__fj_share(ctx);
+    return WEFT_OK;
+}
+
+/* Waits for the most recent unsynced child of the running task and returns what
+ * its function returned (0 for success).  If no thief took the child, it runs
+ * here and now, as a plain call.  If one did, this worker does not block: it
+ * runs work that descends from that child (it steals back from the thief,
+ * "leapfrogging") until the child is done, so the wait is isolated: no unrelated
+ * task runs on this worker meanwhile.  Returns WEFT_EINVAL for a NULL ctx or when
+ * there is nothing to sync.  Only from inside a task. */
+static inline int weft_sync(weft_ctx *ctx) {
+    if (WEFT__UNLIKELY(!ctx)) return WEFT_EINVAL;
+    weft__fj *fj = weft__fj_of(ctx);
+    if (WEFT__LIKELY(fj->head > fj->split)) {
+        weft__fj_frame *f = --fj->head;
+        return f->fn(ctx, f->arg);
+    }
+    return weft__fj_sync_slow(ctx);
+}
+
+/* A task group: spawn any number of children, then wait for all of them.  A
+ * small value type that lives on the task's stack:
+ *
+ *     weft_task_group g;
+ *     weft_task_group_init(&g, ctx);
+ *     for (i = 0; i < n; i++) weft_task_group_spawn(&g, work, &items[i]);
+ *     int st = weft_task_group_wait(&g);
+ *
+ * Fields are private.  Spawns of a group and plain spawns may nest but not
+ * interleave: wait for the group before syncing a plain spawn made before it. */
+typedef struct weft_task_group {
+    weft_ctx *ctx_;
+    size_t pending_;
+    int status_;
+} weft_task_group;
+
+/* Starts an empty group for the running task.  Only from inside a task. */
+static inline void weft_task_group_init(weft_task_group *g, weft_ctx *ctx) {
+    g->ctx_ = ctx;
+    g->pending_ = 0;
+    g->status_ = 0;
+}
+
+/* Spawns fn(ctx, arg) in the group (see weft_spawn for arg's lifetime: until
+ * weft_task_group_wait returns).  WEFT_OK, or WEFT_EINVAL for NULL arguments. */
+static inline weft_status weft_task_group_spawn(weft_task_group *g, weft_task_fn fn, void *arg) {
+    if (!g) return WEFT_EINVAL;
+    weft_status st = weft_spawn(g->ctx_, fn, arg);
+    if (st == WEFT_OK) g->pending_++;
+    return st;
+}
+
+/* Waits for every child of the group (isolated, like weft_sync) and returns the
+ * first non-zero value a child returned (in sync order), else 0.  The group is
+ * empty afterwards and may be reused.  WEFT_EINVAL for NULL. */
+static inline int weft_task_group_wait(weft_task_group *g) {
+    if (!g) return WEFT_EINVAL;
+    int first = g->status_;
+    for (; g->pending_ > 0; g->pending_--) {
+        int r = weft_sync(g->ctx_);
+        if (r != 0 && first == 0) first = r;
+    }
+    g->status_ = 0;
+    return first;
+}
+
+/* Runs fn(ctx, arg) as a root task on one of ex's workers, waits for it and
+ * returns what fn returned.  Spawns left unsynced when fn returns are synced
+ * before this returns.  Called from one of ex's own workers (inside a task), it
+ * runs fn right there as a nested task and returns its value; that cannot
+ * deadlock.  From any other thread the caller sleeps on a futex meanwhile (a
+ * worker of another executor blocks too).  `arg` is not copied.  Returns
+ * WEFT_EINVAL for a NULL ex or fn, WEFT_ENOMEM if the task could not be queued.
+ * Any thread. */
+WEFT_API int weft_run_root(weft_executor *ex, weft_task_fn fn, void *arg);
+
+WEFT_EXTERN_C_END
+#endif

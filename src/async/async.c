@@ -1,0 +1,141 @@
+/* weft_async, weft_silent_async, weft_dependent_async: queueing, running, and
+ * releasing dependents when a task finishes. */
+#include "async/async.h"
+#include "core/alloc.h"
+
+/* Marks a finished task's successor list: no edge may be added any more. */
+#define CLOSED ((weft__async_edge *)(uintptr_t)1)
+
+static weft__job *async_job_run(weft__worker *w, weft__job *job);
+
+/* Queues a task whose dependencies are done.  Its job holds the producer
+ * reference.  0 or WEFT_ENOMEM (only off the workers: the injector is full). */
+static int enqueue(weft__async *a) {
+    a->job.run = async_job_run;
+    a->job.next = NULL;
+    return weft__submit(a->fut.ex, &a->job);
+}
+
+/* Counts one finished dependency of a; the last one queues it.  Called on a
+ * worker (a finishing task), where queueing cannot fail. */
+static void dependency_done(weft__async *a) {
+    /* acq_rel: the last decrement sees every dependency's effects, so fn does. */
+    if (atomic_fetch_sub_explicit(&a->join, 1, memory_order_acq_rel) == 1) (void)enqueue(a);
+}
+
+/* The task finished: close its successor list and release each dependent. */
+static void release_dependents(weft__async *a) {
+    /* acq_rel: acquire the edges pushed with release; release our effects to the
+     * creators that see CLOSED. */
+    weft__async_edge *e = atomic_exchange_explicit(&a->succ, CLOSED, memory_order_acq_rel);
+    while (e) {
+        weft__async_edge *next = e->next; /* e may be freed once its count drops */
+        dependency_done(e->succ);
+        e = next;
+    }
+}
+
+void weft__async_execute(weft__worker *w, weft__async *a) {
+    weft_future *f = &a->fut;
+    weft_executor *ex = f->ex;
+    if ((atomic_load_explicit(&f->stop, memory_order_acquire) & WEFT__STOP_CANCEL) == 0) {
+        int r = weft__fj_run_task(w, &f->stop, a->fn, a->arg);
+        if (r != 0) weft__future_fail(f, r, "", 0);
+    }
+    weft__future_complete(f);
+    release_dependents(a);
+    weft__executor_run_end(ex);
+}
+
+static weft__job *async_job_run(weft__worker *w, weft__job *job) {
+    weft__async *a = (weft__async *)((char *)job - offsetof(weft__async, job));
+    /* acq_rel: only one of the queue and an isolated waiter runs it. */
+    if (atomic_exchange_explicit(&a->claimed, 1, memory_order_acq_rel) == 0) weft__async_execute(w, a);
+    weft__future_release(&a->fut); /* the producer's (queue's) reference */
+    return NULL;
+}
+
+/* Undoes a task that could not be queued (nothing else can reference it). */
+static weft_status give_up(weft__async *a, bool keep_handle) {
+    if (keep_handle) weft__future_release(&a->fut);
+    weft__executor_run_end(a->fut.ex);
+    weft__future_release(&a->fut);
+    return WEFT_ENOMEM;
+}
+
+/* Links a after dependency d; false if d has finished already. */
+static bool link_edge(weft__async *d, weft__async_edge *e) {
+    weft__async_edge *head = atomic_load_explicit(&d->succ, memory_order_acquire);
+    do {
+        if (head == CLOSED) return false;
+        e->next = head;
+        /* Release: the finisher that takes the list sees e's fields. */
+    } while (!atomic_compare_exchange_weak_explicit(&d->succ, &head, e, memory_order_release,
+                                                    memory_order_acquire));
+    return true;
+}
+
+static bool deps_valid(weft_executor *ex, weft_future *const *deps, size_t ndeps) {
+    if (ndeps && !deps) return false;
+    for (size_t i = 0; i < ndeps; i++) {
+        weft__async *d = weft__async_of(deps[i]);
+        if (!d || d->fut.ex != ex) return false;
+    }
+    return true;
+}
+
+weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, weft_future *const *deps,
+                                 size_t ndeps, weft_future **out) {
+    if (out) *out = NULL;
+    if (!ex || !fn || !deps_valid(ex, deps, ndeps)) return WEFT_EINVAL;
+    weft__async *a = weft__async_new(ex, fn, arg, out != NULL);
+    if (!a) return WEFT_ENOMEM;
+    if (ndeps) {
+        a->edges = weft__alloc(ndeps * sizeof *a->edges);
+        if (!a->edges) {
+            if (out) weft__future_release(&a->fut);
+            weft__future_release(&a->fut);
+            return WEFT_ENOMEM;
+        }
+        a->nedges = ndeps;
+    }
+    weft__executor_run_begin(ex);
+    atomic_store_explicit(&a->join, (uint32_t)ndeps + 1, memory_order_relaxed);
+    uint32_t finished = 0;
+    for (size_t i = 0; i < ndeps; i++) {
+        a->edges[i].succ = a;
+        if (!link_edge(weft__async_of(deps[i]), &a->edges[i])) finished++;
+    }
+    /* Our own 1 plus the dependencies that had finished before we linked. */
+    if (atomic_fetch_sub_explicit(&a->join, finished + 1, memory_order_acq_rel) == finished + 1 &&
+        enqueue(a) != 0)
+        return give_up(a, out != NULL); /* all edges were consumed: nothing points at a */
+    if (out) *out = &a->fut;
+    return WEFT_OK;
+}
+
+weft_status weft_async(weft_executor *ex, weft_task_fn fn, void *arg, weft_future **out) {
+    return weft_dependent_async(ex, fn, arg, NULL, 0, out);
+}
+
+
+static bool future_done(weft_future *f) {
+    return atomic_load_explicit(&f->done, memory_order_acquire) != 0;
+}
+
+weft_status weft_future_wait_isolated(weft_future *f) {
+    if (!f) return WEFT_EINVAL;
+    weft__worker *w = weft__current_worker(f->ex);
+    if (!w) return weft_future_wait(f);
+    weft__async *a = weft__async_of(f);
+    if (!a) return WEFT_EINVAL;
+    if (!future_done(f) && atomic_load_explicit(&a->join, memory_order_acquire) != 0) return WEFT_EAGAIN;
+    /* Queued but not started: run it here; its queue entry will find it claimed. */
+    if (atomic_exchange_explicit(&a->claimed, 1, memory_order_acq_rel) == 0) weft__async_execute(w, a);
+    unsigned idle = 0;
+    while (!future_done(f)) {
+        if (++idle < 64) weft__cpu_relax();
+        else weft__thread_yield();
+    }
+    return f->status;
+}

@@ -1,0 +1,41 @@
+/* Fork-join frames, the runtime side: stealing frames, running a task with an
+ * implicit sync at its end, and freeing a worker's frame stack.  The inline fast
+ * path is in include/weft/forkjoin.h; docs/design.md ("Fork-join frames") has the
+ * protocol and its orderings.  Internal. */
+#ifndef WEFT_FJ_FJ_H
+#define WEFT_FJ_FJ_H
+
+#include <stdbool.h>
+
+#include "core/job.h"
+#include "weft/forkjoin.h"
+
+/* Frames per worker.  The stack is allocated at the worker's first spawn
+ * (2 MiB of address space; pages the worker never reaches are never touched). */
+#define WEFT__FJ_FRAMES ((size_t)1 << 16)
+
+#define WEFT__FJ_TS(tail, split) (((uint64_t)(tail) << 32) | (uint64_t)(split))
+#define WEFT__FJ_TAIL(ts) ((uint32_t)((ts) >> 32))
+#define WEFT__FJ_SPLIT(ts) ((uint32_t)(ts))
+
+/* A stolen frame handed to the thief's run loop as a job: one per worker, reused
+ * (its contents are read as soon as it starts running). */
+typedef struct weft__fj_job {
+    weft__job job;
+    weft__fj_frame *frame;
+} weft__fj_job;
+
+/* Thief w tries to take the oldest public frame of victim v.  Returns w's
+ * fj_job, ready to execute, or NULL; when v has nothing public it asks v to share
+ * (sets v's `wanted`).  Any worker but v; lock-free. */
+weft__job *weft__fj_steal(weft__worker *w, weft__worker *v);
+
+/* Runs fn(ctx, arg) as a task on w (a context of its own, whose cancellation
+ * word is `stop`, may be NULL), then syncs every child it left unsynced.
+ * Returns fn's value (or the first failing child's). */
+int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn, void *arg);
+
+/* Frees w's frame stack.  The executor is stopped. */
+void weft__fj_destroy(weft__fj *fj);
+
+#endif

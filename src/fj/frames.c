@@ -1,0 +1,213 @@
+/* Fork-join frames: the out-of-line half of spawn and sync.  The protocol (a
+ * Lace-style split deque: private frames need no atomics, the owner shares on
+ * request, a stolen child is awaited by leapfrogging) and the proof of its
+ * orderings are in docs/design.md, "Fork-join frames". */
+#include "fj/fj.h"
+#include "core/alloc.h"
+#include "core/executor.h"
+
+#define OVF_FIRST_CAP 64u
+
+static bool alloc_stack(weft__fj *fj) {
+    /* Zeroed: every frame's state starts at 0 (spawn does not write it).  A
+     * fresh calloc maps zero pages without touching them. */
+    weft__fj_frame *b = weft__calloc(WEFT__FJ_FRAMES * sizeof *b);
+    if (!b) return false;
+    fj->base = fj->head = fj->split = b;
+    fj->end = b + WEFT__FJ_FRAMES;
+    /* Thieves read `frames` only after an acquire load of a `ts` that shows a
+     * public frame, and every such ts is released after this store. */
+    fj->frames = b;
+    return true;
+}
+
+void weft__fj_destroy(weft__fj *fj) {
+    weft__free(fj->base, WEFT__FJ_FRAMES * sizeof *fj->base);
+    weft__free(fj->ovf_status, fj->ovf_cap * sizeof *fj->ovf_status);
+    fj->base = fj->head = fj->split = fj->end = fj->frames = NULL;
+    fj->ovf_status = NULL;
+    fj->ovf_cap = 0;
+}
+
+/* Makes room for overflow status k; false without memory. */
+static bool ovf_reserve(weft__fj *fj, uint32_t k) {
+    if (k < fj->ovf_cap) return true;
+    uint32_t cap = fj->ovf_cap ? fj->ovf_cap * 2 : OVF_FIRST_CAP;
+    int *p = weft__realloc(fj->ovf_status, fj->ovf_cap * sizeof *p, cap * sizeof *p);
+    if (!p) return false;
+    fj->ovf_status = p;
+    fj->ovf_cap = cap;
+    return true;
+}
+
+/* The stack is full (or could not be allocated): run the child now and keep its
+ * status for the matching sync.  While such spawns are pending, split == head so
+ * that the inline sync takes the slow path, which pops them first (LIFO). */
+weft_status weft__fj_spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
+    if (!ctx || !fn) return WEFT_EINVAL;
+    weft__fj *fj = weft__fj_of(ctx);
+    if (!fj->base && fj->ovf == 0 && alloc_stack(fj)) return weft_spawn(ctx, fn, arg);
+    uint32_t k = fj->ovf++;
+    if (k == 0) {
+        fj->ovf_split = fj->split;
+        fj->split = fj->head;
+    }
+    bool kept = ovf_reserve(fj, k);
+    int r = fn(ctx, arg);
+    if (kept) fj->ovf_status[k] = r;
+    else if (fj->ovf_lost == 0) fj->ovf_lost = r; /* reported by a sibling's sync */
+    return WEFT_OK;
+}
+
+static int ovf_pop(weft__fj *fj) {
+    uint32_t k = --fj->ovf;
+    int r = k < fj->ovf_cap ? fj->ovf_status[k] : fj->ovf_lost;
+    if (k == 0) {
+        fj->split = fj->ovf_split;
+        fj->ovf_lost = 0;
+    }
+    return r;
+}
+
+/* A thief asked for work, or every older frame was stolen: make frames public. */
+void weft__fj_share(weft_ctx *ctx) {
+    weft__worker *w = ctx->worker;
+    weft__fj *fj = &w->fj;
+    uint32_t h = (uint32_t)(fj->head - fj->base);
+    __atomic_store_n(&fj->wanted, 0, __ATOMIC_RELAXED);
+    if (fj->allstolen) {
+        /* Start afresh with the new frame public: tail may move down here, which
+         * is safe because every frame at or above h - 1 was synced already.  A
+         * thief's CAS against an older ts value fails.  Release (seq_cst store):
+         * a thief that reads this ts with acquire sees frame h - 1. */
+        fj->allstolen = 0;
+        fj->split = fj->head;
+        __atomic_store_n(&fj->ts, WEFT__FJ_TS(h - 1, h), __ATOMIC_SEQ_CST);
+    } else {
+        /* Publish half of the private frames (at least one).  The RMW releases
+         * their contents to thieves that acquire-load ts; tail (high half) is
+         * left to the thieves' CAS. */
+        uint32_t s = (uint32_t)(fj->split - fj->base);
+        uint32_t n = (h - s + 1) / 2;
+        fj->split += n;
+        __atomic_fetch_add(&fj->ts, (uint64_t)n, __ATOMIC_SEQ_CST);
+    }
+    weft__sleep_notify_local(&w->ex->sleep);
+}
+
+/* The frame to sync is public (split == head).  Pull the split down to keep it
+ * private and return true, or return false if every public frame, this one
+ * included, was stolen (then all frames below head are stolen). */
+static bool shrink(weft__fj *fj) {
+    uint64_t ts = __atomic_load_n(&fj->ts, __ATOMIC_RELAXED);
+    for (;;) {
+        uint32_t t = WEFT__FJ_TAIL(ts), s = WEFT__FJ_SPLIT(ts);
+        if (t >= s) {
+            fj->allstolen = 1;
+            return false;
+        }
+        uint32_t ns = t + (s - t) / 2; /* t <= ns < s: frame s - 1 becomes private */
+        /* seq_cst CAS: a thief's CAS on the same word either comes first (we
+         * retry with the new tail) or fails; no frame is taken twice. */
+        if (__atomic_compare_exchange_n(&fj->ts, &ts, WEFT__FJ_TS(t, ns), false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED)) {
+            fj->split = fj->base + ns;
+            return true;
+        }
+    }
+}
+
+static void backoff(unsigned *idle) {
+    if (++*idle < 64) weft__cpu_relax();
+    else weft__thread_yield();
+}
+
+/* Frame f was stolen.  Until its thief is done, run only work that descends from
+ * it: frames stolen back from the thief (leapfrogging).  head stays above f, so
+ * the frame is not reused while the thief still writes into it. */
+static int leapfrog(weft__worker *w, weft__fj_frame *f) {
+    unsigned idle = 0;
+    uintptr_t st;
+    /* Acquire: pairs with the thief's release store of DONE (result is valid). */
+    while ((st = __atomic_load_n(&f->state, __ATOMIC_ACQUIRE)) != WEFT__FJ_DONE) {
+        weft__job *j = st ? weft__fj_steal(w, &w->ex->workers[st - 1]) : NULL;
+        if (j) {
+            weft__execute(w, j);
+            idle = 0;
+        } else {
+            backoff(&idle);
+        }
+    }
+    weft__fj *fj = &w->fj;
+    int r = f->result;
+    /* The thief is done with f: back to 0 for the slot's next spawn, which does
+     * not write state.  Ordered before any later publication of the slot by that
+     * publication's release. */
+    __atomic_store_n(&f->state, (uintptr_t)0, __ATOMIC_RELAXED);
+    fj->head = fj->split = f;
+    fj->allstolen = 1; /* every frame below f was stolen before f was */
+    return r;
+}
+
+int weft__fj_sync_slow(weft_ctx *ctx) {
+    if (!ctx) return WEFT_EINVAL;
+    weft__fj *fj = weft__fj_of(ctx);
+    if (fj->ovf) return ovf_pop(fj);
+    if (fj->head == fj->base) return WEFT_EINVAL; /* nothing spawned */
+    weft__fj_frame *f = fj->head - 1;
+    if (!fj->allstolen && shrink(fj)) {
+        fj->head = f;
+        return f->fn(ctx, f->arg);
+    }
+    return leapfrog(ctx->worker, f);
+}
+
+static weft__job *run_stolen(weft__worker *w, weft__job *self) {
+    weft__fj_frame *f = ((weft__fj_job *)self)->frame;
+    f->result = weft__fj_run_task(w, NULL, f->fn, f->arg);
+    /* Release: the owner's acquire load of DONE sees result. */
+    __atomic_store_n(&f->state, WEFT__FJ_DONE, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+weft__job *weft__fj_steal(weft__worker *w, weft__worker *v) {
+    weft__fj *q = &v->fj;
+    /* Acquire: pairs with the owner's publishing RMW/store of ts (frame contents). */
+    uint64_t ts = __atomic_load_n(&q->ts, __ATOMIC_ACQUIRE);
+    if (WEFT__FJ_TAIL(ts) >= WEFT__FJ_SPLIT(ts)) {
+        /* Nothing public: ask the owner to share at its next spawn.  Read first
+         * so idle thieves do not keep writing the owner's cache line. */
+        if (!__atomic_load_n(&q->wanted, __ATOMIC_RELAXED)) __atomic_store_n(&q->wanted, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    /* seq_cst: ordered with the owner's shrink CAS on the same word. */
+    if (!__atomic_compare_exchange_n(&q->ts, &ts, ts + ((uint64_t)1 << 32), false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_RELAXED))
+        return NULL;
+    weft__fj_frame *f = q->frames + WEFT__FJ_TAIL(ts);
+    __atomic_store_n(&f->state, (uintptr_t)w->id + 1, __ATOMIC_RELAXED);
+    w->fj_job.job.run = run_stolen;
+    w->fj_job.frame = f;
+    return &w->fj_job.job;
+}
+
+/* Live frames (the stack may not be allocated yet). */
+static size_t depth(const weft__fj *fj) { return fj->base ? (size_t)(fj->head - fj->base) : 0; }
+
+int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn, void *arg) {
+    weft__fj *fj = &w->fj;
+    /* Chained on w->ctx like a graph task, so waits inside see what is on the
+     * stack below (core/future.c refuses waits that would deadlock). */
+    weft_ctx cx = {w, NULL, stop, NULL, w->ctx};
+    w->ctx = &cx;
+    size_t depth0 = depth(fj);
+    uint32_t ovf0 = fj->ovf;
+    int r = fn(&cx, arg);
+    /* Implicit sync of whatever fn left unsynced. */
+    while (fj->ovf > ovf0 || depth(fj) > depth0) {
+        int s = weft_sync(&cx);
+        if (r == 0) r = s;
+    }
+    w->ctx = cx.outer;
+    return r;
+}

@@ -1,0 +1,43 @@
+/* weft_run_root: run a function as a root task and wait for it. */
+#include "core/executor.h"
+#include "fj/fj.h"
+
+/* Lives on the stack of the thread waiting in weft_run_root. */
+struct root {
+    weft__job job;
+    weft_task_fn fn;
+    void *arg;
+    weft_executor *ex;
+    int result;
+    _Atomic uint32_t done;
+};
+
+static weft__job *run_root(weft__worker *w, weft__job *self) {
+    struct root *r = (struct root *)self;
+    weft_executor *ex = r->ex;
+    r->result = weft__fj_run_task(w, NULL, r->fn, r->arg);
+    /* seq_cst store: the waiter's seq_cst load sees it or its futex_wait finds
+     * the word changed.  The waiter may return (and its stack with `r` go) as
+     * soon as it sees done; the futex wake then only names a stale address,
+     * which the kernel treats as a plain key. */
+    atomic_store_explicit(&r->done, 1, memory_order_seq_cst);
+    weft__futex_wake(&r->done, 1);
+    weft__executor_run_end(ex);
+    return NULL;
+}
+
+int weft_run_root(weft_executor *ex, weft_task_fn fn, void *arg) {
+    if (!ex || !fn) return WEFT_EINVAL;
+    weft__worker *w = weft__current_worker(ex);
+    if (w) return weft__fj_run_task(w, NULL, fn, arg); /* nested: a plain call */
+    struct root r = {.job = {run_root, NULL}, .fn = fn, .arg = arg, .ex = ex, .result = 0};
+    atomic_init(&r.done, 0);
+    weft__executor_run_begin(ex);
+    int st = weft__submit(ex, &r.job);
+    if (st != 0) {
+        weft__executor_run_end(ex);
+        return st;
+    }
+    while (atomic_load_explicit(&r.done, memory_order_seq_cst) == 0) weft__futex_wait(&r.done, 0, UINT64_MAX);
+    return r.result;
+}
