@@ -128,7 +128,9 @@ TEST(state_dump_of_an_idle_executor_shows_parked_workers) {
     for (int tries = 0; tries < 3000; tries++) {
         free(s);
         s = dump_text(ex);
-        if (strstr(s, "worker 0: parked") && strstr(s, "worker 1: parked")) break;
+        /* One dump reads the sleep state and each worker at slightly different
+         * moments: wait for one where all agree. */
+        if (strstr(s, "worker 0: parked") && strstr(s, "worker 1: parked") && strstr(s, "2 idle")) break;
         sleep_us(1000);
     }
     ASSERT_NOT_NULL(strstr(s, "runs in flight 0"));
