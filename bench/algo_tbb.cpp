@@ -3,9 +3,9 @@
  * (auto) partitioner.  The thread count comes from bench_tbb.cpp's
  * global_control.  SPDX-License-Identifier: MIT */
 #include "bench_work.h"
+#include "tbb_guard.hpp"
 
 #include <cstdio>
-#include <exception>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -17,19 +17,10 @@ namespace {
 
 using range = tbb::blocked_range<size_t>;
 
-template <class F> int guarded(const char *what, F f) {
-    try {
-        f();
-        return 0;
-    } catch (const std::exception &e) {
-        std::fprintf(stderr, "tbb: %s: %s\n", what, e.what());
-        return -1;
-    }
-}
 
 int tbb_for_each(void *, void *p) {
     auto *d = static_cast<algo_data *>(p);
-    return guarded("for_each", [&] {
+    return tbb_guarded("for_each", [&] {
         tbb::parallel_for(range(0, d->n), [d](const range &r) {
             for (size_t i = r.begin(); i < r.end(); ++i) d->in[i] = fe_kernel(d->in[i]);
         });
@@ -38,7 +29,7 @@ int tbb_for_each(void *, void *p) {
 
 int tbb_transform(void *, void *p) {
     auto *d = static_cast<algo_data *>(p);
-    return guarded("transform", [&] {
+    return tbb_guarded("transform", [&] {
         tbb::parallel_for(range(0, d->n), [d](const range &r) {
             for (size_t i = r.begin(); i < r.end(); ++i) d->out[i] = tr_kernel(d->in[i]);
         });
@@ -47,7 +38,7 @@ int tbb_transform(void *, void *p) {
 
 int tbb_reduce_sum(void *, void *p) {
     auto *d = static_cast<algo_data *>(p);
-    return guarded("reduce_sum", [&] {
+    return tbb_guarded("reduce_sum", [&] {
         d->sum = tbb::parallel_reduce(
             range(0, d->n), 0.0,
             [d](const range &r, double s) {
@@ -60,12 +51,12 @@ int tbb_reduce_sum(void *, void *p) {
 
 int tbb_sort(void *, void *p) {
     auto *d = static_cast<algo_data *>(p);
-    return guarded("sort", [&] { tbb::parallel_sort(d->in, d->in + d->n); });
+    return tbb_guarded("sort", [&] { tbb::parallel_sort(d->in, d->in + d->n); });
 }
 
 int tbb_inclusive_scan(void *, void *p) {
     auto *d = static_cast<algo_data *>(p);
-    return guarded("inclusive_scan", [&] {
+    return tbb_guarded("inclusive_scan", [&] {
         tbb::parallel_scan(
             range(0, d->n), uint64_t(0),
             [d](const range &r, uint64_t acc, bool final) {

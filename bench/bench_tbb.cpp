@@ -8,10 +8,10 @@
  * _rerun variant keeps the graph and repeats try_put + wait_for_all.
  */
 #include "bench_work.h"
+#include "tbb_guard.hpp"
 
 #include <cstdio>
 #include <deque>
-#include <exception>
 #include <memory>
 #include <vector>
 
@@ -111,24 +111,11 @@ void build_embarrassing_parallelism(flow &f, void *data) {
 
 /* ---- plumbing ------------------------------------------------------------------ */
 
-/* TBB reports failure (bad_alloc, a body that threw) with exceptions; none may
- * cross into C. */
-template <class Fn> int guarded(const char *what, Fn fn) {
-    try {
-        fn();
-        return 0;
-    } catch (const std::exception &e) {
-        std::fprintf(stderr, "tbb: %s: %s\n", what, e.what());
-    } catch (...) {
-        std::fprintf(stderr, "tbb: %s: unknown exception\n", what);
-    }
-    return -1;
-}
 
 using builder_t = void (*)(flow &, void *);
 
 int tbb_oneshot(void *data, builder_t build) {
-    return guarded("build + run", [&] {
+    return tbb_guarded("build + run", [&] {
         flow f;
         build(f, data);
         f.run();
@@ -136,7 +123,7 @@ int tbb_oneshot(void *data, builder_t build) {
 }
 
 int tbb_build(void *data, builder_t build, void **graph) {
-    return guarded("build", [&] {
+    return tbb_guarded("build", [&] {
         std::unique_ptr<flow> f(new flow);
         build(*f, data);
         *graph = f.release();
@@ -145,7 +132,7 @@ int tbb_build(void *data, builder_t build, void **graph) {
 
 int tbb_run(void *env, void *graph) {
     (void)env;
-    return guarded("run", [&] { static_cast<flow *>(graph)->run(); });
+    return tbb_guarded("run", [&] { static_cast<flow *>(graph)->run(); });
 }
 
 void tbb_destroy(void *env, void *graph) {
@@ -154,7 +141,7 @@ void tbb_destroy(void *env, void *graph) {
 }
 
 int tbb_env_init(unsigned threads, void **env) {
-    return guarded("init", [&] {
+    return tbb_guarded("init", [&] {
         auto *gc = new tbb::global_control(tbb::global_control::max_allowed_parallelism, threads);
         *env = gc;
         /* Wake the workers once so the first timed run does not start them. */

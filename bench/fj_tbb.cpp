@@ -2,26 +2,15 @@
 // The thread count comes from the global_control bench_tbb.cpp installs.
 // SPDX-License-Identifier: MIT
 #include "bench_work.h"
+#include "tbb_guard.hpp"
 #include "fj_work.h"
 
 #include <cstdio>
-#include <exception>
 
 #include <tbb/task_group.h>
 
 namespace {
 
-template <class Fn> int guarded_fj(const char *what, Fn fn) {
-    try {
-        fn();
-        return 0;
-    } catch (const std::exception &e) {
-        std::fprintf(stderr, "tbb: %s: %s\n", what, e.what());
-    } catch (...) {
-        std::fprintf(stderr, "tbb: %s: unknown exception\n", what);
-    }
-    return -1;
-}
 
 long fib1(int n) {
     if (n < 2) return n;
@@ -79,25 +68,25 @@ long nqueens(int n, int row, const board &b) {
 
 int tbb_fib(void *, void *data) {
     fib_data *d = static_cast<fib_data *>(data);
-    return guarded_fj("fib", [&] { d->result = fib1(d->n); });
+    return tbb_guarded("fib", [&] { d->result = fib1(d->n); });
 }
 int tbb_fib_spawn2(void *, void *data) {
     fib_data *d = static_cast<fib_data *>(data);
-    return guarded_fj("fib_spawn2", [&] { d->result = fib2(d->n); });
+    return tbb_guarded("fib_spawn2", [&] { d->result = fib2(d->n); });
 }
 int tbb_skynet(void *, void *data) {
     skynet_data *d = static_cast<skynet_data *>(data);
     long leaves = 1;
     for (int i = 0; i < d->depth; i++) leaves *= SKYNET_FANOUT;
-    return guarded_fj("skynet", [&] { d->result = skynet(0, leaves); });
+    return tbb_guarded("skynet", [&] { d->result = skynet(0, leaves); });
 }
 int tbb_nqueens(void *, void *data) {
     nqueens_data *d = static_cast<nqueens_data *>(data);
-    return guarded_fj("nqueens", [&] { d->result = nqueens(d->n, 0, board{}); });
+    return tbb_guarded("nqueens", [&] { d->result = nqueens(d->n, 0, board{}); });
 }
 int tbb_async_task(void *, void *data) {
     async_data *d = static_cast<async_data *>(data);
-    return guarded_fj("async_task", [&] {
+    return tbb_guarded("async_task", [&] {
         tbb::task_group g;
         for (size_t i = 0; i < d->n; i++) {
             uint64_t *p = &d->out[i];

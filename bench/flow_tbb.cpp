@@ -9,9 +9,9 @@
  * the _rerun variants time the same code (build is NULL).
  */
 #include "bench_work.h"
+#include "tbb_guard.hpp"
 
 #include <cstdio>
-#include <exception>
 
 #include <tbb/flow_graph.h>
 #include <tbb/task_group.h>
@@ -21,22 +21,11 @@ namespace {
 using msg_t = tbb::flow::continue_msg;
 using node_t = tbb::flow::continue_node<msg_t>;
 
-template <class F> int guarded(const char *what, F f) {
-    try {
-        f();
-        return 0;
-    } catch (const std::exception &e) {
-        std::fprintf(stderr, "tbb: %s: %s\n", what, e.what());
-    } catch (...) {
-        std::fprintf(stderr, "tbb: %s: unknown exception\n", what);
-    }
-    return -1;
-}
 
 int tbb_cond_loop(void *env, void *data) {
     (void)env;
     auto *d = static_cast<cond_loop_data *>(data);
-    return guarded("cond_loop", [&] {
+    return tbb_guarded("cond_loop", [&] {
         tbb::flow::graph g;
         node_t a(g, [d](const msg_t &) { cond_loop_a(d); });
         node_t b(g, [d](const msg_t &) { cond_loop_b(d); });
@@ -53,7 +42,7 @@ int tbb_cond_loop(void *env, void *data) {
 int tbb_subflow_spawn(void *env, void *data) {
     (void)env;
     const auto *d = static_cast<const spawn_data *>(data);
-    return guarded("subflow_spawn", [&] {
+    return tbb_guarded("subflow_spawn", [&] {
         tbb::task_group outer;
         outer.run_and_wait([d] {
             tbb::task_group children;

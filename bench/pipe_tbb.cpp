@@ -4,25 +4,14 @@
  * _rerun variant times the same call.  SPDX-License-Identifier: MIT
  */
 #include "pipe_work.h"
+#include "tbb_guard.hpp"
 
 #include <cstdio>
-#include <exception>
 
 #include <tbb/parallel_pipeline.h>
 
 namespace {
 
-int pipe_guarded(const char *what, void (*body)(void *), void *data) {
-    try {
-        body(data);
-        return 0;
-    } catch (const std::exception &e) {
-        std::fprintf(stderr, "tbb: %s: %s\n", what, e.what());
-    } catch (...) {
-        std::fprintf(stderr, "tbb: %s: unknown exception\n", what);
-    }
-    return -1;
-}
 
 void run_sps(void *data) {
     sps_data *d = static_cast<sps_data *>(data);
@@ -61,8 +50,8 @@ void run_parse(void *data) {
                                              [d](uint64_t v) { d->hash = parse_fold(d->hash, v); }));
 }
 
-int sps_oneshot(void *, void *data) { return pipe_guarded("pipeline_sps", run_sps, data); }
-int parse_oneshot(void *, void *data) { return pipe_guarded("pipeline_parse", run_parse, data); }
+int sps_oneshot(void *, void *data) { return tbb_guarded("pipeline_sps", [data] { run_sps(data); }); }
+int parse_oneshot(void *, void *data) { return tbb_guarded("pipeline_parse", [data] { run_parse(data); }); }
 
 }  // namespace
 
