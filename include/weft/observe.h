@@ -61,8 +61,9 @@ typedef struct weft_observer {
     void *user;
 } weft_observer;
 
-/* The id of a run (> 0, unique per executor, in submission order): the run_id
- * of its tasks' events and of its spans in a trace.  0 for NULL.  Any thread. */
+/* The id of a taskflow run (> 0, unique per executor, in submission order): the
+ * run_id of its tasks' events and of its spans in a trace.  0 for NULL and for
+ * the future of an async task (async tasks are not traced).  Any thread. */
 WEFT_API uint64_t weft_future_id(const weft_future *f);
 
 /* ---------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ struct weft_executor {
     /* Runs submitted and not yet finished (weft_executor_wait_all). */
     _Alignas(WEFT__CACHE_LINE) _Atomic uint32_t inflight;
     _Atomic uint32_t inflight_waiters;
-    _Atomic uint64_t next_run_id; /* observe/: numbers futures (weft_future_id); written per submit, like inflight */
+    _Atomic uint64_t next_run_id; /* observe/: numbers graph runs (weft_future_id); written per weft_run*, like inflight */
     _Alignas(WEFT__CACHE_LINE) char pad_;
 };
 

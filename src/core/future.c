@@ -13,8 +13,7 @@ void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*
     atomic_init(&f->stop, 0);
     atomic_init(&f->fail_claimed, 0);
     f->ex = ex;
-    /* observe/: a run id for traces and observers; relaxed, only uniqueness matters. */
-    f->id = atomic_fetch_add_explicit(&ex->next_run_id, 1, memory_order_relaxed) + 1;
+    f->id = 0; /* numbered by the producer if it is traced (graph runs) */
     f->free_fn = free_fn;
     f->owner = NULL;
     f->status = WEFT_EAGAIN;

@@ -23,7 +23,7 @@ struct weft_future {
     _Atomic int stop; /* WEFT__STOP_* bits */
     _Atomic int fail_claimed; /* first error wins */
     weft_executor *ex;
-    uint64_t id; /* observe/: run id (weft_future_id), from ex->next_run_id */
+    uint64_t id; /* observe/: run id (weft_future_id); 0 but for graph runs (run.c) */
     void (*free_fn)(weft_future *);
     /* What this future waits for (a run's taskflow), or NULL: waiting on it from a
      * task whose weft_ctx.owner matches can never end (WEFT_EDEADLK). */

@@ -129,6 +129,9 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     if (!r) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
     weft__future_init(&r->fut, ex, out ? 2 : 1, run_free);
     r->fut.owner = tf; /* a task of tf waiting on this run would wait forever */
+    /* observe/: the run id of traces and observer events.  Graph runs only: an
+     * async task is not traced, and this RMW is on the executor's shared line. */
+    r->fut.id = atomic_fetch_add_explicit(&ex->next_run_id, 1, memory_order_relaxed) + 1;
     r->start = (weft__job){run_start, NULL};
     r->tf = tf;
     r->ex = ex;
