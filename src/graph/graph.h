@@ -94,6 +94,21 @@ static inline bool weft__node_is_cond(const weft__node *n) {
     return kind == WEFT__KIND_COND || kind == WEFT__KIND_MCOND;
 }
 
+/* Runs `body` with `n` bound to each node of tf in emplace order.  A `return` in
+ * body leaves the enclosing function. */
+#define WEFT__FOR_EACH_NODE(tf, n, body)                                                      \
+    do {                                                                                \
+        size_t left_ = (tf)->nnodes;                                                    \
+        for (size_t k_ = 0; k_ < (tf)->nchunks && left_; k_++) {                        \
+            size_t cap_ = weft__chunk_capacity(k_), cnt_ = left_ < cap_ ? left_ : cap_; \
+            for (size_t i_ = 0; i_ < cnt_; i_++) {                                      \
+                weft__node *n = &(tf)->chunks[k_][i_];                                  \
+                body                                                                    \
+            }                                                                           \
+            left_ -= cnt_;                                                              \
+        }                                                                               \
+    } while (0)
+
 /* The successors of n, in the order the edges were added. */
 static inline weft__node *const *weft__succ_array(const weft__node *n) {
     return n->nsucc <= 1 ? &n->succ.one : n->succ.many;

@@ -48,18 +48,13 @@ oom:
 
 /* Frees what nodes own (names, successor arrays); keeps the chunks. */
 static void release_nodes(weft_taskflow *tf) {
-    size_t left = (tf->nnamed || tf->next_owned) ? tf->nnodes : 0;
-    for (size_t k = 0; k < tf->nchunks && left; k++) {
-        size_t cap = weft__chunk_capacity(k), n = left < cap ? left : cap;
-        for (size_t i = 0; i < n; i++) {
-            weft__node *nd = &tf->chunks[k][i];
+    /* The cold parts need no reset: a reused slot is zeroed when it is taken. */
+    if (tf->nnamed || tf->next_owned)
+        WEFT__FOR_EACH_NODE(tf, nd, {
             weft__node_cold *c = weft__cold(nd);
             weft__free_str(c->name);
-            c->name = NULL;
             if (c->ext) weft__flow_release_node(tf, nd);
-        }
-        left -= n;
-    }
+        });
     tf->nnodes = 0;
     tf->nnamed = 0;
     weft__succ_pool_release(&tf->succ_pool);
@@ -118,13 +113,9 @@ size_t weft_taskflow_num_tasks(const weft_taskflow *tf) { return tf ? tf->nnodes
 
 weft_status weft_taskflow_for_each_task(const weft_taskflow *tf, weft_task_visit_fn visit, void *arg) {
     if (!tf || !visit) return WEFT_EINVAL;
-    size_t left = tf->nnodes;
-    for (size_t k = 0; k < tf->nchunks && left; k++) {
-        size_t cap = weft__chunk_capacity(k), n = left < cap ? left : cap;
-        for (size_t i = 0; i < n; i++)
-            if (!visit((weft_task){&tf->chunks[k][i]}, arg)) return WEFT_OK;
-        left -= n;
-    }
+    WEFT__FOR_EACH_NODE(tf, n, {
+        if (!visit((weft_task){n}, arg)) return WEFT_OK;
+    });
     return WEFT_OK;
 }
 

@@ -9,18 +9,6 @@
 
 enum { WHITE, GRAY, BLACK };
 
-#define FOR_EACH_NODE(tf, n, body)                                                      \
-    do {                                                                                \
-        size_t left_ = (tf)->nnodes;                                                    \
-        for (size_t k_ = 0; k_ < (tf)->nchunks && left_; k_++) {                        \
-            size_t cap_ = weft__chunk_capacity(k_), cnt_ = left_ < cap_ ? left_ : cap_; \
-            for (size_t i_ = 0; i_ < cnt_; i_++) {                                      \
-                weft__node *n = &(tf)->chunks[k_][i_];                                  \
-                body                                                                    \
-            }                                                                           \
-            left_ -= cnt_;                                                              \
-        }                                                                               \
-    } while (0)
 
 /* Marks n GRAY, entered from `parent`. */
 static void dfs_enter(weft__node *n, weft__node *parent) {
@@ -60,9 +48,9 @@ static weft__node *dfs_from(weft__node *root, weft__node **closer) {
 
 /* Returns a node on a cycle (and the node whose edge closes it), or NULL. */
 static weft__node *find_cycle(weft_taskflow *tf, weft__node **closer) {
-    FOR_EACH_NODE(tf, n, { weft__cold(n)->dfs_color = WHITE; });
+    WEFT__FOR_EACH_NODE(tf, n, { weft__cold(n)->dfs_color = WHITE; });
     weft__node *found = NULL;
-    FOR_EACH_NODE(tf, root, {
+    WEFT__FOR_EACH_NODE(tf, root, {
         if (!found && weft__cold(root)->dfs_color == WHITE) found = dfs_from(root, closer);
     });
     return found;
@@ -77,7 +65,7 @@ static weft_status recount_sources(weft_taskflow *tf) {
         tf->sources_cap = tf->nnodes;
     }
     size_t k = 0;
-    FOR_EACH_NODE(tf, n, {
+    WEFT__FOR_EACH_NODE(tf, n, {
         /* A source has no predecessor of either kind (weak ones: only with conditions). */
         if (n->num_deps == 0 && (!tf->nconds || weft__cold(n)->num_weak == 0)) tf->sources[k++] = n;
     });
@@ -87,7 +75,7 @@ static weft_status recount_sources(weft_taskflow *tf) {
 }
 
 void weft__rearm_joins(weft_taskflow *tf) {
-    FOR_EACH_NODE(tf, n, { atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed); });
+    WEFT__FOR_EACH_NODE(tf, n, { atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed); });
 }
 
 weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
