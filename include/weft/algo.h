@@ -240,7 +240,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_sort_ops(weft_executor *ex, vo
  * Each descriptor holds the arguments of the direct call of the same name.  The
  * emplace functions add a task that runs that call when the task runs, reading
  * the descriptor then.  Errors as weft_emplace (the null task, with
- * weft_taskflow_last_error); a NULL descriptor is WEFT_EINVAL. */
+ * weft_taskflow_last_error); a NULL descriptor is WEFT_EINVAL.  Thread-safety as
+ * weft_emplace: one thread changes a taskflow at a time.  The descriptor is not
+ * copied; it must outlive the taskflow's runs. */
 
 typedef struct weft_for_desc {
     size_t first, last, step;

@@ -203,6 +203,8 @@ typedef enum weft_param_type { WEFT_PARAM_INT, WEFT_PARAM_FLOAT, WEFT_PARAM_STRI
 /* A set of named, typed parameters.  Not thread-safe for writing. */
 typedef struct weft_params weft_params;
 
+/* An empty set, or NULL with *err (if err is not NULL) = WEFT_ENOMEM.  Destroy
+ * frees it and every copied string (NULL is ignored). */
 WEFT_API WEFT_NODISCARD weft_params *weft_params_create(weft_status *err);
 WEFT_API void weft_params_destroy(weft_params *p);
 /* Set (or replace) a parameter; names and strings are copied.  WEFT_EINVAL,
@@ -230,6 +232,10 @@ typedef weft_status (*weft_composition_build_fn)(weft_composition *c, const weft
 /* A factory: a build function plus the parameters it requires. */
 typedef struct weft_factory weft_factory;
 
+/* A factory named `name` (copied; may be NULL) calling build(c, params, arg).
+ * NULL with *err = WEFT_EINVAL (build is NULL) or WEFT_ENOMEM.  Destroy frees it
+ * (NULL is ignored); compositions it made are independent of it.  A factory is
+ * used by one thread at a time. */
 WEFT_API WEFT_NODISCARD weft_factory *weft_factory_create(const char *name, weft_composition_build_fn build,
                                                           void *arg, weft_status *err);
 WEFT_API void weft_factory_destroy(weft_factory *f);
