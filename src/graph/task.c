@@ -18,17 +18,17 @@ static weft__node *slab_take(weft_taskflow *tf) {
             tf->chunks = c;
             tf->chunks_cap = ncap;
         }
-        /* Zeroed: the cold halves start valid, and pages nobody writes (the
-         * cold part of a chain) are never even faulted in. */
+        /* Cold halves must start zeroed.  A chunk another taskflow gave back to
+         * the block cache is (taskflow.c zeroes it), and so is a fresh one, whose
+         * untouched pages (a chain's cold half) are never even faulted in.  Hot
+         * lines are written whole when a slot is taken. */
         size_t k = tf->nchunks, bytes = weft__chunk_bytes(k), align = weft__chunk_align(k);
-        /* A chunk another taskflow gave back: its cold half is zeroed, and the hot
-         * line of a slot is written whole when the slot is taken. */
         weft__node *chunk = weft__block_cache_take(bytes, align);
         if (!chunk) {
             chunk = weft__calloc_aligned(bytes, align);
             if (!chunk) return NULL;
             /* Big chunks sit on huge-page boundaries, hot and cold halves apart. */
-            if (bytes >= 2 * WEFT__HUGE_PAGE) weft__mem_advise_huge(chunk, bytes);
+            if (align == WEFT__HUGE_PAGE) weft__mem_advise_huge(chunk, bytes);
         }
         tf->chunks[tf->nchunks++] = chunk;
     }
