@@ -2,9 +2,8 @@
  *
  * From a worker: jobs 1..n-1 go to the worker's own deque (thieves spread them),
  * job 0 runs inline, and the worker runs other jobs until the counter reaches
- * zero.  From any other thread: one root job goes through the injector; the
- * worker that picks it up pushes jobs 1..n-1 locally and continues with job 0, so
- * the outside thread pays for one injector push and one futex sleep. */
+ * zero.  From any other thread: all n jobs go through the injector with one
+ * wake-up of up to n sleepers, and the caller sleeps on the counter. */
 #include "algo/par.h"
 
 #include "core/alloc.h"
@@ -22,7 +21,6 @@ typedef struct par_job {
 } par_job;
 
 struct par {
-    weft__job root; /* must stay first: the job an outside caller submits */
     weft__task_fn fn;
     void *ctx;
     unsigned n;
@@ -55,20 +53,9 @@ static void push_rest(weft__worker *w, par *p) {
     for (unsigned t = p->n; t-- > 1;) weft__push_local(w, &p->jobs[t].job);
 }
 
-/* The outside caller's root job: fans out on the worker, continues with job 0. */
-static weft__job *root_run(weft__worker *w, weft__job *self) {
-    par *p = (par *)self;
-    push_rest(w, p);
-    return &p->jobs[0].job;
-}
-
 static bool all_done(void *arg) {
     par *p = arg;
     return atomic_load_explicit(&p->left, memory_order_acquire) == 0;
-}
-
-static void run_inline(par *p) {
-    for (unsigned t = 0; t < p->n; t++) p->fn(p->ctx, t, p->n);
 }
 
 static void wait_outside(par *p) {
@@ -90,12 +77,12 @@ static void fork_join(weft_executor *ex, par *p) {
         weft__worker_wait_until(w, all_done, p);
         return;
     }
-    p->root = (weft__job){ root_run, NULL };
-    /* The submission publishes p (and the jobs) to the worker that takes it. */
-    if (weft__submit(ex, &p->root) != WEFT_OK) {
-        run_inline(p); /* no memory for the injector: do the work here */
-        return;
-    }
+    /* Every job through the injector with one wake-up of n sleepers: woken
+     * together, the workers start together.  A chain (the first worker waking
+     * the next) costs one wake-up latency per link, milliseconds on a VM whose
+     * idle vCPUs are halted. */
+    unsigned pushed = weft__submit_spread(ex, &p->jobs[0].job, sizeof p->jobs[0], p->n);
+    for (unsigned t = pushed; t < p->n; t++) job_run(NULL, &p->jobs[t].job); /* out of memory */
     wait_outside(p);
 }
 

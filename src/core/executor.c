@@ -152,6 +152,16 @@ int weft__submit(weft_executor *ex, weft__job *job) {
     return st;
 }
 
+unsigned weft__submit_spread(weft_executor *ex, weft__job *first, size_t stride, unsigned n) {
+    unsigned pushed = 0;
+    for (; pushed < n; pushed++) {
+        weft__job *job = (weft__job *)((char *)first + (size_t)pushed * stride);
+        if (weft__injector_push(&ex->injector, job) != 0) break;
+    }
+    if (pushed) weft__sleep_notify_many(&ex->sleep, pushed);
+    return pushed;
+}
+
 int weft_ctx_worker_id(const weft_ctx *ctx) { return ctx ? (int)ctx->worker->id : -1; }
 weft_executor *weft_ctx_executor(const weft_ctx *ctx) { return ctx ? ctx->worker->ex : NULL; }
 bool weft_ctx_cancelled(const weft_ctx *ctx) {

@@ -109,6 +109,12 @@ void weft__push_local(weft__worker *w, weft__job *j);
  * local deque; from other threads through the injector.  0 or WEFT_ENOMEM. */
 int weft__submit(weft_executor *ex, weft__job *job);
 
+/* From a thread that is not one of ex's workers: pushes n jobs laid out `stride`
+ * bytes apart through the injector and wakes up to n sleepers at once.  Returns
+ * how many were pushed (fewer than n only when memory ran out); the caller owns
+ * the rest. */
+unsigned weft__submit_spread(weft_executor *ex, weft__job *first, size_t stride, unsigned n);
+
 /* Frees w's cached async-task records (src/async).  The executor is stopped. */
 void weft__async_free_cache(weft__worker *w);
 

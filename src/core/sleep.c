@@ -25,6 +25,26 @@ void weft__sleep_notify(weft__sleep *s) {
     weft__futex_wake(&s->epoch, 1);
 }
 
+void weft__sleep_notify_many(weft__sleep *s, unsigned k) {
+    atomic_thread_fence(memory_order_seq_cst); /* as in weft__sleep_notify */
+    uint64_t v = atomic_load_explicit(&s->state, memory_order_seq_cst);
+    unsigned n;
+    for (;;) {
+        /* Every idle worker without a token is a candidate, searchers or not:
+         * the caller knows k jobs are ready now, so the wake-ups overlap instead
+         * of running as a chain of one searcher waking the next. */
+        unsigned free = WEFT__SLEEP_IDLE(v) - WEFT__SLEEP_TOKENS(v);
+        n = k < free ? k : free;
+        if (WEFT__SLEEP_IDLE(v) <= WEFT__SLEEP_TOKENS(v) || n == 0) return;
+        if (atomic_compare_exchange_weak_explicit(&s->state, &v,
+                                                  v + n * (WEFT__SLEEP_SEARCH_ONE + WEFT__SLEEP_TOKEN_ONE),
+                                                  memory_order_seq_cst, memory_order_seq_cst))
+            break;
+    }
+    atomic_fetch_add_explicit(&s->epoch, 1, memory_order_seq_cst);
+    weft__futex_wake(&s->epoch, (int)n);
+}
+
 uint32_t weft__sleep_prepare(weft__sleep *s) {
     /* The key must be read before we count ourselves idle: a waker that sees us
      * idle bumps the epoch after that, so our futex wait cannot sleep through it. */

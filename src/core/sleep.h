@@ -45,6 +45,10 @@ static inline void weft__sleep_start_search(weft__sleep *s) {
  * Call after publishing a job that an idle worker might need to run.  Any thread. */
 void weft__sleep_notify(weft__sleep *s);
 
+/* Wakes up to k sleepers at once (each gets a token), even when a worker is
+ * already searching: for a caller that has just published k jobs that should
+ * start together (a parallel loop's fan-out).  Any thread. */
+void weft__sleep_notify_many(weft__sleep *s, unsigned k);
 /* The cheap variant for a worker pushing to its own deque, where the worker will
  * run the job itself if nobody steals it: a stale read only delays parallelism,
  * never loses the job, so the fence is paid only when someone seems idle. */
