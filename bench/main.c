@@ -354,8 +354,9 @@ int main(int argc, char **argv) {
     if (parse_args(argc, argv, &o) != 0) return 2;
     signal(SIGALRM, on_alarm);
 
-    printf("# weft-bench: weft %s, reps=%d (median reported), size-scale=%g, cpus=%ld\n",
-           weft_version(), o.reps, o.scale, sysconf(_SC_NPROCESSORS_ONLN));
+    const char *affinity = getenv("WEFT_AFFINITY");
+    printf("# weft-bench: weft %s, reps=%d (median reported), size-scale=%g, cpus=%ld, WEFT_AFFINITY=%s\n",
+           weft_version(), o.reps, o.scale, sysconf(_SC_NPROCESSORS_ONLN), affinity ? affinity : "(unset)");
     for (int id = 0; id < BENCH_IMPL_COUNT; ++id)
         if (o.impls[id] && bench_impls[id]->unavailable)
             printf("# impl=%s skipped (%s)\n", bench_impls[id]->name, bench_impls[id]->unavailable);

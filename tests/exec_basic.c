@@ -93,6 +93,102 @@ TEST(executor_create_defaults_and_worker_count) {
     ASSERT_STATUS(err, WEFT_EINVAL);
 }
 
+/* ---- affinity ---------------------------------------------------------------- */
+
+struct bind_check {
+    int workers;
+    atomic_int arrived;
+    int cpu_of[8];   /* the one CPU worker i is bound to, or -1 if unbound */
+    atomic_int bad;
+};
+
+/* One task per worker: each waits (bounded) for the others to arrive, so the
+ * tasks cannot all run on one worker, then records the worker's CPU mask. */
+static int record_binding(weft_ctx *ctx, void *arg) {
+    struct bind_check *c = arg;
+    atomic_fetch_add(&c->arrived, 1);
+    for (int i = 0; i < 20000 && atomic_load(&c->arrived) < c->workers; i++) sleep_us(100);
+    int id = weft_ctx_worker_id(ctx);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (id < 0 || id >= 8 || sched_getaffinity(0, sizeof set, &set) != 0) {
+        atomic_fetch_add(&c->bad, 1);
+        return 0;
+    }
+    int only = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &set)) only = only == -1 ? cpu : -2;
+    c->cpu_of[id] = only < 0 ? -1 : only;
+    return 0;
+}
+
+static void check_bindings(weft_executor *ex, int workers, struct bind_check *c) {
+    *c = (struct bind_check){ .workers = workers };
+    for (int i = 0; i < 8; i++) c->cpu_of[i] = -3; /* not seen */
+    weft_taskflow *tf = make_taskflow("bind");
+    for (int i = 0; i < workers; i++) must_emplace(tf, record_binding, c);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_EQ(atomic_load(&c->bad), 0);
+}
+
+TEST(affinity_cpus_binds_worker_i_to_the_ith_cpu_of_the_mask) {
+    unsetenv("WEFT_AFFINITY");
+    unsigned cpus = cpus_in_affinity_mask();
+    if (cpus == 0) SKIP("the affinity mask cannot be read");
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+    int nth[8], k = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && k < 8; cpu++)
+        if (CPU_ISSET(cpu, &mask)) nth[k++] = cpu;
+
+    enum { W = 2 };
+    weft_status err;
+    weft_executor *ex = weft_executor_create(
+        &(weft_executor_config){ .workers = W, .affinity = WEFT_AFFINITY_CPUS }, &err);
+    ASSERT_NOT_NULL(ex);
+    struct bind_check c;
+    check_bindings(ex, W, &c);
+    for (int i = 0; i < W; i++) {
+        if (c.cpu_of[i] == -3) TEST_FAIL_("worker %d ran none of the %d tasks", i, W);
+        if (c.cpu_of[i] != nth[i % k])
+            TEST_FAIL_("worker %d is bound to CPU %d, want CPU %d", i, c.cpu_of[i], nth[i % k]);
+    }
+    weft_executor_destroy(ex);
+
+    /* WEFT_AFFINITY=cpus does the same when the config leaves it at the default;
+     * an explicit NONE in the config wins over it. */
+    ASSERT_EQ(setenv("WEFT_AFFINITY", "cpus", 1), 0);
+    ex = weft_executor_create(&(weft_executor_config){ .workers = W }, &err);
+    ASSERT_NOT_NULL(ex);
+    check_bindings(ex, W, &c);
+    for (int i = 0; i < W; i++) ASSERT_EQ(c.cpu_of[i], nth[i % k]);
+    weft_executor_destroy(ex);
+    if (cpus > 1) {
+        ex = weft_executor_create(&(weft_executor_config){ .workers = W, .affinity = WEFT_AFFINITY_NONE },
+                                  &err);
+        ASSERT_NOT_NULL(ex);
+        check_bindings(ex, W, &c);
+        for (int i = 0; i < W; i++) ASSERT_EQ(c.cpu_of[i], -1); /* the whole mask */
+        weft_executor_destroy(ex);
+    }
+    unsetenv("WEFT_AFFINITY");
+}
+
+TEST(affinity_bad_values_are_refused) {
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .affinity = (weft_affinity)7 }, &err);
+    ASSERT_NULL(ex);
+    ASSERT_STATUS(err, WEFT_EINVAL);
+    ASSERT_EQ(setenv("WEFT_AFFINITY", "all", 1), 0);
+    err = WEFT_OK;
+    ex = weft_executor_create(NULL, &err);
+    ASSERT_NULL(ex);
+    ASSERT_STATUS(err, WEFT_EINVAL);
+    unsetenv("WEFT_AFFINITY");
+}
+
 /* ---- worker ids -------------------------------------------------------------- */
 
 struct id_check {

@@ -22,6 +22,24 @@ typedef struct weft_ctx weft_ctx;
  * Executor
  * ------------------------------------------------------------------------------ */
 
+/* Where worker threads may run (weft_executor_config.affinity). */
+typedef enum weft_affinity {
+    /* The WEFT_AFFINITY environment variable ("none" or "cpus") if set, else
+     * WEFT_AFFINITY_NONE. */
+    WEFT_AFFINITY_DEFAULT = 0,
+    /* The OS places and moves the workers freely. */
+    WEFT_AFFINITY_NONE,
+    /* Worker i is bound to the i-th CPU of the creating thread's affinity mask
+     * (the process's, unless something such as OMP_PROC_BIND narrowed that
+     * thread's; modulo their count), so two workers never share a CPU while another sits idle.
+     * Use it on a machine (or cgroup) the program has to itself: Linux may put
+     * a freshly woken worker on the CPU of the worker that woke it and leave it
+     * there for a scheduler tick (milliseconds), which halves a parallel loop's
+     * speed until it moves.  Binding is best effort: a worker that cannot be
+     * bound logs a warning (WEFT_LOG=warn) and runs unbound. */
+    WEFT_AFFINITY_CPUS,
+} weft_affinity;
+
 /* Executor settings.  Zero in any field means "the default", so
  *     weft_executor_create(&(weft_executor_config){ .workers = 4 }, &err)
  * sets only the worker count.  Fields are only ever appended. */
@@ -30,9 +48,9 @@ typedef struct weft_executor_config {
      * number of CPUs this process may run on (its affinity mask). */
     unsigned workers;
     /* Rounds of stealing (each tries every other worker once, in random order)
-     * an idle worker makes before it starts yielding.  Default 4. */
+     * an idle worker makes before it starts yielding.  Default 16. */
     unsigned steal_rounds;
-    /* sched_yield() calls between the steal rounds and parking.  Default 2. */
+    /* sched_yield() calls between the steal rounds and parking.  Default 8. */
     unsigned yield_rounds;
     /* Initial slots of each worker's deque (rounded up to a power of two); it
      * grows as needed.  Default 1024. */
@@ -51,12 +69,16 @@ typedef struct weft_executor_config {
     bool metrics;
     bool profile;
     size_t profile_max_spans;
+    /* Binding of workers to CPUs (see weft_affinity).  Default: none, unless the
+     * WEFT_AFFINITY environment variable says otherwise. */
+    weft_affinity affinity;
 } weft_executor_config;
 
 /* Creates an executor and starts its workers.  `config` may be NULL (all
  * defaults).  Returns NULL on failure with the reason in *err (if err is not NULL):
- * WEFT_EINVAL (WEFT_WORKERS is set but not a number from 1 to 4096, or
- * config->workers > 4096), WEFT_ENOMEM, WEFT_ESYS (a thread could not be
+ * WEFT_EINVAL (WEFT_WORKERS is set but not a number from 1 to 4096,
+ * config->workers > 4096, config->affinity is not a weft_affinity, or
+ * WEFT_AFFINITY is set to something other than "none" or "cpus"), WEFT_ENOMEM, WEFT_ESYS (a thread could not be
  * started).  Any thread. */
 WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_config *config,
                                                             weft_status *err);

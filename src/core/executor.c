@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MAX_WORKERS 4096
 
@@ -21,6 +22,14 @@ static int workers_from_env(unsigned *out) {
     long v = strtol(s, &end, 10);
     if (*end || v < 1 || v > MAX_WORKERS) return WEFT_EINVAL;
     *out = (unsigned)v;
+    return 0;
+}
+
+static int affinity_from_env(weft_affinity *out) {
+    const char *s = weft__getenv("WEFT_AFFINITY");
+    if (!s || !*s || strcmp(s, "none") == 0) *out = WEFT_AFFINITY_NONE;
+    else if (strcmp(s, "cpus") == 0) *out = WEFT_AFFINITY_CPUS;
+    else return WEFT_EINVAL;
     return 0;
 }
 
@@ -52,6 +61,11 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
         int st = workers_from_env(&c.workers);
         if (st) return set_err(err, st), NULL;
         if (c.workers == 0) c.workers = weft__cpu_count();
+    }
+    if ((unsigned)c.affinity > WEFT_AFFINITY_CPUS) return set_err(err, WEFT_EINVAL), NULL;
+    if (c.affinity == WEFT_AFFINITY_DEFAULT) {
+        int st = affinity_from_env(&c.affinity);
+        if (st) return set_err(err, st), NULL;
     }
     weft_executor *ex = weft__calloc_aligned(sizeof *ex, WEFT__CACHE_LINE);
     if (!ex) return set_err(err, WEFT_ENOMEM), NULL;
@@ -86,6 +100,7 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
         w->ex = ex;
         w->id = i;
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
+        w->cpu = c.affinity == WEFT_AFFINITY_CPUS ? weft__cpu_nth(i) : -1;
         if (weft__deque_init(&w->deque, cap) != 0) {
             teardown(ex, 0);
             return set_err(err, WEFT_ENOMEM), NULL;
@@ -98,7 +113,8 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
             return set_err(err, st), NULL;
         }
     }
-    weft__log(WEFT_LOG_INFO, "executor %p created: %u workers", (void *)ex, ex->nworkers); /* observe/ */
+    weft__log(WEFT_LOG_INFO, "executor %p created: %u workers%s", (void *)ex, ex->nworkers,
+              c.affinity == WEFT_AFFINITY_CPUS ? ", bound to CPUs" : ""); /* observe/ */
     set_err(err, WEFT_OK);
     return ex;
 }

@@ -50,6 +50,7 @@ struct weft__worker {
     weft__deque deque; /* cache-line aligned inside */
     weft_executor *ex;
     unsigned id;
+    int cpu; /* the CPU it binds itself to (WEFT_AFFINITY_CPUS), else -1 */
     uint64_t rng;
     /* Private FIFO of jobs that did not fit in the deque (out of memory). Owner only. */
     weft__job *overflow_head, *overflow_tail;

@@ -3,6 +3,7 @@
  * that a task uses to wait without blocking its worker. */
 #include "core/executor.h"
 #include "observe/hooks.h" /* counters and profiler events: one line per call site */
+#include "observe/log.h"
 
 #include <stdio.h>
 
@@ -111,6 +112,8 @@ void *weft__worker_main(void *arg) {
     char name[16];
     snprintf(name, sizeof name, "weft-w%u", w->id);
     weft__thread_set_name(name);
+    if (w->cpu >= 0 && weft__thread_bind_self(w->cpu) != 0) /* best effort */
+        weft__log(WEFT_LOG_WARN, "worker %u could not be bound to CPU %d; it runs unbound", w->id, w->cpu);
 
     /* Every worker starts counted as searching (weft__sleep_init). */
     for (;;) {

@@ -34,6 +34,8 @@ void weft__thread_join(weft__thread t);
 void weft__thread_yield(void);
 /* Names the calling thread (best effort; truncated to 15 bytes). */
 void weft__thread_set_name(const char *name);
+/* Binds the calling thread to one CPU (an OS CPU number).  0 or WEFT_ESYS. */
+int weft__thread_bind_self(int cpu);
 
 /* ---- mutex (only off the hot path: run queues of a taskflow) ---- */
 typedef struct weft__mutex { _Alignas(8) unsigned char opaque[48]; } weft__mutex;
@@ -59,6 +61,9 @@ void weft__mem_advise_huge(void *p, size_t len);
 /* ---- system information ---- */
 /* CPUs this process may run on (its affinity mask); at least 1. */
 unsigned weft__cpu_count(void);
+/* The OS number of the k-th CPU (from 0) of this process's affinity mask, k taken
+ * modulo their count; -1 if the mask cannot be read. */
+int weft__cpu_nth(unsigned k);
 /* Monotonic clock in nanoseconds. */
 uint64_t weft__now_ns(void);
 /* A cheap timestamp counter (the TSC on x86-64, else the monotonic clock in ns)

@@ -37,6 +37,14 @@ void weft__thread_set_name(const char *name) {
     pthread_setname_np(pthread_self(), buf);
 }
 
+int weft__thread_bind_self(int cpu) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return WEFT_ESYS;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0 ? 0 : WEFT_ESYS;
+}
+
 int weft__mutex_init(weft__mutex *m) {
     return pthread_mutex_init((pthread_mutex_t *)m->opaque, NULL) == 0 ? 0 : WEFT_ESYS;
 }
