@@ -230,3 +230,41 @@ TEST(metrics_reject_null_arguments) {
     ASSERT_STATUS(weft_executor_dump_fd(ex, -1), WEFT_EINVAL);
     weft_executor_destroy(ex);
 }
+
+/* Spans of tasks run back to back start at the previous task's end (one clock
+ * read per task); after the worker was idle, a task reads the clock again, so the
+ * idle time is never counted as busy. */
+static int spin_task(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do clock_gettime(CLOCK_MONOTONIC, &t1);
+    while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 20000);
+    return 0;
+}
+
+TEST(busy_time_counts_back_to_back_tasks_and_not_the_idle_time_between_runs) {
+    enum { N = 500 };
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .metrics = true }, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = make_taskflow("spins");
+    weft_task prev = WEFT_TASK_NULL;
+    for (int i = 0; i < N; i++) {
+        weft_task t = must_emplace(tf, spin_task, NULL);
+        if (i) ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    sleep_us(300000); /* the worker parks */
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_EQ(m.total.tasks, 2 * N);
+    /* 2N tasks of at least 20 us each; the 300 ms between the runs is idle. */
+    if (m.total.busy_ns < 2ull * N * 20000)
+        TEST_FAIL_("busy %llu ns < the %d tasks' spinning", (unsigned long long)m.total.busy_ns, 2 * N);
+    if (m.total.busy_ns > 2ull * N * 20000 + 150000000ull)
+        TEST_FAIL_("busy %llu ns holds the idle gap between the runs", (unsigned long long)m.total.busy_ns);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -25,6 +25,12 @@ typedef struct weft__worker_stats {
     _Atomic uint64_t wakeups;
     _Atomic int state; /* WEFT__WSTATE_* */
     bool woke; /* owner only: parked since it last found work */
+    /* Owner only: jobs this worker has started, plus one for every stretch it
+     * spent outside any job (searching, spinning in a wait).  The profiler starts
+     * a task's span at the previous task's end, without reading the clock, when
+     * this moved by exactly one since then: the worker went straight from that
+     * task's job to this one's (observe/obs.c). */
+    uint64_t jobs;
 } weft__worker_stats;
 
 static inline void weft__stat_inc(_Atomic uint64_t *c) {
@@ -98,8 +104,15 @@ weft__worker *weft__current_worker(const weft_executor *ex);
 
 /* Runs a job and the chain of jobs it hands on. */
 static inline void weft__execute(weft__worker *w, weft__job *j) {
-    while (j) j = j->run(w, j);
+    while (j) {
+        w->stats.jobs++; /* observe/: see weft__worker_stats */
+        j = j->run(w, j);
+    }
 }
+
+/* The worker is about to spend time outside any job (search, spin-wait): a task
+ * it runs next must read the clock for its span's start. */
+static inline void weft__worker_gap(weft__worker *w) { w->stats.jobs++; }
 
 /* Owner only: pushes to w's deque and wakes a sleeper if nobody is searching.
  * Never fails: without memory to grow the deque, the job goes to w's private

@@ -149,10 +149,10 @@ void weft__worker_wait_until(weft__worker *w, bool (*done)(void *), void *arg) {
         if (j) {
             weft__execute(w, j);
             idle = 0;
-        } else if (++idle < 64) {
-            weft__cpu_relax();
         } else {
-            weft__thread_yield();
+            weft__worker_gap(w);
+            if (++idle < 64) weft__cpu_relax();
+            else weft__thread_yield();
         }
     }
 }

@@ -117,7 +117,8 @@ static bool shrink(weft__fj *fj) {
     }
 }
 
-static void backoff(unsigned *idle) {
+static void backoff(weft__worker *w, unsigned *idle) {
+    weft__worker_gap(w);
     if (++*idle < 64) weft__cpu_relax();
     else weft__thread_yield();
 }
@@ -135,7 +136,7 @@ static int leapfrog(weft__worker *w, weft__fj_frame *f) {
             weft__execute(w, j);
             idle = 0;
         } else {
-            backoff(&idle);
+            backoff(w, &idle);
         }
     }
     weft__fj *fj = &w->fj;

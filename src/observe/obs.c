@@ -22,6 +22,7 @@ struct weft__obs *weft__obs_state(weft_executor *ex) {
     o->nworkers = ex->nworkers;
     o->max_spans = WEFT__DEFAULT_MAX_SPANS;
     o->ns_per_tick = weft__ns_per_tick();
+    o->ns_mul = (uint64_t)(o->ns_per_tick * (double)(1u << 20) + 0.5);
     ex->obs_state = o;
     return o;
 }
@@ -153,14 +154,18 @@ void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node
         atomic_store_explicit(&f->run, run, memory_order_relaxed);
         atomic_store_explicit(&f->node, node, memory_order_relaxed);
         f->child = 0;
-        f->begin = weft__ticks(); /* last: the observer's own time is not the task's */
+        /* Straight from the previous task's job (see mark in obs.h): start where
+         * it ended; the span then also holds the hand-off between the two (tens
+         * of ns), which a second clock read per task would cost anyway.  Else
+         * read the clock, last, so that the observer's time is not the task's. */
+        f->begin = ow->mark && ow->mark_job + 1 == w->stats.jobs ? ow->mark : weft__ticks();
     }
     atomic_store_explicit(&ow->depth, d + 1, memory_order_relaxed);
 }
 
 static void record_task_span(struct weft__obs *o, weft__obs_worker *ow, const weft__obs_frame *f,
                              uint64_t end, int rc) {
-    weft__span *s = weft__span_slot(o, ow, true);
+    weft__span *s = weft__span_task_slot(o, ow);
     if (!s) return;
     const weft__node *n = atomic_load_explicit(&f->node, memory_order_relaxed);
     const weft__run *r = atomic_load_explicit(&f->run, memory_order_relaxed);
@@ -187,7 +192,10 @@ static void time_task(struct weft__obs *o, weft__obs_worker *ow, unsigned d, uin
     uint64_t total = end - f->begin;
     add_relaxed(&ow->busy_ticks, total - f->child);
     if (d > 0) ow->frame[d - 1].child += total;
-    weft__stat_inc(&ow->hist[weft__hist_bucket((uint64_t)weft__ticks_ns(o, total))]);
+    /* Integer conversion (ticks * ns_mul >> 20, exact to a few ppm) for tasks
+     * under ~2^43 ticks; the double path for longer ones. */
+    uint64_t ns = total < ((uint64_t)1 << 43) ? total * o->ns_mul >> 20 : (uint64_t)weft__ticks_ns(o, total);
+    weft__stat_inc(&ow->hist[weft__hist_bucket(ns)]);
     if (atomic_load_explicit(&o->profile_on, memory_order_relaxed)) record_task_span(o, ow, f, end, rc);
     atomic_store_explicit(&f->node, NULL, memory_order_relaxed);
 }
@@ -203,6 +211,9 @@ void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, 
     if (d < WEFT__OBS_DEPTH && atomic_load_explicit(&ow->frame[d].node, memory_order_relaxed) == node)
         time_task(o, ow, d, end, rc);
     atomic_store_explicit(&ow->depth, d, memory_order_relaxed);
+    /* An observer's callback would run inside the next task's span: no mark. */
+    ow->mark = o->has_observer ? 0 : end;
+    ow->mark_job = w->stats.jobs;
     if (o->has_observer && o->observer.task_end) {
         weft_task_event ev = { .outcome = rc ? WEFT_TASK_FAILED : WEFT_TASK_SUCCEEDED, .code = rc };
         fill_event(&ev, o, w, node, run);

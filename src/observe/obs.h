@@ -68,6 +68,11 @@ typedef struct weft__obs_worker {
     _Alignas(WEFT__CACHE_LINE) _Atomic unsigned depth;
     weft__obs_frame frame[WEFT__OBS_DEPTH];
     uint64_t park_begin;
+    /* End of the last task this worker finished (ticks; 0: none yet), and the
+     * worker's job count (weft__worker_stats.jobs) at that moment.  A task that
+     * starts in the very next job begins its span there, so a worker running
+     * tasks back to back reads the clock once per task, not twice. */
+    uint64_t mark, mark_job;
     /* 1 while the owner writes a steal or park span: those come from an idle
      * worker at any time, so a reader of the spans pauses the profiler and waits
      * for this to clear (weft__spans_for_each). */
@@ -78,6 +83,9 @@ typedef struct weft__obs_worker {
     /* Spans: chunks head..cur are in use (cur holds `used`), later ones spare. */
     weft__span_chunk *head, *cur;
     uint32_t used;   /* spans in cur */
+    /* Spans that may still go into cur without a check (chunk end and the
+     * max_spans bound both respected): the task path's fast case. */
+    uint32_t room;
     size_t cur_idx;  /* chunks in use, cur included (0: none) */
     size_t nchunks;  /* chunks allocated */
     _Atomic uint64_t recorded, dropped; /* task spans */
@@ -94,6 +102,7 @@ struct weft__obs {
     _Atomic bool metrics_on, profile_on;
     _Atomic uint64_t metrics_t0, profile_t0; /* ticks when enabled */
     double ns_per_tick;
+    uint64_t ns_mul; /* ns = ticks * ns_mul >> 20, the histogram's cheap conversion */
     size_t max_spans; /* per worker */
     char *save_path;  /* WEFT_PROFILE, or NULL */
 };
@@ -113,6 +122,14 @@ weft__span *weft__span_slot(struct weft__obs *o, weft__obs_worker *ow, bool task
 uint32_t weft__name_intern(weft__names *t, const char *name);
 /* Empties the buffers, keeping the chunks. */
 void weft__spans_clear(weft__obs_worker *ow);
+
+/* The task path's slot: the fast case inline, the rest in weft__span_slot. */
+static inline weft__span *weft__span_task_slot(struct weft__obs *o, weft__obs_worker *ow) {
+    if (__builtin_expect(ow->room == 0, 0)) return weft__span_slot(o, ow, true);
+    ow->room--;
+    weft__stat_inc(&ow->recorded);
+    return &ow->cur->span[ow->used++];
+}
 void weft__spans_free(weft__obs_worker *ow);
 /* Calls fn(span, ow, arg) for every recorded span of every worker, until it
  * returns false. */

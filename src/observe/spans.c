@@ -26,16 +26,23 @@ weft__span *weft__span_slot(struct weft__obs *o, weft__obs_worker *ow, bool task
     /* Every span counts against the limit, whatever its kind. */
     size_t in_use = ow->cur_idx ? (ow->cur_idx - 1) * WEFT__SPAN_CHUNK + ow->used : 0;
     if (in_use >= o->max_spans || ((!ow->cur || ow->used == WEFT__SPAN_CHUNK) && !next_chunk(ow))) {
+        ow->room = 0;
         if (task) weft__stat_inc(&ow->dropped);
         return NULL;
     }
     if (task) weft__stat_inc(&ow->recorded);
-    return &ow->cur->span[ow->used++];
+    weft__span *s = &ow->cur->span[ow->used++];
+    /* Room for the fast path (weft__span_task_slot): to the chunk's end or the
+     * limit, whichever comes first. */
+    size_t left = o->max_spans - in_use - 1, in_chunk = WEFT__SPAN_CHUNK - ow->used;
+    ow->room = (uint32_t)(left < in_chunk ? left : in_chunk);
+    return s;
 }
 
 void weft__spans_clear(weft__obs_worker *ow) {
     ow->cur = NULL;
     ow->used = 0;
+    ow->room = 0;
     ow->cur_idx = 0;
     atomic_store_explicit(&ow->recorded, 0, memory_order_relaxed);
     atomic_store_explicit(&ow->dropped, 0, memory_order_relaxed);
@@ -55,6 +62,7 @@ void weft__spans_free(weft__obs_worker *ow) {
         weft__free(c, sizeof *c);
     }
     ow->head = ow->cur = NULL;
+    ow->used = ow->room = 0;
     ow->nchunks = ow->cur_idx = 0;
     names_free(&ow->names);
 }

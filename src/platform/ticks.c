@@ -5,20 +5,6 @@
 #include <errno.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#  include <x86intrin.h>
-#endif
-
-uint64_t weft__ticks(void) {
-#if defined(__x86_64__)
-    /* rdtsc, not rdtscp: a span's edges need not be fenced against the task's own
-     * instructions at nanosecond precision, and rdtsc is the cheaper of the two.
-     * Assumes an invariant TSC (every x86-64 CPU of the last decade). */
-    return __rdtsc();
-#else
-    return weft__now_ns();
-#endif
-}
 
 /* Bits of the calibrated double; 0 until calibrated.  Racing calibrations agree
  * closely and either result is fine, so relaxed suffices. */
