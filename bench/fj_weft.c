@@ -61,6 +61,26 @@ static int weft_fib_spawn2(void *env, void *data) { return run_fib(env, data, fi
 const bench_ops bench_weft_fib = {weft_fib, NULL, NULL, NULL};
 const bench_ops bench_weft_fib_spawn2 = {weft_fib_spawn2, NULL, NULL, NULL};
 
+/* ---- fib_typed: the same recursion as a typed task (WEFT_FJ_TASK) ----------- */
+
+WEFT_FJ_TASK(long, fib_t, int, n) {
+    if (n < 2) return n;
+    WEFT_FJ_SLOT(fib_t) x;
+    WEFT_FJ_SPAWN(fib_t, &x, n - 1);
+    long b = WEFT_FJ_CALL(fib_t, n - 2);
+    return WEFT_FJ_SYNC(fib_t, &x) + b;
+}
+
+static int fib_typed_root(weft_ctx *ctx, void *p) {
+    fib_data *d = p;
+    d->result = WEFT_FJ_RUN(ctx, fib_t, d->n);
+    return 0;
+}
+static int weft_fib_typed(void *env, void *data) {
+    return report("weft_run_root(fib_typed)", weft_run_root(env, fib_typed_root, data));
+}
+const bench_ops bench_weft_fib_typed = {weft_fib_typed, NULL, NULL, NULL};
+
 /* ---- skynet: a task group of ten children per node ---------------------------- */
 
 struct sky_arg {

@@ -88,6 +88,17 @@ static int serial_fib(void *env, void *data) {
 const bench_ops bench_serial_fib = {serial_fib, NULL, NULL, NULL};
 const bench_ops bench_serial_fib_spawn2 = {serial_fib, NULL, NULL, NULL};
 
+/* The plain C recursion, direct calls the compiler may inline: the baseline of
+ * fib_typed, whose non-stolen syncs are direct calls too. */
+static long fib_plain(int n) { return n < 2 ? n : fib_plain(n - 1) + fib_plain(n - 2); }
+static int serial_fib_typed(void *env, void *data) {
+    fib_data *d = data;
+    (void)env;
+    d->result = fib_plain(d->n);
+    return 0;
+}
+const bench_ops bench_serial_fib_typed = {serial_fib_typed, NULL, NULL, NULL};
+
 /* ---- skynet ------------------------------------------------------------------ */
 
 static size_t skynet_nodes_below(int depth) {

@@ -72,6 +72,10 @@ BENCH_DECLARE_FJ(omp)
 BENCH_DECLARE_FJ(tbb)
 BENCH_DECLARE_FJ(serial)
 #undef BENCH_DECLARE_FJ
+/* fib_typed: weft's typed fork-join (WEFT_FJ_TASK) and a plain direct-call serial
+ * fib; the peers run their fib (already direct calls). */
+extern const bench_ops bench_weft_fib_typed;
+extern const bench_ops bench_serial_fib_typed;
 
 #ifdef __cplusplus
 }

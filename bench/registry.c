@@ -58,6 +58,9 @@ const bench_def bench_table[] = {
      * skynet depth 6 by default. */
     { "fib", 1346268, false, &bench_work_fib, ALL_OPS(fib) },
     { "fib_spawn2", 2692536, false, &bench_work_fib_spawn2, ALL_OPS(fib_spawn2) },
+    { "fib_typed", 1346268, false, &bench_work_fib,
+      { [BENCH_WEFT] = &bench_weft_fib_typed, [BENCH_OMP] = OMP_OPS(fib), [BENCH_TBB] = TBB_OPS(fib),
+        [BENCH_SERIAL] = &bench_serial_fib_typed } },
     { "skynet", 1111110, false, &bench_work_skynet, ALL_OPS(skynet) },
     { "nqueens", 1000000, false, &bench_work_nqueens, ALL_OPS(nqueens) },
     { "async_task", 1000000, false, &bench_work_async_task, ALL_OPS(async_task) },

@@ -1,8 +1,9 @@
-/* fork_join: weft_spawn / weft_sync, a task group, and weft_run_root.
+/* fork_join: weft_spawn / weft_sync, typed tasks, a task group, and weft_run_root.
  * SPDX-License-Identifier: MIT
  *
- * fib(30) with one spawned child per node, the sum of an array by a task group
- * per level, both entered from main with weft_run_root, and checked.
+ * fib(30) with one spawned child per node (untyped, then as a typed task) and
+ * the sum of an array by a task group per level, all entered from main with
+ * weft_run_root, and checked.
  */
 #include <weft.h>
 
@@ -25,6 +26,26 @@ static int fib(weft_ctx *cx, void *p) {
     int st = weft_sync(cx);  /* runs x here unless another worker took it */
     a->r = x.r + y.r;
     return st;
+}
+
+/* The same recursion as a typed task: the frame stack's top stays in a register
+ * and an unstolen child is synced by a direct call (about 2x faster). */
+WEFT_FJ_TASK(long, fib_typed, int, n) {
+    if (n < 2) return n;
+    WEFT_FJ_SLOT(fib_typed) x;
+    WEFT_FJ_SPAWN(fib_typed, &x, n - 1);
+    long b = WEFT_FJ_CALL(fib_typed, n - 2);
+    return WEFT_FJ_SYNC(fib_typed, &x) + b;
+}
+
+struct typed_job {
+    int n;
+    long r;
+};
+static int fib_typed_root(weft_ctx *cx, void *p) {
+    struct typed_job *j = p;
+    j->r = WEFT_FJ_RUN(cx, fib_typed, j->n);
+    return 0;
 }
 
 /* Sums v[0..n) in four parts per level, with a task group. */
@@ -65,6 +86,10 @@ int main(void) {
     int rc = weft_run_root(ex, fib, &f);
     printf("fib(30) = %ld on %u workers (status %d)\n", f.r, weft_executor_workers(ex), rc);
 
+    struct typed_job t = {30, 0};
+    rc |= weft_run_root(ex, fib_typed_root, &t);
+    printf("fib(30) = %ld again, as a typed task\n", t.r);
+
     static long v[1000000];
     for (size_t i = 0; i < 1000000; i++) v[i] = (long)i;
     struct part all = {v, 1000000, 0};
@@ -72,5 +97,5 @@ int main(void) {
     printf("sum(0 .. 999999) = %ld\n", all.sum);
 
     weft_executor_destroy(ex);
-    return rc == 0 && f.r == 832040 && all.sum == 499999500000L ? 0 : 1;
+    return rc == 0 && f.r == 832040 && t.r == 832040 && all.sum == 499999500000L ? 0 : 1;
 }

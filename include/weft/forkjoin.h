@@ -36,7 +36,9 @@ WEFT_EXTERN_C_BEGIN
 #if defined(__GNUC__)
 #  define WEFT__LIKELY(x) __builtin_expect(!!(x), 1)
 #  define WEFT__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define WEFT__MAYBE_UNUSED __attribute__((unused))
 #else
+#  define WEFT__MAYBE_UNUSED
 #  define WEFT__LIKELY(x) (x)
 #  define WEFT__UNLIKELY(x) (x)
 #endif
@@ -73,7 +75,9 @@ typedef struct weft__fj {
     weft__fj_frame *ovf_split;
     /* ---- shared with thieves ---- */
     uint64_t ts;
-    uint32_t wanted;       /* a thief found nothing public: share more */
+    /* A thief found nothing public, or the owner set allstolen: the next spawn
+     * shares (so the spawn fast path tests this one word). */
+    uint32_t wanted;
     uint32_t pad_a_;
     weft__fj_frame *frames; /* == base, on the thieves' line */
     unsigned char pad_b_[40];
@@ -107,7 +111,7 @@ static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) 
     f->arg = arg; /* f->state is already 0: zeroed at allocation, reset after a theft */
     fj->head = f + 1;
     /* Relaxed: a thief's request may be seen a spawn late; it only delays sharing. */
-    if (WEFT__UNLIKELY(fj->allstolen | __atomic_load_n(&fj->wanted, __ATOMIC_RELAXED))) weft__fj_share(ctx);
+    if (WEFT__UNLIKELY(__atomic_load_n(&fj->wanted, __ATOMIC_RELAXED))) weft__fj_share(ctx);
     return WEFT_OK;
 }
 
@@ -127,6 +131,105 @@ static inline int weft_sync(weft_ctx *ctx) {
     }
     return weft__fj_sync_slow(ctx);
 }
+
+/* ---- typed fork-join: Lace-style tasks ---------------------------------------
+ *
+ * weft_spawn/weft_sync keep the frame stack's top in memory and call a child
+ * through a function pointer: each spawn and sync loads and stores that top, and
+ * in a recursion those loads and stores form one long chain through memory.
+ * Typed tasks, like Lace's TASK_n macros, pass the top down the recursion as a
+ * hidden argument (a register), sync a child that was not stolen with a direct
+ * call to the named function (which the compiler may inline), and carry a value
+ * argument and result:
+ *
+ *     WEFT_FJ_TASK(long, fib, int, n) {      // a task: long fib(int n)
+ *         if (n < 2) return n;
+ *         WEFT_FJ_SLOT(fib) x;                // the child's argument and result
+ *         WEFT_FJ_SPAWN(fib, &x, n - 1);
+ *         long b = WEFT_FJ_CALL(fib, n - 2);  // a plain call, on this worker
+ *         return WEFT_FJ_SYNC(fib, &x) + b;
+ *     }
+ *     ...  long r = WEFT_FJ_RUN(ctx, fib, 30);  // from any task (ctx: its context)
+ *
+ * One argument of any type (a struct for several) and a result of any non-void
+ * type.  The slot must stay alive until the matching sync (on the caller's
+ * stack, as above).  Inside a typed task:
+ *   - spawn, call and sync other typed tasks with WEFT_FJ_SPAWN, WEFT_FJ_CALL and
+ *     WEFT_FJ_SYNC; every spawn is matched by one sync, innermost first;
+ *   - for any other weft call that takes a context (weft_spawn, task groups,
+ *     weft_run_root, weft_ctx_cancelled, parallel algorithms, ...) pass
+ *     WEFT_FJ_CTX, never a context saved elsewhere: it first writes the hidden
+ *     top back to memory so that the call sees the true frame stack.  Do not
+ *     leave such a call with spawns of its own unsynced.
+ * A typed task cannot report a status: it returns a value.  What happens on a
+ * theft is the same as for weft_spawn / weft_sync (the thief runs the child; the
+ * sync leapfrogs and then reads the result from the slot). */
+
+/* Defines typed task NAME, `RET NAME(ATYPE ARG)`; the body follows the macro.
+ * At file scope; the functions it makes are static. */
+#define WEFT_FJ_TASK(RET, NAME, ATYPE, ARG)                                            \
+    static inline RET NAME##_weft_body(weft_ctx *weft_ctx_, weft__fj_frame *weft_head_, ATYPE ARG); \
+    typedef struct NAME##_weft_slot {                                                  \
+        ATYPE arg;                                                                     \
+        RET result;                                                                    \
+    } NAME##_weft_slot;                                                                \
+    WEFT__MAYBE_UNUSED static RET NAME##_weft_enter(weft_ctx *ctx, ATYPE a) {          \
+        weft__fj_frame *top = weft__fj_top(ctx);                                       \
+        RET r = NAME##_weft_body(ctx, top, a);                                         \
+        weft__fj_of(ctx)->head = top; /* the body left it wherever its last slow path did */ \
+        return r;                                                                      \
+    }                                                                                  \
+    WEFT__MAYBE_UNUSED static int NAME##_weft_run(weft_ctx *ctx, void *slot) {        \
+        ((NAME##_weft_slot *)slot)->result = NAME##_weft_enter(ctx, ((NAME##_weft_slot *)slot)->arg); \
+        return 0;                                                                      \
+    }                                                                                  \
+    static inline RET NAME##_weft_body(weft_ctx *weft_ctx_, weft__fj_frame *weft_head_, ATYPE ARG)
+
+/* The slot type of typed task NAME: a spawned child's argument and result. */
+#define WEFT_FJ_SLOT(NAME) NAME##_weft_slot
+
+/* Runs typed task NAME on argument a from a task whose context is ctx (or from
+ * a typed task, with WEFT_FJ_CTX) and evaluates to its result. */
+#define WEFT_FJ_RUN(ctx, NAME, a) NAME##_weft_enter((ctx), (a))
+
+/* Inside a typed task: the running task's context for other weft calls. */
+#define WEFT_FJ_CTX (weft__fj_of(weft_ctx_)->head = weft_head_, weft_ctx_)
+
+/* Inside a typed task: spawns NAME(a) as a child; *slot keeps a and receives the
+ * result.  A statement. */
+#define WEFT_FJ_SPAWN(NAME, slot, a)                                                    \
+    do {                                                                               \
+        (slot)->arg = (a);                                                             \
+        weft__fj *weft_fj_ = weft__fj_of(weft_ctx_);                                   \
+        if (WEFT__UNLIKELY(weft_head_ == weft_fj_->end)) {                             \
+            weft_head_ = weft__fj_spawn_typed(weft_ctx_, weft_head_, NAME##_weft_run, (slot)); \
+        } else {                                                                       \
+            weft_head_->fn = NAME##_weft_run;                                          \
+            weft_head_->arg = (slot);                                                  \
+            weft_head_++;                                                              \
+            if (WEFT__UNLIKELY(__atomic_load_n(&weft_fj_->wanted, __ATOMIC_RELAXED))) \
+                weft__fj_share_typed(weft_ctx_, weft_head_);                           \
+        }                                                                              \
+    } while (0)
+
+/* Inside a typed task: calls NAME(a) on this worker and evaluates to its result. */
+#define WEFT_FJ_CALL(NAME, a) NAME##_weft_body(weft_ctx_, weft_head_, (a))
+
+/* Inside a typed task: waits for the most recent unsynced child and evaluates to
+ * its result: not stolen, a direct call NAME(slot->arg) now; stolen, the value
+ * the thief stored in *slot (this worker leapfrogs meanwhile). */
+#define WEFT_FJ_SYNC(NAME, slot)                                                        \
+    (WEFT__LIKELY(weft_head_ > weft__fj_of(weft_ctx_)->split)                          \
+         ? (--weft_head_, NAME##_weft_body(weft_ctx_, weft_head_, (slot)->arg))        \
+         : (weft_head_ = weft__fj_sync_typed(weft_ctx_, weft_head_), (slot)->result))
+
+/* Private halves of the typed macros (src/fj/frames.c): each writes top back to
+ * the frame stack, does what the untyped call does, and returns the new top (by
+ * value, so that the caller's copy can stay in a register). */
+WEFT_API weft__fj_frame *weft__fj_top(weft_ctx *ctx);
+WEFT_API weft__fj_frame *weft__fj_spawn_typed(weft_ctx *ctx, weft__fj_frame *top, weft_task_fn fn, void *arg);
+WEFT_API void weft__fj_share_typed(weft_ctx *ctx, weft__fj_frame *top);
+WEFT_API weft__fj_frame *weft__fj_sync_typed(weft_ctx *ctx, weft__fj_frame *top);
 
 /* A task group: spawn any number of children, then wait for all of them.  A
  * small value type that lives on the task's stack:

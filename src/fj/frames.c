@@ -59,6 +59,36 @@ weft_status weft__fj_spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
     return WEFT_OK;
 }
 
+/* ---- typed tasks (include/weft/forkjoin.h) ---- */
+
+weft__fj_frame *weft__fj_top(weft_ctx *ctx) {
+    weft__fj *fj = weft__fj_of(ctx);
+    /* Allocate now: a typed task keeps the top in a register, so the stack must
+     * not appear under it later.  Without memory head stays NULL == end, and
+     * every typed spawn takes the slow path (run at once). */
+    if (!fj->base && fj->ovf == 0) (void)alloc_stack(fj);
+    return fj->head;
+}
+
+weft__fj_frame *weft__fj_spawn_typed(weft_ctx *ctx, weft__fj_frame *top, weft_task_fn fn, void *arg) {
+    weft__fj *fj = weft__fj_of(ctx);
+    fj->head = top;
+    (void)weft__fj_spawn_full(ctx, fn, arg); /* fn is never NULL here */
+    return fj->head;
+}
+
+void weft__fj_share_typed(weft_ctx *ctx, weft__fj_frame *top) {
+    weft__fj_of(ctx)->head = top;
+    weft__fj_share(ctx);
+}
+
+weft__fj_frame *weft__fj_sync_typed(weft_ctx *ctx, weft__fj_frame *top) {
+    weft__fj *fj = weft__fj_of(ctx);
+    fj->head = top;
+    (void)weft__fj_sync_slow(ctx); /* a typed child's status is always 0 */
+    return fj->head;
+}
+
 static int ovf_pop(weft__fj *fj) {
     uint32_t k = --fj->ovf;
     int r = k < fj->ovf_cap ? fj->ovf_status[k] : fj->ovf_lost;
@@ -104,6 +134,7 @@ static bool shrink(weft__fj *fj) {
         uint32_t t = WEFT__FJ_TAIL(ts), s = WEFT__FJ_SPLIT(ts);
         if (t >= s) {
             fj->allstolen = 1;
+            __atomic_store_n(&fj->wanted, 1, __ATOMIC_RELAXED); /* see weft__fj.wanted */
             return false;
         }
         uint32_t ns = t + (s - t) / 2; /* t <= ns < s: frame s - 1 becomes private */
@@ -147,6 +178,7 @@ static int leapfrog(weft__worker *w, weft__fj_frame *f) {
     __atomic_store_n(&f->state, (uintptr_t)0, __ATOMIC_RELAXED);
     fj->head = fj->split = f;
     fj->allstolen = 1; /* every frame below f was stolen before f was */
+    __atomic_store_n(&fj->wanted, 1, __ATOMIC_RELAXED); /* see weft__fj.wanted */
     return r;
 }
 
