@@ -32,6 +32,41 @@ TEST(async_silent_tasks_all_run_before_wait_all_returns) {
     weft_executor_destroy(ex);
 }
 
+/* A burst of silent tasks from inside a task: records are carved from blocks the
+ * worker keeps, counted in the metrics, and reused by the next burst. */
+struct burst {
+    int n;
+    atomic_int *count;
+};
+static int submit_burst(weft_ctx *cx, void *p) {
+    struct burst *b = p;
+    for (int i = 0; i < b->n; i++) ASSERT_OK(weft_silent_async(weft_ctx_executor(cx), bump, b->count));
+    return 0;
+}
+
+TEST(async_silent_burst_reuses_the_worker_blocks_and_counts_them) {
+    weft_executor *ex = make_executor(1);
+    atomic_int count = 0;
+    struct burst b = {(int)test_scale(100000), &count};
+    if (b.n < 1000) b.n = 1000;
+    weft_metrics m0, m1, m2;
+    ASSERT_OK(weft_executor_metrics(ex, &m0, NULL, 0));
+    ASSERT_OK(weft_run_root(ex, submit_burst, &b));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&count), b.n);
+    ASSERT_OK(weft_executor_metrics(ex, &m1, NULL, 0));
+    /* Every record of the burst was live at once (one worker runs them after
+     * the submitting task): at least 48 bytes each are held now. */
+    if (m1.bytes < m0.bytes + (size_t)b.n * 48)
+        TEST_FAIL_("held %zu bytes after %d silent tasks, was %zu", m1.bytes, b.n, m0.bytes);
+    ASSERT_OK(weft_run_root(ex, submit_burst, &b));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&count), 2 * b.n);
+    ASSERT_OK(weft_executor_metrics(ex, &m2, NULL, 0));
+    if (m2.bytes != m1.bytes) TEST_FAIL_("the second burst grew the held bytes: %zu -> %zu", m1.bytes, m2.bytes);
+    weft_executor_destroy(ex);
+}
+
 /* Inside a task: submit async children (from the worker's free list) and wait. */
 static int fan_out(weft_ctx *cx, void *p) {
     atomic_int *count = p;

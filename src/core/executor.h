@@ -48,8 +48,9 @@ struct weft__worker {
      * worker goes to that worker's list, whoever allocated it. */
     void *async_free;
     size_t async_nfree;
-    void *silent_free; /* the smaller records of silent async tasks */
-    size_t silent_nfree;
+    void *silent_free;   /* free records of silent async tasks (src/async/silent.c) */
+    void *silent_blocks; /* the blocks those records are carved from */
+    _Atomic size_t silent_bytes; /* bytes of those blocks (metrics read it) */
     /* Silent records of this worker freed by other workers (any worker pushes,
      * this one takes all at once); on its own line, as other workers write it. */
     _Alignas(WEFT__CACHE_LINE) _Atomic(void *) silent_remote;

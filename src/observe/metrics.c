@@ -51,6 +51,8 @@ static size_t held_bytes(const weft_executor *ex) {
     for (unsigned i = 0; i < ex->nworkers; i++) {
         const weft__ring *r = atomic_load_explicit(&((weft__deque *)&ex->workers[i].deque)->ring, memory_order_relaxed);
         if (r) b += sizeof *r + (size_t)(r->mask + 1) * sizeof r->slot[0];
+        /* Blocks of silent async records (src/async/silent.c). */
+        b += atomic_load_explicit(&((weft__worker *)&ex->workers[i])->silent_bytes, memory_order_relaxed);
     }
     const struct weft__obs *o = ex->obs_state;
     if (o) {
