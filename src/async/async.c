@@ -133,10 +133,6 @@ weft_status weft_future_wait_isolated(weft_future *f) {
     /* Queued but not started: run it here; its queue entry will find it claimed. */
     if (atomic_exchange_explicit(&a->claimed, 1, memory_order_acq_rel) == 0) weft__async_execute(w, a);
     unsigned idle = 0;
-    while (!future_done(f)) {
-        weft__worker_gap(w);
-        if (++idle < 64) weft__cpu_relax();
-        else weft__thread_yield();
-    }
+    while (!future_done(f)) weft__worker_pause(w, &idle);
     return f->status;
 }

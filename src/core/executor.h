@@ -115,6 +115,14 @@ static inline void weft__execute(weft__worker *w, weft__job *j) {
  * it runs next must read the clock for its span's start. */
 static inline void weft__worker_gap(weft__worker *w) { w->stats.jobs++; }
 
+/* One step of a worker's spin-wait for something another worker will do: a gap
+ * (above), then a pause for the first 64 steps of *idle and a yield after. */
+static inline void weft__worker_pause(weft__worker *w, unsigned *idle) {
+    weft__worker_gap(w);
+    if (++*idle < 64) weft__cpu_relax();
+    else weft__thread_yield();
+}
+
 /* Owner only: pushes to w's deque and wakes a sleeper if nobody is searching.
  * Never fails: without memory to grow the deque, the job goes to w's private
  * overflow list (it still runs, on w). */

@@ -8,34 +8,20 @@ void weft__sleep_init(weft__sleep *s, unsigned workers) {
     atomic_init(&s->epoch, 0);
 }
 
-void weft__sleep_notify(weft__sleep *s) {
+/* Wakes up to k idle workers that hold no token yet; none at all if `unless_searching`
+ * and a worker is searching (Tokio's rule, for a single new job). */
+static void wake(weft__sleep *s, unsigned k, bool unless_searching) {
     /* Order the caller's publication of the job before reading state: pairs with
      * the seq_cst RMW in weft__sleep_prepare (store-buffer / Dekker pattern). */
     atomic_thread_fence(memory_order_seq_cst);
     uint64_t v = atomic_load_explicit(&s->state, memory_order_seq_cst);
-    for (;;) {
-        if (WEFT__SLEEP_SEARCHING(v) > 0 || WEFT__SLEEP_IDLE(v) <= WEFT__SLEEP_TOKENS(v)) return;
-        /* Count the worker we wake as a searcher now, and leave it a token. */
-        if (atomic_compare_exchange_weak_explicit(&s->state, &v,
-                                                  v + WEFT__SLEEP_SEARCH_ONE + WEFT__SLEEP_TOKEN_ONE,
-                                                  memory_order_seq_cst, memory_order_seq_cst))
-            break;
-    }
-    atomic_fetch_add_explicit(&s->epoch, 1, memory_order_seq_cst);
-    weft__futex_wake(&s->epoch, 1);
-}
-
-void weft__sleep_notify_many(weft__sleep *s, unsigned k) {
-    atomic_thread_fence(memory_order_seq_cst); /* as in weft__sleep_notify */
-    uint64_t v = atomic_load_explicit(&s->state, memory_order_seq_cst);
     unsigned n;
     for (;;) {
-        /* Every idle worker without a token is a candidate, searchers or not:
-         * the caller knows k jobs are ready now, so the wake-ups overlap instead
-         * of running as a chain of one searcher waking the next. */
-        unsigned free = WEFT__SLEEP_IDLE(v) - WEFT__SLEEP_TOKENS(v);
-        n = k < free ? k : free;
-        if (WEFT__SLEEP_IDLE(v) <= WEFT__SLEEP_TOKENS(v) || n == 0) return;
+        if (unless_searching && WEFT__SLEEP_SEARCHING(v) > 0) return;
+        unsigned idle = WEFT__SLEEP_IDLE(v), tokens = WEFT__SLEEP_TOKENS(v);
+        if (idle <= tokens || k == 0) return;
+        n = k < idle - tokens ? k : idle - tokens;
+        /* Count the workers we wake as searchers now, and leave each a token. */
         if (atomic_compare_exchange_weak_explicit(&s->state, &v,
                                                   v + n * (WEFT__SLEEP_SEARCH_ONE + WEFT__SLEEP_TOKEN_ONE),
                                                   memory_order_seq_cst, memory_order_seq_cst))
@@ -44,6 +30,12 @@ void weft__sleep_notify_many(weft__sleep *s, unsigned k) {
     atomic_fetch_add_explicit(&s->epoch, 1, memory_order_seq_cst);
     weft__futex_wake(&s->epoch, (int)n);
 }
+
+void weft__sleep_notify(weft__sleep *s) { wake(s, 1, true); }
+
+/* Searchers or not: the caller knows k jobs are ready now, so the wake-ups
+ * overlap instead of running as a chain of one searcher waking the next. */
+void weft__sleep_notify_many(weft__sleep *s, unsigned k) { wake(s, k, false); }
 
 uint32_t weft__sleep_prepare(weft__sleep *s) {
     /* The key must be read before we count ourselves idle: a waker that sees us

@@ -92,6 +92,7 @@ static weft__job *final_look(weft__worker *w) {
 /* Steal rounds with short spins, then rounds with yields.  NULL if nothing found. */
 static weft__job *search(weft__worker *w) {
     weft_executor *ex = w->ex;
+    weft__worker_gap(w); /* the next task's span starts after the search */
     unsigned rounds = ex->steal_rounds + ex->yield_rounds;
     for (unsigned r = 0; r < rounds; r++) {
         weft__job *j = steal_round(w);
@@ -150,9 +151,7 @@ void weft__worker_wait_until(weft__worker *w, bool (*done)(void *), void *arg) {
             weft__execute(w, j);
             idle = 0;
         } else {
-            weft__worker_gap(w);
-            if (++idle < 64) weft__cpu_relax();
-            else weft__thread_yield();
+            weft__worker_pause(w, &idle);
         }
     }
 }

@@ -148,12 +148,6 @@ static bool shrink(weft__fj *fj) {
     }
 }
 
-static void backoff(weft__worker *w, unsigned *idle) {
-    weft__worker_gap(w);
-    if (++*idle < 64) weft__cpu_relax();
-    else weft__thread_yield();
-}
-
 /* Frame f was stolen.  Until its thief is done, run only work that descends from
  * it: frames stolen back from the thief (leapfrogging).  head stays above f, so
  * the frame is not reused while the thief still writes into it. */
@@ -167,7 +161,7 @@ static int leapfrog(weft__worker *w, weft__fj_frame *f) {
             weft__execute(w, j);
             idle = 0;
         } else {
-            backoff(w, &idle);
+            weft__worker_pause(w, &idle);
         }
     }
     weft__fj *fj = &w->fj;

@@ -57,7 +57,6 @@ static inline void weft__hook_park(weft__worker *w, bool begin) {
 
 /* The worker found work (running) or ran out of it (searching again). */
 static inline void weft__hook_busy(weft__worker *w, bool running) {
-    if (!running) weft__worker_gap(w);
     if (running && w->stats.woke) {
         weft__stat_inc(&w->stats.wakeups);
         w->stats.woke = false;

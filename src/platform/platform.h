@@ -2,15 +2,12 @@
 #ifndef WEFT_PLATFORM_H
 #define WEFT_PLATFORM_H
 
-#if defined(__x86_64__)
-#  include <x86intrin.h>
-#endif
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #if defined(__x86_64__) || defined(__i386__)
-#  include <immintrin.h>
+#  include <x86intrin.h> /* _mm_pause, and __rdtsc for weft__ticks */
 #  define weft__cpu_relax() _mm_pause()
 #elif defined(__aarch64__)
 #  define weft__cpu_relax() __asm__ __volatile__("yield" ::: "memory")
