@@ -178,3 +178,47 @@ TEST(fj_typed_tasks_mix_with_untyped_spawns_and_groups_through_the_ctx) {
         weft_executor_destroy(ex);
     }
 }
+
+/* Out of memory when a typed task starts (no frame stack), memory again inside
+ * it: the stack a spawn then allocates is left empty and usable. */
+static atomic_long budget;
+static void *fail_alloc(void *ctx, size_t n) {
+    (void)ctx;
+    return atomic_fetch_sub(&budget, 1) > 0 ? malloc(n) : NULL;
+}
+static void *fail_realloc(void *ctx, void *p, size_t old, size_t n) {
+    (void)ctx, (void)old;
+    return atomic_fetch_sub(&budget, 1) > 0 ? realloc(p, n) : NULL;
+}
+static void plain_free(void *ctx, void *p, size_t n) {
+    (void)ctx, (void)n;
+    free(p);
+}
+
+WEFT_FJ_TASK(long, late_stack, int, n) {
+    atomic_store(&budget, 1000000); /* the body's first spawn allocates the stack */
+    WEFT_FJ_SLOT(tfib) x;
+    WEFT_FJ_SPAWN(tfib, &x, n - 1);
+    long b = WEFT_FJ_CALL(tfib, n - 2);
+    return WEFT_FJ_SYNC(tfib, &x) + b;
+}
+
+static int late_stack_root(weft_ctx *cx, void *p) {
+    struct fib_job *j = p;
+    atomic_store(&budget, 0);
+    weft_set_allocator(&(weft_allocator){fail_alloc, fail_realloc, plain_free, NULL});
+    j->r = WEFT_FJ_RUN(cx, late_stack, j->n);
+    weft_set_allocator(NULL);
+    /* Untyped fork-join on the same worker afterwards uses the new stack. */
+    struct half h = {j->n, 0};
+    int st = untyped_fib(cx, &h);
+    return st ? st : (h.r == j->r ? 0 : 1);
+}
+
+TEST(fj_typed_task_whose_stack_appears_midway_leaves_it_empty) {
+    weft_executor *ex = make_executor(1);
+    struct fib_job j = {18, -1};
+    ASSERT_OK(weft_run_root(ex, late_stack_root, &j));
+    ASSERT_EQ(j.r, fib_serial(18));
+    weft_executor_destroy(ex);
+}

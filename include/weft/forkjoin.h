@@ -176,7 +176,7 @@ static inline int weft_sync(weft_ctx *ctx) {
     WEFT__MAYBE_UNUSED static RET NAME##_weft_enter(weft_ctx *ctx, ATYPE a) {          \
         weft__fj_frame *top = weft__fj_top(ctx);                                       \
         RET r = NAME##_weft_body(ctx, top, a);                                         \
-        weft__fj_of(ctx)->head = top; /* the body left it wherever its last slow path did */ \
+        weft__fj_leave_typed(ctx, top);                                                \
         return r;                                                                      \
     }                                                                                  \
     WEFT__MAYBE_UNUSED static int NAME##_weft_run(weft_ctx *ctx, void *slot) {        \
@@ -222,6 +222,15 @@ static inline int weft_sync(weft_ctx *ctx) {
     (WEFT__LIKELY(weft_head_ > weft__fj_of(weft_ctx_)->split)                          \
          ? (--weft_head_, NAME##_weft_body(weft_ctx_, weft_head_, (slot)->arg))        \
          : (weft_head_ = weft__fj_sync_typed(weft_ctx_, weft_head_), (slot)->result))
+
+/* Private: ends a typed task entered with the frame stack's top at `top`.  The
+ * body left `head` wherever its last slow path did; it is `top` again.  A NULL
+ * top means there was no stack (out of memory), but a spawn in the body may have
+ * allocated one since: it is empty now. */
+static inline void weft__fj_leave_typed(weft_ctx *ctx, weft__fj_frame *top) {
+    weft__fj *fj = weft__fj_of(ctx);
+    fj->head = top ? top : fj->base;
+}
 
 /* Private halves of the typed macros (src/fj/frames.c): each writes top back to
  * the frame stack, does what the untyped call does, and returns the new top (by
