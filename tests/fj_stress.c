@@ -3,9 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
-#include "test_util.h"
-
-#define LEAVES_MAX (1 << 16)
+#include "fj_util.h"
 
 struct tree {
     unsigned lo, hi;
@@ -35,25 +33,12 @@ static int tree(weft_ctx *cx, void *p) {
     return st;
 }
 
-TEST(fj_every_task_runs_exactly_once_under_stealing) {
-    unsigned leaves = (unsigned)test_scale(LEAVES_MAX);
-    if (leaves < 1024) leaves = 1024;
-    atomic_uchar *hits = calloc(leaves, 1);
-    ASSERT_NOT_NULL(hits);
-    unsigned workers[] = {2, 4, 8};
-    for (size_t wi = 0; wi < 3; wi++) {
-        weft_executor *ex = make_executor(workers[wi]);
-        for (int rep = 0; rep < 5; rep++) {
-            memset(hits, 0, leaves);
-            struct tree t = {0, leaves, hits};
-            ASSERT_OK(weft_run_root(ex, tree, &t));
-            for (unsigned i = 0; i < leaves; i++)
-                if (atomic_load(&hits[i]) != 1) TEST_FAIL_("leaf %u ran %d times", i, (int)hits[i]);
-        }
-        weft_executor_destroy(ex);
-    }
-    free(hits);
+static void run_tree(weft_executor *ex, unsigned leaves, atomic_uchar *hits) {
+    struct tree t = {0, leaves, hits};
+    ASSERT_OK(weft_run_root(ex, tree, &t));
 }
+
+TEST(fj_every_task_runs_exactly_once_under_stealing) { check_every_leaf_once(run_tree); }
 
 /* Several outside threads enter at once, each with its own tree. */
 struct entry {

@@ -4,7 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "test_util.h"
+#include "fj_util.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -73,26 +73,13 @@ static int tree_root(weft_ctx *cx, void *p) {
     return 0;
 }
 
-TEST(fj_typed_every_child_runs_once_and_returns_its_result_under_stealing) {
-    unsigned leaves = (unsigned)test_scale(1 << 16);
-    if (leaves < 1024) leaves = 1024;
-    atomic_uchar *hits = calloc(leaves, 1);
-    ASSERT_NOT_NULL(hits);
-    unsigned workers[] = {2, 4, 8};
-    for (size_t wi = 0; wi < 3; wi++) {
-        weft_executor *ex = make_executor(workers[wi]);
-        for (int rep = 0; rep < 5; rep++) {
-            memset(hits, 0, leaves);
-            struct tree_job j = {{0, leaves, hits}, 0};
-            ASSERT_OK(weft_run_root(ex, tree_root, &j));
-            ASSERT_EQ(j.got, leaves);
-            for (unsigned i = 0; i < leaves; i++)
-                if (atomic_load(&hits[i]) != 1) TEST_FAIL_("leaf %u ran %d times", i, (int)hits[i]);
-        }
-        weft_executor_destroy(ex);
-    }
-    free(hits);
+static void run_ttree(weft_executor *ex, unsigned leaves, atomic_uchar *hits) {
+    struct tree_job j = {{0, leaves, hits}, 0};
+    ASSERT_OK(weft_run_root(ex, tree_root, &j));
+    ASSERT_EQ(j.got, leaves);
 }
+
+TEST(fj_typed_every_child_runs_once_and_returns_its_result_under_stealing) { check_every_leaf_once(run_ttree); }
 
 /* More outstanding spawns in one task than the frame stack holds (65536): the
  * rest run at once, and every sync still returns its own child's result. */
