@@ -8,6 +8,10 @@
 
 #include <string.h>
 
+/* mark_job of a worker with no usable mark: mark_job + 1 wraps to 0, and a
+ * task's job count is at least 1. */
+#define NO_MARK UINT64_MAX
+
 struct weft__obs *weft__obs_state(weft_executor *ex) {
     if (ex->obs_state) return ex->obs_state;
     struct weft__obs *o = weft__calloc(sizeof *o);
@@ -23,6 +27,7 @@ struct weft__obs *weft__obs_state(weft_executor *ex) {
     o->max_spans = WEFT__DEFAULT_MAX_SPANS;
     o->ns_per_tick = weft__ns_per_tick();
     o->ns_mul = (uint64_t)(o->ns_per_tick * (double)(1u << 20) + 0.5);
+    for (unsigned i = 0; i < o->nworkers; i++) o->w[i].mark_job = NO_MARK;
     ex->obs_state = o;
     return o;
 }
@@ -158,7 +163,7 @@ void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node
          * it ended; the span then also holds the hand-off between the two (tens
          * of ns), which a second clock read per task would cost anyway.  Else
          * read the clock, last, so that the observer's time is not the task's. */
-        f->begin = ow->mark && ow->mark_job + 1 == w->stats.jobs ? ow->mark : weft__ticks();
+        f->begin = ow->mark_job + 1 == w->stats.jobs ? ow->mark : weft__ticks();
     }
     atomic_store_explicit(&ow->depth, d + 1, memory_order_relaxed);
 }
@@ -192,10 +197,11 @@ static void time_task(struct weft__obs *o, weft__obs_worker *ow, unsigned d, uin
     uint64_t total = end - f->begin;
     add_relaxed(&ow->busy_ticks, total - f->child);
     if (d > 0) ow->frame[d - 1].child += total;
-    /* Integer conversion (ticks * ns_mul >> 20, exact to a few ppm) for tasks
-     * under ~2^43 ticks; the double path for longer ones. */
-    uint64_t ns = total < ((uint64_t)1 << 43) ? total * o->ns_mul >> 20 : (uint64_t)weft__ticks_ns(o, total);
-    weft__stat_inc(&ow->hist[weft__hist_bucket(ns)]);
+    /* Integer conversion, ticks * ns_mul >> 20 (exact to a few ppm).  Clamped at
+     * 2^43 ticks, which no product overflows and which is past the last
+     * bucket (2^39 ns) for any tick of 1/16 ns or longer. */
+    uint64_t clamped = total < ((uint64_t)1 << 43) ? total : (uint64_t)1 << 43;
+    weft__stat_inc(&ow->hist[weft__hist_bucket(clamped * o->ns_mul >> 20)]);
     if (atomic_load_explicit(&o->profile_on, memory_order_relaxed)) record_task_span(o, ow, f, end, rc);
     atomic_store_explicit(&f->node, NULL, memory_order_relaxed);
 }
@@ -212,8 +218,8 @@ void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, 
         time_task(o, ow, d, end, rc);
     atomic_store_explicit(&ow->depth, d, memory_order_relaxed);
     /* An observer's callback would run inside the next task's span: no mark. */
-    ow->mark = o->has_observer ? 0 : end;
-    ow->mark_job = w->stats.jobs;
+    ow->mark = end;
+    ow->mark_job = o->has_observer ? NO_MARK : w->stats.jobs;
     if (o->has_observer && o->observer.task_end) {
         weft_task_event ev = { .outcome = rc ? WEFT_TASK_FAILED : WEFT_TASK_SUCCEEDED, .code = rc };
         fill_event(&ev, o, w, node, run);

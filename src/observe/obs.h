@@ -68,8 +68,8 @@ typedef struct weft__obs_worker {
     _Alignas(WEFT__CACHE_LINE) _Atomic unsigned depth;
     weft__obs_frame frame[WEFT__OBS_DEPTH];
     uint64_t park_begin;
-    /* End of the last task this worker finished (ticks; 0: none yet), and the
-     * worker's job count (weft__worker_stats.jobs) at that moment.  A task that
+    /* End of the last task this worker finished (ticks), and the worker's job
+     * count (weft__worker_stats.jobs) at that moment, or UINT64_MAX for none.  A task that
      * starts in the very next job begins its span there, so a worker running
      * tasks back to back reads the clock once per task, not twice. */
     uint64_t mark, mark_job;
