@@ -75,17 +75,17 @@ typedef struct weft__fj {
     weft__fj_frame *ovf_split;
     /* ---- shared with thieves ---- */
     uint64_t ts;
-    /* A thief found nothing public, or the owner set allstolen: the next spawn
-     * shares (so the spawn fast path tests this one word). */
-    uint32_t wanted;
-    uint32_t pad_a_;
+    /* The spawn fast path's one test: a spawn whose frame address is at or
+     * above `limit` takes the slow path.  `limit` is `end` normally, and 0 when
+     * a thief found nothing public or the owner set allstolen (the next spawn
+     * then shares); so "stack full" and "share wanted" cost one compare. */
+    uintptr_t limit;
     weft__fj_frame *frames; /* == base, on the thieves' line */
     unsigned char pad_b_[40];
 } weft__fj;
 
 /* Out of line halves of spawn and sync (src/fj/frames.c). */
-WEFT_API weft_status weft__fj_spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg);
-WEFT_API void weft__fj_share(weft_ctx *ctx);
+WEFT_API weft_status weft__fj_spawn_slow(weft_ctx *ctx, weft_task_fn fn, void *arg);
 WEFT_API int weft__fj_sync_slow(weft_ctx *ctx);
 
 /* The frame stack of the worker running ctx: the context's first member is its
@@ -106,12 +106,12 @@ static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) 
     if (WEFT__UNLIKELY(!ctx || !fn)) return WEFT_EINVAL;
     weft__fj *fj = weft__fj_of(ctx);
     weft__fj_frame *f = fj->head;
-    if (WEFT__UNLIKELY(f == fj->end)) return weft__fj_spawn_full(ctx, fn, arg);
+    /* Relaxed: a thief's request may be seen a spawn late; it only delays sharing. */
+    if (WEFT__UNLIKELY((uintptr_t)f >= __atomic_load_n(&fj->limit, __ATOMIC_RELAXED)))
+        return weft__fj_spawn_slow(ctx, fn, arg);
     f->fn = fn;
     f->arg = arg; /* f->state is already 0: zeroed at allocation, reset after a theft */
     fj->head = f + 1;
-    /* Relaxed: a thief's request may be seen a spawn late; it only delays sharing. */
-    if (WEFT__UNLIKELY(__atomic_load_n(&fj->wanted, __ATOMIC_RELAXED))) weft__fj_share(ctx);
     return WEFT_OK;
 }
 
@@ -201,14 +201,13 @@ static inline int weft_sync(weft_ctx *ctx) {
     do {                                                                               \
         (slot)->arg = (a);                                                             \
         weft__fj *weft_fj_ = weft__fj_of(weft_ctx_);                                   \
-        if (WEFT__UNLIKELY(weft_head_ == weft_fj_->end)) {                             \
+        if (WEFT__UNLIKELY((uintptr_t)weft_head_ >=                                    \
+                           __atomic_load_n(&weft_fj_->limit, __ATOMIC_RELAXED))) {      \
             weft_head_ = weft__fj_spawn_typed(weft_ctx_, weft_head_, NAME##_weft_run, (slot)); \
         } else {                                                                       \
             weft_head_->fn = NAME##_weft_run;                                          \
             weft_head_->arg = (slot);                                                  \
             weft_head_++;                                                              \
-            if (WEFT__UNLIKELY(__atomic_load_n(&weft_fj_->wanted, __ATOMIC_RELAXED))) \
-                weft__fj_share_typed(weft_ctx_, weft_head_);                           \
         }                                                                              \
     } while (0)
 
@@ -237,7 +236,6 @@ static inline void weft__fj_leave_typed(weft_ctx *ctx, weft__fj_frame *top) {
  * value, so that the caller's copy can stay in a register). */
 WEFT_API weft__fj_frame *weft__fj_top(weft_ctx *ctx);
 WEFT_API weft__fj_frame *weft__fj_spawn_typed(weft_ctx *ctx, weft__fj_frame *top, weft_task_fn fn, void *arg);
-WEFT_API void weft__fj_share_typed(weft_ctx *ctx, weft__fj_frame *top);
 WEFT_API weft__fj_frame *weft__fj_sync_typed(weft_ctx *ctx, weft__fj_frame *top);
 
 /* A task group: spawn any number of children, then wait for all of them.  A

@@ -27,7 +27,7 @@ typedef struct weft__fj_job {
 
 /* Thief w tries to take the oldest public frame of victim v.  Returns w's
  * fj_job, ready to execute, or NULL; when v has nothing public it asks v to share
- * (sets v's `wanted`).  Any worker but v; lock-free. */
+ * (sets v's `limit` to 0).  Any worker but v; lock-free. */
 weft__job *weft__fj_steal(weft__worker *w, weft__worker *v);
 
 /* Runs fn(ctx, arg) as a task on w (a context of its own, whose cancellation

@@ -15,6 +15,7 @@ static bool alloc_stack(weft__fj *fj) {
     if (!b) return false;
     fj->base = fj->head = fj->split = b;
     fj->end = b + WEFT__FJ_FRAMES;
+    __atomic_store_n(&fj->limit, (uintptr_t)fj->end, __ATOMIC_RELAXED);
     /* Thieves read `frames` only after an acquire load of a `ts` that shows a
      * public frame, and every such ts is released after this store. */
     fj->frames = b;
@@ -25,6 +26,7 @@ void weft__fj_destroy(weft__fj *fj) {
     weft__free(fj->base, WEFT__FJ_FRAMES * sizeof *fj->base);
     weft__free(fj->ovf_status, fj->ovf_cap * sizeof *fj->ovf_status);
     fj->base = fj->head = fj->split = fj->end = fj->frames = NULL;
+    __atomic_store_n(&fj->limit, (uintptr_t)0, __ATOMIC_RELAXED);
     fj->ovf_status = NULL;
     fj->ovf_cap = 0;
 }
@@ -43,8 +45,7 @@ static bool ovf_reserve(weft__fj *fj, uint32_t k) {
 /* The stack is full (or could not be allocated): run the child now and keep its
  * status for the matching sync.  While such spawns are pending, split == head so
  * that the inline sync takes the slow path, which pops them first (LIFO). */
-weft_status weft__fj_spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
-    if (!ctx || !fn) return WEFT_EINVAL;
+static weft_status spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
     weft__fj *fj = weft__fj_of(ctx);
     if (!fj->base && fj->ovf == 0 && alloc_stack(fj)) return weft_spawn(ctx, fn, arg);
     uint32_t k = fj->ovf++;
@@ -56,6 +57,23 @@ weft_status weft__fj_spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
     int r = fn(ctx, arg);
     if (kept) fj->ovf_status[k] = r;
     else if (fj->ovf_lost == 0) fj->ovf_lost = r; /* reported by a sibling's sync */
+    return WEFT_OK;
+}
+
+static void share(weft_ctx *ctx);
+
+/* The spawn fast path's one test failed (head >= limit): the stack is full or
+ * not allocated yet, or limit is 0 because a thief wants work (or every older
+ * frame was stolen).  Then the frame goes on the stack and half are shared. */
+weft_status weft__fj_spawn_slow(weft_ctx *ctx, weft_task_fn fn, void *arg) {
+    if (!ctx || !fn) return WEFT_EINVAL;
+    weft__fj *fj = weft__fj_of(ctx);
+    weft__fj_frame *f = fj->head;
+    if (f == fj->end) return spawn_full(ctx, fn, arg); /* NULL == NULL without a stack */
+    f->fn = fn;
+    f->arg = arg;
+    fj->head = f + 1;
+    share(ctx);
     return WEFT_OK;
 }
 
@@ -73,13 +91,8 @@ weft__fj_frame *weft__fj_top(weft_ctx *ctx) {
 weft__fj_frame *weft__fj_spawn_typed(weft_ctx *ctx, weft__fj_frame *top, weft_task_fn fn, void *arg) {
     weft__fj *fj = weft__fj_of(ctx);
     fj->head = top;
-    (void)weft__fj_spawn_full(ctx, fn, arg); /* fn is never NULL here */
+    (void)weft__fj_spawn_slow(ctx, fn, arg); /* fn is never NULL here */
     return fj->head;
-}
-
-void weft__fj_share_typed(weft_ctx *ctx, weft__fj_frame *top) {
-    weft__fj_of(ctx)->head = top;
-    weft__fj_share(ctx);
 }
 
 weft__fj_frame *weft__fj_sync_typed(weft_ctx *ctx, weft__fj_frame *top) {
@@ -100,11 +113,11 @@ static int ovf_pop(weft__fj *fj) {
 }
 
 /* A thief asked for work, or every older frame was stolen: make frames public. */
-void weft__fj_share(weft_ctx *ctx) {
+static void share(weft_ctx *ctx) {
     weft__worker *w = ctx->worker;
     weft__fj *fj = &w->fj;
     uint32_t h = (uint32_t)(fj->head - fj->base);
-    __atomic_store_n(&fj->wanted, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fj->limit, (uintptr_t)fj->end, __ATOMIC_RELAXED);
     if (fj->allstolen) {
         /* Start afresh with the new frame public: tail may move down here, which
          * is safe because every frame at or above h - 1 was synced already.  A
@@ -134,7 +147,7 @@ static bool shrink(weft__fj *fj) {
         uint32_t t = WEFT__FJ_TAIL(ts), s = WEFT__FJ_SPLIT(ts);
         if (t >= s) {
             fj->allstolen = 1;
-            __atomic_store_n(&fj->wanted, 1, __ATOMIC_RELAXED); /* see weft__fj.wanted */
+            __atomic_store_n(&fj->limit, (uintptr_t)0, __ATOMIC_RELAXED); /* see weft__fj.limit */
             return false;
         }
         uint32_t ns = t + (s - t) / 2; /* t <= ns < s: frame s - 1 becomes private */
@@ -172,7 +185,7 @@ static int leapfrog(weft__worker *w, weft__fj_frame *f) {
     __atomic_store_n(&f->state, (uintptr_t)0, __ATOMIC_RELAXED);
     fj->head = fj->split = f;
     fj->allstolen = 1; /* every frame below f was stolen before f was */
-    __atomic_store_n(&fj->wanted, 1, __ATOMIC_RELAXED); /* see weft__fj.wanted */
+    __atomic_store_n(&fj->limit, (uintptr_t)0, __ATOMIC_RELAXED); /* see weft__fj.limit */
     return r;
 }
 
@@ -204,7 +217,7 @@ weft__job *weft__fj_steal(weft__worker *w, weft__worker *v) {
     if (WEFT__FJ_TAIL(ts) >= WEFT__FJ_SPLIT(ts)) {
         /* Nothing public: ask the owner to share at its next spawn.  Read first
          * so idle thieves do not keep writing the owner's cache line. */
-        if (!__atomic_load_n(&q->wanted, __ATOMIC_RELAXED)) __atomic_store_n(&q->wanted, 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&q->limit, __ATOMIC_RELAXED)) __atomic_store_n(&q->limit, (uintptr_t)0, __ATOMIC_RELAXED);
         return NULL;
     }
     /* seq_cst: ordered with the owner's shrink CAS on the same word. */
