@@ -123,6 +123,58 @@ TEST(no_lost_wakeup_with_random_gaps) {
     weft_executor_destroy(ex);
 }
 
+/* ---- wait_all: never early, never stuck ---------------------------------------- */
+
+/* Runs end on their workers in per-worker counters; wait_all sums them and is
+ * woken by a worker that finds no work.  Each round submits a few silent tasks,
+ * some of which submit a child from inside (a run begun by a run), with random
+ * gaps, then waits: wait_all must not return before every task, children
+ * included, has run, and must not sleep through the last end (the test would
+ * time out). */
+struct quiet_round {
+    weft_executor *ex;
+    atomic_uint done;
+    unsigned spin_us;
+};
+
+static int quiet_leaf(weft_ctx *ctx, void *arg) {
+    struct quiet_round *q = arg;
+    if (q->spin_us) spin_us(q->spin_us);
+    atomic_fetch_add_explicit(&q->done, 1, memory_order_relaxed);
+    return 0;
+}
+
+static int quiet_parent(weft_ctx *ctx, void *arg) {
+    struct quiet_round *q = arg;
+    int st = weft_silent_async(weft_ctx_executor(ctx), quiet_leaf, q);
+    atomic_fetch_add_explicit(&q->done, 1, memory_order_relaxed);
+    return st;
+}
+
+TEST(wait_all_returns_after_every_run_and_never_sleeps_through_the_last) {
+    const uint64_t rounds = test_scale(20000);
+    uint64_t rng = test_seed();
+    const unsigned workers[] = { 1, 2, 4 };
+    for (size_t wi = 0; wi < sizeof workers / sizeof workers[0]; wi++) {
+        weft_executor *ex = make_executor(workers[wi]);
+        struct quiet_round q = { .ex = ex };
+        for (uint64_t i = 0; i < rounds; i++) {
+            atomic_store(&q.done, 0);
+            q.spin_us = test_rand(&rng) % 4 == 0 ? (unsigned)(test_rand(&rng) % 20) : 0;
+            unsigned leaves = (unsigned)(test_rand(&rng) % 4), parents = (unsigned)(test_rand(&rng) % 3);
+            for (unsigned k = 0; k < leaves; k++) ASSERT_OK(weft_silent_async(ex, quiet_leaf, &q));
+            for (unsigned k = 0; k < parents; k++) ASSERT_OK(weft_silent_async(ex, quiet_parent, &q));
+            if (test_rand(&rng) % 8 == 0) spin_us((unsigned)(test_rand(&rng) % 30));
+            ASSERT_OK(weft_executor_wait_all(ex));
+            unsigned got = atomic_load(&q.done), want = leaves + 2 * parents;
+            if (got != want)
+                TEST_FAIL_("%u workers, round %llu: wait_all returned after %u of %u tasks", workers[wi],
+                           (unsigned long long)i, got, want);
+        }
+        weft_executor_destroy(ex);
+    }
+}
+
 /* ---- idle CPU ---------------------------------------------------------------- */
 
 /* CPU time the whole process uses over one second of doing nothing. */

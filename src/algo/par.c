@@ -81,9 +81,13 @@ static void fork_join(weft_executor *ex, par *p) {
      * together, the workers start together.  A chain (the first worker waking
      * the next) costs one wake-up latency per link, milliseconds on a VM whose
      * idle vCPUs are halted. */
+    /* Counted as a run, so that its jobs, like every job, belong to one
+     * (core/runs.c: weft_executor_wait_all's wake-up relies on it). */
+    weft__runs_begin(ex, NULL);
     unsigned pushed = weft__submit_spread(ex, &p->jobs[0].job, sizeof p->jobs[0], p->n);
     for (unsigned t = pushed; t < p->n; t++) job_run(NULL, &p->jobs[t].job); /* out of memory */
     wait_outside(p);
+    weft__runs_end(ex, NULL);
 }
 
 void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx) {

@@ -94,7 +94,7 @@ static weft__job *silent_run(weft__worker *w, weft__job *job) {
     weft_executor *ex = s->ex;
     (void)weft__fj_run_task(w, NULL, s->fn, s->arg); /* nobody to report to */
     release(w, s);
-    weft__executor_run_end(ex);
+    weft__runs_end(ex, w);
     return NULL;
 }
 
@@ -116,14 +116,14 @@ weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
     silent *s = take(w);
     if (!s) return WEFT_ENOMEM;
     *s = (silent){{silent_run, NULL}, fn, arg, ex, w};
-    weft__executor_run_begin(ex);
+    weft__runs_begin(ex, w);
     if (w) {
         weft__push_local(w, &s->job); /* cannot fail */
         return WEFT_OK;
     }
     int st = weft__submit(ex, &s->job);
     if (st != 0) {
-        weft__executor_run_end(ex);
+        weft__runs_end(ex, NULL);
         weft__free(s, sizeof *s);
     }
     return st;

@@ -50,10 +50,13 @@ void weft__deque_destroy(weft__deque *q);
 weft__ring *weft__deque_grow(weft__deque *q, weft__ring *old, int64_t top, int64_t bottom);
 
 /* Owner only; wait-free except when it must grow.  0 or WEFT_ENOMEM (the deque is
- * unchanged: the caller keeps the job). */
-static inline int weft__deque_push(weft__deque *q, weft__job *job) {
+ * unchanged: the caller keeps the job).  *before receives the number of jobs the
+ * deque held before, as far as the owner can tell (at least the true number:
+ * top only grows). */
+static inline int weft__deque_push_sized(weft__deque *q, weft__job *job, int64_t *before) {
     int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
     int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+    *before = b - t;
     weft__ring *a = atomic_load_explicit(&q->ring, memory_order_relaxed);
     if (b - t > a->mask) {
         a = weft__deque_grow(q, a, t, b);
@@ -65,6 +68,11 @@ static inline int weft__deque_push(weft__deque *q, weft__job *job) {
      * relaxed store, written as a release store so ThreadSanitizer can see it.) */
     atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
     return 0;
+}
+
+static inline int weft__deque_push(weft__deque *q, weft__job *job) {
+    int64_t before;
+    return weft__deque_push_sized(q, job, &before);
 }
 
 /* Owner only; wait-free.  Returns the newest job or NULL when empty. */

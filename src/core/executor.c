@@ -74,8 +74,10 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
     ex->yield_rounds = c.yield_rounds ? c.yield_rounds : 8;
     ex->stack_size = c.stack_size;
     atomic_init(&ex->shutdown, 0);
-    atomic_init(&ex->inflight, 0);
-    atomic_init(&ex->inflight_waiters, 0);
+    atomic_init(&ex->outside_begun, 0);
+    atomic_init(&ex->outside_ended, 0);
+    atomic_init(&ex->quiet_waiters, 0);
+    atomic_init(&ex->quiet_epoch, 0);
     atomic_init(&ex->next_run_id, 0);
     atomic_init(&ex->obs, NULL);
     weft__sleep_init(&ex->sleep, ex->nworkers);
@@ -100,6 +102,9 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
         w->ex = ex;
         w->id = i;
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
+        w->last_victim = -1;
+        atomic_init(&w->runs_begun, 0);
+        atomic_init(&w->runs_ended, 0);
         w->cpu = c.affinity == WEFT_AFFINITY_CPUS ? weft__cpu_nth(i) : -1;
         if (weft__deque_init(&w->deque, cap) != 0) {
             teardown(ex, 0);
@@ -130,31 +135,6 @@ unsigned weft_executor_workers(const weft_executor *ex) { return ex ? ex->nworke
 int weft_executor_worker_id(const weft_executor *ex) {
     weft__worker *w = ex ? weft__current_worker(ex) : NULL;
     return w ? (int)w->id : -1;
-}
-
-void weft__executor_run_begin(weft_executor *ex) {
-    atomic_fetch_add_explicit(&ex->inflight, 1, memory_order_relaxed);
-}
-
-void weft__executor_run_end(weft_executor *ex) {
-    /* seq_cst RMW then seq_cst load: pairs with the waiter's increment of
-     * inflight_waiters followed by its load of inflight (no lost wake-up). */
-    if (atomic_fetch_sub_explicit(&ex->inflight, 1, memory_order_seq_cst) == 1 &&
-        atomic_load_explicit(&ex->inflight_waiters, memory_order_seq_cst) > 0)
-        weft__futex_wake(&ex->inflight, INT32_MAX);
-}
-
-weft_status weft_executor_wait_all(weft_executor *ex) {
-    if (!ex) return WEFT_EINVAL;
-    if (weft__current_worker(ex)) return WEFT_EDEADLK;
-    atomic_fetch_add_explicit(&ex->inflight_waiters, 1, memory_order_seq_cst);
-    for (;;) {
-        uint32_t n = atomic_load_explicit(&ex->inflight, memory_order_seq_cst);
-        if (n == 0) break;
-        weft__futex_wait(&ex->inflight, n, UINT64_MAX);
-    }
-    atomic_fetch_sub_explicit(&ex->inflight_waiters, 1, memory_order_relaxed);
-    return WEFT_OK;
 }
 
 int weft__submit(weft_executor *ex, weft__job *job) {

@@ -59,6 +59,11 @@ struct weft__worker {
     unsigned id;
     int cpu; /* the CPU it binds itself to (WEFT_AFFINITY_CPUS), else -1 */
     uint64_t rng;
+    int last_victim; /* whose deque the last steal emptied a slot of, or -1 */
+    /* Runs begun and ended on this worker (weft_executor_wait_all).  Owner-written
+     * with a load and a store, no read-modify-write: a shared counter bounced one
+     * cache line between the submitting and the running worker per async task. */
+    _Atomic uint64_t runs_begun, runs_ended;
     /* Private FIFO of jobs that did not fit in the deque (out of memory). Owner only. */
     weft__job *overflow_head, *overflow_tail;
     weft_ctx *ctx; /* innermost task running on this worker, or NULL */
@@ -81,10 +86,15 @@ struct weft_executor {
     weft__injector injector;
     weft__sleep sleep;
     _Alignas(WEFT__CACHE_LINE) _Atomic int shutdown;
-    /* Runs submitted and not yet finished (weft_executor_wait_all). */
-    _Alignas(WEFT__CACHE_LINE) _Atomic uint32_t inflight;
-    _Atomic uint32_t inflight_waiters;
-    _Atomic uint64_t next_run_id; /* observe/: numbers graph runs (weft_future_id); written per weft_run*, like inflight */
+    /* Runs begun and ended by threads that are not workers; the workers count
+     * theirs on the worker (runs_begun, runs_ended).  Threads in
+     * weft_executor_wait_all register in quiet_waiters and sleep on quiet_epoch,
+     * which is bumped when a check finds every begun run ended (run.c). */
+    _Alignas(WEFT__CACHE_LINE) _Atomic uint64_t outside_begun;
+    _Atomic uint64_t outside_ended;
+    _Atomic uint32_t quiet_waiters;
+    _Atomic uint32_t quiet_epoch;
+    _Atomic uint64_t next_run_id; /* observe/: numbers graph runs (weft_future_id); written per weft_run* */
     _Alignas(WEFT__CACHE_LINE) char pad_;
 };
 
@@ -147,8 +157,18 @@ void *weft__worker_main(void *arg);
 /* Worker-side waiting: runs other jobs until done(arg) is true.  Never parks. */
 void weft__worker_wait_until(weft__worker *w, bool (*done)(void *), void *arg);
 
-/* Count of runs in flight, for weft_executor_wait_all and destroy. */
+/* Runs in flight, for weft_executor_wait_all and destroy (src/core/runs.c).  w
+ * is the calling thread's worker of ex, or NULL on any other thread; the
+ * variants without w look it up.  Every job descends from a counted run, so
+ * when the last run ends its worker soon finds no work and calls
+ * weft__runs_quiet_check, which wakes the waiters. */
+void weft__runs_begin(weft_executor *ex, weft__worker *w);
+void weft__runs_end(weft_executor *ex, weft__worker *w);
 void weft__executor_run_begin(weft_executor *ex);
 void weft__executor_run_end(weft_executor *ex);
+/* A worker found no work: wake wait_all's waiters if every run has ended. */
+void weft__runs_quiet_check(weft_executor *ex);
+/* Runs begun and not yet ended; a snapshot (the dump). */
+uint64_t weft__runs_in_flight(const weft_executor *ex);
 
 #endif

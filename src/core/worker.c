@@ -23,14 +23,20 @@ static inline uint64_t next_rand(weft__worker *w) {
 }
 
 void weft__push_local(weft__worker *w, weft__job *j) {
-    if (weft__deque_push(&w->deque, j) != 0) {
+    int64_t before;
+    if (weft__deque_push_sized(&w->deque, j, &before) != 0) {
         j->next = NULL;
         if (w->overflow_tail) w->overflow_tail->next = j;
         else w->overflow_head = j;
         w->overflow_tail = j;
         return; /* only w can run it; no point waking anyone */
     }
-    weft__sleep_notify_local(&w->ex->sleep);
+    /* A deque that already held a job per worker had its sleepers woken by the
+     * pushes that filled it (each checks; a worker that parked since looked at
+     * every deque first).  Skipping the check spares a read of the sleep word,
+     * which searching thieves keep writing: a cache miss per push when one
+     * worker submits and others steal. */
+    if (before < (int64_t)w->ex->nworkers) weft__sleep_notify_local(&w->ex->sleep);
 }
 
 static weft__job *find_local(weft__worker *w) {
@@ -58,11 +64,29 @@ static weft__job *steal_round(weft__worker *w) {
         if (v == w->id) continue;
         weft__steal_result r = weft__deque_steal(&ex->workers[v].deque, &j);
         weft__hook_steal(w, r == WEFT__STEAL_OK, (int)v); /* observe/ */
-        if (r == WEFT__STEAL_OK) return j;
+        if (r == WEFT__STEAL_OK) return w->last_victim = (int)v, j;
         /* Fork-join frames (src/fj): also asks v to share if it has none public. */
         if ((j = weft__fj_steal(w, &ex->workers[v])) != NULL) return j;
     }
     return NULL;
+}
+
+/* After a stolen job, before searching again: one more steal from the same
+ * victim, as a busy worker (no search announced).  A victim that had one job to
+ * spare often has more (a loop submitting async tasks); announcing a search and
+ * ending it again costs two read-modify-writes of the shared sleep word per
+ * job, which the victim's pushes then read back.  Bounded so that the injector
+ * and the other deques are still looked at. */
+enum { RESTEAL_MAX = 64 };
+
+static weft__job *steal_again(weft__worker *w, unsigned *streak) {
+    int v = w->last_victim;
+    if (v < 0 || *streak >= RESTEAL_MAX) return NULL;
+    weft__job *j;
+    if (weft__deque_steal(&w->ex->workers[v].deque, &j) != WEFT__STEAL_OK) return NULL;
+    weft__hook_steal(w, true, v); /* observe/ */
+    ++*streak;
+    return j;
 }
 
 /* The last look before sleeping: every queue, retrying lost races, so that a job
@@ -120,6 +144,7 @@ void *weft__worker_main(void *arg) {
     for (;;) {
         weft__job *j = search(w);
         if (!j) {
+            weft__runs_quiet_check(ex); /* the last run may have ended here */
             uint32_t key = weft__sleep_prepare(&ex->sleep);
             j = final_look(w);
             if (!j) {
@@ -133,8 +158,9 @@ void *weft__worker_main(void *arg) {
         }
         weft__sleep_end_search(&ex->sleep);
         weft__hook_busy(w, true); /* observe/ */
+        unsigned streak = 0;
         do weft__execute(w, j);
-        while ((j = find_local(w)) != NULL);
+        while ((j = find_local(w)) != NULL || (j = steal_again(w, &streak)) != NULL);
         weft__hook_busy(w, false); /* observe/ */
         weft__sleep_start_search(&ex->sleep);
     }

@@ -84,9 +84,9 @@ weft_status weft_executor_dump_fd(const weft_executor *ex, int fd) {
     uint64_t sl = atomic_load_explicit(&e->sleep.state, memory_order_relaxed);
     put(&s, "weft executor %p: %u workers%s\n", (const void *)ex, ex->nworkers,
         atomic_load_explicit(&e->shutdown, memory_order_relaxed) ? ", shutting down" : "");
-    put(&s, "  runs in flight %u (waiters %u), runs submitted %llu\n",
-        atomic_load_explicit(&e->inflight, memory_order_relaxed),
-        atomic_load_explicit(&e->inflight_waiters, memory_order_relaxed),
+    put(&s, "  runs in flight %llu (waiters %u), runs submitted %llu\n",
+        (unsigned long long)weft__runs_in_flight(ex),
+        atomic_load_explicit(&e->quiet_waiters, memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&e->next_run_id, memory_order_relaxed));
     put(&s, "  sleep: %u searching, %u idle, %u wake tokens, epoch %u; injector %s\n", WEFT__SLEEP_SEARCHING(sl),
         WEFT__SLEEP_IDLE(sl), WEFT__SLEEP_TOKENS(sl), atomic_load_explicit(&e->sleep.epoch, memory_order_relaxed),
