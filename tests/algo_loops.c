@@ -166,6 +166,36 @@ TEST(concurrent_callers_from_outside_threads_all_get_correct_results) {
     weft_executor_destroy(c.ex);
 }
 
+/* Called from outside, a loop runs its first task's share on the calling thread
+ * (one wake-up fewer, n threads working), unless the workers are bound to CPUs.
+ * The static partitioner gives task 0 the chunk at index 0. */
+typedef struct first_share {
+    weft_executor *ex;
+    atomic_int runner; /* worker id of the thread that ran index 0 */
+} first_share;
+
+static void note_first(size_t lo, size_t hi, void *arg) {
+    first_share *f = arg;
+    if (lo == 0) atomic_store(&f->runner, weft_executor_worker_id(f->ex));
+}
+
+static int first_runner(weft_affinity affinity) {
+    first_share f = { .ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .affinity = affinity }, NULL) };
+    if (!f.ex) return -2;
+    atomic_init(&f.runner, -3);
+    const weft_algo_config cfg = { .partitioner = WEFT_PARTITION_STATIC };
+    weft_status st = weft_parallel_for_range(f.ex, 0, 1000, 1, note_first, &f, &cfg);
+    weft_executor_destroy(f.ex);
+    return st == WEFT_OK ? atomic_load(&f.runner) : -4;
+}
+
+TEST(outside_caller_runs_the_first_share_itself_unless_workers_are_bound) {
+    ASSERT_EQ(first_runner(WEFT_AFFINITY_NONE), -1);
+    int bound = first_runner(WEFT_AFFINITY_CPUS);
+    if (bound == -2) SKIP("an executor with workers bound to CPUs cannot be made here");
+    ASSERT_TRUE(bound == 0 || bound == 1);
+}
+
 /* Many graph tasks running parallel calls at once: each call's jobs are stolen
  * by workers that are themselves waiting inside other calls. */
 typedef struct many_arg {

@@ -8,7 +8,9 @@
  *
  * Every algorithm can be called two ways:
  *   - directly, from any thread: weft_parallel_X(ex, ...) returns when the work is
- *     done.  From a thread that is not one of ex's workers the caller sleeps; from
+ *     done.  A thread that is not one of ex's workers runs a share of the work
+ *     itself and then sleeps until the workers finish theirs (with workers
+ *     bound to CPUs, WEFT_AFFINITY_CPUS, it only sleeps); from
  *     inside a task of ex it runs other tasks meanwhile (it never blocks a worker,
  *     so nested parallel calls cannot deadlock).
  *   - as a task of a taskflow: weft_emplace_X(tf, &desc) adds a task that runs the
@@ -77,7 +79,8 @@ typedef struct weft_algo_config {
     unsigned max_tasks;
 } weft_algo_config;
 
-/* ---- function types (all are called concurrently from several workers) ---- */
+/* ---- function types (all are called concurrently from several threads: the
+ *      workers, and the calling thread when it is not a worker) ---- */
 
 /* Loop bodies.  A range body gets [lo, hi) and loops itself: the fast form. */
 typedef void (*weft_index_fn)(size_t i, void *arg);

@@ -2,8 +2,9 @@
  *
  * From a worker: jobs 1..n-1 go to the worker's own deque (thieves spread them),
  * job 0 runs inline, and the worker runs other jobs until the counter reaches
- * zero.  From any other thread: all n jobs go through the injector with one
- * wake-up of up to n sleepers, and the caller sleeps on the counter. */
+ * zero.  From any other thread: jobs 1..n-1 go through the injector with one
+ * wake-up of up to n-1 sleepers, the caller runs job 0 (unless the workers are
+ * bound to CPUs: then all n go to the workers) and then sleeps on the counter. */
 #include "algo/par.h"
 
 #include "core/alloc.h"
@@ -77,15 +78,20 @@ static void fork_join(weft_executor *ex, par *p) {
         weft__worker_wait_until(w, all_done, p);
         return;
     }
-    /* Every job through the injector with one wake-up of n sleepers: woken
-     * together, the workers start together.  A chain (the first worker waking
-     * the next) costs one wake-up latency per link, milliseconds on a VM whose
-     * idle vCPUs are halted. */
-    /* Counted as a run, so that its jobs, like every job, belong to one
+    /* The jobs go through the injector with one wake-up of all the sleepers they
+     * need: woken together, the workers start together (a chain, the first
+     * worker waking the next, costs one wake-up latency per link, milliseconds
+     * on a VM whose idle vCPUs are halted).  Job 0 runs on this thread, which
+     * would otherwise sleep: the loop starts at once, with one wake-up fewer,
+     * and n threads work as with oneTBB and OpenMP.  Not when the workers are
+     * bound to CPUs: this thread would then share one with a bound worker.
+     * Counted as a run, so that its jobs, like every job, belong to one
      * (core/runs.c: weft_executor_wait_all's wake-up relies on it). */
+    unsigned first = ex->bound ? 0 : 1;
     weft__runs_begin(ex, NULL);
-    unsigned pushed = weft__submit_spread(ex, &p->jobs[0].job, sizeof p->jobs[0], p->n);
-    for (unsigned t = pushed; t < p->n; t++) job_run(NULL, &p->jobs[t].job); /* out of memory */
+    unsigned pushed = weft__submit_spread(ex, &p->jobs[first].job, sizeof p->jobs[0], p->n - first);
+    for (unsigned t = first + pushed; t < p->n; t++) job_run(NULL, &p->jobs[t].job); /* out of memory */
+    if (first) job_run(NULL, &p->jobs[0].job);
     wait_outside(p);
     weft__runs_end(ex, NULL);
 }

@@ -73,6 +73,7 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
     ex->steal_rounds = c.steal_rounds ? c.steal_rounds : 16;
     ex->yield_rounds = c.yield_rounds ? c.yield_rounds : 8;
     ex->stack_size = c.stack_size;
+    ex->bound = c.affinity == WEFT_AFFINITY_CPUS;
     atomic_init(&ex->shutdown, 0);
     atomic_init(&ex->outside_begun, 0);
     atomic_init(&ex->outside_ended, 0);

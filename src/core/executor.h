@@ -76,6 +76,7 @@ struct weft_executor {
     unsigned steal_rounds;
     unsigned yield_rounds;
     size_t stack_size;
+    bool bound; /* WEFT_AFFINITY_CPUS: each worker owns a CPU */
     weft__worker *workers;
     size_t workers_bytes;
     /* observe/: `obs` is what the hooks test (one predictable branch): non-NULL
