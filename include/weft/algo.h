@@ -46,8 +46,9 @@ WEFT_EXTERN_C_BEGIN
  * worker.  Chunk boundaries never depend on timing, and reductions and scans
  * combine chunk results in chunk order, so a floating-point result is the same
  * bits on every run:
- *   AUTO     (the default, 0) DYNAMIC with its default chunk size: the chunks of
- *            a worker that starts late or is preempted are taken by the others.
+ *   AUTO     (the default, 0) DYNAMIC with chunks of n / 128 (rounded up): the
+ *            chunks of a worker that starts late or is preempted are taken by
+ *            the others, with 8 times fewer claims of the shared counter.
  *   STATIC   chunks of `chunk` elements (default: n / 256, rounded up), each task
  *            taking a fixed contiguous run of chunks.  Lowest overhead; chunk
  *            boundaries (and so results) do not depend on the worker count.
