@@ -44,7 +44,7 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
     }
     weft__future_complete(f);
     release_dependents(a);
-    weft__executor_run_end(ex);
+    weft__runs_end(ex, w);
 }
 
 static weft__job *async_job_run(weft__worker *w, weft__job *job) {
@@ -55,10 +55,11 @@ static weft__job *async_job_run(weft__worker *w, weft__job *job) {
     return NULL;
 }
 
-/* Undoes a task that could not be queued (nothing else can reference it). */
-static weft_status give_up(weft__async *a, bool keep_handle) {
+/* Undoes a task that could not be queued (nothing else can reference it); w is
+ * the submitting thread's worker, or NULL. */
+static weft_status give_up(weft__async *a, weft__worker *w, bool keep_handle) {
     if (keep_handle) weft__future_release(&a->fut);
-    weft__executor_run_end(a->fut.ex);
+    weft__runs_end(a->fut.ex, w);
     weft__future_release(&a->fut);
     return WEFT_ENOMEM;
 }
@@ -99,7 +100,8 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
         }
         a->nedges = ndeps;
     }
-    weft__executor_run_begin(ex);
+    weft__worker *w = weft__current_worker(ex);
+    weft__runs_begin(ex, w);
     atomic_store_explicit(&a->join, (uint32_t)ndeps + 1, memory_order_relaxed);
     uint32_t finished = 0;
     for (size_t i = 0; i < ndeps; i++) {
@@ -109,7 +111,7 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
     /* Our own 1 plus the dependencies that had finished before we linked. */
     if (atomic_fetch_sub_explicit(&a->join, finished + 1, memory_order_acq_rel) == finished + 1 &&
         enqueue(a) != 0)
-        return give_up(a, out != NULL); /* all edges were consumed: nothing points at a */
+        return give_up(a, w, out != NULL); /* all edges were consumed: nothing points at a */
     if (out) *out = &a->fut;
     return WEFT_OK;
 }

@@ -159,17 +159,15 @@ void *weft__worker_main(void *arg);
 void weft__worker_wait_until(weft__worker *w, bool (*done)(void *), void *arg);
 
 /* Runs in flight, for weft_executor_wait_all and destroy (src/core/runs.c).  w
- * is the calling thread's worker of ex, or NULL on any other thread; the
- * variants without w look it up.  Every job descends from a counted run, so
- * when the last run ends its worker soon finds no work and calls
+ * must be the calling thread's worker of ex (it alone writes that worker's
+ * counters), or NULL on any other thread.  Every job descends from a counted
+ * run, so when the last run ends its worker soon finds no work and calls
  * weft__runs_quiet_check, which wakes the waiters. */
 void weft__runs_begin(weft_executor *ex, weft__worker *w);
 void weft__runs_end(weft_executor *ex, weft__worker *w);
-void weft__executor_run_begin(weft_executor *ex);
-void weft__executor_run_end(weft_executor *ex);
 /* A worker found no work: wake wait_all's waiters if every run has ended. */
 void weft__runs_quiet_check(weft_executor *ex);
-/* Runs begun and not yet ended; a snapshot (the dump). */
+/* Runs begun and not yet ended (0: every run seen begun has ended).  Any thread. */
 uint64_t weft__runs_in_flight(const weft_executor *ex);
 
 #endif

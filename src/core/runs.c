@@ -45,36 +45,24 @@ void weft__runs_end(weft_executor *ex, weft__worker *w) {
     weft__runs_quiet_check(ex);
 }
 
-void weft__executor_run_begin(weft_executor *ex) { weft__runs_begin(ex, weft__current_worker(ex)); }
-void weft__executor_run_end(weft_executor *ex) { weft__runs_end(ex, weft__current_worker(ex)); }
-
-/* Ended first, then begun (see the top of the file). */
-static bool quiescent(const weft_executor *ex) {
-    weft_executor *e = (weft_executor *)ex;
+/* Runs begun and not yet ended: every "ended" counter first, then every "begun"
+ * one (see the top of the file), so the result is never negative and is 0 only
+ * when every run seen begun has ended. */
+uint64_t weft__runs_in_flight(const weft_executor *ex) {
+    weft_executor *e = (weft_executor *)ex; /* atomic loads take non-const */
     uint64_t ended = atomic_load_explicit(&e->outside_ended, memory_order_acquire);
     for (unsigned i = 0; i < ex->nworkers; i++)
         ended += atomic_load_explicit(&ex->workers[i].runs_ended, memory_order_acquire);
     uint64_t begun = atomic_load_explicit(&e->outside_begun, memory_order_acquire);
     for (unsigned i = 0; i < ex->nworkers; i++)
         begun += atomic_load_explicit(&ex->workers[i].runs_begun, memory_order_acquire);
-    return begun == ended;
-}
-
-uint64_t weft__runs_in_flight(const weft_executor *ex) {
-    weft_executor *e = (weft_executor *)ex;
-    uint64_t begun = atomic_load_explicit(&e->outside_begun, memory_order_relaxed);
-    uint64_t ended = atomic_load_explicit(&e->outside_ended, memory_order_relaxed);
-    for (unsigned i = 0; i < ex->nworkers; i++) {
-        begun += atomic_load_explicit(&ex->workers[i].runs_begun, memory_order_relaxed);
-        ended += atomic_load_explicit(&ex->workers[i].runs_ended, memory_order_relaxed);
-    }
-    return begun > ended ? begun - ended : 0; /* unsynchronised reads may cross */
+    return begun - ended;
 }
 
 void weft__runs_quiet_check(weft_executor *ex) {
     atomic_thread_fence(memory_order_seq_cst); /* our end, then the waiters */
     if (atomic_load_explicit(&ex->quiet_waiters, memory_order_relaxed) == 0) return;
-    if (!quiescent(ex)) return;
+    if (weft__runs_in_flight(ex) != 0) return;
     atomic_fetch_add_explicit(&ex->quiet_epoch, 1, memory_order_release);
     weft__futex_wake(&ex->quiet_epoch, INT32_MAX);
 }
@@ -87,7 +75,7 @@ weft_status weft_executor_wait_all(weft_executor *ex) {
     for (;;) {
         /* The epoch before the check: a bump after it fails the futex wait. */
         uint32_t e = atomic_load_explicit(&ex->quiet_epoch, memory_order_acquire);
-        if (quiescent(ex)) break;
+        if (weft__runs_in_flight(ex) == 0) break;
         weft__futex_wait(&ex->quiet_epoch, e, UINT64_MAX);
     }
     atomic_fetch_sub_explicit(&ex->quiet_waiters, 1, memory_order_relaxed);

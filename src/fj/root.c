@@ -22,7 +22,7 @@ static weft__job *run_root(weft__worker *w, weft__job *self) {
      * which the kernel treats as a plain key. */
     atomic_store_explicit(&r->done, 1, memory_order_seq_cst);
     weft__futex_wake(&r->done, 1);
-    weft__executor_run_end(ex);
+    weft__runs_end(ex, w);
     return NULL;
 }
 
@@ -32,10 +32,10 @@ int weft_run_root(weft_executor *ex, weft_task_fn fn, void *arg) {
     if (w) return weft__fj_run_task(w, NULL, fn, arg); /* nested: a plain call */
     struct root r = {.job = {run_root, NULL}, .fn = fn, .arg = arg, .ex = ex, .result = 0};
     atomic_init(&r.done, 0);
-    weft__executor_run_begin(ex);
+    weft__runs_begin(ex, NULL); /* not a worker: see above */
     int st = weft__submit(ex, &r.job);
     if (st != 0) {
-        weft__executor_run_end(ex);
+        weft__runs_end(ex, NULL);
         return st;
     }
     while (atomic_load_explicit(&r.done, memory_order_seq_cst) == 0) weft__futex_wait(&r.done, 0, UINT64_MAX);

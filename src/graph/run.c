@@ -30,7 +30,7 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
     weft__mutex_unlock(&tf->mu);
     if (r->role != WEFT__ROLE_TOP) return finish_nested(w, r, next);
     weft__future_complete(&r->fut);
-    weft__executor_run_end(ex);
+    weft__runs_end(ex, w);
     weft__future_release(&r->fut); /* r may be freed from here on */
     return next ? &next->start : NULL; /* the next queued run starts on this worker */
 }
@@ -163,7 +163,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     }
     if (st == WEFT_OK) {
         atomic_fetch_add_explicit(&tf->runs_inflight, 1, memory_order_relaxed);
-        weft__executor_run_begin(ex);
+        weft__runs_begin(ex, weft__current_worker(ex));
     }
     weft__mutex_unlock(&tf->mu);
     if (st != WEFT_OK) {
