@@ -49,7 +49,7 @@ static int collect(weft_pipeflow *pf, void *in, void *out, void *arg) {
     return 0;
 }
 
-TEST(pipe_data_stages_pass_values_through_line_buffers) {
+static void pipe_data_stages_pass_values_through_line_buffers_with(weft_pipeline_scheduling how) {
     weft_executor *ex = make_executor(4);
     struct sink k = {.stop_at = test_scale(20000)};
     weft_data_stage st[] = {
@@ -61,6 +61,7 @@ TEST(pipe_data_stages_pass_values_through_line_buffers) {
     weft_pipeline *p = weft_data_pipeline_create(4, st, 3, &err);
     if (!p) TEST_FAIL_("%s: %s", weft_errname(err), weft_pipeline_error_message());
     ASSERT_STREQ(weft_pipeline_error_message(), "");
+    ASSERT_OK(weft_pipeline_set_scheduling(p, how));
     weft_taskflow *tf = make_taskflow("data");
     ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
     ASSERT_OK(weft_run_and_wait(ex, tf));
@@ -71,6 +72,13 @@ TEST(pipe_data_stages_pass_values_through_line_buffers) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     ASSERT_OK(weft_pipeline_destroy(p));
     weft_executor_destroy(ex);
+}
+
+/* Each scheduling: values pass the same way spread and inline. */
+TEST(pipe_data_stages_pass_values_through_line_buffers) {
+    pipe_data_stages_pass_values_through_line_buffers_with(WEFT_PIPELINE_AUTO);
+    pipe_data_stages_pass_values_through_line_buffers_with(WEFT_PIPELINE_SPREAD);
+    pipe_data_stages_pass_values_through_line_buffers_with(WEFT_PIPELINE_INLINE);
 }
 
 static int nop_data(weft_pipeflow *pf, void *in, void *out, void *arg) { return 0; }
@@ -152,7 +160,7 @@ static int minus_index(void *item, size_t index, void *arg) {
     return 0;
 }
 
-TEST(pipe_simple_pipeline_mutates_every_item_in_place) {
+static void pipe_simple_pipeline_mutates_every_item_in_place_with(weft_pipeline_scheduling how) {
     weft_executor *ex = make_executor(3);
     size_t n = test_scale(10000);
     int64_t *items = malloc(n * sizeof *items);
@@ -165,6 +173,7 @@ TEST(pipe_simple_pipeline_mutates_every_item_in_place) {
     weft_status err;
     weft_pipeline *p = weft_simple_pipeline_create(4, items, n, sizeof *items, st, 3, &err);
     ASSERT_NOT_NULL(p);
+    ASSERT_OK(weft_pipeline_set_scheduling(p, how));
     ASSERT_EQ(weft_pipeline_num_stages(p), 3);
     weft_taskflow *tf = make_taskflow("simple");
     ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
@@ -190,4 +199,11 @@ TEST(pipe_simple_pipeline_mutates_every_item_in_place) {
     ASSERT_OK(weft_pipeline_destroy(p));
     free(items);
     weft_executor_destroy(ex);
+}
+
+/* Each scheduling: a parallel first stage is spread or inline like any other. */
+TEST(pipe_simple_pipeline_mutates_every_item_in_place) {
+    pipe_simple_pipeline_mutates_every_item_in_place_with(WEFT_PIPELINE_AUTO);
+    pipe_simple_pipeline_mutates_every_item_in_place_with(WEFT_PIPELINE_SPREAD);
+    pipe_simple_pipeline_mutates_every_item_in_place_with(WEFT_PIPELINE_INLINE);
 }

@@ -57,6 +57,8 @@ TEST(pipe_bad_arguments_give_einval) {
     ASSERT_EQ(weft_pipeflow_line(NULL), 0);
     ASSERT_EQ(weft_pipeflow_stage(NULL), 0);
     ASSERT_STATUS(weft_simple_pipeline_set_items(NULL, items, 4), WEFT_EINVAL);
+    ASSERT_STATUS(weft_pipeline_set_scheduling(NULL, WEFT_PIPELINE_INLINE), WEFT_EINVAL);
+    ASSERT_EQ(weft_pipeline_num_inline_tokens(NULL), 0);
 
     /* set_items only on simple pipelines. */
     weft_pipeline *p = weft_pipeline_create(3, ok, 2, &err);
@@ -64,6 +66,9 @@ TEST(pipe_bad_arguments_give_einval) {
     ASSERT_EQ(weft_pipeline_num_lines(p), 3);
     ASSERT_EQ(weft_pipeline_num_stages(p), 2);
     ASSERT_STATUS(weft_simple_pipeline_set_items(p, items, 4), WEFT_EINVAL);
+    ASSERT_STATUS(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)3), WEFT_EINVAL);
+    ASSERT_STATUS(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)-1), WEFT_EINVAL);
+    ASSERT_OK(weft_pipeline_set_scheduling(p, WEFT_PIPELINE_SPREAD));
     ASSERT_OK(weft_pipeline_destroy(p));
 }
 
@@ -89,39 +94,46 @@ static int fsink(weft_pipeflow *pf, void *arg) {
     return 0;
 }
 
+/* Every scheduling: spread, at most L - 1 tokens follow the failed one; inline,
+ * none. */
 TEST(pipe_failing_stage_stops_tokens_and_fails_run_with_its_code) {
-    weft_executor *ex = make_executor(3);
-    struct fails f = {.fail_at = 500};
-    weft_stage st[] = {{WEFT_STAGE_SERIAL, fsource, &f, "source"},
-                       {WEFT_STAGE_PARALLEL, fmiddle, &f, "middle"},
-                       {WEFT_STAGE_SERIAL, fsink, &f, "sink"}};
-    weft_status err;
-    weft_pipeline *p = weft_pipeline_create(4, st, 3, &err);
-    ASSERT_NOT_NULL(p);
-    weft_taskflow *tf = make_taskflow("fails");
-    weft_task t = weft_pipeline_emplace(tf, p);
-    ASSERT_OK(weft_task_set_name(t, "pipe"));
-    weft_future *fu;
-    ASSERT_OK(weft_run(ex, tf, &fu));
-    ASSERT_STATUS(weft_future_wait(fu), WEFT_ETASK);
-    weft_run_info info;
-    ASSERT_OK(weft_future_info(fu, &info));
-    ASSERT_EQ(info.task_code, 42);
-    ASSERT_STREQ(info.failed_task, "pipe");
-    weft_future_destroy(fu);
-    ASSERT_STATUS(atomic_load(&f.stop_status), WEFT_EINVAL);
-    ASSERT_EQ(atomic_load(&f.after_fail), 0); /* the failed token skipped the sink */
-    /* At most L - 1 tokens were in flight behind the failed one. */
-    uint64_t made = weft_pipeline_num_tokens(p);
-    ASSERT_GT(made, f.fail_at);
-    ASSERT_LE(made, f.fail_at + 4);
-    /* The pipeline can run again: this time nothing fails until the new token. */
-    f.fail_at = made + 100;
-    ASSERT_STATUS(weft_run_and_wait(ex, tf), WEFT_ETASK);
-    ASSERT_GT(weft_pipeline_num_tokens(p), made + 100);
-    ASSERT_OK(weft_taskflow_destroy(tf));
-    ASSERT_OK(weft_pipeline_destroy(p));
-    weft_executor_destroy(ex);
+    const weft_pipeline_scheduling how[] = {WEFT_PIPELINE_AUTO, WEFT_PIPELINE_SPREAD, WEFT_PIPELINE_INLINE};
+    for (size_t k = 0; k < 3; k++) {
+        weft_executor *ex = make_executor(3);
+        struct fails f = {.fail_at = 500};
+        weft_stage st[] = {{WEFT_STAGE_SERIAL, fsource, &f, "source"},
+                           {WEFT_STAGE_PARALLEL, fmiddle, &f, "middle"},
+                           {WEFT_STAGE_SERIAL, fsink, &f, "sink"}};
+        weft_status err;
+        weft_pipeline *p = weft_pipeline_create(4, st, 3, &err);
+        ASSERT_NOT_NULL(p);
+        ASSERT_OK(weft_pipeline_set_scheduling(p, how[k]));
+        weft_taskflow *tf = make_taskflow("fails");
+        weft_task t = weft_pipeline_emplace(tf, p);
+        ASSERT_OK(weft_task_set_name(t, "pipe"));
+        weft_future *fu;
+        ASSERT_OK(weft_run(ex, tf, &fu));
+        ASSERT_STATUS(weft_future_wait(fu), WEFT_ETASK);
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(fu, &info));
+        ASSERT_EQ(info.task_code, 42);
+        ASSERT_STREQ(info.failed_task, "pipe");
+        weft_future_destroy(fu);
+        ASSERT_STATUS(atomic_load(&f.stop_status), WEFT_EINVAL);
+        ASSERT_EQ(atomic_load(&f.after_fail), 0); /* the failed token skipped the sink */
+        /* At most L - 1 tokens were in flight behind the failed one. */
+        uint64_t made = weft_pipeline_num_tokens(p);
+        ASSERT_GT(made, f.fail_at);
+        ASSERT_LE(made, f.fail_at + 4);
+        if (how[k] == WEFT_PIPELINE_INLINE) ASSERT_EQ(made, f.fail_at + 1);
+        /* The pipeline can run again: this time nothing fails until the new token. */
+        f.fail_at = made + 100;
+        ASSERT_STATUS(weft_run_and_wait(ex, tf), WEFT_ETASK);
+        ASSERT_GT(weft_pipeline_num_tokens(p), made + 100);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_pipeline_destroy(p));
+        weft_executor_destroy(ex);
+    }
 }
 
 /* ---- busy while running ------------------------------------------------------------ */
@@ -154,6 +166,7 @@ TEST(pipe_running_pipeline_is_busy_for_changes_and_second_runs) {
     ASSERT_TRUE(wait_flag(&h.entered, 1, 60.0));
     ASSERT_STATUS(weft_pipeline_destroy(p), WEFT_EBUSY);
     ASSERT_STATUS(weft_pipeline_reset(p), WEFT_EBUSY);
+    ASSERT_STATUS(weft_pipeline_set_scheduling(p, WEFT_PIPELINE_INLINE), WEFT_EBUSY);
     /* The same pipeline in another graph, at the same time: that task fails. */
     weft_future *f2;
     ASSERT_OK(weft_run(ex, tf2, &f2));
@@ -261,24 +274,28 @@ static int endless(weft_pipeflow *pf, void *arg) {
 }
 
 TEST(pipe_cancelled_run_stops_making_tokens) {
-    weft_executor *ex = make_executor(2);
-    atomic_int reached = 0;
-    weft_stage st[] = {{WEFT_STAGE_SERIAL, endless, &reached, "endless"},
-                       {WEFT_STAGE_PARALLEL, empty, NULL, "work"},
-                       {WEFT_STAGE_SERIAL, empty, NULL, "sink"}};
-    weft_status err;
-    weft_pipeline *p = weft_pipeline_create(3, st, 3, &err);
-    ASSERT_NOT_NULL(p);
-    weft_taskflow *tf = make_taskflow("cancel");
-    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
-    weft_future *f;
-    ASSERT_OK(weft_run(ex, tf, &f));
-    ASSERT_TRUE(wait_flag(&reached, 1, 60.0));
-    ASSERT_OK(weft_future_cancel(f));
-    ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
-    weft_future_destroy(f);
-    ASSERT_GT(weft_pipeline_num_tokens(p), 100);
-    ASSERT_OK(weft_taskflow_destroy(tf));
-    ASSERT_OK(weft_pipeline_destroy(p));
-    weft_executor_destroy(ex);
+    const weft_pipeline_scheduling how[] = {WEFT_PIPELINE_AUTO, WEFT_PIPELINE_SPREAD, WEFT_PIPELINE_INLINE};
+    for (size_t k = 0; k < 3; k++) {
+        weft_executor *ex = make_executor(2);
+        atomic_int reached = 0;
+        weft_stage st[] = {{WEFT_STAGE_SERIAL, endless, &reached, "endless"},
+                           {WEFT_STAGE_PARALLEL, empty, NULL, "work"},
+                           {WEFT_STAGE_SERIAL, empty, NULL, "sink"}};
+        weft_status err;
+        weft_pipeline *p = weft_pipeline_create(3, st, 3, &err);
+        ASSERT_NOT_NULL(p);
+        ASSERT_OK(weft_pipeline_set_scheduling(p, how[k]));
+        weft_taskflow *tf = make_taskflow("cancel");
+        ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_TRUE(wait_flag(&reached, 1, 60.0));
+        ASSERT_OK(weft_future_cancel(f));
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+        weft_future_destroy(f);
+        ASSERT_GT(weft_pipeline_num_tokens(p), 100);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_pipeline_destroy(p));
+        weft_executor_destroy(ex);
+    }
 }

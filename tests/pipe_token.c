@@ -28,7 +28,11 @@ struct check {
     atomic_int line_busy[MAX_LINES];
     atomic_int errors;
     unsigned spin_mask; /* parallel stages spin a little for tokens with these low bits */
+    weft_pipeline_scheduling sched;
 };
+
+static const weft_pipeline_scheduling schedulings[] = {WEFT_PIPELINE_AUTO, WEFT_PIPELINE_SPREAD,
+                                                       WEFT_PIPELINE_INLINE};
 
 static void error(struct check *c, const char *what, uint64_t token, size_t stage) {
     if (atomic_fetch_add(&c->errors, 1) < 5) fprintf(stderr, "%s: token %llu stage %zu\n", what, (unsigned long long)token, stage);
@@ -85,6 +89,7 @@ static weft_pipeline *check_pipeline(struct check *c) {
     weft_status err;
     weft_pipeline *p = weft_pipeline_create(c->nlines, st, c->nstages, &err);
     if (!p) TEST_FAIL_("weft_pipeline_create: %s: %s", weft_errname(err), weft_pipeline_error_message());
+    ASSERT_OK(weft_pipeline_set_scheduling(p, c->sched));
     return p;
 }
 
@@ -109,17 +114,20 @@ static void run_pipeline(weft_executor *ex, weft_pipeline *p) {
 
 TEST(pipe_serial_stages_see_tokens_in_order) {
     weft_executor *ex = make_executor(4);
-    struct check c;
-    uint64_t n = test_scale(20000);
-    check_init(&c, 4, (weft_stage_kind[]){WEFT_STAGE_SERIAL, WEFT_STAGE_PARALLEL, WEFT_STAGE_SERIAL,
-                                          WEFT_STAGE_PARALLEL, WEFT_STAGE_SERIAL}, 5, n, 1);
-    weft_pipeline *p = check_pipeline(&c);
-    run_pipeline(ex, p);
-    check_done(&c, n);
-    ASSERT_EQ(weft_pipeline_num_tokens(p), n);
-    ASSERT_EQ(c.next[4], n);
-    ASSERT_OK(weft_pipeline_destroy(p));
-    free(c.visits);
+    for (size_t k = 0; k < 3; k++) {
+        struct check c;
+        uint64_t n = test_scale(20000);
+        check_init(&c, 4, (weft_stage_kind[]){WEFT_STAGE_SERIAL, WEFT_STAGE_PARALLEL, WEFT_STAGE_SERIAL,
+                                              WEFT_STAGE_PARALLEL, WEFT_STAGE_SERIAL}, 5, n, 1);
+        c.sched = schedulings[k];
+        weft_pipeline *p = check_pipeline(&c);
+        run_pipeline(ex, p);
+        check_done(&c, n);
+        ASSERT_EQ(weft_pipeline_num_tokens(p), n);
+        ASSERT_EQ(c.next[4], n);
+        ASSERT_OK(weft_pipeline_destroy(p));
+        free(c.visits);
+    }
     weft_executor_destroy(ex);
 }
 
@@ -198,18 +206,20 @@ TEST(pipe_first_stage_stop_ends_pipeline_after_in_flight_tokens) {
     weft_executor *ex = make_executor(3);
     const weft_stage_kind kinds[] = {WEFT_STAGE_SERIAL, WEFT_STAGE_PARALLEL, WEFT_STAGE_SERIAL};
     const uint64_t counts[] = {0, 1, 3, 100};
-    for (size_t lines = 1; lines <= 5; lines++)
-        for (size_t n = 1; n <= 3; n++)
-            for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
-                struct check c;
-                check_init(&c, lines, kinds, n, counts[k], 1);
-                weft_pipeline *p = check_pipeline(&c);
-                run_pipeline(ex, p);
-                check_done(&c, counts[k]);
-                ASSERT_EQ(weft_pipeline_num_tokens(p), counts[k]);
-                ASSERT_OK(weft_pipeline_destroy(p));
-                free(c.visits);
-            }
+    for (size_t sc = 0; sc < 3; sc++)
+        for (size_t lines = 1; lines <= 5; lines++)
+            for (size_t n = 1; n <= 3; n++)
+                for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+                    struct check c;
+                    check_init(&c, lines, kinds, n, counts[k], 1);
+                    c.sched = schedulings[sc];
+                    weft_pipeline *p = check_pipeline(&c);
+                    run_pipeline(ex, p);
+                    check_done(&c, counts[k]);
+                    ASSERT_EQ(weft_pipeline_num_tokens(p), counts[k]);
+                    ASSERT_OK(weft_pipeline_destroy(p));
+                    free(c.visits);
+                }
     weft_executor_destroy(ex);
 }
 
@@ -240,6 +250,7 @@ static int after_pipe(weft_ctx *cx, void *arg) {
 TEST(pipe_inside_graph_runs_each_iteration_of_run_n) {
     weft_executor *ex = make_executor(3);
     struct check c;
+    /* Long enough runs that WEFT_PIPELINE_AUTO switches between its phases. */
     uint64_t n = test_scale(3000), runs = 4;
     check_init(&c, 3, (weft_stage_kind[]){WEFT_STAGE_SERIAL, WEFT_STAGE_PARALLEL, WEFT_STAGE_SERIAL}, 3, n, runs);
     weft_pipeline *p = check_pipeline(&c);
@@ -310,6 +321,7 @@ TEST(pipe_random_shapes_pass_every_token_through_every_stage_once) {
         struct check c;
         check_init(&c, lines, kinds, n, tokens, 1);
         c.spin_mask = 31;
+        c.sched = schedulings[test_rand(&rng) % 3];
         weft_pipeline *p = check_pipeline(&c);
         run_pipeline(ex, p);
         check_done(&c, tokens);
@@ -317,4 +329,70 @@ TEST(pipe_random_shapes_pass_every_token_through_every_stage_once) {
         free(c.visits);
         weft_executor_destroy(ex);
     }
+}
+
+/* ---- scheduling ------------------------------------------------------------------------ */
+
+static int count_stage(weft_pipeflow *pf, void *arg) {
+    if (weft_pipeflow_token(pf) == *(uint64_t *)arg) weft_pipeflow_stop(pf);
+    return 0;
+}
+
+static int nothing(weft_pipeflow *pf, void *arg) { return 0; }
+
+static int nap(weft_pipeflow *pf, void *arg) {
+    sleep_us(*(unsigned *)arg);
+    return 0;
+}
+
+static weft_pipeline *auto_pipeline(uint64_t *n, weft_stage_fn middle, void *arg) {
+    weft_stage st[] = {{WEFT_STAGE_SERIAL, count_stage, n, "source"},
+                       {WEFT_STAGE_PARALLEL, middle, arg, "middle"},
+                       {WEFT_STAGE_SERIAL, nothing, NULL, "sink"}};
+    weft_status err;
+    weft_pipeline *p = weft_pipeline_create(8, st, 3, &err);
+    ASSERT_NOT_NULL(p);
+    return p;
+}
+
+/* AUTO measures both ways of running: empty stages cost far less than moving a
+ * token between cores, so most tokens go inline; a parallel stage that sleeps
+ * runs on both workers at once when spread, about twice the rate, so most
+ * tokens are spread.  On one worker every token is inline. */
+TEST(pipe_auto_scheduling_runs_cheap_stages_inline_and_slow_ones_spread) {
+    weft_executor *ex = make_executor(2);
+    uint64_t n = 200000;
+    weft_pipeline *p = auto_pipeline(&n, nothing, NULL);
+    run_pipeline(ex, p);
+    ASSERT_EQ(weft_pipeline_num_tokens(p), n);
+    ASSERT_GT(weft_pipeline_num_inline_tokens(p), n / 2);
+    ASSERT_OK(weft_pipeline_destroy(p));
+
+    unsigned us = 200;
+    n = 3000;
+    p = auto_pipeline(&n, nap, &us);
+    run_pipeline(ex, p);
+    ASSERT_EQ(weft_pipeline_num_tokens(p), n);
+    ASSERT_LT(weft_pipeline_num_inline_tokens(p), n / 2);
+    /* Forced either way, whatever the stages cost. */
+    ASSERT_OK(weft_pipeline_set_scheduling(p, WEFT_PIPELINE_INLINE));
+    ASSERT_OK(weft_pipeline_reset(p));
+    n = 50;
+    run_pipeline(ex, p);
+    ASSERT_EQ(weft_pipeline_num_inline_tokens(p), n);
+    ASSERT_OK(weft_pipeline_destroy(p));
+    weft_executor_destroy(ex);
+
+    ex = make_executor(1);
+    n = 1000;
+    p = auto_pipeline(&n, nothing, NULL);
+    run_pipeline(ex, p);
+    ASSERT_EQ(weft_pipeline_num_inline_tokens(p), n);
+    ASSERT_OK(weft_pipeline_set_scheduling(p, WEFT_PIPELINE_SPREAD));
+    ASSERT_OK(weft_pipeline_reset(p));
+    run_pipeline(ex, p);
+    ASSERT_EQ(weft_pipeline_num_tokens(p), n);
+    ASSERT_EQ(weft_pipeline_num_inline_tokens(p), 0);
+    ASSERT_OK(weft_pipeline_destroy(p));
+    weft_executor_destroy(ex);
 }

@@ -180,6 +180,35 @@ WEFT_API uint64_t weft_pipeline_num_tokens(const weft_pipeline *p);
 WEFT_API size_t weft_pipeline_num_lines(const weft_pipeline *p);
 WEFT_API size_t weft_pipeline_num_stages(const weft_pipeline *p);
 
+/* How a run shares its tokens among the workers.
+ *  - WEFT_PIPELINE_AUTO (the default): the run alternates between the two ways
+ *    below in phases of hundreds to thousands of tokens, measures the time per
+ *    token of each, and keeps to the faster one (trying the other again now and
+ *    then, so a change in the stages' cost is followed).  Stages much cheaper
+ *    than moving a token to another core (a few hundred ns on a virtual machine)
+ *    end up inline; stages with real work spread.  The first phase spreads.
+ *  - WEFT_PIPELINE_SPREAD: tokens go from stage to stage as jobs that idle
+ *    workers steal, so parallel stages run for several tokens at once and
+ *    serial stages overlap with one another.
+ *  - WEFT_PIPELINE_INLINE: the worker that runs the pipeline's task takes each
+ *    token through every stage itself, one token at a time; other workers stay
+ *    free for other tasks.  Always the way on a 1-worker executor.
+ * The guarantees are the same either way: serial stages see tokens in order,
+ * one at a time; at most `lines` tokens are in flight; a token is on line
+ * token % lines.  A stage must not wait for another token's stage (inline, that
+ * waits forever; spread, it does on a 1-worker executor too).
+ * Returns WEFT_EINVAL (NULL p, unknown value), WEFT_EBUSY (it is running). */
+typedef enum weft_pipeline_scheduling {
+    WEFT_PIPELINE_AUTO = 0,
+    WEFT_PIPELINE_SPREAD = 1,
+    WEFT_PIPELINE_INLINE = 2,
+} weft_pipeline_scheduling;
+WEFT_API weft_status weft_pipeline_set_scheduling(weft_pipeline *p, weft_pipeline_scheduling how);
+
+/* Tokens of the current (or last) run that went through an inline phase; the
+ * rest were spread.  For seeing what WEFT_PIPELINE_AUTO chose.  0 for NULL. */
+WEFT_API uint64_t weft_pipeline_num_inline_tokens(const weft_pipeline *p);
+
 /* Frees the pipeline.  WEFT_EBUSY (and frees nothing) while it runs; NULL gives
  * WEFT_OK.  Tasks that run it must not run again afterwards. */
 WEFT_API weft_status weft_pipeline_destroy(weft_pipeline *p);

@@ -226,6 +226,15 @@ weft_status weft_pipeline_reset(weft_pipeline *p) {
     return WEFT_OK;
 }
 
+weft_status weft_pipeline_set_scheduling(weft_pipeline *p, weft_pipeline_scheduling how) {
+    if (!p || (unsigned)how > WEFT_PIPELINE_INLINE) return WEFT_EINVAL;
+    if (is_running(p)) return WEFT_EBUSY;
+    p->scheduling = how;
+    return WEFT_OK;
+}
+
+uint64_t weft_pipeline_num_inline_tokens(const weft_pipeline *p) { return p ? p->inline_tokens : 0; }
+
 uint64_t weft_pipeline_num_tokens(const weft_pipeline *p) {
     return p ? atomic_load_explicit(&p->next_token, memory_order_relaxed) : 0;
 }

@@ -12,7 +12,10 @@
  * becomes ready straight back to its worker (job continuation); others are pushed
  * to the worker's deque.  Stopping sends a "stop wave" round the first stage's
  * slots: each forwards it once its line has drained, and the slot before the
- * stopping line ends the pipeline.  docs/design.md ("Pipelines") has the proof
+ * stopping line ends the pipeline.  That is a "spread" phase of a run; in an
+ * "inline" phase the driving task's worker takes tokens through every stage
+ * itself, and WEFT_PIPELINE_AUTO picks between them by measuring (run.c).
+ * docs/design.md ("Pipelines") has the proof
  * sketch.
  */
 #ifndef WEFT_PIPELINE_PIPELINE_H
@@ -47,6 +50,16 @@ typedef struct weft__stage {
     } fn;
     void *arg;
 } weft__stage;
+
+/* What WEFT_PIPELINE_AUTO has measured (run.c): per phase kind (spread, inline)
+ * the average ticks per token (0: not measured yet) and the next phase's length;
+ * phases of the faster kind since the slower one was last tried.  Touched only
+ * by the driving task, one run at a time. */
+typedef struct weft__pipe_tune {
+    uint64_t cost[2];
+    uint64_t len[2];
+    unsigned since_trial;
+} weft__pipe_tune;
 
 typedef struct weft__slot {
     _Alignas(WEFT__CACHE_LINE) weft__job job; /* must stay first */
@@ -85,13 +98,18 @@ struct weft_pipeline {
     uint32_t stage_base;
     bool simple;
     const _Atomic int *cancel; /* the graph run's stop bits */
+    weft_pipeline_scheduling scheduling;
+    weft__pipe_tune tune;
+    uint64_t inline_tokens; /* tokens of the current or last run taken inline */
     /* Run state.  next_token and the stop fields are touched only by the
      * first-stage slots, which run one after another (each is ordered after the
      * previous by a join counter), so they need no atomics.  On a line of their
      * own: next_token changes with every token, and the fields above are read by
      * every slot on every worker. */
     _Alignas(WEFT__CACHE_LINE) _Atomic uint64_t next_token; /* one writer at a time; atomic for num_tokens */
+    uint64_t epoch_end; /* a spread phase makes no token from this one on */
     bool stopping;
+    bool ended;         /* stopped, failed or cancelled: no phase follows */
     uint32_t stop_line;
     _Alignas(WEFT__CACHE_LINE) _Atomic int running;
     _Atomic int failed;  /* a stage returned non-zero: make no more tokens */

@@ -110,12 +110,19 @@ static inline weft__job *hand_on(weft__worker *w, weft__slot *a, weft__slot *b) 
 static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) {
     rearm(s);
     if (!p->stopping) {
-        if (!must_stop(p) && make_token(p, s)) {
-            weft__slot *same = p->nstages > 1 ? s + 1 : NULL;
-            weft__slot *a = same && count_down(same) ? same : NULL;
-            weft__slot *gen = next_line(p, s);
-            /* With one stage the token is done, so this slot's line is free. */
-            return hand_on(w, a, count_down(gen) ? gen : NULL);
+        /* The end of a spread phase (epoch_end) drains the lines like a stop,
+         * but the run goes on: `ended` stays false. */
+        if (must_stop(p)) {
+            p->ended = true;
+        } else if (atomic_load_explicit(&p->next_token, memory_order_relaxed) < p->epoch_end) {
+            if (make_token(p, s)) {
+                weft__slot *same = p->nstages > 1 ? s + 1 : NULL;
+                weft__slot *a = same && count_down(same) ? same : NULL;
+                weft__slot *gen = next_line(p, s);
+                /* With one stage the token is done, so this slot's line is free. */
+                return hand_on(w, a, count_down(gen) ? gen : NULL);
+            }
+            p->ended = true;
         }
         p->stopping = true;
         p->stop_line = s->line;
@@ -154,10 +161,10 @@ void weft__pipeline_arm(weft_pipeline *p) {
     size_t L = p->nlines, S = p->nstages;
     size_t r = (size_t)(atomic_load_explicit(&p->next_token, memory_order_relaxed) % L);
     for (size_t l = 0; l < L; l++) {
-        bool first = l == r; /* the line of the run's first token */
+        bool first = l == r; /* the line of the phase's first token */
         for (size_t s = 0; s < S; s++) {
             weft__slot *sl = weft__slot_at(p, l, s);
-            /* Edges from tokens before the run's first one never fire: stage 0
+            /* Edges from tokens before the phase's first one never fire: stage 0
              * waits only for the previous line, a serial stage on the first line
              * only for its own token. */
             uint32_t init = s == 0 ? !first : sl->full - first;
@@ -166,8 +173,6 @@ void weft__pipeline_arm(weft_pipeline *p) {
         p->lines[l].skip = false;
     }
     p->stopping = false;
-    atomic_store_explicit(&p->failed, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->code, 0, memory_order_relaxed);
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
 }
 
@@ -177,6 +182,97 @@ static bool pipe_done(void *arg) {
     return atomic_load_explicit(&((weft_pipeline *)arg)->done, memory_order_acquire) != 0;
 }
 
+/* A spread phase: tokens up to `end` (or the stop) go round the slots, on every
+ * worker that steals them; this worker starts the first and helps until the
+ * lines have drained. */
+static void spread_phase(weft__worker *w, weft_pipeline *p, uint64_t end) {
+    p->epoch_end = end;
+    weft__pipeline_arm(p);
+    size_t r = (size_t)(atomic_load_explicit(&p->next_token, memory_order_relaxed) % p->nlines);
+    weft__execute(w, &weft__slot_at(p, r, 0)->job);
+    weft__worker_wait_until(w, pipe_done, p);
+}
+
+/* An inline phase: this worker takes tokens up to `end` (or the stop) through
+ * every stage itself, one token at a time.  The same calls in the same order as
+ * a spread phase would allow (serial stages in token order, one token per line),
+ * with none of the hand-offs. */
+static void inline_phase(weft_pipeline *p, uint64_t end) {
+    uint64_t t = atomic_load_explicit(&p->next_token, memory_order_relaxed);
+    uint32_t line = (uint32_t)(t % p->nlines);
+    for (; t < end; t++) {
+        if (must_stop(p)) break;
+        weft__line *ln = &p->lines[line];
+        weft_pipeflow pf = {p, t, line, 0, false};
+        ln->token = t;
+        ln->skip = false;
+        int rc = call_stage(p, ln, &pf);
+        if (rc != 0) record_failure(p, ln, rc);
+        if (pf.stop) break;
+        atomic_store_explicit(&p->next_token, t + 1, memory_order_relaxed);
+        for (uint32_t s = 1; s < p->nstages && !ln->skip; s++) {
+            pf.stage = s;
+            rc = call_stage(p, ln, &pf);
+            if (rc != 0) record_failure(p, ln, rc);
+        }
+        line = line + 1 == p->nlines ? 0 : line + 1;
+    }
+    p->ended = t < end;
+}
+
+/* ---- choosing between the phases ---------------------------------------------------
+ *
+ * Handing a token to another worker moves the slots' and the line's cache lines
+ * between cores: a few hundred ns on a virtual machine, ~100 ns on bare metal.
+ * Stages cheaper than that run faster on one worker than spread.  No threshold
+ * is right on every machine and for every stage, so WEFT_PIPELINE_AUTO measures:
+ * it runs phases of each kind, keeps the ticks per token of each (an average
+ * over the recent phases), and runs the faster one, trying the other again now
+ * and then (so a change in the stages' cost is seen).  The first phase spreads:
+ * stages that wait for one another (see the header) get their workers at once.
+ * A short spread trial flatters spreading (the other workers are still waking
+ * up for its first tokens); the long phases that follow if it wins correct the
+ * average within a few phases. */
+
+enum { PHASE_SPREAD = 0, PHASE_INLINE = 1 };
+#define PHASE_MIN 256u      /* tokens in a trial phase */
+#define PHASE_MAX 16384u    /* tokens in a phase of the faster kind, at most */
+#define RETRY_EVERY 8u      /* phases of the faster kind between two trials */
+
+static unsigned choose_phase(weft_pipeline *p, const weft__worker *w) {
+    if (p->scheduling == WEFT_PIPELINE_SPREAD) return PHASE_SPREAD;
+    if (p->scheduling == WEFT_PIPELINE_INLINE || w->ex->nworkers == 1) return PHASE_INLINE;
+    weft__pipe_tune *u = &p->tune;
+    if (u->cost[PHASE_SPREAD] == 0) return PHASE_SPREAD;
+    if (u->cost[PHASE_INLINE] == 0) return PHASE_INLINE;
+    unsigned best = u->cost[PHASE_INLINE] < u->cost[PHASE_SPREAD] ? PHASE_INLINE : PHASE_SPREAD;
+    if (++u->since_trial > RETRY_EVERY) {
+        u->since_trial = 0;
+        return !best;
+    }
+    return best;
+}
+
+/* Tokens for the next phase of kind k: short while it is on trial, growing while
+ * it keeps winning. */
+static uint64_t phase_tokens(weft_pipeline *p, unsigned k) {
+    weft__pipe_tune *u = &p->tune;
+    if (p->scheduling != WEFT_PIPELINE_AUTO) return PHASE_MAX;
+    bool winning = u->cost[k] != 0 && u->cost[!k] != 0 && u->cost[k] <= u->cost[!k];
+    uint64_t len = u->len[k] < PHASE_MIN ? PHASE_MIN : u->len[k];
+    u->len[k] = winning ? (len < PHASE_MAX / 2 ? len * 2 : PHASE_MAX) : PHASE_MIN;
+    /* A spread phase drains its lines at the end: many lines, longer phases. */
+    return u->len[k] > 32 * p->nlines ? u->len[k] : 32 * p->nlines;
+}
+
+/* Folds a phase's ticks per token into the kind's average (1/4 new).  Phases of
+ * a handful of tokens (a short run, an early stop) say little: skipped. */
+static void phase_measured(weft_pipeline *p, unsigned k, uint64_t ticks, uint64_t tokens) {
+    if (tokens < 16) return;
+    uint64_t c = ticks / tokens + 1, *avg = &p->tune.cost[k];
+    *avg = *avg ? *avg - *avg / 4 + c / 4 : c;
+}
+
 static int drive(weft_ctx *cx, void *arg) {
     weft_pipeline *p = arg;
     int idle = 0;
@@ -184,12 +280,21 @@ static int drive(weft_ctx *cx, void *arg) {
         return WEFT_EBUSY;
     if (p->simple) atomic_store_explicit(&p->next_token, 0, memory_order_relaxed);
     p->cancel = cx->stop;
-    weft__pipeline_arm(p);
-    size_t r = (size_t)(atomic_load_explicit(&p->next_token, memory_order_relaxed) % p->nlines);
-    /* The first token starts here; the jobs it hands on go to this worker's deque,
-     * where the other workers steal them.  Then help until the run ends. */
-    weft__execute(cx->worker, &weft__slot_at(p, r, 0)->job);
-    weft__worker_wait_until(cx->worker, pipe_done, p);
+    p->ended = false;
+    p->inline_tokens = 0;
+    atomic_store_explicit(&p->failed, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->code, 0, memory_order_relaxed);
+    while (!p->ended) {
+        unsigned k = choose_phase(p, cx->worker);
+        uint64_t t0 = atomic_load_explicit(&p->next_token, memory_order_relaxed);
+        uint64_t end = t0 + phase_tokens(p, k);
+        uint64_t c0 = weft__ticks();
+        if (k == PHASE_SPREAD) spread_phase(cx->worker, p, end);
+        else inline_phase(p, end);
+        uint64_t made = atomic_load_explicit(&p->next_token, memory_order_relaxed) - t0;
+        phase_measured(p, k, weft__ticks() - c0, made);
+        p->inline_tokens += k == PHASE_INLINE ? made : 0;
+    }
     int code = atomic_load_explicit(&p->code, memory_order_relaxed);
     /* Release: pairs with the acquire in is_running (build.c), so a caller that
      * sees the pipeline idle may change or free it. */
