@@ -546,3 +546,43 @@ TEST(tasks_on_reused_node_memory_start_blank) {
         ASSERT_OK(weft_taskflow_destroy(tf));
     }
 }
+
+/* Clearing keeps the node memory; a slot's cold part (name, data, successor
+ * array, kind, weak edges) is zeroed when the slot is reused only if its last
+ * user wrote it.  Rounds dirty different subsets of the slots (every 3rd, every
+ * 5th, none) and check that every reused task starts blank. */
+static int pick_first(weft_ctx *ctx, void *arg) { return 0; }
+
+TEST(tasks_on_cleared_slots_start_blank_whichever_slots_were_written) {
+    enum { N = 100000 };
+    static int cookie;
+    static const int every[] = { 3, 5, 0, 2 };
+    weft_taskflow *tf = weft_taskflow_create("clear-reuse", NULL);
+    ASSERT_TRUE(tf != NULL);
+    for (size_t round = 0; round < sizeof every / sizeof every[0]; round++) {
+        weft_task prev = WEFT_TASK_NULL;
+        for (int i = 0; i < N; i++) {
+            bool dirty = every[round] && i % every[round] == 0;
+            weft_task t = dirty && i % 2 ? weft_emplace_condition(tf, pick_first, NULL) : must_emplace(tf, nop_task, NULL);
+            ASSERT_FALSE(weft_task_is_null(t));
+            if (!dirty || i % 2 == 0) ASSERT_EQ(weft_task_get_kind(t), WEFT_TASK_STATIC);
+            ASSERT_EQ(weft_task_name(t)[0], 0);
+            ASSERT_TRUE(weft_task_data(t) == NULL);
+            ASSERT_EQ(weft_task_num_successors(t), 0);
+            ASSERT_EQ(weft_task_num_dependents(t), 0);
+            ASSERT_EQ(weft_task_num_weak_dependents(t), 0);
+            if (dirty) {
+                ASSERT_OK(weft_task_set_name(t, "x"));
+                ASSERT_OK(weft_task_set_data(t, &cookie));
+                if (i > 0) {
+                    ASSERT_OK(weft_precede(prev, t));
+                    ASSERT_OK(weft_precede(prev, t)); /* a spill array */
+                }
+            }
+            prev = t;
+        }
+        ASSERT_EQ(weft_taskflow_num_tasks(tf), N);
+        ASSERT_OK(weft_taskflow_clear(tf));
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}

@@ -6,7 +6,7 @@
 weft_task weft__add_kind(weft_taskflow *tf, uint8_t kind, weft__job_fn run, weft_task_fn fn, void *arg) {
     weft_task t = weft__add_node(tf, fn, arg);
     if (weft_task_is_null(t)) return t;
-    weft__cold(t.node_)->kind = kind;
+    weft__cold_mut(t.node_)->kind = kind;
     t.node_->job.run = run;
     if (kind == WEFT__KIND_COND || kind == WEFT__KIND_MCOND) tf->nconds++;
     return t;
@@ -36,7 +36,7 @@ void weft__flow_release_node(weft_taskflow *tf, weft__node *n) {
     case WEFT__KIND_MODULE: weft__module_free(weft__cold(n)->ext); break;
     default: weft_work_release(weft__cold(n)->ext); break;
     }
-    weft__cold(n)->ext = NULL;
+    weft__cold_mut(n)->ext = NULL;
 }
 
 void weft__flow_free_pool(weft_taskflow *tf) {

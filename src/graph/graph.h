@@ -28,7 +28,11 @@ typedef struct weft__run weft__run;
 struct weft__node {
     _Alignas(WEFT__CACHE_LINE) weft__job job; /* must stay first */
     _Atomic uint32_t join; /* strong predecessors still to finish, this iteration */
-    uint32_t num_deps; /* strong predecessors (edges into this node) */
+    uint32_t num_deps : 31; /* strong predecessors (edges into this node) */
+    /* The cold part may be non-zero (written through weft__cold_mut).  A slot
+     * reused after a clear is zeroed only if its last user set this, so a
+     * graph of plain tasks never touches its cold lines (task.c). */
+    uint32_t cold_dirty : 1;
     weft_task_fn fn;
     void *arg;
     weft_taskflow *tf;
@@ -138,7 +142,8 @@ struct weft_taskflow {
     size_t nchunks, chunks_cap;
     size_t nnodes;
     size_t cur_chunk, cur_used; /* where the next node goes */
-    size_t high_water; /* slots below it were used before (clear): not zero */
+    size_t high_water; /* slots below it were used before (clear) */
+    bool any_cold_dirty; /* some node's cold part was written: zero them on destroy */
     /* Kept current while building, so that a run needs no pass over the nodes:
      * the sources (nodes with no dependents), every node's join counter (equal to
      * num_deps whenever no run is active), and the number of edges that point
@@ -167,6 +172,16 @@ struct weft_taskflow {
     weft_status last_error;
     char errmsg[192];
 };
+
+/* The cold part of n, for writing: marks it dirty (see cold_dirty). */
+static inline weft__node_cold *weft__cold_mut(weft__node *n) {
+    if (!n->cold_dirty) {
+        n->cold_dirty = 1;
+        n->tf->any_cold_dirty = true;
+    }
+    return weft__cold(n);
+}
+
 
 struct weft__run {
     weft_future fut; /* must stay first: the future handle is the run */

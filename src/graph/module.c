@@ -27,7 +27,7 @@ weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body) {
         return t;
     }
     m->body = body;
-    weft__cold(t.node_)->ext = m;
+    weft__cold_mut(t.node_)->ext = m;
     tf->next_owned++;
     return t;
 }

@@ -59,7 +59,7 @@ weft_task weft_emplace_subflow(weft_taskflow *tf, weft_subflow_fn fn, void *arg)
     }
     s->fn = fn;
     s->arg = arg;
-    weft__cold(t.node_)->ext = s;
+    weft__cold_mut(t.node_)->ext = s;
     tf->next_owned++;
     return t;
 }

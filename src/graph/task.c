@@ -62,20 +62,27 @@ static void sources_remove(weft_taskflow *tf, weft__node *n) {
 /* Field by field, not `*n = (weft__node){...}`: a compound literal compiles to
  * `rep stos`, whose start-up cost was a third of emplace.  The hot line is
  * written whole; the cold part is already zero (fresh or cached chunk, see
- * weft__chunk_capacity) unless the slot was used before a clear.  Zero cold
- * means: no name, no data, no successor array, kind STATIC, no weak edge. */
+ * weft__chunk_capacity) unless the slot's user before a clear wrote it.  Zero
+ * cold means: no name, no data, no successor array, kind STATIC, no weak edge. */
 static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *arg) {
+    /* A slot used before a clear: its cold part is stale only if the last user
+     * wrote it (read before the hot line is overwritten).  A slot at or above
+     * high_water is fresh, its hot line not ours to read.  Reading the old line
+     * stalls on a miss where writing it would not, so only when some cold part
+     * of this taskflow was ever written. */
+    bool stale = tf->any_cold_dirty && tf->nnodes < tf->high_water && n->cold_dirty;
     n->job = (weft__job){weft__node_run, NULL};
     atomic_init(&n->join, 0);
     n->num_deps = 0;
+    n->cold_dirty = 0;
     n->fn = fn;
     n->arg = arg;
     n->tf = tf;
     n->succ.one = NULL;
     n->nsucc = 0;
     n->index = (uint32_t)tf->nnodes++;
-    if (n->index < tf->high_water) *weft__cold(n) = (weft__node_cold){0};
-    else tf->high_water = tf->nnodes;
+    if (stale) *weft__cold(n) = (weft__node_cold){0};
+    else if (n->index >= tf->high_water) tf->high_water = tf->nnodes;
 }
 
 weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
@@ -124,7 +131,7 @@ weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
 static weft_status reserve_succ(weft__node *n, size_t extra) {
     size_t need = (size_t)n->nsucc + extra;
     if (need <= 1) return WEFT_OK;
-    weft__node_cold *c = weft__cold(n);
+    weft__node_cold *c = weft__cold_mut(n);
     if (need <= c->spill_cap) return WEFT_OK;
     size_t cap = c->spill_cap ? c->spill_cap : 2;
     while (cap < need) cap *= 2;
@@ -179,7 +186,7 @@ static void link(weft__node *from, weft__node *to) {
     from->nsucc++;
     if (!has_predecessors(tf, to)) sources_remove(tf, to);
     if (is_weak_source(tf, from)) { /* weak: not counted in `to`'s join, never a cycle */
-        weft__cold(to)->num_weak++;
+        weft__cold_mut(to)->num_weak++;
         return;
     }
     to->num_deps++;
@@ -194,7 +201,7 @@ static void unlink_last(weft__node *from, weft__node *to) {
     weft_taskflow *tf = from->tf;
     if (--from->nsucc == 1) from->succ.one = from->succ.many[0]; /* back inline */
     bool weak = is_weak_source(tf, from);
-    if (weak) weft__cold(to)->num_weak--;
+    if (weak) weft__cold_mut(to)->num_weak--;
     else to->num_deps--;
     if (!has_predecessors(tf, to)) sources_add(tf, to); /* its old slot is free again */
     if (weak) return;
@@ -248,7 +255,7 @@ weft_status weft_task_set_name(weft_task t, const char *name) {
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     char *copy = NULL;
     if (name && !(copy = weft__strdup(name))) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
-    weft__node_cold *c = weft__cold(n);
+    weft__node_cold *c = weft__cold_mut(n);
     n->tf->nnamed += (copy != NULL) - (c->name != NULL);
     weft__free_str(c->name);
     c->name = copy;
@@ -262,7 +269,7 @@ const char *weft_task_name(weft_task t) {
 
 weft_status weft_task_set_data(weft_task t, void *data) {
     if (!t.node_) return WEFT_EINVAL;
-    weft__cold(t.node_)->data = data;
+    weft__cold_mut(t.node_)->data = data;
     return WEFT_OK;
 }
 

@@ -77,8 +77,9 @@ weft_status weft_taskflow_destroy(weft_taskflow *tf) {
         size_t cap = weft__chunk_capacity(k), bytes = weft__chunk_bytes(k), align = weft__chunk_align(k);
         size_t used = tf->high_water > start ? tf->high_water - start : 0;
         weft__node *chunk = tf->chunks[k];
-        /* Cached chunks keep the invariant of fresh ones: cold halves zeroed. */
-        memset(chunk + cap, 0, (used < cap ? used : cap) * sizeof(weft__node));
+        /* Cached chunks keep the invariant of fresh ones: cold halves zeroed
+         * (untouched unless some node's cold part was written). */
+        if (tf->any_cold_dirty) memset(chunk + cap, 0, (used < cap ? used : cap) * sizeof(weft__node));
         if (!weft__block_cache_give(chunk, bytes, align)) weft__free_aligned(chunk, bytes, align);
         start += cap;
     }

@@ -40,7 +40,7 @@ weft_task weft_emplace_work(weft_taskflow *tf, weft_work *w) {
     }
     weft_task t = weft__add_node(tf, w->fn, w->state);
     if (weft_task_is_null(t)) return t;
-    weft__cold(t.node_)->ext = weft_work_retain(w);
+    weft__cold_mut(t.node_)->ext = weft_work_retain(w);
     tf->next_owned++;
     return t;
 }
