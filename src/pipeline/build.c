@@ -233,7 +233,9 @@ weft_status weft_pipeline_set_scheduling(weft_pipeline *p, weft_pipeline_schedul
     return WEFT_OK;
 }
 
-uint64_t weft_pipeline_num_inline_tokens(const weft_pipeline *p) { return p ? p->inline_tokens : 0; }
+uint64_t weft_pipeline_num_inline_tokens(const weft_pipeline *p) {
+    return p ? atomic_load_explicit(&p->inline_tokens, memory_order_relaxed) : 0;
+}
 
 uint64_t weft_pipeline_num_tokens(const weft_pipeline *p) {
     return p ? atomic_load_explicit(&p->next_token, memory_order_relaxed) : 0;

@@ -100,7 +100,9 @@ struct weft_pipeline {
     const _Atomic int *cancel; /* the graph run's stop bits */
     weft_pipeline_scheduling scheduling;
     weft__pipe_tune tune;
-    uint64_t inline_tokens; /* tokens of the current or last run taken inline */
+    /* Tokens of the current or last run taken inline: written by the driver only,
+     * atomic (relaxed) so that weft_pipeline_num_inline_tokens may read it. */
+    _Atomic uint64_t inline_tokens;
     /* Run state.  next_token and the stop fields are touched only by the
      * first-stage slots, which run one after another (each is ordered after the
      * previous by a join counter), so they need no atomics.  On a line of their

@@ -281,7 +281,7 @@ static int drive(weft_ctx *cx, void *arg) {
     if (p->simple) atomic_store_explicit(&p->next_token, 0, memory_order_relaxed);
     p->cancel = cx->stop;
     p->ended = false;
-    p->inline_tokens = 0;
+    atomic_store_explicit(&p->inline_tokens, 0, memory_order_relaxed);
     atomic_store_explicit(&p->failed, 0, memory_order_relaxed);
     atomic_store_explicit(&p->code, 0, memory_order_relaxed);
     while (!p->ended) {
@@ -293,7 +293,10 @@ static int drive(weft_ctx *cx, void *arg) {
         else inline_phase(p, end);
         uint64_t made = atomic_load_explicit(&p->next_token, memory_order_relaxed) - t0;
         phase_measured(p, k, weft__ticks() - c0, made);
-        p->inline_tokens += k == PHASE_INLINE ? made : 0;
+        if (k == PHASE_INLINE)
+            atomic_store_explicit(&p->inline_tokens,
+                                  atomic_load_explicit(&p->inline_tokens, memory_order_relaxed) + made,
+                                  memory_order_relaxed);
     }
     int code = atomic_load_explicit(&p->code, memory_order_relaxed);
     /* Release: pairs with the acquire in is_running (build.c), so a caller that
