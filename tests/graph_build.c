@@ -586,3 +586,31 @@ TEST(tasks_on_cleared_slots_start_blank_whichever_slots_were_written) {
     }
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
+
+/* weft_task_set_data inside a run (allowed) writes a cold part without marking
+ * the node, since running workers read the word holding the mark: a slot reused
+ * after the next clear must still start blank. */
+struct set_other {
+    weft_task target;
+    int cookie;
+};
+
+static int set_other_data(weft_ctx *ctx, void *arg) {
+    struct set_other *s = arg;
+    return weft_task_set_data(s->target, &s->cookie) == WEFT_OK ? 0 : 1;
+}
+
+TEST(data_set_during_a_run_is_gone_after_clear_and_reuse) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("data-in-run");
+    struct set_other s;
+    weft_task first = must_emplace(tf, set_other_data, &s);
+    s.target = must_emplace(tf, nop_task, NULL);
+    ASSERT_OK(weft_precede(first, s.target));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_TRUE(weft_task_data(s.target) == (void *)&s.cookie);
+    ASSERT_OK(weft_taskflow_clear(tf));
+    for (int i = 0; i < 4; i++) ASSERT_TRUE(weft_task_data(must_emplace(tf, nop_task, NULL)) == NULL);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -44,7 +44,10 @@ struct weft__node {
     uint32_t index; /* emplace order; also locates the cold part */
 };
 
-/* Zero until written: a fresh chunk comes zeroed, a reused slot is cleared. */
+/* Zero until written: a fresh chunk comes zeroed, and a slot reused after a clear
+ * is zeroed if its last user wrote it (cold_dirty).  The dfs_* fields are
+ * scratch of the cycle check, set before they are read: they are written without
+ * marking the node and may hold anything. */
 typedef struct weft__node_cold {
     weft__node **spill; /* successor array once there are 2+ (kept when back to 1) */
     uint32_t spill_cap;
@@ -144,6 +147,10 @@ struct weft_taskflow {
     size_t cur_chunk, cur_used; /* where the next node goes */
     size_t high_water; /* slots below it were used before (clear) */
     bool any_cold_dirty; /* some node's cold part was written: zero them on destroy */
+    /* weft_task_set_data during a run wrote a cold part without the node's bit
+     * (the bit shares a word with num_deps, which running workers read): every
+     * reused slot counts as dirty from then on. */
+    _Atomic bool cold_unmarked;
     /* Kept current while building, so that a run needs no pass over the nodes:
      * the sources (nodes with no dependents), every node's join counter (equal to
      * num_deps whenever no run is active), and the number of edges that point
@@ -173,7 +180,8 @@ struct weft_taskflow {
     char errmsg[192];
 };
 
-/* The cold part of n, for writing: marks it dirty (see cold_dirty). */
+/* The cold part of n, for writing: marks it dirty (see cold_dirty).  Only while
+ * no run of n's taskflow is active (see cold_unmarked). */
 static inline weft__node_cold *weft__cold_mut(weft__node *n) {
     if (!n->cold_dirty) {
         n->cold_dirty = 1;

@@ -62,7 +62,7 @@ static void sources_remove(weft_taskflow *tf, weft__node *n) {
 /* Field by field, not `*n = (weft__node){...}`: a compound literal compiles to
  * `rep stos`, whose start-up cost was a third of emplace.  The hot line is
  * written whole; the cold part is already zero (fresh or cached chunk, see
- * weft__chunk_capacity) unless the slot's user before a clear wrote it.  Zero
+ * slab_take) unless the slot's user before a clear wrote it.  Zero
  * cold means: no name, no data, no successor array, kind STATIC, no weak edge. */
 static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *arg) {
     /* A slot used before a clear: its cold part is stale only if the last user
@@ -70,7 +70,8 @@ static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *a
      * high_water is fresh, its hot line not ours to read.  Reading the old line
      * stalls on a miss where writing it would not, so only when some cold part
      * of this taskflow was ever written. */
-    bool stale = tf->any_cold_dirty && tf->nnodes < tf->high_water && n->cold_dirty;
+    bool stale = tf->nnodes < tf->high_water &&
+                 ((tf->any_cold_dirty && n->cold_dirty) || atomic_load_explicit(&tf->cold_unmarked, memory_order_relaxed));
     n->job = (weft__job){weft__node_run, NULL};
     atomic_init(&n->join, 0);
     n->num_deps = 0;
@@ -268,8 +269,17 @@ const char *weft_task_name(weft_task t) {
 }
 
 weft_status weft_task_set_data(weft_task t, void *data) {
-    if (!t.node_) return WEFT_EINVAL;
-    weft__cold_mut(t.node_)->data = data;
+    weft__node *n = t.node_;
+    if (!n) return WEFT_EINVAL;
+    /* During a run, workers read num_deps, which shares its word with the
+     * node's dirty bit: mark the taskflow instead (relaxed: the run's end orders
+     * it before any rebuild). */
+    if (atomic_load_explicit(&n->tf->runs_inflight, memory_order_relaxed) != 0 && !n->cold_dirty) {
+        atomic_store_explicit(&n->tf->cold_unmarked, true, memory_order_relaxed);
+        weft__cold(n)->data = data;
+        return WEFT_OK;
+    }
+    weft__cold_mut(n)->data = data;
     return WEFT_OK;
 }
 

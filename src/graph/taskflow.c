@@ -38,6 +38,7 @@ weft_taskflow *weft_taskflow_create(const char *name, weft_status *err) {
         return NULL;
     }
     atomic_init(&tf->runs_inflight, 0);
+    atomic_init(&tf->cold_unmarked, false);
     if (err) *err = WEFT_OK;
     return tf;
 oom:
@@ -48,7 +49,8 @@ oom:
 
 /* Frees what nodes own (names, successor arrays); keeps the chunks. */
 static void release_nodes(weft_taskflow *tf) {
-    /* The cold parts need no reset: a reused slot is zeroed when it is taken. */
+    /* The cold parts need no reset: a reused slot that was written is zeroed
+     * when it is taken (node_init). */
     if (tf->nnamed || tf->next_owned)
         WEFT__FOR_EACH_NODE(tf, nd, {
             weft__node_cold *c = weft__cold(nd);
@@ -79,7 +81,7 @@ weft_status weft_taskflow_destroy(weft_taskflow *tf) {
         weft__node *chunk = tf->chunks[k];
         /* Cached chunks keep the invariant of fresh ones: cold halves zeroed
          * (untouched unless some node's cold part was written). */
-        if (tf->any_cold_dirty) memset(chunk + cap, 0, (used < cap ? used : cap) * sizeof(weft__node));
+        if (tf->any_cold_dirty || atomic_load_explicit(&tf->cold_unmarked, memory_order_relaxed)) memset(chunk + cap, 0, (used < cap ? used : cap) * sizeof(weft__node));
         if (!weft__block_cache_give(chunk, bytes, align)) weft__free_aligned(chunk, bytes, align);
         start += cap;
     }

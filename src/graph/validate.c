@@ -12,7 +12,7 @@ enum { WHITE, GRAY, BLACK };
 
 /* Marks n GRAY, entered from `parent`. */
 static void dfs_enter(weft__node *n, weft__node *parent) {
-    weft__node_cold *c = weft__cold_mut(n);
+    weft__node_cold *c = weft__cold(n);
     c->dfs_color = GRAY;
     c->dfs_parent = parent;
     c->dfs_edge = 0;
@@ -24,7 +24,7 @@ static weft__node *dfs_from(weft__node *root, weft__node **closer) {
     dfs_enter(root, NULL);
     weft__node *cur = root;
     while (cur) {
-        weft__node_cold *c = weft__cold_mut(cur);
+        weft__node_cold *c = weft__cold(cur);
         /* Edges out of a condition task are weak: a cycle through one is a loop. */
         uint32_t strong = weft__node_is_cond(cur) ? 0 : cur->nsucc;
         if (c->dfs_edge == strong) {
@@ -48,7 +48,7 @@ static weft__node *dfs_from(weft__node *root, weft__node **closer) {
 
 /* Returns a node on a cycle (and the node whose edge closes it), or NULL. */
 static weft__node *find_cycle(weft_taskflow *tf, weft__node **closer) {
-    WEFT__FOR_EACH_NODE(tf, n, { weft__cold_mut(n)->dfs_color = WHITE; });
+    WEFT__FOR_EACH_NODE(tf, n, { weft__cold(n)->dfs_color = WHITE; });
     weft__node *found = NULL;
     WEFT__FOR_EACH_NODE(tf, root, {
         if (!found && weft__cold(root)->dfs_color == WHITE) found = dfs_from(root, closer);
