@@ -167,7 +167,8 @@ WEFT_API weft_status weft_simple_pipeline_set_items(weft_pipeline *p, void *item
  * stage.  While waiting, the task's worker runs other work (never blocks).  The
  * pipeline must outlive every run of tf and must not run twice at once (the
  * second task fails with task code WEFT_EBUSY).  Returns the null task on failure
- * (see weft_taskflow_last_error): WEFT_EINVAL (NULL), WEFT_ENOMEM, WEFT_EBUSY. */
+ * (see weft_taskflow_last_error): WEFT_EINVAL (NULL), WEFT_ENOMEM, WEFT_EBUSY (tf
+ * is running).  Not thread-safe for the same tf (like weft_emplace). */
 WEFT_API weft_task weft_pipeline_emplace(weft_taskflow *tf, weft_pipeline *p);
 
 /* Token numbers restart at 0 on the next run.  WEFT_EINVAL, WEFT_EBUSY (it is
@@ -177,6 +178,8 @@ WEFT_API weft_status weft_pipeline_reset(weft_pipeline *p);
 /* Tokens made so far (since creation or the last reset); 0 for NULL.  Exact
  * when the pipeline is not running. */
 WEFT_API uint64_t weft_pipeline_num_tokens(const weft_pipeline *p);
+/* The lines and the stages given at creation (a simple pipeline's own first
+ * stage is not counted); 0 for NULL.  Any thread. */
 WEFT_API size_t weft_pipeline_num_lines(const weft_pipeline *p);
 WEFT_API size_t weft_pipeline_num_stages(const weft_pipeline *p);
 
@@ -190,23 +193,34 @@ WEFT_API size_t weft_pipeline_num_stages(const weft_pipeline *p);
  *  - WEFT_PIPELINE_SPREAD: tokens go from stage to stage as jobs that idle
  *    workers steal, so parallel stages run for several tokens at once and
  *    serial stages overlap with one another.
+ *    On a 1-worker executor AUTO runs inline throughout.
  *  - WEFT_PIPELINE_INLINE: the worker that runs the pipeline's task takes each
  *    token through every stage itself, one token at a time; other workers stay
- *    free for other tasks.  Always the way on a 1-worker executor.
+ *    free for other tasks.
  * The guarantees are the same either way: serial stages see tokens in order,
  * one at a time; at most `lines` tokens are in flight; a token is on line
  * token % lines.  A stage must not wait for another token's stage (inline, that
  * waits forever; spread, it does on a 1-worker executor too).
- * Returns WEFT_EINVAL (NULL p, unknown value), WEFT_EBUSY (it is running). */
+ * What AUTO has measured is kept from run to run. */
 typedef enum weft_pipeline_scheduling {
     WEFT_PIPELINE_AUTO = 0,
     WEFT_PIPELINE_SPREAD = 1,
     WEFT_PIPELINE_INLINE = 2,
 } weft_pipeline_scheduling;
+
+/* Sets how the next runs share their tokens (above).  WEFT_OK, WEFT_EINVAL (NULL
+ * p, a value not in the enum: nothing changes), WEFT_EBUSY (a run is going).
+ * Like weft_pipeline_reset, call it only from the thread that owns the pipeline
+ * and while no run of it can start: EBUSY reports a run already going, it does
+ * not lock one out. */
 WEFT_API weft_status weft_pipeline_set_scheduling(weft_pipeline *p, weft_pipeline_scheduling how);
 
-/* Tokens of the current (or last) run that went through an inline phase; the
- * rest were spread.  For seeing what WEFT_PIPELINE_AUTO chose.  0 for NULL. */
+/* How many tokens of the current run (or, once it is over, the last run) went
+ * through inline phases; the run's other tokens were spread.  For seeing what
+ * WEFT_PIPELINE_AUTO chose.  Counted since the run began, not since the last
+ * reset (unlike weft_pipeline_num_tokens), and updated as each phase ends, so
+ * during a run it lags by up to one phase (16384 tokens).  Any thread, also
+ * while the pipeline runs.  0 for NULL. */
 WEFT_API uint64_t weft_pipeline_num_inline_tokens(const weft_pipeline *p);
 
 /* Frees the pipeline.  WEFT_EBUSY (and frees nothing) while it runs; NULL gives

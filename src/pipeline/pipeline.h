@@ -124,8 +124,6 @@ static inline weft__slot *weft__slot_at(weft_pipeline *p, size_t line, size_t st
     return &p->slots[line * p->nstages + stage];
 }
 
-/* Arms every join counter for a run that starts at p->next_token (run.c). */
-void weft__pipeline_arm(weft_pipeline *p);
 /* The job function of every slot (run.c). */
 weft__job *weft__slot_run(weft__worker *w, weft__job *job);
 

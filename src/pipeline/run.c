@@ -71,11 +71,11 @@ static int call_stage(weft_pipeline *p, weft__line *ln, weft_pipeflow *pf) {
     }
 }
 
-/* Runs the first stage for a new token on s's line.  False if it stopped. */
-static bool make_token(weft_pipeline *p, weft__slot *s) {
-    uint64_t t = atomic_load_explicit(&p->next_token, memory_order_relaxed);
-    weft__line *ln = &p->lines[s->line];
-    weft_pipeflow pf = {p, t, s->line, 0, false};
+/* Runs the first stage for token t (p->next_token) on `line`.  False if it
+ * stopped. */
+static bool make_token(weft_pipeline *p, uint64_t t, uint32_t line) {
+    weft__line *ln = &p->lines[line];
+    weft_pipeflow pf = {p, t, line, 0, false};
     ln->token = t;
     ln->skip = false;
     int rc = call_stage(p, ln, &pf);
@@ -83,6 +83,16 @@ static bool make_token(weft_pipeline *p, weft__slot *s) {
     if (pf.stop) return false;
     atomic_store_explicit(&p->next_token, t + 1, memory_order_relaxed);
     return true;
+}
+
+/* Runs stage `stage` (> 0) for the token on `line`, unless an earlier stage of
+ * that token failed. */
+static void later_call(weft_pipeline *p, uint32_t line, uint32_t stage) {
+    weft__line *ln = &p->lines[line];
+    if (ln->skip) return;
+    weft_pipeflow pf = {p, ln->token, line, stage, false};
+    int rc = call_stage(p, ln, &pf);
+    if (rc != 0) record_failure(p, ln, rc);
 }
 
 /* Stop wave: slot s (stage 0) runs once its line has drained; it passes the wave
@@ -112,10 +122,11 @@ static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
     if (!p->stopping) {
         /* The end of a spread phase (epoch_end) drains the lines like a stop,
          * but the run goes on: `ended` stays false. */
+        uint64_t t = atomic_load_explicit(&p->next_token, memory_order_relaxed);
         if (must_stop(p)) {
             p->ended = true;
-        } else if (atomic_load_explicit(&p->next_token, memory_order_relaxed) < p->epoch_end) {
-            if (make_token(p, s)) {
+        } else if (t < p->epoch_end) {
+            if (make_token(p, t, s->line)) {
                 weft__slot *same = p->nstages > 1 ? s + 1 : NULL;
                 weft__slot *a = same && count_down(same) ? same : NULL;
                 weft__slot *gen = next_line(p, s);
@@ -133,12 +144,7 @@ static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
 static weft__job *later_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) {
     rearm(s);
     uint32_t st = s->stage;
-    weft__line *ln = &p->lines[s->line];
-    if (!ln->skip) {
-        weft_pipeflow pf = {p, ln->token, s->line, st, false};
-        int rc = call_stage(p, ln, &pf);
-        if (rc != 0) record_failure(p, ln, rc);
-    }
+    later_call(p, s->line, st);
     weft__slot *b = NULL;
     if (!p->stages[st].parallel) {
         weft__slot *c = next_line(p, s);
@@ -157,7 +163,9 @@ weft__job *weft__slot_run(weft__worker *w, weft__job *job) {
     return s->stage == 0 ? first_stage(w, p, s) : later_stage(w, p, s);
 }
 
-void weft__pipeline_arm(weft_pipeline *p) {
+/* Arms every join counter for a phase that starts at p->next_token; returns
+ * that token's first-stage slot. */
+static weft__slot *arm(weft_pipeline *p) {
     size_t L = p->nlines, S = p->nstages;
     size_t r = (size_t)(atomic_load_explicit(&p->next_token, memory_order_relaxed) % L);
     for (size_t l = 0; l < L; l++) {
@@ -170,10 +178,10 @@ void weft__pipeline_arm(weft_pipeline *p) {
             uint32_t init = s == 0 ? !first : sl->full - first;
             atomic_store_explicit(&sl->join, init, memory_order_relaxed);
         }
-        p->lines[l].skip = false;
     }
     p->stopping = false;
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    return weft__slot_at(p, r, 0);
 }
 
 /* ---- the driving task ----------------------------------------------------------- */
@@ -187,9 +195,7 @@ static bool pipe_done(void *arg) {
  * lines have drained. */
 static void spread_phase(weft__worker *w, weft_pipeline *p, uint64_t end) {
     p->epoch_end = end;
-    weft__pipeline_arm(p);
-    size_t r = (size_t)(atomic_load_explicit(&p->next_token, memory_order_relaxed) % p->nlines);
-    weft__execute(w, &weft__slot_at(p, r, 0)->job);
+    weft__execute(w, &arm(p)->job);
     weft__worker_wait_until(w, pipe_done, p);
 }
 
@@ -201,20 +207,8 @@ static void inline_phase(weft_pipeline *p, uint64_t end) {
     uint64_t t = atomic_load_explicit(&p->next_token, memory_order_relaxed);
     uint32_t line = (uint32_t)(t % p->nlines);
     for (; t < end; t++) {
-        if (must_stop(p)) break;
-        weft__line *ln = &p->lines[line];
-        weft_pipeflow pf = {p, t, line, 0, false};
-        ln->token = t;
-        ln->skip = false;
-        int rc = call_stage(p, ln, &pf);
-        if (rc != 0) record_failure(p, ln, rc);
-        if (pf.stop) break;
-        atomic_store_explicit(&p->next_token, t + 1, memory_order_relaxed);
-        for (uint32_t s = 1; s < p->nstages && !ln->skip; s++) {
-            pf.stage = s;
-            rc = call_stage(p, ln, &pf);
-            if (rc != 0) record_failure(p, ln, rc);
-        }
+        if (must_stop(p) || !make_token(p, t, line)) break;
+        for (uint32_t s = 1; s < p->nstages; s++) later_call(p, line, s);
         line = line + 1 == p->nlines ? 0 : line + 1;
     }
     p->ended = t < end;
@@ -239,9 +233,7 @@ enum { PHASE_SPREAD = 0, PHASE_INLINE = 1 };
 #define PHASE_MAX 16384u    /* tokens in a phase of the faster kind, at most */
 #define RETRY_EVERY 8u      /* phases of the faster kind between two trials */
 
-static unsigned choose_phase(weft_pipeline *p, const weft__worker *w) {
-    if (p->scheduling == WEFT_PIPELINE_SPREAD) return PHASE_SPREAD;
-    if (p->scheduling == WEFT_PIPELINE_INLINE || w->ex->nworkers == 1) return PHASE_INLINE;
+static unsigned choose_phase(weft_pipeline *p) {
     weft__pipe_tune *u = &p->tune;
     if (u->cost[PHASE_SPREAD] == 0) return PHASE_SPREAD;
     if (u->cost[PHASE_INLINE] == 0) return PHASE_INLINE;
@@ -257,7 +249,6 @@ static unsigned choose_phase(weft_pipeline *p, const weft__worker *w) {
  * it keeps winning. */
 static uint64_t phase_tokens(weft_pipeline *p, unsigned k) {
     weft__pipe_tune *u = &p->tune;
-    if (p->scheduling != WEFT_PIPELINE_AUTO) return PHASE_MAX;
     bool winning = u->cost[k] != 0 && u->cost[!k] != 0 && u->cost[k] <= u->cost[!k];
     uint64_t len = u->len[k] < PHASE_MIN ? PHASE_MIN : u->len[k];
     u->len[k] = winning ? (len < PHASE_MAX / 2 ? len * 2 : PHASE_MAX) : PHASE_MIN;
@@ -284,8 +275,18 @@ static int drive(weft_ctx *cx, void *arg) {
     atomic_store_explicit(&p->inline_tokens, 0, memory_order_relaxed);
     atomic_store_explicit(&p->failed, 0, memory_order_relaxed);
     atomic_store_explicit(&p->code, 0, memory_order_relaxed);
+    /* Read once: weft_pipeline_set_scheduling is refused while this run goes. */
+    weft_pipeline_scheduling how = p->scheduling;
+    if (how == WEFT_PIPELINE_AUTO && cx->worker->ex->nworkers == 1) how = WEFT_PIPELINE_INLINE;
+    uint64_t inline_made = 0;
+    if (how != WEFT_PIPELINE_AUTO) { /* one phase, nothing to measure */
+        uint64_t t0 = atomic_load_explicit(&p->next_token, memory_order_relaxed);
+        if (how == WEFT_PIPELINE_SPREAD) spread_phase(cx->worker, p, UINT64_MAX);
+        else inline_phase(p, UINT64_MAX);
+        if (how == WEFT_PIPELINE_INLINE) inline_made = atomic_load_explicit(&p->next_token, memory_order_relaxed) - t0;
+    }
     while (!p->ended) {
-        unsigned k = choose_phase(p, cx->worker);
+        unsigned k = choose_phase(p);
         uint64_t t0 = atomic_load_explicit(&p->next_token, memory_order_relaxed);
         uint64_t end = t0 + phase_tokens(p, k);
         uint64_t c0 = weft__ticks();
@@ -293,11 +294,12 @@ static int drive(weft_ctx *cx, void *arg) {
         else inline_phase(p, end);
         uint64_t made = atomic_load_explicit(&p->next_token, memory_order_relaxed) - t0;
         phase_measured(p, k, weft__ticks() - c0, made);
-        if (k == PHASE_INLINE)
-            atomic_store_explicit(&p->inline_tokens,
-                                  atomic_load_explicit(&p->inline_tokens, memory_order_relaxed) + made,
-                                  memory_order_relaxed);
+        if (k == PHASE_INLINE) {
+            inline_made += made;
+            atomic_store_explicit(&p->inline_tokens, inline_made, memory_order_relaxed);
+        }
     }
+    atomic_store_explicit(&p->inline_tokens, inline_made, memory_order_relaxed);
     int code = atomic_load_explicit(&p->code, memory_order_relaxed);
     /* Release: pairs with the acquire in is_running (build.c), so a caller that
      * sees the pipeline idle may change or free it. */
