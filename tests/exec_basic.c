@@ -423,3 +423,49 @@ TEST(version_matches_the_header) {
     ASSERT_STREQ(weft_version(), want);
     ASSERT_EQ(weft_version_number(), WEFT_VERSION);
 }
+
+/* A timeout too large for now + timeout to fit in 64 bits never elapses: the
+ * wait returns when the run ends, from outside and from inside a task. */
+static int nap_20ms(weft_ctx *ctx, void *arg) {
+    sleep_us(20000);
+    return 0;
+}
+
+struct huge_wait {
+    weft_taskflow *inner;
+    atomic_int status;
+};
+
+static int wait_inner_huge(weft_ctx *ctx, void *arg) {
+    struct huge_wait *h = arg;
+    weft_future *f;
+    weft_status st = weft_run(weft_ctx_executor(ctx), h->inner, &f);
+    if (st == WEFT_OK) {
+        st = weft_future_wait_for(f, UINT64_MAX - 3);
+        weft_future_destroy(f);
+    }
+    atomic_store(&h->status, (int)st);
+    return 0;
+}
+
+TEST(wait_for_with_a_huge_timeout_waits_for_the_run) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("nap");
+    must_emplace(tf, nap_20ms, NULL);
+    const uint64_t huge[] = { UINT64_MAX, UINT64_MAX - 1, UINT64_MAX / 2 };
+    for (size_t i = 0; i < 3; i++) {
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_OK(weft_future_wait_for(f, huge[i]));
+        ASSERT_TRUE(weft_future_ready(f));
+        weft_future_destroy(f);
+    }
+    struct huge_wait h = { .inner = tf, .status = 12345 };
+    weft_taskflow *outer = make_taskflow("outer");
+    must_emplace(outer, wait_inner_huge, &h);
+    ASSERT_OK(weft_run_and_wait(ex, outer));
+    ASSERT_STATUS(atomic_load(&h.status), WEFT_OK);
+    ASSERT_OK(weft_taskflow_destroy(outer));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -101,7 +101,9 @@ static bool waits_on_itself(const weft__worker *w, const weft_future *f) {
     return false;
 }
 
-static weft_status wait_impl(weft_future *f, uint64_t timeout_ns) {
+/* Waits until f is done or the clock (weft__now_ns) reaches `deadline`;
+ * UINT64_MAX: no deadline. */
+static weft_status wait_impl(weft_future *f, uint64_t deadline) {
     if (is_done(f)) return f->status;
     weft__worker *w = weft__current_worker(f->ex);
     if (w) {
@@ -109,15 +111,14 @@ static weft_status wait_impl(weft_future *f, uint64_t timeout_ns) {
         /* Inside a task: keep the worker busy with other work; the awaited run
          * may need this very worker to progress.  A deadline is checked between
          * jobs. */
-        if (timeout_ns == UINT64_MAX) {
+        if (deadline == UINT64_MAX) {
             weft__worker_wait_until(w, is_done, f);
         } else {
-            struct timed_wait t = {f, weft__now_ns() + timeout_ns};
+            struct timed_wait t = {f, deadline};
             weft__worker_wait_until(w, done_or_late, &t);
         }
         return is_done(f) ? f->status : WEFT_ETIMEDOUT;
     }
-    uint64_t deadline = timeout_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + timeout_ns;
     atomic_fetch_add_explicit(&f->waiters, 1, memory_order_seq_cst);
     while (atomic_load_explicit(&f->done, memory_order_seq_cst) == 0) {
         uint64_t left = UINT64_MAX;
@@ -136,8 +137,10 @@ weft_status weft_future_wait(weft_future *f) { return f ? wait_impl(f, UINT64_MA
 
 weft_status weft_future_wait_for(weft_future *f, uint64_t timeout_ns) {
     if (!f) return WEFT_EINVAL;
-    if (timeout_ns == UINT64_MAX) timeout_ns = UINT64_MAX - 1; /* still a timeout */
-    return wait_impl(f, timeout_ns);
+    /* Saturating: a timeout past the clock's range never elapses, and the
+     * deadline stays below UINT64_MAX (no deadline), which it is in effect. */
+    uint64_t now = weft__now_ns();
+    return wait_impl(f, timeout_ns < UINT64_MAX - 1 - now ? now + timeout_ns : UINT64_MAX - 1);
 }
 
 bool weft_future_ready(const weft_future *f) { return f && is_done((void *)f); }
