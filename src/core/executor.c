@@ -37,20 +37,24 @@ static void set_err(weft_status *err, int st) {
     if (err) *err = (weft_status)st;
 }
 
-/* Stops the first `started` workers (they are idle: no runs exist) and frees. */
+/* Stops the first `started` workers (they are idle: no runs exist) and frees.
+ * Also the way out of a failed create, from any point after the sleep word is
+ * set up (the injector and the workers array may still be zero). */
 static void teardown(weft_executor *ex, unsigned started) {
     atomic_store_explicit(&ex->shutdown, 1, memory_order_seq_cst);
     weft__sleep_wake_all(&ex->sleep);
     for (unsigned i = 0; i < started; i++) weft__thread_join(ex->workers[i].thread);
     weft__obs_destroy(ex); /* observe/: saves WEFT_PROFILE now that every worker is joined */
-    for (unsigned i = 0; i < ex->nworkers; i++) {
-        if (atomic_load_explicit(&ex->workers[i].deque.ring, memory_order_relaxed))
-            weft__deque_destroy(&ex->workers[i].deque);
-        weft__fj_destroy(&ex->workers[i].fj); /* fork-join frames and async records */
-        weft__async_free_cache(&ex->workers[i]);
+    if (ex->workers) {
+        for (unsigned i = 0; i < ex->nworkers; i++) {
+            if (atomic_load_explicit(&ex->workers[i].deque.ring, memory_order_relaxed))
+                weft__deque_destroy(&ex->workers[i].deque);
+            weft__fj_destroy(&ex->workers[i].fj); /* fork-join frames and async records */
+            weft__async_free_cache(&ex->workers[i]);
+        }
+        weft__free_aligned(ex->workers, weft__workers_bytes(ex), WEFT__CACHE_LINE);
     }
-    weft__injector_destroy(&ex->injector);
-    weft__free_aligned(ex->workers, ex->workers_bytes, WEFT__CACHE_LINE);
+    weft__injector_destroy(&ex->injector); /* a zero injector holds nothing */
     weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
 }
 
@@ -72,7 +76,6 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
     ex->nworkers = c.workers;
     ex->steal_rounds = c.steal_rounds ? c.steal_rounds : 16;
     ex->yield_rounds = c.yield_rounds ? c.yield_rounds : 8;
-    ex->stack_size = c.stack_size;
     ex->bound = c.affinity == WEFT_AFFINITY_CPUS;
     atomic_init(&ex->shutdown, 0);
     atomic_init(&ex->outside_begun, 0);
@@ -82,15 +85,9 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
     atomic_init(&ex->next_run_id, 0);
     atomic_init(&ex->obs, NULL);
     weft__sleep_init(&ex->sleep, ex->nworkers);
-    if (weft__injector_init(&ex->injector) != 0) {
-        weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
-        return set_err(err, WEFT_ENOMEM), NULL;
-    }
-    ex->workers_bytes = sizeof(weft__worker) * ex->nworkers;
-    ex->workers = weft__calloc_aligned(ex->workers_bytes, WEFT__CACHE_LINE);
-    if (!ex->workers) {
-        weft__injector_destroy(&ex->injector);
-        weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
+    if (weft__injector_init(&ex->injector) != 0 ||
+        !(ex->workers = weft__calloc_aligned(weft__workers_bytes(ex), WEFT__CACHE_LINE))) {
+        teardown(ex, 0);
         return set_err(err, WEFT_ENOMEM), NULL;
     }
     if (weft__obs_create(ex, &c) != 0) { /* observe/: config, WEFT_PROFILE, WEFT_LOG */

@@ -75,10 +75,8 @@ struct weft_executor {
     unsigned nworkers;
     unsigned steal_rounds;
     unsigned yield_rounds;
-    size_t stack_size;
     bool bound; /* WEFT_AFFINITY_CPUS: each worker owns a CPU */
-    weft__worker *workers;
-    size_t workers_bytes;
+    weft__worker *workers; /* nworkers of them */
     /* observe/: `obs` is what the hooks test (one predictable branch): non-NULL
      * only while metrics, a profiler or an observer is on.  `obs_state` owns the
      * memory (kept when obs goes back to NULL). */
@@ -93,11 +91,16 @@ struct weft_executor {
      * which is bumped when a check finds every begun run ended (run.c). */
     _Alignas(WEFT__CACHE_LINE) _Atomic uint64_t outside_begun;
     _Atomic uint64_t outside_ended;
-    _Atomic uint32_t quiet_waiters;
-    _Atomic uint32_t quiet_epoch;
     _Atomic uint64_t next_run_id; /* observe/: numbers graph runs (weft_future_id); written per weft_run* */
+    /* On a line of their own: every worker that runs out of work reads
+     * quiet_waiters, while the counters above change with each outside run. */
+    _Alignas(WEFT__CACHE_LINE) _Atomic uint32_t quiet_waiters;
+    _Atomic uint32_t quiet_epoch;
     _Alignas(WEFT__CACHE_LINE) char pad_;
 };
+
+/* Bytes of ex->workers (one cache-aligned allocation). */
+static inline size_t weft__workers_bytes(const weft_executor *ex) { return sizeof(weft__worker) * ex->nworkers; }
 
 /* What a task function receives.  Lives on the stack of the code that runs it. */
 struct weft_ctx {

@@ -56,8 +56,6 @@ bool weft__future_fail(weft_future *f, int task_code, const char *name, size_t i
 /* Decides the final status from the stop bits and makes the future ready, waking
  * waiters.  Called once by the producer. */
 void weft__future_complete(weft_future *f);
-/* Completes with an explicit status (a run that could not start). */
-void weft__future_complete_with(weft_future *f, weft_status st);
 /* Drops one reference; frees at zero. */
 void weft__future_release(weft_future *f);
 

@@ -81,9 +81,14 @@ enum { RESTEAL_MAX = 64 };
 
 static weft__job *steal_again(weft__worker *w, unsigned *streak) {
     int v = w->last_victim;
-    if (v < 0 || *streak >= RESTEAL_MAX) return NULL;
+    if (v < 0) return NULL;
     weft__job *j;
-    if (weft__deque_steal(&w->ex->workers[v].deque, &j) != WEFT__STEAL_OK) return NULL;
+    if (*streak >= RESTEAL_MAX || weft__deque_steal(&w->ex->workers[v].deque, &j) != WEFT__STEAL_OK) {
+        /* Forgotten: the next busy stretch re-steals only if a steal from a
+         * victim (steal_round) starts it, not after the injector or a frame. */
+        w->last_victim = -1;
+        return NULL;
+    }
     weft__hook_steal(w, true, v); /* observe/ */
     ++*streak;
     return j;
