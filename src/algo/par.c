@@ -116,8 +116,3 @@ void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx)
     fork_join(ex, &p);
     if (bytes) weft__free(p.jobs, bytes);
 }
-
-void weft__par_pause(unsigned *spins) {
-    if (++*spins < 64) weft__cpu_relax();
-    else weft__thread_yield();
-}

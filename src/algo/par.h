@@ -61,7 +61,4 @@ typedef void (*weft__chunk_fn)(void *ctx, size_t k, size_t lo, size_t hi);
 void weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_order, weft__chunk_fn fn,
                       void *ctx);
 
-/* Spin-then-yield pause for the scan's hand-off (never blocks a worker). */
-void weft__par_pause(unsigned *spins);
-
 #endif

@@ -13,6 +13,7 @@
 
 #include "algo/algo.h"
 #include "core/alloc.h"
+#include "platform/platform.h" /* weft__spin_pause */
 
 enum { SCAN_CHUNK = 8192 };
 
@@ -34,7 +35,7 @@ static unsigned char *pub_slot(const scan_core *s, size_t k) { return s->slots +
 static const unsigned char *wait_prefix(const scan_core *s, size_t k) {
     unsigned spins = 0;
     /* acquire: pairs with the release store below, making prefix(k) visible. */
-    while (!atomic_load_explicit(&s->ready[k], memory_order_acquire)) weft__par_pause(&spins);
+    while (!atomic_load_explicit(&s->ready[k], memory_order_acquire)) weft__spin_pause(&spins);
     return pub_slot(s, k);
 }
 

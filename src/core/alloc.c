@@ -37,7 +37,7 @@ void *weft__alloc(size_t size) { return current.alloc(current.ctx, size ? size :
 /* With the C library's allocator, calloc: fresh pages come zeroed from the kernel,
  * so a large zeroed block costs no pass over memory until it is used. */
 void *weft__calloc(size_t size) {
-    if (current.alloc == libc_alloc) return calloc(1, size ? size : 1);
+    if (weft__alloc_is_default()) return calloc(1, size ? size : 1);
     void *p = weft__alloc(size);
     if (p) memset(p, 0, size);
     return p;

@@ -33,8 +33,16 @@ typedef struct weft__worker_stats {
     uint64_t jobs;
 } weft__worker_stats;
 
-static inline void weft__stat_inc(_Atomic uint64_t *c) {
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+/* Adds v to a counter only its owner writes (others read it): a load and a
+ * store, no read-modify-write.  `order` is that of the store. */
+static inline void weft__owner_add(_Atomic uint64_t *c, uint64_t v, memory_order order) {
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, order);
+}
+
+static inline void weft__stat_inc(_Atomic uint64_t *c) { weft__owner_add(c, 1, memory_order_relaxed); }
+/* Reads such a counter from any thread (a value it had lately). */
+static inline uint64_t weft__stat_read(const _Atomic uint64_t *c) {
+    return atomic_load_explicit((_Atomic uint64_t *)c, memory_order_relaxed);
 }
 
 struct weft__obs; /* observe/obs.h: profiler, metrics, observer; NULL when all are off */
@@ -130,11 +138,10 @@ static inline void weft__execute(weft__worker *w, weft__job *j) {
 static inline void weft__worker_gap(weft__worker *w) { w->stats.jobs++; }
 
 /* One step of a worker's spin-wait for something another worker will do: a gap
- * (above), then a pause for the first 64 steps of *idle and a yield after. */
+ * (above), then weft__spin_pause. */
 static inline void weft__worker_pause(weft__worker *w, unsigned *idle) {
     weft__worker_gap(w);
-    if (++*idle < 64) weft__cpu_relax();
-    else weft__thread_yield();
+    weft__spin_pause(idle);
 }
 
 /* Owner only: pushes to w's deque and wakes a sleeper if nobody is searching.

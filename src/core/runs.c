@@ -25,11 +25,9 @@
 #include "core/executor.h"
 #include "platform/platform.h"
 
-static inline void bump(_Atomic uint64_t *c) {
-    /* Owner-only counter.  Release: a reader that acquires an "ended" value sees
-     * everything before it, the begins of those runs included. */
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_release);
-}
+/* Release: a reader that acquires an "ended" value sees everything before it,
+ * the begins of those runs included. */
+static inline void bump(_Atomic uint64_t *c) { weft__owner_add(c, 1, memory_order_release); }
 
 void weft__runs_begin(weft_executor *ex, weft__worker *w) {
     if (w) bump(&w->runs_begun);

@@ -37,7 +37,7 @@ weft__job *weft__cond_run(weft__worker *w, weft__job *job) {
         int k = ((weft_cond_fn)n->fn)(&cx, n->arg);
         weft__task_leave(w, &cx, o, n, r, k < 0 ? k : 0);
         if (k < 0) {
-            weft__future_fail(top, k, weft__cold(n)->name, n->index);
+            weft__fail_node(r, n, k);
         } else if ((uint32_t)k < n->nsucc) {
             return &weft__succ_array(n)[k]->job; /* takes over this node's count */
         }
@@ -78,7 +78,7 @@ weft__job *weft__mcond_run(weft__worker *w, weft__job *job) {
         struct weft__obs *o = weft__task_enter(w, &cx, n, r);
         int rc = ((weft_multi_cond_fn)(void (*)(void))n->fn)(&cx, n->arg, &b);
         weft__task_leave(w, &cx, o, n, r, rc);
-        if (rc != 0) weft__future_fail(top, rc, weft__cold(n)->name, n->index);
+        if (rc != 0) weft__fail_node(r, n, rc);
     }
     if (b.picked) return hand_out(w, r, n, b.picked);
     return weft__run_settle(w, r, -1);

@@ -23,8 +23,6 @@ weft_task_kind weft_task_get_kind(weft_task t) {
 
 size_t weft_task_num_weak_dependents(weft_task t) { return t.node_ ? weft__cold(t.node_)->num_weak : 0; }
 
-void weft__fail_node(weft__run *r, weft__node *n, int code) { weft__future_fail(r->top, code, weft__cold(n)->name, n->index); }
-
 void weft__flow_release_node(weft_taskflow *tf, weft__node *n) {
     switch (weft__cold(n)->kind) {
     case WEFT__KIND_SUBFLOW: { /* keep it, graph and all, for the next subflow task */

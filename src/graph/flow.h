@@ -49,9 +49,6 @@ void weft__nested_run_free(weft__run *r);
  * Errors as weft_emplace. */
 weft_task weft__add_kind(weft_taskflow *tf, uint8_t kind, weft__job_fn run, weft_task_fn fn, void *arg);
 
-/* Fails the outermost run of r on behalf of node n. */
-void weft__fail_node(weft__run *r, weft__node *n, int code);
-
 /* Fills the fields of a nested run of `graph` for node n of run r. */
 void weft__nested_init(weft__run *sub, weft__run *r, weft__node *n, weft_taskflow *graph, uint8_t role);
 

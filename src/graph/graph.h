@@ -269,6 +269,10 @@ static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__
  * has a cycle (nothing started). */
 weft__job *weft__run_start_nested(weft__run *sub, weft_status *st);
 
+/* Fails the outermost run of r on behalf of node n (its name and index go into
+ * the run's info).  run.c. */
+void weft__fail_node(weft__run *r, weft__node *n, int code);
+
 /* Adds a plain node (task.c); the flow code then sets its kind.  Errors as
  * weft_emplace. */
 weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg);

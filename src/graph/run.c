@@ -73,6 +73,10 @@ weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta) {
     return begin_iteration(w, r);
 }
 
+void weft__fail_node(weft__run *r, weft__node *n, int code) {
+    weft__future_fail(r->top, code, weft__cold(n)->name, n->index);
+}
+
 weft__job *weft__node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
     weft__run *r = n->tf->active;
@@ -81,7 +85,7 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job) {
         struct weft__obs *o = weft__task_enter(w, &cx, n, r);
         int rc = n->fn(&cx, n->arg);
         weft__task_leave(w, &cx, o, n, r, rc);
-        if (rc != 0) weft__future_fail(r->top, rc, weft__cold(n)->name, n->index);
+        if (rc != 0) weft__fail_node(r, n, rc);
     }
     return weft__release_successors(w, r, n);
 }

@@ -48,8 +48,6 @@ static const char *state_name(int st) {
     }
 }
 
-static uint64_t rd64(const _Atomic uint64_t *p) { return atomic_load_explicit((_Atomic uint64_t *)p, memory_order_relaxed); }
-
 /* The innermost task the worker runs, if metrics are on and it runs one. */
 static void put_current_task(struct sink *s, const struct weft__obs *o, unsigned i) {
     if (!o) return;
@@ -72,8 +70,8 @@ static void put_worker(struct sink *s, const weft_executor *ex, unsigned i) {
     put(s, "  worker %u: %s, deque %lld job(s), steals %llu, failed steals %llu, parks %llu\n", i,
         state_name(atomic_load_explicit(&w->stats.state, memory_order_relaxed)),
         (long long)(bottom > top ? bottom - top : 0),
-        (unsigned long long)rd64(&w->stats.steals), (unsigned long long)rd64(&w->stats.steal_fails),
-        (unsigned long long)rd64(&w->stats.parks));
+        (unsigned long long)weft__stat_read(&w->stats.steals), (unsigned long long)weft__stat_read(&w->stats.steal_fails),
+        (unsigned long long)weft__stat_read(&w->stats.parks));
     put_current_task(s, ex->obs_state, i);
 }
 

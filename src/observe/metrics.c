@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-static uint64_t rd(const _Atomic uint64_t *c) { return atomic_load_explicit((_Atomic uint64_t *)c, memory_order_relaxed); }
 static void zero(_Atomic uint64_t *c) { atomic_store_explicit(c, 0, memory_order_relaxed); }
 
 void weft__obs_reset_counters(struct weft__obs *o) {
@@ -19,22 +18,22 @@ void weft__obs_reset_counters(struct weft__obs *o) {
 static void read_worker(const weft_executor *ex, unsigned i, uint64_t wall_ns, weft_worker_metrics *m) {
     const weft__worker_stats *st = &ex->workers[i].stats;
     memset(m, 0, sizeof *m);
-    m->steals = rd(&st->steals);
-    m->steal_fails = rd(&st->steal_fails);
-    m->parks = rd(&st->parks);
-    m->wakeups = rd(&st->wakeups);
+    m->steals = weft__stat_read(&st->steals);
+    m->steal_fails = weft__stat_read(&st->steal_fails);
+    m->parks = weft__stat_read(&st->parks);
+    m->wakeups = weft__stat_read(&st->wakeups);
     const struct weft__obs *o = ex->obs_state;
     if (!o) return;
     const weft__obs_worker *ow = &o->w[i];
-    m->tasks = rd(&ow->tasks);
-    m->failed = rd(&ow->failed);
+    m->tasks = weft__stat_read(&ow->tasks);
+    m->failed = weft__stat_read(&ow->failed);
     m->succeeded = m->tasks - m->failed;
-    m->skipped = rd(&ow->skipped);
-    m->busy_ns = (uint64_t)weft__ticks_ns(o, rd(&ow->busy_ticks));
+    m->skipped = weft__stat_read(&ow->skipped);
+    m->busy_ns = (uint64_t)weft__ticks_ns(o, weft__stat_read(&ow->busy_ticks));
     if (m->busy_ns > wall_ns) m->busy_ns = wall_ns; /* clock skew between cores */
     m->idle_ns = wall_ns - m->busy_ns;
     m->utilisation = wall_ns ? (double)m->busy_ns / (double)wall_ns : 0.0;
-    for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) m->histogram[b] = rd(&ow->hist[b]);
+    for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) m->histogram[b] = weft__stat_read(&ow->hist[b]);
 }
 
 static void add_worker(weft_worker_metrics *t, const weft_worker_metrics *m) {

@@ -187,15 +187,11 @@ static void record_task_span(struct weft__obs *o, weft__obs_worker *ow, const we
     s->failed = rc != 0;
 }
 
-static void add_relaxed(_Atomic uint64_t *c, uint64_t v) {
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, memory_order_relaxed);
-}
-
 /* Times the task that just ended in frame d: metrics, then its span. */
 static void time_task(struct weft__obs *o, weft__obs_worker *ow, unsigned d, uint64_t end, int rc) {
     weft__obs_frame *f = &ow->frame[d];
     uint64_t total = end - f->begin;
-    add_relaxed(&ow->busy_ticks, total - f->child);
+    weft__owner_add(&ow->busy_ticks, total - f->child, memory_order_relaxed);
     if (d > 0) ow->frame[d - 1].child += total;
     /* Integer conversion, ticks * ns_mul >> 20 (exact to a few ppm).  Clamped at
      * 2^43 ticks, which no product overflows and which is past the last

@@ -16,9 +16,9 @@ int weft__eventfd_open(int *fd) {
 
 void weft__eventfd_signal(int fd) {
     uint64_t one = 1;
-    /* Only EAGAIN (count saturated: already readable) or EINTR can happen. */
-    while (write(fd, &one, sizeof one) < 0 && errno == EINTR) {
-    }
+    /* Only EAGAIN (count saturated: already readable) can fail it; EINTR is
+     * retried by weft__write_fd. */
+    (void)weft__write_fd(fd, &one, sizeof one);
 }
 
 void weft__fd_close(int fd) { (void)close(fd); }

@@ -32,6 +32,12 @@ typedef struct weft__thread { unsigned long handle; } weft__thread;
 int weft__thread_start(weft__thread *t, void *(*fn)(void *), void *arg, size_t stack_size);
 void weft__thread_join(weft__thread t);
 void weft__thread_yield(void);
+/* One step of a spin-wait for another thread: a pause for the first 64 steps
+ * counted in *spins, a yield after. */
+static inline void weft__spin_pause(unsigned *spins) {
+    if (++*spins < 64) weft__cpu_relax();
+    else weft__thread_yield();
+}
 /* Names the calling thread (best effort; truncated to 15 bytes). */
 void weft__thread_set_name(const char *name);
 /* Binds the calling thread to one CPU (an OS CPU number).  0 or WEFT_ESYS. */
