@@ -224,3 +224,47 @@ TEST(weft_profile_env_profiles_an_unchanged_program_at_destroy) {
     free(s);
     unlink(path);
 }
+
+/* An executor that never profiled writes an empty but complete report. */
+TEST(html_report_of_an_executor_that_never_profiled_is_empty_and_complete) {
+    weft_executor *ex = make_executor(2);
+    char path[64];
+    temp_path(path, sizeof path, ".html");
+    FILE *f = fopen(path, "w");
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(weft_profiler_write_html(ex, f));
+    ASSERT_EQ(fclose(f), 0);
+    char *s = read_file(path);
+    unlink(path);
+    ASSERT_NOT_NULL(strstr(s, "<svg id=\"timeline\""));
+    ASSERT_NOT_NULL(strstr(s, "</html>"));
+    free(s);
+    uint64_t spans = 1, dropped = 1;
+    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+    ASSERT_EQ(spans, 0);
+    ASSERT_EQ(dropped, 0);
+    weft_executor_destroy(ex);
+}
+
+/* Starting the profiler again between runs resets the span buffers while idle
+ * workers may still be recording steal and park spans (they do at any time, not
+ * only during runs): start stops them first.  Many short runs, each followed at
+ * once by a start, so workers are going to sleep while it clears. */
+static int nothing_task(weft_ctx *ctx, void *arg) { return 0; }
+
+TEST(profiler_start_between_runs_never_races_idle_workers) {
+    weft_executor *ex = make_executor(3);
+    weft_taskflow *tf = make_taskflow("restart");
+    for (int i = 0; i < 4; i++) must_emplace(tf, nothing_task, NULL);
+    int rounds = (int)test_scale(2000);
+    for (int r = 0; r < rounds; r++) {
+        ASSERT_OK(weft_profiler_start(ex));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+    }
+    ASSERT_OK(weft_executor_wait_all(ex));
+    uint64_t spans = 0;
+    ASSERT_OK(weft_profiler_count(ex, &spans, NULL));
+    ASSERT_EQ(spans, 4); /* the last run's tasks only: every start cleared */
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -131,11 +131,15 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  * ------------------------------------------------------------------------------ */
 
 /* Starts recording (clearing earlier spans).  Also enables metrics.  WEFT_EINVAL,
- * WEFT_ENOMEM.  Any thread not a worker of ex. */
+ * WEFT_ENOMEM.  Call it from a thread that is not a worker of ex, while no run is
+ * in flight (tasks of a run write spans into the buffers this clears), and not
+ * at the same time as another start, stop or weft_metrics_enable on ex. */
 WEFT_API WEFT_NODISCARD weft_status weft_profiler_start(weft_executor *ex);
 /* Stops recording; spans are kept for export.  WEFT_EINVAL.  Any thread. */
 WEFT_API weft_status weft_profiler_stop(weft_executor *ex);
-/* Number of spans recorded (task spans only) and dropped, summed over workers. */
+/* Number of spans recorded (task spans only) and dropped, summed over workers,
+ * into *spans and *dropped (either may be NULL).  WEFT_OK, WEFT_EINVAL (NULL ex).
+ * Any thread; exact while no run is in flight. */
 WEFT_API weft_status weft_profiler_count(const weft_executor *ex, uint64_t *spans, uint64_t *dropped);
 
 /* Writes the recorded spans as Chrome Trace Event JSON: one track (tid) per
@@ -144,11 +148,12 @@ WEFT_API weft_status weft_profiler_count(const weft_executor *ex, uint64_t *span
  * ("cat":"steal").  Open it in https://ui.perfetto.dev or chrome://tracing.
  * Call it while no run is in flight (after weft_executor_wait_all or the runs'
  * futures), else spans still being written may be missed.  WEFT_EINVAL,
- * WEFT_ESYS (write failed), WEFT_ENOMEM. */
+ * WEFT_ESYS (write failed). */
 WEFT_API weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out);
 /* Writes a self-contained HTML report (no network): an SVG timeline of the
  * workers, each worker's utilisation, the slowest tasks and the duration
- * histogram.  Same rules as weft_profiler_write_json. */
+ * histogram (empty if the profiler never ran).  Same rules as
+ * weft_profiler_write_json, plus WEFT_ENOMEM (its working memory). */
 WEFT_API weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out);
 /* Writes to `path`: HTML if it ends in ".html" or ".htm", else JSON.
  * WEFT_EINVAL, WEFT_ESYS (cannot open or write), WEFT_ENOMEM. */

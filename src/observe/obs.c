@@ -114,10 +114,15 @@ weft_status weft_profiler_start(weft_executor *ex) {
     if (!ex) return WEFT_EINVAL;
     struct weft__obs *o = weft__obs_state(ex);
     if (!o) return WEFT_ENOMEM;
+    /* Idle workers record steal and park spans at any time: stop them before
+     * the buffers are reset under them. */
+    (void)weft__spans_pause(o);
     for (unsigned i = 0; i < o->nworkers; i++) weft__spans_clear(&o->w[i]);
     if (!atomic_load_explicit(&o->metrics_on, memory_order_relaxed)) set_metrics(o, true);
     atomic_store_explicit(&o->profile_t0, weft__ticks(), memory_order_relaxed);
-    atomic_store_explicit(&o->profile_on, true, memory_order_relaxed);
+    /* seq_cst (a release): an idle worker's seq_cst load of profile_on in
+     * idle_span_begin that sees it on also sees the cleared buffers. */
+    atomic_store_explicit(&o->profile_on, true, memory_order_seq_cst);
     weft__obs_publish(o);
     return WEFT_OK;
 }

@@ -122,6 +122,10 @@ weft__span *weft__span_slot(struct weft__obs *o, weft__obs_worker *ow, bool task
 uint32_t weft__name_intern(weft__names *t, const char *name);
 /* Empties the buffers, keeping the chunks. */
 void weft__spans_clear(weft__obs_worker *ow);
+/* Stops recording (profile_on false) and waits until no idle worker is writing a
+ * steal or park span; returns whether recording was on.  Task spans are written
+ * only during runs: callers touch the buffers while no run is in flight. */
+bool weft__spans_pause(struct weft__obs *o);
 
 /* The task path's slot: the fast case inline, the rest in weft__span_slot. */
 static inline weft__span *weft__span_task_slot(struct weft__obs *o, weft__obs_worker *ow) {

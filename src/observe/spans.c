@@ -133,7 +133,7 @@ static void visit_spans(const struct weft__obs *o, weft__span_visit_fn fn, void 
  * the seq_cst exchange here against the worker's seq_cst store of idle_writing
  * followed by its seq_cst load of profile_on (obs.c, idle_span_begin): either
  * the worker sees profiling off, or this sees its flag and waits. */
-static bool pause_idle_spans(struct weft__obs *o) {
+bool weft__spans_pause(struct weft__obs *o) {
     bool was_on = atomic_exchange_explicit(&o->profile_on, false, memory_order_seq_cst);
     for (unsigned w = 0; w < o->nworkers; w++)
         while (atomic_load_explicit(&o->w[w].idle_writing, memory_order_seq_cst)) weft__cpu_relax();
@@ -142,7 +142,7 @@ static bool pause_idle_spans(struct weft__obs *o) {
 
 void weft__spans_for_each(const struct weft__obs *o_, weft__span_visit_fn fn, void *arg) {
     struct weft__obs *o = (struct weft__obs *)o_; /* pausing writes profile_on only */
-    bool was_on = pause_idle_spans(o);
+    bool was_on = weft__spans_pause(o);
     visit_spans(o, fn, arg);
     if (was_on) atomic_store_explicit(&o->profile_on, true, memory_order_seq_cst);
 }
