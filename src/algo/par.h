@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "weft/algo.h"
+#include "platform/platform.h" /* WEFT__CACHE_LINE */
 
 /* Runs fn(ctx, t, n) once for every t < n, spread over ex's workers, and
  * returns when every call has returned.  The caller's thread runs t = 0 when it
@@ -60,5 +61,14 @@ static inline void weft__plan_chunk(const weft__plan *p, size_t k, size_t *lo, s
 typedef void (*weft__chunk_fn)(void *ctx, size_t k, size_t lo, size_t hi);
 void weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_order, weft__chunk_fn fn,
                       void *ctx);
+
+/* A value slot of `bytes` bytes, aligned for any type: rounded up to 16. */
+static inline size_t weft__acc_slot(size_t bytes) { return (bytes + 15) & ~(size_t)15; }
+/* Rounded up to a whole number of cache lines: each chunk's slots on lines of
+ * their own, since a chunk body may write its accumulator once per element and
+ * neighbouring chunks run on different workers. */
+static inline size_t weft__line_round(size_t bytes) {
+    return (bytes + WEFT__CACHE_LINE - 1) & ~(size_t)(WEFT__CACHE_LINE - 1);
+}
 
 #endif

@@ -5,7 +5,7 @@
 #include "algo/algo.h"
 #include "core/alloc.h"
 
-enum { MAX_REDUCE_CHUNKS = 65536, STACK_PARTIALS = 4096 };
+enum { MAX_REDUCE_CHUNKS = 65536, STACK_PARTIALS = 8192 }; /* AUTO: 128 chunks of a line */
 
 typedef void (*slot_fn)(size_t lo, size_t hi, void *slot, void *ctx);
 
@@ -21,11 +21,12 @@ typedef struct reduce_job {
 typedef struct reduce_run {
     const reduce_job *job;
     unsigned char *slots;
+    size_t stride; /* bytes from one chunk's slot to the next: whole lines */
 } reduce_run;
 
 static void reduce_chunk(void *ctx, size_t k, size_t lo, size_t hi) {
     const reduce_run *r = ctx;
-    r->job->body(lo, hi, r->slots + k * r->job->slot_size, r->job->body_ctx);
+    r->job->body(lo, hi, r->slots + k * r->stride, r->job->body_ctx);
 }
 
 /* The engine: body(lo, hi, slot) leaves a chunk's value in its slot; then
@@ -35,22 +36,20 @@ static weft_status reduce_core(weft_executor *ex, const reduce_job *j, const wef
     weft__plan p;
     int st = weft__plan_init(&p, ex, j->n, cfg, (weft__plan_rules){ 0, MAX_REDUCE_CHUNKS });
     if (st != WEFT_OK) return st;
-    _Alignas(64) unsigned char stack[STACK_PARTIALS];
-    size_t bytes = p.nchunks * j->slot_size;
-    reduce_run r = { j, stack };
-    if (bytes > sizeof stack && !(r.slots = weft__alloc_aligned(bytes, 64))) {
+    _Alignas(WEFT__CACHE_LINE) unsigned char stack[STACK_PARTIALS];
+    size_t stride = weft__line_round(j->slot_size), bytes = p.nchunks * stride;
+    reduce_run r = { j, stack, stride };
+    if (bytes > sizeof stack && !(r.slots = weft__alloc_aligned(bytes, WEFT__CACHE_LINE))) {
         weft__plan_free(&p);
         return WEFT_ENOMEM;
     }
     weft__par_chunks(ex, &p, false, reduce_chunk, &r);
-    for (size_t k = 0; k < p.nchunks; k++) j->op(j->result, r.slots + k * j->slot_size, j->op_arg);
-    if (r.slots != stack) weft__free_aligned(r.slots, bytes, 64);
+    for (size_t k = 0; k < p.nchunks; k++) j->op(j->result, r.slots + k * stride, j->op_arg);
+    if (r.slots != stack) weft__free_aligned(r.slots, bytes, WEFT__CACHE_LINE);
     weft__plan_free(&p);
     return WEFT_OK;
 }
 
-/* Slots keep any value type aligned: sizes rounded up to 16. */
-static size_t slot_of(size_t bytes) { return (bytes + 15) & ~(size_t)15; }
 
 /* ---- the range form ----------------------------------------------------------- */
 
@@ -69,7 +68,7 @@ weft_status weft_parallel_reduce_range(weft_executor *ex, size_t n, size_t acc_s
                                        const weft_algo_config *cfg) {
     if (!body) return WEFT_EINVAL;
     range_reduce r = { body, arg };
-    reduce_job j = { n, acc_size, slot_of(acc_size), result, range_body, &r, op, arg };
+    reduce_job j = { n, acc_size, weft__acc_slot(acc_size), result, range_body, &r, op, arg };
     return reduce_core(ex, &j, cfg);
 }
 
@@ -86,7 +85,7 @@ typedef struct elem_reduce {
 /* A chunk's value starts from its first element: no identity element needed. */
 static void elem_body(size_t lo, size_t hi, void *slot, void *ctx) {
     const elem_reduce *e = ctx;
-    unsigned char *acc = slot, *tmp = acc + slot_of(e->acc_size);
+    unsigned char *acc = slot, *tmp = acc + weft__acc_slot(e->acc_size);
     if (!e->map) {
         memcpy(acc, e->in + lo * e->size, e->size);
         for (size_t i = lo + 1; i < hi; i++) e->op(acc, e->in + i * e->size, e->arg);
@@ -102,7 +101,7 @@ static void elem_body(size_t lo, size_t hi, void *slot, void *ctx) {
 static weft_status elem_reduce_run(weft_executor *ex, const elem_reduce *e, size_t n, void *result,
                                    const weft_algo_config *cfg) {
     if (!e->in || !e->size || !e->op) return WEFT_EINVAL;
-    size_t slot = slot_of(e->acc_size) * (e->map ? 2 : 1);
+    size_t slot = weft__acc_slot(e->acc_size) * (e->map ? 2 : 1);
     reduce_job j = { n, e->acc_size, slot, result, elem_body, (void *)e, e->op, e->arg };
     return reduce_core(ex, &j, cfg);
 }

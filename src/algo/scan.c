@@ -19,6 +19,7 @@ enum { SCAN_CHUNK = 8192 };
 
 typedef struct scan_core {
     size_t acc_size, slot; /* per chunk three slots: published prefix, work, scratch */
+    size_t stride;         /* the three, on cache lines of their own */
     const void *init;
     weft_reduce_range_fn reduce;
     weft_scan_range_fn scan;
@@ -28,9 +29,7 @@ typedef struct scan_core {
     _Atomic uint32_t *ready;
 } scan_core;
 
-static size_t slot_of(size_t bytes) { return (bytes + 15) & ~(size_t)15; }
-
-static unsigned char *pub_slot(const scan_core *s, size_t k) { return s->slots + k * 3 * s->slot; }
+static unsigned char *pub_slot(const scan_core *s, size_t k) { return s->slots + k * s->stride; }
 
 static const unsigned char *wait_prefix(const scan_core *s, size_t k) {
     unsigned spins = 0;
@@ -62,9 +61,10 @@ static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const wef
     weft__plan p;
     int st = weft__plan_init(&p, ex, n, cfg, (weft__plan_rules){ SCAN_CHUNK, 0 });
     if (st != WEFT_OK) return st;
-    s->slot = slot_of(s->acc_size);
-    size_t flag_bytes = slot_of(p.nchunks * sizeof(uint32_t));
-    size_t bytes = flag_bytes + p.nchunks * 3 * s->slot;
+    s->slot = weft__acc_slot(s->acc_size);
+    s->stride = weft__line_round(3 * s->slot);
+    size_t flag_bytes = weft__line_round(p.nchunks * sizeof(uint32_t));
+    size_t bytes = flag_bytes + p.nchunks * s->stride;
     unsigned char *mem = bytes ? weft__calloc_aligned(bytes, 64) : NULL;
     if (bytes && !mem) {
         weft__plan_free(&p);
@@ -131,7 +131,7 @@ static void elem_op(void *acc, const void *x, void *ctx) {
 
 weft_status weft__scan(weft_executor *ex, const weft_scan_desc *d) {
     if (!d || !d->in || !d->out || !d->size || !d->op || (d->exclusive && !d->init)) return WEFT_EINVAL;
-    elem_scan e = { d->in, d->out, d->size, slot_of(d->size), d->op, d->arg };
+    elem_scan e = { d->in, d->out, d->size, weft__acc_slot(d->size), d->op, d->arg };
     scan_core s = { .acc_size = d->size, .init = d->init, .reduce = elem_reduce,
                     .scan = d->exclusive ? exclusive_body : inclusive_body, .op = elem_op, .arg = &e };
     return scan_run(ex, d->n, &s, &d->config);
