@@ -8,29 +8,30 @@
 
 static weft__job *async_job_run(weft__worker *w, weft__job *job);
 
-/* Queues a task whose dependencies are done.  Its job holds the producer
- * reference.  0 or WEFT_ENOMEM (only off the workers: the injector is full). */
-static int enqueue(weft__async *a) {
+/* Queues a task whose dependencies are done; w is the calling thread's worker
+ * or NULL.  Its job holds the producer reference.  0 or WEFT_ENOMEM (only off
+ * the workers: the injector is full). */
+static int enqueue(weft__async *a, weft__worker *w) {
     a->job.run = async_job_run;
     a->job.next = NULL;
-    return weft__submit(a->fut.ex, &a->job);
+    return weft__submit_from(a->fut.ex, w, &a->job);
 }
 
-/* Counts one finished dependency of a; the last one queues it.  Called on a
- * worker (a finishing task), where queueing cannot fail. */
-static void dependency_done(weft__async *a) {
+/* Counts one finished dependency of a; the last one queues it.  Called on
+ * worker w (a finishing task), where queueing cannot fail. */
+static void dependency_done(weft__async *a, weft__worker *w) {
     /* acq_rel: the last decrement sees every dependency's effects, so fn does. */
-    if (atomic_fetch_sub_explicit(&a->join, 1, memory_order_acq_rel) == 1) (void)enqueue(a);
+    if (atomic_fetch_sub_explicit(&a->join, 1, memory_order_acq_rel) == 1) (void)enqueue(a, w);
 }
 
-/* The task finished: close its successor list and release each dependent. */
-static void release_dependents(weft__async *a) {
+/* The task finished on w: close its successor list and release each dependent. */
+static void release_dependents(weft__async *a, weft__worker *w) {
     /* acq_rel: acquire the edges pushed with release; release our effects to the
      * creators that see CLOSED. */
     weft__async_edge *e = atomic_exchange_explicit(&a->succ, CLOSED, memory_order_acq_rel);
     while (e) {
         weft__async_edge *next = e->next; /* e may be freed once its count drops */
-        dependency_done(e->succ);
+        dependency_done(e->succ, w);
         e = next;
     }
 }
@@ -43,7 +44,7 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
         if (r != 0) weft__future_fail(f, r, "", 0);
     }
     weft__future_complete(f);
-    release_dependents(a);
+    release_dependents(a, w);
     weft__runs_end(ex, w);
 }
 
@@ -89,7 +90,8 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
                                  size_t ndeps, weft_future **out) {
     if (out) *out = NULL;
     if (!ex || !fn || !deps_valid(ex, deps, ndeps)) return WEFT_EINVAL;
-    weft__async *a = weft__async_new(ex, fn, arg, out != NULL);
+    weft__worker *w = weft__current_worker(ex);
+    weft__async *a = weft__async_new(ex, w, fn, arg, out != NULL);
     if (!a) return WEFT_ENOMEM;
     if (ndeps) {
         a->edges = weft__alloc(ndeps * sizeof *a->edges);
@@ -100,8 +102,15 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
         }
         a->nedges = ndeps;
     }
-    weft__worker *w = weft__current_worker(ex);
     weft__runs_begin(ex, w);
+    if (ndeps == 0) {
+        /* Nobody else can see a yet: no count to take down.  join = 0 says it
+         * may run (weft_future_wait_isolated reads it). */
+        atomic_store_explicit(&a->join, 0, memory_order_relaxed);
+        if (enqueue(a, w) != 0) return give_up(a, w, out != NULL);
+        if (out) *out = &a->fut;
+        return WEFT_OK;
+    }
     atomic_store_explicit(&a->join, (uint32_t)ndeps + 1, memory_order_relaxed);
     uint32_t finished = 0;
     for (size_t i = 0; i < ndeps; i++) {
@@ -110,7 +119,7 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
     }
     /* Our own 1 plus the dependencies that had finished before we linked. */
     if (atomic_fetch_sub_explicit(&a->join, finished + 1, memory_order_acq_rel) == finished + 1 &&
-        enqueue(a) != 0)
+        enqueue(a, w) != 0)
         return give_up(a, w, out != NULL); /* all edges were consumed: nothing points at a */
     if (out) *out = &a->fut;
     return WEFT_OK;

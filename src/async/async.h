@@ -44,9 +44,10 @@ static inline weft__async *weft__async_of(weft_future *f) {
 }
 
 /* A fresh record with one producer reference (+ the caller's, if it keeps a
- * handle), join = 1.  From the calling worker's free list if the caller is one
- * of ex's workers, else from the allocator.  NULL without memory. */
-weft__async *weft__async_new(weft_executor *ex, weft_task_fn fn, void *arg, bool keep_handle);
+ * handle), join = 1.  From the free list of w (the calling thread's worker of
+ * ex, or NULL when it is not one), else from the allocator.  NULL without
+ * memory. */
+weft__async *weft__async_new(weft_executor *ex, weft__worker *w, weft_task_fn fn, void *arg, bool keep_handle);
 
 /* Frees w's cached silent-task records (silent.c). */
 void weft__silent_free_cache(weft__worker *w);

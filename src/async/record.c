@@ -2,10 +2,9 @@
 #include "async/async.h"
 #include "core/alloc.h"
 
-/* From the calling worker's free list when the caller is one of ex's workers,
- * else from the allocator.  NULL without memory. */
-static weft__async *take_record(weft_executor *ex) {
-    weft__worker *w = weft__current_worker(ex);
+/* From the free list of w (the calling thread's worker, or NULL), else from the
+ * allocator.  NULL without memory. */
+static weft__async *take_record(weft__worker *w) {
     if (w && w->async_free) {
         weft__async *a = w->async_free;
         w->async_free = a->next_free;
@@ -49,8 +48,8 @@ void weft__async_free_cache(weft__worker *w) {
     weft__silent_free_cache(w);
 }
 
-weft__async *weft__async_new(weft_executor *ex, weft_task_fn fn, void *arg, bool keep_handle) {
-    weft__async *a = take_record(ex);
+weft__async *weft__async_new(weft_executor *ex, weft__worker *w, weft_task_fn fn, void *arg, bool keep_handle) {
+    weft__async *a = take_record(w);
     if (!a) return NULL;
     weft__future_init(&a->fut, ex, keep_handle ? 2u : 1u, weft__async_release_record);
     a->fn = fn;

@@ -117,11 +117,7 @@ weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
     if (!s) return WEFT_ENOMEM;
     *s = (silent){{silent_run, NULL}, fn, arg, ex, w};
     weft__runs_begin(ex, w);
-    if (w) {
-        weft__push_local(w, &s->job); /* cannot fail */
-        return WEFT_OK;
-    }
-    int st = weft__submit(ex, &s->job);
+    int st = weft__submit_from(ex, w, &s->job); /* cannot fail on a worker */
     if (st != 0) {
         weft__runs_end(ex, NULL);
         weft__free(s, sizeof *s);

@@ -135,8 +135,9 @@ int weft_executor_worker_id(const weft_executor *ex) {
     return w ? (int)w->id : -1;
 }
 
-int weft__submit(weft_executor *ex, weft__job *job) {
-    weft__worker *w = weft__current_worker(ex);
+int weft__submit(weft_executor *ex, weft__job *job) { return weft__submit_from(ex, weft__current_worker(ex), job); }
+
+int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job) {
     if (w) {
         weft__push_local(w, job);
         return WEFT_OK;

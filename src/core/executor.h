@@ -152,6 +152,9 @@ void weft__push_local(weft__worker *w, weft__job *j);
 /* Any thread: makes `job` runnable on ex.  From one of ex's workers it goes to the
  * local deque; from other threads through the injector.  0 or WEFT_ENOMEM. */
 int weft__submit(weft_executor *ex, weft__job *job);
+/* The same for a caller that knows its worker: w is the calling thread's worker
+ * of ex, or NULL when it is not one (saves the thread-local lookup). */
+int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job);
 
 /* From a thread that is not one of ex's workers: pushes n jobs laid out `stride`
  * bytes apart through the injector and wakes up to n sleepers at once.  Returns
