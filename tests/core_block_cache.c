@@ -62,3 +62,26 @@ TEST(block_cache_keeps_nothing_from_a_user_allocator_and_flushes_on_change) {
     weft__free_aligned(q, MB, 64);
     weft_set_allocator(NULL);
 }
+
+/* A size goes to the bucket that already holds it, not to an empty one before
+ * it, so it never takes two of the 16 buckets: after A is taken from the first
+ * bucket, a second B still joins the first B, and 15 other sizes all find room. */
+TEST(block_cache_keeps_each_size_in_one_bucket) {
+    weft__block_cache_flush();
+    const size_t K = 64 * 1024;
+    void *a = weft__alloc_aligned(K, 64), *b1 = weft__alloc_aligned(2 * K, 64), *b2 = weft__alloc_aligned(2 * K, 64);
+    ASSERT_TRUE(weft__block_cache_give(a, K, 64));
+    ASSERT_TRUE(weft__block_cache_give(b1, 2 * K, 64));
+    ASSERT_TRUE(weft__block_cache_take(K, 64) == a);
+    weft__free_aligned(a, K, 64);
+    ASSERT_TRUE(weft__block_cache_give(b2, 2 * K, 64));
+    for (size_t i = 0; i < 15; i++) {
+        size_t size = (3 + i) * K;
+        void *c = weft__alloc_aligned(size, 64);
+        if (!weft__block_cache_give(c, size, 64)) {
+            weft__free_aligned(c, size, 64);
+            TEST_FAIL_("size %zu found no bucket", size);
+        }
+    }
+    weft__block_cache_flush();
+}

@@ -15,14 +15,16 @@ void weft__free(void *ptr, size_t size);
 void *weft__alloc_aligned(size_t size, size_t align);
 void *weft__calloc_aligned(size_t size, size_t align);
 void weft__free_aligned(void *ptr, size_t size, size_t align);
-/* The block cache (block_cache.c): large aligned blocks (from
- * weft__alloc_aligned) kept after use for the next request of the same size and
- * alignment.  take: a cached block, as it was given, or NULL.  give: true if the
- * cache kept p, else the caller frees it; only blocks of the C library allocator
- * are kept, so a user allocator sees every block come back at once.  flush: frees every cached block (done
- * when the allocator hook changes).  Any thread. */
 /* True while the C library allocator is in use (no hook installed). */
 bool weft__alloc_is_default(void);
+
+/* The block cache (block_cache.c): large aligned blocks (from
+ * weft__alloc_aligned or weft__calloc_aligned) kept after use for the next
+ * request of the same size and alignment.  take: a cached block, as it was
+ * given, or NULL.  give: true if the cache kept p, else the caller frees it;
+ * only blocks of the C library allocator are kept, so a user allocator sees
+ * every block come back at once.  flush: frees every cached block (done when
+ * the allocator hook changes).  Any thread. */
 void *weft__block_cache_take(size_t size, size_t align);
 bool weft__block_cache_give(void *p, size_t size, size_t align);
 void weft__block_cache_flush(void);

@@ -61,13 +61,21 @@ bool weft__block_cache_give(void *p, size_t size, size_t align) {
     lock();
     if (!cache.configured) configure();
     if (cache.held + size <= cache.limit) {
-        for (int i = 0; i < NBUCKETS && !kept; i++) {
-            bool match = cache.bucket[i].size == size && cache.bucket[i].align == align;
-            if (!match && cache.bucket[i].head) continue; /* a non-empty bucket of another size */
-            cache.bucket[i].size = size;
-            cache.bucket[i].align = align;
-            ((cached *)p)->next = cache.bucket[i].head;
-            cache.bucket[i].head = p;
+        /* The bucket already holding this size, else an empty one: one size never
+         * spreads over several buckets and crowds the others out. */
+        int slot = -1;
+        for (int i = 0; i < NBUCKETS; i++) {
+            if (cache.bucket[i].head && cache.bucket[i].size == size && cache.bucket[i].align == align) {
+                slot = i;
+                break;
+            }
+            if (slot < 0 && !cache.bucket[i].head) slot = i;
+        }
+        if (slot >= 0) {
+            cache.bucket[slot].size = size;
+            cache.bucket[slot].align = align;
+            ((cached *)p)->next = cache.bucket[slot].head;
+            cache.bucket[slot].head = p;
             cache.held += size;
             kept = true;
         }
