@@ -78,8 +78,9 @@ typedef struct weft_executor_config {
  * defaults).  Returns NULL on failure with the reason in *err (if err is not NULL):
  * WEFT_EINVAL (WEFT_WORKERS is set but not a number from 1 to 4096,
  * config->workers > 4096, config->affinity is not a weft_affinity, or
- * WEFT_AFFINITY is set to something other than "none" or "cpus"), WEFT_ENOMEM, WEFT_ESYS (a thread could not be
- * started).  Any thread. */
+ * WEFT_AFFINITY is set to something other than "none" or "cpus", or the system
+ * refused config->stack_size for a worker thread), WEFT_ENOMEM, WEFT_ESYS (a
+ * thread could not be started).  Any thread. */
 WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_config *config,
                                                             weft_status *err);
 
@@ -89,7 +90,7 @@ WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_
  * quick).  Futures obtained from this executor stay valid and must still be
  * destroyed.  Must not be called from one of this executor's own workers (it
  * would wait for itself): that call returns without doing anything.  NULL is a
- * no-op. */
+ * no-op.  No other thread may use ex during or after the call. */
 WEFT_API void weft_executor_destroy(weft_executor *ex);
 
 /* Number of worker threads.  0 for NULL.  Any thread. */
@@ -108,12 +109,15 @@ WEFT_API weft_status weft_executor_wait_all(weft_executor *ex);
  * Task context
  * ------------------------------------------------------------------------------ */
 
-/* Index of the worker running the task (0 .. workers-1). */
+/* The context is valid only during the call of the task it was given to, and
+ * only on that task's thread. */
+
+/* Index of the worker running the task (0 .. workers-1); -1 for NULL. */
 WEFT_API int weft_ctx_worker_id(const weft_ctx *ctx);
-/* The executor running the task. */
+/* The executor running the task; NULL for NULL. */
 WEFT_API weft_executor *weft_ctx_executor(const weft_ctx *ctx);
 /* True when the task's run has been cancelled or has failed, so the task may stop
- * early.  A cheap load: safe to call in a tight loop. */
+ * early (false for NULL).  A cheap load: safe to call in a tight loop. */
 WEFT_API bool weft_ctx_cancelled(const weft_ctx *ctx);
 
 /* ---------------------------------------------------------------------------------
@@ -122,8 +126,10 @@ WEFT_API bool weft_ctx_cancelled(const weft_ctx *ctx);
  * A future stands for one submitted run.  It is owned by the caller that received
  * it and must be released with weft_future_destroy; destroying it before the run
  * ends detaches the run, which still completes.  All functions below may be called
- * from any thread, concurrently.  Waiting from inside a task of the same executor
- * does not block the worker: it runs other tasks until the future is ready.
+ * from any thread, concurrently, except weft_future_destroy, which must be the
+ * last call on the handle.  Waiting from inside a task of the same executor does
+ * not block the worker: it runs other tasks until the future is ready.  Waiting
+ * from a task for a run of another executor blocks that worker's thread.
  * ------------------------------------------------------------------------------ */
 
 /* Details of a finished run. */
@@ -152,13 +158,15 @@ typedef struct weft_run_info {
 WEFT_API weft_status weft_future_wait(weft_future *f);
 
 /* Like weft_future_wait (WEFT_EDEADLK included), but gives up after
- * `timeout_ns` nanoseconds and returns WEFT_ETIMEDOUT.  A timeout of 0 only polls. */
+ * `timeout_ns` nanoseconds and returns WEFT_ETIMEDOUT.  A timeout of 0 only polls;
+ * one too long for the clock (up to UINT64_MAX) never elapses. */
 WEFT_API weft_status weft_future_wait_for(weft_future *f, uint64_t timeout_ns);
 
 /* True once the run has finished.  Never blocks.  False for NULL. */
 WEFT_API bool weft_future_ready(const weft_future *f);
 
-/* The run's status if it has finished, else WEFT_EAGAIN.  Never blocks. */
+/* The run's status if it has finished, else WEFT_EAGAIN; WEFT_EINVAL for NULL.
+ * Never blocks. */
 WEFT_API weft_status weft_future_status(const weft_future *f);
 
 /* Fills *info (see weft_run_info).  Never blocks; while the run is going,
