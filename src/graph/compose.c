@@ -85,13 +85,6 @@ weft_status weft_composition_set_exit(weft_composition *c, const char *name, wef
     return c ? set_point(c, &c->exits, name, t) : WEFT_EINVAL;
 }
 
-/* The node with emplace index i of tf (i < nnodes). */
-static weft__node *node_at(const weft_taskflow *tf, size_t i) {
-    size_t k = 0;
-    while (i >= weft__chunk_capacity(k)) i -= weft__chunk_capacity(k++);
-    return &tf->chunks[k][i];
-}
-
 /* Adds to dst a task doing what n does. */
 static weft_task copy_work(weft_taskflow *dst, const weft__node *n) {
     switch (weft__cold(n)->kind) {
@@ -125,17 +118,17 @@ weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflo
     const weft_taskflow *src = c->graph;
     size_t base = dst->nnodes;
     for (size_t i = 0; i < src->nnodes; i++) {
-        const weft__node *n = node_at(src, i);
+        const weft__node *n = weft__node_at(src, i);
         weft_task t = copy_work(dst, n);
         if (weft_task_is_null(t)) return weft_taskflow_last_error(dst);
         weft_status st = copy_name(t, n, prefix);
         if (st != WEFT_OK) return weft__tf_error(dst, st, NULL);
     }
     for (size_t i = 0; i < src->nnodes; i++) {
-        const weft__node *n = node_at(src, i);
+        const weft__node *n = weft__node_at(src, i);
         weft__node *const *succ = weft__succ_array(n);
         for (uint32_t k = 0; k < n->nsucc; k++) {
-            weft_status st = weft_precede((weft_task){node_at(dst, base + i)}, (weft_task){node_at(dst, base + succ[k]->index)});
+            weft_status st = weft_precede((weft_task){weft__node_at(dst, base + i)}, (weft_task){weft__node_at(dst, base + succ[k]->index)});
             if (st != WEFT_OK) return st;
         }
     }
@@ -146,7 +139,7 @@ weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflo
 static weft_task instance_point(const weft_instance *inst, const struct points *p, const char *name) {
     const struct point *pt = name ? points_find(p, name) : NULL;
     if (!pt || inst->base_ + pt->index >= inst->tf_->nnodes) return WEFT_TASK_NULL;
-    return (weft_task){node_at(inst->tf_, inst->base_ + pt->index)};
+    return (weft_task){weft__node_at(inst->tf_, inst->base_ + pt->index)};
 }
 
 weft_task weft_instance_entry(const weft_instance *inst, const char *name) {

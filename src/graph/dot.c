@@ -8,8 +8,7 @@
 
 enum { DOT_MAX_DEPTH = 16 }; /* a module containing itself is drawn this deep */
 
-/* Writes s as a DOT double-quoted string body (escaping quotes and backslashes). */
-static void put_escaped(FILE *out, const char *s) {
+void weft__dot_put_escaped(FILE *out, const char *s) {
     for (; *s; s++) {
         if (*s == '"' || *s == '\\') fputc('\\', out);
         if (*s == '\n') {
@@ -51,17 +50,17 @@ static void dump_node(struct dot *d, const weft__node *n, unsigned prefix, int d
     if (inner && depth < DOT_MAX_DEPTH) {
         cl = ++d->next_cluster;
         fprintf(d->out, "  subgraph cluster_%u {\n  label=\"", cl);
-        put_escaped(d->out, weft__cold(n)->kind == WEFT__KIND_MODULE ? "module: " : "subflow: ");
-        put_escaped(d->out, weft__node_label(n, buf, sizeof buf));
+        weft__dot_put_escaped(d->out, weft__cold(n)->kind == WEFT__KIND_MODULE ? "module: " : "subflow: ");
+        weft__dot_put_escaped(d->out, weft__node_label(n, buf, sizeof buf));
         if (weft__cold(n)->kind == WEFT__KIND_MODULE) {
             fputs(" [", d->out);
-            put_escaped(d->out, weft_taskflow_name(inner));
+            weft__dot_put_escaped(d->out, weft_taskflow_name(inner));
             fputc(']', d->out);
         }
         fputs("\";\n", d->out);
     }
     fprintf(d->out, "  g%u_n%u [label=\"", prefix, n->index);
-    put_escaped(d->out, weft__node_label(n, buf, sizeof buf));
+    weft__dot_put_escaped(d->out, weft__node_label(n, buf, sizeof buf));
     fprintf(d->out, "\"%s];\n", node_style(n));
     if (cl) {
         dump_graph(d, inner, cl, depth + 1);
@@ -96,7 +95,7 @@ static void dump_graph(struct dot *d, const weft_taskflow *tf, unsigned prefix, 
 weft_status weft_taskflow_dump_dot(const weft_taskflow *tf, FILE *out) {
     if (!tf || !out) return WEFT_EINVAL;
     fputs("digraph \"", out);
-    put_escaped(out, tf->name ? tf->name : "taskflow");
+    weft__dot_put_escaped(out, tf->name ? tf->name : "taskflow");
     fputs("\" {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n", out);
     struct dot d = {out, 0};
     dump_graph(&d, tf, 0, 0);

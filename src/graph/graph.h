@@ -8,6 +8,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core/executor.h"
 #include "core/future.h"
@@ -180,6 +181,15 @@ struct weft_taskflow {
     char errmsg[192];
 };
 
+/* The node of tf with emplace index i (i < tf->nnodes): chunks 0..9 hold
+ * 64 << k nodes and start at 64 * (2^k - 1); every later chunk holds 65536. */
+static inline weft__node *weft__node_at(const weft_taskflow *tf, size_t i) {
+    enum { SMALL = 64 * ((1 << 10) - 1) }; /* nodes in chunks 0..9 */
+    if (i >= SMALL) return &tf->chunks[10 + (i - SMALL) / 65536][(i - SMALL) % 65536];
+    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(i >> 6) + 1);
+    return &tf->chunks[k][i - ((size_t)64 << k) + 64];
+}
+
 /* The cold part of n, for writing: marks it dirty (see cold_dirty).  Only while
  * no run of n's taskflow is active (see cold_unmarked). */
 static inline weft__node_cold *weft__cold_mut(weft__node *n) {
@@ -268,6 +278,10 @@ static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__
  * now (the start of sub) or NULL when queued; WEFT_ECYCLE in *st when the graph
  * has a cycle (nothing started). */
 weft__job *weft__run_start_nested(weft__run *sub, weft_status *st);
+
+/* Writes s as the inside of a DOT double-quoted string: quotes and backslashes
+ * escaped, newlines as \n (dot.c; also the profiled DOT's writer). */
+void weft__dot_put_escaped(FILE *out, const char *s);
 
 /* Fails the outermost run of r on behalf of node n (its name and index go into
  * the run's info).  run.c. */

@@ -6,58 +6,37 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* Spans are matched to the taskflow's nodes by address: a table from node
- * pointer to emplace index, open addressing. */
+/* Time and runs per task index.  A span belongs to a task of the taskflow when
+ * the node at its index is the node it recorded (spans of other taskflows, or of
+ * tasks since cleared, match none or are told apart by the address). */
 struct node_times {
-    const weft__node **key;
-    uint32_t *idx;
-    size_t cap;
-    uint64_t *ticks, *runs; /* per task index */
+    const weft_taskflow *tf;
+    uint64_t *ticks, *runs;
     size_t ntasks;
 };
-
-static size_t slot(const struct node_times *t, const void *p) {
-    uintptr_t h = (uintptr_t)p * 0x9e3779b97f4a7c15ull;
-    size_t i = (size_t)(h >> 24) & (t->cap - 1);
-    while (t->key[i] && t->key[i] != p) i = (i + 1) & (t->cap - 1);
-    return i;
-}
-
-static bool add_node(weft_task task, void *arg) {
-    struct node_times *t = arg;
-    size_t i = slot(t, task.node_);
-    t->key[i] = task.node_;
-    t->idx[i] = task.node_->index;
-    return true;
-}
 
 static bool add_span(const weft__span *s, unsigned w, void *arg) {
     struct node_times *t = arg;
     (void)w;
-    if (s->kind != WEFT__SPAN_TASK) return true;
-    size_t i = slot(t, s->node);
-    if (!t->key[i] || t->idx[i] >= t->ntasks) return true;
-    t->ticks[t->idx[i]] += s->end - s->begin;
-    t->runs[t->idx[i]]++;
+    if (s->kind != WEFT__SPAN_TASK || s->index >= t->ntasks || weft__node_at(t->tf, s->index) != s->node) return true;
+    t->ticks[s->index] += s->end - s->begin;
+    t->runs[s->index]++;
     return true;
 }
 
 static void free_times(struct node_times *t) {
-    weft__free(t->key, t->cap * sizeof *t->key);
-    weft__free(t->idx, t->cap * sizeof *t->idx);
-    weft__free(t->ticks, t->ntasks * sizeof *t->ticks);
-    weft__free(t->runs, t->ntasks * sizeof *t->runs);
+    size_t n = t->ntasks ? t->ntasks : 1;
+    weft__free(t->ticks, n * sizeof *t->ticks);
+    weft__free(t->runs, n * sizeof *t->runs);
 }
 
-static bool alloc_times(struct node_times *t, size_t ntasks) {
-    t->ntasks = ntasks;
-    t->cap = 16;
-    while (t->cap < ntasks * 2) t->cap *= 2;
-    t->key = weft__calloc(t->cap * sizeof *t->key);
-    t->idx = weft__calloc(t->cap * sizeof *t->idx);
-    t->ticks = weft__calloc((ntasks ? ntasks : 1) * sizeof *t->ticks);
-    t->runs = weft__calloc((ntasks ? ntasks : 1) * sizeof *t->runs);
-    return t->key && t->idx && t->ticks && t->runs;
+static bool alloc_times(struct node_times *t, const weft_taskflow *tf) {
+    t->tf = tf;
+    t->ntasks = tf->nnodes;
+    size_t n = t->ntasks ? t->ntasks : 1;
+    t->ticks = weft__calloc(n * sizeof *t->ticks);
+    t->runs = weft__calloc(n * sizeof *t->runs);
+    return t->ticks && t->runs;
 }
 
 struct dot_ctx {
@@ -67,11 +46,7 @@ struct dot_ctx {
     uint64_t max_ticks;
 };
 
-static void put_ns(FILE *out, double ns) {
-    if (ns < 1e3) fprintf(out, "%.0f ns", ns);
-    else if (ns < 1e6) fprintf(out, "%.1f us", ns / 1e3);
-    else fprintf(out, "%.2f ms", ns / 1e6);
-}
+static void put_ns(FILE *out, double ns) { weft__put_duration(out, ns, "us"); }
 
 static bool put_node(weft_task task, void *arg) {
     struct dot_ctx *c = arg;
@@ -105,11 +80,10 @@ static bool put_node(weft_task task, void *arg) {
 weft_status weft_taskflow_dump_dot_profiled(const weft_taskflow *tf, const weft_executor *ex, FILE *out) {
     if (!tf || !ex || !out) return WEFT_EINVAL;
     struct node_times t = { 0 };
-    if (!alloc_times(&t, tf->nnodes)) {
+    if (!alloc_times(&t, tf)) {
         free_times(&t);
         return WEFT_ENOMEM;
     }
-    weft_taskflow_for_each_task(tf, add_node, &t);
     const struct weft__obs *o = ex->obs_state;
     struct dot_ctx c = { out, &t, o, 0 };
     if (o) weft__spans_for_each(o, add_span, &t);

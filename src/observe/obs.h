@@ -160,6 +160,9 @@ void weft__put_json_str(FILE *out, const char *s);
 void weft__put_html(FILE *out, const char *s);
 /* Writes s escaped for a DOT double-quoted string. */
 void weft__put_dot_str(FILE *out, const char *s);
+/* A duration in ns as "812 ns", "3.25 <micro>", "1.50 ms" or "2.00 s"; micro
+ * is how the output format spells microseconds ("us", "&micro;s"). */
+void weft__put_duration(FILE *out, double ns, const char *micro);
 /* fflush + ferror: WEFT_OK or WEFT_ESYS. */
 weft_status weft__obs_finish_write(FILE *out);
 /* Ticks -> ns with the state's calibration. */

@@ -60,12 +60,7 @@ static unsigned hue_of(const char *s) {
     return h % 360;
 }
 
-static void put_duration(FILE *out, double ns) {
-    if (ns < 1e3) fprintf(out, "%.0f ns", ns);
-    else if (ns < 1e6) fprintf(out, "%.2f &micro;s", ns / 1e3);
-    else if (ns < 1e9) fprintf(out, "%.2f ms", ns / 1e6);
-    else fprintf(out, "%.2f s", ns / 1e9);
-}
+static void put_duration(FILE *out, double ns) { weft__put_duration(out, ns, "&micro;s"); }
 
 static bool draw_span(const weft__span *s, unsigned w, void *arg) {
     struct report *r = arg;

@@ -1,5 +1,6 @@
 /* Escaping task names for the JSON, HTML and DOT writers. */
 #include "observe/obs.h"
+#include "graph/graph.h" /* weft__dot_put_escaped */
 
 void weft__put_json_str(FILE *out, const char *s) {
     fputc('"', out);
@@ -24,13 +25,16 @@ void weft__put_html(FILE *out, const char *s) {
     }
 }
 
+void weft__put_duration(FILE *out, double ns, const char *micro) {
+    if (ns < 1e3) fprintf(out, "%.0f ns", ns);
+    else if (ns < 1e6) fprintf(out, "%.2f %s", ns / 1e3, micro);
+    else if (ns < 1e9) fprintf(out, "%.2f ms", ns / 1e6);
+    else fprintf(out, "%.2f s", ns / 1e9);
+}
+
 void weft__put_dot_str(FILE *out, const char *s) {
     fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', out);
-        if (*s == '\n') fputs("\\n", out);
-        else fputc(*s, out);
-    }
+    weft__dot_put_escaped(out, s);
     fputc('"', out);
 }
 
