@@ -251,14 +251,12 @@ WEFT_API weft__fj_frame *weft__fj_sync_typed(weft_ctx *ctx, weft__fj_frame *top)
 typedef struct weft_task_group {
     weft_ctx *ctx_;
     size_t pending_;
-    int status_;
 } weft_task_group;
 
 /* Starts an empty group for the running task.  Only from inside a task. */
 static inline void weft_task_group_init(weft_task_group *g, weft_ctx *ctx) {
     g->ctx_ = ctx;
     g->pending_ = 0;
-    g->status_ = 0;
 }
 
 /* Spawns fn(ctx, arg) in the group (see weft_spawn for arg's lifetime: until
@@ -275,12 +273,11 @@ static inline weft_status weft_task_group_spawn(weft_task_group *g, weft_task_fn
  * empty afterwards and may be reused.  WEFT_EINVAL for NULL. */
 static inline int weft_task_group_wait(weft_task_group *g) {
     if (!g) return WEFT_EINVAL;
-    int first = g->status_;
+    int first = 0;
     for (; g->pending_ > 0; g->pending_--) {
         int r = weft_sync(g->ctx_);
         if (r != 0 && first == 0) first = r;
     }
-    g->status_ = 0;
     return first;
 }
 

@@ -62,6 +62,10 @@ typedef void (*weft__chunk_fn)(void *ctx, size_t k, size_t lo, size_t hi);
 void weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_order, weft__chunk_fn fn,
                       void *ctx);
 
+/* Tasks a call may use: the executor's workers, capped by cfg->max_tasks when
+ * set; at least 1 (plan.c). */
+unsigned weft__task_limit(weft_executor *ex, const weft_algo_config *cfg);
+
 /* A value slot of `bytes` bytes, aligned for any type: rounded up to 16. */
 static inline size_t weft__acc_slot(size_t bytes) { return (bytes + 15) & ~(size_t)15; }
 /* Rounded up to a whole number of cache lines: each chunk's slots on lines of

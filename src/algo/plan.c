@@ -13,7 +13,7 @@ enum { STATIC_CHUNKS = 256, DYNAMIC_CHUNKS = 1024, AUTO_CHUNKS = 128 };
 
 static size_t div_up(size_t a, size_t b) { return a / b + (a % b != 0); }
 
-static unsigned task_limit(weft_executor *ex, const weft_algo_config *cfg) {
+unsigned weft__task_limit(weft_executor *ex, const weft_algo_config *cfg) {
     unsigned t = weft_executor_workers(ex);
     if (cfg && cfg->max_tasks && cfg->max_tasks < t) t = cfg->max_tasks;
     return t ? t : 1;
@@ -59,7 +59,7 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
     *p = (weft__plan){ .kind = kind, .n = n };
     size_t chunk = cfg && cfg->chunk ? cfg->chunk : default_chunk(n, asked, rules);
     if (chunk == 0) chunk = 1;
-    unsigned tasks = task_limit(ex, cfg);
+    unsigned tasks = weft__task_limit(ex, cfg);
     if (n == 0) {
         p->chunk = 1;
     } else if (kind == WEFT_PARTITION_GUIDED) {

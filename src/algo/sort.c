@@ -93,10 +93,7 @@ static void sort_parallel(weft_executor *ex, sorter *s, unsigned tasks) {
 }
 
 static unsigned sort_tasks(weft_executor *ex, size_t n, const weft_algo_config *cfg) {
-    unsigned t = weft_executor_workers(ex);
-    if (cfg && cfg->max_tasks && cfg->max_tasks < t) t = cfg->max_tasks;
-    if (n < MIN_PARALLEL) t = 1;
-    return t ? t : 1;
+    return n < MIN_PARALLEL ? 1 : weft__task_limit(ex, cfg);
 }
 
 weft_status weft_parallel_sort_ops(weft_executor *ex, void *base, size_t n, size_t size,

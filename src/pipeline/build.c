@@ -200,7 +200,6 @@ weft_pipeline *weft_simple_pipeline_create(size_t lines, void *items, size_t cou
     p->items = items;
     p->count = count;
     p->item_size = item_size;
-    p->stage_base = 1;
     p->simple = true;
     return finish(p, err);
 }
@@ -241,7 +240,7 @@ uint64_t weft_pipeline_num_tokens(const weft_pipeline *p) {
     return p ? atomic_load_explicit(&p->next_token, memory_order_relaxed) : 0;
 }
 size_t weft_pipeline_num_lines(const weft_pipeline *p) { return p ? p->nlines : 0; }
-size_t weft_pipeline_num_stages(const weft_pipeline *p) { return p ? p->nstages - p->stage_base : 0; }
+size_t weft_pipeline_num_stages(const weft_pipeline *p) { return p ? p->nstages - p->simple : 0; }
 
 weft_status weft_pipeline_destroy(weft_pipeline *p) {
     if (!p) return WEFT_OK;

@@ -91,11 +91,10 @@ struct weft_pipeline {
     weft__line *lines;
     unsigned char *bufs; /* 2 * nlines buffers of buf_size bytes */
     size_t buf_size;
-    /* Simple pipelines: the batch, and the user's index of internal stage s is
-     * s - stage_base (1: the generator stage is ours). */
+    /* Simple pipelines: the batch.  Their stage 0 is our generator, so the
+     * user's index of internal stage s is s - simple. */
     unsigned char *items;
     size_t count, item_size;
-    uint32_t stage_base;
     bool simple;
     const _Atomic int *cancel; /* the graph run's stop bits */
     weft_pipeline_scheduling scheduling;

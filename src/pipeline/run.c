@@ -17,7 +17,7 @@
 
 uint64_t weft_pipeflow_token(const weft_pipeflow *pf) { return pf ? pf->token : 0; }
 size_t weft_pipeflow_line(const weft_pipeflow *pf) { return pf ? pf->line : 0; }
-size_t weft_pipeflow_stage(const weft_pipeflow *pf) { return pf ? pf->stage - pf->p->stage_base : 0; }
+size_t weft_pipeflow_stage(const weft_pipeflow *pf) { return pf ? pf->stage - pf->p->simple : 0; }
 
 weft_status weft_pipeflow_stop(weft_pipeflow *pf) {
     if (!pf || pf->stage != 0) return WEFT_EINVAL;
