@@ -271,6 +271,7 @@ TEST(subflow_inside_a_condition_loop_runs_each_iteration) {
 struct joined {
     atomic_int ran;
     int seen_after_join, late_status;
+    bool late_says_joined;
 };
 
 static int join_inside(weft_ctx *ctx, weft_subflow *sf, void *arg) {
@@ -281,6 +282,7 @@ static int join_inside(weft_ctx *ctx, weft_subflow *sf, void *arg) {
     if (weft_subflow_join(sf) != WEFT_OK || weft_subflow_join(sf) != WEFT_OK) return 2;
     j->seen_after_join = atomic_load(&j->ran);
     j->late_status = weft_task_is_null(weft_emplace(g, bump, &j->ran)) ? (int)weft_taskflow_last_error(g) : 0;
+    j->late_says_joined = strstr(weft_taskflow_error_message(g), "joined") != NULL;
     return weft_subflow_detach(sf) == WEFT_OK ? 0 : 3;
 }
 
@@ -294,6 +296,7 @@ TEST(subflow_join_inside_the_function_runs_the_graph_there) {
         ASSERT_OK(weft_run_and_wait(ex, tf));
         ASSERT_EQ(j.seen_after_join, 100 * run);
         ASSERT_EQ(j.late_status, WEFT_EBUSY);
+        ASSERT_TRUE(j.late_says_joined);
         ASSERT_EQ(atomic_load(&j.ran), 100 * run);
     }
     ASSERT_OK(weft_taskflow_destroy(tf));

@@ -173,6 +173,10 @@ struct weft_taskflow {
     size_t nconds, next_owned;
     struct weft__subflow *free_subs;
     bool is_subflow_graph; /* owned by a subflow task: not destroyable by users */
+    /* A subflow graph joined inside its task (weft_subflow_join): its tasks have
+     * run, so building it is refused until the task runs again.  Written and read
+     * by the task's own worker only. */
+    bool sealed;
     /* Runs: `active` is running; later ones wait in a list behind it. */
     weft__mutex mu;
     weft__run *active, *tail;

@@ -98,8 +98,7 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
     int rc = s->fn(&cx, (weft_subflow *)(void *)s, s->arg);
     weft__task_leave(w, &cx, o, n, r, rc);
     s->w = NULL;
-    if (s->joined) /* unseal (see weft_subflow_join) */
-        atomic_store_explicit(&s->graph->runs_inflight, 0, memory_order_relaxed);
+    s->graph->sealed = false; /* see weft_subflow_join */
     if (rc != 0) {
         weft__fail_node(r, n, rc);
         return weft__release_successors(w, r, n);
@@ -131,6 +130,6 @@ weft_status weft_subflow_join(weft_subflow *sf) {
         weft__worker_wait_until(s->w, sync_done, s->run);
     }
     /* Seal the graph: building it now fails with WEFT_EBUSY, as its tasks have run. */
-    atomic_store_explicit(&s->graph->runs_inflight, 1, memory_order_relaxed);
+    s->graph->sealed = true;
     return WEFT_OK;
 }

@@ -21,6 +21,11 @@ weft_status weft__tf_error(weft_taskflow *tf, weft_status st, const char *fmt, .
 }
 
 bool weft__tf_busy(weft_taskflow *tf) {
+    if (tf->sealed) {
+        weft__tf_error(tf, WEFT_EBUSY, "this subflow's graph was joined (its tasks have run); it cannot be "
+                                       "changed until its task runs again");
+        return true;
+    }
     if (atomic_load_explicit(&tf->runs_inflight, memory_order_acquire) == 0) return false;
     weft__tf_error(tf, WEFT_EBUSY, "taskflow '%s' is being run; it cannot be changed now",
                    tf->name ? tf->name : "");
