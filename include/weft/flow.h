@@ -169,7 +169,8 @@ typedef struct weft_composition weft_composition;
 WEFT_API WEFT_NODISCARD weft_composition *weft_composition_create(const char *name, weft_status *err);
 /* Frees it (copies already made are unaffected).  NULL is a no-op. */
 WEFT_API void weft_composition_destroy(weft_composition *c);
-/* The graph to build the composition in (owned by c; do not destroy). */
+/* The graph to build the composition in (owned by c; do not destroy); NULL for
+ * NULL. */
 WEFT_API weft_taskflow *weft_composition_graph(weft_composition *c);
 /* Names a task of c's graph as an entry (a place other graphs link into) or an
  * exit (a place they link out of).  Names are unique per kind; setting one
@@ -200,7 +201,9 @@ WEFT_API weft_task weft_instance_exit(const weft_instance *inst, const char *nam
 
 typedef enum weft_param_type { WEFT_PARAM_INT, WEFT_PARAM_FLOAT, WEFT_PARAM_STRING, WEFT_PARAM_BOOL } weft_param_type;
 
-/* A set of named, typed parameters.  Not thread-safe for writing. */
+/* A set of named, typed parameters.  One thread at a time: a failed get records
+ * its message in the set, so even reads must not run concurrently (give each
+ * thread its own set, or order the calls). */
 typedef struct weft_params weft_params;
 
 /* An empty set, or NULL with *err (if err is not NULL) = WEFT_ENOMEM.  Destroy
@@ -214,8 +217,8 @@ WEFT_API weft_status weft_params_set_float(weft_params *p, const char *name, dou
 WEFT_API weft_status weft_params_set_string(weft_params *p, const char *name, const char *v);
 WEFT_API weft_status weft_params_set_bool(weft_params *p, const char *name, bool v);
 /* Read a parameter: WEFT_ENOENT if it is missing, WEFT_EINVAL if it has another
- * type (an int is accepted as a float); *out is left alone then, and
- * weft_params_error_message says which name and types. */
+ * type (an int is accepted as a float), also for NULL p, name or out; *out is
+ * left alone then, and weft_params_error_message says which name and types. */
 WEFT_API weft_status weft_params_get_int(const weft_params *p, const char *name, int64_t *out);
 WEFT_API weft_status weft_params_get_float(const weft_params *p, const char *name, double *out);
 WEFT_API weft_status weft_params_get_string(const weft_params *p, const char *name, const char **out);
@@ -245,7 +248,8 @@ WEFT_API weft_status weft_factory_require(weft_factory *f, const char *name, wef
 /* Checks the declared parameters, then builds.  Returns NULL with *err =
  * WEFT_ENOENT (a required parameter is missing), WEFT_EINVAL (one has the wrong
  * type), WEFT_ENOMEM, or the build function's error; weft_factory_error_message
- * then says which. */
+ * then says which.  It reads p the way the getters do (recording a failed
+ * check's message in p), so p, like f, is used by one thread at a time. */
 WEFT_API WEFT_NODISCARD weft_composition *weft_factory_make(weft_factory *f, const weft_params *p,
                                                             weft_status *err);
 WEFT_API const char *weft_factory_error_message(const weft_factory *f);

@@ -11,7 +11,10 @@
  * Building is single-threaded: calls that change one taskflow must not race each
  * other.  A taskflow cannot be changed while a run of it is queued or going; such
  * calls fail with WEFT_EBUSY and change nothing.  Calls that fail record their
- * status, readable with weft_taskflow_last_error.
+ * status, readable with weft_taskflow_last_error.  The queries (names, data,
+ * counts, successors, DOT) read without locking: any thread may call them while
+ * no thread changes the taskflow, also during its runs (weft_task_data while a
+ * task may set it is the caller's to order).
  */
 #ifndef WEFT_GRAPH_H
 #define WEFT_GRAPH_H
@@ -83,7 +86,9 @@ WEFT_API weft_status weft_taskflow_last_error(const weft_taskflow *tf);
 WEFT_API const char *weft_taskflow_error_message(const weft_taskflow *tf);
 
 /* Writes the graph in Graphviz DOT to `out` (render with `dot -Tsvg`).  Unnamed
- * tasks are labelled "#index".  WEFT_EINVAL, WEFT_ESYS (write failed). */
+ * tasks are labelled "#index".  WEFT_EINVAL, WEFT_ESYS (write failed).  A subflow
+ * task is drawn with the graph its last execution built: call it while no run is
+ * going if the graph has subflows (a running subflow rebuilds its graph). */
 WEFT_API weft_status weft_taskflow_dump_dot(const weft_taskflow *tf, FILE *out);
 
 /* ---- tasks ----------------------------------------------------------------- */
@@ -120,8 +125,9 @@ WEFT_API weft_status weft_task_set_name(weft_task t, const char *name);
 /* The task's name, "" if unnamed (or for the null task). */
 WEFT_API const char *weft_task_name(weft_task t);
 /* Attaches an opaque user pointer (the taskflow never touches it).  Allowed while
- * the taskflow runs.  WEFT_EINVAL for the null task. */
+ * the taskflow runs, unlike the other changes.  WEFT_EINVAL for the null task. */
 WEFT_API weft_status weft_task_set_data(weft_task t, void *data);
+/* The task's user pointer; NULL if none was set (or for the null task). */
 WEFT_API void *weft_task_data(weft_task t);
 /* Index of the task in emplace order (0-based); SIZE_MAX for the null task. */
 WEFT_API size_t weft_task_index(weft_task t);
