@@ -232,7 +232,7 @@ void weft__obs_task_skipped(struct weft__obs *o, weft__worker *w) { weft__stat_i
 
 /* A span slot for a steal or park event, or NULL (profiler off or full).  Such
  * events come from idle workers at any time, so the write is bracketed by
- * idle_writing (see pause_idle_spans in spans.c); end it with idle_span_end. */
+ * idle_writing (see weft__spans_pause in spans.c); end it with idle_span_end. */
 static weft__span *idle_span_begin(struct weft__obs *o, weft__obs_worker *ow) {
     if (!atomic_load_explicit(&o->profile_on, memory_order_relaxed)) return NULL;
     atomic_store_explicit(&ow->idle_writing, 1, memory_order_seq_cst);
