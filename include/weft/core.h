@@ -72,6 +72,12 @@ typedef struct weft_executor_config {
     /* Binding of workers to CPUs (see weft_affinity).  Default: none, unless the
      * WEFT_AFFINITY environment variable says otherwise. */
     weft_affinity affinity;
+    /* Profiler timing (weft/observe.h, "Timing").  false (default): short tasks
+     * run back to back are timed in batches of up to 8 sharing one clock read,
+     * and their spans carry estimated times; true: every task reads the clock
+     * (exact spans, ~10 ns more per short task).  WEFT_PROFILE_EXACT=1 in the
+     * environment, or an observer, makes it true. */
+    bool profile_exact;
 } weft_executor_config;
 
 /* Creates an executor and starts its workers.  `config` may be NULL (all

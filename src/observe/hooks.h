@@ -23,6 +23,8 @@ void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, 
 void weft__obs_task_skipped(struct weft__obs *o, weft__worker *w);
 void weft__obs_steal(struct weft__obs *o, weft__worker *w, int victim);
 void weft__obs_park(struct weft__obs *o, weft__worker *w, bool begin);
+/* The worker ran out of work: closes its batch of short tasks, if one is open. */
+void weft__obs_worker_idle(struct weft__obs *o, weft__worker *w);
 
 /* Executor lifetime (executor.c): reads WEFT_PROFILE / WEFT_LOG and the config;
  * 0 or WEFT_ENOMEM.  destroy runs after the workers are joined, saves the
@@ -63,6 +65,9 @@ static inline void weft__hook_busy(weft__worker *w, bool running) {
     }
     atomic_store_explicit(&w->stats.state, running ? WEFT__WSTATE_RUNNING : WEFT__WSTATE_SEARCHING,
                           memory_order_relaxed);
+    if (running) return;
+    struct weft__obs *o = weft__obs_get(w->ex);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_worker_idle(o, w);
 }
 
 #endif

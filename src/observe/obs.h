@@ -19,26 +19,44 @@
 #include "observe/hooks.h"
 #include "weft/observe.h"
 
-enum { WEFT__SPAN_TASK = 0, WEFT__SPAN_PARK = 1, WEFT__SPAN_STEAL = 2 };
+enum { WEFT__SPAN_TASK = 0, WEFT__SPAN_PARK = 1, WEFT__SPAN_STEAL = 2, WEFT__SPAN_BATCH = 3, WEFT__SPAN_NONE = 4 };
 #define WEFT__SPAN_CHUNK 4096
 #define WEFT__DEFAULT_MAX_SPANS ((size_t)1 << 20)
 
-/* One recorded event.  `node` is an identity only (matched against a live
+/* One recorded event.  `tf` is an identity only (matched against a live
  * taskflow by the DOT writer), never dereferenced after the task ran: the name
  * was interned when the span was recorded. */
 typedef struct weft__span {
     uint64_t begin, end; /* ticks; equal for an instant (steal) */
-    const void *node;
+    const void *tf;      /* the task's taskflow */
     uint32_t run;   /* run id (low 32 bits) */
     uint32_t index; /* task index; for a steal, the victim + 1 (0: injector) */
     uint32_t name;  /* 0: unnamed, else 1 + index into the worker's name table */
     uint8_t kind;   /* WEFT__SPAN_* */
     uint8_t failed;
+    uint8_t estimated; /* begin and end shared out over a batch (obs.c) */
 } weft__span;
+
+/* A batch of short tasks (obs.c) is stored compactly: a header slot (a
+ * weft__span of kind WEFT__SPAN_BATCH whose `index` is the number of tasks so
+ * far, `name` the provisional ticks per task, `end` 0 while the batch is open)
+ * followed by slots of (index, name) pairs, one per task; the readers see one
+ * ordinary task span per pair (weft__spans_for_each).  A pair's name has the
+ * task's failure in its top bit. */
+typedef struct weft__span_pair {
+    uint32_t index, name;
+} weft__span_pair;
+#define WEFT__PAIR_FAILED 0x80000000u
+#define WEFT__PAIRS_PER_SLOT (sizeof(weft__span) / sizeof(weft__span_pair))
+
+typedef union weft__span_slot {
+    weft__span span;
+    weft__span_pair pair[WEFT__PAIRS_PER_SLOT];
+} weft__span_slot;
 
 typedef struct weft__span_chunk {
     struct weft__span_chunk *next;
-    weft__span span[WEFT__SPAN_CHUNK];
+    weft__span_slot slot[WEFT__SPAN_CHUNK];
 } weft__span_chunk;
 
 /* Interned task names of one worker: an open-addressing table keyed by the name
@@ -52,6 +70,17 @@ typedef struct weft__names {
     size_t n, copy_cap;
 } weft__names;
 
+/* Tasks per batch of back-to-back short tasks timed with one clock read (obs.c). */
+#define WEFT__BATCH 20
+/* Slots a batch takes: its header and its pairs. */
+#define WEFT__BATCH_SLOTS (1 + (WEFT__BATCH + WEFT__PAIRS_PER_SLOT - 1) / WEFT__PAIRS_PER_SLOT)
+/* Tasks are batched while the last stretch averaged less than this (ns): the
+ * clock read they save is then over ~4% of their time. */
+#define WEFT__BATCH_MAX_NS 250.0
+/* A frame's begin while the task is part of the open batch (its start is not
+ * known yet: the batch's clock read tells it). */
+#define WEFT__BEGIN_BATCHED UINT64_MAX
+
 /* A task in progress.  A task that waits (weft_run_and_wait, a future) runs other
  * tasks meanwhile, so a worker has a stack of them. */
 #define WEFT__OBS_DEPTH 16
@@ -60,6 +89,7 @@ typedef struct weft__obs_frame {
     _Atomic(const void *) run;
     uint64_t begin; /* ticks */
     uint64_t child; /* ticks spent in nested tasks (not this task's busy time) */
+    bool estimated; /* begin estimated (a batch closed under the running task) */
 } weft__obs_frame;
 
 typedef struct weft__obs_worker {
@@ -77,15 +107,31 @@ typedef struct weft__obs_worker {
      * worker at any time, so a reader of the spans pauses the profiler and waits
      * for this to clear (weft__spans_for_each). */
     _Atomic int idle_writing;
+    /* Batched timing (obs.c).  Tasks at depth 0 that follow each other with no
+     * gap, while they are short, end without a clock read: they join the open
+     * batch, which one clock read closes every WEFT__BATCH tasks (or at a gap)
+     * and whose time is shared out evenly among them.  Owner only. */
+    uint32_t batch_n;      /* tasks ended in the open batch; 0: none open */
+    uint32_t batch_bucket; /* histogram bucket their counts went to for now */
+    uint32_t batch_epoch;  /* o->span_epoch when the batch took its spans */
+    uint32_t batch_cap;    /* spans its header has room for (0: none recorded) */
+    bool batch_on;         /* the last timed stretch was short: batch on */
+    bool batch_named;      /* the batch's taskflow has named tasks */
+    uint64_t batch_begin;  /* ticks: start of the batch's first task */
+    uint64_t batch_avg;    /* ticks per task of the last timed stretch */
+    uint64_t batch_run;    /* run id of the batch's tasks (a batch holds one run) */
+    const void *batch_tf;  /* and their taskflow (one too) */
+    weft__span *batch_hdr; /* its header slot, NULL when its spans were dropped */
     /* Task metrics (relaxed load + store by the owner). */
     _Atomic uint64_t tasks, failed, skipped, busy_ticks;
     _Atomic uint64_t hist[WEFT_METRICS_BUCKETS];
     /* Spans: chunks head..cur are in use (cur holds `used`), later ones spare. */
     weft__span_chunk *head, *cur;
     uint32_t used;   /* spans in cur */
-    /* Spans that may still go into cur without a check (chunk end and the
-     * max_spans bound both respected): the task path's fast case. */
+    /* Spans (and slots) that may still go into cur without a check (chunk end
+     * and the max_spans bound both respected): the task path's fast case. */
     uint32_t room;
+    uint64_t nspans; /* spans stored (a batch's counted per task); owner only */
     size_t cur_idx;  /* chunks in use, cur included (0: none) */
     size_t nchunks;  /* chunks allocated */
     _Atomic uint64_t recorded, dropped; /* task spans */
@@ -100,6 +146,13 @@ struct weft__obs {
     weft_observer observer;
     bool has_observer;
     _Atomic bool metrics_on, profile_on;
+    /* 1 while a reader walks or clears the span buffers (weft__spans_pause): a
+     * batch closed then leaves its spans' provisional times.  span_epoch counts
+     * clears, so that a batch never writes into a buffer cleared under it. */
+    _Atomic int reading;
+    _Atomic uint32_t span_epoch;
+    bool exact;             /* WEFT_PROFILE_EXACT / profile_exact: no batches */
+    uint64_t batch_max;     /* ticks: a stretch averaging less is batched */
     _Atomic uint64_t metrics_t0, profile_t0; /* ticks when enabled */
     double ns_per_tick;
     uint64_t ns_mul; /* ns = ticks * ns_mul >> 20, the histogram's cheap conversion */
@@ -114,9 +167,12 @@ struct weft__obs *weft__obs_state(weft_executor *ex);
 void weft__obs_publish(struct weft__obs *o);
 
 /* ---- spans.c ---- */
-/* Owner only: a slot for one more span, or NULL (limit reached or out of memory:
- * counted as dropped for task spans). */
-weft__span *weft__span_slot(struct weft__obs *o, weft__obs_worker *ow, bool task);
+/* Owner only: k contiguous slots (k <= WEFT__BATCH_SLOTS) for room for `want`
+ * more spans (1 for a span, WEFT__BATCH for a batch), or NULL (limit reached,
+ * in slots or in spans, or out of memory; counted as dropped if count_drop).
+ * The caller counts the spans it stores in nspans. */
+weft__span *weft__span_slots(struct weft__obs *o, weft__obs_worker *ow, uint32_t k, uint32_t want,
+                             bool count_drop);
 /* Owner (or anyone while quiescent): the interned id of a task name, 0 if unnamed
  * or out of memory. */
 uint32_t weft__name_intern(weft__names *t, const char *name);
@@ -126,13 +182,17 @@ void weft__spans_clear(weft__obs_worker *ow);
  * steal or park span; returns whether recording was on.  Task spans are written
  * only during runs: callers touch the buffers while no run is in flight. */
 bool weft__spans_pause(struct weft__obs *o);
+/* Ends a pause: reading off, and profiling back on if was_on. */
+void weft__spans_resume(struct weft__obs *o, bool was_on);
 
-/* The task path's slot: the fast case inline, the rest in weft__span_slot. */
-static inline weft__span *weft__span_task_slot(struct weft__obs *o, weft__obs_worker *ow) {
-    if (__builtin_expect(ow->room == 0, 0)) return weft__span_slot(o, ow, true);
-    ow->room--;
-    weft__stat_inc(&ow->recorded);
-    return &ow->cur->span[ow->used++];
+/* The task path's slots: the fast case inline, the rest in weft__span_slots. */
+static inline weft__span *weft__span_task_slots(struct weft__obs *o, weft__obs_worker *ow, uint32_t k,
+                                               uint32_t want, bool count_drop) {
+    if (__builtin_expect(ow->room < want, 0)) return weft__span_slots(o, ow, k, want, count_drop);
+    ow->room -= want;
+    weft__span *s = &ow->cur->slot[ow->used].span;
+    ow->used += k;
+    return s;
 }
 void weft__spans_free(weft__obs_worker *ow);
 /* Calls fn(span, ow, arg) for every recorded span of every worker, until it

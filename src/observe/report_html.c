@@ -13,7 +13,8 @@
 #define MAX_RECTS 20000 /* above this many task spans, draw occupancy per pixel */
 #define SLOWEST 15
 
-struct slow { uint64_t ticks; unsigned worker; const weft__span *s; };
+/* A copy: the span visitor's spans of a batch live only during the call. */
+struct slow { uint64_t ticks; unsigned worker; bool set; weft__span s; };
 
 struct report {
     const struct weft__obs *o;
@@ -28,12 +29,12 @@ struct report {
 static void note_slow(struct report *r, const weft__span *s, unsigned w) {
     uint64_t d = s->end - s->begin;
     int k = SLOWEST - 1;
-    if (r->slow[k].s && r->slow[k].ticks >= d) return;
-    while (k > 0 && (!r->slow[k - 1].s || r->slow[k - 1].ticks < d)) {
+    if (r->slow[k].set && r->slow[k].ticks >= d) return;
+    while (k > 0 && (!r->slow[k - 1].set || r->slow[k - 1].ticks < d)) {
         r->slow[k] = r->slow[k - 1];
         k--;
     }
-    r->slow[k] = (struct slow){ d, w, s };
+    r->slow[k] = (struct slow){ d, w, true, *s };
 }
 
 static bool scan_span(const weft__span *s, unsigned w, void *arg) {
@@ -142,13 +143,13 @@ static void put_utilisation(const struct report *r) {
 static void put_slowest(const struct report *r) {
     FILE *out = r->out;
     fputs("<h2>Slowest tasks</h2>\n<table><tr><th>task</th><th>duration</th><th>run</th><th>worker</th></tr>\n", out);
-    for (int k = 0; k < SLOWEST && r->slow[k].s; k++) {
+    for (int k = 0; k < SLOWEST && r->slow[k].set; k++) {
         char buf[24];
         fputs("<tr><td>", out);
-        weft__put_html(out, weft__span_label(r->o, r->slow[k].worker, r->slow[k].s, buf, sizeof buf));
+        weft__put_html(out, weft__span_label(r->o, r->slow[k].worker, &r->slow[k].s, buf, sizeof buf));
         fputs("</td><td>", out);
         put_duration(out, weft__ticks_ns(r->o, r->slow[k].ticks));
-        fprintf(out, "</td><td>%" PRIu32 "</td><td>%u</td></tr>\n", r->slow[k].s->run, r->slow[k].worker);
+        fprintf(out, "</td><td>%" PRIu32 "</td><td>%u</td></tr>\n", r->slow[k].s.run, r->slow[k].worker);
     }
     fputs("</table>\n", out);
 }

@@ -22,19 +22,29 @@ static bool next_chunk(weft__obs_worker *ow) {
     return true;
 }
 
-weft__span *weft__span_slot(struct weft__obs *o, weft__obs_worker *ow, bool task) {
-    /* Every span counts against the limit, whatever its kind. */
+weft__span *weft__span_slots(struct weft__obs *o, weft__obs_worker *ow, uint32_t k, uint32_t want,
+                             bool count_drop) {
+    /* Every slot counts against the limit, whatever its kind; so does every span. */
     size_t in_use = ow->cur_idx ? (ow->cur_idx - 1) * WEFT__SPAN_CHUNK + ow->used : 0;
-    if (in_use >= o->max_spans || ((!ow->cur || ow->used == WEFT__SPAN_CHUNK) && !next_chunk(ow))) {
+    if (ow->cur && ow->used + k > WEFT__SPAN_CHUNK) {
+        /* The chunk's tail is too short: its slots stay unused (and counted). */
+        for (uint32_t i = ow->used; i < WEFT__SPAN_CHUNK; i++) ow->cur->slot[i].span.kind = WEFT__SPAN_NONE;
+        in_use += WEFT__SPAN_CHUNK - ow->used;
+        ow->used = WEFT__SPAN_CHUNK;
+    }
+    if (in_use + k > o->max_spans || ow->nspans + want > o->max_spans ||
+        ((!ow->cur || ow->used == WEFT__SPAN_CHUNK) && !next_chunk(ow))) {
         ow->room = 0;
-        if (task) weft__stat_inc(&ow->dropped);
+        if (count_drop) weft__stat_inc(&ow->dropped);
         return NULL;
     }
-    if (task) weft__stat_inc(&ow->recorded);
-    weft__span *s = &ow->cur->span[ow->used++];
-    /* Room for the fast path (weft__span_task_slot): to the chunk's end or the
+    weft__span *s = &ow->cur->slot[ow->used].span;
+    ow->used += k;
+    in_use += k;
+    /* Room for the fast path (weft__span_task_slots): to the chunk's end or the
      * limit, whichever comes first. */
-    size_t left = o->max_spans - in_use - 1, in_chunk = WEFT__SPAN_CHUNK - ow->used;
+    size_t taken = in_use > ow->nspans + want ? in_use : ow->nspans + want;
+    size_t left = o->max_spans - taken, in_chunk = WEFT__SPAN_CHUNK - ow->used;
     ow->room = (uint32_t)(left < in_chunk ? left : in_chunk);
     return s;
 }
@@ -44,6 +54,7 @@ void weft__spans_clear(weft__obs_worker *ow) {
     ow->used = 0;
     ow->room = 0;
     ow->cur_idx = 0;
+    ow->nspans = 0;
     atomic_store_explicit(&ow->recorded, 0, memory_order_relaxed);
     atomic_store_explicit(&ow->dropped, 0, memory_order_relaxed);
 }
@@ -129,22 +140,52 @@ uint32_t weft__name_intern(weft__names *t, const char *name) {
 static void visit_spans(const struct weft__obs *o, weft__span_visit_fn fn, void *arg);
 
 /* Stops idle workers from recording (steal and park spans arrive at any time,
- * not only during runs) and waits out any span being written.  Dekker pairing:
- * the seq_cst exchange here against the worker's seq_cst store of idle_writing
- * followed by its seq_cst load of profile_on (obs.c, idle_span_begin): either
- * the worker sees profiling off, or this sees its flag and waits. */
+ * not only during runs), marks the buffers as being read (a batch closed from
+ * now on leaves its spans alone, obs.c) and waits out any span being written.
+ * Dekker pairing: the seq_cst exchange and increment here against the worker's
+ * seq_cst store of idle_writing followed by its seq_cst load of profile_on or
+ * reading (obs.c): either the worker sees them, or this sees its flag and
+ * waits.  `reading` counts, as two threads may read at once. */
 bool weft__spans_pause(struct weft__obs *o) {
     bool was_on = atomic_exchange_explicit(&o->profile_on, false, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&o->reading, 1, memory_order_seq_cst);
     for (unsigned w = 0; w < o->nworkers; w++)
         while (atomic_load_explicit(&o->w[w].idle_writing, memory_order_seq_cst)) weft__cpu_relax();
     return was_on;
 }
 
+void weft__spans_resume(struct weft__obs *o, bool was_on) {
+    /* Release: a batch that sees the count drop also sees a clear's new epoch. */
+    atomic_fetch_sub_explicit(&o->reading, 1, memory_order_release);
+    if (was_on) atomic_store_explicit(&o->profile_on, true, memory_order_seq_cst);
+}
+
 void weft__spans_for_each(const struct weft__obs *o_, weft__span_visit_fn fn, void *arg) {
-    struct weft__obs *o = (struct weft__obs *)o_; /* pausing writes profile_on only */
+    struct weft__obs *o = (struct weft__obs *)o_; /* pausing writes profile_on and reading only */
     bool was_on = weft__spans_pause(o);
     visit_spans(o, fn, arg);
-    if (was_on) atomic_store_explicit(&o->profile_on, true, memory_order_seq_cst);
+    weft__spans_resume(o, was_on);
+}
+
+/* Calls fn for each task of the batch whose header is h: one ordinary span
+ * each, its times the batch's shared out evenly (provisional ones while the
+ * batch is open).  Returns false when fn did. */
+static bool visit_batch(const weft__span *h, unsigned w, weft__span_visit_fn fn, void *arg) {
+    uint32_t n = h->index;
+    if (n == 0) return true;
+    uint64_t step = h->end > h->begin ? (h->end - h->begin) / n : h->name;
+    const weft__span_slot *pairs = (const weft__span_slot *)h + 1;
+    weft__span s = { .tf = h->tf, .run = h->run, .kind = WEFT__SPAN_TASK, .estimated = 1 };
+    for (uint32_t i = 0; i < n; i++) {
+        const weft__span_pair *p = &pairs[i / WEFT__PAIRS_PER_SLOT].pair[i % WEFT__PAIRS_PER_SLOT];
+        s.begin = h->begin + i * step;
+        s.end = i + 1 == n && h->end > h->begin ? h->end : s.begin + step;
+        s.index = p->index;
+        s.name = p->name & ~WEFT__PAIR_FAILED;
+        s.failed = (p->name & WEFT__PAIR_FAILED) != 0;
+        if (!fn(&s, w, arg)) return false;
+    }
+    return true;
 }
 
 static void visit_spans(const struct weft__obs *o, weft__span_visit_fn fn, void *arg) {
@@ -153,8 +194,16 @@ static void visit_spans(const struct weft__obs *o, weft__span_visit_fn fn, void 
         if (!ow->cur) continue;
         for (const weft__span_chunk *c = ow->head;; c = c->next) {
             uint32_t n = c == ow->cur ? ow->used : WEFT__SPAN_CHUNK;
-            for (uint32_t i = 0; i < n; i++)
-                if (!fn(&c->span[i], w, arg)) return;
+            for (uint32_t i = 0; i < n; i++) {
+                const weft__span *s = &c->slot[i].span;
+                if (s->kind == WEFT__SPAN_NONE) continue;
+                if (s->kind == WEFT__SPAN_BATCH) {
+                    if (!visit_batch(s, w, fn, arg)) return;
+                    i += WEFT__BATCH_SLOTS - 1;
+                } else if (!fn(s, w, arg)) {
+                    return;
+                }
+            }
             if (c == ow->cur) break;
         }
     }

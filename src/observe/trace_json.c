@@ -26,8 +26,8 @@ static bool put_span(const weft__span *s, unsigned w, void *arg) {
         weft__put_json_str(out, weft__span_label(c->o, w, s, buf, sizeof buf));
         fprintf(out, ",\"cat\":\"task\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f", us_since(c, s->begin),
                 weft__ticks_ns(c->o, s->end - s->begin) / 1000.0);
-        fprintf(out, ",\"args\":{\"run\":%" PRIu32 ",\"index\":%" PRIu32 "%s}", s->run, s->index,
-                s->failed ? ",\"failed\":true" : "");
+        fprintf(out, ",\"args\":{\"run\":%" PRIu32 ",\"index\":%" PRIu32 "%s%s}", s->run, s->index,
+                s->failed ? ",\"failed\":true" : "", s->estimated ? ",\"estimated\":true" : "");
     } else if (s->kind == WEFT__SPAN_PARK) {
         fprintf(out, "\"parked\",\"cat\":\"park\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f", us_since(c, s->begin),
                 weft__ticks_ns(c->o, s->end - s->begin) / 1000.0);

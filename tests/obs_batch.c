@@ -1,0 +1,283 @@
+/* Batched timing of short tasks (src/observe/obs.c): every task still gets
+ * exactly one span, spans of one worker never overlap, counts stay exact, long
+ * tasks and nested ones are timed on their own, and open batches survive the
+ * buffers being read or cleared.  The spans are read through the library's own
+ * visitor, so the tests see what every exporter sees. */
+#define _GNU_SOURCE
+#include "obs_util.h"
+
+#include "observe/obs.h"
+
+typedef struct rec {
+    uint64_t begin, end;
+    uint32_t run, index;
+    unsigned worker;
+    bool estimated, failed;
+} rec;
+
+typedef struct recs {
+    rec *r;
+    size_t n, cap;
+} recs;
+
+static bool collect(const weft__span *s, unsigned w, void *arg) {
+    recs *rs = arg;
+    if (s->kind != WEFT__SPAN_TASK) return true;
+    if (rs->n == rs->cap) {
+        rs->cap = rs->cap ? rs->cap * 2 : 1024;
+        rs->r = realloc(rs->r, rs->cap * sizeof *rs->r);
+        if (!rs->r) TEST_FAIL_("out of memory");
+    }
+    rs->r[rs->n++] = (rec){ s->begin, s->end, s->run, s->index, w, s->estimated, s->failed };
+    return true;
+}
+
+/* Batches whatever the tasks' length: under the sanitizers even an empty task
+ * takes longer than the threshold.  Before any run (runs publish it). */
+static void force_batching(weft_executor *ex) {
+    ASSERT_NOT_NULL(ex->obs_state);
+    ex->obs_state->batch_max = UINT64_MAX;
+}
+
+static recs spans_of(weft_executor *ex) {
+    recs rs = { 0 };
+    if (ex->obs_state) weft__spans_for_each(ex->obs_state, collect, &rs);
+    return rs;
+}
+
+static int by_worker_then_begin(const void *a_, const void *b_) {
+    const rec *a = a_, *b = b_;
+    if (a->worker != b->worker) return a->worker < b->worker ? -1 : 1;
+    if (a->begin != b->begin) return a->begin < b->begin ? -1 : 1;
+    return a->end < b->end ? -1 : a->end > b->end;
+}
+
+/* Every span has begin <= end, and on one worker no two spans overlap unless
+ * one holds the other (a task that waited ran the other inside it). */
+static void check_tiling(recs *rs) {
+    qsort(rs->r, rs->n, sizeof *rs->r, by_worker_then_begin);
+    for (size_t i = 0; i < rs->n; i++) {
+        const rec *a = &rs->r[i];
+        if (a->begin > a->end) TEST_FAIL_("span %zu ends before it begins", i);
+        if (i + 1 == rs->n || rs->r[i + 1].worker != a->worker) continue;
+        const rec *b = &rs->r[i + 1];
+        if (b->begin < a->end && b->end > a->end)
+            TEST_FAIL_("spans of tasks %u and %u overlap on worker %u", a->index, b->index, a->worker);
+    }
+}
+
+/* The number of spans of (run, index) pairs seen more than once, after sorting. */
+static int by_run_then_index(const void *a_, const void *b_) {
+    const rec *a = a_, *b = b_;
+    if (a->run != b->run) return a->run < b->run ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static size_t duplicates(recs *rs) {
+    qsort(rs->r, rs->n, sizeof *rs->r, by_run_then_index);
+    size_t d = 0;
+    for (size_t i = 1; i < rs->n; i++)
+        d += rs->r[i].run == rs->r[i - 1].run && rs->r[i].index == rs->r[i - 1].index;
+    return d;
+}
+
+static uint64_t hist_total(const weft_metrics *m) {
+    uint64_t h = 0;
+    for (int b = 0; b < WEFT_METRICS_BUCKETS; b++) h += m->total.histogram[b];
+    return h;
+}
+
+TEST(short_tasks_are_batched_yet_each_has_one_span_and_the_counts_stay_exact) {
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_profiled(workers, 0);
+        force_batching(ex);
+        atomic_int count = 0;
+        weft_taskflow *tf = make_chains(20000, workers, &count, false);
+        for (int k = 0; k < 3; k++) ASSERT_OK(weft_run_and_wait(ex, tf));
+        /* Read at once: batches may still be open on the workers. */
+        weft_metrics m;
+        ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+        ASSERT_EQ(m.total.tasks, 60000);
+        ASSERT_EQ(hist_total(&m), 60000);
+        recs rs = spans_of(ex);
+        ASSERT_EQ(rs.n, 60000);
+        size_t est = 0;
+        for (size_t i = 0; i < rs.n; i++) est += rs.r[i].estimated;
+        /* Empty tasks back to back: nearly all of them go in batches. */
+        if (est < rs.n / 2) TEST_FAIL_("only %zu of %zu spans came from batches", est, rs.n);
+        check_tiling(&rs);
+        ASSERT_EQ(duplicates(&rs), 0);
+        free(rs.r);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        weft_executor_destroy(ex);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+    }
+}
+
+TEST(exact_profiling_times_every_task_on_its_own) {
+    weft_status err;
+    weft_executor *ex = weft_executor_create(
+        &(weft_executor_config){ .workers = 1, .profile = true, .profile_exact = true }, &err);
+    ASSERT_NOT_NULL(ex);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(5000, 1, &count, false);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    recs rs = spans_of(ex);
+    ASSERT_EQ(rs.n, 5000);
+    for (size_t i = 0; i < rs.n; i++) ASSERT_FALSE(rs.r[i].estimated);
+    check_tiling(&rs);
+    free(rs.r);
+    weft_executor_destroy(ex);
+    /* The environment variable does the same. */
+    setenv("WEFT_PROFILE_EXACT", "1", 1);
+    ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .profile = true }, &err);
+    unsetenv("WEFT_PROFILE_EXACT");
+    ASSERT_NOT_NULL(ex);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    rs = spans_of(ex);
+    ASSERT_EQ(rs.n, 5000);
+    for (size_t i = 0; i < rs.n; i++) ASSERT_FALSE(rs.r[i].estimated);
+    free(rs.r);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
+static int spin_1ms(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    uint64_t t0 = now_ns();
+    while (now_ns() - t0 < MS) {
+    }
+    return 0;
+}
+
+TEST(long_tasks_after_short_ones_are_timed_exactly) {
+    weft_executor *ex = make_profiled(1, 0);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_taskflow("short-then-long");
+    weft_task prev = WEFT_TASK_NULL;
+    for (int i = 0; i < 500; i++) { /* indices 0..499 short, 500..539 long */
+        weft_task t = must_emplace(tf, bump, &count);
+        if (!weft_task_is_null(prev)) ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    for (int i = 0; i < 40; i++) {
+        weft_task t = must_emplace(tf, spin_1ms, NULL);
+        ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    recs rs = spans_of(ex);
+    ASSERT_EQ(rs.n, 540);
+    check_tiling(&rs);
+    size_t exact_long = 0;
+    for (size_t i = 0; i < rs.n; i++) {
+        const rec *r = &rs.r[i];
+        if (r->index < 500 || r->estimated) continue;
+        exact_long++;
+        double ns = weft__ticks_ns(ex->obs_state, r->end - r->begin);
+        if (ns < 0.9e6) TEST_FAIL_("task %u spun 1 ms but its span says %.0f ns", r->index, ns);
+    }
+    /* The first long ones may fall in the batch open when they came (it shares
+     * its time out evenly); once it closes, each long one ends a long stretch
+     * and reads the clock itself. */
+    if (exact_long < 40 - (WEFT__BATCH - 1))
+        TEST_FAIL_("only %zu of the 40 long tasks were timed exactly", exact_long);
+    free(rs.r);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
+struct waiter {
+    weft_executor *ex;
+    weft_taskflow *inner;
+};
+
+static int run_inner(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    struct waiter *w = arg;
+    return weft_run_and_wait(w->ex, w->inner) == WEFT_OK ? 0 : -1;
+}
+
+TEST(a_task_that_waits_holds_its_nested_tasks_inside_its_span) {
+    weft_executor *ex = make_profiled(1, 0);
+    force_batching(ex);
+    atomic_int count = 0;
+    weft_taskflow *inner = make_chains(300, 1, &count, false);
+    struct waiter wt = { ex, inner };
+    weft_taskflow *outer = make_taskflow("outer");
+    weft_task prev = WEFT_TASK_NULL;
+    for (int i = 0; i < 601; i++) { /* short tasks, and the waiter at index 300 */
+        weft_task t = must_emplace(outer, i == 300 ? run_inner : bump, i == 300 ? (void *)&wt : (void *)&count);
+        if (!weft_task_is_null(prev)) ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    ASSERT_OK(weft_run_and_wait(ex, outer));
+    ASSERT_EQ(atomic_load(&count), 900);
+    recs rs = spans_of(ex);
+    ASSERT_EQ(rs.n, 901);
+    check_tiling(&rs);
+    /* The waiter's run id is the outer run's; the nested run has its own. */
+    const rec *waiter = NULL;
+    uint32_t outer_run = 0;
+    for (size_t i = 0; i < rs.n; i++)
+        if (rs.r[i].index == 300 && (!waiter || rs.r[i].end - rs.r[i].begin > waiter->end - waiter->begin))
+            waiter = &rs.r[i];
+    ASSERT_NOT_NULL(waiter);
+    outer_run = waiter->run;
+    size_t inside = 0, nested = 0;
+    for (size_t i = 0; i < rs.n; i++) {
+        const rec *r = &rs.r[i];
+        if (r->run == outer_run) continue;
+        nested++;
+        inside += r->begin >= waiter->begin && r->end <= waiter->end;
+    }
+    ASSERT_EQ(nested, 300);
+    ASSERT_EQ(inside, 300);
+    free(rs.r);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(outer));
+    ASSERT_OK(weft_taskflow_destroy(inner));
+}
+
+TEST(restarting_the_profiler_over_open_batches_keeps_only_the_new_spans) {
+    weft_executor *ex = make_profiled(2, 0);
+    force_batching(ex);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(3000, 2, &count, false);
+    for (int k = 0; k < 50; k++) {
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        /* At once: a worker may still hold an open batch of the run. */
+        ASSERT_OK(weft_profiler_start(ex));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        recs rs = spans_of(ex);
+        ASSERT_EQ(rs.n, 3000);
+        ASSERT_EQ(duplicates(&rs), 0);
+        check_tiling(&rs);
+        free(rs.r);
+        uint64_t spans, dropped;
+        ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+        ASSERT_EQ(spans, 3000);
+        ASSERT_EQ(dropped, 0);
+    }
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
+TEST(the_span_limit_counts_batched_spans_one_by_one) {
+    weft_executor *ex = make_profiled(1, 1000);
+    force_batching(ex);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(5000, 1, &count, false);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    uint64_t spans, dropped;
+    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+    ASSERT_EQ(spans + dropped, 5000);
+    ASSERT_LE(spans, 1000);
+    ASSERT_GE(spans, 990);
+    recs rs = spans_of(ex);
+    ASSERT_EQ(rs.n, spans);
+    free(rs.r);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
