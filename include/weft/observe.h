@@ -128,6 +128,17 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  * weft_executor_config.profile_max_spans per worker (default 2^20); spans past it
  * are dropped and counted (the report says how many).  Stopping keeps the spans;
  * starting again clears them but keeps the memory.
+ *
+ * Timing.  Reading the clock costs about as much as a short task, so short tasks
+ * (while a worker's last ones averaged under 250 ns) that run back to back on a
+ * worker, of one run and taskflow, are timed in batches of up to 20 that share one
+ * clock read: each still has its own span, but its begin and end are the batch's
+ * interval shared out evenly, and the JSON marks it "estimated": true.  A long
+ * task that falls into such a batch shares its time with the batch's short tasks;
+ * the tasks after it are timed on their own.  Counts (spans, task metrics, the
+ * histogram) are exact either way.  weft_executor_config.profile_exact (or
+ * WEFT_PROFILE_EXACT=1 in the environment) gives every task its own clock reads.
+ * docs/guide-observability.md has the figures.
  * ------------------------------------------------------------------------------ */
 
 /* Starts recording (clearing earlier spans).  Also enables metrics.  WEFT_EINVAL,
@@ -144,7 +155,8 @@ WEFT_API weft_status weft_profiler_count(const weft_executor *ex, uint64_t *span
 
 /* Writes the recorded spans as Chrome Trace Event JSON: one track (tid) per
  * worker, one complete event ("ph":"X", "cat":"task") per task run, named after
- * the task, with args {run, index}; park spans ("cat":"park") and steal instants
+ * the task, with args {run, index} (plus "failed": true for a failed task, "estimated":
+ * true for a batched one, see Timing); park spans ("cat":"park") and steal instants
  * ("cat":"steal").  Open it in https://ui.perfetto.dev or chrome://tracing.
  * Call it while no run is in flight (after weft_executor_wait_all or the runs'
  * futures), else spans still being written may be missed.  WEFT_EINVAL,
