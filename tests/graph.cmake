@@ -1,5 +1,5 @@
 # Taskflow tests: building, running, errors, failures and cancellation, out of
 # memory at every allocation, seeded random DAGs.
 weft_add_test_program(graph_tests
-  SOURCES graph_build.c graph_run.c graph_errors.c graph_fail.c graph_oom.c graph_random.c
+  SOURCES graph_build.c graph_run.c graph_errors.c graph_fail.c graph_oom.c graph_random.c graph_sources.c
   TIMEOUT 60)

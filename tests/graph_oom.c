@@ -133,11 +133,12 @@ static void saw_enomem(const char *what) {
             TEST_FAIL_("%s: %s (fail_at %ld)", what, weft_errname(s_), cur_fail_at);     \
     } while (0)
 
-enum { N = 50, N2 = 10 };
+enum { N = 50, N2 = 10, N3 = 64 };
 
 struct counters {
     atomic_int c[N];
     atomic_int c2[N2];
+    atomic_int c3[N3];
 };
 
 static int bump(weft_ctx *ctx, void *arg) {
@@ -350,6 +351,21 @@ static void scenario(long fail_at) {
     ASSERT_OK(st);
     expect_all(k.c2, N2, 1, "rebuilt taskflow");
     expect_all(k.c, N, 7, "old tasks after clear");
+
+    /* A wide fan: its sources run as range jobs whose splits allocate while the
+     * run is on; a split that fails is absorbed (the range runs whole). */
+    ASSERT_OK(weft_taskflow_clear(tf));
+    for (int i = 0; i < N3; i++) (void)emplace_named(tf, &k.c3[i], 200 + i);
+    f = NULL;
+    st = weft_run_n(ex, tf, 3, &f);
+    if (st == WEFT_ENOMEM) {
+        saw_enomem("weft_run_n (wide fan)");
+        st = weft_run_n(ex, tf, 3, &f);
+    }
+    ASSERT_OK(st);
+    RETRY("wait(wide fan)", weft_future_wait_for(f, 10 * SEC));
+    weft_future_destroy(f);
+    expect_all(k.c3, N3, 3, "wide fan");
 
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);

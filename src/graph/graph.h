@@ -205,6 +205,14 @@ static inline weft__node_cold *weft__cold_mut(weft__node *n) {
 }
 
 
+/* A range of an iteration's sources run as one job, split lazily (sources.c). */
+typedef struct weft__range {
+    weft__job job; /* must stay first */
+    weft__run *r;
+    uint32_t lo, hi; /* indices into r->tf->sources */
+    bool owned;      /* allocated by a split (freed when done); else r->range */
+} weft__range;
+
 struct weft__run {
     weft_future fut; /* must stay first: the future handle is the run */
     weft__job start; /* starts the run on a worker */
@@ -224,6 +232,7 @@ struct weft__run {
     weft__node *pnode;
     weft__run *anchor;
     uint8_t role; /* WEFT__ROLE_* */
+    weft__range range; /* the iteration's first range of sources (sources.c) */
     /* Nodes made runnable and not yet finished in the current iteration. */
     _Alignas(WEFT__CACHE_LINE) _Atomic int64_t pending;
     _Alignas(WEFT__CACHE_LINE) char pad_;
@@ -241,8 +250,20 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job);
  * NULL.  delta != 0. */
 weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta);
 
-/* Releases n's successors in run r (n finished); returns a job to run next. */
+/* Releases n's successors in run r (n finished); returns a job to run next.
+ * With `defer` non-NULL, a node that readies nothing adds its -1 to *defer
+ * instead of to r->pending (the caller applies the sum later, sources.c). */
 weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n);
+weft__job *weft__release_deferred(weft__worker *w, weft__run *r, weft__node *n, int64_t *defer);
+
+/* Runs plain node n of run r (its job is weft__node_run) and releases its
+ * successors, deferring its -1 into *defer as weft__release_deferred does. */
+weft__job *weft__node_run_deferred(weft__worker *w, weft__run *r, weft__node *n, int64_t *defer);
+
+/* The job that starts the current iteration's sources of r (r->pending already
+ * counts them): the first source's, the others pushed, or for many sources one
+ * range job over all of them (sources.c). */
+weft__job *weft__sources_start(weft__worker *w, weft__run *r);
 
 /* Common start of every node kind: re-arms the join counter for the next time
  * and says whether the task should be called (false: the run stopped; counted

@@ -35,7 +35,7 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
     return next ? &next->start : NULL; /* the next queued run starts on this worker */
 }
 
-weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n) {
+static inline weft__job *release(weft__worker *w, weft__run *r, weft__node *n, int64_t *defer) {
     weft__job *next = NULL, *buf[32];
     unsigned nb = 0;
     weft__node *const *succ = weft__succ_array(n);
@@ -57,11 +57,25 @@ weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n
         }
     }
     /* This node is done (-1); the ready ones not yet counted (+nb, +next).  When
-     * the count reaches 0 nothing is buffered, so `done` is all there is to do. */
+     * the count reaches 0 nothing is buffered, so `done` is all there is to do.
+     * Only a -1 may be deferred: a late decrement only delays the iteration's
+     * end, a late increment could let it end early. */
     int64_t delta = (int64_t)nb + (next != NULL) - 1;
+    if (defer && delta == -1) {
+        *defer -= 1;
+        return NULL;
+    }
     weft__job *done = delta != 0 ? weft__run_settle(w, r, delta) : NULL;
     for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
     return next ? next : done;
+}
+
+weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n) {
+    return release(w, r, n, NULL);
+}
+
+weft__job *weft__release_deferred(weft__worker *w, weft__run *r, weft__node *n, int64_t *defer) {
+    return release(w, r, n, defer);
 }
 
 weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta) {
@@ -77,9 +91,8 @@ void weft__fail_node(weft__run *r, weft__node *n, int code) {
     weft__future_fail(r->top, code, weft__cold(n)->name, n->index);
 }
 
-weft__job *weft__node_run(weft__worker *w, weft__job *job) {
-    weft__node *n = (weft__node *)job;
-    weft__run *r = n->tf->active;
+/* Calls plain node n's function (unless the run stopped). */
+static inline void call_node(weft__worker *w, weft__run *r, weft__node *n) {
     if (weft__node_enter(w, n, r->top) && n->fn) {
         weft_ctx cx;
         struct weft__obs *o = weft__task_enter(w, &cx, n, r);
@@ -87,7 +100,18 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job) {
         weft__task_leave(w, &cx, o, n, r, rc);
         if (rc != 0) weft__fail_node(r, n, rc);
     }
-    return weft__release_successors(w, r, n);
+}
+
+weft__job *weft__node_run(weft__worker *w, weft__job *job) {
+    weft__node *n = (weft__node *)job;
+    weft__run *r = n->tf->active;
+    call_node(w, r, n);
+    return release(w, r, n, NULL);
+}
+
+weft__job *weft__node_run_deferred(weft__worker *w, weft__run *r, weft__node *n, int64_t *defer) {
+    call_node(w, r, n);
+    return release(w, r, n, defer);
 }
 
 /* Starts the next iteration, or finishes the run.  Runs on one worker at a time. */
@@ -110,8 +134,7 @@ static weft__job *begin_iteration(weft__worker *w, weft__run *r) {
     if (stop || done >= r->target || (r->pred && r->pred(r->pred_arg))) return finish_run(w, r);
     if (tf->nconds) weft__rearm_joins(tf);
     atomic_store_explicit(&r->pending, (int64_t)tf->nsources, memory_order_relaxed);
-    for (size_t i = tf->nsources; i-- > 1;) weft__push_local(w, &tf->sources[i]->job);
-    return &tf->sources[0]->job;
+    return weft__sources_start(w, r);
 }
 
 static weft__job *run_start(weft__worker *w, weft__job *job) {

@@ -1,0 +1,238 @@
+/* Many sources: an iteration with 16 or more sources starts them as range jobs
+ * split lazily (src/graph/sources.c), summing the sinks' completions.  Every
+ * kind of task may be a source; each must run exactly once per iteration, the
+ * iteration must end exactly when all have, and failures, cancellation and
+ * subflows with many children must behave as with a few sources. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "harness.h"
+#include "test_util.h"
+
+#include <weft.h>
+
+#include <inttypes.h>
+#include <stdatomic.h>
+
+enum { WIDE = 240, ITER = 5 };
+
+/* Per-iteration checks: every task counts its runs; the sink after the fan
+ * (when there is one) sees all of the fan's tasks done. */
+struct fan {
+    atomic_int runs[WIDE];
+    atomic_int succ_runs[WIDE];
+    atomic_int children;     /* subflow children run */
+    atomic_int module_runs;  /* tasks of the module's body run */
+    atomic_int late;         /* tasks that ran after the iteration's end was seen */
+    atomic_int iteration_end;
+};
+
+struct item {
+    struct fan *f;
+    int i;
+};
+
+static int plain(weft_ctx *ctx, void *arg) {
+    struct item *it = arg;
+    atomic_fetch_add(&it->f->runs[it->i], 1);
+    return 0;
+}
+
+static int succ_task(weft_ctx *ctx, void *arg) {
+    struct item *it = arg;
+    atomic_fetch_add(&it->f->succ_runs[it->i], 1);
+    return 0;
+}
+
+static int cond(weft_ctx *ctx, void *arg) {
+    struct item *it = arg;
+    atomic_fetch_add(&it->f->runs[it->i], 1);
+    return 0; /* its first (and only) successor */
+}
+
+static int child(weft_ctx *ctx, void *arg) {
+    atomic_fetch_add(&((struct fan *)arg)->children, 1);
+    return 0;
+}
+
+static int spawner(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    struct item *it = arg;
+    atomic_fetch_add(&it->f->runs[it->i], 1);
+    weft_taskflow *g = weft_subflow_graph(sf);
+    /* 40 children: the subflow's own run starts them as a range too. */
+    for (int k = 0; k < 40; k++)
+        if (weft_task_is_null(weft_emplace(g, child, it->f))) return 1;
+    return 0;
+}
+
+static int body_task(weft_ctx *ctx, void *arg) {
+    atomic_fetch_add(&((struct fan *)arg)->module_runs, 1);
+    return 0;
+}
+
+/* The fan: WIDE sources of every kind, some with a successor. */
+static weft_taskflow *make_fan(struct fan *f, struct item *items, weft_taskflow *body) {
+    weft_taskflow *tf = make_taskflow("fan");
+    for (int i = 0; i < WIDE; i++) {
+        items[i] = (struct item){ f, i };
+        weft_task t;
+        switch (i % 8) {
+        case 3: t = weft_emplace_condition(tf, cond, &items[i]); break;
+        case 5: t = weft_emplace_subflow(tf, spawner, &items[i]); break;
+        case 7:
+            if (i == 7) { /* one module: a body runs one module task at a time */
+                t = weft_emplace_module(tf, body);
+                break;
+            }
+            /* fall through */
+        default: t = must_emplace(tf, plain, &items[i]); break;
+        }
+        if (weft_task_is_null(t)) TEST_FAIL_("emplace %d failed", i);
+        if (i % 8 == 3 || i % 4 == 1) {
+            weft_task s = must_emplace(tf, succ_task, &items[i]);
+            ASSERT_OK(weft_precede(t, s));
+        }
+    }
+    return tf;
+}
+
+static void check_fan(struct fan *f, int iters) {
+    int want_children = 0;
+    for (int i = 0; i < WIDE; i++) {
+        int want = (i == 7) ? 0 : iters; /* the module task is counted by its body */
+        if (atomic_load(&f->runs[i]) != want)
+            TEST_FAIL_("source %d ran %d times, want %d", i, atomic_load(&f->runs[i]), want);
+        int ws = (i % 8 == 3 || i % 4 == 1) ? iters : 0;
+        if (atomic_load(&f->succ_runs[i]) != ws)
+            TEST_FAIL_("successor of %d ran %d times, want %d", i, atomic_load(&f->succ_runs[i]), ws);
+        if (i % 8 == 5) want_children += 40 * iters;
+    }
+    ASSERT_EQ(atomic_load(&f->children), want_children);
+    ASSERT_EQ(atomic_load(&f->module_runs), 3 * iters);
+}
+
+TEST(many_sources_of_every_kind_each_run_once_per_iteration) {
+    static struct fan f;
+    static struct item items[WIDE];
+    for (unsigned workers = 1; workers <= 4; workers *= 2) {
+        memset(&f, 0, sizeof f);
+        weft_executor *ex = make_executor(workers);
+        weft_taskflow *body = make_taskflow("body");
+        for (int k = 0; k < 3; k++) must_emplace(body, body_task, &f);
+        weft_taskflow *tf = make_fan(&f, items, body);
+        weft_future *fut;
+        ASSERT_OK(weft_run_n(ex, tf, ITER, &fut));
+        ASSERT_OK(weft_future_wait_for(fut, 20 * SEC));
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(fut, &info));
+        ASSERT_EQ(info.iterations, ITER);
+        weft_future_destroy(fut);
+        check_fan(&f, ITER);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        check_fan(&f, ITER + 1);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_taskflow_destroy(body));
+        weft_executor_destroy(ex);
+    }
+}
+
+/* A run_until whose predicate sees each iteration's sinks all done. */
+struct counted {
+    atomic_long done;
+    long per_iteration, iterations;
+    atomic_int short_iteration;
+};
+
+static int count_one(weft_ctx *ctx, void *arg) {
+    atomic_fetch_add(&((struct counted *)arg)->done, 1);
+    return 0;
+}
+
+static bool all_done(void *arg) {
+    struct counted *c = arg;
+    long d = atomic_load(&c->done);
+    if (d != c->per_iteration * c->iterations) atomic_store(&c->short_iteration, 1);
+    return ++c->iterations > 20;
+}
+
+TEST(an_iteration_of_many_sinks_ends_only_when_all_have_run) {
+    enum { SINKS = 5000 };
+    static struct counted c;
+    for (unsigned workers = 1; workers <= 4; workers *= 2) {
+        memset(&c, 0, sizeof c);
+        c.per_iteration = SINKS;
+        weft_executor *ex = make_executor(workers);
+        weft_taskflow *tf = make_taskflow("sinks");
+        for (int i = 0; i < SINKS; i++) must_emplace(tf, count_one, &c);
+        weft_future *fut;
+        ASSERT_OK(weft_run_until(ex, tf, all_done, &c, &fut));
+        ASSERT_OK(weft_future_wait_for(fut, 20 * SEC));
+        weft_future_destroy(fut);
+        ASSERT_EQ(atomic_load(&c.short_iteration), 0);
+        ASSERT_EQ(atomic_load(&c.done), 20L * SINKS);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}
+
+static int count_ran(weft_ctx *ctx, void *arg) {
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+static int fails(weft_ctx *ctx, void *arg) { return 9; }
+
+TEST(a_failing_source_among_many_fails_the_run_and_counts_every_task) {
+    enum { N = 2000 };
+    for (unsigned workers = 1; workers <= 4; workers *= 2) {
+        weft_executor *ex = make_executor(workers);
+        atomic_int ran = 0;
+        weft_taskflow *tf = make_taskflow("wide-fail");
+        for (int i = 0; i < N; i++) {
+            weft_task t = must_emplace(tf, i == 500 ? fails : count_ran, &ran);
+            if (i == 500) ASSERT_OK(weft_task_set_name(t, "the-bad-one"));
+        }
+        for (int round = 0; round < 10; round++) {
+            atomic_store(&ran, 0);
+            weft_future *f;
+            ASSERT_OK(weft_run(ex, tf, &f));
+            ASSERT_STATUS(weft_future_wait_for(f, 10 * SEC), WEFT_ETASK);
+            weft_run_info info;
+            ASSERT_OK(weft_future_info(f, &info));
+            ASSERT_EQ(info.task_code, 9);
+            ASSERT_STREQ(info.failed_task, "the-bad-one");
+            /* Every other task either ran or was skipped, exactly once. */
+            if ((uint64_t)atomic_load(&ran) + info.skipped != N - 1)
+                TEST_FAIL_("%d ran + %" PRIu64 " skipped != %d", atomic_load(&ran), info.skipped, N - 1);
+            weft_future_destroy(f);
+        }
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}
+
+static int slow_sink(weft_ctx *ctx, void *arg) {
+    sleep_us(20);
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+TEST(cancelling_a_run_of_many_sources_ends_it_promptly) {
+    enum { N = 20000 };
+    weft_executor *ex = make_executor(2);
+    atomic_int ran = 0;
+    weft_taskflow *tf = make_taskflow("wide-cancel");
+    for (int i = 0; i < N; i++) must_emplace(tf, slow_sink, &ran);
+    weft_future *f;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    sleep_us(2000);
+    ASSERT_OK(weft_future_cancel(f));
+    ASSERT_STATUS(weft_future_wait_for(f, 10 * SEC), WEFT_ECANCELED);
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ((uint64_t)atomic_load(&ran) + info.skipped, N);
+    ASSERT_LT(atomic_load(&ran), N);
+    weft_future_destroy(f);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
