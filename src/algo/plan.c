@@ -4,12 +4,16 @@
 #include "core/alloc.h"
 #include "core/executor.h"
 
-/* AUTO is DYNAMIC with 128 chunks instead of 1024: every claim is an atomic
- * increment of a line the other workers also increment, and on 2 threads of
- * this project's VM 1024 claims cost 2-4% of a memory-bound 10^7-element loop
- * (weft-bench for_each/transform/reduce_sum, A/B in one script); 128 still
- * leaves 8 chunks per worker at 16 workers for a late starter's share. */
-enum { STATIC_CHUNKS = 256, DYNAMIC_CHUNKS = 1024, AUTO_CHUNKS = 128 };
+/* AUTO claims chunks from a shared counter like DYNAMIC, but chunks shrink as the
+ * work runs out: each is 1/32 of what is left, down to n/1024 (about 140 chunks,
+ * as few claims as 128 fixed ones would take; every claim is an atomic increment
+ * of a line the other workers also increment, and 1024 fixed chunks cost 2-4% of
+ * a memory-bound 10^7-element loop on 2 threads of this project's VM).  The small
+ * last chunks let the workers finish together: with 128 fixed chunks a worker
+ * could idle for most of a chunk at the end, and a worker woken late (~100 us on
+ * a VM whose idle vCPUs are halted) left its share of the tail to the other.
+ * The schedule depends on n only, never on the worker count or timing. */
+enum { STATIC_CHUNKS = 256, DYNAMIC_CHUNKS = 1024, AUTO_CHUNKS = 128, AUTO_GUIDE_TASKS = 16, AUTO_MIN_DIV = 1024 };
 
 static size_t div_up(size_t a, size_t b) { return a / b + (a % b != 0); }
 
@@ -64,6 +68,10 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
         p->chunk = 1;
     } else if (kind == WEFT_PARTITION_GUIDED) {
         int st = plan_guided(p, tasks, chunk);
+        if (st != WEFT_OK) return st;
+    } else if (asked == WEFT_PARTITION_AUTO && !(cfg && cfg->chunk) && !rules.fixed_chunk) {
+        /* Shrinking chunks: n/32 of what is left, down to n/1024 (see above). */
+        int st = plan_guided(p, AUTO_GUIDE_TASKS, div_up(n, AUTO_MIN_DIV));
         if (st != WEFT_OK) return st;
     } else {
         if (rules.max_chunks && div_up(n, chunk) > rules.max_chunks) chunk = div_up(n, rules.max_chunks);

@@ -5,7 +5,8 @@
 #include "algo/algo.h"
 #include "core/alloc.h"
 
-enum { MAX_REDUCE_CHUNKS = 65536, STACK_PARTIALS = 8192 }; /* AUTO: 128 chunks of a line */
+/* STACK_PARTIALS: AUTO's chunks (at most ~160, plan.c) of a line each stay on the stack. */
+enum { MAX_REDUCE_CHUNKS = 65536, STACK_PARTIALS = 10240 };
 
 typedef void (*slot_fn)(size_t lo, size_t hi, void *slot, void *ctx);
 
