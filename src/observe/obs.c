@@ -221,7 +221,8 @@ static __attribute__((noinline)) void batch_open(struct weft__obs *o, weft__obs_
     if (cap && atomic_load_explicit(&o->profile_on, memory_order_relaxed) &&
         (h = weft__span_task_slots(o, ow, WEFT__BATCH_SLOTS, cap, false)) != NULL) {
         *h = (weft__span){ .begin = f->begin, .tf = n->tf, .run = (uint32_t)run_id,
-                           .name = (uint32_t)ow->batch_avg, .kind = WEFT__SPAN_BATCH, .estimated = 1 };
+                           .name = ow->batch_avg < UINT32_MAX ? (uint32_t)ow->batch_avg : UINT32_MAX,
+                           .kind = WEFT__SPAN_BATCH, .estimated = 1 };
     }
     ow->batch_hdr = h;
     ow->batch_cap = h ? cap : 0;
