@@ -281,3 +281,62 @@ TEST(the_span_limit_counts_batched_spans_one_by_one) {
     weft_executor_destroy(ex);
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
+
+/* Checks, per span, that its label is "t<index>" (the names make_chains gives). */
+struct label_check {
+    const struct weft__obs *o;
+    size_t spans, wrong;
+};
+
+static bool check_label(const weft__span *s, unsigned w, void *arg) {
+    struct label_check *c = arg;
+    if (s->kind != WEFT__SPAN_TASK) return true;
+    char buf[24], want[24];
+    snprintf(want, sizeof want, "t%u", s->index);
+    c->spans++;
+    c->wrong += strcmp(weft__span_label(c->o, w, s, buf, sizeof buf), want) != 0;
+    return true;
+}
+
+static int fail_5(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return 5;
+}
+
+TEST(batched_spans_keep_task_names_and_failures) {
+    weft_executor *ex = make_profiled(1, 0);
+    force_batching(ex);
+    atomic_int count = 0;
+    weft_taskflow *named = make_chains(300, 1, &count, true);
+    ASSERT_OK(weft_run_and_wait(ex, named));
+    struct label_check c = { ex->obs_state, 0, 0 };
+    weft__spans_for_each(ex->obs_state, check_label, &c);
+    ASSERT_EQ(c.spans, 300);
+    ASSERT_EQ(c.wrong, 0);
+    /* An unnamed chain (its batches store bare indices) whose last task fails. */
+    ASSERT_OK(weft_profiler_start(ex));
+    weft_taskflow *tf = make_taskflow("fails-last");
+    weft_task prev = WEFT_TASK_NULL;
+    for (int i = 0; i < 300; i++) {
+        weft_task t = must_emplace(tf, i == 299 ? fail_5 : bump, &count);
+        if (!weft_task_is_null(prev)) ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    ASSERT_STATUS(weft_run_and_wait(ex, tf), WEFT_ETASK);
+    recs rs = spans_of(ex);
+    ASSERT_EQ(rs.n, 300);
+    size_t failed = 0, estimated = 0;
+    for (size_t i = 0; i < rs.n; i++) {
+        if (rs.r[i].failed) {
+            failed++;
+            ASSERT_EQ(rs.r[i].index, 299);
+        }
+        estimated += rs.r[i].estimated;
+    }
+    ASSERT_EQ(failed, 1);
+    ASSERT_GT(estimated, 250);
+    free(rs.r);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(named));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}

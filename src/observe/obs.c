@@ -213,16 +213,18 @@ static __attribute__((noinline)) void batch_open(struct weft__obs *o, weft__obs_
     ow->batch_run = run_id;
     ow->batch_tf = n->tf;
     ow->batch_named = n->tf->nnamed != 0;
+    ow->batch_narrow = !ow->batch_named && n->tf->nnodes < WEFT__PAIR_FAILED;
     ow->batch_epoch = atomic_load_explicit(&o->span_epoch, memory_order_relaxed);
     weft__span *h = NULL;
     /* Room for WEFT__BATCH spans, or for as many as the limit still allows. */
     uint32_t cap = WEFT__BATCH;
     if (ow->room < cap && o->max_spans - ow->nspans < cap) cap = (uint32_t)(o->max_spans - ow->nspans);
+    uint32_t slots = ow->batch_narrow ? WEFT__NARROW_SLOTS : WEFT__BATCH_SLOTS;
     if (cap && atomic_load_explicit(&o->profile_on, memory_order_relaxed) &&
-        (h = weft__span_task_slots(o, ow, WEFT__BATCH_SLOTS, cap, false)) != NULL) {
+        (h = weft__span_task_slots(o, ow, slots, cap, false)) != NULL) {
         *h = (weft__span){ .begin = f->begin, .tf = n->tf, .run = (uint32_t)run_id,
                            .name = ow->batch_avg < UINT32_MAX ? (uint32_t)ow->batch_avg : UINT32_MAX,
-                           .kind = WEFT__SPAN_BATCH, .estimated = 1 };
+                           .kind = WEFT__SPAN_BATCH, .failed = ow->batch_narrow, .estimated = 1 };
     }
     ow->batch_hdr = h;
     ow->batch_cap = h ? cap : 0;
@@ -240,10 +242,15 @@ static inline void batch_put(struct weft__obs *o, weft__obs_worker *ow, const we
     weft__stat_inc(&ow->hist[ow->batch_bucket]);
     if (k < ow->batch_cap) {
         weft__span *h = ow->batch_hdr;
-        /* The cold line only when the taskflow has named tasks (see record_task_span). */
-        uint32_t id = ow->batch_named ? batch_name(ow, n) : 0;
-        weft__span_pair *p = &((weft__span_slot *)h)[1 + k / WEFT__PAIRS_PER_SLOT].pair[k % WEFT__PAIRS_PER_SLOT];
-        *p = (weft__span_pair){ n->index, id | (rc ? WEFT__PAIR_FAILED : 0) };
+        weft__span_slot *e = (weft__span_slot *)h + 1;
+        uint32_t failed = rc ? WEFT__PAIR_FAILED : 0;
+        if (ow->batch_narrow) {
+            e[k / WEFT__NARROW_PER_SLOT].narrow[k % WEFT__NARROW_PER_SLOT] = n->index | failed;
+        } else {
+            /* The cold line only when the taskflow has named tasks (see record_task_span). */
+            uint32_t id = ow->batch_named ? batch_name(ow, n) : 0;
+            e[k / WEFT__PAIRS_PER_SLOT].pair[k % WEFT__PAIRS_PER_SLOT] = (weft__span_pair){ n->index, id | failed };
+        }
         h->index = k + 1;
         ow->nspans++;
         weft__stat_inc(&ow->recorded);

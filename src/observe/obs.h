@@ -40,18 +40,22 @@ typedef struct weft__span {
 /* A batch of short tasks (obs.c) is stored compactly: a header slot (a
  * weft__span of kind WEFT__SPAN_BATCH whose `index` is the number of tasks so
  * far, `name` the provisional ticks per task, `end` 0 while the batch is open)
- * followed by slots of (index, name) pairs, one per task; the readers see one
- * ordinary task span per pair (weft__spans_for_each).  A pair's name has the
- * task's failure in its top bit. */
+ * followed by one entry per task: an (index, name) pair, or, when the
+ * taskflow names no task (`failed` set in the header: "narrow"), the index
+ * alone.  The top bit of a pair's name, or of a narrow index, is the task's
+ * failure (narrow batches only hold taskflows of under 2^31 tasks).  Readers
+ * see one ordinary task span per entry (weft__spans_for_each). */
 typedef struct weft__span_pair {
     uint32_t index, name;
 } weft__span_pair;
 #define WEFT__PAIR_FAILED 0x80000000u
 #define WEFT__PAIRS_PER_SLOT (sizeof(weft__span) / sizeof(weft__span_pair))
+#define WEFT__NARROW_PER_SLOT (sizeof(weft__span) / sizeof(uint32_t))
 
 typedef union weft__span_slot {
     weft__span span;
     weft__span_pair pair[WEFT__PAIRS_PER_SLOT];
+    uint32_t narrow[WEFT__NARROW_PER_SLOT];
 } weft__span_slot;
 
 typedef struct weft__span_chunk {
@@ -72,8 +76,11 @@ typedef struct weft__names {
 
 /* Tasks per batch of back-to-back short tasks timed with one clock read (obs.c). */
 #define WEFT__BATCH 20
-/* Slots a batch takes: its header and its pairs. */
+/* Slots a batch takes: its header and its entries (pairs, or narrow indices). */
 #define WEFT__BATCH_SLOTS (1 + (WEFT__BATCH + WEFT__PAIRS_PER_SLOT - 1) / WEFT__PAIRS_PER_SLOT)
+#define WEFT__NARROW_SLOTS (1 + (WEFT__BATCH + WEFT__NARROW_PER_SLOT - 1) / WEFT__NARROW_PER_SLOT)
+/* Slots of the batch whose header is h. */
+#define WEFT__BATCH_SLOTS_OF(h) ((h)->failed ? WEFT__NARROW_SLOTS : WEFT__BATCH_SLOTS)
 /* Tasks are batched while the last stretch averaged less than this (ns): the
  * clock read they save is then over ~4% of their time. */
 #define WEFT__BATCH_MAX_NS 250.0
@@ -117,6 +124,7 @@ typedef struct weft__obs_worker {
     uint32_t batch_cap;    /* spans its header has room for (0: none recorded) */
     bool batch_on;         /* the last timed stretch was short: batch on */
     bool batch_named;      /* the batch's taskflow has named tasks */
+    bool batch_narrow;     /* its entries are bare indices (see weft__span_pair) */
     uint64_t batch_begin;  /* ticks: start of the batch's first task */
     uint64_t batch_avg;    /* ticks per task of the last timed stretch */
     uint64_t batch_run;    /* run id of the batch's tasks (a batch holds one run) */
