@@ -635,3 +635,115 @@ TEST(future_wait_for_inside_a_task_runs_the_awaited_work) {
     ASSERT_OK(weft_taskflow_destroy(inner));
     weft_executor_destroy(ex);
 }
+
+/* ---- counts held back on a worker (run.c) ------------------------------------ */
+
+/* Tasks that ready nothing hold their -1 back on the worker.  The run must still
+ * end as soon as its last task has, even when that worker goes straight on to a
+ * long task of another run. */
+struct moves_on {
+    weft_executor *ex;
+    weft_taskflow *slow;
+    atomic_int started;
+};
+
+static int start_slow_run(weft_ctx *ctx, void *arg) {
+    struct moves_on *m = arg;
+    /* The chain's last task: the slow run's start job goes to this worker's
+     * deque, which it pops right after this task. */
+    if (atomic_fetch_add(&m->started, 1) == 49 && weft_run(m->ex, m->slow, NULL) != WEFT_OK) return 1;
+    return 0;
+}
+
+static int sleep_300ms(weft_ctx *ctx, void *arg) {
+    sleep_us(300000);
+    return 0;
+}
+
+TEST(a_run_ends_when_its_last_task_does_though_its_worker_goes_on_to_a_long_task) {
+    weft_executor *ex = make_executor(1);
+    struct moves_on m = { ex, make_taskflow("slow"), 0 };
+    must_emplace(m.slow, sleep_300ms, NULL);
+    weft_taskflow *fan = make_taskflow("chain");
+    weft_task prev = WEFT_TASK_NULL;
+    for (int i = 0; i < 50; i++) {
+        weft_task t = must_emplace(fan, start_slow_run, &m);
+        if (i) ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    for (int round = 0; round < 3; round++) {
+        atomic_store(&m.started, 0);
+        double t0 = now_s();
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, fan, &f));
+        ASSERT_OK(weft_future_wait_for(f, 10 * SEC));
+        double took = now_s() - t0;
+        weft_future_destroy(f);
+        /* The chain's last task held its -1 back and queued the slow run on
+         * this worker; the chain must not wait for the slow run's task. */
+        if (took > 0.2) TEST_FAIL_("round %d: the chain took %.3f s, as if it waited for the slow run", round, took);
+        ASSERT_OK(weft_executor_wait_all(ex));
+    }
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(fan));
+    ASSERT_OK(weft_taskflow_destroy(m.slow));
+}
+
+/* Many runs of trees and fans at once on 4 workers: every task checks that its
+ * run has not been reported finished (a held-back count must never let a run
+ * end early), and every run ends with all of its tasks run. */
+struct early {
+    weft_future *_Atomic fut;
+    atomic_int ran, early;
+};
+
+static int check_not_done(weft_ctx *ctx, void *arg) {
+    struct early *e = arg;
+    weft_future *f = atomic_load(&e->fut);
+    if (f && weft_future_ready(f)) atomic_fetch_add(&e->early, 1);
+    atomic_fetch_add(&e->ran, 1);
+    return 0;
+}
+
+TEST(held_back_counts_never_end_a_run_early_under_load) {
+    enum { RUNS = 8, TREE = 1023, FAN = 300 };
+    weft_executor *ex = make_executor(4);
+    static struct early e[RUNS];
+    weft_taskflow *tf[RUNS];
+    for (int k = 0; k < RUNS; k++) {
+        tf[k] = make_taskflow("load");
+        if (k % 2) {
+            for (int i = 0; i < FAN; i++) must_emplace(tf[k], check_not_done, &e[k]);
+        } else {
+            weft_task t[TREE];
+            for (int i = 0; i < TREE; i++) {
+                t[i] = must_emplace(tf[k], check_not_done, &e[k]);
+                if (i) ASSERT_OK(weft_precede(t[(i - 1) / 2], t[i]));
+            }
+        }
+    }
+    for (int round = 0; round < 40; round++) {
+        weft_future *f[RUNS];
+        for (int k = 0; k < RUNS; k++) {
+            atomic_store(&e[k].ran, 0);
+            atomic_store(&e[k].fut, NULL);
+        }
+        for (int k = 0; k < RUNS; k++) {
+            ASSERT_OK(weft_run_n(ex, tf[k], 3, &f[k]));
+            atomic_store(&e[k].fut, f[k]);
+        }
+        for (int k = 0; k < RUNS; k++) {
+            ASSERT_OK(weft_future_wait_for(f[k], 10 * SEC));
+            int want = 3 * (k % 2 ? FAN : TREE);
+            if (atomic_load(&e[k].ran) != want)
+                TEST_FAIL_("round %d run %d: %d tasks ran, want %d", round, k, atomic_load(&e[k].ran), want);
+            atomic_store(&e[k].fut, NULL);
+            weft_future_destroy(f[k]);
+        }
+    }
+    for (int k = 0; k < RUNS; k++) {
+        ASSERT_EQ(atomic_load(&e[k].early), 0);
+        ASSERT_OK(weft_taskflow_destroy(tf[k]));
+    }
+    weft_executor_destroy(ex);
+}

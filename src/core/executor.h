@@ -76,6 +76,17 @@ struct weft__worker {
     weft__job *overflow_head, *overflow_tail;
     weft_ctx *ctx; /* innermost task running on this worker, or NULL */
     weft__thread thread;
+    /* A count a layer above held back on this worker instead of updating a
+     * shared counter per job (src/graph/run.c: the -1s of finished tasks of one
+     * run, applied to its pending count in one go).  While defer_flush is set,
+     * the core calls it (weft__defer_settle) before the worker runs a job whose
+     * function is not defer_keep, looks for work elsewhere, or waits; it applies
+     * the count, clears defer_flush and returns a job that must run, or NULL.
+     * Owner only. */
+    weft__job *(*defer_flush)(weft__worker *w);
+    weft__job_fn defer_keep;
+    void *defer_obj;
+    int64_t defer_delta;
     weft__worker_stats stats; /* observe/: counters and state */
 };
 
@@ -125,17 +136,37 @@ struct weft_ctx {
 /* The worker the calling thread is, if it belongs to ex; NULL otherwise. */
 weft__worker *weft__current_worker(const weft_executor *ex);
 
-/* Runs a job and the chain of jobs it hands on. */
+void weft__push_local(weft__worker *w, weft__job *j);
+
+/* Applies a count held back on w (see defer_flush); returns the job that must
+ * run next, or NULL. */
+static inline weft__job *weft__defer_settle(weft__worker *w) {
+    return __builtin_expect(w->defer_flush != NULL, 0) ? w->defer_flush(w) : NULL;
+}
+
+/* Runs a job and the chain of jobs it hands on.  A job of another kind than the
+ * one that held a count back first has the count applied: a long job of
+ * another kind must not delay the end of the run that count belongs to. */
 static inline void weft__execute(weft__worker *w, weft__job *j) {
     while (j) {
         w->stats.jobs++; /* observe/: see weft__worker_stats */
+        if (__builtin_expect(w->defer_flush != NULL, 0) && j->run != w->defer_keep) {
+            weft__job *k = w->defer_flush(w);
+            if (k) weft__push_local(w, k);
+        }
         j = j->run(w, j);
     }
 }
 
 /* The worker is about to spend time outside any job (search, spin-wait): a task
- * it runs next must read the clock for its span's start. */
-static inline void weft__worker_gap(weft__worker *w) { w->stats.jobs++; }
+ * it runs next must read the clock for its span's start, and a count held back
+ * is applied first (what the worker waits for may be the end of its run; a
+ * job that comes of it goes to the local deque, which a wait loop looks at). */
+static inline void weft__worker_gap(weft__worker *w) {
+    w->stats.jobs++;
+    weft__job *k = weft__defer_settle(w);
+    if (k) weft__push_local(w, k);
+}
 
 /* One step of a worker's spin-wait for something another worker will do: a gap
  * (above), then weft__spin_pause. */
@@ -144,10 +175,9 @@ static inline void weft__worker_pause(weft__worker *w, unsigned *idle) {
     weft__spin_pause(idle);
 }
 
-/* Owner only: pushes to w's deque and wakes a sleeper if nobody is searching.
- * Never fails: without memory to grow the deque, the job goes to w's private
- * overflow list (it still runs, on w). */
-void weft__push_local(weft__worker *w, weft__job *j);
+/* weft__push_local (declared above): owner only: pushes to w's deque and
+ * wakes a sleeper if nobody is searching.  Never fails: without memory to grow
+ * the deque, the job goes to w's private overflow list (it still runs, on w). */
 
 /* Any thread: makes `job` runnable on ex.  From one of ex's workers it goes to the
  * local deque; from other threads through the injector.  0 or WEFT_ENOMEM. */

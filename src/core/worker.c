@@ -165,7 +165,8 @@ void *weft__worker_main(void *arg) {
         weft__hook_busy(w, true); /* observe/ */
         unsigned streak = 0;
         do weft__execute(w, j);
-        while ((j = find_local(w)) != NULL || (j = steal_again(w, &streak)) != NULL);
+        while ((j = find_local(w)) != NULL || (j = weft__defer_settle(w)) != NULL ||
+               (j = steal_again(w, &streak)) != NULL);
         weft__hook_busy(w, false); /* observe/ */
         weft__sleep_start_search(&ex->sleep);
     }

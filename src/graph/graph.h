@@ -251,14 +251,8 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job);
 weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta);
 
 /* Releases n's successors in run r (n finished); returns a job to run next.
- * With `defer` non-NULL, a node that readies nothing adds its -1 to *defer
- * instead of to r->pending (the caller applies the sum later, sources.c). */
+ * The node's own -1 may be held back on w (run.c). */
 weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n);
-weft__job *weft__release_deferred(weft__worker *w, weft__run *r, weft__node *n, int64_t *defer);
-
-/* Runs plain node n of run r (its job is weft__node_run) and releases its
- * successors, deferring its -1 into *defer as weft__release_deferred does. */
-weft__job *weft__node_run_deferred(weft__worker *w, weft__run *r, weft__node *n, int64_t *defer);
 
 /* The job that starts the current iteration's sources of r (r->pending already
  * counts them): the first source's, the others pushed, or for many sources one

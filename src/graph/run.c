@@ -35,7 +35,19 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
     return next ? &next->start : NULL; /* the next queued run starts on this worker */
 }
 
-static inline weft__job *release(weft__worker *w, weft__run *r, weft__node *n, int64_t *defer) {
+/* Applies the count this worker held back (below) to its run.  Installed as
+ * the worker's defer_flush (core/executor.h says when the core calls it). */
+static weft__job *flush_deferred(weft__worker *w) {
+    weft__run *r = w->defer_obj;
+    int64_t d = w->defer_delta;
+    w->defer_flush = NULL;
+    w->defer_obj = NULL;
+    w->defer_delta = 0;
+    return weft__run_settle(w, r, d);
+}
+
+/* The body of weft__release_successors, inlined into weft__node_run. */
+static inline __attribute__((always_inline)) weft__job *release(weft__worker *w, weft__run *r, weft__node *n) {
     weft__job *next = NULL, *buf[32];
     unsigned nb = 0;
     weft__node *const *succ = weft__succ_array(n);
@@ -56,27 +68,44 @@ static inline weft__job *release(weft__worker *w, weft__run *r, weft__node *n, i
             nb = 0;
         }
     }
-    /* This node is done (-1); the ready ones not yet counted (+nb, +next).  When
-     * the count reaches 0 nothing is buffered, so `done` is all there is to do.
-     * Only a -1 may be deferred: a late decrement only delays the iteration's
-     * end, a late increment could let it end early. */
+    /* This node is done (-1); the ready ones not yet counted (+nb, +next).
+     *
+     * A -1 is held back on the worker (w->defer_delta) rather than applied to
+     * the shared count: a task that readies nothing (a leaf of a tree, a
+     * subflow's child) would otherwise cost an atomic on a line every worker
+     * writes.  Held-back counts are never positive, so the shared count is
+     * never below the true one and cannot reach 0 early; a later +k of the
+     * same run on this worker cancels against them first.  The core applies
+     * them before the worker runs another kind of job, searches or waits
+     * (core/executor.h), and weft__node_run before a task of another run. */
     int64_t delta = (int64_t)nb + (next != NULL) - 1;
-    if (defer && delta == -1) {
-        *defer -= 1;
-        return NULL;
+    weft__job *done = NULL;
+    if (w->defer_obj == r) {
+        int64_t d = w->defer_delta + delta;
+        if (d < 0) {
+            w->defer_delta = d;
+            delta = 0;
+        } else {
+            w->defer_flush = NULL;
+            w->defer_obj = NULL;
+            w->defer_delta = 0;
+            delta = d;
+        }
+    } else if (delta == -1) {
+        done = weft__defer_settle(w); /* another run's count (normally none) */
+        w->defer_flush = flush_deferred;
+        w->defer_keep = weft__node_run;
+        w->defer_obj = r;
+        w->defer_delta = -1;
+        return done;
     }
-    weft__job *done = delta != 0 ? weft__run_settle(w, r, delta) : NULL;
+    /* When the count reaches 0 nothing is buffered, so `done` is all there is. */
+    if (delta != 0) done = weft__run_settle(w, r, delta);
     for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
     return next ? next : done;
 }
 
-weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n) {
-    return release(w, r, n, NULL);
-}
-
-weft__job *weft__release_deferred(weft__worker *w, weft__run *r, weft__node *n, int64_t *defer) {
-    return release(w, r, n, defer);
-}
+weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n) { return release(w, r, n); }
 
 weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta) {
     int64_t left = atomic_fetch_add_explicit(&r->pending, delta, memory_order_acq_rel) + delta;
@@ -105,13 +134,14 @@ static inline void call_node(weft__worker *w, weft__run *r, weft__node *n) {
 weft__job *weft__node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
     weft__run *r = n->tf->active;
+    /* A count held back for another run is applied before this task, which
+     * may take long (the other run would wait for it to end). */
+    if (__builtin_expect(w->defer_obj != NULL && w->defer_obj != r, 0)) {
+        weft__job *k = weft__defer_settle(w);
+        if (k) weft__push_local(w, k);
+    }
     call_node(w, r, n);
-    return release(w, r, n, NULL);
-}
-
-weft__job *weft__node_run_deferred(weft__worker *w, weft__run *r, weft__node *n, int64_t *defer) {
-    call_node(w, r, n);
-    return release(w, r, n, defer);
+    return release(w, r, n);
 }
 
 /* Starts the next iteration, or finishes the run.  Runs on one worker at a time. */

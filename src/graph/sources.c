@@ -11,15 +11,12 @@
  * O(log n) times; each steal leads to about one split.
  *
  * The sources a range runs that ready no successor (sinks, like a subflow's
- * children) do not decrement r->pending each: the range sums their -1s and
- * applies them once at its end.  A decrement applied late only delays the
- * iteration's end, which needs every range to finish anyway; increments (a
- * source that readies several successors) are applied at once, as always.
+ * children) hold their -1s back on the worker like any task (run.c), so they
+ * cost no shared atomic each either.
  *
- * Every source still goes through its own job function path: plain tasks by
- * weft__node_run_deferred, other kinds (conditions, subflows, modules) by their
- * job functions, and whatever a source readies runs in the same way as from any
- * job (weft__execute), so ranges change when work runs, not what it does. */
+ * Every source runs through its own job function and whatever it readies runs
+ * as from any job (weft__execute), so ranges change when work runs, not what
+ * it does. */
 #include "graph/graph.h"
 #include "core/alloc.h"
 
@@ -44,20 +41,15 @@ static weft__job *range_run(weft__worker *w, weft__job *job) {
     weft__range *g = (weft__range *)job;
     weft__run *r = g->r;
     uint32_t lo = g->lo, hi = g->hi;
-    /* Done with g: an embedded range (r->range) may be reused by the next
-     * iteration as soon as our sum below is applied; an owned one is ours. */
+    /* Done with g: an embedded range (r->range) is reused by the next iteration,
+     * which cannot start before our sources have run; an owned one is ours. */
     if (g->owned) weft__free(g, sizeof *g);
     weft__node *const *src = r->tf->sources;
-    int64_t done = 0; /* the -1s of finished sinks, not yet applied */
     while (lo < hi) {
         if (hi - lo > 1 && weft__deque_size(&w->deque) == 0) hi = split(w, r, lo, hi);
-        weft__node *n = src[lo++];
-        w->stats.jobs++; /* observe/: each source starts as a job of its own */
-        weft__job *next = n->job.run == weft__node_run ? weft__node_run_deferred(w, r, n, &done)
-                                                       : n->job.run(w, &n->job);
-        weft__execute(w, next);
+        weft__execute(w, &src[lo++]->job);
     }
-    return done ? weft__run_settle(w, r, done) : NULL;
+    return NULL;
 }
 
 weft__job *weft__sources_start(weft__worker *w, weft__run *r) {
