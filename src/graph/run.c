@@ -46,8 +46,32 @@ static weft__job *flush_deferred(weft__worker *w) {
     return weft__run_settle(w, r, d);
 }
 
-/* The body of weft__release_successors, inlined into weft__node_run. */
-static inline __attribute__((always_inline)) weft__job *release(weft__worker *w, weft__run *r, weft__node *n) {
+/* A -1 is held back on the worker (w->defer_delta) rather than applied to the
+ * shared count: a task that readies nothing (a leaf of a tree, a subflow's
+ * child) would otherwise cost an atomic on a line every worker writes.
+ * Held-back counts are never positive, so the shared count is never below the
+ * true one and cannot reach 0 early; a later +k of the same run on this worker
+ * cancels against them first.  The core applies them before the worker runs
+ * another kind of job, searches or waits (core/executor.h), and
+ * weft__node_run before a task of another run. */
+
+/* Node of run r finished and readied nothing: its -1.  Returns a job to run
+ * (only when another run's held count ended that run's iteration). */
+static weft__job *hold_minus_one(weft__worker *w, weft__run *r) {
+    if (w->defer_obj == r) {
+        w->defer_delta -= 1;
+        return NULL;
+    }
+    weft__job *done = weft__defer_settle(w); /* another run's count (normally none) */
+    w->defer_flush = flush_deferred;
+    w->defer_keep = weft__node_run;
+    w->defer_obj = r;
+    w->defer_delta = -1;
+    return done;
+}
+
+/* The general case: any number of successors. */
+static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__run *r, weft__node *n) {
     weft__job *next = NULL, *buf[32];
     unsigned nb = 0;
     weft__node *const *succ = weft__succ_array(n);
@@ -68,19 +92,10 @@ static inline __attribute__((always_inline)) weft__job *release(weft__worker *w,
             nb = 0;
         }
     }
-    /* This node is done (-1); the ready ones not yet counted (+nb, +next).
-     *
-     * A -1 is held back on the worker (w->defer_delta) rather than applied to
-     * the shared count: a task that readies nothing (a leaf of a tree, a
-     * subflow's child) would otherwise cost an atomic on a line every worker
-     * writes.  Held-back counts are never positive, so the shared count is
-     * never below the true one and cannot reach 0 early; a later +k of the
-     * same run on this worker cancels against them first.  The core applies
-     * them before the worker runs another kind of job, searches or waits
-     * (core/executor.h), and weft__node_run before a task of another run. */
+    /* This node is done (-1); the ready ones not yet counted (+nb, +next). */
     int64_t delta = (int64_t)nb + (next != NULL) - 1;
-    weft__job *done = NULL;
-    if (w->defer_obj == r) {
+    if (delta == -1) return hold_minus_one(w, r);
+    if (w->defer_obj == r) { /* cancel against the held-back count first */
         int64_t d = w->defer_delta + delta;
         if (d < 0) {
             w->defer_delta = d;
@@ -91,18 +106,23 @@ static inline __attribute__((always_inline)) weft__job *release(weft__worker *w,
             w->defer_delta = 0;
             delta = d;
         }
-    } else if (delta == -1) {
-        done = weft__defer_settle(w); /* another run's count (normally none) */
-        w->defer_flush = flush_deferred;
-        w->defer_keep = weft__node_run;
-        w->defer_obj = r;
-        w->defer_delta = -1;
-        return done;
     }
     /* When the count reaches 0 nothing is buffered, so `done` is all there is. */
-    if (delta != 0) done = weft__run_settle(w, r, delta);
+    weft__job *done = delta != 0 ? weft__run_settle(w, r, delta) : NULL;
     for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
     return next ? next : done;
+}
+
+/* The body of weft__release_successors, inlined into weft__node_run: a node
+ * with no successor or one (chains, leaves) takes the short way. */
+static inline __attribute__((always_inline)) weft__job *release(weft__worker *w, weft__run *r, weft__node *n) {
+    if (n->nsucc > 1) return release_many(w, r, n);
+    if (n->nsucc == 1) {
+        weft__node *s = n->succ.one;
+        if (s->num_deps == 1 || atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) == 1)
+            return &s->job; /* takes over this node's count */
+    }
+    return hold_minus_one(w, r);
 }
 
 weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n) { return release(w, r, n); }
