@@ -100,14 +100,14 @@ static weft__job *final_look(weft__worker *w) {
     weft_executor *ex = w->ex;
     if (!weft__injector_empty(&ex->injector)) {
         weft__job *j = weft__injector_pop(&ex->injector);
-        if (j) return j;
+        if (j) return weft__hook_steal(w, true, -1), j; /* observe/: a steal like any */
     }
     for (unsigned v = 0; v < ex->nworkers; v++) {
         if (v == w->id) continue;
         for (;;) {
             weft__job *j;
             weft__steal_result r = weft__deque_steal(&ex->workers[v].deque, &j);
-            if (r == WEFT__STEAL_OK) return j;
+            if (r == WEFT__STEAL_OK) return weft__hook_steal(w, true, (int)v), j;
             if (r == WEFT__STEAL_EMPTY) break;
             weft__cpu_relax();
         }
