@@ -27,7 +27,37 @@ static const char *const CHECK_TRACE =
     "assert all(0<=e['tid']<int(sys.argv[3]) for e in ev)\n"
     "assert len({e['args']['run'] for e in ev})==int(sys.argv[4])\n"
     "names={m['args']['name'] for m in d['traceEvents'] if m.get('name')=='thread_name'}\n"
-    "assert len(names)==int(sys.argv[3])\n";
+    "assert len(names)==int(sys.argv[3])\n"
+    /* On one track, spans (tasks and parks) nest or follow each other: no two
+     * overlap in part, which viewers would draw as a false nesting. */
+    "by=collections.defaultdict(list)\n"
+    "for e in d['traceEvents']:\n"
+    "  if e.get('ph')=='X': by[e['tid']].append(e)\n"
+    "for es in by.values():\n"
+    "  es.sort(key=lambda e:(e['ts'],-e['dur']))\n"
+    "  st=[]\n"
+    "  for e in es:\n"
+    "    while st and st[-1]<=e['ts']+1e-6: st.pop()\n"
+    "    end=e['ts']+e['dur']\n"
+    "    assert not st or end<=st[-1]+1e-6, ('partial overlap', e)\n"
+    "    st.append(end)\n";
+
+/* Saves ex's trace and runs CHECK_TRACE on it: `tasks` task events over
+ * `workers` tracks from `runs` runs. */
+static void check_trace(weft_executor *ex, int tasks, unsigned workers, int runs) {
+    char json[64], script[64], cmd[512];
+    temp_path(json, sizeof json, ".json");
+    temp_path(script, sizeof script, ".py");
+    save_or_fail(ex, json);
+    FILE *f = fopen(script, "w");
+    ASSERT_NOT_NULL(f);
+    fputs(CHECK_TRACE, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "python3 %s %s %d %u %d", script, json, tasks, workers, runs);
+    ASSERT_EQ(shell(cmd), 0);
+    unlink(json);
+    unlink(script);
+}
 
 TEST(trace_json_parses_and_holds_one_complete_event_per_task_run) {
     if (!have_program("python3")) SKIP("python3 not installed");
@@ -40,18 +70,24 @@ TEST(trace_json_parses_and_holds_one_complete_event_per_task_run) {
     ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
     ASSERT_EQ(spans, 1500);
     ASSERT_EQ(dropped, 0);
-    char json[64], script[64], cmd[512];
-    temp_path(json, sizeof json, ".json");
-    temp_path(script, sizeof script, ".py");
-    save_or_fail(ex, json);
-    FILE *f = fopen(script, "w");
-    ASSERT_NOT_NULL(f);
-    fputs(CHECK_TRACE, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "python3 %s %s 1500 4 3", script, json);
-    ASSERT_EQ(shell(cmd), 0);
-    unlink(json);
-    unlink(script);
+    check_trace(ex, 1500, 4, 3);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+TEST(a_trace_started_while_workers_sleep_keeps_parks_off_the_tasks) {
+    if (!have_program("python3")) SKIP("python3 not installed");
+    weft_executor *ex = make_executor(2);
+    sleep_us(20000); /* the workers park before the profiler starts */
+    ASSERT_OK(weft_profiler_start(ex));
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(400, 2, &count, false);
+    for (int k = 0; k < 2; k++) {
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        sleep_us(5000);
+    }
+    ASSERT_OK(weft_executor_wait_all(ex));
+    check_trace(ex, 800, 2, 2);
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }

@@ -13,8 +13,23 @@ struct json_ctx {
     uint64_t t0;
 };
 
-static double us_since(const struct json_ctx *c, uint64_t t) {
-    return t > c->t0 ? weft__ticks_ns(c->o, t - c->t0) / 1000.0 : 0.0;
+/* Nanoseconds since the profiler started (0 for an earlier time: a park that
+ * began before it is cut at its start). */
+static uint64_t ns_since(const struct json_ctx *c, uint64_t t) {
+    return t > c->t0 ? (uint64_t)(weft__ticks_ns(c->o, t - c->t0) + 0.5) : 0;
+}
+
+/* A time in microseconds with ns digits, from integer ns: a span that ends where
+ * the next begins (same ticks) prints the very same number for both, so
+ * viewers never see two tasks of one worker overlap by a rounding error. */
+static void put_us(FILE *out, const char *key, uint64_t ns) {
+    fprintf(out, ",\"%s\":%" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
+}
+
+static void put_times(const struct json_ctx *c, const weft__span *s) {
+    uint64_t b = ns_since(c, s->begin), e = ns_since(c, s->end);
+    put_us(c->out, "ts", b);
+    put_us(c->out, "dur", e > b ? e - b : 0);
 }
 
 static bool put_span(const weft__span *s, unsigned w, void *arg) {
@@ -24,15 +39,16 @@ static bool put_span(const weft__span *s, unsigned w, void *arg) {
     fputs(",\n{\"name\":", out);
     if (s->kind == WEFT__SPAN_TASK) {
         weft__put_json_str(out, weft__span_label(c->o, w, s, buf, sizeof buf));
-        fprintf(out, ",\"cat\":\"task\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f", us_since(c, s->begin),
-                weft__ticks_ns(c->o, s->end - s->begin) / 1000.0);
+        fputs(",\"cat\":\"task\",\"ph\":\"X\"", out);
+        put_times(c, s);
         fprintf(out, ",\"args\":{\"run\":%" PRIu32 ",\"index\":%" PRIu32 "%s%s}", s->run, s->index,
                 s->failed ? ",\"failed\":true" : "", s->estimated ? ",\"estimated\":true" : "");
     } else if (s->kind == WEFT__SPAN_PARK) {
-        fprintf(out, "\"parked\",\"cat\":\"park\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f", us_since(c, s->begin),
-                weft__ticks_ns(c->o, s->end - s->begin) / 1000.0);
+        fputs("\"parked\",\"cat\":\"park\",\"ph\":\"X\"", out);
+        put_times(c, s);
     } else {
-        fprintf(out, "\"steal\",\"cat\":\"steal\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f", us_since(c, s->begin));
+        fputs("\"steal\",\"cat\":\"steal\",\"ph\":\"i\",\"s\":\"t\"", out);
+        put_us(out, "ts", ns_since(c, s->begin));
         if (s->index) fprintf(out, ",\"args\":{\"victim\":%" PRIu32 "}", s->index - 1);
         else fputs(",\"args\":{\"victim\":\"injector\"}", out);
     }
