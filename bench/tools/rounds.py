@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Paired rounds of weft-bench: a quieter weft-versus-peer ratio on a noisy machine.
+
+    bench/tools/rounds.py [--rounds N] [--bench-bin PATH] -- WEFT-BENCH OPTIONS...
+
+Runs `weft-bench OPTIONS --impl I` once per implementation I (weft first, then
+each peer in --impl order), and that whole sequence N times (default 5).  Each
+run is its own process, and only one runtime exists at a time, as weft-bench
+itself requires.  For every (benchmark, thread count) it prints:
+
+  * each implementation's median over the rounds of its per-run medians;
+  * for each peer, the median over rounds of weft's time divided by the peer's
+    time in the same round.  The two runs of a round are a few seconds apart,
+    so drift of the machine over minutes cancels out of the ratio.
+
+Example:
+    bench/tools/rounds.py --rounds 7 -- --bench for_each,transform --threads 2 \\
+        --impl weft,tbb,omp --reps 15
+"""
+import argparse
+import collections
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+LINE = re.compile(r"^bench=(\S+) impl=(\S+) threads=(\d+) .*median_ms=([0-9.]+)")
+
+
+def run(binary, args, impl):
+    out = subprocess.run([binary] + args + ["--impl", impl], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.stderr.write(out.stderr)
+        sys.exit(f"rounds.py: weft-bench --impl {impl} failed (exit {out.returncode})")
+    rows = {}
+    for line in out.stdout.splitlines():
+        m = LINE.match(line)
+        if m:
+            rows[(m.group(1), int(m.group(3)))] = float(m.group(4))
+    return rows
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    default_bin = os.path.normpath(os.path.join(here, "..", "..", "build", "bench", "weft-bench"))
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--bench-bin", default=default_bin)
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="-- then weft-bench options, with --impl")
+    a = p.parse_args()
+    args = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
+    impls = ["weft", "tbb", "omp"]
+    if "--impl" in args:
+        i = args.index("--impl")
+        impls = args[i + 1].split(",")
+        args = args[:i] + args[i + 2:]
+    if "weft" not in impls:
+        sys.exit("rounds.py: --impl must include weft (ratios are weft over each peer)")
+    impls = ["weft"] + [x for x in impls if x != "weft"]
+
+    times = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> impl -> [ms]
+    ratios = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> peer -> [x]
+    for r in range(a.rounds):
+        got = {impl: run(a.bench_bin, args, impl) for impl in impls}
+        for case, ms in got["weft"].items():
+            times[case]["weft"].append(ms)
+            for peer in impls[1:]:
+                if case in got[peer]:
+                    times[case][peer].append(got[peer][case])
+                    ratios[case][peer].append(ms / got[peer][case])
+        print(f"# round {r + 1}/{a.rounds} done", file=sys.stderr)
+
+    print(f"# {a.rounds} rounds of: weft-bench {' '.join(args)} --impl I, for I in {','.join(impls)}")
+    for case in sorted(times):
+        name, threads = case
+        meds = "  ".join(f"{impl}={statistics.median(v):.3f}ms" for impl, v in times[case].items())
+        rat = "  ".join(
+            f"weft/{peer}={statistics.median(v):.3f} (rounds {min(v):.3f}..{max(v):.3f})"
+            for peer, v in ratios[case].items())
+        print(f"bench={name} threads={threads}  {meds}  {rat}")
+
+
+if __name__ == "__main__":
+    main()
