@@ -747,3 +747,30 @@ TEST(held_back_counts_never_end_a_run_early_under_load) {
     }
     weft_executor_destroy(ex);
 }
+
+/* Applying a held-back count can end a nested run (a module's body, a subflow's
+ * graph) and so release its task in the parent run, whose -1 is then held back
+ * in turn: that one must be applied too before the worker sleeps. */
+static int nop_task(weft_ctx *ctx, void *arg) { return 0; }
+
+TEST(a_held_back_count_that_ends_a_nested_run_is_followed_by_its_parents) {
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        weft_taskflow *body = make_taskflow("body");
+        for (int i = 0; i < 40; i++) must_emplace(body, nop_task, NULL);
+        weft_taskflow *mid = make_taskflow("mid");
+        for (int i = 0; i < 3; i++) (void)weft_emplace_module(mid, body);
+        weft_taskflow *top = make_taskflow("top");
+        for (int i = 0; i < 2; i++) (void)weft_emplace_module(top, mid);
+        for (int round = 0; round < 200; round++) {
+            weft_future *f;
+            ASSERT_OK(weft_run_n(ex, top, 2, &f));
+            ASSERT_OK(weft_future_wait_for(f, 10 * SEC));
+            weft_future_destroy(f);
+        }
+        weft_executor_destroy(ex);
+        ASSERT_OK(weft_taskflow_destroy(top));
+        ASSERT_OK(weft_taskflow_destroy(mid));
+        ASSERT_OK(weft_taskflow_destroy(body));
+    }
+}

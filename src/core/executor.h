@@ -138,10 +138,19 @@ weft__worker *weft__current_worker(const weft_executor *ex);
 
 void weft__push_local(weft__worker *w, weft__job *j);
 
-/* Applies a count held back on w (see defer_flush); returns the job that must
- * run next, or NULL. */
+/* Applies every count held back on w (see defer_flush); returns a job that
+ * must run next, or NULL (further ones go to the local deque).  Applying one
+ * can hold back another: a count that ends a nested run (a module's body)
+ * releases its task in the parent run, whose -1 may be held back in turn. */
 static inline weft__job *weft__defer_settle(weft__worker *w) {
-    return __builtin_expect(w->defer_flush != NULL, 0) ? w->defer_flush(w) : NULL;
+    weft__job *first = NULL;
+    while (__builtin_expect(w->defer_flush != NULL, 0)) {
+        weft__job *k = w->defer_flush(w);
+        if (!k) continue;
+        if (first) weft__push_local(w, k);
+        else first = k;
+    }
+    return first;
 }
 
 /* Runs a job and the chain of jobs it hands on.  A job of another kind than the
@@ -151,7 +160,7 @@ static inline void weft__execute(weft__worker *w, weft__job *j) {
     while (j) {
         w->stats.jobs++; /* observe/: see weft__worker_stats */
         if (__builtin_expect(w->defer_flush != NULL, 0) && j->run != w->defer_keep) {
-            weft__job *k = w->defer_flush(w);
+            weft__job *k = weft__defer_settle(w);
             if (k) weft__push_local(w, k);
         }
         j = j->run(w, j);
