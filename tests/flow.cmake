@@ -1,5 +1,5 @@
 # Control-flow tests: condition tasks and loops, subflows, modules, composition,
 # out of memory on the new allocation sites.
 weft_add_test_program(flow_tests
-  SOURCES flow_cond.c flow_subflow.c flow_module.c flow_compose.c flow_oom.c
+  SOURCES flow_cond.c flow_subflow.c flow_module.c flow_compose.c flow_oom.c flow_mixed.c
   TIMEOUT 120)
