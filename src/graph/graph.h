@@ -210,8 +210,7 @@ typedef struct weft__range {
     weft__job job; /* must stay first */
     weft__run *r;
     uint32_t lo, hi; /* indices into r->tf->sources */
-    bool owned;      /* allocated by a split (freed when done); else r->range */
-} weft__range;
+} weft__range; /* r->range, or allocated by a split (freed by whoever runs it) */
 
 struct weft__run {
     weft_future fut; /* must stay first: the future handle is the run */

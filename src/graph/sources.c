@@ -32,7 +32,7 @@ static uint32_t split(weft__worker *w, weft__run *r, uint32_t lo, uint32_t hi) {
     weft__range *g = weft__alloc(sizeof *g);
     if (!g) return hi;
     uint32_t mid = lo + (hi - lo) / 2;
-    *g = (weft__range){ { range_run, NULL }, r, mid, hi, true };
+    *g = (weft__range){ { range_run, NULL }, r, mid, hi };
     weft__push_local(w, &g->job);
     return mid;
 }
@@ -41,9 +41,10 @@ static weft__job *range_run(weft__worker *w, weft__job *job) {
     weft__range *g = (weft__range *)job;
     weft__run *r = g->r;
     uint32_t lo = g->lo, hi = g->hi;
-    /* Done with g: an embedded range (r->range) is reused by the next iteration,
-     * which cannot start before our sources have run; an owned one is ours. */
-    if (g->owned) weft__free(g, sizeof *g);
+    /* Done with g: the embedded range (r->range) is reused by the next
+     * iteration, which cannot start before our sources have run; one a split
+     * allocated is ours to free. */
+    if (g != &r->range) weft__free(g, sizeof *g);
     weft__node *const *src = r->tf->sources;
     while (lo < hi) {
         if (hi - lo > 1 && weft__deque_size(&w->deque) == 0) hi = split(w, r, lo, hi);
@@ -54,10 +55,10 @@ static weft__job *range_run(weft__worker *w, weft__job *job) {
 
 weft__job *weft__sources_start(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
-    if (tf->nsources < RANGE_MIN || tf->nsources > UINT32_MAX) {
+    if (tf->nsources < RANGE_MIN) { /* (a taskflow holds fewer than 2^32 tasks) */
         for (size_t i = tf->nsources; i-- > 1;) weft__push_local(w, &tf->sources[i]->job);
         return &tf->sources[0]->job;
     }
-    r->range = (weft__range){ { range_run, NULL }, r, 0, (uint32_t)tf->nsources, false };
+    r->range = (weft__range){ { range_run, NULL }, r, 0, (uint32_t)tf->nsources };
     return &r->range.job;
 }
