@@ -153,34 +153,35 @@ static inline weft__job *weft__defer_settle(weft__worker *w) {
     return first;
 }
 
+/* weft__defer_settle for a worker in the middle of something: the job that
+ * comes of it goes to the local deque, which the worker looks at next. */
+static inline void weft__defer_settle_local(weft__worker *w) {
+    weft__job *k = weft__defer_settle(w);
+    if (k) weft__push_local(w, k);
+}
+
 /* Runs a job and the chain of jobs it hands on.  A job of another kind than the
  * one that held a count back first has the count applied: a long job of
  * another kind must not delay the end of the run that count belongs to. */
 static inline void weft__execute(weft__worker *w, weft__job *j) {
     while (j) {
         w->stats.jobs++; /* observe/: see weft__worker_stats */
-        if (__builtin_expect(w->defer_flush != NULL, 0) && j->run != w->defer_keep) {
-            weft__job *k = weft__defer_settle(w);
-            if (k) weft__push_local(w, k);
-        }
+        if (__builtin_expect(w->defer_flush != NULL, 0) && j->run != w->defer_keep) weft__defer_settle_local(w);
         j = j->run(w, j);
     }
 }
 
 /* The worker is about to spend time outside any job (search, spin-wait): a task
- * it runs next must read the clock for its span's start, and a count held back
- * is applied first (what the worker waits for may be the end of its run; a
- * job that comes of it goes to the local deque, which a wait loop looks at). */
-static inline void weft__worker_gap(weft__worker *w) {
-    w->stats.jobs++;
-    weft__job *k = weft__defer_settle(w);
-    if (k) weft__push_local(w, k);
-}
+ * it runs next must read the clock for its span's start. */
+static inline void weft__worker_gap(weft__worker *w) { w->stats.jobs++; }
 
-/* One step of a worker's spin-wait for something another worker will do: a gap
- * (above), then weft__spin_pause. */
+/* One step of a worker's spin-wait inside a job for something another worker
+ * will do: a gap (above), a count held back applied (what it waits for may be
+ * the end of that count's run), then weft__spin_pause.  (A worker that goes
+ * searching holds no count: weft__worker_main applies them before.) */
 static inline void weft__worker_pause(weft__worker *w, unsigned *idle) {
     weft__worker_gap(w);
+    weft__defer_settle_local(w);
     weft__spin_pause(idle);
 }
 

@@ -37,12 +37,16 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
 
 /* Applies the count this worker held back (below) to its run.  Installed as
  * the worker's defer_flush (core/executor.h says when the core calls it). */
-static weft__job *flush_deferred(weft__worker *w) {
-    weft__run *r = w->defer_obj;
-    int64_t d = w->defer_delta;
+static void clear_deferred(weft__worker *w) {
     w->defer_flush = NULL;
     w->defer_obj = NULL;
     w->defer_delta = 0;
+}
+
+static weft__job *flush_deferred(weft__worker *w) {
+    weft__run *r = w->defer_obj;
+    int64_t d = w->defer_delta;
+    clear_deferred(w);
     return weft__run_settle(w, r, d);
 }
 
@@ -101,9 +105,7 @@ static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__
             w->defer_delta = d;
             delta = 0;
         } else {
-            w->defer_flush = NULL;
-            w->defer_obj = NULL;
-            w->defer_delta = 0;
+            clear_deferred(w);
             delta = d;
         }
     }
@@ -156,10 +158,7 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job) {
     weft__run *r = n->tf->active;
     /* A count held back for another run is applied before this task, which
      * may take long (the other run would wait for it to end). */
-    if (__builtin_expect(w->defer_obj != NULL && w->defer_obj != r, 0)) {
-        weft__job *k = weft__defer_settle(w);
-        if (k) weft__push_local(w, k);
-    }
+    if (__builtin_expect(w->defer_obj != NULL && w->defer_obj != r, 0)) weft__defer_settle_local(w);
     call_node(w, r, n);
     return release(w, r, n);
 }
