@@ -155,7 +155,7 @@ static void fill_event(weft_task_event *ev, struct weft__obs *o, weft__worker *w
     ev->executor = o->ex;
     ev->worker = w->id;
     ev->task = (weft_task){ (struct weft__node *)n };
-    const char *name = n->tf->nnamed ? weft__cold(n)->name : NULL; /* see record_task_span */
+    const char *name = n->tf->nnamed ? weft__cold(n)->name : NULL; /* see name_id */
     ev->name = name ? name : "";
     ev->index = n->index;
     ev->run_id = r->top->id;
@@ -224,14 +224,17 @@ static __attribute__((noinline)) void batch_open(struct weft__obs *o, weft__obs_
         (h = weft__span_task_slots(o, ow, slots, cap, false)) != NULL) {
         *h = (weft__span){ .begin = f->begin, .tf = n->tf, .run = (uint32_t)run_id,
                            .name = ow->batch_avg < UINT32_MAX ? (uint32_t)ow->batch_avg : UINT32_MAX,
-                           .kind = WEFT__SPAN_BATCH, .failed = ow->batch_narrow, .estimated = 1 };
+                           .kind = WEFT__SPAN_BATCH, .estimated = 1, .narrow = ow->batch_narrow };
     }
     ow->batch_hdr = h;
     ow->batch_cap = h ? cap : 0;
 }
 
-/* The interned name of node n (a batch of a taskflow with named tasks). */
-static __attribute__((noinline)) uint32_t batch_name(weft__obs_worker *ow, const weft__node *n) {
+/* The interned name of node n, 0 if unnamed.  Out of line: the cold line is
+ * read only for taskflows that name tasks (callers test tf->nnamed), as a
+ * chain's cold pages were never touched and reading one faults in a zero page
+ * per 64 nodes. */
+static __attribute__((noinline)) uint32_t name_id(weft__obs_worker *ow, const weft__node *n) {
     const char *name = weft__cold(n)->name;
     return name ? weft__name_intern(&ow->names, name) : 0;
 }
@@ -247,8 +250,7 @@ static inline void batch_put(struct weft__obs *o, weft__obs_worker *ow, const we
         if (ow->batch_narrow) {
             e[k / WEFT__NARROW_PER_SLOT].narrow[k % WEFT__NARROW_PER_SLOT] = n->index | failed;
         } else {
-            /* The cold line only when the taskflow has named tasks (see record_task_span). */
-            uint32_t id = ow->batch_named ? batch_name(ow, n) : 0;
+            uint32_t id = ow->batch_named ? name_id(ow, n) : 0;
             e[k / WEFT__PAIRS_PER_SLOT].pair[k % WEFT__PAIRS_PER_SLOT] = (weft__span_pair){ n->index, id | failed };
         }
         h->index = k + 1;
@@ -277,14 +279,15 @@ static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end,
     note_stretch(o, ow, step, bucket);
     weft__span *h = ow->batch_hdr;
     if (!h) return;
+    uint64_t closed = end > begin ? end : begin + 1; /* non-zero end: closed */
     if (in_run) {
-        h->end = end > begin ? end : begin + 1;
+        h->end = closed;
         return;
     }
     atomic_store_explicit(&ow->idle_writing, 1, memory_order_seq_cst);
     if (!atomic_load_explicit(&o->reading, memory_order_seq_cst) &&
         atomic_load_explicit(&o->span_epoch, memory_order_relaxed) == ow->batch_epoch)
-        h->end = end > begin ? end : begin + 1;
+        h->end = closed;
     atomic_store_explicit(&ow->idle_writing, 0, memory_order_release);
 }
 
@@ -376,10 +379,7 @@ static weft__span *record_task_span(struct weft__obs *o, weft__obs_worker *ow, c
     s->tf = n->tf;
     s->run = (uint32_t)r->top->id;
     s->index = n->index;
-    /* The cold line only when the taskflow has named tasks: a chain's cold pages
-     * were never touched, and reading one faults in a zero page per 64 nodes. */
-    const char *name = n->tf->nnamed ? weft__cold(n)->name : NULL;
-    s->name = name ? weft__name_intern(&ow->names, name) : 0;
+    s->name = n->tf->nnamed ? name_id(ow, n) : 0;
     s->kind = WEFT__SPAN_TASK;
     s->failed = rc != 0;
     s->estimated = f->estimated;
@@ -487,6 +487,10 @@ void weft__obs_park(struct weft__obs *o, weft__worker *w, bool begin) {
     if (park_begin == 0) return;
     weft__span *s = idle_span_begin(o, ow);
     if (!s) return;
-    *s = (weft__span){ .kind = WEFT__SPAN_PARK, .begin = park_begin, .end = weft__ticks() };
+    /* A park that began before the profiler started is recorded from the start
+     * (profile_t0 was written before the store that turned recording on, which
+     * idle_span_begin's load saw). */
+    uint64_t t0 = atomic_load_explicit(&o->profile_t0, memory_order_relaxed);
+    *s = (weft__span){ .kind = WEFT__SPAN_PARK, .begin = park_begin > t0 ? park_begin : t0, .end = weft__ticks() };
     idle_span_end(ow);
 }

@@ -35,14 +35,14 @@ typedef struct weft__span {
     uint8_t kind;   /* WEFT__SPAN_* */
     uint8_t failed;
     uint8_t estimated; /* begin and end shared out over a batch (obs.c) */
+    uint8_t narrow;    /* batch header: its entries are bare indices */
 } weft__span;
 
 /* A batch of short tasks (obs.c) is stored compactly: a header slot (a
  * weft__span of kind WEFT__SPAN_BATCH whose `index` is the number of tasks so
  * far, `name` the provisional ticks per task, `end` 0 while the batch is open)
  * followed by one entry per task: an (index, name) pair, or, when the
- * taskflow names no task (`failed` set in the header: "narrow"), the index
- * alone.  The top bit of a pair's name, or of a narrow index, is the task's
+ * taskflow names no task (`narrow` set in the header), the index alone.  The top bit of a pair's name, or of a narrow index, is the task's
  * failure (narrow batches only hold taskflows of under 2^31 tasks).  Readers
  * see one ordinary task span per entry (weft__spans_for_each). */
 typedef struct weft__span_pair {
@@ -80,7 +80,7 @@ typedef struct weft__names {
 #define WEFT__BATCH_SLOTS (1 + (WEFT__BATCH + WEFT__PAIRS_PER_SLOT - 1) / WEFT__PAIRS_PER_SLOT)
 #define WEFT__NARROW_SLOTS (1 + (WEFT__BATCH + WEFT__NARROW_PER_SLOT - 1) / WEFT__NARROW_PER_SLOT)
 /* Slots of the batch whose header is h. */
-#define WEFT__BATCH_SLOTS_OF(h) ((h)->failed ? WEFT__NARROW_SLOTS : WEFT__BATCH_SLOTS)
+#define WEFT__BATCH_SLOTS_OF(h) ((h)->narrow ? WEFT__NARROW_SLOTS : WEFT__BATCH_SLOTS)
 /* Tasks are batched while the last stretch averaged less than this (ns): the
  * clock read they save is then over ~4% of their time. */
 #define WEFT__BATCH_MAX_NS 250.0

@@ -179,7 +179,7 @@ static bool visit_batch(const weft__span *h, unsigned w, weft__span_visit_fn fn,
     for (uint32_t i = 0; i < n; i++) {
         s.begin = h->begin + i * step;
         s.end = i + 1 == n && h->end > h->begin ? h->end : s.begin + step;
-        if (h->failed) { /* narrow: the index, with the failure in its top bit */
+        if (h->narrow) { /* the index, with the failure in its top bit */
             uint32_t x = e[i / WEFT__NARROW_PER_SLOT].narrow[i % WEFT__NARROW_PER_SLOT];
             s.index = x & ~WEFT__PAIR_FAILED;
             s.name = 0;

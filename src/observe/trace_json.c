@@ -13,8 +13,8 @@ struct json_ctx {
     uint64_t t0;
 };
 
-/* Nanoseconds since the profiler started (0 for an earlier time: a park that
- * began before it is cut at its start). */
+/* Nanoseconds since the profiler started (0 for an earlier time, which no
+ * span holds: parks are recorded from the start, obs.c). */
 static uint64_t ns_since(const struct json_ctx *c, uint64_t t) {
     return t > c->t0 ? (uint64_t)(weft__ticks_ns(c->o, t - c->t0) + 0.5) : 0;
 }
