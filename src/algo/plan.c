@@ -13,7 +13,7 @@
  * could idle for most of a chunk at the end, and a worker woken late (~100 us on
  * a VM whose idle vCPUs are halted) left its share of the tail to the other.
  * The schedule depends on n only, never on the worker count or timing. */
-enum { STATIC_CHUNKS = 256, DYNAMIC_CHUNKS = 1024, AUTO_CHUNKS = 128, AUTO_GUIDE_TASKS = 16, AUTO_MIN_DIV = 1024 };
+enum { STATIC_CHUNKS = 256, DYNAMIC_CHUNKS = 1024, AUTO_GUIDE_TASKS = 16, AUTO_MIN_DIV = 1024 };
 
 static size_t div_up(size_t a, size_t b) { return a / b + (a % b != 0); }
 
@@ -47,10 +47,10 @@ static int plan_guided(weft__plan *p, unsigned tasks, size_t min_chunk) {
     return WEFT_OK;
 }
 
+/* kind is never AUTO here: AUTO's own chunks are planned apart (shrinking). */
 static size_t default_chunk(size_t n, weft_partitioner kind, weft__plan_rules rules) {
     if (rules.fixed_chunk) return rules.fixed_chunk;
     if (kind == WEFT_PARTITION_GUIDED) return 1;
-    if (kind == WEFT_PARTITION_AUTO) return div_up(n, AUTO_CHUNKS);
     return div_up(n, kind == WEFT_PARTITION_STATIC ? STATIC_CHUNKS : DYNAMIC_CHUNKS);
 }
 
@@ -61,7 +61,9 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
     if (kind != WEFT_PARTITION_STATIC && kind != WEFT_PARTITION_DYNAMIC && kind != WEFT_PARTITION_GUIDED)
         return WEFT_EINVAL;
     *p = (weft__plan){ .kind = kind, .n = n };
-    size_t chunk = cfg && cfg->chunk ? cfg->chunk : default_chunk(n, asked, rules);
+    /* AUTO with neither a chunk asked for nor one the algorithm fixes. */
+    bool shrinking = asked == WEFT_PARTITION_AUTO && !(cfg && cfg->chunk) && !rules.fixed_chunk;
+    size_t chunk = cfg && cfg->chunk ? cfg->chunk : default_chunk(n, kind, rules);
     if (chunk == 0) chunk = 1;
     unsigned tasks = weft__task_limit(ex, cfg);
     if (n == 0) {
@@ -69,7 +71,7 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
     } else if (kind == WEFT_PARTITION_GUIDED) {
         int st = plan_guided(p, tasks, chunk);
         if (st != WEFT_OK) return st;
-    } else if (asked == WEFT_PARTITION_AUTO && !(cfg && cfg->chunk) && !rules.fixed_chunk) {
+    } else if (shrinking) {
         /* Shrinking chunks: n/32 of what is left, down to n/1024 (see above). */
         int st = plan_guided(p, AUTO_GUIDE_TASKS, div_up(n, AUTO_MIN_DIV));
         if (st != WEFT_OK) return st;
