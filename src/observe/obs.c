@@ -319,6 +319,17 @@ void weft__obs_worker_idle(struct weft__obs *o, weft__worker *w) {
 
 /* ---- task hooks ------------------------------------------------------------------- */
 
+/* Frame d of ow for a task starting: what it runs (read by the state dump) and
+ * no nested time yet; the caller sets begin. */
+static inline weft__obs_frame *frame_enter(weft__obs_worker *ow, unsigned d, const void *node, const void *run) {
+    weft__obs_frame *f = &ow->frame[d];
+    atomic_store_explicit(&f->run, run, memory_order_relaxed);
+    atomic_store_explicit(&f->node, node, memory_order_relaxed);
+    f->child = 0;
+    f->estimated = false;
+    return f;
+}
+
 static __attribute__((noinline)) void task_begin_slow(struct weft__obs *o, weft__worker *w, const void *node,
                                                       const void *run) {
     weft__obs_worker *ow = &o->w[w->id];
@@ -329,11 +340,7 @@ static __attribute__((noinline)) void task_begin_slow(struct weft__obs *o, weft_
         o->observer.task_begin(o->observer.user, &ev);
     }
     if (d < WEFT__OBS_DEPTH) {
-        weft__obs_frame *f = &ow->frame[d];
-        atomic_store_explicit(&f->run, run, memory_order_relaxed);
-        atomic_store_explicit(&f->node, node, memory_order_relaxed);
-        f->child = 0;
-        f->estimated = false;
+        weft__obs_frame *f = frame_enter(ow, d, node, run);
         /* Straight from the previous task's job (see mark in obs.h): start where
          * it ended; the span then also holds the hand-off between the two (tens
          * of ns), which a second clock read per task would cost anyway.  Else
@@ -354,12 +361,7 @@ void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node
     if (ow->batch_n && atomic_load_explicit(&ow->depth, memory_order_relaxed) == 0 &&
         ow->mark_job + 1 == w->stats.jobs && ((const weft__run *)run)->top->id == ow->batch_run &&
         ((const weft__node *)node)->tf == ow->batch_tf) {
-        weft__obs_frame *f = &ow->frame[0];
-        atomic_store_explicit(&f->run, run, memory_order_relaxed);
-        atomic_store_explicit(&f->node, node, memory_order_relaxed);
-        f->child = 0;
-        f->estimated = false;
-        f->begin = WEFT__BEGIN_BATCHED;
+        frame_enter(ow, 0, node, run)->begin = WEFT__BEGIN_BATCHED;
         atomic_store_explicit(&ow->depth, 1, memory_order_relaxed);
         return;
     }
