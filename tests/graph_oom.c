@@ -15,6 +15,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <time.h>
 
 #define SEC 1000000000ull
 
@@ -459,5 +460,153 @@ TEST(oom_repeated_failures_leave_structures_usable) {
         weft_executor_destroy(ex);
         assert_no_leak("repeated failures");
     }
+    weft_set_allocator(NULL);
+}
+
+/* ---- a queued run handed to an executor whose injector has no memory ---------- */
+
+struct handoff {
+    atomic_int b_queued; /* the main thread queued B's run behind A's */
+    atomic_int armed;    /* the next task makes every allocation fail */
+};
+
+static int sleep_then_fail_allocations(weft_ctx *ctx, void *arg) {
+    struct handoff *h = arg;
+    if (atomic_exchange(&h->armed, 0)) {
+        /* Wait (bounded) until B's run is queued behind this one, then make the
+         * hand-off's allocation fail. */
+        for (int i = 0; i < 10000 && !atomic_load(&h->b_queued); i++) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+        struct timespec settle = {0, 50000000}; /* for a module to queue behind us */
+        nanosleep(&settle, NULL);
+        atomic_store(&A.fail_one_in, 1);
+    }
+    return 0;
+}
+
+static int root_noop(weft_ctx *ctx, void *arg) { return 0; }
+
+/* Leaves ex's injector `left` pushes short of needing a new block.  Pushes
+ * from this thread (not a worker) go through the injector; weft_run_root
+ * allocates nothing but the injector's next block, so with every allocation
+ * failing it fails exactly when the next push needs one (the queue unchanged). */
+static void fill_injector_but(weft_executor *ex, int left) {
+    reset_allocator(0, 1);
+    int st = WEFT_OK;
+    for (int i = 0; i < 200 && st == WEFT_OK; i++) st = weft_run_root(ex, root_noop, NULL);
+    ASSERT_STATUS(st, WEFT_ENOMEM);
+    reset_allocator(0, 0);
+    /* The failed push was for the last of a block's 63 slots: taking it makes
+     * the next block, of which 63 - 1 - left slots are then filled. */
+    for (int i = 0; left > 0 && i < 63 - left; i++) ASSERT_OK(weft_run_root(ex, root_noop, NULL));
+}
+
+/* Runs ta on A and tb on B (h->b_queued set after both are submitted, when h
+ * is given); A's run must succeed and B's fail with WEFT_ENOMEM as task code
+ * (at task `failed_at`, if given) because an allocation failed. */
+static void run_both_b_fails(weft_executor *ea, weft_taskflow *ta, weft_executor *eb, weft_taskflow *tb,
+                             struct handoff *h, const char *failed_at) {
+    weft_future *fa, *fb;
+    ASSERT_OK(weft_run(ea, ta, &fa));
+    ASSERT_OK(weft_run(eb, tb, &fb));
+    if (h) atomic_store(&h->b_queued, 1);
+    ASSERT_OK(weft_future_wait_for(fa, 10 * SEC));
+    weft_status sb = weft_future_wait_for(fb, 10 * SEC);
+    atomic_store(&A.fail_one_in, 0);
+    long failures = atomic_load(&A.failures);
+    ASSERT_GT(failures, 0);
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(fb, &info));
+    if (!(sb == WEFT_ENOMEM || (sb == WEFT_ETASK && info.task_code == WEFT_ENOMEM)))
+        TEST_FAIL_("B's run: %s, task_code %d; want WEFT_ENOMEM", weft_errname(sb), info.task_code);
+    if (failed_at) ASSERT_STREQ(info.failed_task, failed_at);
+    weft_future_destroy(fa);
+    weft_future_destroy(fb);
+}
+
+/* Two executors of one worker, the counting allocator on and no failure yet,
+ * B's injector `left` pushes short of needing a block, h armed. */
+static void setup_handoff(weft_executor **ea, weft_executor **eb, struct handoff *h, int left) {
+    memset(&A, 0, sizeof A);
+    weft_set_allocator(&counting_allocator);
+    reset_allocator(0, 0);
+    *ea = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    *eb = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    ASSERT_NOT_NULL(*ea);
+    ASSERT_NOT_NULL(*eb);
+    fill_injector_but(*eb, left);
+    atomic_init(&h->b_queued, 0);
+    atomic_init(&h->armed, 1);
+}
+
+/* A's run ends while B's run of the same taskflow waits behind it; B's run must
+ * go to B through B's injector, which needs a new block that cannot be had.
+ * The run then fails with task code WEFT_ENOMEM and ends: both futures ready,
+ * both executors quiet, nothing leaked, and both usable afterwards. */
+TEST(a_queued_run_that_cannot_reach_its_executor_fails_with_enomem_and_ends) {
+    weft_executor *ea, *eb;
+    struct handoff h;
+    setup_handoff(&ea, &eb, &h, 0);
+    weft_taskflow *tf = weft_taskflow_create("handoff", NULL);
+    ASSERT_NOT_NULL(tf);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(tf, sleep_then_fail_allocations, &h)));
+    run_both_b_fails(ea, tf, eb, tf, &h, NULL);
+
+    /* Both executors go on working and come to rest. */
+    ASSERT_OK(weft_run_and_wait(eb, tf));
+    ASSERT_OK(weft_run_and_wait(ea, tf));
+    ASSERT_OK(weft_executor_wait_all(ea));
+    ASSERT_OK(weft_executor_wait_all(eb));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ea);
+    weft_executor_destroy(eb);
+    assert_no_leak("failed hand-off");
+    weft_set_allocator(NULL);
+}
+
+static int set_flag(weft_ctx *ctx, void *arg) {
+    atomic_store((atomic_int *)arg, 1);
+    return 0;
+}
+
+/* The same for a nested run: one module body used by a graph on A and one on
+ * B.  B's module waits behind A's run of the body; handing it to B fails, so
+ * B's run fails at that module (task code WEFT_ENOMEM) and its task after the
+ * module is skipped, not run on A. */
+TEST(a_queued_module_run_that_cannot_reach_its_executor_fails_its_parent_run) {
+    weft_executor *ea, *eb;
+    struct handoff h; /* weft_run(eb) takes one injector slot, the hand-off needs a block */
+    setup_handoff(&ea, &eb, &h, 1);
+    atomic_int after_ran;
+    atomic_init(&after_ran, 0);
+    weft_taskflow *body = weft_taskflow_create("body", NULL);
+    weft_taskflow *pa = weft_taskflow_create("pa", NULL), *pb = weft_taskflow_create("pb", NULL);
+    ASSERT_TRUE(body && pa && pb);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(body, sleep_then_fail_allocations, &h)));
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_module(pa, body)));
+    /* pb: say "queued" -> module(body) -> after.  B has one worker, which goes
+     * from the first task straight to the module, which queues behind A's run
+     * of the body (that task waits 50 ms more after the flag). */
+    weft_task pre = weft_emplace(pb, set_flag, &h.b_queued), mod = weft_emplace_module(pb, body);
+    weft_task after = weft_emplace(pb, bump, &after_ran);
+    ASSERT_OK(weft_task_set_name(mod, "module-b"));
+    ASSERT_OK(weft_precede(pre, mod));
+    ASSERT_OK(weft_precede(mod, after));
+    run_both_b_fails(ea, pa, eb, pb, NULL, "module-b");
+    ASSERT_EQ(atomic_load(&after_ran), 0);
+
+    ASSERT_OK(weft_run_and_wait(eb, pb));
+    ASSERT_EQ(atomic_load(&after_ran), 1);
+    ASSERT_OK(weft_run_and_wait(ea, pa));
+    ASSERT_OK(weft_executor_wait_all(ea));
+    ASSERT_OK(weft_executor_wait_all(eb));
+    ASSERT_OK(weft_taskflow_destroy(pa));
+    ASSERT_OK(weft_taskflow_destroy(pb));
+    ASSERT_OK(weft_taskflow_destroy(body));
+    weft_executor_destroy(ea);
+    weft_executor_destroy(eb);
+    assert_no_leak("failed nested hand-off");
     weft_set_allocator(NULL);
 }

@@ -18,6 +18,26 @@ static weft__job *begin_iteration(weft__worker *w, weft__run *r);
 
 static weft__job *finish_nested(weft__worker *w, weft__run *r, weft__run *next);
 
+/* w as ex's run counters must see it: a worker of another executor counts as
+ * an outside thread (weft__runs_begin/end take the caller's worker of ex). */
+static inline weft__worker *worker_of(weft_executor *ex, weft__worker *w) { return w && w->ex == ex ? w : NULL; }
+
+/* `next` has just become the active run of its taskflow, on worker w, which
+ * finished the run ahead of it.  A run executes on the executor it was
+ * submitted to (a nested run on its parent's): on w's executor its start is
+ * returned to run here; on another executor it goes through that executor's
+ * injector, and NULL is returned.  Should the injector have no memory, the run
+ * is failed (task_code WEFT_ENOMEM) and its start returned after all: a
+ * stopped run ends at its start, and whatever of its parent it resumes is
+ * skipped, so no task function runs on the wrong executor. */
+static weft__job *start_queued(weft__worker *w, weft__run *next) {
+    if (next->ex == w->ex) return &next->start;
+    if (weft__submit_from(next->ex, NULL, &next->start) == WEFT_OK) return NULL;
+    if (next->role == WEFT__ROLE_TOP) weft__future_fail(&next->fut, WEFT_ENOMEM, "(start of run)", 0);
+    else weft__fail_node(next->parent, next->pnode, WEFT_ENOMEM);
+    return &next->start;
+}
+
 static weft__job *finish_run(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
     weft_executor *ex = r->ex;
@@ -30,9 +50,9 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
     weft__mutex_unlock(&tf->mu);
     if (r->role != WEFT__ROLE_TOP) return finish_nested(w, r, next);
     weft__future_complete(&r->fut);
-    weft__runs_end(ex, w);
+    weft__runs_end(ex, worker_of(ex, w)); /* w is ex's but for start_queued's fallback */
     weft__future_release(&r->fut); /* r may be freed from here on */
-    return next ? &next->start : NULL; /* the next queued run starts on this worker */
+    return next ? start_queued(w, next) : NULL;
 }
 
 /* Applies the count this worker held back (below) to its run.  Installed as
@@ -285,9 +305,10 @@ static weft__job *finish_nested(weft__worker *w, weft__run *r, weft__run *next) 
     else if (r->role == WEFT__ROLE_DETACHED) resume = weft__run_settle(w, anchor, -1);
     /* Release: the task waiting in weft_subflow_join (acquire) sees the graph's work. */
     else atomic_store_explicit(&r->fut.done, 1, memory_order_release);
-    if (!next) return resume;
-    if (!resume) return &next->start;
-    weft__push_local(w, &next->start);
+    weft__job *start = next ? start_queued(w, next) : NULL;
+    if (!start) return resume;
+    if (!resume) return start;
+    weft__push_local(w, start);
     return resume;
 }
 
