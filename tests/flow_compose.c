@@ -99,6 +99,41 @@ TEST(composition_copies_link_through_named_entries_and_exits) {
     weft_executor_destroy(ex);
 }
 
+/* Copy 1 of {a} with entry "in" = a; then the composition grows by b and its
+ * entry moves to b; copy 2 of {a, b} lands right after copy 1.  Copy 1 must
+ * still resolve "in" to its own a (copy 1 + index of b would be copy 2's a). */
+TEST(an_instance_keeps_resolving_to_its_own_copy_after_the_composition_changes) {
+    weft_status err;
+    weft_composition *c = weft_composition_create("grows", &err);
+    ASSERT_NOT_NULL(c);
+    weft_taskflow *g = weft_composition_graph(c);
+    weft_task a = must_emplace(g, noop, NULL);
+    ASSERT_OK(weft_task_set_name(a, "a"));
+    ASSERT_OK(weft_composition_set_entry(c, "in", a));
+    ASSERT_OK(weft_composition_set_exit(c, "out", a));
+    weft_taskflow *tf = make_taskflow("user");
+    weft_instance i1, i2;
+    ASSERT_OK(weft_composition_instantiate(c, tf, "one", &i1));
+    weft_task b = must_emplace(g, noop, NULL);
+    ASSERT_OK(weft_task_set_name(b, "b"));
+    ASSERT_OK(weft_precede(a, b));
+    ASSERT_OK(weft_composition_set_entry(c, "in", b));
+    ASSERT_OK(weft_composition_set_entry(c, "extra", b)); /* a name copy 1 never had */
+    ASSERT_OK(weft_composition_instantiate(c, tf, "two", &i2));
+    ASSERT_EQ(weft_taskflow_num_tasks(tf), 3);
+    ASSERT_STREQ(weft_task_name(weft_instance_entry(&i1, "in")), "one/a");
+    ASSERT_STREQ(weft_task_name(weft_instance_exit(&i1, "out")), "one/a");
+    ASSERT_TRUE(weft_task_is_null(weft_instance_entry(&i1, "extra")));
+    ASSERT_STREQ(weft_task_name(weft_instance_entry(&i2, "in")), "two/b");
+    ASSERT_STREQ(weft_task_name(weft_instance_entry(&i2, "extra")), "two/b");
+    ASSERT_STREQ(weft_task_name(weft_instance_exit(&i2, "out")), "two/a");
+    /* Linking copy 1's exit to copy 2's entry is an edge between the copies. */
+    ASSERT_OK(weft_precede(weft_instance_exit(&i1, "out"), weft_instance_entry(&i2, "in")));
+    ASSERT_EQ(weft_task_num_successors(weft_instance_entry(&i1, "in")), 1);
+    weft_composition_destroy(c);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
 /* ---- factories --------------------------------------------------------------- */
 
 struct made {

@@ -174,16 +174,23 @@ WEFT_API void weft_composition_destroy(weft_composition *c);
 WEFT_API weft_taskflow *weft_composition_graph(weft_composition *c);
 /* Names a task of c's graph as an entry (a place other graphs link into) or an
  * exit (a place they link out of).  Names are unique per kind; setting one
- * again replaces it.  WEFT_EINVAL (NULL, or t not in c's graph), WEFT_ENOMEM. */
+ * again replaces it for copies made from then on (each setting is kept, a few
+ * bytes, so that earlier copies keep resolving as before).  WEFT_EINVAL (NULL,
+ * or t not in c's graph), WEFT_ENOMEM (nothing changed). */
 WEFT_API weft_status weft_composition_set_entry(weft_composition *c, const char *name, weft_task t);
 WEFT_API weft_status weft_composition_set_exit(weft_composition *c, const char *name, weft_task t);
 
 /* A copy of a composition inside a taskflow: a small value, valid while that
- * taskflow is not cleared or destroyed and the composition lives. */
+ * taskflow is not cleared or destroyed and the composition lives.  It resolves
+ * entries and exits as they were when the copy was made: changing the
+ * composition afterwards (adding tasks, moving or adding an entry) affects
+ * later copies only.  The fields are private. */
 typedef struct weft_instance {
     const weft_composition *comp_;
     weft_taskflow *tf_;
-    size_t base_; /* index in tf_ of the copy of the composition's first task */
+    size_t base_;  /* index in tf_ of the copy of the composition's first task */
+    size_t size_;  /* tasks in the copy */
+    size_t marks_; /* entry/exit records of comp_ at instantiation */
 } weft_instance;
 
 /* Copies every task and edge of c's graph into dst (not c's own graph) (names get the prefix
@@ -193,7 +200,9 @@ typedef struct weft_instance {
  * of the copy: clear dst (weft_taskflow_clear) before running it. */
 WEFT_API WEFT_NODISCARD weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflow *dst,
                                                                  const char *prefix, weft_instance *out);
-/* The copy of the entry / exit named `name` (the null task if there is none). */
+/* The copy of the entry / exit named `name` in this instance, as the
+ * composition named it when the instance was made (the null task if there was
+ * none, or for NULL).  Not thread-safe against changes to the composition. */
 WEFT_API weft_task weft_instance_entry(const weft_instance *inst, const char *name);
 WEFT_API weft_task weft_instance_exit(const weft_instance *inst, const char *name);
 

@@ -6,19 +6,22 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Entries and exits are kept as a log: setting a name appends a record, and
+ * the newest record of a name wins.  An instance remembers how long the log was
+ * when it was made and reads only that prefix, so moving an entry, adding one
+ * or extending the graph afterwards never changes what an earlier copy resolves
+ * to (without the snapshot, an entry moved to a task added later resolved, in
+ * an earlier copy, to a task of the copy after it). */
 struct point {
     char *name;
-    uint32_t index;
-};
-
-struct points {
-    struct point *v;
-    size_t n, cap;
+    uint32_t index; /* emplace index in the composition's graph */
+    bool exit;
 };
 
 struct weft_composition {
     weft_taskflow *graph;
-    struct points entries, exits;
+    struct point *log;
+    size_t nlog, cap;
 };
 
 weft_composition *weft_composition_create(const char *name, weft_status *err) {
@@ -30,59 +33,47 @@ weft_composition *weft_composition_create(const char *name, weft_status *err) {
     return NULL;
 }
 
-static void points_free(struct points *p) {
-    for (size_t i = 0; i < p->n; i++) weft__free_str(p->v[i].name);
-    weft__free(p->v, p->cap * sizeof *p->v);
-}
-
 void weft_composition_destroy(weft_composition *c) {
     if (!c) return;
     (void)weft_taskflow_destroy(c->graph);
-    points_free(&c->entries);
-    points_free(&c->exits);
+    for (size_t i = 0; i < c->nlog; i++) weft__free_str(c->log[i].name);
+    weft__free(c->log, c->cap * sizeof *c->log);
     weft__free(c, sizeof *c);
 }
 
 weft_taskflow *weft_composition_graph(weft_composition *c) { return c ? c->graph : NULL; }
 
-static struct point *points_find(const struct points *p, const char *name) {
-    for (size_t i = 0; i < p->n; i++)
-        if (strcmp(p->v[i].name, name) == 0) return &p->v[i];
+/* The newest of the first `n` records naming `name` as an entry (exit false)
+ * or an exit. */
+static const struct point *point_find(const weft_composition *c, size_t n, bool exit, const char *name) {
+    for (size_t i = n; i-- > 0;)
+        if (c->log[i].exit == exit && strcmp(c->log[i].name, name) == 0) return &c->log[i];
     return NULL;
 }
 
-static weft_status points_set(struct points *p, const char *name, uint32_t index) {
-    struct point *old = points_find(p, name);
-    if (old) {
-        old->index = index;
-        return WEFT_OK;
-    }
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 4;
-        struct point *v = weft__realloc(p->v, p->cap * sizeof *v, cap * sizeof *v);
-        if (!v) return WEFT_ENOMEM;
-        p->v = v;
-        p->cap = cap;
-    }
-    char *copy = weft__strdup(name);
-    if (!copy) return WEFT_ENOMEM;
-    p->v[p->n++] = (struct point){copy, index};
-    return WEFT_OK;
-}
-
-static weft_status set_point(weft_composition *c, struct points *p, const char *name, weft_task t) {
+static weft_status set_point(weft_composition *c, bool exit, const char *name, weft_task t) {
     if (!c || !name || !t.node_) return WEFT_EINVAL;
     if (t.node_->tf != c->graph)
         return weft__tf_error(c->graph, WEFT_EINVAL, "task is not in composition '%s'", weft_taskflow_name(c->graph));
-    return points_set(p, name, t.node_->index);
+    if (c->nlog == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4;
+        struct point *v = weft__realloc(c->log, c->cap * sizeof *v, cap * sizeof *v);
+        if (!v) return WEFT_ENOMEM;
+        c->log = v;
+        c->cap = cap;
+    }
+    char *copy = weft__strdup(name);
+    if (!copy) return WEFT_ENOMEM;
+    c->log[c->nlog++] = (struct point){copy, t.node_->index, exit};
+    return WEFT_OK;
 }
 
 weft_status weft_composition_set_entry(weft_composition *c, const char *name, weft_task t) {
-    return c ? set_point(c, &c->entries, name, t) : WEFT_EINVAL;
+    return set_point(c, false, name, t);
 }
 
 weft_status weft_composition_set_exit(weft_composition *c, const char *name, weft_task t) {
-    return c ? set_point(c, &c->exits, name, t) : WEFT_EINVAL;
+    return set_point(c, true, name, t);
 }
 
 /* Adds to dst a task doing what n does. */
@@ -132,20 +123,20 @@ weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflo
             if (st != WEFT_OK) return st;
         }
     }
-    *out = (weft_instance){c, dst, base};
+    *out = (weft_instance){c, dst, base, src->nnodes, c->nlog};
     return WEFT_OK;
 }
 
-static weft_task instance_point(const weft_instance *inst, const struct points *p, const char *name) {
-    const struct point *pt = name ? points_find(p, name) : NULL;
-    if (!pt || inst->base_ + pt->index >= inst->tf_->nnodes) return WEFT_TASK_NULL;
+/* The copy's task for a point as the composition had it at instantiation.  A
+ * point on a task that the graph no longer had then (cleared and rebuilt
+ * smaller) has no copy. */
+static weft_task instance_point(const weft_instance *inst, bool exit, const char *name) {
+    if (!inst || !inst->comp_ || !name || inst->marks_ > inst->comp_->nlog) return WEFT_TASK_NULL;
+    const struct point *pt = point_find(inst->comp_, inst->marks_, exit, name);
+    if (!pt || pt->index >= inst->size_ || inst->base_ + pt->index >= inst->tf_->nnodes) return WEFT_TASK_NULL;
     return (weft_task){weft__node_at(inst->tf_, inst->base_ + pt->index)};
 }
 
-weft_task weft_instance_entry(const weft_instance *inst, const char *name) {
-    return inst && inst->comp_ ? instance_point(inst, &inst->comp_->entries, name) : WEFT_TASK_NULL;
-}
+weft_task weft_instance_entry(const weft_instance *inst, const char *name) { return instance_point(inst, false, name); }
 
-weft_task weft_instance_exit(const weft_instance *inst, const char *name) {
-    return inst && inst->comp_ ? instance_point(inst, &inst->comp_->exits, name) : WEFT_TASK_NULL;
-}
+weft_task weft_instance_exit(const weft_instance *inst, const char *name) { return instance_point(inst, true, name); }
