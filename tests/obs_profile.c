@@ -15,7 +15,8 @@ static void save_or_fail(weft_executor *ex, const char *path) {
 }
 
 /* A python3 check of the trace: valid JSON, exactly one complete task event per
- * (run, index), `expect` of them, tids within the worker count. */
+ * (run, index), `expect` of them, tids within the executor's range and the
+ * worker count, the pid this process's. */
 static const char *const CHECK_TRACE =
     "import json,sys,collections\n"
     "d=json.load(open(sys.argv[1]))\n"
@@ -24,7 +25,9 @@ static const char *const CHECK_TRACE =
     "c=collections.Counter((e['args']['run'],e['args']['index']) for e in ev)\n"
     "assert len(ev)==int(sys.argv[2]), (len(ev), sys.argv[2])\n"
     "assert all(v==1 for v in c.values()), 'duplicate event'\n"
-    "assert all(0<=e['tid']<int(sys.argv[3]) for e in ev)\n"
+    /* Tracks: this executor's range of tids, in this process. */
+    "assert all(0<=e['tid']%10000<int(sys.argv[3]) for e in ev)\n"
+    "assert all(e['pid']==int(sys.argv[5]) for e in d['traceEvents'])\n"
     "assert len({e['args']['run'] for e in ev})==int(sys.argv[4])\n"
     "names={m['args']['name'] for m in d['traceEvents'] if m.get('name')=='thread_name'}\n"
     "assert len(names)==int(sys.argv[3])\n"
@@ -53,7 +56,7 @@ static void check_trace(weft_executor *ex, int tasks, unsigned workers, int runs
     ASSERT_NOT_NULL(f);
     fputs(CHECK_TRACE, f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "python3 %s %s %d %u %d", script, json, tasks, workers, runs);
+    snprintf(cmd, sizeof cmd, "python3 %s %s %d %u %d %d", script, json, tasks, workers, runs, (int)getpid());
     ASSERT_EQ(shell(cmd), 0);
     unlink(json);
     unlink(script);

@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/executor.h"
+#include "observe/hooks.h" /* metrics and profiler: each job is a span */
 #include "platform/platform.h"
 
 enum { STACK_JOBS = 16 };
@@ -42,10 +43,13 @@ static void finish(par *p) {
 }
 
 static weft__job *job_run(weft__worker *w, weft__job *self) {
-    (void)w;
     par_job *j = (par_job *)self;
     par *p = j->owner;
+    /* observe/: counted when a worker runs it (w NULL: the calling thread). */
+    const void *id = (const void *)(uintptr_t)p->fn;
+    struct weft__obs *o = w ? weft__hook_work_begin(w, WEFT__WORK_CHUNK, id, j->t, p->n) : NULL;
     p->fn(p->ctx, j->t, p->n);
+    weft__hook_work_end(w, o, id, 0);
     finish(p);
     return NULL;
 }

@@ -2,6 +2,7 @@
  * releasing dependents when a task finishes. */
 #include "async/async.h"
 #include "core/alloc.h"
+#include "observe/hooks.h" /* metrics and profiler: one branch each when off */
 
 /* Marks a finished task's successor list: no edge may be added any more. */
 #define CLOSED ((weft__async_edge *)(uintptr_t)1)
@@ -40,8 +41,10 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
     weft_future *f = &a->fut;
     weft_executor *ex = f->ex;
     if ((atomic_load_explicit(&f->stop, memory_order_acquire) & WEFT__STOP_CANCEL) == 0) {
-        int r = weft__fj_run_task(w, &f->stop, a->fn, a->arg);
+        int r = weft__run_observed(w, WEFT__WORK_ASYNC, &f->stop, a->fn, a->arg);
         if (r != 0) weft__future_fail(f, r, "", 0);
+    } else {
+        weft__hook_skipped(w); /* observe/: cancelled before it ran */
     }
     weft__future_complete(f);
     release_dependents(a, w);

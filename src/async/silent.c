@@ -18,6 +18,7 @@
  * one exchange, so there is no ABA). */
 #include "async/async.h"
 #include "core/alloc.h"
+#include "observe/hooks.h" /* metrics and profiler: one branch when off */
 
 typedef struct silent {
     weft__job job; /* first: the job is the record; job.next links free lists */
@@ -92,7 +93,7 @@ static void release(weft__worker *w, silent *s) {
 static weft__job *silent_run(weft__worker *w, weft__job *job) {
     silent *s = (silent *)job;
     weft_executor *ex = s->ex;
-    (void)weft__fj_run_task(w, NULL, s->fn, s->arg); /* nobody to report to */
+    (void)weft__run_observed(w, WEFT__WORK_SILENT, NULL, s->fn, s->arg); /* nobody to report to */
     release(w, s);
     weft__runs_end(ex, w);
     return NULL;

@@ -5,6 +5,7 @@
 #include "fj/fj.h"
 #include "core/alloc.h"
 #include "core/executor.h"
+#include "observe/hooks.h" /* a stolen frame is a span */
 
 #define OVF_FIRST_CAP 64u
 
@@ -204,7 +205,7 @@ int weft__fj_sync_slow(weft_ctx *ctx) {
 
 static weft__job *run_stolen(weft__worker *w, weft__job *self) {
     weft__fj_frame *f = ((weft__fj_job *)self)->frame;
-    f->result = weft__fj_run_task(w, NULL, f->fn, f->arg);
+    f->result = weft__run_observed(w, WEFT__WORK_STOLEN, NULL, f->fn, f->arg); /* observe/: a span */
     /* Release: the owner's acquire load of DONE sees result. */
     __atomic_store_n(&f->state, WEFT__FJ_DONE, __ATOMIC_RELEASE);
     return NULL;

@@ -1,6 +1,7 @@
 /* weft_run_root: run a function as a root task and wait for it. */
 #include "core/executor.h"
 #include "fj/fj.h"
+#include "observe/hooks.h" /* metrics and profiler: a root is a span */
 
 /* Lives on the stack of the thread waiting in weft_run_root. */
 struct root {
@@ -15,7 +16,7 @@ struct root {
 static weft__job *run_root(weft__worker *w, weft__job *self) {
     struct root *r = (struct root *)self;
     weft_executor *ex = r->ex;
-    r->result = weft__fj_run_task(w, NULL, r->fn, r->arg);
+    r->result = weft__run_observed(w, WEFT__WORK_ROOT, NULL, r->fn, r->arg);
     /* seq_cst store: the waiter's seq_cst load sees it or its futex_wait finds
      * the word changed.  The waiter may return (and its stack with `r` go) as
      * soon as it sees done; the futex wake then only names a stale address,
@@ -29,7 +30,7 @@ static weft__job *run_root(weft__worker *w, weft__job *self) {
 int weft_run_root(weft_executor *ex, weft_task_fn fn, void *arg) {
     if (!ex || !fn) return WEFT_EINVAL;
     weft__worker *w = weft__current_worker(ex);
-    if (w) return weft__fj_run_task(w, NULL, fn, arg); /* nested: a plain call */
+    if (w) return weft__run_observed(w, WEFT__WORK_ROOT, NULL, fn, arg); /* nested: a plain call */
     struct root r = {.job = {run_root, NULL}, .fn = fn, .arg = arg, .ex = ex, .result = 0};
     atomic_init(&r.done, 0);
     weft__runs_begin(ex, NULL); /* not a worker: see above */

@@ -56,7 +56,14 @@ static void put_current_task(struct sink *s, const struct weft__obs *o, unsigned
     if (d == 0 || d > WEFT__OBS_DEPTH) return;
     const weft__node *n = atomic_load_explicit(&ow->frame[d - 1].node, memory_order_relaxed);
     const weft__run *r = atomic_load_explicit(&ow->frame[d - 1].run, memory_order_relaxed);
-    if (!n || !r) return;
+    if (!n) { /* other work: its kind (a span of that kind says how it is named) */
+        weft__span k = { .kind = (uint8_t)(WEFT__SPAN_WORK + atomic_load_explicit(&ow->frame[d - 1].work,
+                                                                                   memory_order_relaxed)) };
+        char buf[24];
+        put(s, "    %s (depth %u)\n", weft__span_label(o, i, &k, buf, sizeof buf), d);
+        return;
+    }
+    if (!r) return;
     char buf[24];
     put(s, "    task '%s' (depth %u) of run %llu, %lld task(s) of that run pending\n",
         weft__node_label(n, buf, sizeof buf), d, (unsigned long long)r->top->id,

@@ -8,6 +8,7 @@
 #define WEFT_OBSERVE_HOOKS_H
 
 #include "core/executor.h"
+#include "fj/fj.h"
 
 struct weft__obs;
 
@@ -25,6 +26,58 @@ void weft__obs_steal(struct weft__obs *o, weft__worker *w, int victim);
 void weft__obs_park(struct weft__obs *o, weft__worker *w, bool begin);
 /* The worker ran out of work: closes its batch of short tasks, if one is open. */
 void weft__obs_worker_idle(struct weft__obs *o, weft__worker *w);
+
+/* Work other than taskflow tasks, each counted in the metrics and recorded as a
+ * span like a task: what `id` and `index`/`part` say for each kind. */
+typedef enum weft__work {
+    WEFT__WORK_ASYNC = 0,  /* weft_async / weft_dependent_async: id the function */
+    WEFT__WORK_SILENT = 1, /* weft_silent_async: id the function */
+    WEFT__WORK_ROOT = 2,   /* weft_run_root: id the function */
+    WEFT__WORK_STOLEN = 3, /* a fork-join frame run by a thief: id the function */
+    WEFT__WORK_CHUNK = 4,  /* a job of a parallel algorithm: id the job function, index t of part n */
+    WEFT__WORK_STAGE = 5,  /* a pipeline stage call: id the pipeline, index the stage, part the token */
+    WEFT__WORK_KINDS = 6
+} weft__work;
+
+void weft__obs_work_begin(struct weft__obs *o, weft__worker *w, weft__work kind, const void *id, uint32_t index,
+                          uint32_t part);
+void weft__obs_work_end(struct weft__obs *o, weft__worker *w, const void *id, int rc);
+/* weft__fj_run_task(w, stop, fn, arg) as work of `kind` (observe is on). */
+int weft__obs_run_fn(struct weft__obs *o, weft__worker *w, weft__work kind, const _Atomic int *stop, weft_task_fn fn,
+                     void *arg);
+
+/* What a work span names as its id for a function. */
+static inline const void *weft__fn_id(weft_task_fn fn) { return (const void *)(uintptr_t)fn; }
+
+/* ---- call-site helpers for the layers' work (async/, fj/, algo/, pipeline/) ----
+ * One predictable branch each while nothing is on. */
+
+/* Runs fn(arg) as a fork-join task (weft__fj_run_task) that is work of `kind`. */
+static inline int weft__run_observed(weft__worker *w, weft__work kind, const _Atomic int *stop, weft_task_fn fn,
+                                     void *arg) {
+    struct weft__obs *o = weft__obs_get(w->ex);
+    if (__builtin_expect(o != NULL, 0)) return weft__obs_run_fn(o, w, kind, stop, fn, arg);
+    return weft__fj_run_task(w, stop, fn, arg);
+}
+
+/* Around other work: begin returns the state to give to end (the same both
+ * times, so the two come in pairs). */
+static inline struct weft__obs *weft__hook_work_begin(weft__worker *w, weft__work kind, const void *id,
+                                                      uint32_t index, uint32_t part) {
+    struct weft__obs *o = weft__obs_get(w->ex);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_work_begin(o, w, kind, id, index, part);
+    return o;
+}
+
+static inline void weft__hook_work_end(weft__worker *w, struct weft__obs *o, const void *id, int rc) {
+    if (__builtin_expect(o != NULL, 0)) weft__obs_work_end(o, w, id, rc);
+}
+
+/* Work that was not run because it was cancelled (counted as skipped). */
+static inline void weft__hook_skipped(weft__worker *w) {
+    struct weft__obs *o = weft__obs_get(w->ex);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_task_skipped(o, w);
+}
 
 /* Executor lifetime (executor.c): reads WEFT_PROFILE / WEFT_LOG and the config;
  * 0 or WEFT_ENOMEM.  destroy runs after the workers are joined, saves the

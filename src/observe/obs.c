@@ -29,6 +29,9 @@ struct weft__obs *weft__obs_state(weft_executor *ex) {
     o->ns_mul = (uint64_t)(o->ns_per_tick * (double)(1u << 20) + 0.5);
     for (unsigned i = 0; i < o->nworkers; i++) o->w[i].mark_job = NO_MARK;
     o->batch_max = (uint64_t)(WEFT__BATCH_MAX_NS / o->ns_per_tick);
+    o->batch_long = (uint64_t)(WEFT__BATCH_LONG_NS / o->ns_per_tick);
+    static _Atomic unsigned seq;
+    o->seq = atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed) + 1;
     ex->obs_state = o;
     return o;
 }
@@ -39,6 +42,77 @@ void weft__obs_publish(struct weft__obs *o) {
     /* Release: a worker that sees the pointer (acquire in weft__obs_get) sees the
      * state initialised and the flags set above. */
     atomic_store_explicit(&o->ex->obs, on ? o : NULL, memory_order_release);
+}
+
+/* WEFT_PROFILE=out.json: the first executor destroyed writes out.json, later ones
+ * out.1.json, out.2.json, ... so that a program with several executors loses none. */
+static void save_env_profile(struct weft__obs *o) {
+    o->saved = true;
+    static _Atomic unsigned saved;
+    unsigned k = atomic_fetch_add_explicit(&saved, 1, memory_order_relaxed);
+    char path[4096];
+    const char *dot = strrchr(o->save_path, '.');
+    if (k == 0 || !dot || strchr(dot, '/'))
+        snprintf(path, sizeof path, k ? "%s.%u" : "%s", o->save_path, k);
+    else
+        snprintf(path, sizeof path, "%.*s.%u%s", (int)(dot - o->save_path), o->save_path, k, dot);
+    weft_status st = weft_profiler_save(o->ex, path);
+    if (st != WEFT_OK) weft__log(WEFT_LOG_ERROR, "cannot write the profile to %s: %s", path, weft_strerror(st));
+    else weft__log(WEFT_LOG_INFO, "profile written to %s", path);
+}
+
+/* ---- the WEFT_PROFILE file at exit ------------------------------------------------
+ *
+ * A program that exits with an executor it never destroyed would lose its
+ * profile: every state with a save path is on a list that an atexit handler
+ * walks.  The workers may still be running then, so the handler writes only an
+ * executor with no run in flight (task spans are written during runs without
+ * the readers' protocol); for one still busy it logs a warning instead.  A
+ * spin lock (executor creation and destruction are rare) orders the list
+ * against destroy, which takes its state off the list first. */
+static atomic_flag exit_lock = ATOMIC_FLAG_INIT;
+static struct weft__obs *exit_list;
+static bool exit_handler;
+
+static void exit_lock_take(void) {
+    /* Acquire / release: the list and the states' saved flags move under it. */
+    while (atomic_flag_test_and_set_explicit(&exit_lock, memory_order_acquire)) weft__cpu_relax();
+}
+
+static void exit_lock_drop(void) { atomic_flag_clear_explicit(&exit_lock, memory_order_release); }
+
+static void save_at_exit(void) {
+    exit_lock_take();
+    for (struct weft__obs *o = exit_list; o; o = o->exit_next) {
+        uint64_t busy = weft__runs_in_flight(o->ex);
+        if (busy) {
+            weft__log(WEFT_LOG_WARN, "exit with executor %u still running %llu run(s): its profile (%s) is not written; "
+                      "wait for its runs or destroy it before exit", o->seq, (unsigned long long)busy, o->save_path);
+            continue;
+        }
+        weft__log(WEFT_LOG_INFO, "executor %u was not destroyed before exit: writing its profile now", o->seq);
+        save_env_profile(o);
+    }
+    exit_list = NULL;
+    exit_lock_drop();
+}
+
+static void exit_list_add(struct weft__obs *o) {
+    exit_lock_take();
+    if (!exit_handler && atexit(save_at_exit) != 0)
+        weft__log(WEFT_LOG_WARN, "cannot register the exit handler: a profile is written only when its executor is destroyed");
+    exit_handler = true;
+    o->exit_next = exit_list;
+    exit_list = o;
+    exit_lock_drop();
+}
+
+static void exit_list_remove(struct weft__obs *o) {
+    exit_lock_take();
+    struct weft__obs **p = &exit_list;
+    while (*p && *p != o) p = &(*p)->exit_next;
+    if (*p) *p = o->exit_next;
+    exit_lock_drop();
 }
 
 int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
@@ -59,6 +133,7 @@ int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     o->exact = c->profile_exact || c->observer || (exact && *exact && strcmp(exact, "0") != 0);
     if (o->exact) o->batch_max = 0;
     if (path && *path && !(o->save_path = weft__strdup(path))) return WEFT_ENOMEM;
+    if (o->save_path) exit_list_add(o);
     uint64_t now = weft__ticks();
     atomic_store_explicit(&o->metrics_t0, now, memory_order_relaxed);
     atomic_store_explicit(&o->profile_t0, now, memory_order_relaxed);
@@ -68,26 +143,11 @@ int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     return 0;
 }
 
-/* WEFT_PROFILE=out.json: the first executor destroyed writes out.json, later ones
- * out.1.json, out.2.json, ... so that a program with several executors loses none. */
-static void save_env_profile(struct weft__obs *o) {
-    static _Atomic unsigned saved;
-    unsigned k = atomic_fetch_add_explicit(&saved, 1, memory_order_relaxed);
-    char path[4096];
-    const char *dot = strrchr(o->save_path, '.');
-    if (k == 0 || !dot || strchr(dot, '/'))
-        snprintf(path, sizeof path, k ? "%s.%u" : "%s", o->save_path, k);
-    else
-        snprintf(path, sizeof path, "%.*s.%u%s", (int)(dot - o->save_path), o->save_path, k, dot);
-    weft_status st = weft_profiler_save(o->ex, path);
-    if (st != WEFT_OK) weft__log(WEFT_LOG_ERROR, "cannot write the profile to %s: %s", path, weft_strerror(st));
-    else weft__log(WEFT_LOG_INFO, "profile written to %s", path);
-}
-
 void weft__obs_destroy(weft_executor *ex) {
     struct weft__obs *o = ex->obs_state;
     if (!o) return;
-    if (o->save_path) save_env_profile(o);
+    if (o->save_path) exit_list_remove(o);
+    if (o->save_path && !o->saved) save_env_profile(o);
     atomic_store_explicit(&ex->obs, NULL, memory_order_relaxed);
     for (unsigned i = 0; i < o->nworkers; i++) weft__spans_free(&o->w[i]);
     weft__free_str(o->save_path);
@@ -163,19 +223,23 @@ static void fill_event(weft_task_event *ev, struct weft__obs *o, weft__worker *w
 
 /* ---- batched timing --------------------------------------------------------------
  *
- * Reading the clock costs about as much as a short task's whole bookkeeping
- * (rdtsc is ~9 ns on the VMs we measure on).  A worker that runs short tasks
- * back to back therefore times them in batches: a task at depth 0 that starts
- * in the very next job after the last one ended (the mark test above) and
- * follows a short stretch (average under batch_max) ends without a clock read
- * and joins the open batch.  One read closes the batch every WEFT__BATCH tasks,
- * when a task turns out long, at the next gap (the worker runs out of work, a
- * task of another run starts, a task starts after a non-task job, a nested task
- * starts inside a batched one) and the batch's interval is shared out evenly:
- * its spans are flagged "estimated".  Counts stay exact: the task and histogram
- * counters move at each task's end (the histogram at the last stretch's bucket,
- * moved at the close if the batch's own average lands elsewhere); busy time
- * moves at the close.
+ * A task's span, written on its own, costs more than a short task (the slow
+ * path's bookkeeping and a 40-byte span).  A worker that runs short tasks back
+ * to back therefore records them in batches: a task at depth 0 that starts in
+ * the very next job after the last one ended (the mark test above) and follows
+ * a short stretch (average under batch_max) joins the open batch, which stores
+ * just its index (and name).  Its end is still read (one clock read per task,
+ * as for a task timed alone): a task over batch_long closes the batch where it
+ * began and is timed on its own, so no long task is ever shared out over short
+ * ones (issue 15).  The batch closes every WEFT__BATCH tasks and at the next
+ * gap (the worker runs out of work, a task of another run or other work
+ * starts, a task starts after a non-task job, a nested task starts inside a
+ * batched one), at its last task's end; its interval is shared out evenly: its
+ * spans are flagged "estimated", and each stands for a task that took less
+ * than batch_long.  Counts stay exact: the task and histogram counters move at
+ * each task's end (the histogram at the last stretch's bucket, moved at the
+ * close if the batch's own average lands elsewhere); busy time moves at the
+ * close.
  *
  * A batch holds tasks of one run only.  A close from inside a task of that run
  * writes the spans with no ceremony: the run is in flight, so no reader is
@@ -200,9 +264,6 @@ static void note_stretch(const struct weft__obs *o, weft__obs_worker *ow, uint64
     ow->batch_bucket = bucket;
     ow->batch_on = avg < o->batch_max; /* batch_max is 0 when batching is off */
 }
-
-static weft__span *record_task_span(struct weft__obs *o, weft__obs_worker *ow, const weft__obs_frame *f,
-                                    uint64_t end, int rc);
 
 /* Opens a batch with the task of frame f (depth 0, its begin known). */
 static __attribute__((noinline)) void batch_open(struct weft__obs *o, weft__obs_worker *ow, const weft__obs_frame *f,
@@ -291,30 +352,23 @@ static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end,
     atomic_store_explicit(&ow->idle_writing, 0, memory_order_release);
 }
 
-/* A task at depth d of run run_id starts while a batch is open, and cannot
- * join it (not straight after it, nested, or of another run): reads the clock
- * (the task's begin, returned) and closes the batch.  The batch's end is that
- * read when the jobs ran straight on; else it is estimated, at the last
- * stretch's pace, as the gap between was not a task's (a non-task job ran, or
- * a batched task is still running and this one is nested in it). */
+/* A task at depth d of run run_id (0: work that is no taskflow task) starts
+ * while a batch is open, and cannot join it (not straight after it, nested, or
+ * of another run): closes the batch where its last task ended (the mark: each
+ * batched task's end is read) and returns the starting task's begin: the mark
+ * too when it comes straight after at depth 0, else a clock read.  A batched
+ * task still running (this one is nested in it) began at the mark. */
 static uint64_t batch_gap(struct weft__obs *o, weft__obs_worker *ow, unsigned d, bool straight, uint64_t run_id) {
-    uint64_t now = weft__ticks(), end = now;
-    if (!straight || d > 0) {
-        uint64_t est = ow->batch_begin + ow->batch_n * ow->batch_avg;
-        if (est < now) end = est;
-    }
+    uint64_t end = ow->mark;
     batch_close(o, ow, end, run_id == ow->batch_run);
-    if (d > 0 && ow->frame[0].begin == WEFT__BEGIN_BATCHED) {
-        ow->frame[0].begin = end;
-        ow->frame[0].estimated = true;
-    }
-    return now;
+    if (d > 0 && ow->frame[0].begin == WEFT__BEGIN_BATCHED) ow->frame[0].begin = end;
+    return straight && d == 0 ? end : weft__ticks();
 }
 
 void weft__obs_worker_idle(struct weft__obs *o, weft__worker *w) {
     weft__obs_worker *ow = &o->w[w->id];
     if (ow->batch_n && atomic_load_explicit(&ow->depth, memory_order_relaxed) == 0)
-        batch_close(o, ow, weft__ticks(), false);
+        batch_close(o, ow, ow->mark, false);
 }
 
 /* ---- task hooks ------------------------------------------------------------------- */
@@ -326,7 +380,6 @@ static inline weft__obs_frame *frame_enter(weft__obs_worker *ow, unsigned d, con
     atomic_store_explicit(&f->run, run, memory_order_relaxed);
     atomic_store_explicit(&f->node, node, memory_order_relaxed);
     f->child = 0;
-    f->estimated = false;
     return f;
 }
 
@@ -368,23 +421,33 @@ void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node
     task_begin_slow(o, w, node, run);
 }
 
+/* The span of the task or work of frame f (nested: inside another frame). */
 static weft__span *record_task_span(struct weft__obs *o, weft__obs_worker *ow, const weft__obs_frame *f,
-                                    uint64_t end, int rc) {
+                                    uint64_t end, int rc, bool nested) {
     weft__span *s = weft__span_task_slots(o, ow, 1, 1, true);
     if (!s) return NULL;
     ow->nspans++;
     weft__stat_inc(&ow->recorded);
     const weft__node *n = atomic_load_explicit(&f->node, memory_order_relaxed);
-    const weft__run *r = atomic_load_explicit(&f->run, memory_order_relaxed);
     s->begin = f->begin;
     s->end = end;
-    s->tf = n->tf;
-    s->run = (uint32_t)r->top->id;
-    s->index = n->index;
-    s->name = n->tf->nnamed ? name_id(ow, n) : 0;
-    s->kind = WEFT__SPAN_TASK;
+    if (n) {
+        const weft__run *r = atomic_load_explicit(&f->run, memory_order_relaxed);
+        s->tf = n->tf;
+        s->run = (uint32_t)r->top->id;
+        s->index = n->index;
+        s->name = n->tf->nnamed ? name_id(ow, n) : 0;
+        s->kind = WEFT__SPAN_TASK;
+    } else {
+        s->tf = f->id;
+        s->run = f->part;
+        s->index = f->index;
+        s->name = 0;
+        s->kind = (uint8_t)(WEFT__SPAN_WORK + atomic_load_explicit(&f->work, memory_order_relaxed));
+    }
     s->failed = rc != 0;
-    s->estimated = f->estimated;
+    s->estimated = 0;
+    s->nested = nested;
     return s;
 }
 
@@ -397,15 +460,29 @@ static void time_task(struct weft__obs *o, weft__obs_worker *ow, unsigned d, uin
     unsigned bucket = ticks_bucket(o, total);
     weft__stat_inc(&ow->hist[bucket]);
     if (d == 0 && f->child == 0) note_stretch(o, ow, total, bucket);
-    if (atomic_load_explicit(&o->profile_on, memory_order_relaxed)) (void)record_task_span(o, ow, f, end, rc);
+    if (atomic_load_explicit(&o->profile_on, memory_order_relaxed)) (void)record_task_span(o, ow, f, end, rc, d > 0);
     atomic_store_explicit(&f->node, NULL, memory_order_relaxed);
 }
 
-/* A batch reached WEFT__BATCH tasks: one clock read closes it. */
+/* A batch reached WEFT__BATCH tasks: closed at its last task's end. */
 static __attribute__((noinline)) void batch_full(struct weft__obs *o, weft__obs_worker *ow) {
-    uint64_t end = weft__ticks();
-    ow->mark = end;
-    batch_close(o, ow, end, true);
+    batch_close(o, ow, ow->mark, true);
+}
+
+/* The depth-0 task of node (begun at `start`, ended at `now`) would have been
+ * batched but took longer than batch_long: the open batch, if any, closes
+ * where this task began, and the task is timed on its own (a measured span),
+ * so a long task is never shared out over short ones. */
+static __attribute__((noinline)) void task_end_long(struct weft__obs *o, weft__worker *w, weft__obs_worker *ow,
+                                                    uint64_t start, uint64_t now, int rc) {
+    weft__stat_inc(&ow->tasks);
+    if (rc != 0) weft__stat_inc(&ow->failed);
+    if (ow->batch_n) batch_close(o, ow, start, true); /* the task joined it: same run */
+    ow->frame[0].begin = start;
+    time_task(o, ow, 0, now, rc);
+    atomic_store_explicit(&ow->depth, 0, memory_order_relaxed);
+    ow->mark = now;
+    ow->mark_job = w->stats.jobs;
 }
 
 static __attribute__((noinline)) void task_end_slow(struct weft__obs *o, weft__worker *w, const void *node,
@@ -439,17 +516,78 @@ void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, 
     if (atomic_load_explicit(&ow->depth, memory_order_relaxed) == 1 &&
         atomic_load_explicit(&f->node, memory_order_relaxed) == node &&
         (f->begin == WEFT__BEGIN_BATCHED || (ow->batch_on && f->child == 0))) {
+        /* One clock read per task still: it bounds every estimate (a task over
+         * batch_long is timed alone), and ends the batch exactly at a gap. */
+        uint64_t now = weft__ticks(), start = f->begin == WEFT__BEGIN_BATCHED ? ow->mark : f->begin;
+        if (__builtin_expect(now - start > o->batch_long, 0)) {
+            task_end_long(o, w, ow, start, now, rc);
+            return;
+        }
         weft__stat_inc(&ow->tasks);
         if (rc != 0) weft__stat_inc(&ow->failed);
         if (ow->batch_n == 0) batch_open(o, ow, f, run);
         batch_put(o, ow, node, rc);
         atomic_store_explicit(&f->node, NULL, memory_order_relaxed);
         atomic_store_explicit(&ow->depth, 0, memory_order_relaxed);
-        ow->mark_job = w->stats.jobs; /* mark: the batch's end, unknown until it closes */
+        ow->mark = now;
+        ow->mark_job = w->stats.jobs;
         if (ow->batch_n == WEFT__BATCH) batch_full(o, ow);
         return;
     }
     task_end_slow(o, w, node, run, rc);
+}
+
+/* ---- work other than taskflow tasks ------------------------------------------------
+ *
+ * Async tasks, fork-join roots and stolen frames, algorithm jobs and pipeline
+ * stage calls: each is timed on its own (two clock reads, or one straight after
+ * the worker's previous task), counted in the metrics like a task and recorded
+ * as a span of its kind.  They nest in tasks and in each other on the same
+ * frame stack (a stage call inside the task that drives its pipeline), and a
+ * batch of short tasks open when one starts is closed first. */
+
+void weft__obs_work_begin(struct weft__obs *o, weft__worker *w, weft__work kind, const void *id, uint32_t index,
+                          uint32_t part) {
+    weft__obs_worker *ow = &o->w[w->id];
+    unsigned d = atomic_load_explicit(&ow->depth, memory_order_relaxed);
+    if (d < WEFT__OBS_DEPTH) {
+        weft__obs_frame *f = frame_enter(ow, d, NULL, NULL);
+        atomic_store_explicit(&f->work, (uint8_t)kind, memory_order_relaxed);
+        f->id = id;
+        f->index = index;
+        f->part = part;
+        /* Straight from the previous task's job only at depth 0: nested work
+         * starts inside a job, after the code of the task around it. */
+        bool straight = d == 0 && ow->mark_job + 1 == w->stats.jobs;
+        if (ow->batch_n) f->begin = batch_gap(o, ow, d, straight, 0);
+        else f->begin = straight ? ow->mark : weft__ticks();
+    }
+    atomic_store_explicit(&ow->depth, d + 1, memory_order_relaxed);
+}
+
+void weft__obs_work_end(struct weft__obs *o, weft__worker *w, const void *id, int rc) {
+    weft__obs_worker *ow = &o->w[w->id];
+    unsigned d = atomic_load_explicit(&ow->depth, memory_order_relaxed);
+    if (d == 0) return;
+    d -= 1;
+    weft__stat_inc(&ow->tasks);
+    if (rc != 0) weft__stat_inc(&ow->failed);
+    uint64_t end = weft__ticks();
+    const weft__obs_frame *f = &ow->frame[d];
+    if (d < WEFT__OBS_DEPTH && atomic_load_explicit(&f->node, memory_order_relaxed) == NULL && f->id == id)
+        time_task(o, ow, d, end, rc);
+    atomic_store_explicit(&ow->depth, d, memory_order_relaxed);
+    ow->mark = end;
+    ow->mark_job = o->has_observer ? NO_MARK : w->stats.jobs;
+}
+
+int weft__obs_run_fn(struct weft__obs *o, weft__worker *w, weft__work kind, const _Atomic int *stop, weft_task_fn fn,
+                     void *arg) {
+    const void *id = weft__fn_id(fn);
+    weft__obs_work_begin(o, w, kind, id, 0, 0);
+    int rc = weft__fj_run_task(w, stop, fn, arg);
+    weft__obs_work_end(o, w, id, rc);
+    return rc;
 }
 
 void weft__obs_task_skipped(struct weft__obs *o, weft__worker *w) { weft__stat_inc(&o->w[w->id].skipped); }

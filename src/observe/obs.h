@@ -19,13 +19,19 @@
 #include "observe/hooks.h"
 #include "weft/observe.h"
 
-enum { WEFT__SPAN_TASK = 0, WEFT__SPAN_PARK = 1, WEFT__SPAN_STEAL = 2, WEFT__SPAN_BATCH = 3, WEFT__SPAN_NONE = 4 };
+/* Span kinds.  WEFT__SPAN_WORK + k (k a weft__work of hooks.h) is work other
+ * than a taskflow task: an async task, a fork-join root or stolen frame, an
+ * algorithm's job, a pipeline stage call. */
+enum { WEFT__SPAN_TASK = 0, WEFT__SPAN_PARK = 1, WEFT__SPAN_STEAL = 2, WEFT__SPAN_BATCH = 3, WEFT__SPAN_NONE = 4,
+       WEFT__SPAN_WORK = 5 };
 #define WEFT__SPAN_CHUNK 4096
 #define WEFT__DEFAULT_MAX_SPANS ((size_t)1 << 20)
 
 /* One recorded event.  `tf` is an identity only (matched against a live
  * taskflow by the DOT writer), never dereferenced after the task ran: the name
- * was interned when the span was recorded. */
+ * was interned when the span was recorded.  For a work span (WEFT__SPAN_WORK +
+ * k) `tf` is what the work ran (the function, the pipeline), `index` and `run`
+ * say which part (weft__work in hooks.h). */
 typedef struct weft__span {
     uint64_t begin, end; /* ticks; equal for an instant (steal) */
     const void *tf;      /* the task's taskflow */
@@ -35,8 +41,16 @@ typedef struct weft__span {
     uint8_t kind;   /* WEFT__SPAN_* */
     uint8_t failed;
     uint8_t estimated; /* begin and end shared out over a batch (obs.c) */
-    uint8_t narrow;    /* batch header: its entries are bare indices */
+    union {
+        uint8_t narrow; /* batch header: its entries are bare indices */
+        uint8_t nested; /* task and work spans: ran inside another span of its worker */
+    };
 } weft__span;
+
+/* A span of something run (a taskflow task or other work), not a park or steal. */
+static inline bool weft__span_is_run(const weft__span *s) {
+    return s->kind == WEFT__SPAN_TASK || s->kind >= WEFT__SPAN_WORK;
+}
 
 /* A batch of short tasks (obs.c) is stored compactly: a header slot (a
  * weft__span of kind WEFT__SPAN_BATCH whose `index` is the number of tasks so
@@ -84,19 +98,27 @@ typedef struct weft__names {
 /* Tasks are batched while the last stretch averaged less than this (ns): the
  * clock read they save is then over ~4% of their time. */
 #define WEFT__BATCH_MAX_NS 250.0
-/* A frame's begin while the task is part of the open batch (its start is not
- * known yet: the batch's clock read tells it). */
+/* A frame's begin while the task is part of the open batch (its start is the
+ * worker's mark, the end of the batch's last task). */
 #define WEFT__BEGIN_BATCHED UINT64_MAX
+/* A batched task that turns out to have taken longer than this (ns) is timed
+ * on its own and closes the batch before it: every estimated span is of a task
+ * that took less (the end of each batched task is read, obs.c). */
+#define WEFT__BATCH_LONG_NS 4000.0
 
 /* A task in progress.  A task that waits (weft_run_and_wait, a future) runs other
  * tasks meanwhile, so a worker has a stack of them. */
 #define WEFT__OBS_DEPTH 16
 typedef struct weft__obs_frame {
-    _Atomic(const void *) node; /* read (relaxed) by the state dump */
+    _Atomic(const void *) node; /* read (relaxed) by the state dump; NULL for work */
     _Atomic(const void *) run;
+    /* Work other than a taskflow task (node NULL): its kind (weft__work, read by
+     * the state dump), what it runs and which part, as in its span. */
+    _Atomic uint8_t work;
+    const void *id;
+    uint32_t index, part;
     uint64_t begin; /* ticks */
     uint64_t child; /* ticks spent in nested tasks (not this task's busy time) */
-    bool estimated; /* begin estimated (a batch closed under the running task) */
 } weft__obs_frame;
 
 typedef struct weft__obs_worker {
@@ -161,6 +183,10 @@ struct weft__obs {
     _Atomic uint32_t span_epoch;
     bool exact;             /* WEFT_PROFILE_EXACT / profile_exact: no batches */
     uint64_t batch_max;     /* ticks: a stretch averaging less is batched */
+    uint64_t batch_long;    /* ticks: a batched task longer than this is timed alone */
+    unsigned seq;           /* this state's number in the process, from 1: trace tids */
+    struct weft__obs *exit_next; /* on the at-exit list while save_path is set (obs.c) */
+    bool saved;             /* the WEFT_PROFILE file was written */
     _Atomic uint64_t metrics_t0, profile_t0; /* ticks when enabled */
     double ns_per_tick;
     uint64_t ns_mul; /* ns = ticks * ns_mul >> 20, the histogram's cheap conversion */
@@ -207,9 +233,19 @@ void weft__spans_free(weft__obs_worker *ow);
  * returns false. */
 typedef bool (*weft__span_visit_fn)(const weft__span *s, unsigned worker, void *arg);
 void weft__spans_for_each(const struct weft__obs *o, weft__span_visit_fn fn, void *arg);
-/* The label of a task span into buf: its interned name or "#index". */
+/* The label of a task span: its interned name or "#index" (in buf); of a work
+ * span, its kind ("async", "stage 2", ...).  buf holds 24 bytes or more. */
 const char *weft__span_label(const struct weft__obs *o, unsigned worker, const weft__span *s, char *buf,
                              size_t len);
+/* The trace category of a task or work span: "task", "async", "forkjoin",
+ * "algo" or "pipeline". */
+const char *weft__span_category(const weft__span *s);
+/* Trace ids: this process's pid, and worker w's tid, distinct per executor
+ * (its state's seq) so that traces of several executors merge cleanly. */
+#define WEFT__TID_STRIDE 10000u
+static inline uint64_t weft__trace_tid(const struct weft__obs *o, unsigned w) {
+    return (uint64_t)(o ? o->seq : 0) * WEFT__TID_STRIDE + w;
+}
 
 /* ---- metrics.c ---- */
 /* Duration histogram bucket of a duration in ns. */

@@ -1,6 +1,10 @@
 /* The HTML report: one self-contained file (inline CSS and SVG, no script, no
  * network) with a timeline of the workers, their utilisation, the slowest tasks
- * and the histogram of task durations, all computed from the profiler's spans. */
+ * and the histogram of task durations, all computed from the profiler's spans.
+ * "Tasks" here are taskflow tasks and every other kind of work the profiler
+ * records (async tasks, fork-join roots and stolen frames, algorithm jobs,
+ * pipeline stage calls); figures that come from batched (estimated) spans are
+ * marked as such. */
 #include "observe/obs.h"
 #include "core/alloc.h"
 
@@ -19,7 +23,8 @@ struct slow { uint64_t ticks; unsigned worker; bool set; weft__span s; };
 struct report {
     const struct weft__obs *o;
     FILE *out;
-    uint64_t t_min, t_max, tasks;
+    uint64_t t_min, t_max, tasks, estimated;
+    bool nested_pass; /* drawing: nested spans, after the others */
     uint64_t *busy;             /* per worker, ticks */
     uint64_t hist[WEFT_METRICS_BUCKETS];
     struct slow slow[SLOWEST];
@@ -41,9 +46,11 @@ static bool scan_span(const weft__span *s, unsigned w, void *arg) {
     struct report *r = arg;
     if (s->begin < r->t_min) r->t_min = s->begin;
     if (s->end > r->t_max) r->t_max = s->end;
-    if (s->kind != WEFT__SPAN_TASK) return true;
+    if (!weft__span_is_run(s)) return true;
     r->tasks++;
-    r->busy[w] += s->end - s->begin;
+    r->estimated += s->estimated;
+    /* A nested span's time is inside its parent's: counted once. */
+    if (!s->nested) r->busy[w] += s->end - s->begin;
     r->hist[weft__hist_bucket((uint64_t)weft__ticks_ns(r->o, s->end - s->begin))]++;
     note_slow(r, s, w);
     return true;
@@ -72,8 +79,9 @@ static bool draw_span(const weft__span *s, unsigned w, void *arg) {
                 y + TL_ROW - 8, x1 - x0 < 0.5 ? 0.5 : x1 - x0);
         return true;
     }
-    if (s->kind != WEFT__SPAN_TASK) return true;
+    if (!weft__span_is_run(s) || (bool)s->nested != r->nested_pass) return true;
     if (r->px) {
+        if (s->nested) return true; /* its time is inside its parent's */
         /* Dense: spread the span's ticks over the pixels it covers. */
         double *row = r->px + (size_t)w * TL_WIDTH;
         double span = (double)(r->t_max - r->t_min) / TL_WIDTH;
@@ -85,11 +93,17 @@ static bool draw_span(const weft__span *s, unsigned w, void *arg) {
     }
     char buf[24];
     const char *label = weft__span_label(r->o, w, s, buf, sizeof buf);
+    /* Nested spans (drawn after the rest) take the lower half of the bar. */
+    int h = s->nested ? (TL_ROW - 10) / 2 : TL_ROW - 10;
     fprintf(r->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"hsl(%u,60%%,%s)\"><title>",
-            TL_LEFT + x0, y, x1 - x0 < 0.5 ? 0.5 : x1 - x0, TL_ROW - 10, hue_of(label), s->failed ? "35%" : "60%");
+            TL_LEFT + x0, y + (TL_ROW - 10 - h), x1 - x0 < 0.5 ? 0.5 : x1 - x0, h, hue_of(label),
+            s->failed ? "35%" : "60%");
     weft__put_html(r->out, label);
-    fprintf(r->out, " (run %" PRIu32 ") ", s->run);
+    if (s->kind == WEFT__SPAN_TASK) fprintf(r->out, " (run %" PRIu32 ") ", s->run);
+    else fprintf(r->out, " (%s) ", weft__span_category(s));
+    if (s->estimated) fputs("~", r->out);
     put_duration(r->out, weft__ticks_ns(r->o, s->end - s->begin));
+    if (s->estimated) fputs(" (estimated)", r->out);
     fputs("</title></rect>\n", r->out);
     return true;
 }
@@ -115,6 +129,9 @@ static void put_timeline(struct report *r) {
     for (unsigned w = 0; w < r->o->nworkers; w++)
         fprintf(out, "<rect x=\"%d\" y=\"%u\" width=\"%d\" height=\"%d\" fill=\"%s\"/><text x=\"4\" y=\"%u\">worker %u</text>\n",
                 TL_LEFT, w * TL_ROW, TL_WIDTH, TL_ROW, w % 2 ? "#f6f6f6" : "#ececec", w * TL_ROW + 17, w);
+    r->nested_pass = false;
+    weft__spans_for_each(r->o, draw_span, r);
+    r->nested_pass = true;
     weft__spans_for_each(r->o, draw_span, r);
     if (r->px) draw_dense(r);
     unsigned y = r->o->nworkers * TL_ROW + 16;
@@ -140,18 +157,32 @@ static void put_utilisation(const struct report *r) {
     fputs("</table>\n", out);
 }
 
+/* The slowest spans, each saying whether its duration was measured or is a
+ * batch's share (then "~", and the task took less than the batching bound). */
 static void put_slowest(const struct report *r) {
     FILE *out = r->out;
-    fputs("<h2>Slowest tasks</h2>\n<table><tr><th>task</th><th>duration</th><th>run</th><th>worker</th></tr>\n", out);
+    fputs("<h2>Slowest tasks</h2>\n<table id=\"slowest\"><tr><th>task</th><th>kind</th><th>duration</th><th>timing</th>"
+          "<th>run</th><th>worker</th></tr>\n", out);
     for (int k = 0; k < SLOWEST && r->slow[k].set; k++) {
         char buf[24];
-        fputs("<tr><td>", out);
-        weft__put_html(out, weft__span_label(r->o, r->slow[k].worker, &r->slow[k].s, buf, sizeof buf));
-        fputs("</td><td>", out);
-        put_duration(out, weft__ticks_ns(r->o, r->slow[k].ticks));
-        fprintf(out, "</td><td>%" PRIu32 "</td><td>%u</td></tr>\n", r->slow[k].s.run, r->slow[k].worker);
+        const weft__span *s = &r->slow[k].s;
+        double ns = weft__ticks_ns(r->o, r->slow[k].ticks);
+        fprintf(out, "<tr class=\"slow\" data-ns=\"%.0f\" data-estimated=\"%d\"><td>", ns, s->estimated);
+        weft__put_html(out, weft__span_label(r->o, r->slow[k].worker, s, buf, sizeof buf));
+        fprintf(out, "</td><td>%s</td><td>%s", weft__span_category(s), s->estimated ? "~" : "");
+        put_duration(out, ns);
+        fprintf(out, "</td><td>%s</td><td>", s->estimated ? "estimated" : "measured");
+        if (s->kind == WEFT__SPAN_TASK) fprintf(out, "%" PRIu32, s->run);
+        fprintf(out, "</td><td>%u</td></tr>\n", r->slow[k].worker);
     }
     fputs("</table>\n", out);
+    if (r->estimated) {
+        fputs("<p class=\"note\" id=\"estimates\">~ estimated: ", out);
+        fprintf(out, "%" PRIu64 " of the %" PRIu64 " spans are of short tasks timed in batches that share one interval"
+                     " evenly; each such task took under ", r->estimated, r->tasks);
+        put_duration(out, WEFT__BATCH_LONG_NS);
+        fputs(" (a longer one is always measured on its own).  Totals, utilisation and counts are exact.</p>\n", out);
+    }
 }
 
 static void put_histogram(const struct report *r) {
@@ -192,6 +223,7 @@ static void put_report(struct report *r, uint64_t dropped) {
     fprintf(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>weft profile</title><style>%s</style>"
                  "</head><body>\n<h1>weft profile</h1>\n<p>%u workers, %" PRIu64 " task spans", STYLE,
             r->o->nworkers, r->tasks);
+    if (r->estimated) fprintf(out, " (%" PRIu64 " estimated, see below)", r->estimated);
     if (dropped) fprintf(out, ", <b>%" PRIu64 " dropped</b> (buffer limit)", dropped);
     fputs(", over ", out);
     put_duration(out, r->tasks ? weft__ticks_ns(r->o, r->t_max - r->t_min) : 0);

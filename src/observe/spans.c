@@ -216,9 +216,28 @@ static void visit_spans(const struct weft__obs *o, weft__span_visit_fn fn, void 
     }
 }
 
+static const char *const WORK_NAMES[WEFT__WORK_KINDS] = {
+    "async", "silent async", "fork-join root", "stolen frame", "algorithm job", "pipeline stage",
+};
+static const char *const WORK_CATS[WEFT__WORK_KINDS] = { "async", "async", "forkjoin", "forkjoin", "algo", "pipeline" };
+
+const char *weft__span_category(const weft__span *s) {
+    if (s->kind == WEFT__SPAN_TASK) return "task";
+    unsigned k = (unsigned)s->kind - WEFT__SPAN_WORK;
+    return k < WEFT__WORK_KINDS ? WORK_CATS[k] : "other";
+}
+
 const char *weft__span_label(const struct weft__obs *o, unsigned worker, const weft__span *s, char *buf,
                              size_t len) {
-    if (s->name) return o->w[worker].names.copy[s->name - 1];
-    snprintf(buf, len, "#%u", s->index);
-    return buf;
+    if (s->kind == WEFT__SPAN_TASK) {
+        if (s->name) return o->w[worker].names.copy[s->name - 1];
+        snprintf(buf, len, "#%u", s->index);
+        return buf;
+    }
+    unsigned k = (unsigned)s->kind - WEFT__SPAN_WORK;
+    if (k == WEFT__WORK_STAGE) {
+        snprintf(buf, len, "stage %u", s->index);
+        return buf;
+    }
+    return k < WEFT__WORK_KINDS ? WORK_NAMES[k] : "?";
 }

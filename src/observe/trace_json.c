@@ -1,9 +1,12 @@
 /* Chrome Trace Event JSON (the format Perfetto and chrome://tracing open):
  *   {"traceEvents":[ ...metadata..., {"name":..,"cat":"task","ph":"X","ts":..,
- *    "dur":..,"pid":1,"tid":worker,"args":{"run":..,"index":..}}, ... ],
- *    "displayTimeUnit":"ns","otherData":{...}}
- * Times are microseconds (with ns decimals) since the profiler started. */
+ *    "dur":..,"pid":<process id>,"tid":<executor * 10000 + worker>,
+ *    "args":{"run":..,"index":..}}, ... ], "displayTimeUnit":"ns","otherData":{...}}
+ * Times are microseconds (with ns decimals) since the profiler started.  The
+ * pid is the process's and each executor has its own range of tids, so traces
+ * of several executors or processes can be merged into one. */
 #include "observe/obs.h"
+#include "platform/platform.h"
 
 #include <inttypes.h>
 
@@ -11,6 +14,7 @@ struct json_ctx {
     const struct weft__obs *o;
     FILE *out;
     uint64_t t0;
+    unsigned pid;
 };
 
 /* Nanoseconds since the profiler started (0 for an earlier time, which no
@@ -32,6 +36,26 @@ static void put_times(const struct json_ctx *c, const weft__span *s) {
     put_us(c->out, "dur", e > b ? e - b : 0);
 }
 
+/* A work span: named after its kind, with what identifies it in args. */
+static void put_work(const struct json_ctx *c, const weft__span *s) {
+    FILE *out = c->out;
+    char buf[24];
+    fprintf(out, "\"%s\",\"cat\":\"%s\",\"ph\":\"X\"", weft__span_label(c->o, 0, s, buf, sizeof buf),
+            weft__span_category(s));
+    put_times(c, s);
+    switch (s->kind - WEFT__SPAN_WORK) {
+    case WEFT__WORK_STAGE:
+        fprintf(out, ",\"args\":{\"pipeline\":\"%p\",\"stage\":%" PRIu32 ",\"token\":%" PRIu32, s->tf, s->index, s->run);
+        break;
+    case WEFT__WORK_CHUNK:
+        fprintf(out, ",\"args\":{\"fn\":\"%p\",\"job\":%" PRIu32 ",\"jobs\":%" PRIu32, s->tf, s->index, s->run);
+        break;
+    default:
+        fprintf(out, ",\"args\":{\"fn\":\"%p\"", s->tf);
+    }
+    fprintf(out, "%s%s}", s->failed ? ",\"failed\":true" : "", s->nested ? ",\"nested\":true" : "");
+}
+
 static bool put_span(const weft__span *s, unsigned w, void *arg) {
     struct json_ctx *c = arg;
     FILE *out = c->out;
@@ -43,6 +67,8 @@ static bool put_span(const weft__span *s, unsigned w, void *arg) {
         put_times(c, s);
         fprintf(out, ",\"args\":{\"run\":%" PRIu32 ",\"index\":%" PRIu32 "%s%s}", s->run, s->index,
                 s->failed ? ",\"failed\":true" : "", s->estimated ? ",\"estimated\":true" : "");
+    } else if (s->kind >= WEFT__SPAN_WORK) {
+        put_work(c, s);
     } else if (s->kind == WEFT__SPAN_PARK) {
         fputs("\"parked\",\"cat\":\"park\",\"ph\":\"X\"", out);
         put_times(c, s);
@@ -52,34 +78,41 @@ static bool put_span(const weft__span *s, unsigned w, void *arg) {
         if (s->index) fprintf(out, ",\"args\":{\"victim\":%" PRIu32 "}", s->index - 1);
         else fputs(",\"args\":{\"victim\":\"injector\"}", out);
     }
-    fprintf(out, ",\"pid\":1,\"tid\":%u}", w);
+    fprintf(out, ",\"pid\":%u,\"tid\":%" PRIu64 "}", c->pid, weft__trace_tid(c->o, w));
     return true;
 }
 
-static void put_metadata(FILE *out, unsigned workers) {
-    fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"weft executor\"}}", out);
+/* The metadata: the process's name, and each worker's track named after its
+ * executor (sorted by executor, then worker). */
+static void put_metadata(FILE *out, const struct weft__obs *o, unsigned workers, unsigned pid) {
+    unsigned seq = o ? o->seq : 0;
+    fprintf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"weft (pid %u)\"}}", pid,
+            pid);
     for (unsigned w = 0; w < workers; w++) {
-        fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":\"worker %u\"}}",
-                w, w);
-        fprintf(out, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"sort_index\":%u}}",
-                w, w);
+        uint64_t tid = weft__trace_tid(o, w);
+        fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64
+                     ",\"args\":{\"name\":\"executor %u worker %u\"}}", pid, tid, seq, w);
+        fprintf(out, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64
+                     ",\"args\":{\"sort_index\":%" PRIu64 "}}", pid, tid, tid);
     }
 }
 
 weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out) {
     if (!ex || !out) return WEFT_EINVAL;
     const struct weft__obs *o = ex->obs_state;
+    unsigned pid = weft__process_id();
     fputs("{\"traceEvents\":[\n", out);
-    put_metadata(out, ex->nworkers);
+    put_metadata(out, o, ex->nworkers, pid);
     uint64_t spans = 0, dropped = 0;
     if (o) {
-        struct json_ctx c = { o, out, atomic_load_explicit(&((struct weft__obs *)o)->profile_t0, memory_order_relaxed) };
+        struct json_ctx c = { o, out, atomic_load_explicit(&((struct weft__obs *)o)->profile_t0, memory_order_relaxed),
+                              pid };
         weft__spans_for_each(o, put_span, &c);
         (void)weft_profiler_count(ex, &spans, &dropped);
     }
     fprintf(out, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"weft\",\"workers\":%u,"
-                 "\"task_spans\":%" PRIu64 ",\"dropped_spans\":%" PRIu64 "}}\n",
-            ex->nworkers, spans, dropped);
+                 "\"executor\":%u,\"task_spans\":%" PRIu64 ",\"dropped_spans\":%" PRIu64 "}}\n",
+            ex->nworkers, o ? o->seq : 0, spans, dropped);
     return weft__obs_finish_write(out);
 }
 

@@ -12,6 +12,7 @@
 #include "pipeline/pipeline.h"
 #include "core/future.h"
 #include "graph/graph.h"
+#include "observe/hooks.h" /* metrics and profiler: each stage call is a span */
 
 /* ---- the pipeflow handle ------------------------------------------------------ */
 
@@ -55,7 +56,7 @@ static void record_failure(weft_pipeline *p, weft__line *ln, int rc) {
     ln->skip = true;
 }
 
-static int call_stage(weft_pipeline *p, weft__line *ln, weft_pipeflow *pf) {
+static int stage_fn(weft_pipeline *p, weft__line *ln, weft_pipeflow *pf) {
     uint32_t s = pf->stage;
     const weft__stage *st = &p->stages[s];
     switch (st->call) {
@@ -71,14 +72,22 @@ static int call_stage(weft_pipeline *p, weft__line *ln, weft_pipeflow *pf) {
     }
 }
 
+/* A stage call on worker w: observed (observe/) as work of its own. */
+static int call_stage(weft__worker *w, weft_pipeline *p, weft__line *ln, weft_pipeflow *pf) {
+    struct weft__obs *o = weft__hook_work_begin(w, WEFT__WORK_STAGE, p, pf->stage, (uint32_t)pf->token);
+    int rc = stage_fn(p, ln, pf);
+    weft__hook_work_end(w, o, p, rc);
+    return rc;
+}
+
 /* Runs the first stage for token t (p->next_token) on `line`.  False if it
  * stopped. */
-static bool make_token(weft_pipeline *p, uint64_t t, uint32_t line) {
+static bool make_token(weft__worker *w, weft_pipeline *p, uint64_t t, uint32_t line) {
     weft__line *ln = &p->lines[line];
     weft_pipeflow pf = {p, t, line, 0, false};
     ln->token = t;
     ln->skip = false;
-    int rc = call_stage(p, ln, &pf);
+    int rc = call_stage(w, p, ln, &pf);
     if (rc != 0) record_failure(p, ln, rc); /* a stop with an error still fails */
     if (pf.stop) return false;
     atomic_store_explicit(&p->next_token, t + 1, memory_order_relaxed);
@@ -87,11 +96,11 @@ static bool make_token(weft_pipeline *p, uint64_t t, uint32_t line) {
 
 /* Runs stage `stage` (> 0) for the token on `line`, unless an earlier stage of
  * that token failed. */
-static void later_call(weft_pipeline *p, uint32_t line, uint32_t stage) {
+static void later_call(weft__worker *w, weft_pipeline *p, uint32_t line, uint32_t stage) {
     weft__line *ln = &p->lines[line];
     if (ln->skip) return;
     weft_pipeflow pf = {p, ln->token, line, stage, false};
-    int rc = call_stage(p, ln, &pf);
+    int rc = call_stage(w, p, ln, &pf);
     if (rc != 0) record_failure(p, ln, rc);
 }
 
@@ -126,7 +135,7 @@ static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
         if (must_stop(p)) {
             p->ended = true;
         } else if (t < p->epoch_end) {
-            if (make_token(p, t, s->line)) {
+            if (make_token(w, p, t, s->line)) {
                 weft__slot *same = p->nstages > 1 ? s + 1 : NULL;
                 weft__slot *a = same && count_down(same) ? same : NULL;
                 weft__slot *gen = next_line(p, s);
@@ -144,7 +153,7 @@ static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
 static weft__job *later_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) {
     rearm(s);
     uint32_t st = s->stage;
-    later_call(p, s->line, st);
+    later_call(w, p, s->line, st);
     weft__slot *b = NULL;
     if (!p->stages[st].parallel) {
         weft__slot *c = next_line(p, s);
@@ -203,12 +212,12 @@ static void spread_phase(weft__worker *w, weft_pipeline *p, uint64_t end) {
  * every stage itself, one token at a time.  The same calls in the same order as
  * a spread phase would allow (serial stages in token order, one token per line),
  * with none of the hand-offs. */
-static void inline_phase(weft_pipeline *p, uint64_t end) {
+static void inline_phase(weft__worker *w, weft_pipeline *p, uint64_t end) {
     uint64_t t = atomic_load_explicit(&p->next_token, memory_order_relaxed);
     uint32_t line = (uint32_t)(t % p->nlines);
     for (; t < end; t++) {
-        if (must_stop(p) || !make_token(p, t, line)) break;
-        for (uint32_t s = 1; s < p->nstages; s++) later_call(p, line, s);
+        if (must_stop(p) || !make_token(w, p, t, line)) break;
+        for (uint32_t s = 1; s < p->nstages; s++) later_call(w, p, line, s);
         line = line + 1 == p->nlines ? 0 : line + 1;
     }
     p->ended = t < end;
@@ -282,7 +291,7 @@ static int drive(weft_ctx *cx, void *arg) {
     if (how != WEFT_PIPELINE_AUTO) { /* one phase, nothing to measure */
         uint64_t t0 = atomic_load_explicit(&p->next_token, memory_order_relaxed);
         if (how == WEFT_PIPELINE_SPREAD) spread_phase(cx->worker, p, UINT64_MAX);
-        else inline_phase(p, UINT64_MAX);
+        else inline_phase(cx->worker, p, UINT64_MAX);
         if (how == WEFT_PIPELINE_INLINE) inline_made = atomic_load_explicit(&p->next_token, memory_order_relaxed) - t0;
     }
     while (!p->ended) {
@@ -291,7 +300,7 @@ static int drive(weft_ctx *cx, void *arg) {
         uint64_t end = t0 + phase_tokens(p, k);
         uint64_t c0 = weft__ticks();
         if (k == PHASE_SPREAD) spread_phase(cx->worker, p, end);
-        else inline_phase(p, end);
+        else inline_phase(cx->worker, p, end);
         uint64_t made = atomic_load_explicit(&p->next_token, memory_order_relaxed) - t0;
         phase_measured(p, k, weft__ticks() - c0, made);
         if (k == PHASE_INLINE) {

@@ -87,6 +87,9 @@ static inline uint64_t weft__ticks(void) {
 #endif
 }
 double weft__ns_per_tick(void);
+/* The calling process's id (getpid), for the profiler's traces (ticks.c).
+ * Any thread. */
+unsigned weft__process_id(void);
 /* write(2) of the whole buffer, retrying on EINTR and short writes.  0 or
  * WEFT_ESYS.  Async-signal-safe. */
 int weft__write_fd(int fd, const void *buf, size_t len);

@@ -1,4 +1,5 @@
-/* Timestamp counter for the profiler and raw fd writes for the state dump. */
+/* Timestamp counter and process id for the profiler, raw fd writes for the
+ * state dump. */
 #include "platform/platform.h"
 #include "weft/common.h"
 
@@ -31,6 +32,8 @@ double weft__ns_per_tick(void) {
     }
     return v.d;
 }
+
+unsigned weft__process_id(void) { return (unsigned)getpid(); }
 
 int weft__write_fd(int fd, const void *buf, size_t len) {
     const char *p = buf;
