@@ -13,6 +13,11 @@ itself requires.  For every (benchmark, thread count) it prints:
     time in the same round.  The two runs of a round are a few seconds apart,
     so drift of the machine over minutes cancels out of the ratio.
 
+With --baseline-bin PATH, weft from another build (an earlier commit) joins
+as the peer "base", so weft/base is a paired A/B of two versions of weft:
+    bench/tools/rounds.py --rounds 7 --baseline-bin /tmp/old/b/bench/weft-bench \\
+        -- --bench fib --threads 1,2 --impl weft --reps 9
+
 Example:
     bench/tools/rounds.py --rounds 7 -- --bench for_each,transform --threads 2 \\
         --impl weft,tbb,omp --reps 15
@@ -47,6 +52,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--bench-bin", default=default_bin)
+    p.add_argument("--baseline-bin", help="another weft-bench whose weft runs as the peer 'base'")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="-- then weft-bench options, with --impl")
     a = p.parse_args()
     args = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
@@ -58,11 +64,18 @@ def main():
     if "weft" not in impls:
         sys.exit("rounds.py: --impl must include weft (ratios are weft over each peer)")
     impls = ["weft"] + [x for x in impls if x != "weft"]
+    if a.baseline_bin:
+        impls.append("base")
+
+    def run_impl(impl):
+        if impl == "base":
+            return run(a.baseline_bin, args, "weft")
+        return run(a.bench_bin, args, impl)
 
     times = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> impl -> [ms]
     ratios = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> peer -> [x]
     for r in range(a.rounds):
-        got = {impl: run(a.bench_bin, args, impl) for impl in impls}
+        got = {impl: run_impl(impl) for impl in impls}
         for case, ms in got["weft"].items():
             times[case]["weft"].append(ms)
             for peer in impls[1:]:

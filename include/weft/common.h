@@ -55,7 +55,8 @@ WEFT_EXTERN_C_BEGIN
     X(WEFT_ESHUTDOWN, -9,  "executor is shutting down")                                 \
     X(WEFT_ESYS,      -10, "operating system call failed")                              \
     X(WEFT_EDEADLK,   -11, "waiting here would deadlock")                               \
-    X(WEFT_ENOENT,    -12, "no such object")
+    X(WEFT_ENOENT,    -12, "no such object")                                            \
+    X(WEFT_EFORKED,   -13, "executor was created before fork(); unusable in the child")
 
 typedef enum weft_status {
 #define WEFT__ENUM(name, value, text) name = value,

@@ -18,6 +18,17 @@ typedef struct weft_future weft_future;
  * their per-task state here, which is why every task function takes one. */
 typedef struct weft_ctx weft_ctx;
 
+/* A sentence about the most recent failure on the calling thread, set by a weft
+ * call that failed with a detail worth saying (which tasks form a cycle, which
+ * pipeline stage or parameter is wrong, why a factory failed), e.g. "cycle:
+ * task 'c' leads back to task 'a'".  Whether a call failed is told by its
+ * return, never by this.  Like errno and dlerror, a successful call does not
+ * clear it: read it right after the failing call, on the same thread.  "" if no
+ * call has set one on this thread.  Never NULL; the text stays valid until the
+ * next failure on this thread.  Any thread; wait-free.  How weft reports errors
+ * in general: docs/errors.md. */
+WEFT_API const char *weft_last_error_message(void);
+
 /* ---------------------------------------------------------------------------------
  * Executor
  * ------------------------------------------------------------------------------ */
@@ -40,17 +51,27 @@ typedef enum weft_affinity {
     WEFT_AFFINITY_CPUS,
 } weft_affinity;
 
+/* The most steal or yield rounds an executor's idle search may make
+ * (weft_executor_config.steal_rounds, .yield_rounds). */
+#define WEFT_SEARCH_ROUNDS_MAX 65536u
+
 /* Executor settings.  Zero in any field means "the default", so
  *     weft_executor_create(&(weft_executor_config){ .workers = 4 }, &err)
  * sets only the worker count.  Fields are only ever appended. */
 typedef struct weft_executor_config {
-    /* Worker threads.  0: the WEFT_WORKERS environment variable if set, else the
-     * number of CPUs this process may run on (its affinity mask). */
+    /* Worker threads, at most 4096.  0: the WEFT_WORKERS environment variable
+     * if it is a number from 1 to 4096, else the number of CPUs this process may
+     * use: its affinity mask, capped by a cgroup v2 CPU quota (cpu.max, rounded
+     * up).  WEFT_WORKERS=0 means that default too; any other bad value (empty,
+     * not a number, above 4096) is logged once at warn level and the default
+     * is used (docs/errors.md, "Environment variables"). */
     unsigned workers;
     /* Rounds of stealing (each tries every other worker once, in random order)
-     * an idle worker makes before it starts yielding.  Default 16. */
+     * an idle worker makes before it starts yielding.  Default 16; at most
+     * WEFT_SEARCH_ROUNDS_MAX.  No call ever waits for a search to end. */
     unsigned steal_rounds;
-    /* sched_yield() calls between the steal rounds and parking.  Default 8. */
+    /* sched_yield() calls between the steal rounds and parking.  Default 8; at
+     * most WEFT_SEARCH_ROUNDS_MAX. */
     unsigned yield_rounds;
     /* Initial slots of each worker's deque (rounded up to a power of two); it
      * grows as needed.  Default 1024. */
@@ -70,23 +91,33 @@ typedef struct weft_executor_config {
     bool profile;
     size_t profile_max_spans;
     /* Binding of workers to CPUs (see weft_affinity).  Default: none, unless the
-     * WEFT_AFFINITY environment variable says otherwise. */
+     * WEFT_AFFINITY environment variable says otherwise ("none" or "cpus", any
+     * case; another value is logged once at warn level and means "none"). */
     weft_affinity affinity;
     /* Profiler timing (weft/observe.h, "Timing").  false (default): short tasks
      * run back to back are timed in batches of up to 8 sharing one clock read,
      * and their spans carry estimated times; true: every task reads the clock
-     * (exact spans, ~10 ns more per short task).  WEFT_PROFILE_EXACT=1 in the
-     * environment, or an observer, makes it true. */
+     * (exact spans, ~10 ns more per short task).  WEFT_PROFILE_EXACT=1 (or
+     * true/yes/on) in the environment, or an observer, makes it true;
+     * 0/false/no/off leave it false. */
     bool profile_exact;
 } weft_executor_config;
 
 /* Creates an executor and starts its workers.  `config` may be NULL (all
  * defaults).  Returns NULL on failure with the reason in *err (if err is not NULL):
- * WEFT_EINVAL (WEFT_WORKERS is set but not a number from 1 to 4096,
- * config->workers > 4096, config->affinity is not a weft_affinity, or
- * WEFT_AFFINITY is set to something other than "none" or "cpus", or the system
- * refused config->stack_size for a worker thread), WEFT_ENOMEM, WEFT_ESYS (a
- * thread could not be started).  Any thread. */
+ * WEFT_EINVAL (config->workers > 4096, config->affinity is not a weft_affinity,
+ * steal_rounds or yield_rounds > WEFT_SEARCH_ROUNDS_MAX, or the system refused
+ * config->stack_size for a worker thread), WEFT_ENOMEM, WEFT_ESYS (a thread
+ * could not be started).  Environment variables never make it fail: a bad one
+ * is logged once (warn) and its default used.  Any thread.
+ *
+ * fork(): an executor belongs to the process that created it.  In a child
+ * process made by fork() it has no workers; every call that would run or wait
+ * on it there returns WEFT_EFORKED at once (weft_run, weft_async, weft_run_root,
+ * weft_future_wait on one of its unfinished runs, weft_executor_wait_all), the
+ * parallel algorithms run on the calling thread alone, and
+ * weft_executor_destroy leaves it alone with a warning.  A child may create and use executors of its
+ * own; exec() is the usual way on. */
 WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_config *config,
                                                             weft_status *err);
 
@@ -95,8 +126,12 @@ WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_
  * are run to completion, not dropped (cancel their futures first to make that
  * quick).  Futures obtained from this executor stay valid and must still be
  * destroyed.  Must not be called from one of this executor's own workers (it
- * would wait for itself): that call returns without doing anything.  NULL is a
- * no-op.  No other thread may use ex during or after the call. */
+ * would wait for itself): that call logs a warning (WEFT_LOG=warn, the
+ * default level) and returns without doing anything; destroy an executor from
+ * the thread that created it, or from a thread that is not one of its workers
+ * (a task may hand the executor to such a thread, e.g. by completing a
+ * future that thread waits on).  NULL is a no-op.  No other thread may use ex
+ * during or after the call. */
 WEFT_API void weft_executor_destroy(weft_executor *ex);
 
 /* Number of worker threads.  0 for NULL.  Any thread. */

@@ -67,7 +67,8 @@ typedef struct weft__fj {
     weft__fj_frame *split;
     weft__fj_frame *end;
     weft__fj_frame *base;
-    uint32_t allstolen;    /* every frame below head has been stolen */
+    uint16_t allstolen;    /* every frame below head has been stolen */
+    uint16_t generous;     /* publishing every new frame until the next sync (frames.c) */
     uint32_t ovf;          /* spawns run at once because the stack was full */
     int *ovf_status;       /* their statuses, ovf_cap entries */
     uint32_t ovf_cap;
@@ -125,7 +126,10 @@ static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) 
 static inline int weft_sync(weft_ctx *ctx) {
     if (WEFT__UNLIKELY(!ctx)) return WEFT_EINVAL;
     weft__fj *fj = weft__fj_of(ctx);
-    if (WEFT__LIKELY(fj->head > fj->split)) {
+    /* limit == 0 with a private frame: a thief asked for work, and the frames
+     * spawned before it asked (a flat spawn loop, or spawns followed by long
+     * work) are shared before this one is popped. */
+    if (WEFT__LIKELY(fj->head > fj->split && __atomic_load_n(&fj->limit, __ATOMIC_RELAXED) != 0)) {
         weft__fj_frame *f = --fj->head;
         return f->fn(ctx, f->arg);
     }

@@ -94,6 +94,7 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
     if (out) *out = NULL;
     if (!ex || !fn || !deps_valid(ex, deps, ndeps)) return WEFT_EINVAL;
     weft__worker *w = weft__current_worker(ex);
+    if (!w && weft__forked(ex)) return WEFT_EFORKED; /* no workers in this process */
     weft__async *a = weft__async_new(ex, w, fn, arg, out != NULL);
     if (!a) return WEFT_ENOMEM;
     if (ndeps) {

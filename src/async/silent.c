@@ -114,6 +114,7 @@ static silent *take(weft__worker *w) {
 weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
     if (!ex || !fn) return WEFT_EINVAL;
     weft__worker *w = weft__current_worker(ex);
+    if (!w && weft__forked(ex)) return WEFT_EFORKED; /* no workers in this process */
     silent *s = take(w);
     if (!s) return WEFT_ENOMEM;
     *s = (silent){{silent_run, NULL}, fn, arg, ex, w};

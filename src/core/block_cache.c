@@ -12,6 +12,7 @@
  * the state they were cached in (the graph caches chunks with their cold halves
  * zeroed).  Any thread; a spin lock guards it, held for a few instructions. */
 #include "core/alloc.h"
+#include "core/env.h"
 #include "platform/platform.h"
 
 #include <stdatomic.h>
@@ -35,9 +36,9 @@ static void lock(void) {
 static void unlock(void) { atomic_flag_clear_explicit(&cache.lock, memory_order_release); }
 
 static void configure(void) { /* under the lock */
-    const char *env = weft__getenv("WEFT_BLOCK_CACHE_MB");
-    long mb = env ? strtol(env, NULL, 10) : 256;
-    cache.limit = mb > 0 ? (size_t)mb << 20 : 0;
+    uint64_t mb = 256; /* WEFT_BLOCK_CACHE_MB=0 turns the cache off */
+    if (!weft__env_uint("WEFT_BLOCK_CACHE_MB", (uint64_t)1 << 20, &mb, "256")) mb = 256;
+    cache.limit = (size_t)mb << 20;
     cache.configured = true;
 }
 

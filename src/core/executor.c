@@ -1,6 +1,7 @@
 /* Executor lifetime and the public executor / context API. */
 #include "core/executor.h"
 #include "core/alloc.h"
+#include "core/env.h"
 #include "core/future.h"
 #include "observe/hooks.h" /* weft__obs_create / weft__obs_destroy */
 #include "observe/log.h"
@@ -15,23 +16,23 @@
 _Static_assert(offsetof(struct weft_ctx, worker) == 0, "ctx->worker must come first");
 _Static_assert(offsetof(struct weft__worker, fj) == 0, "worker->fj must come first");
 
-static int workers_from_env(unsigned *out) {
-    const char *s = weft__getenv("WEFT_WORKERS");
-    if (!s || !*s) return 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || v < 1 || v > MAX_WORKERS) return WEFT_EINVAL;
-    *out = (unsigned)v;
-    return 0;
+/* Environment variables follow core/env.h: 0 or unset is the default, a bad
+ * value is warned about once and replaced by the default. */
+static unsigned workers_from_env(void) {
+    uint64_t v;
+    if (!weft__env_uint("WEFT_WORKERS", MAX_WORKERS, &v, "the CPU count")) return 0;
+    return (unsigned)v; /* 0: the CPU count */
 }
 
-static int affinity_from_env(weft_affinity *out) {
-    const char *s = weft__getenv("WEFT_AFFINITY");
-    if (!s || !*s || strcmp(s, "none") == 0) *out = WEFT_AFFINITY_NONE;
-    else if (strcmp(s, "cpus") == 0) *out = WEFT_AFFINITY_CPUS;
-    else return WEFT_EINVAL;
-    return 0;
+static weft_affinity affinity_from_env(void) {
+    static const char *const words[] = {"none", "cpus", NULL};
+    return weft__env_choice("WEFT_AFFINITY", words, "\"none\"") == 1 ? WEFT_AFFINITY_CPUS : WEFT_AFFINITY_NONE;
 }
+
+/* In a child process after fork(): this thread is no worker of any executor
+ * (the forking thread may have been one), and every executor created before
+ * is unusable (weft__forked). */
+static void after_fork_in_child(void) { weft__forget_worker(); }
 
 static void set_err(weft_status *err, int st) {
     if (err) *err = (weft_status)st;
@@ -60,23 +61,21 @@ static void teardown(weft_executor *ex, unsigned started) {
 
 weft_executor *weft_executor_create(const weft_executor_config *config, weft_status *err) {
     weft_executor_config c = config ? *config : (weft_executor_config){0};
-    if (c.workers > MAX_WORKERS) return set_err(err, WEFT_EINVAL), NULL;
-    if (c.workers == 0) {
-        int st = workers_from_env(&c.workers);
-        if (st) return set_err(err, st), NULL;
-        if (c.workers == 0) c.workers = weft__cpu_count();
-    }
-    if ((unsigned)c.affinity > WEFT_AFFINITY_CPUS) return set_err(err, WEFT_EINVAL), NULL;
-    if (c.affinity == WEFT_AFFINITY_DEFAULT) {
-        int st = affinity_from_env(&c.affinity);
-        if (st) return set_err(err, st), NULL;
-    }
+    if (c.workers > MAX_WORKERS || (unsigned)c.affinity > WEFT_AFFINITY_CPUS ||
+        c.steal_rounds > WEFT_SEARCH_ROUNDS_MAX || c.yield_rounds > WEFT_SEARCH_ROUNDS_MAX)
+        return set_err(err, WEFT_EINVAL), NULL;
+    weft__process_init(after_fork_in_child);
+    weft__log_init_from_env(); /* observe/: WEFT_LOG first, so the warnings below follow it */
+    if (c.workers == 0) c.workers = workers_from_env();
+    if (c.workers == 0) c.workers = weft__cpu_count();
+    if (c.affinity == WEFT_AFFINITY_DEFAULT) c.affinity = affinity_from_env();
     weft_executor *ex = weft__calloc_aligned(sizeof *ex, WEFT__CACHE_LINE);
     if (!ex) return set_err(err, WEFT_ENOMEM), NULL;
     ex->nworkers = c.workers;
     ex->steal_rounds = c.steal_rounds ? c.steal_rounds : 16;
     ex->yield_rounds = c.yield_rounds ? c.yield_rounds : 8;
     ex->bound = c.affinity == WEFT_AFFINITY_CPUS;
+    ex->fork_generation = atomic_load_explicit(&weft__fork_generation, memory_order_relaxed);
     atomic_init(&ex->shutdown, 0);
     atomic_init(&ex->outside_begun, 0);
     atomic_init(&ex->outside_ended, 0);
@@ -123,7 +122,23 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
 }
 
 void weft_executor_destroy(weft_executor *ex) {
-    if (!ex || weft__current_worker(ex)) return;
+    if (!ex) return;
+    if (weft__current_worker(ex)) {
+        weft__log(WEFT_LOG_WARN,
+                  "weft_executor_destroy(%p) called from one of its own workers: it would wait for "
+                  "itself, so nothing was done; destroy it from the thread that created it",
+                  (void *)ex);
+        return;
+    }
+    if (weft__forked(ex)) {
+        /* Its workers do not exist in this process: nothing to join, and
+         * freeing would race nothing but save the parent's profile again. */
+        weft__log(WEFT_LOG_WARN,
+                  "weft_executor_destroy(%p): the executor was created before fork(); in the child "
+                  "it is left as it is (its memory goes with the process)",
+                  (void *)ex);
+        return;
+    }
     (void)weft_executor_wait_all(ex);
     teardown(ex, ex->nworkers);
 }
@@ -142,6 +157,7 @@ int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job) {
         weft__push_local(w, job);
         return WEFT_OK;
     }
+    if (weft__forked(ex)) return WEFT_EFORKED;
     int st = weft__injector_push(&ex->injector, job);
     if (st == 0) weft__sleep_notify(&ex->sleep);
     return st;
@@ -149,6 +165,7 @@ int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job) {
 
 unsigned weft__submit_spread(weft_executor *ex, weft__job *first, size_t stride, unsigned n) {
     unsigned pushed = 0;
+    if (weft__forked(ex)) return 0;
     for (; pushed < n; pushed++) {
         weft__job *job = (weft__job *)((char *)first + (size_t)pushed * stride);
         if (weft__injector_push(&ex->injector, job) != 0) break;

@@ -92,6 +92,7 @@ struct weft__worker {
 
 struct weft_executor {
     unsigned nworkers;
+    uint32_t fork_generation; /* weft__fork_generation when created (weft__forked) */
     unsigned steal_rounds;
     unsigned yield_rounds;
     bool bound; /* WEFT_AFFINITY_CPUS: each worker owns a CPU */
@@ -135,6 +136,15 @@ struct weft_ctx {
 
 /* The worker the calling thread is, if it belongs to ex; NULL otherwise. */
 weft__worker *weft__current_worker(const weft_executor *ex);
+/* The calling thread stops being a worker (a child process after fork()). */
+void weft__forget_worker(void);
+
+/* True in a child process when ex was created before the fork: it has no
+ * workers there, so anything that would wait for them fails with WEFT_EFORKED
+ * instead of hanging.  One relaxed load of a word written only at fork. */
+static inline bool weft__forked(const weft_executor *ex) {
+    return ex->fork_generation != atomic_load_explicit(&weft__fork_generation, memory_order_relaxed);
+}
 
 void weft__push_local(weft__worker *w, weft__job *j);
 
@@ -213,12 +223,12 @@ void weft__worker_wait_until(weft__worker *w, bool (*done)(void *), void *arg);
 
 /* Runs in flight, for weft_executor_wait_all and destroy (src/core/runs.c).  w
  * must be the calling thread's worker of ex (it alone writes that worker's
- * counters), or NULL on any other thread.  Every job descends from a counted
- * run, so when the last run ends its worker soon finds no work and calls
- * weft__runs_quiet_check, which wakes the waiters. */
+ * counters), or NULL on any other thread (a worker of another executor
+ * included).  Whoever ends a run checks at once for wait_all's waiters, so the
+ * last run's end wakes them whatever the workers do next. */
 void weft__runs_begin(weft_executor *ex, weft__worker *w);
 void weft__runs_end(weft_executor *ex, weft__worker *w);
-/* A worker found no work: wake wait_all's waiters if every run has ended. */
+/* Wakes wait_all's waiters if every run has ended. */
 void weft__runs_quiet_check(weft_executor *ex);
 /* Runs begun and not yet ended (0: every run seen begun has ended).  Any thread. */
 uint64_t weft__runs_in_flight(const weft_executor *ex);

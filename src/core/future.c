@@ -113,6 +113,8 @@ static weft_status wait_impl(weft_future *f, uint64_t deadline) {
         }
         return is_done(f) ? f->status : WEFT_ETIMEDOUT;
     }
+    /* An executor created before fork() has no workers in this child process. */
+    if (weft__forked(f->ex)) return WEFT_EFORKED;
     atomic_fetch_add_explicit(&f->waiters, 1, memory_order_seq_cst);
     while (atomic_load_explicit(&f->done, memory_order_seq_cst) == 0) {
         uint64_t left = UINT64_MAX;

@@ -15,13 +15,13 @@
  * begun run unended.  A run that a task starts (an async task submitted from a
  * task) begins before that task's own run ends, so it is seen too.
  *
- * Waking: nobody sees the sum reach zero, so whoever might have ended the last
- * run checks.  A thread that is not a worker checks right after its end.  A
- * worker checks when its search finds no work (worker.c): every job belongs to
- * some counted run, so after the last run ends every worker soon finds none.
- * The checker stores its end, fences, then reads quiet_waiters; a waiter
- * registers, fences, then reads the counters (store, fence, load on both
- * sides: one of them sees the other), so no wake-up is lost. */
+ * Waking: nobody sees the sum reach zero, so whoever ends a run checks at
+ * once, before doing anything else.  A worker stores its end, passes a light
+ * fence (a compiler barrier) and reads quiet_waiters, which is 0 unless
+ * someone waits; a waiter registers, passes the heavy fence (membarrier: every
+ * running thread of the process executes a full barrier) and reads the
+ * counters.  A thread that is not a worker uses a full fence on its side.  Store,
+ * fence, load on both sides: one of them sees the other), so no wake-up is lost. */
 #include "core/executor.h"
 #include "platform/platform.h"
 
@@ -35,8 +35,13 @@ void weft__runs_begin(weft_executor *ex, weft__worker *w) {
 }
 
 void weft__runs_end(weft_executor *ex, weft__worker *w) {
-    if (w) { /* its worker checks when it runs out of work */
+    if (w) {
         bump(&w->runs_ended);
+        /* Pairs with weft__fence_heavy in weft_executor_wait_all: either the
+         * waiter's counter read sees this end, or this load sees the waiter. */
+        weft__fence_light();
+        if (__builtin_expect(atomic_load_explicit(&ex->quiet_waiters, memory_order_relaxed) != 0, 0))
+            weft__runs_quiet_check(ex);
         return;
     }
     atomic_fetch_add_explicit(&ex->outside_ended, 1, memory_order_release);
@@ -68,8 +73,11 @@ void weft__runs_quiet_check(weft_executor *ex) {
 weft_status weft_executor_wait_all(weft_executor *ex) {
     if (!ex) return WEFT_EINVAL;
     if (weft__current_worker(ex)) return WEFT_EDEADLK;
+    if (weft__forked(ex)) return WEFT_EFORKED;
     atomic_fetch_add_explicit(&ex->quiet_waiters, 1, memory_order_seq_cst);
-    atomic_thread_fence(memory_order_seq_cst); /* registered, then the counters */
+    /* Registered, then the counters: pairs with the light fence of a worker's
+     * weft__runs_end and with the full fence of weft__runs_quiet_check. */
+    weft__fence_heavy();
     for (;;) {
         /* The epoch before the check: a bump after it fails the futex wait. */
         uint32_t e = atomic_load_explicit(&ex->quiet_epoch, memory_order_acquire);

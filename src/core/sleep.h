@@ -36,6 +36,14 @@ typedef struct weft__sleep {
 /* `searching` starts at the worker count: every worker starts out searching. */
 void weft__sleep_init(weft__sleep *s, unsigned workers);
 
+/* True when some worker is searching or asleep: it would take work if it were
+ * offered (fork-join frames keep asking for a share while so, src/fj).  A
+ * relaxed read: a hint, never part of the wake-up protocol.  Any thread. */
+static inline bool weft__sleep_hungry(weft__sleep *s) {
+    uint64_t v = atomic_load_explicit(&s->state, memory_order_relaxed);
+    return WEFT__SLEEP_SEARCHING(v) + WEFT__SLEEP_IDLE(v) > 0;
+}
+
 /* A worker with nothing in its own deque starts searching. */
 static inline void weft__sleep_start_search(weft__sleep *s) {
     atomic_fetch_add_explicit(&s->state, WEFT__SLEEP_SEARCH_ONE, memory_order_seq_cst);

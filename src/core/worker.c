@@ -14,6 +14,8 @@ weft__worker *weft__current_worker(const weft_executor *ex) {
     return (w && w->ex == ex) ? w : NULL;
 }
 
+void weft__forget_worker(void) { tls_worker = NULL; }
+
 static inline uint64_t next_rand(weft__worker *w) {
     uint64_t x = w->rng;
     x ^= x << 13;
@@ -149,7 +151,6 @@ void *weft__worker_main(void *arg) {
     for (;;) {
         weft__job *j = search(w);
         if (!j) {
-            weft__runs_quiet_check(ex); /* the last run may have ended here */
             uint32_t key = weft__sleep_prepare(&ex->sleep);
             j = final_look(w);
             if (!j) {

@@ -9,14 +9,24 @@
 
 #define OVF_FIRST_CAP 64u
 
-static bool alloc_stack(weft__fj *fj) {
+/* The `limit` a worker goes back to when it has shared what it should: 0 (a
+ * standing request: the next spawn shares, the next sync with private frames
+ * too) while some other worker is idle or searching, else `end`.  A thief that
+ * asked and then went to sleep leaves its request standing this way: clearing
+ * it would keep later spawns private, and a sleeping thief cannot ask again. */
+static uintptr_t rest_limit(weft__worker *w) {
+    return weft__sleep_hungry(&w->ex->sleep) ? (uintptr_t)0 : (uintptr_t)w->fj.end;
+}
+
+static bool alloc_stack(weft__worker *w) {
+    weft__fj *fj = &w->fj;
     /* Zeroed: every frame's state starts at 0 (spawn does not write it).  A
      * fresh calloc maps zero pages without touching them. */
     weft__fj_frame *b = weft__calloc(WEFT__FJ_FRAMES * sizeof *b);
     if (!b) return false;
     fj->base = fj->head = fj->split = b;
     fj->end = b + WEFT__FJ_FRAMES;
-    __atomic_store_n(&fj->limit, (uintptr_t)fj->end, __ATOMIC_RELAXED);
+    __atomic_store_n(&fj->limit, rest_limit(w), __ATOMIC_RELAXED);
     /* Thieves read `frames` only after an acquire load of a `ts` that shows a
      * public frame, and every such ts is released after this store. */
     fj->frames = b;
@@ -48,7 +58,7 @@ static bool ovf_reserve(weft__fj *fj, uint32_t k) {
  * that the inline sync takes the slow path, which pops them first (LIFO). */
 static weft_status spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
     weft__fj *fj = weft__fj_of(ctx);
-    if (!fj->base && fj->ovf == 0 && alloc_stack(fj)) return weft_spawn(ctx, fn, arg);
+    if (!fj->base && fj->ovf == 0 && alloc_stack(ctx->worker)) return weft_spawn(ctx, fn, arg);
     uint32_t k = fj->ovf++;
     if (k == 0) {
         fj->ovf_split = fj->split;
@@ -85,7 +95,7 @@ weft__fj_frame *weft__fj_top(weft_ctx *ctx) {
     /* Allocate now: a typed task keeps the top in a register, so the stack must
      * not appear under it later.  Without memory head stays NULL == end, and
      * every typed spawn takes the slow path (run at once). */
-    if (!fj->base && fj->ovf == 0) (void)alloc_stack(fj);
+    if (!fj->base && fj->ovf == 0) (void)alloc_stack(ctx->worker);
     return fj->head;
 }
 
@@ -113,12 +123,28 @@ static int ovf_pop(weft__fj *fj) {
     return r;
 }
 
-/* A thief asked for work, or every older frame was stolen: make frames public. */
+/* Publishes the n oldest private frames: the RMW releases their contents to
+ * thieves that acquire-load ts; tail (high half) is left to the thieves' CAS. */
+static void publish(weft__worker *w, uint32_t n) {
+    weft__fj *fj = &w->fj;
+    fj->split += n;
+    __atomic_fetch_add(&fj->ts, (uint64_t)n, __ATOMIC_SEQ_CST);
+    weft__sleep_notify_local(&w->ex->sleep);
+}
+
+/* At a spawn: a thief asked for work, or every older frame was stolen: make
+ * frames public.  Then the worker turns generous: `limit` stays 0, so every
+ * further spawn comes here and publishes its frame at once, until the next
+ * sync (weft__fj_sync_slow ends it).  A thief that asked once is likely to ask
+ * again, and a task that spawns a batch of children and then works a while
+ * before syncing would otherwise keep the later children private all that
+ * time.  The cost (one RMW per spawn) lasts until the task's first sync, so
+ * a recursion pays it for one descent per request at most. */
 static void share(weft_ctx *ctx) {
     weft__worker *w = ctx->worker;
     weft__fj *fj = &w->fj;
     uint32_t h = (uint32_t)(fj->head - fj->base);
-    __atomic_store_n(&fj->limit, (uintptr_t)fj->end, __ATOMIC_RELAXED);
+    fj->generous = 1;
     if (fj->allstolen) {
         /* Start afresh with the new frame public: tail may move down here, which
          * is safe because every frame at or above h - 1 was synced already.  A
@@ -127,16 +153,23 @@ static void share(weft_ctx *ctx) {
         fj->allstolen = 0;
         fj->split = fj->head;
         __atomic_store_n(&fj->ts, WEFT__FJ_TS(h - 1, h), __ATOMIC_SEQ_CST);
+        weft__sleep_notify_local(&w->ex->sleep);
     } else {
-        /* Publish half of the private frames (at least one).  The RMW releases
-         * their contents to thieves that acquire-load ts; tail (high half) is
-         * left to the thieves' CAS. */
+        /* Half of the private frames (at least one). */
         uint32_t s = (uint32_t)(fj->split - fj->base);
-        uint32_t n = (h - s + 1) / 2;
-        fj->split += n;
-        __atomic_fetch_add(&fj->ts, (uint64_t)n, __ATOMIC_SEQ_CST);
+        publish(w, (h - s + 1) / 2);
     }
-    weft__sleep_notify_local(&w->ex->sleep);
+}
+
+/* At a sync that found private frames while limit is 0: a thief asked, or
+ * this worker was generous (thieves were hungry).  Publishes the older half of
+ * the private frames; the newest, the one being synced, stays private.  Then
+ * clears the request unless a worker is still idle (rest_limit). */
+static void share_at_sync(weft_ctx *ctx) {
+    weft__fj *fj = weft__fj_of(ctx);
+    uint32_t n = (uint32_t)(fj->head - fj->split) / 2;
+    if (n) publish(ctx->worker, n);
+    __atomic_store_n(&fj->limit, rest_limit(ctx->worker), __ATOMIC_RELAXED);
 }
 
 /* The frame to sync is public (split == head).  Pull the split down to keep it
@@ -196,6 +229,15 @@ int weft__fj_sync_slow(weft_ctx *ctx) {
     if (fj->ovf) return ovf_pop(fj);
     if (fj->head == fj->base) return WEFT_EINVAL; /* nothing spawned */
     weft__fj_frame *f = fj->head - 1;
+    if (fj->generous) { /* the spawns are over: back to sharing on request */
+        fj->generous = 0;
+        if (!fj->allstolen) __atomic_store_n(&fj->limit, rest_limit(ctx->worker), __ATOMIC_RELAXED);
+    }
+    if (fj->head > fj->split) { /* a thief asked, or we were generous: see weft_sync */
+        share_at_sync(ctx);
+        fj->head = f;
+        return f->fn(ctx, f->arg);
+    }
     if (!fj->allstolen && shrink(fj)) {
         fj->head = f;
         return f->fn(ctx, f->arg);

@@ -3,6 +3,7 @@
 #define WEFT_PLATFORM_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,28 @@ int weft__eventfd_open(int *fd);
 void weft__eventfd_signal(int fd);
 void weft__fd_close(int fd);
 
+/* ---- process: asymmetric fence, fork (src/platform/process.c) ---- */
+/* Once per process, before any worker exists (executor creation calls it):
+ * sets up the asymmetric fence and a pthread_atfork child handler, which bumps
+ * weft__fork_generation and calls on_fork_child in the child.  Any thread. */
+void weft__process_init(void (*on_fork_child)(void));
+/* Bumped in a child process at each fork(); an executor remembers its value. */
+extern _Atomic uint32_t weft__fork_generation;
+/* The two halves of an asymmetric store-load fence (process.c says why).  The
+ * frequent side stores, calls weft__fence_light, then loads; the rare side
+ * stores, calls weft__fence_heavy, then loads: one of them sees the other's
+ * store.  Light is a compiler barrier when the heavy side can use membarrier,
+ * else a full fence; the choice is made in weft__process_init, before any
+ * thread that uses it starts. */
+extern _Atomic bool weft__asym_heavy_ok;
+static inline void weft__fence_light(void) {
+    if (atomic_load_explicit(&weft__asym_heavy_ok, memory_order_relaxed))
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+}
+void weft__fence_heavy(void);
+
 /* ---- memory ---- */
 #define WEFT__HUGE_PAGE ((size_t)2 << 20)
 /* Asks for transparent huge pages over the huge-page-aligned part of [p, p+len),
@@ -65,8 +88,15 @@ void weft__fd_close(int fd);
 void weft__mem_advise_huge(void *p, size_t len);
 
 /* ---- system information ---- */
-/* CPUs this process may run on (its affinity mask); at least 1. */
+/* CPUs this process may use: its affinity mask, capped by a cgroup v2 CPU quota
+ * (cpu.max of its cgroup or any parent, rounded up); at least 1. */
 unsigned weft__cpu_count(void);
+/* The same with the cgroup v2 mount point and the /proc/self/cgroup file given
+ * (tests use a fake tree); a NULL root ignores quotas. */
+unsigned weft__cpu_count_in(const char *cgroup_root, const char *self_cgroup);
+/* The CPUs a cgroup v2 quota allows the process whose cgroup file is
+ * `self_cgroup` ("0::/path" line), looking under `root`; 0 if no quota. */
+unsigned weft__cgroup_cpu_limit(const char *root, const char *self_cgroup);
 /* The OS number of the k-th CPU (from 0) of this process's affinity mask, k taken
  * modulo their count; -1 if the mask cannot be read. */
 int weft__cpu_nth(unsigned k);

@@ -2,11 +2,13 @@
 #include "platform/platform.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-unsigned weft__cpu_count(void) {
+static unsigned affinity_count(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {
         int n = CPU_COUNT(&set);
@@ -15,6 +17,63 @@ unsigned weft__cpu_count(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1u;
 }
+
+/* The CPUs one cgroup v2 cpu.max file allows ("max 100000": no limit, 0;
+ * "150000 100000": 1.5 CPUs, rounded up to 2, as Rust's available_parallelism
+ * does), or 0 when unreadable or unlimited. */
+static unsigned cpu_max_file(const char *path) {
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    char quota[32];
+    unsigned long long period = 0;
+    int got = fscanf(f, "%31s %llu", quota, &period);
+    fclose(f);
+    if (got != 2 || period == 0 || strcmp(quota, "max") == 0) return 0;
+    char *end;
+    unsigned long long q = strtoull(quota, &end, 10);
+    if (*end || q == 0) return 0;
+    unsigned long long n = (q + period - 1) / period;
+    return n > 4096 ? 4096u : (unsigned)n;
+}
+
+unsigned weft__cgroup_cpu_limit(const char *root, const char *self_cgroup) {
+    FILE *f = fopen(self_cgroup, "re");
+    if (!f) return 0;
+    char line[4096], rel[4096] = "";
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "0::", 3) != 0) continue; /* the v2 hierarchy's line */
+        snprintf(rel, sizeof rel, "%s", line + 3);
+        rel[strcspn(rel, "\n")] = 0;
+        break;
+    }
+    fclose(f);
+    if (!rel[0]) return 0; /* cgroup v1 only, or no cgroup file: no quota read */
+    /* Every level from the process's cgroup up to the root may set a quota;
+     * the tightest one holds. */
+    unsigned limit = 0;
+    for (;;) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s%s/cpu.max", root, strcmp(rel, "/") == 0 ? "" : rel);
+        unsigned n = cpu_max_file(path);
+        if (n && (!limit || n < limit)) limit = n;
+        char *slash = strrchr(rel, '/');
+        if (!slash || slash == rel) {
+            if (strcmp(rel, "/") == 0) break;
+            rel[1] = 0; /* then the root itself */
+            continue;
+        }
+        *slash = 0;
+    }
+    return limit;
+}
+
+unsigned weft__cpu_count_in(const char *cgroup_root, const char *self_cgroup) {
+    unsigned n = affinity_count();
+    unsigned q = cgroup_root ? weft__cgroup_cpu_limit(cgroup_root, self_cgroup) : 0;
+    return q && q < n ? q : n;
+}
+
+unsigned weft__cpu_count(void) { return weft__cpu_count_in("/sys/fs/cgroup", "/proc/self/cgroup"); }
 
 int weft__cpu_nth(unsigned k) {
     cpu_set_t set;
