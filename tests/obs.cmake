@@ -2,5 +2,5 @@
 # DOT with graphviz, HTML rendered by headless Chromium where installed), logging
 # and the state dump.
 weft_add_test_program(obs_tests
-  SOURCES obs_observer.c obs_profile.c obs_misc.c obs_batch.c
+  SOURCES obs_observer.c obs_profile.c obs_misc.c obs_batch.c obs_work.c obs_export.c
   TIMEOUT 120)

@@ -1,14 +1,6 @@
 /* The profiler and its exports: Chrome trace JSON, HTML report, profiled DOT. */
 #define _GNU_SOURCE
-#include <sys/wait.h>
-
 #include "obs_util.h"
-
-/* Runs `cmd` through the shell; returns its exit status. */
-static int shell(const char *cmd) {
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
 
 static void save_or_fail(weft_executor *ex, const char *path) {
     ASSERT_OK(weft_profiler_save(ex, path));
@@ -133,20 +125,6 @@ TEST(profiler_start_clears_spans_and_stop_keeps_them) {
     weft_executor_destroy(ex);
 }
 
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) TEST_FAIL_("cannot read %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    ASSERT_NOT_NULL(s);
-    ASSERT_EQ(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* Profiles a small named graph and writes the HTML report to `path`. */
 static void write_report(const char *path, size_t tasks) {
     weft_executor *ex = make_profiled(2, 0);
@@ -225,10 +203,7 @@ TEST(profiled_dot_annotates_times_and_parses_with_graphviz) {
     ASSERT_OK(weft_executor_wait_all(ex));
     char path[64], cmd[512];
     temp_path(path, sizeof path, ".dot");
-    FILE *f = fopen(path, "w");
-    ASSERT_NOT_NULL(f);
-    ASSERT_OK(weft_taskflow_dump_dot_profiled(tf, ex, f));
-    fclose(f);
+    write_profiled_dot(tf, ex, path);
     char *s = read_file(path);
     ASSERT_NOT_NULL(strstr(s, "digraph \"chains\""));
     ASSERT_NOT_NULL(strstr(s, "\"t0\" + \"\\n2 runs, "));

@@ -3,6 +3,7 @@
 #define WEFT_OBS_UTIL_H
 
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -47,6 +48,45 @@ static inline void temp_path(char *buf, size_t len, const char *suffix) {
     int fd = mkstemps(buf, (int)strlen(suffix));
     if (fd < 0) TEST_FAIL_("mkstemps failed");
     close(fd);
+}
+
+/* Runs `cmd` through the shell; returns its exit status. */
+static inline int shell(const char *cmd) {
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* A whole file as a malloc'ed string (the caller frees it). */
+static inline char *read_file(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) TEST_FAIL_("cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = malloc((size_t)n + 1);
+    ASSERT_NOT_NULL(s);
+    ASSERT_EQ(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Writes weft_taskflow_dump_dot_profiled's output to path. */
+static inline void write_profiled_dot(const weft_taskflow *tf, const weft_executor *ex, const char *path) {
+    FILE *f = fopen(path, "w");
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(weft_taskflow_dump_dot_profiled(tf, ex, f));
+    fclose(f);
+}
+
+/* weft_taskflow_dump_dot_profiled's text (malloc'ed; the caller frees it). */
+static inline char *profiled_dot_text(const weft_taskflow *tf, const weft_executor *ex) {
+    char path[64];
+    temp_path(path, sizeof path, ".dot");
+    write_profiled_dot(tf, ex, path);
+    char *s = read_file(path);
+    unlink(path);
+    return s;
 }
 
 #endif

@@ -1,7 +1,6 @@
 /* Observability state: lifetime, switching things on and off, and the hooks the
  * task path calls (only ever when something is on). */
 #include "observe/obs.h"
-#include "core/env.h"
 #include "observe/log.h"
 #include "core/alloc.h"
 #include "core/future.h"
@@ -67,7 +66,7 @@ static void save_env_profile(struct weft__obs *o) {
  * A program that exits with an executor it never destroyed would lose its
  * profile: every state with a save path is on a list that an atexit handler
  * walks.  The workers may still be running then, so the handler writes only an
- * executor with no run in flight (task spans are written during runs without
+ * executor with no run in flight (after a grace of 50 ms) (task spans are written during runs without
  * the readers' protocol); for one still busy it logs a warning instead.  A
  * spin lock (executor creation and destruction are rare) orders the list
  * against destroy, which takes its state off the list first. */
@@ -82,10 +81,16 @@ static void exit_lock_take(void) {
 
 static void exit_lock_drop(void) { atomic_flag_clear_explicit(&exit_lock, memory_order_release); }
 
+/* How long exit waits for an executor's runs in flight to end. */
+#define EXIT_GRACE_NS 50000000u
+
 static void save_at_exit(void) {
     exit_lock_take();
     for (struct weft__obs *o = exit_list; o; o = o->exit_next) {
-        uint64_t busy = weft__runs_in_flight(o->ex);
+        /* A run whose end the caller has seen (its future) may still be
+         * finishing on a worker: a short grace for it. */
+        uint64_t busy, deadline = weft__now_ns() + EXIT_GRACE_NS;
+        while ((busy = weft__runs_in_flight(o->ex)) != 0 && weft__now_ns() < deadline) weft__thread_yield();
         if (busy) {
             weft__log(WEFT_LOG_WARN, "exit with executor %u still running %llu run(s): its profile (%s) is not written; "
                       "wait for its runs or destroy it before exit", o->seq, (unsigned long long)busy, o->save_path);
@@ -130,7 +135,8 @@ int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     }
     /* Exact timing: every task's own clock reads.  An observer's callbacks
      * would fall inside a batch's time, so they make it exact too. */
-    o->exact = c->profile_exact || c->observer || weft__env_flag("WEFT_PROFILE_EXACT", false);
+    const char *exact = weft__getenv("WEFT_PROFILE_EXACT");
+    o->exact = c->profile_exact || c->observer || (exact && *exact && strcmp(exact, "0") != 0);
     if (o->exact) o->batch_max = 0;
     if (path && *path && !(o->save_path = weft__strdup(path))) return WEFT_ENOMEM;
     if (o->save_path) exit_list_add(o);

@@ -1,0 +1,293 @@
+/* Work that is not a taskflow task (issue 15, item 4): async tasks, fork-join
+ * roots and stolen frames, algorithm jobs and pipeline stage calls are counted
+ * in the metrics and recorded as spans of their kind, which the trace, the HTML
+ * report and the profiled DOT show.  Also the batching bound (item 5: a long
+ * task among short ones is measured, not shared out). */
+#define _GNU_SOURCE
+#include "obs_util.h"
+
+#include "observe/obs.h"
+
+/* Spans of each kind (task, or WEFT__SPAN_WORK + k) and their total ticks. */
+typedef struct tally {
+    uint64_t n[WEFT__SPAN_WORK + WEFT__WORK_KINDS];
+    uint64_t ticks[WEFT__SPAN_WORK + WEFT__WORK_KINDS];
+    uint64_t top_ticks; /* spans not nested in another */
+} tally;
+
+static bool count_span(const weft__span *s, unsigned w, void *arg) {
+    tally *t = arg;
+    (void)w;
+    if (!weft__span_is_run(s) || s->kind >= WEFT__SPAN_WORK + WEFT__WORK_KINDS) return true;
+    t->n[s->kind]++;
+    t->ticks[s->kind] += s->end - s->begin;
+    if (!s->nested) t->top_ticks += s->end - s->begin;
+    return true;
+}
+
+static tally tally_of(weft_executor *ex) {
+    tally t = { 0 };
+    ASSERT_NOT_NULL(ex->obs_state);
+    weft__spans_for_each(ex->obs_state, count_span, &t);
+    return t;
+}
+
+static double ms_of(weft_executor *ex, uint64_t ticks) { return weft__ticks_ns(ex->obs_state, ticks) / 1e6; }
+
+static void spin_ns(uint64_t ns) {
+    uint64_t t0 = now_ns();
+    while (now_ns() - t0 < ns) {
+    }
+}
+
+static int spin_10ms(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    spin_ns(10 * MS);
+    return 0;
+}
+
+/* The metrics say n tasks ran and were busy about `ms` (a spin of known length):
+ * at least 90% of it, and at most what the workers could be busy since the
+ * metrics started (a task that waits for others is busy while it waits). */
+static void check_metrics(weft_executor *ex, uint64_t n, double ms) {
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    if (m.total.tasks < n) TEST_FAIL_("metrics count %llu tasks, want %llu", (unsigned long long)m.total.tasks,
+                                      (unsigned long long)n);
+    double busy = (double)m.total.busy_ns / 1e6, cap = (double)m.wall_ns / 1e6 * m.workers;
+    if (busy < 0.9 * ms || busy > cap) TEST_FAIL_("busy %.1f ms for %.1f ms of work (at most %.1f)", busy, ms, cap);
+    ASSERT_TRUE(m.total.utilisation > 0.0);
+}
+
+TEST(silent_async_work_is_counted_and_traced) {
+    weft_executor *ex = make_profiled(2, 0);
+    for (int i = 0; i < 10; i++) ASSERT_OK(weft_silent_async(ex, spin_10ms, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    check_metrics(ex, 10, 100);
+    tally t = tally_of(ex);
+    ASSERT_EQ(t.n[WEFT__SPAN_WORK + WEFT__WORK_SILENT], 10);
+    ASSERT_GE(ms_of(ex, t.ticks[WEFT__SPAN_WORK + WEFT__WORK_SILENT]), 90.0);
+    weft_executor_destroy(ex);
+}
+
+TEST(async_and_dependent_async_tasks_are_counted_and_traced) {
+    weft_executor *ex = make_profiled(2, 0);
+    weft_future *a = NULL, *b = NULL;
+    ASSERT_OK(weft_async(ex, spin_10ms, NULL, &a));
+    ASSERT_OK(weft_dependent_async(ex, spin_10ms, NULL, &a, 1, &b));
+    ASSERT_OK(weft_future_wait(b));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_future_destroy(a);
+    weft_future_destroy(b);
+    check_metrics(ex, 2, 20);
+    tally t = tally_of(ex);
+    ASSERT_EQ(t.n[WEFT__SPAN_WORK + WEFT__WORK_ASYNC], 2);
+    ASSERT_GE(ms_of(ex, t.ticks[WEFT__SPAN_WORK + WEFT__WORK_ASYNC]), 18.0);
+    weft_executor_destroy(ex);
+}
+
+/* A root that spawns 8 children of 5 ms and syncs: with 2 workers the other
+ * worker steals some (the root's worker may take them all back while syncing,
+ * so the test only needs one steal, and retries a few times for it). */
+static int child_5ms(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    spin_ns(5 * MS);
+    return 0;
+}
+
+static int spawn_8(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    for (int i = 0; i < 8; i++)
+        if (weft_spawn(ctx, child_5ms, NULL) != WEFT_OK) return -1;
+    return weft_sync(ctx);
+}
+
+TEST(fork_join_roots_and_stolen_frames_are_counted_and_traced) {
+    weft_executor *ex = make_profiled(2, 0);
+    tally t = { 0 };
+    for (int k = 0; k < 5 && t.n[WEFT__SPAN_WORK + WEFT__WORK_STOLEN] == 0; k++) {
+        ASSERT_OK(weft_profiler_start(ex));
+        ASSERT_OK(weft_run_root(ex, spawn_8, NULL));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        t = tally_of(ex);
+    }
+    ASSERT_EQ(t.n[WEFT__SPAN_WORK + WEFT__WORK_ROOT], 1);
+    ASSERT_GE(t.n[WEFT__SPAN_WORK + WEFT__WORK_STOLEN], 1);
+    /* The 40 ms of children, whoever ran them, inside the root's span or a
+     * stolen frame's on the other worker: counted once. */
+    double top = ms_of(ex, t.top_ticks);
+    if (top < 36) TEST_FAIL_("%.1f ms of spans for 40 ms of work", top);
+    check_metrics(ex, 2, 40);
+    weft_executor_destroy(ex);
+}
+
+static void spin_index(size_t i, void *arg) {
+    (void)i, (void)arg;
+    spin_ns(MS);
+}
+
+/* Called from a root so that every job runs on a worker (from another thread
+ * the caller runs one itself, which is not the executor's work). */
+static int parallel_loop(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    return weft_parallel_for(weft_ctx_executor(ctx), 0, 40, 1, spin_index, NULL, NULL);
+}
+
+TEST(algorithm_jobs_run_by_workers_are_counted_and_traced) {
+    weft_executor *ex = make_profiled(2, 0);
+    ASSERT_OK(weft_run_root(ex, parallel_loop, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    tally t = tally_of(ex);
+    ASSERT_GE(t.n[WEFT__SPAN_WORK + WEFT__WORK_CHUNK], 2);
+    ASSERT_GE(ms_of(ex, t.ticks[WEFT__SPAN_WORK + WEFT__WORK_CHUNK]), 36.0);
+    check_metrics(ex, 3, 40);
+    weft_executor_destroy(ex);
+}
+
+static int stage_spin(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    spin_ns(100000); /* 0.1 ms */
+    if (weft_pipeflow_stage(pf) == 0 && weft_pipeflow_token(pf) == 99) weft_pipeflow_stop(pf);
+    return 0;
+}
+
+TEST(pipeline_stage_calls_are_spans_per_token) {
+    weft_executor *ex = make_profiled(2, 0);
+    weft_stage st[2] = { { WEFT_STAGE_SERIAL, stage_spin, NULL, "make" }, { WEFT_STAGE_PARALLEL, stage_spin, NULL, "use" } };
+    weft_status err;
+    weft_pipeline *p = weft_pipeline_create(4, st, 2, &err);
+    ASSERT_NOT_NULL(p);
+    weft_taskflow *tf = make_taskflow("pipe");
+    weft_task drive = weft_pipeline_emplace(tf, p);
+    ASSERT_FALSE(weft_task_is_null(drive));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    tally t = tally_of(ex);
+    /* 100 tokens through both stages; the first stage's call for token 99
+     * stops the pipeline, so token 99 does not reach stage 1. */
+    ASSERT_EQ(t.n[WEFT__SPAN_WORK + WEFT__WORK_STAGE], 199);
+    ASSERT_EQ(t.n[WEFT__SPAN_TASK], 1);
+    ASSERT_GE(ms_of(ex, t.ticks[WEFT__SPAN_WORK + WEFT__WORK_STAGE]), 18.0);
+    check_metrics(ex, 200, 19.9);
+    /* The DOT puts the stage calls on the pipeline's task. */
+    char *text = profiled_dot_text(tf, ex);
+    if (!strstr(text, "199 stage calls")) TEST_FAIL_("the DOT does not show the stage calls:\n%s", text);
+    free(text);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_pipeline_destroy(p));
+    weft_executor_destroy(ex);
+}
+
+TEST(the_trace_html_and_dot_show_work_that_is_no_taskflow_task) {
+    weft_executor *ex = make_profiled(2, 0);
+    for (int i = 0; i < 3; i++) ASSERT_OK(weft_silent_async(ex, spin_10ms, NULL));
+    ASSERT_OK(weft_run_root(ex, spawn_8, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    char json[64], html[64];
+    temp_path(json, sizeof json, ".json");
+    temp_path(html, sizeof html, ".html");
+    ASSERT_OK(weft_profiler_save(ex, json));
+    ASSERT_OK(weft_profiler_save(ex, html));
+    weft_taskflow *tf = make_taskflow("none");
+    char *j = read_file(json), *h = read_file(html), *d = profiled_dot_text(tf, ex);
+    ASSERT_NOT_NULL(strstr(j, "\"name\":\"silent async\",\"cat\":\"async\""));
+    ASSERT_NOT_NULL(strstr(j, "\"name\":\"fork-join root\",\"cat\":\"forkjoin\""));
+    ASSERT_NOT_NULL(strstr(h, "silent async"));
+    ASSERT_NOT_NULL(strstr(h, "fork-join root"));
+    ASSERT_NOT_NULL(strstr(d, "3 silent async tasks"));
+    ASSERT_NOT_NULL(strstr(d, "1 fork-join roots"));
+    free(j), free(h), free(d);
+    unlink(json), unlink(html);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+/* ---- cancelled async tasks ---- */
+
+static int wait_gate(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    wait_flag(arg, 1, 10.0);
+    return 0;
+}
+
+TEST(cancelled_async_tasks_count_as_skipped) {
+    weft_executor *ex = make_profiled(2, 0);
+    atomic_int gate = 0;
+    weft_future *a = NULL, *b = NULL;
+    ASSERT_OK(weft_async(ex, wait_gate, &gate, &a));
+    ASSERT_OK(weft_dependent_async(ex, noop, NULL, &a, 1, &b));
+    ASSERT_OK(weft_future_cancel(b));
+    atomic_store(&gate, 1);
+    (void)weft_future_wait(b);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_EQ(m.total.skipped, 1);
+    ASSERT_EQ(m.total.tasks, 1);
+    weft_future_destroy(a);
+    weft_future_destroy(b);
+    weft_executor_destroy(ex);
+}
+
+/* ---- item 5: a long task among short ones ---- */
+
+static int spin_2ms(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    spin_ns(2 * MS);
+    return 0;
+}
+
+/* Copies the span of task 500 (a batch's spans live only during the call). */
+static bool find_slow(const weft__span *s, unsigned w, void *arg) {
+    (void)w;
+    if (s->kind == WEFT__SPAN_TASK && s->index == 500) *(weft__span *)arg = *s;
+    return true;
+}
+
+TEST(a_long_task_among_short_ones_is_measured_and_tops_the_slowest_list) {
+    weft_executor *ex = make_profiled(1, 0); /* default timing: short tasks batched */
+    atomic_int count = 0;
+    weft_taskflow *tf = make_taskflow("one-slow");
+    weft_task prev = WEFT_TASK_NULL;
+    for (int i = 0; i < 1000; i++) {
+        weft_task t = must_emplace(tf, i == 500 ? spin_2ms : bump, &count);
+        char name[16];
+        snprintf(name, sizeof name, i == 500 ? "slow" : "t%d", i);
+        ASSERT_OK(weft_task_set_name(t, name));
+        if (!weft_task_is_null(prev)) ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    for (int k = 0; k < 3; k++) ASSERT_OK(weft_run_and_wait(ex, tf));
+    weft__span slow = { .kind = WEFT__SPAN_NONE };
+    weft__spans_for_each(ex->obs_state, find_slow, &slow);
+    ASSERT_EQ(slow.kind, WEFT__SPAN_TASK);
+    double ns = weft__ticks_ns(ex->obs_state, slow.end - slow.begin);
+    if (slow.estimated || ns < 2e6)
+        TEST_FAIL_("the 2 ms task's span is %s and says %.0f ns", slow.estimated ? "estimated" : "measured", ns);
+    /* The HTML report: its slowest task is "slow", >= 2 ms, measured. */
+    char html[64];
+    temp_path(html, sizeof html, ".html");
+    ASSERT_OK(weft_profiler_save(ex, html));
+    char *h = read_file(html);
+    char *tab = strstr(h, "<h2>Slowest tasks</h2>");
+    ASSERT_NOT_NULL(tab);
+    char *row = strstr(tab, "</tr>"); /* end of the header row */
+    ASSERT_NOT_NULL(row);
+    row = strstr(row, "<tr");
+    ASSERT_NOT_NULL(row);
+    char *row_end = strstr(row, "</tr>");
+    ASSERT_NOT_NULL(row_end);
+    *row_end = 0;
+    if (!strstr(row, ">slow<")) TEST_FAIL_("the slowest task is not the 2 ms one: %s", row);
+    double ms = 0;
+    char *td = strstr(row, " ms<");
+    if (!td) TEST_FAIL_("the slowest task's duration is not in ms: %s", row);
+    while (td > row && (td[-1] == '.' || (td[-1] >= '0' && td[-1] <= '9'))) td--;
+    ms = atof(td);
+    if (ms < 2.0) TEST_FAIL_("the slowest task says %.2f ms", ms);
+    if (!strstr(row, ">measured<")) TEST_FAIL_("the 2 ms task is shown as estimated: %s", row);
+    free(h);
+    unlink(html);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
