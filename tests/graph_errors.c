@@ -9,6 +9,7 @@
 
 #include <weft.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -472,4 +473,84 @@ TEST(nested_wait_back_on_an_enclosing_taskflow_gets_edeadlk) {
     weft_taskflow_destroy(a);
     weft_taskflow_destroy(b);
     weft_executor_destroy(ex);
+}
+
+/* ---- error channels (docs/errors.md) -------------------------------------------- */
+
+/* R2: weft_taskflow_last_error is the status of the most recent builder call;
+ * a success resets it (it used to stay at the last failure forever). */
+TEST(taskflow_last_error_is_reset_by_the_next_successful_builder_call) {
+    weft_taskflow *tf = make_taskflow("resets");
+    weft_task a = must_emplace(tf, noop, NULL);
+    ASSERT_TRUE(weft_task_is_null(weft_emplace(tf, NULL, NULL)));
+    ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "NULL") != NULL);
+    ASSERT_TRUE(strstr(weft_taskflow_error_message(tf), "NULL") != NULL);
+    weft_task b = must_emplace(tf, noop, NULL); /* success: reset */
+    ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_OK);
+    ASSERT_STREQ(weft_taskflow_error_message(tf), "");
+    /* The thread's message is not cleared by a success (errno-like). */
+    ASSERT_TRUE(strstr(weft_last_error_message(), "NULL") != NULL);
+    /* Every kind of builder call resets it. */
+    ASSERT_STATUS(weft_precede(a, WEFT_TASK_NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_EINVAL);
+    ASSERT_OK(weft_precede(a, b));
+    ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_OK);
+    ASSERT_OK(weft_precede(b, a)); /* a cycle: found by validate, not by precede */
+    ASSERT_STATUS(weft_taskflow_validate(tf, NULL), WEFT_ECYCLE);
+    ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_ECYCLE);
+    ASSERT_OK(weft_task_set_name(a, "a"));
+    ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_OK);
+    ASSERT_STATUS(weft_taskflow_validate(tf, NULL), WEFT_ECYCLE);
+    ASSERT_OK(weft_taskflow_clear(tf));
+    ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_OK);
+    ASSERT_OK(weft_taskflow_validate(tf, NULL));
+    ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_OK);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
+/* R3: one message per thread.  Two threads fail differently at the same time
+ * (a cycle; a missing parameter) and each reads its own message afterwards. */
+struct own_message {
+    pthread_barrier_t *both_failed;
+    bool cycle; /* else a parameter */
+    char seen[256];
+};
+
+static void *fail_and_read(void *arg) {
+    struct own_message *m = arg;
+    weft_taskflow *tf = NULL;
+    weft_params *p = NULL;
+    if (m->cycle) {
+        tf = make_taskflow("loop");
+        weft_task a = must_emplace(tf, noop, NULL), b = must_emplace(tf, noop, NULL);
+        ASSERT_OK(weft_task_set_name(a, "ay"));
+        ASSERT_OK(weft_task_set_name(b, "bee"));
+        ASSERT_OK(weft_precede(a, b));
+        ASSERT_OK(weft_precede(b, a));
+        ASSERT_STATUS(weft_taskflow_validate(tf, NULL), WEFT_ECYCLE);
+    } else {
+        p = weft_params_create(NULL);
+        ASSERT_NOT_NULL(p);
+        int64_t v;
+        ASSERT_STATUS(weft_params_get_int(p, "width", &v), WEFT_ENOENT);
+    }
+    pthread_barrier_wait(m->both_failed); /* the other thread has failed too */
+    snprintf(m->seen, sizeof m->seen, "%s", weft_last_error_message());
+    if (tf) ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_params_destroy(p);
+    return NULL;
+}
+
+TEST(each_thread_reads_the_message_of_its_own_last_failure) {
+    pthread_barrier_t both;
+    ASSERT_EQ(pthread_barrier_init(&both, NULL, 2), 0);
+    struct own_message m[2] = {{&both, true, ""}, {&both, false, ""}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) ASSERT_EQ(pthread_create(&t[i], NULL, fail_and_read, &m[i]), 0);
+    for (int i = 0; i < 2; i++) ASSERT_EQ(pthread_join(t[i], NULL), 0);
+    pthread_barrier_destroy(&both);
+    if (!strstr(m[0].seen, "cycle") || !strstr(m[0].seen, "bee"))
+        TEST_FAIL_("the cycle's thread read \"%s\"", m[0].seen);
+    ASSERT_STREQ(m[1].seen, "parameter 'width' is missing (want int)");
 }

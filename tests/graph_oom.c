@@ -466,21 +466,28 @@ TEST(oom_repeated_failures_leave_structures_usable) {
 /* ---- a queued run handed to an executor whose injector has no memory ---------- */
 
 struct handoff {
+    atomic_int started;  /* A's run reached the task below */
     atomic_int b_queued; /* the main thread queued B's run behind A's */
     atomic_int armed;    /* the next task makes every allocation fail */
 };
 
+/* Sleeps `ms` milliseconds, or until *flag is set if flag is not NULL (10 s at most). */
+static void sleep_ms_or_until(atomic_int *flag, int ms) {
+    for (int i = 0; i < (flag ? 10000 : ms) && !(flag && atomic_load(flag)); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static int sleep_then_fail_allocations(weft_ctx *ctx, void *arg) {
     struct handoff *h = arg;
+    atomic_store(&h->started, 1);
     if (atomic_exchange(&h->armed, 0)) {
-        /* Wait (bounded) until B's run is queued behind this one, then make the
-         * hand-off's allocation fail. */
-        for (int i = 0; i < 10000 && !atomic_load(&h->b_queued); i++) {
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
-        }
-        struct timespec settle = {0, 50000000}; /* for a module to queue behind us */
-        nanosleep(&settle, NULL);
+        /* Once B's run is queued behind this one, make the hand-off's
+         * allocation fail (50 ms more: a module queues a little after its
+         * predecessor sets the flag). */
+        sleep_ms_or_until(&h->b_queued, 0);
+        sleep_ms_or_until(NULL, 50);
         atomic_store(&A.fail_one_in, 1);
     }
     return 0;
@@ -503,15 +510,17 @@ static void fill_injector_but(weft_executor *ex, int left) {
     for (int i = 0; left > 0 && i < 63 - left; i++) ASSERT_OK(weft_run_root(ex, root_noop, NULL));
 }
 
-/* Runs ta on A and tb on B (h->b_queued set after both are submitted, when h
- * is given); A's run must succeed and B's fail with WEFT_ENOMEM as task code
- * (at task `failed_at`, if given) because an allocation failed. */
+/* Runs ta on A and, once A's run has reached h's task, tb on B (then sets
+ * h->b_queued if set_queued); A's run must succeed and B's fail with task code
+ * WEFT_ENOMEM (at task `failed_at`, if given) as an allocation failed. */
 static void run_both_b_fails(weft_executor *ea, weft_taskflow *ta, weft_executor *eb, weft_taskflow *tb,
-                             struct handoff *h, const char *failed_at) {
+                             struct handoff *h, bool set_queued, const char *failed_at) {
     weft_future *fa, *fb;
     ASSERT_OK(weft_run(ea, ta, &fa));
+    /* B's run only once A's holds the shared graph, so B's queues behind it. */
+    sleep_ms_or_until(&h->started, 0);
     ASSERT_OK(weft_run(eb, tb, &fb));
-    if (h) atomic_store(&h->b_queued, 1);
+    if (set_queued) atomic_store(&h->b_queued, 1);
     ASSERT_OK(weft_future_wait_for(fa, 10 * SEC));
     weft_status sb = weft_future_wait_for(fb, 10 * SEC);
     atomic_store(&A.fail_one_in, 0);
@@ -537,6 +546,7 @@ static void setup_handoff(weft_executor **ea, weft_executor **eb, struct handoff
     ASSERT_NOT_NULL(*ea);
     ASSERT_NOT_NULL(*eb);
     fill_injector_but(*eb, left);
+    atomic_init(&h->started, 0);
     atomic_init(&h->b_queued, 0);
     atomic_init(&h->armed, 1);
 }
@@ -552,7 +562,7 @@ TEST(a_queued_run_that_cannot_reach_its_executor_fails_with_enomem_and_ends) {
     weft_taskflow *tf = weft_taskflow_create("handoff", NULL);
     ASSERT_NOT_NULL(tf);
     ASSERT_FALSE(weft_task_is_null(weft_emplace(tf, sleep_then_fail_allocations, &h)));
-    run_both_b_fails(ea, tf, eb, tf, &h, NULL);
+    run_both_b_fails(ea, tf, eb, tf, &h, true, NULL);
 
     /* Both executors go on working and come to rest. */
     ASSERT_OK(weft_run_and_wait(eb, tf));
@@ -594,7 +604,7 @@ TEST(a_queued_module_run_that_cannot_reach_its_executor_fails_its_parent_run) {
     ASSERT_OK(weft_task_set_name(mod, "module-b"));
     ASSERT_OK(weft_precede(pre, mod));
     ASSERT_OK(weft_precede(mod, after));
-    run_both_b_fails(ea, pa, eb, pb, NULL, "module-b");
+    run_both_b_fails(ea, pa, eb, pb, &h, false, "module-b");
     ASSERT_EQ(atomic_load(&after_ran), 0);
 
     ASSERT_OK(weft_run_and_wait(eb, pb));

@@ -72,6 +72,23 @@ TEST(pipe_bad_arguments_give_einval) {
     ASSERT_OK(weft_pipeline_destroy(p));
 }
 
+/* A failed creation's detail is the thread's weft_last_error_message; the
+ * deprecated weft_pipeline_error_message says "" after a successful creation,
+ * which does not clear the thread's message (docs/errors.md). */
+TEST(pipe_creation_failure_sets_the_threads_last_error_message) {
+    weft_stage ok[] = {{WEFT_STAGE_SERIAL, empty, NULL, "src"}};
+    weft_status err;
+    ASSERT_NULL(weft_pipeline_create(0, ok, 1, &err));
+    ASSERT_STATUS(err, WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "lines (got 0)") != NULL);
+    ASSERT_STREQ(weft_pipeline_error_message(), weft_last_error_message());
+    weft_pipeline *p = weft_pipeline_create(1, ok, 1, &err);
+    ASSERT_NOT_NULL(p);
+    ASSERT_STREQ(weft_pipeline_error_message(), "");
+    ASSERT_TRUE(strstr(weft_last_error_message(), "lines (got 0)") != NULL);
+    ASSERT_OK(weft_pipeline_destroy(p));
+}
+
 /* ---- stop from a later stage, failing stages ------------------------------------ */
 
 struct fails {

@@ -20,8 +20,9 @@
  *    strong edges only fails with WEFT_ECYCLE, naming a task on it.
  *
  * Building these tasks follows the rules of weft_emplace (single-threaded per
- * taskflow, WEFT_EBUSY while the taskflow runs, failures recorded for
- * weft_taskflow_last_error).
+ * taskflow, WEFT_EBUSY while the taskflow runs, the status of each call in
+ * weft_taskflow_last_error, the detail of a failure in weft_last_error_message;
+ * docs/errors.md).
  */
 #ifndef WEFT_FLOW_H
 #define WEFT_FLOW_H
@@ -210,9 +211,9 @@ WEFT_API weft_task weft_instance_exit(const weft_instance *inst, const char *nam
 
 typedef enum weft_param_type { WEFT_PARAM_INT, WEFT_PARAM_FLOAT, WEFT_PARAM_STRING, WEFT_PARAM_BOOL } weft_param_type;
 
-/* A set of named, typed parameters.  One thread at a time: a failed get records
- * its message in the set, so even reads must not run concurrently (give each
- * thread its own set, or order the calls). */
+/* A set of named, typed parameters.  Gets only read the set (a failed get's
+ * message is the calling thread's, weft_last_error_message): any number of
+ * threads may get at once, while no thread sets or destroys it. */
 typedef struct weft_params weft_params;
 
 /* An empty set, or NULL with *err (if err is not NULL) = WEFT_ENOMEM.  Destroy
@@ -227,13 +228,14 @@ WEFT_API weft_status weft_params_set_string(weft_params *p, const char *name, co
 WEFT_API weft_status weft_params_set_bool(weft_params *p, const char *name, bool v);
 /* Read a parameter: WEFT_ENOENT if it is missing, WEFT_EINVAL if it has another
  * type (an int is accepted as a float), also for NULL p, name or out; *out is
- * left alone then, and weft_params_error_message says which name and types. */
+ * left alone then, and weft_last_error_message says which name and types. */
 WEFT_API weft_status weft_params_get_int(const weft_params *p, const char *name, int64_t *out);
 WEFT_API weft_status weft_params_get_float(const weft_params *p, const char *name, double *out);
 WEFT_API weft_status weft_params_get_string(const weft_params *p, const char *name, const char **out);
 WEFT_API weft_status weft_params_get_bool(const weft_params *p, const char *name, bool *out);
-/* The last get error on p, e.g. "parameter 'n' is a string, expected int"; "" if
- * none.  Never NULL. */
+/* Deprecated: use weft_last_error_message() (weft/core.h).  If the calling
+ * thread's most recent get failed, its message, e.g. "parameter 'n' is a
+ * string, expected int"; else "".  Never NULL; any thread. */
 WEFT_API const char *weft_params_error_message(const weft_params *p);
 
 /* Builds a composition from parameters: fill weft_composition_graph(c) and set
@@ -256,11 +258,14 @@ WEFT_API void weft_factory_destroy(weft_factory *f);
 WEFT_API weft_status weft_factory_require(weft_factory *f, const char *name, weft_param_type type);
 /* Checks the declared parameters, then builds.  Returns NULL with *err =
  * WEFT_ENOENT (a required parameter is missing), WEFT_EINVAL (one has the wrong
- * type), WEFT_ENOMEM, or the build function's error; weft_factory_error_message
- * then says which.  It reads p the way the getters do (recording a failed
- * check's message in p), so p, like f, is used by one thread at a time. */
+ * type), WEFT_ENOMEM, or the build function's error; weft_last_error_message
+ * (and weft_factory_error_message) then says which.  It only reads p (as the
+ * getters do); f is used by one thread at a time. */
 WEFT_API WEFT_NODISCARD weft_composition *weft_factory_make(weft_factory *f, const weft_params *p,
                                                             weft_status *err);
+/* Deprecated: use weft_last_error_message() (weft/core.h).  Why the most recent
+ * weft_factory_make on f failed ("" if it succeeded or none was made).  Never
+ * NULL; from the thread that uses f. */
 WEFT_API const char *weft_factory_error_message(const weft_factory *f);
 
 WEFT_EXTERN_C_END

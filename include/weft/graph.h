@@ -10,8 +10,11 @@
  *
  * Building is single-threaded: calls that change one taskflow must not race each
  * other.  A taskflow cannot be changed while a run of it is queued or going; such
- * calls fail with WEFT_EBUSY and change nothing.  Calls that fail record their
- * status, readable with weft_taskflow_last_error.  The queries (names, data,
+ * calls fail with WEFT_EBUSY and change nothing.  Errors (docs/errors.md): a
+ * call that returns a weft_status says so there; a builder that returns a task
+ * returns the null task, and weft_taskflow_last_error(tf) gives the status of the
+ * most recent builder call on tf; weft_last_error_message() (weft/core.h) says
+ * why, on the calling thread.  The queries (names, data,
  * counts, successors, DOT) read without locking: any thread may call them while
  * no thread changes the taskflow, also during its runs (weft_task_data while a
  * task may set it is the caller's to order).
@@ -74,15 +77,25 @@ WEFT_API weft_status weft_taskflow_for_each_task(const weft_taskflow *tf, weft_t
 
 /* Checks that the taskflow can run: returns WEFT_OK, or WEFT_ECYCLE with a task on
  * a cycle in *on_cycle (if not NULL) and a message naming it in
- * weft_taskflow_error_message.  weft_run does the same check (and caches the
- * result until the taskflow next changes).  WEFT_EINVAL, WEFT_ENOMEM. */
+ * weft_last_error_message.  weft_run does the same check (and caches the
+ * result until the taskflow next changes).  WEFT_EINVAL, WEFT_ENOMEM.  Counts as
+ * a builder call for weft_taskflow_last_error. */
 WEFT_API weft_status weft_taskflow_validate(weft_taskflow *tf, weft_task *on_cycle);
 
-/* Status of the most recent call on `tf` that failed (WEFT_OK if none has), like
- * errno.  Useful after weft_emplace returns the null task. */
+/* Status of the most recent builder call on `tf`: every call that changes tf
+ * or its tasks (weft_emplace and the other emplace calls, weft_placeholder,
+ * the precede/succeed family, weft_task_set_name, weft_task_set_work,
+ * weft_taskflow_set_name, weft_taskflow_clear, weft_composition_instantiate
+ * into tf, weft_pipeline_emplace), weft_taskflow_validate and the submission of
+ * weft_run* sets it, and a success resets it to WEFT_OK: it is not sticky.  Read
+ * it right after the call, on the thread that made it, for the status of a
+ * builder that returned the null task.  With builders racing (which the rules
+ * above forbid anyway) or runs submitted from several threads, it holds one of
+ * their statuses; it never tears.  WEFT_EINVAL for NULL.  Any thread. */
 WEFT_API weft_status weft_taskflow_last_error(const weft_taskflow *tf);
-/* A sentence about the most recent failure, e.g. "cycle through task 'b'".
- * Never NULL; "" if none. */
+/* Deprecated: use weft_last_error_message() (weft/core.h).  While tf's most
+ * recent builder call failed, the calling thread's message; "" after a success.
+ * Never NULL.  Any thread (nothing is stored in tf, so reading cannot race). */
 WEFT_API const char *weft_taskflow_error_message(const weft_taskflow *tf);
 
 /* Writes the graph in Graphviz DOT to `out` (render with `dot -Tsvg`).  Unnamed
@@ -148,7 +161,7 @@ WEFT_API weft_task weft_ctx_task(const weft_ctx *ctx);
  * taskflow queue up and execute one after another in submission order; runs of
  * different taskflows execute at the same time.  The taskflow must outlive the
  * run.  Errors (nothing is submitted): WEFT_EINVAL, WEFT_ECYCLE (see
- * weft_taskflow_error_message), WEFT_ENOMEM, WEFT_ESHUTDOWN (the executor is being
+ * weft_last_error_message), WEFT_ENOMEM, WEFT_ESHUTDOWN (the executor is being
  * destroyed).  Any thread, including a task of `ex`; but a task must not wait for
  * a run of its own taskflow: that run queues behind the one the task belongs to,
  * so the wait never ends.  (Not marked warn-unused-result, so that a detached

@@ -91,7 +91,8 @@ typedef struct weft_stage {
 /* Creates a pipeline of `nstages` stages (copied) and `lines` lines.  Returns
  * NULL with *err (if not NULL) = WEFT_EINVAL (stages NULL, nstages or lines 0 or
  * above 65536, a NULL fn, a bad kind, a first stage that is not serial) or
- * WEFT_ENOMEM; weft_pipeline_error_message then says what was wrong.  Any thread. */
+ * WEFT_ENOMEM; weft_last_error_message (weft/core.h) then says what was wrong.
+ * Any thread. */
 WEFT_API WEFT_NODISCARD weft_pipeline *weft_pipeline_create(size_t lines, const weft_stage *stages,
                                                             size_t nstages, weft_status *err);
 
@@ -126,7 +127,7 @@ typedef struct weft_data_stage {
  * stage's out_size must equal the next stage's in_size and their type tags must
  * match where both are given; the first stage takes nothing and the last gives
  * nothing.  A mismatch is WEFT_EINVAL with a message naming both stages (see
- * weft_pipeline_error_message), so it never reaches run time.  Any thread. */
+ * weft_last_error_message), so it never reaches run time.  Any thread. */
 WEFT_API WEFT_NODISCARD weft_pipeline *weft_data_pipeline_create(size_t lines,
                                                                  const weft_data_stage *stages,
                                                                  size_t nstages, weft_status *err);
@@ -227,10 +228,11 @@ WEFT_API uint64_t weft_pipeline_num_inline_tokens(const weft_pipeline *p);
  * WEFT_OK.  Tasks that run it must not run again afterwards. */
 WEFT_API weft_status weft_pipeline_destroy(weft_pipeline *p);
 
-/* A sentence about the most recent failed pipeline creation on the calling
- * thread, e.g. "stage 1 'parse' gives 8 bytes ('double') but stage 2 'sum'
- * takes 4 bytes ('float')".  "" if none failed.  Never NULL; valid until the
- * next creation on this thread. */
+/* Deprecated: use weft_last_error_message() (weft/core.h), which a failed
+ * creation sets.  If the calling thread's most recent pipeline creation failed,
+ * that message, e.g. "stage 1 'parse' gives 8 bytes ('double') but stage 2
+ * 'sum' takes 4 bytes ('float')"; "" after a successful one.  Never NULL; valid
+ * until the thread's next failure. */
 WEFT_API const char *weft_pipeline_error_message(void);
 
 WEFT_EXTERN_C_END

@@ -104,7 +104,8 @@ static weft_status copy_name(weft_task t, const weft__node *n, const char *prefi
 
 weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflow *dst, const char *prefix,
                                          weft_instance *out) {
-    if (!c || !dst || !out) return WEFT_EINVAL;
+    if (!c || !dst || !out)
+        return dst ? weft__tf_error(dst, WEFT_EINVAL, "weft_composition_instantiate: NULL argument") : WEFT_EINVAL;
     if (dst == c->graph) return weft__tf_error(dst, WEFT_EINVAL, "a composition cannot be copied into itself");
     const weft_taskflow *src = c->graph;
     size_t base = dst->nnodes;
@@ -124,7 +125,7 @@ weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflo
         }
     }
     *out = (weft_instance){c, dst, base, src->nnodes, c->nlog};
-    return WEFT_OK;
+    return weft__tf_done(dst, WEFT_OK);
 }
 
 /* The copy's task for a point as the composition had it at instantiation.  A

@@ -181,8 +181,11 @@ struct weft_taskflow {
     weft__mutex mu;
     weft__run *active, *tail;
     _Atomic uint32_t runs_inflight; /* queued + active; non-zero forbids changes */
-    weft_status last_error;
-    char errmsg[192];
+    /* The status of the most recent builder call or weft_run* on tf
+     * (weft_taskflow_last_error; docs/errors.md, R2).  Atomic (relaxed) only so
+     * that runs submitted from several threads do not race on it; its value
+     * means something to a caller that orders its calls. */
+    _Atomic int last_error;
 };
 
 /* The node of tf with emplace index i (i < tf->nnodes): chunks 0..9 hold
@@ -314,8 +317,17 @@ weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg);
 void weft__flow_release_node(weft_taskflow *tf, weft__node *n);
 void weft__flow_free_pool(weft_taskflow *tf);
 
-/* Records a failed call's status (and message) on tf; returns st. */
+/* Records a failed call's status on tf and its detail as the calling thread's
+ * message (weft_last_error_message; fmt NULL: the status's sentence); returns
+ * st. */
 weft_status weft__tf_error(weft_taskflow *tf, weft_status st, const char *fmt, ...);
+
+/* Records the outcome of a builder call on tf: WEFT_OK resets the last error
+ * (failures go through weft__tf_error, which also says why).  Returns st. */
+static inline weft_status weft__tf_done(weft_taskflow *tf, weft_status st) {
+    atomic_store_explicit(&tf->last_error, st, memory_order_relaxed);
+    return st;
+}
 
 /* True (and records WEFT_EBUSY) if a run of tf is queued or going. */
 bool weft__tf_busy(weft_taskflow *tf);

@@ -3,6 +3,7 @@
  * one is missing or mistyped. */
 #include "graph/flow.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,10 +20,11 @@ struct param {
     } v;
 };
 
+/* No error text is kept here: a failed get sets the calling thread's message
+ * (docs/errors.md, R3), so gets only read the set and may run concurrently. */
 struct weft_params {
     struct param *v;
     size_t n, cap;
-    char errmsg[160];
 };
 
 static const char *const type_names[] = {"int", "float", "string", "bool"};
@@ -100,25 +102,30 @@ weft_status weft_params_set_string(weft_params *p, const char *name, const char 
     return set(p, name, (struct param){.type = WEFT_PARAM_STRING, .v.s = copy});
 }
 
-/* Records a message on p (the error state is diagnostic, hence writable through
- * a const handle, like errno) and returns st. */
-static weft_status params_error(const weft_params *p, weft_status st, const char *fmt, ...) {
-    weft_params *w = (weft_params *)p;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
-    va_end(ap);
-    return st;
-}
+/* Whether the calling thread's most recent get failed: what the deprecated
+ * weft_params_error_message needs to say "" after a success, kept per thread
+ * so that concurrent gets do not race. */
+static _Thread_local bool last_get_failed;
 
-/* The entry `name` if it has type `want` (an int also passes as a float). */
+/* The entry `name` if it has type `want` (an int also passes as a float);
+ * otherwise the thread's message says what is wrong. */
 static weft_status lookup(const weft_params *p, const char *name, weft_param_type want, const struct param **out) {
-    if (!p || !name) return WEFT_EINVAL;
+    last_get_failed = true;
+    if (!p || !name) {
+        weft__set_error_message("weft_params_get: %s is NULL", p ? "the name" : "the parameter set");
+        return WEFT_EINVAL;
+    }
     const struct param *e = find(p, name);
-    if (!e) return params_error(p, WEFT_ENOENT, "parameter '%s' is missing (want %s)", name, type_names[want]);
-    if (e->type != want && !(want == WEFT_PARAM_FLOAT && e->type == WEFT_PARAM_INT))
-        return params_error(p, WEFT_EINVAL, "parameter '%s' is %s %s, expected %s", name,
-                            e->type == WEFT_PARAM_INT ? "an" : "a", type_names[e->type], type_names[want]);
+    if (!e) {
+        weft__set_error_message("parameter '%s' is missing (want %s)", name, type_names[want]);
+        return WEFT_ENOENT;
+    }
+    if (e->type != want && !(want == WEFT_PARAM_FLOAT && e->type == WEFT_PARAM_INT)) {
+        weft__set_error_message("parameter '%s' is %s %s, expected %s", name, e->type == WEFT_PARAM_INT ? "an" : "a",
+                                type_names[e->type], type_names[want]);
+        return WEFT_EINVAL;
+    }
+    last_get_failed = false;
     *out = e;
     return WEFT_OK;
 }
@@ -148,7 +155,9 @@ weft_status weft_params_get_bool(const weft_params *p, const char *name, bool *o
     return st;
 }
 
-const char *weft_params_error_message(const weft_params *p) { return p ? p->errmsg : ""; }
+const char *weft_params_error_message(const weft_params *p) {
+    return p && last_get_failed ? weft_last_error_message() : "";
+}
 
 /* ---- factories ----------------------------------------------------------------- */
 
@@ -186,16 +195,21 @@ weft_status weft_factory_require(weft_factory *f, const char *name, weft_param_t
     return set(f->required, name, (struct param){.type = type});
 }
 
+/* Records why the most recent make on f failed in f and as the thread's
+ * message; returns st. */
+static weft_status factory_error(weft_factory *f, weft_status st, const char *why) {
+    /* Through f->errmsg: `why` may be the thread's message itself. */
+    snprintf(f->errmsg, sizeof f->errmsg, "factory '%s': %s", f->name ? f->name : "", why);
+    weft__set_error_message("%s", f->errmsg);
+    return st;
+}
+
 /* Checks p against the declared parameters; the first problem is reported. */
 static weft_status check_params(weft_factory *f, const weft_params *p) {
     for (size_t i = 0; i < f->required->n; i++) {
         const struct param *req = &f->required->v[i], *e;
         weft_status st = p ? lookup(p, req->name, req->type, &e) : WEFT_ENOENT;
-        if (st != WEFT_OK) {
-            snprintf(f->errmsg, sizeof f->errmsg, "factory '%s': %s", f->name ? f->name : "",
-                     p ? p->errmsg : "no parameters given");
-            return st;
-        }
+        if (st != WEFT_OK) return factory_error(f, st, p ? weft_last_error_message() : "no parameters given");
     }
     return WEFT_OK;
 }
@@ -204,12 +218,15 @@ weft_composition *weft_factory_make(weft_factory *f, const weft_params *p, weft_
     weft_status st = f ? check_params(f, p) : WEFT_EINVAL;
     weft_composition *c = NULL;
     if (st == WEFT_OK) c = weft_composition_create(f->name, &st);
+    if (st == WEFT_ENOMEM) factory_error(f, st, "out of memory");
     if (c && (st = f->build(c, p, f->arg)) != WEFT_OK) {
-        snprintf(f->errmsg, sizeof f->errmsg, "factory '%s': build failed: %s", f->name ? f->name : "",
-                 weft_errname(st));
+        char why[64];
+        snprintf(why, sizeof why, "build failed: %s", weft_errname(st));
+        factory_error(f, st, why);
         weft_composition_destroy(c);
         c = NULL;
     }
+    if (f && st == WEFT_OK) f->errmsg[0] = '\0'; /* the most recent make succeeded */
     if (err) *err = st;
     return c;
 }

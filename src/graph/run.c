@@ -218,8 +218,11 @@ static void run_free(weft_future *f) { weft__free_aligned(f, sizeof(weft__run), 
 
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
                           weft_future **out) {
-    if (!ex || !tf || tf->is_subflow_graph) return WEFT_EINVAL;
-    if (atomic_load_explicit(&ex->shutdown, memory_order_acquire)) return WEFT_ESHUTDOWN;
+    if (!tf) return WEFT_EINVAL;
+    if (!ex || tf->is_subflow_graph)
+        return weft__tf_error(tf, WEFT_EINVAL, "weft_run: %s",
+                              ex ? "a subflow's graph runs only as part of its task" : "the executor is NULL");
+    if (atomic_load_explicit(&ex->shutdown, memory_order_acquire)) return weft__tf_error(tf, WEFT_ESHUTDOWN, NULL);
     /* Aligned: `pending` sits on a cache line of its own. */
     weft__run *r = weft__alloc_aligned(sizeof *r, WEFT__CACHE_LINE);
     if (!r) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
@@ -260,6 +263,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     if (st == WEFT_OK) {
         atomic_fetch_add_explicit(&tf->runs_inflight, 1, memory_order_relaxed);
         weft__runs_begin(ex, weft__current_worker(ex));
+        weft__tf_done(tf, WEFT_OK); /* under the lock: tf may go once it is released */
     }
     weft__mutex_unlock(&tf->mu);
     if (st != WEFT_OK) {
@@ -279,7 +283,7 @@ weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_fu
 }
 
 weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf, weft_pred_fn pred, void *arg, weft_future **out) {
-    if (!pred) return WEFT_EINVAL;
+    if (!pred) return tf ? weft__tf_error(tf, WEFT_EINVAL, "weft_run_until: the predicate is NULL") : WEFT_EINVAL;
     return submit(ex, tf, UINT64_MAX, pred, arg, out);
 }
 

@@ -100,6 +100,7 @@ weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     node_init(n, tf, fn, arg);
     tf->cur_used++;
     sources_add(tf, n);
+    weft__tf_done(tf, WEFT_OK);
     return (weft_task){n};
 }
 
@@ -123,7 +124,7 @@ weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
                               weft__cold(n)->name ? weft__cold(n)->name : "");
     n->fn = fn;
     n->arg = arg;
-    return WEFT_OK;
+    return weft__tf_done(n->tf, WEFT_OK);
 }
 
 /* Makes room for `extra` more successors of n, so that link() cannot fail: one
@@ -215,7 +216,7 @@ weft_status weft_precede(weft_task from, weft_task to) {
     if (st) return st;
     if (reserve_succ(from.node_, 1)) return weft__tf_error(from.node_->tf, WEFT_ENOMEM, NULL);
     link(from.node_, to.node_);
-    return WEFT_OK;
+    return weft__tf_done(from.node_->tf, WEFT_OK);
 }
 
 weft_status weft_succeed(weft_task t, weft_task before) { return weft_precede(before, t); }
@@ -226,10 +227,10 @@ weft_status weft_precede_many(weft_task from, const weft_task *to, size_t n) {
         weft_status st = check_pair(from.node_, to[i].node_);
         if (st) return st;
     }
-    if (n == 0) return WEFT_OK;
+    if (n == 0) return weft__tf_done(from.node_->tf, WEFT_OK);
     if (reserve_succ(from.node_, n)) return weft__tf_error(from.node_->tf, WEFT_ENOMEM, NULL);
     for (size_t i = 0; i < n; i++) link(from.node_, to[i].node_);
-    return WEFT_OK;
+    return weft__tf_done(from.node_->tf, WEFT_OK);
 }
 
 weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n) {
@@ -247,7 +248,7 @@ weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n) {
         }
         link(before[i].node_, t.node_);
     }
-    return WEFT_OK;
+    return weft__tf_done(t.node_->tf, WEFT_OK);
 }
 
 weft_status weft_task_set_name(weft_task t, const char *name) {
@@ -260,7 +261,7 @@ weft_status weft_task_set_name(weft_task t, const char *name) {
     n->tf->nnamed += (copy != NULL) - (c->name != NULL);
     weft__free_str(c->name);
     c->name = copy;
-    return WEFT_OK;
+    return weft__tf_done(n->tf, WEFT_OK);
 }
 
 const char *weft_task_name(weft_task t) {

@@ -1,23 +1,24 @@
 /* Taskflow objects: lifetime, the node slab, naming, iteration, errors. */
 #include "graph/graph.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 weft_status weft__tf_error(weft_taskflow *tf, weft_status st, const char *fmt, ...) {
-    if (!tf) return st;
-    tf->last_error = st;
     if (fmt) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(tf->errmsg, sizeof tf->errmsg, fmt, ap);
+        weft__vset_error_message(fmt, ap);
         va_end(ap);
+    } else if (tf && tf->name) {
+        weft__set_error_message("taskflow '%s': %s", tf->name, weft_strerror(st));
     } else {
-        snprintf(tf->errmsg, sizeof tf->errmsg, "%s", weft_strerror(st));
+        weft__set_error_message("%s", weft_strerror(st));
     }
-    return st;
+    return tf ? weft__tf_done(tf, st) : st;
 }
 
 bool weft__tf_busy(weft_taskflow *tf) {
@@ -44,6 +45,7 @@ weft_taskflow *weft_taskflow_create(const char *name, weft_status *err) {
     }
     atomic_init(&tf->runs_inflight, 0);
     atomic_init(&tf->cold_unmarked, false);
+    atomic_init(&tf->last_error, WEFT_OK);
     if (err) *err = WEFT_OK;
     return tf;
 oom:
@@ -105,7 +107,7 @@ weft_status weft_taskflow_set_name(weft_taskflow *tf, const char *name) {
     if (name && !(copy = weft__strdup(name))) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
     weft__free_str(tf->name);
     tf->name = copy;
-    return WEFT_OK;
+    return weft__tf_done(tf, WEFT_OK);
 }
 
 const char *weft_taskflow_name(const weft_taskflow *tf) { return tf && tf->name ? tf->name : ""; }
@@ -114,7 +116,7 @@ weft_status weft_taskflow_clear(weft_taskflow *tf) {
     if (!tf) return WEFT_EINVAL;
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     release_nodes(tf);
-    return WEFT_OK;
+    return weft__tf_done(tf, WEFT_OK);
 }
 
 size_t weft_taskflow_num_tasks(const weft_taskflow *tf) { return tf ? tf->nnodes : 0; }
@@ -127,8 +129,17 @@ weft_status weft_taskflow_for_each_task(const weft_taskflow *tf, weft_task_visit
     return WEFT_OK;
 }
 
-weft_status weft_taskflow_last_error(const weft_taskflow *tf) { return tf ? tf->last_error : WEFT_EINVAL; }
-const char *weft_taskflow_error_message(const weft_taskflow *tf) { return tf ? tf->errmsg : ""; }
+weft_status weft_taskflow_last_error(const weft_taskflow *tf) {
+    /* Atomic loads take non-const pointers; the object is only read. */
+    return tf ? (weft_status)atomic_load_explicit(&((weft_taskflow *)tf)->last_error, memory_order_relaxed)
+              : WEFT_EINVAL;
+}
+
+/* Deprecated: the thread's message while tf's last call failed (R3 keeps no
+ * text per object, so reading it cannot race with anything). */
+const char *weft_taskflow_error_message(const weft_taskflow *tf) {
+    return weft_taskflow_last_error(tf) != WEFT_OK && tf ? weft_last_error_message() : "";
+}
 
 const char *weft__node_label(const weft__node *n, char *buf, size_t len) {
     const char *name = weft__cold(n)->name;

@@ -105,5 +105,5 @@ weft_status weft_taskflow_validate(weft_taskflow *tf, weft_task *on_cycle) {
     weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, &c);
     weft__mutex_unlock(&tf->mu);
     if (on_cycle) *on_cycle = (weft_task){c};
-    return st;
+    return st == WEFT_OK ? weft__tf_done(tf, WEFT_OK) : st;
 }

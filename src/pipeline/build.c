@@ -1,23 +1,28 @@
 /* Pipelines: creation with argument and type checks, destruction, accessors. */
 #include "pipeline/pipeline.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <stdalign.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Creation fails before any object exists, so its message lives per thread. */
-static _Thread_local char errmsg[256];
+/* Creation fails before any object exists, so its message is the thread's
+ * (weft_last_error_message, docs/errors.md).  The deprecated
+ * weft_pipeline_error_message says "" after a successful creation: this
+ * remembers, per thread, whether the most recent one failed. */
+static _Thread_local bool last_create_failed;
 
-const char *weft_pipeline_error_message(void) { return errmsg; }
+const char *weft_pipeline_error_message(void) { return last_create_failed ? weft_last_error_message() : ""; }
 
 /* Records why creation failed; returns NULL so callers can `return fail(...)`. */
 static weft_pipeline *fail(weft_status *err, weft_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(errmsg, sizeof errmsg, fmt, ap);
+    weft__vset_error_message(fmt, ap);
     va_end(ap);
+    last_create_failed = true;
     if (err) *err = st;
     return NULL;
 }
@@ -110,7 +115,7 @@ static weft_pipeline *alloc_pipeline(size_t lines, size_t n, size_t buf_size, we
 /* Fills in the slots once the stages are known and reports success. */
 static weft_pipeline *finish(weft_pipeline *p, weft_status *err) {
     init_slots(p);
-    errmsg[0] = '\0';
+    last_create_failed = false;
     if (err) *err = WEFT_OK;
     return p;
 }
