@@ -136,6 +136,22 @@ static inline int weft_sync(weft_ctx *ctx) {
     return weft__fj_sync_slow(ctx);
 }
 
+/* weft_sync with the child's value apart from weft's own status, for a child
+ * whose values may look like weft statuses (a child returning -1 and a sync
+ * with nothing to sync both make weft_sync return -1).  Returns WEFT_OK (the
+ * child returned 0), WEFT_ETASK (it returned non-zero: the value is in
+ * *result), or WEFT_EINVAL (NULL ctx, or nothing spawned to sync; *result is
+ * 0).  result may be NULL.  Only from inside a task. */
+static inline weft_status weft_sync_status(weft_ctx *ctx, int *result) {
+    if (result) *result = 0;
+    if (WEFT__UNLIKELY(!ctx)) return WEFT_EINVAL;
+    weft__fj *fj = weft__fj_of(ctx);
+    if (WEFT__UNLIKELY(fj->ovf == 0 && fj->head == fj->base)) return WEFT_EINVAL; /* nothing spawned */
+    int r = weft_sync(ctx);
+    if (result) *result = r;
+    return r == 0 ? WEFT_OK : WEFT_ETASK;
+}
+
 /* ---- typed fork-join: Lace-style tasks ---------------------------------------
  *
  * weft_spawn/weft_sync keep the frame stack's top in memory and call a child
@@ -274,7 +290,8 @@ static inline weft_status weft_task_group_spawn(weft_task_group *g, weft_task_fn
 
 /* Waits for every child of the group (isolated, like weft_sync) and returns the
  * first non-zero value a child returned (in sync order), else 0.  The group is
- * empty afterwards and may be reused.  WEFT_EINVAL for NULL. */
+ * empty afterwards and may be reused.  WEFT_EINVAL for NULL (indistinguishable
+ * from a child returning -1: weft_task_group_wait_status tells them apart). */
 static inline int weft_task_group_wait(weft_task_group *g) {
     if (!g) return WEFT_EINVAL;
     int first = 0;
@@ -285,15 +302,36 @@ static inline int weft_task_group_wait(weft_task_group *g) {
     return first;
 }
 
+/* weft_task_group_wait with the children's value apart from weft's status:
+ * WEFT_OK (every child returned 0), WEFT_ETASK (the first non-zero value, in
+ * sync order, is in *result), WEFT_EINVAL (NULL g).  result may be NULL. */
+static inline weft_status weft_task_group_wait_status(weft_task_group *g, int *result) {
+    if (result) *result = 0;
+    if (!g) return WEFT_EINVAL;
+    int r = weft_task_group_wait(g);
+    if (result) *result = r;
+    return r == 0 ? WEFT_OK : WEFT_ETASK;
+}
+
 /* Runs fn(ctx, arg) as a root task on one of ex's workers, waits for it and
  * returns what fn returned.  Spawns left unsynced when fn returns are synced
  * before this returns.  Called from one of ex's own workers (inside a task), it
  * runs fn right there as a nested task and returns its value; that cannot
  * deadlock.  From any other thread the caller sleeps on a futex meanwhile (a
  * worker of another executor blocks too).  `arg` is not copied.  Returns
- * WEFT_EINVAL for a NULL ex or fn, WEFT_ENOMEM if the task could not be queued.
- * Any thread. */
+ * WEFT_EINVAL for a NULL ex or fn, WEFT_ENOMEM if the task could not be queued,
+ * WEFT_EFORKED for an executor of the parent process after fork().  Those
+ * statuses share the int with fn's own values: weft_run_root_status keeps them
+ * apart.  Any thread. */
 WEFT_API int weft_run_root(weft_executor *ex, weft_task_fn fn, void *arg);
+
+/* weft_run_root with fn's value apart from weft's status.  Returns WEFT_OK (fn
+ * ran and returned 0), WEFT_ETASK (fn returned non-zero: the value is in
+ * *result), or the reason fn did not run (WEFT_EINVAL, WEFT_ENOMEM,
+ * WEFT_EFORKED; *result is 0).  result may be NULL.  Any thread, as
+ * weft_run_root. */
+WEFT_API WEFT_NODISCARD weft_status weft_run_root_status(weft_executor *ex, weft_task_fn fn, void *arg,
+                                                         int *result);
 
 WEFT_EXTERN_C_END
 #endif

@@ -27,18 +27,32 @@ static weft__job *run_root(weft__worker *w, weft__job *self) {
     return NULL;
 }
 
-int weft_run_root(weft_executor *ex, weft_task_fn fn, void *arg) {
+weft_status weft_run_root_status(weft_executor *ex, weft_task_fn fn, void *arg, int *result) {
+    if (result) *result = 0;
     if (!ex || !fn) return WEFT_EINVAL;
     weft__worker *w = weft__current_worker(ex);
-    if (w) return weft__run_observed(w, WEFT__WORK_ROOT, NULL, fn, arg); /* nested: a plain call */
-    struct root r = {.job = {run_root, NULL}, .fn = fn, .arg = arg, .ex = ex, .result = 0};
-    atomic_init(&r.done, 0);
-    weft__runs_begin(ex, NULL); /* not a worker: see above */
-    int st = weft__submit(ex, &r.job);
-    if (st != 0) {
-        weft__runs_end(ex, NULL);
-        return st;
+    int value;
+    if (w) {
+        value = weft__run_observed(w, WEFT__WORK_ROOT, NULL, fn, arg); /* nested: a plain call */
+    } else {
+        struct root r = {.job = {run_root, NULL}, .fn = fn, .arg = arg, .ex = ex, .result = 0};
+        atomic_init(&r.done, 0);
+        weft__runs_begin(ex, NULL); /* not a worker: see above */
+        int st = weft__submit(ex, &r.job);
+        if (st != 0) {
+            weft__runs_end(ex, NULL);
+            return (weft_status)st;
+        }
+        while (atomic_load_explicit(&r.done, memory_order_seq_cst) == 0)
+            weft__futex_wait(&r.done, 0, UINT64_MAX);
+        value = r.result;
     }
-    while (atomic_load_explicit(&r.done, memory_order_seq_cst) == 0) weft__futex_wait(&r.done, 0, UINT64_MAX);
-    return r.result;
+    if (result) *result = value;
+    return value == 0 ? WEFT_OK : WEFT_ETASK;
+}
+
+int weft_run_root(weft_executor *ex, weft_task_fn fn, void *arg) {
+    int value;
+    weft_status st = weft_run_root_status(ex, fn, arg, &value);
+    return st == WEFT_ETASK ? value : (int)st;
 }
