@@ -224,11 +224,14 @@ void weft__worker_wait_until(weft__worker *w, bool (*done)(void *), void *arg);
 /* Runs in flight, for weft_executor_wait_all and destroy (src/core/runs.c).  w
  * must be the calling thread's worker of ex (it alone writes that worker's
  * counters), or NULL on any other thread (a worker of another executor
- * included).  Whoever ends a run checks at once for wait_all's waiters, so the
- * last run's end wakes them whatever the workers do next. */
+ * included).  The last run's end wakes wait_all's waiters before its worker
+ * searches or sleeps (runs.c says how). */
 void weft__runs_begin(weft_executor *ex, weft__worker *w);
 void weft__runs_end(weft_executor *ex, weft__worker *w);
-/* Wakes wait_all's waiters if every run has ended. */
+/* A worker's busy stretch ended (it found no more work): wakes wait_all's
+ * waiters if every run has ended.  Owner only; a load when nobody waits. */
+void weft__runs_busy_end(weft_executor *ex);
+/* Wakes wait_all's waiters if every run has ended.  Any thread. */
 void weft__runs_quiet_check(weft_executor *ex);
 /* Runs begun and not yet ended (0: every run seen begun has ended).  Any thread. */
 uint64_t weft__runs_in_flight(const weft_executor *ex);

@@ -15,13 +15,20 @@
  * begun run unended.  A run that a task starts (an async task submitted from a
  * task) begins before that task's own run ends, so it is seen too.
  *
- * Waking: nobody sees the sum reach zero, so whoever ends a run checks at
- * once, before doing anything else.  A worker stores its end, passes a light
- * fence (a compiler barrier) and reads quiet_waiters, which is 0 unless
- * someone waits; a waiter registers, passes the heavy fence (membarrier: every
- * running thread of the process executes a full barrier) and reads the
- * counters.  A thread that is not a worker uses a full fence on its side.  Store,
- * fence, load on both sides: one of them sees the other), so no wake-up is lost. */
+ * Waking: nobody sees the sum reach zero, so a run's end is followed by a
+ * check.  A thread that is not a worker checks right after its end.  A worker
+ * checks when its busy stretch ends (weft__runs_busy_end): after the job that
+ * ended the run it either finds another job, which belongs to a run still in
+ * flight (every job does), or ends the stretch and checks, before any search.
+ * So wait_all never waits for a search.  Per run end this costs nothing;
+ * per busy stretch a compiler barrier and a load, and while someone waits,
+ * a look at the injector (queued jobs mean runs in flight: no full check).
+ * The worker's side: its ends stored, a light fence (a compiler barrier),
+ * then quiet_waiters read; the waiter's: registered, the heavy fence
+ * (membarrier: every running thread of the process executes a full barrier),
+ * then the counters read.  A thread that is not a worker uses a full fence.
+ * Store, fence, load on both sides: one of them sees the other, so no wake-up
+ * is lost. */
 #include "core/executor.h"
 #include "platform/platform.h"
 
@@ -35,13 +42,8 @@ void weft__runs_begin(weft_executor *ex, weft__worker *w) {
 }
 
 void weft__runs_end(weft_executor *ex, weft__worker *w) {
-    if (w) {
+    if (w) { /* its worker checks as its busy stretch ends: weft__runs_busy_end */
         bump(&w->runs_ended);
-        /* Pairs with weft__fence_heavy in weft_executor_wait_all: either the
-         * waiter's counter read sees this end, or this load sees the waiter. */
-        weft__fence_light();
-        if (__builtin_expect(atomic_load_explicit(&ex->quiet_waiters, memory_order_relaxed) != 0, 0))
-            weft__runs_quiet_check(ex);
         return;
     }
     atomic_fetch_add_explicit(&ex->outside_ended, 1, memory_order_release);
@@ -60,6 +62,18 @@ uint64_t weft__runs_in_flight(const weft_executor *ex) {
     for (unsigned i = 0; i < ex->nworkers; i++)
         begun += atomic_load_explicit(&ex->workers[i].runs_begun, memory_order_acquire);
     return begun - ended;
+}
+
+void weft__runs_busy_end(weft_executor *ex) {
+    /* Pairs with weft__fence_heavy in weft_executor_wait_all: either the
+     * waiter's counter read sees the ends of this stretch, or this load sees
+     * the waiter. */
+    weft__fence_light();
+    if (__builtin_expect(atomic_load_explicit(&ex->quiet_waiters, memory_order_relaxed) == 0, 1)) return;
+    /* A queued job belongs to a run in flight, whose end will check: the
+     * full check (a fence and every counter) waits for that. */
+    if (!weft__injector_empty(&ex->injector)) return;
+    weft__runs_quiet_check(ex);
 }
 
 void weft__runs_quiet_check(weft_executor *ex) {

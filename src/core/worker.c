@@ -169,6 +169,7 @@ void *weft__worker_main(void *arg) {
         while ((j = find_local(w)) != NULL || (j = weft__defer_settle(w)) != NULL ||
                (j = steal_again(w, &streak)) != NULL);
         weft__hook_busy(w, false); /* observe/ */
+        weft__runs_busy_end(ex); /* the last run may have ended in this stretch */
         weft__sleep_start_search(&ex->sleep);
     }
     tls_worker = NULL;
