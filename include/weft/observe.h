@@ -2,18 +2,25 @@
  *
  * Observability: seeing what a program does.
  *
- *  - an observer: your functions, called at every task's entry and exit;
+ *  - an observer: your functions, called at every taskflow task's entry and exit;
  *  - metrics: per worker and in total (tasks, steals, parks, busy time, a
  *    histogram of task durations, ...), snapshot into a struct you provide;
  *  - a profiler: one span per task run, per worker, exported as Chrome Trace
  *    Event JSON (Perfetto UI, chrome://tracing) or as a self-contained HTML
  *    report, and as a DOT graph annotated with the time of each task;
+ *
+ * Metrics and the profiler see every kind of work, not only taskflow tasks:
+ * async tasks (weft_async, weft_dependent_async, weft_silent_async), fork-join
+ * roots (weft_run_root) and frames run by a thief, the jobs of the parallel
+ * algorithms run by workers, and each pipeline stage call (one per token and
+ * stage).  Each is a "task" in the counts and a span of its kind in the trace.
  *  - logging with levels, to stderr or your callback;
  *  - a state dump of an executor that takes no lock (for hangs).
  *
  * With none of them switched on, each hook on the task path costs one
  * predictable branch.  Environment variables turn them on with no code change:
  *   WEFT_PROFILE=out.json | out.html   profile every executor, written at destroy
+ *                                      (or at exit for one never destroyed)
  *   WEFT_LOG=error|warn|info|debug     log level (default warn)
  * See docs/guide-observability.md.
  */
@@ -50,8 +57,9 @@ typedef struct weft_task_event {
     int code;                  /* at exit: the task's return value */
 } weft_task_event;
 
-/* Callbacks called on the worker that runs the task, right before and right
- * after the task function.  Either may be NULL.  They must be thread-safe (all
+/* Callbacks called on the worker that runs a taskflow task, right before and
+ * right after the task function (other work, such as async tasks, is counted in
+ * the metrics and traced but not reported here).  Either may be NULL.  They must be thread-safe (all
  * workers call them at once) and quick: they run on the task path.  They must not
  * destroy the executor.  Tasks skipped because their run failed or was cancelled
  * are not reported here (they are counted in the metrics). */
@@ -63,7 +71,8 @@ typedef struct weft_observer {
 
 /* The id of a taskflow run (> 0, unique per executor, in submission order): the
  * run_id of its tasks' events and of its spans in a trace.  0 for NULL and for
- * the future of an async task (async tasks are not traced).  Any thread. */
+ * the future of an async task (whose span in a trace names its function, not a
+ * run).  Any thread. */
 WEFT_API uint64_t weft_future_id(const weft_future *f);
 
 /* ---------------------------------------------------------------------------------
@@ -80,9 +89,12 @@ WEFT_API uint64_t weft_future_id(const weft_future *f);
 #define WEFT_METRICS_BUCKETS 40
 
 typedef struct weft_worker_metrics {
-    uint64_t tasks;        /* task functions run (succeeded + failed) */
+    uint64_t tasks;        /* work run (succeeded + failed): taskflow tasks, async
+                            * tasks, fork-join roots and stolen frames, algorithm
+                            * jobs run by workers, pipeline stage calls */
     uint64_t succeeded, failed;
-    uint64_t skipped;      /* tasks of failed or cancelled runs, not run */
+    uint64_t skipped;      /* tasks of failed or cancelled runs and cancelled
+                            * async tasks, not run */
     uint64_t steals;       /* jobs taken from another worker or the injector */
     uint64_t steal_fails;  /* steal attempts that found nothing or lost a race */
     uint64_t parks;        /* times the worker went to sleep */
@@ -129,15 +141,17 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  * are dropped and counted (the report says how many).  Stopping keeps the spans;
  * starting again clears them but keeps the memory.
  *
- * Timing.  Reading the clock costs about as much as a short task, so short tasks
- * (while a worker's last ones averaged under 250 ns) that run back to back on a
- * worker, of one run and taskflow, are timed in batches of up to 20 that share one
- * clock read: each still has its own span, but its begin and end are the batch's
- * interval shared out evenly, and the JSON marks it "estimated": true.  A long
- * task that falls into such a batch shares its time with the batch's short tasks;
- * the tasks after it are timed on their own.  Counts (spans, task metrics, the
- * histogram) are exact either way.  weft_executor_config.profile_exact (or
- * WEFT_PROFILE_EXACT=1 in the environment) gives every task its own clock reads.
+ * Timing.  Recording a span costs more than a short task, so short taskflow
+ * tasks (while a worker's last ones averaged under 250 ns) that run back to back
+ * on a worker, of one run and taskflow, are recorded in batches of up to 20: each
+ * still has its own span, but its begin and end are the batch's interval shared
+ * out evenly, and the JSON, the HTML report and the profiled DOT mark it as
+ * estimated.  Each batched task's end is still read: one that took over 4 us
+ * closes the batch and is measured on its own, so an estimated span always
+ * stands for a task shorter than that, and a long task is always measured.
+ * Counts (spans, task metrics, the histogram) and busy time are exact either
+ * way.  Other work is always measured.  weft_executor_config.profile_exact (or
+ * WEFT_PROFILE_EXACT=1 in the environment) turns batching off.
  * docs/guide-observability.md has the figures.
  * ------------------------------------------------------------------------------ */
 
@@ -153,18 +167,27 @@ WEFT_API weft_status weft_profiler_stop(weft_executor *ex);
  * Any thread; exact while no run is in flight. */
 WEFT_API weft_status weft_profiler_count(const weft_executor *ex, uint64_t *spans, uint64_t *dropped);
 
-/* Writes the recorded spans as Chrome Trace Event JSON: one track (tid) per
- * worker, one complete event ("ph":"X", "cat":"task") per task run, named after
- * the task, with args {run, index} (plus "failed": true for a failed task, "estimated":
- * true for a batched one, see Timing); park spans ("cat":"park") and steal instants
- * ("cat":"steal").  Open it in https://ui.perfetto.dev or chrome://tracing.
+/* Writes the recorded spans as Chrome Trace Event JSON: "pid" is the process
+ * id and each worker has a track ("tid") of its own, executor number * 10000 +
+ * worker index (executors numbered from 1 in the process, named "executor N
+ * worker W" in the metadata), so traces of several executors or processes merge
+ * without collisions.  One complete event ("ph":"X", "cat":"task") per task run,
+ * named after the task (names that are not valid UTF-8 have U+FFFD for the bad
+ * bytes), with args {run, index} (plus "failed": true for a failed task,
+ * "estimated": true for a batched one, see Timing); other work as complete
+ * events named after its kind ("async", "silent async", "fork-join root",
+ * "stolen frame", "algorithm job", "stage N") in categories "async",
+ * "forkjoin", "algo" and "pipeline", with args naming the function or
+ * pipeline (and the job, or the stage and token), "nested": true when it ran
+ * inside another span of its worker; park spans ("cat":"park") and steal
+ * instants ("cat":"steal").  Open it in https://ui.perfetto.dev or chrome://tracing.
  * Call it while no run is in flight (after weft_executor_wait_all or the runs'
  * futures), else spans still being written may be missed.  WEFT_EINVAL,
  * WEFT_ESYS (write failed). */
 WEFT_API weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out);
 /* Writes a self-contained HTML report (no network): an SVG timeline of the
- * workers, each worker's utilisation, the slowest tasks and the duration
- * histogram (empty if the profiler never ran).  Same rules as
+ * workers, each worker's utilisation, the slowest tasks (each marked measured
+ * or estimated) and the duration histogram (empty if the profiler never ran).  Same rules as
  * weft_profiler_write_json, plus WEFT_ENOMEM (its working memory). */
 WEFT_API weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out);
 /* Writes to `path`: HTML if it ends in ".html" or ".htm", else JSON.
@@ -172,9 +195,11 @@ WEFT_API weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out
 WEFT_API weft_status weft_profiler_save(const weft_executor *ex, const char *path);
 
 /* The taskflow in DOT like weft_taskflow_dump_dot, each task labelled with its
- * profiled time (runs, total and mean) and coloured from pale (fast) to red
- * (slowest), from the spans `ex` recorded for this taskflow's tasks.  Tasks with
- * no span are drawn grey.  WEFT_EINVAL, WEFT_ENOMEM, WEFT_ESYS. */
+ * profiled time (runs, total and mean; "~" and a count when some runs were
+ * estimated) and coloured from pale (fast) to red (slowest), from the spans `ex`
+ * recorded for this taskflow's tasks; a pipeline's task also shows its stage
+ * calls, and a note sums the executor's other work.  Tasks with no span are
+ * drawn grey.  WEFT_EINVAL, WEFT_ENOMEM, WEFT_ESYS. */
 WEFT_API weft_status weft_taskflow_dump_dot_profiled(const weft_taskflow *tf, const weft_executor *ex,
                                                      FILE *out);
 
