@@ -159,8 +159,10 @@ WEFT_API weft_task weft_ctx_task(const weft_ctx *ctx);
  * is not NULL) receives a future the caller must destroy; with out == NULL the
  * run is detached (weft_executor_wait_all still waits for it).  Runs of the same
  * taskflow queue up and execute one after another in submission order; runs of
- * different taskflows execute at the same time.  The taskflow must outlive the
- * run.  Errors (nothing is submitted): WEFT_EINVAL, WEFT_ECYCLE (see
+ * different taskflows execute at the same time.  A run executes on `ex`, also
+ * when it waits behind a run of tf on another executor (should handing it over
+ * to `ex` then find no memory, the run fails: WEFT_ETASK with task_code
+ * WEFT_ENOMEM).  The taskflow must outlive the run.  Errors (nothing is submitted): WEFT_EINVAL, WEFT_ECYCLE (see
  * weft_last_error_message), WEFT_ENOMEM, WEFT_ESHUTDOWN (the executor is being
  * destroyed).  Any thread, including a task of `ex`; but a task must not wait for
  * a run of its own taskflow: that run queues behind the one the task belongs to,
