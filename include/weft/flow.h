@@ -125,7 +125,8 @@ WEFT_API bool weft_subflow_detached(const weft_subflow *sf);
  * One taskflow may be the body of many modules and graphs: runs of one taskflow
  * never overlap, so a module whose body is already running (another module, or
  * a weft_run of it) waits in the body's queue and runs after it, without blocking
- * a worker.  A body that contains (directly or through other modules) the module
+ * a worker; the body's run executes on the executor of the run its module is
+ * part of, also when the run ahead of it was on another executor.  A body that contains (directly or through other modules) the module
  * running it would wait for itself: that fails the run with task_code
  * WEFT_EDEADLK; a body with a strong cycle fails it with task_code WEFT_ECYCLE.
  * Errors as weft_emplace; WEFT_EINVAL for body == NULL, body == tf or a
