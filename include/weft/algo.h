@@ -26,9 +26,13 @@
  * (weft_parallel_for_range, weft_parallel_reduce_range, weft_parallel_scan_range,
  * weft_parallel_sort_ops).
  *
- * Errors: every call returns WEFT_OK, WEFT_EINVAL (a NULL executor, array or
- * function; an element size of 0; step 0; a bad partitioner) or WEFT_ENOMEM (a
- * per-call array could not be allocated; nothing was changed).  Thread-safety:
+ * Errors: every call returns WEFT_OK, WEFT_EINVAL (a NULL executor, function or
+ * result pointer; a NULL array with n > 0; an element size of 0; step 0; a bad
+ * partitioner) or WEFT_ENOMEM (a per-call array could not be allocated; nothing
+ * was changed).  Empty input: a NULL array with n == 0 (what an empty C++
+ * vector's data() gives) is valid everywhere: the call does nothing and returns
+ * WEFT_OK (a reduction leaves *result at its initial value, a search gives index
+ * 0); the other arguments are still checked.  Thread-safety:
  * calls on the same executor may run at once from any threads; the arrays they
  * write must not overlap anything another thread touches meanwhile.  Functions
  * passed in are called concurrently from several workers.
@@ -167,7 +171,8 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_reduce_range(
 
 /* Index of the first smallest (min) / first largest (max) element under cmp, or
  * of the first element for which pred is true (find_if); n if there is none
- * (n == 0, or no element matches). */
+ * (n == 0, or no element matches).  With a cmp that is not a strict weak order
+ * the index is some index below n (which one is unspecified). */
 WEFT_API WEFT_NODISCARD weft_status weft_parallel_min_element(weft_executor *ex, const void *in,
                                                               size_t n, size_t size,
                                                               weft_cmp_fn cmp, void *arg,
@@ -216,7 +221,12 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_scan_range(
  * sort: blocks sorted in parallel, then merged in parallel rounds (each merge
  * split by binary search); it allocates a buffer of n * size bytes.  (The
  * generic weft_parallel_sort happens to be stable as well; the typed name_sort of
- * algo_typed.h is not.) */
+ * algo_typed.h is not.)
+ * cmp should be a strict weak order.  If it is not (doubles holding NaN compared
+ * with < and >, the overflowing `a - b`, a random or changing answer), the
+ * array ends in an unspecified order, but always as a permutation of its input,
+ * and the sort reads and writes nothing outside base[0..n) and its buffer.  One
+ * merge round may then run on the calling thread alone. */
 WEFT_API WEFT_NODISCARD weft_status weft_parallel_sort(weft_executor *ex, void *base, size_t n,
                                                        size_t size, weft_cmp_fn cmp, void *arg,
                                                        const weft_algo_config *cfg);
@@ -226,7 +236,11 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_stable_sort(weft_executor *ex,
                                                               const weft_algo_config *cfg);
 
 /* The kernels a typed sort supplies (algo_typed.h fills this in).  All work on
- * arrays of the sort's element type; `arg` is passed through. */
+ * arrays of the sort's element type; `arg` is passed through.  Each must stay
+ * within the arrays it is given and leave a permutation of its input whatever
+ * its comparisons say; the driver checks what split returns (a value outside
+ * the runs, or cuts that cross, make it merge the pair whole), so a split that
+ * is wrong costs speed, never memory safety. */
 typedef struct weft_sort_ops {
     /* Sorts a[0..n) in place; buf has room for n elements (scratch). */
     void (*sort)(void *a, size_t n, void *buf, void *arg);

@@ -21,15 +21,21 @@
  * The sort is a parallel merge sort over blocks sorted by an introsort (branch-
  * free Lomuto partition, equal-to-pivot ranges skipped as in pdqsort); the
  * stable sort sorts its blocks by merge sort.  Contracts, errors and
- * partitioners are those of the generic calls in weft/algo.h.
+ * partitioners are those of the generic calls in weft/algo.h; in particular an
+ * lt that is not a strict weak order gives a permutation in unspecified order,
+ * never an access outside the array, and a NULL array with n == 0 is a valid
+ * empty input (WEFT_OK; a reduction leaves *result as it was).
  *
  * Ready-made: weft_double, weft_float, weft_i32, weft_i64, weft_u64 with
- *   weft_T_sort, weft_T_stable_sort (ascending by <; NaNs are not ordered by <,
- *   so arrays holding NaN end in an unspecified order), weft_T_sum_reduce,
- *   weft_T_sum_inclusive_scan, weft_T_sum_exclusive_scan.
+ *   weft_T_sort, weft_T_stable_sort (ascending by <; for double and float every
+ *   NaN goes after every number, +inf included: the order of WEFT_LT_NANS_LAST,
+ *   at the speed of a plain <; the NaNs keep their input order, in both sorts),
+ *   weft_T_sum_reduce, weft_T_sum_inclusive_scan, weft_T_sum_exclusive_scan.
  */
 #ifndef WEFT_ALGO_TYPED_H
 #define WEFT_ALGO_TYPED_H
+
+#include <math.h> /* isnan */
 
 #include "weft/algo.h"
 
@@ -179,18 +185,78 @@
         name##__msort((type *)a, n, (type *)buf);                                            \
     }
 
-#define WEFT_ALGO_SORT(name, type, lt)                                                       \
-    WEFT__SORT_KERNELS(name, type, lt)                                                       \
+#define WEFT__SORT_FUNCTIONS(name, type, block, stable_block, merge, split)                \
     static inline weft_status name##_sort(weft_executor *ex, type *a, size_t n,              \
                                           const weft_algo_config *cfg) {                     \
-        static const weft_sort_ops ops = { name##__sort_block, name##__merge, name##__split }; \
+        static const weft_sort_ops ops = { block, merge, split };                            \
         return weft_parallel_sort_ops(ex, a, n, sizeof(type), &ops, 0, cfg);                 \
     }                                                                                        \
     static inline weft_status name##_stable_sort(weft_executor *ex, type *a, size_t n,       \
                                                  const weft_algo_config *cfg) {              \
-        static const weft_sort_ops ops = { name##__stable_block, name##__merge, name##__split }; \
+        static const weft_sort_ops ops = { stable_block, merge, split };                     \
         return weft_parallel_sort_ops(ex, a, n, sizeof(type), &ops, 0, cfg);                 \
     }
+
+#define WEFT_ALGO_SORT(name, type, lt)                                                       \
+    WEFT__SORT_KERNELS(name, type, lt)                                                       \
+    WEFT__SORT_FUNCTIONS(name, type, name##__sort_block, name##__stable_block, name##__merge, \
+                         name##__split)
+
+/* Floating-point sorts with every NaN after every number (WEFT_LT_NANS_LAST's
+ * order) at the cost of `<` alone: each block first moves its NaNs to its end
+ * (a read-only scan when it has none, stable when it has some), so the kernels
+ * compare numbers only, with `<`; a sorted run is then its numbers and then its
+ * NaNs, so a merge merges the numbers and appends a's NaNs, then b's, and a
+ * split counts the same way. */
+#define WEFT__SORT_NANS_LAST(name, type)                                                     \
+    WEFT__SORT_KERNELS(name##__num, type, WEFT__LT)                                          \
+    /* The NaNs of a[0..n) moved to its end, in order (buf: scratch of n); returns */       \
+    /* the count of numbers. */                                                              \
+    static inline size_t name##__nans_to_end(type *a, size_t n, type *buf) {                 \
+        size_t i = 0, m, q = 0;                                                              \
+        while (i < n && !isnan(a[i])) i++;                                                   \
+        for (m = i; i < n; i++) {                                                            \
+            if (isnan(a[i])) buf[q++] = a[i];                                                \
+            else a[m++] = a[i];                                                              \
+        }                                                                                    \
+        for (i = 0; i < q; i++) a[m + i] = buf[i];                                           \
+        return m;                                                                            \
+    }                                                                                        \
+    /* Numbers in a sorted run (its NaNs are last): binary search. */                        \
+    static inline size_t name##__numbers(const type *a, size_t n) {                          \
+        size_t lo = 0, hi = n;                                                               \
+        while (lo < hi) {                                                                    \
+            size_t mid = lo + (hi - lo) / 2;                                                 \
+            if (isnan(a[mid])) hi = mid;                                                     \
+            else lo = mid + 1;                                                               \
+        }                                                                                    \
+        return lo;                                                                           \
+    }                                                                                        \
+    static inline void name##__sort_block(void *a, size_t n, void *buf, void *arg) {         \
+        name##__num__sort_block(a, name##__nans_to_end((type *)a, n, (type *)buf), buf, arg); \
+    }                                                                                        \
+    static inline void name##__stable_block(void *a, size_t n, void *buf, void *arg) {       \
+        name##__num__stable_block(a, name##__nans_to_end((type *)a, n, (type *)buf), buf, arg); \
+    }                                                                                        \
+    static inline void name##__merge(const void *a_, size_t na, const void *b_, size_t nb,   \
+                                     void *out_, void *arg) {                                \
+        const type *a = (const type *)a_, *b = (const type *)b_;                             \
+        type *o = (type *)out_;                                                              \
+        size_t ma = name##__numbers(a, na), mb = name##__numbers(b, nb);                     \
+        name##__num__merge(a, ma, b, mb, o, arg);                                            \
+        o += ma + mb;                                                                        \
+        for (size_t i = ma; i < na; i++) *o++ = a[i];                                        \
+        for (size_t j = mb; j < nb; j++) *o++ = b[j];                                        \
+    }                                                                                        \
+    static inline size_t name##__split(const void *a_, size_t na, const void *b_, size_t nb, \
+                                       size_t k, void *arg) {                                \
+        const type *a = (const type *)a_, *b = (const type *)b_;                             \
+        size_t ma = name##__numbers(a, na), mb = name##__numbers(b, nb);                     \
+        if (k <= ma + mb) return name##__num__split(a, ma, b, mb, k, arg);                   \
+        return k - mb < na ? k - mb : na; /* numbers, then a's NaNs, then b's */             \
+    }                                                                                        \
+    WEFT__SORT_FUNCTIONS(name, type, name##__sort_block, name##__stable_block, name##__merge, \
+                         name##__split)
 
 /* ---- reduce ------------------------------------------------------------------- */
 
@@ -207,7 +273,7 @@
     }                                                                                        \
     static inline weft_status name##_reduce(weft_executor *ex, const type *in, size_t n,     \
                                             type *result, const weft_algo_config *cfg) {     \
-        if (!in) return WEFT_EINVAL;                                                         \
+        if (!in && n) return WEFT_EINVAL;                                                    \
         return weft_parallel_reduce_range(ex, n, sizeof(type), result, name##__rbody,        \
                                           name##__rop, (void *)in, cfg);                     \
     }
@@ -250,7 +316,7 @@
                                                     type *out, size_t n, const type *init,   \
                                                     const weft_algo_config *cfg) {           \
         name##__scan_io io = { in, out };                                                    \
-        if (!in || !out) return WEFT_EINVAL;                                                 \
+        if ((!in || !out) && n) return WEFT_EINVAL;                                          \
         return weft_parallel_scan_range(ex, n, sizeof(type), init, name##__sreduce,          \
                                         name##__incl, name##__sop, &io, cfg);                \
     }                                                                                        \
@@ -258,7 +324,7 @@
                                                     type *out, size_t n, type init,          \
                                                     const weft_algo_config *cfg) {           \
         name##__scan_io io = { in, out };                                                    \
-        if (!in || !out) return WEFT_EINVAL;                                                 \
+        if ((!in || !out) && n) return WEFT_EINVAL;                                          \
         return weft_parallel_scan_range(ex, n, sizeof(type), &init, name##__sreduce,         \
                                         name##__excl, name##__sop, &io, cfg);                \
     }
@@ -268,14 +334,28 @@
 #define WEFT__LT(a, b) ((a) < (b))
 #define WEFT__ADD(a, b) ((a) + (b))
 
-/* Sort, stable sort, sum reduce and sum scans of one numeric type. */
-#define WEFT_ALGO_NUMERIC(name, type)                                                        \
-    WEFT_ALGO_SORT(name, type, WEFT__LT)                                                     \
+/* A strict weak order on floating-point values that puts every NaN after every
+ * number (+inf included), all NaNs equivalent: a < b, or b is NaN and a is not.
+ * `<` alone is not a strict weak order once a NaN is present.  Usable as the lt
+ * of WEFT_ALGO_SORT for float, double and long double (a and b are evaluated
+ * more than once). */
+#define WEFT_LT_NANS_LAST(a, b) (!((a) >= (b)) & !isnan(a))
+
+/* Sum reduce and sum scans of one numeric type. */
+#define WEFT__ALGO_SUMS(name, type)                                                          \
     WEFT_ALGO_REDUCE(name##_sum, type, WEFT__ADD)                                            \
     WEFT_ALGO_SCAN(name##_sum, type, WEFT__ADD)
 
-WEFT_ALGO_NUMERIC(weft_double, double)
-WEFT_ALGO_NUMERIC(weft_float, float)
+/* Sort (by <), stable sort, sum reduce and sum scans of one numeric type. */
+#define WEFT_ALGO_NUMERIC(name, type)                                                        \
+    WEFT_ALGO_SORT(name, type, WEFT__LT)                                                     \
+    WEFT__ALGO_SUMS(name, type)
+
+/* The floating-point instances sort NaNs last. */
+WEFT__SORT_NANS_LAST(weft_double, double)
+WEFT__ALGO_SUMS(weft_double, double)
+WEFT__SORT_NANS_LAST(weft_float, float)
+WEFT__ALGO_SUMS(weft_float, float)
 WEFT_ALGO_NUMERIC(weft_i32, int32_t)
 WEFT_ALGO_NUMERIC(weft_i64, int64_t)
 WEFT_ALGO_NUMERIC(weft_u64, uint64_t)

@@ -64,7 +64,7 @@ static void each_body(size_t lo, size_t hi, void *arg) {
 
 weft_status weft_parallel_for_each(weft_executor *ex, void *base, size_t n, size_t size,
                                    weft_elem_fn fn, void *arg, const weft_algo_config *cfg) {
-    if (!base || !fn || size == 0) return WEFT_EINVAL;
+    if ((!base && n) || !fn || size == 0) return WEFT_EINVAL;
     each_loop l = { base, size, fn, arg };
     return weft_parallel_for_range(ex, 0, n, 1, each_body, &l, cfg);
 }
@@ -79,7 +79,7 @@ static void transform_body(size_t lo, size_t hi, void *arg) {
 }
 
 weft_status weft__transform(weft_executor *ex, const weft_transform_desc *d) {
-    if (!d || !d->in || !d->out || !d->f || !d->in_size || !d->out_size) return WEFT_EINVAL;
+    if (!d || ((!d->in || !d->out) && d->n) || !d->f || !d->in_size || !d->out_size) return WEFT_EINVAL;
     if (d->in == d->out && d->in_size != d->out_size) return WEFT_EINVAL;
     return weft_parallel_for_range(ex, 0, d->n, 1, transform_body, (void *)d, &d->config);
 }
@@ -108,7 +108,7 @@ static void transform2_body(size_t lo, size_t hi, void *arg) {
 weft_status weft_parallel_transform2(weft_executor *ex, const void *a, size_t a_size, const void *b,
                                      size_t b_size, void *out, size_t out_size, size_t n,
                                      weft_binary_fn f, void *arg, const weft_algo_config *cfg) {
-    if (!a || !b || !out || !f || !a_size || !b_size || !out_size) return WEFT_EINVAL;
+    if (((!a || !b || !out) && n) || !f || !a_size || !b_size || !out_size) return WEFT_EINVAL;
     transform2 t = { a, b, out, a_size, b_size, out_size, f, arg };
     return weft_parallel_for_range(ex, 0, n, 1, transform2_body, &t, cfg);
 }

@@ -101,7 +101,7 @@ static void elem_body(size_t lo, size_t hi, void *slot, void *ctx) {
 
 static weft_status elem_reduce_run(weft_executor *ex, const elem_reduce *e, size_t n, void *result,
                                    const weft_algo_config *cfg) {
-    if (!e->in || !e->size || !e->op) return WEFT_EINVAL;
+    if ((!e->in && n) || !e->size || !e->op) return WEFT_EINVAL;
     size_t slot = weft__acc_slot(e->acc_size) * (e->map ? 2 : 1);
     reduce_job j = { n, e->acc_size, slot, result, elem_body, (void *)e, e->op, e->arg };
     return reduce_core(ex, &j, cfg);

@@ -130,7 +130,8 @@ static void elem_op(void *acc, const void *x, void *ctx) {
 }
 
 weft_status weft__scan(weft_executor *ex, const weft_scan_desc *d) {
-    if (!d || !d->in || !d->out || !d->size || !d->op || (d->exclusive && !d->init)) return WEFT_EINVAL;
+    if (!d || ((!d->in || !d->out) && d->n) || !d->size || !d->op || (d->exclusive && !d->init))
+        return WEFT_EINVAL;
     elem_scan e = { d->in, d->out, d->size, weft__acc_slot(d->size), d->op, d->arg };
     scan_core s = { .acc_size = d->size, .init = d->init, .reduce = elem_reduce,
                     .scan = d->exclusive ? exclusive_body : inclusive_body, .op = elem_op, .arg = &e };
