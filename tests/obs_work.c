@@ -237,10 +237,11 @@ static int spin_2ms(weft_ctx *ctx, void *arg) {
     return 0;
 }
 
-/* Copies the span of task 500 (a batch's spans live only during the call). */
+/* Copies the span of task 500 of each run (1..3) into arg[run - 1] (a batch's
+ * spans live only during the call). */
 static bool find_slow(const weft__span *s, unsigned w, void *arg) {
     (void)w;
-    if (s->kind == WEFT__SPAN_TASK && s->index == 500) *(weft__span *)arg = *s;
+    if (s->kind == WEFT__SPAN_TASK && s->index == 500 && s->run >= 1 && s->run <= 3) ((weft__span *)arg)[s->run - 1] = *s;
     return true;
 }
 
@@ -261,18 +262,26 @@ TEST(a_long_task_among_short_ones_is_measured_and_tops_the_slowest_list) {
         prev = t;
     }
     for (int k = 0; k < 3; k++) ASSERT_OK(weft_run_and_wait(ex, tf));
-    weft__span slow = { .kind = WEFT__SPAN_NONE };
-    weft__spans_for_each(ex->obs_state, find_slow, &slow);
-    ASSERT_EQ(slow.kind, WEFT__SPAN_TASK);
-    double ns = weft__ticks_ns(ex->obs_state, slow.end - slow.begin);
-    if (slow.estimated || ns < 2e6)
-        TEST_FAIL_("the 2 ms task's span is %s and says %.0f ns", slow.estimated ? "estimated" : "measured", ns);
+    weft__span slow[3] = { { .kind = WEFT__SPAN_NONE }, { .kind = WEFT__SPAN_NONE }, { .kind = WEFT__SPAN_NONE } };
+    weft__spans_for_each(ex->obs_state, find_slow, slow);
+    /* Run 1: the batch it fell in shows it held a long task (one clock read
+     * cannot say which); from run 2 on it is measured on its own. */
+    ASSERT_EQ(slow[0].kind, WEFT__SPAN_TASK);
+    ASSERT_EQ(slow[0].estimated, WEFT__EST_LONG);
+    for (int k = 1; k < 3; k++) {
+        ASSERT_EQ(slow[k].kind, WEFT__SPAN_TASK);
+        double ns = weft__ticks_ns(ex->obs_state, slow[k].end - slow[k].begin);
+        if (slow[k].estimated || ns < 2e6)
+            TEST_FAIL_("run %d: the 2 ms task's span is %s and says %.0f ns", k + 1,
+                       slow[k].estimated ? "estimated" : "measured", ns);
+    }
     /* The HTML report: its slowest task is "slow", >= 2 ms, measured. */
     char html[64];
     temp_path(html, sizeof html, ".html");
     ASSERT_OK(weft_profiler_save(ex, html));
     char *h = read_file(html);
     ASSERT_NOT_NULL(strstr(h, "id=\"estimates\"")); /* the note on what "~" means */
+    ASSERT_NOT_NULL(strstr(h, "id=\"held-long\"")); /* and on the batch that held the long task */
     char *tab = strstr(h, "<h2>Slowest tasks</h2>");
     ASSERT_NOT_NULL(tab);
     char *row = strstr(tab, "</tr>"); /* end of the header row */
@@ -292,14 +301,15 @@ TEST(a_long_task_among_short_ones_is_measured_and_tops_the_slowest_list) {
     if (!strstr(row, ">measured<")) TEST_FAIL_("the 2 ms task is shown as estimated: %s", row);
     free(h);
     unlink(html);
-    /* The DOT: "slow" measured (no "~"), short ones marked as estimates. */
+    /* The DOT: "slow" with its measured time (run 1 left out, said so), short
+     * ones marked as estimates. */
     char *d = profiled_dot_text(tf, ex);
     ASSERT_NOT_NULL(strstr(d, "estimated)"));
     ASSERT_NOT_NULL(strstr(d, "~ estimated: short tasks timed in batches"));
     static const char slow_label[] = "[label=\"slow\" + \"\\n3 runs, ";
     char *node = strstr(d, slow_label), *eol = node ? strchr(node, '\n') : NULL;
     if (eol) *eol = 0; /* the node's line alone */
-    if (!node || node[sizeof slow_label - 1] == '~' || !strstr(node, " ms total"))
+    if (!node || !strstr(node, " ms total") || !strstr(node, "(1 untimed)"))
         TEST_FAIL_("the DOT does not show the 2 ms task as measured:\n%.400s", node ? node : d);
     free(d);
     ASSERT_OK(weft_taskflow_destroy(tf));

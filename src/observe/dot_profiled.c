@@ -14,7 +14,7 @@
  * taskflows match none). */
 struct node_times {
     const weft_taskflow *tf;
-    uint64_t *ticks, *runs, *estimated;
+    uint64_t *ticks, *runs, *estimated, *untimed;
     size_t ntasks;
     /* Pipelines driven by this taskflow's tasks: a stage span names its
      * pipeline, which is the argument of the task that drives it; each task's
@@ -43,9 +43,11 @@ static bool add_span(const weft__span *s, unsigned w, void *arg) {
     uint64_t d = s->end - s->begin;
     if (s->kind == WEFT__SPAN_TASK) {
         if (s->tf != t->tf || s->index >= t->ntasks) return true;
-        t->ticks[s->index] += d;
         t->runs[s->index]++;
-        t->estimated[s->index] += s->estimated;
+        /* A share of a batch that held a long task says nothing of this one. */
+        if (s->estimated == WEFT__EST_LONG) t->untimed[s->index]++;
+        else t->ticks[s->index] += d;
+        t->estimated[s->index] += s->estimated == 1;
         return true;
     }
     if (s->kind < WEFT__SPAN_WORK || s->kind - WEFT__SPAN_WORK >= WEFT__WORK_KINDS) return true;
@@ -60,7 +62,7 @@ static bool add_span(const weft__span *s, unsigned w, void *arg) {
     return true;
 }
 
-#define PER_TASK_ARRAYS(X) X(ticks) X(runs) X(estimated) X(stage_ticks) X(stage_calls)
+#define PER_TASK_ARRAYS(X) X(ticks) X(runs) X(estimated) X(untimed) X(stage_ticks) X(stage_calls)
 
 static void free_times(struct node_times *t) {
     size_t n = t->ntasks ? t->ntasks : 1;
@@ -103,6 +105,7 @@ static bool put_node(weft_task task, void *arg) {
     const weft__node *n = task.node_;
     uint64_t ticks = c->t->ticks[n->index], runs = c->t->runs[n->index];
     uint64_t est = c->t->estimated[n->index], calls = c->t->stage_calls[n->index];
+    uint64_t untimed = c->t->untimed[n->index];
     char buf[24], label[256];
     snprintf(label, sizeof label, "%s", weft__node_label(n, buf, sizeof buf));
     fprintf(c->out, "  n%u [label=", n->index);
@@ -114,10 +117,13 @@ static bool put_node(weft_task task, void *arg) {
         fprintf(c->out, " + \"\\n%" PRIu64 " run%s, %s", runs, runs == 1 ? "" : "s", est ? "~" : "");
         put_ns(c->out, total);
         fputs(" total, ", c->out);
-        put_ns(c->out, total / (double)runs);
+        put_ns(c->out, runs > untimed ? total / (double)(runs - untimed) : 0.0);
         /* Estimated: some of its runs were shares of a batch (see the note). */
-        if (est) fprintf(c->out, " mean (%" PRIu64 " estimated)", est);
-        else fputs(" mean", c->out);
+        fputs(" mean", c->out);
+        if (est || untimed) fputs(" (", c->out);
+        if (est) fprintf(c->out, "%" PRIu64 " estimated%s", est, untimed ? ", " : "");
+        if (untimed) fprintf(c->out, "%" PRIu64 " untimed", untimed);
+        if (est || untimed) fputs(")", c->out);
         if (calls) {
             fprintf(c->out, "\\n%" PRIu64 " stage call%s, ", calls, calls == 1 ? "" : "s");
             put_ns(c->out, weft__ticks_ns(c->o, c->t->stage_ticks[n->index]));
@@ -141,16 +147,22 @@ static void put_notes(const struct dot_ctx *c) {
     static const char *const kinds[WEFT__WORK_KINDS] = { "async tasks", "silent async tasks", "fork-join roots",
                                                          "stolen fork-join frames", "algorithm jobs",
                                                          "pipeline stage calls" };
-    bool est = false, other = false;
-    for (size_t i = 0; i < c->t->ntasks; i++) est |= c->t->estimated[i] != 0;
+    bool est = false, other = false, untimed = false;
+    for (size_t i = 0; i < c->t->ntasks; i++) {
+        est |= c->t->estimated[i] != 0;
+        untimed |= c->t->untimed[i] != 0;
+    }
     for (unsigned k = 0; k < WEFT__WORK_KINDS; k++) other |= c->t->work_runs[k] != 0;
-    if (!est && !other) return;
+    if (!est && !other && !untimed) return;
     fputs("  profile_note [shape=note, style=filled, fillcolor=\"#ffffff\", label=\"", c->out);
     if (est) {
         fputs("~ estimated: short tasks timed in batches, each\\nbatch's time shared out evenly (each took under ", c->out);
         put_ns(c->out, WEFT__BATCH_LONG_NS);
         fputs(")\\l", c->out);
     }
+    if (untimed)
+        fputs("untimed: run in a batch that held a task which ran long;\\nits time is left out (such tasks are timed"
+              "\\none by one from their next run on)\\l", c->out);
     if (other) fputs("Other work on this executor:\\l", c->out);
     for (unsigned k = 0; k < WEFT__WORK_KINDS; k++) {
         if (!c->t->work_runs[k]) continue;

@@ -229,23 +229,24 @@ static void fill_event(weft_task_event *ev, struct weft__obs *o, weft__worker *w
 
 /* ---- batched timing --------------------------------------------------------------
  *
- * A task's span, written on its own, costs more than a short task (the slow
- * path's bookkeeping and a 40-byte span).  A worker that runs short tasks back
- * to back therefore records them in batches: a task at depth 0 that starts in
- * the very next job after the last one ended (the mark test above) and follows
- * a short stretch (average under batch_max) joins the open batch, which stores
- * just its index (and name).  Its end is still read (one clock read per task,
- * as for a task timed alone): a task over batch_long closes the batch where it
- * began and is timed on its own, so no long task is ever shared out over short
- * ones (issue 15).  The batch closes every WEFT__BATCH tasks and at the next
- * gap (the worker runs out of work, a task of another run or other work
- * starts, a task starts after a non-task job, a nested task starts inside a
- * batched one), at its last task's end; its interval is shared out evenly: its
- * spans are flagged "estimated", and each stands for a task that took less
- * than batch_long.  Counts stay exact: the task and histogram counters move at
- * each task's end (the histogram at the last stretch's bucket, moved at the
- * close if the batch's own average lands elsewhere); busy time moves at the
- * close.
+ * Reading the clock costs about as much as a short task's whole bookkeeping
+ * (rdtsc is ~9-12 ns on the VMs we measure on).  A worker that runs short tasks
+ * back to back therefore times them in batches: a task at depth 0 that starts
+ * in the very next job after the last one ended (the mark test above) and
+ * follows a short stretch (average under batch_max) ends without a clock read
+ * and joins the open batch.  One read closes the batch every WEFT__BATCH tasks,
+ * when a task turns out long, at the next gap (the worker runs out of work, a
+ * task of another run or other work starts, a task starts after a non-task
+ * job, a nested task starts inside a batched one) and the batch's interval is
+ * shared out evenly: its spans are flagged "estimated".  A batch that took
+ * longer than expected by batch_long held a task that ran long: its spans are
+ * flagged WEFT__EST_LONG and its tasks become suspects (below), timed alone
+ * from then on; every other estimated span stands for a task shorter than
+ * batch_long.  (Reading the clock at each batched end would find the long task
+ * at once, but costs 2 ns per task on the graph benchmarks: issue 15 measured
+ * it.)  Counts stay exact: the task and histogram counters move at each task's
+ * end (the histogram at the last stretch's bucket, moved at the close if the
+ * batch's own average lands elsewhere); busy time moves at the close.
  *
  * A batch holds tasks of one run only.  A close from inside a task of that run
  * writes the spans with no ceremony: the run is in flight, so no reader is
@@ -329,12 +330,76 @@ static inline void batch_put(struct weft__obs *o, weft__obs_worker *ow, const we
     ow->batch_n = k + 1;
 }
 
+/* ---- suspects: tasks that ran long inside a batch --------------------------------
+ *
+ * A batch closes with one clock read, so a task that ran long inside it cannot
+ * be told from the short ones beside it: the batch only shows that it took
+ * more than its tasks were expected to (the last stretch's average each) by
+ * over batch_long.  Its spans are then marked WEFT__EST_LONG (readers keep them
+ * out of "slowest"), and its tasks become suspects: keyed by (taskflow, index)
+ * in a small executor-wide set, never batched again, so the long one is
+ * measured from its next run on.  The fast path tests one bit per index (a
+ * bitmap, modulo its size; a stray hit only costs an exact timing); the set
+ * is filled with CAS and never emptied, up to half its slots. */
+
+static uint64_t suspect_key(const void *tf, uint32_t index) {
+    uint64_t k = ((uint64_t)(uintptr_t)tf ^ ((uint64_t)index << 40) ^ index) * 0x9e3779b97f4a7c15ull;
+    return k | 1; /* 0: an empty slot */
+}
+
+static inline bool suspect_bit(const struct weft__obs *o, uint32_t index) {
+    uint32_t b = index % WEFT__SUSPECT_BITS;
+    return atomic_load_explicit((_Atomic uint64_t *)&o->suspect_bits[b / 64], memory_order_relaxed) >> (b % 64) & 1;
+}
+
+static bool is_suspect(const struct weft__obs *o, const void *tf, uint32_t index) {
+    if (!suspect_bit(o, index)) return false;
+    uint64_t k = suspect_key(tf, index), x;
+    for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
+        x = atomic_load_explicit((_Atomic uint64_t *)&o->suspect[i], memory_order_relaxed);
+        if (x == k) return true;
+        if (x == 0) return false;
+    }
+}
+
+static void add_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
+    if (atomic_load_explicit(&o->nsuspects, memory_order_relaxed) >= WEFT__SUSPECTS / 2) return;
+    uint64_t k = suspect_key(tf, index);
+    for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
+        uint64_t x = 0;
+        /* Relaxed: a suspect is a hint; a worker that misses a new one batches
+         * the task once more. */
+        if (atomic_compare_exchange_strong_explicit(&o->suspect[i], &x, k, memory_order_relaxed,
+                                                    memory_order_relaxed))
+            break;
+        if (x == k) return;
+    }
+    atomic_fetch_add_explicit(&o->nsuspects, 1, memory_order_relaxed);
+    uint32_t b = index % WEFT__SUSPECT_BITS;
+    atomic_fetch_or_explicit(&o->suspect_bits[b / 64], (uint64_t)1 << (b % 64), memory_order_relaxed);
+}
+
+/* The batch whose header is h (its taskflow tf) held a task that ran long:
+ * every task of it becomes a suspect. */
+static __attribute__((noinline)) void batch_held_long(struct weft__obs *o, const weft__span *h, const void *tf) {
+    for (uint32_t i = 0; i < h->index; i++) {
+        uint32_t index, name;
+        bool failed;
+        weft__batch_entry(h, i, &index, &name, &failed);
+        add_suspect(o, tf, index);
+    }
+}
+
 /* Closes the open batch: its tasks took [batch_begin, end) between them.
  * in_run: called from a task of the batch's run (see above). */
 static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end, bool in_run) {
     uint32_t n = ow->batch_n;
     ow->batch_n = 0;
     uint64_t begin = ow->batch_begin, total = end > begin ? end - begin : 0, step = total / n;
+    /* Over the expected time (the provisional average each) by batch_long:
+     * a task ran long in it.  The spans need their header for the indices. */
+    bool held_long = total > n * ow->batch_avg + o->batch_long && ow->batch_hdr;
+    if (held_long) batch_held_long(o, ow->batch_hdr, ow->batch_tf);
     weft__owner_add(&ow->busy_ticks, total, memory_order_relaxed);
     unsigned was = ow->batch_bucket, bucket = ticks_bucket(o, step);
     if (bucket != was) {
@@ -347,34 +412,46 @@ static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end,
     weft__span *h = ow->batch_hdr;
     if (!h) return;
     uint64_t closed = end > begin ? end : begin + 1; /* non-zero end: closed */
+    uint8_t est = held_long ? WEFT__EST_LONG : 1;
     if (in_run) {
         h->end = closed;
+        h->estimated = est;
         return;
     }
     atomic_store_explicit(&ow->idle_writing, 1, memory_order_seq_cst);
     if (!atomic_load_explicit(&o->reading, memory_order_seq_cst) &&
-        atomic_load_explicit(&o->span_epoch, memory_order_relaxed) == ow->batch_epoch)
+        atomic_load_explicit(&o->span_epoch, memory_order_relaxed) == ow->batch_epoch) {
         h->end = closed;
+        h->estimated = est;
+    }
     atomic_store_explicit(&ow->idle_writing, 0, memory_order_release);
 }
 
 /* A task at depth d of run run_id (0: work that is no taskflow task) starts
  * while a batch is open, and cannot join it (not straight after it, nested, or
- * of another run): closes the batch where its last task ended (the mark: each
- * batched task's end is read) and returns the starting task's begin: the mark
- * too when it comes straight after at depth 0, else a clock read.  A batched
- * task still running (this one is nested in it) began at the mark. */
+ * of another run): reads the clock (the task's begin, returned) and closes the
+ * batch.  The batch's end is that read when the jobs ran straight on; else it
+ * is estimated, at the last stretch's pace, as the gap between was not a
+ * task's (a non-task job ran, or a batched task is still running and this one
+ * is nested in it). */
 static uint64_t batch_gap(struct weft__obs *o, weft__obs_worker *ow, unsigned d, bool straight, uint64_t run_id) {
-    uint64_t end = ow->mark;
+    uint64_t now = weft__ticks(), end = now;
+    if (!straight || d > 0) {
+        uint64_t est = ow->batch_begin + ow->batch_n * ow->batch_avg;
+        if (est < now) end = est;
+    }
     batch_close(o, ow, end, run_id == ow->batch_run);
-    if (d > 0 && ow->frame[0].begin == WEFT__BEGIN_BATCHED) ow->frame[0].begin = end;
-    return straight && d == 0 ? end : weft__ticks();
+    if (d > 0 && ow->frame[0].begin == WEFT__BEGIN_BATCHED) {
+        ow->frame[0].begin = end;
+        ow->frame[0].estimated = true;
+    }
+    return now;
 }
 
 void weft__obs_worker_idle(struct weft__obs *o, weft__worker *w) {
     weft__obs_worker *ow = &o->w[w->id];
     if (ow->batch_n && atomic_load_explicit(&ow->depth, memory_order_relaxed) == 0)
-        batch_close(o, ow, ow->mark, false);
+        batch_close(o, ow, weft__ticks(), false);
 }
 
 /* ---- task hooks ------------------------------------------------------------------- */
@@ -386,6 +463,7 @@ static inline weft__obs_frame *frame_enter(weft__obs_worker *ow, unsigned d, con
     atomic_store_explicit(&f->run, run, memory_order_relaxed);
     atomic_store_explicit(&f->node, node, memory_order_relaxed);
     f->child = 0;
+    f->estimated = false;
     return f;
 }
 
@@ -410,6 +488,10 @@ static __attribute__((noinline)) void task_begin_slow(struct weft__obs *o, weft_
         if (ow->batch_n) f->begin = batch_gap(o, ow, d, straight, ((const weft__run *)run)->top->id);
         else f->begin = straight ? ow->mark : weft__ticks();
     }
+    /* A suspect is timed alone: it opens no batch (set after the close above,
+     * which sets batch_on afresh). */
+    const weft__node *n = node;
+    if (__builtin_expect(suspect_bit(o, n->index), 0) && is_suspect(o, n->tf, n->index)) ow->batch_on = false;
     atomic_store_explicit(&ow->depth, d + 1, memory_order_relaxed);
 }
 
@@ -419,7 +501,8 @@ void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node
      * joins it: at depth 0, straight after it, of the same run and taskflow. */
     if (ow->batch_n && atomic_load_explicit(&ow->depth, memory_order_relaxed) == 0 &&
         ow->mark_job + 1 == w->stats.jobs && ((const weft__run *)run)->top->id == ow->batch_run &&
-        ((const weft__node *)node)->tf == ow->batch_tf) {
+        ((const weft__node *)node)->tf == ow->batch_tf &&
+        !__builtin_expect(suspect_bit(o, ((const weft__node *)node)->index), 0)) {
         frame_enter(ow, 0, node, run)->begin = WEFT__BEGIN_BATCHED;
         atomic_store_explicit(&ow->depth, 1, memory_order_relaxed);
         return;
@@ -452,7 +535,7 @@ static weft__span *record_task_span(struct weft__obs *o, weft__obs_worker *ow, c
         s->kind = (uint8_t)(WEFT__SPAN_WORK + atomic_load_explicit(&f->work, memory_order_relaxed));
     }
     s->failed = rc != 0;
-    s->estimated = 0;
+    s->estimated = f->estimated;
     s->nested = nested;
     return s;
 }
@@ -470,25 +553,11 @@ static void time_task(struct weft__obs *o, weft__obs_worker *ow, unsigned d, uin
     atomic_store_explicit(&f->node, NULL, memory_order_relaxed);
 }
 
-/* A batch reached WEFT__BATCH tasks: closed at its last task's end. */
+/* A batch reached WEFT__BATCH tasks: one clock read closes it. */
 static __attribute__((noinline)) void batch_full(struct weft__obs *o, weft__obs_worker *ow) {
-    batch_close(o, ow, ow->mark, true);
-}
-
-/* The depth-0 task of node (begun at `start`, ended at `now`) would have been
- * batched but took longer than batch_long: the open batch, if any, closes
- * where this task began, and the task is timed on its own (a measured span),
- * so a long task is never shared out over short ones. */
-static __attribute__((noinline)) void task_end_long(struct weft__obs *o, weft__worker *w, weft__obs_worker *ow,
-                                                    uint64_t start, uint64_t now, int rc) {
-    weft__stat_inc(&ow->tasks);
-    if (rc != 0) weft__stat_inc(&ow->failed);
-    if (ow->batch_n) batch_close(o, ow, start, true); /* the task joined it: same run */
-    ow->frame[0].begin = start;
-    time_task(o, ow, 0, now, rc);
-    atomic_store_explicit(&ow->depth, 0, memory_order_relaxed);
-    ow->mark = now;
-    ow->mark_job = w->stats.jobs;
+    uint64_t end = weft__ticks();
+    ow->mark = end;
+    batch_close(o, ow, end, true);
 }
 
 static __attribute__((noinline)) void task_end_slow(struct weft__obs *o, weft__worker *w, const void *node,
@@ -522,21 +591,13 @@ void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, 
     if (atomic_load_explicit(&ow->depth, memory_order_relaxed) == 1 &&
         atomic_load_explicit(&f->node, memory_order_relaxed) == node &&
         (f->begin == WEFT__BEGIN_BATCHED || (ow->batch_on && f->child == 0))) {
-        /* One clock read per task still: it bounds every estimate (a task over
-         * batch_long is timed alone), and ends the batch exactly at a gap. */
-        uint64_t now = weft__ticks(), start = f->begin == WEFT__BEGIN_BATCHED ? ow->mark : f->begin;
-        if (__builtin_expect(now - start > o->batch_long, 0)) {
-            task_end_long(o, w, ow, start, now, rc);
-            return;
-        }
         weft__stat_inc(&ow->tasks);
         if (rc != 0) weft__stat_inc(&ow->failed);
         if (ow->batch_n == 0) batch_open(o, ow, f, run);
         batch_put(o, ow, node, rc);
         atomic_store_explicit(&f->node, NULL, memory_order_relaxed);
         atomic_store_explicit(&ow->depth, 0, memory_order_relaxed);
-        ow->mark = now;
-        ow->mark_job = w->stats.jobs;
+        ow->mark_job = w->stats.jobs; /* mark: the batch's end, unknown until it closes */
         if (ow->batch_n == WEFT__BATCH) batch_full(o, ow);
         return;
     }

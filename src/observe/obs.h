@@ -40,7 +40,9 @@ typedef struct weft__span {
     uint32_t name;  /* 0: unnamed, else 1 + index into the worker's name table */
     uint8_t kind;   /* WEFT__SPAN_* */
     uint8_t failed;
-    uint8_t estimated; /* begin and end shared out over a batch (obs.c) */
+    /* Begin and end shared out over a batch (obs.c): 1, or WEFT__EST_LONG when
+     * that batch held a task that ran long (the share says nothing then). */
+    uint8_t estimated;
     union {
         uint8_t narrow; /* batch header: its entries are bare indices */
         uint8_t nested; /* task and work spans: ran inside another span of its worker */
@@ -101,10 +103,32 @@ typedef struct weft__names {
 /* A frame's begin while the task is part of the open batch (its start is the
  * worker's mark, the end of the batch's last task). */
 #define WEFT__BEGIN_BATCHED UINT64_MAX
-/* A batched task that turns out to have taken longer than this (ns) is timed
- * on its own and closes the batch before it: every estimated span is of a task
- * that took less (the end of each batched task is read, obs.c). */
+/* A batch whose time exceeds what its tasks were expected to take by more
+ * than this (ns) held a task that ran long: its spans are marked
+ * WEFT__EST_LONG and its tasks become suspects, never batched again (obs.c).
+ * Any other estimated span stands for a task that took less. */
 #define WEFT__BATCH_LONG_NS 4000.0
+#define WEFT__EST_LONG 2
+/* Suspects (obs.c): exact keys, and a bitmap by task index the fast path tests. */
+#define WEFT__SUSPECTS 256
+#define WEFT__SUSPECT_BITS 4096
+
+/* Entry i of the batch whose header is h: the task's index, its name id and
+ * whether it failed. */
+static inline void weft__batch_entry(const weft__span *h, uint32_t i, uint32_t *index, uint32_t *name, bool *failed) {
+    const union weft__span_slot *e = (const union weft__span_slot *)h + 1;
+    uint32_t x, id = 0;
+    if (h->narrow) { /* the index, with the failure in its top bit */
+        x = e[i / WEFT__NARROW_PER_SLOT].narrow[i % WEFT__NARROW_PER_SLOT];
+    } else {
+        const weft__span_pair *p = &e[i / WEFT__PAIRS_PER_SLOT].pair[i % WEFT__PAIRS_PER_SLOT];
+        x = p->index | (p->name & WEFT__PAIR_FAILED);
+        id = p->name & ~WEFT__PAIR_FAILED;
+    }
+    *index = x & ~WEFT__PAIR_FAILED;
+    *name = id;
+    *failed = (x & WEFT__PAIR_FAILED) != 0;
+}
 
 /* A task in progress.  A task that waits (weft_run_and_wait, a future) runs other
  * tasks meanwhile, so a worker has a stack of them. */
@@ -119,6 +143,7 @@ typedef struct weft__obs_frame {
     uint32_t index, part;
     uint64_t begin; /* ticks */
     uint64_t child; /* ticks spent in nested tasks (not this task's busy time) */
+    bool estimated; /* begin estimated (a batch closed under the running task) */
 } weft__obs_frame;
 
 typedef struct weft__obs_worker {
@@ -183,7 +208,7 @@ struct weft__obs {
     _Atomic uint32_t span_epoch;
     bool exact;             /* WEFT_PROFILE_EXACT / profile_exact: no batches */
     uint64_t batch_max;     /* ticks: a stretch averaging less is batched */
-    uint64_t batch_long;    /* ticks: a batched task longer than this is timed alone */
+    uint64_t batch_long;    /* ticks: a batch over its expected time by this held a long task */
     unsigned seq;           /* this state's number in the process, from 1: trace tids */
     struct weft__obs *exit_next; /* on the at-exit list while save_path is set (obs.c) */
     bool saved;             /* the WEFT_PROFILE file was written */
@@ -191,6 +216,11 @@ struct weft__obs {
     double ns_per_tick;
     uint64_t ns_mul; /* ns = ticks * ns_mul >> 20, the histogram's cheap conversion */
     size_t max_spans; /* per worker */
+    /* Tasks found in a batch that held a long task (obs.c): (taskflow, index)
+     * keys, and one bit per index modulo WEFT__SUSPECT_BITS for the fast path. */
+    _Atomic uint64_t suspect_bits[WEFT__SUSPECT_BITS / 64];
+    _Atomic uint64_t suspect[WEFT__SUSPECTS];
+    _Atomic uint32_t nsuspects;
     char *save_path;  /* WEFT_PROFILE, or NULL */
 };
 

@@ -174,22 +174,13 @@ static bool visit_batch(const weft__span *h, unsigned w, weft__span_visit_fn fn,
     uint32_t n = h->index;
     if (n == 0) return true;
     uint64_t step = h->end > h->begin ? (h->end - h->begin) / n : h->name;
-    const weft__span_slot *e = (const weft__span_slot *)h + 1;
-    weft__span s = { .tf = h->tf, .run = h->run, .kind = WEFT__SPAN_TASK, .estimated = 1 };
+    weft__span s = { .tf = h->tf, .run = h->run, .kind = WEFT__SPAN_TASK, .estimated = h->estimated };
     for (uint32_t i = 0; i < n; i++) {
         s.begin = h->begin + i * step;
         s.end = i + 1 == n && h->end > h->begin ? h->end : s.begin + step;
-        if (h->narrow) { /* the index, with the failure in its top bit */
-            uint32_t x = e[i / WEFT__NARROW_PER_SLOT].narrow[i % WEFT__NARROW_PER_SLOT];
-            s.index = x & ~WEFT__PAIR_FAILED;
-            s.name = 0;
-            s.failed = (x & WEFT__PAIR_FAILED) != 0;
-        } else {
-            const weft__span_pair *p = &e[i / WEFT__PAIRS_PER_SLOT].pair[i % WEFT__PAIRS_PER_SLOT];
-            s.index = p->index;
-            s.name = p->name & ~WEFT__PAIR_FAILED;
-            s.failed = (p->name & WEFT__PAIR_FAILED) != 0;
-        }
+        bool failed;
+        weft__batch_entry(h, i, &s.index, &s.name, &failed);
+        s.failed = failed;
         if (!fn(&s, w, arg)) return false;
     }
     return true;

@@ -65,8 +65,11 @@ static bool put_span(const weft__span *s, unsigned w, void *arg) {
         weft__put_json_str(out, weft__span_label(c->o, w, s, buf, sizeof buf));
         fputs(",\"cat\":\"task\",\"ph\":\"X\"", out);
         put_times(c, s);
-        fprintf(out, ",\"args\":{\"run\":%" PRIu32 ",\"index\":%" PRIu32 "%s%s}", s->run, s->index,
-                s->failed ? ",\"failed\":true" : "", s->estimated ? ",\"estimated\":true" : "");
+        /* A share of a batch; of one that held a long task, a share that says
+         * nothing of this task's time. */
+        fprintf(out, ",\"args\":{\"run\":%" PRIu32 ",\"index\":%" PRIu32 "%s%s%s}", s->run, s->index,
+                s->failed ? ",\"failed\":true" : "", s->estimated ? ",\"estimated\":true" : "",
+                s->estimated == WEFT__EST_LONG ? ",\"batch_held_long_task\":true" : "");
     } else if (s->kind >= WEFT__SPAN_WORK) {
         put_work(c, s);
     } else if (s->kind == WEFT__SPAN_PARK) {
