@@ -1,0 +1,1616 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * weft.hpp: a header-only C++17 layer over the C API, for programs written the
+ * way Taskflow's are:
+ *
+ *     weft::executor executor;
+ *     weft::taskflow taskflow("simple");
+ *     auto A = taskflow.emplace([&] { std::puts("A"); }).name("A");
+ *     auto B = taskflow.emplace([&] { std::puts("B"); }).name("B");
+ *     A.precede(B);
+ *     executor.run(taskflow).wait();
+ *
+ * What it adds to the C API:
+ *  - lambdas with captures as tasks, stored in memory the taskflow owns (one
+ *    bump allocation in a per-taskflow arena and a static trampoline per lambda
+ *    type: no std::function, no malloc per task);
+ *  - exceptions: a throw in a task, a condition, a subflow, a pipeline stage,
+ *    an async task, a fork-join child or a parallel algorithm's body is caught
+ *    (it never crosses the C frames) and rethrown from future::get() / wait(),
+ *    task_group::wait(), spawned::sync() or the algorithm call; the task
+ *    returns weft::task_threw to weft, so the run fails and skips what had not
+ *    started;
+ *  - weft::error, thrown for every failing weft_status, carrying the status and
+ *    weft_last_error_message()'s text;
+ *  - RAII for every handle; handles are move-only where copying makes no sense.
+ *
+ * Thread-safety follows the C API: a taskflow is built by one thread at a time;
+ * executors, futures (one thread per future object) and the algorithms may be
+ * used from any thread.  docs/guide-cpp.md is the guide, with a table from
+ * Taskflow's names to these.
+ */
+#ifndef WEFT_HPP
+#define WEFT_HPP
+
+#if !defined(__cplusplus) || __cplusplus < 201703L
+#  error "weft.hpp needs C++17 or later (the C API is weft.h)"
+#endif
+
+#include "weft.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace weft {
+
+class executor;
+class taskflow;
+class subflow;
+class task_group;
+template <class T> class future;
+
+/* What a task returns to weft when it threw: the run fails with WEFT_ETASK and
+ * this task_code (negative, so a condition task fails too). */
+constexpr int task_threw = -0x5743;
+
+/* ---- errors ------------------------------------------------------------------ */
+
+/* Thrown for a failing weft_status.  what() reads "<call>: <strerror>" and,
+ * when weft had more to say, ": <detail>". */
+class error : public std::runtime_error {
+public:
+    error(weft_status st, const std::string &call, const std::string &detail)
+        : std::runtime_error(compose(st, call, detail)), status_(st), detail_(detail) {}
+    /* The C status (negative WEFT_E* code). */
+    weft_status status() const noexcept { return status_; }
+    /* weft_last_error_message() or the run's failure detail at the time of the throw. */
+    const std::string &detail() const noexcept { return detail_; }
+
+private:
+    static std::string compose(weft_status st, const std::string &call, const std::string &detail) {
+        std::string s = call + ": " + weft_strerror(st) + " (" + weft_errname(st) + ")";
+        if (!detail.empty()) s += ": " + detail;
+        return s;
+    }
+    weft_status status_;
+    std::string detail_;
+};
+
+namespace detail {
+
+/* Throws weft::error for a failing status, with the calling thread's message. */
+inline void check(weft_status st, const char *call) {
+    if (st != WEFT_OK) throw error(st, call, weft_last_error_message());
+}
+
+/* ---- the running task's context ----------------------------------------------
+ * Every trampoline below records the context of the task it runs for the task's
+ * thread, so that task_group and spawn can find it the way Taskflow's
+ * executor.task_group() does.  Saved and restored: a wait inside a task runs
+ * other tasks on the same thread. */
+inline thread_local weft_ctx *tls_ctx = nullptr;
+
+struct ctx_scope {
+    weft_ctx *saved;
+    explicit ctx_scope(weft_ctx *c) noexcept : saved(tls_ctx) { tls_ctx = c; }
+    ~ctx_scope() { tls_ctx = saved; }
+    ctx_scope(const ctx_scope &) = delete;
+    ctx_scope &operator=(const ctx_scope &) = delete;
+};
+
+inline weft_ctx *current_ctx(const char *call) {
+    if (!tls_ctx) throw error(WEFT_EINVAL, call, "only inside a task of a weft executor");
+    return tls_ctx;
+}
+
+/* ---- exception sinks -----------------------------------------------------------
+ * Where the tasks of one taskflow (or pipeline) put the first exception they
+ * throw.  The run's completion callback takes it (with those of the module
+ * bodies and pipelines the taskflow runs, its children).  Capture is first-wins
+ * through a flag; the exception itself is read only after the run has ended,
+ * which the run's completion orders after every task. */
+struct sink {
+    std::atomic<bool> set{false};
+    std::exception_ptr ex;
+    std::mutex mu; /* guards children: subflows may add them from several workers */
+    std::vector<sink *> children;
+
+    void capture() noexcept {
+        bool expected = false;
+        if (set.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) ex = std::current_exception();
+    }
+    void add_child(sink *c) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (c != this && std::find(children.begin(), children.end(), c) == children.end()) children.push_back(c);
+    }
+    /* The first exception here or in a child (depth-limited: a module cycle fails
+     * its run with WEFT_EDEADLK and must not loop here). */
+    std::exception_ptr take(int depth = 0) noexcept {
+        std::exception_ptr e;
+        if (set.load(std::memory_order_acquire)) {
+            e = std::move(ex);
+            ex = nullptr;
+            set.store(false, std::memory_order_release);
+        }
+        if (depth < 32) {
+            std::lock_guard<std::mutex> lock(mu);
+            for (sink *c : children) {
+                std::exception_ptr ce = c->take(depth + 1);
+                if (!e) e = std::move(ce);
+            }
+        }
+        return e;
+    }
+};
+
+/* ---- arena: the memory that holds a taskflow's callables ---------------------
+ * A bump allocator over chunks (doubling from 4 KiB to 1 MiB) plus a list of the
+ * destructors to run; trivially destructible callables register none.  clear()
+ * destroys every object and keeps the chunks for reuse. */
+class arena {
+public:
+    arena() noexcept = default;
+    /* Uses buf[0..n) (aligned for max_align_t) before any chunk. */
+    arena(void *buf, std::size_t n) noexcept : inline_(static_cast<unsigned char *>(buf)), inline_cap_(n) {}
+    ~arena() {
+        clear();
+        while (chunks_) {
+            chunk *next = chunks_->next;
+            ::operator delete(chunks_);
+            chunks_ = next;
+        }
+    }
+    arena(const arena &) = delete;
+    arena &operator=(const arena &) = delete;
+
+    template <class T, class... A>
+    T *make(A &&...args) {
+        void *p = allocate(sizeof(T), alignof(T));
+        T *obj = ::new (p) T(std::forward<A>(args)...);
+        if constexpr (!std::is_trivially_destructible_v<T>) {
+            try {
+                dtor *d = static_cast<dtor *>(allocate(sizeof(dtor), alignof(dtor)));
+                *d = dtor{[](void *o) { static_cast<T *>(o)->~T(); }, obj, dtors_};
+                dtors_ = d;
+            } catch (...) {
+                obj->~T();
+                throw;
+            }
+        }
+        return obj;
+    }
+
+    /* Destroys every object, newest first, and rewinds to the first byte. */
+    void clear() noexcept {
+        while (dtors_) {
+            dtor *d = dtors_;
+            dtors_ = d->next;
+            d->fn(d->obj);
+        }
+        inline_used_ = 0;
+        for (chunk *c = chunks_; c; c = c->next) c->used = 0;
+        cur_ = chunks_;
+    }
+
+private:
+    struct dtor {
+        void (*fn)(void *);
+        void *obj;
+        dtor *next;
+    };
+    struct chunk {
+        chunk *next;
+        std::size_t cap, used;
+        unsigned char *data() { return reinterpret_cast<unsigned char *>(this) + header(); }
+        static constexpr std::size_t header() {
+            return (sizeof(chunk) + alignof(std::max_align_t) - 1) & ~(alignof(std::max_align_t) - 1);
+        }
+    };
+    static std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 1); }
+
+    void *allocate(std::size_t size, std::size_t align) {
+        if (align > alignof(std::max_align_t)) throw std::bad_alloc(); /* over-aligned callables: unsupported */
+        if (inline_) {
+            std::size_t at = align_up(inline_used_, align);
+            if (at + size <= inline_cap_) {
+                inline_used_ = at + size;
+                return inline_ + at;
+            }
+        }
+        for (; cur_; cur_ = cur_->next) {
+            std::size_t at = align_up(cur_->used, align);
+            if (at + size <= cur_->cap) {
+                cur_->used = at + size;
+                return cur_->data() + at;
+            }
+            if (!cur_->next) break;
+        }
+        std::size_t cap = next_cap_;
+        if (next_cap_ < (std::size_t(1) << 20)) next_cap_ *= 2;
+        if (cap < size + align) cap = size + align;
+        chunk *c = static_cast<chunk *>(::operator new(chunk::header() + cap));
+        c->next = nullptr;
+        c->cap = cap;
+        c->used = size;
+        if (cur_) cur_->next = c;
+        else chunks_ = c;
+        cur_ = c;
+        return c->data();
+    }
+
+    unsigned char *inline_ = nullptr;
+    std::size_t inline_cap_ = 0, inline_used_ = 0;
+    chunk *chunks_ = nullptr, *cur_ = nullptr;
+    std::size_t next_cap_ = 4096;
+    dtor *dtors_ = nullptr;
+};
+
+template <class T, class = void>
+struct is_range : std::false_type {};
+template <class T>
+struct is_range<T, std::void_t<decltype(std::begin(std::declval<T &>())), decltype(std::end(std::declval<T &>()))>>
+    : std::true_type {};
+
+} // namespace detail
+
+/* ---- what a running task may ask ------------------------------------------------
+ * A task lambda taking (weft::runtime&) receives it: the context of the call. */
+class runtime {
+public:
+    explicit runtime(weft_ctx *ctx) noexcept : ctx_(ctx) {}
+    weft_ctx *native() const noexcept { return ctx_; }
+    /* The executor running the task (a non-owning view). */
+    weft_executor *native_executor() const noexcept { return weft_ctx_executor(ctx_); }
+    int worker_id() const noexcept { return weft_ctx_worker_id(ctx_); }
+    /* True once the task's run was cancelled or has failed. */
+    bool cancelled() const noexcept { return weft_ctx_cancelled(ctx_); }
+
+private:
+    weft_ctx *ctx_;
+};
+
+/* The context of the task running on this thread, or nullptr outside tasks. */
+inline weft_ctx *this_task_context() noexcept { return detail::tls_ctx; }
+
+namespace detail {
+
+/* Calls f, passing a runtime when it takes one. */
+template <class F>
+decltype(auto) invoke_task(F &f, weft_ctx *ctx) {
+    if constexpr (std::is_invocable_v<F &, runtime &>) {
+        runtime rt(ctx);
+        return f(rt);
+    } else {
+        return f();
+    }
+}
+
+template <class F>
+using task_result_t = std::conditional_t<std::is_invocable_v<F &, runtime &>, std::invoke_result<F &, runtime &>,
+                                         std::invoke_result<F &>>;
+
+/* ---- shared state of futures -------------------------------------------------- */
+struct state_base {
+    std::atomic<int> refs;
+    /* The run's completion callback has taken the run's exception (runs only;
+     * async states start true).  weft makes a future ready just before it calls
+     * the callback, so a waiter waits for this too. */
+    std::atomic<bool> harvested;
+    std::atomic<bool> started{false};
+    std::exception_ptr ex;
+    state_base(int r, bool h) noexcept : refs(r), harvested(h) {}
+    virtual ~state_base() = default;
+    void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+    void release() noexcept {
+        if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    }
+};
+
+template <class T>
+struct value_state : state_base {
+    using stored = std::conditional_t<std::is_void_v<T>, char, T>;
+    std::optional<stored> value;
+    using state_base::state_base;
+};
+
+} // namespace detail
+
+/* ---- futures ------------------------------------------------------------------
+ * The result of executor::run / run_n / run_until (future<void>) and of
+ * executor::async (future<T>).  Move-only; destroying it detaches the work,
+ * which still completes.  wait() and get() rethrow the first exception a task
+ * threw; otherwise a failed or cancelled run throws weft::error. */
+template <class T>
+class future {
+public:
+    future() noexcept = default;
+    future(weft_future *f, detail::value_state<T> *st) noexcept : f_(f), st_(st) {}
+    future(future &&o) noexcept : f_(std::exchange(o.f_, nullptr)), st_(std::exchange(o.st_, nullptr)) {}
+    future &operator=(future &&o) noexcept {
+        if (this != &o) {
+            reset();
+            f_ = std::exchange(o.f_, nullptr);
+            st_ = std::exchange(o.st_, nullptr);
+        }
+        return *this;
+    }
+    future(const future &) = delete;
+    future &operator=(const future &) = delete;
+    ~future() { reset(); }
+
+    bool valid() const noexcept { return f_ != nullptr; }
+    /* True once the work has finished (never blocks). */
+    bool ready() const noexcept {
+        return f_ && weft_future_ready(f_) && st_->harvested.load(std::memory_order_acquire);
+    }
+
+    /* Waits until the work has finished; rethrows its exception or throws
+     * weft::error for a failed or cancelled run (WEFT_EDEADLK: a task waiting
+     * for a run of its own taskflow).  May be called again: it throws again. */
+    void wait() const {
+        if (!f_) throw error(WEFT_EINVAL, "weft::future::wait", "the future has no state");
+        weft_status st = weft_future_wait(f_);
+        finish(st, "weft::future::wait");
+    }
+
+    /* Waits at most `d`; true if the work finished (then as wait()). */
+    template <class Rep, class Period>
+    bool wait_for(std::chrono::duration<Rep, Period> d) const {
+        if (!f_) throw error(WEFT_EINVAL, "weft::future::wait_for", "the future has no state");
+        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+        weft_status st = weft_future_wait_for(f_, ns < 0 ? 0 : static_cast<uint64_t>(ns));
+        if (st == WEFT_ETIMEDOUT) return false;
+        finish(st, "weft::future::wait_for");
+        return true;
+    }
+
+    /* wait(), then the value (moved out: call get() once for a value). */
+    T get() {
+        wait();
+        if constexpr (!std::is_void_v<T>) return std::move(*st_->value);
+    }
+
+    /* Asks the work to stop (weft_future_cancel).  True if it was still going. */
+    bool cancel() {
+        if (!f_) return false;
+        if (is_run_) return weft_future_cancel(f_) == WEFT_OK;
+        /* An async task: if it never starts, its trampoline never releases its
+         * reference; a callback does then (with a reference of its own). */
+        st_->retain();
+        if (weft_future_then(f_, &future::on_cancelled_done, st_) != WEFT_OK) st_->release();
+        return weft_future_cancel(f_) == WEFT_OK;
+    }
+
+    /* Details of the finished run (status, failing task and its code, skipped). */
+    weft_run_info info() const {
+        weft_run_info ri{};
+        if (f_) detail::check(weft_future_info(f_, &ri), "weft_future_info");
+        return ri;
+    }
+    weft_future *native() const noexcept { return f_; }
+
+    /* Private: marks a run's future (its exception comes through a callback). */
+    void mark_run_() noexcept { is_run_ = true; }
+
+private:
+    static void on_cancelled_done(weft_future *, weft_status, void *arg) {
+        auto *st = static_cast<detail::value_state<T> *>(arg);
+        if (!st->started.load(std::memory_order_acquire)) st->release(); /* the task's reference */
+        st->release();
+    }
+
+    void finish(weft_status st, const char *call) const {
+        /* The callback that takes a run's exception runs right after the future
+         * became ready, on the thread that completed it: a short wait. */
+        while (!st_->harvested.load(std::memory_order_acquire)) std::this_thread::yield();
+        if (st_->ex) std::rethrow_exception(st_->ex);
+        if (st == WEFT_OK) return;
+        std::string detail;
+        weft_run_info ri{};
+        if (st == WEFT_ETASK && weft_future_info(f_, &ri) == WEFT_OK)
+            detail = std::string("task '") + ri.failed_task + "' returned " + std::to_string(ri.task_code);
+        else if (st != WEFT_ECANCELED)
+            detail = weft_last_error_message();
+        throw error(st, call, detail);
+    }
+
+    void reset() noexcept {
+        if (f_) weft_future_destroy(f_);
+        if (st_) st_->release();
+        f_ = nullptr;
+        st_ = nullptr;
+    }
+
+    weft_future *f_ = nullptr;
+    detail::value_state<T> *st_ = nullptr;
+    bool is_run_ = false;
+};
+
+/* ---- task handles -------------------------------------------------------------
+ * A small value naming one task of a taskflow (or subflow), valid while its
+ * graph is not cleared or destroyed.  Builders throw weft::error on failure. */
+class task {
+public:
+    task() noexcept = default;
+    explicit task(weft_task t) noexcept : t_(t) {}
+
+    /* Adds this -> t for each t (Taskflow's precede). */
+    template <class... Ts>
+    task &precede(const Ts &...ts) {
+        (detail::check(weft_precede(t_, as_native(ts)), "weft::task::precede"), ...);
+        return *this;
+    }
+    /* Adds t -> this for each t. */
+    template <class... Ts>
+    task &succeed(const Ts &...ts) {
+        (detail::check(weft_precede(as_native(ts), t_), "weft::task::succeed"), ...);
+        return *this;
+    }
+    task &name(const std::string &n) {
+        detail::check(weft_task_set_name(t_, n.c_str()), "weft::task::name");
+        return *this;
+    }
+    std::string name() const { return weft_task_name(t_); }
+    std::size_t num_successors() const noexcept { return weft_task_num_successors(t_); }
+    std::size_t num_dependents() const noexcept { return weft_task_num_dependents(t_); }
+    std::size_t num_weak_dependents() const noexcept { return weft_task_num_weak_dependents(t_); }
+    std::size_t index() const noexcept { return weft_task_index(t_); }
+    bool empty() const noexcept { return weft_task_is_null(t_); }
+    explicit operator bool() const noexcept { return !empty(); }
+    weft_task native() const noexcept { return t_; }
+    friend bool operator==(const task &a, const task &b) noexcept { return a.t_.node_ == b.t_.node_; }
+    friend bool operator!=(const task &a, const task &b) noexcept { return !(a == b); }
+
+private:
+    static weft_task as_native(const task &t) noexcept { return t.t_; }
+    static weft_task as_native(weft_task t) noexcept { return t; }
+    weft_task t_{};
+};
+
+/* ---- partitioners for the algorithms -------------------------------------------- */
+struct partitioner {
+    weft_partitioner kind = WEFT_PARTITION_AUTO;
+    std::size_t chunk = 0;
+    weft_algo_config config() const noexcept {
+        weft_algo_config c{};
+        c.partitioner = kind;
+        c.chunk = chunk;
+        return c;
+    }
+};
+struct static_partitioner : partitioner {
+    explicit static_partitioner(std::size_t c = 0) noexcept : partitioner{WEFT_PARTITION_STATIC, c} {}
+};
+struct dynamic_partitioner : partitioner {
+    explicit dynamic_partitioner(std::size_t c = 0) noexcept : partitioner{WEFT_PARTITION_DYNAMIC, c} {}
+};
+struct guided_partitioner : partitioner {
+    explicit guided_partitioner(std::size_t c = 0) noexcept : partitioner{WEFT_PARTITION_GUIDED, c} {}
+};
+
+/* An index range first, first + step, ... up to but excluding last; step may be
+ * negative (then first > last).  Taskflow's IndexRange. */
+template <class I>
+class index_range {
+public:
+    index_range() = default;
+    index_range(I first, I last, I step) : begin_(first), end_(last), step_(step) {
+        if (step == I(0)) throw error(WEFT_EINVAL, "weft::index_range", "step 0");
+    }
+    I begin() const noexcept { return begin_; }
+    I end() const noexcept { return end_; }
+    I step_size() const noexcept { return step_; }
+    /* The number of indices in the range. */
+    std::size_t size() const noexcept {
+        using W = long long;
+        W b = static_cast<W>(begin_), e = static_cast<W>(end_), s = static_cast<W>(step_);
+        if (s > 0) return b < e ? static_cast<std::size_t>((e - b + s - 1) / s) : 0;
+        if constexpr (std::is_signed_v<I>) return b > e ? static_cast<std::size_t>((b - e - s - 1) / -s) : 0;
+        return 0;
+    }
+    /* The sub-range of the k-th to the (m-1)-th index. */
+    index_range sub(std::size_t k, std::size_t m) const noexcept {
+        index_range r;
+        r.begin_ = static_cast<I>(begin_ + static_cast<I>(k) * step_);
+        r.end_ = m >= size() ? end_ : static_cast<I>(begin_ + static_cast<I>(m) * step_);
+        r.step_ = step_;
+        return r;
+    }
+
+private:
+    I begin_{}, end_{}, step_{1};
+};
+
+/* ---- parallel algorithms (free functions over an executor) --------------------
+ * Each runs on `ex` and returns when done (from a task of ex it runs other work
+ * meanwhile).  Iterators must be random access.  A throw in a body stops the
+ * chunks that have not started and is rethrown here; a failing weft call throws
+ * weft::error.  An empty range does nothing (a reduction returns init). */
+namespace detail {
+
+struct algo_sink {
+    std::atomic<bool> failed{false};
+    std::exception_ptr ex;
+    void capture() noexcept {
+        bool expected = false;
+        if (failed.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) ex = std::current_exception();
+    }
+    bool stop() const noexcept { return failed.load(std::memory_order_relaxed); }
+    void rethrow() {
+        if (failed.load(std::memory_order_acquire)) std::rethrow_exception(ex);
+    }
+};
+
+/* body(lo, hi) over [0, n), through weft_parallel_for_range. */
+template <class B>
+void for_range(weft_executor *ex, std::size_t n, B &body, const weft_algo_config *cfg, const char *call) {
+    struct ctx_t {
+        B *body;
+        algo_sink sink;
+    } c{&body, {}};
+    weft_range_fn fn = [](std::size_t lo, std::size_t hi, void *arg) {
+        auto *cc = static_cast<ctx_t *>(arg);
+        if (cc->sink.stop()) return;
+        ctx_scope scope(nullptr); /* a chunk is not a task: no task_group / spawn here */
+        try {
+            (*cc->body)(lo, hi);
+        } catch (...) {
+            cc->sink.capture();
+        }
+    };
+    check(weft_parallel_for_range(ex, 0, n, 1, fn, &c, cfg), call);
+    c.sink.rethrow();
+}
+
+/* How many chunks a chunked algorithm (reduce, scan, sort) makes of n elements. */
+inline std::size_t chunk_count(weft_executor *ex, std::size_t n, std::size_t min_chunk) {
+    unsigned w = weft_executor_workers(ex);
+    if (w == 0) w = 1;
+    std::size_t k = static_cast<std::size_t>(w) * 4;
+    std::size_t by_size = (n + min_chunk - 1) / min_chunk;
+    return std::max<std::size_t>(1, std::min(k, by_size));
+}
+
+/* fn(chunk, lo, hi) for each of k chunks of [0, n), one task per chunk. */
+template <class F>
+void for_chunks(weft_executor *ex, std::size_t n, std::size_t k, F &&fn, const char *call) {
+    auto body = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t c = lo; c < hi; ++c) fn(c, n * c / k, n * (c + 1) / k);
+    };
+    weft_algo_config cfg{};
+    cfg.partitioner = WEFT_PARTITION_DYNAMIC;
+    cfg.chunk = 1;
+    for_range(ex, k, body, &cfg, call);
+}
+
+template <class It>
+void require_random_access() {
+    static_assert(std::is_base_of_v<std::random_access_iterator_tag,
+                                    typename std::iterator_traits<It>::iterator_category>,
+                  "weft algorithms need random-access iterators");
+}
+
+template <class It, class F>
+void for_each(weft_executor *ex, It first, It last, F &f, const weft_algo_config *cfg) {
+    require_random_access<It>();
+    auto n = static_cast<std::size_t>(last - first);
+    auto body = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) f(first[i]);
+    };
+    for_range(ex, n, body, cfg, "weft::for_each");
+}
+
+template <class I, class F>
+void for_each_index(weft_executor *ex, index_range<I> r, F &f, const weft_algo_config *cfg) {
+    auto body = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t k = lo; k < hi; ++k) f(static_cast<I>(r.begin() + static_cast<I>(k) * r.step_size()));
+    };
+    for_range(ex, r.size(), body, cfg, "weft::for_each_index");
+}
+
+template <class I, class F>
+void for_each_by_index(weft_executor *ex, index_range<I> r, F &f, const weft_algo_config *cfg) {
+    auto body = [&](std::size_t lo, std::size_t hi) { f(r.sub(lo, hi)); };
+    for_range(ex, r.size(), body, cfg, "weft::for_each_by_index");
+}
+
+template <class It, class Out, class F>
+void transform(weft_executor *ex, It first, It last, Out d_first, F &op) {
+    require_random_access<It>();
+    require_random_access<Out>();
+    auto n = static_cast<std::size_t>(last - first);
+    auto body = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) d_first[i] = op(first[i]);
+    };
+    for_range(ex, n, body, nullptr, "weft::transform");
+}
+
+template <class It1, class It2, class Out, class F>
+void transform2(weft_executor *ex, It1 first1, It1 last1, It2 first2, Out d_first, F &op) {
+    require_random_access<It1>();
+    require_random_access<It2>();
+    require_random_access<Out>();
+    auto n = static_cast<std::size_t>(last1 - first1);
+    auto body = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) d_first[i] = op(first1[i], first2[i]);
+    };
+    for_range(ex, n, body, nullptr, "weft::transform");
+}
+
+/* init bop uop(x0) bop uop(x1) ..., in order (bop associative). */
+template <class It, class T, class BOp, class UOp>
+T transform_reduce(weft_executor *ex, It first, It last, T init, BOp &bop, UOp &uop) {
+    require_random_access<It>();
+    auto n = static_cast<std::size_t>(last - first);
+    if (n == 0) return init;
+    std::size_t k = chunk_count(ex, n, 1024);
+    std::vector<std::optional<T>> part(k);
+    for_chunks(ex, n, k, [&](std::size_t c, std::size_t lo, std::size_t hi) {
+        if (lo == hi) return;
+        T acc = uop(first[lo]);
+        for (std::size_t i = lo + 1; i < hi; ++i) acc = bop(std::move(acc), uop(first[i]));
+        part[c].emplace(std::move(acc));
+    }, "weft::reduce");
+    for (auto &p : part)
+        if (p) init = bop(std::move(init), std::move(*p));
+    return init;
+}
+
+/* out[i] = init op in[0] op ... op in[i] (inclusive) or ... in[i-1] (exclusive). */
+template <class It, class Out, class T, class Op>
+void scan(weft_executor *ex, It first, It last, Out d_first, std::optional<T> init, Op &op, bool exclusive) {
+    require_random_access<It>();
+    require_random_access<Out>();
+    auto n = static_cast<std::size_t>(last - first);
+    if (n == 0) return;
+    std::size_t k = chunk_count(ex, n, 4096);
+    std::vector<std::optional<T>> part(k);
+    /* Pass 1: each chunk's sum (the last chunk's is never needed). */
+    for_chunks(ex, n, k, [&](std::size_t c, std::size_t lo, std::size_t hi) {
+        if (lo == hi || c + 1 == k) return;
+        T acc = first[lo];
+        for (std::size_t i = lo + 1; i < hi; ++i) acc = op(std::move(acc), first[i]);
+        part[c].emplace(std::move(acc));
+    }, "weft::scan");
+    /* The prefix before each chunk, serially (k is small). */
+    std::vector<std::optional<T>> before(k);
+    std::optional<T> run = init;
+    for (std::size_t c = 0; c < k; ++c) {
+        before[c] = run;
+        if (part[c]) run = run ? std::optional<T>(op(std::move(*run), std::move(*part[c]))) : std::move(part[c]);
+    }
+    /* Pass 2: each chunk from its prefix (reads in[i] before writing out[i]: in-place works). */
+    for_chunks(ex, n, k, [&](std::size_t c, std::size_t lo, std::size_t hi) {
+        std::optional<T> acc = before[c];
+        for (std::size_t i = lo; i < hi; ++i) {
+            T x = first[i];
+            if (exclusive) {
+                d_first[i] = *acc; /* exclusive scans always have an init */
+                acc = op(std::move(*acc), std::move(x));
+            } else {
+                acc = acc ? std::optional<T>(op(std::move(*acc), std::move(x))) : std::optional<T>(std::move(x));
+                d_first[i] = *acc;
+            }
+        }
+    }, "weft::scan");
+}
+
+/* Blocks sorted in parallel, then merged in parallel rounds. */
+template <class It, class Cmp>
+void sort(weft_executor *ex, It first, It last, Cmp &cmp) {
+    require_random_access<It>();
+    auto n = static_cast<std::size_t>(last - first);
+    if (n < 2) return;
+    std::size_t k = 1;
+    std::size_t want = chunk_count(ex, n, 2048);
+    while (k < want) k *= 2;
+    for_chunks(ex, n, k, [&](std::size_t, std::size_t lo, std::size_t hi) {
+        std::sort(first + lo, first + hi, cmp);
+    }, "weft::sort");
+    for (std::size_t width = 1; width < k; width *= 2) {
+        std::size_t pairs = k / (2 * width);
+        for_chunks(ex, pairs, pairs, [&](std::size_t p, std::size_t, std::size_t) {
+            std::size_t lo = n * (2 * p * width) / k, mid = n * ((2 * p + 1) * width) / k,
+                        hi = n * ((2 * p + 2) * width) / k;
+            std::inplace_merge(first + lo, first + mid, first + hi, cmp);
+        }, "weft::sort");
+    }
+}
+
+} // namespace detail
+
+/* ---- executor ----------------------------------------------------------------------
+ * Owns a pool of workers (weft_executor).  Move-only; the destructor waits for
+ * every run submitted to it.  weft::executor(4) has 4 workers; 0 (the default)
+ * means WEFT_WORKERS or the CPUs this process may use. */
+class executor {
+public:
+    explicit executor(unsigned workers = 0) {
+        weft_executor_config cfg{};
+        cfg.workers = workers;
+        create(cfg);
+    }
+    explicit executor(const weft_executor_config &cfg) { create(cfg); }
+    ~executor() {
+        if (owned_) weft_executor_destroy(ex_);
+    }
+    executor(executor &&o) noexcept : ex_(std::exchange(o.ex_, nullptr)), owned_(o.owned_) {}
+    executor &operator=(executor &&o) noexcept {
+        if (this != &o) {
+            if (owned_) weft_executor_destroy(ex_);
+            ex_ = std::exchange(o.ex_, nullptr);
+            owned_ = o.owned_;
+        }
+        return *this;
+    }
+    executor(const executor &) = delete;
+    executor &operator=(const executor &) = delete;
+
+    /* The process-wide default executor (weft_default_executor), shared by every
+     * library of the program; never destroyed by this object. */
+    static executor &default_executor() {
+        static executor def(weft_default_executor(), false);
+        if (!def.ex_) def.ex_ = weft_default_executor();
+        if (!def.ex_) throw error(WEFT_ENOMEM, "weft_default_executor", weft_last_error_message());
+        return def;
+    }
+
+    weft_executor *native() const noexcept { return ex_; }
+    std::size_t num_workers() const noexcept { return weft_executor_workers(ex_); }
+    /* This thread's worker index in this executor, or -1. */
+    int this_worker_id() const noexcept { return weft_executor_worker_id(ex_); }
+
+    /* Taskflow-style runs; see the definitions after class taskflow. */
+    future<void> run(taskflow &tf);
+    future<void> run_n(taskflow &tf, std::uint64_t n);
+    template <class P>
+    future<void> run_until(taskflow &tf, P &&pred);
+    /* Runs tf and waits (from a task: runs other work meanwhile); rethrows. */
+    void corun(taskflow &tf);
+
+    /* Runs f() once on a worker; its value (or exception) comes from the future. */
+    template <class F>
+    auto async(F &&f) -> future<typename detail::task_result_t<std::decay_t<F>>::type>;
+    /* Runs f() once on a worker, with no future (an exception it throws is dropped). */
+    template <class F>
+    void silent_async(F &&f);
+    /* Runs f() as a fork-join root on a worker, waits, and returns its value
+     * (weft_run_root): f may use task_group and spawn.  Rethrows. */
+    template <class F>
+    auto run_root(F &&f) -> typename detail::task_result_t<std::decay_t<F>>::type;
+    /* A task group of the task running on this thread (Taskflow's
+     * executor.task_group()); weft::error outside a task. */
+    weft::task_group task_group();
+
+    /* Waits for every run submitted so far (weft_executor_wait_all). */
+    void wait_for_all() { detail::check(weft_executor_wait_all(ex_), "weft::executor::wait_for_all"); }
+
+private:
+    executor(weft_executor *ex, bool owned) noexcept : ex_(ex), owned_(owned) {}
+    void create(const weft_executor_config &cfg) {
+        weft_status st = WEFT_OK;
+        ex_ = weft_executor_create(&cfg, &st);
+        if (!ex_) throw error(st, "weft_executor_create", weft_last_error_message());
+    }
+    weft_executor *ex_ = nullptr;
+    bool owned_ = true;
+};
+
+/* ---- fork-join ----------------------------------------------------------------------
+ * task_group: children run(f) in parallel with the task that made the group,
+ * until wait() (Taskflow's TaskGroup: silent_async and corun are aliases).  It
+ * lives on the task's stack; the callables are kept in the group (the first few
+ * hundred bytes inline, no allocation).  wait() rethrows the first exception a
+ * child threw; the destructor waits (and drops exceptions) if wait was not
+ * called.  Only inside a task (graph task, async task, run_root). */
+class task_group {
+public:
+    explicit task_group(weft_ctx *ctx) : store_(buf_, sizeof buf_) {
+        if (!ctx) throw error(WEFT_EINVAL, "weft::task_group", "only inside a task of a weft executor");
+        weft_task_group_init(&g_, ctx);
+    }
+    task_group() : task_group(detail::current_ctx("weft::task_group")) {}
+    task_group(const task_group &) = delete;
+    task_group &operator=(const task_group &) = delete;
+    ~task_group() {
+        (void)weft_task_group_wait(&g_);
+        store_.clear();
+    }
+
+    template <class F>
+    void run(F &&f) {
+        using Fn = std::decay_t<F>;
+        auto *h = store_.make<holder<Fn>>(holder<Fn>{&sink_, std::forward<F>(f)});
+        detail::check(weft_task_group_spawn(&g_, &holder<Fn>::call, h), "weft::task_group::run");
+    }
+    template <class F>
+    void silent_async(F &&f) { run(std::forward<F>(f)); }
+
+    void wait() {
+        (void)weft_task_group_wait(&g_);
+        store_.clear();
+        sink_.rethrow_and_reset();
+    }
+    void corun() { wait(); }
+
+private:
+    struct group_sink : detail::algo_sink {
+        void rethrow_and_reset() {
+            if (!failed.load(std::memory_order_acquire)) return;
+            std::exception_ptr e = std::move(ex);
+            ex = nullptr;
+            failed.store(false, std::memory_order_relaxed);
+            std::rethrow_exception(e);
+        }
+    };
+    template <class Fn>
+    struct holder {
+        group_sink *sink;
+        Fn f;
+        static int call(weft_ctx *ctx, void *p) noexcept {
+            auto *h = static_cast<holder *>(p);
+            detail::ctx_scope scope(ctx);
+            try {
+                detail::invoke_task(h->f, ctx);
+                return 0;
+            } catch (...) {
+                h->sink->capture();
+                return task_threw;
+            }
+        }
+    };
+    weft_task_group g_;
+    group_sink sink_;
+    alignas(std::max_align_t) unsigned char buf_[256];
+    detail::arena store_;
+};
+
+inline task_group executor::task_group() {
+    weft_ctx *ctx = detail::current_ctx("weft::executor::task_group");
+    if (weft_ctx_executor(ctx) != ex_)
+        throw error(WEFT_EINVAL, "weft::executor::task_group", "the running task belongs to another executor");
+    return weft::task_group(ctx);
+}
+
+/* spawn(f): f runs as a child of the running task, maybe on another worker,
+ * until the returned object's sync() (which returns f's value and rethrows its
+ * exception).  No allocation: the callable lives in the returned object, which
+ * stays where it was declared (neither copyable nor movable).  Unsynced, its
+ * destructor syncs (innermost first, as destructors run).  Only inside a task. */
+template <class F>
+class spawned {
+public:
+    using result_type = typename detail::task_result_t<F>::type;
+
+    template <class G>
+    spawned(weft_ctx *ctx, G &&g) : ctx_(ctx), f_(std::forward<G>(g)) {
+        detail::check(weft_spawn(ctx_, &spawned::call, this), "weft::spawn");
+        pending_ = true;
+    }
+    spawned(const spawned &) = delete;
+    spawned &operator=(const spawned &) = delete;
+    ~spawned() {
+        if (pending_) (void)weft_sync(ctx_);
+    }
+
+    result_type sync() {
+        if (!pending_) throw error(WEFT_EINVAL, "weft::spawned::sync", "already synced");
+        pending_ = false;
+        (void)weft_sync(ctx_);
+        if (ex_) std::rethrow_exception(ex_);
+        if constexpr (!std::is_void_v<result_type>) return std::move(*value_);
+    }
+
+private:
+    static int call(weft_ctx *ctx, void *p) noexcept {
+        auto *s = static_cast<spawned *>(p);
+        detail::ctx_scope scope(ctx);
+        try {
+            if constexpr (std::is_void_v<result_type>) detail::invoke_task(s->f_, ctx);
+            else s->value_.emplace(detail::invoke_task(s->f_, ctx));
+            return 0;
+        } catch (...) {
+            s->ex_ = std::current_exception();
+            return task_threw;
+        }
+    }
+    using stored = std::conditional_t<std::is_void_v<result_type>, char, result_type>;
+    weft_ctx *ctx_;
+    F f_;
+    std::optional<stored> value_;
+    std::exception_ptr ex_;
+    bool pending_ = false;
+};
+
+template <class F>
+spawned<std::decay_t<F>> spawn(F &&f) {
+    return spawned<std::decay_t<F>>(detail::current_ctx("weft::spawn"), std::forward<F>(f));
+}
+
+/* ---- graphs -------------------------------------------------------------------------- */
+
+/* The set of successors a multi-condition task picks: return one from a task
+ * lambda (the successors' indices, in precede order). */
+using branches = std::vector<int>;
+
+class pipeline;
+
+namespace detail {
+
+template <class F>
+struct task_holder {
+    sink *s;
+    F f;
+};
+
+template <class F>
+int static_tramp(weft_ctx *ctx, void *p) noexcept {
+    auto *h = static_cast<task_holder<F> *>(p);
+    ctx_scope scope(ctx);
+    try {
+        invoke_task(h->f, ctx);
+        return 0;
+    } catch (...) {
+        h->s->capture();
+        return task_threw;
+    }
+}
+
+template <class F>
+int cond_tramp(weft_ctx *ctx, void *p) noexcept {
+    auto *h = static_cast<task_holder<F> *>(p);
+    ctx_scope scope(ctx);
+    try {
+        return invoke_task(h->f, ctx); /* negative: fails the run, as in C */
+    } catch (...) {
+        h->s->capture();
+        return task_threw;
+    }
+}
+
+template <class F>
+int multi_tramp(weft_ctx *ctx, void *p, weft_branches *out) noexcept {
+    auto *h = static_cast<task_holder<F> *>(p);
+    ctx_scope scope(ctx);
+    try {
+        for (int i : invoke_task(h->f, ctx))
+            if (i >= 0) (void)weft_branches_add(out, static_cast<unsigned>(i)); /* out of range: none, as Taskflow */
+        return 0;
+    } catch (...) {
+        h->s->capture();
+        return task_threw;
+    }
+}
+
+} // namespace detail
+
+/* What building a graph needs: the C graph, where its callables live, and where
+ * its tasks' exceptions go.  taskflow and subflow are flow_builders (as in
+ * Taskflow). */
+class flow_builder {
+public:
+    /* Adds a task for f (or one task per callable, returned as a tuple):
+     *  - f(weft::subflow&): a subflow task;
+     *  - f() -> int: a condition task (the successor to run, in precede order);
+     *  - f() -> weft::branches: a multi-condition task;
+     *  - f() -> void: a static task.
+     * f may also take a weft::runtime& (instead of nothing) for its context.
+     * f is moved into the graph's arena. */
+    template <class F>
+    task emplace(F &&f);
+    template <class F1, class F2, class... Fs>
+    auto emplace(F1 &&f1, F2 &&f2, Fs &&...fs) {
+        return std::make_tuple(emplace(std::forward<F1>(f1)), emplace(std::forward<F2>(f2)),
+                               emplace(std::forward<Fs>(fs))...);
+    }
+    /* A task with no work (yet). */
+    task placeholder() { return made(weft_placeholder(g_), "weft::placeholder"); }
+    /* A module task: runs `body` once as part of this graph's run (composed_of);
+     * body must outlive the runs.  Also: a pipeline as a task. */
+    task composed_of(taskflow &body);
+    task composed_of(pipeline &pl);
+
+    /* Algorithm tasks: run the algorithm on the executor running the graph.
+     * Iterators and values are captured when the task is made. */
+    template <class It, class F>
+    task for_each(It first, It last, F f, partitioner p = {}) {
+        return emplace([first, last, f, p](runtime &rt) mutable {
+            weft_algo_config c = p.config();
+            detail::for_each(rt.native_executor(), first, last, f, &c);
+        });
+    }
+    template <class B, class E, class S, class F>
+    task for_each_index(B first, E last, S step, F f, partitioner p = {}) {
+        using I = std::common_type_t<B, E, S>;
+        index_range<I> r(static_cast<I>(first), static_cast<I>(last), static_cast<I>(step));
+        return emplace([r, f, p](runtime &rt) mutable {
+            weft_algo_config c = p.config();
+            detail::for_each_index(rt.native_executor(), r, f, &c);
+        });
+    }
+    template <class I, class F>
+    task for_each_by_index(index_range<I> r, F f, partitioner p = {}) {
+        return emplace([r, f, p](runtime &rt) mutable {
+            weft_algo_config c = p.config();
+            detail::for_each_by_index(rt.native_executor(), r, f, &c);
+        });
+    }
+    template <class It, class Out, class F>
+    task transform(It first, It last, Out d_first, F op) {
+        return emplace([=](runtime &rt) mutable { detail::transform(rt.native_executor(), first, last, d_first, op); });
+    }
+    /* result = result bop x0 bop x1 ... (Taskflow's reduce: result is a reference). */
+    template <class It, class T, class BOp>
+    task reduce(It first, It last, T &result, BOp bop) {
+        return emplace([first, last, &result, bop](runtime &rt) mutable {
+            auto id = [](const auto &x) { return x; };
+            result = detail::transform_reduce(rt.native_executor(), first, last, result, bop, id);
+        });
+    }
+    template <class It, class Cmp = std::less<>>
+    task sort(It first, It last, Cmp cmp = {}) {
+        return emplace([=](runtime &rt) mutable { detail::sort(rt.native_executor(), first, last, cmp); });
+    }
+    template <class It, class Out, class Op>
+    task inclusive_scan(It first, It last, Out d_first, Op op) {
+        using T = typename std::iterator_traits<It>::value_type;
+        return emplace([=](runtime &rt) mutable {
+            detail::scan<It, Out, T>(rt.native_executor(), first, last, d_first, std::nullopt, op, false);
+        });
+    }
+    template <class It, class Out, class T, class Op>
+    task exclusive_scan(It first, It last, Out d_first, T init, Op op) {
+        return emplace([=](runtime &rt) mutable {
+            detail::scan<It, Out, T>(rt.native_executor(), first, last, d_first, std::optional<T>(init), op, true);
+        });
+    }
+
+    std::size_t num_tasks() const noexcept { return weft_taskflow_num_tasks(g_); }
+    bool empty() const noexcept { return num_tasks() == 0; }
+    weft_taskflow *native() const noexcept { return g_; }
+
+    /* The graph in Graphviz DOT. */
+    std::string dump() const {
+        std::FILE *f = std::tmpfile();
+        if (!f) throw error(WEFT_ESYS, "weft::dump", "tmpfile failed");
+        std::string s;
+        weft_status st = weft_taskflow_dump_dot(g_, f);
+        if (st == WEFT_OK) {
+            std::rewind(f);
+            char buf[4096];
+            std::size_t n;
+            while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+        }
+        std::fclose(f);
+        detail::check(st, "weft_taskflow_dump_dot");
+        return s;
+    }
+    void dump(std::ostream &os) const { os << dump(); }
+
+protected:
+    flow_builder(weft_taskflow *g, detail::arena *a, detail::sink *s) noexcept : g_(g), arena_(a), sink_(s) {}
+    flow_builder(const flow_builder &) = default;
+    flow_builder &operator=(const flow_builder &) = default;
+    ~flow_builder() = default;
+
+    task made(weft_task t, const char *call) {
+        if (weft_task_is_null(t))
+            throw error(weft_taskflow_last_error(g_), call, weft_last_error_message());
+        return task(t);
+    }
+
+    weft_taskflow *g_;
+    detail::arena *arena_;
+    detail::sink *sink_;
+};
+
+/* The handle a subflow task's lambda receives: a flow_builder for the graph
+ * built while the task runs (it joins the task unless detached).  Valid only
+ * during that call. */
+class subflow : public flow_builder {
+public:
+    subflow(weft_subflow *sf, detail::arena *a, detail::sink *s) noexcept
+        : flow_builder(weft_subflow_graph(sf), a, s), sf_(sf) {}
+    /* Runs the graph built so far now and returns when it has finished. */
+    void join() { detail::check(weft_subflow_join(sf_), "weft::subflow::join"); }
+    /* The task's successors do not wait for this graph (it joins the run's end). */
+    void detach() { detail::check(weft_subflow_detach(sf_), "weft::subflow::detach"); }
+    bool detached() const noexcept { return weft_subflow_detached(sf_); }
+    /* Taskflow compatibility: weft always keeps the last graph (for dump). */
+    void retain(bool) noexcept {}
+    weft_subflow *native_subflow() const noexcept { return sf_; }
+
+private:
+    weft_subflow *sf_;
+};
+
+namespace detail {
+
+template <class F>
+struct subflow_holder {
+    sink *s;
+    F f;
+    arena children; /* this execution's subflow callables; cleared at the next */
+    explicit subflow_holder(sink *sk, F &&fn) : s(sk), f(std::move(fn)) {}
+    explicit subflow_holder(sink *sk, const F &fn) : s(sk), f(fn) {}
+};
+
+template <class F>
+int subflow_tramp(weft_ctx *ctx, weft_subflow *sf, void *p) noexcept {
+    auto *h = static_cast<subflow_holder<F> *>(p);
+    ctx_scope scope(ctx);
+    h->children.clear(); /* the graph of the last execution has finished and was cleared */
+    try {
+        subflow sub(sf, &h->children, h->s);
+        if constexpr (std::is_invocable_v<F &, subflow &, runtime &>) {
+            runtime rt(ctx);
+            h->f(sub, rt);
+        } else {
+            h->f(sub);
+        }
+        return 0;
+    } catch (...) {
+        h->s->capture();
+        return task_threw;
+    }
+}
+
+} // namespace detail
+
+template <class F>
+task flow_builder::emplace(F &&f) {
+    using Fn = std::decay_t<F>;
+    if constexpr (std::is_invocable_v<Fn &, subflow &> || std::is_invocable_v<Fn &, subflow &, runtime &>) {
+        auto *h = arena_->make<detail::subflow_holder<Fn>>(sink_, std::forward<F>(f));
+        return made(weft_emplace_subflow(g_, &detail::subflow_tramp<Fn>, h), "weft::emplace (subflow)");
+    } else {
+        using R = typename detail::task_result_t<Fn>::type;
+        auto *h = arena_->make<detail::task_holder<Fn>>(detail::task_holder<Fn>{sink_, std::forward<F>(f)});
+        if constexpr (std::is_same_v<R, int>) {
+            return made(weft_emplace_condition(g_, &detail::cond_tramp<Fn>, h), "weft::emplace (condition)");
+        } else if constexpr (std::is_same_v<R, branches>) {
+            return made(weft_emplace_multi_condition(g_, &detail::multi_tramp<Fn>, h),
+                        "weft::emplace (multi-condition)");
+        } else {
+            static_assert(std::is_void_v<R>, "a task returns void, int (condition) or weft::branches");
+            return made(weft_emplace(g_, &detail::static_tramp<Fn>, h), "weft::emplace");
+        }
+    }
+}
+
+/* ---- taskflow -------------------------------------------------------------------------
+ * A graph built once and run many times.  Movable (its state is on the heap, so
+ * task handles stay valid); the destructor waits for the runs submitted
+ * through executor::run* and then frees the graph and its callables. */
+class taskflow : public flow_builder {
+public:
+    explicit taskflow(const std::string &name = "") : taskflow(std::make_unique<state>(name)) {}
+    taskflow(taskflow &&o) noexcept : flow_builder(o), st_(std::move(o.st_)) {
+        o.g_ = nullptr;
+        o.arena_ = nullptr;
+        o.sink_ = nullptr;
+    }
+    taskflow &operator=(taskflow &&o) noexcept {
+        if (this != &o) {
+            st_ = std::move(o.st_);
+            flow_builder::operator=(o);
+            o.g_ = nullptr;
+            o.arena_ = nullptr;
+            o.sink_ = nullptr;
+        }
+        return *this;
+    }
+    taskflow(const taskflow &) = delete;
+    taskflow &operator=(const taskflow &) = delete;
+    ~taskflow() = default;
+
+    std::string name() const { return weft_taskflow_name(g_); }
+    void name(const std::string &n) { detail::check(weft_taskflow_set_name(g_, n.c_str()), "weft::taskflow::name"); }
+    /* Removes every task; task handles become invalid.  weft::error (WEFT_EBUSY) while it runs. */
+    void clear() {
+        detail::check(weft_taskflow_clear(g_), "weft::taskflow::clear");
+        st_->store.clear();
+        std::lock_guard<std::mutex> lock(st_->errs.mu);
+        st_->errs.children.clear();
+    }
+    /* Checks the graph for a strong cycle (weft::error WEFT_ECYCLE). */
+    void validate() { detail::check(weft_taskflow_validate(g_, nullptr), "weft::taskflow::validate"); }
+
+    /* Private to executor: a run's bookkeeping. */
+    struct state {
+        weft_taskflow *tf = nullptr;
+        detail::arena store;
+        detail::sink errs;
+        std::mutex mu;
+        std::condition_variable cv;
+        std::size_t in_flight = 0;
+        explicit state(const std::string &name) {
+            weft_status st = WEFT_OK;
+            tf = weft_taskflow_create(name.empty() ? nullptr : name.c_str(), &st);
+            if (!tf) throw error(st, "weft_taskflow_create", weft_last_error_message());
+        }
+        ~state() {
+            {
+                std::unique_lock<std::mutex> lock(mu);
+                cv.wait(lock, [this] { return in_flight == 0; });
+            }
+            /* Runs queued through the C API directly are not counted: wait them out. */
+            while (weft_taskflow_destroy(tf) == WEFT_EBUSY) std::this_thread::yield();
+        }
+        void begin_run() {
+            std::lock_guard<std::mutex> lock(mu);
+            ++in_flight;
+        }
+        void end_run() {
+            std::lock_guard<std::mutex> lock(mu);
+            if (--in_flight == 0) cv.notify_all();
+        }
+    };
+    state *state_() const noexcept { return st_.get(); }
+
+private:
+    explicit taskflow(std::unique_ptr<state> st)
+        : flow_builder(st->tf, &st->store, &st->errs), st_(std::move(st)) {}
+    std::unique_ptr<state> st_;
+};
+
+inline task flow_builder::composed_of(taskflow &body) {
+    task t = made(weft_emplace_module(g_, body.native()), "weft::composed_of");
+    sink_->add_child(&body.state_()->errs);
+    return t;
+}
+
+/* ---- runs -------------------------------------------------------------------------------- */
+namespace detail {
+
+struct run_state : value_state<void> {
+    taskflow::state *flow;
+    explicit run_state(taskflow::state *f) noexcept : value_state<void>(2, false), flow(f) {}
+};
+
+template <class P>
+struct run_until_state : run_state {
+    P pred;
+    template <class Q>
+    run_until_state(taskflow::state *f, Q &&q) : run_state(f), pred(std::forward<Q>(q)) {}
+};
+
+/* Runs on the thread that completed the run, right after its future became
+ * ready: takes the exception, then lets the taskflow go (its destructor may run
+ * as soon as end_run returns: nothing touches `flow` after it). */
+inline void run_done(weft_future *, weft_status, void *arg) {
+    auto *st = static_cast<run_state *>(arg);
+    std::exception_ptr e = st->flow->errs.take();
+    if (!st->ex) st->ex = std::move(e);
+    taskflow::state *flow = st->flow;
+    st->harvested.store(true, std::memory_order_release);
+    flow->end_run();
+    st->release();
+}
+
+template <class Submit>
+future<void> submit_run(taskflow &tf, run_state *st, Submit &&submit) {
+    taskflow::state *flow = tf.state_();
+    flow->begin_run();
+    weft_future *f = nullptr;
+    weft_status s = submit(&f);
+    if (s != WEFT_OK) {
+        flow->end_run();
+        delete st;
+        throw error(s, "weft::executor::run", weft_last_error_message());
+    }
+    if (weft_future_then(f, &run_done, st) != WEFT_OK) std::terminate(); /* only ever registered here */
+    future<void> fut(f, st);
+    fut.mark_run_();
+    return fut;
+}
+
+} // namespace detail
+
+inline future<void> executor::run(taskflow &tf) {
+    auto *st = new detail::run_state(tf.state_());
+    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run(ex_, tf.native(), f); });
+}
+
+inline future<void> executor::run_n(taskflow &tf, std::uint64_t n) {
+    auto *st = new detail::run_state(tf.state_());
+    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run_n(ex_, tf.native(), n, f); });
+}
+
+template <class P>
+future<void> executor::run_until(taskflow &tf, P &&pred) {
+    using S = detail::run_until_state<std::decay_t<P>>;
+    auto *st = new S(tf.state_(), std::forward<P>(pred));
+    weft_pred_fn fn = [](void *arg) -> bool {
+        auto *s = static_cast<S *>(arg);
+        try {
+            return static_cast<bool>(s->pred());
+        } catch (...) {
+            if (!s->ex) s->ex = std::current_exception();
+            return true; /* stop: get() rethrows */
+        }
+    };
+    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run_until(ex_, tf.native(), fn, st, f); });
+}
+
+inline void executor::corun(taskflow &tf) { run(tf).get(); }
+
+namespace detail {
+template <class T, class F>
+struct async_state : value_state<T> {
+    F f;
+    template <class G>
+    async_state(int refs, G &&g) : value_state<T>(refs, true), f(std::forward<G>(g)) {}
+
+    static int call(weft_ctx *ctx, void *p) noexcept {
+        auto *st = static_cast<async_state *>(p);
+        st->started.store(true, std::memory_order_release);
+        int rc = 0;
+        {
+            ctx_scope scope(ctx);
+            try {
+                if constexpr (std::is_void_v<T>) invoke_task(st->f, ctx);
+                else st->value.emplace(invoke_task(st->f, ctx));
+            } catch (...) {
+                st->ex = std::current_exception();
+                rc = task_threw;
+            }
+        }
+        st->release(); /* the task's reference */
+        return rc;
+    }
+};
+} // namespace detail
+
+template <class F>
+auto executor::async(F &&f) -> future<typename detail::task_result_t<std::decay_t<F>>::type> {
+    using Fn = std::decay_t<F>;
+    using T = typename detail::task_result_t<Fn>::type;
+    using S = detail::async_state<T, Fn>;
+    auto *st = new S(2, std::forward<F>(f));
+    weft_future *out = nullptr;
+    weft_status s = weft_async(ex_, &S::call, st, &out);
+    if (s != WEFT_OK) {
+        delete st;
+        throw error(s, "weft::executor::async", weft_last_error_message());
+    }
+    return future<T>(out, st);
+}
+
+template <class F>
+void executor::silent_async(F &&f) {
+    using Fn = std::decay_t<F>;
+    using T = typename detail::task_result_t<Fn>::type;
+    using S = detail::async_state<T, Fn>;
+    auto *st = new S(1, std::forward<F>(f));
+    weft_status s = weft_silent_async(ex_, &S::call, st);
+    if (s != WEFT_OK) {
+        delete st;
+        throw error(s, "weft::executor::silent_async", weft_last_error_message());
+    }
+}
+
+template <class F>
+auto executor::run_root(F &&f) -> typename detail::task_result_t<std::decay_t<F>>::type {
+    using Fn = std::decay_t<F>;
+    using T = typename detail::task_result_t<Fn>::type;
+    struct root {
+        Fn &f;
+        std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value;
+        std::exception_ptr ex;
+    };
+    Fn fn(std::forward<F>(f));
+    root r{fn, {}, {}};
+    weft_task_fn call = [](weft_ctx *ctx, void *p) noexcept -> int {
+        auto *rr = static_cast<root *>(p);
+        detail::ctx_scope scope(ctx);
+        try {
+            if constexpr (std::is_void_v<T>) detail::invoke_task(rr->f, ctx);
+            else rr->value.emplace(detail::invoke_task(rr->f, ctx));
+            return 0;
+        } catch (...) {
+            rr->ex = std::current_exception();
+            return task_threw;
+        }
+    };
+    int result = 0;
+    weft_status s = weft_run_root_status(ex_, call, &r, &result);
+    if (r.ex) std::rethrow_exception(r.ex);
+    if (s != WEFT_OK) throw error(s, "weft::executor::run_root", weft_last_error_message());
+    if constexpr (!std::is_void_v<T>) return std::move(*r.value);
+}
+
+/* ---- pipelines ----------------------------------------------------------------------------
+ * weft::pipeline pl(lines, weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow& pf) {...}}, ...);
+ * taskflow.composed_of(pl);     // Taskflow's Pipeline and Pipe. */
+enum class pipe_type { serial = WEFT_STAGE_SERIAL, parallel = WEFT_STAGE_PARALLEL };
+
+/* What a stage receives: its token, line and stage; valid during the call. */
+class pipeflow {
+public:
+    explicit pipeflow(weft_pipeflow *pf) noexcept : pf_(pf) {}
+    std::size_t token() const noexcept { return static_cast<std::size_t>(weft_pipeflow_token(pf_)); }
+    std::size_t line() const noexcept { return weft_pipeflow_line(pf_); }
+    std::size_t pipe() const noexcept { return weft_pipeflow_stage(pf_); }
+    /* From the first stage only: no more tokens (this one is not one). */
+    void stop() { detail::check(weft_pipeflow_stop(pf_), "weft::pipeflow::stop"); }
+    weft_pipeflow *native() const noexcept { return pf_; }
+
+private:
+    weft_pipeflow *pf_;
+};
+
+template <class F>
+struct pipe {
+    pipe_type type;
+    F callable;
+    pipe(pipe_type t, F f) : type(t), callable(std::move(f)) {}
+};
+
+class pipeline {
+public:
+    template <class... Fs>
+    explicit pipeline(std::size_t num_lines, pipe<Fs>... pipes) : st_(std::make_unique<state>()) {
+        static_assert(sizeof...(Fs) > 0, "a pipeline has at least one pipe");
+        std::vector<weft_stage> stages;
+        stages.reserve(sizeof...(Fs));
+        (add(stages, std::move(pipes)), ...);
+        weft_status s = WEFT_OK;
+        st_->p = weft_pipeline_create(num_lines, stages.data(), stages.size(), &s);
+        if (!st_->p) throw error(s, "weft_pipeline_create", weft_last_error_message());
+    }
+    pipeline(pipeline &&) noexcept = default;
+    pipeline &operator=(pipeline &&) noexcept = default;
+    pipeline(const pipeline &) = delete;
+    pipeline &operator=(const pipeline &) = delete;
+    ~pipeline() = default;
+
+    std::size_t num_lines() const noexcept { return weft_pipeline_num_lines(st_->p); }
+    std::size_t num_pipes() const noexcept { return weft_pipeline_num_stages(st_->p); }
+    std::size_t num_tokens() const noexcept { return static_cast<std::size_t>(weft_pipeline_num_tokens(st_->p)); }
+    /* Token numbers restart at 0 on the next run. */
+    void reset() { detail::check(weft_pipeline_reset(st_->p), "weft::pipeline::reset"); }
+    weft_pipeline *native() const noexcept { return st_->p; }
+    detail::sink *sink_() const noexcept { return &st_->sink; }
+
+private:
+    struct state {
+        weft_pipeline *p = nullptr;
+        detail::arena arena;
+        detail::sink sink;
+        ~state() {
+            if (p) (void)weft_pipeline_destroy(p);
+        }
+    };
+    template <class F>
+    struct holder {
+        detail::sink *s;
+        F f;
+        static int call(weft_pipeflow *pf, void *arg) noexcept {
+            auto *h = static_cast<holder *>(arg);
+            detail::ctx_scope scope(nullptr); /* a stage is not a task: no task_group / spawn */
+            try {
+                pipeflow p(pf);
+                h->f(p);
+                return 0;
+            } catch (...) {
+                h->s->capture();
+                return task_threw;
+            }
+        }
+    };
+    template <class F>
+    void add(std::vector<weft_stage> &stages, pipe<F> &&p) {
+        auto *h = st_->arena.make<holder<F>>(holder<F>{&st_->sink, std::move(p.callable)});
+        weft_stage s{};
+        s.kind = static_cast<weft_stage_kind>(p.type);
+        s.fn = &holder<F>::call;
+        s.arg = h;
+        stages.push_back(s);
+    }
+    std::unique_ptr<state> st_;
+};
+
+inline task flow_builder::composed_of(pipeline &pl) {
+    task t = made(weft_pipeline_emplace(g_, pl.native()), "weft::composed_of (pipeline)");
+    sink_->add_child(pl.sink_());
+    return t;
+}
+
+/* ---- algorithms over an executor ----------------------------------------------------------- */
+
+template <class It, class F, class = std::enable_if_t<!detail::is_range<It>::value>>
+void for_each(executor &ex, It first, It last, F f, partitioner p = {}) {
+    weft_algo_config c = p.config();
+    detail::for_each(ex.native(), first, last, f, &c);
+}
+template <class R, class F, class = std::enable_if_t<detail::is_range<R>::value>>
+void for_each(executor &ex, R &&r, F f, partitioner p = {}) {
+    weft::for_each(ex, std::begin(r), std::end(r), std::move(f), p);
+}
+/* f(i) for i = first, first + step, ... before last (step may be negative). */
+template <class B, class E, class S, class F>
+void for_each_index(executor &ex, B first, E last, S step, F f, partitioner p = {}) {
+    using I = std::common_type_t<B, E, S>;
+    weft_algo_config c = p.config();
+    detail::for_each_index(ex.native(), index_range<I>(static_cast<I>(first), static_cast<I>(last),
+                                                       static_cast<I>(step)), f, &c);
+}
+/* f(sub) for sub-ranges covering r. */
+template <class I, class F>
+void for_each_by_index(executor &ex, index_range<I> r, F f, partitioner p = {}) {
+    weft_algo_config c = p.config();
+    detail::for_each_by_index(ex.native(), r, f, &c);
+}
+/* d_first[i] = op(first[i]); returns d_first + n. */
+template <class It, class Out, class F>
+Out transform(executor &ex, It first, It last, Out d_first, F op) {
+    detail::transform(ex.native(), first, last, d_first, op);
+    return d_first + (last - first);
+}
+/* d_first[i] = op(first1[i], first2[i]). */
+template <class It1, class It2, class Out, class F>
+Out transform(executor &ex, It1 first1, It1 last1, It2 first2, Out d_first, F op) {
+    detail::transform2(ex.native(), first1, last1, first2, d_first, op);
+    return d_first + (last1 - first1);
+}
+/* init op x0 op x1 ... (op associative; operands kept in order). */
+template <class It, class T, class Op = std::plus<>, class = std::enable_if_t<!detail::is_range<It>::value>>
+T reduce(executor &ex, It first, It last, T init, Op op = {}) {
+    auto id = [](const auto &x) { return x; };
+    return detail::transform_reduce(ex.native(), first, last, std::move(init), op, id);
+}
+template <class R, class T, class Op = std::plus<>, class = std::enable_if_t<detail::is_range<R>::value>>
+T reduce(executor &ex, R &&r, T init, Op op = {}) {
+    return weft::reduce(ex, std::begin(r), std::end(r), std::move(init), std::move(op));
+}
+template <class It, class T, class BOp, class UOp>
+T transform_reduce(executor &ex, It first, It last, T init, BOp bop, UOp uop) {
+    return detail::transform_reduce(ex.native(), first, last, std::move(init), bop, uop);
+}
+template <class It, class Cmp = std::less<>, class = std::enable_if_t<!detail::is_range<It>::value>>
+void sort(executor &ex, It first, It last, Cmp cmp = {}) {
+    detail::sort(ex.native(), first, last, cmp);
+}
+template <class R, class Cmp = std::less<>, class = std::enable_if_t<detail::is_range<R>::value>>
+void sort(executor &ex, R &&r, Cmp cmp = {}) {
+    detail::sort(ex.native(), std::begin(r), std::end(r), cmp);
+}
+/* d_first[i] = x0 op ... op xi.  d_first may be first. */
+template <class It, class Out, class Op = std::plus<>>
+Out inclusive_scan(executor &ex, It first, It last, Out d_first, Op op = {}) {
+    using T = typename std::iterator_traits<It>::value_type;
+    detail::scan<It, Out, T>(ex.native(), first, last, d_first, std::nullopt, op, false);
+    return d_first + (last - first);
+}
+/* d_first[i] = init op x0 op ... op x(i-1). */
+template <class It, class Out, class T, class Op = std::plus<>>
+Out exclusive_scan(executor &ex, It first, It last, Out d_first, T init, Op op = {}) {
+    detail::scan<It, Out, T>(ex.native(), first, last, d_first, std::optional<T>(std::move(init)), op, true);
+    return d_first + (last - first);
+}
+
+} // namespace weft
+
+#endif
