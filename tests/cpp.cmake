@@ -1,0 +1,20 @@
+# The C++ layer (include/weft.hpp): graphs of lambdas, exceptions, async futures,
+# fork-join, pipelines and algorithms, compiled as C++17 with the C harness.
+# Skipped as a whole where no C++ compiler exists.
+include(CheckLanguage)
+check_language(CXX)
+if(CMAKE_CXX_COMPILER)
+  enable_language(CXX)
+  weft_add_test_program(cpp_tests
+    SOURCES cpp_graph.cpp cpp_async.cpp cpp_algo.cpp
+    TIMEOUT 120)
+  set_target_properties(cpp_tests PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                             CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # weft.hpp on its own (twice, for its guard), as strict C++17.
+  add_test(NAME cpp.weft_hpp_compiles_alone_as_cxx17
+    COMMAND sh -c "printf '#include <weft.hpp>\\n#include <weft.hpp>\\nint main(void) { return 0; }\\n' | \"$0\" -std=c++17 -Wall -Wextra -Wshadow -pedantic -Werror -fsyntax-only -I\"$1\" -x c++ -"
+            ${CMAKE_CXX_COMPILER} ${PROJECT_SOURCE_DIR}/include)
+else()
+  add_test(NAME cpp.weft_hpp_compiles_alone_as_cxx17 COMMAND sh -c "echo 'SKIP: no C++ compiler'; exit 77")
+  set_tests_properties(cpp.weft_hpp_compiles_alone_as_cxx17 PROPERTIES SKIP_RETURN_CODE 77)
+endif()

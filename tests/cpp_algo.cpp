@@ -1,0 +1,175 @@
+/* weft.hpp: parallel algorithms over iterators and ranges (std::vector, arrays,
+ * empty inputs, non-trivial element types), as direct calls and as graph tasks,
+ * and exceptions from their bodies. */
+#include "cpp_test.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+static std::vector<int> shuffled(size_t n, uint64_t seed) {
+    std::vector<int> v(n);
+    uint64_t s = seed;
+    for (auto &x : v) x = (int)(test_rand(&s) % 100000) - 50000;
+    return v;
+}
+
+TEST(cpp_for_each_and_transform_visit_every_element_once) {
+    weft::executor ex(cpp_test_workers());
+    std::vector<int> v(100003, 1);
+    weft::for_each(ex, v.begin(), v.end(), [](int &x) { x += 1; });
+    weft::for_each(ex, v, [](int &x) { x *= 3; }, weft::static_partitioner());
+    ASSERT_TRUE(std::all_of(v.begin(), v.end(), [](int x) { return x == 6; }));
+    std::vector<long> out(v.size());
+    weft::transform(ex, v.begin(), v.end(), out.begin(), [](int x) { return (long)x * 2; });
+    ASSERT_TRUE(std::all_of(out.begin(), out.end(), [](long x) { return x == 12; }));
+    std::vector<long> sum(v.size());
+    weft::transform(ex, v.begin(), v.end(), out.begin(), sum.begin(), [](int a, long b) { return a + b; });
+    ASSERT_TRUE(std::all_of(sum.begin(), sum.end(), [](long x) { return x == 18; }));
+    int arr[5] = {1, 2, 3, 4, 5};
+    weft::for_each(ex, arr, [](int &x) { x = -x; });
+    ASSERT_EQ(arr[4], -5);
+}
+
+TEST(cpp_for_each_index_covers_forward_reverse_and_strided_ranges) {
+    weft::executor ex(cpp_test_workers());
+    std::vector<std::atomic<int>> hit(1000);
+    weft::for_each_index(ex, 0, 1000, 3, [&](int i) { hit[i]++; });
+    weft::for_each_index(ex, 999, -1, -2, [&](int i) { hit[i] += 10; });
+    for (int i = 0; i < 1000; i++)
+        ASSERT_EQ(hit[i].load(), (i % 3 == 0 ? 1 : 0) + ((999 - i) % 2 == 0 ? 10 : 0));
+    std::atomic<long> n{0};
+    weft::for_each_by_index(ex, weft::index_range<int>(100, 0, -1), [&](weft::index_range<int> sub) {
+        for (int i = sub.begin(); i > sub.end(); i += sub.step_size()) n += i;
+    }, weft::guided_partitioner());
+    ASSERT_EQ(n.load(), 5050);
+    weft::for_each_index(ex, 5, 5, 1, [&](int) { n = -1; });
+    weft::for_each_index(ex, size_t(0), size_t(10), size_t(1), [&](size_t i) { n += (long)i; });
+    ASSERT_EQ(n.load(), 5095);
+    ASSERT_THROWS(weft::for_each_index(ex, 0, 10, 0, [](int) {}), weft::error, e,
+                  ASSERT_STATUS(e.status(), WEFT_EINVAL));
+}
+
+TEST(cpp_reduce_keeps_operand_order_and_works_on_strings) {
+    weft::executor ex(cpp_test_workers());
+    std::vector<long> v(1000000);
+    std::iota(v.begin(), v.end(), 1);
+    ASSERT_EQ(weft::reduce(ex, v.begin(), v.end(), 0L), 500000500000L);
+    ASSERT_EQ(weft::reduce(ex, v, 10L, [](long a, long b) { return a + b; }), 500000500010L);
+    ASSERT_EQ(weft::transform_reduce(ex, v.begin(), v.end(), 0L, std::plus<>(), [](long x) { return x % 2; }),
+              500000);
+    /* Concatenation is associative, not commutative: the order must hold. */
+    std::vector<std::string> words(5000);
+    std::string want = ">";
+    for (size_t i = 0; i < words.size(); i++) {
+        words[i] = std::to_string(i) + ",";
+        want += words[i];
+    }
+    ASSERT_TRUE(weft::reduce(ex, words, std::string(">")) == want);
+}
+
+TEST(cpp_sort_orders_ints_strings_and_custom_comparators) {
+    weft::executor ex(cpp_test_workers());
+    for (size_t n : {0u, 1u, 2u, 3u, 1000u, 100003u}) {
+        std::vector<int> v = shuffled(n, n + 1), w = v;
+        weft::sort(ex, v);
+        std::sort(w.begin(), w.end());
+        ASSERT_TRUE(v == w);
+        weft::sort(ex, v.begin(), v.end(), std::greater<>());
+        ASSERT_TRUE(std::is_sorted(v.begin(), v.end(), std::greater<>()));
+    }
+    std::vector<std::string> s;
+    for (int x : shuffled(20000, 7)) s.push_back(std::to_string(x));
+    std::vector<std::string> t = s;
+    weft::sort(ex, s);
+    std::sort(t.begin(), t.end());
+    ASSERT_TRUE(s == t);
+}
+
+TEST(cpp_scans_match_std_partial_sum_also_in_place) {
+    weft::executor ex(cpp_test_workers());
+    for (size_t n : {1u, 2u, 4095u, 4096u, 4097u, 300001u}) {
+        std::vector<long> v(n);
+        for (size_t i = 0; i < n; i++) v[i] = (long)(i % 7) - 3;
+        std::vector<long> want(n), got(n);
+        std::partial_sum(v.begin(), v.end(), want.begin());
+        weft::inclusive_scan(ex, v.begin(), v.end(), got.begin());
+        ASSERT_TRUE(got == want);
+        std::vector<long> ex_want(n);
+        long acc = 100;
+        for (size_t i = 0; i < n; i++) { ex_want[i] = acc; acc += v[i]; }
+        std::vector<long> in_place = v;
+        weft::exclusive_scan(ex, in_place.begin(), in_place.end(), in_place.begin(), 100L);
+        ASSERT_TRUE(in_place == ex_want);
+    }
+    std::vector<std::string> w = {"a", "b", "c"}, out(3);
+    weft::inclusive_scan(ex, w.begin(), w.end(), out.begin());
+    ASSERT_TRUE(out[2] == "abc");
+}
+
+TEST(cpp_algorithms_on_an_empty_vector_do_nothing) {
+    weft::executor ex(2);
+    std::vector<int> v, out;
+    bool called = false;
+    weft::for_each(ex, v, [&](int) { called = true; });
+    weft::for_each(ex, v.begin(), v.end(), [&](int) { called = true; });
+    weft::transform(ex, v.begin(), v.end(), out.begin(), [&](int x) { called = true; return x; });
+    ASSERT_EQ(weft::reduce(ex, v, 42), 42);
+    ASSERT_EQ(weft::transform_reduce(ex, v.begin(), v.end(), 7, std::plus<>(), [&](int x) { called = true; return x; }), 7);
+    weft::sort(ex, v);
+    weft::inclusive_scan(ex, v.begin(), v.end(), out.begin());
+    weft::exclusive_scan(ex, v.begin(), v.end(), out.begin(), 0);
+    ASSERT_FALSE(called);
+    ASSERT_TRUE(v.empty());
+}
+
+TEST(cpp_algorithm_body_exception_is_rethrown_to_the_caller) {
+    weft::executor ex(cpp_test_workers());
+    std::vector<int> v(100000, 1);
+    std::atomic<int> calls{0};
+    ASSERT_THROWS(weft::for_each(ex, v, [&](int x) {
+        calls++;
+        if (x == 1 && calls == 500) throw std::runtime_error("body");
+    }), std::runtime_error, e, ASSERT_STREQ(e.what(), "body"));
+    ASSERT_LT(calls.load(), 100000 + 1);
+    ASSERT_THROWS(weft::reduce(ex, v, 0, [](int a, int b) -> int {
+        if (b == 1 && a > 5000) throw std::overflow_error("too big");
+        return a + b;
+    }), std::overflow_error, e, (void)e);
+    ASSERT_THROWS(weft::sort(ex, v, [](int, int) -> bool { throw std::logic_error("cmp"); }), std::logic_error, e,
+                  (void)e);
+}
+
+TEST(cpp_algorithm_tasks_run_in_a_taskflow) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    std::vector<int> data;
+    std::vector<int> doubled(1000);
+    std::vector<int> scanned(1000);
+    int total = 0;
+    auto fill = tf.emplace([&] { data.assign(1000, 0); std::iota(data.begin(), data.end(), 0); });
+    /* The iterators are taken when the task is made: give the range its size first. */
+    data.resize(1000);
+    auto each = tf.for_each(data.begin(), data.end(), [](int &x) { x += 1; }, weft::dynamic_partitioner(16));
+    auto tr = tf.transform(data.begin(), data.end(), doubled.begin(), [](int x) { return 2 * x; });
+    auto red = tf.reduce(doubled.begin(), doubled.end(), total, std::plus<int>());
+    auto scan = tf.inclusive_scan(data.begin(), data.end(), scanned.begin(), std::plus<int>());
+    auto srt = tf.sort(doubled.begin(), doubled.end(), std::greater<int>());
+    std::atomic<int> idx{0};
+    auto fi = tf.for_each_index(0, 100, 1, [&](int) { idx++; });
+    fill.precede(each);
+    each.precede(tr, scan);
+    tr.precede(red);
+    red.precede(srt);
+    ex.run(tf).get();
+    ASSERT_EQ(total, 1000 * 1001);
+    ASSERT_EQ(scanned[999], 1000 * 1001 / 2);
+    ASSERT_EQ(doubled[0], 2000);
+    ASSERT_EQ(idx.load(), 100);
+    (void)fi;
+    weft::taskflow bad;
+    bad.for_each(data.begin(), data.end(), [](int) { throw std::runtime_error("in task"); });
+    ASSERT_THROWS(ex.run(bad).get(), std::runtime_error, e, ASSERT_STREQ(e.what(), "in task"));
+}

@@ -1,0 +1,181 @@
+/* weft.hpp: async tasks and their futures (values, exceptions, cancel), the
+ * executor's task groups, spawn/sync and run_root (values and exceptions of
+ * fork-join children). */
+#include "cpp_test.hpp"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+TEST(cpp_async_future_get_returns_the_value) {
+    weft::executor ex(cpp_test_workers());
+    weft::future<int> a = ex.async([] { return 6 * 7; });
+    weft::future<std::string> b = ex.async([s = std::string("we")] { return s + "ft"; });
+    auto owned = std::make_unique<double>(2.5);
+    weft::future<std::unique_ptr<double>> c = ex.async([p = std::move(owned)]() mutable { return std::move(p); });
+    int side = 0;
+    weft::future<void> d = ex.async([&side] { side = 1; });
+    ASSERT_EQ(a.get(), 42);
+    ASSERT_TRUE(b.get() == "weft");
+    ASSERT_TRUE(*c.get() == 2.5);
+    d.get();
+    ASSERT_EQ(side, 1);
+    ASSERT_TRUE(a.ready());
+    std::vector<weft::future<size_t>> many;
+    for (size_t i = 0; i < 1000; i++) many.push_back(ex.async([i] { return i * i; }));
+    for (size_t i = 0; i < 1000; i++) ASSERT_EQ(many[i].get(), i * i);
+}
+
+TEST(cpp_async_exception_is_rethrown_from_get) {
+    weft::executor ex(cpp_test_workers());
+    weft::future<int> f = ex.async([]() -> int { throw std::out_of_range("index 9"); });
+    ASSERT_THROWS(f.get(), std::out_of_range, e, ASSERT_STREQ(e.what(), "index 9"));
+    ASSERT_STATUS(f.info().status, WEFT_ETASK);
+    /* A dropped future: the task still runs and frees its state. */
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 100; i++) (void)ex.async([&ran] { ran++; throw 1; });
+    ex.wait_for_all();
+    ASSERT_EQ(ran.load(), 100);
+    ex.silent_async([&ran] { ran++; });
+    ex.wait_for_all();
+    ASSERT_EQ(ran.load(), 101);
+}
+
+TEST(cpp_async_inside_a_task_waits_without_blocking_the_worker) {
+    weft::executor ex(1); /* one worker: a blocking wait would hang */
+    weft::future<long> outer = ex.async([&ex] {
+        std::vector<weft::future<long>> inner;
+        for (long i = 1; i <= 10; i++) inner.push_back(ex.async([i] { return i; }));
+        long s = 0;
+        for (auto &f : inner) s += f.get();
+        return s;
+    });
+    ASSERT_EQ(outer.get(), 55);
+}
+
+TEST(cpp_cancelled_async_never_runs_and_leaks_nothing) {
+    weft::executor ex(1);
+    std::atomic<bool> release{false};
+    std::atomic<int> ran{0};
+    weft::future<void> blocker = ex.async([&] {
+        while (!release.load()) std::this_thread::yield();
+    });
+    auto big = std::make_shared<int>(5);
+    weft::future<int> f = ex.async([&ran, big] { ran++; return *big; });
+    ASSERT_TRUE(f.cancel());
+    release = true;
+    blocker.get();
+    ASSERT_THROWS(f.get(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_ECANCELED));
+    ASSERT_EQ(ran.load(), 0);
+    f = weft::future<int>(); /* the state (and its copy of big) is freed by the callback */
+    ex.wait_for_all();
+    ASSERT_EQ(big.use_count(), 1);
+}
+
+TEST(cpp_future_wait_for_times_out_then_succeeds) {
+    weft::executor ex(2);
+    std::atomic<bool> go{false};
+    weft::future<int> f = ex.async([&] {
+        while (!go.load()) std::this_thread::yield();
+        return 3;
+    });
+    ASSERT_FALSE(f.wait_for(std::chrono::milliseconds(1)));
+    go = true;
+    ASSERT_TRUE(f.wait_for(std::chrono::seconds(30)));
+    ASSERT_EQ(f.get(), 3);
+    weft::future<int> empty;
+    ASSERT_FALSE(empty.valid());
+    ASSERT_THROWS(empty.wait(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+}
+
+/* ---- fork-join ------------------------------------------------------------------- */
+
+static long fib_group(weft::executor &ex, long n) {
+    if (n < 2) return n;
+    long a = 0, b = 0;
+    weft::task_group tg = ex.task_group();
+    tg.silent_async([&ex, n, &a] { a = fib_group(ex, n - 1); });
+    b = fib_group(ex, n - 2);
+    tg.corun();
+    return a + b;
+}
+
+static long fib_spawn(long n) {
+    if (n < 2) return n;
+    auto x = weft::spawn([n] { return fib_spawn(n - 1); });
+    long b = fib_spawn(n - 2);
+    return x.sync() + b;
+}
+
+TEST(cpp_task_group_and_spawn_compute_fibonacci) {
+    weft::executor ex(cpp_test_workers());
+    ASSERT_EQ(ex.async([&ex] { return fib_group(ex, 20); }).get(), 6765);
+    ASSERT_EQ(ex.run_root([] { return fib_spawn(24); }), 46368);
+    weft::taskflow tf;
+    long r = 0;
+    tf.emplace([&r] { r = fib_spawn(18); });
+    ex.run(tf).get();
+    ASSERT_EQ(r, 2584);
+}
+
+TEST(cpp_fork_join_child_exception_reaches_wait_sync_and_get) {
+    weft::executor ex(cpp_test_workers());
+    /* task_group::wait rethrows the first child's exception; the others ran. */
+    std::atomic<int> ran{0};
+    int caught = ex.run_root([&] {
+        weft::task_group g;
+        for (int i = 0; i < 64; i++)
+            g.run([i, &ran] {
+                ran++;
+                if (i == 13) throw std::invalid_argument("child 13");
+            });
+        try {
+            g.wait();
+        } catch (const std::invalid_argument &e) {
+            return std::string(e.what()) == "child 13" ? 1 : 2;
+        }
+        return 0;
+    });
+    ASSERT_EQ(caught, 1);
+    ASSERT_EQ(ran.load(), 64);
+    /* spawned::sync rethrows; uncaught, it leaves the async task for its future. */
+    weft::future<int> f = ex.async([] {
+        auto x = weft::spawn([]() -> int { throw std::length_error("spawned"); });
+        return x.sync();
+    });
+    ASSERT_THROWS(f.get(), std::length_error, e, ASSERT_STREQ(e.what(), "spawned"));
+    /* run_root rethrows its root's exception. */
+    ASSERT_THROWS(ex.run_root([] { throw std::domain_error("root"); }), std::domain_error, e, (void)e);
+    /* A child left unsynced is synced by its destructor when the parent throws. */
+    std::atomic<int> done{0};
+    ASSERT_THROWS(ex.run_root([&] {
+        auto x = weft::spawn([&] { done++; });
+        weft::task_group g;
+        g.run([&] { done++; });
+        throw std::runtime_error("parent");
+    }), std::runtime_error, e, (void)e);
+    ASSERT_EQ(done.load(), 2);
+}
+
+TEST(cpp_fork_join_outside_a_task_is_an_error_not_a_crash) {
+    weft::executor ex(2);
+    ASSERT_THROWS(ex.task_group(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    ASSERT_THROWS(weft::spawn([] {}), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    ASSERT_THROWS(weft::task_group(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    weft::executor other(1);
+    ASSERT_THROWS(ex.run_root([&other] { (void)other.task_group(); }), weft::error, e,
+                  ASSERT_STATUS(e.status(), WEFT_EINVAL));
+}
+
+TEST(cpp_executor_moves_and_default_executor_is_shared) {
+    weft::executor a(2);
+    ASSERT_EQ(a.num_workers(), 2);
+    weft::executor b(std::move(a));
+    ASSERT_EQ(b.async([] { return 1; }).get(), 1);
+    weft::executor &d1 = weft::executor::default_executor();
+    weft::executor &d2 = weft::executor::default_executor();
+    ASSERT_TRUE(&d1 == &d2);
+    ASSERT_TRUE(d1.native() == weft_default_executor());
+    ASSERT_EQ(d1.async([] { return 5; }).get(), 5);
+}

@@ -1,0 +1,345 @@
+/* weft.hpp: taskflows of lambdas.  Captures of every kind, edges, conditions,
+ * subflows, modules, pipelines, run_n / run_until, and exceptions thrown by any
+ * of them reaching future::get() / wait(). */
+#include "cpp_test.hpp"
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+TEST(cpp_lambda_captures_by_value_reference_and_move_only_reach_the_task) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf("captures");
+    int by_ref = 0;
+    int by_value = 7;
+    auto owned = std::make_unique<int>(35);
+    std::array<long, 64> big{};              /* a capture larger than the arena's first chunk slot */
+    for (size_t i = 0; i < big.size(); i++) big[i] = (long)i;
+    std::string text = "weft";
+    std::atomic<long> sum{0};
+    auto a = tf.emplace([&by_ref, by_value] { by_ref += by_value; });
+    auto b = tf.emplace([p = std::move(owned), &by_ref] { by_ref += *p; });
+    auto c = tf.emplace([big, &sum] {
+        long s = 0;
+        for (long x : big) s += x;
+        sum += s;
+    });
+    auto d = tf.emplace([text, &sum] { sum += (long)text.size(); });
+    a.precede(b);
+    c.precede(d);
+    tf.emplace([&sum](weft::runtime &rt) { sum += rt.worker_id() >= 0 ? 1000 : -1; });
+    ex.run(tf).get();
+    ASSERT_EQ(by_ref, 42);
+    ASSERT_EQ(sum.load(), 63 * 64 / 2 + 4 + 1000);
+}
+
+TEST(cpp_captured_objects_are_destroyed_with_the_taskflow) {
+    auto shared = std::make_shared<int>(1);
+    {
+        weft::executor ex(2);
+        weft::taskflow tf;
+        for (int i = 0; i < 1000; i++) tf.emplace([shared] { (void)*shared; });
+        ASSERT_EQ(shared.use_count(), 1001);
+        ex.run_n(tf, 3).get();
+        tf.clear(); /* clear destroys them too */
+        ASSERT_EQ(shared.use_count(), 1);
+        tf.emplace([shared] { (void)*shared; });
+        ASSERT_EQ(shared.use_count(), 2);
+    }
+    ASSERT_EQ(shared.use_count(), 1);
+}
+
+TEST(cpp_precede_and_succeed_order_tasks_like_taskflow) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf("diamond");
+    std::atomic<int> step{0};
+    int at_a = -1, at_d = -1, at_b = -1, at_c = -1;
+    auto [A, B, C, D] = tf.emplace([&] { at_a = step++; }, [&] { at_b = step++; }, [&] { at_c = step++; },
+                                   [&] { at_d = step++; });
+    A.precede(B, C);
+    D.succeed(B, C);
+    A.name("A");
+    ASSERT_TRUE(A.name() == "A");
+    ASSERT_EQ(A.num_successors(), 2);
+    ASSERT_EQ(D.num_dependents(), 2);
+    for (int r = 0; r < 20; r++) {
+        step = 0;
+        ex.run(tf).wait();
+        ASSERT_EQ(at_a, 0);
+        ASSERT_EQ(at_d, 3);
+        ASSERT_TRUE((at_b == 1 && at_c == 2) || (at_b == 2 && at_c == 1));
+    }
+    std::string dot = tf.dump();
+    ASSERT_TRUE(dot.find("digraph") != std::string::npos);
+    ASSERT_TRUE(dot.find("\"A\"") != std::string::npos || dot.find("A") != std::string::npos);
+}
+
+TEST(cpp_condition_task_loops_until_it_returns_the_exit_index) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    int counter = -1, body_runs = 0;
+    bool done = false;
+    auto init = tf.emplace([&] { counter = 0; });
+    auto body = tf.emplace([&] { counter++; body_runs++; });
+    auto cond = tf.emplace([&]() { return counter < 100 ? 0 : 1; });
+    auto stop = tf.emplace([&] { done = true; });
+    init.precede(body);
+    body.precede(cond);
+    cond.precede(body, stop);
+    ASSERT_EQ(body.num_weak_dependents(), 1);
+    ex.run(tf).get();
+    ASSERT_EQ(counter, 100);
+    ASSERT_EQ(body_runs, 100);
+    ASSERT_TRUE(done);
+}
+
+TEST(cpp_multi_condition_runs_every_returned_branch) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    std::atomic<int> hits[3] = {{0}, {0}, {0}};
+    auto pick = tf.emplace([]() { return weft::branches{0, 2, 7}; }); /* 7: no such successor, ignored */
+    auto b0 = tf.emplace([&] { hits[0]++; });
+    auto b1 = tf.emplace([&] { hits[1]++; });
+    auto b2 = tf.emplace([&] { hits[2]++; });
+    pick.precede(b0, b1, b2);
+    ex.run(tf).get();
+    ASSERT_EQ(hits[0].load(), 1);
+    ASSERT_EQ(hits[1].load(), 0);
+    ASSERT_EQ(hits[2].load(), 1);
+}
+
+TEST(cpp_subflow_joins_its_task_and_is_rebuilt_each_run) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    std::atomic<int> children{0};
+    int after = 0;
+    auto parent = tf.emplace([&, data = std::vector<int>(10, 1)](weft::subflow &sf) {
+        for (int x : data) sf.emplace([&children, x] { children += x; });
+        auto inner = sf.emplace([&](weft::subflow &sf2) {
+            sf2.emplace([&] { children += 100; });
+            sf2.join(); /* joined inside: its child has run */
+            children += 1000;
+        });
+        (void)inner;
+        sf.retain(true);
+    });
+    auto next = tf.emplace([&] { after = children.load(); });
+    parent.precede(next);
+    ex.run_n(tf, 3).get();
+    ASSERT_EQ(children.load(), 3 * 1110);
+    ASSERT_EQ(after, 3 * 1110);
+}
+
+TEST(cpp_detached_subflow_finishes_before_the_run_ends) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    std::atomic<int> n{0};
+    tf.emplace([&](weft::subflow &sf) {
+        for (int i = 0; i < 50; i++) sf.emplace([&] { n++; });
+        sf.detach();
+    });
+    ex.run(tf).get();
+    ASSERT_EQ(n.load(), 50);
+}
+
+TEST(cpp_module_runs_its_body_inside_the_parent_run) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow body("body"), main_tf("main");
+    std::vector<int> order;
+    std::mutex mu;
+    auto log = [&](int v) {
+        std::lock_guard<std::mutex> lock(mu);
+        order.push_back(v);
+    };
+    auto b1 = body.emplace([&] { log(2); });
+    auto b2 = body.emplace([&] { log(3); });
+    b1.precede(b2);
+    auto first = main_tf.emplace([&] { log(1); });
+    auto mod = main_tf.composed_of(body).name("module");
+    auto last = main_tf.emplace([&] { log(4); });
+    first.precede(mod);
+    mod.precede(last);
+    ex.run(main_tf).get();
+    ASSERT_EQ(order.size(), 4);
+    for (int i = 0; i < 4; i++) ASSERT_EQ(order[i], i + 1);
+}
+
+TEST(cpp_run_until_stops_when_the_predicate_says_so) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    int runs = 0;
+    tf.emplace([&] { runs++; });
+    ex.run_until(tf, [&] { return runs == 5; }).get();
+    ASSERT_EQ(runs, 5);
+    weft::future<void> f = ex.run_n(tf, 4);
+    f.wait();
+    ASSERT_EQ(f.info().iterations, 4);
+    ASSERT_EQ(runs, 9);
+}
+
+TEST(cpp_pipeline_stages_see_tokens_in_order_through_lines) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf("pipeline");
+    const size_t lines = 4, tokens = 200;
+    std::array<size_t, lines> buffer{};
+    std::vector<size_t> out;
+    weft::pipeline pl(lines,
+        weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow &pf) {
+            if (pf.token() == tokens) pf.stop();
+            else buffer[pf.line()] = pf.token();
+        }},
+        weft::pipe{weft::pipe_type::parallel, [&](weft::pipeflow &pf) { buffer[pf.line()] *= 2; }},
+        weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow &pf) { out.push_back(buffer[pf.line()]); }});
+    ASSERT_EQ(pl.num_lines(), lines);
+    ASSERT_EQ(pl.num_pipes(), 3);
+    bool ready = false, stopped = false;
+    auto init = tf.emplace([&] { ready = true; });
+    auto t = tf.composed_of(pl).name("pipeline");
+    auto stop = tf.emplace([&] { stopped = ready && out.size() == tokens; });
+    init.precede(t);
+    t.precede(stop);
+    ex.run(tf).get();
+    ASSERT_TRUE(stopped);
+    ASSERT_EQ(out.size(), tokens);
+    for (size_t i = 0; i < tokens; i++) ASSERT_EQ(out[i], 2 * i);
+    ASSERT_EQ(pl.num_tokens(), tokens);
+}
+
+/* ---- exceptions ---------------------------------------------------------------- */
+
+struct custom_error : std::runtime_error {
+    int code;
+    explicit custom_error(int c) : std::runtime_error("custom " + std::to_string(c)), code(c) {}
+};
+
+TEST(cpp_exception_in_a_graph_task_is_rethrown_from_get_and_skips_the_rest) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    bool later_ran = false;
+    auto a = tf.emplace([] { throw custom_error(17); }).name("thrower");
+    auto b = tf.emplace([&] { later_ran = true; });
+    a.precede(b);
+    weft::future<void> f = ex.run(tf);
+    ASSERT_THROWS(f.get(), custom_error, e, ASSERT_EQ(e.code, 17));
+    ASSERT_THROWS(f.wait(), custom_error, e, ASSERT_EQ(e.code, 17)); /* every wait rethrows */
+    ASSERT_FALSE(later_ran);
+    weft_run_info ri = f.info();
+    ASSERT_STATUS(ri.status, WEFT_ETASK);
+    ASSERT_EQ(ri.task_code, weft::task_threw);
+    ASSERT_STREQ(ri.failed_task, "thrower");
+    ASSERT_EQ(ri.skipped, 1);
+}
+
+TEST(cpp_exception_belongs_to_its_own_run_only) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    std::atomic<int> n{0};
+    tf.emplace([&] {
+        if (n++ % 2 == 0) throw std::logic_error("even run");
+    });
+    std::vector<weft::future<void>> fs;
+    for (int i = 0; i < 20; i++) fs.push_back(ex.run(tf)); /* queued runs of one taskflow */
+    for (int i = 0; i < 20; i++) {
+        if (i % 2 == 0) ASSERT_THROWS(fs[i].get(), std::logic_error, e, (void)e);
+        else fs[i].get();
+    }
+}
+
+TEST(cpp_exception_in_condition_subflow_child_module_and_pipeline_reaches_get) {
+    weft::executor ex(cpp_test_workers());
+    {
+        weft::taskflow tf;
+        tf.emplace([]() -> int { throw custom_error(1); });
+        ASSERT_THROWS(ex.run(tf).get(), custom_error, e, ASSERT_EQ(e.code, 1));
+    }
+    {
+        weft::taskflow tf;
+        tf.emplace([](weft::subflow &sf) { sf.emplace([] { throw custom_error(2); }); });
+        ASSERT_THROWS(ex.run(tf).get(), custom_error, e, ASSERT_EQ(e.code, 2));
+    }
+    {
+        weft::taskflow body, top;
+        body.emplace([] { throw custom_error(3); });
+        top.composed_of(body);
+        ASSERT_THROWS(ex.run(top).get(), custom_error, e, ASSERT_EQ(e.code, 3));
+    }
+    {
+        weft::taskflow tf;
+        weft::pipeline pl(2, weft::pipe{weft::pipe_type::serial, [](weft::pipeflow &pf) {
+                              if (pf.token() == 5) throw custom_error(4);
+                              if (pf.token() == 100) pf.stop();
+                          }});
+        tf.composed_of(pl);
+        ASSERT_THROWS(ex.run(tf).get(), custom_error, e, ASSERT_EQ(e.code, 4));
+    }
+}
+
+TEST(cpp_taskflow_runs_again_after_a_run_threw) {
+    weft::executor ex(2);
+    weft::taskflow tf;
+    bool fail = true;
+    int ok = 0;
+    tf.emplace([&] {
+        if (fail) throw std::runtime_error("once");
+        ok++;
+    });
+    ASSERT_THROWS(ex.run(tf).get(), std::runtime_error, e, ASSERT_STREQ(e.what(), "once"));
+    fail = false;
+    ex.run(tf).get();
+    ASSERT_EQ(ok, 1);
+}
+
+TEST(cpp_weft_errors_carry_the_status_and_the_message) {
+    weft::executor ex(2);
+    weft::taskflow tf;
+    auto a = tf.emplace([] {}).name("a");
+    auto b = tf.emplace([] {}).name("b");
+    a.precede(b);
+    b.precede(a);
+    ASSERT_THROWS(ex.run(tf), weft::error, e, {
+        ASSERT_STATUS(e.status(), WEFT_ECYCLE);
+        ASSERT_TRUE(e.detail().find("cycle") != std::string::npos);
+        ASSERT_TRUE(std::string(e.what()).find("WEFT_ECYCLE") != std::string::npos);
+    });
+    ASSERT_THROWS(a.precede(weft::task()), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    /* A condition returning a negative value fails the run with that code. */
+    weft::taskflow neg;
+    neg.emplace([]() { return -3; }).name("neg");
+    ASSERT_THROWS(ex.run(neg).get(), weft::error, e, {
+        ASSERT_STATUS(e.status(), WEFT_ETASK);
+        ASSERT_TRUE(e.detail().find("'neg' returned -3") != std::string::npos);
+    });
+    ASSERT_THROWS(weft::executor(5000), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+}
+
+TEST(cpp_taskflow_destructor_waits_for_its_runs) {
+    weft::executor ex(2);
+    std::atomic<int> n{0};
+    {
+        weft::taskflow tf;
+        tf.emplace([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            n++;
+        });
+        for (int i = 0; i < 5; i++) (void)ex.run(tf); /* futures dropped: detached runs */
+    }
+    ASSERT_EQ(n.load(), 5);
+}
+
+TEST(cpp_taskflow_moves_keep_task_handles_valid) {
+    weft::executor ex(2);
+    int n = 0;
+    weft::taskflow a;
+    auto t1 = a.emplace([&] { n += 1; });
+    weft::taskflow b(std::move(a));
+    auto t2 = b.emplace([&] { n *= 10; });
+    t1.precede(t2);
+    weft::taskflow c;
+    c = std::move(b);
+    ex.run(c).get();
+    ASSERT_EQ(n, 10);
+    ASSERT_EQ(c.num_tasks(), 2);
+}
