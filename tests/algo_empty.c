@@ -94,7 +94,7 @@ static void null_with_elements_is_einval(weft_executor *ex) {
     ASSERT_STATUS(weft_parallel_for_each(ex, NULL, 0, 8, NULL, NULL, NULL), WEFT_EINVAL);
     ASSERT_STATUS(weft_parallel_reduce(ex, NULL, 0, 8, NULL, count_combine, NULL, NULL), WEFT_EINVAL);
     ASSERT_STATUS(weft_parallel_min_element(ex, NULL, 0, 8, count_cmp, NULL, NULL, NULL), WEFT_EINVAL);
-    ASSERT_STATUS(weft_parallel_sort(NULL, NULL, 0, 8, count_cmp, NULL, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_sort(ex, NULL, 0, 0, count_cmp, NULL, NULL), WEFT_EINVAL);
     ASSERT_EQ(atomic_load(&calls), 0);
 }
 

@@ -17,7 +17,7 @@ TEST(bad_arguments_give_einval) {
     uint64_t v[4] = { 4, 3, 2, 1 }, r = 0;
     size_t idx;
     weft_algo_config bad = { (weft_partitioner)7, 0, 0 };
-    ASSERT_STATUS(weft_parallel_for(NULL, 0, 4, 1, nop_index, NULL, NULL), WEFT_EINVAL);
+    /* A NULL executor is the default one (default_executor_tests). */
     ASSERT_STATUS(weft_parallel_for(ex, 0, 4, 0, nop_index, NULL, NULL), WEFT_EINVAL);
     ASSERT_STATUS(weft_parallel_for(ex, 0, 4, 1, NULL, NULL, NULL), WEFT_EINVAL);
     ASSERT_STATUS(weft_parallel_for(ex, 0, 4, 1, nop_index, NULL, &bad), WEFT_EINVAL);
@@ -46,7 +46,7 @@ TEST(bad_arguments_give_einval) {
     ASSERT_STATUS(weft_parallel_stable_sort(ex, v, 4, 0, cmp_u64, NULL, NULL), WEFT_EINVAL);
     ASSERT_STATUS(weft_parallel_sort_ops(ex, v, 4, 8, NULL, NULL, NULL), WEFT_EINVAL);
     ASSERT_STATUS(weft_parallel_sort(ex, v, 4, 8, cmp_u64, NULL, &bad), WEFT_EINVAL);
-    ASSERT_STATUS(weft_u64_sort(NULL, v, 4, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_u64_sort(ex, NULL, 4, NULL), WEFT_EINVAL);
     ASSERT_STATUS(weft_u64_sum_reduce(ex, NULL, 4, &r, NULL), WEFT_EINVAL);
     ASSERT_STATUS(weft_u64_sum_inclusive_scan(ex, v, NULL, 4, NULL, NULL), WEFT_EINVAL);
     ASSERT_EQ(v[0], 4); /* nothing was touched */

@@ -206,7 +206,7 @@ TEST(async_cancel_before_start_skips_the_task) {
 TEST(async_bad_arguments_are_rejected) {
     weft_executor *ex = make_executor(1);
     weft_future *f = (weft_future *)1;
-    ASSERT_STATUS(weft_async(NULL, bump, NULL, &f), WEFT_EINVAL);
+    ASSERT_STATUS(weft_async(ex, NULL, NULL, &f), WEFT_EINVAL); /* a NULL executor is the default one */
     ASSERT_NULL(f);
     ASSERT_STATUS(weft_async(ex, NULL, NULL, NULL), WEFT_EINVAL);
     ASSERT_STATUS(weft_silent_async(ex, NULL, NULL), WEFT_EINVAL);

@@ -247,15 +247,11 @@ TEST(null_arguments_give_einval) {
     ASSERT_EQ(weft_task_num_successors(a), 0);
     ASSERT_EQ(weft_task_num_dependents(b), 0);
 
-    /* running */
-    ASSERT_STATUS(weft_run(NULL, tf, &f), WEFT_EINVAL);
+    /* running (a NULL executor is the default one: default_executor_tests) */
     ASSERT_STATUS(weft_run(ex, NULL, &f), WEFT_EINVAL);
-    ASSERT_STATUS(weft_run_n(NULL, tf, 1, &f), WEFT_EINVAL);
     ASSERT_STATUS(weft_run_n(ex, NULL, 1, &f), WEFT_EINVAL);
-    ASSERT_STATUS(weft_run_until(NULL, tf, pred_any, NULL, &f), WEFT_EINVAL);
     ASSERT_STATUS(weft_run_until(ex, NULL, pred_any, NULL, &f), WEFT_EINVAL);
     ASSERT_STATUS(weft_run_until(ex, tf, NULL, NULL, &f), WEFT_EINVAL);
-    ASSERT_STATUS(weft_run_and_wait(NULL, tf), WEFT_EINVAL);
     ASSERT_STATUS(weft_run_and_wait(ex, NULL), WEFT_EINVAL);
     ASSERT_NULL(f);
 

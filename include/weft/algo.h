@@ -26,8 +26,10 @@
  * (weft_parallel_for_range, weft_parallel_reduce_range, weft_parallel_scan_range,
  * weft_parallel_sort_ops).
  *
- * Errors: every call returns WEFT_OK, WEFT_EINVAL (a NULL executor, function or
- * result pointer; a NULL array with n > 0; an element size of 0; step 0; a bad
+ * Executor: every call takes NULL for the default executor (weft_default_executor).
+ *
+ * Errors: every call returns WEFT_OK, WEFT_EINVAL (a NULL function or result
+ * pointer; a NULL array with n > 0; an element size of 0; step 0; a bad
  * partitioner) or WEFT_ENOMEM (a per-call array could not be allocated; nothing
  * was changed).  Empty input: a NULL array with n == 0 (what an empty C++
  * vector's data() gives) is valid everywhere: the call does nothing and returns

@@ -21,9 +21,10 @@ WEFT_EXTERN_C_BEGIN
  * `arg` is not copied and must stay valid until fn has run.  Inside fn, the task
  * may spawn and sync (forkjoin.h) and wait on futures.  The task record comes from
  * the calling worker's free list, or from the allocator when called from a
- * thread that is not one of ex's workers.  Returns WEFT_OK, WEFT_EINVAL (NULL ex
- * or fn), WEFT_ENOMEM (nothing was queued; *out is NULL).  Any thread; the task
- * counts as a run for weft_executor_wait_all. */
+ * thread that is not one of ex's workers.  ex NULL: the default executor
+ * (weft_default_executor), in every call of this header.  Returns WEFT_OK,
+ * WEFT_EINVAL (NULL fn), WEFT_ENOMEM (nothing was queued; *out is NULL).  Any
+ * thread; the task counts as a run for weft_executor_wait_all. */
 WEFT_API WEFT_NODISCARD weft_status weft_async(weft_executor *ex, weft_task_fn fn, void *arg,
                                                weft_future **out);
 

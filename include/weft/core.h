@@ -130,8 +130,9 @@ WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_
  * default level) and returns without doing anything; destroy an executor from
  * the thread that created it, or from a thread that is not one of its workers
  * (a task may hand the executor to such a thread, e.g. by completing a
- * future that thread waits on).  NULL is a no-op.  No other thread may use ex
- * during or after the call. */
+ * future that thread waits on).  The default executor (weft_default_executor)
+ * is refused the same way: a warning, nothing done; exit destroys it.  NULL is
+ * a no-op.  No other thread may use ex during or after the call. */
 WEFT_API void weft_executor_destroy(weft_executor *ex);
 
 /* Number of worker threads.  0 for NULL.  Any thread. */
@@ -224,6 +225,49 @@ WEFT_API weft_status weft_future_cancel(weft_future *f);
 /* Releases the caller's reference.  If the run is still going it continues,
  * detached.  NULL is a no-op. */
 WEFT_API void weft_future_destroy(weft_future *f);
+
+/* ---------------------------------------------------------------------------------
+ * The default executor
+ *
+ * One executor per process that every library of a program can share, so that
+ * two of them do not each start a pool of CPU-count workers (oneTBB's implicit
+ * arena and OpenMP's thread pool are shared the same way).  Every call that
+ * submits or runs work on an executor takes NULL to mean this one: weft_run,
+ * weft_run_n, weft_run_until, weft_run_and_wait, weft_async,
+ * weft_silent_async, weft_dependent_async, weft_run_root,
+ * weft_run_root_status and every weft_parallel_* algorithm (and the typed
+ * ones of weft/algo_typed.h).  Calls that ask about or manage one executor
+ * keep NULL as "no executor" (weft_executor_workers, weft_executor_worker_id,
+ * weft_executor_wait_all, weft_executor_destroy and the weft/observe.h calls):
+ * pass weft_default_executor() to them.  docs/interop.md has more.
+ * ------------------------------------------------------------------------------ */
+
+/* The process's default executor, created on the first call (from any thread;
+ * concurrent first calls create one executor and all get it) with the default
+ * settings: weft_executor_create(NULL, ...), so WEFT_WORKERS, WEFT_AFFINITY,
+ * WEFT_PROFILE and the other environment variables apply, and the worker count
+ * is otherwise the CPUs this process may use.  Returns NULL if it could not be
+ * created (out of memory, threads refused: weft_last_error_message says which;
+ * a later call tries again) or once exit has destroyed it.
+ *
+ * Lifetime.  It is destroyed by an atexit handler, registered when it is
+ * created: exit() waits there for every run still in flight on it, queued ones
+ * included, as weft_executor_destroy does (cancel futures first, or wait for
+ * them, to exit quickly; a detached task that never ends makes exit hang).
+ * When exit() is called from one of its own tasks, it cannot wait for itself:
+ * the executor is left running and its workers end with the process.  After
+ * the handler has run, weft_default_executor returns NULL and calls given NULL
+ * return WEFT_ESHUTDOWN, so an atexit handler registered before the first use
+ * (it runs later) is safe: it gets that status, never a freed executor.  No
+ * other thread may still be using it while exit runs.  quick_exit() and _exit()
+ * do not run the handler.
+ *
+ * weft_executor_destroy refuses it (a logged warning, nothing done), so that no
+ * library can destroy the pool the others share.  In a child process made by
+ * fork(), the first call creates a new default executor for the child (the
+ * parent's has no workers there).  Any thread, tasks of the default executor
+ * included; after the first call, one acquire load. */
+WEFT_API weft_executor *weft_default_executor(void);
 
 WEFT_EXTERN_C_END
 #endif

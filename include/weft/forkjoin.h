@@ -319,10 +319,11 @@ static inline weft_status weft_task_group_wait_status(weft_task_group *g, int *r
  * runs fn right there as a nested task and returns its value; that cannot
  * deadlock.  From any other thread the caller sleeps on a futex meanwhile (a
  * worker of another executor blocks too).  `arg` is not copied.  Returns
- * WEFT_EINVAL for a NULL ex or fn, WEFT_ENOMEM if the task could not be queued,
+ * WEFT_EINVAL for a NULL fn, WEFT_ENOMEM if the task could not be queued,
  * WEFT_EFORKED for an executor of the parent process after fork().  Those
  * statuses share the int with fn's own values: weft_run_root_status keeps them
- * apart.  Any thread. */
+ * apart.  ex NULL: the default executor (weft_default_executor), here and in
+ * weft_run_root_status.  Any thread. */
 WEFT_API int weft_run_root(weft_executor *ex, weft_task_fn fn, void *arg);
 
 /* weft_run_root with fn's value apart from weft's status.  Returns WEFT_OK (fn

@@ -164,7 +164,9 @@ WEFT_API weft_task weft_ctx_task(const weft_ctx *ctx);
  * to `ex` then find no memory, the run fails: WEFT_ETASK with task_code
  * WEFT_ENOMEM).  The taskflow must outlive the run.  Errors (nothing is submitted): WEFT_EINVAL, WEFT_ECYCLE (see
  * weft_last_error_message), WEFT_ENOMEM, WEFT_ESHUTDOWN (the executor is being
- * destroyed).  Any thread, including a task of `ex`; but a task must not wait for
+ * destroyed).  ex NULL: the default executor (weft_default_executor; its
+ * creation's status, e.g. WEFT_ENOMEM, if it cannot be made), here and in
+ * weft_run_n, weft_run_until and weft_run_and_wait.  Any thread, including a task of `ex`; but a task must not wait for
  * a run of its own taskflow: that run queues behind the one the task belongs to,
  * so the wait never ends.  (Not marked warn-unused-result, so that a detached
  * run can be written `(void)weft_run(ex, tf, NULL)`; check the status anyway.) */

@@ -1,5 +1,6 @@
 /* Loops: for over an index range, for_each over an array, transform. */
 #include "algo/algo.h"
+#include "core/default_executor.h"
 
 typedef struct range_loop {
     size_t first, last, step, count;
@@ -17,7 +18,9 @@ static void range_chunk(void *ctx, size_t k, size_t a, size_t b) {
 }
 
 weft_status weft__for_range(weft_executor *ex, const weft_for_desc *d) {
-    if (!ex || !d || !d->body || d->step == 0) return WEFT_EINVAL;
+    if (!d || !d->body || d->step == 0) return WEFT_EINVAL;
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return dst;
     range_loop r = { d->first, d->last, d->step, 0, d->body, d->arg };
     if (d->first < d->last) r.count = (d->last - d->first - 1) / d->step + 1;
     return weft__par_plan_run(ex, r.count, &d->config, (weft__plan_rules){ 0, 0 }, range_chunk, &r);

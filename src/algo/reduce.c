@@ -4,6 +4,7 @@
 
 #include "algo/algo.h"
 #include "core/alloc.h"
+#include "core/default_executor.h"
 
 /* STACK_PARTIALS: AUTO's chunks (at most ~160, plan.c) of a line each stay on the stack. */
 enum { MAX_REDUCE_CHUNKS = 65536, STACK_PARTIALS = 10240 };
@@ -33,7 +34,9 @@ static void reduce_chunk(void *ctx, size_t k, size_t lo, size_t hi) {
 /* The engine: body(lo, hi, slot) leaves a chunk's value in its slot; then
  * *result = *result op slot0 op slot1 ... in chunk order. */
 static weft_status reduce_core(weft_executor *ex, const reduce_job *j, const weft_algo_config *cfg) {
-    if (!ex || !j->result || !j->op || j->acc_size == 0) return WEFT_EINVAL;
+    if (!j->result || !j->op || j->acc_size == 0) return WEFT_EINVAL;
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return dst;
     weft__plan p;
     int st = weft__plan_init(&p, ex, j->n, cfg, (weft__plan_rules){ 0, MAX_REDUCE_CHUNKS });
     if (st != WEFT_OK) return st;

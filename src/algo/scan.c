@@ -13,6 +13,7 @@
 
 #include "algo/algo.h"
 #include "core/alloc.h"
+#include "core/default_executor.h"
 #include "platform/platform.h" /* weft__spin_pause */
 
 enum { SCAN_CHUNK = 8192 };
@@ -57,7 +58,9 @@ static void scan_chunk(void *ctx, size_t k, size_t lo, size_t hi) {
 }
 
 static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const weft_algo_config *cfg) {
-    if (!ex || !s->reduce || !s->scan || !s->op || !s->acc_size) return WEFT_EINVAL;
+    if (!s->reduce || !s->scan || !s->op || !s->acc_size) return WEFT_EINVAL;
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return dst;
     weft__plan p;
     int st = weft__plan_init(&p, ex, n, cfg, (weft__plan_rules){ SCAN_CHUNK, 0 });
     if (st != WEFT_OK) return st;

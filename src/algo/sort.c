@@ -20,6 +20,7 @@
 
 #include "algo/algo.h"
 #include "core/alloc.h"
+#include "core/default_executor.h"
 
 enum { PIECES_PER_TASK = 4, MIN_PARALLEL = 4096, STACK_TASKS = 64 };
 
@@ -190,7 +191,9 @@ static void lists_put(sorter *s, unsigned tasks) {
 
 weft_status weft_parallel_sort_ops(weft_executor *ex, void *base, size_t n, size_t size,
                                    const weft_sort_ops *ops, void *arg, const weft_algo_config *cfg) {
-    if (!ex || (!base && n) || !size || !ops || !ops->sort || !ops->merge || !ops->split) return WEFT_EINVAL;
+    if ((!base && n) || !size || !ops || !ops->sort || !ops->merge || !ops->split) return WEFT_EINVAL;
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return dst;
     if (cfg && cfg->partitioner > WEFT_PARTITION_GUIDED) return WEFT_EINVAL;
     if (n < 2) return WEFT_OK;
     size_t bytes = n * size;

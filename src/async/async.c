@@ -2,6 +2,7 @@
  * releasing dependents when a task finishes. */
 #include "async/async.h"
 #include "core/alloc.h"
+#include "core/default_executor.h"
 #include "observe/hooks.h" /* metrics and profiler: one branch each when off */
 
 /* Marks a finished task's successor list: no edge may be added any more. */
@@ -92,7 +93,9 @@ static bool deps_valid(weft_executor *ex, weft_future *const *deps, size_t ndeps
 weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, weft_future *const *deps,
                                  size_t ndeps, weft_future **out) {
     if (out) *out = NULL;
-    if (!ex || !fn || !deps_valid(ex, deps, ndeps)) return WEFT_EINVAL;
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return dst;
+    if (!fn || !deps_valid(ex, deps, ndeps)) return WEFT_EINVAL;
     weft__worker *w = weft__current_worker(ex);
     if (!w && weft__forked(ex)) return WEFT_EFORKED; /* no workers in this process */
     weft__async *a = weft__async_new(ex, w, fn, arg, out != NULL);

@@ -18,6 +18,7 @@
  * one exchange, so there is no ABA). */
 #include "async/async.h"
 #include "core/alloc.h"
+#include "core/default_executor.h"
 #include "observe/hooks.h" /* metrics and profiler: one branch when off */
 
 typedef struct silent {
@@ -112,7 +113,9 @@ static silent *take(weft__worker *w) {
 }
 
 weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
-    if (!ex || !fn) return WEFT_EINVAL;
+    if (!fn) return WEFT_EINVAL;
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return dst;
     weft__worker *w = weft__current_worker(ex);
     if (!w && weft__forked(ex)) return WEFT_EFORKED; /* no workers in this process */
     silent *s = take(w);

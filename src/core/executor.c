@@ -1,6 +1,7 @@
 /* Executor lifetime and the public executor / context API. */
 #include "core/executor.h"
 #include "core/alloc.h"
+#include "core/default_executor.h"
 #include "core/env.h"
 #include "core/future.h"
 #include "observe/hooks.h" /* weft__obs_create / weft__obs_destroy */
@@ -128,6 +129,11 @@ void weft_executor_destroy(weft_executor *ex) {
                   "weft_executor_destroy(%p) called from one of its own workers: it would wait for "
                   "itself, so nothing was done; destroy it from the thread that created it",
                   (void *)ex);
+        return;
+    }
+    if (weft__is_default_executor(ex)) { /* shared by the whole process: exit destroys it */
+        weft__log(WEFT_LOG_WARN, "weft_executor_destroy(%p): the default executor is shared by the process; "
+                  "it is destroyed at exit, not by a caller", (void *)ex);
         return;
     }
     if (weft__forked(ex)) {

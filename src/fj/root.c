@@ -1,5 +1,6 @@
 /* weft_run_root: run a function as a root task and wait for it. */
 #include "core/executor.h"
+#include "core/default_executor.h"
 #include "fj/fj.h"
 #include "observe/hooks.h" /* metrics and profiler: a root is a span */
 
@@ -29,7 +30,9 @@ static weft__job *run_root(weft__worker *w, weft__job *self) {
 
 weft_status weft_run_root_status(weft_executor *ex, weft_task_fn fn, void *arg, int *result) {
     if (result) *result = 0;
-    if (!ex || !fn) return WEFT_EINVAL;
+    if (!fn) return WEFT_EINVAL;
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return dst;
     weft__worker *w = weft__current_worker(ex);
     int value;
     if (w) {

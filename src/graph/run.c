@@ -8,6 +8,7 @@
  * keeps that count exact and re-arms every join counter for the next iteration. */
 #include "graph/graph.h"
 #include "core/alloc.h"
+#include "core/default_executor.h"
 #include "observe/hooks.h" /* observer / metrics / profiler: one branch each when off */
 
 #include <stddef.h>
@@ -219,9 +220,10 @@ static void run_free(weft_future *f) { weft__free_aligned(f, sizeof(weft__run), 
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
                           weft_future **out) {
     if (!tf) return WEFT_EINVAL;
-    if (!ex || tf->is_subflow_graph)
-        return weft__tf_error(tf, WEFT_EINVAL, "weft_run: %s",
-                              ex ? "a subflow's graph runs only as part of its task" : "the executor is NULL");
+    if (tf->is_subflow_graph)
+        return weft__tf_error(tf, WEFT_EINVAL, "weft_run: a subflow's graph runs only as part of its task");
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return weft__tf_error(tf, dst, "weft_run: no default executor");
     if (atomic_load_explicit(&ex->shutdown, memory_order_acquire)) return weft__tf_error(tf, WEFT_ESHUTDOWN, NULL);
     /* Aligned: `pending` sits on a cache line of its own. */
     weft__run *r = weft__alloc_aligned(sizeof *r, WEFT__CACHE_LINE);
