@@ -1,6 +1,6 @@
 /* A tiny program built against an installed weft: a two-task graph whose second
- * task checks that the first ran before it.  Prints "consumer ok" and exits 0 on
- * success. */
+ * task checks that the first ran before it, run on an executor of its own and on
+ * the default executor.  Prints "consumer ok" and exits 0 on success. */
 #include <weft.h>
 
 #include <stdio.h>
@@ -48,6 +48,13 @@ int main(void) {
         st = weft_run_and_wait(ex, tf);
     int ok = st == WEFT_OK && value == 2;
     if (!ok) fprintf(stderr, "run: %s, value %d\n", weft_errname(st), value);
+    /* Again on the default executor (NULL), which exit destroys. */
+    value = 0;
+    st = weft_run_and_wait(NULL, tf);
+    if (st != WEFT_OK || value != 2) {
+        fprintf(stderr, "run on the default executor: %s, value %d\n", weft_errname(st), value);
+        ok = 0;
+    }
     if (weft_taskflow_destroy(tf) != WEFT_OK) ok = 0;
     weft_executor_destroy(ex);
     if (ok) puts("consumer ok");

@@ -9,6 +9,21 @@
 #         (b) cc $(pkg-config --cflags --libs weft) with PKG_CONFIG_PATH=<prefix>/...
 #       Exits 77 (skipped) after (a) passes when pkg-config is not installed.
 #
+#   install_consumer.sh static --build=DIR --source=DIR --cmake=CMAKE --cc=CC [--sanitize=KIND]
+#       Installs as above, then links tests/consumer/consumer.c three ways and
+#       checks with readelf that the programs do not need libweft.so:
+#       `pkg-config --static --libs weft-static` (names libweft.a by its path),
+#       and `pkg-config --static --libs weft` with -Wl,-Bstatic ... -Wl,-Bdynamic
+#       and with cc -static (not with a sanitizer).
+#       Exits 77 when pkg-config or readelf is missing.
+#
+#   install_consumer.sh subproject --source=DIR --cmake=CMAKE --cc=CC
+#       Builds tests/consumer/subproject, a host project that takes weft in with
+#       add_subdirectory, and runs its consumer; configures it again with
+#       FetchContent, and with -DWEFT_BUILD_TESTS=ON.  The host's CMakeLists
+#       fails when weft sets its CMAKE_BUILD_TYPE or adds tests, benchmarks or
+#       examples it did not ask for.
+#
 #   install_consumer.sh headers --source=DIR --cc=CC ...
 #       Compiles every public header on its own (included twice, to check its guard)
 #       as C11 with -Wall -Wextra -pedantic -Werror, and as C++11/C++17 when a C++
@@ -96,7 +111,33 @@ if [ "$mode" = headers ]; then
   echo "headers ok"
   exit 0
 fi
-[ "$mode" = consumer ] || fail "unknown mode '$mode'"
+
+# ---- subproject -------------------------------------------------------------------
+# The weft build inside the host is a plain one (the host's flags, no sanitizer):
+# what is checked is how weft's CMakeLists behaves there.
+if [ "$mode" = subproject ]; then
+  host=$source/tests/consumer/subproject
+  configure_host() { # build dir, extra options...
+    local dir=$1; shift
+    "$cmake_bin" -S "$host" -B "$dir" -DWEFT_SOURCE="$source" -DCMAKE_C_COMPILER="$cc" "$@" \
+      >"$dir.log" 2>&1 || { cat "$dir.log"; fail "configuring the host project ($*) failed"; }
+    grep -q "subproject checks passed" "$dir.log" || { cat "$dir.log"; fail "the host's checks did not run"; }
+  }
+  configure_host "$tmp/sub"
+  "$cmake_bin" --build "$tmp/sub" -j 2 >"$tmp/sub-build.log" 2>&1 ||
+    { cat "$tmp/sub-build.log"; fail "building the host project with weft as a subdirectory failed"; }
+  [ ! -e "$tmp/sub/weft-build/tests" ] || fail "weft built its tests inside the host project"
+  out=$("$tmp/sub/consumer" 2>&1) || { echo "$out"; fail "the subproject consumer failed"; }
+  note "add_subdirectory: $out"
+  configure_host "$tmp/fetch" -DCONSUMER_FETCH=ON
+  note "FetchContent: configured, weft adds only its library"
+  configure_host "$tmp/with-tests" -DWEFT_BUILD_TESTS=ON -DEXPECT_WEFT_TESTS=ON
+  note "-DWEFT_BUILD_TESTS=ON brings the tests back"
+  echo "subproject ok"
+  exit 0
+fi
+
+[ "$mode" = consumer ] || [ "$mode" = static ] || fail "unknown mode '$mode'"
 [ -n "$build" ] || fail "--build is required"
 
 # ---- install ----------------------------------------------------------------------
@@ -124,6 +165,54 @@ shared=""
 ls "$libdir"/libweft.so* >/dev/null 2>&1 && shared=yes
 note "libdir $libdir, shared library: ${shared:-no}"
 
+run_bin() { # name, binary
+  local out
+  out=$(LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$2" 2>&1) ||
+    { echo "$out"; fail "$1 failed"; }
+  echo "$out" | grep -q "ok" || { echo "$out"; fail "$1 printed no 'ok'"; }
+  note "$1: $out"
+}
+
+# ---- static: pkg-config --static really links weft statically ------------------------
+if [ "$mode" = static ]; then
+  command -v pkg-config >/dev/null 2>&1 || { note "pkg-config not found: skipped"; exit 77; }
+  command -v readelf >/dev/null 2>&1 || { note "readelf not found: skipped"; exit 77; }
+  export PKG_CONFIG_PATH
+  PKG_CONFIG_PATH=$(dirname "$pc")
+  static_libs=$(pkg-config --static --libs weft) || fail "pkg-config --static --libs weft failed"
+  cflags=$(pkg-config --cflags weft)
+  needs_libweft() { readelf -d "$1" 2>/dev/null | grep NEEDED | grep -q 'libweft'; }
+  # weft-static.pc names libweft.a by its path: static with no linker flags.
+  # shellcheck disable=SC2046,SC2086
+  "$cc" -std=c11 $san_flags "$source/tests/consumer/consumer.c" -o "$tmp/consumer_pcstatic" \
+      $(pkg-config --static --cflags --libs weft-static) >"$tmp/pcstatic.log" 2>&1 ||
+    { cat "$tmp/pcstatic.log"; fail "cc ... \$(pkg-config --static --cflags --libs weft-static) failed"; }
+  needs_libweft "$tmp/consumer_pcstatic" && fail "the weft-static.pc program still needs libweft.so"
+  run_bin "pkg-config --static weft-static" "$tmp/consumer_pcstatic"
+  # Weft alone static, the C library still shared: what most programs want.
+  # shellcheck disable=SC2086
+  "$cc" -std=c11 $san_flags $cflags "$source/tests/consumer/consumer.c" -o "$tmp/consumer_bstatic" \
+      -Wl,-Bstatic $static_libs -Wl,-Bdynamic >"$tmp/bstatic.log" 2>&1 ||
+    { cat "$tmp/bstatic.log"; fail "cc ... -Wl,-Bstatic \$(pkg-config --static --libs weft) -Wl,-Bdynamic failed"; }
+  needs_libweft "$tmp/consumer_bstatic" && fail "the -Bstatic program still needs libweft.so"
+  run_bin "pkg-config --static, weft static" "$tmp/consumer_bstatic"
+  # Fully static (no sanitizer runtime links that way).
+  if [ -z "$san_flags" ]; then
+    # shellcheck disable=SC2086
+    if "$cc" -std=c11 -static $cflags "$source/tests/consumer/consumer.c" -o "$tmp/consumer_static" \
+         $static_libs >"$tmp/static.log" 2>&1; then
+      needs_libweft "$tmp/consumer_static" && fail "the -static program still needs libweft.so"
+      readelf -d "$tmp/consumer_static" 2>/dev/null | grep -q NEEDED &&
+        fail "the -static program needs shared libraries: $(readelf -d "$tmp/consumer_static" | grep NEEDED)"
+      run_bin "pkg-config --static, cc -static" "$tmp/consumer_static"
+    else
+      note "cc -static failed (no static C library installed?): $(tail -n 1 "$tmp/static.log")"
+    fi
+  fi
+  echo "static ok"
+  exit 0
+fi
+
 # ---- (a) CMake package -------------------------------------------------------------
 cxx_opt="-DCONSUMER_CXX=ON"
 [ -n "$cxx" ] && cxx_opt="$cxx_opt -DCMAKE_CXX_COMPILER=$cxx"
@@ -137,14 +226,6 @@ cxx_opt="-DCONSUMER_CXX=ON"
   { cat "$tmp/configure.log"; fail "configuring the consumer with find_package(weft) failed"; }
 "$cmake_bin" --build "$tmp/consumer-build" >"$tmp/build.log" 2>&1 ||
   { cat "$tmp/build.log"; fail "building the consumer against weft::weft failed"; }
-
-run_bin() { # name, binary
-  local out
-  out=$(LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$2" 2>&1) ||
-    { echo "$out"; fail "$1 failed"; }
-  echo "$out" | grep -q "ok" || { echo "$out"; fail "$1 printed no 'ok'"; }
-  note "$1: $out"
-}
 
 bins=$tmp/consumer-build
 run_bin "cmake consumer (weft::weft)" "$bins/consumer"
