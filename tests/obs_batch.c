@@ -33,10 +33,13 @@ static bool collect(const weft__span *s, unsigned w, void *arg) {
 }
 
 /* Batches whatever the tasks' length: under the sanitizers even an empty task
- * takes longer than the threshold.  Before any run (runs publish it). */
+ * takes longer than the threshold; and goes on batching after a batch that
+ * overran (on a loaded machine the OS may stop a worker for milliseconds
+ * inside one).  Before any run (runs publish it). */
 static void force_batching(weft_executor *ex) {
     ASSERT_NOT_NULL(ex->obs_state);
     ex->obs_state->batch_max = UINT64_MAX;
+    ex->obs_state->batch_long = UINT64_MAX / 64;
 }
 
 static recs spans_of(weft_executor *ex) {

@@ -265,9 +265,13 @@ TEST(a_long_task_among_short_ones_is_measured_and_tops_the_slowest_list) {
     weft__span slow[3] = { { .kind = WEFT__SPAN_NONE }, { .kind = WEFT__SPAN_NONE }, { .kind = WEFT__SPAN_NONE } };
     weft__spans_for_each(ex->obs_state, find_slow, slow);
     /* Run 1: the batch it fell in shows it held a long task (one clock read
-     * cannot say which); from run 2 on it is measured on its own. */
+     * cannot say which), unless batching had stopped already (a batch that
+     * overran before it: a loaded machine, a sanitizer) and it was measured;
+     * never a plain estimate.  From run 2 on it is measured on its own. */
     ASSERT_EQ(slow[0].kind, WEFT__SPAN_TASK);
-    ASSERT_EQ(slow[0].estimated, WEFT__EST_LONG);
+    bool flagged = slow[0].estimated == WEFT__EST_LONG;
+    if (!flagged && (slow[0].estimated || weft__ticks_ns(ex->obs_state, slow[0].end - slow[0].begin) < 2e6))
+        TEST_FAIL_("run 1: the 2 ms task has a plain estimate or a short span");
     for (int k = 1; k < 3; k++) {
         ASSERT_EQ(slow[k].kind, WEFT__SPAN_TASK);
         double ns = weft__ticks_ns(ex->obs_state, slow[k].end - slow[k].begin);
@@ -281,7 +285,7 @@ TEST(a_long_task_among_short_ones_is_measured_and_tops_the_slowest_list) {
     ASSERT_OK(weft_profiler_save(ex, html));
     char *h = read_file(html);
     ASSERT_NOT_NULL(strstr(h, "id=\"estimates\"")); /* the note on what "~" means */
-    ASSERT_NOT_NULL(strstr(h, "id=\"held-long\"")); /* and on the batch that held the long task */
+    if (flagged) ASSERT_NOT_NULL(strstr(h, "id=\"held-long\"")); /* on the batch that held it */
     char *tab = strstr(h, "<h2>Slowest tasks</h2>");
     ASSERT_NOT_NULL(tab);
     char *row = strstr(tab, "</tr>"); /* end of the header row */
@@ -309,7 +313,7 @@ TEST(a_long_task_among_short_ones_is_measured_and_tops_the_slowest_list) {
     static const char slow_label[] = "[label=\"slow\" + \"\\n3 runs, ";
     char *node = strstr(d, slow_label), *eol = node ? strchr(node, '\n') : NULL;
     if (eol) *eol = 0; /* the node's line alone */
-    if (!node || !strstr(node, " ms total") || !strstr(node, "(1 untimed)"))
+    if (!node || !strstr(node, " ms total") || (flagged && !strstr(node, "1 untimed)")))
         TEST_FAIL_("the DOT does not show the 2 ms task as measured:\n%.400s", node ? node : d);
     free(d);
     ASSERT_OK(weft_taskflow_destroy(tf));

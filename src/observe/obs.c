@@ -12,6 +12,8 @@
  * task's job count is at least 1. */
 #define NO_MARK UINT64_MAX
 
+static void clear_suspects(struct weft__obs *o);
+
 struct weft__obs *weft__obs_state(weft_executor *ex) {
     if (ex->obs_state) return ex->obs_state;
     struct weft__obs *o = weft__calloc(sizeof *o);
@@ -193,6 +195,7 @@ weft_status weft_profiler_start(weft_executor *ex) {
     /* A batch still open holds slots of the cleared buffers: it must not write
      * them (obs.c, batch_close). */
     atomic_fetch_add_explicit(&o->span_epoch, 1, memory_order_relaxed);
+    clear_suspects(o);
     if (!atomic_load_explicit(&o->metrics_on, memory_order_relaxed)) set_metrics(o, true);
     atomic_store_explicit(&o->profile_t0, weft__ticks(), memory_order_relaxed);
     /* Releases: an idle worker's seq_cst load of profile_on in idle_span_begin
@@ -242,9 +245,7 @@ static void fill_event(weft_task_event *ev, struct weft__obs *o, weft__worker *w
  * longer than expected by batch_long held a task that ran long: its spans are
  * flagged WEFT__EST_LONG and its tasks become suspects (below), timed alone
  * from then on; every other estimated span stands for a task shorter than
- * batch_long.  (Reading the clock at each batched end would find the long task
- * at once, but costs 2 ns per task on the graph benchmarks: issue 15 measured
- * it.)  Counts stay exact: the task and histogram counters move at each task's
+ * batch_long.  Counts stay exact: the task and histogram counters move at each task's
  * end (the histogram at the last stretch's bucket, moved at the close if the
  * batch's own average lands elsewhere); busy time moves at the close.
  *
@@ -283,6 +284,8 @@ static __attribute__((noinline)) void batch_open(struct weft__obs *o, weft__obs_
     ow->batch_named = n->tf->nnamed != 0;
     ow->batch_narrow = !ow->batch_named && n->tf->nnodes < WEFT__PAIR_FAILED;
     ow->batch_epoch = atomic_load_explicit(&o->span_epoch, memory_order_relaxed);
+    /* Looked at once per batch, so that the task path tests a flag of its own. */
+    ow->suspects_on = atomic_load_explicit(&o->nsuspects, memory_order_relaxed) != 0;
     weft__span *h = NULL;
     /* Room for WEFT__BATCH spans, or for as many as the limit still allows. */
     uint32_t cap = WEFT__BATCH;
@@ -338,22 +341,38 @@ static inline void batch_put(struct weft__obs *o, weft__obs_worker *ow, const we
  * over batch_long.  Its spans are then marked WEFT__EST_LONG (readers keep them
  * out of "slowest"), and its tasks become suspects: keyed by (taskflow, index)
  * in a small executor-wide set, never batched again, so the long one is
- * measured from its next run on.  The fast path tests one bit per index (a
- * bitmap, modulo its size; a stray hit only costs an exact timing); the set
- * is filled with CAS and never emptied, up to half its slots. */
+ * measured from its next run on.  (Reading the clock at each batched end
+ * would find it at once, but costs 2 ns per task on the graph benchmarks,
+ * where batching is meant to save that read: issue 15 measured it.  Stopping
+ * all batching after such a batch was tried too: the OS stopping a worker for
+ * a while inside a batch looks the same, and on a loaded machine that turned
+ * batching off in most runs.)  The fast path tests one bit per index (a
+ * bitmap, modulo its size; a stray hit only costs an exact timing), and only
+ * once the worker saw a suspect at all (suspects_on, read at each batch_open);
+ * the set is filled with CAS and never emptied, up to half its slots.
+ *
+ * A batch closed when the worker ran out of work (not tight) also holds the
+ * worker's time after its last task: ending the run, waking a waiter, looking
+ * for work.  An overrun there marks the spans but makes only the last task a
+ * suspect (a long task there is the last one; the rest of the overrun is the
+ * worker's). */
 
 static uint64_t suspect_key(const void *tf, uint32_t index) {
     uint64_t k = ((uint64_t)(uintptr_t)tf ^ ((uint64_t)index << 40) ^ index) * 0x9e3779b97f4a7c15ull;
     return k | 1; /* 0: an empty slot */
 }
 
-static inline bool suspect_bit(const struct weft__obs *o, uint32_t index) {
-    uint32_t b = index % WEFT__SUSPECT_BITS;
+/* The bitmap's bit for key k (1 << 16 bits: 256 suspects give a stray hit to
+ * one task in 256 at most). */
+static inline uint32_t suspect_bit_of(uint64_t k) { return (uint32_t)(k >> 48) % WEFT__SUSPECT_BITS; }
+
+static inline bool suspect_bit(const struct weft__obs *o, const void *tf, uint32_t index) {
+    uint32_t b = suspect_bit_of(suspect_key(tf, index));
     return atomic_load_explicit((_Atomic uint64_t *)&o->suspect_bits[b / 64], memory_order_relaxed) >> (b % 64) & 1;
 }
 
 static bool is_suspect(const struct weft__obs *o, const void *tf, uint32_t index) {
-    if (!suspect_bit(o, index)) return false;
+    if (!suspect_bit(o, tf, index)) return false;
     uint64_t k = suspect_key(tf, index), x;
     for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
         x = atomic_load_explicit((_Atomic uint64_t *)&o->suspect[i], memory_order_relaxed);
@@ -375,14 +394,23 @@ static void add_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
         if (x == k) return;
     }
     atomic_fetch_add_explicit(&o->nsuspects, 1, memory_order_relaxed);
-    uint32_t b = index % WEFT__SUSPECT_BITS;
+    uint32_t b = suspect_bit_of(k);
     atomic_fetch_or_explicit(&o->suspect_bits[b / 64], (uint64_t)1 << (b % 64), memory_order_relaxed);
 }
 
+/* A new recording starts from no suspects (no run is in flight: relaxed; a
+ * worker sees the count drop at its next batch_open). */
+static void clear_suspects(struct weft__obs *o) {
+    atomic_store_explicit(&o->nsuspects, 0, memory_order_relaxed);
+    for (size_t i = 0; i < WEFT__SUSPECT_BITS / 64; i++) atomic_store_explicit(&o->suspect_bits[i], 0, memory_order_relaxed);
+    for (size_t i = 0; i < WEFT__SUSPECTS; i++) atomic_store_explicit(&o->suspect[i], 0, memory_order_relaxed);
+}
+
 /* The batch whose header is h (its taskflow tf) held a task that ran long:
- * every task of it becomes a suspect. */
-static __attribute__((noinline)) void batch_held_long(struct weft__obs *o, const weft__span *h, const void *tf) {
-    for (uint32_t i = 0; i < h->index; i++) {
+ * its tasks become suspects (from the first'th on). */
+static __attribute__((noinline)) void batch_held_long(struct weft__obs *o, const weft__span *h, const void *tf,
+                                                      uint32_t first) {
+    for (uint32_t i = first; i < h->index; i++) {
         uint32_t index, name;
         bool failed;
         weft__batch_entry(h, i, &index, &name, &failed);
@@ -391,15 +419,21 @@ static __attribute__((noinline)) void batch_held_long(struct weft__obs *o, const
 }
 
 /* Closes the open batch: its tasks took [batch_begin, end) between them.
- * in_run: called from a task of the batch's run (see above). */
-static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end, bool in_run) {
+ * in_run: called from a task of the batch's run (see above).  tight: end is
+ * its last task's end but for a hand-off (at the 20th task, or when the next
+ * task starts straight after); else (the worker ran out of work) end also
+ * holds whatever the worker did after that task: ending the run, waking a
+ * waiter, looking for work. */
+static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end, bool in_run, bool tight) {
     uint32_t n = ow->batch_n;
     ow->batch_n = 0;
     uint64_t begin = ow->batch_begin, total = end > begin ? end - begin : 0, step = total / n;
-    /* Over the expected time (the provisional average each) by batch_long:
-     * a task ran long in it.  The spans need their header for the indices. */
-    bool held_long = total > n * ow->batch_avg + o->batch_long && ow->batch_hdr;
-    if (held_long) batch_held_long(o, ow->batch_hdr, ow->batch_tf);
+    /* Over the expected time (the provisional average each) by batch_long: a
+     * task ran long in it (or, not tight, the worker's time after it did).
+     * The suspects need the header for the indices. */
+    const weft__span *hdr = ow->batch_hdr;
+    bool held_long = total > n * ow->batch_avg + o->batch_long;
+    if (held_long && hdr) batch_held_long(o, hdr, ow->batch_tf, tight ? 0 : hdr->index - 1);
     weft__owner_add(&ow->busy_ticks, total, memory_order_relaxed);
     unsigned was = ow->batch_bucket, bucket = ticks_bucket(o, step);
     if (bucket != was) {
@@ -440,7 +474,7 @@ static uint64_t batch_gap(struct weft__obs *o, weft__obs_worker *ow, unsigned d,
         uint64_t est = ow->batch_begin + ow->batch_n * ow->batch_avg;
         if (est < now) end = est;
     }
-    batch_close(o, ow, end, run_id == ow->batch_run);
+    batch_close(o, ow, end, run_id == ow->batch_run, true); /* not straight: end <= the estimate */
     if (d > 0 && ow->frame[0].begin == WEFT__BEGIN_BATCHED) {
         ow->frame[0].begin = end;
         ow->frame[0].estimated = true;
@@ -451,7 +485,7 @@ static uint64_t batch_gap(struct weft__obs *o, weft__obs_worker *ow, unsigned d,
 void weft__obs_worker_idle(struct weft__obs *o, weft__worker *w) {
     weft__obs_worker *ow = &o->w[w->id];
     if (ow->batch_n && atomic_load_explicit(&ow->depth, memory_order_relaxed) == 0)
-        batch_close(o, ow, weft__ticks(), false);
+        batch_close(o, ow, weft__ticks(), false, false);
 }
 
 /* ---- task hooks ------------------------------------------------------------------- */
@@ -491,7 +525,7 @@ static __attribute__((noinline)) void task_begin_slow(struct weft__obs *o, weft_
     /* A suspect is timed alone: it opens no batch (set after the close above,
      * which sets batch_on afresh). */
     const weft__node *n = node;
-    if (__builtin_expect(suspect_bit(o, n->index), 0) && is_suspect(o, n->tf, n->index)) ow->batch_on = false;
+    if (__builtin_expect(ow->suspects_on, 0) && is_suspect(o, n->tf, n->index)) ow->batch_on = false;
     atomic_store_explicit(&ow->depth, d + 1, memory_order_relaxed);
 }
 
@@ -502,7 +536,8 @@ void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node
     if (ow->batch_n && atomic_load_explicit(&ow->depth, memory_order_relaxed) == 0 &&
         ow->mark_job + 1 == w->stats.jobs && ((const weft__run *)run)->top->id == ow->batch_run &&
         ((const weft__node *)node)->tf == ow->batch_tf &&
-        !__builtin_expect(suspect_bit(o, ((const weft__node *)node)->index), 0)) {
+        !(__builtin_expect(ow->suspects_on, 0) &&
+          suspect_bit(o, ((const weft__node *)node)->tf, ((const weft__node *)node)->index))) {
         frame_enter(ow, 0, node, run)->begin = WEFT__BEGIN_BATCHED;
         atomic_store_explicit(&ow->depth, 1, memory_order_relaxed);
         return;
@@ -541,7 +576,10 @@ static weft__span *record_task_span(struct weft__obs *o, weft__obs_worker *ow, c
 }
 
 /* Times the task that just ended in frame d on its own: metrics, then its span. */
-static void time_task(struct weft__obs *o, weft__obs_worker *ow, unsigned d, uint64_t end, int rc) {
+/* Inlined: on the task path of every task timed alone (a call here cost 2 ns
+ * per task in exact mode). */
+static inline __attribute__((always_inline)) void time_task(struct weft__obs *o, weft__obs_worker *ow, unsigned d,
+                                                           uint64_t end, int rc) {
     weft__obs_frame *f = &ow->frame[d];
     uint64_t total = end - f->begin;
     weft__owner_add(&ow->busy_ticks, total - f->child, memory_order_relaxed);
@@ -557,7 +595,7 @@ static void time_task(struct weft__obs *o, weft__obs_worker *ow, unsigned d, uin
 static __attribute__((noinline)) void batch_full(struct weft__obs *o, weft__obs_worker *ow) {
     uint64_t end = weft__ticks();
     ow->mark = end;
-    batch_close(o, ow, end, true);
+    batch_close(o, ow, end, true, true);
 }
 
 static __attribute__((noinline)) void task_end_slow(struct weft__obs *o, weft__worker *w, const void *node,

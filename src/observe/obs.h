@@ -106,12 +106,15 @@ typedef struct weft__names {
 /* A batch whose time exceeds what its tasks were expected to take by more
  * than this (ns) held a task that ran long: its spans are marked
  * WEFT__EST_LONG and its tasks become suspects, never batched again (obs.c).
- * Any other estimated span stands for a task that took less. */
-#define WEFT__BATCH_LONG_NS 4000.0
+ * Any other estimated span stands for a task that took less.
+ * Well above what a batch's own hiccups cost (a page fault, a name copied, a
+ * span chunk allocated: microseconds), so that those do not stop batching. */
+#define WEFT__BATCH_LONG_NS 50000.0
 #define WEFT__EST_LONG 2
-/* Suspects (obs.c): exact keys, and a bitmap by task index the fast path tests. */
+/* Suspects (obs.c): exact keys (at most half of the slots used), and a bitmap
+ * by a hash of (taskflow, index) the fast path tests. */
 #define WEFT__SUSPECTS 256
-#define WEFT__SUSPECT_BITS 4096
+#define WEFT__SUSPECT_BITS 65536
 
 /* Entry i of the batch whose header is h: the task's index, its name id and
  * whether it failed. */
@@ -134,17 +137,20 @@ static inline void weft__batch_entry(const weft__span *h, uint32_t i, uint32_t *
  * tasks meanwhile, so a worker has a stack of them. */
 #define WEFT__OBS_DEPTH 16
 typedef struct weft__obs_frame {
+    /* What the task path touches first, so that frame 0 shares the cache line
+     * of `depth` (56 bytes after it). */
     _Atomic(const void *) node; /* read (relaxed) by the state dump; NULL for work */
     _Atomic(const void *) run;
-    /* Work other than a taskflow task (node NULL): its kind (weft__work, read by
-     * the state dump), what it runs and which part, as in its span. */
-    _Atomic uint8_t work;
-    const void *id;
-    uint32_t index, part;
     uint64_t begin; /* ticks */
     uint64_t child; /* ticks spent in nested tasks (not this task's busy time) */
     bool estimated; /* begin estimated (a batch closed under the running task) */
+    /* Work other than a taskflow task (node NULL): its kind (weft__work, read by
+     * the state dump), what it runs and which part, as in its span. */
+    _Atomic uint8_t work;
+    uint32_t index, part;
+    const void *id;
 } weft__obs_frame;
+_Static_assert(sizeof(weft__obs_frame) == 56, "frame 0 fits the line of depth");
 
 typedef struct weft__obs_worker {
     /* Tasks in progress: written by the owner, read (relaxed) by the state dump.
@@ -172,6 +178,7 @@ typedef struct weft__obs_worker {
     bool batch_on;         /* the last timed stretch was short: batch on */
     bool batch_named;      /* the batch's taskflow has named tasks */
     bool batch_narrow;     /* its entries are bare indices (see weft__span_pair) */
+    bool suspects_on;      /* o->nsuspects was non-zero at the last batch_open (obs.c) */
     uint64_t batch_begin;  /* ticks: start of the batch's first task */
     uint64_t batch_avg;    /* ticks per task of the last timed stretch */
     uint64_t batch_run;    /* run id of the batch's tasks (a batch holds one run) */
@@ -217,10 +224,11 @@ struct weft__obs {
     uint64_t ns_mul; /* ns = ticks * ns_mul >> 20, the histogram's cheap conversion */
     size_t max_spans; /* per worker */
     /* Tasks found in a batch that held a long task (obs.c): (taskflow, index)
-     * keys, and one bit per index modulo WEFT__SUSPECT_BITS for the fast path. */
+     * keys, and one bit per key (modulo WEFT__SUSPECT_BITS) for the fast path.
+     * Cleared by weft_profiler_start. */
+    _Atomic uint32_t nsuspects;
     _Atomic uint64_t suspect_bits[WEFT__SUSPECT_BITS / 64];
     _Atomic uint64_t suspect[WEFT__SUSPECTS];
-    _Atomic uint32_t nsuspects;
     char *save_path;  /* WEFT_PROFILE, or NULL */
 };
 
