@@ -5,12 +5,14 @@
 #   make test-tsan   the suite under ThreadSanitizer      (build-tsan/)
 #   make test-asan   the suite under ASan + UBSan         (build-asan/)
 #   make install PREFIX=/usr/local
+#   make docs        the API reference from the headers (Doxygen) in build/docs/html;
+#                    fails on any Doxygen warning (scripts/docs.sh)
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX  ?= /usr/local
 CMAKE   ?= cmake
 BUILD   ?= build
 
-.PHONY: all build demo test bench test-tsan test-asan install clean
+.PHONY: all build demo test bench test-tsan test-asan install docs clean
 
 all: build
 
@@ -42,6 +44,9 @@ test-asan:
 
 install: build
 	@$(CMAKE) --install $(BUILD)
+
+docs:
+	@scripts/docs.sh $(BUILD)/docs
 
 clean:
 	rm -rf build build-tsan build-asan

@@ -2,10 +2,10 @@
 # Installs the Debian packages weft's build, tests and peer benchmarks use, skipping
 # those already present (idempotent).  Required: gcc, g++, cmake, make.  Optional:
 # libtbb-dev (oneTBB peer benchmarks), graphviz (renders DOT in docs and tests),
-# python3 (JSON checks in tests), libuv1-dev (examples/async_libuv.c).  Runs apt-get
-# only when something is missing.
+# python3 (JSON checks in tests), libuv1-dev (examples/async_libuv.c), doxygen (the
+# API reference: make docs).  Runs apt-get only when something is missing.
 set -eu
-want="gcc g++ cmake make libtbb-dev graphviz python3 pkg-config libuv1-dev"
+want="gcc g++ cmake make libtbb-dev graphviz python3 pkg-config libuv1-dev doxygen"
 missing=""
 for p in $want; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

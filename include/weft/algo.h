@@ -314,6 +314,7 @@ typedef struct weft_sort_desc {
     weft_algo_config config;
 } weft_sort_desc;
 
+/* Add a task that makes the call its descriptor names (see "as graph tasks"). */
 WEFT_API weft_task weft_emplace_for(weft_taskflow *tf, const weft_for_desc *d);
 WEFT_API weft_task weft_emplace_transform(weft_taskflow *tf, const weft_transform_desc *d);
 WEFT_API weft_task weft_emplace_reduce(weft_taskflow *tf, const weft_reduce_desc *d);

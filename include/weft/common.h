@@ -87,6 +87,8 @@ typedef struct weft_allocator {
     void *ctx;
 } weft_allocator;
 
+/* Installs *allocator (copied) for all of weft's memory from now on; NULL
+ * restores the C library's.  The rules above apply. */
 WEFT_API void weft_set_allocator(const weft_allocator *allocator);
 
 WEFT_EXTERN_C_END

@@ -37,6 +37,7 @@ typedef struct weft_task {
     struct weft__node *node_;
 } weft_task;
 
+/* The null task, and the test for it (true for what a failed builder returned). */
 #define WEFT_TASK_NULL ((weft_task){0})
 static inline bool weft_task_is_null(weft_task t) { return t.node_ == 0; }
 
