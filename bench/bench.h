@@ -25,6 +25,7 @@ typedef enum bench_impl_id {
     BENCH_OMP,
     BENCH_TBB,
     BENCH_SERIAL,
+    BENCH_CPP,          /* weft through include/weft.hpp (graph benchmarks only) */
     BENCH_IMPL_COUNT
 } bench_impl_id;
 
@@ -98,6 +99,10 @@ BENCH_DECLARE_IMPL(omp)
 BENCH_DECLARE_IMPL(tbb)
 BENCH_DECLARE_IMPL(serial)
 #undef BENCH_DECLARE_IMPL
+
+/* flow_cpp.cc: the C++ layer, where a C++ compiler was found. */
+extern const bench_impl bench_impl_cpp;
+extern const bench_ops bench_cpp_linear_chain, bench_cpp_binary_tree;
 
 /* observe_weft.c: weft with the profiler on (bench=NAME_profiled). */
 extern const bench_ops bench_weft_linear_chain_profiled;

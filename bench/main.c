@@ -172,7 +172,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: weft-bench [options]\n"
             "  --bench NAME[,NAME..]   benchmarks to run (default: all; see --list)\n"
-            "  --impl IMPL[,IMPL..]    weft, omp, tbb, serial (default: all available)\n"
+            "  --impl IMPL[,IMPL..]    weft, omp, tbb, serial, cpp (default: all available)\n"
             "  --threads N[,N..]       thread counts (default: 1,2 and all CPUs if more)\n"
             "  --reps R                timed reps per case; the median is reported (default 7)\n"
             "  --size-scale F          multiply every default size by F (default 1)\n"
@@ -240,7 +240,7 @@ static int select_impl(const char *item, void *ctx) {
             return 0;
         }
     }
-    fprintf(stderr, "weft-bench: unknown implementation '%s' (weft, omp, tbb, serial)\n", item);
+    fprintf(stderr, "weft-bench: unknown implementation '%s' (weft, omp, tbb, serial, cpp)\n", item);
     return -1;
 }
 

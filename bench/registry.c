@@ -30,12 +30,22 @@ static const bench_impl tbb_missing = { "tbb", "oneTBB not found", 0, NULL, NULL
 #  define TBB_IMPL (&tbb_missing)
 #endif
 
+#ifdef WEFT_BENCH_HAVE_CPP
+#  define CPP_OPS(name) &bench_cpp_##name
+#  define CPP_IMPL (&bench_impl_cpp)
+#else
+#  define CPP_OPS(name) NULL
+static const bench_impl cpp_missing = { "cpp", "no C++ compiler", 0, NULL, NULL };
+#  define CPP_IMPL (&cpp_missing)
+#endif
+
 /* Indexed by bench_impl_id. */
 const bench_impl *const bench_impls[BENCH_IMPL_COUNT] = {
     [BENCH_WEFT] = &bench_impl_weft,
     [BENCH_OMP] = OMP_IMPL,
     [BENCH_TBB] = TBB_IMPL,
     [BENCH_SERIAL] = &bench_impl_serial,
+    [BENCH_CPP] = CPP_IMPL,
 };
 
 #define ALL_OPS(name)                                                              \
@@ -43,12 +53,19 @@ const bench_impl *const bench_impls[BENCH_IMPL_COUNT] = {
         [BENCH_WEFT] = &bench_weft_##name, [BENCH_OMP] = OMP_OPS(name),            \
         [BENCH_TBB] = TBB_OPS(name), [BENCH_SERIAL] = &bench_serial_##name,        \
     }
+/* ALL_OPS plus the C++ layer's (weft.hpp) version. */
+#define ALL_OPS_CPP(name)                                                          \
+    {                                                                              \
+        [BENCH_WEFT] = &bench_weft_##name, [BENCH_OMP] = OMP_OPS(name),            \
+        [BENCH_TBB] = TBB_OPS(name), [BENCH_SERIAL] = &bench_serial_##name,        \
+        [BENCH_CPP] = CPP_OPS(name),                                               \
+    }
 
 /* Default sizes are the issue's: ~1M tasks, 2^19 nodes for the traversal.  What
  * one "task" is for each benchmark is documented in bench_work.h. */
 const bench_def bench_table[] = {
-    { "linear_chain", (size_t)1 << 20, true, &bench_work_linear_chain, ALL_OPS(linear_chain) },
-    { "binary_tree", ((size_t)1 << 20) - 1, true, &bench_work_binary_tree, ALL_OPS(binary_tree) },
+    { "linear_chain", (size_t)1 << 20, true, &bench_work_linear_chain, ALL_OPS_CPP(linear_chain) },
+    { "binary_tree", ((size_t)1 << 20) - 1, true, &bench_work_binary_tree, ALL_OPS_CPP(binary_tree) },
     { "wavefront", (size_t)1024 * 1024, true, &bench_work_wavefront, ALL_OPS(wavefront) },
     { "graph_traversal", (size_t)1 << 19, true, &bench_work_graph_traversal,
       ALL_OPS(graph_traversal) },

@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <iterator>
@@ -130,9 +131,69 @@ inline weft_ctx *current_ctx(const char *call) {
  * bodies and pipelines the taskflow runs, its children).  Capture is first-wins
  * through a flag; the exception itself is read only after the run has ended,
  * which the run's completion orders after every task. */
+/* Exceptions of packed tasks (see packable_v below), which have no holder and so
+ * no sink: kept here with their task's node until the completion callback of the
+ * failed run walks its graph for them.  Only a failed run looks (a node address
+ * may be reused by a later graph), and a taskflow purges its own entries before
+ * it is cleared or destroyed. */
+class orphanage {
+public:
+    static orphanage &get() {
+        static orphanage *o = new orphanage; /* never destroyed: tasks may throw during exit */
+        return *o;
+    }
+    /* Records the current exception for the task running in ctx. */
+    void add(weft_ctx *ctx) noexcept {
+        try {
+            std::lock_guard<std::mutex> lock(mu_);
+            list_.push_back(entry{weft_ctx_task(ctx).node_, std::current_exception()});
+            count_.store(list_.size(), std::memory_order_release);
+        } catch (...) {
+            /* No memory to keep it: the run still fails, and get() throws weft::error. */
+        }
+    }
+    bool empty() const noexcept { return count_.load(std::memory_order_acquire) == 0; }
+    /* Removes the entries of g's tasks and returns the earliest (O(tasks of g)). */
+    std::exception_ptr take(weft_taskflow *g) noexcept {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (list_.empty() || !g) return nullptr;
+        struct walk {
+            std::vector<entry> *list;
+            std::size_t first;
+            std::vector<bool> hit;
+        } w{&list_, list_.size(), std::vector<bool>(list_.size(), false)};
+        (void)weft_taskflow_for_each_task(g, [](weft_task t, void *arg) -> bool {
+            auto *ww = static_cast<walk *>(arg);
+            for (std::size_t i = 0; i < ww->list->size(); ++i)
+                if ((*ww->list)[i].node == t.node_) {
+                    ww->hit[i] = true;
+                    ww->first = std::min(ww->first, i);
+                }
+            return true;
+        }, &w);
+        std::exception_ptr e = w.first < list_.size() ? list_[w.first].ex : nullptr;
+        std::size_t keep = 0;
+        for (std::size_t i = 0; i < list_.size(); ++i)
+            if (!w.hit[i]) list_[keep++] = std::move(list_[i]);
+        list_.resize(keep);
+        count_.store(keep, std::memory_order_release);
+        return e;
+    }
+
+private:
+    struct entry {
+        const void *node;
+        std::exception_ptr ex;
+    };
+    std::mutex mu_;
+    std::vector<entry> list_;
+    std::atomic<std::size_t> count_{0};
+};
+
 struct sink {
     std::atomic<bool> set{false};
     std::exception_ptr ex;
+    weft_taskflow *graph = nullptr; /* the taskflow whose packed tasks' orphans are ours */
     std::mutex mu; /* guards children: subflows may add them from several workers */
     std::vector<sink *> children;
 
@@ -145,23 +206,81 @@ struct sink {
         if (c != this && std::find(children.begin(), children.end(), c) == children.end()) children.push_back(c);
     }
     /* The first exception here or in a child (depth-limited: a module cycle fails
-     * its run with WEFT_EDEADLK and must not loop here). */
-    std::exception_ptr take(int depth = 0) noexcept {
+     * its run with WEFT_EDEADLK and must not loop here); orphans only for a run
+     * that failed. */
+    std::exception_ptr take(bool failed, int depth = 0) noexcept {
         std::exception_ptr e;
         if (set.load(std::memory_order_acquire)) {
             e = std::move(ex);
             ex = nullptr;
             set.store(false, std::memory_order_release);
         }
+        if (failed && graph && !orphanage::get().empty()) {
+            std::exception_ptr oe = orphanage::get().take(graph);
+            if (!e) e = std::move(oe);
+        }
         if (depth < 32) {
             std::lock_guard<std::mutex> lock(mu);
             for (sink *c : children) {
-                std::exception_ptr ce = c->take(depth + 1);
+                std::exception_ptr ce = c->take(failed, depth + 1);
                 if (!e) e = std::move(ce);
             }
         }
         return e;
     }
+};
+
+/* ---- chunks of callables, and a process-wide cache of the big ones -------------
+ * A taskflow of a million lambdas needs megabytes for them; fresh memory costs a
+ * page fault per 4 KiB, more than the task itself (a build of 1M tasks went
+ * from 26 to 42 ns per task).  So arenas give their 1 MiB chunks back to a
+ * cache (up to 64 MiB, kept for the process's life, like the C library's block
+ * cache) and take them from there. */
+struct chunk {
+    chunk *next;
+    std::size_t cap, used;
+    unsigned char *data() { return reinterpret_cast<unsigned char *>(this) + header(); }
+    static constexpr std::size_t header() {
+        return (sizeof(chunk) + alignof(std::max_align_t) - 1) & ~(alignof(std::max_align_t) - 1);
+    }
+};
+
+class chunk_cache {
+public:
+    static constexpr std::size_t big = std::size_t(1) << 20;
+    static constexpr std::size_t max_chunks = 64;
+
+    static chunk_cache &get() {
+        static chunk_cache *c = new chunk_cache; /* never destroyed: arenas may outlive statics */
+        return *c;
+    }
+    chunk *take() {
+        std::lock_guard<std::mutex> lock(mu_);
+        chunk *c = free_;
+        if (c) {
+            free_ = c->next;
+            --count_;
+        }
+        return c;
+    }
+    /* Keeps c if it is a big chunk and there is room, else frees it. */
+    void give(chunk *c) {
+        if (c->cap == big) {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (count_ < max_chunks) {
+                c->next = free_;
+                free_ = c;
+                ++count_;
+                return;
+            }
+        }
+        ::operator delete(c);
+    }
+
+private:
+    std::mutex mu_;
+    chunk *free_ = nullptr;
+    std::size_t count_ = 0;
 };
 
 /* ---- arena: the memory that holds a taskflow's callables ---------------------
@@ -177,7 +296,7 @@ public:
         clear();
         while (chunks_) {
             chunk *next = chunks_->next;
-            ::operator delete(chunks_);
+            chunk_cache::get().give(chunks_);
             chunks_ = next;
         }
     }
@@ -219,14 +338,6 @@ private:
         void *obj;
         dtor *next;
     };
-    struct chunk {
-        chunk *next;
-        std::size_t cap, used;
-        unsigned char *data() { return reinterpret_cast<unsigned char *>(this) + header(); }
-        static constexpr std::size_t header() {
-            return (sizeof(chunk) + alignof(std::max_align_t) - 1) & ~(alignof(std::max_align_t) - 1);
-        }
-    };
     static std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 1); }
 
     void *allocate(std::size_t size, std::size_t align) {
@@ -247,9 +358,13 @@ private:
             if (!cur_->next) break;
         }
         std::size_t cap = next_cap_;
-        if (next_cap_ < (std::size_t(1) << 20)) next_cap_ *= 2;
-        if (cap < size + align) cap = size + align;
-        chunk *c = static_cast<chunk *>(::operator new(chunk::header() + cap));
+        if (next_cap_ < chunk_cache::big) next_cap_ *= 2;
+        chunk *c = nullptr;
+        if (cap == chunk_cache::big && size + align <= cap) c = chunk_cache::get().take();
+        if (!c) {
+            if (cap < size + align) cap = size + align;
+            c = static_cast<chunk *>(::operator new(chunk::header() + cap));
+        }
         c->next = nullptr;
         c->cap = cap;
         c->used = size;
@@ -455,17 +570,15 @@ public:
     task() noexcept = default;
     explicit task(weft_task t) noexcept : t_(t) {}
 
-    /* Adds this -> t for each t (Taskflow's precede). */
+    /* Adds this -> t for each t (Taskflow's precede); all or nothing. */
     template <class... Ts>
     task &precede(const Ts &...ts) {
-        (detail::check(weft_precede(t_, as_native(ts)), "weft::task::precede"), ...);
-        return *this;
+        return link(weft_precede, weft_precede_many, "weft::task::precede", ts...);
     }
-    /* Adds t -> this for each t. */
+    /* Adds t -> this for each t; all or nothing. */
     template <class... Ts>
     task &succeed(const Ts &...ts) {
-        (detail::check(weft_precede(as_native(ts), t_), "weft::task::succeed"), ...);
-        return *this;
+        return link(weft_succeed, weft_succeed_many, "weft::task::succeed", ts...);
     }
     task &name(const std::string &n) {
         detail::check(weft_task_set_name(t_, n.c_str()), "weft::task::name");
@@ -483,6 +596,23 @@ public:
     friend bool operator!=(const task &a, const task &b) noexcept { return !(a == b); }
 
 private:
+    /* One edge with `one`, several with `many` (one call: all or nothing). */
+    template <class... Ts>
+    task &link(weft_status (*one)(weft_task, weft_task),
+               weft_status (*many)(weft_task, const weft_task *, std::size_t), const char *call,
+               const Ts &...ts) {
+        if constexpr (sizeof...(Ts) == 1) {
+            (void)many;
+            detail::check(one(t_, as_native(ts)...), call);
+        } else if constexpr (sizeof...(Ts) > 1) {
+            (void)one;
+            const weft_task other[] = {as_native(ts)...};
+            detail::check(many(t_, other, sizeof...(Ts)), call);
+        } else {
+            (void)one, (void)many, (void)call;
+        }
+        return *this;
+    }
     static weft_task as_native(const task &t) noexcept { return t.t_; }
     static weft_task as_native(weft_task t) noexcept { return t; }
     weft_task t_{};
@@ -964,41 +1094,77 @@ struct task_holder {
     F f;
 };
 
+/* A callable no bigger than a pointer and trivially copyable (a lambda
+ * capturing one pointer or reference, or nothing) is packed into the task's
+ * void* argument itself: no arena memory, and no extra cache line to load when
+ * the task runs (the C API's fn + arg, exactly).  Its exceptions go to the
+ * orphanage.  Subflows do not pack (their graphs are not walked). */
 template <class F>
+constexpr bool packable_v = sizeof(F) <= sizeof(void *) && alignof(F) <= alignof(void *) &&
+                            std::is_trivially_copyable_v<F> && std::is_trivially_destructible_v<F>;
+
+template <class F>
+void *pack(const F &f) noexcept {
+    void *p = nullptr;
+    if constexpr (!std::is_empty_v<F>) std::memcpy(&p, &f, sizeof(F)); /* an empty one has no bytes to keep */
+    else (void)f;
+    return p;
+}
+
+/* The callable of a task: unpacked from the argument, or in its holder. */
+template <class F, bool Packed>
+struct callable_ref {
+    alignas(F) unsigned char buf[Packed ? sizeof(F) : 1];
+    F *f;
+    explicit callable_ref(void *p) noexcept {
+        if constexpr (Packed) {
+            if constexpr (!std::is_empty_v<F>) std::memcpy(buf, &p, sizeof(F));
+            f = std::launder(reinterpret_cast<F *>(buf));
+        } else {
+            f = &static_cast<task_holder<F> *>(p)->f;
+        }
+    }
+    static void capture(weft_ctx *ctx, void *p) noexcept {
+        if constexpr (Packed) orphanage::get().add(ctx);
+        else static_cast<task_holder<F> *>(p)->s->capture();
+    }
+};
+
+template <class F, bool Packed>
 int static_tramp(weft_ctx *ctx, void *p) noexcept {
-    auto *h = static_cast<task_holder<F> *>(p);
+    callable_ref<F, Packed> c(p);
     ctx_scope scope(ctx);
     try {
-        invoke_task(h->f, ctx);
+        invoke_task(*c.f, ctx);
         return 0;
     } catch (...) {
-        h->s->capture();
+        c.capture(ctx, p);
         return task_threw;
     }
 }
 
-template <class F>
+template <class F, bool Packed>
 int cond_tramp(weft_ctx *ctx, void *p) noexcept {
-    auto *h = static_cast<task_holder<F> *>(p);
+    callable_ref<F, Packed> c(p);
     ctx_scope scope(ctx);
     try {
-        return invoke_task(h->f, ctx); /* negative: fails the run, as in C */
+        return invoke_task(*c.f, ctx); /* negative: fails the run, as in C */
     } catch (...) {
-        h->s->capture();
+        c.capture(ctx, p);
         return task_threw;
     }
 }
 
-template <class F>
+template <class F, bool Packed>
 int multi_tramp(weft_ctx *ctx, void *p, weft_branches *out) noexcept {
-    auto *h = static_cast<task_holder<F> *>(p);
+    callable_ref<F, Packed> c(p);
     ctx_scope scope(ctx);
     try {
-        for (int i : invoke_task(h->f, ctx))
+        for (int i : invoke_task(*c.f, ctx))
             if (i >= 0) (void)weft_branches_add(out, static_cast<unsigned>(i)); /* out of range: none, as Taskflow */
         return 0;
     } catch (...) {
-        h->s->capture();
+        c.capture(ctx, p);
         return task_threw;
     }
 }
@@ -1109,7 +1275,8 @@ public:
     void dump(std::ostream &os) const { os << dump(); }
 
 protected:
-    flow_builder(weft_taskflow *g, detail::arena *a, detail::sink *s) noexcept : g_(g), arena_(a), sink_(s) {}
+    flow_builder(weft_taskflow *g, detail::arena *a, detail::sink *s, bool pack) noexcept
+        : g_(g), arena_(a), sink_(s), pack_(pack) {}
     flow_builder(const flow_builder &) = default;
     flow_builder &operator=(const flow_builder &) = default;
     ~flow_builder() = default;
@@ -1120,9 +1287,13 @@ protected:
         return task(t);
     }
 
+    template <class Fn, bool Packed>
+    task emplace_as(void *arg);
+
     weft_taskflow *g_;
     detail::arena *arena_;
     detail::sink *sink_;
+    bool pack_; /* small callables may be packed into the argument (not in subflows) */
 };
 
 /* The handle a subflow task's lambda receives: a flow_builder for the graph
@@ -1131,7 +1302,7 @@ protected:
 class subflow : public flow_builder {
 public:
     subflow(weft_subflow *sf, detail::arena *a, detail::sink *s) noexcept
-        : flow_builder(weft_subflow_graph(sf), a, s), sf_(sf) {}
+        : flow_builder(weft_subflow_graph(sf), a, s, false), sf_(sf) {}
     /* Runs the graph built so far now and returns when it has finished. */
     void join() { detail::check(weft_subflow_join(sf_), "weft::subflow::join"); }
     /* The task's successors do not wait for this graph (it joins the run's end). */
@@ -1185,17 +1356,25 @@ task flow_builder::emplace(F &&f) {
         auto *h = arena_->make<detail::subflow_holder<Fn>>(sink_, std::forward<F>(f));
         return made(weft_emplace_subflow(g_, &detail::subflow_tramp<Fn>, h), "weft::emplace (subflow)");
     } else {
-        using R = typename detail::task_result_t<Fn>::type;
-        auto *h = arena_->make<detail::task_holder<Fn>>(detail::task_holder<Fn>{sink_, std::forward<F>(f)});
-        if constexpr (std::is_same_v<R, int>) {
-            return made(weft_emplace_condition(g_, &detail::cond_tramp<Fn>, h), "weft::emplace (condition)");
-        } else if constexpr (std::is_same_v<R, branches>) {
-            return made(weft_emplace_multi_condition(g_, &detail::multi_tramp<Fn>, h),
-                        "weft::emplace (multi-condition)");
-        } else {
-            static_assert(std::is_void_v<R>, "a task returns void, int (condition) or weft::branches");
-            return made(weft_emplace(g_, &detail::static_tramp<Fn>, h), "weft::emplace");
+        if constexpr (detail::packable_v<Fn>) {
+            if (pack_) return emplace_as<Fn, true>(detail::pack<Fn>(f));
         }
+        return emplace_as<Fn, false>(
+            arena_->make<detail::task_holder<Fn>>(detail::task_holder<Fn>{sink_, std::forward<F>(f)}));
+    }
+}
+
+template <class Fn, bool Packed>
+task flow_builder::emplace_as(void *arg) {
+    using R = typename detail::task_result_t<Fn>::type;
+    if constexpr (std::is_same_v<R, int>) {
+        return made(weft_emplace_condition(g_, &detail::cond_tramp<Fn, Packed>, arg), "weft::emplace (condition)");
+    } else if constexpr (std::is_same_v<R, branches>) {
+        return made(weft_emplace_multi_condition(g_, &detail::multi_tramp<Fn, Packed>, arg),
+                    "weft::emplace (multi-condition)");
+    } else {
+        static_assert(std::is_void_v<R>, "a task returns void, int (condition) or weft::branches");
+        return made(weft_emplace(g_, &detail::static_tramp<Fn, Packed>, arg), "weft::emplace");
     }
 }
 
@@ -1229,6 +1408,7 @@ public:
     void name(const std::string &n) { detail::check(weft_taskflow_set_name(g_, n.c_str()), "weft::taskflow::name"); }
     /* Removes every task; task handles become invalid.  weft::error (WEFT_EBUSY) while it runs. */
     void clear() {
+        if (!detail::orphanage::get().empty()) (void)detail::orphanage::get().take(g_);
         detail::check(weft_taskflow_clear(g_), "weft::taskflow::clear");
         st_->store.clear();
         std::lock_guard<std::mutex> lock(st_->errs.mu);
@@ -1249,12 +1429,14 @@ public:
             weft_status st = WEFT_OK;
             tf = weft_taskflow_create(name.empty() ? nullptr : name.c_str(), &st);
             if (!tf) throw error(st, "weft_taskflow_create", weft_last_error_message());
+            errs.graph = tf;
         }
         ~state() {
             {
                 std::unique_lock<std::mutex> lock(mu);
                 cv.wait(lock, [this] { return in_flight == 0; });
             }
+            if (!detail::orphanage::get().empty()) (void)detail::orphanage::get().take(tf); /* unharvested: drop */
             /* Runs queued through the C API directly are not counted: wait them out. */
             while (weft_taskflow_destroy(tf) == WEFT_EBUSY) std::this_thread::yield();
         }
@@ -1271,7 +1453,7 @@ public:
 
 private:
     explicit taskflow(std::unique_ptr<state> st)
-        : flow_builder(st->tf, &st->store, &st->errs), st_(std::move(st)) {}
+        : flow_builder(st->tf, &st->store, &st->errs, true), st_(std::move(st)) {}
     std::unique_ptr<state> st_;
 };
 
@@ -1299,9 +1481,9 @@ struct run_until_state : run_state {
 /* Runs on the thread that completed the run, right after its future became
  * ready: takes the exception, then lets the taskflow go (its destructor may run
  * as soon as end_run returns: nothing touches `flow` after it). */
-inline void run_done(weft_future *, weft_status, void *arg) {
+inline void run_done(weft_future *, weft_status status, void *arg) {
     auto *st = static_cast<run_state *>(arg);
-    std::exception_ptr e = st->flow->errs.take();
+    std::exception_ptr e = st->flow->errs.take(status != WEFT_OK);
     if (!st->ex) st->ex = std::move(e);
     taskflow::state *flow = st->flow;
     st->harvested.store(true, std::memory_order_release);

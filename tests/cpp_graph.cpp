@@ -233,6 +233,35 @@ TEST(cpp_exception_in_a_graph_task_is_rethrown_from_get_and_skips_the_rest) {
     ASSERT_EQ(ri.skipped, 1);
 }
 
+TEST(cpp_exception_from_packed_and_held_callables_both_reach_get) {
+    /* A lambda of one pointer is packed into the task's argument (its exception
+     * goes through the orphanage); a bigger one lives in the arena with its sink. */
+    weft::executor ex(cpp_test_workers());
+    for (int big = 0; big < 2; big++) {
+        weft::taskflow tf;
+        std::array<int, 16> pad{};
+        pad[3] = 99;
+        for (int i = 0; i < 100; i++) tf.emplace([] {});
+        if (big) tf.emplace([pad] { throw custom_error(pad[3]); });
+        else tf.emplace([&pad] { throw custom_error(pad[3]); });
+        ASSERT_THROWS(ex.run(tf).get(), custom_error, e, ASSERT_EQ(e.code, 99));
+        ASSERT_THROWS(ex.run(tf).get(), custom_error, e, ASSERT_EQ(e.code, 99));
+    }
+    /* A run that throws but is never waited for leaves nothing behind for another
+     * taskflow (whose nodes may reuse the memory) to pick up. */
+    {
+        weft::taskflow tf;
+        tf.emplace([] { throw custom_error(5); });
+        (void)ex.run(tf);
+        ex.wait_for_all();
+    }
+    weft::taskflow ok;
+    int n = 0;
+    for (int i = 0; i < 10; i++) ok.emplace([&n] { n++; });
+    ex.run(ok).get();
+    ASSERT_EQ(n, 10);
+}
+
 TEST(cpp_exception_belongs_to_its_own_run_only) {
     weft::executor ex(cpp_test_workers());
     weft::taskflow tf;
