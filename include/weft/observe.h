@@ -146,11 +146,14 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  * on a worker, of one run and taskflow, are recorded in batches of up to 20: each
  * still has its own span, but its begin and end are the batch's interval shared
  * out evenly, and the JSON, the HTML report and the profiled DOT mark it as
- * estimated.  Each batched task's end is still read: one that took over 4 us
- * closes the batch and is measured on its own, so an estimated span always
- * stands for a task shorter than that, and a long task is always measured.
- * Counts (spans, task metrics, the histogram) and busy time are exact either
- * way.  Other work is always measured.  weft_executor_config.profile_exact (or
+ * estimated.  A batch that took over 50 us more than its tasks were expected
+ * to held a task that ran long, which one clock read cannot tell from the
+ * short ones beside it: its spans are marked ("batch_held_long_task": true in
+ * the JSON), left out of the report's slowest tasks and of the DOT's times,
+ * and its tasks are timed one by one from their next run on (until the
+ * profiler is started again), so a long task is measured from its second run.
+ * Every other estimated span stands for a task shorter than 50 us.  Counts
+ * (spans, task metrics) and busy time are exact either way.  Other work is always measured.  weft_executor_config.profile_exact (or
  * WEFT_PROFILE_EXACT=1 in the environment) turns batching off.
  * docs/guide-observability.md has the figures.
  * ------------------------------------------------------------------------------ */
