@@ -246,9 +246,11 @@ WEFT_API void weft_future_destroy(weft_future *f);
  * concurrent first calls create one executor and all get it) with the default
  * settings: weft_executor_create(NULL, ...), so WEFT_WORKERS, WEFT_AFFINITY,
  * WEFT_PROFILE and the other environment variables apply, and the worker count
- * is otherwise the CPUs this process may use.  Returns NULL if it could not be
- * created (out of memory, threads refused: weft_last_error_message says which;
- * a later call tries again) or once exit has destroyed it.
+ * is otherwise the CPUs in the affinity mask of the thread that makes it, which
+ * its workers inherit: call it early from main if threads may be bound to CPUs
+ * later (OpenMP's OMP_PROC_BIND), or set WEFT_WORKERS.  Returns NULL if it
+ * could not be created (out of memory, threads refused: weft_last_error_message
+ * says which; a later call tries again) or once exit has destroyed it.
  *
  * Lifetime.  It is destroyed by an atexit handler, registered when it is
  * created: exit() waits there for every run still in flight on it, queued ones
