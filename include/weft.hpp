@@ -536,6 +536,9 @@ private:
     }
 
     void finish(weft_status st, const char *call) const {
+        /* Not finished (WEFT_EDEADLK: a task waiting for a run of its own
+         * taskflow; WEFT_EFORKED): nothing to take. */
+        if (!weft_future_ready(f_)) throw error(st, call, weft_last_error_message());
         /* The callback that takes a run's exception runs right after the future
          * became ready, on the thread that completed it: a short wait. */
         while (!st_->harvested.load(std::memory_order_acquire)) std::this_thread::yield();
@@ -900,9 +903,9 @@ public:
     /* The process-wide default executor (weft_default_executor), shared by every
      * library of the program; never destroyed by this object. */
     static executor &default_executor() {
-        static executor def(weft_default_executor(), false);
-        if (!def.ex_) def.ex_ = weft_default_executor();
-        if (!def.ex_) throw error(WEFT_ENOMEM, "weft_default_executor", weft_last_error_message());
+        weft_executor *ex = weft_default_executor(); /* the same one on every call, or NULL */
+        if (!ex) throw error(WEFT_ENOMEM, "weft_default_executor", weft_last_error_message());
+        static executor def(ex, false);
         return def;
     }
 
@@ -1738,6 +1741,12 @@ void for_each_index(executor &ex, B first, E last, S step, F f, partitioner p = 
     weft_algo_config c = p.config();
     detail::for_each_index(ex.native(), index_range<I>(static_cast<I>(first), static_cast<I>(last),
                                                        static_cast<I>(step)), f, &c);
+}
+/* f(i) for i in [first, last) (for_each_index with step 1). */
+template <class B, class E, class F>
+void parallel_for(executor &ex, B first, E last, F f, partitioner p = {}) {
+    using I = std::common_type_t<B, E>;
+    weft::for_each_index(ex, static_cast<I>(first), static_cast<I>(last), I(1), std::move(f), p);
 }
 /* f(sub) for sub-ranges covering r. */
 template <class I, class F>

@@ -46,6 +46,8 @@ TEST(cpp_for_each_index_covers_forward_reverse_and_strided_ranges) {
     }, weft::guided_partitioner());
     ASSERT_EQ(n.load(), 5050);
     weft::for_each_index(ex, 5, 5, 1, [&](int) { n = -1; });
+    weft::parallel_for(ex, 0, 10, [&](int i) { n += i; }); /* 45 */
+    n -= 45;
     weft::for_each_index(ex, size_t(0), size_t(10), size_t(1), [&](size_t i) { n += (long)i; });
     ASSERT_EQ(n.load(), 5095);
     ASSERT_THROWS(weft::for_each_index(ex, 0, 10, 0, [](int) {}), weft::error, e,

@@ -344,6 +344,20 @@ TEST(cpp_weft_errors_carry_the_status_and_the_message) {
     ASSERT_THROWS(weft::executor(5000), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
 }
 
+TEST(cpp_task_waiting_for_its_own_taskflow_gets_edeadlk_not_a_hang) {
+    weft::executor ex(2);
+    weft::taskflow tf;
+    std::atomic<int> runs{0};
+    tf.emplace([&] {
+        if (runs++ > 0) return;          /* only the first run waits */
+        weft::future<void> again = ex.run(tf); /* queued behind this very run */
+        again.wait();
+    });
+    ASSERT_THROWS(ex.run(tf).get(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EDEADLK));
+    ex.wait_for_all();
+    ASSERT_EQ(runs.load(), 2);
+}
+
 TEST(cpp_taskflow_destructor_waits_for_its_runs) {
     weft::executor ex(2);
     std::atomic<int> n{0};
