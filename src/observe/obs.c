@@ -89,6 +89,9 @@ static void exit_lock_drop(void) { atomic_flag_clear_explicit(&exit_lock, memory
 static void save_at_exit(void) {
     exit_lock_take();
     for (struct weft__obs *o = exit_list; o; o = o->exit_next) {
+        /* A child process made by fork() exits with its parent's list: the
+         * profile is the parent's to write. */
+        if (o->exit_pid != weft__process_id()) continue;
         /* A run whose end the caller has seen (its future) may still be
          * finishing on a worker: a short grace for it. */
         uint64_t busy, deadline = weft__now_ns() + EXIT_GRACE_NS;
@@ -111,6 +114,7 @@ static void exit_list_add(struct weft__obs *o) {
         weft__log(WEFT_LOG_WARN, "cannot register the exit handler: a profile is written only when its executor is destroyed");
     exit_handler = true;
     o->exit_next = exit_list;
+    o->exit_pid = weft__process_id();
     exit_list = o;
     exit_lock_drop();
 }

@@ -218,6 +218,7 @@ struct weft__obs {
     uint64_t batch_long;    /* ticks: a batch over its expected time by this held a long task */
     unsigned seq;           /* this state's number in the process, from 1: trace tids */
     struct weft__obs *exit_next; /* on the at-exit list while save_path is set (obs.c) */
+    unsigned exit_pid;      /* the process that put it there */
     bool saved;             /* the WEFT_PROFILE file was written */
     _Atomic uint64_t metrics_t0, profile_t0; /* ticks when enabled */
     double ns_per_tick;
