@@ -165,7 +165,8 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
 WEFT_API WEFT_NODISCARD weft_status weft_profiler_start(weft_executor *ex);
 /* Stops recording; spans are kept for export.  WEFT_EINVAL.  Any thread. */
 WEFT_API weft_status weft_profiler_stop(weft_executor *ex);
-/* Number of spans recorded (task spans only) and dropped, summed over workers,
+/* Number of spans recorded (of tasks and other work; parks and steals are
+ * not counted) and dropped, summed over workers,
  * into *spans and *dropped (either may be NULL).  WEFT_OK, WEFT_EINVAL (NULL ex).
  * Any thread; exact while no run is in flight. */
 WEFT_API weft_status weft_profiler_count(const weft_executor *ex, uint64_t *spans, uint64_t *dropped);
