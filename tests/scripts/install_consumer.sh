@@ -148,11 +148,11 @@ note "installing $build into $prefix"
 
 [ -f "$prefix/include/weft.h" ] || fail "weft.h not installed under $prefix/include"
 # Every public header of the source tree is installed.
-for h in $(cd "$source/include" && ls weft.h weft/*.h); do
+for h in $(cd "$source/include" && ls weft.h weft.hpp weft/*.h); do
   [ -f "$prefix/include/$h" ] || fail "$h is not installed"
 done
 # Internal headers are not.
-if ls "$prefix/include" | grep -qv '^weft\(\.h\)\?$'; then
+if ls "$prefix/include" | grep -qv '^weft\(\.h\|\.hpp\)\?$'; then
   fail "unexpected files under include/: $(ls "$prefix/include")"
 fi
 cfg=$(find "$prefix" -name weftConfig.cmake | head -n 1)
