@@ -928,6 +928,12 @@ public:
     /* Runs f() once on a worker, with no future (an exception it throws is dropped). */
     template <class F>
     void silent_async(F &&f);
+    /* async(f), started only after the async tasks of `deps` have finished
+     * (whatever their outcome); deps must be futures of this executor's async
+     * tasks (weft::error WEFT_EINVAL otherwise) and may be destroyed at once. */
+    template <class F, class... Ds>
+    auto dependent_async(F &&f, const future<Ds> &...deps)
+        -> future<typename detail::task_result_t<std::decay_t<F>>::type>;
     /* Runs f() as a fork-join root on a worker, waits, and returns its value
      * (weft_run_root): f may use task_group and spawn.  Rethrows. */
     template <class F>
@@ -1579,6 +1585,23 @@ auto executor::async(F &&f) -> future<typename detail::task_result_t<std::decay_
     if (s != WEFT_OK) {
         delete st;
         throw error(s, "weft::executor::async", weft_last_error_message());
+    }
+    return future<T>(out, st);
+}
+
+template <class F, class... Ds>
+auto executor::dependent_async(F &&f, const future<Ds> &...deps)
+    -> future<typename detail::task_result_t<std::decay_t<F>>::type> {
+    using Fn = std::decay_t<F>;
+    using T = typename detail::task_result_t<Fn>::type;
+    using S = detail::async_state<T, Fn>;
+    weft_future *const d[] = {deps.native()..., nullptr}; /* never empty */
+    auto *st = new S(2, std::forward<F>(f));
+    weft_future *out = nullptr;
+    weft_status s = weft_dependent_async(ex_, &S::call, st, d, sizeof...(Ds), &out);
+    if (s != WEFT_OK) {
+        delete st;
+        throw error(s, "weft::executor::dependent_async", weft_last_error_message());
     }
     return future<T>(out, st);
 }

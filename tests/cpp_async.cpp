@@ -73,6 +73,25 @@ TEST(cpp_cancelled_async_never_runs_and_leaks_nothing) {
     ASSERT_EQ(big.use_count(), 1);
 }
 
+TEST(cpp_dependent_async_starts_after_its_dependencies) {
+    weft::executor ex(cpp_test_workers());
+    std::atomic<int> done{0};
+    weft::future<int> a = ex.async([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        done++;
+        return 1;
+    });
+    weft::future<void> b = ex.async([&] { done++; throw std::runtime_error("b"); }); /* failed: still a dependency */
+    weft::future<int> c = ex.dependent_async([&] { return done.load(); }, a, b);
+    ASSERT_EQ(c.get(), 2);
+    ASSERT_EQ(ex.dependent_async([] { return 7; }).get(), 7);
+    weft::taskflow tf;
+    tf.emplace([] {});
+    weft::future<void> run = ex.run(tf);
+    ASSERT_THROWS(ex.dependent_async([] {}, run), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    run.get();
+}
+
 TEST(cpp_future_wait_for_times_out_then_succeeds) {
     weft::executor ex(2);
     std::atomic<bool> go{false};
