@@ -306,6 +306,26 @@ TEST(cpp_exception_in_condition_subflow_child_module_and_pipeline_reaches_get) {
     }
 }
 
+TEST(cpp_concurrent_failing_taskflows_each_get_their_own_exception) {
+    weft::executor ex(cpp_test_workers());
+    const int flows = 8;
+    std::vector<weft::taskflow> tfs(flows);
+    for (int k = 0; k < flows; k++) {
+        weft::task prev;
+        for (int i = 0; i < 50; i++) {
+            weft::task t = (i == 25) ? tfs[k].emplace([k] { throw custom_error(k); }) /* packed */
+                                     : tfs[k].emplace([] {});
+            if (i > 0) prev.precede(t);
+            prev = t;
+        }
+    }
+    for (uint64_t round = 0; round < test_scale(200); round++) {
+        std::vector<weft::future<void>> fs;
+        for (int k = 0; k < flows; k++) fs.push_back(ex.run(tfs[k]));
+        for (int k = 0; k < flows; k++) ASSERT_THROWS(fs[k].get(), custom_error, e, ASSERT_EQ(e.code, k));
+    }
+}
+
 TEST(cpp_taskflow_runs_again_after_a_run_threw) {
     weft::executor ex(2);
     weft::taskflow tf;
