@@ -142,6 +142,20 @@ TEST(exact_profiling_times_every_task_on_its_own) {
     for (size_t i = 0; i < rs.n; i++) ASSERT_FALSE(rs.r[i].estimated);
     free(rs.r);
     weft_executor_destroy(ex);
+    /* "false" (like "0", "no", "off") leaves batching on; it used to turn
+     * exact timing on, as any value but "0" did. */
+    setenv("WEFT_PROFILE_EXACT", "false", 1);
+    ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .profile = true }, &err);
+    unsetenv("WEFT_PROFILE_EXACT");
+    ASSERT_NOT_NULL(ex);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    rs = spans_of(ex);
+    ASSERT_EQ(rs.n, 5000);
+    size_t est = 0;
+    for (size_t i = 0; i < rs.n; i++) est += rs.r[i].estimated;
+    if (est == 0) TEST_FAIL_("WEFT_PROFILE_EXACT=false made every span exact");
+    free(rs.r);
+    weft_executor_destroy(ex);
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
 

@@ -1,6 +1,7 @@
 /* Observability state: lifetime, switching things on and off, and the hooks the
  * task path calls (only ever when something is on). */
 #include "observe/obs.h"
+#include "core/env.h"
 #include "observe/log.h"
 #include "core/alloc.h"
 #include "core/future.h"
@@ -141,8 +142,7 @@ int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     }
     /* Exact timing: every task's own clock reads.  An observer's callbacks
      * would fall inside a batch's time, so they make it exact too. */
-    const char *exact = weft__getenv("WEFT_PROFILE_EXACT");
-    o->exact = c->profile_exact || c->observer || (exact && *exact && strcmp(exact, "0") != 0);
+    o->exact = c->profile_exact || c->observer || weft__env_flag("WEFT_PROFILE_EXACT", false);
     if (o->exact) o->batch_max = 0;
     if (path && *path && !(o->save_path = weft__strdup(path))) return WEFT_ENOMEM;
     if (o->save_path) exit_list_add(o);
