@@ -614,3 +614,35 @@ TEST(data_set_during_a_run_is_gone_after_clear_and_reuse) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* True if s is valid UTF-8 with no control character but newline. */
+static bool valid_utf8_text(const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        unsigned char c = *p;
+        if (c < 0x80) {
+            if (c < 0x20 && c != '\n') return false;
+            p++;
+            continue;
+        }
+        unsigned n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+        if (n == 0 || c > 0xf4) return false;
+        for (unsigned i = 1; i < n; i++)
+            if ((p[i] & 0xc0) != 0x80) return false;
+        p += n;
+    }
+    return true;
+}
+
+TEST(dump_dot_writes_names_that_are_not_utf8_as_valid_utf8) {
+    weft_taskflow *tf = make_taskflow("bad\xff" "flow");
+    weft_task a = must_emplace(tf, noop, NULL), b = must_emplace(tf, noop, NULL);
+    ASSERT_OK(weft_task_set_name(a, "caf\xc3\xa9"));          /* valid: kept */
+    ASSERT_OK(weft_task_set_name(b, "x\xc3(\x01y\xed\xa0\x80")); /* cut, control, surrogate */
+    ASSERT_OK(weft_precede(a, b));
+    char *text = dump_to_string(tf);
+    if (!valid_utf8_text(text)) TEST_FAIL_("the DOT text is not valid UTF-8:\n%s", text);
+    ASSERT_TRUE(strstr(text, "caf\xc3\xa9") != NULL);
+    ASSERT_TRUE(strstr(text, "x\xef\xbf\xbd(") != NULL); /* U+FFFD for the cut sequence */
+    free(text);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}

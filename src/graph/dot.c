@@ -3,21 +3,14 @@
  * last execution built, and a module task a cluster holding its body.  Node ids
  * carry a cluster prefix, because one body may be drawn in several clusters. */
 #include "graph/flow.h"
+#include "core/escape.h"
 
 #include <stdio.h>
 
 enum { DOT_MAX_DEPTH = 16 }; /* a module containing itself is drawn this deep */
 
-void weft__dot_put_escaped(FILE *out, const char *s) {
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', out);
-        if (*s == '\n') {
-            fputs("\\n", out);
-            continue;
-        }
-        fputc(*s, out);
-    }
-}
+/* Names are any C string: invalid UTF-8 becomes U+FFFD (core/escape.h). */
+void weft__dot_put_escaped(FILE *out, const char *s) { weft__put_dot_escaped(out, s); }
 
 struct dot {
     FILE *out;
