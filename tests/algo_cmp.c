@@ -147,7 +147,8 @@ static double *nan_input(size_t n, uint64_t seed) {
     return v;
 }
 
-/* Numbers ascending, then only NaNs, in their input order (their signs differ). */
+/* Numbers ascending, then only NaNs; with `in`, the NaNs in their input order
+ * (their signs differ). */
 static void check_nans_last(const double *v, const double *in, size_t n, const char *what) {
     size_t m = 0;
     while (m < n && !isnan(v[m])) m++;
@@ -155,7 +156,7 @@ static void check_nans_last(const double *v, const double *in, size_t n, const c
         if (!isnan(v[i])) TEST_FAIL_("%s: n=%zu, a number at %zu after a NaN at %zu", what, n, i, m);
     for (size_t i = 1; i < m; i++)
         if (v[i - 1] > v[i]) TEST_FAIL_("%s: n=%zu, numbers out of order at %zu", what, n, i);
-    for (size_t i = 0, j = m; i < n; i++)
+    for (size_t i = 0, j = m; in && i < n; i++)
         if (isnan(in[i]) && signbit(in[i]) != signbit(v[j++]))
             TEST_FAIL_("%s: n=%zu, the NaN from %zu is out of its input order", what, n, i);
 }
@@ -176,7 +177,27 @@ TEST(sort_with_nan_never_leaves_the_array) {
     weft_executor_destroy(ex);
 }
 
-TEST(typed_float_sorts_put_nans_last_in_input_order) {
+/* A single NaN at the edges of the first partition (its pivot candidates, an
+ * odd or even tail), in blocks sorted alone and in parallel. */
+static void one_nan_anywhere_goes_last(weft_executor *ex) {
+    static const size_t sizes[] = { 25, 26, 27, 101, 4100, 8193 };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s], where[] = { 0, 1, 2, n / 2, n / 2 + 1, n - 2, n - 1 };
+        for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
+            double *in = xmalloc(n * sizeof *in), *v = xmalloc(n * sizeof *v);
+            uint64_t r = n + k;
+            for (size_t i = 0; i < n; i++) in[i] = (double)(test_rand(&r) % 100);
+            in[where[k]] = NAN;
+            memcpy(v, in, n * 8);
+            ASSERT_OK(weft_double_sort(ex, v, n, NULL));
+            check_nans_last(v, NULL, n, "weft_double_sort, one NaN");
+            ASSERT_TRUE(isnan(v[n - 1]) && same_multiset(v, in, n));
+            free(in), free(v);
+        }
+    }
+}
+
+TEST(typed_float_sorts_put_nans_last) {
     static const size_t sizes[] = { 0, 1, 2, 7, 31, 5000, 8209, 100003 };
     for (unsigned w = 1; w <= 4; w++) {
         weft_executor *ex = make_executor(w);
@@ -186,7 +207,7 @@ TEST(typed_float_sorts_put_nans_last_in_input_order) {
             float *f = xmalloc(n * sizeof *f + 4);
             memcpy(v, in, n * 8);
             ASSERT_OK(weft_double_sort(ex, v, n, NULL));
-            check_nans_last(v, in, n, "weft_double_sort");
+            check_nans_last(v, NULL, n, "weft_double_sort");
             ASSERT_TRUE(same_multiset(v, in, n));
             memcpy(v, in, n * 8);
             ASSERT_OK(weft_double_stable_sort(ex, v, n, NULL));
@@ -195,9 +216,10 @@ TEST(typed_float_sorts_put_nans_last_in_input_order) {
             for (size_t i = 0; i < n; i++) f[i] = (float)in[i];
             ASSERT_OK(weft_float_sort(ex, f, n, NULL));
             for (size_t i = 0; i < n; i++) v[i] = f[i];
-            check_nans_last(v, in, n, "weft_float_sort");
+            check_nans_last(v, NULL, n, "weft_float_sort");
             free(in), free(v), free(f);
         }
+        one_nan_anywhere_goes_last(ex);
         weft_executor_destroy(ex);
     }
 }

@@ -29,7 +29,8 @@
  * Ready-made: weft_double, weft_float, weft_i32, weft_i64, weft_u64 with
  *   weft_T_sort, weft_T_stable_sort (ascending by <; for double and float every
  *   NaN goes after every number, +inf included: the order of WEFT_LT_NANS_LAST,
- *   at the speed of a plain <; the NaNs keep their input order, in both sorts),
+ *   at about the speed of a plain <; in the stable sort the NaNs keep their
+ *   input order, in weft_T_sort their order among themselves is unspecified),
  *   weft_T_sum_reduce, weft_T_sum_inclusive_scan, weft_T_sum_exclusive_scan.
  */
 #ifndef WEFT_ALGO_TYPED_H
@@ -203,11 +204,14 @@
                          name##__split)
 
 /* Floating-point sorts with every NaN after every number (WEFT_LT_NANS_LAST's
- * order) at the cost of `<` alone: each block first moves its NaNs to its end
- * (a read-only scan when it has none, stable when it has some), so the kernels
- * compare numbers only, with `<`; a sorted run is then its numbers and then its
- * NaNs, so a merge merges the numbers and appends a's NaNs, then b's, and a
- * split counts the same way. */
+ * order) at about the cost of `<` alone: the kernels compare numbers only, with
+ * `<`.  A block's first partition also notes whether it met a NaN (one test per
+ * pair of elements, in a pass that is made anyway); if it did, the block's NaNs
+ * are moved to its end, in order, and its numbers sorted again.  A stable block
+ * moves its NaNs first (a read-only scan when there are none: its merge passes
+ * cost far more).
+ * A sorted run is then its numbers and then its NaNs, so a merge merges the
+ * numbers and appends a's NaNs, then b's, and a split counts the same way. */
 #define WEFT__SORT_NANS_LAST(name, type)                                                     \
     WEFT__SORT_KERNELS(name##__num, type, WEFT__LT)                                          \
     /* The NaNs of a[0..n) moved to its end, in order (buf: scratch of n); returns */       \
@@ -222,6 +226,59 @@
         for (i = 0; i < q; i++) a[m + i] = buf[i];                                           \
         return m;                                                                            \
     }                                                                                        \
+    /* name##__num__partition(a, n, 0) that also says whether a[0..n) holds a NaN. */        \
+    static inline size_t name##__partition_seeing_nan(type *a, size_t n, int *nan) {         \
+        type p = a[0];                                                                       \
+        size_t l = 1;                                                                        \
+        int seen = isnan(p) != 0;                                                            \
+        size_t i = 1;                                                                        \
+        for (; i + 1 < n; i += 2) { /* one NaN test per pair: either is unordered */         \
+            type v = a[i], w = a[i + 1];                                                     \
+            seen |= isunordered(v, w) != 0;                                                  \
+            size_t c = v < p ? 1 : 0;                                                        \
+            a[i] = a[l];                                                                     \
+            a[l] = v;                                                                        \
+            l += c;                                                                          \
+            c = w < p ? 1 : 0;                                                               \
+            a[i + 1] = a[l];                                                                 \
+            a[l] = w;                                                                        \
+            l += c;                                                                          \
+        }                                                                                    \
+        if (i < n) {                                                                         \
+            type v = a[i];                                                                   \
+            seen |= isnan(v) != 0;                                                           \
+            a[i] = a[l];                                                                     \
+            a[l] = v;                                                                        \
+            l += v < p ? 1 : 0;                                                              \
+        }                                                                                    \
+        a[0] = a[l - 1];                                                                     \
+        a[l - 1] = p;                                                                        \
+        *nan = seen;                                                                         \
+        return l - 1;                                                                        \
+    }                                                                                        \
+    /* The introsort's first step, seeing NaNs; then its two sides (the right one */        \
+    /* has the pivot, <= all of it, at a[-1]) or, after a NaN, the numbers again. */        \
+    static inline void name##__sort_block(void *a_, size_t n, void *buf, void *arg) {        \
+        type *a = (type *)a_;                                                                \
+        unsigned depth = 0;                                                                  \
+        int nan = 1;                                                                         \
+        size_t m = 0;                                                                        \
+        (void)arg;                                                                           \
+        for (size_t k = n; k > 1; k >>= 1) depth += 2;                                       \
+        if (n > 24) {                                                                        \
+            name##__num__sort3(&a[n / 2], &a[0], &a[n - 1]);                                 \
+            m = name##__partition_seeing_nan(a, n, &nan);                                    \
+        }                                                                                    \
+        if (nan) {                                                                           \
+            name##__num__qsort(a, name##__nans_to_end(a, n, (type *)buf), depth, 1);         \
+            return;                                                                          \
+        }                                                                                    \
+        name##__num__qsort(a, m, depth - 1, 1);                                              \
+        name##__num__qsort(a + m + 1, n - m - 1, depth - 1, 0);                              \
+    }                                                                                        \
+    static inline void name##__stable_block(void *a, size_t n, void *buf, void *arg) {       \
+        name##__num__stable_block(a, name##__nans_to_end((type *)a, n, (type *)buf), buf, arg); \
+    }                                                                                        \
     /* Numbers in a sorted run (its NaNs are last): binary search. */                        \
     static inline size_t name##__numbers(const type *a, size_t n) {                          \
         size_t lo = 0, hi = n;                                                               \
@@ -231,12 +288,6 @@
             else lo = mid + 1;                                                               \
         }                                                                                    \
         return lo;                                                                           \
-    }                                                                                        \
-    static inline void name##__sort_block(void *a, size_t n, void *buf, void *arg) {         \
-        name##__num__sort_block(a, name##__nans_to_end((type *)a, n, (type *)buf), buf, arg); \
-    }                                                                                        \
-    static inline void name##__stable_block(void *a, size_t n, void *buf, void *arg) {       \
-        name##__num__stable_block(a, name##__nans_to_end((type *)a, n, (type *)buf), buf, arg); \
     }                                                                                        \
     static inline void name##__merge(const void *a_, size_t na, const void *b_, size_t nb,   \
                                      void *out_, void *arg) {                                \
