@@ -106,23 +106,14 @@ inline void check(weft_status st, const char *call) {
 }
 
 /* ---- the running task's context ----------------------------------------------
- * Every trampoline below records the context of the task it runs for the task's
- * thread, so that task_group and spawn can find it the way Taskflow's
- * executor.task_group() does.  Saved and restored: a wait inside a task runs
- * other tasks on the same thread. */
-inline thread_local weft_ctx *tls_ctx = nullptr;
-
-struct ctx_scope {
-    weft_ctx *saved;
-    explicit ctx_scope(weft_ctx *c) noexcept : saved(tls_ctx) { tls_ctx = c; }
-    ~ctx_scope() { tls_ctx = saved; }
-    ctx_scope(const ctx_scope &) = delete;
-    ctx_scope &operator=(const ctx_scope &) = delete;
-};
-
+ * task_group and spawn find the running task the way Taskflow's
+ * executor.task_group() does, from the thread: weft_current_ctx() is the
+ * worker's innermost task, which weft keeps up to date around every task and
+ * wait, so a task costs nothing for it. */
 inline weft_ctx *current_ctx(const char *call) {
-    if (!tls_ctx) throw error(WEFT_EINVAL, call, "only inside a task of a weft executor");
-    return tls_ctx;
+    weft_ctx *ctx = weft_current_ctx();
+    if (!ctx) throw error(WEFT_EINVAL, call, "only inside a task of a weft executor");
+    return ctx;
 }
 
 /* ---- exception sinks -----------------------------------------------------------
@@ -406,7 +397,7 @@ private:
 };
 
 /* The context of the task running on this thread, or nullptr outside tasks. */
-inline weft_ctx *this_task_context() noexcept { return detail::tls_ctx; }
+inline weft_ctx *this_task_context() noexcept { return weft_current_ctx(); }
 
 namespace detail {
 
@@ -705,7 +696,6 @@ void for_range(weft_executor *ex, std::size_t n, B &body, const weft_algo_config
     weft_range_fn fn = [](std::size_t lo, std::size_t hi, void *arg) {
         auto *cc = static_cast<ctx_t *>(arg);
         if (cc->sink.stop()) return;
-        ctx_scope scope(nullptr); /* a chunk is not a task: no task_group / spawn here */
         try {
             (*cc->body)(lo, hi);
         } catch (...) {
@@ -1009,7 +999,6 @@ private:
         Fn f;
         static int call(weft_ctx *ctx, void *p) noexcept {
             auto *h = static_cast<holder *>(p);
-            detail::ctx_scope scope(ctx);
             try {
                 detail::invoke_task(h->f, ctx);
                 return 0;
@@ -1064,7 +1053,6 @@ public:
 private:
     static int call(weft_ctx *ctx, void *p) noexcept {
         auto *s = static_cast<spawned *>(p);
-        detail::ctx_scope scope(ctx);
         try {
             if constexpr (std::is_void_v<result_type>) detail::invoke_task(s->f_, ctx);
             else s->value_.emplace(detail::invoke_task(s->f_, ctx));
@@ -1142,7 +1130,6 @@ struct callable_ref {
 template <class F, bool Packed>
 int static_tramp(weft_ctx *ctx, void *p) noexcept {
     callable_ref<F, Packed> c(p);
-    ctx_scope scope(ctx);
     try {
         invoke_task(*c.f, ctx);
         return 0;
@@ -1155,7 +1142,6 @@ int static_tramp(weft_ctx *ctx, void *p) noexcept {
 template <class F, bool Packed>
 int cond_tramp(weft_ctx *ctx, void *p) noexcept {
     callable_ref<F, Packed> c(p);
-    ctx_scope scope(ctx);
     try {
         return invoke_task(*c.f, ctx); /* negative: fails the run, as in C */
     } catch (...) {
@@ -1167,7 +1153,6 @@ int cond_tramp(weft_ctx *ctx, void *p) noexcept {
 template <class F, bool Packed>
 int multi_tramp(weft_ctx *ctx, void *p, weft_branches *out) noexcept {
     callable_ref<F, Packed> c(p);
-    ctx_scope scope(ctx);
     try {
         for (int i : invoke_task(*c.f, ctx))
             if (i >= 0) (void)weft_branches_add(out, static_cast<unsigned>(i)); /* out of range: none, as Taskflow */
@@ -1339,7 +1324,6 @@ struct subflow_holder {
 template <class F>
 int subflow_tramp(weft_ctx *ctx, weft_subflow *sf, void *p) noexcept {
     auto *h = static_cast<subflow_holder<F> *>(p);
-    ctx_scope scope(ctx);
     h->children.clear(); /* the graph of the last execution has finished and was cleared */
     try {
         subflow sub(sf, &h->children, h->s);
@@ -1558,15 +1542,12 @@ struct async_state : value_state<T> {
         auto *st = static_cast<async_state *>(p);
         st->started.store(true, std::memory_order_release);
         int rc = 0;
-        {
-            ctx_scope scope(ctx);
-            try {
-                if constexpr (std::is_void_v<T>) invoke_task(st->f, ctx);
-                else st->value.emplace(invoke_task(st->f, ctx));
-            } catch (...) {
-                st->ex = std::current_exception();
-                rc = task_threw;
-            }
+        try {
+            if constexpr (std::is_void_v<T>) invoke_task(st->f, ctx);
+            else st->value.emplace(invoke_task(st->f, ctx));
+        } catch (...) {
+            st->ex = std::current_exception();
+            rc = task_threw;
         }
         st->release(); /* the task's reference */
         return rc;
@@ -1632,7 +1613,6 @@ auto executor::run_root(F &&f) -> typename detail::task_result_t<std::decay_t<F>
     root r{fn, {}, {}};
     weft_task_fn call = [](weft_ctx *ctx, void *p) noexcept -> int {
         auto *rr = static_cast<root *>(p);
-        detail::ctx_scope scope(ctx);
         try {
             if constexpr (std::is_void_v<T>) detail::invoke_task(rr->f, ctx);
             else rr->value.emplace(detail::invoke_task(rr->f, ctx));
@@ -1717,7 +1697,6 @@ private:
         F f;
         static int call(weft_pipeflow *pf, void *arg) noexcept {
             auto *h = static_cast<holder *>(arg);
-            detail::ctx_scope scope(nullptr); /* a stage is not a task: no task_group / spawn */
             try {
                 pipeflow p(pf);
                 h->f(p);

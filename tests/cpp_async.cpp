@@ -187,6 +187,32 @@ TEST(cpp_fork_join_outside_a_task_is_an_error_not_a_crash) {
                   ASSERT_STATUS(e.status(), WEFT_EINVAL));
 }
 
+TEST(cpp_current_context_is_the_innermost_task_also_after_c_waits) {
+    weft::executor ex(1); /* one worker: the inner runs happen inside the waits */
+    ASSERT_NULL(weft_current_ctx());
+    weft::taskflow inner;
+    std::atomic<int> inner_ok{0};
+    inner.emplace([&](weft::runtime &rt) { inner_ok += weft_current_ctx() == rt.native(); });
+    weft::taskflow outer;
+    bool same_before = false, same_after_c = false, same_after_cpp = false;
+    long fib = 0;
+    outer.emplace([&](weft::runtime &rt) {
+        same_before = weft_current_ctx() == rt.native();
+        (void)weft_run_and_wait(ex.native(), inner.native()); /* a C wait: inner runs here */
+        same_after_c = weft_current_ctx() == rt.native();
+        ex.run(inner).get(); /* a C++ wait */
+        same_after_cpp = weft_current_ctx() == rt.native();
+        fib = fib_spawn(15); /* spawn finds this task's context */
+    });
+    ex.run(outer).get();
+    ASSERT_TRUE(same_before);
+    ASSERT_TRUE(same_after_c);
+    ASSERT_TRUE(same_after_cpp);
+    ASSERT_EQ(inner_ok.load(), 2);
+    ASSERT_EQ(fib, 610);
+    ASSERT_NULL(weft::this_task_context());
+}
+
 TEST(cpp_executor_moves_and_default_executor_is_shared) {
     weft::executor a(2);
     ASSERT_EQ(a.num_workers(), 2);

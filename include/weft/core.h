@@ -161,6 +161,15 @@ WEFT_API weft_executor *weft_ctx_executor(const weft_ctx *ctx);
 /* True when the task's run has been cancelled or has failed, so the task may stop
  * early (false for NULL).  A cheap load: safe to call in a tight loop. */
 WEFT_API bool weft_ctx_cancelled(const weft_ctx *ctx);
+/* The context of the task running on the calling thread: the innermost task of
+ * the worker this thread is (a task that waits runs other tasks meanwhile, and
+ * each is innermost while it runs), or NULL on a thread that is not a worker or
+ * between tasks.  For code that is not handed a context (weft.hpp finds the
+ * running task this way for task_group and spawn).  Inside a pipeline stage or
+ * an algorithm's chunk, which are not tasks, it is the task the worker is
+ * running around them, if any.  Valid as the context of weft_ctx_* and
+ * fork-join calls while that task runs.  Any thread; wait-free. */
+WEFT_API weft_ctx *weft_current_ctx(void);
 
 /* ---------------------------------------------------------------------------------
  * Futures

@@ -16,6 +16,11 @@ weft__worker *weft__current_worker(const weft_executor *ex) {
 
 void weft__forget_worker(void) { tls_worker = NULL; }
 
+weft_ctx *weft_current_ctx(void) {
+    weft__worker *w = tls_worker;
+    return w ? w->ctx : NULL;
+}
+
 static inline uint64_t next_rand(weft__worker *w) {
     uint64_t x = w->rng;
     x ^= x << 13;
