@@ -206,7 +206,7 @@
 /* Floating-point sorts with every NaN after every number (WEFT_LT_NANS_LAST's
  * order) at about the cost of `<` alone: the kernels compare numbers only, with
  * `<`.  A block's first partition also notes whether it met a NaN (one test per
- * pair of elements, in a pass that is made anyway); if it did, the block's NaNs
+ * four elements, in a pass that is made anyway); if it did, the block's NaNs
  * are moved to its end, in order, and its numbers sorted again.  A stable block
  * moves its NaNs first (a read-only scan when there are none: its merge passes
  * cost far more).
@@ -226,30 +226,30 @@
         for (i = 0; i < q; i++) a[m + i] = buf[i];                                           \
         return m;                                                                            \
     }                                                                                        \
-    /* name##__num__partition(a, n, 0) that also says whether a[0..n) holds a NaN. */        \
+    /* One Lomuto step of the partition below. */                                           \
+    static inline void name##__step(type *a, size_t i, size_t *l, type v, type p) {          \
+        a[i] = a[*l];                                                                        \
+        a[*l] = v;                                                                           \
+        *l += v < p ? 1 : 0;                                                                 \
+    }                                                                                        \
+    /* name##__num__partition(a, n, 0) that also says whether a[0..n) may hold a NaN: */    \
+    /* one test per four elements, (v + w) and (x + y) unordered, which a NaN makes  */      \
+    /* true (and inf + -inf, a false alarm that costs time only). */                         \
     static inline size_t name##__partition_seeing_nan(type *a, size_t n, int *nan) {         \
         type p = a[0];                                                                       \
-        size_t l = 1;                                                                        \
+        size_t l = 1, i = 1;                                                                 \
         int seen = isnan(p) != 0;                                                            \
-        size_t i = 1;                                                                        \
-        for (; i + 1 < n; i += 2) { /* one NaN test per pair: either is unordered */         \
-            type v = a[i], w = a[i + 1];                                                     \
-            seen |= isunordered(v, w) != 0;                                                  \
-            size_t c = v < p ? 1 : 0;                                                        \
-            a[i] = a[l];                                                                     \
-            a[l] = v;                                                                        \
-            l += c;                                                                          \
-            c = w < p ? 1 : 0;                                                               \
-            a[i + 1] = a[l];                                                                 \
-            a[l] = w;                                                                        \
-            l += c;                                                                          \
+        for (; i + 3 < n; i += 4) {                                                          \
+            type v = a[i], w = a[i + 1], x = a[i + 2], y = a[i + 3];                         \
+            seen |= isunordered(v + w, x + y) != 0;                                          \
+            name##__step(a, i, &l, v, p);                                                    \
+            name##__step(a, i + 1, &l, w, p);                                                \
+            name##__step(a, i + 2, &l, x, p);                                                \
+            name##__step(a, i + 3, &l, y, p);                                                \
         }                                                                                    \
-        if (i < n) {                                                                         \
-            type v = a[i];                                                                   \
-            seen |= isnan(v) != 0;                                                           \
-            a[i] = a[l];                                                                     \
-            a[l] = v;                                                                        \
-            l += v < p ? 1 : 0;                                                              \
+        for (; i < n; i++) {                                                                 \
+            seen |= isnan(a[i]) != 0;                                                        \
+            name##__step(a, i, &l, a[i], p);                                                 \
         }                                                                                    \
         a[0] = a[l - 1];                                                                     \
         a[l - 1] = p;                                                                        \
@@ -257,7 +257,8 @@
         return l - 1;                                                                        \
     }                                                                                        \
     /* The introsort's first step, seeing NaNs; then its two sides (the right one */        \
-    /* has the pivot, <= all of it, at a[-1]) or, after a NaN, the numbers again. */        \
+    /* has the pivot, <= all of it, at a[-1]) or, after a NaN (or a false alarm),  */       \
+    /* the numbers again from the start. */                                                  \
     static inline void name##__sort_block(void *a_, size_t n, void *buf, void *arg) {        \
         type *a = (type *)a_;                                                                \
         unsigned depth = 0;                                                                  \
