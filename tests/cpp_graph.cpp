@@ -256,10 +256,10 @@ TEST(cpp_exception_from_packed_and_held_callables_both_reach_get) {
         ex.wait_for_all();
     }
     weft::taskflow ok;
-    int n = 0;
+    std::atomic<int> n{0};
     for (int i = 0; i < 10; i++) ok.emplace([&n] { n++; });
     ex.run(ok).get();
-    ASSERT_EQ(n, 10);
+    ASSERT_EQ(n.load(), 10);
 }
 
 TEST(cpp_exception_belongs_to_its_own_run_only) {
