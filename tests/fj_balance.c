@@ -66,6 +66,7 @@ static void flat_loop_is_shared(bool group) {
     run_parent(ex, &t);
     for (int w = 0; w < 2; w++) {
         int n = atomic_load(&t.by_worker[w]);
+        if (getenv("FJ_DEBUG")) printf("worker %d ran %d\n", w, n);
         if (n < 400) TEST_FAIL_("worker %d ran %d of 1000 children (%s)", w, n, group ? "group" : "spawn");
     }
     weft_executor_destroy(ex);
