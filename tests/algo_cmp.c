@@ -189,8 +189,8 @@ static void one_nan_anywhere_goes_last(weft_executor *ex) {
             for (size_t i = 0; i < n; i++) in[i] = (double)(test_rand(&r) % 100);
             in[where[k]] = NAN;
             memcpy(v, in, n * 8);
-            ASSERT_OK(weft_double_sort(ex, v, n, NULL));
-            check_nans_last(v, NULL, n, "weft_double_sort, one NaN");
+            ASSERT_OK(weft_double_nans_last_sort(ex, v, n, NULL));
+            check_nans_last(v, NULL, n, "one NaN");
             ASSERT_TRUE(isnan(v[n - 1]) && same_multiset(v, in, n));
             free(in), free(v);
         }
@@ -205,13 +205,13 @@ static void infinities_sort_without_nans(weft_executor *ex) {
     uint64_t r = 5;
     for (size_t i = 0; i < n; i++) v[i] = (double)(test_rand(&r) % 100);
     for (size_t i = 1; i + 1 < n; i += 40) v[i] = INFINITY, v[i + 1] = -INFINITY;
-    ASSERT_OK(weft_double_sort(ex, v, n, NULL));
+    ASSERT_OK(weft_double_nans_last_sort(ex, v, n, NULL));
     for (size_t i = 1; i < n; i++) ASSERT_TRUE(v[i - 1] <= v[i]);
     ASSERT_TRUE(v[0] == -INFINITY && v[n - 1] == INFINITY);
     free(v);
 }
 
-TEST(typed_float_sorts_put_nans_last) {
+TEST(nans_last_sorts_put_nans_last) {
     static const size_t sizes[] = { 0, 1, 2, 7, 31, 5000, 8209, 100003 };
     for (unsigned w = 1; w <= 4; w++) {
         weft_executor *ex = make_executor(w);
@@ -220,17 +220,17 @@ TEST(typed_float_sorts_put_nans_last) {
             double *in = nan_input(n, n + w), *v = xmalloc(n * sizeof *v + 8);
             float *f = xmalloc(n * sizeof *f + 4);
             memcpy(v, in, n * 8);
-            ASSERT_OK(weft_double_sort(ex, v, n, NULL));
-            check_nans_last(v, NULL, n, "weft_double_sort");
+            ASSERT_OK(weft_double_nans_last_sort(ex, v, n, NULL));
+            check_nans_last(v, NULL, n, "weft_double_nans_last_sort");
             ASSERT_TRUE(same_multiset(v, in, n));
             memcpy(v, in, n * 8);
-            ASSERT_OK(weft_double_stable_sort(ex, v, n, NULL));
-            check_nans_last(v, in, n, "weft_double_stable_sort");
+            ASSERT_OK(weft_double_nans_last_stable_sort(ex, v, n, NULL));
+            check_nans_last(v, in, n, "weft_double_nans_last_stable_sort");
             ASSERT_TRUE(same_multiset(v, in, n));
             for (size_t i = 0; i < n; i++) f[i] = (float)in[i];
-            ASSERT_OK(weft_float_sort(ex, f, n, NULL));
+            ASSERT_OK(weft_float_nans_last_sort(ex, f, n, NULL));
             for (size_t i = 0; i < n; i++) v[i] = f[i];
-            check_nans_last(v, NULL, n, "weft_float_sort");
+            check_nans_last(v, NULL, n, "weft_float_nans_last_sort");
             free(in), free(v), free(f);
         }
         one_nan_anywhere_goes_last(ex);
