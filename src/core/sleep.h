@@ -36,12 +36,13 @@ typedef struct weft__sleep {
 /* `searching` starts at the worker count: every worker starts out searching. */
 void weft__sleep_init(weft__sleep *s, unsigned workers);
 
-/* True when some worker is searching or asleep: it would take work if it were
- * offered (fork-join frames keep asking for a share while so, src/fj).  A
- * relaxed read: a hint, never part of the wake-up protocol.  Any thread. */
-static inline bool weft__sleep_hungry(weft__sleep *s) {
+/* True when some worker has gone to sleep (or is about to): it would take work
+ * if it were offered but cannot ask for it (fork-join frames keep a request
+ * standing for it, src/fj; a searching worker asks by itself).  A relaxed
+ * read: a hint, never part of the wake-up protocol.  Any thread. */
+static inline bool weft__sleep_any_asleep(weft__sleep *s) {
     uint64_t v = atomic_load_explicit(&s->state, memory_order_relaxed);
-    return WEFT__SLEEP_SEARCHING(v) + WEFT__SLEEP_IDLE(v) > 0;
+    return WEFT__SLEEP_IDLE(v) > 0;
 }
 
 /* A worker with nothing in its own deque starts searching. */
