@@ -142,20 +142,24 @@ TEST(exact_profiling_times_every_task_on_its_own) {
     for (size_t i = 0; i < rs.n; i++) ASSERT_FALSE(rs.r[i].estimated);
     free(rs.r);
     weft_executor_destroy(ex);
-    /* "false" (like "0", "no", "off") leaves batching on; it used to turn
-     * exact timing on, as any value but "0" did. */
-    setenv("WEFT_PROFILE_EXACT", "false", 1);
-    ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .profile = true }, &err);
+    /* "false" (like "0", "no", "off") leaves batching allowed; it used to turn
+     * exact timing on, as any value but "0" did.  (Whether batches then form
+     * depends on the tasks' speed: not under TSan.  The setting is what is
+     * checked.) */
+    const char *off[] = { "false", "0", "no", "OFF" }, *on[] = { "true", "1", "yes", "On" };
+    for (int i = 0; i < 4; i++) {
+        setenv("WEFT_PROFILE_EXACT", off[i], 1);
+        ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .profile = true }, &err);
+        ASSERT_NOT_NULL(ex);
+        if (ex->obs_state->exact) TEST_FAIL_("WEFT_PROFILE_EXACT=%s turned exact timing on", off[i]);
+        weft_executor_destroy(ex);
+        setenv("WEFT_PROFILE_EXACT", on[i], 1);
+        ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .profile = true }, &err);
+        ASSERT_NOT_NULL(ex);
+        if (!ex->obs_state->exact) TEST_FAIL_("WEFT_PROFILE_EXACT=%s left exact timing off", on[i]);
+        weft_executor_destroy(ex);
+    }
     unsetenv("WEFT_PROFILE_EXACT");
-    ASSERT_NOT_NULL(ex);
-    ASSERT_OK(weft_run_and_wait(ex, tf));
-    rs = spans_of(ex);
-    ASSERT_EQ(rs.n, 5000);
-    size_t est = 0;
-    for (size_t i = 0; i < rs.n; i++) est += rs.r[i].estimated;
-    if (est == 0) TEST_FAIL_("WEFT_PROFILE_EXACT=false made every span exact");
-    free(rs.r);
-    weft_executor_destroy(ex);
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
 

@@ -270,12 +270,14 @@ TEST(a_long_task_among_short_ones_is_measured_and_tops_the_slowest_list) {
      * never a plain estimate.  From run 2 on it is measured on its own. */
     ASSERT_EQ(slow[0].kind, WEFT__SPAN_TASK);
     bool flagged = slow[0].estimated == WEFT__EST_LONG;
-    if (!flagged && (slow[0].estimated || weft__ticks_ns(ex->obs_state, slow[0].end - slow[0].begin) < 2e6))
+    if (!flagged && (slow[0].estimated || weft__ticks_ns(ex->obs_state, slow[0].end - slow[0].begin) < 1.98e6))
         TEST_FAIL_("run 1: the 2 ms task has a plain estimate or a short span");
     for (int k = 1; k < 3; k++) {
         ASSERT_EQ(slow[k].kind, WEFT__SPAN_TASK);
         double ns = weft__ticks_ns(ex->obs_state, slow[k].end - slow[k].begin);
-        if (slow[k].estimated || ns < 2e6)
+        /* 1% below 2 ms allowed: ticks are converted to ns with a rate
+         * calibrated once against the monotonic clock (1,999,941 ns seen). */
+        if (slow[k].estimated || ns < 1.98e6)
             TEST_FAIL_("run %d: the 2 ms task's span is %s and says %.0f ns", k + 1,
                        slow[k].estimated ? "estimated" : "measured", ns);
     }
