@@ -56,7 +56,7 @@ static size_t held_bytes(const weft_executor *ex) {
     const struct weft__obs *o = ex->obs_state;
     if (o) {
         b += sizeof *o + o->w_bytes;
-        for (unsigned i = 0; i < o->nworkers; i++) b += o->w[i].nchunks * sizeof(weft__span_chunk);
+        for (unsigned i = 0; i < o->nworkers; i++) b += atomic_load_explicit((_Atomic size_t *)&o->w[i].nchunks, memory_order_relaxed) * sizeof(weft__span_chunk);
     }
     return b;
 }

@@ -195,7 +195,9 @@ typedef struct weft__obs_worker {
     uint32_t room;
     uint64_t nspans; /* spans stored (a batch's counted per task); owner only */
     size_t cur_idx;  /* chunks in use, cur included (0: none) */
-    size_t nchunks;  /* chunks allocated */
+    /* Chunks allocated: written by the owner (load + store), read by
+     * weft_executor_metrics on any thread, hence atomic (relaxed). */
+    _Atomic size_t nchunks;
     _Atomic uint64_t recorded, dropped; /* task spans */
     weft__names names;
 } weft__obs_worker;

@@ -14,7 +14,8 @@ static bool next_chunk(weft__obs_worker *ow) {
         c->next = NULL;
         if (ow->cur) ow->cur->next = c;
         else ow->head = c;
-        ow->nchunks++;
+        atomic_store_explicit(&ow->nchunks, atomic_load_explicit(&ow->nchunks, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
     }
     ow->cur = c;
     ow->used = 0;
@@ -74,7 +75,8 @@ void weft__spans_free(weft__obs_worker *ow) {
     }
     ow->head = ow->cur = NULL;
     ow->used = ow->room = 0;
-    ow->nchunks = ow->cur_idx = 0;
+    atomic_store_explicit(&ow->nchunks, 0, memory_order_relaxed);
+    ow->cur_idx = 0;
     names_free(&ow->names);
 }
 
