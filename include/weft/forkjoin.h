@@ -88,7 +88,6 @@ typedef struct weft__fj {
 /* Out of line halves of spawn and sync (src/fj/frames.c). */
 WEFT_API weft_status weft__fj_spawn_slow(weft_ctx *ctx, weft_task_fn fn, void *arg);
 WEFT_API int weft__fj_sync_slow(weft_ctx *ctx);
-WEFT_API void weft__fj_share_now(weft_ctx *ctx);
 
 /* The frame stack of the worker running ctx: the context's first member is its
  * worker, whose first member is the frame stack (checked at build time). */
@@ -138,7 +137,7 @@ static inline int weft_sync(weft_ctx *ctx) {
 }
 
 /* Private: weft_sync without the look at a thief's request (a task group's
- * wait looks once, weft__fj_offer).  Only from inside a task. */
+ * wait looks at its first sync only).  Only from inside a task. */
 static inline int weft__sync_unchecked(weft_ctx *ctx) {
     weft__fj *fj = weft__fj_of(ctx);
     if (WEFT__LIKELY(fj->head > fj->split)) {
@@ -146,16 +145,6 @@ static inline int weft__sync_unchecked(weft_ctx *ctx) {
         return f->fn(ctx, f->arg);
     }
     return weft__fj_sync_slow(ctx);
-}
-
-/* Private: before a task group's wait, a look at a thief's request (limit 0
- * with private frames): the older half of the frames the task spawned before
- * the thief asked is shared then (frames.c).  Once per wait, not
- * per sync: the load cost a group of 10 children per node (skynet) 6%. */
-static inline void weft__fj_offer(weft_ctx *ctx) {
-    weft__fj *fj = weft__fj_of(ctx);
-    if (WEFT__UNLIKELY(fj->head > fj->split + 1 && __atomic_load_n(&fj->limit, __ATOMIC_RELAXED) == 0))
-        weft__fj_share_now(ctx);
 }
 
 /* weft_sync with the child's value apart from weft's own status, for a child
@@ -317,7 +306,13 @@ static inline weft_status weft_task_group_spawn(weft_task_group *g, weft_task_fn
 static inline int weft_task_group_wait(weft_task_group *g) {
     if (!g) return WEFT_EINVAL;
     int first = 0;
-    if (g->pending_ > 1) weft__fj_offer(g->ctx_);
+    /* The first sync looks at a thief's request (weft_sync: the older half of
+     * the children is shared then); the others do not: a look per sync cost a
+     * group of 10 children per node (skynet) 6%. */
+    if (g->pending_ > 1) {
+        first = weft_sync(g->ctx_);
+        g->pending_--;
+    }
     for (; g->pending_ > 0; g->pending_--) {
         int r = weft__sync_unchecked(g->ctx_);
         if (r != 0 && first == 0) first = r;

@@ -164,11 +164,11 @@ static void share(weft_ctx *ctx) {
     }
 }
 
-/* A thief asked (limit 0) while private frames wait to be synced: at a
- * weft_sync, or before a group's syncs (weft__fj_offer).  Publishes the older
+/* A thief asked (limit 0) while private frames wait to be synced, seen by a
+ * weft_sync (a task group's first sync, or any plain one).  Publishes the older
  * half of the private frames; the newest, the one synced next, stays private.
  * Then clears the request unless a worker is asleep (rest_limit). */
-void weft__fj_share_now(weft_ctx *ctx) {
+static void share_at_sync(weft_ctx *ctx) {
     weft__fj *fj = weft__fj_of(ctx);
     uint32_t n = (uint32_t)(fj->head - fj->split) / 2;
     if (n) publish(ctx->worker, n);
@@ -237,7 +237,7 @@ int weft__fj_sync_slow(weft_ctx *ctx) {
         if (!fj->allstolen) __atomic_store_n(&fj->limit, rest_limit(ctx->worker), __ATOMIC_RELAXED);
     }
     if (fj->head > fj->split) { /* from weft_sync: a thief asked */
-        weft__fj_share_now(ctx);
+        share_at_sync(ctx);
         fj->head = f;
         return f->fn(ctx, f->arg);
     }
