@@ -283,15 +283,7 @@ static void run_child(void (*child)(void), char *got) {
         _exit(99);
     }
     close(exit_pipe[1]);
-    int status = 0;
-    double deadline = now_s() + 30;
-    pid_t r;
-    while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now_s() < deadline) sleep_us(1000);
-    if (r == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        TEST_FAIL_("the child hung at exit");
-    }
+    int status = wait_child(pid, 30, "the child hung at exit");
     ssize_t len = read(exit_pipe[0], got, 15);
     got[len > 0 ? len : 0] = 0;
     close(exit_pipe[0]);

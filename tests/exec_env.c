@@ -352,15 +352,7 @@ TEST(an_executor_used_in_a_forked_child_fails_fast_with_weft_eforked) {
     pid_t pid = fork();
     ASSERT_TRUE(pid >= 0);
     if (pid == 0) _exit(child_checks(ex, tf, pending));
-    int status = 0;
-    double deadline = now_s() + 20;
-    pid_t r;
-    while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now_s() < deadline) sleep_us(1000);
-    if (r == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        TEST_FAIL_("the child process hung using the parent's executor");
-    }
+    int status = wait_child(pid, 20, "the child process hung using the parent's executor");
     ASSERT_TRUE(WIFEXITED(status));
     if (WEXITSTATUS(status) != 0) TEST_FAIL_("child checks failed: mask 0x%x", WEXITSTATUS(status));
     /* The parent's executor is untouched. */

@@ -39,6 +39,24 @@ static inline bool wait_flag(atomic_int *flag, int want, double secs) {
     return true;
 }
 
+/* Waits up to `secs` for child process pid and returns its waitpid status; a
+ * child still running then is killed and the test fails with `what`.  (For
+ * tests that fork; the includes are POSIX.) */
+#include <signal.h>
+#include <sys/wait.h>
+static inline int wait_child(pid_t pid, double secs, const char *what) {
+    int status = 0;
+    double deadline = now_s() + secs;
+    pid_t r;
+    while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now_s() < deadline) sleep_us(1000);
+    if (r == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        TEST_FAIL_("%s", what);
+    }
+    return status;
+}
+
 static inline weft_executor *make_executor(unsigned workers) {
     weft_status err = WEFT_OK;
     weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = workers }, &err);
