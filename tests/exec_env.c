@@ -14,6 +14,7 @@
 #include "platform/platform.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -360,4 +361,30 @@ TEST(an_executor_used_in_a_forked_child_fails_fast_with_weft_eforked) {
     weft_future_destroy(pending);
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
+}
+
+/* ---- executors created on several threads at once ------------------------------ */
+
+static void *create_and_destroy(void *arg) {
+    atomic_int *bad = arg;
+    for (int i = 0; i < 20; i++) {
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, NULL);
+        if (!ex) {
+            atomic_fetch_add(bad, 1);
+            continue;
+        }
+        if (weft_run_root(ex, root_fn, NULL) != 7) atomic_fetch_add(bad, 1);
+        weft_executor_destroy(ex);
+    }
+    return NULL;
+}
+
+/* Process-wide set-up (the fork handler, the fence) runs at every creation:
+ * concurrent creations must not race on it (TSan checks). */
+TEST(executors_created_on_four_threads_at_once_all_work) {
+    atomic_int bad = 0;
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) ASSERT_EQ(pthread_create(&t[i], NULL, create_and_destroy, &bad), 0);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    ASSERT_EQ(atomic_load(&bad), 0);
 }

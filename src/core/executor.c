@@ -122,27 +122,25 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
     return ex;
 }
 
+/* Why destroy must leave ex alone, or NULL when it may go ahead.  destroy
+ * returns nothing, so the reason is logged (weft/core.h says what to do). */
+static const char *destroy_refused(const weft_executor *ex) {
+    if (weft__current_worker(ex))
+        return "called from one of its own workers: it would wait for itself, so nothing was done; "
+               "destroy it from the thread that created it";
+    if (weft__is_default_executor(ex)) /* shared by the whole process: exit destroys it */
+        return "the default executor is shared by the process; it is destroyed at exit, not by a caller";
+    if (weft__forked(ex)) /* no workers to join here; freeing would save the parent's profile again */
+        return "the executor was created before fork(); in the child it is left as it is "
+               "(its memory goes with the process)";
+    return NULL;
+}
+
 void weft_executor_destroy(weft_executor *ex) {
     if (!ex) return;
-    if (weft__current_worker(ex)) {
-        weft__log(WEFT_LOG_WARN,
-                  "weft_executor_destroy(%p) called from one of its own workers: it would wait for "
-                  "itself, so nothing was done; destroy it from the thread that created it",
-                  (void *)ex);
-        return;
-    }
-    if (weft__is_default_executor(ex)) { /* shared by the whole process: exit destroys it */
-        weft__log(WEFT_LOG_WARN, "weft_executor_destroy(%p): the default executor is shared by the process; "
-                  "it is destroyed at exit, not by a caller", (void *)ex);
-        return;
-    }
-    if (weft__forked(ex)) {
-        /* Its workers do not exist in this process: nothing to join, and
-         * freeing would race nothing but save the parent's profile again. */
-        weft__log(WEFT_LOG_WARN,
-                  "weft_executor_destroy(%p): the executor was created before fork(); in the child "
-                  "it is left as it is (its memory goes with the process)",
-                  (void *)ex);
+    const char *why = destroy_refused(ex);
+    if (why) {
+        weft__log(WEFT_LOG_WARN, "weft_executor_destroy(%p): %s", (void *)ex, why);
         return;
     }
     (void)weft_executor_wait_all(ex);

@@ -89,8 +89,8 @@ weft_status weft_executor_wait_all(weft_executor *ex) {
     if (weft__current_worker(ex)) return WEFT_EDEADLK;
     if (weft__forked(ex)) return WEFT_EFORKED;
     atomic_fetch_add_explicit(&ex->quiet_waiters, 1, memory_order_seq_cst);
-    /* Registered, then the counters: pairs with the light fence of a worker's
-     * weft__runs_end and with the full fence of weft__runs_quiet_check. */
+    /* Registered, then the counters: pairs with the light fence of
+     * weft__runs_busy_end and with the full fence of weft__runs_quiet_check. */
     weft__fence_heavy();
     for (;;) {
         /* The epoch before the check: a bump after it fails the futex wait. */

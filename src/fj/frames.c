@@ -236,7 +236,7 @@ int weft__fj_sync_slow(weft_ctx *ctx) {
         fj->generous = 0;
         if (!fj->allstolen) __atomic_store_n(&fj->limit, rest_limit(ctx->worker), __ATOMIC_RELAXED);
     }
-    if (fj->head > fj->split) { /* from weft_sync: a thief asked */
+    if (fj->head > fj->split) { /* weft_sync saw limit 0: a request, a sleeper, or generous */
         share_at_sync(ctx);
         fj->head = f;
         return f->fn(ctx, f->arg);

@@ -22,7 +22,9 @@
 
 _Atomic bool weft__asym_heavy_ok;
 _Atomic uint32_t weft__fork_generation;
-static void (*child_hook)(void);
+/* Set by every weft__process_init call (always the same function), read in the
+ * child: atomic, as two threads may create executors at once. */
+static void (*_Atomic child_hook)(void);
 
 static bool membarrier_register(void) {
     long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
@@ -34,7 +36,8 @@ static void in_child(void) {
     atomic_fetch_add_explicit(&weft__fork_generation, 1, memory_order_relaxed);
     /* The child's memory map is new: register it again (or fall back to fences). */
     atomic_store_explicit(&weft__asym_heavy_ok, membarrier_register(), memory_order_relaxed);
-    if (child_hook) child_hook();
+    void (*hook)(void) = atomic_load_explicit(&child_hook, memory_order_relaxed);
+    if (hook) hook();
 }
 
 static void init_once(void) {
@@ -44,7 +47,7 @@ static void init_once(void) {
 
 void weft__process_init(void (*on_fork_child)(void)) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    child_hook = on_fork_child; /* the same function on every call */
+    atomic_store_explicit(&child_hook, on_fork_child, memory_order_relaxed);
     pthread_once(&once, init_once);
 }
 
