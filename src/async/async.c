@@ -11,8 +11,8 @@
 static weft__job *async_job_run(weft__worker *w, weft__job *job);
 
 /* Queues a task whose dependencies are done; w is the calling thread's worker
- * or NULL.  Its job holds the producer reference.  0 or WEFT_ENOMEM (only off
- * the workers: the injector is full). */
+ * or NULL.  Its job holds the producer reference.  0, or (only off the
+ * workers) WEFT_ENOMEM (the injector is full) or WEFT_EFORKED. */
 static int enqueue(weft__async *a, weft__worker *w) {
     a->job.run = async_job_run;
     a->job.next = NULL;
@@ -61,12 +61,12 @@ static weft__job *async_job_run(weft__worker *w, weft__job *job) {
 }
 
 /* Undoes a task that could not be queued (nothing else can reference it); w is
- * the submitting thread's worker, or NULL. */
-static weft_status give_up(weft__async *a, weft__worker *w, bool keep_handle) {
+ * the submitting thread's worker, or NULL.  Returns st, why it failed. */
+static weft_status give_up(weft__async *a, weft__worker *w, bool keep_handle, int st) {
     if (keep_handle) weft__future_release(&a->fut);
     weft__runs_end(a->fut.ex, w);
     weft__future_release(&a->fut);
-    return WEFT_ENOMEM;
+    return (weft_status)st;
 }
 
 /* Links a after dependency d; false if d has finished already. */
@@ -97,7 +97,9 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
     if (dst != WEFT_OK) return dst;
     if (!fn || !deps_valid(ex, deps, ndeps)) return WEFT_EINVAL;
     weft__worker *w = weft__current_worker(ex);
-    if (!w && weft__forked(ex)) return WEFT_EFORKED; /* no workers in this process */
+    /* No workers in this process (fork): refused before any record or edge, as
+     * a task waiting on the parent's unfinished tasks would never be queued. */
+    if (!w && weft__forked(ex)) return WEFT_EFORKED;
     weft__async *a = weft__async_new(ex, w, fn, arg, out != NULL);
     if (!a) return WEFT_ENOMEM;
     if (ndeps) {
@@ -114,7 +116,8 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
         /* Nobody else can see a yet: no count to take down.  join = 0 says it
          * may run (weft_future_wait_isolated reads it). */
         atomic_store_explicit(&a->join, 0, memory_order_relaxed);
-        if (enqueue(a, w) != 0) return give_up(a, w, out != NULL);
+        int st = enqueue(a, w);
+        if (st != 0) return give_up(a, w, out != NULL, st);
         if (out) *out = &a->fut;
         return WEFT_OK;
     }
@@ -125,9 +128,10 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
         if (!link_edge(weft__async_of(deps[i]), &a->edges[i])) finished++;
     }
     /* Our own 1 plus the dependencies that had finished before we linked. */
-    if (atomic_fetch_sub_explicit(&a->join, finished + 1, memory_order_acq_rel) == finished + 1 &&
-        enqueue(a, w) != 0)
-        return give_up(a, w, out != NULL); /* all edges were consumed: nothing points at a */
+    if (atomic_fetch_sub_explicit(&a->join, finished + 1, memory_order_acq_rel) == finished + 1) {
+        int st = enqueue(a, w);
+        if (st != 0) return give_up(a, w, out != NULL, st); /* all edges were consumed: nothing points at a */
+    }
     if (out) *out = &a->fut;
     return WEFT_OK;
 }

@@ -117,7 +117,6 @@ weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     weft__worker *w = weft__current_worker(ex);
-    if (!w && weft__forked(ex)) return WEFT_EFORKED; /* no workers in this process */
     silent *s = take(w);
     if (!s) return WEFT_ENOMEM;
     *s = (silent){{silent_run, NULL}, fn, arg, ex, w};
