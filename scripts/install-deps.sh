@@ -3,9 +3,14 @@
 # those already present (idempotent).  Required: gcc, g++, cmake, make.  Optional:
 # libtbb-dev (oneTBB peer benchmarks), graphviz (renders DOT in docs and tests),
 # python3 (JSON checks in tests), libuv1-dev (examples/async_libuv.c), doxygen (the
-# API reference: make docs).  Runs apt-get only when something is missing.
+# API reference: make docs), libhwloc15 + hwloc (the topology layer's hwloc backend,
+# loaded with dlopen; lstopo for cross-checks), pocl-opencl-icd + ocl-icd-opencl-dev +
+# clinfo (the GPU layer's OpenCL backend, run on the CPU through PoCL), libopenmpi-dev +
+# openmpi-bin (the weft::mpi module and its mpirun tests), spin (the protocol models in
+# tests/models).  Runs apt-get only when something is missing.
 set -eu
-want="gcc g++ cmake make libtbb-dev graphviz python3 pkg-config libuv1-dev doxygen"
+want="gcc g++ cmake make libtbb-dev graphviz python3 pkg-config libuv1-dev doxygen
+      libhwloc15 hwloc pocl-opencl-icd ocl-icd-opencl-dev clinfo libopenmpi-dev openmpi-bin spin"
 missing=""
 for p in $want; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
