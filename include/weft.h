@@ -12,4 +12,5 @@
 #include "weft/flow.h"
 #include "weft/pipeline.h"
 #include "weft/algo.h"
+#include "weft/cancel.h"
 #endif

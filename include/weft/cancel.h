@@ -1,0 +1,292 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * Cancellation in three layers (docs/guide-cancellation.md says when to use
+ * which):
+ *
+ *   1. Cooperative: a cancellation token, shared between threads, that a task
+ *      polls (weft_cancel_token_is_cancelled, weft_ctx_check) and that stops
+ *      every run or async task it is attached to (weft_cancel_attach): tasks not
+ *      yet started are skipped and counted (weft_run_info.skipped).
+ *   2. Deadlines: a token that cancels itself at a time (weft_cancel_after,
+ *      weft_cancel_at), and scoped budgets (weft_deadline_begin/end,
+ *      weft_with_deadline).  One timer thread per process serves them all.
+ *   3. Signal preemption (Linux, opt-in): weft_preempt_install, for a task stuck
+ *      in a loop that never checks.
+ *
+ * All times are nanoseconds of the monotonic clock (weft_cancel_now_ns).
+ */
+#ifndef WEFT_CANCEL_H
+#define WEFT_CANCEL_H
+
+#include "weft/common.h"
+#include "weft/core.h"
+
+WEFT_EXTERN_C_BEGIN
+
+/* ---------------------------------------------------------------------------------
+ * Tokens
+ * ------------------------------------------------------------------------------ */
+
+/* A cancellation token: a flag that goes from "not cancelled" to "cancelled"
+ * once (until reset), with a reason, callbacks, an optional parent and an
+ * optional deadline.  Reference counted: weft_cancel_token_retain adds a
+ * reference, weft_cancel_token_destroy drops one; the last drop frees it.
+ * Every function below may be called from any thread, concurrently, on the
+ * same token, unless its comment says otherwise. */
+typedef struct weft_cancel_token weft_cancel_token;
+
+/* Reasons are copied into the token, truncated to this many bytes less one. */
+#define WEFT_CANCEL_REASON_MAX 256
+
+/* Creates a token (not cancelled, one reference).  `parent` may be NULL; if
+ * not, cancelling the parent (or any ancestor) cancels this token with the
+ * parent's reason, while cancelling this token leaves the parent alone.  A
+ * child of an already cancelled parent is created cancelled.  The child keeps
+ * a reference to its parent until it is freed.  Returns NULL with *err (if err
+ * is not NULL) WEFT_ENOMEM.  Any thread. */
+WEFT_API WEFT_NODISCARD weft_cancel_token *weft_cancel_token_create(weft_cancel_token *parent, weft_status *err);
+
+/* Adds a reference and returns t (NULL for NULL).  Any thread; lock-free. */
+WEFT_API weft_cancel_token *weft_cancel_token_retain(weft_cancel_token *t);
+
+/* Drops the caller's reference.  The last one disarms the token's deadline,
+ * detaches it from the runs and async tasks it is attached to (they go on, no
+ * longer cancellable by it), unlinks it from its parent, frees callbacks that
+ * never ran, and frees it.  Callbacks registered with a handle keep a
+ * reference, so the token lives until those handles are removed.  NULL is a
+ * no-op.  Any thread, but not from inside one of this token's callbacks when
+ * that drop is the last one. */
+WEFT_API void weft_cancel_token_destroy(weft_cancel_token *t);
+
+/* Cancels t: the flag is set (release), then every registered callback runs,
+ * one after another, on the calling thread, and so do those of t's children,
+ * recursively.  Returns WEFT_OK when this call cancelled it, WEFT_ECANCELED if
+ * it was cancelled already (nothing is done; the first reason stays),
+ * WEFT_EINVAL for NULL.  Any thread, callbacks included; blocking only for as
+ * long as the callbacks run. */
+WEFT_API weft_status weft_cancel_token_cancel(weft_cancel_token *t);
+
+/* weft_cancel_token_cancel with a reason, copied (truncated to
+ * WEFT_CANCEL_REASON_MAX - 1 bytes).  NULL reason: "". */
+WEFT_API weft_status weft_cancel_token_cancel_with(weft_cancel_token *t, const char *reason);
+
+/* True once t is cancelled (false for NULL).  One acquire load: what the
+ * canceller wrote before cancelling is visible to a caller that sees true.
+ * Any thread; wait-free. */
+WEFT_API bool weft_cancel_token_is_cancelled(const weft_cancel_token *t);
+
+/* The reason t was cancelled with ("" if none was given, or if t is not
+ * cancelled; "" for NULL).  Deadlines give "deadline exceeded"; a child gets
+ * its parent's reason.  The text belongs to the token: valid until it is reset
+ * or freed.  Any thread. */
+WEFT_API const char *weft_cancel_token_reason(const weft_cancel_token *t);
+
+/* Re-arms t for reuse: not cancelled, no reason, no deadline.  Callbacks that
+ * ran are gone; those registered and not yet run stay registered.  A child is
+ * linked to its parent again (and so is cancelled again at once if the parent
+ * still is).  The cancel count is kept.  Returns WEFT_OK, WEFT_EINVAL (NULL),
+ * WEFT_EBUSY (a cancel is running t's callbacks right now: try again after it).
+ * Call it when no run or task still uses t's previous cancellation (a reader
+ * of weft_cancel_token_reason would see the text change).  Any thread. */
+WEFT_API weft_status weft_cancel_token_reset(weft_cancel_token *t);
+
+/* How many times t went from not cancelled to cancelled, resets included (0
+ * for NULL).  Any thread; wait-free. */
+WEFT_API uint64_t weft_cancel_token_cancel_count(const weft_cancel_token *t);
+
+/* ---- callbacks ---- */
+
+/* Called once when the token is cancelled, with its reason (valid during the
+ * call).  Keep it short and non-blocking: it runs on the cancelling thread
+ * (a task, the timer thread, a user thread).  It may cancel tokens (this one
+ * included: that call returns WEFT_ECANCELED), register callbacks (on this
+ * token they run at once) and remove its own handle. */
+typedef void (*weft_cancel_fn)(void *arg, const char *reason);
+
+/* A registered callback (weft_cancel_token_on_cancel). */
+typedef struct weft_cancel_callback weft_cancel_callback;
+
+/* Registers fn(arg, reason) to run once when t is cancelled, or right here,
+ * before returning, if t is cancelled already.  If `out` is not NULL it
+ * receives a handle for weft_cancel_callback_remove (which must then be
+ * called, whether the callback ran or not: it frees the handle; the handle
+ * holds a reference to t).  With `out` NULL the registration lives until t is
+ * cancelled (or freed).  Returns WEFT_OK, WEFT_EINVAL (NULL t or fn),
+ * WEFT_ENOMEM (nothing registered, fn not called).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_cancel_token_on_cancel(weft_cancel_token *t, weft_cancel_fn fn, void *arg,
+                                                               weft_cancel_callback **out);
+
+/* Deregisters and frees cb.  Returns true if the callback had not run (and now
+ * never will), false if it ran.  If it is running on another thread right
+ * now, this waits until it has returned, so that after the call nothing uses
+ * `arg` any more; from inside the callback itself it does not wait.  NULL:
+ * false.  Any thread; call it once per handle. */
+WEFT_API bool weft_cancel_callback_remove(weft_cancel_callback *cb);
+
+/* ---------------------------------------------------------------------------------
+ * Deadlines
+ *
+ * All deadlines of the process share one timer thread, started by the first
+ * deadline armed (none if no deadline is ever used).  It sleeps until the
+ * earliest deadline and uses no CPU while none is due.  A deadline fires at
+ * its time or later, never earlier; the lateness is the OS's wake-up latency
+ * (tens of microseconds on an idle machine) plus the callbacks of deadlines
+ * due before it.  A token's callbacks run on the timer thread when its
+ * deadline fires: keep them short.
+ * ------------------------------------------------------------------------------ */
+
+/* The monotonic clock the deadlines use, in nanoseconds.  Any thread. */
+WEFT_API uint64_t weft_cancel_now_ns(void);
+
+/* Cancels t with the reason "deadline exceeded" `timeout_ns` from now.  A
+ * token has one deadline: this replaces an earlier one.  0 cancels at once, on
+ * the calling thread; a timeout beyond the clock's range never fires.  Returns
+ * WEFT_OK, WEFT_EINVAL (NULL), WEFT_ENOMEM or WEFT_ESYS (the timer thread could
+ * not be started; nothing armed).  Armed on a cancelled token it does nothing
+ * and returns WEFT_OK.  Any thread; O(log n) in the armed deadlines. */
+WEFT_API WEFT_NODISCARD weft_status weft_cancel_after(weft_cancel_token *t, uint64_t timeout_ns);
+
+/* The same at a time of weft_cancel_now_ns's clock (a past time cancels at
+ * once). */
+WEFT_API WEFT_NODISCARD weft_status weft_cancel_at(weft_cancel_token *t, uint64_t when_ns);
+
+/* Removes t's deadline, if it has one that has not fired.  Returns true if one
+ * was removed.  Any thread. */
+WEFT_API bool weft_cancel_disarm(weft_cancel_token *t);
+
+/* A scoped time budget, the C form of an RAII deadline guard:
+ *
+ *     weft_deadline d;
+ *     if (weft_deadline_begin(&d, tok, 50 * 1000000ull) == WEFT_OK) {
+ *         ... work that polls tok ...
+ *         if (weft_deadline_end(&d) == WEFT_ETIMEDOUT) ... over budget ...
+ *     }
+ *
+ * While the scope is open, tok is cancelled ("deadline exceeded") when the
+ * budget runs out; at the end, a budget that was exceeded cancels it too (if
+ * the timer had not yet).  Scopes are independent of the token's own deadline
+ * and of each other (they may nest).  The struct lives with the caller (its
+ * stack) and is filled by begin; its fields are private. */
+typedef struct weft_deadline {
+    weft_cancel_token *token;
+    uint64_t start_ns;
+    uint64_t budget_ns;
+    uint64_t private_[4];
+} weft_deadline;
+
+/* Opens a scope on t (which it keeps a reference to until end).  Returns
+ * WEFT_OK, WEFT_EINVAL (NULL d or t), WEFT_ENOMEM or WEFT_ESYS (no timer: the
+ * scope is not open; do not call end).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_deadline_begin(weft_deadline *d, weft_cancel_token *t, uint64_t budget_ns);
+
+/* Closes the scope.  Returns WEFT_OK if it ended within its budget, else
+ * WEFT_ETIMEDOUT (and the token is cancelled); WEFT_EINVAL for NULL.  Call it
+ * once, on any thread, for every successful begin. */
+WEFT_API weft_status weft_deadline_end(weft_deadline *d);
+
+/* The function weft_with_deadline runs. */
+typedef int (*weft_deadline_fn)(weft_cancel_token *t, void *arg);
+
+/* Runs fn(t, arg) on the calling thread with a fresh token t that is
+ * cancelled once `budget_ns` have passed (fn should poll it, or attach it to
+ * the work it starts).  *result (if not NULL) receives fn's return value.
+ * Returns WEFT_OK (fn ended within budget), WEFT_ETIMEDOUT (it did not),
+ * WEFT_EINVAL (NULL fn), WEFT_ENOMEM, WEFT_ESYS (fn not called).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_with_deadline(uint64_t budget_ns, weft_deadline_fn fn, void *arg,
+                                                       int *result);
+
+/* ---------------------------------------------------------------------------------
+ * Attaching tokens to work, and what a task sees
+ * ------------------------------------------------------------------------------ */
+
+/* Attaches t to the run or async task of future f: when t is cancelled (or
+ * right here, if it is already), f is cancelled as weft_future_cancel does:
+ * its tasks not yet started are skipped and counted in weft_run_info.skipped,
+ * and running ones see it through weft_ctx_check, which also gives them t's
+ * reason.  A pipeline or a parallel algorithm emplaced in a taskflow stops
+ * with the taskflow's run.  A future may have several tokens, and a token any
+ * number of futures; the link holds a reference to f (the caller may destroy
+ * its own at once) until f is finished and t is next attached or freed, so a
+ * long-lived token costs memory for the work it is attached to that is still
+ * running, not for what it was ever attached to.  Returns WEFT_OK, WEFT_EINVAL
+ * (NULL argument), WEFT_ENOMEM (not attached).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_cancel_attach(weft_cancel_token *t, weft_future *f);
+
+/* What a running task asks, in a loop, to stop early:
+ *   WEFT_OK         go on;
+ *   WEFT_ECANCELED  its run (or async task) was cancelled: by a token (the
+ *                   reason is weft_ctx_cancel_reason's, and also the calling
+ *                   thread's weft_last_error_message), by weft_future_cancel,
+ *                   or by signal preemption (weft_preempt_thread);
+ *   WEFT_ETASK      another task of the same run failed (not a cancellation);
+ *   WEFT_EINVAL     NULL ctx.
+ * Costs two loads while nothing happened: safe in a tight loop.  Only on the
+ * task's own thread, while it runs. */
+WEFT_API weft_status weft_ctx_check(const weft_ctx *ctx);
+
+/* weft_ctx_check, and if it returns WEFT_OK, lets the OS run another thread
+ * (a yield) before returning: for a polling loop that waits on something. */
+WEFT_API weft_status weft_ctx_check_and_yield(const weft_ctx *ctx);
+
+/* The reason the task's run was cancelled by a token attached to it, copied
+ * into a buffer of the calling thread (valid until its next call); "" when no
+ * token cancelled it (or for NULL).  Only on the task's own thread. */
+WEFT_API const char *weft_ctx_cancel_reason(const weft_ctx *ctx);
+
+/* ---------------------------------------------------------------------------------
+ * Signal preemption (Linux; opt-in)
+ * ------------------------------------------------------------------------------ */
+
+/* weft_preempt_install options; zero means default. */
+typedef struct weft_preempt_config {
+    /* The signal to use; 0: SIGUSR2. */
+    int signo;
+    /* Refused (WEFT_EBUSY) if the application has a handler for the signal
+     * already, unless this is true: then weft's handler calls the old one after
+     * setting its flag. */
+    bool chain;
+} weft_preempt_config;
+
+/* Installs the preemption signal handler, once per process (a second call
+ * with the same signal returns WEFT_OK).  The handler does one thing: it sets
+ * a flag of the thread it interrupts, which weft_ctx_check and
+ * weft_preempt_requested read.  It never unwinds, longjmps or frees: a task's
+ * locks, allocations and invariants stay whole, and the task stops at its next
+ * check.  Returns WEFT_OK, WEFT_EINVAL (a bad signal number), WEFT_EBUSY (a
+ * handler is installed and config->chain is false), WEFT_ESYS (not on this
+ * OS).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_preempt_install(const weft_preempt_config *config);
+
+/* Interrupts the worker running the task of `ctx`, from another thread: sends
+ * it the preemption signal, so that the task's next weft_ctx_check returns
+ * WEFT_ECANCELED even if its run is not cancelled, and weft_preempt_requested
+ * is true on its thread.  A task that never checks is not stopped: no code
+ * runs in it but the handler.  Returns WEFT_OK, WEFT_EINVAL (NULL), WEFT_ENOENT
+ * (not installed), WEFT_ESYS.  ctx must belong to a task that is still running
+ * (weft_preempt_task is the safe form from a token's callback). */
+WEFT_API weft_status weft_preempt_thread(const weft_ctx *ctx);
+
+/* From inside a running task: makes the task's worker receive the preemption
+ * signal when t is cancelled, until weft_preempt_unwatch (call it before the
+ * task returns).  `slot` is caller storage (the task's stack) that the
+ * registration lives in.  Returns WEFT_OK, WEFT_EINVAL, WEFT_ENOENT (not
+ * installed), WEFT_ENOMEM. */
+typedef struct weft_preempt_watch {
+    weft_cancel_callback *cb;
+    unsigned long thread;
+} weft_preempt_watch;
+WEFT_API WEFT_NODISCARD weft_status weft_preempt_watch_begin(weft_preempt_watch *slot, weft_cancel_token *t);
+WEFT_API void weft_preempt_watch_end(weft_preempt_watch *slot);
+
+/* True when the calling thread has received the preemption signal since its
+ * flag was last cleared.  One thread-local load: poll it in a loop that does
+ * not have its context at hand.  Any thread; async-signal-safe. */
+WEFT_API bool weft_preempt_requested(void);
+
+/* Clears the calling thread's preemption flag (a worker clears it before each
+ * task it runs through weft_ctx_check's caller; call it when the task has
+ * stopped).  Any thread. */
+WEFT_API void weft_preempt_clear(void);
+
+WEFT_EXTERN_C_END
+#endif

@@ -1,0 +1,193 @@
+/* Tokens attached to futures (runs, async tasks), and what a task sees
+ * through its context: weft_ctx_check and the reason.
+ *
+ * An attachment is a callback on the token that cancels the future, plus a
+ * reference to the future.  Nothing is added to the task path: a run checks
+ * its future's stop bits before each task anyway, and the token's callback
+ * sets them.  An attachment is freed once its future has finished, lazily:
+ * each attach first sweeps the token's list when it has doubled since the
+ * last sweep (amortised O(1) per attach, and a long-lived token holds memory
+ * for at most twice the work still running), and a token's last reference
+ * frees them all.
+ *
+ * The reason reaches a task through a process-wide registry, keyed by the
+ * address of the future's stop word (what a task's context points at), read
+ * only by weft_ctx_cancel_reason and by weft_ctx_check once it has found the
+ * run cancelled, so it costs nothing until then. */
+#include "cancel/cancel.h"
+#include "core/alloc.h"
+#include "core/error_detail.h"
+#include "core/executor.h"
+#include "core/future.h"
+
+#include <stddef.h>
+#include <string.h>
+
+struct weft__attach {
+    weft__cancel_reg reg; /* first: cast back from the registration */
+    weft_future *f;       /* a reference */
+    weft_cancel_token *t;
+    struct weft__attach *next;   /* t's list, under t->attach_mu */
+    struct weft__attach *bucket; /* the registry's chain, under its shard's lock */
+};
+
+/* ---- the registry ---- */
+
+enum { SHARDS = 16 };
+static struct shard {
+    weft__mutex mu;
+    struct weft__attach *head;
+} shards[SHARDS];
+static _Atomic int shards_once;
+
+static int shards_setup(void) {
+    for (int i = 0; i < SHARDS; i++)
+        if (weft__mutex_init(&shards[i].mu) != 0) {
+            while (i-- > 0) weft__mutex_destroy(&shards[i].mu);
+            return WEFT_ESYS;
+        }
+    return 0;
+}
+
+static struct shard *shard_of(const void *stop) {
+    uintptr_t k = (uintptr_t)stop >> 6; /* records are at least a cache line apart */
+    return &shards[(k ^ (k >> 4) ^ (k >> 8)) % SHARDS];
+}
+
+static void registry_add(struct weft__attach *a) {
+    struct shard *s = shard_of(&a->f->stop);
+    weft__mutex_lock(&s->mu);
+    a->bucket = s->head;
+    s->head = a;
+    weft__mutex_unlock(&s->mu);
+}
+
+static void registry_remove(struct weft__attach *a) {
+    struct shard *s = shard_of(&a->f->stop);
+    weft__mutex_lock(&s->mu);
+    for (struct weft__attach **p = &s->head; *p; p = &(*p)->bucket)
+        if (*p == a) {
+            *p = a->bucket;
+            break;
+        }
+    weft__mutex_unlock(&s->mu);
+}
+
+/* Copies into buf the reason of a cancelled token attached to the future
+ * whose stop word is `stop`; "" if none. */
+static void registry_reason(const _Atomic int *stop, char *buf) {
+    buf[0] = 0;
+    if (atomic_load_explicit(&shards_once, memory_order_acquire) != 2) return;
+    struct shard *s = shard_of(stop);
+    weft__mutex_lock(&s->mu);
+    for (struct weft__attach *a = s->head; a; a = a->bucket) {
+        if (&a->f->stop != stop || !weft_cancel_token_is_cancelled(a->t)) continue;
+        weft__mutex_lock(&a->t->mu); /* against a reset rewriting it */
+        memcpy(buf, a->t->reason, WEFT_CANCEL_REASON_MAX);
+        weft__mutex_unlock(&a->t->mu);
+        break;
+    }
+    weft__mutex_unlock(&s->mu);
+}
+
+/* ---- attachments ---- */
+
+static void attach_fire(weft__cancel_reg *reg, const char *reason) {
+    (void)reason;
+    (void)weft_future_cancel(((struct weft__attach *)reg)->f);
+}
+
+/* Unlinks a from everything and frees it.  Under t->attach_mu. */
+static void attach_free(struct weft__attach *a) {
+    (void)weft__cancel_deregister(a->t, &a->reg, NULL);
+    registry_remove(a);
+    weft__future_release(a->f);
+    weft__free(a, sizeof *a);
+}
+
+/* Frees the attachments of finished futures.  Under t->attach_mu. */
+static void sweep(weft_cancel_token *t) {
+    for (struct weft__attach **p = &t->attached; *p;) {
+        struct weft__attach *a = *p;
+        if (!weft_future_ready(a->f)) {
+            p = &a->next;
+            continue;
+        }
+        *p = a->next;
+        t->nattached--;
+        attach_free(a);
+    }
+    t->prune_at = t->nattached * 2 > 16 ? t->nattached * 2 : 16;
+}
+
+weft_status weft_cancel_attach(weft_cancel_token *t, weft_future *f) {
+    if (!t || !f) return WEFT_EINVAL;
+    int st = weft__cancel_once(&shards_once, shards_setup);
+    if (st != 0) return (weft_status)st;
+    struct weft__attach *a = weft__calloc(sizeof *a);
+    if (!a) return WEFT_ENOMEM;
+    a->reg.fn = attach_fire;
+    a->f = f;
+    a->t = t;
+    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed); /* the caller holds one */
+    registry_add(a); /* before it can fire: a task that sees the cancel finds the reason */
+    weft__mutex_lock(&t->attach_mu);
+    if (t->nattached >= t->prune_at) sweep(t);
+    a->next = t->attached;
+    t->attached = a;
+    t->nattached++;
+    /* Under attach_mu, so a sweep cannot free it half registered. */
+    weft__cancel_register(t, &a->reg);
+    weft__mutex_unlock(&t->attach_mu);
+    return WEFT_OK;
+}
+
+void weft__cancel_detach_all(weft_cancel_token *t) {
+    weft__mutex_lock(&t->attach_mu);
+    while (t->attached) {
+        struct weft__attach *a = t->attached;
+        t->attached = a->next;
+        attach_free(a);
+    }
+    t->nattached = 0;
+    weft__mutex_unlock(&t->attach_mu);
+}
+
+/* ---- the task's view ---- */
+
+static _Thread_local char reason_buf[WEFT_CANCEL_REASON_MAX];
+
+const char *weft_ctx_cancel_reason(const weft_ctx *ctx) {
+    reason_buf[0] = 0;
+    if (ctx && ctx->stop && (atomic_load_explicit(ctx->stop, memory_order_acquire) & WEFT__STOP_CANCEL))
+        registry_reason(ctx->stop, reason_buf);
+    return reason_buf;
+}
+
+/* weft_ctx_check once something was seen. */
+static __attribute__((noinline)) weft_status check_slow(const weft_ctx *ctx, int bits) {
+    if (bits & WEFT__STOP_CANCEL) {
+        const char *why = weft_ctx_cancel_reason(ctx);
+        weft__set_error_message("%s", *why ? why : "cancelled");
+        return WEFT_ECANCELED;
+    }
+    if (weft__preempt_pending()) {
+        weft__set_error_message("preempted");
+        return WEFT_ECANCELED;
+    }
+    return WEFT_ETASK; /* WEFT__STOP_FAIL: another task of the run failed */
+}
+
+weft_status weft_ctx_check(const weft_ctx *ctx) {
+    if (!ctx) return WEFT_EINVAL;
+    /* Acquire: what the canceller wrote before cancelling is visible after. */
+    int bits = ctx->stop ? atomic_load_explicit(ctx->stop, memory_order_acquire) & WEFT__STOP_MASK : 0;
+    if (__builtin_expect(bits == 0 && !weft__preempt_pending(), 1)) return WEFT_OK;
+    return check_slow(ctx, bits);
+}
+
+weft_status weft_ctx_check_and_yield(const weft_ctx *ctx) {
+    weft_status st = weft_ctx_check(ctx);
+    if (st == WEFT_OK) weft__thread_yield();
+    return st;
+}
