@@ -1,0 +1,173 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * Distributed task graphs over MPI (library weft::mpi, pkg-config weft-mpi; not
+ * part of weft.h, as it needs <mpi.h>).  The model is StarPU-MPI's: every rank
+ * builds the same graph by the same calls in the same order; data lives in
+ * registered handles, each with an owner rank; a task declares which handles it
+ * reads and writes and runs on one rank (by default the owner of the first
+ * handle it writes); the messages the data flow needs are derived from the
+ * declarations and posted by weft.
+ *
+ *     weft_mpi_flow *f = weft_mpi_flow_create(MPI_COMM_WORLD, "demo", &st);
+ *     weft_mpi_data a = weft_mpi_data_register(f, rank == 0 ? &x : NULL, sizeof x, 0);
+ *     weft_mpi_data b = weft_mpi_data_register(f, rank == 1 ? &y : NULL, sizeof y, 1);
+ *     weft_mpi_insert(f, &(weft_mpi_task_desc){ .fn = init, .access = (weft_mpi_access[]){
+ *                         { a, WEFT_MPI_W } }, .naccess = 1 });            // on rank 0
+ *     weft_mpi_insert(f, &(weft_mpi_task_desc){ .fn = use, .access = (weft_mpi_access[]){
+ *                         { a, WEFT_MPI_R }, { b, WEFT_MPI_W } }, .naccess = 2 }); // on rank 1
+ *     st = weft_mpi_run(ex, f);   // collective: rank 0 sends x to rank 1 once
+ *
+ * Threads and MPI: only the thread that calls weft_mpi_run makes MPI calls
+ * (it is the run's progress engine); workers never call MPI and never block on
+ * it.  So MPI must be initialised with MPI_Init_thread at MPI_THREAD_FUNNELED or
+ * above (weft's workers are threads, which MPI_THREAD_SINGLE forbids), and with
+ * FUNNELED the caller must be the thread that initialised MPI.
+ * docs/guide-mpi.md explains the model; docs/design.md progress and termination.
+ */
+#ifndef WEFT_MPI_H
+#define WEFT_MPI_H
+
+#include <mpi.h>
+
+#include "weft/core.h"
+
+WEFT_EXTERN_C_BEGIN
+
+typedef struct weft_mpi_flow weft_mpi_flow;
+
+/* A data handle: a small value naming a registered buffer of its flow.  The
+ * null handle (all zero, WEFT_MPI_DATA_NULL) is what a failed registration
+ * returns; using it gives WEFT_EINVAL. */
+typedef struct weft_mpi_data {
+    uint32_t id_; /* index + 1 */
+} weft_mpi_data;
+#define WEFT_MPI_DATA_NULL ((weft_mpi_data){0})
+
+/* How a task uses a handle.  A handle written on a rank other than its owner
+ * is sent back to its owner at the end of each run (so after a run the
+ * owner's buffer holds the final value). */
+typedef enum weft_mpi_mode {
+    WEFT_MPI_R = 1,  /* reads it: the task waits for the latest value, received if needed */
+    WEFT_MPI_W = 2,  /* overwrites it entirely: its old value is not fetched */
+    WEFT_MPI_RW = 3, /* both */
+} weft_mpi_mode;
+
+typedef struct weft_mpi_access {
+    weft_mpi_data data;
+    weft_mpi_mode mode;
+} weft_mpi_access;
+
+/* A distributed task's work.  bufs[i] is this rank's buffer of access[i]'s
+ * handle, holding the value the data flow says the task sees.  Return 0 on
+ * success; any other value fails the run on every rank (weft_mpi_run). */
+typedef int (*weft_mpi_task_fn)(weft_ctx *ctx, void *const *bufs, void *arg);
+
+/* A task to insert.  Zero in a field means the default. */
+typedef struct weft_mpi_task_desc {
+    weft_mpi_task_fn fn; /* required */
+    void *arg;           /* passed to fn on the rank that runs it; not copied */
+    const char *name;    /* copied; names the task in errors */
+    const weft_mpi_access *access; /* naccess entries (copied), at most 64 */
+    size_t naccess;
+    /* Which rank runs the task: `rank` when rank_set is true, else the owner
+     * of the first handle written, else of the first handle read, else 0. */
+    bool rank_set;
+    int rank;
+} weft_mpi_task_desc;
+
+/* Per-rank figures of the last run (weft_mpi_flow_stats). */
+typedef struct weft_mpi_stats {
+    uint64_t tasks_run;   /* tasks this rank ran */
+    uint64_t messages_sent, messages_received;
+    uint64_t bytes_sent, bytes_received;
+    uint64_t runs;        /* runs completed (any status) */
+} weft_mpi_stats;
+
+/* ---- flows ------------------------------------------------------------------ */
+
+/* Creates an empty distributed flow over `comm`.  Collective over comm (it
+ * duplicates comm, so weft's messages never match the program's).  `name` may
+ * be NULL; it is copied.  Returns NULL with *err (err may be NULL) set to
+ * WEFT_EINVAL when MPI is not initialised, already finalised, its thread level
+ * is below MPI_THREAD_FUNNELED, or comm is MPI_COMM_NULL
+ * (weft_mpi_flow_error_message(NULL) says which), WEFT_ENOMEM, or WEFT_ESYS when MPI reports an error.  Call from
+ * the thread that will call weft_mpi_run. */
+WEFT_API WEFT_NODISCARD weft_mpi_flow *weft_mpi_flow_create(MPI_Comm comm, const char *name,
+                                                            weft_status *err);
+
+/* Frees the flow, its cached copies and its communicator.  Collective over the
+ * flow's communicator (MPI_Comm_free).  NULL gives WEFT_OK. */
+WEFT_API weft_status weft_mpi_flow_destroy(weft_mpi_flow *f);
+
+/* This process's rank in the flow's communicator, and the number of ranks
+ * (-1 / 0 for NULL).  Any thread. */
+WEFT_API int weft_mpi_flow_rank(const weft_mpi_flow *f);
+WEFT_API int weft_mpi_flow_size(const weft_mpi_flow *f);
+
+/* Registers a buffer of `size` bytes (1 to INT_MAX) owned by rank `owner`.
+ * On the owner `buf` must be its buffer, holding the initial value; on other
+ * ranks it may be a buffer of the same size to receive copies into, or NULL
+ * for weft to allocate one when the rank first needs the data.  Not a
+ * collective call, but every rank must register the same handles (sizes and
+ * owners) in the same order.  Returns the null handle on failure: WEFT_EINVAL
+ * (NULL f, bad size or owner, NULL buf on the owner), WEFT_ENOMEM, WEFT_EBUSY
+ * (the flow has run: its graph is fixed); see weft_mpi_flow_last_error. */
+WEFT_API weft_mpi_data weft_mpi_data_register(weft_mpi_flow *f, void *buf, size_t size, int owner);
+
+/* This rank's buffer of d (NULL before weft allocated it, or for a bad
+ * handle).  Its content is defined on the owner after a run, and on another
+ * rank only as what the last task that used it there saw. */
+WEFT_API void *weft_mpi_data_ptr(const weft_mpi_flow *f, weft_mpi_data d);
+/* The owner rank of d, -1 for a bad handle. */
+WEFT_API int weft_mpi_data_owner(const weft_mpi_flow *f, weft_mpi_data d);
+
+/* Appends a task.  Every rank must make the same calls in the same order (the
+ * graphs are compared when a run starts); only the rank that runs the task
+ * keeps it, the others note where the data goes.  Returns WEFT_OK,
+ * WEFT_EINVAL (NULL f, desc or fn; a bad handle, mode or rank; more than 64
+ * accesses), WEFT_ENOMEM (nothing is added), WEFT_EBUSY (the flow has run).
+ * Sets what weft_mpi_flow_last_error returns.  Not thread-safe per flow. */
+WEFT_API weft_status weft_mpi_insert(weft_mpi_flow *f, const weft_mpi_task_desc *desc);
+
+/* Status of the most recent registration or insertion on f (WEFT_EINVAL for
+ * NULL). */
+WEFT_API weft_status weft_mpi_flow_last_error(const weft_mpi_flow *f);
+
+/* Number of tasks inserted (on every rank, not only this one's). */
+WEFT_API size_t weft_mpi_flow_num_tasks(const weft_mpi_flow *f);
+
+/* ---- running ---------------------------------------------------------------- */
+
+/* Runs the flow once on `ex` (NULL: the default executor) and waits.
+ * Collective over the flow's communicator: every rank calls it, and it returns
+ * on every rank when all ranks' parts are done.  The calling thread drives the
+ * messages (it polls MPI; workers never call MPI); it must not be a worker of
+ * ex.  The first run fixes the graph (more tasks: WEFT_EBUSY); a flow may be
+ * run again, and each run starts from the values in the owners' buffers.
+ * Returns WEFT_OK on every rank, or the same error on every rank:
+ *   WEFT_ETASK    a task returned non-zero (on any rank); the tasks not yet
+ *                 started on its rank are skipped, the other ranks finish
+ *                 theirs; weft_mpi_flow_error_message names the task, its rank
+ *                 and its code;
+ *   WEFT_EINVAL   the ranks' graphs differ (different calls or order), MPI is
+ *                 not usable from this thread (thread level, finalised), or a
+ *                 bad argument (then only on the ranks that passed it: the
+ *                 others wait for them);
+ *   WEFT_EDEADLK  called from a worker of ex;
+ *   WEFT_ENOMEM   a rank lacked memory to prepare the run (nothing ran);
+ *   WEFT_ESYS     MPI returned an error.
+ * Not thread-safe per flow; runs of different flows may happen from different
+ * threads only at MPI_THREAD_MULTIPLE. */
+WEFT_API weft_status weft_mpi_run(weft_executor *ex, weft_mpi_flow *f);
+
+/* Why the last run of f failed ("" after a success): the same text on every
+ * rank for a failed task or mismatched graphs.  Valid until the next run or
+ * destroy.  f NULL: why the calling thread's last weft_mpi_flow_create failed.
+ * Never NULL. */
+WEFT_API const char *weft_mpi_flow_error_message(const weft_mpi_flow *f);
+
+/* Copies this rank's figures of the last run into *out.  WEFT_EINVAL for NULLs. */
+WEFT_API weft_status weft_mpi_flow_stats(const weft_mpi_flow *f, weft_mpi_stats *out);
+
+WEFT_EXTERN_C_END
+#endif

@@ -1,0 +1,275 @@
+/* Distributed flows: one run.  The calling thread is the progress engine (the
+ * only thread of weft that calls MPI: MPI_THREAD_FUNNELED suffices); workers
+ * run the compute nodes as silent async tasks and hand the send and receive
+ * nodes they make ready to it through a lock-free stack.  A worker never
+ * calls MPI, so it never blocks in it.  docs/design.md, "Distributed flows". */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mpi/dist.h"
+#include "platform/platform.h" /* weft__cpu_relax: a macro, nothing linked */
+#include "weft/async.h"
+
+/* ---- the progress queue ------------------------------------------------------- */
+
+/* Any thread: hands n to the progress thread.  The release pairs with the
+ * acquire exchange in take_queue, publishing n->qnext. */
+static void queue_push(weft_mpi_flow *f, weft__mpi_node *n) {
+    weft__mpi_node *head = atomic_load_explicit(&f->queue, memory_order_relaxed);
+    do n->qnext = head;
+    while (!atomic_compare_exchange_weak_explicit(&f->queue, &head, n, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static weft__mpi_node *take_queue(weft_mpi_flow *f) {
+    return atomic_exchange_explicit(&f->queue, NULL, memory_order_acquire);
+}
+
+/* ---- nodes -------------------------------------------------------------------- */
+
+static int run_compute(weft_ctx *cx, void *arg);
+
+/* A compute node is ready: to a worker (any thread).  Without memory for the
+ * async record, the progress thread tries again later. */
+static void submit(weft_mpi_flow *f, weft__mpi_node *n) {
+    if (weft_silent_async(f->ex, run_compute, n) != WEFT_OK) queue_push(f, n);
+}
+
+/* n is done: its successors lose a predecessor; those that reach zero are
+ * started.  On a worker (`next` not NULL) the first ready compute successor is
+ * returned in *next to run on the same worker at once.  The count of done
+ * nodes goes up last: the progress thread may end the run as soon as it sees
+ * the last one (the release pairs with its acquire load), so nothing of the
+ * flow is touched after it. */
+static void finish(weft_mpi_flow *f, weft__mpi_node *n, weft__mpi_node **next) {
+    weft__mpi_node **succ = f->succ + n->succ_first;
+    for (uint32_t i = 0; i < n->nsucc; i++) {
+        weft__mpi_node *s = succ[i];
+        if (atomic_fetch_sub_explicit(&s->pending, 1, memory_order_acq_rel) != 1) continue;
+        if (s->kind != WEFT__MPI_COMPUTE) queue_push(f, s);
+        else if (next && !*next) *next = s;
+        else submit(f, s);
+    }
+    atomic_fetch_add_explicit(&f->done, 1, memory_order_release);
+}
+
+static void record_failure(weft_mpi_flow *f, const weft__mpi_node *n, int code) {
+    /* The first failure wins; its fields are read after the run (the done
+     * count's release/acquire orders them). */
+    if (atomic_exchange_explicit(&f->failed, 1, memory_order_relaxed) == 0) {
+        f->fail_code = code;
+        f->fail_task = n->ref;
+    }
+}
+
+/* A compute node, and the chain of ready successors it hands on. */
+static int run_compute(weft_ctx *cx, void *arg) {
+    weft__mpi_node *n = arg;
+    weft_mpi_flow *f = n->flow;
+    while (n) {
+        const weft__mpi_task *t = &f->tasks[n->ref];
+        /* After a failure the rank's remaining tasks are skipped, but their
+         * nodes still finish: the messages they order still flow, so every
+         * rank reaches the end of the run. */
+        if (!atomic_load_explicit(&f->failed, memory_order_relaxed)) {
+            int rc = t->fn(cx, f->bufs + t->first_acc, t->arg);
+            atomic_fetch_add_explicit(&f->tasks_run, 1, memory_order_relaxed);
+            if (rc != 0) record_failure(f, n, rc);
+        }
+        weft__mpi_node *next = NULL;
+        finish(f, n, &next);
+        n = next;
+    }
+    return 0;
+}
+
+/* ---- MPI requests (progress thread only) ----------------------------------------- */
+
+static int post(weft_mpi_flow *f, weft__mpi_node *n) {
+    weft__mpi_handle *h = &f->handles[n->ref];
+    MPI_Request *r = &f->reqs[f->nreq];
+    int rc = n->kind == WEFT__MPI_SEND
+                 ? MPI_Isend(h->buf, h->size, MPI_BYTE, n->peer, n->tag, f->comm, r)
+                 : MPI_Irecv(h->buf, h->size, MPI_BYTE, n->peer, n->tag, f->comm, r);
+    if (rc != MPI_SUCCESS) return WEFT_ESYS;
+    f->req_node[f->nreq++] = n;
+    if (n->kind == WEFT__MPI_SEND) {
+        f->stats.messages_sent++;
+        f->stats.bytes_sent += (uint64_t)h->size;
+    } else {
+        f->stats.messages_received++;
+        f->stats.bytes_received += (uint64_t)h->size;
+    }
+    return WEFT_OK;
+}
+
+/* Completes the requests that are done; returns how many, or WEFT_ESYS. */
+static int test_requests(weft_mpi_flow *f) {
+    if (f->nreq == 0) return 0;
+    int outcount = 0;
+    if (MPI_Testsome(f->nreq, f->reqs, &outcount, f->req_done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        return WEFT_ESYS;
+    if (outcount == MPI_UNDEFINED || outcount == 0) return 0;
+    for (int i = 0; i < outcount; i++) finish(f, f->req_node[f->req_done[i]], NULL);
+    /* Compact: completed requests were set to MPI_REQUEST_NULL. */
+    int k = 0;
+    for (int i = 0; i < f->nreq; i++) {
+        if (f->reqs[i] == MPI_REQUEST_NULL) continue;
+        f->reqs[k] = f->reqs[i];
+        f->req_node[k++] = f->req_node[i];
+    }
+    f->nreq = k;
+    return outcount;
+}
+
+/* After an MPI error: the requests in flight are dropped and their nodes
+ * finished, so that the run drains (its result is lost: WEFT_ESYS). */
+static void abandon_requests(weft_mpi_flow *f) {
+    for (int i = 0; i < f->nreq; i++) {
+        MPI_Cancel(&f->reqs[i]);
+        MPI_Request_free(&f->reqs[i]);
+        finish(f, f->req_node[i], NULL);
+    }
+    f->nreq = 0;
+}
+
+/* Posts or resubmits what the workers handed over; returns how many.  Once
+ * MPI has failed (*err set), send and receive nodes finish unposted. */
+static int drain_queue(weft_mpi_flow *f, int *err) {
+    int count = 0;
+    for (weft__mpi_node *n = take_queue(f), *next; n; n = next, count++) {
+        next = n->qnext;
+        if (n->kind == WEFT__MPI_COMPUTE) {
+            submit(f, n);
+        } else if (*err || post(f, n) != WEFT_OK) {
+            *err = WEFT_ESYS;
+            finish(f, n, NULL);
+        }
+    }
+    return count;
+}
+
+/* Drives the run until every local node is done.  The loop never sleeps: it
+ * polls MPI (Open MPI yields the CPU inside when the node is oversubscribed)
+ * and pauses briefly between empty rounds. */
+static int progress(weft_mpi_flow *f) {
+    int err = WEFT_OK;
+    unsigned idle = 0;
+    while (atomic_load_explicit(&f->done, memory_order_acquire) < f->nnodes) {
+        int did = drain_queue(f, &err);
+        int t = err ? 0 : test_requests(f);
+        if (t < 0) {
+            err = WEFT_ESYS;
+            abandon_requests(f);
+            t = 0;
+        }
+        if (did + t > 0) {
+            idle = 0;
+            continue;
+        }
+        for (unsigned i = 0, n = idle < 6 ? 1u << idle++ : 64; i < n; i++) weft__cpu_relax();
+    }
+    return err;
+}
+
+/* ---- a run ------------------------------------------------------------------------ */
+
+/* The ranks compare their graphs (and whether each could prepare its run):
+ * one MPI_Allreduce of the fingerprints, their complements (MIN of both gives
+ * both the smallest and the largest) and a readiness bit. */
+static int agree(weft_mpi_flow *f, int local) {
+    unsigned long long in[5] = { f->fingerprint, ~f->fingerprint, f->ntasks, ~f->ntasks, local == WEFT_OK };
+    unsigned long long out[5];
+    if (MPI_Allreduce(in, out, 5, MPI_UNSIGNED_LONG_LONG, MPI_MIN, f->comm) != MPI_SUCCESS) return WEFT_ESYS;
+    if (out[0] != ~out[1] || out[2] != ~out[3]) {
+        snprintf(f->errmsg, sizeof f->errmsg,
+                 "weft_mpi_run: the ranks built different graphs (tasks: %llu to %llu; this rank, %d: %llu "
+                 "tasks, fingerprint %016llx): every rank must make the same calls in the same order",
+                 out[2], ~out[3], f->rank, (unsigned long long)f->ntasks, (unsigned long long)f->fingerprint);
+        return WEFT_EINVAL;
+    }
+    if (!out[4]) {
+        snprintf(f->errmsg, sizeof f->errmsg, "weft_mpi_run: a rank ran out of memory preparing the run");
+        return WEFT_ENOMEM;
+    }
+    return WEFT_OK;
+}
+
+/* Every rank learns the lowest-numbered rank whose task failed, and that
+ * task's name and code, and whether MPI failed anywhere: one MPI_Allreduce
+ * (MIN of the failed rank and of an all-well bit) and, after a failure, one
+ * MPI_Bcast from that rank. */
+static int agree_outcome(weft_mpi_flow *f, int local_err) {
+    int failed = atomic_load_explicit(&f->failed, memory_order_relaxed);
+    int in[2] = { failed ? f->rank : INT_MAX, local_err == WEFT_OK }, out[2];
+    if (MPI_Allreduce(in, out, 2, MPI_INT, MPI_MIN, f->comm) != MPI_SUCCESS) return WEFT_ESYS;
+    if (out[0] != INT_MAX) {
+        struct { int code; char name[128]; } msg = { 0 };
+        if (out[0] == f->rank) {
+            const weft__mpi_task *t = &f->tasks[f->fail_task];
+            msg.code = f->fail_code;
+            if (t->name) snprintf(msg.name, sizeof msg.name, "%s", t->name);
+            else snprintf(msg.name, sizeof msg.name, "#%llu", (unsigned long long)t->global_index);
+        }
+        if (MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, out[0], f->comm) != MPI_SUCCESS) return WEFT_ESYS;
+        snprintf(f->errmsg, sizeof f->errmsg, "task '%s' failed on rank %d with code %d", msg.name, out[0], msg.code);
+        return WEFT_ETASK;
+    }
+    if (!out[1]) {
+        snprintf(f->errmsg, sizeof f->errmsg, "weft_mpi_run: an MPI call failed on some rank");
+        return WEFT_ESYS;
+    }
+    return WEFT_OK;
+}
+
+static void start(weft_mpi_flow *f, weft_executor *ex) {
+    f->ex = ex;
+    atomic_store_explicit(&f->queue, NULL, memory_order_relaxed);
+    atomic_store_explicit(&f->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&f->failed, 0, memory_order_relaxed);
+    atomic_store_explicit(&f->tasks_run, 0, memory_order_relaxed);
+    uint64_t runs = f->stats.runs;
+    f->stats = (weft_mpi_stats){ .runs = runs };
+    f->nreq = 0;
+    for (uint32_t i = 0; i < f->nnodes; i++)
+        atomic_store_explicit(&f->nodes[i].pending, f->nodes[i].npred, memory_order_relaxed);
+    /* Receives first: posted before any data can be sent to this rank. */
+    for (uint32_t i = 0; i < f->nnodes; i++)
+        if (f->nodes[i].npred == 0 && f->nodes[i].kind == WEFT__MPI_RECV) queue_push(f, &f->nodes[i]);
+    for (uint32_t i = 0; i < f->nnodes; i++) {
+        weft__mpi_node *n = &f->nodes[i];
+        if (n->npred != 0 || n->kind == WEFT__MPI_RECV) continue;
+        if (n->kind == WEFT__MPI_SEND) queue_push(f, n);
+        else submit(f, n);
+    }
+}
+
+static int check_call(weft_executor *ex, weft_mpi_flow *f) {
+    const char *why = NULL;
+    if (weft__mpi_check_thread(&why) != WEFT_OK) {
+        snprintf(f->errmsg, sizeof f->errmsg, "weft_mpi_run: %s", why);
+        return WEFT_EINVAL;
+    }
+    if (weft_executor_worker_id(ex) >= 0) {
+        snprintf(f->errmsg, sizeof f->errmsg,
+                 "weft_mpi_run: called from a worker of its executor (the caller drives MPI and would block it)");
+        return WEFT_EDEADLK;
+    }
+    return WEFT_OK;
+}
+
+weft_status weft_mpi_run(weft_executor *ex, weft_mpi_flow *f) {
+    if (!f) return WEFT_EINVAL;
+    f->errmsg[0] = '\0';
+    if (!ex && !(ex = weft_default_executor())) return WEFT_ENOMEM;
+    int st = check_call(ex, f);
+    if (st != WEFT_OK) return (weft_status)st;
+    int local = f->sealed ? WEFT_OK : weft__mpi_seal(f);
+    if ((st = agree(f, local)) != WEFT_OK) return (weft_status)st;
+    start(f, ex);
+    int err = progress(f);
+    f->stats.tasks_run = atomic_load_explicit(&f->tasks_run, memory_order_relaxed);
+    f->stats.runs++;
+    return (weft_status)agree_outcome(f, err);
+}

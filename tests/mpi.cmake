@@ -1,0 +1,59 @@
+# Distributed flows (weft::mpi): every test runs under mpirun, with 2 and with
+# 4 ranks (some with 1 and 3 as well), oversubscribed (this machine may have
+# fewer cores than ranks).  Without MPI each is skipped by name.
+set(WEFT_MPI_TEST_SOURCES mpi_basic.c)
+# Tests that also run on 1 and 3 ranks.
+set(WEFT_MPI_TESTS_ALL_SIZES random_graphs_match_the_serial_run)
+
+set(_mpi_tests "")
+foreach(src IN LISTS WEFT_MPI_TEST_SOURCES)
+  file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/${src} lines REGEX "^TEST\\(([A-Za-z0-9_]+)\\)")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^TEST\\(([A-Za-z0-9_]+)\\).*" "\\1" tname "${line}")
+    list(APPEND _mpi_tests ${tname})
+  endforeach()
+endforeach()
+
+if(NOT WEFT_HAVE_MPI)
+  foreach(tname IN LISTS _mpi_tests)
+    add_test(NAME mpi_tests.${tname} COMMAND sh -c "echo 'SKIP: MPI not found'; exit 77")
+    set_tests_properties(mpi_tests.${tname} PROPERTIES SKIP_RETURN_CODE 77)
+  endforeach()
+  return()
+endif()
+
+add_executable(mpi_tests ${WEFT_MPI_TEST_SOURCES})
+target_link_libraries(mpi_tests PRIVATE weft_test_main weft::mpi)
+target_compile_options(mpi_tests PRIVATE -Wall -Wextra -Wno-unused-parameter)
+
+# mpirun refuses root without --allow-run-as-root; the shared-memory transport's
+# single-copy mechanism (CMA) needs ptrace rights containers often lack.
+set(WEFT_MPIRUN ${MPIEXEC_EXECUTABLE} --oversubscribe --mca btl_vader_single_copy_mechanism none)
+execute_process(COMMAND id -u OUTPUT_VARIABLE _weft_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(_weft_uid STREQUAL "0")
+  list(APPEND WEFT_MPIRUN --allow-run-as-root)
+endif()
+set(WEFT_MPIRUN ${WEFT_MPIRUN} PARENT_SCOPE)
+
+# Open MPI itself is not built with the sanitizers: what they report inside it
+# is suppressed (tests/mpi-tsan.supp, tests/mpi-lsan.supp), never weft's code.
+set(_mpi_env "OMPI_MCA_rmaps_base_oversubscribe=1")
+if(WEFT_SANITIZE STREQUAL "thread")
+  list(APPEND _mpi_env "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${CMAKE_CURRENT_SOURCE_DIR}/mpi-tsan.supp")
+elseif(WEFT_SANITIZE STREQUAL "address")
+  list(APPEND _mpi_env "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/mpi-lsan.supp")
+endif()
+
+math(EXPR _mpi_timeout "30 * ${WEFT_TEST_TIMEOUT_MULT}")
+foreach(tname IN LISTS _mpi_tests)
+  set(sizes 2 4)
+  if(tname IN_LIST WEFT_MPI_TESTS_ALL_SIZES)
+    set(sizes 1 2 3 4)
+  endif()
+  foreach(np IN LISTS sizes)
+    add_test(NAME mpi_tests.np${np}.${tname}
+             COMMAND ${WEFT_MPIRUN} -np ${np} $<TARGET_FILE:mpi_tests> ${tname})
+    set_tests_properties(mpi_tests.np${np}.${tname} PROPERTIES TIMEOUT ${_mpi_timeout}
+                         SKIP_RETURN_CODE 77 LABELS mpi ENVIRONMENT "${_mpi_env}")
+  endforeach()
+endforeach()
