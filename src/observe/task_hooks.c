@@ -1,225 +1,16 @@
-/* Observability state: lifetime, switching things on and off, and the hooks the
- * task path calls (only ever when something is on). */
+/* The hooks the task path calls while something observes (core/obs_hooks.h):
+ * counting, batched timing of short tasks, spans of every kind of work. */
 #include "observe/obs.h"
 #include "core/env.h"
-#include "observe/log.h"
+#include "core/log.h"
 #include "core/alloc.h"
 #include "core/future.h"
 #include "graph/graph.h"
 
 #include <string.h>
 
-/* mark_job of a worker with no usable mark: mark_job + 1 wraps to 0, and a
- * task's job count is at least 1. */
-#define NO_MARK UINT64_MAX
-
-static void clear_suspects(struct weft__obs *o);
-
-struct weft__obs *weft__obs_state(weft_executor *ex) {
-    if (ex->obs_state) return ex->obs_state;
-    struct weft__obs *o = weft__calloc(sizeof *o);
-    if (!o) return NULL;
-    o->w_bytes = sizeof(weft__obs_worker) * ex->nworkers;
-    o->w = weft__calloc_aligned(o->w_bytes, WEFT__CACHE_LINE);
-    if (!o->w) {
-        weft__free(o, sizeof *o);
-        return NULL;
-    }
-    o->ex = ex;
-    o->nworkers = ex->nworkers;
-    o->max_spans = WEFT__DEFAULT_MAX_SPANS;
-    o->ns_per_tick = weft__ns_per_tick();
-    o->ns_mul = (uint64_t)(o->ns_per_tick * (double)(1u << 20) + 0.5);
-    for (unsigned i = 0; i < o->nworkers; i++) o->w[i].mark_job = NO_MARK;
-    o->batch_max = (uint64_t)(WEFT__BATCH_MAX_NS / o->ns_per_tick);
-    o->batch_long = (uint64_t)(WEFT__BATCH_LONG_NS / o->ns_per_tick);
-    static _Atomic unsigned seq;
-    o->seq = atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed) + 1;
-    ex->obs_state = o;
-    return o;
-}
-
-void weft__obs_publish(struct weft__obs *o) {
-    bool on = o->has_observer || atomic_load_explicit(&o->metrics_on, memory_order_relaxed) ||
-              atomic_load_explicit(&o->profile_on, memory_order_relaxed);
-    /* Release: a worker that sees the pointer (acquire in weft__obs_get) sees the
-     * state initialised and the flags set above. */
-    atomic_store_explicit(&o->ex->obs, on ? o : NULL, memory_order_release);
-}
-
-/* WEFT_PROFILE=out.json: the first executor destroyed writes out.json, later ones
- * out.1.json, out.2.json, ... so that a program with several executors loses none. */
-static void save_env_profile(struct weft__obs *o) {
-    o->saved = true;
-    static _Atomic unsigned saved;
-    unsigned k = atomic_fetch_add_explicit(&saved, 1, memory_order_relaxed);
-    char path[4096];
-    const char *dot = strrchr(o->save_path, '.');
-    if (k == 0 || !dot || strchr(dot, '/'))
-        snprintf(path, sizeof path, k ? "%s.%u" : "%s", o->save_path, k);
-    else
-        snprintf(path, sizeof path, "%.*s.%u%s", (int)(dot - o->save_path), o->save_path, k, dot);
-    weft_status st = weft_profiler_save(o->ex, path);
-    if (st != WEFT_OK) weft__log(WEFT_LOG_ERROR, "cannot write the profile to %s: %s", path, weft_strerror(st));
-    else weft__log(WEFT_LOG_INFO, "profile written to %s", path);
-}
-
-/* ---- the WEFT_PROFILE file at exit ------------------------------------------------
- *
- * A program that exits with an executor it never destroyed would lose its
- * profile: every state with a save path is on a list that an atexit handler
- * walks.  The workers may still be running then, so the handler writes only an
- * executor with no run in flight (after a grace of 50 ms) (task spans are written during runs without
- * the readers' protocol); for one still busy it logs a warning instead.  A
- * spin lock (executor creation and destruction are rare) orders the list
- * against destroy, which takes its state off the list first. */
-static atomic_flag exit_lock = ATOMIC_FLAG_INIT;
-static struct weft__obs *exit_list;
-static bool exit_handler;
-
-static void exit_lock_take(void) {
-    /* Acquire / release: the list and the states' saved flags move under it. */
-    while (atomic_flag_test_and_set_explicit(&exit_lock, memory_order_acquire)) weft__cpu_relax();
-}
-
-static void exit_lock_drop(void) { atomic_flag_clear_explicit(&exit_lock, memory_order_release); }
-
-/* How long exit waits for an executor's runs in flight to end. */
-#define EXIT_GRACE_NS 50000000u
-
-static void save_at_exit(void) {
-    exit_lock_take();
-    for (struct weft__obs *o = exit_list; o; o = o->exit_next) {
-        /* A child process made by fork() exits with its parent's list: the
-         * profile is the parent's to write. */
-        if (o->exit_pid != weft__process_id()) continue;
-        /* A run whose end the caller has seen (its future) may still be
-         * finishing on a worker: a short grace for it. */
-        uint64_t busy, deadline = weft__now_ns() + EXIT_GRACE_NS;
-        while ((busy = weft__runs_in_flight(o->ex)) != 0 && weft__now_ns() < deadline) weft__thread_yield();
-        if (busy) {
-            weft__log(WEFT_LOG_WARN, "exit with executor %u still running %llu run(s): its profile (%s) is not written; "
-                      "wait for its runs or destroy it before exit", o->seq, (unsigned long long)busy, o->save_path);
-            continue;
-        }
-        weft__log(WEFT_LOG_INFO, "executor %u was not destroyed before exit: writing its profile now", o->seq);
-        save_env_profile(o);
-    }
-    exit_list = NULL;
-    exit_lock_drop();
-}
-
-static void exit_list_add(struct weft__obs *o) {
-    exit_lock_take();
-    if (!exit_handler && atexit(save_at_exit) != 0)
-        weft__log(WEFT_LOG_WARN, "cannot register the exit handler: a profile is written only when its executor is destroyed");
-    exit_handler = true;
-    o->exit_next = exit_list;
-    o->exit_pid = weft__process_id();
-    exit_list = o;
-    exit_lock_drop();
-}
-
-static void exit_list_remove(struct weft__obs *o) {
-    exit_lock_take();
-    struct weft__obs **p = &exit_list;
-    while (*p && *p != o) p = &(*p)->exit_next;
-    if (*p) *p = o->exit_next;
-    exit_lock_drop();
-}
-
-int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
-    weft__log_init_from_env();
-    const char *path = weft__getenv("WEFT_PROFILE");
-    bool profile = c->profile || (path && *path);
-    if (!c->observer && !c->metrics && !profile) return 0;
-    struct weft__obs *o = weft__obs_state(ex);
-    if (!o) return WEFT_ENOMEM;
-    if (c->profile_max_spans) o->max_spans = c->profile_max_spans;
-    if (c->observer) {
-        o->observer = *c->observer;
-        o->has_observer = true;
-    }
-    /* Exact timing: every task's own clock reads.  An observer's callbacks
-     * would fall inside a batch's time, so they make it exact too. */
-    o->exact = c->profile_exact || c->observer || weft__env_flag("WEFT_PROFILE_EXACT", false);
-    if (o->exact) o->batch_max = 0;
-    if (path && *path && !(o->save_path = weft__strdup(path))) return WEFT_ENOMEM;
-    if (o->save_path) exit_list_add(o);
-    uint64_t now = weft__ticks();
-    atomic_store_explicit(&o->metrics_t0, now, memory_order_relaxed);
-    atomic_store_explicit(&o->profile_t0, now, memory_order_relaxed);
-    atomic_store_explicit(&o->metrics_on, true, memory_order_relaxed);
-    atomic_store_explicit(&o->profile_on, profile, memory_order_relaxed);
-    weft__obs_publish(o);
-    return 0;
-}
-
-void weft__obs_destroy(weft_executor *ex) {
-    struct weft__obs *o = ex->obs_state;
-    if (!o) return;
-    if (o->save_path) exit_list_remove(o);
-    if (o->save_path && !o->saved) save_env_profile(o);
-    atomic_store_explicit(&ex->obs, NULL, memory_order_relaxed);
-    for (unsigned i = 0; i < o->nworkers; i++) weft__spans_free(&o->w[i]);
-    weft__free_str(o->save_path);
-    weft__free_aligned(o->w, o->w_bytes, WEFT__CACHE_LINE);
-    weft__free(o, sizeof *o);
-    ex->obs_state = NULL;
-}
-
-/* ---- switching on and off ---------------------------------------------------- */
-
-/* Sets metrics on or off; switching on resets the counters and the clock. */
-static void set_metrics(struct weft__obs *o, bool on) {
-    if (on) {
-        weft__obs_reset_counters(o);
-        atomic_store_explicit(&o->metrics_t0, weft__ticks(), memory_order_relaxed);
-    }
-    atomic_store_explicit(&o->metrics_on, on, memory_order_relaxed);
-}
-
-weft_status weft_metrics_enable(weft_executor *ex, bool on) {
-    if (!ex) return WEFT_EINVAL;
-    struct weft__obs *o = weft__obs_state(ex);
-    if (!o) return WEFT_ENOMEM;
-    set_metrics(o, on);
-    weft__obs_publish(o);
-    return WEFT_OK;
-}
-
-weft_status weft_profiler_start(weft_executor *ex) {
-    if (!ex) return WEFT_EINVAL;
-    struct weft__obs *o = weft__obs_state(ex);
-    if (!o) return WEFT_ENOMEM;
-    /* Idle workers record steal and park spans at any time: stop them before
-     * the buffers are reset under them. */
-    (void)weft__spans_pause(o);
-    for (unsigned i = 0; i < o->nworkers; i++) weft__spans_clear(&o->w[i]);
-    /* A batch still open holds slots of the cleared buffers: it must not write
-     * them (obs.c, batch_close). */
-    atomic_fetch_add_explicit(&o->span_epoch, 1, memory_order_relaxed);
-    clear_suspects(o);
-    if (!atomic_load_explicit(&o->metrics_on, memory_order_relaxed)) set_metrics(o, true);
-    atomic_store_explicit(&o->profile_t0, weft__ticks(), memory_order_relaxed);
-    /* Releases: an idle worker's seq_cst load of profile_on in idle_span_begin
-     * (or of reading in batch_close) that sees the new value also sees the
-     * cleared buffers and the new epoch. */
-    weft__spans_resume(o, true);
-    weft__obs_publish(o);
-    return WEFT_OK;
-}
-
-weft_status weft_profiler_stop(weft_executor *ex) {
-    if (!ex) return WEFT_EINVAL;
-    struct weft__obs *o = ex->obs_state;
-    if (!o) return WEFT_OK;
-    atomic_store_explicit(&o->profile_on, false, memory_order_relaxed);
-    weft__obs_publish(o);
-    return WEFT_OK;
-}
-
-uint64_t weft_future_id(const weft_future *f) { return f ? f->id : 0; }
+/* mark_job of a worker with no usable mark: see WEFT__OBS_NO_MARK in obs.h. */
+#define NO_MARK WEFT__OBS_NO_MARK
 
 /* ---- the hooks ------------------------------------------------------------------ */
 
@@ -404,7 +195,7 @@ static void add_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
 
 /* A new recording starts from no suspects (no run is in flight: relaxed; a
  * worker sees the count drop at its next batch_open). */
-static void clear_suspects(struct weft__obs *o) {
+void weft__obs_clear_suspects(struct weft__obs *o) {
     atomic_store_explicit(&o->nsuspects, 0, memory_order_relaxed);
     for (size_t i = 0; i < WEFT__SUSPECT_BITS / 64; i++) atomic_store_explicit(&o->suspect_bits[i], 0, memory_order_relaxed);
     for (size_t i = 0; i < WEFT__SUSPECTS; i++) atomic_store_explicit(&o->suspect[i], 0, memory_order_relaxed);
@@ -486,7 +277,7 @@ static uint64_t batch_gap(struct weft__obs *o, weft__obs_worker *ow, unsigned d,
     return now;
 }
 
-void weft__obs_worker_idle(struct weft__obs *o, weft__worker *w) {
+static void weft__obs_worker_idle(struct weft__obs *o, weft__worker *w) {
     weft__obs_worker *ow = &o->w[w->id];
     if (ow->batch_n && atomic_load_explicit(&ow->depth, memory_order_relaxed) == 0)
         batch_close(o, ow, weft__ticks(), false, false);
@@ -533,7 +324,7 @@ static __attribute__((noinline)) void task_begin_slow(struct weft__obs *o, weft_
     atomic_store_explicit(&ow->depth, d + 1, memory_order_relaxed);
 }
 
-void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node, const void *run) {
+static void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node, const void *run) {
     weft__obs_worker *ow = &o->w[w->id];
     /* The fast path: a batch is open (so there is no observer) and this task
      * joins it: at depth 0, straight after it, of the same run and taskflow. */
@@ -627,7 +418,7 @@ static __attribute__((noinline)) void task_end_slow(struct weft__obs *o, weft__w
     }
 }
 
-void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, const void *run, int rc) {
+static void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, const void *run, int rc) {
     weft__obs_worker *ow = &o->w[w->id];
     weft__obs_frame *f = &ow->frame[0];
     /* The fast path: a depth-0 task that joins the open batch (it began in it)
@@ -658,7 +449,7 @@ void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, 
  * frame stack (a stage call inside the task that drives its pipeline), and a
  * batch of short tasks open when one starts is closed first. */
 
-void weft__obs_work_begin(struct weft__obs *o, weft__worker *w, weft__work kind, const void *id, uint32_t index,
+static void weft__obs_work_begin(struct weft__obs *o, weft__worker *w, weft__work kind, const void *id, uint32_t index,
                           uint32_t part) {
     weft__obs_worker *ow = &o->w[w->id];
     unsigned d = atomic_load_explicit(&ow->depth, memory_order_relaxed);
@@ -677,7 +468,7 @@ void weft__obs_work_begin(struct weft__obs *o, weft__worker *w, weft__work kind,
     atomic_store_explicit(&ow->depth, d + 1, memory_order_relaxed);
 }
 
-void weft__obs_work_end(struct weft__obs *o, weft__worker *w, const void *id, int rc) {
+static void weft__obs_work_end(struct weft__obs *o, weft__worker *w, const void *id, int rc) {
     weft__obs_worker *ow = &o->w[w->id];
     unsigned d = atomic_load_explicit(&ow->depth, memory_order_relaxed);
     if (d == 0) return;
@@ -693,7 +484,7 @@ void weft__obs_work_end(struct weft__obs *o, weft__worker *w, const void *id, in
     ow->mark_job = o->has_observer ? NO_MARK : w->stats.jobs;
 }
 
-int weft__obs_run_fn(struct weft__obs *o, weft__worker *w, weft__work kind, const _Atomic int *stop, weft_task_fn fn,
+static int weft__obs_run_fn(struct weft__obs *o, weft__worker *w, weft__work kind, const _Atomic int *stop, weft_task_fn fn,
                      void *arg) {
     const void *id = weft__fn_id(fn);
     weft__obs_work_begin(o, w, kind, id, 0, 0);
@@ -702,7 +493,7 @@ int weft__obs_run_fn(struct weft__obs *o, weft__worker *w, weft__work kind, cons
     return rc;
 }
 
-void weft__obs_task_skipped(struct weft__obs *o, weft__worker *w) { weft__stat_inc(&o->w[w->id].skipped); }
+static void weft__obs_task_skipped(struct weft__obs *o, weft__worker *w) { weft__stat_inc(&o->w[w->id].skipped); }
 
 /* A span slot for a steal or park event, or NULL (profiler off or full).  Such
  * events come from idle workers at any time, so the write is bracketed by
@@ -719,7 +510,7 @@ static weft__span *idle_span_begin(struct weft__obs *o, weft__obs_worker *ow) {
 
 static void idle_span_end(weft__obs_worker *ow) { atomic_store_explicit(&ow->idle_writing, 0, memory_order_release); }
 
-void weft__obs_steal(struct weft__obs *o, weft__worker *w, int victim) {
+static void weft__obs_steal(struct weft__obs *o, weft__worker *w, int victim) {
     weft__obs_worker *ow = &o->w[w->id];
     weft__span *s = idle_span_begin(o, ow);
     if (!s) return;
@@ -728,7 +519,7 @@ void weft__obs_steal(struct weft__obs *o, weft__worker *w, int victim) {
     idle_span_end(ow);
 }
 
-void weft__obs_park(struct weft__obs *o, weft__worker *w, bool begin) {
+static void weft__obs_park(struct weft__obs *o, weft__worker *w, bool begin) {
     weft__obs_worker *ow = &o->w[w->id];
     if (begin) {
         ow->park_begin = weft__ticks();
@@ -746,3 +537,15 @@ void weft__obs_park(struct weft__obs *o, weft__worker *w, bool begin) {
     *s = (weft__span){ .kind = WEFT__SPAN_PARK, .begin = park_begin > t0 ? park_begin : t0, .end = weft__ticks() };
     idle_span_end(ow);
 }
+
+const weft__obs_hooks weft__obs_hook_table = {
+    .task_begin = weft__obs_task_begin,
+    .task_end = weft__obs_task_end,
+    .task_skipped = weft__obs_task_skipped,
+    .steal = weft__obs_steal,
+    .park = weft__obs_park,
+    .worker_idle = weft__obs_worker_idle,
+    .work_begin = weft__obs_work_begin,
+    .work_end = weft__obs_work_end,
+    .run_fn = weft__obs_run_fn,
+};

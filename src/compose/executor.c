@@ -1,0 +1,17 @@
+/* The composition root: the one place that knows every layer an executor is
+ * built from, in the order they initialise (each may use those before it).
+ * A new layer that needs per-worker state or executor init/fini adds its
+ * weft__layer here (docs/design.md, "How to add a layer"); the core never
+ * names it. */
+#include "async/async.h"
+#include "core/layer.h"
+#include "observe/observe_layer.h"
+
+static weft__layer *const layers[] = {
+    &weft__async_layer,
+    &weft__observe_layer,
+};
+
+weft_executor *weft_executor_create(const weft_executor_config *config, weft_status *err) {
+    return weft__executor_create(config, layers, sizeof layers / sizeof layers[0], err);
+}

@@ -1,0 +1,127 @@
+/* How a layer above the core plugs into an executor.  Internal.
+ *
+ * The core never names a layer above it.  A layer that needs something of the
+ * executor or of the worker loop declares it here, and the composition root
+ * (src/compose/) hands the core the list of layers an executor is built from:
+ *
+ *   - per-worker state: `worker_bytes` of memory per worker, laid out by the
+ *     core (each worker's area starts on its own cache line, each layer's part
+ *     on a 16-byte boundary), zeroed, then `worker_init`ed; `worker_fini` runs
+ *     at destroy after every worker is joined.  The layer finds its part with
+ *     weft__layer_state(w, &its_layer): two loads and an add.
+ *   - executor lifetime: `executor_init` runs at create after the workers'
+ *     structures exist and before their threads start (in list order);
+ *     `executor_fini` at destroy after the threads are joined and before any
+ *     worker memory is freed (in reverse order).
+ *   - idle-time pollers (GPU events, MPI requests, timers): registered at run
+ *     time with weft__poller_add (below), called by workers that run out of
+ *     work, one caller at a time per poller.
+ *   - victims in the machine's order: weft__worker_set_victims (a layer such as
+ *     topo/ gives each worker the order to try other workers in).
+ *   - observation: a hook table (core/obs_hooks.h) that observe/ fills.
+ *   - a count held back on a worker (weft__worker.defer_*): core/executor.h.
+ *
+ * docs/design.md ("How to add a layer") is the recipe. */
+#ifndef WEFT_CORE_LAYER_H
+#define WEFT_CORE_LAYER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/executor.h"
+
+typedef struct weft__layer {
+    const char *name; /* in log lines and errors */
+    size_t worker_bytes; /* per-worker state; 0: none */
+    /* Each may be NULL.  init returns 0 or a negative weft_status (the create
+     * fails with it and the layers already initialised are finished). */
+    int (*executor_init)(weft_executor *ex, const weft_executor_config *config);
+    void (*executor_fini)(weft_executor *ex);
+    int (*worker_init)(weft__worker *w, void *state);
+    void (*worker_fini)(weft__worker *w, void *state);
+    /* Written by the core, once per process, before the first executor is
+     * created: where this layer's part lies in a worker's layer area. */
+    size_t offset;
+} weft__layer;
+
+/* The layer's per-worker state on w (its `worker_bytes`, zeroed at create). */
+static inline void *weft__layer_state(const weft__worker *w, const weft__layer *layer) {
+    return (char *)w->layers + layer->offset;
+}
+
+/* Creates an executor built from `layers` (n of them, in order: each may use
+ * the ones before it).  The composition root calls this with the same list for
+ * every executor of the process.  As weft_executor_create otherwise. */
+weft_executor *weft__executor_create(const weft_executor_config *config, weft__layer *const *layers, unsigned n,
+                                     weft_status *err);
+
+/* ---- idle-time pollers ----
+ * A poller is a function that advances something outside the executor (a GPU
+ * stream, MPI requests, a timer list) and may submit jobs when that something
+ * completes.  Workers call it when they run out of work: in every search round
+ * and once more before parking.  At most one worker calls a given poller at a
+ * time (a poller need not be thread-safe against itself), and its cost is
+ * bounded by what it does per call: keep it to a non-blocking test.
+ *
+ * Its result says whether the executor may sleep without it: */
+enum {
+    WEFT__POLL_IDLE = 0,     /* nothing outstanding: workers may park indefinitely */
+    WEFT__POLL_PENDING = 1,  /* something outstanding, no progress this call */
+    WEFT__POLL_PROGRESS = 2, /* something completed (jobs may have been submitted) */
+};
+typedef int (*weft__poll_fn)(weft_executor *ex, void *arg);
+typedef struct weft__poller weft__poller;
+
+enum { WEFT__POLLERS_MAX = 8 };
+
+/* While any poller is pending, one idle worker (the watcher) parks with a
+ * timeout that starts at WEFT__POLL_NAP_MIN_NS and doubles up to
+ * WEFT__POLL_NAP_MAX_NS while nothing progresses, so an outstanding completion is
+ * seen within about that bound even when the executor has no other work; the
+ * other idle workers park as usual.  When the watcher finds work it hands the
+ * watch to a sleeper. */
+#define WEFT__POLL_NAP_MIN_NS 20000u
+#define WEFT__POLL_NAP_MAX_NS 1000000u
+
+/* Registers fn(ex, arg).  Any thread, at any time (workers may be running).
+ * *out receives the handle for weft__poller_remove.  WEFT_OK, WEFT_EINVAL (NULL
+ * ex/fn/out), WEFT_EBUSY (WEFT__POLLERS_MAX pollers registered already). */
+int weft__poller_add(weft_executor *ex, weft__poll_fn fn, void *arg, weft__poller **out);
+/* Unregisters p; when it returns, no worker is in or will enter p's function.
+ * Any thread but a call from inside p's own function (it would wait for
+ * itself: returns WEFT_EBUSY there, detected).  WEFT_OK or WEFT_EINVAL. */
+int weft__poller_remove(weft_executor *ex, weft__poller *p);
+/* Makes sure some worker looks at the pollers soon: a poller that was idle and
+ * now has something outstanding calls this (a worker may be parked with no
+ * timeout).  Any thread. */
+void weft__pollers_kick(weft_executor *ex);
+
+/* ---- the order a worker tries victims in ----
+ * order[0..n) lists other workers' ids (not w's own), grouped in tiers that
+ * end at tier_end[0..ntiers) (increasing, the last is n): the worker tries one
+ * tier at a time, starting at a random place within it, before the next.
+ * The core copies both arrays.  Without a call, one tier of every other
+ * worker, in random order.  Called from a layer's executor_init (before the
+ * workers start).  WEFT_OK, WEFT_EINVAL (bad ids, tiers not increasing),
+ * WEFT_ENOMEM. */
+int weft__worker_set_victims(weft__worker *w, const unsigned *order, unsigned n, const unsigned *tier_end,
+                             unsigned ntiers);
+
+/* ---- used by the core itself (executor.c, worker.c) ---- */
+
+/* Lays out the per-worker areas of `layers` on ex's workers.  0, WEFT_ENOMEM,
+ * or WEFT_EINVAL when the list is not the one every executor uses. */
+int weft__layers_layout(weft_executor *ex, weft__layer *const *layers, unsigned n);
+/* executor_init then worker_init of every layer, in order; on a failure, the
+ * ones done are finished and its status returned. */
+int weft__layers_init(weft_executor *ex, const weft_executor_config *config);
+/* Finishes every layer in reverse order and frees the areas (workers joined). */
+void weft__layers_fini(weft_executor *ex);
+
+/* A worker's look at the pollers (poll.c): calls each registered one that no
+ * other worker is calling.  Returns the highest WEFT__POLL_* seen. */
+int weft__pollers_run(weft__worker *w);
+/* Frees the poller slots (teardown). */
+void weft__pollers_destroy(weft_executor *ex);
+
+#endif

@@ -1,0 +1,177 @@
+/* Observation state of an executor: allocated on first use or at create,
+ * published while something is on, saved to WEFT_PROFILE at destroy or exit, and
+ * the observe layer that an executor is built with (core/layer.h). */
+#include "observe/obs.h"
+#include "core/env.h"
+#include "core/log.h"
+#include "core/alloc.h"
+#include "core/future.h"
+#include "graph/graph.h"
+
+#include <string.h>
+#include "core/layer.h"
+
+struct weft__obs *weft__obs_state(weft_executor *ex) {
+    if (ex->obs_state) return ex->obs_state;
+    struct weft__obs *o = weft__calloc(sizeof *o);
+    if (!o) return NULL;
+    o->w_bytes = sizeof(weft__obs_worker) * ex->nworkers;
+    o->w = weft__calloc_aligned(o->w_bytes, WEFT__CACHE_LINE);
+    if (!o->w) {
+        weft__free(o, sizeof *o);
+        return NULL;
+    }
+    o->head.hooks = &weft__obs_hook_table;
+    o->ex = ex;
+    o->nworkers = ex->nworkers;
+    o->max_spans = WEFT__DEFAULT_MAX_SPANS;
+    o->ns_per_tick = weft__ns_per_tick();
+    o->ns_mul = (uint64_t)(o->ns_per_tick * (double)(1u << 20) + 0.5);
+    for (unsigned i = 0; i < o->nworkers; i++) o->w[i].mark_job = WEFT__OBS_NO_MARK;
+    o->batch_max = (uint64_t)(WEFT__BATCH_MAX_NS / o->ns_per_tick);
+    o->batch_long = (uint64_t)(WEFT__BATCH_LONG_NS / o->ns_per_tick);
+    static _Atomic unsigned seq;
+    o->seq = atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed) + 1;
+    ex->obs_state = o;
+    return o;
+}
+
+void weft__obs_publish(struct weft__obs *o) {
+    bool on = o->has_observer || atomic_load_explicit(&o->metrics_on, memory_order_relaxed) ||
+              atomic_load_explicit(&o->profile_on, memory_order_relaxed);
+    /* Release: a worker that sees the pointer (acquire in weft__obs_get) sees the
+     * state initialised and the flags set above. */
+    atomic_store_explicit(&o->ex->obs, on ? o : NULL, memory_order_release);
+}
+
+/* WEFT_PROFILE=out.json: the first executor destroyed writes out.json, later ones
+ * out.1.json, out.2.json, ... so that a program with several executors loses none. */
+static void save_env_profile(struct weft__obs *o) {
+    o->saved = true;
+    static _Atomic unsigned saved;
+    unsigned k = atomic_fetch_add_explicit(&saved, 1, memory_order_relaxed);
+    char path[4096];
+    const char *dot = strrchr(o->save_path, '.');
+    if (k == 0 || !dot || strchr(dot, '/'))
+        snprintf(path, sizeof path, k ? "%s.%u" : "%s", o->save_path, k);
+    else
+        snprintf(path, sizeof path, "%.*s.%u%s", (int)(dot - o->save_path), o->save_path, k, dot);
+    weft_status st = weft_profiler_save(o->ex, path);
+    if (st != WEFT_OK) weft__log(WEFT_LOG_ERROR, "cannot write the profile to %s: %s", path, weft_strerror(st));
+    else weft__log(WEFT_LOG_INFO, "profile written to %s", path);
+}
+
+/* ---- the WEFT_PROFILE file at exit ------------------------------------------------
+ *
+ * A program that exits with an executor it never destroyed would lose its
+ * profile: every state with a save path is on a list that an atexit handler
+ * walks.  The workers may still be running then, so the handler writes only an
+ * executor with no run in flight (after a grace of 50 ms) (task spans are written during runs without
+ * the readers' protocol); for one still busy it logs a warning instead.  A
+ * spin lock (executor creation and destruction are rare) orders the list
+ * against destroy, which takes its state off the list first. */
+static atomic_flag exit_lock = ATOMIC_FLAG_INIT;
+static struct weft__obs *exit_list;
+static bool exit_handler;
+
+static void exit_lock_take(void) {
+    /* Acquire / release: the list and the states' saved flags move under it. */
+    while (atomic_flag_test_and_set_explicit(&exit_lock, memory_order_acquire)) weft__cpu_relax();
+}
+
+static void exit_lock_drop(void) { atomic_flag_clear_explicit(&exit_lock, memory_order_release); }
+
+/* How long exit waits for an executor's runs in flight to end. */
+#define EXIT_GRACE_NS 50000000u
+
+static void save_at_exit(void) {
+    exit_lock_take();
+    for (struct weft__obs *o = exit_list; o; o = o->exit_next) {
+        /* A child process made by fork() exits with its parent's list: the
+         * profile is the parent's to write. */
+        if (o->exit_pid != weft__process_id()) continue;
+        /* A run whose end the caller has seen (its future) may still be
+         * finishing on a worker: a short grace for it. */
+        uint64_t busy, deadline = weft__now_ns() + EXIT_GRACE_NS;
+        while ((busy = weft__runs_in_flight(o->ex)) != 0 && weft__now_ns() < deadline) weft__thread_yield();
+        if (busy) {
+            weft__log(WEFT_LOG_WARN, "exit with executor %u still running %llu run(s): its profile (%s) is not written; "
+                      "wait for its runs or destroy it before exit", o->seq, (unsigned long long)busy, o->save_path);
+            continue;
+        }
+        weft__log(WEFT_LOG_INFO, "executor %u was not destroyed before exit: writing its profile now", o->seq);
+        save_env_profile(o);
+    }
+    exit_list = NULL;
+    exit_lock_drop();
+}
+
+static void exit_list_add(struct weft__obs *o) {
+    exit_lock_take();
+    if (!exit_handler && atexit(save_at_exit) != 0)
+        weft__log(WEFT_LOG_WARN, "cannot register the exit handler: a profile is written only when its executor is destroyed");
+    exit_handler = true;
+    o->exit_next = exit_list;
+    o->exit_pid = weft__process_id();
+    exit_list = o;
+    exit_lock_drop();
+}
+
+static void exit_list_remove(struct weft__obs *o) {
+    exit_lock_take();
+    struct weft__obs **p = &exit_list;
+    while (*p && *p != o) p = &(*p)->exit_next;
+    if (*p) *p = o->exit_next;
+    exit_lock_drop();
+}
+
+static int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
+    weft__log_init_from_env();
+    const char *path = weft__getenv("WEFT_PROFILE");
+    bool profile = c->profile || (path && *path);
+    if (!c->observer && !c->metrics && !profile) return 0;
+    struct weft__obs *o = weft__obs_state(ex);
+    if (!o) return WEFT_ENOMEM;
+    if (c->profile_max_spans) o->max_spans = c->profile_max_spans;
+    if (c->observer) {
+        o->observer = *c->observer;
+        o->has_observer = true;
+    }
+    /* Exact timing: every task's own clock reads.  An observer's callbacks
+     * would fall inside a batch's time, so they make it exact too. */
+    o->exact = c->profile_exact || c->observer || weft__env_flag("WEFT_PROFILE_EXACT", false);
+    if (o->exact) o->batch_max = 0;
+    if (path && *path && !(o->save_path = weft__strdup(path))) return WEFT_ENOMEM;
+    if (o->save_path) exit_list_add(o);
+    uint64_t now = weft__ticks();
+    atomic_store_explicit(&o->metrics_t0, now, memory_order_relaxed);
+    atomic_store_explicit(&o->profile_t0, now, memory_order_relaxed);
+    atomic_store_explicit(&o->metrics_on, true, memory_order_relaxed);
+    atomic_store_explicit(&o->profile_on, profile, memory_order_relaxed);
+    weft__obs_publish(o);
+    return 0;
+}
+
+static void weft__obs_destroy(weft_executor *ex) {
+    struct weft__obs *o = ex->obs_state;
+    if (!o) return;
+    if (o->save_path) exit_list_remove(o);
+    if (o->save_path && !o->saved) save_env_profile(o);
+    atomic_store_explicit(&ex->obs, NULL, memory_order_relaxed);
+    for (unsigned i = 0; i < o->nworkers; i++) weft__spans_free(&o->w[i]);
+    weft__free_str(o->save_path);
+    weft__free_aligned(o->w, o->w_bytes, WEFT__CACHE_LINE);
+    weft__free(o, sizeof *o);
+    ex->obs_state = NULL;
+}
+
+
+/* ---- the observe layer ------------------------------------------------------------ */
+
+static int observe_executor_init(weft_executor *ex, const weft_executor_config *c) { return weft__obs_create(ex, c); }
+
+weft__layer weft__observe_layer = {
+    .name = "observe",
+    .executor_init = observe_executor_init,
+    .executor_fini = weft__obs_destroy,
+};

@@ -1,0 +1,54 @@
+/* Switching metrics and the profiler on and off (weft/observe.h). */
+#include "observe/obs.h"
+#include "core/future.h"
+
+/* Sets metrics on or off; switching on resets the counters and the clock. */
+static void set_metrics(struct weft__obs *o, bool on) {
+    if (on) {
+        weft__obs_reset_counters(o);
+        atomic_store_explicit(&o->metrics_t0, weft__ticks(), memory_order_relaxed);
+    }
+    atomic_store_explicit(&o->metrics_on, on, memory_order_relaxed);
+}
+
+weft_status weft_metrics_enable(weft_executor *ex, bool on) {
+    if (!ex) return WEFT_EINVAL;
+    struct weft__obs *o = weft__obs_state(ex);
+    if (!o) return WEFT_ENOMEM;
+    set_metrics(o, on);
+    weft__obs_publish(o);
+    return WEFT_OK;
+}
+
+weft_status weft_profiler_start(weft_executor *ex) {
+    if (!ex) return WEFT_EINVAL;
+    struct weft__obs *o = weft__obs_state(ex);
+    if (!o) return WEFT_ENOMEM;
+    /* Idle workers record steal and park spans at any time: stop them before
+     * the buffers are reset under them. */
+    (void)weft__spans_pause(o);
+    for (unsigned i = 0; i < o->nworkers; i++) weft__spans_clear(&o->w[i]);
+    /* A batch still open holds slots of the cleared buffers: it must not write
+     * them (task_hooks.c, batch_close). */
+    atomic_fetch_add_explicit(&o->span_epoch, 1, memory_order_relaxed);
+    weft__obs_clear_suspects(o);
+    if (!atomic_load_explicit(&o->metrics_on, memory_order_relaxed)) set_metrics(o, true);
+    atomic_store_explicit(&o->profile_t0, weft__ticks(), memory_order_relaxed);
+    /* Releases: an idle worker's seq_cst load of profile_on in idle_span_begin
+     * (or of reading in batch_close) that sees the new value also sees the
+     * cleared buffers and the new epoch. */
+    weft__spans_resume(o, true);
+    weft__obs_publish(o);
+    return WEFT_OK;
+}
+
+weft_status weft_profiler_stop(weft_executor *ex) {
+    if (!ex) return WEFT_EINVAL;
+    struct weft__obs *o = ex->obs_state;
+    if (!o) return WEFT_OK;
+    atomic_store_explicit(&o->profile_on, false, memory_order_relaxed);
+    weft__obs_publish(o);
+    return WEFT_OK;
+}
+
+uint64_t weft_future_id(const weft_future *f) { return f ? f->id : 0; }
