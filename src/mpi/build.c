@@ -48,7 +48,7 @@ static void local_write(weft_mpi_flow *f, weft__mpi_handle *h, uint32_t n) {
  * numbers the transfer alike (the tag); only src and dst keep a node. */
 static void transfer(weft_mpi_flow *f, uint32_t hi, int src, int dst) {
     weft__mpi_handle *h = &f->handles[hi];
-    int tag = (int)(f->nxfer++ % ((uint64_t)f->tag_ub + 1));
+    int tag = (int)(f->nxfer++ % (uint64_t)f->tag_ub); /* tag_ub itself is never sent (run.c) */
     if (f->rank == src) local_read(f, h, new_node(f, WEFT__MPI_SEND, hi, dst, tag));
     if (f->rank == dst) local_write(f, h, new_node(f, WEFT__MPI_RECV, hi, src, tag));
     h->valid[dst] = h->version + 1;

@@ -150,9 +150,21 @@ static int drain_queue(weft_mpi_flow *f, int *err) {
     return count;
 }
 
+/* One idle round: a short pause, then a call into MPI even with no request
+ * in flight (a probe for a tag weft never sends), because MPI is where the CPU
+ * is given up: Open MPI yields inside its progress engine when
+ * mpi_yield_when_idle is set (by default when a node is oversubscribed).
+ * weft itself makes no OS call here (those live in src/platform/). */
+static void idle_round(weft_mpi_flow *f, unsigned *idle) {
+    for (unsigned i = 0, n = *idle < 6 ? 1u << (*idle)++ : 64; i < n; i++) weft__cpu_relax();
+    if (f->nreq == 0) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, f->tag_ub, f->comm, &flag, MPI_STATUS_IGNORE);
+    }
+}
+
 /* Drives the run until every local node is done.  The loop never sleeps: it
- * polls MPI (Open MPI yields the CPU inside when the node is oversubscribed)
- * and pauses briefly between empty rounds. */
+ * polls MPI and pauses briefly between empty rounds (idle_round). */
 static int progress(weft_mpi_flow *f) {
     int err = WEFT_OK;
     unsigned idle = 0;
@@ -168,7 +180,7 @@ static int progress(weft_mpi_flow *f) {
             idle = 0;
             continue;
         }
-        for (unsigned i = 0, n = idle < 6 ? 1u << idle++ : 64; i < n; i++) weft__cpu_relax();
+        idle_round(f, &idle);
     }
     return err;
 }
