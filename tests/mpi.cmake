@@ -60,3 +60,12 @@ foreach(tname IN LISTS _mpi_tests)
                          SKIP_RETURN_CODE 77 LABELS mpi ENVIRONMENT "${_mpi_env}")
   endforeach()
 endforeach()
+
+# The examples (cmake/mpi.cmake builds them), with their serial checks.
+if(TARGET example_mpi_cholesky)
+  foreach(np 1 2 4)
+    add_test(NAME examples.mpi_cholesky.np${np} COMMAND ${WEFT_MPIRUN} -np ${np} $<TARGET_FILE:example_mpi_cholesky> 6 16)
+    set_tests_properties(examples.mpi_cholesky.np${np} PROPERTIES TIMEOUT ${_mpi_timeout}
+                         LABELS "examples;mpi" ENVIRONMENT "${_mpi_env}" PASS_REGULAR_EXPRESSION "PASS")
+  endforeach()
+endif()
