@@ -22,7 +22,7 @@
  * it.  So MPI must be initialised with MPI_Init_thread at MPI_THREAD_FUNNELED or
  * above (weft's workers are threads, which MPI_THREAD_SINGLE forbids), and with
  * FUNNELED the caller must be the thread that initialised MPI.
- * docs/guide-mpi.md explains the model; docs/design.md progress and termination.
+ * docs/guide-mpi.md explains the model, the progress engine and termination.
  */
 #ifndef WEFT_MPI_H
 #define WEFT_MPI_H

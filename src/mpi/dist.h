@@ -8,8 +8,8 @@
  * own nodes: its tasks, its sends and its receives, ordered by the local
  * hazards on its one buffer per handle (read after write, write after read,
  * write after write), exactly as a shared-memory task graph would be.  The
- * messages order the ranks against each other.  docs/design.md ("Distributed
- * flows") has the whole argument. */
+ * messages order the ranks against each other.  docs/guide-mpi.md ("How it
+ * works") has the whole argument. */
 #ifndef WEFT_MPI_DIST_H
 #define WEFT_MPI_DIST_H
 

@@ -2,7 +2,7 @@
  * only thread of weft that calls MPI: MPI_THREAD_FUNNELED suffices); workers
  * run the compute nodes as silent async tasks and hand the send and receive
  * nodes they make ready to it through a lock-free stack.  A worker never
- * calls MPI, so it never blocks in it.  docs/design.md, "Distributed flows". */
+ * calls MPI, so it never blocks in it.  docs/guide-mpi.md, "How it works". */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
