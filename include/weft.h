@@ -12,5 +12,6 @@
 #include "weft/flow.h"
 #include "weft/pipeline.h"
 #include "weft/algo.h"
+#include "weft/gpu.h"
 #include "weft/cancel.h"
 #endif

@@ -56,7 +56,8 @@ WEFT_EXTERN_C_BEGIN
     X(WEFT_ESYS,      -10, "operating system call failed")                              \
     X(WEFT_EDEADLK,   -11, "waiting here would deadlock")                               \
     X(WEFT_ENOENT,    -12, "no such object")                                            \
-    X(WEFT_EFORKED,   -13, "executor was created before fork(); unusable in the child")
+    X(WEFT_EFORKED,   -13, "executor was created before fork(); unusable in the child") \
+    X(WEFT_EDEVICE,   -14, "GPU driver call or kernel failed")
 
 typedef enum weft_status {
 #define WEFT__ENUM(name, value, text) name = value,

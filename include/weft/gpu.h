@@ -1,0 +1,284 @@
+/* weft — GPU layer: devices, typed buffers, streams, events, kernels, and GPU
+ * work as tasks of the same graph as CPU work.
+ *
+ * Backends are chosen at run time and loaded with dlopen, so weft builds and
+ * runs where no GPU software is installed: CUDA (the driver API of
+ * libcuda.so.1), HIP (libamdhip64.so), OpenCL (the ICD loader libOpenCL.so.1)
+ * and a stub that runs "kernels" as host functions on a thread per stream.
+ * docs/guide-gpu.md is the guide.
+ *
+ * Thread-safety: every function may be called from any thread unless its
+ * comment says otherwise; a device, its buffers, streams and kernels may be
+ * used from several threads at once.  Work on one stream runs in the order it
+ * was enqueued; work on different streams may overlap.  Destroying an object
+ * while another thread uses it is the caller's bug, as with free().
+ *
+ * Errors: WEFT_EINVAL for NULL or bad arguments, WEFT_ENOMEM when the host or
+ * the device is out of memory, WEFT_ENOENT when a backend or a feature is not
+ * there, WEFT_EDEVICE when a driver call or a kernel failed; then
+ * weft_last_error_message() holds the backend's own message (e.g.
+ * "cuda: cuLaunchKernel: CUDA_ERROR_INVALID_VALUE: invalid argument").
+ */
+#ifndef WEFT_GPU_H
+#define WEFT_GPU_H
+
+#include "weft/common.h"
+#include "weft/core.h"
+#include "weft/graph.h"
+
+WEFT_EXTERN_C_BEGIN
+
+/* ---- devices ------------------------------------------------------------------ */
+
+typedef enum weft_gpu_kind {
+    WEFT_GPU_AUTO = 0,   /* probe CUDA, HIP, OpenCL, then the stub (see weft_gpu_open) */
+    WEFT_GPU_CUDA = 1,   /* NVIDIA, driver API through libcuda.so.1 */
+    WEFT_GPU_HIP = 2,    /* AMD ROCm, through libamdhip64.so */
+    WEFT_GPU_OPENCL = 3, /* any OpenCL 1.2 device through libOpenCL.so.1 (PoCL on a CPU too) */
+    WEFT_GPU_STUB = 4    /* host memory, kernels as host functions, a thread per stream */
+} weft_gpu_kind;
+
+typedef struct weft_gpu_device weft_gpu_device;
+typedef struct weft_gpu_buffer weft_gpu_buffer;
+typedef struct weft_gpu_stream weft_gpu_stream;
+typedef struct weft_gpu_event weft_gpu_event;
+typedef struct weft_gpu_kernel weft_gpu_kernel;
+typedef struct weft_gpu_stream_pool weft_gpu_stream_pool;
+
+/* How to open a device; all zero means defaults. */
+typedef struct weft_gpu_config {
+    weft_gpu_kind kind;  /* WEFT_GPU_AUTO (default) or one backend */
+    unsigned index;      /* which device of that backend (default 0, the first) */
+    unsigned streams;    /* streams in the device's pool for GPU tasks (default 4) */
+    size_t stub_memory;  /* the stub's device memory in bytes (default 1 GiB) */
+} weft_gpu_config;
+
+/* Opens a device.  config NULL: defaults.  With kind WEFT_GPU_AUTO the
+ * environment variable WEFT_GPU=cuda|hip|opencl|stub|none picks the backend
+ * (none: no device, WEFT_ENOENT); unset, the first backend that has a device
+ * wins, in the order CUDA, HIP, OpenCL, stub, so AUTO always finds at least
+ * the stub.  A bad WEFT_GPU value is logged once and ignored.  A kind named in
+ * config ignores WEFT_GPU.  Returns NULL with *err (err may be NULL):
+ * WEFT_EINVAL (kind unknown), WEFT_ENOENT (backend not installed, no device
+ * at that index, WEFT_GPU=none), WEFT_ENOMEM, WEFT_EDEVICE (the driver failed
+ * to start: weft_last_error_message says why).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err);
+/* Waits for all work of the device's streams, then frees the device.  Its
+ * buffers, streams, events, kernels and pools must have been destroyed
+ * first.  NULL is a no-op. */
+WEFT_API void weft_gpu_close(weft_gpu_device *dev);
+
+/* The device's backend (WEFT_GPU_AUTO for NULL). */
+WEFT_API weft_gpu_kind weft_gpu_device_kind(const weft_gpu_device *dev);
+/* The device's name as the driver reports it ("" for NULL).  Valid until close. */
+WEFT_API const char *weft_gpu_device_name(const weft_gpu_device *dev);
+/* "cuda", "hip", "opencl", "stub", "auto", or "?" for a value out of range. */
+WEFT_API const char *weft_gpu_kind_name(weft_gpu_kind kind);
+/* Free and total device memory in bytes (either pointer may be NULL).
+ * OpenCL cannot tell free memory: it reports the total for both.
+ * WEFT_EINVAL (dev NULL), WEFT_EDEVICE. */
+WEFT_API weft_status weft_gpu_mem_info(weft_gpu_device *dev, size_t *free_bytes, size_t *total_bytes);
+/* Blocks until every stream of the device has finished its work.  Returns the
+ * first error a stream reports, else WEFT_OK.  WEFT_EINVAL for NULL. */
+WEFT_API weft_status weft_gpu_synchronize(weft_gpu_device *dev);
+
+/* ---- buffers ------------------------------------------------------------------ */
+
+/* Buffer flags. */
+#define WEFT_GPU_MANAGED 1u /* unified memory the host may also address (CUDA, HIP, stub) */
+
+/* Allocates a device buffer of `count` elements of `elem_size` bytes (not
+ * initialised).  flags: 0 or WEFT_GPU_MANAGED.  Returns NULL with *err:
+ * WEFT_EINVAL (dev NULL, elem_size or count 0, size overflow, unknown flag),
+ * WEFT_ENOMEM (host or device memory exhausted), WEFT_ENOENT (managed memory
+ * on a backend without it: OpenCL), WEFT_EDEVICE. */
+WEFT_API WEFT_NODISCARD weft_gpu_buffer *weft_gpu_buffer_create(weft_gpu_device *dev, size_t elem_size, size_t count,
+                                                              unsigned flags, weft_status *err);
+/* Frees a buffer.  Work still queued on streams that uses it must have
+ * finished (wait for those streams first).  NULL is a no-op. */
+WEFT_API void weft_gpu_buffer_destroy(weft_gpu_buffer *buf);
+/* Element count, element size, and bytes (count * elem_size); 0 for NULL. */
+WEFT_API size_t weft_gpu_buffer_count(const weft_gpu_buffer *buf);
+WEFT_API size_t weft_gpu_buffer_elem_size(const weft_gpu_buffer *buf);
+WEFT_API size_t weft_gpu_buffer_bytes(const weft_gpu_buffer *buf);
+/* The host address of a WEFT_GPU_MANAGED buffer; NULL for other buffers.
+ * Touch it only while no stream uses the buffer. */
+WEFT_API void *weft_gpu_buffer_host_ptr(const weft_gpu_buffer *buf);
+
+/* Page-locked ("pinned") host memory, which asynchronous copies need to be
+ * really asynchronous on CUDA and HIP (on OpenCL and the stub it is ordinary
+ * memory).  NULL with *err: WEFT_EINVAL (dev NULL, bytes 0), WEFT_ENOMEM,
+ * WEFT_EDEVICE.  Free it with weft_gpu_host_free on the same device (NULL is
+ * a no-op). */
+WEFT_API WEFT_NODISCARD void *weft_gpu_host_alloc(weft_gpu_device *dev, size_t bytes, weft_status *err);
+WEFT_API void weft_gpu_host_free(weft_gpu_device *dev, void *p);
+
+/* ---- copies: counts and offsets are in elements of the buffer --------------------
+ * Synchronous copies return when the data has arrived.  They are not ordered
+ * with work queued on streams: wait for a stream that uses the buffer first.
+ * Asynchronous copies are queued on a stream and return at once; the host
+ * memory must stay valid (and, for an upload, unchanged) until the stream has
+ * done them.  All return WEFT_EINVAL for NULL pointers or a range past the end
+ * of the buffer (first + count > weft_gpu_buffer_count), a buffer and stream
+ * of different devices; WEFT_EDEVICE when the driver fails.  count 0 is a
+ * no-op that returns WEFT_OK. */
+WEFT_API weft_status weft_gpu_copy_to_device(weft_gpu_buffer *dst, size_t first, const void *src, size_t count);
+WEFT_API weft_status weft_gpu_copy_to_host(const weft_gpu_buffer *src, size_t first, void *dst, size_t count);
+WEFT_API weft_status weft_gpu_copy_to_device_async(weft_gpu_stream *s, weft_gpu_buffer *dst, size_t first,
+                                                   const void *src, size_t count);
+WEFT_API weft_status weft_gpu_copy_to_host_async(weft_gpu_stream *s, const weft_gpu_buffer *src, size_t first,
+                                                 void *dst, size_t count);
+
+/* ---- streams and events -------------------------------------------------------- */
+
+/* Creates a stream: an in-order queue of copies and kernels.  NULL with *err:
+ * WEFT_EINVAL (dev NULL), WEFT_ENOMEM, WEFT_EDEVICE. */
+WEFT_API WEFT_NODISCARD weft_gpu_stream *weft_gpu_stream_create(weft_gpu_device *dev, weft_status *err);
+/* Waits for the stream's work, then frees it.  NULL is a no-op. */
+WEFT_API void weft_gpu_stream_destroy(weft_gpu_stream *s);
+/* The stream's device (NULL for NULL). */
+WEFT_API weft_gpu_device *weft_gpu_stream_device(const weft_gpu_stream *s);
+/* Blocks the calling thread until the stream's work is done.  WEFT_OK, or the
+ * error of a failed copy or kernel (WEFT_EDEVICE, message set); WEFT_EINVAL. */
+WEFT_API weft_status weft_gpu_stream_synchronize(weft_gpu_stream *s);
+/* Waits for the stream's work without blocking a worker: called from a task
+ * (graph, async, pipeline stage) on one of an executor's workers, the worker
+ * runs other ready tasks until the work is done (so CPU work and GPU tasks
+ * overlap); on any other thread it blocks like weft_gpu_stream_synchronize.
+ * Returns what weft_gpu_stream_synchronize would. */
+WEFT_API weft_status weft_gpu_stream_wait(weft_gpu_stream *s);
+/* WEFT_OK when all work queued so far is done, WEFT_EAGAIN while some is
+ * pending (it queues a marker, which may itself be pending for a moment), or
+ * the error of failed work; WEFT_EINVAL.  Never blocks. */
+WEFT_API weft_status weft_gpu_stream_query(weft_gpu_stream *s);
+
+/* Marks the current end of a stream's queue.  NULL with *err: WEFT_EINVAL,
+ * WEFT_ENOMEM, WEFT_EDEVICE. */
+WEFT_API WEFT_NODISCARD weft_gpu_event *weft_gpu_event_record(weft_gpu_stream *s, weft_status *err);
+/* WEFT_OK once the work before the event is done, WEFT_EAGAIN before, or the
+ * error of failed work; WEFT_EINVAL for NULL.  Never blocks. */
+WEFT_API weft_status weft_gpu_event_query(weft_gpu_event *e);
+/* Waits for the event as weft_gpu_stream_wait waits for a stream (a worker
+ * keeps running other tasks; another thread blocks). */
+WEFT_API weft_status weft_gpu_event_wait(weft_gpu_event *e);
+/* Frees an event (pending or not).  NULL is a no-op. */
+WEFT_API void weft_gpu_event_destroy(weft_gpu_event *e);
+
+/* A fixed set of streams handed out to users of the device in turn.  n 0
+ * means 4.  NULL with *err: WEFT_EINVAL (dev NULL, n > 256), WEFT_ENOMEM,
+ * WEFT_EDEVICE.  Destroy waits for the streams' work (NULL is a no-op). */
+WEFT_API WEFT_NODISCARD weft_gpu_stream_pool *weft_gpu_stream_pool_create(weft_gpu_device *dev, unsigned n,
+                                                                        weft_status *err);
+WEFT_API void weft_gpu_stream_pool_destroy(weft_gpu_stream_pool *p);
+/* Number of streams (0 for NULL). */
+WEFT_API unsigned weft_gpu_stream_pool_size(const weft_gpu_stream_pool *p);
+/* Stream i (taken modulo the size); NULL for NULL.  Shared, not reserved. */
+WEFT_API weft_gpu_stream *weft_gpu_stream_pool_get(weft_gpu_stream_pool *p, unsigned i);
+/* The device's own pool, used by GPU tasks (weft_gpu_config.streams streams). */
+WEFT_API weft_gpu_stream_pool *weft_gpu_device_pool(weft_gpu_device *dev);
+
+/* A scoped stream: weft_gpu_stream_begin reserves a stream of the pool that
+ * no other guard holds (when all are held it shares one, whose work is then
+ * ordered after the other holder's); weft_gpu_stream_end waits for the work
+ * queued on it (as weft_gpu_stream_wait: a worker keeps running other tasks)
+ * and gives it back.  Fields are private.
+ *
+ *     weft_gpu_stream_guard g;
+ *     weft_gpu_stream *s = weft_gpu_stream_begin(pool, &g);
+ *     ... copies and launches on s ...
+ *     weft_status st = weft_gpu_stream_end(&g);
+ */
+typedef struct weft_gpu_stream_guard {
+    weft_gpu_stream_pool *pool_;
+    unsigned slot_;
+    bool reserved_;
+} weft_gpu_stream_guard;
+/* Returns the stream, or NULL (g or p NULL: nothing to end). */
+WEFT_API weft_gpu_stream *weft_gpu_stream_begin(weft_gpu_stream_pool *p, weft_gpu_stream_guard *g);
+/* WEFT_OK, the stream's error, or WEFT_EINVAL for NULL or a guard that is not
+ * open.  The guard is closed afterwards either way. */
+WEFT_API weft_status weft_gpu_stream_end(weft_gpu_stream_guard *g);
+
+/* ---- kernels ------------------------------------------------------------------ */
+
+/* The launch shape: global[i] work items in dimension i (0 counts as 1), in
+ * groups of local[i] (all local 0: the backend chooses; OpenCL then needs
+ * nothing of global, CUDA and HIP use blocks of 256 in dimension 0 and the
+ * kernel must ignore items past the end).  CUDA/HIP launch
+ * ceil(global/local) blocks of local threads. */
+typedef struct weft_gpu_range {
+    size_t global[3];
+    size_t local[3];
+} weft_gpu_range;
+
+/* A stub kernel: runs every work item of `range` on the host; args[i] is the
+ * host address of buffer argument i or of a copy of value argument i.
+ * Returns 0, or non-zero to report a failed kernel (the stream then reports
+ * WEFT_EDEVICE, as a real device reports a fault). */
+typedef int (*weft_gpu_host_fn)(const weft_gpu_range *range, void *const *args);
+
+/* One kernel in the forms the backends take; the device uses its own and
+ * ignores the others. */
+typedef struct weft_gpu_kernel_source {
+    const char *name;      /* the entry point (required, except for a host-only kernel) */
+    const char *opencl;    /* OpenCL C source, built once per device and source text */
+    const void *cuda;      /* PTX text (NUL-terminated) or a cubin image */
+    const void *hip;       /* a HIP code object */
+    weft_gpu_host_fn host; /* the stub's host function */
+} weft_gpu_kernel_source;
+
+/* Prepares a kernel for the device (compiling source where needed; OpenCL
+ * programs are cached per device by source text).  NULL with *err:
+ * WEFT_EINVAL (NULL, no name), WEFT_ENOENT (no form for this backend, or no
+ * entry point of that name), WEFT_EDEVICE (the build failed: the compiler's
+ * log starts weft_last_error_message), WEFT_ENOMEM. */
+WEFT_API WEFT_NODISCARD weft_gpu_kernel *weft_gpu_kernel_create(weft_gpu_device *dev,
+                                                              const weft_gpu_kernel_source *src, weft_status *err);
+/* Frees a kernel; queued launches of it still run.  NULL is a no-op. */
+WEFT_API void weft_gpu_kernel_destroy(weft_gpu_kernel *k);
+
+/* A kernel argument: a buffer, or a value of `size` bytes copied at launch. */
+typedef struct weft_gpu_arg {
+    weft_gpu_buffer *buffer;
+    const void *value;
+    size_t size;
+} weft_gpu_arg;
+#define WEFT_GPU_ARG_BUFFER(b) ((weft_gpu_arg){.buffer = (b)})
+#define WEFT_GPU_ARG_VALUE(v) ((weft_gpu_arg){.value = &(v), .size = sizeof(v)})
+#define WEFT_GPU_MAX_ARGS 32
+
+/* Queues a launch of k on s with the given arguments (at most
+ * WEFT_GPU_MAX_ARGS).  WEFT_EINVAL (NULL, nargs too large, an argument with
+ * neither a buffer nor a value, objects of different devices),
+ * WEFT_EDEVICE (the launch was refused, e.g. a group too large: the
+ * driver's message), WEFT_ENOMEM.  A kernel that fails while it runs is
+ * reported by the stream's next wait, query or synchronize. */
+WEFT_API weft_status weft_gpu_launch(weft_gpu_stream *s, weft_gpu_kernel *k, const weft_gpu_range *range,
+                                     const weft_gpu_arg *args, size_t nargs);
+
+/* ---- GPU work as tasks ----------------------------------------------------------- */
+
+/* Records GPU work (copies, launches) on `s`; does not wait for it.  ctx is
+ * the running task's context (NULL when called outside a worker).  Return 0,
+ * or non-zero to fail (the task fails with that value). */
+typedef int (*weft_gpu_task_fn)(weft_ctx *ctx, weft_gpu_stream *s, void *arg);
+
+/* Adds a task that takes a stream of dev's pool (weft_gpu_stream_begin), calls
+ * fn to record work on it, and completes when that work is done: meanwhile
+ * its worker runs other ready tasks (weft_gpu_stream_end), so CPU tasks and
+ * other GPU tasks overlap with it.  Its successors start after the GPU work.
+ * A non-zero return of fn, or an error of the stream (WEFT_EDEVICE), fails
+ * the run like a failing task.  dev must outlive the taskflow's runs.
+ * Returns the task, or the null task (WEFT_EINVAL for NULL tf/dev/fn,
+ * WEFT_ENOMEM, WEFT_EBUSY while tf runs: as weft_emplace). */
+WEFT_API weft_task weft_emplace_gpu(weft_taskflow *tf, weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg);
+
+/* The same work from any code, for async tasks and pipeline stages: takes a
+ * stream of dev's pool, calls fn(weft_current_ctx(), stream, arg) and waits
+ * for the work as weft_gpu_stream_wait does.  Returns fn's non-zero value,
+ * the stream's error, WEFT_EINVAL (dev or fn NULL), or WEFT_OK. */
+WEFT_API int weft_gpu_call(weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg);
+
+WEFT_EXTERN_C_END
+
+#endif

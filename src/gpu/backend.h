@@ -1,0 +1,123 @@
+/* The GPU layer's backend table and object layouts.  Internal.
+ *
+ * The front end (device.c, memory.c, stream.c, kernel.c, task.c) checks
+ * arguments and owns the weft_gpu_* objects; a backend (stub.c, opencl.c,
+ * drv.c for CUDA and HIP) fills one weft__gpu_ops and sees only checked
+ * arguments.  Every op returns 0 or a negative weft_status, with
+ * weft__set_error_message called where a driver call failed.  A handle of a
+ * backend object is a void * (streams, events, kernels) or, for device
+ * memory, a uint64_t (a CUdeviceptr, a cl_mem, or a host address). */
+#ifndef WEFT_GPU_BACKEND_H
+#define WEFT_GPU_BACKEND_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform/platform.h"
+#include "weft/gpu.h"
+
+typedef struct weft__gpu_ops {
+    weft_gpu_kind kind;
+    /* Finds device cfg->index and starts it: sets dev->impl and dev->name.
+     * WEFT_ENOENT when the library or the device is not there. */
+    int (*open)(weft_gpu_device *dev, const weft_gpu_config *cfg);
+    void (*close)(weft_gpu_device *dev);
+    int (*mem_info)(weft_gpu_device *dev, size_t *free_b, size_t *total_b);
+    /* Device memory; *host is set for managed memory. */
+    int (*alloc)(weft_gpu_device *dev, size_t bytes, unsigned flags, uint64_t *h, void **host);
+    void (*free)(weft_gpu_device *dev, uint64_t h, size_t bytes, unsigned flags);
+    int (*host_alloc)(weft_gpu_device *dev, size_t bytes, void **p);
+    void (*host_free)(weft_gpu_device *dev, void *p);
+    /* Copies of n bytes at byte offset off; stream NULL: synchronous. */
+    int (*upload)(weft_gpu_device *dev, void *stream, uint64_t dst, size_t off, const void *src, size_t n);
+    int (*download)(weft_gpu_device *dev, void *stream, void *dst, uint64_t src, size_t off, size_t n);
+    int (*stream_create)(weft_gpu_device *dev, void **stream);
+    void (*stream_destroy)(weft_gpu_device *dev, void *stream); /* after its work */
+    int (*stream_sync)(weft_gpu_device *dev, void *stream);
+    int (*event_record)(weft_gpu_device *dev, void *stream, void **event);
+    int (*event_query)(weft_gpu_device *dev, void *event); /* 0, WEFT_EAGAIN or an error */
+    int (*event_sync)(weft_gpu_device *dev, void *event);
+    void (*event_destroy)(weft_gpu_device *dev, void *event);
+    /* WEFT_ENOENT when src has no form for this backend. */
+    int (*kernel_create)(weft_gpu_device *dev, const weft_gpu_kernel_source *src, void **kernel);
+    void (*kernel_destroy)(weft_gpu_device *dev, void *kernel);
+    /* range has every global[i] >= 1; args checked (buffers of dev). */
+    int (*launch)(weft_gpu_device *dev, void *stream, void *kernel, const weft_gpu_range *range,
+                  const weft_gpu_arg *args, size_t nargs);
+} weft__gpu_ops;
+
+extern const weft__gpu_ops weft__gpu_stub_ops;
+extern const weft__gpu_ops weft__gpu_opencl_ops;
+extern const weft__gpu_ops weft__gpu_cuda_ops;
+extern const weft__gpu_ops weft__gpu_hip_ops;
+
+struct weft_gpu_device {
+    const weft__gpu_ops *ops;
+    void *impl;
+    weft_gpu_config cfg; /* with defaults filled in */
+    char name[128];
+    weft_gpu_stream_pool *pool; /* for GPU tasks */
+    /* Every stream of the device, for weft_gpu_synchronize. */
+    weft__mutex lock;
+    weft_gpu_stream *streams;
+};
+
+struct weft_gpu_buffer {
+    weft_gpu_device *dev;
+    uint64_t h;
+    size_t elem_size, count;
+    unsigned flags;
+    void *host; /* managed memory: its host address */
+};
+
+struct weft_gpu_stream {
+    weft_gpu_device *dev;
+    void *h;
+    weft_gpu_stream *prev, *next; /* in dev->streams, under dev->lock */
+};
+
+struct weft_gpu_event {
+    weft_gpu_device *dev;
+    void *h;
+};
+
+struct weft_gpu_kernel {
+    weft_gpu_device *dev;
+    void *h;
+};
+
+struct weft_gpu_stream_pool {
+    weft_gpu_device *dev;
+    unsigned n;
+    _Atomic unsigned next; /* where the next reservation starts looking */
+    _Atomic bool *held;    /* n flags: a guard holds stream i */
+    weft_gpu_stream **streams;
+};
+
+/* host_alloc/host_free for backends without pinned memory: aligned host
+ * memory (memory.c). */
+int weft__gpu_plain_host_alloc(weft_gpu_device *dev, size_t bytes, void **p);
+void weft__gpu_plain_host_free(weft_gpu_device *dev, void *p);
+
+/* Waits for an event: cooperatively on a worker (other tasks run), blocking
+ * elsewhere (stream.c). */
+int weft__gpu_event_wait_any(weft_gpu_event *e);
+
+/* Work-item count of a range: the product of its global sizes (0 counts as 1). */
+static inline size_t weft__gpu_range_items(const weft_gpu_range *r) {
+    size_t n = 1;
+    for (int i = 0; i < 3; i++) n *= r->global[i] ? r->global[i] : 1;
+    return n;
+}
+
+/* Number of dimensions a range uses (1..3): the last with global or local set. */
+static inline unsigned weft__gpu_range_dims(const weft_gpu_range *r) {
+    unsigned d = 1;
+    for (unsigned i = 1; i < 3; i++)
+        if (r->global[i] > 1 || r->local[i] > 1) d = i + 1;
+    return d;
+}
+
+#endif

@@ -1,0 +1,116 @@
+/* Devices: the backend probe (CUDA, HIP, OpenCL, stub; WEFT_GPU), open and
+ * close, memory info, device-wide synchronize. */
+#include "core/alloc.h"
+#include "core/env.h"
+#include "core/error_detail.h"
+#include "gpu/backend.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Indexed by weft_gpu_kind. */
+static const weft__gpu_ops *const backends[] = {
+    NULL, &weft__gpu_cuda_ops, &weft__gpu_hip_ops, &weft__gpu_opencl_ops, &weft__gpu_stub_ops,
+};
+static const char *const kind_names[] = {"auto", "cuda", "hip", "opencl", "stub"};
+
+const char *weft_gpu_kind_name(weft_gpu_kind kind) {
+    return (unsigned)kind < sizeof kind_names / sizeof *kind_names ? kind_names[kind] : "?";
+}
+
+static weft_gpu_device *open_one(const weft__gpu_ops *ops, const weft_gpu_config *cfg, int *st) {
+    weft_gpu_device *d = weft__calloc(sizeof *d);
+    if (!d) {
+        *st = WEFT_ENOMEM;
+        return NULL;
+    }
+    d->ops = ops;
+    d->cfg = *cfg;
+    d->cfg.kind = ops->kind;
+    if (weft__mutex_init(&d->lock) != 0) {
+        weft__free(d, sizeof *d);
+        *st = WEFT_ENOMEM;
+        return NULL;
+    }
+    *st = ops->open(d, &d->cfg);
+    if (*st == 0) {
+        d->pool = weft_gpu_stream_pool_create(d, d->cfg.streams, (weft_status *)st);
+        if (d->pool) return d;
+        ops->close(d);
+    }
+    weft__mutex_destroy(&d->lock);
+    weft__free(d, sizeof *d);
+    return NULL;
+}
+
+/* The backend WEFT_GPU names: a kind, WEFT_GPU_AUTO when unset or bad, or -1
+ * for "none". */
+static int kind_from_env(void) {
+    static const char *const words[] = {"cuda", "hip", "opencl", "stub", "none", NULL};
+    int k = weft__env_choice("WEFT_GPU", words, "the first backend found (cuda, hip, opencl, stub)");
+    if (k < 0) return WEFT_GPU_AUTO;
+    return k == 4 ? -1 : k + 1;
+}
+
+weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err) {
+    weft_gpu_config cfg = config ? *config : (weft_gpu_config){0};
+    int st = WEFT_EINVAL, kind = cfg.kind;
+    weft_gpu_device *d = NULL;
+    if (cfg.streams == 0) cfg.streams = 4;
+    if (cfg.stub_memory == 0) cfg.stub_memory = (size_t)1 << 30;
+    if (kind == WEFT_GPU_AUTO) kind = kind_from_env();
+    if (kind < 0) {
+        st = WEFT_ENOENT;
+        weft__set_error_message("gpu: no device: WEFT_GPU=none");
+    } else if (kind > WEFT_GPU_STUB || cfg.streams > 256) {
+        weft__set_error_message("gpu: bad config (kind %d, streams %u)", kind, cfg.streams);
+    } else if (kind != WEFT_GPU_AUTO) {
+        d = open_one(backends[kind], &cfg, &st);
+    } else {
+        /* Probe in order; the stub always opens, so what a failed probe said
+         * about a real backend is only kept when nothing opened. */
+        for (int k = WEFT_GPU_CUDA; k <= WEFT_GPU_STUB && !d; k++) d = open_one(backends[k], &cfg, &st);
+    }
+    if (err) *err = d ? WEFT_OK : (weft_status)st;
+    return d;
+}
+
+void weft_gpu_close(weft_gpu_device *dev) {
+    if (!dev) return;
+    (void)weft_gpu_synchronize(dev);
+    weft_gpu_stream_pool_destroy(dev->pool);
+    dev->ops->close(dev);
+    weft__mutex_destroy(&dev->lock);
+    weft__free(dev, sizeof *dev);
+}
+
+weft_gpu_kind weft_gpu_device_kind(const weft_gpu_device *dev) { return dev ? dev->ops->kind : WEFT_GPU_AUTO; }
+
+const char *weft_gpu_device_name(const weft_gpu_device *dev) { return dev ? dev->name : ""; }
+
+weft_gpu_stream_pool *weft_gpu_device_pool(weft_gpu_device *dev) { return dev ? dev->pool : NULL; }
+
+weft_status weft_gpu_mem_info(weft_gpu_device *dev, size_t *free_bytes, size_t *total_bytes) {
+    if (!dev) return WEFT_EINVAL;
+    size_t f = 0, t = 0;
+    int st = dev->ops->mem_info(dev, &f, &t);
+    if (st == 0) {
+        if (free_bytes) *free_bytes = f;
+        if (total_bytes) *total_bytes = t;
+    }
+    return (weft_status)st;
+}
+
+weft_status weft_gpu_synchronize(weft_gpu_device *dev) {
+    if (!dev) return WEFT_EINVAL;
+    int first = 0;
+    /* Under the lock: a stream cannot be destroyed while it is synchronized
+     * here (destroy unlinks it under the same lock first). */
+    weft__mutex_lock(&dev->lock);
+    for (weft_gpu_stream *s = dev->streams; s; s = s->next) {
+        int st = dev->ops->stream_sync(dev, s->h);
+        if (st && !first) first = st;
+    }
+    weft__mutex_unlock(&dev->lock);
+    return (weft_status)first;
+}

@@ -1,0 +1,55 @@
+/* Kernels: preparing one for a device, and launches with checked arguments. */
+#include "core/alloc.h"
+#include "core/error_detail.h"
+#include "gpu/backend.h"
+
+weft_gpu_kernel *weft_gpu_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source *src, weft_status *err) {
+    int st = WEFT_EINVAL;
+    weft_gpu_kernel *k = NULL;
+    if (!dev || !src || (!src->name && !(dev->ops->kind == WEFT_GPU_STUB && src->host))) {
+        weft__set_error_message("gpu: kernel needs a device, a source and an entry point name");
+        goto out;
+    }
+    st = WEFT_ENOMEM;
+    k = weft__calloc(sizeof *k);
+    if (!k) goto out;
+    k->dev = dev;
+    st = dev->ops->kernel_create(dev, src, &k->h);
+    if (st) {
+        weft__free(k, sizeof *k);
+        k = NULL;
+    }
+out:
+    if (err) *err = (weft_status)st;
+    return k;
+}
+
+void weft_gpu_kernel_destroy(weft_gpu_kernel *k) {
+    if (!k) return;
+    k->dev->ops->kernel_destroy(k->dev, k->h);
+    weft__free(k, sizeof *k);
+}
+
+static int check_args(const weft_gpu_device *dev, const weft_gpu_arg *args, size_t nargs) {
+    if (nargs > WEFT_GPU_MAX_ARGS || (nargs && !args)) return WEFT_EINVAL;
+    for (size_t i = 0; i < nargs; i++) {
+        const weft_gpu_arg *a = &args[i];
+        bool ok = a->buffer ? a->buffer->dev == dev : (a->value && a->size);
+        if (!ok) {
+            weft__set_error_message("gpu: kernel argument %zu is neither a buffer of this device nor a value", i);
+            return WEFT_EINVAL;
+        }
+    }
+    return 0;
+}
+
+weft_status weft_gpu_launch(weft_gpu_stream *s, weft_gpu_kernel *k, const weft_gpu_range *range,
+                            const weft_gpu_arg *args, size_t nargs) {
+    if (!s || !k || !range || k->dev != s->dev) return WEFT_EINVAL;
+    weft_gpu_range r = *range;
+    for (int i = 0; i < 3; i++) {
+        if (r.global[i] == 0) r.global[i] = 1;
+    }
+    if (check_args(s->dev, args, nargs)) return WEFT_EINVAL;
+    return (weft_status)s->dev->ops->launch(s->dev, s->h, k->h, &r, args, nargs);
+}

@@ -1,0 +1,114 @@
+/* Typed device buffers, pinned host memory, and copies between them. */
+#include "core/alloc.h"
+#include "core/error_detail.h"
+#include "gpu/backend.h"
+
+#include <string.h>
+
+weft_gpu_buffer *weft_gpu_buffer_create(weft_gpu_device *dev, size_t elem_size, size_t count, unsigned flags,
+                                        weft_status *err) {
+    int st = WEFT_EINVAL;
+    weft_gpu_buffer *b = NULL;
+    if (!dev || !elem_size || !count || count > SIZE_MAX / elem_size || (flags & ~WEFT_GPU_MANAGED)) {
+        weft__set_error_message("gpu: bad buffer (elem_size %zu, count %zu, flags %#x)", elem_size, count, flags);
+        goto out;
+    }
+    st = WEFT_ENOMEM;
+    b = weft__calloc(sizeof *b);
+    if (!b) goto out;
+    *b = (weft_gpu_buffer){.dev = dev, .elem_size = elem_size, .count = count, .flags = flags};
+    st = dev->ops->alloc(dev, elem_size * count, flags, &b->h, &b->host);
+    if (st) {
+        weft__free(b, sizeof *b);
+        b = NULL;
+    }
+out:
+    if (err) *err = (weft_status)st;
+    return b;
+}
+
+void weft_gpu_buffer_destroy(weft_gpu_buffer *buf) {
+    if (!buf) return;
+    buf->dev->ops->free(buf->dev, buf->h, buf->elem_size * buf->count, buf->flags);
+    weft__free(buf, sizeof *buf);
+}
+
+size_t weft_gpu_buffer_count(const weft_gpu_buffer *buf) { return buf ? buf->count : 0; }
+size_t weft_gpu_buffer_elem_size(const weft_gpu_buffer *buf) { return buf ? buf->elem_size : 0; }
+size_t weft_gpu_buffer_bytes(const weft_gpu_buffer *buf) { return buf ? buf->count * buf->elem_size : 0; }
+void *weft_gpu_buffer_host_ptr(const weft_gpu_buffer *buf) { return buf ? buf->host : NULL; }
+
+/* Host memory with its size in a 64-byte header, as host_free is not told it:
+ * the "pinned" memory of backends whose device reads host memory anyway. */
+int weft__gpu_plain_host_alloc(weft_gpu_device *dev, size_t bytes, void **p) {
+    if (bytes > SIZE_MAX - 64) return WEFT_ENOMEM;
+    unsigned char *m = weft__alloc_aligned(bytes + 64, 64);
+    if (!m) return WEFT_ENOMEM;
+    memcpy(m, &bytes, sizeof bytes);
+    *p = m + 64;
+    return 0;
+}
+
+void weft__gpu_plain_host_free(weft_gpu_device *dev, void *p) {
+    unsigned char *m = (unsigned char *)p - 64;
+    size_t bytes;
+    memcpy(&bytes, m, sizeof bytes);
+    weft__free_aligned(m, bytes + 64, 64);
+}
+
+void *weft_gpu_host_alloc(weft_gpu_device *dev, size_t bytes, weft_status *err) {
+    void *p = NULL;
+    int st = dev && bytes ? dev->ops->host_alloc(dev, bytes, &p) : WEFT_EINVAL;
+    if (err) *err = (weft_status)st;
+    return st ? NULL : p;
+}
+
+void weft_gpu_host_free(weft_gpu_device *dev, void *p) {
+    if (dev && p) dev->ops->host_free(dev, p);
+}
+
+/* The checks every copy makes: WEFT_EINVAL, or 0 with *bytes and *off set. */
+static int check_copy(const weft_gpu_stream *s, const weft_gpu_buffer *b, size_t first, const void *host,
+                      size_t count, size_t *off, size_t *bytes) {
+    if (!b || (!host && count) || first > b->count || count > b->count - first || (s && s->dev != b->dev)) {
+        weft__set_error_message("gpu: bad copy (elements %zu..+%zu of a buffer of %zu)", first, count,
+                                b ? b->count : 0);
+        return WEFT_EINVAL;
+    }
+    *off = first * b->elem_size;
+    *bytes = count * b->elem_size;
+    return 0;
+}
+
+static weft_status upload(weft_gpu_stream *s, weft_gpu_buffer *dst, size_t first, const void *src, size_t count) {
+    size_t off, n;
+    int st = check_copy(s, dst, first, src, count, &off, &n);
+    if (st || n == 0) return (weft_status)st;
+    return (weft_status)dst->dev->ops->upload(dst->dev, s ? s->h : NULL, dst->h, off, src, n);
+}
+
+static weft_status download(weft_gpu_stream *s, const weft_gpu_buffer *src, size_t first, void *dst,
+                            size_t count) {
+    size_t off, n;
+    int st = check_copy(s, src, first, dst, count, &off, &n);
+    if (st || n == 0) return (weft_status)st;
+    return (weft_status)src->dev->ops->download(src->dev, s ? s->h : NULL, dst, src->h, off, n);
+}
+
+weft_status weft_gpu_copy_to_device(weft_gpu_buffer *dst, size_t first, const void *src, size_t count) {
+    return upload(NULL, dst, first, src, count);
+}
+
+weft_status weft_gpu_copy_to_host(const weft_gpu_buffer *src, size_t first, void *dst, size_t count) {
+    return download(NULL, src, first, dst, count);
+}
+
+weft_status weft_gpu_copy_to_device_async(weft_gpu_stream *s, weft_gpu_buffer *dst, size_t first, const void *src,
+                                          size_t count) {
+    return s ? upload(s, dst, first, src, count) : WEFT_EINVAL;
+}
+
+weft_status weft_gpu_copy_to_host_async(weft_gpu_stream *s, const weft_gpu_buffer *src, size_t first, void *dst,
+                                        size_t count) {
+    return s ? download(s, src, first, dst, count) : WEFT_EINVAL;
+}

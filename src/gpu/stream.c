@@ -1,0 +1,195 @@
+/* Streams, events, stream pools and guards, and waiting for GPU work without
+ * blocking a worker. */
+#include "core/alloc.h"
+#include "core/error_detail.h"
+#include "core/executor.h"
+#include "gpu/backend.h"
+
+/* ---- streams ---------------------------------------------------------------- */
+
+weft_gpu_stream *weft_gpu_stream_create(weft_gpu_device *dev, weft_status *err) {
+    int st = WEFT_EINVAL;
+    weft_gpu_stream *s = NULL;
+    if (!dev) goto out;
+    st = WEFT_ENOMEM;
+    s = weft__calloc(sizeof *s);
+    if (!s) goto out;
+    s->dev = dev;
+    st = dev->ops->stream_create(dev, &s->h);
+    if (st) {
+        weft__free(s, sizeof *s);
+        s = NULL;
+        goto out;
+    }
+    weft__mutex_lock(&dev->lock);
+    s->next = dev->streams;
+    if (s->next) s->next->prev = s;
+    dev->streams = s;
+    weft__mutex_unlock(&dev->lock);
+out:
+    if (err) *err = (weft_status)st;
+    return s;
+}
+
+void weft_gpu_stream_destroy(weft_gpu_stream *s) {
+    if (!s) return;
+    weft_gpu_device *d = s->dev;
+    weft__mutex_lock(&d->lock);
+    if (s->prev) s->prev->next = s->next;
+    else d->streams = s->next;
+    if (s->next) s->next->prev = s->prev;
+    weft__mutex_unlock(&d->lock);
+    (void)d->ops->stream_sync(d, s->h);
+    d->ops->stream_destroy(d, s->h);
+    weft__free(s, sizeof *s);
+}
+
+weft_gpu_device *weft_gpu_stream_device(const weft_gpu_stream *s) { return s ? s->dev : NULL; }
+
+weft_status weft_gpu_stream_synchronize(weft_gpu_stream *s) {
+    return s ? (weft_status)s->dev->ops->stream_sync(s->dev, s->h) : WEFT_EINVAL;
+}
+
+/* ---- events ----------------------------------------------------------------- */
+
+weft_gpu_event *weft_gpu_event_record(weft_gpu_stream *s, weft_status *err) {
+    int st = WEFT_EINVAL;
+    weft_gpu_event *e = NULL;
+    if (!s) goto out;
+    st = WEFT_ENOMEM;
+    e = weft__calloc(sizeof *e);
+    if (!e) goto out;
+    e->dev = s->dev;
+    st = s->dev->ops->event_record(s->dev, s->h, &e->h);
+    if (st) {
+        weft__free(e, sizeof *e);
+        e = NULL;
+    }
+out:
+    if (err) *err = (weft_status)st;
+    return e;
+}
+
+weft_status weft_gpu_event_query(weft_gpu_event *e) {
+    return e ? (weft_status)e->dev->ops->event_query(e->dev, e->h) : WEFT_EINVAL;
+}
+
+void weft_gpu_event_destroy(weft_gpu_event *e) {
+    if (!e) return;
+    e->dev->ops->event_destroy(e->dev, e->h);
+    weft__free(e, sizeof *e);
+}
+
+struct event_wait {
+    weft_gpu_event *e;
+    int status;
+};
+
+static bool event_done(void *arg) {
+    struct event_wait *ew = arg;
+    int st = ew->e->dev->ops->event_query(ew->e->dev, ew->e->h);
+    if (st == WEFT_EAGAIN) return false;
+    ew->status = st;
+    return true;
+}
+
+int weft__gpu_event_wait_any(weft_gpu_event *e) {
+    weft_ctx *cx = weft_current_ctx();
+    if (!cx || !cx->worker) return e->dev->ops->event_sync(e->dev, e->h);
+    /* On a worker: run other ready jobs until the event has passed, so the
+     * worker is never idle behind the device (docs/design.md, "GPU tasks"). */
+    struct event_wait ew = {.e = e};
+    weft__worker_wait_until(cx->worker, event_done, &ew);
+    return ew.status;
+}
+
+weft_status weft_gpu_event_wait(weft_gpu_event *e) { return e ? (weft_status)weft__gpu_event_wait_any(e) : WEFT_EINVAL; }
+
+/* Records an event on s and hands it to `use`; the event is freed after. */
+static weft_status with_event(weft_gpu_stream *s, int (*use)(weft_gpu_event *e)) {
+    if (!s) return WEFT_EINVAL;
+    weft_gpu_event e = {.dev = s->dev};
+    int st = s->dev->ops->event_record(s->dev, s->h, &e.h);
+    if (st) return (weft_status)st;
+    st = use(&e);
+    s->dev->ops->event_destroy(s->dev, e.h);
+    return (weft_status)st;
+}
+
+static int query_event(weft_gpu_event *e) { return e->dev->ops->event_query(e->dev, e->h); }
+
+weft_status weft_gpu_stream_wait(weft_gpu_stream *s) { return with_event(s, weft__gpu_event_wait_any); }
+
+weft_status weft_gpu_stream_query(weft_gpu_stream *s) { return with_event(s, query_event); }
+
+/* ---- pools and guards ------------------------------------------------------- */
+
+static void pool_free(weft_gpu_stream_pool *p) {
+    for (unsigned i = 0; p->streams && i < p->n; i++) weft_gpu_stream_destroy(p->streams[i]);
+    if (p->streams) weft__free(p->streams, sizeof *p->streams * p->n);
+    if (p->held) weft__free((void *)p->held, sizeof *p->held * p->n);
+    weft__free(p, sizeof *p);
+}
+
+weft_gpu_stream_pool *weft_gpu_stream_pool_create(weft_gpu_device *dev, unsigned n, weft_status *err) {
+    int st = WEFT_EINVAL;
+    weft_gpu_stream_pool *p = NULL;
+    if (n == 0) n = 4;
+    if (!dev || n > 256) goto out;
+    st = WEFT_ENOMEM;
+    p = weft__calloc(sizeof *p);
+    if (!p) goto out;
+    p->dev = dev;
+    p->n = n;
+    p->streams = weft__calloc(sizeof *p->streams * n);
+    p->held = weft__calloc(sizeof *p->held * n);
+    if (p->streams && p->held) {
+        st = WEFT_OK;
+        for (unsigned i = 0; i < n && st == WEFT_OK; i++) p->streams[i] = weft_gpu_stream_create(dev, (weft_status *)&st);
+    }
+    if (st) {
+        pool_free(p);
+        p = NULL;
+    }
+out:
+    if (err) *err = (weft_status)st;
+    return p;
+}
+
+void weft_gpu_stream_pool_destroy(weft_gpu_stream_pool *p) {
+    if (p) pool_free(p);
+}
+
+unsigned weft_gpu_stream_pool_size(const weft_gpu_stream_pool *p) { return p ? p->n : 0; }
+
+weft_gpu_stream *weft_gpu_stream_pool_get(weft_gpu_stream_pool *p, unsigned i) {
+    return p ? p->streams[i % p->n] : NULL;
+}
+
+weft_gpu_stream *weft_gpu_stream_begin(weft_gpu_stream_pool *p, weft_gpu_stream_guard *g) {
+    if (!p || !g) return NULL;
+    unsigned start = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
+    *g = (weft_gpu_stream_guard){.pool_ = p, .slot_ = start % p->n};
+    for (unsigned k = 0; k < p->n; k++) {
+        unsigned i = (start + k) % p->n;
+        bool free_slot = false;
+        /* acquire: pairs with the release in weft_gpu_stream_end, so the last
+         * holder's enqueues happen before ours. */
+        if (atomic_compare_exchange_strong_explicit(&p->held[i], &free_slot, true, memory_order_acquire,
+                                                    memory_order_relaxed)) {
+            g->slot_ = i;
+            g->reserved_ = true;
+            break;
+        }
+    }
+    return p->streams[g->slot_];
+}
+
+weft_status weft_gpu_stream_end(weft_gpu_stream_guard *g) {
+    if (!g || !g->pool_) return WEFT_EINVAL;
+    weft_gpu_stream_pool *p = g->pool_;
+    weft_status st = weft_gpu_stream_wait(p->streams[g->slot_]);
+    if (g->reserved_) atomic_store_explicit(&p->held[g->slot_], false, memory_order_release);
+    g->pool_ = NULL;
+    return st;
+}
