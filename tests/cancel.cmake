@@ -1,6 +1,6 @@
 # Cancellation: tokens and callbacks (stress included), deadlines and the timer
 # thread, tokens attached to runs and async tasks, signal preemption.
 weft_add_test_program(cancel_tests
-  SOURCES cancel_token.c cancel_deadline.c cancel_attach.c
+  SOURCES cancel_token.c cancel_deadline.c cancel_attach.c cancel_preempt.c
   LIBS Threads::Threads
   TIMEOUT 120)

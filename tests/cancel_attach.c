@@ -202,9 +202,9 @@ TEST(cancel_deadline_stops_a_pipeline_run) {
     ASSERT_OK(st);
     weft_pipeline_emplace(tf, p);
     weft_cancel_token *tok = new_token();
+    uint64_t t0 = now_ns();
     ASSERT_OK(weft_cancel_after(tok, 30 * MS));
     weft_future *f;
-    uint64_t t0 = now_ns();
     ASSERT_OK(weft_run(ex, tf, &f));
     ASSERT_OK(weft_cancel_attach(tok, f));
     ASSERT_STATUS(weft_future_wait_for(f, 10 * SEC), WEFT_ECANCELED);

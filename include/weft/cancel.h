@@ -259,33 +259,41 @@ WEFT_API WEFT_NODISCARD weft_status weft_preempt_install(const weft_preempt_conf
 
 /* Interrupts the worker running the task of `ctx`, from another thread: sends
  * it the preemption signal, so that the task's next weft_ctx_check returns
- * WEFT_ECANCELED even if its run is not cancelled, and weft_preempt_requested
- * is true on its thread.  A task that never checks is not stopped: no code
- * runs in it but the handler.  Returns WEFT_OK, WEFT_EINVAL (NULL), WEFT_ENOENT
- * (not installed), WEFT_ESYS.  ctx must belong to a task that is still running
- * (weft_preempt_task is the safe form from a token's callback). */
+ * WEFT_ECANCELED (message "preempted") even if its run is not cancelled, and
+ * weft_preempt_requested is true on its thread.  A task that never checks is
+ * not stopped: no code runs in it but the handler.  The flag stays set until
+ * cleared (weft_preempt_clear, or weft_preempt_watch_end): the stopped task
+ * clears it before it returns, or the worker's next task sees it too.
+ * Returns WEFT_OK, WEFT_EINVAL (NULL), WEFT_ENOENT (not installed),
+ * WEFT_ESYS.  ctx must belong to a task that is still running (the watch
+ * below is the safe form). */
 WEFT_API weft_status weft_preempt_thread(const weft_ctx *ctx);
 
-/* From inside a running task: makes the task's worker receive the preemption
- * signal when t is cancelled, until weft_preempt_unwatch (call it before the
- * task returns).  `slot` is caller storage (the task's stack) that the
- * registration lives in.  Returns WEFT_OK, WEFT_EINVAL, WEFT_ENOENT (not
- * installed), WEFT_ENOMEM. */
+/* A watch: while it is open, cancelling the token sends the preemption signal
+ * to the thread that opened it.  Caller storage (the task's stack); fields
+ * are private. */
 typedef struct weft_preempt_watch {
     weft_cancel_callback *cb;
     unsigned long thread;
 } weft_preempt_watch;
+
+/* Opens a watch on t for the calling thread (inside a task: its worker).  If t
+ * is cancelled already, the signal comes at once.  Returns WEFT_OK,
+ * WEFT_EINVAL (NULL), WEFT_ENOENT (weft_preempt_install not called),
+ * WEFT_ENOMEM.  Call weft_preempt_watch_end on the same thread before the task
+ * returns. */
 WEFT_API WEFT_NODISCARD weft_status weft_preempt_watch_begin(weft_preempt_watch *slot, weft_cancel_token *t);
+
+/* Closes the watch (waiting for a signal being sent, if any) and clears the
+ * thread's flag.  NULL, or a watch that failed to open: a no-op. */
 WEFT_API void weft_preempt_watch_end(weft_preempt_watch *slot);
 
 /* True when the calling thread has received the preemption signal since its
- * flag was last cleared.  One thread-local load: poll it in a loop that does
- * not have its context at hand.  Any thread; async-signal-safe. */
+ * flag was last cleared.  One thread-local relaxed load: poll it in a loop
+ * that has no context at hand.  Any thread; async-signal-safe. */
 WEFT_API bool weft_preempt_requested(void);
 
-/* Clears the calling thread's preemption flag (a worker clears it before each
- * task it runs through weft_ctx_check's caller; call it when the task has
- * stopped).  Any thread. */
+/* Clears the calling thread's preemption flag.  Any thread. */
 WEFT_API void weft_preempt_clear(void);
 
 WEFT_EXTERN_C_END

@@ -1,7 +1,64 @@
-/* Signal preemption (the third layer): see weft/cancel.h. */
+/* Signal preemption, the third layer (weft/cancel.h).
+ *
+ * The handler sets the interrupted thread's flag and (if asked) calls the
+ * handler it replaced; nothing else.  It is async-signal-safe because it only
+ * stores to a lock-free atomic in initial-exec TLS (no allocation on first
+ * access, no lock).  weft never unwinds a task from the handler: a longjmp out
+ * of arbitrary C code would skip its unlocks and frees, leave the worker's
+ * fork-join frames and the deque half updated, and could land inside malloc.
+ * The task stops at its next check, whole. */
 #include "cancel/cancel.h"
+#include "core/executor.h"
+#include "platform/signal.h"
 
 _Thread_local _Atomic int weft__preempt_flag __attribute__((tls_model("initial-exec")));
+
+/* The installed signal, or 0. */
+static _Atomic int installed;
+
+static void on_signal(int signo) {
+    atomic_store_explicit(&weft__preempt_flag, 1, memory_order_relaxed);
+    weft__signal_chain(signo);
+}
+
+weft_status weft_preempt_install(const weft_preempt_config *config) {
+    int signo = config && config->signo ? config->signo : weft__signal_default();
+    int cur = atomic_load_explicit(&installed, memory_order_acquire);
+    if (cur) return cur == signo ? WEFT_OK : WEFT_EBUSY;
+    int st = weft__signal_install(signo, config && config->chain, on_signal);
+    if (st != 0) return (weft_status)st;
+    /* Release: a sender that reads the signal number sees the handler in place. */
+    atomic_store_explicit(&installed, signo, memory_order_release);
+    return WEFT_OK;
+}
+
+weft_status weft_preempt_thread(const weft_ctx *ctx) {
+    if (!ctx) return WEFT_EINVAL;
+    int signo = atomic_load_explicit(&installed, memory_order_acquire);
+    if (!signo) return WEFT_ENOENT;
+    return (weft_status)weft__signal_thread(ctx->worker->thread.handle, signo);
+}
+
+static void watch_fire(void *arg, const char *reason) {
+    (void)reason;
+    weft_preempt_watch *w = arg;
+    (void)weft__signal_thread(w->thread, atomic_load_explicit(&installed, memory_order_acquire));
+}
+
+weft_status weft_preempt_watch_begin(weft_preempt_watch *slot, weft_cancel_token *t) {
+    if (!slot || !t) return WEFT_EINVAL;
+    slot->cb = NULL;
+    if (!atomic_load_explicit(&installed, memory_order_acquire)) return WEFT_ENOENT;
+    slot->thread = weft__thread_self();
+    return weft_cancel_token_on_cancel(t, watch_fire, slot, &slot->cb);
+}
+
+void weft_preempt_watch_end(weft_preempt_watch *slot) {
+    if (!slot || !slot->cb) return;
+    (void)weft_cancel_callback_remove(slot->cb); /* waits for a signal being sent */
+    slot->cb = NULL;
+    weft_preempt_clear();
+}
 
 bool weft_preempt_requested(void) { return weft__preempt_pending(); }
 

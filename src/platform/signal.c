@@ -1,0 +1,42 @@
+/* POSIX signals behind src/platform/signal.h. */
+#include "platform/signal.h"
+#include "weft/common.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+/* The action replaced by weft's, for chaining; written once at install. */
+static struct sigaction old_action;
+static bool chaining;
+
+int weft__signal_default(void) { return SIGUSR2; }
+
+int weft__signal_install(int signo, bool chain, void (*handler)(int)) {
+    if (signo <= 0 || signo >= NSIG || signo == SIGKILL || signo == SIGSTOP) return WEFT_EINVAL;
+    struct sigaction old;
+    if (sigaction(signo, NULL, &old) != 0) return WEFT_EINVAL;
+    bool taken = (old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL
+                                              : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+    if (taken && !chain) return WEFT_EBUSY;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    old_action = old;
+    chaining = taken;
+    return sigaction(signo, &sa, NULL) == 0 ? 0 : WEFT_ESYS;
+}
+
+void weft__signal_chain(int signo) {
+    if (!chaining) return;
+    if (old_action.sa_flags & SA_SIGINFO) old_action.sa_sigaction(signo, NULL, NULL);
+    else old_action.sa_handler(signo);
+}
+
+unsigned long weft__thread_self(void) { return (unsigned long)pthread_self(); }
+
+int weft__signal_thread(unsigned long thread, int signo) {
+    return pthread_kill((pthread_t)thread, signo) == 0 ? 0 : WEFT_ESYS;
+}
