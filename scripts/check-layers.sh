@@ -11,23 +11,11 @@ set -u
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 2
 
-LAYERS="platform core topo cancel sched fj async graph pipeline algo gpu observe mpi"
+LAYERS="platform core topo cancel sched async graph pipeline algo gpu observe compose mpi"
 
-# file -> included layer, and why it is allowed for now (issue 16 removes them:
-# the core will offer hooks that the upper layers register into).
+# file -> included layer, and why it is allowed (none today: the core offers
+# hooks that the upper layers register into, core/layer.h and core/obs_hooks.h).
 EXCEPTIONS="
-src/core/executor.h fj       fork-join frames live in the worker struct (inline spawn reaches them at offset 0)
-src/core/executor.c observe  executor create/destroy call the observer's create/destroy by name
-src/core/worker.c observe    the worker loop calls observation hooks (steal, park, busy) by name
-src/core/env.c observe       warnings go through observe/log.h, the one logger
-src/fj/frames.c observe      stolen frames are observed by name
-src/fj/root.c observe        root tasks are observed by name
-src/async/async.c observe    async tasks are observed by name
-src/async/silent.c observe   silent async tasks are observed by name
-src/graph/graph.h observe    task begin/end hooks are inline and called by name
-src/graph/run.c observe      run events are observed by name
-src/pipeline/run.c observe   pipeline stage calls are observed by name
-src/algo/par.c observe       algorithm jobs are observed by name
 "
 
 rank() {

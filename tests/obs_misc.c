@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "obs_util.h"
 
-#include "observe/log.h" /* weft__log, the internal API the library logs with */
+#include "core/log.h" /* weft__log, the internal API the library logs with */
 
 struct logged { int n; weft_log_level last; char msg[128]; };
 

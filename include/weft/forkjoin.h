@@ -85,7 +85,7 @@ typedef struct weft__fj {
     unsigned char pad_b_[40];
 } weft__fj;
 
-/* Out of line halves of spawn and sync (src/fj/frames.c). */
+/* Out of line halves of spawn and sync (src/core/fj_frames.c). */
 WEFT_API weft_status weft__fj_spawn_slow(weft_ctx *ctx, weft_task_fn fn, void *arg);
 WEFT_API int weft__fj_sync_slow(weft_ctx *ctx);
 
@@ -262,7 +262,7 @@ static inline void weft__fj_leave_typed(weft_ctx *ctx, weft__fj_frame *top) {
     fj->head = top ? top : fj->base;
 }
 
-/* Private halves of the typed macros (src/fj/frames.c): each writes top back to
+/* Private halves of the typed macros (src/core/fj_frames.c): each writes top back to
  * the frame stack, does what the untyped call does, and returns the new top (by
  * value, so that the caller's copy can stay in a register). */
 WEFT_API weft__fj_frame *weft__fj_top(weft_ctx *ctx);

@@ -9,7 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/executor.h"
-#include "observe/hooks.h" /* metrics and profiler: each job is a span */
+#include "core/obs_hooks.h" /* metrics and profiler: each job is a span */
 #include "platform/platform.h"
 
 enum { STACK_JOBS = 16 };

@@ -19,7 +19,7 @@
 #include "async/async.h"
 #include "core/alloc.h"
 #include "core/default_executor.h"
-#include "observe/hooks.h" /* metrics and profiler: one branch when off */
+#include "core/obs_hooks.h" /* metrics and profiler: one branch when off */
 
 typedef struct silent {
     weft__job job; /* first: the job is the record; job.next links free lists */
@@ -39,7 +39,7 @@ typedef struct block {
 
 enum { PER_BLOCK = (BLOCK_BYTES - sizeof(block)) / sizeof(silent) };
 
-void weft__silent_free_cache(weft__worker *w) {
+void weft__silent_free_cache(weft__async_worker *w) {
     /* The executor is stopped: every record is back on a free list, and every
      * worker-made record lives in one of the blocks. */
     for (block *b = w->silent_blocks, *next; b; b = next) {
@@ -52,7 +52,7 @@ void weft__silent_free_cache(weft__worker *w) {
 }
 
 /* One more block carved onto w's free list; false without memory. */
-static bool grow(weft__worker *w) {
+static bool grow(weft__async_worker *w) {
     block *b = weft__alloc(BLOCK_BYTES);
     if (!b) return false;
     b->next = w->silent_blocks;
@@ -68,7 +68,7 @@ static bool grow(weft__worker *w) {
     return true;
 }
 
-static void keep_local(weft__worker *w, silent *s) {
+static void keep_local(weft__async_worker *w, silent *s) {
     s->job.next = w->silent_free;
     w->silent_free = s;
 }
@@ -81,13 +81,14 @@ static void release(weft__worker *w, silent *s) {
         return;
     }
     if (home == w) {
-        keep_local(w, s);
+        keep_local(weft__async_worker_of(w), s);
         return;
     }
-    weft__job *head = atomic_load_explicit(&home->silent_remote, memory_order_relaxed);
+    weft__async_worker *hw = weft__async_worker_of(home);
+    weft__job *head = atomic_load_explicit(&hw->silent_remote, memory_order_relaxed);
     do s->job.next = head;
     /* Release: the home's acquire exchange sees the link (and we are done with s). */
-    while (!atomic_compare_exchange_weak_explicit(&home->silent_remote, (void **)&head, s, memory_order_release,
+    while (!atomic_compare_exchange_weak_explicit(&hw->silent_remote, (void **)&head, s, memory_order_release,
                                                   memory_order_relaxed));
 }
 
@@ -100,8 +101,9 @@ static weft__job *silent_run(weft__worker *w, weft__job *job) {
     return NULL;
 }
 
-static silent *take(weft__worker *w) {
-    if (!w) return weft__alloc(sizeof(silent));
+static silent *take(weft__worker *ww) {
+    if (!ww) return weft__alloc(sizeof(silent));
+    weft__async_worker *w = weft__async_worker_of(ww);
     if (!w->silent_free) {
         /* Acquire: pairs with the release CAS of the workers that pushed them. */
         w->silent_free = atomic_exchange_explicit(&w->silent_remote, NULL, memory_order_acquire);

@@ -1,7 +1,7 @@
 /* Reading weft's environment variables under one rule (env.h): a bad value is
  * warned about once and replaced by the default, never an error. */
 #include "core/env.h"
-#include "observe/log.h"
+#include "core/log.h"
 #include "platform/platform.h"
 
 #include <errno.h>

@@ -4,8 +4,8 @@
 #include "core/default_executor.h"
 #include "core/env.h"
 #include "core/future.h"
-#include "observe/hooks.h" /* weft__obs_create / weft__obs_destroy */
-#include "observe/log.h"
+#include "core/layer.h"
+#include "core/log.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -46,27 +46,30 @@ static void teardown(weft_executor *ex, unsigned started) {
     atomic_store_explicit(&ex->shutdown, 1, memory_order_seq_cst);
     weft__sleep_wake_all(&ex->sleep);
     for (unsigned i = 0; i < started; i++) weft__thread_join(ex->workers[i].thread);
-    weft__obs_destroy(ex); /* observe/: saves WEFT_PROFILE now that every worker is joined */
     if (ex->workers) {
+        /* The layers first (observe/ saves WEFT_PROFILE from the workers' state). */
+        weft__layers_fini(ex);
         for (unsigned i = 0; i < ex->nworkers; i++) {
             if (atomic_load_explicit(&ex->workers[i].deque.ring, memory_order_relaxed))
                 weft__deque_destroy(&ex->workers[i].deque);
-            weft__fj_destroy(&ex->workers[i].fj); /* fork-join frames and async records */
-            weft__async_free_cache(&ex->workers[i]);
+            weft__fj_destroy(&ex->workers[i].fj);
         }
         weft__free_aligned(ex->workers, weft__workers_bytes(ex), WEFT__CACHE_LINE);
     }
+    weft__pollers_destroy(ex);
+    weft__mutex_destroy(&ex->poll_lock);
     weft__injector_destroy(&ex->injector); /* a zero injector holds nothing */
     weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
 }
 
-weft_executor *weft_executor_create(const weft_executor_config *config, weft_status *err) {
+weft_executor *weft__executor_create(const weft_executor_config *config, weft__layer *const *layers, unsigned n,
+                                     weft_status *err) {
     weft_executor_config c = config ? *config : (weft_executor_config){0};
     if (c.workers > MAX_WORKERS || (unsigned)c.affinity > WEFT_AFFINITY_CPUS ||
         c.steal_rounds > WEFT_SEARCH_ROUNDS_MAX || c.yield_rounds > WEFT_SEARCH_ROUNDS_MAX)
         return set_err(err, WEFT_EINVAL), NULL;
     weft__process_init(after_fork_in_child);
-    weft__log_init_from_env(); /* observe/: WEFT_LOG first, so the warnings below follow it */
+    weft__log_init_from_env(); /* WEFT_LOG first, so the warnings below follow it */
     if (c.workers == 0) c.workers = workers_from_env();
     if (c.workers == 0) c.workers = weft__cpu_count();
     if (c.affinity == WEFT_AFFINITY_DEFAULT) c.affinity = affinity_from_env();
@@ -84,13 +87,15 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
     atomic_init(&ex->quiet_epoch, 0);
     atomic_init(&ex->next_run_id, 0);
     atomic_init(&ex->obs, NULL);
+    atomic_init(&ex->npollers, 0);
+    atomic_init(&ex->poll_watch, 0);
     weft__sleep_init(&ex->sleep, ex->nworkers);
-    if (weft__injector_init(&ex->injector) != 0 ||
-        !(ex->workers = weft__calloc_aligned(weft__workers_bytes(ex), WEFT__CACHE_LINE))) {
-        teardown(ex, 0);
+    if (weft__mutex_init(&ex->poll_lock) != 0) {
+        weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
         return set_err(err, WEFT_ENOMEM), NULL;
     }
-    if (weft__obs_create(ex, &c) != 0) { /* observe/: config, WEFT_PROFILE, WEFT_LOG */
+    if (weft__injector_init(&ex->injector) != 0 ||
+        !(ex->workers = weft__calloc_aligned(weft__workers_bytes(ex), WEFT__CACHE_LINE))) {
         teardown(ex, 0);
         return set_err(err, WEFT_ENOMEM), NULL;
     }
@@ -109,6 +114,14 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
             return set_err(err, WEFT_ENOMEM), NULL;
         }
     }
+    /* The layers above (core/layer.h): their per-worker areas, then their init
+     * in order (observe/ reads the config, WEFT_PROFILE and WEFT_LOG). */
+    int lst = weft__layers_layout(ex, layers, n);
+    if (lst == WEFT_OK) lst = weft__layers_init(ex, &c);
+    if (lst != WEFT_OK) {
+        teardown(ex, 0);
+        return set_err(err, lst), NULL;
+    }
     for (unsigned i = 0; i < ex->nworkers; i++) {
         int st = weft__thread_start(&ex->workers[i].thread, weft__worker_main, &ex->workers[i], c.stack_size);
         if (st != 0) {
@@ -117,7 +130,7 @@ weft_executor *weft_executor_create(const weft_executor_config *config, weft_sta
         }
     }
     weft__log(WEFT_LOG_INFO, "executor %p created: %u workers%s", (void *)ex, ex->nworkers,
-              c.affinity == WEFT_AFFINITY_CPUS ? ", bound to CPUs" : ""); /* observe/ */
+              c.affinity == WEFT_AFFINITY_CPUS ? ", bound to CPUs" : "");
     set_err(err, WEFT_OK);
     return ex;
 }

@@ -6,10 +6,11 @@
 #include <stdbool.h>
 
 #include "core/deque.h"
+#include "core/fj.h"
 #include "core/injector.h"
 #include "core/job.h"
 #include "core/sleep.h"
-#include "fj/fj.h"
+#include "core/fj.h"
 #include "platform/platform.h"
 #include "weft/core.h"
 
@@ -29,7 +30,7 @@ typedef struct weft__worker_stats {
      * spent outside any job (searching, spinning in a wait).  The profiler starts
      * a task's span at the previous task's end, without reading the clock, when
      * this moved by exactly one since then: the worker went straight from that
-     * task's job to this one's (observe/obs.c). */
+     * task's job to this one's (observe/task_hooks.c). */
     uint64_t jobs;
 } weft__worker_stats;
 
@@ -45,23 +46,27 @@ static inline uint64_t weft__stat_read(const _Atomic uint64_t *c) {
     return atomic_load_explicit((_Atomic uint64_t *)c, memory_order_relaxed);
 }
 
-struct weft__obs; /* observe/obs.h: profiler, metrics, observer; NULL when all are off */
+struct weft__obs; /* filled in by observe/ (core/obs_hooks.h); NULL when nothing observes */
+struct weft__layer;
+struct weft__poller_slot;
 
 struct weft__worker {
-    /* Fork-join frame stack (src/fj).  Must stay the first member: the inline
+    /* Fork-join frame stack (src/core/fj_*.c).  Must stay the first member: the inline
      * weft_spawn/weft_sync reach it from a weft_ctx in one load. */
     weft__fj fj;
-    weft__fj_job fj_job; /* a frame this worker stole, as a job (src/fj) */
-    /* Free async-task records (src/async), owner only: a record released on a
-     * worker goes to that worker's list, whoever allocated it. */
-    void *async_free;
-    size_t async_nfree;
-    void *silent_free;   /* free records of silent async tasks (src/async/silent.c) */
-    void *silent_blocks; /* the blocks those records are carved from */
-    _Atomic size_t silent_bytes; /* bytes of those blocks (metrics read it) */
-    /* Silent records of this worker freed by other workers (any worker pushes,
-     * this one takes all at once); on its own line, as other workers write it. */
-    _Alignas(WEFT__CACHE_LINE) _Atomic(void *) silent_remote;
+    weft__fj_job fj_job; /* a frame this worker stole, as a job (src/core/fj_*.c) */
+    /* This worker's part of the layers' state (core/layer.h): one area per
+     * worker, each layer at its offset.  Owner only unless a layer says so. */
+    void *layers;
+    /* The order to try victims in (weft__worker_set_victims), or NULL: every
+     * other worker at random.  victims[0..nvictims) in tiers ending at
+     * tier_end[0..ntiers).  Set before the worker starts; read by it only. */
+    unsigned *victims, *tier_end;
+    unsigned nvictims, ntiers;
+    /* Idle-time pollers (core/poll.c): this worker is the one napping with a
+     * timeout for them, and the nap's current length in ns.  Owner only. */
+    bool poll_watching;
+    uint32_t poll_nap;
     weft__deque deque; /* cache-line aligned inside */
     weft_executor *ex;
     unsigned id;
@@ -104,6 +109,18 @@ struct weft_executor {
     struct weft__obs *obs_state;
     weft__injector injector;
     weft__sleep sleep;
+    /* The layers this executor is built from (core/layer.h) and their
+     * per-worker areas (nworkers * layer_stride bytes). */
+    struct weft__layer *const *layers;
+    unsigned nlayers;
+    size_t layer_stride;
+    void *layer_areas;
+    /* Idle-time pollers (core/poll.c): `npollers` is what a worker reads to
+     * skip them all (one relaxed load); the slots and the watch are poll.c's. */
+    _Alignas(WEFT__CACHE_LINE) _Atomic unsigned npollers;
+    _Atomic int poll_watch; /* 1 while an idle worker naps with a timeout for them */
+    struct weft__poller_slot *poll_slots;
+    weft__mutex poll_lock; /* add/remove against each other */
     _Alignas(WEFT__CACHE_LINE) _Atomic int shutdown;
     /* Runs begun and ended by threads that are not workers; the workers count
      * theirs on the worker (runs_begun, runs_ended).  Threads in
@@ -211,9 +228,6 @@ int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job);
  * how many were pushed (fewer than n only when memory ran out); the caller owns
  * the rest. */
 unsigned weft__submit_spread(weft_executor *ex, weft__job *first, size_t stride, unsigned n);
-
-/* Frees w's cached async-task records (src/async).  The executor is stopped. */
-void weft__async_free_cache(weft__worker *w);
 
 /* Thread entry of a worker (arg: its weft__worker). */
 void *weft__worker_main(void *arg);

@@ -2,10 +2,10 @@
  * Lace-style split deque: private frames need no atomics, the owner shares on
  * request, a stolen child is awaited by leapfrogging) and the proof of its
  * orderings are in docs/design.md, "Fork-join frames". */
-#include "fj/fj.h"
+#include "core/fj.h"
 #include "core/alloc.h"
 #include "core/executor.h"
-#include "observe/hooks.h" /* a stolen frame is a span */
+#include "core/obs_hooks.h" /* a stolen frame is a span */
 
 #define OVF_FIRST_CAP 64u
 

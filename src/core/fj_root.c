@@ -1,8 +1,8 @@
 /* weft_run_root: run a function as a root task and wait for it. */
 #include "core/executor.h"
 #include "core/default_executor.h"
-#include "fj/fj.h"
-#include "observe/hooks.h" /* metrics and profiler: a root is a span */
+#include "core/fj.h"
+#include "core/obs_hooks.h" /* metrics and profiler: a root is a span */
 
 /* Lives on the stack of the thread waiting in weft_run_root. */
 struct root {

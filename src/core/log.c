@@ -1,5 +1,5 @@
 /* Logging: a level, stderr or a user callback. */
-#include "observe/log.h"
+#include "core/log.h"
 #include "platform/platform.h"
 
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* Internal logging: weft__log(WEFT_LOG_WARN, "fmt", ...) from any layer.  The
  * level test is one relaxed load, so a debug message costs little when off. */
-#ifndef WEFT_OBSERVE_LOG_H
-#define WEFT_OBSERVE_LOG_H
+#ifndef WEFT_CORE_LOG_H
+#define WEFT_CORE_LOG_H
 
 #include <stdatomic.h>
 

@@ -1,31 +1,18 @@
-/* The observability hooks that core/ and graph/ call.  Internal.
+/* Observation hooks: what the core and the layers above it tell an observer
+ * (metrics, profiler, user observer), as a table of functions that observe/
+ * fills.  Internal.
  *
- * This is the one header below observe/ that names observe/: the call sites stay
- * in the core (a counter, or one predictable branch on ex->obs), all logic lives
- * in src/observe/.  The inline helpers here are what worker.c and run.c call, so
- * each call site is one line. */
-#ifndef WEFT_OBSERVE_HOOKS_H
-#define WEFT_OBSERVE_HOOKS_H
+ * The core does not know observe/: an executor's `obs` pointer is NULL unless
+ * something observes, and then points to a state whose first member is a
+ * weft__obs_head, whose table says what to call.  Every call site is one line
+ * and costs one predictable branch on ex->obs while nothing observes; the
+ * counters of the worker's own events (steals, parks) are the core's and are
+ * kept whatever the observer (weft__worker_stats). */
+#ifndef WEFT_CORE_OBS_HOOKS_H
+#define WEFT_CORE_OBS_HOOKS_H
 
 #include "core/executor.h"
-#include "fj/fj.h"
-
-struct weft__obs;
-
-/* The active observability state of ex, or NULL (the common case).  Acquire:
- * pairs with the release store that publishes a freshly initialised state. */
-static inline struct weft__obs *weft__obs_get(const weft_executor *ex) {
-    return atomic_load_explicit(&((weft_executor *)ex)->obs, memory_order_acquire);
-}
-
-/* Out-of-line parts (obs.c).  node is a weft__node, run a weft__run. */
-void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node, const void *run);
-void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, const void *run, int rc);
-void weft__obs_task_skipped(struct weft__obs *o, weft__worker *w);
-void weft__obs_steal(struct weft__obs *o, weft__worker *w, int victim);
-void weft__obs_park(struct weft__obs *o, weft__worker *w, bool begin);
-/* The worker ran out of work: closes its batch of short tasks, if one is open. */
-void weft__obs_worker_idle(struct weft__obs *o, weft__worker *w);
+#include "core/fj.h"
 
 /* Work other than taskflow tasks, each counted in the metrics and recorded as a
  * span like a task: what `id` and `index`/`part` say for each kind. */
@@ -39,24 +26,61 @@ typedef enum weft__work {
     WEFT__WORK_KINDS = 6
 } weft__work;
 
-void weft__obs_work_begin(struct weft__obs *o, weft__worker *w, weft__work kind, const void *id, uint32_t index,
-                          uint32_t part);
-void weft__obs_work_end(struct weft__obs *o, weft__worker *w, const void *id, int rc);
-/* weft__fj_run_task(w, stop, fn, arg) as work of `kind` (observe is on). */
-int weft__obs_run_fn(struct weft__obs *o, weft__worker *w, weft__work kind, const _Atomic int *stop, weft_task_fn fn,
-                     void *arg);
+/* What observe/ implements.  node is a graph node, run a graph run (both
+ * opaque here); each is called only while ex->obs is non-NULL. */
+typedef struct weft__obs_hooks {
+    void (*task_begin)(struct weft__obs *o, weft__worker *w, const void *node, const void *run);
+    void (*task_end)(struct weft__obs *o, weft__worker *w, const void *node, const void *run, int rc);
+    void (*task_skipped)(struct weft__obs *o, weft__worker *w);
+    void (*steal)(struct weft__obs *o, weft__worker *w, int victim);
+    void (*park)(struct weft__obs *o, weft__worker *w, bool begin);
+    /* The worker ran out of work: closes its batch of short tasks, if one is open. */
+    void (*worker_idle)(struct weft__obs *o, weft__worker *w);
+    void (*work_begin)(struct weft__obs *o, weft__worker *w, weft__work kind, const void *id, uint32_t index,
+                       uint32_t part);
+    void (*work_end)(struct weft__obs *o, weft__worker *w, const void *id, int rc);
+    /* weft__fj_run_task(w, stop, fn, arg) as work of `kind`. */
+    int (*run_fn)(struct weft__obs *o, weft__worker *w, weft__work kind, const _Atomic int *stop, weft_task_fn fn,
+                  void *arg);
+} weft__obs_hooks;
+
+/* The first member of the state ex->obs points to. */
+typedef struct weft__obs_head {
+    const weft__obs_hooks *hooks;
+} weft__obs_head;
+
+/* The active observation state of ex, or NULL (the common case).  Acquire:
+ * pairs with the release store that publishes a freshly initialised state. */
+static inline struct weft__obs *weft__obs_get(const weft_executor *ex) {
+    return atomic_load_explicit(&((weft_executor *)ex)->obs, memory_order_acquire);
+}
+
+static inline const weft__obs_hooks *weft__obs_hooks_of(struct weft__obs *o) {
+    return ((const weft__obs_head *)(const void *)o)->hooks;
+}
+
+/* ---- call-site helpers for graph tasks (graph/) ---- */
+
+static inline void weft__hook_task_begin(weft__worker *w, struct weft__obs *o, const void *node, const void *run) {
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->task_begin(o, w, node, run);
+}
+
+static inline void weft__hook_task_end(weft__worker *w, struct weft__obs *o, const void *node, const void *run,
+                                       int rc) {
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->task_end(o, w, node, run, rc);
+}
 
 /* What a work span names as its id for a function. */
 static inline const void *weft__fn_id(weft_task_fn fn) { return (const void *)(uintptr_t)fn; }
 
-/* ---- call-site helpers for the layers' work (async/, fj/, algo/, pipeline/) ----
+/* ---- call-site helpers for the layers' work (async/, fork-join, algo/, pipeline/) ----
  * One predictable branch each while nothing is on. */
 
 /* Runs fn(arg) as a fork-join task (weft__fj_run_task) that is work of `kind`. */
 static inline int weft__run_observed(weft__worker *w, weft__work kind, const _Atomic int *stop, weft_task_fn fn,
                                      void *arg) {
     struct weft__obs *o = weft__obs_get(w->ex);
-    if (__builtin_expect(o != NULL, 0)) return weft__obs_run_fn(o, w, kind, stop, fn, arg);
+    if (__builtin_expect(o != NULL, 0)) return weft__obs_hooks_of(o)->run_fn(o, w, kind, stop, fn, arg);
     return weft__fj_run_task(w, stop, fn, arg);
 }
 
@@ -65,25 +89,19 @@ static inline int weft__run_observed(weft__worker *w, weft__work kind, const _At
 static inline struct weft__obs *weft__hook_work_begin(weft__worker *w, weft__work kind, const void *id,
                                                       uint32_t index, uint32_t part) {
     struct weft__obs *o = weft__obs_get(w->ex);
-    if (__builtin_expect(o != NULL, 0)) weft__obs_work_begin(o, w, kind, id, index, part);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->work_begin(o, w, kind, id, index, part);
     return o;
 }
 
 static inline void weft__hook_work_end(weft__worker *w, struct weft__obs *o, const void *id, int rc) {
-    if (__builtin_expect(o != NULL, 0)) weft__obs_work_end(o, w, id, rc);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->work_end(o, w, id, rc);
 }
 
 /* Work that was not run because it was cancelled (counted as skipped). */
 static inline void weft__hook_skipped(weft__worker *w) {
     struct weft__obs *o = weft__obs_get(w->ex);
-    if (__builtin_expect(o != NULL, 0)) weft__obs_task_skipped(o, w);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->task_skipped(o, w);
 }
-
-/* Executor lifetime (executor.c): reads WEFT_PROFILE / WEFT_LOG and the config;
- * 0 or WEFT_ENOMEM.  destroy runs after the workers are joined, saves the
- * WEFT_PROFILE file if one was asked for, and frees the state. */
-int weft__obs_create(weft_executor *ex, const weft_executor_config *config);
-void weft__obs_destroy(weft_executor *ex);
 
 /* ---- call-site helpers for worker.c ---- */
 
@@ -95,7 +113,7 @@ static inline void weft__hook_steal(weft__worker *w, bool ok, int victim) {
     }
     weft__stat_inc(&w->stats.steals);
     struct weft__obs *o = weft__obs_get(w->ex);
-    if (__builtin_expect(o != NULL, 0)) weft__obs_steal(o, w, victim);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->steal(o, w, victim);
 }
 
 /* Around weft__sleep_wait: begin = going to sleep, else woken. */
@@ -107,7 +125,7 @@ static inline void weft__hook_park(weft__worker *w, bool begin) {
     atomic_store_explicit(&w->stats.state, begin ? WEFT__WSTATE_PARKED : WEFT__WSTATE_SEARCHING,
                           memory_order_relaxed);
     struct weft__obs *o = weft__obs_get(w->ex);
-    if (__builtin_expect(o != NULL, 0)) weft__obs_park(o, w, begin);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->park(o, w, begin);
 }
 
 /* The worker found work (running) or ran out of it (searching again). */
@@ -120,7 +138,7 @@ static inline void weft__hook_busy(weft__worker *w, bool running) {
                           memory_order_relaxed);
     if (running) return;
     struct weft__obs *o = weft__obs_get(w->ex);
-    if (__builtin_expect(o != NULL, 0)) weft__obs_worker_idle(o, w);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->worker_idle(o, w);
 }
 
 #endif

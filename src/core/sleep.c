@@ -50,6 +50,10 @@ void weft__sleep_wait(weft__sleep *s, uint32_t key) {
         weft__futex_wait(&s->epoch, key, UINT64_MAX);
 }
 
+void weft__sleep_wait_for(weft__sleep *s, uint32_t key, uint64_t ns) {
+    if (atomic_load_explicit(&s->epoch, memory_order_seq_cst) == key) weft__futex_wait(&s->epoch, key, ns);
+}
+
 void weft__sleep_leave_idle(weft__sleep *s) {
     uint64_t v = atomic_load_explicit(&s->state, memory_order_relaxed);
     for (;;) {

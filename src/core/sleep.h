@@ -38,7 +38,7 @@ void weft__sleep_init(weft__sleep *s, unsigned workers);
 
 /* True when some worker has gone to sleep (or is about to): it would take work
  * if it were offered but cannot ask for it (fork-join frames keep a request
- * standing for it, src/fj; a searching worker asks by itself).  A relaxed
+ * standing for it, src/core/fj_frames.c; a searching worker asks by itself).  A relaxed
  * read: a hint, never part of the wake-up protocol.  Any thread. */
 static inline bool weft__sleep_any_asleep(weft__sleep *s) {
     uint64_t v = atomic_load_explicit(&s->state, memory_order_relaxed);
@@ -80,6 +80,9 @@ uint32_t weft__sleep_prepare(weft__sleep *s);
 /* Step 2: sleep until the epoch moves past key.  Returns without sleeping if it
  * already has. */
 void weft__sleep_wait(weft__sleep *s, uint32_t key);
+/* weft__sleep_wait for at most ns nanoseconds (a nap: the caller polls
+ * something when it returns, woken or not). */
+void weft__sleep_wait_for(weft__sleep *s, uint32_t key, uint64_t ns);
 /* Leaves idle (after waking, or when the last look found work): the worker is a
  * searcher again, claiming a wake-up token if one is pending. */
 void weft__sleep_leave_idle(weft__sleep *s);

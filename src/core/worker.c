@@ -2,8 +2,9 @@
  * steal rounds, then yielding, then parking (sleep.h).  Also the cooperative wait
  * that a task uses to wait without blocking its worker. */
 #include "core/executor.h"
-#include "observe/hooks.h" /* counters and profiler events: one line per call site */
-#include "observe/log.h"
+#include "core/layer.h"     /* pollers */
+#include "core/log.h"
+#include "core/obs_hooks.h" /* counters and profiler events: one line per call site */
 
 #include <stdio.h>
 
@@ -57,11 +58,41 @@ static weft__job *find_local(weft__worker *w) {
     return j;
 }
 
-/* One round: the injector, then every other worker once, starting at a random one. */
+/* A steal from victim v's deque, then (src/core/fj_frames.c) from its frames,
+ * which also asks v to share if it has none public. */
+static inline weft__job *try_victim(weft__worker *w, unsigned v) {
+    weft__job *j;
+    weft__steal_result r = weft__deque_steal(&w->ex->workers[v].deque, &j);
+    weft__hook_steal(w, r == WEFT__STEAL_OK, (int)v); /* observe/ */
+    if (r == WEFT__STEAL_OK) return w->last_victim = (int)v, j;
+    return weft__fj_steal(w, &w->ex->workers[v]);
+}
+
+/* Victims in the order a layer gave (weft__worker_set_victims): tier by tier,
+ * from a random place within each. */
+static weft__job *steal_tiers(weft__worker *w) {
+    unsigned lo = 0;
+    for (unsigned t = 0; t < w->ntiers; t++) {
+        unsigned hi = w->tier_end[t], len = hi - lo;
+        unsigned start = (unsigned)(next_rand(w) % len);
+        for (unsigned k = 0; k < len; k++) {
+            unsigned i = start + k;
+            if (i >= len) i -= len;
+            weft__job *j = try_victim(w, w->victims[lo + i]);
+            if (j) return j;
+        }
+        lo = hi;
+    }
+    return NULL;
+}
+
+/* One round: the injector, then every other worker once, starting at a random
+ * one (or in the order a layer gave). */
 static weft__job *steal_round(weft__worker *w) {
     weft_executor *ex = w->ex;
     weft__job *j = weft__injector_pop(&ex->injector);
     if (j) return weft__hook_steal(w, true, -1), j;
+    if (w->victims) return steal_tiers(w);
     unsigned n = ex->nworkers;
     if (n < 2) return NULL;
     unsigned start = (unsigned)(next_rand(w) % n);
@@ -69,13 +100,19 @@ static weft__job *steal_round(weft__worker *w) {
         unsigned v = start + k;
         if (v >= n) v -= n;
         if (v == w->id) continue;
-        weft__steal_result r = weft__deque_steal(&ex->workers[v].deque, &j);
-        weft__hook_steal(w, r == WEFT__STEAL_OK, (int)v); /* observe/ */
-        if (r == WEFT__STEAL_OK) return w->last_victim = (int)v, j;
-        /* Fork-join frames (src/fj): also asks v to share if it has none public. */
-        if ((j = weft__fj_steal(w, &ex->workers[v])) != NULL) return j;
+        if ((j = try_victim(w, v)) != NULL) return j;
     }
     return NULL;
+}
+
+/* The pollers (core/poll.c), if any: a job one of them made runnable here, or
+ * NULL.  *pending says whether something is still outstanding. */
+static inline weft__job *poll_idle(weft__worker *w, bool *pending) {
+    *pending = false;
+    if (__builtin_expect(atomic_load_explicit(&w->ex->npollers, memory_order_acquire) == 0, 1)) return NULL;
+    int r = weft__pollers_run(w);
+    *pending = r != WEFT__POLL_IDLE;
+    return r == WEFT__POLL_PROGRESS ? find_local(w) : NULL;
 }
 
 /* After a stolen job, before searching again: one more steal from the same
@@ -118,7 +155,7 @@ static weft__job *final_look(weft__worker *w) {
             if (r == WEFT__STEAL_EMPTY) break;
             weft__cpu_relax();
         }
-        /* A frame owner shares on request and then wakes a sleeper (src/fj). */
+        /* A frame owner shares on request and then wakes a sleeper (src/core/fj_*.c). */
         weft__job *j = weft__fj_steal(w, &ex->workers[v]);
         if (j) return j;
     }
@@ -133,6 +170,8 @@ static weft__job *search(weft__worker *w) {
     for (unsigned r = 0; r < rounds; r++) {
         weft__job *j = steal_round(w);
         if (j) return j;
+        bool pending;
+        if ((j = poll_idle(w, &pending)) != NULL) return j;
         if (atomic_load_explicit(&ex->shutdown, memory_order_relaxed)) return NULL;
         if (r < ex->steal_rounds)
             for (int i = 0; i < 16; i++) weft__cpu_relax();
@@ -140,6 +179,45 @@ static weft__job *search(weft__worker *w) {
             weft__thread_yield();
     }
     return NULL;
+}
+
+/* Before parking: while a poller has something outstanding, one idle worker
+ * (the watcher) naps with a timeout instead of sleeping until woken, so the
+ * completion is seen without other work to wake anyone (core/layer.h).
+ * Returns a job a poller made runnable, or NULL with *nap the timeout in ns (0:
+ * sleep until woken). */
+static weft__job *poll_before_park(weft__worker *w, uint64_t *nap) {
+    bool pending;
+    weft__job *j = poll_idle(w, &pending);
+    if (j) return w->poll_nap = 0, j;
+    if (!pending) {
+        if (w->poll_watching) {
+            w->poll_watching = false;
+            atomic_store_explicit(&w->ex->poll_watch, 0, memory_order_relaxed);
+        }
+        return NULL;
+    }
+    if (!w->poll_watching) {
+        int zero = 0;
+        if (!atomic_compare_exchange_strong_explicit(&w->ex->poll_watch, &zero, 1, memory_order_relaxed,
+                                                     memory_order_relaxed))
+            return NULL; /* another worker watches */
+        w->poll_watching = true;
+        w->poll_nap = 0;
+    }
+    w->poll_nap = w->poll_nap ? w->poll_nap * 2 : WEFT__POLL_NAP_MIN_NS;
+    if (w->poll_nap > WEFT__POLL_NAP_MAX_NS) w->poll_nap = WEFT__POLL_NAP_MAX_NS;
+    *nap = w->poll_nap;
+    return NULL;
+}
+
+/* The watcher found work: another idle worker takes the watch (a sleeper is
+ * woken if nobody is searching; a searcher polls in its rounds anyway). */
+static void hand_over_watch(weft__worker *w) {
+    w->poll_watching = false;
+    w->poll_nap = 0;
+    atomic_store_explicit(&w->ex->poll_watch, 0, memory_order_relaxed);
+    weft__sleep_notify(&w->ex->sleep);
 }
 
 void *weft__worker_main(void *arg) {
@@ -158,16 +236,20 @@ void *weft__worker_main(void *arg) {
         if (!j) {
             uint32_t key = weft__sleep_prepare(&ex->sleep);
             j = final_look(w);
+            uint64_t nap = 0;
+            if (!j) j = poll_before_park(w, &nap);
             if (!j) {
                 if (atomic_load_explicit(&ex->shutdown, memory_order_seq_cst)) break;
                 weft__hook_park(w, true); /* observe/ */
-                weft__sleep_wait(&ex->sleep, key);
+                if (nap) weft__sleep_wait_for(&ex->sleep, key, nap);
+                else weft__sleep_wait(&ex->sleep, key);
                 weft__hook_park(w, false); /* observe/ */
             }
             weft__sleep_leave_idle(&ex->sleep);
             if (!j) continue;
         }
         weft__sleep_end_search(&ex->sleep);
+        if (__builtin_expect(w->poll_watching, 0)) hand_over_watch(w);
         weft__hook_busy(w, true); /* observe/ */
         unsigned streak = 0;
         do weft__execute(w, j);

@@ -9,7 +9,7 @@
 #include "graph/graph.h"
 #include "core/alloc.h"
 #include "core/default_executor.h"
-#include "observe/hooks.h" /* observer / metrics / profiler: one branch each when off */
+#include "core/obs_hooks.h" /* observer / metrics / profiler: one branch each when off */
 
 #include <stddef.h>
 

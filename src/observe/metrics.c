@@ -1,5 +1,6 @@
 /* Metrics: per-worker counters summed on read. */
 #include "observe/obs.h"
+#include "async/async.h"
 
 #include <string.h>
 
@@ -46,12 +47,12 @@ static void add_worker(weft_worker_metrics *t, const weft_worker_metrics *m) {
 
 /* What weft holds for ex: the executor, its workers, deques, observability. */
 static size_t held_bytes(const weft_executor *ex) {
-    size_t b = sizeof *ex + weft__workers_bytes(ex);
+    size_t b = sizeof *ex + weft__workers_bytes(ex) + ex->layer_stride * ex->nworkers;
     for (unsigned i = 0; i < ex->nworkers; i++) {
         const weft__ring *r = atomic_load_explicit(&((weft__deque *)&ex->workers[i].deque)->ring, memory_order_relaxed);
         if (r) b += sizeof *r + (size_t)(r->mask + 1) * sizeof r->slot[0];
         /* Blocks of silent async records (src/async/silent.c). */
-        b += atomic_load_explicit(&((weft__worker *)&ex->workers[i])->silent_bytes, memory_order_relaxed);
+        b += weft__async_held_bytes(&ex->workers[i]);
     }
     const struct weft__obs *o = ex->obs_state;
     if (o) {

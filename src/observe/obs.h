@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 #include "core/executor.h"
-#include "observe/hooks.h"
+#include "core/obs_hooks.h"
 #include "weft/observe.h"
 
 /* Span kinds.  WEFT__SPAN_WORK + k (k a weft__work of hooks.h) is work other
@@ -40,7 +40,7 @@ typedef struct weft__span {
     uint32_t name;  /* 0: unnamed, else 1 + index into the worker's name table */
     uint8_t kind;   /* WEFT__SPAN_* */
     uint8_t failed;
-    /* Begin and end shared out over a batch (obs.c): 1, or WEFT__EST_LONG when
+    /* Begin and end shared out over a batch (task_hooks.c): 1, or WEFT__EST_LONG when
      * that batch held a task that ran long (the share says nothing then). */
     uint8_t estimated;
     union {
@@ -54,7 +54,7 @@ static inline bool weft__span_is_run(const weft__span *s) {
     return s->kind == WEFT__SPAN_TASK || s->kind >= WEFT__SPAN_WORK;
 }
 
-/* A batch of short tasks (obs.c) is stored compactly: a header slot (a
+/* A batch of short tasks (task_hooks.c) is stored compactly: a header slot (a
  * weft__span of kind WEFT__SPAN_BATCH whose `index` is the number of tasks so
  * far, `name` the provisional ticks per task, `end` 0 while the batch is open)
  * followed by one entry per task: an (index, name) pair, or, when the
@@ -90,7 +90,7 @@ typedef struct weft__names {
     size_t n, copy_cap;
 } weft__names;
 
-/* Tasks per batch of back-to-back short tasks timed with one clock read (obs.c). */
+/* Tasks per batch of back-to-back short tasks timed with one clock read (task_hooks.c). */
 #define WEFT__BATCH 20
 /* Slots a batch takes: its header and its entries (pairs, or narrow indices). */
 #define WEFT__BATCH_SLOTS (1 + (WEFT__BATCH + WEFT__PAIRS_PER_SLOT - 1) / WEFT__PAIRS_PER_SLOT)
@@ -105,13 +105,13 @@ typedef struct weft__names {
 #define WEFT__BEGIN_BATCHED UINT64_MAX
 /* A batch whose time exceeds what its tasks were expected to take by more
  * than this (ns) held a task that ran long: its spans are marked
- * WEFT__EST_LONG and its tasks become suspects, never batched again (obs.c).
+ * WEFT__EST_LONG and its tasks become suspects, never batched again (task_hooks.c).
  * Any other estimated span stands for a task that took less.
  * Well above what a batch's own hiccups cost (a page fault, a name copied, a
  * span chunk allocated: microseconds), so that those do not stop batching. */
 #define WEFT__BATCH_LONG_NS 50000.0
 #define WEFT__EST_LONG 2
-/* Suspects (obs.c): exact keys (at most half of the slots used), and a bitmap
+/* Suspects (task_hooks.c): exact keys (at most half of the slots used), and a bitmap
  * by a hash of (taskflow, index) the fast path tests. */
 #define WEFT__SUSPECTS 256
 #define WEFT__SUSPECT_BITS 65536
@@ -167,7 +167,7 @@ typedef struct weft__obs_worker {
      * worker at any time, so a reader of the spans pauses the profiler and waits
      * for this to clear (weft__spans_for_each). */
     _Atomic int idle_writing;
-    /* Batched timing (obs.c).  Tasks at depth 0 that follow each other with no
+    /* Batched timing (task_hooks.c).  Tasks at depth 0 that follow each other with no
      * gap, while they are short, end without a clock read: they join the open
      * batch, which one clock read closes every WEFT__BATCH tasks (or at a gap)
      * and whose time is shared out evenly among them.  Owner only. */
@@ -178,7 +178,7 @@ typedef struct weft__obs_worker {
     bool batch_on;         /* the last timed stretch was short: batch on */
     bool batch_named;      /* the batch's taskflow has named tasks */
     bool batch_narrow;     /* its entries are bare indices (see weft__span_pair) */
-    bool suspects_on;      /* o->nsuspects was non-zero at the last batch_open (obs.c) */
+    bool suspects_on;      /* o->nsuspects was non-zero at the last batch_open (task_hooks.c) */
     uint64_t batch_begin;  /* ticks: start of the batch's first task */
     uint64_t batch_avg;    /* ticks per task of the last timed stretch */
     uint64_t batch_run;    /* run id of the batch's tasks (a batch holds one run) */
@@ -203,6 +203,7 @@ typedef struct weft__obs_worker {
 } weft__obs_worker;
 
 struct weft__obs {
+    weft__obs_head head; /* first: the hook table the core calls (core/obs_hooks.h) */
     weft_executor *ex;
     unsigned nworkers;
     weft__obs_worker *w;
@@ -219,14 +220,14 @@ struct weft__obs {
     uint64_t batch_max;     /* ticks: a stretch averaging less is batched */
     uint64_t batch_long;    /* ticks: a batch over its expected time by this held a long task */
     unsigned seq;           /* this state's number in the process, from 1: trace tids */
-    struct weft__obs *exit_next; /* on the at-exit list while save_path is set (obs.c) */
+    struct weft__obs *exit_next; /* on the at-exit list while save_path is set (lifetime.c) */
     unsigned exit_pid;      /* the process that put it there */
     bool saved;             /* the WEFT_PROFILE file was written */
     _Atomic uint64_t metrics_t0, profile_t0; /* ticks when enabled */
     double ns_per_tick;
     uint64_t ns_mul; /* ns = ticks * ns_mul >> 20, the histogram's cheap conversion */
     size_t max_spans; /* per worker */
-    /* Tasks found in a batch that held a long task (obs.c): (taskflow, index)
+    /* Tasks found in a batch that held a long task (task_hooks.c): (taskflow, index)
      * keys, and one bit per key (modulo WEFT__SUSPECT_BITS) for the fast path.
      * Cleared by weft_profiler_start. */
     _Atomic uint32_t nsuspects;
@@ -235,11 +236,21 @@ struct weft__obs {
     char *save_path;  /* WEFT_PROFILE, or NULL */
 };
 
-/* ---- obs.c ---- */
+/* mark_job of a worker with no usable mark: mark_job + 1 wraps to 0, and a
+ * task's job count is at least 1. */
+#define WEFT__OBS_NO_MARK UINT64_MAX
+
+/* ---- lifetime.c ---- */
 /* The state of ex, allocated on first use.  NULL when out of memory. */
 struct weft__obs *weft__obs_state(weft_executor *ex);
 /* Points ex->obs at the state iff something is on. */
 void weft__obs_publish(struct weft__obs *o);
+
+/* ---- task_hooks.c ---- */
+/* What the core calls (core/obs_hooks.h), set in every state. */
+extern const weft__obs_hooks weft__obs_hook_table;
+/* Forgets the tasks found running long inside batches (weft_profiler_start). */
+void weft__obs_clear_suspects(struct weft__obs *o);
 
 /* ---- spans.c ---- */
 /* Owner only: k contiguous slots (k <= WEFT__BATCH_SLOTS) for room for `want`

@@ -143,10 +143,10 @@ static void visit_spans(const struct weft__obs *o, weft__span_visit_fn fn, void 
 
 /* Stops idle workers from recording (steal and park spans arrive at any time,
  * not only during runs), marks the buffers as being read (a batch closed from
- * now on leaves its spans alone, obs.c) and waits out any span being written.
+ * now on leaves its spans alone, task_hooks.c) and waits out any span being written.
  * Dekker pairing: the seq_cst exchange and increment here against the worker's
  * seq_cst store of idle_writing followed by its seq_cst load of profile_on or
- * reading (obs.c): either the worker sees them, or this sees its flag and
+ * reading (task_hooks.c): either the worker sees them, or this sees its flag and
  * waits.  `reading` counts, as two threads may read at once. */
 bool weft__spans_pause(struct weft__obs *o) {
     bool was_on = atomic_exchange_explicit(&o->profile_on, false, memory_order_seq_cst);

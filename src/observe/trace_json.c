@@ -18,7 +18,7 @@ struct json_ctx {
 };
 
 /* Nanoseconds since the profiler started (0 for an earlier time, which no
- * span holds: parks are recorded from the start, obs.c). */
+ * span holds: parks are recorded from the start, task_hooks.c). */
 static uint64_t ns_since(const struct json_ctx *c, uint64_t t) {
     return t > c->t0 ? (uint64_t)(weft__ticks_ns(c->o, t - c->t0) + 0.5) : 0;
 }

@@ -12,7 +12,7 @@
 #include "pipeline/pipeline.h"
 #include "core/future.h"
 #include "graph/graph.h"
-#include "observe/hooks.h" /* metrics and profiler: each stage call is a span */
+#include "core/obs_hooks.h" /* metrics and profiler: each stage call is a span */
 
 /* ---- the pipeflow handle ------------------------------------------------------ */
 
