@@ -75,5 +75,49 @@ WEFT_API WEFT_NODISCARD weft_status weft_future_then(weft_future *f, weft_future
  * WEFT_ESYS (no eventfd could be created).  Any thread. */
 WEFT_API WEFT_NODISCARD weft_status weft_future_fd(weft_future *f, int *fd);
 
+/* ---- semaphores ------------------------------------------------------------ */
+
+/* A counting semaphore for tasks (Taskflow's tf::Semaphore): at most `max`
+ * tasks holding it run at once, for "at most k of these touch the disk" or, with
+ * max 1, a critical section.  A task acquires before it starts and releases
+ * when it ends; a task that finds no unit free does not block its worker: it is
+ * parked on the semaphore and queued again when a release hands it a unit
+ * (first parked, first served).  Graph tasks use it through weft_task_acquire /
+ * weft_task_release (weft/graph.h), async tasks through weft_async_acquire.
+ * One semaphore may serve tasks of several executors and taskflows at once. */
+typedef struct weft_semaphore weft_semaphore;
+
+/* A semaphore with `max` units, all free.  NULL with *err (if err is not NULL)
+ * = WEFT_EINVAL (max 0), WEFT_ENOMEM or WEFT_ESYS.  Any thread. */
+WEFT_API WEFT_NODISCARD weft_semaphore *weft_semaphore_create(size_t max, weft_status *err);
+
+/* Frees it.  WEFT_EBUSY (nothing freed) while a task is parked on it or holds
+ * a unit; NULL gives WEFT_OK.  No task may use it afterwards. */
+WEFT_API weft_status weft_semaphore_destroy(weft_semaphore *s);
+
+/* Units free now (0 for NULL): a snapshot, for tests and diagnostics.  Any thread. */
+WEFT_API size_t weft_semaphore_value(weft_semaphore *s);
+/* The `max` it was created with (0 for NULL).  Any thread. */
+WEFT_API size_t weft_semaphore_max(const weft_semaphore *s);
+
+/* Makes every unit free again, e.g. after a run was cancelled between a task
+ * that acquired and the task that was to release (skipped tasks neither
+ * acquire nor release).  WEFT_EINVAL for NULL, WEFT_EBUSY (nothing changed)
+ * while a task is parked on it.  Only while no task holding it runs. */
+WEFT_API weft_status weft_semaphore_reset(weft_semaphore *s);
+
+/* weft_async with semaphores: fn(ctx, arg) starts once it holds one unit of
+ * each sems[i] (repeats count once; taken in a fixed order, so tasks sharing
+ * semaphores never wait in a circle) and gives them back when it returns,
+ * before its future is ready.  Until then it is parked, using no worker.  The
+ * array is copied.  nsems 0 is weft_async.  Future and errors as weft_async,
+ * plus WEFT_EINVAL for a NULL semaphore; a release finding every unit of a
+ * semaphore free already (its count was reset meanwhile) fails the task with
+ * task_code WEFT_EINVAL.  weft_future_wait_isolated on its future waits like
+ * weft_future_wait (running other work).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_async_acquire(weft_executor *ex, weft_task_fn fn, void *arg,
+                                                       weft_semaphore *const *sems, size_t nsems,
+                                                       weft_future **out);
+
 WEFT_EXTERN_C_END
 #endif

@@ -154,6 +154,66 @@ WEFT_API weft_task weft_task_successor(weft_task t, size_t i);
 /* The task currently running in `ctx` (the null task outside a graph task). */
 WEFT_API weft_task weft_ctx_task(const weft_ctx *ctx);
 
+/* ---- editing ---------------------------------------------------------------- */
+
+/* Editing follows the builder rules above: WEFT_EBUSY (nothing changed) while a
+ * run of the taskflow is queued or going, the status in
+ * weft_taskflow_last_error, single-threaded per taskflow.  Nothing here
+ * allocates, so nothing fails for memory.  A handle to an erased task is
+ * invalid, as after weft_taskflow_clear (passing it to the calls of this
+ * section or the precede family gives WEFT_EINVAL while its slot is free). */
+
+/* Removes task t and every edge into and out of it.  Its slot is reused by the
+ * next task added (which takes t's index: indices stay below the largest ever
+ * used, and are no longer dense in emplace order once a task was erased).
+ * What t owned goes: its name, a subflow's graph (back to the taskflow's
+ * pool), its reference on shared work, a module's record, its semaphores.
+ * Removing an edge out of a condition task shifts the indices of the branches
+ * after it down by one.  Costs a pass over every task's successors.
+ * WEFT_EINVAL (null or erased task), WEFT_EBUSY. */
+WEFT_API weft_status weft_task_erase(weft_task t);
+
+/* Removes the edges from -> to (all of them, if the edge was added twice).
+ * WEFT_EINVAL (null or erased task, or tasks of two taskflows), WEFT_ENOENT (no
+ * such edge), WEFT_EBUSY. */
+WEFT_API weft_status weft_edge_remove(weft_task from, weft_task to);
+/* Removes every edge out of t (t keeps running; its successors no longer wait
+ * for it).  WEFT_EINVAL, WEFT_EBUSY. */
+WEFT_API weft_status weft_task_remove_successors(weft_task t);
+/* Removes every edge into t: it becomes a source.  Costs a pass over every
+ * task's successors.  WEFT_EINVAL, WEFT_EBUSY. */
+WEFT_API weft_status weft_task_remove_dependents(weft_task t);
+
+/* Chains the tasks: tasks[i] precedes tasks[i + 1] for every i (Taskflow's
+ * linearize).  All or nothing: on an error no edge is added.  n < 2 is WEFT_OK
+ * (tasks may be NULL when n == 0).  WEFT_EINVAL, WEFT_ENOMEM, WEFT_EBUSY. */
+WEFT_API weft_status weft_linearize(const weft_task *tasks, size_t n);
+
+/* ---- semaphores -------------------------------------------------------------- */
+
+/* The semaphore (created with weft_semaphore_create, weft/async.h). */
+typedef struct weft_semaphore weft_semaphore;
+
+/* Makes t acquire one unit of s before it starts: a task that finds none free
+ * is parked, using no worker, until a release hands it one; its successors
+ * wait as for any task.  A task acquiring several semaphores takes them in a
+ * fixed order (repeats count once).  WEFT_EINVAL (NULL s, null or erased task),
+ * WEFT_ENOMEM, WEFT_EBUSY.  Builder rules. */
+WEFT_API weft_status weft_task_acquire(weft_task t, weft_semaphore *s);
+/* Makes t release one unit of s when its function returns (for a subflow or a
+ * module task: when the task's own call returns, before the graph it starts),
+ * before its successors can see it finish.  The acquiring and the releasing
+ * task may differ (a critical section over several tasks).  A release finding
+ * every unit of s free already (a release without an acquire) fails the run:
+ * WEFT_ETASK with task_code WEFT_EINVAL, naming the task.  Tasks skipped
+ * because their run failed or was cancelled neither acquire nor release (see
+ * weft_semaphore_reset).  Errors as weft_task_acquire. */
+WEFT_API weft_status weft_task_release(weft_task t, weft_semaphore *s);
+/* Number of distinct semaphores t acquires / of releases it makes (0 for the
+ * null task). */
+WEFT_API size_t weft_task_num_acquires(weft_task t);
+WEFT_API size_t weft_task_num_releases(weft_task t);
+
 /* ---- running --------------------------------------------------------------- */
 
 /* Submits one run of `tf` to `ex` and returns at once.  On WEFT_OK, *out (if out
@@ -183,6 +243,63 @@ WEFT_API weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n
 typedef bool (*weft_pred_fn)(void *arg);
 WEFT_API weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf,
                                                    weft_pred_fn pred, void *arg, weft_future **out);
+
+/* Runs N instances of the taskflow at the same time (Taskflow's parallel
+ * run_n), unlike weft_run_n, which runs them one after another.  The graph is
+ * shared, not copied: each instance has its own join counters (32 bytes per
+ * task) and its tasks see its index, 0 .. n-1, through weft_ctx_iteration.
+ * Tasks of different instances run concurrently, so what they share (their
+ * `arg`) must allow it.  One future for the whole run: ready when every
+ * instance has finished; a failing task stops every instance (tasks not yet
+ * started are skipped, the future reports WEFT_ETASK naming the task), as
+ * weft_future_cancel does; weft_run_info.iterations counts the instances that
+ * completed unstopped.  The run does not queue behind other runs of tf (it
+ * shares no state with them) but, like them, forbids changing tf until it
+ * ends.  n == 0 completes at once.  Plain and condition tasks only: a
+ * subflow, module or multi-condition task, or a task with a semaphore, gives
+ * WEFT_EINVAL (weft_last_error_message names it).  Other errors as weft_run
+ * (WEFT_ENOMEM when the instances' counters cannot be allocated).  Any thread. */
+WEFT_API weft_status weft_run_n_parallel(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_future **out);
+
+/* The iteration a graph task belongs to: in weft_run_n_parallel, its
+ * instance's index; in a serial run (weft_run_n, weft_run_until, and the tasks
+ * of its subflows and modules), the number of iterations completed before the
+ * current one.  0 outside graph tasks and for NULL.  Only from the task's own
+ * call, like every weft_ctx_* function. */
+WEFT_API uint64_t weft_ctx_iteration(const weft_ctx *ctx);
+
+/* Submits every taskflow of tfs[0 .. n-1] (as weft_run each) and returns one
+ * future for the set, ready when all have finished.  Errors are kept per
+ * taskflow: one that cannot be submitted (NULL, a cycle, no memory) or whose
+ * run fails does not stop the others; weft_run_many_status and
+ * weft_run_many_info say what happened to each.  The set's own status is
+ * WEFT_OK when every member succeeded, else that of the first member (in index
+ * order) that did not: WEFT_ECANCELED, or WEFT_ETASK with that member's
+ * task_code and failed task, or for a submission error WEFT_ETASK with the
+ * error as task_code; its `skipped` sums the members', its `iterations`
+ * counts the members that succeeded.  weft_future_cancel on it cancels
+ * nothing submitted: use weft_run_many_cancel.  A task of a member must not
+ * wait for the set (its own run would have to end first).  Returns WEFT_OK
+ * (*out, if out is not NULL, the set's future, to destroy as any), WEFT_EINVAL
+ * (tfs NULL with n > 0), WEFT_ENOMEM (nothing submitted).  ex NULL: the
+ * default executor.  Any thread. */
+WEFT_API weft_status weft_run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_future **out);
+/* Member i of a set from weft_run_many: its submission error, else its run's
+ * status (WEFT_EAGAIN while it runs).  WEFT_EINVAL when `all` is not such a
+ * set or i is out of range.  Any thread; never blocks. */
+WEFT_API weft_status weft_run_many_status(const weft_future *all, size_t i);
+/* weft_future_info for member i (a submission error in info->status, the other
+ * fields 0).  WEFT_EINVAL as weft_run_many_status, or for NULL info. */
+WEFT_API weft_status weft_run_many_info(const weft_future *all, size_t i, weft_run_info *info);
+/* Cancels every member's run, and the set.  WEFT_OK, WEFT_ENOENT (the set
+ * had finished), WEFT_EINVAL (not a set).  Any thread. */
+WEFT_API weft_status weft_run_many_cancel(weft_future *all);
+/* weft_run_many, then waits for the set: returns the first non-OK member
+ * status in index order (WEFT_OK if none) or weft_run_many's own error, and
+ * fills statuses[i] (if statuses is not NULL) with each member's status.
+ * From a task it runs other work while it waits. */
+WEFT_API weft_status weft_run_many_and_wait(weft_executor *ex, weft_taskflow *const *tfs, size_t n,
+                                            weft_status *statuses);
 
 /* Runs once and waits: returns the submission error, else the run's status
  * (WEFT_OK, WEFT_ETASK, WEFT_ECANCELED).  From a task of `ex` it does not block

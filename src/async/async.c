@@ -3,7 +3,7 @@
 #include "async/async.h"
 #include "core/alloc.h"
 #include "core/default_executor.h"
-#include "core/obs_hooks.h" /* metrics and profiler: one branch each when off */
+#include "observe/hooks.h" /* metrics and profiler: one branch each when off */
 
 /* Marks a finished task's successor list: no edge may be added any more. */
 #define CLOSED ((weft__async_edge *)(uintptr_t)1)
@@ -47,6 +47,7 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
     } else {
         weft__hook_skipped(w); /* observe/: cancelled before it ran */
     }
+    if (a->sems) weft__async_sems_release(w, a); /* before the future: a waiter may reuse them */
     weft__future_complete(f);
     release_dependents(a, w);
     weft__runs_end(ex, w);
@@ -54,6 +55,7 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
 
 static weft__job *async_job_run(weft__worker *w, weft__job *job) {
     weft__async *a = (weft__async *)((char *)job - offsetof(weft__async, job));
+    if (a->sems && !weft__async_sems_acquire(a)) return NULL; /* parked: a release queues it again */
     /* acq_rel: only one of the queue and an isolated waiter runs it. */
     if (atomic_exchange_explicit(&a->claimed, 1, memory_order_acq_rel) == 0) weft__async_execute(w, a);
     weft__future_release(&a->fut); /* the producer's (queue's) reference */
@@ -111,16 +113,8 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
         }
         a->nedges = ndeps;
     }
+    if (ndeps == 0) return weft__async_start(a, w, out);
     weft__runs_begin(ex, w);
-    if (ndeps == 0) {
-        /* Nobody else can see a yet: no count to take down.  join = 0 says it
-         * may run (weft_future_wait_isolated reads it). */
-        atomic_store_explicit(&a->join, 0, memory_order_relaxed);
-        int st = enqueue(a, w);
-        if (st != 0) return give_up(a, w, out != NULL, st);
-        if (out) *out = &a->fut;
-        return WEFT_OK;
-    }
     atomic_store_explicit(&a->join, (uint32_t)ndeps + 1, memory_order_relaxed);
     uint32_t finished = 0;
     for (size_t i = 0; i < ndeps; i++) {
@@ -131,6 +125,21 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
     if (atomic_fetch_sub_explicit(&a->join, finished + 1, memory_order_acq_rel) == finished + 1) {
         int st = enqueue(a, w);
         if (st != 0) return give_up(a, w, out != NULL, st); /* all edges were consumed: nothing points at a */
+    }
+    if (out) *out = &a->fut;
+    return WEFT_OK;
+}
+
+weft_status weft__async_start(weft__async *a, weft__worker *w, weft_future **out) {
+    weft__runs_begin(a->fut.ex, w);
+    /* Nobody else can see a yet: no count to take down.  join = 0 says it may
+     * run (weft_future_wait_isolated reads it). */
+    atomic_store_explicit(&a->join, 0, memory_order_relaxed);
+    int st = enqueue(a, w);
+    if (st != 0) {
+        if (a->sems) weft__async_sems_free(a->sems);
+        a->sems = NULL;
+        return give_up(a, w, out != NULL, st);
     }
     if (out) *out = &a->fut;
     return WEFT_OK;
@@ -151,6 +160,9 @@ weft_status weft_future_wait_isolated(weft_future *f) {
     if (!w) return weft_future_wait(f);
     weft__async *a = weft__async_of(f);
     if (!a) return WEFT_EINVAL;
+    /* A task holding semaphores may be parked behind one that this thread's
+     * task holds: wait by running other work, which cannot deadlock. */
+    if (a->sems) return weft_future_wait(f);
     if (!future_done(f) && atomic_load_explicit(&a->join, memory_order_acquire) != 0) return WEFT_EAGAIN;
     /* Queued but not started: run it here; its queue entry will find it claimed. */
     if (atomic_exchange_explicit(&a->claimed, 1, memory_order_acq_rel) == 0) weft__async_execute(w, a);

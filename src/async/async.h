@@ -5,7 +5,6 @@
 
 #include "core/executor.h"
 #include "core/future.h"
-#include "core/layer.h"
 #include "weft/async.h"
 
 typedef struct weft__async weft__async;
@@ -32,6 +31,7 @@ struct weft__async {
     weft__async_edge *edges; /* ndeps entries, or NULL */
     size_t nedges;
     weft__async *next_free;
+    struct weft__async_sems *sems; /* semaphores held while it runs (semaphore.c), or NULL */
 };
 
 /* Records kept per worker; beyond this they go back to the allocator. */
@@ -50,34 +50,21 @@ static inline weft__async *weft__async_of(weft_future *f) {
  * memory. */
 weft__async *weft__async_new(weft_executor *ex, weft__worker *w, weft_task_fn fn, void *arg, bool keep_handle);
 
-/* The async layer's per-worker state (core/layer.h): free records, owner
- * only, except silent_remote. */
-typedef struct weft__async_worker {
-    /* Free async-task records: a record released on a worker goes to that
-     * worker's list, whoever allocated it. */
-    weft__async *free;
-    size_t nfree;
-    void *silent_free;   /* free records of silent async tasks (silent.c) */
-    void *silent_blocks; /* the blocks those records are carved from */
-    _Atomic size_t silent_bytes; /* bytes of those blocks (metrics read it) */
-    /* Silent records of this worker freed by other workers (any worker pushes,
-     * this one takes all at once); on its own line, as other workers write it. */
-    _Alignas(WEFT__CACHE_LINE) _Atomic(void *) silent_remote;
-} weft__async_worker;
-
-extern weft__layer weft__async_layer; /* record.c */
-
-static inline weft__async_worker *weft__async_worker_of(const weft__worker *w) {
-    return (weft__async_worker *)weft__layer_state(w, &weft__async_layer);
-}
-
-/* Bytes of silent-task blocks w holds (the executor's metrics).  Any thread. */
-static inline size_t weft__async_held_bytes(const weft__worker *w) {
-    return atomic_load_explicit(&weft__async_worker_of(w)->silent_bytes, memory_order_relaxed);
-}
-
 /* Frees w's cached silent-task records (silent.c). */
-void weft__silent_free_cache(weft__async_worker *aw);
+void weft__silent_free_cache(weft__worker *w);
+
+/* Queues a fresh task with no dependencies (w: the caller's worker of its
+ * executor, or NULL) and hands out its future if `out`; on failure undoes it
+ * and returns why (WEFT_ENOMEM, WEFT_EFORKED). */
+weft_status weft__async_start(weft__async *a, weft__worker *w, weft_future **out);
+
+/* Semaphores of an async task (semaphore.c): take them all before it runs
+ * (false: parked, its job is queued again later), give them back when it has
+ * run (a release without an acquire fails the task with task_code
+ * WEFT_EINVAL), free an unused set. */
+bool weft__async_sems_acquire(weft__async *a);
+void weft__async_sems_release(weft__worker *w, weft__async *a);
+void weft__async_sems_free(struct weft__async_sems *set);
 
 /* Runs the task now on w (the caller has claimed it). */
 void weft__async_execute(weft__worker *w, weft__async *a);

@@ -86,7 +86,9 @@ static weft_task copy_work(weft_taskflow *dst, const weft__node *n) {
     case WEFT__KIND_MODULE: return weft_emplace_module(dst, ((const struct weft__module *)weft__cold(n)->ext)->body);
     case WEFT__KIND_STATIC:
         return weft__cold(n)->ext ? weft_emplace_work(dst, weft__cold(n)->ext) : weft__add_node(dst, n->fn, n->arg);
-    default: return weft__add_kind(dst, weft__cold(n)->kind, n->job.run, n->fn, n->arg);
+    default: /* (job.run may be a semaphore wrapper: the kind says which function) */
+        return weft__add_kind(dst, weft__cold(n)->kind,
+                              weft__cold(n)->kind == WEFT__KIND_COND ? weft__cond_run : weft__mcond_run, n->fn, n->arg);
     }
 }
 
@@ -102,6 +104,19 @@ static weft_status copy_name(weft_task t, const weft__node *n, const char *prefi
     return st;
 }
 
+static weft_status copy_tasks(const weft_taskflow *src, weft_taskflow *dst, const char *prefix) {
+    for (size_t i = 0; i < src->nnodes; i++) {
+        const weft__node *n = weft__node_at(src, i);
+        weft_task t = weft__node_erased(n) ? weft_placeholder(dst) : copy_work(dst, n);
+        if (weft_task_is_null(t)) return weft_taskflow_last_error(dst);
+        weft_status st = copy_name(t, n, prefix);
+        if (st == WEFT_OK) st = weft__sem_copy(t, n);
+        if (st != WEFT_OK) return weft__tf_error(dst, st, NULL);
+        if (weft__node_erased(n)) (void)weft_task_erase(t);
+    }
+    return WEFT_OK;
+}
+
 weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflow *dst, const char *prefix,
                                          weft_instance *out) {
     if (!c || !dst || !out)
@@ -109,18 +124,18 @@ weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflo
     if (dst == c->graph) return weft__tf_error(dst, WEFT_EINVAL, "a composition cannot be copied into itself");
     const weft_taskflow *src = c->graph;
     size_t base = dst->nnodes;
+    /* Copies keep the source's indices (base + i), erased slots included: new
+     * nodes go at the end, and an erased source slot is copied as one. */
+    dst->no_reuse = true;
+    weft_status st = copy_tasks(src, dst, prefix);
+    dst->no_reuse = false;
+    if (st != WEFT_OK) return st;
     for (size_t i = 0; i < src->nnodes; i++) {
         const weft__node *n = weft__node_at(src, i);
-        weft_task t = copy_work(dst, n);
-        if (weft_task_is_null(t)) return weft_taskflow_last_error(dst);
-        weft_status st = copy_name(t, n, prefix);
-        if (st != WEFT_OK) return weft__tf_error(dst, st, NULL);
-    }
-    for (size_t i = 0; i < src->nnodes; i++) {
-        const weft__node *n = weft__node_at(src, i);
+        if (weft__node_erased(n)) continue;
         weft__node *const *succ = weft__succ_array(n);
         for (uint32_t k = 0; k < n->nsucc; k++) {
-            weft_status st = weft_precede((weft_task){weft__node_at(dst, base + i)}, (weft_task){weft__node_at(dst, base + succ[k]->index)});
+            st = weft_precede((weft_task){weft__node_at(dst, base + i)}, (weft_task){weft__node_at(dst, base + succ[k]->index)});
             if (st != WEFT_OK) return st;
         }
     }
@@ -135,7 +150,8 @@ static weft_task instance_point(const weft_instance *inst, bool exit, const char
     if (!inst || !inst->comp_ || !name || inst->marks_ > inst->comp_->nlog) return WEFT_TASK_NULL;
     const struct point *pt = point_find(inst->comp_, inst->marks_, exit, name);
     if (!pt || pt->index >= inst->size_ || inst->base_ + pt->index >= inst->tf_->nnodes) return WEFT_TASK_NULL;
-    return (weft_task){weft__node_at(inst->tf_, inst->base_ + pt->index)};
+    weft__node *n = weft__node_at(inst->tf_, inst->base_ + pt->index);
+    return weft__node_erased(n) ? WEFT_TASK_NULL : (weft_task){n};
 }
 
 weft_task weft_instance_entry(const weft_instance *inst, const char *name) { return instance_point(inst, false, name); }

@@ -12,7 +12,7 @@
 
 #include "core/executor.h"
 #include "core/future.h"
-#include "core/obs_hooks.h"
+#include "observe/hooks.h"
 #include "core/job.h"
 #include "platform/platform.h"
 #include "weft/graph.h"
@@ -51,15 +51,16 @@ struct weft__node {
  * marking the node and may hold anything. */
 typedef struct weft__node_cold {
     weft__node **spill; /* successor array once there are 2+ (kept when back to 1) */
-    uint32_t spill_cap;
     char *name;
     void *data;
     weft__node *dfs_parent; /* validation: DFS tree parent */
+    void *ext; /* per-kind record: subflow, module, or shared work (flow.h) */
+    struct weft__sem_use *sems; /* semaphores it acquires/releases (semaphore.c), or NULL */
+    uint32_t spill_cap;
     uint32_t dfs_edge; /* validation: next edge to explore */
+    uint32_t num_weak; /* weak predecessors (edges from condition tasks) */
     uint8_t dfs_color;
     uint8_t kind; /* WEFT__KIND_*: what job.run does and how edges out of it count */
-    uint32_t num_weak; /* weak predecessors (edges from condition tasks) */
-    void *ext; /* per-kind record: subflow, module, or shared work (flow.h) */
 } weft__node_cold;
 
 _Static_assert(sizeof(struct weft__node) == WEFT__CACHE_LINE, "the hot part of a node is one line");
@@ -102,7 +103,12 @@ static inline bool weft__node_is_cond(const weft__node *n) {
     return kind == WEFT__KIND_COND || kind == WEFT__KIND_MCOND;
 }
 
-/* Runs `body` with `n` bound to each node of tf in emplace order.  A `return` in
+/* A slot freed by weft_task_erase (edit.c): on tf->free_slots, skipped by every
+ * walk over the nodes, taken again by the next emplace. */
+static inline bool weft__node_erased(const weft__node *n) { return n->job.run == NULL; }
+
+/* Runs `body` with `n` bound to each node of tf in emplace order (erased slots
+ * are skipped).  A `return` in
  * body leaves the enclosing function. */
 #define WEFT__FOR_EACH_NODE(tf, n, body)                                                      \
     do {                                                                                \
@@ -111,7 +117,7 @@ static inline bool weft__node_is_cond(const weft__node *n) {
             size_t cap_ = weft__chunk_capacity(k_), cnt_ = left_ < cap_ ? left_ : cap_; \
             for (size_t i_ = 0; i_ < cnt_; i_++) {                                      \
                 weft__node *n = &(tf)->chunks[k_][i_];                                  \
-                body                                                                    \
+                if (!weft__node_erased(n)) { body }                                     \
             }                                                                           \
             left_ -= cnt_;                                                              \
         }                                                                               \
@@ -144,7 +150,11 @@ struct weft_taskflow {
     /* Slab: chunk k holds chunk_capacity(k) nodes; nodes never move. */
     weft__node **chunks;
     size_t nchunks, chunks_cap;
-    size_t nnodes;
+    size_t nnodes; /* slots in use, erased ones included (edit.c) */
+    size_t nerased; /* erased slots, linked through job.next from free_slots */
+    weft__node *free_slots;
+    bool no_reuse; /* a composition is being copied in: new nodes stay contiguous */
+    size_t nsems; /* nodes with a semaphore record (semaphore.c) */
     size_t cur_chunk, cur_used; /* where the next node goes */
     size_t high_water; /* slots below it were used before (clear) */
     bool any_cold_dirty; /* some node's cold part was written: zero them on destroy */
@@ -270,7 +280,8 @@ static inline bool weft__node_enter(weft__worker *w, weft__node *n, weft_future 
     if (n->num_deps > 1) atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed);
     if ((atomic_load_explicit(&top->stop, memory_order_acquire) & WEFT__STOP_MASK) == 0) return true;
     atomic_fetch_add_explicit(&top->skipped, 1, memory_order_relaxed);
-    weft__hook_skipped(w); /* observe/: count skipped tasks */
+    struct weft__obs *o = weft__obs_get(w->ex); /* observe/: count skipped tasks */
+    if (__builtin_expect(o != NULL, 0)) weft__obs_task_skipped(o, w);
     return false;
 }
 
@@ -283,13 +294,13 @@ static inline struct weft__obs *weft__task_enter(weft__worker *w, weft_ctx *cx, 
     *cx = (weft_ctx){w, n, &r->top->stop, n->tf, w->ctx};
     w->ctx = cx;
     struct weft__obs *o = weft__obs_get(w->ex); /* observe/: NULL unless switched on */
-    weft__hook_task_begin(w, o, n, r);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_task_begin(o, w, n, r);
     return o;
 }
 
 static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__obs *o, weft__node *n,
                                     weft__run *r, int rc) {
-    weft__hook_task_end(w, o, n, r, rc);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_task_end(o, w, n, r, rc);
     w->ctx = cx->outer;
 }
 
@@ -306,6 +317,21 @@ void weft__dot_put_escaped(FILE *out, const char *s);
 /* Fails the outermost run of r on behalf of node n (its name and index go into
  * the run's info).  run.c. */
 void weft__fail_node(weft__run *r, weft__node *n, int code);
+
+/* Takes the first erased slot off tf->free_slots (edit.c): the next node goes
+ * there. */
+void weft__slot_unfree(weft_taskflow *tf);
+
+/* Frees node n's semaphore record and gives it its own job function back
+ * (graph/semaphore.c). */
+void weft__sem_use_free(weft__node *n);
+/* Gives task `to` the semaphores of `from` (a composition's copy).  WEFT_OK,
+ * WEFT_ENOMEM. */
+weft_status weft__sem_copy(weft_task to, const weft__node *from);
+
+/* The node a task context runs: ctx->task, or the node of a parallel
+ * instance's shadow (run_parallel.c).  NULL outside graph tasks. */
+weft__node *weft__ctx_node(const weft_ctx *ctx);
 
 /* Adds a plain node (task.c); the flow code then sets its kind.  Errors as
  * weft_emplace. */

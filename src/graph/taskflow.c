@@ -58,13 +58,15 @@ oom:
 static void release_nodes(weft_taskflow *tf) {
     /* The cold parts need no reset: a reused slot that was written is zeroed
      * when it is taken (node_init). */
-    if (tf->nnamed || tf->next_owned)
+    if (tf->nnamed || tf->next_owned || tf->nsems)
         WEFT__FOR_EACH_NODE(tf, nd, {
             weft__node_cold *c = weft__cold(nd);
             weft__free_str(c->name);
             if (c->ext) weft__flow_release_node(tf, nd);
+            if (c->sems) weft__sem_use_free(nd);
         });
-    tf->nnodes = 0;
+    tf->nnodes = tf->nerased = tf->nsems = 0;
+    tf->free_slots = NULL;
     tf->nnamed = 0;
     weft__succ_pool_release(&tf->succ_pool);
     tf->cur_chunk = tf->cur_used = 0;
@@ -119,7 +121,7 @@ weft_status weft_taskflow_clear(weft_taskflow *tf) {
     return weft__tf_done(tf, WEFT_OK);
 }
 
-size_t weft_taskflow_num_tasks(const weft_taskflow *tf) { return tf ? tf->nnodes : 0; }
+size_t weft_taskflow_num_tasks(const weft_taskflow *tf) { return tf ? tf->nnodes - tf->nerased : 0; }
 
 weft_status weft_taskflow_for_each_task(const weft_taskflow *tf, weft_task_visit_fn visit, void *arg) {
     if (!tf || !visit) return WEFT_EINVAL;

@@ -1,0 +1,185 @@
+/* Counting semaphores for tasks: taking and giving back units, parking and
+ * waking tasks, and async tasks that hold semaphores while they run.
+ *
+ * A release with a task parked hands its unit straight to the first waiter
+ * (FIFO) instead of raising the count, so a woken task never finds its unit
+ * taken by a newcomer and parks again, and no wake-up is spent on nothing.
+ * A task needing several semaphores takes them in address order and keeps those
+ * it has while it waits for the next: waits cannot form a circle, so a set of
+ * tasks sharing semaphores always progresses. */
+#include "async/semaphore.h"
+#include "async/async.h"
+#include "core/alloc.h"
+#include "core/default_executor.h"
+
+#include <stdlib.h>
+
+weft_semaphore *weft_semaphore_create(size_t max, weft_status *err) {
+    weft_status st = WEFT_OK;
+    weft_semaphore *s = NULL;
+    if (max == 0) st = WEFT_EINVAL;
+    else if (!(s = weft__calloc(sizeof *s))) st = WEFT_ENOMEM;
+    else if (weft__mutex_init(&s->mu) != 0) {
+        weft__free(s, sizeof *s);
+        s = NULL;
+        st = WEFT_ESYS;
+    }
+    if (s) s->max = s->count = max;
+    if (err) *err = st;
+    return s;
+}
+
+weft_status weft_semaphore_destroy(weft_semaphore *s) {
+    if (!s) return WEFT_OK;
+    weft__mutex_lock(&s->mu);
+    bool busy = s->head != NULL || s->count != s->max;
+    weft__mutex_unlock(&s->mu);
+    if (busy) return WEFT_EBUSY;
+    weft__mutex_destroy(&s->mu);
+    weft__free(s, sizeof *s);
+    return WEFT_OK;
+}
+
+size_t weft_semaphore_value(weft_semaphore *s) {
+    if (!s) return 0;
+    weft__mutex_lock(&s->mu);
+    size_t v = s->count;
+    weft__mutex_unlock(&s->mu);
+    return v;
+}
+
+size_t weft_semaphore_max(const weft_semaphore *s) { return s ? s->max : 0; }
+
+weft_status weft_semaphore_reset(weft_semaphore *s) {
+    if (!s) return WEFT_EINVAL;
+    weft__mutex_lock(&s->mu);
+    bool parked = s->head != NULL;
+    if (!parked) s->count = s->max;
+    weft__mutex_unlock(&s->mu);
+    return parked ? WEFT_EBUSY : WEFT_OK;
+}
+
+static int by_address(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t) * (weft_semaphore *const *)a, y = (uintptr_t) * (weft_semaphore *const *)b;
+    return (x > y) - (x < y);
+}
+
+size_t weft__sem_set_normalize(weft_semaphore **s, size_t n) {
+    qsort(s, n, sizeof *s, by_address);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || s[k - 1] != s[i]) s[k++] = s[i];
+    return k;
+}
+
+bool weft__sem_acquire(weft_semaphore *const *s, size_t n, weft__sem_waiter *wt) {
+    for (; wt->held < n; wt->held++) {
+        weft_semaphore *m = s[wt->held];
+        weft__mutex_lock(&m->mu);
+        if (m->count == 0) { /* park: the release that frees a unit hands it over */
+            wt->next = NULL;
+            if (m->tail) m->tail->next = wt;
+            else m->head = wt;
+            m->tail = wt;
+            weft__mutex_unlock(&m->mu);
+            return false;
+        }
+        m->count--;
+        weft__mutex_unlock(&m->mu);
+    }
+    wt->held = 0;
+    return true;
+}
+
+/* Queues a woken waiter's job on its executor. */
+static void wake(weft__worker *w, weft__sem_waiter *wt) {
+    weft__worker *own = w && w->ex == wt->ex ? w : NULL;
+    /* From another executor's thread the job goes through wt->ex's injector,
+     * which fails only without memory; the task then stays parked holding its
+     * unit (docs/guide-graphs.md, "Semaphores", limits). */
+    (void)weft__submit_from(wt->ex, own, wt->job);
+}
+
+/* Gives one unit of m back; false if all its units were free already. */
+static bool release_one(weft__worker *w, weft_semaphore *m) {
+    weft__mutex_lock(&m->mu);
+    weft__sem_waiter *wt = m->head;
+    bool ok = true;
+    if (wt) {
+        m->head = wt->next;
+        if (!m->head) m->tail = NULL;
+        wt->held++; /* the unit is now the waiter's; it goes on from the next one */
+    } else if (m->count < m->max) {
+        m->count++;
+    } else {
+        ok = false;
+    }
+    weft__mutex_unlock(&m->mu);
+    /* After the unlock: the job may run (and park again) at once. */
+    if (wt) wake(w, wt);
+    return ok;
+}
+
+weft_status weft__sem_release(weft__worker *w, weft_semaphore *const *s, size_t n) {
+    weft_status st = WEFT_OK;
+    for (size_t i = 0; i < n; i++)
+        if (!release_one(w, s[i])) st = WEFT_EINVAL;
+    return st;
+}
+
+void weft__sem_give_back(weft__worker *w, weft_semaphore *const *s, size_t held) {
+    (void)weft__sem_release(w, s, held);
+}
+
+/* ---- async tasks holding semaphores ------------------------------------------ */
+
+struct weft__async_sems {
+    weft__sem_waiter wait;
+    size_t n, cap; /* semaphores in s; slots allocated */
+    weft_semaphore *s[];
+};
+
+void weft__async_sems_free(struct weft__async_sems *set) {
+    if (set) weft__free(set, sizeof *set + set->cap * sizeof set->s[0]);
+}
+
+bool weft__async_sems_acquire(weft__async *a) {
+    struct weft__async_sems *set = a->sems;
+    set->wait.job = &a->job;
+    set->wait.ex = a->fut.ex;
+    return weft__sem_acquire(set->s, set->n, &set->wait);
+}
+
+void weft__async_sems_release(weft__worker *w, weft__async *a) {
+    /* a->sems stays set (dangling once freed): weft_future_wait_isolated may
+     * read it meanwhile, and a record reused is given NULL afresh. */
+    struct weft__async_sems *set = a->sems;
+    /* A unit released that nobody took fails the task (it is still given back). */
+    if (weft__sem_release(w, set->s, set->n) != WEFT_OK) weft__future_fail(&a->fut, WEFT_EINVAL, "", 0);
+    weft__async_sems_free(set);
+}
+
+weft_status weft_async_acquire(weft_executor *ex, weft_task_fn fn, void *arg, weft_semaphore *const *sems,
+                               size_t nsems, weft_future **out) {
+    if (out) *out = NULL;
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return dst;
+    if (!fn || (nsems && !sems)) return WEFT_EINVAL;
+    for (size_t i = 0; i < nsems; i++)
+        if (!sems[i]) return WEFT_EINVAL;
+    if (nsems == 0) return weft_async(ex, fn, arg, out);
+    weft__worker *w = weft__current_worker(ex);
+    if (!w && weft__forked(ex)) return WEFT_EFORKED;
+    struct weft__async_sems *set = weft__calloc(sizeof *set + nsems * sizeof set->s[0]);
+    if (!set) return WEFT_ENOMEM;
+    for (size_t i = 0; i < nsems; i++) set->s[i] = sems[i];
+    set->cap = nsems;
+    set->n = weft__sem_set_normalize(set->s, nsems);
+    weft__async *a = weft__async_new(ex, w, fn, arg, out != NULL);
+    if (!a) {
+        weft__async_sems_free(set);
+        return WEFT_ENOMEM;
+    }
+    a->sems = set;
+    return weft__async_start(a, w, out);
+}

@@ -1,0 +1,54 @@
+/* Counting semaphores that tasks acquire before they start and release when they
+ * end (Taskflow's tf::Semaphore).  A task that finds no unit free does not block
+ * its worker: its job is parked on the semaphore's wait list and queued again
+ * when a unit is handed to it.  Graph tasks (graph/semaphore.c) and async tasks
+ * (semaphore.c here) both go through the functions below.  Internal. */
+#ifndef WEFT_ASYNC_SEMAPHORE_H
+#define WEFT_ASYNC_SEMAPHORE_H
+
+#include "core/executor.h"
+#include "platform/platform.h"
+#include "weft/async.h"
+
+/* One parked acquisition: the job to queue again and where.  Lives in the
+ * record of the task that parks (a graph node's semaphore record, an async
+ * task's), which never waits on two lists at once. */
+typedef struct weft__sem_waiter {
+    struct weft__sem_waiter *next;
+    weft__job *job;
+    weft_executor *ex;
+    /* How many semaphores of the task's set it holds: the set is taken in
+     * order, and a release hands its unit to the first waiter (which bumps
+     * this) rather than to whoever asks next. */
+    uint32_t held;
+} weft__sem_waiter;
+
+struct weft_semaphore {
+    weft__mutex mu; /* guards the fields below; held for a few instructions */
+    size_t max, count; /* count: units free (0 whenever a waiter is parked) */
+    weft__sem_waiter *head, *tail; /* FIFO */
+};
+
+/* Sorts a set and drops repeats: every task takes semaphores in address order,
+ * so tasks that hold one while parked on the next cannot wait in a circle.
+ * Returns the new length. */
+size_t weft__sem_set_normalize(weft_semaphore **s, size_t n);
+
+/* Takes one unit of each of s[wt->held .. n-1] in order.  True: the task holds
+ * them all (wt->held is reset to 0 for its next activation).  False: it was
+ * parked on the first one without a free unit, and will be queued again (its
+ * job on its executor) when a release hands that unit over.  Any thread. */
+bool weft__sem_acquire(weft_semaphore *const *s, size_t n, weft__sem_waiter *wt);
+
+/* Gives back one unit of each s[i]: to the first parked waiter (queued again,
+ * on w when w is a worker of its executor, else through the executor's
+ * injector), or to the free count.  w: the calling worker or NULL.  Returns
+ * WEFT_OK, or WEFT_EINVAL when some s[i] had all its units free (a release
+ * without an acquire; the others are still released). */
+weft_status weft__sem_release(weft__worker *w, weft_semaphore *const *s, size_t n);
+
+/* Gives back the units of s[0 .. held-1] that a task took but will not use
+ * (its run stopped while it was parked). */
+void weft__sem_give_back(weft__worker *w, weft_semaphore *const *s, size_t held);
+
+#endif

@@ -1,0 +1,150 @@
+/* Editing a built graph: erasing tasks, removing edges, linearizing.
+ *
+ * Nodes keep no list of their predecessors (a run never needs one), so removing
+ * the edges into a task scans every node's successors: O(tasks + edges), the
+ * price of an edit, paid where runs pay nothing.  An erased node's slot keeps
+ * its place in the slab (task handles are pointers into it), marked by a NULL
+ * job function, and goes on the taskflow's free list: the next emplace takes
+ * it, so a graph edited in a loop does not grow.  Walks over the nodes skip
+ * such slots (WEFT__FOR_EACH_NODE). */
+#include "graph/flow.h"
+#include "core/alloc.h"
+
+/* Takes back what the edge p -> s added to s's counts and tf's. */
+static void uncount_edge(weft_taskflow *tf, weft__node *p, weft__node *s, bool weak) {
+    tf->sources_stale = true; /* s may have become a source: recounted at the next run */
+    if (weak) {
+        weft__cold_mut(s)->num_weak--;
+        return;
+    }
+    s->num_deps--;
+    atomic_store_explicit(&s->join, s->num_deps, memory_order_relaxed);
+    if (p->index >= s->index) tf->backward--;
+}
+
+/* Removes from p's successors every s with drop(s, arg) (all of them when drop
+ * is NULL), keeping the order of the others (a condition task's indices shift
+ * down).  Returns how many were removed. */
+static size_t drop_succ(weft__node *p, bool (*drop)(const weft__node *s, const void *arg), const void *arg) {
+    weft_taskflow *tf = p->tf;
+    bool weak = tf->nconds && weft__node_is_cond(p);
+    weft__node **a = p->nsucc <= 1 ? &p->succ.one : p->succ.many;
+    uint32_t k = 0, n = p->nsucc;
+    for (uint32_t i = 0; i < n; i++) {
+        weft__node *s = a[i];
+        if (drop && !drop(s, arg)) a[k++] = s;
+        else uncount_edge(tf, p, s, weak);
+    }
+    if (k == 1 && n >= 2) p->succ.one = a[0]; /* back inline; the spill array is kept */
+    if (k == 0) p->succ.one = NULL;
+    p->nsucc = k;
+    return n - k;
+}
+
+static bool is_target(const weft__node *s, const void *arg) { return s == arg; }
+
+/* Removes every edge into n. */
+static void drop_dependents(weft__node *n) {
+    weft_taskflow *tf = n->tf;
+    WEFT__FOR_EACH_NODE(tf, p, {
+        if (p->nsucc) drop_succ(p, is_target, n);
+    });
+}
+
+/* A task an edit may change: WEFT_OK, else the error (recorded on its taskflow). */
+static weft_status editable(weft__node *n) {
+    if (!n) return WEFT_EINVAL;
+    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "the task was erased");
+    if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
+    return WEFT_OK;
+}
+
+/* Gives back what n owns and turns its slot into a free one. */
+static void free_slot(weft__node *n) {
+    weft_taskflow *tf = n->tf;
+    weft__node_cold *c = weft__cold(n);
+    if (c->name) tf->nnamed--;
+    weft__free_str(c->name);
+    if (c->ext) {
+        weft__flow_release_node(tf, n);
+        tf->next_owned--;
+    }
+    if (c->sems) weft__sem_use_free(n);
+    if (c->kind == WEFT__KIND_COND || c->kind == WEFT__KIND_MCOND) tf->nconds--;
+    weft__succ_free(&tf->succ_pool, c->spill, c->spill_cap);
+    *c = (weft__node_cold){0}; /* a reused slot starts clean (task.c, node_init) */
+    n->cold_dirty = 0;
+    n->fn = NULL;
+    n->arg = NULL;
+    n->num_deps = 0;
+    atomic_store_explicit(&n->join, 0, memory_order_relaxed);
+    n->job.run = NULL; /* erased (weft__node_erased) */
+    n->job.next = (weft__job *)tf->free_slots;
+    tf->free_slots = n;
+    tf->nerased++;
+}
+
+void weft__slot_unfree(weft_taskflow *tf) {
+    tf->free_slots = (weft__node *)tf->free_slots->job.next;
+    tf->nerased--;
+}
+
+weft_status weft_task_erase(weft_task t) {
+    weft__node *n = t.node_;
+    weft_status st = editable(n);
+    if (st != WEFT_OK) return st;
+    drop_dependents(n);
+    drop_succ(n, NULL, NULL);
+    free_slot(n);
+    return weft__tf_done(n->tf, WEFT_OK);
+}
+
+weft_status weft_edge_remove(weft_task from, weft_task to) {
+    weft_status st = editable(from.node_);
+    if (st == WEFT_OK) st = editable(to.node_);
+    if (st != WEFT_OK) return st;
+    weft_taskflow *tf = from.node_->tf;
+    if (to.node_->tf != tf) return weft__tf_error(tf, WEFT_EINVAL, "weft_edge_remove: tasks of different taskflows");
+    if (drop_succ(from.node_, is_target, to.node_) == 0)
+        return weft__tf_error(tf, WEFT_ENOENT, "weft_edge_remove: no edge from '%s' to '%s'", weft_task_name(from),
+                              weft_task_name(to));
+    return weft__tf_done(tf, WEFT_OK);
+}
+
+weft_status weft_task_remove_successors(weft_task t) {
+    weft_status st = editable(t.node_);
+    if (st != WEFT_OK) return st;
+    drop_succ(t.node_, NULL, NULL);
+    return weft__tf_done(t.node_->tf, WEFT_OK);
+}
+
+weft_status weft_task_remove_dependents(weft_task t) {
+    weft_status st = editable(t.node_);
+    if (st != WEFT_OK) return st;
+    drop_dependents(t.node_);
+    return weft__tf_done(t.node_->tf, WEFT_OK);
+}
+
+/* Removes the most recently added edge from -> to (undoing a weft_precede). */
+static void drop_last(weft__node *from, weft__node *to) {
+    weft__node **a = from->nsucc <= 1 ? &from->succ.one : from->succ.many;
+    uint32_t i = from->nsucc;
+    while (i-- > 0 && a[i] != to) {
+    }
+    for (uint32_t k = i; k + 1 < from->nsucc; k++) a[k] = a[k + 1];
+    if (from->nsucc == 2) from->succ.one = a[0];
+    else if (from->nsucc == 1) from->succ.one = NULL;
+    from->nsucc--;
+    uncount_edge(from->tf, from, to, from->tf->nconds && weft__node_is_cond(from));
+}
+
+weft_status weft_linearize(const weft_task *tasks, size_t n) {
+    if (n && !tasks) return WEFT_EINVAL;
+    for (size_t i = 0; i + 1 < n; i++) {
+        weft_status st = weft_precede(tasks[i], tasks[i + 1]);
+        if (st == WEFT_OK) continue;
+        while (i-- > 0) drop_last(tasks[i].node_, tasks[i + 1].node_); /* all or nothing */
+        return st;
+    }
+    return n && tasks[0].node_ ? weft__tf_done(tasks[0].node_->tf, WEFT_OK) : WEFT_OK;
+}

@@ -1,0 +1,125 @@
+/* weft_run_many: several taskflows submitted together, one future for all.
+ *
+ * Each taskflow is an ordinary run with its own future; the group's future
+ * holds them and counts them down from their completion callbacks
+ * (weft_future_then), plus one count that the submitting call holds until
+ * every member is submitted, so the group cannot finish halfway through. */
+#include "graph/graph.h"
+#include "core/alloc.h"
+#include "core/default_executor.h"
+#include "weft/async.h"
+
+typedef struct many {
+    weft_future fut; /* must stay first: the group's future handle */
+    size_t n;
+    _Atomic size_t left; /* members not finished, + 1 while submitting */
+    weft_future **members; /* NULL where the submission failed */
+    weft_status *submitted; /* each member's submission status */
+} many;
+
+static size_t many_bytes(size_t n) { return sizeof(many) + n * (sizeof(weft_future *) + sizeof(weft_status)); }
+
+static void many_free(weft_future *f) {
+    many *m = (many *)f;
+    for (size_t i = 0; i < m->n; i++) weft_future_destroy(m->members[i]);
+    weft__free(m, many_bytes(m->n));
+}
+
+static many *many_of(const weft_future *f) { return f && f->free_fn == many_free ? (many *)f : NULL; }
+
+/* Member i's status: its submission error, or its run's status. */
+static weft_status member_status(const many *m, size_t i) {
+    return m->members[i] ? weft_future_status(m->members[i]) : m->submitted[i];
+}
+
+/* Every member is done: the group's report is the first failing member's (in
+ * index order), its skipped count the sum, its iterations the members that
+ * succeeded. */
+static void many_finish(many *m) {
+    bool failed = false;
+    for (size_t i = 0; i < m->n; i++) {
+        weft_run_info info = {.status = m->submitted[i], .failed_task = ""};
+        if (m->members[i]) (void)weft_future_info(m->members[i], &info);
+        atomic_fetch_add_explicit(&m->fut.skipped, info.skipped, memory_order_relaxed);
+        if (info.status == WEFT_OK) atomic_fetch_add_explicit(&m->fut.iterations, 1, memory_order_relaxed);
+        if (failed || info.status == WEFT_OK) continue;
+        failed = true;
+        if (info.status == WEFT_ECANCELED) atomic_fetch_or_explicit(&m->fut.stop, WEFT__STOP_CANCEL, memory_order_release);
+        else weft__future_fail(&m->fut, info.status == WEFT_ETASK ? info.task_code : info.status, info.failed_task, i);
+    }
+    weft__future_complete(&m->fut);
+    weft__future_release(&m->fut); /* the producer's reference: m may be freed */
+}
+
+static void count_down(many *m) {
+    /* acq_rel: the last one sees every member's results. */
+    if (atomic_fetch_sub_explicit(&m->left, 1, memory_order_acq_rel) == 1) many_finish(m);
+}
+
+static void member_done(weft_future *f, weft_status st, void *arg) {
+    (void)f, (void)st;
+    count_down(arg);
+}
+
+weft_status weft_run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_future **out) {
+    if (out) *out = NULL;
+    if (n && !tfs) return WEFT_EINVAL;
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return dst;
+    if (n > (SIZE_MAX - sizeof(many)) / (sizeof(weft_future *) + sizeof(weft_status))) return WEFT_ENOMEM;
+    many *m = weft__calloc(many_bytes(n));
+    if (!m) return WEFT_ENOMEM;
+    weft__future_init(&m->fut, ex, out ? 2 : 1, many_free);
+    m->n = n;
+    m->members = (weft_future **)(m + 1);
+    m->submitted = (weft_status *)(m->members + n);
+    atomic_init(&m->left, n + 1);
+    for (size_t i = 0; i < n; i++) {
+        m->submitted[i] = weft_run(ex, tfs[i], &m->members[i]);
+        if (m->submitted[i] != WEFT_OK) {
+            m->members[i] = NULL;
+            count_down(m);
+        } else {
+            weft_status then = weft_future_then(m->members[i], member_done, m); /* ours: never WEFT_EBUSY */
+            (void)then;
+        }
+    }
+    if (out) *out = &m->fut;
+    count_down(m);
+    return WEFT_OK;
+}
+
+weft_status weft_run_many_status(const weft_future *all, size_t i) {
+    const many *m = many_of(all);
+    return m && i < m->n ? member_status(m, i) : WEFT_EINVAL;
+}
+
+weft_status weft_run_many_info(const weft_future *all, size_t i, weft_run_info *info) {
+    const many *m = many_of(all);
+    if (!m || i >= m->n || !info) return WEFT_EINVAL;
+    if (m->members[i]) return weft_future_info(m->members[i], info);
+    *info = (weft_run_info){.status = m->submitted[i], .failed_task = ""};
+    return WEFT_OK;
+}
+
+weft_status weft_run_many_cancel(weft_future *all) {
+    many *m = many_of(all);
+    if (!m) return WEFT_EINVAL;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->members[i]) (void)weft_future_cancel(m->members[i]);
+    return weft_future_cancel(all);
+}
+
+weft_status weft_run_many_and_wait(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_status *statuses) {
+    weft_future *all;
+    weft_status st = weft_run_many(ex, tfs, n, &all);
+    if (st != WEFT_OK) return st;
+    (void)weft_future_wait(all);
+    for (size_t i = 0; i < n; i++) {
+        weft_status si = member_status(many_of(all), i);
+        if (statuses) statuses[i] = si;
+        if (st == WEFT_OK) st = si;
+    }
+    weft_future_destroy(all);
+    return st;
+}

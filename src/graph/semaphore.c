@@ -1,0 +1,115 @@
+/* Graph tasks that acquire and release semaphores (async/semaphore.c has the
+ * semaphore itself).
+ *
+ * A task given a semaphore keeps its kind's job function in a record and runs
+ * through sem_node_run instead, so tasks without semaphores pay nothing.  The
+ * wrapper takes the task's acquire set (or parks the node on a semaphore: the
+ * node stays counted in its run's pending count, so the iteration waits for
+ * it, and no worker does), calls the kind's function, then gives back the
+ * release set.  The kind's function may already have readied successors and
+ * even ended the run's iteration; the wrapper holds one extra count on the run
+ * meanwhile, so the run (and with it the taskflow) outlives the release. */
+#include "graph/graph.h"
+#include "async/semaphore.h"
+#include "core/alloc.h"
+
+struct weft__sem_use {
+    weft__job_fn inner; /* the kind's job function */
+    weft__sem_waiter wait;
+    weft_semaphore **set[2]; /* [0]: acquired before, [1]: released after */
+    uint32_t n[2], cap[2];
+};
+
+enum { ACQ, REL };
+
+static weft__job *sem_node_run(weft__worker *w, weft__job *job) {
+    weft__node *n = (weft__node *)job;
+    struct weft__sem_use *u = weft__cold(n)->sems;
+    weft__run *r = n->tf->active;
+    if (atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK) {
+        /* Skipped tasks neither acquire nor release; units handed over while it
+         * was parked go back. */
+        weft__sem_give_back(w, u->set[ACQ], u->wait.held);
+        u->wait.held = 0;
+        return u->inner(w, job);
+    }
+    u->wait.job = job;
+    u->wait.ex = r->ex;
+    if (!weft__sem_acquire(u->set[ACQ], u->n[ACQ], &u->wait)) return NULL; /* parked */
+    if (u->n[REL] == 0) return u->inner(w, job);
+    atomic_fetch_add_explicit(&r->pending, 1, memory_order_relaxed); /* n is counted: pending > 0 */
+    weft__job *next = u->inner(w, job);
+    if (weft__sem_release(w, u->set[REL], u->n[REL]) != WEFT_OK) weft__fail_node(r, n, WEFT_EINVAL);
+    weft__job *end = weft__run_settle(w, r, -1);
+    if (!end) return next;
+    if (next) weft__push_local(w, next);
+    return end;
+}
+
+void weft__sem_use_free(weft__node *n) {
+    struct weft__sem_use *u = weft__cold(n)->sems;
+    n->job.run = u->inner;
+    for (int k = 0; k < 2; k++) weft__free(u->set[k], u->cap[k] * sizeof *u->set[k]);
+    weft__free(u, sizeof *u);
+    weft__cold_mut(n)->sems = NULL;
+    n->tf->nsems--;
+}
+
+/* n's record, made on first use.  NULL: out of memory. */
+static struct weft__sem_use *use_of(weft__node *n) {
+    struct weft__sem_use *u = weft__cold(n)->sems;
+    if (u) return u;
+    if (!(u = weft__calloc(sizeof *u))) return NULL;
+    u->inner = n->job.run;
+    n->job.run = sem_node_run;
+    weft__cold_mut(n)->sems = u;
+    n->tf->nsems++;
+    return u;
+}
+
+static weft_status attach(weft_task t, weft_semaphore *s, int which) {
+    weft__node *n = t.node_;
+    if (!n) return WEFT_EINVAL;
+    if (!s) return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_acquire/release: the semaphore is NULL");
+    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "the task was erased");
+    if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
+    struct weft__sem_use *u = use_of(n);
+    if (!u) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
+    if (u->n[which] == u->cap[which]) {
+        uint32_t cap = u->cap[which] ? 2 * u->cap[which] : 2;
+        weft_semaphore **a = weft__realloc(u->set[which], u->cap[which] * sizeof *a, cap * sizeof *a);
+        if (!a) {
+            if (u->n[ACQ] + u->n[REL] == 0) weft__sem_use_free(n); /* as before the call */
+            return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
+        }
+        u->set[which] = a;
+        u->cap[which] = cap;
+    }
+    u->set[which][u->n[which]++] = s;
+    /* Acquired in address order, each once (async/semaphore.h says why). */
+    if (which == ACQ) u->n[ACQ] = (uint32_t)weft__sem_set_normalize(u->set[ACQ], u->n[ACQ]);
+    return weft__tf_done(n->tf, WEFT_OK);
+}
+
+weft_status weft_task_acquire(weft_task t, weft_semaphore *s) { return attach(t, s, ACQ); }
+weft_status weft_task_release(weft_task t, weft_semaphore *s) { return attach(t, s, REL); }
+
+size_t weft_task_num_acquires(weft_task t) {
+    const struct weft__sem_use *u = t.node_ ? weft__cold(t.node_)->sems : NULL;
+    return u ? u->n[ACQ] : 0;
+}
+
+size_t weft_task_num_releases(weft_task t) {
+    const struct weft__sem_use *u = t.node_ ? weft__cold(t.node_)->sems : NULL;
+    return u ? u->n[REL] : 0;
+}
+
+weft_status weft__sem_copy(weft_task to, const weft__node *from) {
+    const struct weft__sem_use *u = weft__cold(from)->sems;
+    for (uint32_t k = 0; u && k < 2; k++)
+        for (uint32_t i = 0; i < u->n[k]; i++) {
+            weft_status st = attach(to, u->set[k][i], (int)k);
+            if (st != WEFT_OK) return st;
+        }
+    return WEFT_OK;
+}

@@ -1,0 +1,175 @@
+/* Semaphores: graph tasks and async tasks acquiring and releasing. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "test_util.h"
+
+#include <weft/async.h>
+
+struct gauge {
+    atomic_int inside, max, total;
+};
+
+static int guarded(weft_ctx *cx, void *arg) {
+    (void)cx;
+    struct gauge *g = arg;
+    int now = atomic_fetch_add(&g->inside, 1) + 1;
+    int m = atomic_load(&g->max);
+    while (now > m && !atomic_compare_exchange_weak(&g->max, &m, now)) {
+    }
+    sleep_us(50);
+    atomic_fetch_sub(&g->inside, 1);
+    atomic_fetch_add(&g->total, 1);
+    return 0;
+}
+
+static weft_semaphore *make_sem(size_t k) {
+    weft_status st;
+    weft_semaphore *s = weft_semaphore_create(k, &st);
+    if (!s) TEST_FAIL_("weft_semaphore_create: %s", weft_errname(st));
+    return s;
+}
+
+/* n independent tasks, each holding s while it runs. */
+static weft_taskflow *guarded_flow(weft_semaphore *s, struct gauge *g, int n) {
+    weft_taskflow *tf = make_taskflow("sem");
+    for (int i = 0; i < n; i++) {
+        weft_task t = must_emplace(tf, guarded, g);
+        ASSERT_OK(weft_task_acquire(t, s));
+        ASSERT_OK(weft_task_release(t, s));
+    }
+    return tf;
+}
+
+TEST(semaphore_never_admits_more_than_k) {
+    weft_executor *ex = make_executor(4);
+    weft_semaphore *s = make_sem(3);
+    struct gauge g = {0};
+    weft_taskflow *tf = guarded_flow(s, &g, 64);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&g.total), 64);
+    ASSERT_LE(atomic_load(&g.max), 3);
+    ASSERT_GE(atomic_load(&g.max), 1);
+    ASSERT_EQ(weft_semaphore_value(s), 3);
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+}
+
+TEST(semaphore_of_one_with_more_waiters_than_workers_never_deadlocks) {
+    weft_executor *ex = make_executor(2);
+    weft_semaphore *s = make_sem(1);
+    struct gauge g = {0};
+    weft_taskflow *tf = guarded_flow(s, &g, 100);
+    weft_future *f;
+    ASSERT_OK(weft_run_n(ex, tf, 3, &f));
+    ASSERT_OK(weft_future_wait_for(f, 20 * SEC)); /* a hang times out instead */
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&g.total), 300);
+    ASSERT_EQ(atomic_load(&g.max), 1);
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+}
+
+TEST(semaphore_shared_by_tasks_of_two_executors) {
+    weft_executor *e1 = make_executor(2), *e2 = make_executor(2);
+    weft_semaphore *s = make_sem(1);
+    struct gauge g = {0};
+    weft_taskflow *t1 = guarded_flow(s, &g, 40), *t2 = guarded_flow(s, &g, 40);
+    weft_future *f1, *f2;
+    ASSERT_OK(weft_run(e1, t1, &f1));
+    ASSERT_OK(weft_run(e2, t2, &f2));
+    ASSERT_OK(weft_future_wait_for(f1, 20 * SEC));
+    ASSERT_OK(weft_future_wait_for(f2, 20 * SEC));
+    weft_future_destroy(f1), weft_future_destroy(f2);
+    ASSERT_EQ(atomic_load(&g.total), 80);
+    ASSERT_EQ(atomic_load(&g.max), 1);
+    weft_taskflow_destroy(t1), weft_taskflow_destroy(t2);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(e1), weft_executor_destroy(e2);
+}
+
+static int nop(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    return 0;
+}
+
+TEST(semaphore_release_without_acquire_fails_the_run) {
+    weft_executor *ex = make_executor(2);
+    weft_semaphore *s = make_sem(2);
+    weft_taskflow *tf = make_taskflow("rel");
+    weft_task t = must_emplace(tf, nop, NULL);
+    ASSERT_OK(weft_task_set_name(t, "releaser"));
+    ASSERT_OK(weft_task_release(t, s));
+    weft_future *f;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_STATUS(info.task_code, WEFT_EINVAL);
+    ASSERT_STREQ(info.failed_task, "releaser");
+    weft_future_destroy(f);
+    ASSERT_EQ(weft_semaphore_value(s), 2); /* never above max */
+    ASSERT_STATUS(weft_task_acquire(t, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_task_acquire(WEFT_TASK_NULL, s), WEFT_EINVAL);
+    ASSERT_EQ(weft_semaphore_create(0, NULL), NULL);
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+}
+
+/* A critical section over two tasks: a acquires, b (after a) releases. */
+TEST(semaphore_section_spanning_two_tasks) {
+    weft_executor *ex = make_executor(4);
+    weft_semaphore *s = make_sem(1);
+    struct gauge g = {0};
+    weft_taskflow *tf = make_taskflow("span");
+    for (int i = 0; i < 16; i++) {
+        weft_task a = must_emplace(tf, guarded, &g), b = must_emplace(tf, guarded, &g);
+        ASSERT_OK(weft_precede(a, b));
+        ASSERT_OK(weft_task_acquire(a, s));
+        ASSERT_OK(weft_task_release(b, s));
+    }
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&g.total), 32);
+    ASSERT_EQ(atomic_load(&g.max), 1);
+    ASSERT_EQ(weft_semaphore_value(s), 1);
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+}
+
+TEST(async_tasks_with_semaphores_never_exceed_k) {
+    weft_executor *ex = make_executor(4);
+    weft_semaphore *s = make_sem(2), *t = make_sem(5);
+    struct gauge g = {0};
+    weft_semaphore *both[] = {t, s, t};
+    weft_future *f[48];
+    for (int i = 0; i < 48; i++) ASSERT_OK(weft_async_acquire(ex, guarded, &g, both, 3, &f[i]));
+    for (int i = 0; i < 48; i++) {
+        ASSERT_OK(weft_future_wait_for(f[i], 20 * SEC));
+        weft_future_destroy(f[i]);
+    }
+    ASSERT_EQ(atomic_load(&g.total), 48);
+    ASSERT_LE(atomic_load(&g.max), 2);
+    ASSERT_STATUS(weft_async_acquire(ex, guarded, &g, NULL, 1, NULL), WEFT_EINVAL);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    ASSERT_OK(weft_semaphore_destroy(t));
+    weft_executor_destroy(ex);
+}
+
+TEST(semaphore_destroy_refuses_while_held) {
+    weft_semaphore *s = make_sem(1);
+    weft_executor *ex = make_executor(1);
+    weft_taskflow *tf = make_taskflow("held");
+    weft_task a = must_emplace(tf, nop, NULL);
+    ASSERT_OK(weft_task_acquire(a, s)); /* never released */
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(weft_semaphore_value(s), 0);
+    ASSERT_STATUS(weft_semaphore_destroy(s), WEFT_EBUSY);
+    ASSERT_OK(weft_semaphore_reset(s));
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+}
