@@ -16,6 +16,7 @@
 #define RUN_OF(job) ((weft__run *)((char *)(job) - offsetof(weft__run, start)))
 
 static weft__job *begin_iteration(weft__worker *w, weft__run *r);
+static weft__job *begin_iteration_seen(weft__worker *w, weft__run *r, int stop);
 
 static weft__job *finish_nested(weft__worker *w, weft__run *r, weft__run *next);
 
@@ -186,9 +187,16 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job) {
 
 /* Starts the next iteration, or finishes the run.  Runs on one worker at a time. */
 static weft__job *begin_iteration(weft__worker *w, weft__run *r) {
+    return begin_iteration_seen(w, r, atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK);
+}
+
+/* begin_iteration with the stop bits already read: run_start counts the
+ * skipped tasks of a run cancelled while queued from the same read that stops
+ * it here (a second read could see a cancel the first did not, and end the
+ * run with its tasks neither run nor counted). */
+static weft__job *begin_iteration_seen(weft__worker *w, weft__run *r, int stop) {
     weft_taskflow *tf = r->tf;
     uint64_t done = atomic_load_explicit(&r->fut.iterations, memory_order_relaxed);
-    int stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
     if (tf->nsources == 0) {
         /* An empty taskflow: each iteration completes at once, with no task. */
         if (r->pred) {
@@ -210,9 +218,9 @@ static weft__job *begin_iteration(weft__worker *w, weft__run *r) {
 static weft__job *run_start(weft__worker *w, weft__job *job) {
     weft__run *r = RUN_OF(job);
     /* Cancelled while queued: report the first iteration's tasks as skipped. */
-    if (atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK)
-        atomic_fetch_add_explicit(&r->top->skipped, r->tf->nnodes, memory_order_relaxed);
-    return begin_iteration(w, r);
+    int stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
+    if (stop) atomic_fetch_add_explicit(&r->top->skipped, r->tf->nnodes, memory_order_relaxed);
+    return begin_iteration_seen(w, r, stop);
 }
 
 static void run_free(weft_future *f) { weft__free_aligned(f, sizeof(weft__run), WEFT__CACHE_LINE); }
