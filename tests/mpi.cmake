@@ -27,8 +27,10 @@ target_link_libraries(mpi_tests PRIVATE weft_test_main weft::mpi)
 target_compile_options(mpi_tests PRIVATE -Wall -Wextra -Wno-unused-parameter)
 
 # mpirun refuses root without --allow-run-as-root; the shared-memory transport's
-# single-copy mechanism (CMA) needs ptrace rights containers often lack.
-set(WEFT_MPIRUN ${MPIEXEC_EXECUTABLE} --oversubscribe --mca btl_vader_single_copy_mechanism none)
+# single-copy mechanism (CMA) needs ptrace rights containers often lack; one
+# machine needs only the shared-memory transport (vader) and self.
+set(WEFT_MPIRUN ${MPIEXEC_EXECUTABLE} --oversubscribe --mca btl self,vader
+    --mca btl_vader_single_copy_mechanism none)
 execute_process(COMMAND id -u OUTPUT_VARIABLE _weft_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(_weft_uid STREQUAL "0")
   list(APPEND WEFT_MPIRUN --allow-run-as-root)
