@@ -1,0 +1,119 @@
+/* Detection: which backend, which CPUs, and the synthetic machine when
+ * neither backend finds one. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/env.h"
+#include "platform/files.h"
+#include "platform/platform.h"
+#include "topo/topo.h"
+
+int weft__topo_synthetic(weft__topo_raw *raw, const int *cpus, unsigned n) {
+    weft__raw_set l3 = {.level = 3, .type = WEFT_CACHE_UNIFIED}, node = {0};
+    l3.cpus = weft__alloc(n * sizeof *l3.cpus);
+    node.cpus = weft__alloc(n * sizeof *node.cpus);
+    if (!l3.cpus || !node.cpus) {
+        weft__free(l3.cpus, n * sizeof *l3.cpus);
+        weft__free(node.cpus, n * sizeof *node.cpus);
+        return WEFT_ENOMEM;
+    }
+    memcpy(l3.cpus, cpus, n * sizeof *cpus);
+    memcpy(node.cpus, cpus, n * sizeof *cpus);
+    l3.ncpus = node.ncpus = n;
+    for (unsigned i = 0; i < n; i++) weft__raw_add_cpu(raw, cpus[i], 0, cpus[i]);
+    weft__raw_add_cache(raw, &l3);
+    weft__raw_add_node(raw, &node);
+    return raw->oom ? WEFT_ENOMEM : 0;
+}
+
+/* The synthetic machine over allowed (or CPU 0 when nothing is known). */
+static int synthetic(const int *allowed, unsigned nallowed, unsigned quota, weft_topology **out) {
+    static const int cpu0 = 0;
+    if (!allowed || nallowed == 0) allowed = &cpu0, nallowed = 1;
+    weft__topo_raw raw;
+    weft__raw_init(&raw);
+    int st = weft__topo_synthetic(&raw, allowed, nallowed);
+    if (st == 0) st = weft__topo_build(&raw, NULL, 0, quota, "synthetic", out);
+    weft__raw_free(&raw);
+    return st;
+}
+
+/* One backend's machine, restricted to allowed.  WEFT_ENOENT when the backend
+ * finds nothing, or nothing in allowed. */
+static int from_backend(const weft__topo_backend *b, const char *root, const int *allowed, unsigned nallowed,
+                        unsigned quota, weft_topology **out) {
+    weft__topo_raw raw;
+    weft__raw_init(&raw);
+    int st = b->load(&raw, root);
+    if (st == 0) st = weft__topo_build(&raw, allowed, nallowed, quota, b->name, out);
+    weft__raw_free(&raw);
+    return st;
+}
+
+static unsigned quota_at(const char *root) {
+    char cg[1024], self[1024];
+    if ((size_t)snprintf(cg, sizeof cg, "%s/sys/fs/cgroup", root) >= sizeof cg ||
+        (size_t)snprintf(self, sizeof self, "%s/proc/self/cgroup", root) >= sizeof self)
+        return 0;
+    return weft__cgroup_cpu_limit(cg, self);
+}
+
+/* source: AUTO tries hwloc, then sysfs; HWLOC only hwloc; SYSFS only sysfs.
+ * The synthetic machine covers the rest, except for an explicit HWLOC. */
+static int detect(weft_topology_source source, bool hwloc_required, const char *root, const int *allowed,
+                  unsigned nallowed, weft_topology **out) {
+    *out = NULL;
+    unsigned quota = quota_at(root);
+    int st = WEFT_ENOENT;
+    if (source != WEFT_TOPOLOGY_SYSFS) {
+        st = from_backend(&weft__topo_hwloc, root, allowed, nallowed, quota, out);
+        if (st != WEFT_ENOENT || hwloc_required) return st;
+    }
+    st = from_backend(&weft__topo_sysfs, root, allowed, nallowed, quota, out);
+    if (st == WEFT_ENOENT) st = synthetic(allowed, nallowed, quota, out);
+    return st;
+}
+
+int weft__topology_detect_at(const char *root, const int *allowed, unsigned nallowed, weft_topology **out) {
+    return detect(WEFT_TOPOLOGY_SYSFS, false, root, allowed, nallowed, out);
+}
+
+/* The calling thread's affinity mask, sorted (weft__alloc'd, *n entries), or
+ * NULL when it cannot be read. */
+static int *affinity(unsigned *n) {
+    *n = 0;
+    int count = weft__affinity_cpus(NULL, 0);
+    if (count <= 0) return NULL;
+    int *cpus = weft__alloc((size_t)count * sizeof *cpus);
+    if (!cpus) return NULL;
+    int again = weft__affinity_cpus(cpus, count);
+    if (again <= 0 || again > count) { /* the mask changed in between: use what fits */
+        weft__free(cpus, (size_t)count * sizeof *cpus);
+        return NULL;
+    }
+    *n = (unsigned)count;
+    return cpus;
+}
+
+static weft_topology_source env_source(void) {
+    static const char *const words[] = {"auto", "sysfs", "hwloc", NULL};
+    int k = weft__env_choice("WEFT_TOPOLOGY", words, "auto");
+    return k < 0 ? WEFT_TOPOLOGY_AUTO : (weft_topology_source)k;
+}
+
+weft_status weft_topology_detect(const weft_topology_config *config, weft_topology **out) {
+    if (!out) return WEFT_EINVAL;
+    *out = NULL;
+    weft_topology_config c = config ? *config : (weft_topology_config){0};
+    if ((unsigned)c.source > WEFT_TOPOLOGY_HWLOC) return WEFT_EINVAL;
+    bool required = c.source == WEFT_TOPOLOGY_HWLOC;
+    /* The environment only states a preference: hwloc asked for there but
+     * missing means sysfs, not a failure. */
+    if (c.source == WEFT_TOPOLOGY_AUTO) c.source = env_source();
+    unsigned n = 0;
+    int *allowed = c.all_cpus ? NULL : affinity(&n);
+    int st = detect(c.source, required, "", allowed, n, out);
+    weft__free(allowed, (size_t)n * sizeof *allowed);
+    return (weft_status)st;
+}
