@@ -8,6 +8,7 @@
  * Runs on whatever weft_gpu_open finds (WEFT_GPU=cuda|hip|opencl|stub picks
  * one): a GPU, OpenCL on the CPU through PoCL, or the stub.  Build: part of
  * the examples (examples/CMakeLists.txt); no GPU library is linked. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

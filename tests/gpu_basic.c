@@ -2,6 +2,7 @@
  * and guards, checked against the CPU; every error path gives a status.
  * Each check runs on the stub (everywhere), OpenCL (PoCL in CI) and CUDA
  * (skipped by name without a device). */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
