@@ -71,7 +71,10 @@ void weft__runs_busy_end(weft_executor *ex) {
     weft__fence_light();
     if (__builtin_expect(atomic_load_explicit(&ex->quiet_waiters, memory_order_relaxed) == 0, 1)) return;
     /* A queued job belongs to a run in flight, whose end will check: the
-     * full check (a fence and every counter) waits for that. */
+     * full check (a fence and every counter) waits for that.  Our ends must be
+     * visible to that check first: the fence pairs with its fence (without it
+     * a lost wake-up: tests/models/waitall.pml, SHORTCUT_WITHOUT_FENCE). */
+    atomic_thread_fence(memory_order_seq_cst);
     if (!weft__injector_empty(&ex->injector)) return;
     weft__runs_quiet_check(ex);
 }
