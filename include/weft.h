@@ -14,4 +14,5 @@
 #include "weft/algo.h"
 #include "weft/gpu.h"
 #include "weft/cancel.h"
+#include "weft/topology.h"
 #endif
