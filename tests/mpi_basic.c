@@ -94,11 +94,11 @@ typedef struct rg_task {
 
 /* Every written handle gets a value mixed from the task and all it read. */
 static void rg_apply(const rg_task *t, long *const *vals) {
-    long in = t->id * 1000003;
+    unsigned long in = (unsigned long)t->id * 1000003u; /* unsigned: wraps, no overflow */
     for (int i = 0; i < t->nacc; i++)
-        if (t->acc[i].mode & WEFT_MPI_R) in = in * 31 + *vals[i];
+        if (t->acc[i].mode & WEFT_MPI_R) in = in * 31u + (unsigned long)*vals[i];
     for (int i = 0; i < t->nacc; i++)
-        if (t->acc[i].mode & WEFT_MPI_W) *vals[i] = in + i;
+        if (t->acc[i].mode & WEFT_MPI_W) *vals[i] = (long)((in + (unsigned long)i) >> 1);
 }
 
 static int rg_run(weft_ctx *cx, void *const *bufs, void *arg) {
