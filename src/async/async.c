@@ -3,7 +3,7 @@
 #include "async/async.h"
 #include "core/alloc.h"
 #include "core/default_executor.h"
-#include "observe/hooks.h" /* metrics and profiler: one branch each when off */
+#include "core/obs_hooks.h" /* metrics and profiler: one branch each when off */
 
 /* Marks a finished task's successor list: no edge may be added any more. */
 #define CLOSED ((weft__async_edge *)(uintptr_t)1)

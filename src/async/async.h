@@ -5,6 +5,7 @@
 
 #include "core/executor.h"
 #include "core/future.h"
+#include "core/layer.h"
 #include "weft/async.h"
 
 typedef struct weft__async weft__async;
@@ -50,8 +51,39 @@ static inline weft__async *weft__async_of(weft_future *f) {
  * memory. */
 weft__async *weft__async_new(weft_executor *ex, weft__worker *w, weft_task_fn fn, void *arg, bool keep_handle);
 
+/* The async layer's per-worker state (core/layer.h): free records, owner
+ * only, except silent_remote. */
+typedef struct weft__async_worker {
+    /* Free async-task records: a record released on a worker goes to that
+     * worker's list, whoever allocated it. */
+    weft__async *free;
+    size_t nfree;
+    void *silent_free;   /* free records of silent async tasks (silent.c) */
+    void *silent_blocks; /* the blocks those records are carved from */
+    _Atomic size_t silent_bytes; /* bytes of those blocks (metrics read it) */
+    /* Silent records of this worker freed by other workers (any worker pushes,
+     * this one takes all at once); on its own line, as other workers write it. */
+    _Alignas(WEFT__CACHE_LINE) _Atomic(void *) silent_remote;
+} weft__async_worker;
+
+extern weft__layer weft__async_layer; /* record.c */
+
+/* The async layer comes first in the composition root's list
+ * (src/compose/executor.c) and the core lays the first layer's part at the
+ * start of each worker's area (core/layer.h), so its state is w->layers itself:
+ * one load on the path of every async task, not three (record.c checks the
+ * offset at create). */
+static inline weft__async_worker *weft__async_worker_of(const weft__worker *w) {
+    return (weft__async_worker *)w->layers;
+}
+
+/* Bytes of silent-task blocks w holds (the executor's metrics).  Any thread. */
+static inline size_t weft__async_held_bytes(const weft__worker *w) {
+    return atomic_load_explicit(&weft__async_worker_of(w)->silent_bytes, memory_order_relaxed);
+}
+
 /* Frees w's cached silent-task records (silent.c). */
-void weft__silent_free_cache(weft__worker *w);
+void weft__silent_free_cache(weft__async_worker *aw);
 
 /* Queues a fresh task with no dependencies (w: the caller's worker of its
  * executor, or NULL) and hands out its future if `out`; on failure undoes it

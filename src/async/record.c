@@ -5,10 +5,11 @@
 /* From the free list of w (the calling thread's worker, or NULL), else from the
  * allocator.  NULL without memory. */
 static weft__async *take_record(weft__worker *w) {
-    if (w && w->async_free) {
-        weft__async *a = w->async_free;
-        w->async_free = a->next_free;
-        w->async_nfree--;
+    weft__async_worker *aw = w ? weft__async_worker_of(w) : NULL;
+    if (aw && aw->free) {
+        weft__async *a = aw->free;
+        aw->free = a->next_free;
+        aw->nfree--;
         return a;
     }
     return weft__alloc(sizeof(weft__async));
@@ -24,29 +25,47 @@ static void free_record(weft__async *a) {
 void weft__async_release_record(weft_future *f) {
     weft__async *a = (weft__async *)f;
     weft__worker *w = weft__current_worker(f->ex);
-    if (!w || w->async_nfree >= WEFT__ASYNC_FREE_MAX) {
+    weft__async_worker *aw = w ? weft__async_worker_of(w) : NULL;
+    if (!aw || aw->nfree >= WEFT__ASYNC_FREE_MAX) {
         free_record(a);
         return;
     }
     weft__free(a->edges, a->nedges * sizeof *a->edges);
     a->edges = NULL;
     a->nedges = 0;
-    a->next_free = w->async_free;
-    w->async_free = a;
-    w->async_nfree++;
+    a->next_free = aw->free;
+    aw->free = a;
+    aw->nfree++;
 }
 
-void weft__async_free_cache(weft__worker *w) {
-    weft__async *a = w->async_free;
+/* The executor is stopped: frees the records cached on a worker. */
+static void async_worker_fini(weft__worker *w, void *state) {
+    (void)w;
+    weft__async_worker *aw = state;
+    weft__async *a = aw->free;
     while (a) {
         weft__async *next = a->next_free;
         free_record(a);
         a = next;
     }
-    w->async_free = NULL;
-    w->async_nfree = 0;
-    weft__silent_free_cache(w);
+    aw->free = NULL;
+    aw->nfree = 0;
+    weft__silent_free_cache(aw);
 }
+
+/* weft__async_worker_of relies on the layer's part being first (async.h). */
+static int async_executor_init(weft_executor *ex, const weft_executor_config *c) {
+    (void)ex, (void)c;
+    return weft__async_layer.offset == 0 ? 0 : WEFT_EINVAL;
+}
+
+/* The async layer: per-worker free lists of records (core/layer.h). */
+weft__layer weft__async_layer = {
+    .name = "async",
+    .worker_bytes = sizeof(weft__async_worker),
+    .executor_init = async_executor_init,
+    .worker_fini = async_worker_fini,
+};
 
 weft__async *weft__async_new(weft_executor *ex, weft__worker *w, weft_task_fn fn, void *arg, bool keep_handle) {
     weft__async *a = take_record(w);

@@ -6,7 +6,8 @@
  *
  *   - per-worker state: `worker_bytes` of memory per worker, laid out by the
  *     core (each worker's area starts on its own cache line, each layer's part
- *     on a 16-byte boundary), zeroed, then `worker_init`ed; `worker_fini` runs
+ *     on a cache line of its own, the first layer's part at the area's start:
+ *     a hot path may rely on that), zeroed, then `worker_init`ed; `worker_fini` runs
  *     at destroy after every worker is joined.  The layer finds its part with
  *     weft__layer_state(w, &its_layer): two loads and an add.
  *   - executor lifetime: `executor_init` runs at create after the workers'

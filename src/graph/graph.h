@@ -12,7 +12,7 @@
 
 #include "core/executor.h"
 #include "core/future.h"
-#include "observe/hooks.h"
+#include "core/obs_hooks.h"
 #include "core/job.h"
 #include "platform/platform.h"
 #include "weft/graph.h"
@@ -280,8 +280,7 @@ static inline bool weft__node_enter(weft__worker *w, weft__node *n, weft_future 
     if (n->num_deps > 1) atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed);
     if ((atomic_load_explicit(&top->stop, memory_order_acquire) & WEFT__STOP_MASK) == 0) return true;
     atomic_fetch_add_explicit(&top->skipped, 1, memory_order_relaxed);
-    struct weft__obs *o = weft__obs_get(w->ex); /* observe/: count skipped tasks */
-    if (__builtin_expect(o != NULL, 0)) weft__obs_task_skipped(o, w);
+    weft__hook_skipped(w); /* observe/: count skipped tasks */
     return false;
 }
 
@@ -294,13 +293,13 @@ static inline struct weft__obs *weft__task_enter(weft__worker *w, weft_ctx *cx, 
     *cx = (weft_ctx){w, n, &r->top->stop, n->tf, w->ctx};
     w->ctx = cx;
     struct weft__obs *o = weft__obs_get(w->ex); /* observe/: NULL unless switched on */
-    if (__builtin_expect(o != NULL, 0)) weft__obs_task_begin(o, w, n, r);
+    weft__hook_task_begin(w, o, n, r);
     return o;
 }
 
 static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__obs *o, weft__node *n,
                                     weft__run *r, int rc) {
-    if (__builtin_expect(o != NULL, 0)) weft__obs_task_end(o, w, n, r, rc);
+    weft__hook_task_end(w, o, n, r, rc);
     w->ctx = cx->outer;
 }
 
