@@ -208,6 +208,47 @@ WEFT_API weft_status weft_taskflow_dump_dot_profiled(const weft_taskflow *tf, co
                                                      FILE *out);
 
 /* ---------------------------------------------------------------------------------
+ * Flame graphs (docs/guide-tooling.md)
+ * ------------------------------------------------------------------------------ */
+
+/* Options of weft_profiler_write_folded; zero (or NULL) means the defaults. */
+typedef struct weft_folded_options {
+    /* Live taskflows whose names (weft_taskflow_name) label their frames
+     * ("taskflow <name>"); any other taskflow is "taskflow N", numbered in
+     * order of appearance in the profile.  May be NULL. */
+    const weft_taskflow *const *taskflows;
+    size_t ntaskflows;
+    /* A frame per worker ("worker W") under the executor's. */
+    bool per_worker;
+} weft_folded_options;
+
+/* Writes the recorded spans as folded stacks (Brendan Gregg's format: one line
+ * per distinct stack, "frame;frame;...;frame <weight>"), which flamegraph.pl,
+ * speedscope and inferno draw as a flame graph.  A stack is "executor N", then
+ * for a taskflow task its run's taskflow, the subflow or module graph it
+ * belongs to when that is another one ("subflow/module N"), and the task's
+ * name (or "#index"); for other work its kind ("async", "fork-join root",
+ * "algorithm job", "pipeline N;stage K", ...).  Work that ran inside another
+ * span of its worker (a task that waited and ran others meanwhile) is stacked
+ * on that span.  The weight is the span's self time in nanoseconds (its time
+ * less what ran nested in it), so the weights add up to the executor's busy
+ * time (weft_metrics.total.busy_ns).  Parks and steals are left out.  Lines are
+ * sorted; ';' and control characters in names are written '?', bytes that are
+ * not UTF-8 as U+FFFD.  Same rules as weft_profiler_write_json (call it while
+ * no run is in flight); nothing is written when the profiler never ran.
+ * WEFT_EINVAL (NULL ex or out), WEFT_ENOMEM (its working memory: about 80
+ * bytes per span), WEFT_ESYS (write failed).  Any thread not a worker of ex. */
+WEFT_API weft_status weft_profiler_write_folded(const weft_executor *ex, const weft_folded_options *opt,
+                                                FILE *out);
+/* The same stacks drawn as a self-contained SVG flame graph (no script, no
+ * network): one rectangle per frame, as wide as its share of the busy time,
+ * the executor at the bottom; hovering a frame shows its name, time and share.
+ * Fit to embed in an HTML page.  Same arguments, rules and errors as
+ * weft_profiler_write_folded; with no profile, an empty graph. */
+WEFT_API weft_status weft_profiler_write_flame_svg(const weft_executor *ex, const weft_folded_options *opt,
+                                                   FILE *out);
+
+/* ---------------------------------------------------------------------------------
  * Logging
  * ------------------------------------------------------------------------------ */
 
