@@ -1,0 +1,83 @@
+/* The topology layer's hook into executors (core/layer.h): a bound worker
+ * tries its victims in tiers, same L3 first, then same NUMA node, then the
+ * rest.
+ *
+ * Only executors whose workers are bound (WEFT_AFFINITY_CPUS: each worker owns
+ * a CPU, w->cpu) get tiers; an unbound worker moves between CPUs, so where its
+ * victims are says nothing.  A machine where every worker lands in one tier
+ * (one L3, as on the 2-core dev VM) keeps the core's plain random loop: no
+ * call, no cost.  The topology is detected once per process, through sysfs
+ * unless WEFT_TOPOLOGY=hwloc (hwloc costs milliseconds per executor otherwise),
+ * listing every online CPU, and kept until exit. */
+#include <stdatomic.h>
+
+#include "core/alloc.h"
+#include "core/env.h"
+#include "core/layer.h"
+#include "core/log.h"
+#include "topo/topo.h"
+#include "topo/topo_layer.h"
+
+static _Atomic(weft_topology *) machine;
+
+/* The process's topology, detected on first use; NULL when detection fails
+ * (then no tiers: the executor works as without this layer). */
+static weft_topology *process_topology(void) {
+    weft_topology *t = atomic_load_explicit(&machine, memory_order_acquire);
+    if (t) return t;
+    static const char *const words[] = {"auto", "sysfs", "hwloc", NULL};
+    weft_topology_config c = {.source = WEFT_TOPOLOGY_SYSFS, .all_cpus = true};
+    if (weft__env_choice("WEFT_TOPOLOGY", words, "auto") == 2) c.source = WEFT_TOPOLOGY_AUTO; /* hwloc, else sysfs */
+    if (weft_topology_detect(&c, &t) != WEFT_OK) return NULL;
+    weft_topology *expected = NULL;
+    /* Two executors created at once may both detect: one copy wins, the
+     * other is freed.  The release publishes the finished structure. */
+    if (!atomic_compare_exchange_strong_explicit(&machine, &expected, t, memory_order_acq_rel, memory_order_acquire)) {
+        weft_topology_destroy(t);
+        t = expected;
+    }
+    return t;
+}
+
+void weft__topo_layer_set_machine(weft_topology *t) {
+    weft_topology_destroy(atomic_exchange_explicit(&machine, t, memory_order_acq_rel));
+}
+
+/* The tiers for worker w, empty ones dropped (the core wants each tier to
+ * hold a victim); 0 when the worker has a single tier or on a failure. */
+static unsigned tiers_of(const weft_topology *t, const int *cpus, unsigned n, unsigned self, unsigned *victims,
+                         unsigned *ends) {
+    unsigned end[WEFT_TIERS], k = 0;
+    if (weft_topology_steal_tiers(t, cpus, n, self, victims, end) != WEFT_OK) return 0;
+    for (int i = 0; i < WEFT_TIERS; i++)
+        if (end[i] > (k ? ends[k - 1] : 0)) ends[k++] = end[i];
+    return k > 1 ? k : 0;
+}
+
+static int set_tiers(weft_executor *ex, const weft_topology *t) {
+    unsigned n = ex->nworkers;
+    int *cpus = weft__alloc(n * sizeof *cpus);
+    unsigned *victims = weft__alloc(n * sizeof *victims);
+    int st = cpus && victims ? 0 : WEFT_ENOMEM;
+    for (unsigned i = 0; st == 0 && i < n; i++) cpus[i] = ex->workers[i].cpu;
+    for (unsigned i = 0; st == 0 && i < n; i++) {
+        unsigned ends[WEFT_TIERS];
+        unsigned k = tiers_of(t, cpus, n, i, victims, ends);
+        if (k) st = weft__worker_set_victims(&ex->workers[i], victims, n - 1, ends, k);
+    }
+    weft__free(cpus, n * sizeof *cpus);
+    weft__free(victims, n * sizeof *victims);
+    return st;
+}
+
+static int topo_executor_init(weft_executor *ex, const weft_executor_config *config) {
+    (void)config;
+    if (!ex->bound || ex->nworkers < 3) return 0; /* two workers: one victim, one tier */
+    const weft_topology *t = process_topology();
+    if (!t) return 0;
+    int st = set_tiers(ex, t);
+    if (st) weft__log(WEFT_LOG_WARN, "topology: no steal tiers (%s); workers steal at random", weft_strerror(st));
+    return 0; /* tiers are an optimisation: never a reason to fail a create */
+}
+
+weft__layer weft__topo_layer = {.name = "topo", .executor_init = topo_executor_init};

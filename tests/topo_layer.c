@@ -1,0 +1,85 @@
+/* The topology layer inside an executor: bound workers get steal tiers from
+ * the machine's shape and still run everything. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdatomic.h>
+
+#include "async/async.h"
+#include "core/layer.h"
+#include "harness.h"
+#include "observe/observe_layer.h"
+#include "platform/files.h"
+#include "topo/topo_layer.h"
+#include "topo_fixture.h"
+#include "weft.h"
+
+static weft_executor *create(unsigned workers, weft_affinity affinity) {
+    static weft__layer *const layers[] = {&weft__async_layer, &weft__observe_layer, &weft__topo_layer};
+    weft_status st;
+    weft_executor *ex =
+        weft__executor_create(&(weft_executor_config){.workers = workers, .affinity = affinity}, layers, 3, &st);
+    ASSERT_OK(st);
+    return ex;
+}
+
+static atomic_int ran, widest_mask;
+static int count(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set), seen = atomic_load(&widest_mask);
+        while (n > seen && !atomic_compare_exchange_weak(&widest_mask, &seen, n)) {}
+    }
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+
+/* Runs 1000 tasks; returns how many CPUs the widest worker's mask held. */
+static int run_some(weft_executor *ex) {
+    atomic_store(&ran, 0);
+    atomic_store(&widest_mask, 0);
+    for (int i = 0; i < 1000; i++) ASSERT_OK(weft_silent_async(ex, count, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&ran), 1000);
+    return atomic_load(&widest_mask);
+}
+
+TEST(bound_workers_on_two_packages_steal_from_their_own_l3_first) {
+    /* cpu0 and cpu1 of the odd-numbered machine lie on different packages, so
+     * the two real CPUs of any test machine make two domains. */
+    const char *root = fake_write(&FAKE_ODD_NUMBERS);
+    weft__topo_layer_set_machine(fake_detect(root));
+    fake_remove(root);
+    int mask[2];
+    if (weft__affinity_cpus(mask, 2) < 2 || mask[0] != 0 || mask[1] != 1) SKIP("needs CPUs 0 and 1");
+    weft_executor *ex = create(4, WEFT_AFFINITY_CPUS); /* workers on CPUs 0, 1, 0, 1 */
+    const weft__worker *w = &ex->workers[0];
+    ASSERT_EQ(w->ntiers, 2);
+    ASSERT_EQ(w->tier_end[0], 1);
+    ASSERT_EQ(w->tier_end[1], 3);
+    ASSERT_EQ(w->victims[0], 2); /* on CPU 0 too */
+    ASSERT_EQ(w->victims[1], 1);
+    ASSERT_EQ(w->victims[2], 3);
+    ASSERT_EQ(ex->workers[3].victims[0], 1);
+    ASSERT_EQ(run_some(ex), 1); /* each worker bound to its one CPU */
+    weft_executor_destroy(ex);
+    weft__topo_layer_set_machine(NULL);
+}
+
+TEST(unbound_or_flat_executors_keep_random_stealing) {
+    const char *root = fake_write(&FAKE_TWO_SOCKET); /* CPUs 0 and 1 share an L3 */
+    weft__topo_layer_set_machine(fake_detect(root));
+    fake_remove(root);
+    weft_executor *ex = create(4, WEFT_AFFINITY_NONE);
+    for (unsigned i = 0; i < 4; i++) ASSERT_NULL(ex->workers[i].victims);
+    run_some(ex);
+    weft_executor_destroy(ex);
+    ex = create(4, WEFT_AFFINITY_CPUS);
+    for (unsigned i = 0; i < 4; i++) ASSERT_NULL(ex->workers[i].victims); /* one tier: nothing set */
+    ASSERT_EQ(run_some(ex), 1);
+    weft_executor_destroy(ex);
+    weft__topo_layer_set_machine(NULL);
+    ex = create(3, WEFT_AFFINITY_CPUS); /* this machine, detected by the layer */
+    ASSERT_EQ(run_some(ex), 1);
+    weft_executor_destroy(ex);
+}
