@@ -221,3 +221,23 @@ TEST(thread_bind_pins_the_calling_thread) {
     weft_topology_destroy(after);
     weft_topology_destroy(t);
 }
+
+TEST(the_guide_drawing_is_what_each_strategy_does) {
+    /* docs/guide-topology.md draws 8 workers on 2 packages x 4 cores x 2 threads. */
+    const fake_machine m = {.packages = 2, .cores = 4, .threads = 2, .l3s = 1, .nodes = 1};
+    const char *root = fake_write(&m);
+    weft_topology *t = fake_detect(root);
+    static const int compact[] = {0, 8, 1, 9, 2, 10, 3, 11};
+    static const int cores[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    static const int scatter[] = {0, 4, 1, 5, 2, 6, 3, 7};
+    static const int dense[] = {0, 1, 2, 3, 8, 9, 10, 11};
+    expect_place(t, with(WEFT_PLACE_COMPACT), 8, compact);
+    expect_place(t, with(WEFT_PLACE_PHYSICAL_CORES), 8, cores);
+    expect_place(t, with(WEFT_PLACE_SCATTER), 8, scatter);
+    expect_place(t, with(WEFT_PLACE_NUMA_DENSE), 8, dense);
+    expect_place(t, with(WEFT_PLACE_NUMA_ROUND_ROBIN), 8, scatter);
+    expect_place(t, with(WEFT_PLACE_L3_DOMAIN), 8, scatter);
+    expect_tiers(t, scatter, 8, 0, (const unsigned[]){2, 4, 6, 1, 3, 5, 7}, (const unsigned[]){3, 3, 7});
+    weft_topology_destroy(t);
+    fake_remove(root);
+}
