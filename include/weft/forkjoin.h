@@ -81,8 +81,13 @@ typedef struct weft__fj {
      * a thief found nothing public or the owner set allstolen (the next spawn
      * then shares); so "stack full" and "share wanted" cost one compare. */
     uintptr_t limit;
+    /* The sync fast path's one test: a sync pops a private frame at once when
+     * head is above `sync_floor`.  It is `split` while `limit` is non-zero and
+     * all ones while `limit` is 0 (a thief's request, a sleeper, a generous
+     * stretch): one load and one compare instead of split and limit both. */
+    uintptr_t sync_floor;
     weft__fj_frame *frames; /* == base, on the thieves' line */
-    unsigned char pad_b_[40];
+    unsigned char pad_b_[32];
 } weft__fj;
 
 /* Out of line halves of spawn and sync (src/core/fj_frames.c). */
@@ -126,10 +131,10 @@ static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) 
 static inline int weft_sync(weft_ctx *ctx) {
     if (WEFT__UNLIKELY(!ctx)) return WEFT_EINVAL;
     weft__fj *fj = weft__fj_of(ctx);
-    /* limit == 0 with a private frame: a thief asked for work, and the frames
-     * spawned before it asked (a flat spawn loop, or spawns followed by long
-     * work) are shared before this one is popped (frames.c). */
-    if (WEFT__LIKELY(fj->head > fj->split && __atomic_load_n(&fj->limit, __ATOMIC_RELAXED) != 0)) {
+    /* sync_floor is all ones while limit is 0: a thief asked for work, and the
+     * frames spawned before it asked (a flat spawn loop, or spawns followed by
+     * long work) are shared before this one is popped (fj_frames.c). */
+    if (WEFT__LIKELY((uintptr_t)fj->head > __atomic_load_n(&fj->sync_floor, __ATOMIC_RELAXED))) {
         weft__fj_frame *f = --fj->head;
         return f->fn(ctx, f->arg);
     }

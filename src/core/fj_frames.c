@@ -21,6 +21,22 @@ static uintptr_t rest_limit(weft__worker *w) {
     return weft__sleep_any_asleep(&w->ex->sleep) ? (uintptr_t)0 : (uintptr_t)w->fj.end;
 }
 
+/* The owner's writes of `limit` and `split` keep sync_floor in step with them
+ * (weft__fj.sync_floor).  A thief's request stores limit 0 and the floor all
+ * ones; an owner store racing with it may leave either one stale for a while,
+ * which costs a share (floor all ones: the slow sync finds split and shares
+ * half) or delays one (floor at split with limit 0: the next spawn shares; a
+ * thief that sees the pair disagree asks again, weft__fj_steal). */
+static inline void floor_sync(weft__fj *fj) {
+    uintptr_t f = __atomic_load_n(&fj->limit, __ATOMIC_RELAXED) ? (uintptr_t)fj->split : UINTPTR_MAX;
+    __atomic_store_n(&fj->sync_floor, f, __ATOMIC_RELAXED);
+}
+
+static inline void set_limit(weft__fj *fj, uintptr_t limit) {
+    __atomic_store_n(&fj->limit, limit, __ATOMIC_RELAXED);
+    __atomic_store_n(&fj->sync_floor, limit ? (uintptr_t)fj->split : UINTPTR_MAX, __ATOMIC_RELAXED);
+}
+
 static bool alloc_stack(weft__worker *w) {
     weft__fj *fj = &w->fj;
     /* Zeroed: every frame's state starts at 0 (spawn does not write it).  A
@@ -29,7 +45,7 @@ static bool alloc_stack(weft__worker *w) {
     if (!b) return false;
     fj->base = fj->head = fj->split = b;
     fj->end = b + WEFT__FJ_FRAMES;
-    __atomic_store_n(&fj->limit, rest_limit(w), __ATOMIC_RELAXED);
+    set_limit(fj, rest_limit(w));
     /* Thieves read `frames` only after an acquire load of a `ts` that shows a
      * public frame, and every such ts is released after this store. */
     fj->frames = b;
@@ -40,7 +56,7 @@ void weft__fj_destroy(weft__fj *fj) {
     weft__free(fj->base, WEFT__FJ_FRAMES * sizeof *fj->base);
     weft__free(fj->ovf_status, fj->ovf_cap * sizeof *fj->ovf_status);
     fj->base = fj->head = fj->split = fj->end = fj->frames = NULL;
-    __atomic_store_n(&fj->limit, (uintptr_t)0, __ATOMIC_RELAXED);
+    set_limit(fj, 0);
     fj->ovf_status = NULL;
     fj->ovf_cap = 0;
 }
@@ -66,6 +82,7 @@ static weft_status spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
     if (k == 0) {
         fj->ovf_split = fj->split;
         fj->split = fj->head;
+        floor_sync(fj);
     }
     bool kept = ovf_reserve(fj, k);
     int r = fn(ctx, arg);
@@ -121,6 +138,7 @@ static int ovf_pop(weft__fj *fj) {
     int r = k < fj->ovf_cap ? fj->ovf_status[k] : fj->ovf_lost;
     if (k == 0) {
         fj->split = fj->ovf_split;
+        floor_sync(fj);
         fj->ovf_lost = 0;
     }
     return r;
@@ -131,6 +149,7 @@ static int ovf_pop(weft__fj *fj) {
 static void publish(weft__worker *w, uint32_t n) {
     weft__fj *fj = &w->fj;
     fj->split += n;
+    floor_sync(fj);
     __atomic_fetch_add(&fj->ts, (uint64_t)n, __ATOMIC_SEQ_CST);
     weft__sleep_notify_local(&w->ex->sleep);
 }
@@ -155,6 +174,7 @@ static void share(weft_ctx *ctx) {
          * a thief that reads this ts with acquire sees frame h - 1. */
         fj->allstolen = 0;
         fj->split = fj->head;
+        floor_sync(fj);
         __atomic_store_n(&fj->ts, WEFT__FJ_TS(h - 1, h), __ATOMIC_SEQ_CST);
         weft__sleep_notify_local(&w->ex->sleep);
     } else {
@@ -172,7 +192,7 @@ static void share_at_sync(weft_ctx *ctx) {
     weft__fj *fj = weft__fj_of(ctx);
     uint32_t n = (uint32_t)(fj->head - fj->split) / 2;
     if (n) publish(ctx->worker, n);
-    __atomic_store_n(&fj->limit, rest_limit(ctx->worker), __ATOMIC_RELAXED);
+    set_limit(fj, rest_limit(ctx->worker));
 }
 
 /* The frame to sync is public (split == head).  Pull the split down to keep it
@@ -184,7 +204,7 @@ static bool shrink(weft__fj *fj) {
         uint32_t t = WEFT__FJ_TAIL(ts), s = WEFT__FJ_SPLIT(ts);
         if (t >= s) {
             fj->allstolen = 1;
-            __atomic_store_n(&fj->limit, (uintptr_t)0, __ATOMIC_RELAXED); /* see weft__fj.limit */
+            set_limit(fj, 0); /* see weft__fj.limit */
             return false;
         }
         uint32_t ns = t + (s - t) / 2; /* t <= ns < s: frame s - 1 becomes private */
@@ -193,6 +213,7 @@ static bool shrink(weft__fj *fj) {
         if (__atomic_compare_exchange_n(&fj->ts, &ts, WEFT__FJ_TS(t, ns), false, __ATOMIC_SEQ_CST,
                                         __ATOMIC_RELAXED)) {
             fj->split = fj->base + ns;
+            floor_sync(fj);
             return true;
         }
     }
@@ -222,7 +243,7 @@ static int leapfrog(weft__worker *w, weft__fj_frame *f) {
     __atomic_store_n(&f->state, (uintptr_t)0, __ATOMIC_RELAXED);
     fj->head = fj->split = f;
     fj->allstolen = 1; /* every frame below f was stolen before f was */
-    __atomic_store_n(&fj->limit, (uintptr_t)0, __ATOMIC_RELAXED); /* see weft__fj.limit */
+    set_limit(fj, 0); /* see weft__fj.limit */
     return r;
 }
 
@@ -234,9 +255,9 @@ int weft__fj_sync_slow(weft_ctx *ctx) {
     weft__fj_frame *f = fj->head - 1;
     if (fj->generous) { /* the spawns are over: back to sharing on request */
         fj->generous = 0;
-        if (!fj->allstolen) __atomic_store_n(&fj->limit, rest_limit(ctx->worker), __ATOMIC_RELAXED);
+        if (!fj->allstolen) set_limit(fj, rest_limit(ctx->worker));
     }
-    if (fj->head > fj->split) { /* weft_sync saw limit 0: a request, a sleeper, or generous */
+    if (fj->head > fj->split) { /* weft_sync saw limit 0 (floor all ones): a request, a sleeper, or generous */
         share_at_sync(ctx);
         fj->head = f;
         return f->fn(ctx, f->arg);
@@ -263,7 +284,11 @@ weft__job *weft__fj_steal(weft__worker *w, weft__worker *v) {
     if (WEFT__FJ_TAIL(ts) >= WEFT__FJ_SPLIT(ts)) {
         /* Nothing public: ask the owner to share at its next spawn.  Read first
          * so idle thieves do not keep writing the owner's cache line. */
-        if (__atomic_load_n(&q->limit, __ATOMIC_RELAXED)) __atomic_store_n(&q->limit, (uintptr_t)0, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&q->limit, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&q->sync_floor, __ATOMIC_RELAXED) != UINTPTR_MAX) {
+            __atomic_store_n(&q->limit, (uintptr_t)0, __ATOMIC_RELAXED);
+            __atomic_store_n(&q->sync_floor, UINTPTR_MAX, __ATOMIC_RELAXED);
+        }
         return NULL;
     }
     /* seq_cst: ordered with the owner's shrink CAS on the same word. */
