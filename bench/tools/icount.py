@@ -84,6 +84,21 @@ def compiler_of(bench_bin):
         return "unknown"
 
 
+def machine_of():
+    """The CPU model and count: glibc picks memcpy & co. by CPU (ifuncs) and the
+    executor sizes itself by the CPU count, so counts are compared only on the
+    kind of machine the baseline was made on."""
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.*)$", f.read(), re.M)
+            if m:
+                model = m.group(1).strip()
+    except OSError:
+        pass
+    return f"{model} x {os.cpu_count()}"
+
+
 KEEP_ENV = False  # --keep-env: pass WEFT_* variables through (to measure a setting)
 
 
@@ -108,12 +123,15 @@ def spread(values):
 
 
 def read_baseline(path):
-    """{name: (count, spread)} and the compiler line."""
+    """{name: (count, spread)}, the compiler line and the machine line."""
     base, compiler = {}, None
+    read_baseline.machine = None
     with open(path) as f:
         for line in f:
             if line.startswith("# compiler: "):
                 compiler = line[len("# compiler: "):].strip()
+            elif line.startswith("# machine: "):
+                read_baseline.machine = line[len("# machine: "):].strip()
             elif line.strip() and not line.startswith("#"):
                 name, count, spr = line.split()
                 base[name] = (int(count), float(spr))
@@ -173,6 +191,11 @@ def cmd_check(a):
               f"counts differ between compilers (accept a baseline for this one)")
         print("icount: 0 passed, 0 failed, %d skipped" % len(SET))
         return 0
+    if read_baseline.machine and read_baseline.machine != machine_of():
+        print(f"SKIP icount: baseline made on '{read_baseline.machine}', this is '{machine_of()}'; "
+              f"glibc's CPU-specific routines change the counts (accept a baseline for this machine)")
+        print("icount: 0 passed, 0 failed, %d skipped" % len(SET))
+        return 0
     passed = failed = 0
     for name in SET:
         if name not in base:
@@ -199,7 +222,8 @@ def cmd_accept(a):
         sys.exit("icount: valgrind is not installed")
     lines = ["# Instruction counts of bench/tools/icount.py's benchmarks: name, median Ir, spread",
              f"# over {a.runs} runs (max-min)/median.  Rewrite with: bench/tools/icount.py accept",
-             f"# compiler: {compiler_of(a.bench_bin)}"]
+             f"# compiler: {compiler_of(a.bench_bin)}",
+             f"# machine: {machine_of()}"]
     for name in SET:
         v = [measure(a.bench_bin, name) for _ in range(a.runs)]
         lines.append(f"{name} {int(statistics.median(v))} {spread(v):.5f}")
