@@ -29,13 +29,16 @@ int fake_os(const fake_machine *m, int p, int c, int t) {
     }
 }
 
-static void make_dirs(char *path) { /* mkdir -p of path's directory part */
-    for (char *s = path + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = 0;
-        if (mkdir(path, 0755) != 0 && errno != EEXIST) TEST_FAIL_("mkdir %s: %s", path, strerror(errno));
-        *s = '/';
-    }
+/* mkdir -p of dir, from the deepest missing level up (few calls per file:
+ * the trees have thousands of files). */
+static void make_dir(char *dir) {
+    if (mkdir(dir, 0755) == 0 || errno == EEXIST) return;
+    char *slash = strrchr(dir, '/');
+    if (errno != ENOENT || !slash || slash == dir) TEST_FAIL_("mkdir %s: %s", dir, strerror(errno));
+    *slash = 0;
+    make_dir(dir);
+    *slash = '/';
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) TEST_FAIL_("mkdir %s: %s", dir, strerror(errno));
 }
 
 void fake_put(const char *root, const char *rel, const char *text) {
@@ -45,8 +48,14 @@ void fake_put(const char *root, const char *rel, const char *text) {
         remove(path);
         return;
     }
-    make_dirs(path);
     FILE *f = fopen(path, "w");
+    if (!f) { /* its directory is missing: make it */
+        char *slash = strrchr(path, '/');
+        *slash = 0;
+        make_dir(path);
+        *slash = '/';
+        f = fopen(path, "w");
+    }
     if (!f) TEST_FAIL_("cannot write %s", path);
     fputs(text, f);
     fclose(f);
@@ -115,7 +124,10 @@ static void write_node(const char *root, int node, const char *cpulist) {
 static char fake_root[256];
 
 const char *fake_write(const fake_machine *m) {
-    snprintf(fake_root, sizeof fake_root, "/tmp/weft-topo-XXXXXX");
+    /* tmpfs where there is one: the trees have thousands of small files */
+    struct stat st;
+    const char *dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+    snprintf(fake_root, sizeof fake_root, "%s/weft-topo-XXXXXX", dir);
     if (!mkdtemp(fake_root)) TEST_FAIL_("mkdtemp: %s", strerror(errno));
     for (int p = 0; p < m->packages; p++)
         for (int c = 0; c < m->cores; c++)
