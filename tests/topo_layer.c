@@ -13,11 +13,20 @@
 #include "topo_fixture.h"
 #include "weft.h"
 
+/* A layer that places workers the way the executor's configuration will ask
+ * the topology layer to (core/layer.h: before the topology layer's init). */
+static weft_placement want_place = WEFT_PLACE_NONE;
+static int place_init(weft_executor *ex, const weft_executor_config *config) {
+    (void)config;
+    return weft__topo_place_workers(ex, want_place);
+}
+static weft__layer place_layer = {.name = "test-place", .executor_init = place_init};
+
 static weft_executor *create(unsigned workers, weft_affinity affinity) {
-    static weft__layer *const layers[] = {&weft__async_layer, &weft__observe_layer, &weft__topo_layer};
+    static weft__layer *const layers[] = {&weft__async_layer, &weft__observe_layer, &place_layer, &weft__topo_layer};
     weft_status st;
     weft_executor *ex =
-        weft__executor_create(&(weft_executor_config){.workers = workers, .affinity = affinity}, layers, 3, &st);
+        weft__executor_create(&(weft_executor_config){.workers = workers, .affinity = affinity}, layers, 4, &st);
     ASSERT_OK(st);
     return ex;
 }
@@ -81,5 +90,27 @@ TEST(unbound_or_flat_executors_keep_random_stealing) {
     weft__topo_layer_set_machine(NULL);
     ex = create(3, WEFT_AFFINITY_CPUS); /* this machine, detected by the layer */
     ASSERT_EQ(run_some(ex), 1);
+    weft_executor_destroy(ex);
+}
+
+TEST(placed_workers_are_bound_to_their_strategys_cpus) {
+    int mask[64];
+    int n = weft__affinity_cpus(mask, 64);
+    ASSERT_GE(n, 1);
+    want_place = WEFT_PLACE_PHYSICAL_CORES;
+    weft_executor *ex = create(3, WEFT_AFFINITY_NONE);
+    weft_topology *t;
+    ASSERT_OK(weft_topology_detect(&(weft_topology_config){.source = WEFT_TOPOLOGY_SYSFS}, &t));
+    int want[3];
+    ASSERT_OK(weft_topology_place(t, &(weft_placement_config){.strategy = WEFT_PLACE_PHYSICAL_CORES}, 3, want));
+    for (unsigned i = 0; i < 3; i++) ASSERT_EQ(ex->workers[i].cpu, want[i]);
+    ASSERT_TRUE(ex->bound);
+    ASSERT_EQ(run_some(ex), 1); /* each worker sees a one-CPU mask from inside */
+    weft_executor_destroy(ex);
+    weft_topology_destroy(t);
+    want_place = WEFT_PLACE_NONE;
+    ex = create(2, WEFT_AFFINITY_NONE);
+    ASSERT_EQ(ex->workers[0].cpu, -1);
+    ASSERT_EQ(run_some(ex), n);
     weft_executor_destroy(ex);
 }

@@ -70,6 +70,22 @@ static int set_tiers(weft_executor *ex, const weft_topology *t) {
     return st;
 }
 
+int weft__topo_place_workers(weft_executor *ex, weft_placement strategy) {
+    if (strategy == WEFT_PLACE_NONE) return 0;
+    /* The creating thread's mask (and cgroup cpuset) decide which CPUs may be
+     * used, so this detection lists the mask, unlike the process's machine. */
+    weft_topology *t;
+    int st = weft_topology_detect(&(weft_topology_config){.source = WEFT_TOPOLOGY_SYSFS}, &t);
+    int *cpus = st == 0 ? weft__alloc(ex->nworkers * sizeof *cpus) : NULL;
+    if (st == 0 && !cpus) st = WEFT_ENOMEM;
+    if (st == 0) st = weft_topology_place(t, &(weft_placement_config){.strategy = strategy}, ex->nworkers, cpus);
+    for (unsigned i = 0; st == 0 && i < ex->nworkers; i++) ex->workers[i].cpu = cpus[i];
+    if (st == 0) ex->bound = true;
+    weft__free(cpus, ex->nworkers * sizeof *cpus);
+    weft_topology_destroy(t);
+    return st;
+}
+
 static int topo_executor_init(weft_executor *ex, const weft_executor_config *config) {
     (void)config;
     if (!ex->bound || ex->nworkers < 3) return 0; /* two workers: one victim, one tier */

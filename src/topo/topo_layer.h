@@ -13,4 +13,12 @@ extern weft__layer weft__topo_layer; /* layer.c */
  * replaces is freed, so call it while no executor is being created. */
 void weft__topo_layer_set_machine(weft_topology *t);
 
+/* Binds ex's workers as `strategy` says, over the creating thread's affinity
+ * mask: sets every worker's cpu and ex->bound.  Only from a layer's
+ * executor_init that runs before the topology layer's (the threads have not
+ * started; the tiers are then computed from these CPUs).  WEFT_PLACE_NONE
+ * changes nothing.  0, or a status from detection or placement (the workers
+ * are then left as they were). */
+int weft__topo_place_workers(weft_executor *ex, weft_placement strategy);
+
 #endif
