@@ -197,3 +197,29 @@ TEST(flame_svg_is_well_formed_and_its_base_spans_the_busy_time) {
     unlink(path);
     tear_down(ex, tf, NULL);
 }
+
+/* weft_profiler_save (and so WEFT_PROFILE) picks the flame formats by ending. */
+TEST(profiler_save_writes_folded_stacks_and_a_flame_svg_by_the_path_ending) {
+    weft_executor *ex = make_profiled(2, 0);
+    weft_taskflow *tf = make_taskflow("saved");
+    for (int i = 0; i < 20; i++) ASSERT_OK(weft_task_set_name(must_emplace(tf, spin_20us, NULL), "leaf"));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    char path[64];
+    temp_path(path, sizeof path, ".folded");
+    ASSERT_OK(weft_profiler_save(ex, path));
+    char *text = read_file(path);
+    int lines;
+    ASSERT_GE(sum_weights(text, "leaf", &lines), 20u * 20000u);
+    ASSERT_EQ(lines, 1);
+    free(text);
+    unlink(path);
+    temp_path(path, sizeof path, ".svg");
+    ASSERT_OK(weft_profiler_save(ex, path));
+    text = read_file(path);
+    ASSERT_NOT_NULL(strstr(text, "<svg"));
+    ASSERT_NOT_NULL(strstr(text, "leaf"));
+    free(text);
+    unlink(path);
+    tear_down(ex, tf, NULL);
+}

@@ -194,7 +194,10 @@ WEFT_API weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out
  * or estimated) and the duration histogram (empty if the profiler never ran).  Same rules as
  * weft_profiler_write_json, plus WEFT_ENOMEM (its working memory). */
 WEFT_API weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out);
-/* Writes to `path`: HTML if it ends in ".html" or ".htm", else JSON.
+/* Writes to `path` by its ending: ".html" or ".htm" the HTML report,
+ * ".folded" folded stacks and ".svg" a flame graph (weft_profiler_write_folded
+ * and _flame_svg with default options), anything else the JSON trace.  So
+ * WEFT_PROFILE=run.folded or =run.svg gives a flame graph at exit.
  * WEFT_EINVAL, WEFT_ESYS (cannot open or write), WEFT_ENOMEM. */
 WEFT_API weft_status weft_profiler_save(const weft_executor *ex, const char *path);
 

@@ -273,10 +273,16 @@ weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out) {
 weft_status weft_profiler_save(const weft_executor *ex, const char *path) {
     if (!ex || !path) return WEFT_EINVAL;
     size_t n = strlen(path);
-    bool html = (n >= 5 && strcmp(path + n - 5, ".html") == 0) || (n >= 4 && strcmp(path + n - 4, ".htm") == 0);
+#define ENDS_WITH(sfx) (n >= sizeof(sfx) - 1 && strcmp(path + n - (sizeof(sfx) - 1), sfx) == 0)
+    bool html = ENDS_WITH(".html") || ENDS_WITH(".htm");
+    bool folded = ENDS_WITH(".folded"), svg = ENDS_WITH(".svg");
+#undef ENDS_WITH
     FILE *f = fopen(path, "w");
     if (!f) return WEFT_ESYS;
-    weft_status st = html ? weft_profiler_write_html(ex, f) : weft_profiler_write_json(ex, f);
+    weft_status st = html     ? weft_profiler_write_html(ex, f)
+                     : folded ? weft_profiler_write_folded(ex, NULL, f)
+                     : svg    ? weft_profiler_write_flame_svg(ex, NULL, f)
+                              : weft_profiler_write_json(ex, f);
     if (fclose(f) != 0 && st == WEFT_OK) st = WEFT_ESYS;
     return st;
 }
