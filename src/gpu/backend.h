@@ -62,6 +62,11 @@ struct weft_gpu_device {
     /* Every stream of the device, for weft_gpu_synchronize. */
     weft__mutex lock;
     weft_gpu_stream *streams;
+    /* GPU tasks waiting for their work, one watch per executor they run on
+     * (task.c): the list and each watch's count are under watch_lock, which
+     * no poller takes. */
+    weft__mutex watch_lock;
+    struct weft__gpu_watch *watches;
 };
 
 struct weft_gpu_buffer {
@@ -101,9 +106,12 @@ struct weft_gpu_stream_pool {
 int weft__gpu_plain_host_alloc(weft_gpu_device *dev, size_t bytes, void **p);
 void weft__gpu_plain_host_free(weft_gpu_device *dev, void *p);
 
-/* Waits for an event: cooperatively on a worker (other tasks run), blocking
- * elsewhere (stream.c). */
+/* Waits for an event: cooperatively on a worker (other tasks run; with
+ * nothing to run anywhere, the worker naps), blocking elsewhere (stream.c). */
 int weft__gpu_event_wait_any(weft_gpu_event *e);
+/* A guard's stream given back without waiting for its work (the caller has
+ * seen that work done). */
+void weft__gpu_guard_release(weft_gpu_stream_guard *g);
 
 /* Work-item count of a range: the product of its global sizes (0 counts as 1). */
 static inline size_t weft__gpu_range_items(const weft_gpu_range *r) {

@@ -32,12 +32,19 @@ static weft_gpu_device *open_one(const weft__gpu_ops *ops, const weft_gpu_config
         *st = WEFT_ENOMEM;
         return NULL;
     }
+    if (weft__mutex_init(&d->watch_lock) != 0) {
+        weft__mutex_destroy(&d->lock);
+        weft__free(d, sizeof *d);
+        *st = WEFT_ENOMEM;
+        return NULL;
+    }
     *st = ops->open(d, &d->cfg);
     if (*st == 0) {
         d->pool = weft_gpu_stream_pool_create(d, d->cfg.streams, (weft_status *)st);
         if (d->pool) return d;
         ops->close(d);
     }
+    weft__mutex_destroy(&d->watch_lock);
     weft__mutex_destroy(&d->lock);
     weft__free(d, sizeof *d);
     return NULL;
@@ -80,6 +87,7 @@ void weft_gpu_close(weft_gpu_device *dev) {
     (void)weft_gpu_synchronize(dev);
     weft_gpu_stream_pool_destroy(dev->pool);
     dev->ops->close(dev);
+    weft__mutex_destroy(&dev->watch_lock);
     weft__mutex_destroy(&dev->lock);
     weft__free(dev, sizeof *dev);
 }

@@ -3,6 +3,7 @@
 #include "core/alloc.h"
 #include "core/error_detail.h"
 #include "core/executor.h"
+#include "core/layer.h" /* the poll watcher's nap bounds */
 #include "gpu/backend.h"
 
 /* ---- streams ---------------------------------------------------------------- */
@@ -82,23 +83,52 @@ void weft_gpu_event_destroy(weft_gpu_event *e) {
 
 struct event_wait {
     weft_gpu_event *e;
+    weft__worker *w;
     int status;
+    uint64_t nap; /* the last nap's length in ns; 0: none since work was seen */
 };
 
+/* True if w sees no job anywhere: its own deque and overflow, the injector,
+ * every other worker's deque.  A hint (a job pushed just after is found on
+ * the wait's next look, at most one nap later). */
+static bool nothing_to_run(weft__worker *w) {
+    weft_executor *ex = w->ex;
+    if (weft__deque_size(&w->deque) > 0 || w->overflow_head || !weft__injector_empty(&ex->injector)) return false;
+    for (unsigned v = 0; v < ex->nworkers; v++)
+        if (weft__deque_size(&ex->workers[v].deque) > 0) return false;
+    return true;
+}
+
+/* The cooperative wait's test (weft__worker_wait_until calls it between
+ * looks for work).  While the event is pending and the executor has nothing
+ * to run, the worker naps instead of spinning: 20 us, doubling up to 1 ms
+ * (the poll watcher's bounds, core/layer.h), so the completion is seen at
+ * most one nap late and a long wait costs a wake-up per millisecond. */
 static bool event_done(void *arg) {
     struct event_wait *ew = arg;
     int st = ew->e->dev->ops->event_query(ew->e->dev, ew->e->h);
-    if (st == WEFT_EAGAIN) return false;
-    ew->status = st;
-    return true;
+    if (st != WEFT_EAGAIN) {
+        ew->status = st;
+        return true;
+    }
+    if (!ew->w || !nothing_to_run(ew->w)) {
+        ew->nap = 0;
+        return false;
+    }
+    ew->nap = ew->nap ? ew->nap * 2 : WEFT__POLL_NAP_MIN_NS;
+    if (ew->nap > WEFT__POLL_NAP_MAX_NS) ew->nap = WEFT__POLL_NAP_MAX_NS;
+    _Atomic uint32_t never = 0; /* a timed sleep: nobody wakes this word */
+    (void)weft__futex_wait(&never, 0, ew->nap);
+    return false;
 }
 
 int weft__gpu_event_wait_any(weft_gpu_event *e) {
     weft_ctx *cx = weft_current_ctx();
     if (!cx || !cx->worker) return e->dev->ops->event_sync(e->dev, e->h);
     /* On a worker: run other ready jobs until the event has passed, so the
-     * worker is never idle behind the device (docs/design.md, "GPU tasks"). */
-    struct event_wait ew = {.e = e};
+     * worker is never idle behind the device (docs/design.md, "GPU
+     * completion"). */
+    struct event_wait ew = {.e = e, .w = cx->worker};
     weft__worker_wait_until(cx->worker, event_done, &ew);
     return ew.status;
 }
@@ -185,11 +215,15 @@ weft_gpu_stream *weft_gpu_stream_begin(weft_gpu_stream_pool *p, weft_gpu_stream_
     return p->streams[g->slot_];
 }
 
+void weft__gpu_guard_release(weft_gpu_stream_guard *g) {
+    if (g->reserved_) atomic_store_explicit(&g->pool_->held[g->slot_], false, memory_order_release);
+    g->pool_ = NULL;
+}
+
 weft_status weft_gpu_stream_end(weft_gpu_stream_guard *g) {
     if (!g || !g->pool_) return WEFT_EINVAL;
     weft_gpu_stream_pool *p = g->pool_;
     weft_status st = weft_gpu_stream_wait(p->streams[g->slot_]);
-    if (g->reserved_) atomic_store_explicit(&p->held[g->slot_], false, memory_order_release);
-    g->pool_ = NULL;
+    weft__gpu_guard_release(g);
     return st;
 }

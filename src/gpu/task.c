@@ -1,15 +1,64 @@
-/* GPU work as tasks: a task records copies and launches on a stream of the
- * device's pool and completes when they are done, its worker running other
- * tasks meanwhile (weft_gpu_stream_end waits cooperatively). */
+/* GPU work as tasks.
+ *
+ * A graph's GPU task (weft_emplace_gpu) completes without any worker waiting
+ * for it: its job records the work on a stream of the device's pool, records
+ * an event after it, hands the event to the device's watch for the executor,
+ * and returns, its node still counted in the run's pending count (as a task
+ * parked on a semaphore is).  The watch is an idle-time poller (core/layer.h)
+ * registered while the executor has GPU tasks outstanding on the device: idle
+ * workers test the events, and a finished one's completion job is submitted;
+ * it runs on a worker like any job, gives the stream back and releases the
+ * task's successors (weft__release_successors), so they start then.
+ * docs/design.md, "GPU completion", has the argument and the figures.
+ *
+ * Where that path is not available the task waits cooperatively (its worker
+ * runs other jobs, naps when there are none: stream.c): weft_gpu_call from
+ * async tasks and pipeline stages, a copy of the task made by a composition or
+ * run by weft_run_n_parallel (they call the node's function, run_gpu_task), an
+ * executor whose poller slots are full, and a task whose fn failed (the work
+ * it queued may use memory the caller frees once it returns). */
 #include "core/alloc.h"
+#include "core/layer.h"
 #include "gpu/backend.h"
+#include "graph/graph.h"
 #include "weft/flow.h"
 
+typedef struct weft__gpu_watch weft__gpu_watch;
+
+/* One outstanding completion: the task's work is queued, its event pending. */
+typedef struct gpu_pending {
+    weft__job job; /* first: the completion job the poller submits */
+    struct gpu_pending *next; /* in the watch's inbox, then in its list */
+    weft__gpu_watch *watch;
+    weft__node *node;
+    weft__run *run;
+    weft_gpu_stream_guard guard;
+    void *event; /* the backend's */
+    int status;  /* the event's outcome, set by the poller */
+} gpu_pending;
+
+/* Each node runs at most once at a time (runs of a taskflow are queued, and a
+ * task runs again only after its predecessors, which follow its completion),
+ * so the record lives with the task. */
 struct gpu_task {
     weft_gpu_device *dev;
     weft_gpu_task_fn fn;
     void *arg;
+    gpu_pending pending;
 };
+
+/* GPU tasks of one device outstanding on one executor. */
+struct weft__gpu_watch {
+    weft_gpu_device *dev;
+    weft_executor *ex;
+    weft__poller *poller;
+    weft__gpu_watch *next;           /* in dev->watches, under dev->watch_lock */
+    unsigned outstanding;            /* parked and not yet completed: under watch_lock */
+    _Atomic(gpu_pending *) inbox;    /* pushed by parking tasks */
+    gpu_pending *list;               /* the poller's own: one caller at a time */
+};
+
+/* ---- the cooperative path ---------------------------------------------------- */
 
 static int call_on_stream(weft_ctx *ctx, weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg) {
     weft_gpu_stream_guard g;
@@ -31,13 +80,157 @@ static int run_gpu_task(weft_ctx *ctx, void *arg) {
     return call_on_stream(ctx, t->dev, t->fn, t->arg);
 }
 
+/* ---- the watch: an idle-time poller per device and executor ------------------ */
+
+/* Tests the events of w's tasks; submits the completion of each one done.
+ * Called by idle workers of w->ex, one at a time (core/poll.c). */
+static int watch_poll(weft_executor *ex, void *arg) {
+    weft__gpu_watch *w = arg;
+    gpu_pending *in = atomic_exchange_explicit(&w->inbox, NULL, memory_order_acquire);
+    while (in) {
+        gpu_pending *p = in;
+        in = in->next;
+        p->next = w->list;
+        w->list = p;
+    }
+    bool progress = false;
+    for (gpu_pending **at = &w->list; *at;) {
+        gpu_pending *p = *at;
+        int st = w->dev->ops->event_query(w->dev, p->event);
+        if (st == WEFT_EAGAIN) {
+            at = &p->next;
+            continue;
+        }
+        *at = p->next;
+        p->status = st;
+        /* On one of ex's workers: its own deque, which it looks at next. */
+        if (weft__submit(ex, &p->job) != WEFT_OK) {
+            /* No memory for the injector (cannot happen on a worker): try
+             * again next time. */
+            p->next = *at;
+            *at = p;
+            at = &p->next;
+            continue;
+        }
+        progress = true;
+    }
+    if (progress) return WEFT__POLL_PROGRESS;
+    return w->list ? WEFT__POLL_PENDING : WEFT__POLL_IDLE;
+}
+
+/* Hands p (its event recorded) to the watch of dev and ex, made on first use.
+ * 0, or a negative status (no memory, no poller slot): the caller waits
+ * cooperatively instead. */
+static int watch_park(weft_gpu_device *dev, weft_executor *ex, gpu_pending *p) {
+    weft__mutex_lock(&dev->watch_lock);
+    weft__gpu_watch *w = dev->watches;
+    while (w && w->ex != ex) w = w->next;
+    if (!w) {
+        w = weft__calloc(sizeof *w);
+        int st = w ? WEFT_OK : WEFT_ENOMEM;
+        if (w) {
+            w->dev = dev;
+            w->ex = ex;
+            st = weft__poller_add(ex, watch_poll, w, &w->poller); /* kicks a sleeper */
+        }
+        if (st != WEFT_OK) {
+            weft__mutex_unlock(&dev->watch_lock);
+            if (w) weft__free(w, sizeof *w);
+            return st;
+        }
+        w->next = dev->watches;
+        dev->watches = w;
+    }
+    w->outstanding++;
+    weft__mutex_unlock(&dev->watch_lock);
+    /* After the count: the watch lives until p's completion has run. */
+    p->watch = w;
+    gpu_pending *head = atomic_load_explicit(&w->inbox, memory_order_relaxed);
+    do p->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&w->inbox, &head, p, memory_order_release, memory_order_relaxed));
+    return 0;
+}
+
+/* p's completion has run: the last one of a watch unregisters and frees it
+ * (never from inside the poller: this runs as a job). */
+static void watch_done(weft__gpu_watch *w) {
+    weft_gpu_device *dev = w->dev;
+    weft__mutex_lock(&dev->watch_lock);
+    bool last = --w->outstanding == 0;
+    if (last) {
+        weft__gpu_watch **at = &dev->watches;
+        while (*at != w) at = &(*at)->next;
+        *at = w->next;
+        /* Under the lock, so that a task parking meanwhile makes a new watch
+         * after this one is gone; the poller never takes the lock. */
+        (void)weft__poller_remove(w->ex, w->poller);
+    }
+    weft__mutex_unlock(&dev->watch_lock);
+    if (last) weft__free(w, sizeof *w);
+}
+
+/* ---- the graph node ---------------------------------------------------------- */
+
+/* The completion job: the task's work is done (or failed). */
+static weft__job *complete_run(weft__worker *wk, weft__job *job) {
+    gpu_pending *p = (gpu_pending *)job;
+    weft__node *n = p->node;
+    weft__run *r = p->run;
+    int status = p->status;
+    weft_gpu_device *dev = p->watch->dev;
+    dev->ops->event_destroy(dev, p->event);
+    weft__gpu_guard_release(&p->guard);
+    watch_done(p->watch);
+    if (status != 0) weft__fail_node(r, n, status);
+    /* Last: the next iteration may run this task again (and reuse p). */
+    return weft__release_successors(wk, r, n);
+}
+
+/* The job of a GPU task's node: records the work, parks on the watch. */
+static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
+    weft__node *n = (weft__node *)job;
+    weft__run *r = n->tf->active;
+    /* As weft__node_run: another run's held-back count first. */
+    if (__builtin_expect(wk->defer_obj != NULL && wk->defer_obj != r, 0)) weft__defer_settle_local(wk);
+    if (!weft__node_enter(wk, n, r->top)) return weft__release_successors(wk, r, n);
+    struct gpu_task *t = n->arg;
+    weft_gpu_device *dev = t->dev;
+    gpu_pending *p = &t->pending;
+    *p = (gpu_pending){.job = {.run = complete_run}, .node = n, .run = r};
+    weft_gpu_stream *s = weft_gpu_stream_begin(dev->pool, &p->guard);
+    weft_ctx cx;
+    struct weft__obs *o = weft__task_enter(wk, &cx, n, r);
+    int rc = t->fn(&cx, s, t->arg);
+    int st = rc ? rc : dev->ops->event_record(dev, s->h, &p->event);
+    /* The task's span (observers, profiles) is its CPU part: the recording. */
+    weft__task_leave(wk, &cx, o, n, r, rc);
+    if (st == 0) {
+        st = dev->ops->event_query(dev, p->event);
+        if (st == WEFT_EAGAIN && watch_park(dev, wk->ex, p) == 0) return NULL; /* completes later */
+        if (st == WEFT_EAGAIN) {
+            weft_gpu_event e = {.dev = dev, .h = p->event};
+            st = weft__gpu_event_wait_any(&e);
+        }
+        dev->ops->event_destroy(dev, p->event);
+        weft__gpu_guard_release(&p->guard);
+    } else {
+        /* fn failed, or no event: wait for what was queued, cooperatively. */
+        int end = weft_gpu_stream_end(&p->guard);
+        if (st == 0) st = end;
+    }
+    if (st != 0) weft__fail_node(r, n, st);
+    return weft__release_successors(wk, r, n);
+}
+
 static void drop_gpu_task(void *arg) { weft__free(arg, sizeof(struct gpu_task)); }
 
 weft_task weft_emplace_gpu(weft_taskflow *tf, weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg) {
     if (!tf || !dev || !fn) return weft_emplace(NULL, NULL, NULL); /* the null task, with emplace's message */
-    struct gpu_task *t = weft__alloc(sizeof *t);
+    struct gpu_task *t = weft__calloc(sizeof *t);
     if (!t) return WEFT_TASK_NULL;
-    *t = (struct gpu_task){.dev = dev, .fn = fn, .arg = arg};
+    t->dev = dev;
+    t->fn = fn;
+    t->arg = arg;
     weft_status st;
     weft_work *w = weft_work_create(run_gpu_task, t, drop_gpu_task, &st);
     if (!w) {
@@ -46,5 +239,8 @@ weft_task weft_emplace_gpu(weft_taskflow *tf, weft_gpu_device *dev, weft_gpu_tas
     }
     weft_task task = weft_emplace_work(tf, w);
     weft_work_release(w); /* the task holds its own reference, or failed and holds none */
+    /* The node's function stays run_gpu_task (what copies of the task and
+     * weft_run_n_parallel call); its job records and parks instead. */
+    if (!weft_task_is_null(task)) task.node_->job.run = gpu_node_run;
     return task;
 }
