@@ -2,7 +2,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "test_util.h"
+#include "graph2_util.h"
 
 struct log {
     atomic_int n;
@@ -91,12 +91,6 @@ TEST(remove_edges_successors_dependents_and_linearize) {
     weft_executor_destroy(ex);
 }
 
-static int wait_gate(weft_ctx *cx, void *arg) {
-    (void)cx;
-    wait_flag(arg, 1, 10.0);
-    return 0;
-}
-
 TEST(erase_during_a_run_is_ebusy) {
     weft_executor *ex = make_executor(2);
     weft_taskflow *tf = make_taskflow("busy");
@@ -120,19 +114,6 @@ TEST(erase_during_a_run_is_ebusy) {
 
 /* ---- out of memory: erase and re-add --------------------------------------- */
 
-static atomic_long calls, fail_at;
-static void *f_alloc(void *ctx, size_t n) {
-    (void)ctx;
-    return atomic_fetch_add(&calls, 1) + 1 == atomic_load(&fail_at) ? NULL : malloc(n);
-}
-static void *f_realloc(void *ctx, void *p, size_t old, size_t n) {
-    (void)ctx, (void)old;
-    return atomic_fetch_add(&calls, 1) + 1 == atomic_load(&fail_at) ? NULL : realloc(p, n);
-}
-static void f_free(void *ctx, void *p, size_t n) {
-    (void)ctx, (void)n;
-    free(p);
-}
 
 /* Retries a builder step until it gets through (one allocation fails once). */
 #define RETRY(expr) do { weft_status s_; while ((s_ = (expr)) == WEFT_ENOMEM) {} ASSERT_OK(s_); } while (0)
@@ -145,14 +126,17 @@ static weft_task emplace_retry(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     }
 }
 
+/* The allocator is installed once, before the executor: switching it while a
+ * worker frees a finished run's record races (weft_set_allocator's contract),
+ * so the failures are switched on and off through fail_at instead. */
 TEST(erase_and_readd_under_oom_stay_consistent) {
+    install_failing_allocator();
     weft_executor *ex = make_executor(2);
     for (long at = 1; at < 200; at++) {
         weft_taskflow *tf = make_taskflow("oom");
         struct log l = {0};
         atomic_store(&calls, 0);
         atomic_store(&fail_at, at);
-        weft_set_allocator(&(weft_allocator){f_alloc, f_realloc, f_free, NULL});
         weft_task t[8];
         for (int i = 0; i < 8; i++) t[i] = emplace_retry(tf, log_task, &l);
         for (int i = 1; i < 8; i++) RETRY(weft_precede(t[0], t[i])); /* fan-out: a spill array */
@@ -163,7 +147,7 @@ TEST(erase_and_readd_under_oom_stay_consistent) {
         t[3] = emplace_retry(tf, log_task, &l);
         RETRY(weft_linearize(t, 8));
         long used = atomic_load(&calls);
-        weft_set_allocator(NULL);
+        atomic_store(&fail_at, 0);
         ASSERT_EQ(weft_taskflow_num_tasks(tf), 8);
         ASSERT_OK(weft_run_and_wait(ex, tf));
         ASSERT_EQ(atomic_load(&l.n), 8);
@@ -171,5 +155,113 @@ TEST(erase_and_readd_under_oom_stay_consistent) {
         weft_taskflow_destroy(tf);
         if (used < at) break; /* no failure met: every allocation point was tried */
     }
+    weft_executor_destroy(ex);
+    weft_set_allocator(NULL);
+}
+
+/* ---- awkward paths ----------------------------------------------------------- */
+
+/* A task with no edge is one of the taskflow's sources; erasing it must take
+ * it out of them, or the next run starts the freed slot (a NULL job function)
+ * or, once the slot is reused, runs the new task twice. */
+TEST(erased_task_without_edges_is_never_started) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("lone");
+    atomic_int ran = 0;
+    must_emplace(tf, count_task, &ran);
+    weft_task b = must_emplace(tf, count_task, &ran);
+    ASSERT_OK(weft_task_erase(b));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&ran), 1);
+    must_emplace(tf, count_task, &ran); /* takes b's slot */
+    atomic_store(&ran, 0);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&ran), 2);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}
+
+/* linearize takes the list as given: a task named twice gets an edge each time
+ * (here a cycle, refused when run), and a failure later in the list takes back
+ * every edge the call added, repeats included, and none it did not. */
+TEST(linearize_with_repeated_tasks_is_all_or_nothing) {
+    weft_executor *ex = make_executor(1);
+    weft_taskflow *tf = make_taskflow("dup");
+    atomic_int ran = 0;
+    weft_task a = must_emplace(tf, count_task, &ran), b = must_emplace(tf, count_task, &ran);
+    ASSERT_OK(weft_precede(a, b)); /* there before the calls below */
+    weft_task bad[] = {a, b, a, b, WEFT_TASK_NULL};
+    ASSERT_STATUS(weft_linearize(bad, 5), WEFT_EINVAL);
+    ASSERT_EQ(weft_task_num_successors(a), 1);
+    ASSERT_EQ(weft_task_num_successors(b), 0);
+    ASSERT_EQ(weft_task_num_dependents(a), 0);
+    ASSERT_EQ(weft_task_num_dependents(b), 1);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&ran), 2);
+    weft_task same[] = {a, a};
+    ASSERT_OK(weft_linearize(same, 2)); /* a -> a */
+    ASSERT_STATUS(weft_run_and_wait(ex, tf), WEFT_ECYCLE);
+    ASSERT_OK(weft_edge_remove(a, a));
+    weft_task cyc[] = {a, b, a};
+    ASSERT_OK(weft_linearize(cyc, 3)); /* a -> b twice, b -> a */
+    ASSERT_EQ(weft_task_num_dependents(b), 2);
+    ASSERT_STATUS(weft_run_and_wait(ex, tf), WEFT_ECYCLE);
+    ASSERT_OK(weft_edge_remove(b, a));
+    ASSERT_OK(weft_edge_remove(a, b)); /* both copies */
+    ASSERT_EQ(weft_task_num_dependents(b), 0);
+    atomic_store(&ran, 0);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&ran), 2);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}
+
+/* A run cancelled while it waits behind another reports each task of the
+ * graph as skipped once: erased slots are no tasks. */
+TEST(queued_run_cancelled_counts_live_tasks_not_erased_slots_as_skipped) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("q");
+    atomic_int gate = 0, ran = 0;
+    must_emplace(tf, wait_gate, &gate);
+    weft_task t[3];
+    for (int i = 0; i < 3; i++) t[i] = must_emplace(tf, count_task, &ran);
+    ASSERT_OK(weft_task_erase(t[0]));
+    ASSERT_OK(weft_task_erase(t[2]));
+    ASSERT_EQ(weft_taskflow_num_tasks(tf), 2);
+    weft_future *first, *second;
+    ASSERT_OK(weft_run(ex, tf, &first));
+    ASSERT_OK(weft_run(ex, tf, &second)); /* queued behind the first */
+    ASSERT_OK(weft_future_cancel(second));
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_future_wait(first));
+    ASSERT_STATUS(weft_future_wait(second), WEFT_ECANCELED);
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(second, &info));
+    ASSERT_EQ(info.skipped, 2);
+    weft_future_destroy(first), weft_future_destroy(second);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}
+
+/* A parallel run_n forbids edits as any run does, until its future is ready. */
+TEST(erase_during_a_parallel_run_n_is_ebusy) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("pbusy");
+    atomic_int gate = 0;
+    weft_task a = must_emplace(tf, wait_gate, &gate), b = weft_placeholder(tf);
+    ASSERT_OK(weft_precede(a, b));
+    weft_future *f;
+    ASSERT_OK(weft_run_n_parallel(ex, tf, 4, &f));
+    ASSERT_STATUS(weft_task_erase(b), WEFT_EBUSY);
+    ASSERT_STATUS(weft_task_remove_dependents(b), WEFT_EBUSY);
+    weft_task both[] = {b, a};
+    ASSERT_STATUS(weft_linearize(both, 2), WEFT_EBUSY);
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(weft_task_num_dependents(b), 1);
+    ASSERT_OK(weft_task_erase(b));
+    ASSERT_EQ(weft_taskflow_num_tasks(tf), 1);
+    weft_taskflow_destroy(tf);
     weft_executor_destroy(ex);
 }

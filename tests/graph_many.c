@@ -2,13 +2,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "test_util.h"
-
-static int count_task(weft_ctx *cx, void *arg) {
-    (void)cx;
-    atomic_fetch_add((atomic_int *)arg, 1);
-    return 0;
-}
+#include "graph2_util.h"
 
 static int fail_task(weft_ctx *cx, void *arg) {
     (void)cx, (void)arg;
@@ -174,6 +168,178 @@ TEST(serial_run_n_tasks_see_their_iteration) {
     weft_future_destroy(f);
     for (int i = 0; i < 8; i++) ASSERT_EQ(seen[i], 1);
     ASSERT_EQ(weft_ctx_iteration(NULL), 0);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}
+
+/* ---- awkward paths ----------------------------------------------------------- */
+
+/* The same taskflow twice in a set: two runs of it, one after the other (runs
+ * of one taskflow queue), each reported. */
+TEST(run_many_with_a_taskflow_twice_runs_it_twice) {
+    weft_executor *ex = make_executor(2);
+    atomic_int ran = 0;
+    weft_taskflow *a = make_taskflow("a");
+    weft_task t0 = must_emplace(a, count_task, &ran), t1 = must_emplace(a, count_task, &ran);
+    ASSERT_OK(weft_precede(t0, t1));
+    weft_taskflow *tfs[] = {a, a};
+    weft_future *all;
+    ASSERT_OK(weft_run_many(ex, tfs, 2, &all));
+    ASSERT_OK(weft_future_wait(all));
+    ASSERT_EQ(atomic_load(&ran), 4);
+    ASSERT_OK(weft_run_many_status(all, 0));
+    ASSERT_OK(weft_run_many_status(all, 1));
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(all, &info));
+    ASSERT_EQ(info.iterations, 2);
+    weft_future_destroy(all);
+    weft_taskflow_destroy(a);
+    weft_executor_destroy(ex);
+}
+
+/* An empty set is a set: its future is ready at once with nothing to report,
+ * and cancelling it finds it finished. */
+TEST(run_many_of_an_empty_set_is_ready_at_once) {
+    weft_executor *ex = make_executor(1);
+    weft_future *all = NULL;
+    ASSERT_OK(weft_run_many(ex, NULL, 0, &all));
+    ASSERT_NOT_NULL(all);
+    ASSERT_OK(weft_future_wait_for(all, 5 * SEC));
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(all, &info));
+    ASSERT_EQ(info.iterations, 0);
+    ASSERT_EQ(info.skipped, 0);
+    ASSERT_STATUS(weft_run_many_status(all, 0), WEFT_EINVAL);
+    ASSERT_STATUS(weft_run_many_cancel(all), WEFT_ENOENT);
+    weft_future_destroy(all);
+    ASSERT_OK(weft_run_many(ex, NULL, 0, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_executor_destroy(ex);
+}
+
+/* A member cannot be edited while the set runs it; the set's future being
+ * ready means the member can be (its run ended before). */
+TEST(run_many_member_is_busy_until_the_set_is_ready) {
+    weft_executor *ex = make_executor(2);
+    atomic_int gate = 0, ran = 0;
+    weft_taskflow *a = make_taskflow("a"), *b = make_taskflow("b");
+    weft_task g = must_emplace(a, wait_gate, &gate);
+    weft_task c = must_emplace(b, count_task, &ran);
+    weft_taskflow *tfs[] = {a, b};
+    weft_future *all;
+    ASSERT_OK(weft_run_many(ex, tfs, 2, &all));
+    ASSERT_STATUS(weft_task_erase(g), WEFT_EBUSY);
+    ASSERT_TRUE(weft_task_is_null(weft_emplace(a, count_task, &ran)));
+    ASSERT_STATUS(weft_taskflow_last_error(a), WEFT_EBUSY);
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_future_wait(all));
+    weft_future_destroy(all);
+    ASSERT_OK(weft_task_erase(g));
+    ASSERT_OK(weft_task_erase(c));
+    ASSERT_EQ(weft_taskflow_num_tasks(a) + weft_taskflow_num_tasks(b), 0);
+    weft_taskflow_destroy(a), weft_taskflow_destroy(b);
+    weft_executor_destroy(ex);
+}
+
+/* Cancelling the set cancels its members' runs, queued or going. */
+TEST(run_many_cancel_stops_every_member) {
+    weft_executor *ex = make_executor(2);
+    atomic_int gate = 0, ran = 0;
+    weft_taskflow *a = make_taskflow("a");
+    weft_task g = must_emplace(a, wait_gate, &gate), after = must_emplace(a, count_task, &ran);
+    ASSERT_OK(weft_precede(g, after));
+    weft_taskflow *tfs[] = {a, a, a};
+    weft_future *all;
+    ASSERT_OK(weft_run_many(ex, tfs, 3, &all));
+    ASSERT_OK(weft_run_many_cancel(all));
+    atomic_store(&gate, 1);
+    ASSERT_STATUS(weft_future_wait(all), WEFT_ECANCELED);
+    for (size_t i = 0; i < 3; i++) ASSERT_STATUS(weft_run_many_status(all, i), WEFT_ECANCELED);
+    ASSERT_EQ(atomic_load(&ran), 0);
+    weft_future_destroy(all);
+    weft_taskflow_destroy(a);
+    weft_executor_destroy(ex);
+}
+
+/* ---- parallel run_n: sizes and memory ------------------------------------------ */
+
+
+/* n = 0, a huge n and every allocation failing in turn: WEFT_OK with every
+ * instance run, or WEFT_ENOMEM with nothing run and the taskflow free to
+ * edit and run again (no run left counted in). */
+TEST(parallel_run_n_sizes_under_a_failing_allocator_leave_the_taskflow_usable) {
+    install_failing_allocator();
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("p");
+    atomic_int ran = 0;
+    weft_task a = must_emplace(tf, count_task, &ran), b = must_emplace(tf, count_task, &ran);
+    ASSERT_OK(weft_precede(a, b));
+    weft_future *f = NULL;
+    ASSERT_STATUS(weft_run_n_parallel(ex, tf, UINT64_MAX, &f), WEFT_ENOMEM);
+    ASSERT_NULL(f);
+    ASSERT_STATUS(weft_run_n_parallel(ex, tf, (uint64_t)1 << 60, NULL), WEFT_ENOMEM);
+    const uint64_t ns[] = {0, 3};
+    for (int k = 0; k < 2; k++) {
+        for (long at = 1;; at++) {
+            atomic_store(&ran, 0);
+            atomic_store(&calls, 0);
+            atomic_store(&fail_at, at);
+            weft_status st = weft_run_n_parallel(ex, tf, ns[k], &f);
+            long used = atomic_load(&calls);
+            atomic_store(&fail_at, 0);
+            if (st == WEFT_OK) {
+                ASSERT_OK(weft_future_wait(f));
+                weft_run_info info;
+                ASSERT_OK(weft_future_info(f, &info));
+                ASSERT_EQ(info.iterations, ns[k]);
+                weft_future_destroy(f);
+                ASSERT_EQ(atomic_load(&ran), 2 * (int)ns[k]);
+            } else {
+                ASSERT_STATUS(st, WEFT_ENOMEM);
+                ASSERT_NULL(f);
+                ASSERT_EQ(atomic_load(&ran), 0);
+            }
+            ASSERT_OK(weft_executor_wait_all(ex));
+            ASSERT_OK(weft_task_set_name(a, "a")); /* editable: nothing counted in */
+            if (used < at) break; /* every allocation of the call was failed once */
+        }
+    }
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    weft_set_allocator(NULL);
+}
+
+static int record_async_iteration(weft_ctx *cx, void *arg) {
+    *(uint64_t *)arg = weft_ctx_iteration(cx) + 1;
+    return 0;
+}
+
+static int nested_iteration(weft_ctx *cx, weft_subflow *sf, void *arg) {
+    uint64_t *seen = arg;
+    seen[weft_ctx_iteration(cx)]++;
+    /* A task of the subflow's own graph sees the outermost run's iteration. */
+    weft_task t = weft_emplace(weft_subflow_graph(sf), record_iteration, seen + 4);
+    return weft_task_is_null(t) ? 1 : 0;
+}
+
+/* weft_ctx_iteration where no graph task is running: 0 on the calling thread
+ * (no context), in an async task, and the top run's iteration in a subflow. */
+TEST(ctx_iteration_outside_graph_tasks_is_zero) {
+    ASSERT_EQ(weft_ctx_iteration(weft_current_ctx()), 0);
+    weft_executor *ex = make_executor(2);
+    uint64_t got = 99;
+    weft_future *f;
+    ASSERT_OK(weft_async(ex, record_async_iteration, &got, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(got, 1);
+    weft_taskflow *tf = make_taskflow("sub");
+    uint64_t seen[8] = {0};
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, nested_iteration, seen)));
+    ASSERT_OK(weft_run_n(ex, tf, 4, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    for (int i = 0; i < 8; i++) ASSERT_EQ(seen[i], 1);
     weft_taskflow_destroy(tf);
     weft_executor_destroy(ex);
 }

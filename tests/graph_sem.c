@@ -2,7 +2,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "test_util.h"
+#include "graph2_util.h"
 
 #include <weft/async.h>
 
@@ -169,6 +169,101 @@ TEST(semaphore_destroy_refuses_while_held) {
     ASSERT_EQ(weft_semaphore_value(s), 0);
     ASSERT_STATUS(weft_semaphore_destroy(s), WEFT_EBUSY);
     ASSERT_OK(weft_semaphore_reset(s));
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+}
+
+/* ---- awkward paths ----------------------------------------------------------- */
+
+static int mark(weft_ctx *cx, void *arg) {
+    (void)cx;
+    atomic_store((atomic_int *)arg, 1);
+    return 0;
+}
+
+/* A semaphore with a task parked on it is in use: destroy refuses (and frees
+ * nothing), as does reset; once the holder releases, the parked task runs and
+ * the semaphore can go. */
+TEST(semaphore_destroy_refuses_while_a_task_is_parked_on_it) {
+    weft_executor *ex = make_executor(2);
+    weft_semaphore *s = make_sem(1);
+    weft_taskflow *tf = make_taskflow("parked");
+    atomic_int gate = 0, waiter_ran = 0;
+    weft_task holder = must_emplace(tf, wait_gate, &gate), waiter = must_emplace(tf, mark, &waiter_ran);
+    ASSERT_OK(weft_task_acquire(holder, s));
+    ASSERT_OK(weft_task_release(holder, s));
+    ASSERT_OK(weft_task_acquire(waiter, s));
+    ASSERT_OK(weft_task_release(waiter, s));
+    weft_future *f;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    /* One of the two holds the unit; the other is parked (or about to be). */
+    double deadline = now_s() + 10;
+    while (weft_semaphore_value(s) != 0 && now_s() < deadline) sleep_us(100);
+    ASSERT_STATUS(weft_semaphore_destroy(s), WEFT_EBUSY);
+    sleep_us(20000); /* let the second task reach the semaphore */
+    ASSERT_STATUS(weft_semaphore_destroy(s), WEFT_EBUSY);
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_future_wait_for(f, 20 * SEC));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&waiter_ran), 1);
+    ASSERT_EQ(weft_semaphore_value(s), 1);
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+}
+
+static int fail_after_gate(weft_ctx *cx, void *arg) {
+    (void)cx;
+    wait_flag(arg, 1, 10.0);
+    return 3;
+}
+
+/* Sections spanning two tasks (a_i acquires, b_i after it releases), k = 1:
+ * a_1 fails while a_2 is parked waiting for the unit.  b_1 is skipped; the
+ * run must still end (with a_1's failure), not wait for ever on a_2, and the
+ * semaphore must come out whole. */
+TEST(semaphore_section_cut_by_a_failure_still_ends_the_run) {
+    weft_executor *ex = make_executor(2);
+    weft_semaphore *s = make_sem(1);
+    weft_taskflow *tf = make_taskflow("cut");
+    atomic_int gate = 0, ran = 0;
+    weft_task a1 = must_emplace(tf, fail_after_gate, &gate), b1 = must_emplace(tf, count_task, &ran);
+    weft_task a2 = must_emplace(tf, count_task, &ran), b2 = must_emplace(tf, count_task, &ran);
+    ASSERT_OK(weft_precede(a1, b1));
+    ASSERT_OK(weft_precede(a2, b2));
+    ASSERT_OK(weft_task_acquire(a1, s));
+    ASSERT_OK(weft_task_release(b1, s));
+    ASSERT_OK(weft_task_acquire(a2, s));
+    ASSERT_OK(weft_task_release(b2, s));
+    ASSERT_OK(weft_task_set_name(a1, "a1"));
+    weft_future *f;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    /* a2 runs first or parks behind a1; either way a1 fails holding the unit
+     * or after a2's section ended. */
+    sleep_us(20000);
+    atomic_store(&gate, 1);
+    ASSERT_STATUS(weft_future_wait_for(f, 10 * SEC), WEFT_ETASK);
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_STREQ(info.failed_task, "a1");
+    weft_future_destroy(f);
+    ASSERT_EQ(weft_semaphore_value(s), 1);
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+}
+
+TEST(parallel_run_n_refuses_tasks_with_semaphores) {
+    weft_executor *ex = make_executor(1);
+    weft_semaphore *s = make_sem(1);
+    weft_taskflow *tf = make_taskflow("psem");
+    weft_task t = must_emplace(tf, nop, NULL);
+    ASSERT_OK(weft_task_acquire(t, s));
+    ASSERT_STATUS(weft_run_n_parallel(ex, tf, 2, NULL), WEFT_EINVAL);
+    ASSERT_OK(weft_task_erase(t)); /* its semaphore goes with it */
+    ASSERT_OK(weft_run_n_parallel(ex, tf, 2, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
     weft_taskflow_destroy(tf);
     ASSERT_OK(weft_semaphore_destroy(s));
     weft_executor_destroy(ex);

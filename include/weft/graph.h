@@ -206,8 +206,15 @@ WEFT_API weft_status weft_task_acquire(weft_task t, weft_semaphore *s);
  * task may differ (a critical section over several tasks).  A release finding
  * every unit of s free already (a release without an acquire) fails the run:
  * WEFT_ETASK with task_code WEFT_EINVAL, naming the task.  Tasks skipped
- * because their run failed or was cancelled neither acquire nor release (see
- * weft_semaphore_reset).  Errors as weft_task_acquire. */
+ * because their run failed or was cancelled neither acquire nor release, as
+ * in Taskflow, with one exception: a skipped task releasing a semaphore it
+ * does not acquire itself gives the unit back if a task of the same taskflow
+ * took one for such a section (it holds one in the taskflow's count), so a
+ * stopped run ends and leaves the semaphore whole where Taskflow would wait
+ * for ever on a task parked behind the lost unit.  A section whose acquire
+ * and release lie in different taskflows (a module's graph and its parent)
+ * is not given back so: see weft_semaphore_reset.  Errors as
+ * weft_task_acquire. */
 WEFT_API weft_status weft_task_release(weft_task t, weft_semaphore *s);
 /* Number of distinct semaphores t acquires / of releases it makes (0 for the
  * null task). */

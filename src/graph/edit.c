@@ -78,6 +78,9 @@ static void free_slot(weft__node *n) {
     n->arg = NULL;
     n->num_deps = 0;
     atomic_store_explicit(&n->join, 0, memory_order_relaxed);
+    /* n may be a source (a task with no edge in): recounted at the next run,
+     * or it would start the free slot. */
+    tf->sources_stale = true;
     n->job.run = NULL; /* erased (weft__node_erased) */
     n->job.next = (weft__job *)tf->free_slots;
     tf->free_slots = n;

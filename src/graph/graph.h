@@ -155,6 +155,10 @@ struct weft_taskflow {
     weft__node *free_slots;
     bool no_reuse; /* a composition is being copied in: new nodes stay contiguous */
     size_t nsems; /* nodes with a semaphore record (semaphore.c) */
+    /* Units held by sections that span tasks, per semaphore its tasks use
+     * (semaphore.c); freed with the last record. */
+    struct weft__sem_ledger *sem_ledger;
+    size_t nsem_ledger, sem_ledger_cap;
     size_t cur_chunk, cur_used; /* where the next node goes */
     size_t high_water; /* slots below it were used before (clear) */
     bool any_cold_dirty; /* some node's cold part was written: zero them on destroy */

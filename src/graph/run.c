@@ -217,9 +217,10 @@ static weft__job *begin_iteration_seen(weft__worker *w, weft__run *r, int stop) 
 
 static weft__job *run_start(weft__worker *w, weft__job *job) {
     weft__run *r = RUN_OF(job);
-    /* Cancelled while queued: report the first iteration's tasks as skipped. */
+    /* Cancelled while queued: report the first iteration's tasks as skipped
+     * (its tasks, not the slots weft_task_erase freed). */
     int stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
-    if (stop) atomic_fetch_add_explicit(&r->top->skipped, r->tf->nnodes, memory_order_relaxed);
+    if (stop) atomic_fetch_add_explicit(&r->top->skipped, r->tf->nnodes - r->tf->nerased, memory_order_relaxed);
     return begin_iteration_seen(w, r, stop);
 }
 

@@ -8,7 +8,17 @@
  * it, and no worker does), calls the kind's function, then gives back the
  * release set.  The kind's function may already have readied successors and
  * even ended the run's iteration; the wrapper holds one extra count on the run
- * meanwhile, so the run (and with it the taskflow) outlives the release. */
+ * meanwhile, so the run (and with it the taskflow) outlives the release.
+ *
+ * A section may span tasks: one task acquires, a later one releases.  Should
+ * the run stop in between, the releasing task is skipped, and the unit would
+ * stay taken for good, with any task parked on the semaphore (one of this run's
+ * included, so the run could never end) waiting for ever.  So the taskflow
+ * keeps a ledger per semaphore of the units its spanning sections hold: a
+ * task acquiring a semaphore it does not release itself adds one, a task
+ * releasing one it did not acquire takes one off, and a skipped task of the
+ * second kind gives back a unit the ledger says the taskflow holds.  Sections
+ * inside one task never touch the ledger. */
 #include "graph/graph.h"
 #include "async/semaphore.h"
 #include "core/alloc.h"
@@ -18,9 +28,59 @@ struct weft__sem_use {
     weft__sem_waiter wait;
     weft_semaphore **set[2]; /* [0]: acquired before, [1]: released after */
     uint32_t n[2], cap[2];
+    bool spans; /* acquires one it does not release, or the reverse: uses the ledger */
+};
+
+struct weft__sem_ledger {
+    weft_semaphore *s;
+    _Atomic size_t held; /* units taken by this taskflow's spanning sections */
 };
 
 enum { ACQ, REL };
+
+static bool in_set(weft_semaphore *const *a, uint32_t n, const weft_semaphore *s) {
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] == s) return true;
+    return false;
+}
+
+/* The ledger entry of s (made by attach before any run). */
+static struct weft__sem_ledger *ledger_of(weft_taskflow *tf, const weft_semaphore *s) {
+    for (size_t i = 0;; i++)
+        if (tf->sem_ledger[i].s == s) return &tf->sem_ledger[i];
+}
+
+/* Takes one unit off s's entry; false if the taskflow holds none. */
+static bool ledger_take(struct weft__sem_ledger *l) {
+    size_t v = atomic_load_explicit(&l->held, memory_order_relaxed);
+    while (v && !atomic_compare_exchange_weak_explicit(&l->held, &v, v - 1, memory_order_relaxed,
+                                                       memory_order_relaxed)) {
+    }
+    return v != 0;
+}
+
+/* Relaxed is enough: a releasing task runs after the acquiring one (an edge,
+ * with the join counters' acquire/release between them) or the section's
+ * count is the user's to get right. */
+static void ledger_acquired(weft_taskflow *tf, const struct weft__sem_use *u) {
+    for (uint32_t i = 0; i < u->n[ACQ]; i++)
+        if (!in_set(u->set[REL], u->n[REL], u->set[ACQ][i]))
+            atomic_fetch_add_explicit(&ledger_of(tf, u->set[ACQ][i])->held, 1, memory_order_relaxed);
+}
+
+static void ledger_released(weft_taskflow *tf, const struct weft__sem_use *u) {
+    for (uint32_t i = 0; i < u->n[REL]; i++)
+        if (!in_set(u->set[ACQ], u->n[ACQ], u->set[REL][i])) (void)ledger_take(ledger_of(tf, u->set[REL][i]));
+}
+
+/* A skipped task: gives back what it was to release for a section begun by
+ * another task, if the taskflow holds such a unit. */
+static void ledger_give_back(weft__worker *w, weft_taskflow *tf, const struct weft__sem_use *u) {
+    for (uint32_t i = 0; i < u->n[REL]; i++) {
+        weft_semaphore *s = u->set[REL][i];
+        if (!in_set(u->set[ACQ], u->n[ACQ], s) && ledger_take(ledger_of(tf, s))) (void)weft__sem_release(w, &s, 1);
+    }
+}
 
 static weft__job *sem_node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
@@ -31,14 +91,17 @@ static weft__job *sem_node_run(weft__worker *w, weft__job *job) {
          * was parked go back. */
         weft__sem_give_back(w, u->set[ACQ], u->wait.held);
         u->wait.held = 0;
+        if (u->spans) ledger_give_back(w, n->tf, u); /* before inner: the run may end in it */
         return u->inner(w, job);
     }
     u->wait.job = job;
     u->wait.ex = r->ex;
     if (!weft__sem_acquire(u->set[ACQ], u->n[ACQ], &u->wait)) return NULL; /* parked */
+    if (u->spans) ledger_acquired(n->tf, u);
     if (u->n[REL] == 0) return u->inner(w, job);
     atomic_fetch_add_explicit(&r->pending, 1, memory_order_relaxed); /* n is counted: pending > 0 */
     weft__job *next = u->inner(w, job);
+    if (u->spans) ledger_released(n->tf, u);
     if (weft__sem_release(w, u->set[REL], u->n[REL]) != WEFT_OK) weft__fail_node(r, n, WEFT_EINVAL);
     weft__job *end = weft__run_settle(w, r, -1);
     if (!end) return next;
@@ -52,7 +115,38 @@ void weft__sem_use_free(weft__node *n) {
     for (int k = 0; k < 2; k++) weft__free(u->set[k], u->cap[k] * sizeof *u->set[k]);
     weft__free(u, sizeof *u);
     weft__cold_mut(n)->sems = NULL;
-    n->tf->nsems--;
+    weft_taskflow *tf = n->tf;
+    if (--tf->nsems == 0) { /* the last record: the ledger goes too */
+        weft__free(tf->sem_ledger, tf->sem_ledger_cap * sizeof *tf->sem_ledger);
+        tf->sem_ledger = NULL;
+        tf->nsem_ledger = tf->sem_ledger_cap = 0;
+    }
+}
+
+/* Makes sure tf's ledger has an entry for s.  False: out of memory. */
+static bool ledger_reserve(weft_taskflow *tf, weft_semaphore *s) {
+    for (size_t i = 0; i < tf->nsem_ledger; i++)
+        if (tf->sem_ledger[i].s == s) return true;
+    if (tf->nsem_ledger == tf->sem_ledger_cap) {
+        size_t cap = tf->sem_ledger_cap ? 2 * tf->sem_ledger_cap : 4;
+        struct weft__sem_ledger *a =
+            weft__realloc(tf->sem_ledger, tf->sem_ledger_cap * sizeof *a, cap * sizeof *a); /* no run reads it */
+        if (!a) return false;
+        tf->sem_ledger = a;
+        tf->sem_ledger_cap = cap;
+    }
+    struct weft__sem_ledger *l = &tf->sem_ledger[tf->nsem_ledger++];
+    l->s = s;
+    atomic_init(&l->held, 0);
+    return true;
+}
+
+/* Whether some semaphore of u is acquired and not released by it, or the reverse. */
+static bool spans(const struct weft__sem_use *u) {
+    for (int k = 0; k < 2; k++)
+        for (uint32_t i = 0; i < u->n[k]; i++)
+            if (!in_set(u->set[!k], u->n[!k], u->set[k][i])) return true;
+    return false;
 }
 
 /* n's record, made on first use.  NULL: out of memory. */
@@ -75,6 +169,10 @@ static weft_status attach(weft_task t, weft_semaphore *s, int which) {
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     struct weft__sem_use *u = use_of(n);
     if (!u) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
+    if (!ledger_reserve(n->tf, s)) {
+        if (u->n[ACQ] + u->n[REL] == 0) weft__sem_use_free(n); /* as before the call */
+        return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
+    }
     if (u->n[which] == u->cap[which]) {
         uint32_t cap = u->cap[which] ? 2 * u->cap[which] : 2;
         weft_semaphore **a = weft__realloc(u->set[which], u->cap[which] * sizeof *a, cap * sizeof *a);
@@ -88,6 +186,7 @@ static weft_status attach(weft_task t, weft_semaphore *s, int which) {
     u->set[which][u->n[which]++] = s;
     /* Acquired in address order, each once (async/semaphore.h says why). */
     if (which == ACQ) u->n[ACQ] = (uint32_t)weft__sem_set_normalize(u->set[ACQ], u->n[ACQ]);
+    u->spans = spans(u);
     return weft__tf_done(n->tf, WEFT_OK);
 }
 
