@@ -1,6 +1,7 @@
 # Cancellation: tokens and callbacks (stress included), deadlines and the timer
-# thread, tokens attached to runs and async tasks, signal preemption.
+# thread, tokens attached to runs and async tasks, fork-join roots and their
+# stolen children, parallel-algorithm calls, signal preemption.
 weft_add_test_program(cancel_tests
-  SOURCES cancel_token.c cancel_deadline.c cancel_attach.c cancel_preempt.c
+  SOURCES cancel_token.c cancel_deadline.c cancel_attach.c cancel_preempt.c cancel_fj.c
   LIBS Threads::Threads
   TIMEOUT 120)

@@ -3,19 +3,7 @@
  * told from "a sibling failed", pipelines stop with their run, deadlines stop
  * runs, tokens destroyed or executors destroyed with work attached, and the
  * race of a cancel with 10^6 tasks starting and finishing on 4 threads. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <pthread.h>
-
-#include "test_util.h"
-
-static weft_cancel_token *new_token(void) {
-    weft_status st;
-    weft_cancel_token *t = weft_cancel_token_create(NULL, &st);
-    ASSERT_OK(st);
-    return t;
-}
+#include "cancel_test.h"
 
 /* A task that waits for the test to open the gate. */
 struct gate {
@@ -160,6 +148,35 @@ TEST(cancel_one_token_stops_forty_queued_async_tasks) {
     }
     ASSERT_OK(weft_executor_wait_all(ex));
     ASSERT_EQ(atomic_load(&ran), 40); /* only the first forty */
+    ASSERT_OK(weft_future_wait(block));
+    weft_future_destroy(block);
+    weft_cancel_token_destroy(tok);
+    weft_executor_destroy(ex);
+}
+
+TEST(cancelled_async_task_counts_itself_skipped_in_its_run_info) {
+    weft_executor *ex = make_executor(1);
+    struct gate g = {0};
+    atomic_int ran = 0;
+    weft_future *block, *f, *g2;
+    ASSERT_OK(weft_async(ex, wait_gate, &g, &block));
+    ASSERT_TRUE(wait_flag(&g.entered, 1, 5));
+    weft_cancel_token *tok = new_token();
+    ASSERT_OK(weft_async(ex, count_run, &ran, &f));
+    ASSERT_OK(weft_async(ex, count_run, &ran, &g2)); /* not cancelled */
+    ASSERT_OK(weft_cancel_attach(tok, f));
+    ASSERT_OK(weft_cancel_token_cancel(tok));
+    atomic_store(&g.open, 1);
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+    ASSERT_OK(weft_future_wait(g2));
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(info.skipped, 1);
+    ASSERT_OK(weft_future_info(g2, &info));
+    ASSERT_EQ(info.skipped, 0);
+    ASSERT_EQ(atomic_load(&ran), 1);
+    weft_future_destroy(f);
+    weft_future_destroy(g2);
     ASSERT_OK(weft_future_wait(block));
     weft_future_destroy(block);
     weft_cancel_token_destroy(tok);

@@ -1,20 +1,9 @@
 /* Deadlines: order, never early, bounded lateness (loose: CI machines are
  * shared), replace and disarm, scoped budgets, the heap left empty after 10^6
  * arm/disarm pairs, an idle timer thread using no CPU. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <pthread.h>
+#include "cancel_test.h"
 
 #include "cancel/cancel.h"
-#include "test_util.h"
-
-static weft_cancel_token *new_token(void) {
-    weft_status st;
-    weft_cancel_token *t = weft_cancel_token_create(NULL, &st);
-    ASSERT_OK(st);
-    return t;
-}
 
 /* Records when each token's callback ran, in the order they ran. */
 struct fired {

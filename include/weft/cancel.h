@@ -20,6 +20,7 @@
 
 #include "weft/common.h"
 #include "weft/core.h"
+#include "weft/graph.h" /* weft_task_fn */
 
 WEFT_EXTERN_C_BEGIN
 
@@ -211,6 +212,26 @@ WEFT_API WEFT_NODISCARD weft_status weft_with_deadline(uint64_t budget_ns, weft_
  * running, not for what it was ever attached to.  Returns WEFT_OK, WEFT_EINVAL
  * (NULL argument), WEFT_ENOMEM (not attached).  Any thread. */
 WEFT_API WEFT_NODISCARD weft_status weft_cancel_attach(weft_cancel_token *t, weft_future *f);
+
+/* weft_run_root_status (weft/forkjoin.h) with t attached to the root: when t
+ * is cancelled (or if it is already), the root and every child it spawns,
+ * stolen ones and task-group members included, see it through their context
+ * (weft_ctx_check gives WEFT_ECANCELED and t's reason, weft_ctx_cancelled is
+ * true).  A child is never skipped: its parent needs its result, so fork-join
+ * code stops by checking.  Returns:
+ *   WEFT_OK         fn ran and returned 0, and t was not cancelled meanwhile;
+ *   WEFT_ETASK      fn returned non-zero (in *result), t not cancelled;
+ *   WEFT_ECANCELED  t was cancelled before fn started (fn not called, counted
+ *                   as skipped in the executor's metrics, *result 0) or
+ *                   while it ran (fn's value in *result);
+ *   WEFT_EINVAL     NULL t or fn; as weft_run_root_status otherwise
+ *                   (WEFT_ENOMEM, WEFT_EFORKED; *result 0).
+ * result may be NULL.  ex NULL: the default executor.  The call keeps its own
+ * reference to t while it runs.  Any thread; from one of ex's workers it runs
+ * fn right there, as weft_run_root does.  Costs one callback registration and
+ * removal per call; nothing per spawn or sync. */
+WEFT_API WEFT_NODISCARD weft_status weft_run_root_with_token(weft_executor *ex, weft_cancel_token *t,
+                                                             weft_task_fn fn, void *arg, int *result);
 
 /* What a running task asks, in a loop, to stop early:
  *   WEFT_OK         go on;

@@ -45,6 +45,7 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
         int r = weft__run_observed(w, WEFT__WORK_ASYNC, &f->stop, a->fn, a->arg);
         if (r != 0) weft__future_fail(f, r, "", 0);
     } else {
+        atomic_fetch_add_explicit(&f->skipped, 1, memory_order_relaxed); /* weft_future_info; complete releases */
         weft__hook_skipped(w); /* observe/: cancelled before it ran */
     }
     if (a->sems) weft__async_sems_release(w, a); /* before the future: a waiter may reuse them */

@@ -18,6 +18,7 @@
 #include "core/alloc.h"
 #include "core/error_detail.h"
 #include "core/executor.h"
+#include "core/fj.h" /* weft__run_root_stop */
 #include "core/future.h"
 
 #include <stddef.h>
@@ -25,7 +26,8 @@
 
 struct weft__attach {
     weft__cancel_reg reg; /* first: cast back from the registration */
-    weft_future *f;       /* a reference */
+    weft_future *f;       /* a reference; NULL for a fork-join root (below) */
+    _Atomic int *stop;    /* the stop word the token sets: &f->stop, or the root's */
     weft_cancel_token *t;
     struct weft__attach *next;   /* t's list, under t->attach_mu */
     struct weft__attach *bucket; /* the registry's chain, under its shard's lock */
@@ -55,7 +57,7 @@ static struct shard *shard_of(const void *stop) {
 }
 
 static void registry_add(struct weft__attach *a) {
-    struct shard *s = shard_of(&a->f->stop);
+    struct shard *s = shard_of(a->stop);
     weft__mutex_lock(&s->mu);
     a->bucket = s->head;
     s->head = a;
@@ -63,7 +65,7 @@ static void registry_add(struct weft__attach *a) {
 }
 
 static void registry_remove(struct weft__attach *a) {
-    struct shard *s = shard_of(&a->f->stop);
+    struct shard *s = shard_of(a->stop);
     weft__mutex_lock(&s->mu);
     for (struct weft__attach **p = &s->head; *p; p = &(*p)->bucket)
         if (*p == a) {
@@ -81,7 +83,7 @@ static void registry_reason(const _Atomic int *stop, char *buf) {
     struct shard *s = shard_of(stop);
     weft__mutex_lock(&s->mu);
     for (struct weft__attach *a = s->head; a; a = a->bucket) {
-        if (&a->f->stop != stop || !weft_cancel_token_is_cancelled(a->t)) continue;
+        if (a->stop != stop || !weft_cancel_token_is_cancelled(a->t)) continue;
         weft__mutex_lock(&a->t->mu); /* against a reset rewriting it */
         memcpy(buf, a->t->reason, WEFT_CANCEL_REASON_MAX);
         weft__mutex_unlock(&a->t->mu);
@@ -94,7 +96,14 @@ static void registry_reason(const _Atomic int *stop, char *buf) {
 
 static void attach_fire(weft__cancel_reg *reg, const char *reason) {
     (void)reason;
-    (void)weft_future_cancel(((struct weft__attach *)reg)->f);
+    struct weft__attach *a = (struct weft__attach *)reg;
+    if (a->f) {
+        (void)weft_future_cancel(a->f);
+        return;
+    }
+    /* A root: release, so that a task that sees the bit (acquire) sees what
+     * the canceller wrote before cancelling. */
+    atomic_fetch_or_explicit(a->stop, WEFT__STOP_CANCEL, memory_order_release);
 }
 
 /* Unlinks a from everything and frees it.  Under t->attach_mu. */
@@ -128,6 +137,7 @@ weft_status weft_cancel_attach(weft_cancel_token *t, weft_future *f) {
     if (!a) return WEFT_ENOMEM;
     a->reg.fn = attach_fire;
     a->f = f;
+    a->stop = &f->stop;
     a->t = t;
     atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed); /* the caller holds one */
     registry_add(a); /* before it can fire: a task that sees the cancel finds the reason */
@@ -190,4 +200,37 @@ weft_status weft_ctx_check_and_yield(const weft_ctx *ctx) {
     weft_status st = weft_ctx_check(ctx);
     if (st == WEFT_OK) weft__thread_yield();
     return st;
+}
+
+/* ---- fork-join roots ---- */
+
+weft_status weft_run_root_with_token(weft_executor *ex, weft_cancel_token *t, weft_task_fn fn, void *arg,
+                                     int *result) {
+    if (result) *result = 0;
+    if (!t) return WEFT_EINVAL;
+    if (!fn) return WEFT_EINVAL;
+    int st = weft__cancel_once(&shards_once, shards_setup);
+    if (st != 0) return (weft_status)st;
+    /* The root's stop word and the token's link to it live on this stack: the
+     * call returns only after the root and every child it spawned did, and
+     * after the link is off the token (deregistering waits for a callback
+     * running on another thread). */
+    _Atomic int stop;
+    atomic_init(&stop, 0);
+    struct weft__attach a = {.reg = {.fn = attach_fire}, .stop = &stop, .t = t};
+    (void)weft_cancel_token_retain(t); /* the caller's may go meanwhile */
+    registry_add(&a);
+    weft__cancel_register(t, &a.reg); /* fires here if t is cancelled already */
+    int value = 0;
+    weft_status rst = weft__run_root_stop(ex, &stop, fn, arg, &value);
+    (void)weft__cancel_deregister(t, &a.reg, NULL);
+    registry_remove(&a);
+    weft_cancel_token_destroy(t);
+    if (result) *result = value;
+    /* A cancel that came while fn ran (fn may have stopped early and returned
+     * 0): the caller learns its work was cut short.  Acquire: pairs with the
+     * fetch_or above. */
+    if (rst == WEFT_OK || rst == WEFT_ETASK)
+        if (atomic_load_explicit(&stop, memory_order_acquire) & WEFT__STOP_CANCEL) return WEFT_ECANCELED;
+    return rst;
 }

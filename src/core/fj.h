@@ -35,6 +35,14 @@ weft__job *weft__fj_steal(weft__worker *w, weft__worker *v);
  * Returns fn's value (or the first failing child's). */
 int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn, void *arg);
 
+/* weft_run_root_status with a stop word for the root's context (NULL: none),
+ * which a layer above may set (cancel/: a token's callback).  Set before the
+ * root starts, fn is skipped (counted as skipped) and this returns
+ * WEFT_ECANCELED; set later, fn and the children it spawns see it through
+ * their context (a stolen child too).  *stop must outlive the call. */
+weft_status weft__run_root_stop(weft_executor *ex, const _Atomic int *stop, weft_task_fn fn, void *arg,
+                                int *result);
+
 /* Frees w's frame stack.  The executor is stopped. */
 void weft__fj_destroy(weft__fj *fj);
 

@@ -7,7 +7,69 @@
 #include "core/executor.h"
 #include "core/obs_hooks.h" /* a stolen frame is a span */
 
+#include <stddef.h>
+#include <string.h>
+
 #define OVF_FIRST_CAP 64u
+
+/* ---- the stop word a stolen child sees ----
+ *
+ * A child run by its owner runs in its parent's context, and so sees the
+ * parent's stop word (cancellation, a failed sibling).  A thief runs a stolen
+ * child in a context of its own, which gets the stop word of the task that
+ * spawned the frame.  Spawn stays as it is (two stores and no look at any
+ * context): the owner labels frames only when it publishes them, on the
+ * slow path, and a thief reads the label with the frame's function.
+ *
+ * The label lives in the frame's `result` and `reserved_` fields, which hold
+ * nothing until a thief stores the child's value (after reading the label).
+ * Which task spawned frame k: the worker's contexts (w->ctx, innermost first)
+ * and, for those weft__fj_run_task opened, the depth of the frame stack when
+ * each began (a list of marks on the thread's stack).  Frames at or above a
+ * marked task's depth, and below the next marked one's, belong to that task or
+ * to a context opened above it without a mark (a graph task run by a wait); if
+ * those disagree on their stop word the frames get none, as before. */
+struct fj_mark {
+    const weft_ctx *ctx;
+    size_t depth0;
+    const struct fj_mark *outer;
+};
+/* Initial-exec: a static TLS slot, one instruction to reach, no allocation. */
+static _Thread_local const struct fj_mark *fj_marks __attribute__((tls_model("initial-exec")));
+
+typedef const _Atomic int *fj_stop;
+_Static_assert(sizeof(fj_stop) <= sizeof(int) * 2 && offsetof(weft__fj_frame, reserved_) == offsetof(weft__fj_frame, result) + sizeof(int),
+               "a frame's result and reserved_ hold a pointer");
+
+static void label_set(weft__fj_frame *f, fj_stop stop) { memcpy(&f->result, &stop, sizeof stop); }
+static fj_stop label_get(const weft__fj_frame *f) {
+    fj_stop stop;
+    memcpy(&stop, &f->result, sizeof stop);
+    return stop;
+}
+
+/* Labels w's frames [lo, hi) (indices) with their spawners' stop words, before
+ * they are published (the publishing release carries the labels).  Owner only. */
+static void label(weft__worker *w, uint32_t lo, uint32_t hi) {
+    weft__fj_frame *base = w->fj.base;
+    const weft_ctx *c = w->ctx;
+    const struct fj_mark *m = fj_marks;
+    uint32_t k = hi;
+    while (k > lo) {
+        /* A segment: contexts from c out to m's (the frames from m->depth0 up). */
+        const weft_ctx *end = m ? m->ctx : NULL;
+        fj_stop stop = c ? c->stop : NULL;
+        for (const weft_ctx *x = c; x; x = x->outer) {
+            if (x->stop != stop) stop = NULL; /* ambiguous: no label */
+            if (x == end) break;
+        }
+        uint32_t floor = m ? (uint32_t)m->depth0 : 0;
+        while (k > lo && k > floor) label_set(&base[--k], stop);
+        if (!m) break;
+        c = m->ctx->outer;
+        m = m->outer;
+    }
+}
 
 /* The `limit` a worker goes back to when it has shared what it should: 0 (a
  * standing request: the next spawn shares, the next sync with private frames
@@ -148,6 +210,8 @@ static int ovf_pop(weft__fj *fj) {
  * thieves that acquire-load ts; tail (high half) is left to the thieves' CAS. */
 static void publish(weft__worker *w, uint32_t n) {
     weft__fj *fj = &w->fj;
+    uint32_t s = (uint32_t)(fj->split - fj->base);
+    label(w, s, s + n);
     fj->split += n;
     floor_sync(fj);
     __atomic_fetch_add(&fj->ts, (uint64_t)n, __ATOMIC_SEQ_CST);
@@ -174,6 +238,7 @@ static void share(weft_ctx *ctx) {
          * a thief that reads this ts with acquire sees frame h - 1. */
         fj->allstolen = 0;
         fj->split = fj->head;
+        label(w, h - 1, h);
         floor_sync(fj);
         __atomic_store_n(&fj->ts, WEFT__FJ_TS(h - 1, h), __ATOMIC_SEQ_CST);
         weft__sleep_notify_local(&w->ex->sleep);
@@ -271,7 +336,8 @@ int weft__fj_sync_slow(weft_ctx *ctx) {
 
 static weft__job *run_stolen(weft__worker *w, weft__job *self) {
     weft__fj_frame *f = ((weft__fj_job *)self)->frame;
-    f->result = weft__run_observed(w, WEFT__WORK_STOLEN, NULL, f->fn, f->arg); /* observe/: a span */
+    /* The spawner's stop word (label above): cancellation reaches the child. */
+    f->result = weft__run_observed(w, WEFT__WORK_STOLEN, label_get(f), f->fn, f->arg); /* observe/: a span */
     /* Release: the owner's acquire load of DONE sees result. */
     __atomic_store_n(&f->state, WEFT__FJ_DONE, __ATOMIC_RELEASE);
     return NULL;
@@ -313,12 +379,15 @@ int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn,
     w->ctx = &cx;
     size_t depth0 = depth(fj);
     uint32_t ovf0 = fj->ovf;
+    struct fj_mark mark = {&cx, depth0, fj_marks}; /* frames from depth0 up are this task's */
+    fj_marks = &mark;
     int r = fn(&cx, arg);
     /* Implicit sync of whatever fn left unsynced. */
     while (fj->ovf > ovf0 || depth(fj) > depth0) {
         int s = weft_sync(&cx);
         if (r == 0) r = s;
     }
+    fj_marks = mark.outer;
     w->ctx = cx.outer;
     return r;
 }
