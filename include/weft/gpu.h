@@ -256,6 +256,45 @@ typedef struct weft_gpu_arg {
 WEFT_API weft_status weft_gpu_launch(weft_gpu_stream *s, weft_gpu_kernel *k, const weft_gpu_range *range,
                                      const weft_gpu_arg *args, size_t nargs);
 
+/* ---- kernels from source at run time ------------------------------------------------ */
+
+/* An element-wise kernel given as text: `body` is run for every index i in
+ * [0, n) (i is a 64-bit unsigned integer; items past n are never run), with
+ * `params` the kernel's parameters as a C parameter list ("" or NULL for
+ * none).  Pointers to device memory are written WEFT_GLOBAL (OpenCL's
+ * __global; nothing on CUDA):
+ *
+ *     static const weft_gpu_for_kernel saxpy = {
+ *         .params = "WEFT_GLOBAL float *y, WEFT_GLOBAL const float *x, float a",
+ *         .body = "y[i] = a * x[i] + y[i];",
+ *         .host = saxpy_host,  // for the stub, which has no compiler
+ *     };
+ *     weft_gpu_parallel_for(s, n, &saxpy, args, 3);
+ *
+ * The text must be valid as OpenCL C and, for CUDA, as CUDA C++ (the common
+ * subset of C serves both).  Only what the device's backend needs is built. */
+typedef struct weft_gpu_for_kernel {
+    const char *params;
+    const char *body;      /* required */
+    weft_gpu_host_fn host; /* the stub's: called once with global[0] = n and the arguments as for a
+                              stub kernel; NULL: the stub refuses (WEFT_ENOENT) */
+} weft_gpu_for_kernel;
+
+/* Queues the kernel of fk over n items on s.  It is built on first use for
+ * the device and cached by its text (the stub's by its host function) until
+ * weft_gpu_close: OpenCL builds it with clBuildProgram; CUDA compiles it to
+ * PTX with NVRTC (libnvrtc.so, loaded by dlopen on first use, for
+ * compute_75, which the driver compiles for the device).  args are the values
+ * and buffers for params, in order (at most WEFT_GPU_MAX_ARGS - 1).  n 0 is a
+ * no-op.  WEFT_EINVAL (NULL s or fk or body, too many arguments, objects of
+ * another device), WEFT_ENOENT (the stub without a host function, NVRTC not
+ * installed, HIP), WEFT_EDEVICE (the build failed: the compiler's log starts
+ * weft_last_error_message; or the launch was refused), WEFT_ENOMEM.  Any
+ * thread; the same kernel from several threads at once is built at most once
+ * per racing thread and then shared. */
+WEFT_API weft_status weft_gpu_parallel_for(weft_gpu_stream *s, size_t n, const weft_gpu_for_kernel *fk,
+                                           const weft_gpu_arg *args, size_t nargs);
+
 /* ---- GPU work as tasks ----------------------------------------------------------- */
 
 /* Records GPU work (copies, launches) on `s`; does not wait for it.  ctx is

@@ -67,6 +67,8 @@ struct weft_gpu_device {
      * no poller takes. */
     weft__mutex watch_lock;
     struct weft__gpu_watch *watches;
+    /* weft_gpu_parallel_for's built kernels (parallel_for.c), under watch_lock. */
+    struct weft__gpu_for *fors;
 };
 
 struct weft_gpu_buffer {
@@ -112,6 +114,14 @@ int weft__gpu_event_wait_any(weft_gpu_event *e);
 /* A guard's stream given back without waiting for its work (the caller has
  * seen that work done). */
 void weft__gpu_guard_release(weft_gpu_stream_guard *g);
+
+/* CUDA C++ source to PTX through NVRTC, loaded by dlopen (nvrtc.c); arch as
+ * "compute_75".  *ptx (*ptx_bytes, NUL included) is freed with weft__free.
+ * 0, WEFT_ENOENT (no NVRTC), WEFT_EDEVICE (the compiler's log in the
+ * message), WEFT_ENOMEM. */
+int weft__gpu_nvrtc_ptx(const char *source, const char *arch, char **ptx, size_t *ptx_bytes);
+/* Frees weft_gpu_parallel_for's kernels (at close). */
+void weft__gpu_for_cache_free(weft_gpu_device *dev);
 
 /* Work-item count of a range: the product of its global sizes (0 counts as 1). */
 static inline size_t weft__gpu_range_items(const weft_gpu_range *r) {

@@ -85,6 +85,7 @@ weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err) 
 void weft_gpu_close(weft_gpu_device *dev) {
     if (!dev) return;
     (void)weft_gpu_synchronize(dev);
+    weft__gpu_for_cache_free(dev);
     weft_gpu_stream_pool_destroy(dev->pool);
     dev->ops->close(dev);
     weft__mutex_destroy(&dev->watch_lock);
