@@ -64,14 +64,7 @@ static void sources_remove(weft_taskflow *tf, weft__node *n) {
  * written whole; the cold part is already zero (fresh or cached chunk, see
  * slab_take) unless the slot's user before a clear wrote it.  Zero
  * cold means: no name, no data, no successor array, kind STATIC, no weak edge. */
-static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *arg, bool reused) {
-    /* A slot used before a clear: its cold part is stale only if the last user
-     * wrote it (read before the hot line is overwritten).  A slot at or above
-     * high_water is fresh, its hot line not ours to read.  Reading the old line
-     * stalls on a miss where writing it would not, so only when some cold part
-     * of this taskflow was ever written. */
-    bool stale = !reused && tf->nnodes < tf->high_water &&
-                 ((tf->any_cold_dirty && n->cold_dirty) || atomic_load_explicit(&tf->cold_unmarked, memory_order_relaxed));
+static inline void node_init_hot(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *arg) {
     n->job = (weft__job){weft__node_run, NULL};
     atomic_init(&n->join, 0);
     n->num_deps = 0;
@@ -81,10 +74,36 @@ static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *a
     n->tf = tf;
     n->succ.one = NULL;
     n->nsucc = 0;
-    if (reused) return; /* an erased slot keeps its index; its cold part was zeroed */
+}
+
+static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *arg) {
+    /* A slot used before a clear: its cold part is stale only if the last user
+     * wrote it (read before the hot line is overwritten).  A slot at or above
+     * high_water is fresh, its hot line not ours to read.  Reading the old line
+     * stalls on a miss where writing it would not, so only when some cold part
+     * of this taskflow was ever written. */
+    bool stale = tf->nnodes < tf->high_water &&
+                 ((tf->any_cold_dirty && n->cold_dirty) || atomic_load_explicit(&tf->cold_unmarked, memory_order_relaxed));
+    node_init_hot(n, tf, fn, arg);
     n->index = (uint32_t)tf->nnodes++;
     if (stale) *weft__cold(n) = (weft__node_cold){0};
     else if (n->index >= tf->high_water) tf->high_water = tf->nnodes;
+}
+
+/* A slot weft_task_erase freed (edit.c) takes the new node: it keeps its index,
+ * and its cold part was zeroed when it was erased.  Apart from the fast path,
+ * which pays one test for it. */
+static __attribute__((noinline)) weft_task add_in_erased_slot(weft_taskflow *tf, weft_task_fn fn, void *arg) {
+    weft__node *n = tf->free_slots;
+    if (!sources_reserve(tf)) {
+        weft__tf_error(tf, WEFT_ENOMEM, NULL);
+        return WEFT_TASK_NULL;
+    }
+    weft__slot_unfree(tf);
+    node_init_hot(n, tf, fn, arg);
+    sources_add(tf, n);
+    weft__tf_done(tf, WEFT_OK);
+    return (weft_task){n};
 }
 
 weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
@@ -93,15 +112,15 @@ weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
         weft__tf_error(tf, WEFT_ENOMEM, "a taskflow holds at most %u tasks", UINT32_MAX - 1);
         return WEFT_TASK_NULL;
     }
-    bool reuse = tf->free_slots && !tf->no_reuse; /* a slot weft_task_erase freed (edit.c) */
-    weft__node *n = reuse ? tf->free_slots : slab_take(tf);
+    /* no_reuse: a composition is being copied in, its nodes stay contiguous. */
+    if (__builtin_expect(tf->free_slots != NULL, 0) && !tf->no_reuse) return add_in_erased_slot(tf, fn, arg);
+    weft__node *n = slab_take(tf);
     if (!n || !sources_reserve(tf)) {
         weft__tf_error(tf, WEFT_ENOMEM, NULL);
         return WEFT_TASK_NULL;
     }
-    if (reuse) weft__slot_unfree(tf);
-    node_init(n, tf, fn, arg, reuse);
-    if (!reuse) tf->cur_used++;
+    node_init(n, tf, fn, arg);
+    tf->cur_used++;
     sources_add(tf, n);
     weft__tf_done(tf, WEFT_OK);
     return (weft_task){n};
@@ -159,10 +178,12 @@ static weft_status check_pair(weft__node *a, weft__node *b) {
         weft__node *known = a ? a : b;
         return known ? weft__tf_error(known->tf, WEFT_EINVAL, "edge to or from the null task") : WEFT_EINVAL;
     }
-    if (weft__node_erased(a) || weft__node_erased(b))
-        return weft__tf_error(a->tf, WEFT_EINVAL, "edge to or from an erased task");
     if (a->tf != b->tf)
         return weft__tf_error(a->tf, WEFT_EINVAL, "edge between tasks of different taskflows");
+    /* Only a taskflow with erased slots can hold one: a chain's build reads no
+     * more than it did before erasing existed. */
+    if (__builtin_expect(a->tf->nerased != 0, 0) && (weft__node_erased(a) || weft__node_erased(b)))
+        return weft__tf_error(a->tf, WEFT_EINVAL, "edge to or from an erased task");
     if (weft__tf_busy(a->tf)) return WEFT_EBUSY;
     return WEFT_OK;
 }
