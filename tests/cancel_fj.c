@@ -2,9 +2,9 @@
  * reaching every fork-join child: the ones a thief stole and ran in a context
  * of its own, their own children, task-group members, and the children of a
  * graph task. */
-#include <string.h>
+#include "cancel_test.h" /* first: it defines _GNU_SOURCE */
 
-#include "cancel_test.h"
+#include <string.h>
 
 static int must_not_run(weft_ctx *cx, void *p) {
     atomic_store((atomic_int *)p, 1);
