@@ -2,6 +2,6 @@
 # thread, tokens attached to runs and async tasks, fork-join roots and their
 # stolen children, parallel-algorithm calls, signal preemption.
 weft_add_test_program(cancel_tests
-  SOURCES cancel_token.c cancel_deadline.c cancel_attach.c cancel_preempt.c cancel_fj.c
+  SOURCES cancel_token.c cancel_deadline.c cancel_attach.c cancel_preempt.c cancel_fj.c cancel_algo.c
   LIBS Threads::Threads
   TIMEOUT 120)

@@ -30,8 +30,8 @@
  *
  * Errors: every call returns WEFT_OK, WEFT_EINVAL (a NULL function or result
  * pointer; a NULL array with n > 0; an element size of 0; step 0; a bad
- * partitioner) or WEFT_ENOMEM (a per-call array could not be allocated; nothing
- * was changed).  Empty input: a NULL array with n == 0 (what an empty C++
+ * partitioner), WEFT_ENOMEM (a per-call array could not be allocated; nothing
+ * was changed) or WEFT_ECANCELED (the config's token fired: weft_algo_config.cancel).  Empty input: a NULL array with n == 0 (what an empty C++
  * vector's data() gives) is valid everywhere: the call does nothing and returns
  * WEFT_OK (a reduction leaves *result at its initial value, a search gives index
  * 0); the other arguments are still checked.  Thread-safety:
@@ -42,6 +42,7 @@
 #ifndef WEFT_ALGO_H
 #define WEFT_ALGO_H
 
+#include "weft/cancel.h"
 #include "weft/graph.h"
 
 WEFT_EXTERN_C_BEGIN
@@ -88,6 +89,18 @@ typedef struct weft_algo_config {
     size_t chunk;
     /* At most this many tasks (so at most this many workers).  0: one per worker. */
     unsigned max_tasks;
+    /* A cancellation token (weft/cancel.h), or NULL.  Once it is cancelled,
+     * chunks not yet started are skipped (one acquire load per chunk) and the
+     * call returns WEFT_ECANCELED, having written only the chunks that ran: a
+     * loop or transform did part of its elements, a reduction, scan or search
+     * leaves *result / *index as they were (a scan's output is partly
+     * written), and a sort leaves the array a permutation of its elements,
+     * partly sorted (it stops between its phases, never inside a merge).  A
+     * cancel that comes after every chunk has started changes nothing: the
+     * call returns WEFT_OK.  The call does not keep a reference: t must live
+     * until it returns.  Elements already running are not interrupted (a body
+     * that should stop sooner polls weft_cancel_token_is_cancelled itself). */
+    weft_cancel_token *cancel;
 } weft_algo_config;
 
 /* ---- function types (all are called concurrently from several threads: the

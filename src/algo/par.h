@@ -30,6 +30,7 @@ typedef struct weft__plan {
     size_t n, nchunks, chunk;
     size_t *bounds; /* guided only: nchunks + 1 entries */
     unsigned ntasks;
+    const weft_cancel_token *cancel; /* weft_algo_config.cancel */
 } weft__plan;
 
 /* Default chunk policy of an algorithm: `fixed` (non-zero) makes every
@@ -57,10 +58,18 @@ static inline void weft__plan_chunk(const weft__plan *p, size_t k, size_t *lo, s
 /* Runs fn(ctx, k, lo, hi) for every chunk k of p.  Static plans give each task a
  * contiguous run of chunks; dynamic and guided plans (and any plan when
  * `in_order`) hand chunks out from a counter, so that chunk k is taken only after
- * every chunk before it has been taken (scans rely on that). */
+ * every chunk before it has been taken (scans rely on that).  Returns WEFT_OK,
+ * or WEFT_ECANCELED when p->cancel fired before every chunk was taken: chunks
+ * are looked at before they are taken, so those that ran are the ones taken
+ * (with a counter, a prefix of the chunks). */
 typedef void (*weft__chunk_fn)(void *ctx, size_t k, size_t lo, size_t hi);
-void weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_order, weft__chunk_fn fn,
-                      void *ctx);
+weft_status weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_order, weft__chunk_fn fn,
+                             void *ctx);
+
+/* True once a call's token (weft_algo_config.cancel; NULL: never) is cancelled. */
+static inline bool weft__algo_cancelled(const weft_cancel_token *t) {
+    return t && weft_cancel_token_is_cancelled(t);
+}
 
 /* Tasks a call may use: the executor's workers, capped by cfg->max_tasks when
  * set; at least 1 (plan.c). */

@@ -60,7 +60,7 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
     weft_partitioner kind = asked == WEFT_PARTITION_AUTO ? WEFT_PARTITION_DYNAMIC : asked;
     if (kind != WEFT_PARTITION_STATIC && kind != WEFT_PARTITION_DYNAMIC && kind != WEFT_PARTITION_GUIDED)
         return WEFT_EINVAL;
-    *p = (weft__plan){ .kind = kind, .n = n };
+    *p = (weft__plan){ .kind = kind, .n = n, .cancel = cfg ? cfg->cancel : NULL };
     /* AUTO with neither a chunk asked for nor one the algorithm fixes. */
     bool shrinking = asked == WEFT_PARTITION_AUTO && !(cfg && cfg->chunk) && !rules.fixed_chunk;
     size_t chunk = cfg && cfg->chunk ? cfg->chunk : default_chunk(n, kind, rules);
@@ -94,8 +94,17 @@ typedef struct chunk_run {
     weft__chunk_fn fn;
     void *ctx;
     bool counter;
+    _Atomic bool skipped; /* static: a task left chunks unrun (the token fired) */
     _Alignas(WEFT__CACHE_LINE) _Atomic size_t next;
 } chunk_run;
+
+/* Static plans: looked at before each chunk of a task's share.  Relaxed store:
+ * par_tasks joins the tasks before `skipped` is read. */
+static bool stopped(chunk_run *r) {
+    if (__builtin_expect(!weft__algo_cancelled(r->plan->cancel), 1)) return false;
+    atomic_store_explicit(&r->skipped, true, memory_order_relaxed);
+    return true;
+}
 
 static void run_chunk(const chunk_run *r, size_t k) {
     size_t lo, hi;
@@ -108,22 +117,32 @@ static void chunk_task(void *ctx, unsigned t, unsigned n) {
     size_t total = r->plan->nchunks;
     if (!r->counter) { /* static: a fixed contiguous share per task */
         size_t from = total * t / n, to = total * (t + 1) / n;
-        for (size_t k = from; k < to; k++) run_chunk(r, k);
+        for (size_t k = from; k < to && !stopped(r); k++) run_chunk(r, k);
         return;
     }
     /* relaxed: the counter only hands out indices; the data each chunk reads was
-     * published before the tasks were started. */
-    for (size_t k; (k = atomic_fetch_add_explicit(&r->next, 1, memory_order_relaxed)) < total;)
+     * published before the tasks were started.  The token is looked at before a
+     * chunk is taken, so every chunk taken runs (a scan waits for each chunk's
+     * predecessor), and chunks were skipped iff the counter ends below total. */
+    for (size_t k;;) {
+        if (__builtin_expect(weft__algo_cancelled(r->plan->cancel), 0)) return;
+        if ((k = atomic_fetch_add_explicit(&r->next, 1, memory_order_relaxed)) >= total) return;
         run_chunk(r, k);
+    }
 }
 
-void weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_order, weft__chunk_fn fn,
-                      void *ctx) {
-    if (p->nchunks == 0) return;
+weft_status weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_order, weft__chunk_fn fn,
+                             void *ctx) {
+    if (p->nchunks == 0) return WEFT_OK;
     chunk_run r = { .plan = p, .fn = fn, .ctx = ctx,
                     .counter = in_order || p->kind != WEFT_PARTITION_STATIC };
     atomic_init(&r.next, 0);
+    atomic_init(&r.skipped, false);
     weft__par_tasks(ex, p->ntasks, chunk_task, &r);
+    /* relaxed: par_tasks has joined every task (its own acquire). */
+    bool skipped = r.counter ? atomic_load_explicit(&r.next, memory_order_relaxed) < p->nchunks
+                             : atomic_load_explicit(&r.skipped, memory_order_relaxed);
+    return skipped ? WEFT_ECANCELED : WEFT_OK;
 }
 
 weft_status weft__par_plan_run(weft_executor *ex, size_t n, const weft_algo_config *cfg,
@@ -131,7 +150,7 @@ weft_status weft__par_plan_run(weft_executor *ex, size_t n, const weft_algo_conf
     weft__plan p;
     int st = weft__plan_init(&p, ex, n, cfg, rules);
     if (st != WEFT_OK) return st;
-    weft__par_chunks(ex, &p, false, fn, ctx);
+    st = weft__par_chunks(ex, &p, false, fn, ctx);
     weft__plan_free(&p);
-    return WEFT_OK;
+    return st;
 }

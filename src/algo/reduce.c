@@ -47,11 +47,12 @@ static weft_status reduce_core(weft_executor *ex, const reduce_job *j, const wef
         weft__plan_free(&p);
         return WEFT_ENOMEM;
     }
-    weft__par_chunks(ex, &p, false, reduce_chunk, &r);
-    for (size_t k = 0; k < p.nchunks; k++) j->op(j->result, r.slots + k * stride, j->op_arg);
+    st = weft__par_chunks(ex, &p, false, reduce_chunk, &r);
+    if (st == WEFT_OK) /* cancelled: skipped chunks left their slots unwritten */
+        for (size_t k = 0; k < p.nchunks; k++) j->op(j->result, r.slots + k * stride, j->op_arg);
     if (r.slots != stack) weft__free_aligned(r.slots, bytes, WEFT__CACHE_LINE);
     weft__plan_free(&p);
-    return WEFT_OK;
+    return st;
 }
 
 

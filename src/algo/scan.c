@@ -75,10 +75,10 @@ static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const wef
     }
     s->ready = (_Atomic uint32_t *)mem; /* zeroed: no chunk ready */
     s->slots = mem + flag_bytes;
-    weft__par_chunks(ex, &p, true, scan_chunk, s);
+    st = weft__par_chunks(ex, &p, true, scan_chunk, s);
     if (mem) weft__free_aligned(mem, bytes, 64);
     weft__plan_free(&p);
-    return WEFT_OK;
+    return st;
 }
 
 weft_status weft_parallel_scan_range(weft_executor *ex, size_t n, size_t acc_size, const void *init,

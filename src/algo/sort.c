@@ -151,16 +151,28 @@ static void merge_round(weft_executor *ex, sorter *s, unsigned tasks) {
     s->buf = t;
 }
 
-static void sort_parallel(weft_executor *ex, sorter *s, unsigned tasks) {
+/* A token stops the sort between phases only: after each phase, s->a holds
+ * every element, so stopping there leaves a permutation.  Returns WEFT_OK or
+ * WEFT_ECANCELED. */
+static weft_status sort_parallel(weft_executor *ex, sorter *s, unsigned tasks, const weft_cancel_token *tok) {
     unsigned char *orig = s->a;
     for (unsigned t = 0; t <= tasks; t++) s->runs[t] = s->n * t / tasks;
     s->nruns = tasks;
+    weft_status st = WEFT_OK;
+    if (weft__algo_cancelled(tok)) return WEFT_ECANCELED;
     weft__par_tasks(ex, tasks, sort_block, s);
-    while (s->nruns > 1) merge_round(ex, s, tasks);
+    while (s->nruns > 1) {
+        if (weft__algo_cancelled(tok)) {
+            st = WEFT_ECANCELED;
+            break;
+        }
+        merge_round(ex, s, tasks);
+    }
     if (s->a != orig) { /* copy the result back: now buf is the array */
         s->buf = orig;
         weft__par_tasks(ex, tasks, copy_task, s);
     }
+    return st;
 }
 
 static unsigned sort_tasks(weft_executor *ex, size_t n, const weft_algo_config *cfg) {
@@ -211,9 +223,12 @@ weft_status weft_parallel_sort_ops(weft_executor *ex, void *base, size_t n, size
         return WEFT_ENOMEM;
     }
     unsigned char *buf = s.buf;
-    if (tasks == 1) ops->sort(base, n, buf, arg);
-    else sort_parallel(ex, &s, tasks);
+    const weft_cancel_token *tok = cfg ? cfg->cancel : NULL;
+    weft_status st = WEFT_OK;
+    if (tasks > 1) st = sort_parallel(ex, &s, tasks, tok);
+    else if (weft__algo_cancelled(tok)) st = WEFT_ECANCELED;
+    else ops->sort(base, n, buf, arg);
     lists_put(&s, tasks);
     weft__free_aligned(buf, bytes, 64);
-    return WEFT_OK;
+    return st;
 }

@@ -1,0 +1,142 @@
+/* Tokens on parallel-algorithm calls (weft_algo_config.cancel): chunks not
+ * started are skipped, the call says WEFT_ECANCELED, reductions and searches
+ * leave their result alone, scans stop after a prefix of chunks, and a sort
+ * leaves a permutation of its elements. */
+#include "cancel_test.h" /* first: it defines _GNU_SOURCE */
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { N = 100000 };
+
+struct loop {
+    weft_cancel_token *tok;
+    size_t cancel_at; /* the element whose body cancels (SIZE_MAX: none) */
+    atomic_uchar *seen;
+    atomic_size_t ran;
+};
+
+static void loop_body(size_t i, void *p) {
+    struct loop *l = p;
+    if (atomic_fetch_add(&l->seen[i], 1) != 0) abort(); /* an element run twice */
+    atomic_fetch_add(&l->ran, 1);
+    if (i == l->cancel_at) (void)weft_cancel_token_cancel(l->tok);
+}
+
+static void add_long(void *acc, const void *x, void *arg) {
+    (void)arg;
+    *(long *)acc += *(const long *)x;
+}
+
+static bool is_negative(const void *e, void *arg) {
+    (void)arg;
+    return *(const long *)e < 0;
+}
+
+TEST(algo_call_with_a_cancelled_token_runs_nothing_and_says_cancelled) {
+    weft_executor *ex = make_executor(2);
+    weft_cancel_token *tok = new_token();
+    ASSERT_OK(weft_cancel_token_cancel(tok));
+    weft_algo_config cfg = {.cancel = tok};
+    struct loop l = {.tok = tok, .cancel_at = SIZE_MAX, .seen = calloc(N, 1)};
+    ASSERT_STATUS(weft_parallel_for(ex, 0, N, 1, loop_body, &l, &cfg), WEFT_ECANCELED);
+    ASSERT_EQ(atomic_load(&l.ran), 0);
+    long *v = malloc(N * sizeof *v);
+    for (size_t i = 0; i < N; i++) v[i] = (long)(N - i);
+    long sum = 42;
+    ASSERT_STATUS(weft_parallel_reduce(ex, v, N, sizeof *v, &sum, add_long, NULL, &cfg), WEFT_ECANCELED);
+    ASSERT_EQ(sum, 42); /* left alone */
+    size_t at = 7;
+    ASSERT_STATUS(weft_parallel_find_if(ex, v, N, sizeof *v, is_negative, NULL, &at, &cfg), WEFT_ECANCELED);
+    ASSERT_EQ(at, 7);
+    /* The same calls without a cancel: the token changes nothing. */
+    ASSERT_OK(weft_cancel_token_reset(tok));
+    ASSERT_OK(weft_parallel_for(ex, 0, N, 1, loop_body, &l, &cfg));
+    ASSERT_EQ(atomic_load(&l.ran), N);
+    ASSERT_OK(weft_parallel_reduce(ex, v, N, sizeof *v, &sum, add_long, NULL, &cfg));
+    ASSERT_EQ(sum, 42 + (long)N * (N + 1) / 2);
+    free(v);
+    free(l.seen);
+    weft_cancel_token_destroy(tok);
+    weft_executor_destroy(ex);
+}
+
+TEST(algo_cancelled_mid_call_skips_the_chunks_not_started_under_every_partitioner) {
+    weft_executor *ex = make_executor(2);
+    weft_partitioner kinds[] = {WEFT_PARTITION_AUTO, WEFT_PARTITION_STATIC, WEFT_PARTITION_DYNAMIC,
+                                WEFT_PARTITION_GUIDED};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        weft_cancel_token *tok = new_token();
+        weft_algo_config cfg = {.partitioner = kinds[k], .cancel = tok};
+        struct loop l = {.tok = tok, .cancel_at = 10, .seen = calloc(N, 1)};
+        ASSERT_STATUS(weft_parallel_for(ex, 0, N, 1, loop_body, &l, &cfg), WEFT_ECANCELED);
+        size_t ran = atomic_load(&l.ran);
+        ASSERT_GT(ran, 10);
+        ASSERT_LT(ran, N / 2); /* element 10 is in the first chunk: most are skipped */
+        free(l.seen);
+        weft_cancel_token_destroy(tok);
+    }
+    weft_executor_destroy(ex);
+}
+
+/* A scan cancelled from its first chunk: the call ends (chunks wait for their
+ * predecessors, so a skipped middle chunk would hang it) and says so. */
+struct scan_stop {
+    weft_cancel_token *tok;
+};
+static void add_cancelling(void *acc, const void *x, void *arg) {
+    struct scan_stop *s = arg;
+    *(long *)acc += *(const long *)x;
+    (void)weft_cancel_token_cancel(s->tok);
+}
+
+TEST(algo_scan_cancelled_mid_call_ends_and_says_cancelled) {
+    weft_executor *ex = make_executor(2);
+    enum { M = 1 << 20 };
+    long *in = malloc(M * sizeof *in), *out = malloc(M * sizeof *out);
+    for (size_t i = 0; i < M; i++) in[i] = 1;
+    struct scan_stop s = {.tok = new_token()};
+    weft_algo_config cfg = {.cancel = s.tok};
+    long init = 0;
+    ASSERT_STATUS(weft_parallel_inclusive_scan(ex, in, out, M, sizeof *in, &init, add_cancelling, &s, &cfg),
+                  WEFT_ECANCELED);
+    ASSERT_EQ(out[0], 1); /* the first chunk ran */
+    free(in);
+    free(out);
+    weft_cancel_token_destroy(s.tok);
+    weft_executor_destroy(ex);
+}
+
+struct sort_stop {
+    weft_cancel_token *tok;
+    atomic_long compares;
+};
+static int cmp_cancelling(const void *a, const void *b, void *arg) {
+    struct sort_stop *s = arg;
+    if (atomic_fetch_add(&s->compares, 1) == 1000) (void)weft_cancel_token_cancel(s->tok);
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+TEST(algo_sort_cancelled_mid_call_leaves_a_permutation) {
+    weft_executor *ex = make_executor(2);
+    enum { M = 1 << 18 };
+    long *v = malloc(M * sizeof *v);
+    for (size_t i = 0; i < M; i++) v[i] = (long)((i * 2654435761u) % M); /* a permutation of 0..M-1 */
+    struct sort_stop s = {.tok = new_token()};
+    weft_algo_config cfg = {.cancel = s.tok};
+    ASSERT_STATUS(weft_parallel_sort(ex, v, M, sizeof *v, cmp_cancelling, &s, &cfg), WEFT_ECANCELED);
+    unsigned char *hit = calloc(M, 1);
+    for (size_t i = 0; i < M; i++) {
+        ASSERT_TRUE(v[i] >= 0 && v[i] < M);
+        ASSERT_EQ(hit[v[i]], 0);
+        hit[v[i]] = 1;
+    }
+    bool sorted = true;
+    for (size_t i = 1; i < M; i++) sorted = sorted && v[i - 1] <= v[i];
+    ASSERT_FALSE(sorted); /* it stopped early */
+    free(hit);
+    free(v);
+    weft_cancel_token_destroy(s.tok);
+    weft_executor_destroy(ex);
+}
