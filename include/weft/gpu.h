@@ -25,6 +25,7 @@
 #include "weft/common.h"
 #include "weft/core.h"
 #include "weft/graph.h"
+#include "weft/pipeline.h"
 
 WEFT_EXTERN_C_BEGIN
 
@@ -317,6 +318,41 @@ WEFT_API weft_task weft_emplace_gpu(weft_taskflow *tf, weft_gpu_device *dev, wef
  * for the work as weft_gpu_stream_wait does.  Returns fn's non-zero value,
  * the stream's error, WEFT_EINVAL (dev or fn NULL), or WEFT_OK. */
 WEFT_API int weft_gpu_call(weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg);
+
+/* ---- GPU pipeline stages -------------------------------------------------------- */
+
+/* A pipeline stage's GPU work: records copies and launches for the token of
+ * pf on s.  Return 0, or non-zero to fail the pipeline (as a stage). */
+typedef int (*weft_gpu_stage_fn)(weft_pipeflow *pf, weft_gpu_stream *s, void *arg);
+
+/* What weft_gpu_stage_run needs: the device, the executor the pipeline runs
+ * on (so that a stage run as a job of its own, with no task around it, still
+ * waits cooperatively; NULL: only inside a task, else the wait blocks the
+ * thread), and the stage's function and argument. */
+typedef struct weft_gpu_stage {
+    weft_gpu_device *dev;
+    weft_executor *ex;
+    weft_gpu_stage_fn fn;
+    void *arg;
+} weft_gpu_stage;
+
+/* A weft_stage_fn for GPU work: give it as a stage's fn with a
+ * weft_gpu_stage as its arg:
+ *
+ *     weft_gpu_stage up = {dev, ex, up_kernel_down, chunks};
+ *     weft_stage stages[] = {{WEFT_STAGE_SERIAL, read, NULL, "read"},
+ *                            {WEFT_STAGE_PARALLEL, weft_gpu_stage_run, &up, "gpu"},
+ *                            {WEFT_STAGE_SERIAL, write, NULL, "write"}};
+ *
+ * It takes a stream of the device's pool (weft_gpu_stream_begin: tokens in a
+ * parallel stage get different streams, so their copies and kernels
+ * overlap), calls fn, and waits for the work cooperatively: the worker runs
+ * other jobs (other tokens' stages included) meanwhile, and naps when there
+ * are none; the token goes on to the next stage once the work is done.
+ * Returns fn's non-zero value, the stream's error (WEFT_EDEVICE), or
+ * WEFT_EINVAL (NULL pf or stage, stage without dev or fn); any of them fails
+ * the pipeline.  The weft_gpu_stage must outlive the pipeline's runs. */
+WEFT_API int weft_gpu_stage_run(weft_pipeflow *pf, void *stage);
 
 WEFT_EXTERN_C_END
 

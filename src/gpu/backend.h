@@ -111,6 +111,13 @@ void weft__gpu_plain_host_free(weft_gpu_device *dev, void *p);
 /* Waits for an event: cooperatively on a worker (other tasks run; with
  * nothing to run anywhere, the worker naps), blocking elsewhere (stream.c). */
 int weft__gpu_event_wait_any(weft_gpu_event *e);
+/* The same on worker w (NULL: the calling thread's, through its task
+ * context, else blocking). */
+struct weft__worker;
+int weft__gpu_event_wait_on(weft_gpu_event *e, struct weft__worker *w);
+/* Waits for a guard's stream as weft__gpu_event_wait_on does, then gives it
+ * back (a stream that cannot record an event is synchronized). */
+int weft__gpu_guard_end_on(weft_gpu_stream_guard *g, struct weft__worker *w);
 /* A guard's stream given back without waiting for its work (the caller has
  * seen that work done). */
 void weft__gpu_guard_release(weft_gpu_stream_guard *g);

@@ -122,16 +122,21 @@ static bool event_done(void *arg) {
     return false;
 }
 
-int weft__gpu_event_wait_any(weft_gpu_event *e) {
-    weft_ctx *cx = weft_current_ctx();
-    if (!cx || !cx->worker) return e->dev->ops->event_sync(e->dev, e->h);
+int weft__gpu_event_wait_on(weft_gpu_event *e, weft__worker *w) {
+    if (!w) {
+        weft_ctx *cx = weft_current_ctx();
+        w = cx ? cx->worker : NULL;
+    }
+    if (!w) return e->dev->ops->event_sync(e->dev, e->h);
     /* On a worker: run other ready jobs until the event has passed, so the
      * worker is never idle behind the device (docs/design.md, "GPU
      * completion"). */
-    struct event_wait ew = {.e = e, .w = cx->worker};
-    weft__worker_wait_until(cx->worker, event_done, &ew);
+    struct event_wait ew = {.e = e, .w = w};
+    weft__worker_wait_until(w, event_done, &ew);
     return ew.status;
 }
+
+int weft__gpu_event_wait_any(weft_gpu_event *e) { return weft__gpu_event_wait_on(e, NULL); }
 
 weft_status weft_gpu_event_wait(weft_gpu_event *e) { return e ? (weft_status)weft__gpu_event_wait_any(e) : WEFT_EINVAL; }
 
@@ -218,6 +223,20 @@ weft_gpu_stream *weft_gpu_stream_begin(weft_gpu_stream_pool *p, weft_gpu_stream_
 void weft__gpu_guard_release(weft_gpu_stream_guard *g) {
     if (g->reserved_) atomic_store_explicit(&g->pool_->held[g->slot_], false, memory_order_release);
     g->pool_ = NULL;
+}
+
+int weft__gpu_guard_end_on(weft_gpu_stream_guard *g, weft__worker *w) {
+    weft_gpu_stream *s = g->pool_->streams[g->slot_];
+    weft_gpu_event e = {.dev = s->dev};
+    int st = s->dev->ops->event_record(s->dev, s->h, &e.h);
+    if (st == 0) {
+        st = weft__gpu_event_wait_on(&e, w);
+        s->dev->ops->event_destroy(s->dev, e.h);
+    } else {
+        st = s->dev->ops->stream_sync(s->dev, s->h);
+    }
+    weft__gpu_guard_release(g);
+    return st;
 }
 
 weft_status weft_gpu_stream_end(weft_gpu_stream_guard *g) {

@@ -222,6 +222,21 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
     return weft__release_successors(wk, r, n);
 }
 
+/* ---- pipeline stages --------------------------------------------------------- */
+
+int weft_gpu_stage_run(weft_pipeflow *pf, void *stage) {
+    weft_gpu_stage *g = stage;
+    if (!pf || !g || !g->dev || !g->fn) return WEFT_EINVAL;
+    /* A spread pipeline's stage runs as a job with no task context: the
+     * executor finds the worker, so that the wait is cooperative. */
+    weft__worker *w = g->ex ? weft__current_worker(g->ex) : NULL;
+    weft_gpu_stream_guard guard;
+    weft_gpu_stream *s = weft_gpu_stream_begin(g->dev->pool, &guard);
+    int rc = g->fn(pf, s, g->arg);
+    int st = weft__gpu_guard_end_on(&guard, w); /* even after a failure: see call_on_stream */
+    return rc ? rc : st;
+}
+
 static void drop_gpu_task(void *arg) { weft__free(arg, sizeof(struct gpu_task)); }
 
 weft_task weft_emplace_gpu(weft_taskflow *tf, weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg) {
