@@ -10,6 +10,7 @@
 #include "bench_work.h"
 #include "pipe_work.h"
 #include "fj_work.h"
+#include "gpu_work.h"
 
 /* OpenMP and oneTBB are optional: CMake defines these when it compiled them. */
 #ifdef WEFT_BENCH_HAVE_OMP
@@ -113,6 +114,10 @@ const bench_def bench_table[] = {
     { "sort_generic", 10000000, false, &bench_work_algo_sort,
       { [BENCH_WEFT] = &bench_weft_sort_generic, [BENCH_SERIAL] = &bench_serial_sort_generic } },
     { "inclusive_scan", 10000000, false, &bench_work_algo_scan, ALL_OPS(inclusive_scan) },
+    /* Issue 21 (gpu_weft.c): GPU task overhead vs launches by hand (serial), stream overlap. */
+    { "gpu_tasks", 2000, true, &bench_work_gpu_tasks, { [BENCH_WEFT] = &bench_weft_gpu_tasks, [BENCH_SERIAL] = &bench_serial_gpu_tasks } },
+    { "gpu_overlap_1", 16, false, &bench_work_gpu_overlap, { [BENCH_WEFT] = &bench_weft_gpu_overlap_1 } },
+    { "gpu_overlap_4", 16, false, &bench_work_gpu_overlap, { [BENCH_WEFT] = &bench_weft_gpu_overlap_4 } },
 };
 
 const size_t bench_table_len = sizeof bench_table / sizeof bench_table[0];
