@@ -114,3 +114,44 @@ TEST(placed_workers_are_bound_to_their_strategys_cpus) {
     ASSERT_EQ(run_some(ex), n);
     weft_executor_destroy(ex);
 }
+
+/* Through the public API: weft_executor_create with config.placement (or
+ * WEFT_PLACEMENT) places the workers; a placement that cannot be made fails
+ * the create; a bad WEFT_PLACEMENT is warned about and ignored. */
+TEST(executor_config_placement_binds_workers_and_bad_placements_get_a_status) {
+    weft_placement_config pc = {.strategy = WEFT_PLACE_COMPACT};
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 3, .placement = &pc}, &st);
+    ASSERT_OK(st);
+    weft_topology *t;
+    ASSERT_OK(weft_topology_detect(&(weft_topology_config){.source = WEFT_TOPOLOGY_SYSFS}, &t));
+    int want[3];
+    ASSERT_OK(weft_topology_place(t, &pc, 3, want));
+    for (unsigned i = 0; i < 3; i++) ASSERT_EQ(ex->workers[i].cpu, want[i]);
+    ASSERT_TRUE(ex->bound);
+    ASSERT_EQ(run_some(ex), 1);
+    weft_executor_destroy(ex);
+    weft_topology_destroy(t);
+
+    unsigned no_such_node = 999;
+    weft_placement_config bad = {.strategy = WEFT_PLACE_NUMA_DENSE, .numa_nodes = &no_such_node, .numa_node_count = 1};
+    ASSERT_TRUE(weft_executor_create(&(weft_executor_config){.workers = 2, .placement = &bad}, &st) == NULL);
+    ASSERT_EQ(st, WEFT_EINVAL);
+    weft_placement_config out_of_range = {.strategy = (weft_placement)77};
+    ASSERT_TRUE(weft_executor_create(&(weft_executor_config){.workers = 2, .placement = &out_of_range}, &st) == NULL);
+    ASSERT_EQ(st, WEFT_EINVAL);
+
+    setenv("WEFT_PLACEMENT", "scatter", 1);
+    ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    ASSERT_OK(st);
+    ASSERT_TRUE(ex->bound);
+    ASSERT_EQ(run_some(ex), 1);
+    weft_executor_destroy(ex);
+    setenv("WEFT_PLACEMENT", "everywhere", 1); /* not a strategy: warned about, unbound */
+    ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    ASSERT_OK(st);
+    ASSERT_FALSE(ex->bound);
+    ASSERT_EQ(ex->workers[0].cpu, -1);
+    weft_executor_destroy(ex);
+    unsetenv("WEFT_PLACEMENT");
+}

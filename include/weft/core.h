@@ -101,6 +101,17 @@ typedef struct weft_executor_config {
      * true/yes/on) in the environment, or an observer, makes it true;
      * 0/false/no/off leave it false. */
     bool profile_exact;
+    /* Where to put the workers (weft/topology.h: compact, physical cores,
+     * scatter, NUMA dense or round robin, L3 domains, optionally within some
+     * NUMA nodes); copied at create.  NULL: the WEFT_PLACEMENT environment
+     * variable (a strategy's name: "compact", "physical_cores", "scatter" or
+     * "sparse", "numa_dense", "numa_round_robin", "l3_domain", "none"), else
+     * `affinity`.  A placement binds each worker to its CPU (as
+     * WEFT_AFFINITY_CPUS does) and bound workers steal from their own L3, then
+     * their NUMA node, then the rest.  A placement that cannot be made fails
+     * the create (WEFT_EINVAL for a NUMA node that does not exist or a strategy
+     * out of range); a bad WEFT_PLACEMENT is warned about and ignored. */
+    const struct weft_placement_config *placement;
 } weft_executor_config;
 
 /* Creates an executor and starts its workers.  `config` may be NULL (all

@@ -6,9 +6,11 @@
 #include "async/async.h"
 #include "core/layer.h"
 #include "observe/observe_layer.h"
+#include "topo/topo_layer.h"
 
 static weft__layer *const layers[] = {
     &weft__async_layer,
+    &weft__topo_layer, /* placement (WEFT_PLACEMENT, config.placement) and steal tiers */
     &weft__observe_layer,
 };
 

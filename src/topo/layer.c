@@ -71,14 +71,18 @@ static int set_tiers(weft_executor *ex, const weft_topology *t) {
 }
 
 int weft__topo_place_workers(weft_executor *ex, weft_placement strategy) {
-    if (strategy == WEFT_PLACE_NONE) return 0;
+    return weft__topo_place_workers_as(ex, &(weft_placement_config){.strategy = strategy});
+}
+
+int weft__topo_place_workers_as(weft_executor *ex, const weft_placement_config *pc) {
+    if (pc->strategy == WEFT_PLACE_NONE) return 0;
     /* The creating thread's mask (and cgroup cpuset) decide which CPUs may be
      * used, so this detection lists the mask, unlike the process's machine. */
     weft_topology *t;
     int st = weft_topology_detect(&(weft_topology_config){.source = WEFT_TOPOLOGY_SYSFS}, &t);
     int *cpus = st == 0 ? weft__alloc(ex->nworkers * sizeof *cpus) : NULL;
     if (st == 0 && !cpus) st = WEFT_ENOMEM;
-    if (st == 0) st = weft_topology_place(t, &(weft_placement_config){.strategy = strategy}, ex->nworkers, cpus);
+    if (st == 0) st = weft_topology_place(t, pc, ex->nworkers, cpus);
     for (unsigned i = 0; st == 0 && i < ex->nworkers; i++) ex->workers[i].cpu = cpus[i];
     if (st == 0) ex->bound = true;
     weft__free(cpus, ex->nworkers * sizeof *cpus);
@@ -86,8 +90,31 @@ int weft__topo_place_workers(weft_executor *ex, weft_placement strategy) {
     return st;
 }
 
+/* WEFT_PLACEMENT: a strategy by name (env rule: a bad value is warned about
+ * once and means none). */
+static weft_placement placement_from_env(void) {
+    static const char *const words[] = {"none", "compact", "physical_cores", "scatter", "numa_dense",
+                                        "numa_round_robin", "l3_domain", "sparse", NULL};
+    int k = weft__env_choice("WEFT_PLACEMENT", words, "\"none\"");
+    return k == 7 ? WEFT_PLACE_SCATTER : k > 0 ? (weft_placement)k : WEFT_PLACE_NONE;
+}
+
 static int topo_executor_init(weft_executor *ex, const weft_executor_config *config) {
-    (void)config;
+    /* Placement first: the tiers are computed from the CPUs it gives.  Asked
+     * for in the config, a placement that cannot be made fails the create
+     * (a NUMA node that does not exist, a strategy out of range); asked for in
+     * the environment, it is warned about and the workers run as they would. */
+    if (config->placement) {
+        if ((unsigned)config->placement->strategy > WEFT_PLACE_L3_DOMAIN) return WEFT_EINVAL;
+        int st = weft__topo_place_workers_as(ex, config->placement);
+        if (st) return st;
+    } else {
+        weft_placement p = placement_from_env();
+        int st = p == WEFT_PLACE_NONE ? 0 : weft__topo_place_workers(ex, p);
+        if (st)
+            weft__log(WEFT_LOG_WARN, "WEFT_PLACEMENT: the workers cannot be placed (%s); they run unbound",
+                      weft_strerror(st));
+    }
     if (!ex->bound || ex->nworkers < 3) return 0; /* two workers: one victim, one tier */
     const weft_topology *t = process_topology();
     if (!t) return 0;

@@ -20,5 +20,7 @@ void weft__topo_layer_set_machine(weft_topology *t);
  * changes nothing.  0, or a status from detection or placement (the workers
  * are then left as they were). */
 int weft__topo_place_workers(weft_executor *ex, weft_placement strategy);
+/* The same with a whole placement config (NUMA nodes to keep to). */
+int weft__topo_place_workers_as(weft_executor *ex, const weft_placement_config *pc);
 
 #endif
