@@ -2,6 +2,10 @@
 weft_add_test_program(tooling_tests
   SOURCES tooling_flame.c
   TIMEOUT 60)
+# Live statistics (weft_stats_start, WEFT_STATS): the block's layout, the textfile.
+weft_add_test_program(tooling_live_tests
+  SOURCES tooling_live.c
+  TIMEOUT 60)
 # bench/tools: the regression gate's rule (icount.py selftest: no valgrind needed)
 # and change-point detection on synthetic series (changepoint.py --self-test).
 # Plain build only: they do not depend on the sanitizers.
@@ -18,5 +22,18 @@ if(WEFT_SANITIZE STREQUAL "")
       add_test(NAME bench_tools.${name} COMMAND sh -c "echo 'SKIP: python3 not installed'; exit 77")
     endif()
     set_tests_properties(bench_tools.${name} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
+# weft-top against examples/live_view: under tmux (skipped without it), on a
+# pipe, and on a file a killed process left.  Plain build with the examples.
+if(WEFT_SANITIZE STREQUAL "" AND WEFT_BUILD_EXAMPLES)
+  foreach(mode "tmux;weft_top_figures_move_under_tmux" "plain;weft_top_frames_on_a_pipe_show_rates"
+               "stale;weft_top_flags_the_file_of_a_dead_process")
+    list(GET mode 0 m)
+    list(GET mode 1 name)
+    add_test(NAME tooling_top.${name}
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tooling_top.sh ${m} $<TARGET_FILE:weft-top>
+                     $<TARGET_FILE:example_live_view>)
+    set_tests_properties(tooling_top.${name} PROPERTIES TIMEOUT 30 SKIP_RETURN_CODE 77)
   endforeach()
 endif()

@@ -22,6 +22,8 @@
  *   WEFT_PROFILE=out.json | out.html   profile every executor, written at destroy
  *                                      (or at exit for one never destroyed)
  *   WEFT_LOG=error|warn|info|debug     log level (default warn)
+ *   WEFT_STATS=live.stats[,run.prom]   publish live statistics (weft-top, Prometheus)
+ *   WEFT_METRICS=1                     task metrics on for every executor
  * See docs/guide-observability.md.
  */
 #ifndef WEFT_OBSERVE_H
@@ -275,6 +277,90 @@ WEFT_API weft_log_level weft_log_get_level(void);
  * it before starting work: a message being logged during the switch may go to
  * either place. */
 WEFT_API void weft_log_set_callback(weft_log_fn fn, void *user);
+
+/* ---------------------------------------------------------------------------------
+ * Live statistics (docs/guide-observability.md, "Live view")
+ *
+ * While published, an executor's figures are copied every interval (250 ms by
+ * default) by a thread of its own into
+ *  - a live block: a small file mapped into memory, read by `weft-top <pid>`
+ *    or by any program that maps it (its layout is below, versioned);
+ *  - and/or a Prometheus textfile (text exposition format 0.0.4, as
+ *    node_exporter's textfile collector reads it; replaced whole each time
+ *    through a temporary file and a rename).
+ * Nothing is added to the task path: the thread reads counters the workers
+ * keep anyway.  Task counts and exact busy time come from the task metrics,
+ * so they are there only while those are on (weft_executor_config.metrics,
+ * weft_metrics_enable, a profiler, an observer, or WEFT_METRICS=1); without
+ * them, busy time is sampled: the thread looks at each worker's state every
+ * 10 ms and counts the time it saw it running.  Both files are removed when
+ * publishing stops (weft_stats_stop, or the executor's destroy); a file left
+ * behind belongs to a process that died (weft-top says so).
+ *
+ * WEFT_STATS=<path>[,<path>] publishes every executor of the process with the
+ * defaults: a path ending in ".prom" is the textfile, any other the live
+ * block.  The second executor created uses <path>.1 (before the ending:
+ * run.1.prom), the third .2, and so on.
+ * ------------------------------------------------------------------------------ */
+
+/* The live block: 64-bit words, native byte order, each written with a relaxed
+ * atomic store (read them with relaxed 64-bit loads; figures of one refresh are
+ * not one consistent snapshot).  WEFT_STATS_HEADER_WORDS words of header, then
+ * WEFT_STATS_WORKER_WORDS words (one 64-byte line) per worker.  A reader checks
+ * the magic and the version; fields are only ever appended to a line (its
+ * length is in the header), so a reader of version 1 reads later versions. */
+#define WEFT_STATS_MAGIC UINT64_C(0x5441545354464557) /* "WEFTSTAT" in a little-endian word */
+#define WEFT_STATS_VERSION 1
+#define WEFT_STATS_HEADER_WORDS 16
+#define WEFT_STATS_WORKER_WORDS 8
+enum weft_stats_header_word {
+    WEFT_STATS_H_MAGIC = 0,
+    WEFT_STATS_H_VERSION = 1,
+    WEFT_STATS_H_HEADER_WORDS = 2, /* where worker 0's line starts */
+    WEFT_STATS_H_WORKER_WORDS = 3, /* words per worker line */
+    WEFT_STATS_H_WORKERS = 4,
+    WEFT_STATS_H_PID = 5,          /* the publishing process */
+    WEFT_STATS_H_EXECUTOR = 6,     /* the executor's number in that process, from 1 */
+    WEFT_STATS_H_INTERVAL_NS = 7,
+    WEFT_STATS_H_FLAGS = 8,        /* WEFT_STATS_F_* */
+    WEFT_STATS_H_UPDATES = 9,      /* refreshes so far (0: none yet) */
+    WEFT_STATS_H_NOW_NS = 10,      /* CLOCK_MONOTONIC at the last refresh: rates divide by its differences */
+    WEFT_STATS_H_RUNS_IN_FLIGHT = 11,
+    WEFT_STATS_H_INJECTOR = 12,    /* jobs queued in the injector (submissions from outside) */
+    WEFT_STATS_H_TIMERS = 13,      /* deadlines armed in the process (weft_cancel_after/at) */
+    WEFT_STATS_H_START_NS = 14     /* CLOCK_MONOTONIC when publishing began */
+};
+enum weft_stats_worker_word {
+    WEFT_STATS_W_STATE = 0,       /* WEFT_STATS_SEARCHING, _RUNNING or _PARKED */
+    WEFT_STATS_W_BUSY_NS = 1,     /* time running work: exact with WEFT_STATS_F_TASKS, else sampled */
+    WEFT_STATS_W_TASKS = 2,       /* work run (weft_worker_metrics.tasks); 0 without WEFT_STATS_F_TASKS */
+    WEFT_STATS_W_STEALS = 3,
+    WEFT_STATS_W_STEAL_FAILS = 4,
+    WEFT_STATS_W_PARKS = 5,
+    WEFT_STATS_W_DEQUE = 6,       /* jobs in its deque now */
+    WEFT_STATS_W_WAKEUPS = 7
+};
+enum { WEFT_STATS_SEARCHING = 0, WEFT_STATS_RUNNING = 1, WEFT_STATS_PARKED = 2 };
+#define WEFT_STATS_F_TASKS 1u  /* task metrics on: TASKS counted, BUSY_NS exact */
+#define WEFT_STATS_F_CLOSED 2u /* publishing stopped: the figures are final */
+
+typedef struct weft_stats_config {
+    const char *path;      /* the live block, or NULL */
+    const char *prom_path; /* the Prometheus textfile, or NULL */
+    unsigned interval_ms;  /* between refreshes; 0: 250 */
+} weft_stats_config;
+
+/* Starts publishing ex's live statistics (see above).  At least one of the
+ * paths must be set; both files are created (or truncated) and written once
+ * before this returns.  WEFT_EINVAL (NULL ex or config, no path), WEFT_EBUSY
+ * (already publishing: stop first), WEFT_ESYS (a file cannot be created or
+ * written; nothing is left running), WEFT_ENOMEM.  Any thread not a worker of
+ * ex, and not at the same time as another start or stop on ex. */
+WEFT_API WEFT_NODISCARD weft_status weft_stats_start(weft_executor *ex, const weft_stats_config *config);
+/* Stops publishing: a last refresh marked WEFT_STATS_F_CLOSED, then both files
+ * are removed.  WEFT_OK (also when not publishing), WEFT_EINVAL (NULL ex).
+ * Same threads as weft_stats_start. */
+WEFT_API weft_status weft_stats_stop(weft_executor *ex);
 
 /* ---------------------------------------------------------------------------------
  * State dump

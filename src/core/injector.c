@@ -164,3 +164,11 @@ bool weft__injector_empty(weft__injector *q) {
     size_t tail = atomic_load_explicit(&q->tail_index, memory_order_seq_cst);
     return (head >> SHIFT) == (tail >> SHIFT);
 }
+
+size_t weft__injector_len(weft__injector *q) {
+    size_t head = atomic_load_explicit(&q->head_index, memory_order_relaxed) >> SHIFT;
+    size_t tail = atomic_load_explicit(&q->tail_index, memory_order_relaxed) >> SHIFT;
+    if (tail <= head) return 0; /* read in that order, tail may lag a pop */
+    /* Every LAP-th position is a block's end, which holds no job. */
+    return (tail - head) - (tail / LAP - head / LAP);
+}

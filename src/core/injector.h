@@ -54,5 +54,7 @@ int weft__injector_push(weft__injector *q, weft__job *job);
 weft__job *weft__injector_pop(weft__injector *q);
 /* Any thread.  True when no job is queued (seq_cst reads, for the sleep protocol). */
 bool weft__injector_empty(weft__injector *q);
+/* Any thread.  About how many jobs are queued (relaxed reads, for statistics). */
+size_t weft__injector_len(weft__injector *q);
 
 #endif

@@ -2,6 +2,7 @@
  * published while something is on, saved to WEFT_PROFILE at destroy or exit, and
  * the observe layer that an executor is built with (core/layer.h). */
 #include "observe/obs.h"
+#include "observe/live.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "core/alloc.h"
@@ -44,6 +45,14 @@ void weft__obs_publish(struct weft__obs *o) {
     atomic_store_explicit(&o->ex->obs, on ? o : NULL, memory_order_release);
 }
 
+void weft__obs_nth_path(char *out, size_t cap, const char *base, unsigned k) {
+    const char *dot = strrchr(base, '.');
+    if (k == 0 || !dot || strchr(dot, '/'))
+        snprintf(out, cap, k ? "%s.%u" : "%s", base, k);
+    else
+        snprintf(out, cap, "%.*s.%u%s", (int)(dot - base), base, k, dot);
+}
+
 /* WEFT_PROFILE=out.json: the first executor destroyed writes out.json, later ones
  * out.1.json, out.2.json, ... so that a program with several executors loses none. */
 static void save_env_profile(struct weft__obs *o) {
@@ -51,11 +60,7 @@ static void save_env_profile(struct weft__obs *o) {
     static _Atomic unsigned saved;
     unsigned k = atomic_fetch_add_explicit(&saved, 1, memory_order_relaxed);
     char path[4096];
-    const char *dot = strrchr(o->save_path, '.');
-    if (k == 0 || !dot || strchr(dot, '/'))
-        snprintf(path, sizeof path, k ? "%s.%u" : "%s", o->save_path, k);
-    else
-        snprintf(path, sizeof path, "%.*s.%u%s", (int)(dot - o->save_path), o->save_path, k, dot);
+    weft__obs_nth_path(path, sizeof path, o->save_path, k);
     weft_status st = weft_profiler_save(o->ex, path);
     if (st != WEFT_OK) weft__log(WEFT_LOG_ERROR, "cannot write the profile to %s: %s", path, weft_strerror(st));
     else weft__log(WEFT_LOG_INFO, "profile written to %s", path);
@@ -127,9 +132,11 @@ static void exit_list_remove(struct weft__obs *o) {
 
 static int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     weft__log_init_from_env();
+    weft__live_from_env(ex);
     const char *path = weft__getenv("WEFT_PROFILE");
     bool profile = c->profile || (path && *path);
-    if (!c->observer && !c->metrics && !profile) return 0;
+    bool metrics = c->metrics || weft__env_flag("WEFT_METRICS", false);
+    if (!c->observer && !metrics && !profile) return 0;
     struct weft__obs *o = weft__obs_state(ex);
     if (!o) return WEFT_ENOMEM;
     if (c->profile_max_spans) o->max_spans = c->profile_max_spans;
@@ -155,6 +162,7 @@ static int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
 static void weft__obs_destroy(weft_executor *ex) {
     struct weft__obs *o = ex->obs_state;
     if (!o) return;
+    weft__live_stop(o); /* its thread reads the workers and this state */
     if (o->save_path) exit_list_remove(o);
     if (o->save_path && !o->saved) save_env_profile(o);
     atomic_store_explicit(&ex->obs, NULL, memory_order_relaxed);

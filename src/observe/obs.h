@@ -234,6 +234,7 @@ struct weft__obs {
     _Atomic uint64_t suspect_bits[WEFT__SUSPECT_BITS / 64];
     _Atomic uint64_t suspect[WEFT__SUSPECTS];
     char *save_path;  /* WEFT_PROFILE, or NULL */
+    struct weft__live *live; /* live statistics being published (live.c), or NULL */
 };
 
 /* mark_job of a worker with no usable mark: mark_job + 1 wraps to 0, and a
@@ -245,6 +246,10 @@ struct weft__obs {
 struct weft__obs *weft__obs_state(weft_executor *ex);
 /* Points ex->obs at the state iff something is on. */
 void weft__obs_publish(struct weft__obs *o);
+/* The path the k-th executor (from 0) of a process writes for an environment
+ * variable's `base`: base itself for k = 0, else ".k" before its ending
+ * (run.json -> run.1.json; no ending: run -> run.1).  Truncated to cap. */
+void weft__obs_nth_path(char *out, size_t cap, const char *base, unsigned k);
 
 /* ---- task_hooks.c ---- */
 /* What the core calls (core/obs_hooks.h), set in every state. */

@@ -1,0 +1,57 @@
+/* Shared file mappings and whole-file replacement (mapfile.h). */
+#include "platform/mapfile.h"
+#include "platform/platform.h"
+#include "weft/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int weft__mapfile_create(const char *path, size_t len, weft__mapfile *out) {
+    if (!out) return WEFT_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!path || !len) return WEFT_EINVAL;
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return WEFT_ESYS;
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, (off_t)len) == 0) p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd); /* the mapping keeps the file */
+    if (p == MAP_FAILED) return WEFT_ESYS;
+    out->addr = p;
+    out->len = len;
+    return 0;
+}
+
+void weft__mapfile_close(weft__mapfile *m) {
+    if (m && m->addr) munmap(m->addr, m->len);
+    if (m) memset(m, 0, sizeof *m);
+}
+
+static int write_all(int fd, const char *p, size_t len) {
+    while (len) {
+        ssize_t r = write(fd, p, len);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        p += r, len -= (size_t)r;
+    }
+    return 0;
+}
+
+int weft__file_replace(const char *path, const void *buf, size_t len) {
+    if (!path || (len && !buf)) return WEFT_EINVAL;
+    char tmp[4096];
+    int n = snprintf(tmp, sizeof tmp, "%s.%u.tmp", path, weft__process_id());
+    if (n < 0 || (size_t)n >= sizeof tmp) return WEFT_EINVAL;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return WEFT_ESYS;
+    int bad = write_all(fd, buf, len);
+    if (close(fd) != 0) bad = -1;
+    if (!bad && rename(tmp, path) == 0) return 0;
+    unlink(tmp);
+    return WEFT_ESYS;
+}
+
+int weft__file_remove(const char *path) { return path && unlink(path) == 0 ? 0 : WEFT_ESYS; }
