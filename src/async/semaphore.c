@@ -4,6 +4,16 @@
  * A release with a task parked hands its unit straight to the first waiter
  * (FIFO) instead of raising the count, so a woken task never finds its unit
  * taken by a newcomer and parks again, and no wake-up is spent on nothing.
+ *
+ * While nobody waits, taking and giving back a unit is one atomic operation on
+ * `state` (the mutex was two thirds of a semaphore's cost per task).  An
+ * acquirer that takes `state` to 0 or below must park: it locks and queues
+ * itself.  A release that finds `state` below 0 owes a unit to such an
+ * acquirer: it locks and hands the unit to the first one queued, or, if that
+ * acquirer has not queued itself yet, leaves a token it takes instead of
+ * parking.  Every acquirer that went below 0 meets exactly one such release,
+ * so no unit and no waiter is lost, and a newcomer never overtakes a waiter
+ * (it finds `state` at 0 or below and queues behind).
  * A task needing several semaphores takes them in address order and keeps those
  * it has while it waits for the next: waits cannot form a circle, so a set of
  * tasks sharing semaphores always progresses. */
@@ -17,14 +27,17 @@
 weft_semaphore *weft_semaphore_create(size_t max, weft_status *err) {
     weft_status st = WEFT_OK;
     weft_semaphore *s = NULL;
-    if (max == 0) st = WEFT_EINVAL;
+    if (max == 0 || max > INTPTR_MAX) st = WEFT_EINVAL;
     else if (!(s = weft__calloc(sizeof *s))) st = WEFT_ENOMEM;
     else if (weft__mutex_init(&s->mu) != 0) {
         weft__free(s, sizeof *s);
         s = NULL;
         st = WEFT_ESYS;
     }
-    if (s) s->max = s->count = max;
+    if (s) {
+        s->max = max;
+        atomic_init(&s->state, (intptr_t)max);
+    }
     if (err) *err = st;
     return s;
 }
@@ -32,7 +45,7 @@ weft_semaphore *weft_semaphore_create(size_t max, weft_status *err) {
 weft_status weft_semaphore_destroy(weft_semaphore *s) {
     if (!s) return WEFT_OK;
     weft__mutex_lock(&s->mu);
-    bool busy = s->head != NULL || s->count != s->max;
+    bool busy = s->head || s->tokens || atomic_load_explicit(&s->state, memory_order_acquire) != (intptr_t)s->max;
     weft__mutex_unlock(&s->mu);
     if (busy) return WEFT_EBUSY;
     weft__mutex_destroy(&s->mu);
@@ -42,10 +55,8 @@ weft_status weft_semaphore_destroy(weft_semaphore *s) {
 
 size_t weft_semaphore_value(weft_semaphore *s) {
     if (!s) return 0;
-    weft__mutex_lock(&s->mu);
-    size_t v = s->count;
-    weft__mutex_unlock(&s->mu);
-    return v;
+    intptr_t v = atomic_load_explicit(&s->state, memory_order_relaxed);
+    return v > 0 ? (size_t)v : 0;
 }
 
 size_t weft_semaphore_max(const weft_semaphore *s) { return s ? s->max : 0; }
@@ -53,8 +64,11 @@ size_t weft_semaphore_max(const weft_semaphore *s) { return s ? s->max : 0; }
 weft_status weft_semaphore_reset(weft_semaphore *s) {
     if (!s) return WEFT_EINVAL;
     weft__mutex_lock(&s->mu);
-    bool parked = s->head != NULL;
-    if (!parked) s->count = s->max;
+    bool parked = s->head || atomic_load_explicit(&s->state, memory_order_relaxed) < 0;
+    if (!parked) {
+        s->tokens = 0;
+        atomic_store_explicit(&s->state, (intptr_t)s->max, memory_order_release);
+    }
     weft__mutex_unlock(&s->mu);
     return parked ? WEFT_EBUSY : WEFT_OK;
 }
@@ -72,21 +86,28 @@ size_t weft__sem_set_normalize(weft_semaphore **s, size_t n) {
     return k;
 }
 
-bool weft__sem_acquire(weft_semaphore *const *s, size_t n, weft__sem_waiter *wt) {
-    for (; wt->held < n; wt->held++) {
-        weft_semaphore *m = s[wt->held];
-        weft__mutex_lock(&m->mu);
-        if (m->count == 0) { /* park: the release that frees a unit hands it over */
-            wt->next = NULL;
-            if (m->tail) m->tail->next = wt;
-            else m->head = wt;
-            m->tail = wt;
-            weft__mutex_unlock(&m->mu);
-            return false;
-        }
-        m->count--;
-        weft__mutex_unlock(&m->mu);
+/* Takes one unit of m, or queues wt on it (false). */
+static bool acquire_one(weft_semaphore *m, weft__sem_waiter *wt) {
+    /* acq_rel: acquire what the unit's last holder did (its release); release
+     * so that a release reading our decrement sees the queue we may join. */
+    if (atomic_fetch_sub_explicit(&m->state, 1, memory_order_acq_rel) > 0) return true;
+    weft__mutex_lock(&m->mu);
+    bool got = m->tokens > 0; /* a release already owes us its unit */
+    if (got) {
+        m->tokens--;
+    } else { /* park: the release that frees a unit hands it over */
+        wt->next = NULL;
+        if (m->tail) m->tail->next = wt;
+        else m->head = wt;
+        m->tail = wt;
     }
+    weft__mutex_unlock(&m->mu);
+    return got;
+}
+
+bool weft__sem_acquire(weft_semaphore *const *s, size_t n, weft__sem_waiter *wt) {
+    for (; wt->held < n; wt->held++)
+        if (!acquire_one(s[wt->held], wt)) return false;
     wt->held = 0;
     return true;
 }
@@ -102,22 +123,27 @@ static void wake(weft__worker *w, weft__sem_waiter *wt) {
 
 /* Gives one unit of m back; false if all its units were free already. */
 static bool release_one(weft__worker *w, weft_semaphore *m) {
+    intptr_t v = atomic_load_explicit(&m->state, memory_order_relaxed);
+    do {
+        if (v >= (intptr_t)m->max) return false; /* every unit free: nothing to give back */
+        /* acq_rel: release our section to the next holder; acquire the queue
+         * an acquirer that went below 0 may have joined. */
+    } while (!atomic_compare_exchange_weak_explicit(&m->state, &v, v + 1, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    if (v >= 0) return true; /* nobody waits */
     weft__mutex_lock(&m->mu);
     weft__sem_waiter *wt = m->head;
-    bool ok = true;
     if (wt) {
         m->head = wt->next;
         if (!m->head) m->tail = NULL;
         wt->held++; /* the unit is now the waiter's; it goes on from the next one */
-    } else if (m->count < m->max) {
-        m->count++;
     } else {
-        ok = false;
+        m->tokens++; /* its acquirer has not queued itself yet */
     }
     weft__mutex_unlock(&m->mu);
     /* After the unlock: the job may run (and park again) at once. */
     if (wt) wake(w, wt);
-    return ok;
+    return true;
 }
 
 weft_status weft__sem_release(weft__worker *w, weft_semaphore *const *s, size_t n) {

@@ -24,8 +24,15 @@ typedef struct weft__sem_waiter {
 } weft__sem_waiter;
 
 struct weft_semaphore {
+    size_t max;
+    /* Units free when >= 0; else minus the number of acquirers that found none
+     * (parked, or about to lock and park).  A task takes and gives back units
+     * here without the lock while nobody waits (semaphore.c). */
+    _Atomic intptr_t state;
     weft__mutex mu; /* guards the fields below; held for a few instructions */
-    size_t max, count; /* count: units free (0 whenever a waiter is parked) */
+    /* Units a release handed over before their acquirer was queued: the
+     * acquirer takes one instead of parking. */
+    size_t tokens;
     weft__sem_waiter *head, *tail; /* FIFO */
 };
 

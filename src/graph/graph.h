@@ -307,6 +307,22 @@ static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__
     w->ctx = cx->outer;
 }
 
+/* Fails the outermost run of r on behalf of node n (its name and index go into
+ * the run's info).  run.c. */
+void weft__fail_node(weft__run *r, weft__node *n, int code);
+
+/* Calls plain node n's function (unless the run stopped): run.c, and
+ * graph/semaphore.c for a plain task holding semaphores. */
+static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n) {
+    if (weft__node_enter(w, n, r->top) && n->fn) {
+        weft_ctx cx;
+        struct weft__obs *o = weft__task_enter(w, &cx, n, r);
+        int rc = n->fn(&cx, n->arg);
+        weft__task_leave(w, &cx, o, n, r, rc);
+        if (rc != 0) weft__fail_node(r, n, rc);
+    }
+}
+
 /* Starts (or queues behind the run ahead) a nested run `sub` of graph sub->tf;
  * fields other than the queue are filled by the caller.  Returns the job to run
  * now (the start of sub) or NULL when queued; WEFT_ECYCLE in *st when the graph
@@ -316,10 +332,6 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st);
 /* Writes s as the inside of a DOT double-quoted string: quotes and backslashes
  * escaped, newlines as \n (dot.c; also the profiled DOT's writer). */
 void weft__dot_put_escaped(FILE *out, const char *s);
-
-/* Fails the outermost run of r on behalf of node n (its name and index go into
- * the run's info).  run.c. */
-void weft__fail_node(weft__run *r, weft__node *n, int code);
 
 /* Takes the first erased slot off tf->free_slots (edit.c): the next node goes
  * there. */

@@ -164,24 +164,13 @@ void weft__fail_node(weft__run *r, weft__node *n, int code) {
     weft__future_fail(r->top, code, weft__cold(n)->name, n->index);
 }
 
-/* Calls plain node n's function (unless the run stopped). */
-static inline void call_node(weft__worker *w, weft__run *r, weft__node *n) {
-    if (weft__node_enter(w, n, r->top) && n->fn) {
-        weft_ctx cx;
-        struct weft__obs *o = weft__task_enter(w, &cx, n, r);
-        int rc = n->fn(&cx, n->arg);
-        weft__task_leave(w, &cx, o, n, r, rc);
-        if (rc != 0) weft__fail_node(r, n, rc);
-    }
-}
-
 weft__job *weft__node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
     weft__run *r = n->tf->active;
     /* A count held back for another run is applied before this task, which
      * may take long (the other run would wait for it to end). */
     if (__builtin_expect(w->defer_obj != NULL && w->defer_obj != r, 0)) weft__defer_settle_local(w);
-    call_node(w, r, n);
+    weft__call_node(w, r, n);
     return release(w, r, n);
 }
 

@@ -23,11 +23,19 @@
 #include "async/semaphore.h"
 #include "core/alloc.h"
 
+#include <string.h>
+
+enum { INLINE = 2 };
+
 struct weft__sem_use {
     weft__job_fn inner; /* the kind's job function */
     weft__sem_waiter wait;
     weft_semaphore **set[2]; /* [0]: acquired before, [1]: released after */
     uint32_t n[2], cap[2];
+    /* The first INLINE of each set live here: a task with one semaphore reads
+     * its record and the semaphore, no third line (cache misses were most of
+     * a semaphore's cost per task). */
+    weft_semaphore *inl[2][INLINE];
     bool spans; /* acquires one it does not release, or the reverse: uses the ledger */
 };
 
@@ -82,6 +90,12 @@ static void ledger_give_back(weft__worker *w, weft_taskflow *tf, const struct we
     }
 }
 
+/* Gives back n's release set (a unit released that nobody took fails the run). */
+static void release_set(weft__worker *w, weft__run *r, weft__node *n, const struct weft__sem_use *u) {
+    if (u->spans) ledger_released(n->tf, u);
+    if (weft__sem_release(w, u->set[REL], u->n[REL]) != WEFT_OK) weft__fail_node(r, n, WEFT_EINVAL);
+}
+
 static weft__job *sem_node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
     struct weft__sem_use *u = weft__cold(n)->sems;
@@ -99,10 +113,19 @@ static weft__job *sem_node_run(weft__worker *w, weft__job *job) {
     if (!weft__sem_acquire(u->set[ACQ], u->n[ACQ], &u->wait)) return NULL; /* parked */
     if (u->spans) ledger_acquired(n->tf, u);
     if (u->n[REL] == 0) return u->inner(w, job);
+    if (u->inner == weft__node_run) {
+        /* A plain task: its call, its releases, then its successors, so the
+         * units are back before any successor can start (node_run would
+         * ready them first), and n's own count keeps the run alive. */
+        weft__call_node(w, r, n);
+        release_set(w, r, n, u);
+        return weft__release_successors(w, r, n);
+    }
+    /* Other kinds ready successors (or end the run) inside their function:
+     * an extra count keeps the run alive until the release. */
     atomic_fetch_add_explicit(&r->pending, 1, memory_order_relaxed); /* n is counted: pending > 0 */
     weft__job *next = u->inner(w, job);
-    if (u->spans) ledger_released(n->tf, u);
-    if (weft__sem_release(w, u->set[REL], u->n[REL]) != WEFT_OK) weft__fail_node(r, n, WEFT_EINVAL);
+    release_set(w, r, n, u);
     weft__job *end = weft__run_settle(w, r, -1);
     if (!end) return next;
     if (next) weft__push_local(w, next);
@@ -112,7 +135,8 @@ static weft__job *sem_node_run(weft__worker *w, weft__job *job) {
 void weft__sem_use_free(weft__node *n) {
     struct weft__sem_use *u = weft__cold(n)->sems;
     n->job.run = u->inner;
-    for (int k = 0; k < 2; k++) weft__free(u->set[k], u->cap[k] * sizeof *u->set[k]);
+    for (int k = 0; k < 2; k++)
+        if (u->set[k] != u->inl[k]) weft__free(u->set[k], u->cap[k] * sizeof *u->set[k]);
     weft__free(u, sizeof *u);
     weft__cold_mut(n)->sems = NULL;
     weft_taskflow *tf = n->tf;
@@ -154,6 +178,10 @@ static struct weft__sem_use *use_of(weft__node *n) {
     struct weft__sem_use *u = weft__cold(n)->sems;
     if (u) return u;
     if (!(u = weft__calloc(sizeof *u))) return NULL;
+    for (int k = 0; k < 2; k++) {
+        u->set[k] = u->inl[k];
+        u->cap[k] = INLINE;
+    }
     u->inner = n->job.run;
     n->job.run = sem_node_run;
     weft__cold_mut(n)->sems = u;
@@ -174,8 +202,11 @@ static weft_status attach(weft_task t, weft_semaphore *s, int which) {
         return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
     }
     if (u->n[which] == u->cap[which]) {
-        uint32_t cap = u->cap[which] ? 2 * u->cap[which] : 2;
-        weft_semaphore **a = weft__realloc(u->set[which], u->cap[which] * sizeof *a, cap * sizeof *a);
+        uint32_t cap = 2 * u->cap[which];
+        bool inl = u->set[which] == u->inl[which];
+        weft_semaphore **a = inl ? weft__alloc(cap * sizeof *a)
+                                 : weft__realloc(u->set[which], u->cap[which] * sizeof *a, cap * sizeof *a);
+        if (a && inl) memcpy(a, u->inl[which], sizeof u->inl[which]);
         if (!a) {
             if (u->n[ACQ] + u->n[REL] == 0) weft__sem_use_free(n); /* as before the call */
             return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
