@@ -10,6 +10,7 @@
 #include "bench_work.h"
 #include "pipe_work.h"
 #include "fj_work.h"
+#include "graph2_work.h"
 #include "gpu_work.h"
 
 /* OpenMP and oneTBB are optional: CMake defines these when it compiled them. */
@@ -114,6 +115,15 @@ const bench_def bench_table[] = {
     { "sort_generic", 10000000, false, &bench_work_algo_sort,
       { [BENCH_WEFT] = &bench_weft_sort_generic, [BENCH_SERIAL] = &bench_serial_sort_generic } },
     { "inclusive_scan", 10000000, false, &bench_work_algo_scan, ALL_OPS(inclusive_scan) },
+    /* Issue 25 (graph2_weft.c), weft only: size = instances * 1000 tasks / tasks. */
+#define INSTANCES(n)                                                                                           \
+    { "run_n_parallel_" #n, (n) * 1000, true, &bench_work_instances, { [BENCH_WEFT] = &bench_weft_run_n_parallel } }, \
+    { "run_n_copies_" #n, (n) * 1000, true, &bench_work_instances, { [BENCH_WEFT] = &bench_weft_run_n_copies } }
+    INSTANCES(1), INSTANCES(2), INSTANCES(64),
+#undef INSTANCES
+    { "sem_free", 100000, true, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sem_free } },
+    { "sem_uncontended", 100000, true, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sem_uncontended } },
+    { "sem_k1", 100000, true, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sem_k1 } },
     /* Issue 21 (gpu_weft.c): GPU task overhead vs launches by hand (serial), stream overlap. */
     { "gpu_tasks", 2000, true, &bench_work_gpu_tasks, { [BENCH_WEFT] = &bench_weft_gpu_tasks, [BENCH_SERIAL] = &bench_serial_gpu_tasks } },
     { "gpu_overlap_1", 16, false, &bench_work_gpu_overlap, { [BENCH_WEFT] = &bench_weft_gpu_overlap_1 } },

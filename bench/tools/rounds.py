@@ -18,6 +18,10 @@ as the peer "base", so weft/base is a paired A/B of two versions of weft:
     bench/tools/rounds.py --rounds 7 --baseline-bin /tmp/old/b/bench/weft-bench \\
         -- --bench fib --threads 1,2 --impl weft --reps 9
 
+With --ratio A/B (repeatable), it also prints the median over rounds of
+bench A's weft time over bench B's at each thread count, both from the same
+process of each round (two variants of weft, e.g. run_n_parallel_64/run_n_copies_64).
+
 Example:
     bench/tools/rounds.py --rounds 7 -- --bench for_each,transform --threads 2 \\
         --impl weft,tbb,omp --reps 15
@@ -53,6 +57,7 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--bench-bin", default=default_bin)
     p.add_argument("--baseline-bin", help="another weft-bench whose weft runs as the peer 'base'")
+    p.add_argument("--ratio", action="append", default=[], help="A/B: bench A's weft time over bench B's, per round")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="-- then weft-bench options, with --impl")
     a = p.parse_args()
     args = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
@@ -74,8 +79,14 @@ def main():
 
     times = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> impl -> [ms]
     ratios = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> peer -> [x]
+    pairs = collections.defaultdict(list)  # (A/B, threads) -> [x]
     for r in range(a.rounds):
         got = {impl: run_impl(impl) for impl in impls}
+        for ab in a.ratio:
+            num, den = ab.split("/")
+            for (name, threads), ms in got["weft"].items():
+                if name == num and (den, threads) in got["weft"]:
+                    pairs[(ab, threads)].append(ms / got["weft"][(den, threads)])
         for case, ms in got["weft"].items():
             times[case]["weft"].append(ms)
             for peer in impls[1:]:
@@ -92,6 +103,8 @@ def main():
             f"weft/{peer}={statistics.median(v):.3f} (rounds {min(v):.3f}..{max(v):.3f})"
             for peer, v in ratios[case].items())
         print(f"bench={name} threads={threads}  {meds}  {rat}")
+    for (ab, threads), v in sorted(pairs.items()):
+        print(f"ratio {ab} threads={threads}  {statistics.median(v):.3f} (rounds {min(v):.3f}..{max(v):.3f})")
 
 
 if __name__ == "__main__":
