@@ -6,6 +6,10 @@ weft_add_test_program(tooling_tests
 weft_add_test_program(tooling_live_tests
   SOURCES tooling_live.c
   TIMEOUT 60)
+# Profile data as structs (weft_profile_get), the standalone SVG timeline.
+weft_add_test_program(tooling_profile_tests
+  SOURCES tooling_profile.c
+  TIMEOUT 60)
 # bench/tools: the regression gate's rule (icount.py selftest: no valgrind needed)
 # and change-point detection on synthetic series (changepoint.py --self-test).
 # Plain build only: they do not depend on the sanitizers.

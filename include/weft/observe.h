@@ -213,6 +213,77 @@ WEFT_API weft_status weft_taskflow_dump_dot_profiled(const weft_taskflow *tf, co
                                                      FILE *out);
 
 /* ---------------------------------------------------------------------------------
+ * Profile data as structs: per-task statistics and per-worker totals of the
+ * recorded spans, for a program to read after a run without parsing a file.
+ * ------------------------------------------------------------------------------ */
+
+/* What a weft_task_stats entry counts: taskflow tasks, or other work. */
+typedef enum weft_profile_kind {
+    WEFT_PROFILE_TASK = 0,         /* a taskflow task: taskflow and index say which */
+    WEFT_PROFILE_ASYNC = 1,        /* weft_async / weft_dependent_async: id is the function */
+    WEFT_PROFILE_SILENT_ASYNC = 2, /* weft_silent_async: id is the function */
+    WEFT_PROFILE_FORK_JOIN_ROOT = 3,
+    WEFT_PROFILE_STOLEN_FRAME = 4, /* a fork-join frame run by a thief */
+    WEFT_PROFILE_ALGORITHM_JOB = 5,
+    WEFT_PROFILE_PIPELINE_STAGE = 6 /* id is the pipeline, index the stage */
+} weft_profile_kind;
+
+/* The runs of one task (or one kind of work of one function, or one pipeline
+ * stage).  Durations run from a span's begin to its end: a task that waited
+ * and ran others meanwhile includes their time. */
+typedef struct weft_task_stats {
+    const char *name;       /* the task's name, "#index" if unnamed, or the kind
+                             * ("async", "stage 2", ...); owned by the profile */
+    weft_profile_kind kind;
+    const void *id;         /* a task's taskflow (compare with a weft_taskflow *);
+                             * for other work, the function or the pipeline */
+    uint32_t index;         /* a task's index in emplace order; a stage's number */
+    uint64_t count;         /* runs recorded */
+    uint64_t failed;        /* of those, runs that returned non-zero */
+    uint64_t estimated;     /* of those, runs timed in a batch (see Timing above):
+                             * their share of the batch is their duration */
+    uint64_t total_ns, min_ns, max_ns;
+    double mean_ns;
+    uint64_t p50_ns, p90_ns, p99_ns; /* nearest-rank percentiles of the durations */
+} weft_task_stats;
+
+typedef struct weft_worker_profile {
+    uint64_t tasks;        /* runs recorded (tasks and other work) */
+    uint64_t busy_ns;      /* time inside them (nested runs counted once) */
+    uint64_t parks, park_ns; /* sleeps, and their time */
+    uint64_t steals;       /* jobs taken from others or the injector */
+    double utilisation;    /* busy_ns / the profile's wall_ns */
+} weft_worker_profile;
+
+typedef struct weft_profile {
+    unsigned workers;
+    uint64_t wall_ns;      /* from the first span's begin to the last one's end */
+    uint64_t spans;        /* run spans seen (tasks and other work) */
+    uint64_t dropped;      /* spans lost to the buffer limit (not in the figures) */
+    size_t ntasks;
+    weft_task_stats *tasks; /* ntasks entries, largest total_ns first */
+    weft_worker_profile *per_worker; /* `workers` entries */
+    weft_worker_profile total;       /* sums (utilisation: the average) */
+} weft_profile;
+
+/* Computes the statistics of the spans ex recorded (since the profiler last
+ * started) into a new weft_profile, *out, which the caller frees with
+ * weft_profile_free.  With no profile, an empty one (no tasks, zero totals).
+ * Same rules as weft_profiler_write_json (call it while no run is in flight).
+ * WEFT_EINVAL (NULL ex or out), WEFT_ENOMEM (*out is then NULL).  Any thread
+ * not a worker of ex. */
+WEFT_API WEFT_NODISCARD weft_status weft_profile_get(const weft_executor *ex, weft_profile **out);
+/* Frees a profile from weft_profile_get (NULL is allowed). */
+WEFT_API void weft_profile_free(weft_profile *profile);
+
+/* Writes the timeline of the recorded spans (the one in the HTML report) as a
+ * standalone SVG file: a row per worker, a rectangle per run (hover: name,
+ * kind, duration), parks as grey lines; past 20000 spans each pixel column
+ * shows how busy the worker was.  Same rules and errors as
+ * weft_profiler_write_html. */
+WEFT_API weft_status weft_profiler_write_timeline_svg(const weft_executor *ex, FILE *out);
+
+/* ---------------------------------------------------------------------------------
  * Flame graphs (docs/guide-tooling.md)
  * ------------------------------------------------------------------------------ */
 

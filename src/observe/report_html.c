@@ -70,7 +70,8 @@ static unsigned hue_of(const char *s) {
     return h % 360;
 }
 
-static void put_duration(FILE *out, double ns) { weft__put_duration(out, ns, "&micro;s"); }
+/* &#181; rather than &micro;: the timeline is also a standalone SVG, which is XML. */
+static void put_duration(FILE *out, double ns) { weft__put_duration(out, ns, "&#181;s"); }
 
 static bool draw_span(const weft__span *s, unsigned w, void *arg) {
     struct report *r = arg;
@@ -123,11 +124,13 @@ static void draw_dense(const struct report *r) {
     }
 }
 
-static void put_timeline(struct report *r) {
+/* The timeline as one <svg> element (standalone: with its own font rule). */
+static void put_timeline_svg(struct report *r, bool standalone) {
     FILE *out = r->out;
     unsigned h = r->o->nworkers * TL_ROW + 24;
-    fprintf(out, "<h2>Timeline</h2>\n<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\""
+    fprintf(out, "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\""
                  " viewBox=\"0 0 %d %u\">\n", TL_LEFT + TL_WIDTH + 10, h, TL_LEFT + TL_WIDTH + 10, h);
+    if (standalone) fputs("<style>text{font-family:sans-serif;font-size:12px}</style>\n", out);
     for (unsigned w = 0; w < r->o->nworkers; w++)
         fprintf(out, "<rect x=\"%d\" y=\"%u\" width=\"%d\" height=\"%d\" fill=\"%s\"/><text x=\"4\" y=\"%u\">worker %u</text>\n",
                 TL_LEFT, w * TL_ROW, TL_WIDTH, TL_ROW, w % 2 ? "#f6f6f6" : "#ececec", w * TL_ROW + 17, w);
@@ -141,7 +144,12 @@ static void put_timeline(struct report *r) {
             TL_LEFT + TL_WIDTH, y);
     put_duration(out, weft__ticks_ns(r->o, r->t_max - r->t_min));
     fputs("</text>\n</svg>\n", out);
-    if (r->px) fputs("<p class=\"note\">Too many spans to draw one by one: each pixel column shows how busy the worker was.</p>\n", out);
+}
+
+static void put_timeline(struct report *r) {
+    fputs("<h2>Timeline</h2>\n", r->out);
+    put_timeline_svg(r, false);
+    if (r->px) fputs("<p class=\"note\">Too many spans to draw one by one: each pixel column shows how busy the worker was.</p>\n", r->out);
 }
 
 static void put_utilisation(const struct report *r) {
@@ -245,28 +253,53 @@ static void put_report(struct report *r, uint64_t dropped) {
     fputs("</body></html>\n", out);
 }
 
-weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out) {
-    if (!ex || !out) return WEFT_EINVAL;
+/* Reads the spans into r (which the caller zeroes) for writing to out:
+ * bounds, busy time, histogram, and per-pixel occupancy when there are too
+ * many spans to draw.  WEFT_OK or WEFT_ENOMEM. */
+static weft_status report_open(struct report *r, const weft_executor *ex, struct weft__obs *none, FILE *out) {
     /* Never profiled: an empty report (the state is not made here, which would
      * race with a thread switching things on). */
-    struct weft__obs none = { .ex = (weft_executor *)ex, .ns_per_tick = 1.0 };
-    struct weft__obs *o = ex->obs_state ? ex->obs_state : &none;
-    struct report r = { .o = o, .out = out, .t_min = UINT64_MAX };
-    size_t busy_bytes = (o->nworkers ? o->nworkers : 1) * sizeof *r.busy;
-    r.busy = weft__calloc(busy_bytes);
-    if (!r.busy) return WEFT_ENOMEM;
-    weft__spans_for_each(o, scan_span, &r);
-    if (r.t_min > r.t_max) r.t_min = r.t_max = 0;
-    size_t px_bytes = (size_t)o->nworkers * TL_WIDTH * sizeof(double);
-    if (r.tasks > MAX_RECTS && !(r.px = weft__calloc(px_bytes))) {
-        weft__free(r.busy, busy_bytes);
+    *none = (struct weft__obs){ .ex = (weft_executor *)ex, .ns_per_tick = 1.0 };
+    const struct weft__obs *o = ex->obs_state ? ex->obs_state : none;
+    *r = (struct report){ .o = o, .out = out, .t_min = UINT64_MAX };
+    r->busy = weft__calloc((o->nworkers ? o->nworkers : 1) * sizeof *r->busy);
+    if (!r->busy) return WEFT_ENOMEM;
+    weft__spans_for_each(o, scan_span, r);
+    if (r->t_min > r->t_max) r->t_min = r->t_max = 0;
+    if (r->tasks > MAX_RECTS && !(r->px = weft__calloc((size_t)o->nworkers * TL_WIDTH * sizeof(double)))) {
+        weft__free(r->busy, (o->nworkers ? o->nworkers : 1) * sizeof *r->busy);
         return WEFT_ENOMEM;
     }
+    return WEFT_OK;
+}
+
+static void report_close(struct report *r) {
+    unsigned nw = r->o->nworkers;
+    if (r->px) weft__free(r->px, (size_t)nw * TL_WIDTH * sizeof(double));
+    weft__free(r->busy, (nw ? nw : 1) * sizeof *r->busy);
+}
+
+weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out) {
+    if (!ex || !out) return WEFT_EINVAL;
+    struct weft__obs none;
+    struct report r;
+    weft_status st = report_open(&r, ex, &none, out);
+    if (st != WEFT_OK) return st;
     uint64_t dropped = 0;
     (void)weft_profiler_count(ex, NULL, &dropped);
     put_report(&r, dropped);
-    weft__free(r.px, px_bytes);
-    weft__free(r.busy, busy_bytes);
+    report_close(&r);
+    return weft__obs_finish_write(out);
+}
+
+weft_status weft_profiler_write_timeline_svg(const weft_executor *ex, FILE *out) {
+    if (!ex || !out) return WEFT_EINVAL;
+    struct weft__obs none;
+    struct report r;
+    weft_status st = report_open(&r, ex, &none, out);
+    if (st != WEFT_OK) return st;
+    put_timeline_svg(&r, true);
+    report_close(&r);
     return weft__obs_finish_write(out);
 }
 
