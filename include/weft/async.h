@@ -88,7 +88,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_future_fd(weft_future *f, int *fd);
 typedef struct weft_semaphore weft_semaphore;
 
 /* A semaphore with `max` units, all free.  NULL with *err (if err is not NULL)
- * = WEFT_EINVAL (max 0), WEFT_ENOMEM or WEFT_ESYS.  Any thread. */
+ * = WEFT_EINVAL (max 0, or above INTPTR_MAX), WEFT_ENOMEM or WEFT_ESYS.  Any
+ * thread.  Taking and giving back a unit is one atomic operation while no
+ * task waits on it; a task that parks or is woken takes its lock. */
 WEFT_API WEFT_NODISCARD weft_semaphore *weft_semaphore_create(size_t max, weft_status *err);
 
 /* Frees it.  WEFT_EBUSY (nothing freed) while a task is parked on it or holds
