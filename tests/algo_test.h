@@ -20,10 +20,10 @@ static inline size_t big_size(void) { return (size_t)test_scale(10000000); }
 
 /* Every partitioner with its default chunk and two odd explicit ones. */
 static const weft_algo_config CONFIGS[] = {
-    { WEFT_PARTITION_AUTO, 0, 0 },
-    { WEFT_PARTITION_STATIC, 0, 0 },  { WEFT_PARTITION_STATIC, 1, 0 },  { WEFT_PARTITION_STATIC, 7, 0 },
-    { WEFT_PARTITION_DYNAMIC, 0, 0 }, { WEFT_PARTITION_DYNAMIC, 1, 0 }, { WEFT_PARTITION_DYNAMIC, 13, 0 },
-    { WEFT_PARTITION_GUIDED, 0, 0 },  { WEFT_PARTITION_GUIDED, 5, 0 },  { WEFT_PARTITION_STATIC, 3, 2 },
+    { .partitioner = WEFT_PARTITION_AUTO, .chunk = 0, .max_tasks = 0 },
+    { .partitioner = WEFT_PARTITION_STATIC, .chunk = 0, .max_tasks = 0 },  { .partitioner = WEFT_PARTITION_STATIC, .chunk = 1, .max_tasks = 0 },  { .partitioner = WEFT_PARTITION_STATIC, .chunk = 7, .max_tasks = 0 },
+    { .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 0, .max_tasks = 0 }, { .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 1, .max_tasks = 0 }, { .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 13, .max_tasks = 0 },
+    { .partitioner = WEFT_PARTITION_GUIDED, .chunk = 0, .max_tasks = 0 },  { .partitioner = WEFT_PARTITION_GUIDED, .chunk = 5, .max_tasks = 0 },  { .partitioner = WEFT_PARTITION_STATIC, .chunk = 3, .max_tasks = 2 },
 };
 #define NCONFIGS (sizeof CONFIGS / sizeof CONFIGS[0])
 
