@@ -18,8 +18,8 @@
  *     st = weft_mpi_run(ex, f);   // collective: rank 0 sends x to rank 1 once
  *
  * Threads and MPI: only the thread that calls weft_mpi_run makes MPI calls
- * (it is the run's progress engine); workers never call MPI and never block on
- * it.  So MPI must be initialised with MPI_Init_thread at MPI_THREAD_FUNNELED or
+ * (it is the run's progress engine, and it sleeps while there is nothing to
+ * do); workers never call MPI and never block on it.  So MPI must be initialised with MPI_Init_thread at MPI_THREAD_FUNNELED or
  * above (weft's workers are threads, which MPI_THREAD_SINGLE forbids), and with
  * FUNNELED the caller must be the thread that initialised MPI.
  * docs/guide-mpi.md explains the model, the progress engine and termination.
@@ -141,7 +141,8 @@ WEFT_API size_t weft_mpi_flow_num_tasks(const weft_mpi_flow *f);
 /* Runs the flow once on `ex` (NULL: the default executor) and waits.
  * Collective over the flow's communicator: every rank calls it, and it returns
  * on every rank when all ranks' parts are done.  The calling thread drives the
- * messages (it polls MPI; workers never call MPI); it must not be a worker of
+ * messages (it polls MPI, yielding the CPU between polls, and sleeps while
+ * it waits; workers never call MPI); it must not be a worker of
  * ex.  The first run fixes the graph (more tasks: WEFT_EBUSY); a flow may be
  * run again, and each run starts from the values in the owners' buffers.
  * Returns WEFT_OK on every rank, or the same error on every rank:

@@ -93,6 +93,10 @@ struct weft_mpi_flow {
     weft_executor *ex;
     _Atomic(weft__mpi_node *) queue; /* nodes for the progress thread (MPSC stack) */
     _Atomic uint32_t done;           /* nodes finished */
+    /* What the progress thread sleeps on (run.c, "Sleeping"): bit 0 is set
+     * when the last node finished; the rest counts wake-ups. */
+    _Atomic uint32_t signal;
+    _Atomic int sleeping; /* the progress thread is in (or about to enter) its wait */
     _Atomic int failed;              /* a local task failed */
     int fail_code;
     uint32_t fail_task;

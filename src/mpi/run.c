@@ -2,14 +2,47 @@
  * only thread of weft that calls MPI: MPI_THREAD_FUNNELED suffices); workers
  * run the compute nodes as silent async tasks and hand the send and receive
  * nodes they make ready to it through a lock-free stack.  A worker never
- * calls MPI, so it never blocks in it.  docs/guide-mpi.md, "How it works". */
+ * calls MPI, so it never blocks in it.  Between rounds with nothing to do the
+ * progress thread sleeps (see "Sleeping").  docs/guide-mpi.md, "How it works". */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mpi/dist.h"
-#include "platform/platform.h" /* weft__cpu_relax: a macro, nothing linked */
+#include "platform/platform.h"  /* weft__cpu_relax: a macro, nothing linked */
+#include "platform/wait_inline.h" /* header-only: libweft.so hides weft__futex_* */
 #include "weft/async.h"
+
+/* ---- sleeping ------------------------------------------------------------------
+ * The progress thread sleeps on f->signal when a round found nothing to do.
+ * Two things need it: a node handed over by a worker (it posts the message),
+ * and a request completing inside MPI, which it only learns by asking.  The
+ * first wakes it: queue_push, after its push, sees `sleeping` (Dekker: each
+ * side stores, then a seq_cst fence, then loads the other's flag, so at least
+ * one of them sees the other) and bumps the signal word.  The second cannot:
+ * with requests in flight it polls, yielding the CPU between polls, for
+ * PROGRESS_POLL_S after the last event (a large message's rendezvous needs
+ * both sides to answer at once), then naps for growing times.  The end of the
+ * run is bit 0 of the same word, set by whoever finishes the last node; a
+ * worker then wakes it, after the store, with a call that does not touch the
+ * flow (the thread may return and the flow be freed at once).
+ * Measured on the 2-core dev VM (docs/guide-mpi.md, "Progress"): a 1 ms window
+ * lost ~50% on an 8x8-tile Cholesky against 5 ms; naps alone (no window), 60%. */
+#define PROGRESS_POLL_S 5e-3 /* poll (with yields) this long after the last event */
+enum {
+    PROGRESS_NAP_MIN_NS = 20000,   /* then nap this long; doubles */
+    PROGRESS_NAP_MAX_NS = 1000000, /* up to this while nothing completes */
+    PROGRESS_IDLE_NS = 20000000,   /* no request in flight: wake-ups come; a bound anyway */
+};
+
+static void wake_progress(weft_mpi_flow *f) {
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load_explicit(&f->sleeping, memory_order_relaxed) ||
+        !atomic_exchange_explicit(&f->sleeping, 0, memory_order_relaxed))
+        return;
+    atomic_fetch_add_explicit(&f->signal, 2, memory_order_release);
+    weft__word_wake(&f->signal);
+}
 
 /* ---- the progress queue ------------------------------------------------------- */
 
@@ -20,6 +53,7 @@ static void queue_push(weft_mpi_flow *f, weft__mpi_node *n) {
     do n->qnext = head;
     while (!atomic_compare_exchange_weak_explicit(&f->queue, &head, n, memory_order_release,
                                                   memory_order_relaxed));
+    wake_progress(f);
 }
 
 static weft__mpi_node *take_queue(weft_mpi_flow *f) {
@@ -39,9 +73,10 @@ static void submit(weft_mpi_flow *f, weft__mpi_node *n) {
 /* n is done: its successors lose a predecessor; those that reach zero are
  * started.  On a worker (`next` not NULL) the first ready compute successor is
  * returned in *next to run on the same worker at once.  The count of done
- * nodes goes up last: the progress thread may end the run as soon as it sees
- * the last one (the release pairs with its acquire load), so nothing of the
- * flow is touched after it. */
+ * nodes goes up last, and whoever finishes the last node sets the end bit:
+ * the progress thread may end the run as soon as it sees that bit (the
+ * release pairs with its acquire load), so nothing of the flow is touched
+ * after it (the wake-up only names the word's address). */
 static void finish(weft_mpi_flow *f, weft__mpi_node *n, weft__mpi_node **next) {
     weft__mpi_node **succ = f->succ + n->succ_first;
     for (uint32_t i = 0; i < n->nsucc; i++) {
@@ -51,7 +86,11 @@ static void finish(weft_mpi_flow *f, weft__mpi_node *n, weft__mpi_node **next) {
         else if (next && !*next) *next = s;
         else submit(f, s);
     }
-    atomic_fetch_add_explicit(&f->done, 1, memory_order_release);
+    uint32_t total = f->nnodes;
+    _Atomic uint32_t *signal = &f->signal;
+    if (atomic_fetch_add_explicit(&f->done, 1, memory_order_acq_rel) + 1 != total) return;
+    atomic_fetch_or_explicit(signal, 1, memory_order_release);
+    if (next) weft__word_wake(signal); /* a worker: the progress thread may sleep */
 }
 
 static void record_failure(weft_mpi_flow *f, const weft__mpi_node *n, int code) {
@@ -150,25 +189,42 @@ static int drain_queue(weft_mpi_flow *f, int *err) {
     return count;
 }
 
-/* One idle round: a short pause, then a call into MPI even with no request
- * in flight (a probe for a tag weft never sends), because MPI is where the CPU
- * is given up: Open MPI yields inside its progress engine when
- * mpi_yield_when_idle is set (by default when a node is oversubscribed).
- * weft itself makes no OS call here (those live in src/platform/). */
-static void idle_round(weft_mpi_flow *f, unsigned *idle) {
-    for (unsigned i = 0, n = *idle < 6 ? 1u << (*idle)++ : 64; i < n; i++) weft__cpu_relax();
-    if (f->nreq == 0) {
-        int flag = 0;
-        MPI_Iprobe(MPI_ANY_SOURCE, f->tag_ub, f->comm, &flag, MPI_STATUS_IGNORE);
+/* The progress thread's idle state: when something last happened, and how
+ * many naps in a row found nothing. */
+typedef struct idle_state {
+    double since; /* MPI_Wtime of the last round that did something; < 0: none yet */
+    unsigned naps;
+} idle_state;
+
+/* One idle round ("Sleeping" above).  With requests in flight: poll, giving
+ * the CPU away between polls, for PROGRESS_POLL_S after the last event (a
+ * message's rendezvous needs both sides to answer quickly), then nap, longer
+ * each time.  Without: sleep until a worker wakes it. */
+static void idle_round(weft_mpi_flow *f, idle_state *is) {
+    uint64_t ns = PROGRESS_IDLE_NS;
+    if (f->nreq > 0) {
+        double now = MPI_Wtime();
+        if (is->since < 0) is->since = now;
+        if (now - is->since < PROGRESS_POLL_S) {
+            weft__yield_now();
+            return;
+        }
+        ns = is->naps >= 6 ? PROGRESS_NAP_MAX_NS : (uint64_t)PROGRESS_NAP_MIN_NS << is->naps;
+        is->naps++;
     }
+    uint32_t seen = atomic_load_explicit(&f->signal, memory_order_acquire);
+    atomic_store_explicit(&f->sleeping, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!(seen & 1) && !atomic_load_explicit(&f->queue, memory_order_relaxed))
+        (void)weft__word_wait(&f->signal, seen, ns);
+    atomic_store_explicit(&f->sleeping, 0, memory_order_relaxed);
 }
 
-/* Drives the run until every local node is done.  The loop never sleeps: it
- * polls MPI and pauses briefly between empty rounds (idle_round). */
+/* Drives the run until every local node is done (the end bit). */
 static int progress(weft_mpi_flow *f) {
     int err = WEFT_OK;
-    unsigned idle = 0;
-    while (atomic_load_explicit(&f->done, memory_order_acquire) < f->nnodes) {
+    idle_state is = { .since = -1 };
+    while (!(atomic_load_explicit(&f->signal, memory_order_acquire) & 1)) {
         int did = drain_queue(f, &err);
         int t = err ? 0 : test_requests(f);
         if (t < 0) {
@@ -177,23 +233,50 @@ static int progress(weft_mpi_flow *f) {
             t = 0;
         }
         if (did + t > 0) {
-            idle = 0;
+            is = (idle_state){ .since = -1 };
             continue;
         }
-        idle_round(f, &idle);
+        idle_round(f, &is);
     }
     return err;
 }
 
 /* ---- a run ------------------------------------------------------------------------ */
 
+/* Completes r, a collective: the other ranks may arrive late (the end of a
+ * run waits for the slowest rank), so it is waited for as the progress loop
+ * waits, not in a blocking MPI call (Open MPI's spin at full speed, unless
+ * told to yield, on every rank that is early).  0 or WEFT_ESYS. */
+static int wait_collective(weft_mpi_flow *f, MPI_Request *r) {
+    double since = MPI_Wtime();
+    for (unsigned naps = 0;;) {
+        int flag = 0;
+        if (MPI_Test(r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return WEFT_ESYS;
+        if (flag) return WEFT_OK;
+        if (MPI_Wtime() - since < PROGRESS_POLL_S) {
+            weft__yield_now();
+            continue;
+        }
+        uint64_t ns = naps >= 6 ? PROGRESS_NAP_MAX_NS : (uint64_t)PROGRESS_NAP_MIN_NS << naps;
+        naps++;
+        /* Nothing wakes this wait (the signal word rests): a timed sleep. */
+        (void)weft__word_wait(&f->signal, atomic_load_explicit(&f->signal, memory_order_relaxed), ns);
+    }
+}
+
+static int allreduce(weft_mpi_flow *f, const void *in, void *out, int n, MPI_Datatype type) {
+    MPI_Request r;
+    if (MPI_Iallreduce(in, out, n, type, MPI_MIN, f->comm, &r) != MPI_SUCCESS) return WEFT_ESYS;
+    return wait_collective(f, &r);
+}
+
 /* The ranks compare their graphs (and whether each could prepare its run):
- * one MPI_Allreduce of the fingerprints, their complements (MIN of both gives
+ * one MPI_Iallreduce of the fingerprints, their complements (MIN of both gives
  * both the smallest and the largest) and a readiness bit. */
 static int agree(weft_mpi_flow *f, int local) {
     unsigned long long in[5] = { f->fingerprint, ~f->fingerprint, f->ntasks, ~f->ntasks, local == WEFT_OK };
     unsigned long long out[5];
-    if (MPI_Allreduce(in, out, 5, MPI_UNSIGNED_LONG_LONG, MPI_MIN, f->comm) != MPI_SUCCESS) return WEFT_ESYS;
+    if (allreduce(f, in, out, 5, MPI_UNSIGNED_LONG_LONG) != WEFT_OK) return WEFT_ESYS;
     if (out[0] != ~out[1] || out[2] != ~out[3]) {
         snprintf(f->errmsg, sizeof f->errmsg,
                  "weft_mpi_run: the ranks built different graphs (tasks: %llu to %llu; this rank, %d: %llu "
@@ -209,13 +292,13 @@ static int agree(weft_mpi_flow *f, int local) {
 }
 
 /* Every rank learns the lowest-numbered rank whose task failed, and that
- * task's name and code, and whether MPI failed anywhere: one MPI_Allreduce
+ * task's name and code, and whether MPI failed anywhere: one MPI_Iallreduce
  * (MIN of the failed rank and of an all-well bit) and, after a failure, one
  * MPI_Bcast from that rank. */
 static int agree_outcome(weft_mpi_flow *f, int local_err) {
     int failed = atomic_load_explicit(&f->failed, memory_order_relaxed);
     int in[2] = { failed ? f->rank : INT_MAX, local_err == WEFT_OK }, out[2];
-    if (MPI_Allreduce(in, out, 2, MPI_INT, MPI_MIN, f->comm) != MPI_SUCCESS) return WEFT_ESYS;
+    if (allreduce(f, in, out, 2, MPI_INT) != WEFT_OK) return WEFT_ESYS;
     if (out[0] != INT_MAX) {
         struct { int code; char name[128]; } msg = { 0 };
         if (out[0] == f->rank) {
@@ -239,6 +322,8 @@ static void start(weft_mpi_flow *f, weft_executor *ex) {
     f->ex = ex;
     atomic_store_explicit(&f->queue, NULL, memory_order_relaxed);
     atomic_store_explicit(&f->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&f->signal, f->nnodes == 0, memory_order_relaxed);
+    atomic_store_explicit(&f->sleeping, 0, memory_order_relaxed);
     atomic_store_explicit(&f->failed, 0, memory_order_relaxed);
     atomic_store_explicit(&f->tasks_run, 0, memory_order_relaxed);
     uint64_t runs = f->stats.runs;
