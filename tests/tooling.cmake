@@ -10,6 +10,10 @@ weft_add_test_program(tooling_live_tests
 weft_add_test_program(tooling_profile_tests
   SOURCES tooling_profile.c
   TIMEOUT 60)
+# Structured logging: entries with their context, the JSON-lines sink.
+weft_add_test_program(tooling_log_tests
+  SOURCES tooling_log.c
+  TIMEOUT 60)
 # bench/tools: the regression gate's rule (icount.py selftest: no valgrind needed)
 # and change-point detection on synthetic series (changepoint.py --self-test).
 # Plain build only: they do not depend on the sanitizers.

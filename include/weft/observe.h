@@ -346,8 +346,42 @@ WEFT_API void weft_log_set_level(weft_log_level level);
 WEFT_API weft_log_level weft_log_get_level(void);
 /* Sends messages to fn (NULL: back to stderr, "weft: <level>: <message>").  Set
  * it before starting work: a message being logged during the switch may go to
- * either place. */
+ * either place.  Replaces an entry callback or JSON sink (below). */
 WEFT_API void weft_log_set_callback(weft_log_fn fn, void *user);
+
+/* A log message with its context: the structured form of a log line. */
+typedef struct weft_log_entry {
+    uint64_t time_ns;          /* wall clock (CLOCK_REALTIME), ns since 1970 */
+    weft_log_level level;
+    const char *message;       /* one line, no newline */
+    /* Where it was logged: set when the logging thread is a worker running a
+     * task, else NULL / -1 / 0. */
+    const weft_executor *executor;
+    unsigned executor_number;  /* as in traces ("executor N"), 0 if unknown */
+    int worker;                /* the worker's index, -1 */
+    /* The taskflow task that worker runs and its run (weft_future_id): known
+     * while metrics, a profiler or an observer are on, else NULL and 0. */
+    const char *task;          /* its name, "#index" if unnamed */
+    uint64_t run;
+} weft_log_entry;
+
+/* Receives each entry at or under the current level; the entry and its
+ * strings are valid during the call only.  Called from whichever thread logs,
+ * possibly several at once. */
+typedef void (*weft_log_entry_fn)(void *user, const weft_log_entry *entry);
+
+/* Sends entries to fn (NULL: back to stderr).  Replaces a message callback or
+ * JSON sink.  Same rules as weft_log_set_callback. */
+WEFT_API void weft_log_set_entry_callback(weft_log_entry_fn fn, void *user);
+
+/* Writes entries to out as JSON lines, one object per entry, flushed:
+ *   {"time":"2025-01-31T12:00:00.123456Z","level":"warn","executor":1,
+ *    "worker":0,"task":"load","run":3,"message":"..."}
+ * (executor, worker, task and run only when known; strings escaped, invalid
+ * UTF-8 as U+FFFD).  NULL: back to stderr.  out must stay open until the sink
+ * is replaced; stdio's lock keeps lines from threads whole.  Replaces a
+ * callback.  WEFT_OK.  Same rules as weft_log_set_callback. */
+WEFT_API weft_status weft_log_set_json(FILE *out);
 
 /* ---------------------------------------------------------------------------------
  * Live statistics (docs/guide-observability.md, "Live view")

@@ -1,6 +1,9 @@
-/* Logging: a level, stderr or a user callback. */
+/* Logging: a level, and stderr, a message callback or an entry callback (the
+ * structured form: weft_log_entry, which observe/ uses for its JSON sink). */
 #include "core/log.h"
+#include "core/executor.h"
 #include "platform/platform.h"
+#include "platform/wallclock.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,7 +14,11 @@ _Atomic int weft__log_level_ = WEFT_LOG_WARN;
 /* The callback and its argument are set together by weft_log_set_callback before
  * work starts (documented), so two relaxed atomics suffice: no torn pointer. */
 static _Atomic(weft_log_fn) log_fn;
+static _Atomic(weft_log_entry_fn) entry_fn; /* at most one of the two is set */
 static _Atomic(void *) log_user;
+/* What a layer above knows of the calling thread's task (observe/: the
+ * executor's number, the task's name and run), or NULL. */
+static _Atomic(weft__log_context_fn) context_fn;
 
 static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
 
@@ -26,8 +33,31 @@ weft_log_level weft_log_get_level(void) {
 }
 
 void weft_log_set_callback(weft_log_fn fn, void *user) {
+    atomic_store_explicit(&entry_fn, NULL, memory_order_relaxed);
     atomic_store_explicit(&log_user, user, memory_order_relaxed);
     atomic_store_explicit(&log_fn, fn, memory_order_relaxed);
+}
+
+void weft_log_set_entry_callback(weft_log_entry_fn fn, void *user) {
+    atomic_store_explicit(&log_fn, NULL, memory_order_relaxed);
+    atomic_store_explicit(&log_user, user, memory_order_relaxed);
+    atomic_store_explicit(&entry_fn, fn, memory_order_relaxed);
+}
+
+void weft__log_set_context(weft__log_context_fn fn) {
+    atomic_store_explicit(&context_fn, fn, memory_order_relaxed);
+}
+
+/* The entry's context: the worker and executor from the task the calling
+ * thread runs, then whatever the layer above adds. */
+static void fill_context(weft_log_entry *e) {
+    e->worker = -1;
+    weft_ctx *cx = weft_current_ctx();
+    if (!cx || !cx->worker) return;
+    e->worker = (int)cx->worker->id;
+    e->executor = cx->worker->ex;
+    weft__log_context_fn more = atomic_load_explicit(&context_fn, memory_order_relaxed);
+    if (more) more(cx->worker, e);
 }
 
 void weft__log_init_from_env(void) {
@@ -50,6 +80,13 @@ void weft__log_emit(weft_log_level level, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    weft_log_entry_fn efn = atomic_load_explicit(&entry_fn, memory_order_relaxed);
+    if (efn) {
+        weft_log_entry e = { .time_ns = weft__wall_ns(), .level = level, .message = msg };
+        fill_context(&e);
+        efn(atomic_load_explicit(&log_user, memory_order_relaxed), &e);
+        return;
+    }
     weft_log_fn fn = atomic_load_explicit(&log_fn, memory_order_relaxed);
     if (fn) {
         fn(atomic_load_explicit(&log_user, memory_order_relaxed), level, msg);

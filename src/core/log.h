@@ -19,6 +19,15 @@ extern _Atomic int weft__log_level_;
 
 void weft__log_emit(weft_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Adds what a layer above knows to an entry logged on worker w while it runs
+ * a task (executor_number, task, run).  Called on the logging thread, after
+ * the entry's level passed; must not log. */
+struct weft__worker;
+typedef void (*weft__log_context_fn)(struct weft__worker *w, weft_log_entry *entry);
+/* Sets it (observe/ does, once per executor created; the same function each
+ * time).  Any thread. */
+void weft__log_set_context(weft__log_context_fn fn);
+
 /* Reads WEFT_LOG once per process (executor creation calls it). */
 void weft__log_init_from_env(void);
 

@@ -132,6 +132,7 @@ static void exit_list_remove(struct weft__obs *o) {
 
 static int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     weft__log_init_from_env();
+    weft__log_set_context(weft__obs_log_context); /* log entries name tasks and runs */
     weft__live_from_env(ex);
     const char *path = weft__getenv("WEFT_PROFILE");
     bool profile = c->profile || (path && *path);

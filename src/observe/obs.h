@@ -251,6 +251,10 @@ void weft__obs_publish(struct weft__obs *o);
  * (run.json -> run.1.json; no ending: run -> run.1).  Truncated to cap. */
 void weft__obs_nth_path(char *out, size_t cap, const char *base, unsigned k);
 
+/* ---- log_json.c ---- */
+/* A log entry's context from worker w's frames (core/log.h's context hook). */
+void weft__obs_log_context(weft__worker *w, weft_log_entry *e);
+
 /* ---- task_hooks.c ---- */
 /* What the core calls (core/obs_hooks.h), set in every state. */
 extern const weft__obs_hooks weft__obs_hook_table;
