@@ -14,5 +14,6 @@
 #include "weft/algo.h"
 #include "weft/gpu.h"
 #include "weft/cancel.h"
+#include "weft/sched.h"
 #include "weft/topology.h"
 #endif

@@ -11,6 +11,7 @@
 #include "weft/common.h"
 #include "weft/core.h"
 #include "weft/graph.h"
+#include "weft/sched.h"
 
 WEFT_EXTERN_C_BEGIN
 
@@ -42,6 +43,30 @@ WEFT_API WEFT_NODISCARD weft_status weft_silent_async(weft_executor *ex, weft_ta
 WEFT_API WEFT_NODISCARD weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg,
                                                          weft_future *const *deps, size_t ndeps,
                                                          weft_future **out);
+
+/* Options of weft_async_with.  Zero (or a NULL pointer) = weft_async's defaults. */
+typedef struct weft_async_options {
+    /* The task's priority (weft/sched.h).  NORMAL without a handle: the task
+     * goes to the work-stealing deques exactly as weft_async's do; anything
+     * else goes through the executor's priority queue. */
+    weft_priority priority;
+    /* If not NULL, receives a handle to the queued task (re-prioritise,
+     * remove: weft_sched_*), valid until the task starts.  Written before
+     * weft_async_with returns WEFT_OK. */
+    weft_sched_handle *handle;
+    /* Dependencies, as weft_dependent_async's.  With a priority, each one
+     * still queued below it is raised to it (priority inheritance, unless the
+     * executor was created with weft_sched_config.no_inheritance). */
+    weft_future *const *deps;
+    size_t ndeps;
+} weft_async_options;
+
+/* weft_async / weft_dependent_async with options (a priority, a handle).
+ * Returns what weft_dependent_async returns, plus WEFT_EINVAL for a priority
+ * that is not a weft_priority.  A task removed through its handle never runs
+ * and its future becomes WEFT_ECANCELED.  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_async_with(weft_executor *ex, weft_task_fn fn, void *arg,
+                                                    const weft_async_options *opt, weft_future **out);
 
 /* An isolated wait for an async task's future (oneTBB's isolate).  From inside a
  * task of the same executor, the worker runs nothing unrelated meanwhile: if the

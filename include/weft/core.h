@@ -101,6 +101,9 @@ typedef struct weft_executor_config {
      * true/yes/on) in the environment, or an observer, makes it true;
      * 0/false/no/off leave it false. */
     bool profile_exact;
+    /* Scheduling (weft/sched.h): the ready-queue policy, escalation and
+     * priority inheritance.  NULL: work stealing, default escalation. */
+    const struct weft_sched_config *sched;
     /* Where to put the workers (weft/topology.h: compact, physical cores,
      * scatter, NUMA dense or round robin, L3 domains, optionally within some
      * NUMA nodes); copied at create.  NULL: the WEFT_PLACEMENT environment

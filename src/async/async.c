@@ -4,6 +4,7 @@
 #include "core/alloc.h"
 #include "core/default_executor.h"
 #include "core/obs_hooks.h" /* metrics and profiler: one branch each when off */
+#include "sched/sched.h"
 
 /* Marks a finished task's successor list: no edge may be added any more. */
 #define CLOSED ((weft__async_edge *)(uintptr_t)1)
@@ -16,6 +17,12 @@ static weft__job *async_job_run(weft__worker *w, weft__job *job);
 static int enqueue(weft__async *a, weft__worker *w) {
     a->job.run = async_job_run;
     a->job.next = NULL;
+    if (__builtin_expect((a->sched.gen | a->sched.slot) != 0, 0)) { /* a priority or a handle: sched/ */
+        if (a->sched.gen) weft__sched_queue_job(a->fut.ex, w, a->sched, &a->job);
+        else if (weft__sched_submit(a->fut.ex, w, &a->job, (int)a->sched.slot - 2) != WEFT_OK)
+            return weft__submit_from(a->fut.ex, w, &a->job); /* no memory in the policy: a deque */
+        return 0;
+    }
     return weft__submit_from(a->fut.ex, w, &a->job);
 }
 
@@ -93,8 +100,34 @@ static bool deps_valid(weft_executor *ex, weft_future *const *deps, size_t ndeps
     return true;
 }
 
-weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, weft_future *const *deps,
-                                 size_t ndeps, weft_future **out) {
+/* weft_sched_remove took the task out: it runs only to report itself
+ * cancelled (its future becomes WEFT_ECANCELED).  Under the queue's lock. */
+static void async_removed(weft__job *job) {
+    weft__async *a = (weft__async *)((char *)job - offsetof(weft__async, job));
+    atomic_fetch_or_explicit(&a->fut.stop, WEFT__STOP_CANCEL, memory_order_seq_cst);
+}
+
+/* A priority or a handle: the task's place in the scheduling layer's queue,
+ * reserved now (the handle exists before it is queued), and inheritance:
+ * its dependencies still queued below its priority are raised to it. */
+static int schedule(weft__async *a, const weft_async_options *opt, weft_future *const *deps, size_t ndeps) {
+    if (!opt || (opt->priority == WEFT_PRIORITY_NORMAL && !opt->handle)) return WEFT_OK;
+    if (!opt->handle && weft__sched_policy_orders(a->fut.ex)) {
+        a->sched.slot = (uint32_t)((int)opt->priority + 2); /* the policy orders it (enqueue) */
+        return WEFT_OK;
+    }
+    int st = weft__sched_reserve(a->fut.ex, (int)opt->priority, async_removed, &a->job, &a->sched);
+    if (st != WEFT_OK) return st;
+    for (size_t i = 0; i < ndeps; i++) {
+        weft__async *d = weft__async_of(deps[i]);
+        if (d && d->sched.gen) weft__sched_inherit(a->fut.ex, d->sched, (int)opt->priority);
+    }
+    if (opt->handle) *opt->handle = a->sched;
+    return WEFT_OK;
+}
+
+static weft_status submit(weft_executor *ex, weft_task_fn fn, void *arg, weft_future *const *deps, size_t ndeps,
+                          const weft_async_options *opt, weft_future **out) {
     if (out) *out = NULL;
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
@@ -105,9 +138,16 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
     if (!w && weft__forked(ex)) return WEFT_EFORKED;
     weft__async *a = weft__async_new(ex, w, fn, arg, out != NULL);
     if (!a) return WEFT_ENOMEM;
+    int sst = schedule(a, opt, deps, ndeps);
+    if (sst != WEFT_OK) {
+        if (out) weft__future_release(&a->fut);
+        weft__future_release(&a->fut);
+        return (weft_status)sst;
+    }
     if (ndeps) {
         a->edges = weft__alloc(ndeps * sizeof *a->edges);
         if (!a->edges) {
+            if (a->sched.gen) weft__sched_unreserve(ex, a->sched);
             if (out) weft__future_release(&a->fut);
             weft__future_release(&a->fut);
             return WEFT_ENOMEM;
@@ -144,6 +184,18 @@ weft_status weft__async_start(weft__async *a, weft__worker *w, weft_future **out
     }
     if (out) *out = &a->fut;
     return WEFT_OK;
+}
+
+weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, weft_future *const *deps,
+                                 size_t ndeps, weft_future **out) {
+    return submit(ex, fn, arg, deps, ndeps, NULL, out);
+}
+
+weft_status weft_async_with(weft_executor *ex, weft_task_fn fn, void *arg, const weft_async_options *opt,
+                            weft_future **out) {
+    if (out) *out = NULL;
+    if (opt && (opt->priority < WEFT_PRIORITY_LOW || opt->priority > WEFT_PRIORITY_CRITICAL)) return WEFT_EINVAL;
+    return submit(ex, fn, arg, opt ? opt->deps : NULL, opt ? opt->ndeps : 0, opt, out);
 }
 
 weft_status weft_async(weft_executor *ex, weft_task_fn fn, void *arg, weft_future **out) {

@@ -33,6 +33,11 @@ struct weft__async {
     size_t nedges;
     weft__async *next_free;
     struct weft__async_sems *sems; /* semaphores held while it runs (semaphore.c), or NULL */
+    /* Its place in the scheduling layer's priority queue (weft_async_with with
+     * a priority or a handle).  gen 0 and slot 0: none, the job goes to a
+     * deque; gen 0 and slot p + 2: priority p without a handle, for an
+     * executor whose policy takes priorities itself (sched/). */
+    weft_sched_handle sched;
 };
 
 /* Records kept per worker; beyond this they go back to the allocator. */

@@ -80,5 +80,6 @@ weft__async *weft__async_new(weft_executor *ex, weft__worker *w, weft_task_fn fn
     a->nedges = 0;
     a->next_free = NULL;
     a->sems = NULL;
+    a->sched = (weft_sched_handle){0, 0};
     return a;
 }

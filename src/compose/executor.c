@@ -7,9 +7,11 @@
 #include "core/layer.h"
 #include "observe/observe_layer.h"
 #include "topo/topo_layer.h"
+#include "sched/sched.h"
 
 static weft__layer *const layers[] = {
-    &weft__async_layer,
+    &weft__async_layer, /* first: its part is at offset 0 (async/async.h) */
+    &weft__sched_layer,
     &weft__topo_layer, /* placement (WEFT_PLACEMENT, config.placement) and steal tiers */
     &weft__observe_layer,
 };

@@ -38,7 +38,18 @@ void weft__deque_destroy(weft__deque *q) {
     q->retired = NULL;
 }
 
+int weft__deque_seal(weft__deque *q) {
+    weft__ring *sealed = ring_new(0); /* mask -1: every push finds it full */
+    if (!sealed) return WEFT_ENOMEM;
+    weft__ring *old = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    atomic_store_explicit(&q->ring, sealed, memory_order_release);
+    old->retired_next = q->retired;
+    q->retired = old;
+    return WEFT_OK;
+}
+
 weft__ring *weft__deque_grow(weft__deque *q, weft__ring *old, int64_t top, int64_t bottom) {
+    if (old->mask < 0) return NULL; /* sealed: the push fails */
     weft__ring *n = ring_new((old->mask + 1) * 2);
     if (!n) return NULL;
     for (int64_t i = top; i < bottom; i++)

@@ -45,6 +45,10 @@ typedef enum weft__steal_result { WEFT__STEAL_EMPTY, WEFT__STEAL_OK, WEFT__STEAL
 int weft__deque_init(weft__deque *q, int64_t capacity);
 /* Frees the rings.  No other thread may use the deque any more. */
 void weft__deque_destroy(weft__deque *q);
+/* Before the owner starts, on an empty deque: every later push fails
+ * (WEFT_ENOMEM, as if memory had run out) and thieves find it empty: for a
+ * worker whose jobs a source takes (core/layer.h).  0 or WEFT_ENOMEM. */
+int weft__deque_seal(weft__deque *q);
 /* Owner only: doubles the ring.  Returns the new ring or NULL (out of memory; the
  * deque is unchanged). */
 weft__ring *weft__deque_grow(weft__deque *q, weft__ring *old, int64_t top, int64_t bottom);
@@ -121,6 +125,56 @@ static inline weft__steal_result weft__deque_steal(weft__deque *q, weft__job **o
         return WEFT__STEAL_RETRY;
     *out = x;
     return WEFT__STEAL_OK;
+}
+
+/* Any thread; lock-free.  Batch steal (seed 003 5.2, Tokio's steal of half a
+ * run queue): takes up to half of the jobs the victim holds (rounded up, so a
+ * lone job is taken too), at most `max`, oldest first, into out[0..*n).
+ * WEFT__STEAL_OK with *n >= 1; EMPTY or RETRY (as weft__deque_steal) with
+ * *n == 0.  The thief runs out[0] and pushes the rest on its own deque in
+ * order (weft__push_local), so its pops take the newest and its own thieves
+ * the oldest, as they would have here.
+ *
+ * Orderings.  One CAS of top from t to t+k cannot claim k > 1 jobs: pop
+ * takes any job but the last without a CAS, once its fence has ordered its
+ * store of bottom before its read of top, and nothing orders a thief's later
+ * CAS against that read; an owner popping down from b to t+1 meanwhile would
+ * take job t+1 while the thief's CAS (top still t) claims it as well.  So
+ * each job is claimed by a whole single steal of its own: the load of top
+ * (for the next job: the value our CAS just wrote), the seq_cst fence that
+ * pairs with pop's, a fresh acquire load of bottom (the owner may have popped
+ * since the last claim: stop when the deque looks empty), a fresh acquire
+ * load of the ring after it (a push after a grow publishes slots only in the
+ * new ring: the CVE-2021-32810 rule) and the seq_cst CAS.  Every claim is
+ * thus weft__deque_steal's, whose proof (docs/design.md) covers it: a job is
+ * taken once.  The batch stops at the first lost race or empty look, keeping
+ * what it has.  What it saves over k single steals is the victim search and
+ * the cold misses on a new victim's lines; the fences stay (crossbeam's
+ * steal_batch for a LIFO worker claims one job at a time for this reason). */
+static inline weft__steal_result weft__deque_steal_batch(weft__deque *q, weft__job **out, unsigned max,
+                                                         unsigned *n) {
+    *n = 0;
+    if (max == 0) return WEFT__STEAL_EMPTY;
+    int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+    int64_t want = 1;
+    for (;;) {
+        atomic_thread_fence(memory_order_seq_cst);
+        int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
+        if (t >= b) break;
+        if (*n == 0) {
+            want = (b - t + 1) / 2;
+            if (want > (int64_t)max) want = max;
+        }
+        weft__ring *a = atomic_load_explicit(&q->ring, memory_order_acquire);
+        weft__job *x = atomic_load_explicit(&a->slot[t & a->mask], memory_order_relaxed);
+        if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
+                                                     memory_order_relaxed))
+            return *n ? WEFT__STEAL_OK : WEFT__STEAL_RETRY;
+        out[(*n)++] = x;
+        if ((int64_t)*n >= want) break;
+        t = t + 1;
+    }
+    return *n ? WEFT__STEAL_OK : WEFT__STEAL_EMPTY;
 }
 
 /* Any thread: a racy size estimate (exact when the deque is quiescent). */

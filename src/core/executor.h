@@ -102,6 +102,12 @@ struct weft_executor {
     unsigned yield_rounds;
     bool bound; /* WEFT_AFFINITY_CPUS: each worker owns a CPU */
     weft__worker *workers; /* nworkers of them */
+    /* A source of work besides the deques (core/layer.h, weft__source_set):
+     * NULL until a layer needs it (sched/: the first prioritised task, or a
+     * policy at create), then set for good.  Read only where a worker
+     * runs out of work (and to seal the deques): nothing per job. */
+    _Atomic(const struct weft__source *) source;
+    void *source_state;
     /* observe/: `obs` is what the hooks test (one predictable branch): non-NULL
      * only while metrics, a profiler or an observer is on.  `obs_state` owns the
      * memory (kept when obs goes back to NULL). */

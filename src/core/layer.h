@@ -108,6 +108,47 @@ void weft__pollers_kick(weft_executor *ex);
 int weft__worker_set_victims(weft__worker *w, const unsigned *order, unsigned n, const unsigned *tier_end,
                              unsigned ntiers);
 
+/* ---- a source of work besides the deques ----
+ * A layer that keeps ready jobs in queues of its own (sched/: priorities, a
+ * ready-queue policy) gives the worker loop a source.  Until one is set the
+ * loop pays one load and one predictable branch where it would call it.
+ *
+ * take(w, state, stage): a job for worker w from the source, or NULL.  The loop
+ * calls it at each stage of its search, in this order:
+ *   WEFT__TAKE_STEAL   w's deque is empty: before the injector and victims;
+ *   WEFT__TAKE_LAST    after the injector and every victim came up empty;
+ *   WEFT__TAKE_FINAL   the last look before parking: must find any job the
+ *                      source holds (no lost wake-up: the source publishes a
+ *                      job before it calls weft__source_notify, and a look at
+ *                      this stage must order after the worker's seq_cst idle
+ *                      announcement, e.g. by taking a lock the pusher took).
+ * push(w, state, j): optional.  When set, the workers' deques are sealed
+ * (weft__deque_seal) and every job a worker queues (weft__push_local) goes
+ * here, found on the push's failure path, so an executor without such a
+ * source pays nothing for it.  0, or non-zero: the job goes to the worker's
+ * private overflow list.  Jobs from other threads still go to the injector:
+ * take() moves them into the source when it wants them in its order.  A
+ * source with push must be set from a layer's executor_init (the deques are
+ * empty, the workers not started).
+ *
+ * Nothing calls take() per job: a source that wants a job to run before the
+ * rest of a worker's deque pushes a job onto that deque (sched/'s tickets). */
+enum { WEFT__TAKE_STEAL = 1, WEFT__TAKE_LAST = 2, WEFT__TAKE_FINAL = 3 };
+typedef struct weft__source {
+    weft__job *(*take)(weft__worker *w, void *state, int stage);
+    int (*push)(weft__worker *w, void *state, weft__job *j);
+} weft__source;
+
+/* Sets ex's source (once; a second call with another source is refused:
+ * WEFT_EBUSY).  Without push: any thread, at any time (a worker sees it from
+ * its next look; the seq_cst store orders it before the caller's later
+ * notify).  With push: from executor_init only.  WEFT_OK, WEFT_EINVAL (NULL
+ * argument or take), WEFT_ENOMEM. */
+int weft__source_set(weft_executor *ex, const weft__source *src, void *state);
+/* After publishing a job in the source: wakes a sleeper if needed (w: the
+ * calling worker of ex, or NULL). */
+void weft__source_notify(weft_executor *ex, weft__worker *w);
+
 /* ---- used by the core itself (executor.c, worker.c) ---- */
 
 /* Lays out the per-worker areas of `layers` on ex's workers.  0, WEFT_ENOMEM,

@@ -127,3 +127,27 @@ int weft__worker_set_victims(weft__worker *w, const unsigned *order, unsigned n,
     w->tier_end = t, w->ntiers = ntiers;
     return WEFT_OK;
 }
+
+int weft__source_set(weft_executor *ex, const weft__source *src, void *state) {
+    if (!ex || !src || !src->take) return WEFT_EINVAL;
+    if (src->push) /* before the workers start (core/layer.h): their deques are empty */
+        for (unsigned i = 0; i < ex->nworkers; i++)
+            if (weft__deque_seal(&ex->workers[i].deque) != WEFT_OK) return WEFT_ENOMEM;
+    const weft__source *cur = atomic_load_explicit(&ex->source, memory_order_acquire);
+    if (cur) return cur == src && ex->source_state == state ? WEFT_OK : WEFT_EBUSY;
+    /* The state first, then the source (seq_cst: a worker's final look, after
+     * its idle announcement, either sees it or our notify sees that worker). */
+    weft__mutex_lock(&ex->poll_lock); /* two setters: one wins, the other compares */
+    cur = atomic_load_explicit(&ex->source, memory_order_relaxed);
+    if (!cur) {
+        ex->source_state = state;
+        atomic_store_explicit(&ex->source, src, memory_order_seq_cst);
+    }
+    weft__mutex_unlock(&ex->poll_lock);
+    return !cur || (cur == src && ex->source_state == state) ? WEFT_OK : WEFT_EBUSY;
+}
+
+void weft__source_notify(weft_executor *ex, weft__worker *w) {
+    if (w) weft__sleep_notify_local(&ex->sleep);
+    else weft__sleep_notify(&ex->sleep);
+}

@@ -30,14 +30,37 @@ static inline uint64_t next_rand(weft__worker *w) {
     return w->rng = x;
 }
 
+/* ex's source of work besides the deques (core/layer.h), or NULL: one load.
+ * Acquire: its state, written before it was published, is visible. */
+static inline const weft__source *source_of(weft_executor *ex) {
+    return atomic_load_explicit(&ex->source, memory_order_acquire);
+}
+
+/* A job from the source at `stage` (the caller checked that ex has one). */
+static inline weft__job *take_source(weft__worker *w, int stage) {
+    return source_of(w->ex)->take(w, w->ex->source_state, stage);
+}
+
+/* A job the deque refused: a source that takes every job (its deques are
+ * sealed, core/layer.h) takes it; otherwise (out of memory) the private
+ * overflow list.  Off the hot path: a push reaches it only when it fails. */
+__attribute__((noinline, cold)) static void push_refused(weft__worker *w, weft__job *j) {
+    const weft__source *src = source_of(w->ex);
+    if (src && src->push && src->push(w, w->ex->source_state, j) == 0) {
+        weft__sleep_notify_local(&w->ex->sleep);
+        return;
+    }
+    j->next = NULL;
+    if (w->overflow_tail) w->overflow_tail->next = j;
+    else w->overflow_head = j;
+    w->overflow_tail = j; /* only w can run it; no point waking anyone */
+}
+
 void weft__push_local(weft__worker *w, weft__job *j) {
     int64_t before;
     if (weft__deque_push_sized(&w->deque, j, &before) != 0) {
-        j->next = NULL;
-        if (w->overflow_tail) w->overflow_tail->next = j;
-        else w->overflow_head = j;
-        w->overflow_tail = j;
-        return; /* only w can run it; no point waking anyone */
+        push_refused(w, j);
+        return;
     }
     /* A deque that already held a job per worker had its sleepers woken by the
      * pushes that filled it (each checks; a worker that parked since looked at
@@ -88,7 +111,7 @@ static weft__job *steal_tiers(weft__worker *w) {
 
 /* One round: the injector, then every other worker once, starting at a random
  * one (or in the order a layer gave). */
-static weft__job *steal_round(weft__worker *w) {
+static weft__job *steal_victims(weft__worker *w) {
     weft_executor *ex = w->ex;
     weft__job *j = weft__injector_pop(&ex->injector);
     if (j) return weft__hook_steal(w, true, -1), j;
@@ -103,6 +126,15 @@ static weft__job *steal_round(weft__worker *w) {
         if ((j = try_victim(w, v)) != NULL) return j;
     }
     return NULL;
+}
+
+/* The round with a source's stages around it (core/layer.h). */
+static weft__job *steal_round(weft__worker *w) {
+    if (__builtin_expect(source_of(w->ex) == NULL, 1)) return steal_victims(w);
+    weft__job *j = take_source(w, WEFT__TAKE_STEAL);
+    if (!j) j = steal_victims(w);
+    if (!j) j = take_source(w, WEFT__TAKE_LAST);
+    return j;
 }
 
 /* The pollers (core/poll.c), if any: a job one of them made runnable here, or
@@ -142,6 +174,12 @@ static weft__job *steal_again(weft__worker *w, unsigned *streak) {
  * published before our idle announcement is found (docs/design.md). */
 static weft__job *final_look(weft__worker *w) {
     weft_executor *ex = w->ex;
+    /* seq_cst: pairs with weft__source_set's store, after our idle announcement. */
+    const weft__source *src = atomic_load_explicit(&ex->source, memory_order_seq_cst);
+    if (src) {
+        weft__job *j = src->take(w, ex->source_state, WEFT__TAKE_FINAL);
+        if (j) return j;
+    }
     if (!weft__injector_empty(&ex->injector)) {
         weft__job *j = weft__injector_pop(&ex->injector);
         if (j) return weft__hook_steal(w, true, -1), j; /* observe/: a steal like any */

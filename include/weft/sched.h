@@ -1,0 +1,152 @@
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * Scheduling: priority levels, the ready-queue policy an executor is created
+ * with, handles to queued tasks (re-prioritise, remove, snapshot), escalation
+ * against starvation and priority inheritance.  docs/guide-scheduling.md.
+ *
+ * Tasks of the default priority cost nothing extra: they travel through the
+ * work-stealing deques as before.  A task given another priority (or a handle)
+ * goes through the executor's priority queue, which every worker looks at
+ * before its own deque (HIGH and CRITICAL), before stealing (NORMAL) and after
+ * everything else (LOW).  Among equal priorities, tasks run in the order they
+ * were queued (a sequence number, kept through every re-prioritisation).
+ */
+#ifndef WEFT_SCHED_H
+#define WEFT_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/common.h"
+#include "weft/core.h"
+
+WEFT_EXTERN_C_BEGIN
+
+/* Four levels.  Zero is NORMAL, so a zeroed options struct means "default". */
+typedef enum weft_priority {
+    WEFT_PRIORITY_LOW = -1,
+    WEFT_PRIORITY_NORMAL = 0,
+    WEFT_PRIORITY_HIGH = 1,
+    WEFT_PRIORITY_CRITICAL = 2,
+} weft_priority;
+
+/* A queued task: generation-checked, so a handle whose task has started, ran
+ * or was removed gives WEFT_ENOENT and never reaches freed memory.  A value
+ * type; copy it freely.  {0, 0} is never a valid handle. */
+typedef struct weft_sched_handle {
+    uint32_t slot;
+    uint32_t gen;
+} weft_sched_handle;
+
+/* ---- ready-queue policies ------------------------------------------------ */
+
+typedef enum weft_sched_kind {
+    WEFT_SCHED_WORK_STEALING = 0, /* default: per-worker deques, priority queue on the side */
+    WEFT_SCHED_FIFO = 1,          /* one shared queue, submission order */
+    WEFT_SCHED_PRIORITY = 2,      /* one priority queue for everything, FIFO among equals */
+    WEFT_SCHED_ROUND_ROBIN = 3,   /* jobs dealt to the workers' queues in turn; idle ones steal */
+    WEFT_SCHED_CUSTOM = 4,        /* weft_sched_config.policy */
+} weft_sched_kind;
+
+/* A unit of work as a policy sees it: opaque, only stored and handed back. */
+typedef struct weft_sched_item weft_sched_item;
+
+/* A user policy: a ready queue the workers push to and take from.  Every
+ * function is called from any thread concurrently (workers and submitting
+ * threads): the policy does its own locking.  `worker` is the calling worker's
+ * index, or -1 for a thread that is not a worker.
+ *   push: keep item (priority as given at submission); 0, or non-zero when it
+ *         cannot (the job then runs on the caller's deque, or the submission
+ *         fails with WEFT_ENOMEM from a thread that is not a worker).
+ *   pop:  an item for `worker` (its own first, if the policy has such a thing),
+ *         or NULL when it holds none.  Each pushed item must come out exactly once.
+ *   steal: optional (NULL: pop is used): an item for an idle worker, any.
+ *   size: optional: items held now (diagnostics).
+ *   destroy: optional: called once at executor destroy (the queue is empty).
+ * Violations the executor detects (always: every item a user policy holds is
+ * kept in a locked hash set beside it, a lock and a probe per push and per
+ * take): an item returned twice, or one never pushed: it is not run, counted in
+ * weft_sched_stats.policy_errors.  A policy that returns NULL while it holds
+ * items is detected when a worker is about to sleep (counted); those items run
+ * only once the policy hands them out on a later call. */
+typedef struct weft_sched_policy {
+    void *state;
+    int (*push)(void *state, weft_sched_item *item, weft_priority priority, int worker);
+    weft_sched_item *(*pop)(void *state, int worker);
+    weft_sched_item *(*steal)(void *state, int worker);
+    size_t (*size)(void *state);
+    void (*destroy)(void *state);
+} weft_sched_policy;
+
+/* Scheduling part of weft_executor_config (its `sched` member).  Zero = default. */
+typedef struct weft_sched_config {
+    weft_sched_kind kind;
+    const weft_sched_policy *policy; /* WEFT_SCHED_CUSTOM: copied at create */
+    /* Escalation (weft_sched_escalate): a LOW task queued this long becomes
+     * NORMAL, a NORMAL one this long (since its last change) becomes HIGH.
+     * 0: 20 ms each.  `tick_ns`: how often workers look (0: 2 ms).
+     * `no_escalation`: never escalate automatically. */
+    uint64_t escalate_low_ns, escalate_normal_ns, tick_ns;
+    bool no_escalation;
+    /* Priority inheritance: a task queued with a priority raises the queued
+     * tasks it depends on to it (async dependencies).  true turns it off. */
+    bool no_inheritance;
+} weft_sched_config;
+
+/* ---- handles --------------------------------------------------------------
+ * Handles come from submissions that ask for one (weft_async_options.handle).
+ * Every function below: any thread, lock-protected (O(log n) in the number of
+ * queued prioritised tasks unless said otherwise). */
+
+/* Changes a queued task's priority; its place among equals (its sequence
+ * number) is kept.  WEFT_OK, WEFT_EINVAL (NULL ex, priority out of range),
+ * WEFT_ENOENT (the task has started, ran, or was removed). */
+WEFT_API WEFT_NODISCARD weft_status weft_sched_reprioritize(weft_executor *ex, weft_sched_handle h,
+                                                            weft_priority priority);
+
+/* Takes a queued task out: it never runs, and is reported cancelled (an async
+ * task's future becomes WEFT_ECANCELED).  WEFT_OK, WEFT_EINVAL, WEFT_ENOENT. */
+WEFT_API WEFT_NODISCARD weft_status weft_sched_remove(weft_executor *ex, weft_sched_handle h);
+
+/* The priority a queued task has now (escalation may have raised it). */
+WEFT_API WEFT_NODISCARD weft_status weft_sched_priority(weft_executor *ex, weft_sched_handle h,
+                                                        weft_priority *out);
+
+/* One queued task in a snapshot. */
+typedef struct weft_sched_entry {
+    weft_sched_handle handle;
+    weft_priority priority;
+    uint64_t seq;       /* submission order */
+    uint64_t waited_ns; /* since it was queued */
+} weft_sched_entry;
+
+/* Copies up to cap queued prioritised tasks into out, in the order they would
+ * run (highest priority first, then submission order); *n receives how many are
+ * queued in all (may exceed cap).  Changes nothing.  O(n log n).  WEFT_OK,
+ * WEFT_EINVAL (NULL ex or n, out NULL with cap > 0), WEFT_ENOMEM. */
+WEFT_API WEFT_NODISCARD weft_status weft_sched_snapshot(weft_executor *ex, weft_sched_entry *out, size_t cap,
+                                                        size_t *n);
+
+/* Escalates now, as a tick would: every queued task past its level's age
+ * threshold moves up one level (LOW -> NORMAL -> HIGH; never to CRITICAL).
+ * Works with no_escalation too.  *moved (may be NULL) receives how many moved.
+ * O(n).  WEFT_OK, WEFT_EINVAL. */
+WEFT_API WEFT_NODISCARD weft_status weft_sched_escalate(weft_executor *ex, size_t *moved);
+
+/* Counters of an executor's scheduling layer. */
+typedef struct weft_sched_stats {
+    uint64_t queued;        /* prioritised tasks queued now */
+    uint64_t escalations;   /* level changes made by escalation */
+    uint64_t inherited;     /* raises made by priority inheritance */
+    uint64_t removed;       /* tasks taken out by weft_sched_remove */
+    uint64_t policy_errors; /* custom-policy contract violations detected */
+} weft_sched_stats;
+
+/* Fills *out.  WEFT_OK, WEFT_EINVAL (NULL argument).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_sched_get_stats(weft_executor *ex, weft_sched_stats *out);
+
+/* The name of a priority ("low", "normal", "high", "critical"; "?" otherwise). */
+WEFT_API const char *weft_priority_name(weft_priority p);
+
+WEFT_EXTERN_C_END
+#endif

@@ -1,0 +1,112 @@
+/* weft/sched.h: handles (re-prioritise, remove, look up), the snapshot,
+ * manual escalation and the counters. */
+#include "sched/sched.h"
+#include "core/alloc.h"
+
+#include <stdlib.h>
+
+static inline bool prio_ok(int p) { return p >= WEFT_PRIORITY_LOW && p <= WEFT_PRIORITY_CRITICAL; }
+
+static weft__sched *sched_or_null(weft_executor *ex) { return ex ? weft__sched_of(ex) : NULL; }
+
+weft_status weft_sched_reprioritize(weft_executor *ex, weft_sched_handle h, weft_priority priority) {
+    weft__sched *s = sched_or_null(ex);
+    if (!s || !prio_ok((int)priority)) return WEFT_EINVAL;
+    weft__mutex_lock(&s->q.lock);
+    weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
+    if (sl) weft__squeue_set_level_locked(&s->q, h.slot, (unsigned)priority + 1, weft__now_ns());
+    weft__mutex_unlock(&s->q.lock);
+    return sl ? WEFT_OK : WEFT_ENOENT;
+}
+
+weft_status weft_sched_remove(weft_executor *ex, weft_sched_handle h) {
+    weft__sched *s = sched_or_null(ex);
+    if (!s) return WEFT_EINVAL;
+    weft__mutex_lock(&s->q.lock);
+    weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
+    weft__job *queued = NULL;
+    if (sl) {
+        /* Marked under the lock: a reserved task queued right after the unlock
+         * must already find itself cancelled. */
+        if (sl->on_remove) sl->on_remove(sl->job);
+        if (sl->pos >= 0) {
+            queued = sl->job;
+            weft__squeue_erase_locked(&s->q, h.slot);
+        }
+        weft__squeue_free_locked(&s->q, h.slot);
+    }
+    weft__mutex_unlock(&s->q.lock);
+    if (!sl) return WEFT_ENOENT;
+    atomic_fetch_add_explicit(&s->removed, 1, memory_order_relaxed);
+    if (queued) weft__sched_resubmit(ex, weft__current_worker(ex), queued);
+    return WEFT_OK;
+}
+
+weft_status weft_sched_priority(weft_executor *ex, weft_sched_handle h, weft_priority *out) {
+    weft__sched *s = sched_or_null(ex);
+    if (!s || !out) return WEFT_EINVAL;
+    weft__mutex_lock(&s->q.lock);
+    weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
+    if (sl) *out = (weft_priority)((int)sl->level - 1);
+    weft__mutex_unlock(&s->q.lock);
+    return sl ? WEFT_OK : WEFT_ENOENT;
+}
+
+static int by_run_order(const void *a, const void *b) {
+    const weft_sched_entry *x = a, *y = b;
+    if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+weft_status weft_sched_snapshot(weft_executor *ex, weft_sched_entry *out, size_t cap, size_t *n) {
+    weft__sched *s = sched_or_null(ex);
+    if (!s || !n || (cap && !out)) return WEFT_EINVAL;
+    weft__mutex_lock(&s->q.lock);
+    size_t total = s->q.n;
+    weft_sched_entry *all = total ? weft__alloc(sizeof *all * total) : NULL;
+    if (total && !all) {
+        weft__mutex_unlock(&s->q.lock);
+        return WEFT_ENOMEM;
+    }
+    uint64_t now = weft__now_ns();
+    for (size_t i = 0; i < total; i++) {
+        uint32_t idx = s->q.heap[i];
+        const weft__sched_slot *sl = &s->q.slots[idx];
+        all[i] = (weft_sched_entry){{idx, sl->gen}, (weft_priority)((int)sl->level - 1), sl->seq, now - sl->queued_at};
+    }
+    weft__mutex_unlock(&s->q.lock);
+    if (total) qsort(all, total, sizeof *all, by_run_order);
+    for (size_t i = 0; i < total && i < cap; i++) out[i] = all[i];
+    weft__free(all, sizeof *all * total);
+    *n = total;
+    return WEFT_OK;
+}
+
+weft_status weft_sched_escalate(weft_executor *ex, size_t *moved) {
+    weft__sched *s = sched_or_null(ex);
+    if (!s) return WEFT_EINVAL;
+    weft__mutex_lock(&s->q.lock);
+    size_t m = weft__squeue_escalate_locked(&s->q, s->esc_ns, weft__now_ns());
+    weft__mutex_unlock(&s->q.lock);
+    atomic_fetch_add_explicit(&s->escalations, m, memory_order_relaxed);
+    if (moved) *moved = m;
+    return WEFT_OK;
+}
+
+weft_status weft_sched_get_stats(weft_executor *ex, weft_sched_stats *out) {
+    weft__sched *s = sched_or_null(ex);
+    if (!s || !out) return WEFT_EINVAL;
+    *out = (weft_sched_stats){
+        .queued = weft__squeue_count_from(&s->q, 0),
+        .escalations = atomic_load_explicit(&s->escalations, memory_order_relaxed),
+        .inherited = atomic_load_explicit(&s->inherited, memory_order_relaxed),
+        .removed = atomic_load_explicit(&s->removed, memory_order_relaxed),
+        .policy_errors = atomic_load_explicit(&s->policy_errors, memory_order_relaxed),
+    };
+    return WEFT_OK;
+}
+
+const char *weft_priority_name(weft_priority p) {
+    static const char *const names[] = {"low", "normal", "high", "critical"};
+    return prio_ok((int)p) ? names[(int)p + 1] : "?";
+}

@@ -1,0 +1,259 @@
+/* Ready-queue policies (weft/sched.h): FIFO (one shared queue), ROUND_ROBIN
+ * (a queue per worker, dealt in turn, idle workers take from the others),
+ * PRIORITY (everything through the executor's priority queue, sched.c), and
+ * the user's own, whose items are checked: each is entered in a set when
+ * pushed and must be found there (and leaves it) when it comes out, so an item
+ * handed out twice or never pushed is caught and not run.  The set is the
+ * layer's memory: a job handed out twice may have been freed after it ran, so
+ * nothing of the job itself is read. */
+#include "sched/sched.h"
+#include "core/alloc.h"
+#include "core/log.h"
+
+#include <string.h>
+
+/* ---- a locked ring of job pointers ---- */
+
+typedef struct ring {
+    weft__mutex lock;
+    weft__job **a;
+    size_t head, n, cap;
+} ring;
+
+static int ring_push(ring *r, weft__job *j) {
+    weft__mutex_lock(&r->lock);
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 256;
+        weft__job **a = weft__alloc(sizeof *a * cap);
+        if (!a) {
+            weft__mutex_unlock(&r->lock);
+            return WEFT_ENOMEM;
+        }
+        for (size_t i = 0; i < r->n; i++) a[i] = r->a[(r->head + i) % r->cap];
+        weft__free(r->a, sizeof *a * r->cap);
+        r->a = a, r->cap = cap, r->head = 0;
+    }
+    r->a[(r->head + r->n++) % r->cap] = j;
+    weft__mutex_unlock(&r->lock);
+    return WEFT_OK;
+}
+
+static weft__job *ring_pop(ring *r) {
+    weft__mutex_lock(&r->lock);
+    weft__job *j = NULL;
+    if (r->n) {
+        j = r->a[r->head];
+        r->head = (r->head + 1) % r->cap;
+        r->n--;
+    }
+    weft__mutex_unlock(&r->lock);
+    return j;
+}
+
+/* ---- built-in policies over rings ---- */
+
+typedef struct rings {
+    unsigned n;
+    _Atomic unsigned deal; /* ROUND_ROBIN: the next worker to deal to */
+    ring r[];
+} rings;
+
+static int fifo_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    (void)p, (void)worker;
+    return ring_push(&((rings *)st)->r[0], (weft__job *)it);
+}
+static weft_sched_item *fifo_pop(void *st, int worker) {
+    (void)worker;
+    return (weft_sched_item *)ring_pop(&((rings *)st)->r[0]);
+}
+static int rr_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    (void)p, (void)worker;
+    rings *rs = st;
+    unsigned k = atomic_fetch_add_explicit(&rs->deal, 1, memory_order_relaxed) % rs->n;
+    return ring_push(&rs->r[k], (weft__job *)it);
+}
+static weft_sched_item *rr_pop(void *st, int worker) {
+    rings *rs = st;
+    return worker < 0 ? NULL : (weft_sched_item *)ring_pop(&rs->r[(unsigned)worker % rs->n]);
+}
+static weft_sched_item *rr_steal(void *st, int worker) {
+    rings *rs = st;
+    unsigned start = worker < 0 ? 0 : (unsigned)worker;
+    for (unsigned k = 0; k < rs->n; k++) {
+        weft__job *j = ring_pop(&rs->r[(start + k) % rs->n]);
+        if (j) return (weft_sched_item *)j;
+    }
+    return NULL;
+}
+static void rings_destroy(void *st) {
+    rings *rs = st;
+    for (unsigned k = 0; k < rs->n; k++) {
+        weft__free(rs->r[k].a, sizeof(weft__job *) * rs->r[k].cap);
+        weft__mutex_destroy(&rs->r[k].lock);
+    }
+    weft__free(rs, sizeof *rs + sizeof(ring) * rs->n);
+}
+
+static rings *rings_new(unsigned n) {
+    rings *rs = weft__calloc(sizeof *rs + sizeof(ring) * n);
+    if (!rs) return NULL;
+    rs->n = n;
+    atomic_init(&rs->deal, 0);
+    for (unsigned k = 0; k < n; k++)
+        if (weft__mutex_init(&rs->r[k].lock) != 0) {
+            rs->n = k;
+            rings_destroy(rs);
+            return NULL;
+        }
+    return rs;
+}
+
+/* ---- the set of items a checked policy holds ---- */
+
+#define TOMB ((weft__job *)(uintptr_t)1)
+
+typedef struct weft__held weft__held;
+struct weft__held {
+    weft__mutex lock;
+    weft__job **a; /* open addressing, linear probing; NULL free, TOMB deleted */
+    size_t cap, used; /* used: live + tombstones */
+};
+
+static size_t slot_of(const weft__job *j, size_t cap) {
+    uint64_t h = (uint64_t)(uintptr_t)j * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 20) & (cap - 1);
+}
+
+/* Rehashes into twice the live count's room (under the lock). */
+static int held_grow(weft__held *h) {
+    size_t cap = h->cap ? h->cap * 2 : 1024;
+    weft__job **a = weft__calloc(sizeof *a * cap);
+    if (!a) return WEFT_ENOMEM;
+    size_t used = 0;
+    for (size_t i = 0; i < h->cap; i++) {
+        weft__job *j = h->a[i];
+        if (!j || j == TOMB) continue;
+        size_t k = slot_of(j, cap);
+        while (a[k]) k = (k + 1) & (cap - 1);
+        a[k] = j, used++;
+    }
+    weft__free(h->a, sizeof *a * h->cap);
+    h->a = a, h->cap = cap, h->used = used;
+    return WEFT_OK;
+}
+
+static int held_add(weft__held *h, weft__job *j) {
+    weft__mutex_lock(&h->lock);
+    int st = (h->used + 1) * 2 > h->cap ? held_grow(h) : WEFT_OK;
+    if (st == WEFT_OK) {
+        size_t k = slot_of(j, h->cap);
+        while (h->a[k] && h->a[k] != TOMB) k = (k + 1) & (h->cap - 1);
+        if (!h->a[k]) h->used++;
+        h->a[k] = j;
+    }
+    weft__mutex_unlock(&h->lock);
+    return st;
+}
+
+/* True if j was held (it is not any more). */
+static bool held_take(weft__held *h, weft__job *j) {
+    bool found = false;
+    weft__mutex_lock(&h->lock);
+    if (h->cap)
+        for (size_t k = slot_of(j, h->cap); h->a[k]; k = (k + 1) & (h->cap - 1))
+            if (h->a[k] == j) {
+                h->a[k] = TOMB;
+                found = true;
+                break;
+            }
+    weft__mutex_unlock(&h->lock);
+    return found;
+}
+
+static void held_free(weft__held *h) {
+    if (!h) return;
+    weft__free(h->a, sizeof *h->a * h->cap);
+    weft__mutex_destroy(&h->lock);
+    weft__free(h, sizeof *h);
+}
+
+/* ---- the layer's side ---- */
+
+int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nworkers) {
+    weft_sched_kind kind = c ? c->kind : WEFT_SCHED_WORK_STEALING;
+    if (kind == WEFT_SCHED_WORK_STEALING) return WEFT_OK;
+    if ((unsigned)kind > WEFT_SCHED_CUSTOM) return WEFT_EINVAL;
+    if (kind == WEFT_SCHED_CUSTOM && (!c->policy || !c->policy->push || !c->policy->pop)) return WEFT_EINVAL;
+    weft__policy *p = weft__calloc(sizeof *p);
+    if (!p) return WEFT_ENOMEM;
+    atomic_init(&p->outstanding, 0);
+    if (kind == WEFT_SCHED_PRIORITY) {
+        p->heap = true;
+    } else if (kind == WEFT_SCHED_CUSTOM) {
+        p->ops = *c->policy;
+        p->held = weft__calloc(sizeof *p->held);
+        if (!p->held || weft__mutex_init(&p->held->lock) != 0) {
+            weft__free(p->held, sizeof *p->held);
+            return weft__free(p, sizeof *p), WEFT_ENOMEM;
+        }
+        p->checked = true;
+    } else {
+        rings *rs = rings_new(kind == WEFT_SCHED_FIFO ? 1 : nworkers);
+        if (!rs) return weft__free(p, sizeof *p), WEFT_ENOMEM;
+        p->ops = (weft_sched_policy){.state = rs, .destroy = rings_destroy};
+        p->ops.push = kind == WEFT_SCHED_FIFO ? fifo_push : rr_push;
+        p->ops.pop = kind == WEFT_SCHED_FIFO ? fifo_pop : rr_pop;
+        p->ops.steal = kind == WEFT_SCHED_FIFO ? NULL : rr_steal;
+    }
+    s->policy = p;
+    return WEFT_OK;
+}
+
+void weft__policy_destroy(weft__sched *s) {
+    weft__policy *p = s->policy;
+    if (!p) return;
+    if (p->ops.destroy) p->ops.destroy(p->ops.state);
+    held_free(p->held);
+    weft__free(p, sizeof *p);
+    s->policy = NULL;
+}
+
+int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker) {
+    weft__policy *p = s->policy;
+    if (p->checked) {
+        if (held_add(p->held, job) != WEFT_OK) return WEFT_ENOMEM;
+        atomic_fetch_add_explicit(&p->outstanding, 1, memory_order_relaxed);
+    }
+    int st = p->ops.push(p->ops.state, (weft_sched_item *)job, (weft_priority)prio, worker);
+    if (st != 0 && p->checked) {
+        (void)held_take(p->held, job);
+        atomic_fetch_sub_explicit(&p->outstanding, 1, memory_order_relaxed);
+    }
+    return st;
+}
+
+/* A checked policy handed out j: true if it was pushed and not handed out before. */
+static bool check_out(weft__sched *s, weft__job *j) {
+    if (held_take(s->policy->held, j)) {
+        atomic_fetch_sub_explicit(&s->policy->outstanding, 1, memory_order_relaxed);
+        return true;
+    }
+    atomic_fetch_add_explicit(&s->policy_errors, 1, memory_order_relaxed);
+    weft__log(WEFT_LOG_ERROR, "sched: the custom policy returned an item it did not hold (twice, or never "
+                              "pushed); it was not run");
+    return false;
+}
+
+weft__job *weft__policy_take(weft__sched *s, int worker, bool own) {
+    weft__policy *p = s->policy;
+    weft_sched_item *(*fn)(void *, int) = own || !p->ops.steal ? p->ops.pop : p->ops.steal;
+    for (int tries = 0; tries < 4; tries++) { /* a broken policy may repeat itself: bounded */
+        weft__job *j = (weft__job *)fn(p->ops.state, worker);
+        if (!j || !p->checked || check_out(s, j)) return j;
+    }
+    return NULL;
+}
+
+int64_t weft__policy_owed(weft__sched *s) {
+    return s->policy && s->policy->checked ? atomic_load_explicit(&s->policy->outstanding, memory_order_relaxed) : 0;
+}

@@ -1,0 +1,146 @@
+/* The scheduling layer's internals (docs/design.md, "Scheduling").  Internal.
+ *
+ * One priority queue per executor (queue.c): a binary heap of slots under one
+ * lock, ordered by level (high first) then sequence number (FIFO among
+ * equals).  A slot is what a handle names (index + generation).  Counts per
+ * level, kept beside the heap in atomics, let a worker skip the lock when
+ * nothing of interest is queued.  Jobs of the default priority never come
+ * here unless a policy takes every job (policy.c). */
+#ifndef WEFT_SCHED_SCHED_H
+#define WEFT_SCHED_SCHED_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/executor.h"
+#include "core/layer.h"
+#include "weft/sched.h"
+
+enum { WEFT__LEVELS = 4 }; /* level = weft_priority + 1: LOW 0 .. CRITICAL 3 */
+
+/* Called, outside the lock, for a job taken out by weft_sched_remove, queued
+ * or only reserved: it marks the job so that, when it runs, it reports itself
+ * cancelled instead of doing its work.  The layer then runs it (queued) or
+ * lets it run when it is queued later (reserved). */
+typedef void (*weft__sched_removed_fn)(weft__job *job);
+
+typedef struct weft__sched_slot {
+    weft__job *job; /* NULL while reserved and not yet queued */
+    weft__sched_removed_fn on_remove;
+    uint64_t seq;
+    uint64_t since;     /* ns: queued, or its level last changed */
+    uint64_t queued_at; /* ns */
+    uint32_t gen;       /* the generation a handle must carry; never 0 */
+    int32_t pos;        /* index in the heap, or -1 */
+    uint32_t next_free;
+    uint8_t level;
+    uint8_t state; /* SLOT_FREE, SLOT_RESERVED, SLOT_QUEUED (queue.c) */
+} weft__sched_slot;
+
+typedef struct weft__sched_queue {
+    weft__mutex lock;
+    weft__sched_slot *slots;
+    uint32_t *heap;   /* slot indices; capacity = cap */
+    uint32_t nslots;  /* slots ever used (<= cap) */
+    uint32_t cap;
+    uint32_t n;       /* in the heap */
+    uint32_t free_head;
+    uint64_t next_seq;
+    /* Queued per level: written under the lock, read without it (hints). */
+    _Atomic uint32_t count[WEFT__LEVELS];
+} weft__sched_queue;
+
+/* A ready-queue policy as the layer drives it (policy.c). */
+typedef struct weft__policy {
+    weft_sched_policy ops;  /* built in or the user's */
+    bool checked;           /* the user's: items entered in `held` and counted */
+    struct weft__held *held; /* policy.c */
+    bool heap;              /* WEFT_SCHED_PRIORITY: every job goes to the queue */
+    _Atomic int64_t outstanding; /* checked policies: pushed minus taken */
+} weft__policy;
+
+typedef struct weft__sched {
+    weft_executor *ex;
+    weft__sched_queue q;
+    weft__policy *policy; /* NULL: work stealing */
+    uint64_t esc_ns[2];   /* LOW -> NORMAL, NORMAL -> HIGH */
+    uint64_t tick_ns;
+    bool auto_escalate, inherit;
+    _Atomic uint64_t next_tick; /* ns */
+    _Atomic uint64_t escalations, inherited, removed, policy_errors;
+} weft__sched;
+
+/* Per-worker state of the layer. */
+typedef struct weft__sched_worker {
+    weft__sched *s;
+    unsigned countdown; /* takes until the next look at the clock */
+} weft__sched_worker;
+
+extern weft__layer weft__sched_layer; /* sched.c */
+
+/* ex's scheduling state, or NULL when ex was built without this layer. */
+weft__sched *weft__sched_of(weft_executor *ex);
+
+/* ---- for the layers above (async/, graph/) ---- */
+
+/* Reserves a handle for a task of priority `prio` (a weft_priority) that will
+ * be queued with weft__sched_queue, now or when its dependencies finish.
+ * WEFT_OK, WEFT_EINVAL (no sched layer, priority out of range), WEFT_ENOMEM.
+ * Any thread. */
+int weft__sched_reserve(weft_executor *ex, int prio, weft__sched_removed_fn on_remove, weft__job *job,
+                        weft_sched_handle *out);
+/* Submits job the normal way (a removed task's, to report itself cancelled),
+ * retrying while the injector lacks memory. */
+void weft__sched_resubmit(weft_executor *ex, weft__worker *w, weft__job *job);
+/* Queues job under its reserved handle h (w: the caller's worker of ex, or
+ * NULL).  If h was removed meanwhile, calls its on_remove(job) instead.  Never
+ * fails (the reservation holds the room).  Any thread. */
+void weft__sched_queue_job(weft_executor *ex, weft__worker *w, weft_sched_handle h, weft__job *job);
+/* Gives back a reservation never queued (its submission failed). */
+void weft__sched_unreserve(weft_executor *ex, weft_sched_handle h);
+/* Queues job at priority prio without a handle (into the policy, if the
+ * executor has one).  WEFT_OK or WEFT_ENOMEM (nothing queued).  Any thread. */
+int weft__sched_submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio);
+/* True when ex's policy orders prioritised tasks itself (FIFO, ROUND_ROBIN,
+ * a user's): such a task without a handle goes to it (weft__sched_submit). */
+bool weft__sched_policy_orders(weft_executor *ex);
+/* Priority inheritance: raises h's task to prio if it is queued (or
+ * reserved) below it and ex inherits.  Any thread. */
+void weft__sched_inherit(weft_executor *ex, weft_sched_handle h, int prio);
+
+/* ---- queue.c ---- */
+int weft__squeue_init(weft__sched_queue *q);
+void weft__squeue_fini(weft__sched_queue *q);
+/* The best job of level >= min_level, or NULL; frees its slot. */
+weft__job *weft__squeue_pop(weft__sched_queue *q, unsigned min_level);
+/* Jobs queued at level >= min_level (a hint without the lock). */
+static inline uint32_t weft__squeue_count_from(weft__sched_queue *q, unsigned min_level) {
+    uint32_t n = 0;
+    for (unsigned l = min_level; l < WEFT__LEVELS; l++) n += atomic_load_explicit(&q->count[l], memory_order_relaxed);
+    return n;
+}
+/* Locked helpers (the caller holds q->lock). */
+int weft__squeue_reserve_locked(weft__sched_queue *q, unsigned level, weft__sched_removed_fn on_remove,
+                                weft_sched_handle *out);
+weft__sched_slot *weft__squeue_slot_locked(weft__sched_queue *q, weft_sched_handle h);
+void weft__squeue_insert_locked(weft__sched_queue *q, uint32_t idx, weft__job *job, uint64_t now);
+void weft__squeue_set_level_locked(weft__sched_queue *q, uint32_t idx, unsigned level, uint64_t now);
+void weft__squeue_erase_locked(weft__sched_queue *q, uint32_t idx);
+void weft__squeue_free_locked(weft__sched_queue *q, uint32_t idx);
+/* Moves every queued task past its threshold up one level (not to CRITICAL). */
+size_t weft__squeue_escalate_locked(weft__sched_queue *q, const uint64_t thresholds[2], uint64_t now);
+
+/* ---- policy.c ---- */
+/* Builds the policy the config asks for (NULL for work stealing).  WEFT_OK,
+ * WEFT_EINVAL (a bad kind, or CUSTOM without push and pop), WEFT_ENOMEM. */
+int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nworkers);
+void weft__policy_destroy(weft__sched *s);
+/* A job the policy pushed (0) or refused (non-zero). */
+int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker);
+/* A job for worker (own first when `own`), or NULL. */
+weft__job *weft__policy_take(weft__sched *s, int worker, bool own);
+/* The policy holds jobs it did not hand out (checked policies; 0 otherwise). */
+int64_t weft__policy_owed(weft__sched *s);
+
+#endif

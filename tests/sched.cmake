@@ -1,0 +1,6 @@
+# Scheduling: priorities (exact order under one worker), handles, snapshot,
+# inheritance, escalation; policies (every kind of work under each, garbage
+# policies caught); races of re-prioritise/remove with execution.
+weft_add_test_program(sched_tests
+  SOURCES sched_order.c sched_policy.c sched_stress.c
+  TIMEOUT 120)
