@@ -133,7 +133,6 @@ static void exit_list_remove(struct weft__obs *o) {
 static int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     weft__log_init_from_env();
     weft__log_set_context(weft__obs_log_context); /* log entries name tasks and runs */
-    weft__live_from_env(ex);
     const char *path = weft__getenv("WEFT_PROFILE");
     bool profile = c->profile || (path && *path);
     bool metrics = c->metrics || weft__env_flag("WEFT_METRICS", false);
@@ -177,7 +176,12 @@ static void weft__obs_destroy(weft_executor *ex) {
 
 /* ---- the observe layer ------------------------------------------------------------ */
 
-static int observe_executor_init(weft_executor *ex, const weft_executor_config *c) { return weft__obs_create(ex, c); }
+static int observe_executor_init(weft_executor *ex, const weft_executor_config *c) {
+    int st = weft__obs_create(ex, c);
+    /* Last: the publishing thread reads the state set up above. */
+    if (st == 0) weft__live_from_env(ex);
+    return st;
+}
 
 weft__layer weft__observe_layer = {
     .name = "observe",
