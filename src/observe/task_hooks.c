@@ -7,6 +7,7 @@
 #include "core/future.h"
 #include "graph/graph.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* mark_job of a worker with no usable mark: see WEFT__OBS_NO_MARK in obs.h. */
@@ -353,23 +354,24 @@ record_task_span(struct weft__obs *o, weft__obs_worker *ow, const weft__obs_fram
     const weft__node *n = atomic_load_explicit(&f->node, memory_order_relaxed);
     s->begin = f->begin;
     s->end = end;
-    if (n) {
+    /* kind, failed, estimated, nested: four bytes written as one store (apart,
+     * they cost ~11 instructions per task on the profiled graph benchmarks). */
+    uint8_t tail[4] = {WEFT__SPAN_TASK, rc != 0, f->estimated, nested};
+    if (__builtin_expect(n != NULL, 1)) {
         const weft__run *r = atomic_load_explicit(&f->run, memory_order_relaxed);
         s->tf = n->tf;
         s->run = (uint32_t)r->top->id;
         s->index = n->index;
         s->name = n->tf->nnamed ? name_id(ow, n) : 0;
-        s->kind = WEFT__SPAN_TASK;
     } else {
         s->tf = f->id;
         s->run = f->part;
         s->index = f->index;
         s->name = 0;
-        s->kind = (uint8_t)(WEFT__SPAN_WORK + atomic_load_explicit(&f->work, memory_order_relaxed));
+        tail[0] = (uint8_t)(WEFT__SPAN_WORK + atomic_load_explicit(&f->work, memory_order_relaxed));
     }
-    s->failed = rc != 0;
-    s->estimated = f->estimated;
-    s->nested = nested;
+    _Static_assert(offsetof(weft__span, nested) == offsetof(weft__span, kind) + 3, "span tail bytes");
+    memcpy(&s->kind, tail, sizeof tail);
     return s;
 }
 
