@@ -3,6 +3,7 @@
 #include "topo_fixture.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "harness.h"
+#include "weft.h"
 
 const fake_machine FAKE_TWO_SOCKET = {.packages = 2, .cores = 16, .threads = 2, .l3s = 1, .nodes = 1};
 const fake_machine FAKE_CHIPLETS = {.packages = 1, .cores = 32, .threads = 2, .l3s = 4, .nodes = 1};
@@ -158,3 +160,22 @@ weft_topology *fake_detect(const char *root) {
     if (st != 0 || !t) TEST_FAIL_("detecting %s: %d", root, st);
     return t;
 }
+
+/* ---- an allocator that fails on demand ---- */
+
+static atomic_long fail_budget;
+static void *fail_alloc(void *ctx, size_t n) {
+    (void)ctx;
+    return atomic_fetch_sub(&fail_budget, 1) > 0 ? malloc(n) : NULL;
+}
+static void *fail_realloc(void *ctx, void *p, size_t o, size_t n) {
+    (void)ctx, (void)o;
+    return atomic_fetch_sub(&fail_budget, 1) > 0 ? realloc(p, n) : NULL;
+}
+static void plain_free(void *ctx, void *p, size_t n) {
+    (void)ctx, (void)n;
+    free(p);
+}
+
+void fake_fail_install(void) { weft_set_allocator(&(weft_allocator){fail_alloc, fail_realloc, plain_free, NULL}); }
+void fake_fail_budget(long n) { atomic_store(&fail_budget, n); }

@@ -55,4 +55,10 @@ void fake_remove(const char *root);
 /* Detects the tree with every CPU listed; fails the test unless it works. */
 weft_topology *fake_detect(const char *root);
 
+/* An allocator that fails once `budget` more allocations have succeeded:
+ * fake_fail_install() puts it in (weft_set_allocator), fake_fail_budget(n)
+ * sets what is left, weft_set_allocator(NULL) takes it out. */
+void fake_fail_install(void);
+void fake_fail_budget(long n);
+
 #endif

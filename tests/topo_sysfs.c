@@ -309,27 +309,13 @@ TEST(no_node_directory_means_one_node_with_every_cpu) {
 
 /* ---- memory: every allocation may fail ---- */
 
-static atomic_long budget;
-static void *fail_alloc(void *ctx, size_t n) {
-    (void)ctx;
-    return atomic_fetch_sub(&budget, 1) > 0 ? malloc(n) : NULL;
-}
-static void *fail_realloc(void *ctx, void *p, size_t o, size_t n) {
-    (void)ctx, (void)o;
-    return atomic_fetch_sub(&budget, 1) > 0 ? realloc(p, n) : NULL;
-}
-static void plain_free(void *ctx, void *p, size_t n) {
-    (void)ctx, (void)n;
-    free(p);
-}
-
 TEST(detection_survives_every_allocation_failure) {
     const char *root = fake_write(&FAKE_ODD_NUMBERS);
-    weft_set_allocator(&(weft_allocator){fail_alloc, fail_realloc, plain_free, NULL});
+    fake_fail_install();
     int st = WEFT_ENOMEM;
     long n;
     for (n = 0; n < 10000 && st == WEFT_ENOMEM; n++) {
-        atomic_store(&budget, n);
+        fake_fail_budget(n);
         weft_topology *t = (weft_topology *)1;
         st = weft__topology_detect_at(root, NULL, 0, &t);
         if (st == WEFT_ENOMEM) ASSERT_NULL(t);

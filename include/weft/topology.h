@@ -256,5 +256,56 @@ WEFT_API WEFT_NODISCARD weft_status weft_topology_steal_tiers(const weft_topolog
                                                               unsigned self, unsigned *victims,
                                                               unsigned tier_end[WEFT_TIERS]);
 
+/* ---- NUMA memory: blocks on a node or interleaved over nodes ---- */
+
+/* How a NUMA allocation came out.  Every outcome is usable memory; only
+ * WEFT_NUMA_PLACED means the kernel will put its pages where asked. */
+typedef enum weft_numa_outcome {
+    /* The policy is set: each page comes from the node (preferred: from
+     * another when the node is out of memory, never a failure) or, for an
+     * interleaved block, from the nodes in turn, when first touched. */
+    WEFT_NUMA_PLACED = 0,
+    /* The topology has a single NUMA node: plain memory, nothing to place
+     * (no system call made). */
+    WEFT_NUMA_ONE_NODE = 1,
+    /* The kernel refused the policy (no NUMA support, a seccomp filter, a
+     * node it does not know): plain memory, first-touch placement. */
+    WEFT_NUMA_UNPLACED = 2
+} weft_numa_outcome;
+
+/* Allocates `size` bytes (rounded up to whole pages, page-aligned, through
+ * weft_set_allocator's hook, not zeroed) whose pages come from NUMA node
+ * `node` (an index of topo, 0..weft_topology_numa_node_count - 1) when first
+ * touched.  topo NULL means the machine as executors see it (every online
+ * CPU, sysfs; detected once per process).  *out receives the block;
+ * *outcome (may be NULL) says whether it was placed.  Errors: WEFT_EINVAL
+ * (out NULL, size 0, node out of range), WEFT_ENOMEM (the allocator failed;
+ * *out is NULL), WEFT_ENOENT (topo NULL and the machine cannot be
+ * detected).  Free with weft_numa_free and the same size.  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_numa_alloc(const weft_topology *topo, size_t size, unsigned node,
+                                                    void **out, weft_numa_outcome *outcome);
+/* The same with the pages spread round-robin over the nodes
+ * nodes[0..n) (indices of topo), or over every node with memory when nodes
+ * is NULL and n is 0: for data every worker reads, so no node's memory
+ * bandwidth is the bottleneck.  Errors as weft_numa_alloc, and WEFT_EINVAL
+ * for nodes NULL with n > 0, or n > 0 with nodes given and a node out of
+ * range.  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_numa_alloc_interleaved(const weft_topology *topo, size_t size,
+                                                                const unsigned *nodes, unsigned n,
+                                                                void **out, weft_numa_outcome *outcome);
+/* Frees a block of weft_numa_alloc or weft_numa_alloc_interleaved; size is
+ * the size asked for.  Its range gets the default policy back first, so
+ * memory the allocator reuses is not bound to a node.  NULL is allowed.
+ * Any thread (not while another still uses the block). */
+WEFT_API void weft_numa_free(void *p, size_t size);
+/* The NUMA node (index of topo) the page holding address p is on, in *node.
+ * topo NULL means the machine as for weft_numa_alloc.  Never faults the page
+ * in.  Errors: WEFT_EINVAL (p or node NULL), WEFT_ENOENT (the page has not
+ * been touched yet, so it is on no node; or the kernel names a node topo
+ * does not list; or topo NULL and no machine), WEFT_ESYS (the kernel cannot
+ * say: no NUMA support, calls refused).  Any thread. */
+WEFT_API WEFT_NODISCARD weft_status weft_numa_node_of_address(const weft_topology *topo, const void *p,
+                                                              unsigned *node);
+
 WEFT_EXTERN_C_END
 #endif

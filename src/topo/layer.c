@@ -39,6 +39,8 @@ static weft_topology *process_topology(void) {
     return t;
 }
 
+const weft_topology *weft__topo_machine(void) { return process_topology(); }
+
 void weft__topo_layer_set_machine(weft_topology *t) {
     weft_topology_destroy(atomic_exchange_explicit(&machine, t, memory_order_acq_rel));
 }

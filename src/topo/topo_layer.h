@@ -23,4 +23,10 @@ int weft__topo_place_workers(weft_executor *ex, weft_placement strategy);
 /* The same with a whole placement config (NUMA nodes to keep to). */
 int weft__topo_place_workers_as(weft_executor *ex, const weft_placement_config *pc);
 
+/* The process's machine (every online CPU, sysfs unless WEFT_TOPOLOGY=hwloc),
+ * detected on first use and kept until exit; NULL when detection fails.  What
+ * executors' steal tiers and the NUMA calls with a NULL topology use.  Any
+ * thread. */
+const weft_topology *weft__topo_machine(void);
+
 #endif
