@@ -13,6 +13,13 @@
 #include "graph2_work.h"
 #include "gpu_work.h"
 
+/* cancel_weft.c (issue 19): token polling, an attached token never fired,
+ * cancel-to-skip, deadline lateness. */
+extern const bench_work bench_work_cancel_poll, bench_work_cancel_skip, bench_work_cancel_late;
+extern const bench_ops bench_weft_cancel_is_cancelled, bench_weft_linear_chain_token, bench_weft_binary_tree_token,
+    bench_weft_cancel_to_skip, bench_weft_fanout_run, bench_weft_deadline_1ms, bench_weft_deadline_10ms,
+    bench_weft_deadline_100ms;
+
 /* OpenMP and oneTBB are optional: CMake defines these when it compiled them. */
 #ifdef WEFT_BENCH_HAVE_OMP
 #  define OMP_OPS(name) &bench_omp_##name
@@ -40,6 +47,9 @@ static const bench_impl tbb_missing = { "tbb", "oneTBB not found", 0, NULL, NULL
 static const bench_impl cpp_missing = { "cpp", "no C++ compiler", 0, NULL, NULL };
 #  define CPP_IMPL (&cpp_missing)
 #endif
+
+/* sched_weft.c (issue 18): priorities used and not, CRITICAL latency, handles. */
+extern const bench_ops bench_weft_async_plain, bench_weft_async_prio, bench_weft_sched_latency, bench_weft_sched_reprio;
 
 /* Indexed by bench_impl_id. */
 const bench_impl *const bench_impls[BENCH_IMPL_COUNT] = {
@@ -115,6 +125,12 @@ const bench_def bench_table[] = {
     { "sort_generic", 10000000, false, &bench_work_algo_sort,
       { [BENCH_WEFT] = &bench_weft_sort_generic, [BENCH_SERIAL] = &bench_serial_sort_generic } },
     { "inclusive_scan", 10000000, false, &bench_work_algo_scan, ALL_OPS(inclusive_scan) },
+    /* Issue 18 (sched_weft.c), weft only: size = async tasks / latency samples / queued handles. */
+    { "async_plain", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_plain } },
+    { "async_prio", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_prio } },
+    { "sched_latency", 500, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_latency } },
+    { "sched_reprio", 1000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_reprio } },
+    { "sched_reprio_1m", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_reprio } },
     /* Issue 25 (graph2_weft.c), weft only: size = instances * 1000 tasks / tasks. */
 #define INSTANCES(n)                                                                                           \
     { "run_n_parallel_" #n, (n) * 1000, true, &bench_work_instances, { [BENCH_WEFT] = &bench_weft_run_n_parallel } }, \
@@ -128,6 +144,15 @@ const bench_def bench_table[] = {
     { "gpu_tasks", 2000, true, &bench_work_gpu_tasks, { [BENCH_WEFT] = &bench_weft_gpu_tasks, [BENCH_SERIAL] = &bench_serial_gpu_tasks } },
     { "gpu_overlap_1", 16, false, &bench_work_gpu_overlap, { [BENCH_WEFT] = &bench_weft_gpu_overlap_1 } },
     { "gpu_overlap_4", 16, false, &bench_work_gpu_overlap, { [BENCH_WEFT] = &bench_weft_gpu_overlap_4 } },
+    /* Issue 19 (cancel_weft.c), weft only: size = calls / tasks / tasks / deadlines per rep. */
+    { "cancel_is_cancelled", 10000000, false, &bench_work_cancel_poll, { [BENCH_WEFT] = &bench_weft_cancel_is_cancelled } },
+    { "linear_chain_token", (size_t)1 << 20, true, &bench_work_linear_chain, { [BENCH_WEFT] = &bench_weft_linear_chain_token } },
+    { "binary_tree_token", ((size_t)1 << 20) - 1, true, &bench_work_binary_tree, { [BENCH_WEFT] = &bench_weft_binary_tree_token } },
+    { "cancel_to_skip", 1000000, true, &bench_work_cancel_skip, { [BENCH_WEFT] = &bench_weft_cancel_to_skip } },
+    { "fanout_run", 1000000, true, &bench_work_cancel_skip, { [BENCH_WEFT] = &bench_weft_fanout_run } },
+    { "deadline_1ms", 100, false, &bench_work_cancel_late, { [BENCH_WEFT] = &bench_weft_deadline_1ms } },
+    { "deadline_10ms", 100, false, &bench_work_cancel_late, { [BENCH_WEFT] = &bench_weft_deadline_10ms } },
+    { "deadline_100ms", 20, false, &bench_work_cancel_late, { [BENCH_WEFT] = &bench_weft_deadline_100ms } },
 };
 
 const size_t bench_table_len = sizeof bench_table / sizeof bench_table[0];
