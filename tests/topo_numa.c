@@ -165,3 +165,21 @@ TEST(numa_alloc_reports_a_failing_allocator_and_recovers) {
     weft_topology_destroy(t);
     fake_remove(root);
 }
+
+/* The public way to read a fake tree: every CPU of the tree, sysfs. */
+TEST(topology_config_sysfs_root_reads_a_fake_tree) {
+    const char *root = fake_write(&FAKE_CHIPLETS);
+    weft_topology *t = NULL;
+    ASSERT_OK(weft_topology_detect(&(weft_topology_config){.sysfs_root = root}, &t));
+    ASSERT_STREQ(weft_topology_backend(t), "sysfs");
+    ASSERT_EQ(weft_topology_cpu_count(t), 64);
+    unsigned l3 = 0;
+    for (unsigned i = 0; i < weft_topology_cache_count(t); i++) {
+        weft_cache_info c;
+        ASSERT_OK(weft_topology_cache(t, i, &c));
+        l3 += c.level == 3;
+    }
+    ASSERT_EQ(l3, 4);
+    weft_topology_destroy(t);
+    fake_remove(root);
+}

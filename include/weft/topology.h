@@ -61,6 +61,12 @@ typedef struct weft_topology_config {
     /* List every online CPU of the machine, not only those in the calling
      * thread's affinity mask (the default). */
     bool all_cpus;
+    /* A directory holding a sysfs tree (DIR/sys/devices/system/{cpu,node}) to
+     * read instead of the real /sys: tools and tests describe machines they
+     * do not run on this way.  Set, it means the sysfs backend and every CPU
+     * of the tree (the affinity mask is about this machine, not that one).
+     * NULL: the real machine. */
+    const char *sysfs_root;
 } weft_topology_config;
 
 /* Detects the machine's topology and returns it in *out (set to NULL on

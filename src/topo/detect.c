@@ -107,6 +107,7 @@ weft_status weft_topology_detect(const weft_topology_config *config, weft_topolo
     *out = NULL;
     weft_topology_config c = config ? *config : (weft_topology_config){0};
     if ((unsigned)c.source > WEFT_TOPOLOGY_HWLOC) return WEFT_EINVAL;
+    if (c.sysfs_root) return (weft_status)weft__topology_detect_at(c.sysfs_root, NULL, 0, out);
     bool required = c.source == WEFT_TOPOLOGY_HWLOC;
     /* The environment only states a preference: hwloc asked for there but
      * missing means sysfs, not a failure. */
