@@ -8,12 +8,13 @@
 # clinfo (the GPU layer's OpenCL backend, run on the CPU through PoCL), libopenmpi-dev +
 # openmpi-bin (the weft::mpi module and its mpirun tests), spin (the protocol models in
 # tests/models), libstarpu-dev (StarPU-MPI, the peer of the weft::mpi benchmarks),
-# valgrind (bench/tools/icount.py, the instruction-count regression gate in CI).
+# valgrind (bench/tools/icount.py, the instruction-count regression gate in CI), tmux
+# (the weft-top test drives the live view in a pane).
 # Runs apt-get only when something is missing.
 set -eu
 want="gcc g++ cmake make libtbb-dev graphviz python3 pkg-config libuv1-dev doxygen
       libhwloc15 hwloc pocl-opencl-icd ocl-icd-opencl-dev clinfo libopenmpi-dev openmpi-bin spin
-      libstarpu-dev valgrind"
+      libstarpu-dev valgrind tmux"
 missing=""
 for p in $want; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
