@@ -30,6 +30,7 @@
 #include <mpi.h>
 
 #include "weft/core.h"
+#include "weft/graph.h"
 
 WEFT_EXTERN_C_BEGIN
 
@@ -128,6 +129,52 @@ WEFT_API int weft_mpi_data_owner(const weft_mpi_flow *f, weft_mpi_data d);
  * accesses), WEFT_ENOMEM (nothing is added), WEFT_EBUSY (the flow has run).
  * Sets what weft_mpi_flow_last_error returns.  Not thread-safe per flow. */
 WEFT_API weft_status weft_mpi_insert(weft_mpi_flow *f, const weft_mpi_task_desc *desc);
+
+/* ---- ordinary taskflows -------------------------------------------------------- */
+
+/* Where the tasks of an ordinary taskflow run, and what they hand on. */
+typedef struct weft_mpi_taskflow_map {
+    /* Required: the rank that runs t.  Every rank must give the same answer. */
+    int (*rank)(weft_task t, void *arg);
+    /* Optional: t's output, the bytes its successors read.  On every rank, a
+     * buffer of the same size: on t's rank the one t writes, elsewhere the one
+     * a copy lands in before a successor there runs (where that successor
+     * reads it).  NULL (or *size 0): t hands on nothing, and an edge out of
+     * it across ranks is a one-byte message that only orders. */
+    void *(*output)(weft_task t, size_t *size, void *arg);
+    void *arg;
+} weft_mpi_taskflow_map;
+
+/* Appends every task of the ordinary taskflow tf (weft/graph.h) to f, in an
+ * order that respects tf's edges, each on the rank map->rank names: a task
+ * runs its own function there (weft_task_set_work changes are seen at the next
+ * run), after its predecessors, and an edge across ranks becomes one message
+ * (the predecessor's output, map->output, or a one-byte token).  Every rank
+ * must make the same call with the same taskflow (built by the same calls),
+ * as for weft_mpi_insert.  Inside a wrapped task, weft_ctx_task(ctx) is the
+ * null task and weft_ctx_iteration(ctx) is 0.  tf must outlive f, unchanged.
+ * Only static tasks (weft_emplace, weft_placeholder, weft_emplace_work) can be
+ * wrapped: conditions choose a branch at run time on one rank, subflows build
+ * their graph at run time, semaphores limit concurrency inside one process;
+ * for those, run a whole taskflow per distributed task instead
+ * (weft_mpi_taskflow_task below; docs/guide-mpi.md).  Returns WEFT_OK,
+ * WEFT_EINVAL (NULLs, map->rank NULL or out of range, a task of another kind,
+ * more than 63 predecessors; weft_mpi_flow_error_message(f) says which task),
+ * WEFT_ECYCLE, WEFT_ENOMEM (f may then hold part of tf: destroy it),
+ * WEFT_EBUSY (f has run).  Not thread-safe per flow. */
+WEFT_API weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const weft_mpi_taskflow_map *map);
+
+/* A weft_mpi_task_fn that runs the taskflow `tf` (its arg: a weft_taskflow *)
+ * once and returns the run's status (WEFT_OK or the run's error, which fails
+ * the distributed run with the task's name): any taskflow, conditions,
+ * subflows and modules included, as one distributed task.  It runs on the
+ * executor of the distributed run (weft_run_and_wait from a task: the worker
+ * runs other tasks while it waits).  tf's tasks name their data themselves:
+ * register buffers of your own on every rank that runs such a task (not NULL)
+ * and let tf's tasks point at them; the distributed task's accesses say which
+ * of them it reads and writes.  tf must not be run by anything else meanwhile
+ * (a run of a taskflow waits behind its other runs). */
+WEFT_API int weft_mpi_taskflow_task(weft_ctx *ctx, void *const *bufs, void *tf);
 
 /* Status of the most recent registration or insertion on f (WEFT_EINVAL for
  * NULL). */
