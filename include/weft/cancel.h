@@ -36,7 +36,9 @@ WEFT_EXTERN_C_BEGIN
  * same token, unless its comment says otherwise. */
 typedef struct weft_cancel_token weft_cancel_token;
 
-/* Reasons are copied into the token, truncated to this many bytes less one. */
+/* Reasons are copied into the token, truncated to this many bytes less one
+ * (a cut backs off to a UTF-8 character boundary, so the copy of a valid UTF-8
+ * reason is valid UTF-8). */
 #define WEFT_CANCEL_REASON_MAX 256
 
 /* Creates a token (not cancelled, one reference).  `parent` may be NULL; if
@@ -68,7 +70,9 @@ WEFT_API void weft_cancel_token_destroy(weft_cancel_token *t);
 WEFT_API weft_status weft_cancel_token_cancel(weft_cancel_token *t);
 
 /* weft_cancel_token_cancel with a reason, copied (truncated to
- * WEFT_CANCEL_REASON_MAX - 1 bytes).  NULL reason: "". */
+ * WEFT_CANCEL_REASON_MAX - 1 bytes at most, at a UTF-8 character boundary; no
+ * more than that is read, so the text need not be NUL-terminated within the
+ * limit).  NULL reason: "". */
 WEFT_API weft_status weft_cancel_token_cancel_with(weft_cancel_token *t, const char *reason);
 
 /* True once t is cancelled (false for NULL).  One acquire load: what the
@@ -86,7 +90,9 @@ WEFT_API const char *weft_cancel_token_reason(const weft_cancel_token *t);
  * ran are gone; those registered and not yet run stay registered.  A child is
  * linked to its parent again (and so is cancelled again at once if the parent
  * still is).  The cancel count is kept.  Returns WEFT_OK, WEFT_EINVAL (NULL),
- * WEFT_EBUSY (a cancel is running t's callbacks right now: try again after it).
+ * WEFT_EBUSY (a callback of t is running right now, whether run by a cancel
+ * or registered after one and running at once on its registering thread: it
+ * reads t's reason; try again once it has returned).
  * Call it when no run or task still uses t's previous cancellation (a reader
  * of weft_cancel_token_reason would see the text change).  Any thread. */
 WEFT_API weft_status weft_cancel_token_reset(weft_cancel_token *t);
@@ -269,7 +275,9 @@ typedef struct weft_preempt_config {
 } weft_preempt_config;
 
 /* Installs the preemption signal handler, once per process (a second call
- * with the same signal returns WEFT_OK).  The handler does one thing: it sets
+ * with the same signal returns WEFT_OK, also when both run at once: one
+ * installs, the other waits for it; never does weft chain to its own
+ * handler).  The handler does one thing: it sets
  * a flag of the thread it interrupts, which weft_ctx_check and
  * weft_preempt_requested read.  It never unwinds, longjmps or frees: a task's
  * locks, allocations and invariants stay whole, and the task stops at its next

@@ -43,6 +43,7 @@ struct weft_cancel_token {
     weft__mutex mu;
     weft__cancel_reg *head;     /* pending callbacks, most recent first */
     bool firing;                /* a cancel is running callbacks */
+    uint32_t running;           /* callbacks running now (late ones included) */
     uint32_t seq_waiters;       /* threads sleeping on seq */
     _Atomic uint32_t seq;       /* futex word: bumped when a callback returns */
     weft_cancel_token *parent;  /* holds a reference */

@@ -13,7 +13,9 @@
 
 _Thread_local _Atomic int weft__preempt_flag __attribute__((tls_model("initial-exec")));
 
-/* The installed signal, or 0. */
+/* The installed signal; 0 before, -1 while a call is installing it (the
+ * others wait: two at once would both find "no handler", or the second would
+ * take weft's own handler for the application's and chain to itself). */
 static _Atomic int installed;
 
 static void on_signal(int signo) {
@@ -24,17 +26,28 @@ static void on_signal(int signo) {
 weft_status weft_preempt_install(const weft_preempt_config *config) {
     int signo = config && config->signo ? config->signo : weft__signal_default();
     int cur = atomic_load_explicit(&installed, memory_order_acquire);
-    if (cur) return cur == signo ? WEFT_OK : WEFT_EBUSY;
+    for (unsigned spins = 0;; cur = atomic_load_explicit(&installed, memory_order_acquire)) {
+        if (cur > 0) return cur == signo ? WEFT_OK : WEFT_EBUSY;
+        if (cur == 0 && atomic_compare_exchange_weak_explicit(&installed, &cur, -1, memory_order_acquire,
+                                                              memory_order_acquire))
+            break;
+        weft__spin_pause(&spins);
+    }
     int st = weft__signal_install(signo, config && config->chain, on_signal);
-    if (st != 0) return (weft_status)st;
     /* Release: a sender that reads the signal number sees the handler in place. */
-    atomic_store_explicit(&installed, signo, memory_order_release);
-    return WEFT_OK;
+    atomic_store_explicit(&installed, st == 0 ? signo : 0, memory_order_release);
+    return (weft_status)st;
+}
+
+/* The installed signal, or 0 (none yet, or being installed). */
+static int installed_signal(void) {
+    int signo = atomic_load_explicit(&installed, memory_order_acquire);
+    return signo > 0 ? signo : 0;
 }
 
 weft_status weft_preempt_thread(const weft_ctx *ctx) {
     if (!ctx) return WEFT_EINVAL;
-    int signo = atomic_load_explicit(&installed, memory_order_acquire);
+    int signo = installed_signal();
     if (!signo) return WEFT_ENOENT;
     return (weft_status)weft__signal_thread(ctx->worker->thread.handle, signo);
 }
@@ -42,13 +55,13 @@ weft_status weft_preempt_thread(const weft_ctx *ctx) {
 static void watch_fire(void *arg, const char *reason) {
     (void)reason;
     weft_preempt_watch *w = arg;
-    (void)weft__signal_thread(w->thread, atomic_load_explicit(&installed, memory_order_acquire));
+    (void)weft__signal_thread(w->thread, installed_signal());
 }
 
 weft_status weft_preempt_watch_begin(weft_preempt_watch *slot, weft_cancel_token *t) {
     if (!slot || !t) return WEFT_EINVAL;
     slot->cb = NULL;
-    if (!atomic_load_explicit(&installed, memory_order_acquire)) return WEFT_ENOENT;
+    if (!installed_signal()) return WEFT_ENOENT;
     slot->thread = weft__thread_self();
     return weft_cancel_token_on_cancel(t, watch_fire, slot, &slot->cb);
 }

@@ -31,6 +31,7 @@ static void unlink_reg(weft_cancel_token *t, weft__cancel_reg *reg) {
  * DONE and wakes deregistrations waiting for it.  Called and returns with the
  * lock held. */
 static void run_unlocked(weft_cancel_token *t, weft__cancel_reg *reg) {
+    t->running++; /* reset waits for it: fn reads t->reason */
     weft__mutex_unlock(&t->mu);
     weft__cancel_reg *outer = tls_running;
     tls_running = reg;
@@ -38,6 +39,7 @@ static void run_unlocked(weft_cancel_token *t, weft__cancel_reg *reg) {
     tls_running = outer;
     weft__mutex_lock(&t->mu);
     reg->state = WEFT__REG_DONE;
+    t->running--;
     void (*dispose)(weft__cancel_reg *) = reg->dispose;
     /* Relaxed: waiters read seq under the lock before they sleep, and the
      * futex compares it atomically with going to sleep. */
@@ -162,8 +164,12 @@ void weft_cancel_token_destroy(weft_cancel_token *t) {
     weft__free(t, sizeof *t);
 }
 
+/* Copies src (NULL: "") truncated to the buffer; a cut lands on a UTF-8
+ * character boundary, so that a reason in a log or a JSON string stays whole. */
 static void copy_reason(char *dst, const char *src) {
     size_t n = src ? strnlen(src, WEFT_CANCEL_REASON_MAX - 1) : 0;
+    if (n == WEFT_CANCEL_REASON_MAX - 1 && src[n] != 0) /* cut: back off a partial character */
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80) n--;
     if (n) memcpy(dst, src, n);
     dst[n] = 0;
 }
@@ -209,7 +215,7 @@ uint64_t weft_cancel_token_cancel_count(const weft_cancel_token *t) {
 weft_status weft_cancel_token_reset(weft_cancel_token *t) {
     if (!t) return WEFT_EINVAL;
     weft__mutex_lock(&t->mu);
-    bool busy = t->firing;
+    bool busy = t->firing || t->running;
     if (!busy) {
         t->reason[0] = 0;
         atomic_store_explicit(&t->flag, 0, memory_order_release);
