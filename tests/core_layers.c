@@ -223,12 +223,14 @@ TEST(pollers_are_never_called_by_two_workers_at_once_and_removal_waits_for_a_cal
     weft_executor_destroy(ex);
 }
 
-static int remove_self(weft_executor *ex, void *arg);
-static weft__poller *self_handle;
+/* The handle reaches the poller through an atomic: weft__poller_add writes
+ * *out after the poller may already be running (layer.h). */
+static weft__poller *_Atomic self_handle;
 static _Atomic int self_result = 1;
 static int remove_self(weft_executor *ex, void *arg) {
     (void)arg;
-    if (atomic_load(&self_result) == 1) atomic_store(&self_result, weft__poller_remove(ex, self_handle));
+    weft__poller *h = atomic_load(&self_handle);
+    if (h && atomic_load(&self_result) == 1) atomic_store(&self_result, weft__poller_remove(ex, h));
     return WEFT__POLL_IDLE;
 }
 
@@ -245,11 +247,13 @@ TEST(poller_misuse_gets_a_status_not_a_hang) {
     ASSERT_EQ(weft__poller_add(ex, idle_poll, NULL, &p[WEFT__POLLERS_MAX]), WEFT_EBUSY);
     for (int i = 0; i < WEFT__POLLERS_MAX; i++) ASSERT_EQ(weft__poller_remove(ex, p[i]), WEFT_OK);
     /* Removing itself from inside its own call would wait for itself. */
-    ASSERT_EQ(weft__poller_add(ex, remove_self, NULL, &self_handle), WEFT_OK);
+    weft__poller *h;
+    ASSERT_EQ(weft__poller_add(ex, remove_self, NULL, &h), WEFT_OK);
+    atomic_store(&self_handle, h);
     uint64_t deadline = now_ns() + 2000ull * 1000 * 1000;
     while (atomic_load(&self_result) == 1 && now_ns() < deadline) nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
     ASSERT_EQ(atomic_load(&self_result), WEFT_EBUSY);
-    ASSERT_EQ(weft__poller_remove(ex, self_handle), WEFT_OK);
+    ASSERT_EQ(weft__poller_remove(ex, h), WEFT_OK);
     weft_executor_destroy(ex);
 }
 

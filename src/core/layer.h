@@ -85,7 +85,9 @@ enum { WEFT__POLLERS_MAX = 8 };
 #define WEFT__POLL_NAP_MAX_NS 1000000u
 
 /* Registers fn(ex, arg).  Any thread, at any time (workers may be running).
- * *out receives the handle for weft__poller_remove.  WEFT_OK, WEFT_EINVAL (NULL
+ * *out receives the handle for weft__poller_remove (written after the poller
+ * may already have been called: a poller that needs its own handle gets it
+ * through its argument, published by the caller).  WEFT_OK, WEFT_EINVAL (NULL
  * ex/fn/out), WEFT_EBUSY (WEFT__POLLERS_MAX pollers registered already). */
 int weft__poller_add(weft_executor *ex, weft__poll_fn fn, void *arg, weft__poller **out);
 /* Unregisters p; when it returns, no worker is in or will enter p's function.
