@@ -48,6 +48,9 @@ static const bench_impl cpp_missing = { "cpp", "no C++ compiler", 0, NULL, NULL 
 #  define CPP_IMPL (&cpp_missing)
 #endif
 
+/* sched_weft.c (issue 18): priorities used and not, CRITICAL latency, handles. */
+extern const bench_ops bench_weft_async_plain, bench_weft_async_prio, bench_weft_sched_latency, bench_weft_sched_reprio;
+
 /* Indexed by bench_impl_id. */
 const bench_impl *const bench_impls[BENCH_IMPL_COUNT] = {
     [BENCH_WEFT] = &bench_impl_weft,
@@ -122,6 +125,12 @@ const bench_def bench_table[] = {
     { "sort_generic", 10000000, false, &bench_work_algo_sort,
       { [BENCH_WEFT] = &bench_weft_sort_generic, [BENCH_SERIAL] = &bench_serial_sort_generic } },
     { "inclusive_scan", 10000000, false, &bench_work_algo_scan, ALL_OPS(inclusive_scan) },
+    /* Issue 18 (sched_weft.c), weft only: size = async tasks / latency samples / queued handles. */
+    { "async_plain", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_plain } },
+    { "async_prio", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_prio } },
+    { "sched_latency", 500, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_latency } },
+    { "sched_reprio", 1000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_reprio } },
+    { "sched_reprio_1m", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_reprio } },
     /* Issue 25 (graph2_weft.c), weft only: size = instances * 1000 tasks / tasks. */
 #define INSTANCES(n)                                                                                           \
     { "run_n_parallel_" #n, (n) * 1000, true, &bench_work_instances, { [BENCH_WEFT] = &bench_weft_run_n_parallel } }, \
