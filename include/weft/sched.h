@@ -46,6 +46,16 @@ typedef enum weft_sched_kind {
     WEFT_SCHED_PRIORITY = 2,      /* one priority queue for everything, FIFO among equals */
     WEFT_SCHED_ROUND_ROBIN = 3,   /* jobs dealt to the workers' queues in turn; idle ones steal */
     WEFT_SCHED_CUSTOM = 4,        /* weft_sched_config.policy */
+    /* Deterministic mode (with .workers = 1): every job that is queued waits
+     * in one pool, and the worker takes a ready job chosen by a generator
+     * seeded with weft_sched_config.seed, so one seed reproduces one schedule
+     * and other seeds explore other orders of the ready tasks.  The same
+     * program runs unchanged on a normal executor.  What the seed does not
+     * choose: a finished graph task hands its first ready successor straight
+     * to its worker (that one runs next), fork-join children run at their
+     * sync, and submissions from other threads while the worker runs land
+     * when the worker next looks (submit before it starts, or from tasks). */
+    WEFT_SCHED_RANDOM = 5,
 } weft_sched_kind;
 
 /* A unit of work as a policy sees it: opaque, only stored and handed back. */
@@ -91,6 +101,8 @@ typedef struct weft_sched_config {
     /* Priority inheritance: a task queued with a priority raises the queued
      * tasks it depends on to it (async dependencies).  true turns it off. */
     bool no_inheritance;
+    /* WEFT_SCHED_RANDOM: the generator's seed (0 is a seed like any). */
+    uint64_t seed;
 } weft_sched_config;
 
 /* ---- handles --------------------------------------------------------------

@@ -55,6 +55,7 @@ static weft__job *ring_pop(ring *r) {
 typedef struct rings {
     unsigned n;
     _Atomic unsigned deal; /* ROUND_ROBIN: the next worker to deal to */
+    uint64_t rng;          /* RANDOM: under ring 0's lock */
     ring r[];
 } rings;
 
@@ -85,6 +86,25 @@ static weft_sched_item *rr_steal(void *st, int worker) {
     }
     return NULL;
 }
+/* RANDOM: one pool (ring 0's array, unordered), a seeded xorshift picks. */
+static weft_sched_item *random_pop(void *st, int worker) {
+    (void)worker;
+    rings *rs = st;
+    ring *r = &rs->r[0];
+    weft__mutex_lock(&r->lock);
+    weft__job *j = NULL;
+    if (r->n) {
+        uint64_t x = rs->rng;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        rs->rng = x;
+        size_t k = (size_t)(x % r->n); /* head stays 0: the ring is a plain array here */
+        j = r->a[k];
+        r->a[k] = r->a[--r->n];
+    }
+    weft__mutex_unlock(&r->lock);
+    return (weft_sched_item *)j;
+}
+
 static void rings_destroy(void *st) {
     rings *rs = st;
     for (unsigned k = 0; k < rs->n; k++) {
@@ -182,7 +202,7 @@ static void held_free(weft__held *h) {
 int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nworkers) {
     weft_sched_kind kind = c ? c->kind : WEFT_SCHED_WORK_STEALING;
     if (kind == WEFT_SCHED_WORK_STEALING) return WEFT_OK;
-    if ((unsigned)kind > WEFT_SCHED_CUSTOM) return WEFT_EINVAL;
+    if ((unsigned)kind > WEFT_SCHED_RANDOM) return WEFT_EINVAL;
     if (kind == WEFT_SCHED_CUSTOM && (!c->policy || !c->policy->push || !c->policy->pop)) return WEFT_EINVAL;
     weft__policy *p = weft__calloc(sizeof *p);
     if (!p) return WEFT_ENOMEM;
@@ -198,12 +218,18 @@ int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nwo
         }
         p->checked = true;
     } else {
-        rings *rs = rings_new(kind == WEFT_SCHED_FIFO ? 1 : nworkers);
+        bool one = kind != WEFT_SCHED_ROUND_ROBIN;
+        rings *rs = rings_new(one ? 1 : nworkers);
         if (!rs) return weft__free(p, sizeof *p), WEFT_ENOMEM;
+        uint64_t z = (c ? c->seed : 0) + 0x9e3779b97f4a7c15ull; /* splitmix64: every seed its own state */
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        rs->rng = z ? z : 1; /* xorshift needs a non-zero state */
         p->ops = (weft_sched_policy){.state = rs, .destroy = rings_destroy};
-        p->ops.push = kind == WEFT_SCHED_FIFO ? fifo_push : rr_push;
-        p->ops.pop = kind == WEFT_SCHED_FIFO ? fifo_pop : rr_pop;
-        p->ops.steal = kind == WEFT_SCHED_FIFO ? NULL : rr_steal;
+        p->ops.push = one ? fifo_push : rr_push;
+        p->ops.pop = kind == WEFT_SCHED_FIFO ? fifo_pop : kind == WEFT_SCHED_RANDOM ? random_pop : rr_pop;
+        p->ops.steal = one ? NULL : rr_steal;
     }
     s->policy = p;
     return WEFT_OK;
