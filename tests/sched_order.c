@@ -236,3 +236,26 @@ TEST(manual_escalation_moves_old_tasks_up_one_level) {
     assert_order(&log, (int[]){1, 2, 0}, 3); /* 1 and 2 both HIGH now: FIFO; then 0 */
     weft_executor_destroy(ex);
 }
+
+/* A task queues 10 default-priority tasks (its own deque) and then a CRITICAL
+ * one: the worker runs the CRITICAL one before its deque (the ticket), not
+ * after it. */
+static order_log ticket_log;
+static logged ticket_args[11];
+static int queue_then_critical(weft_ctx *cx, void *arg) {
+    weft_executor *ex = weft_ctx_executor(cx);
+    for (int i = 0; i < 10; i++) ASSERT_OK(weft_silent_async(ex, log_task, &ticket_args[i]));
+    ASSERT_OK(weft_async_with(ex, log_task, &ticket_args[10],
+                              &(weft_async_options){.priority = WEFT_PRIORITY_CRITICAL}, NULL));
+    return 0;
+}
+
+TEST(a_critical_task_queued_by_a_worker_runs_before_that_workers_deque) {
+    weft_executor *ex = make_executor(1);
+    for (int i = 0; i < 11; i++) ticket_args[i] = (logged){&ticket_log, i};
+    ASSERT_OK(weft_silent_async(ex, queue_then_critical, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&ticket_log.n), 11);
+    ASSERT_EQ(ticket_log.ids[0], 10);
+    weft_executor_destroy(ex);
+}
