@@ -75,3 +75,14 @@ if(TARGET example_mpi_cholesky)
                          LABELS "examples;mpi" ENVIRONMENT "${_mpi_env}" PASS_REGULAR_EXPRESSION "PASS")
   endforeach()
 endif()
+
+# weft::mpi installed: the CMake package weftMpi and weft-mpi.pc each build a
+# program that runs on 2 ranks (tests/mpi_install.sh).  It installs the build
+# tree (its install manifest): one install test at a time.
+if(WEFT_INSTALL)
+  add_test(NAME mpi_install.package_and_pkg_config_build_a_consumer
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi_install.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_COMMAND} ${CMAKE_C_COMPILER} "${WEFT_SANITIZE}" ${WEFT_MPIRUN})
+  set_tests_properties(mpi_install.package_and_pkg_config_build_a_consumer PROPERTIES
+                       SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS mpi RESOURCE_LOCK weft_install ENVIRONMENT "${_mpi_env}")
+endif()
