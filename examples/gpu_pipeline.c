@@ -27,66 +27,12 @@ static const char work_opencl[] =
     "    x[i] = v;\n"
     "}\n";
 
-/* From the same function in CUDA (extern "C" __global__ void work(float *x,
- * unsigned n, unsigned iters)) by `nvcc -ptx -arch=compute_75`, with
- * `.version 9.0` lowered to 7.0 so that older drivers load it. */
-static const char work_ptx[] =
-    ".version 7.0\n"
-    ".target sm_75\n"
-    ".address_size 64\n"
-    ".visible .entry work(\n"
-    " .param .u64 work_param_0,\n"
-    " .param .u32 work_param_1,\n"
-    " .param .u32 work_param_2\n"
-    ")\n"
-    "{\n"
-    " .reg .pred  %p<7>;\n"
-    " .reg .f32  %f<18>;\n"
-    " .reg .b32  %r<16>;\n"
-    " .reg .b64  %rd<5>;\n"
-    " ld.param.u64  %rd2, [work_param_0];\n"
-    " ld.param.u32  %r9, [work_param_1];\n"
-    " ld.param.u32  %r8, [work_param_2];\n"
-    " mov.u32  %r10, %ctaid.x;\n"
-    " mov.u32  %r11, %ntid.x;\n"
-    " mov.u32  %r12, %tid.x;\n"
-    " mad.lo.s32  %r1, %r10, %r11, %r12;\n"
-    " setp.ge.u32  %p1, %r1, %r9;\n"
-    " @%p1 bra  $L__BB0_8;\n"
-    " cvta.to.global.u64  %rd3, %rd2;\n"
-    " mul.wide.u32  %rd4, %r1, 4;\n"
-    " add.s64  %rd1, %rd3, %rd4;\n"
-    " ld.global.f32  %f17, [%rd1];\n"
-    " setp.eq.s32  %p2, %r8, 0;\n"
-    " @%p2 bra  $L__BB0_7;\n"
-    " add.s32  %r13, %r8, -1;\n"
-    " and.b32   %r15, %r8, 3;\n"
-    " setp.lt.u32  %p3, %r13, 3;\n"
-    " @%p3 bra  $L__BB0_5;\n"
-    " sub.s32  %r14, %r8, %r15;\n"
-    "$L__BB0_4:\n"
-    " fma.rn.f32  %f10, %f17, 0f3F7FBE77, 0f3A83126F;\n"
-    " fma.rn.f32  %f11, %f10, 0f3F7FBE77, 0f3A83126F;\n"
-    " fma.rn.f32  %f12, %f11, 0f3F7FBE77, 0f3A83126F;\n"
-    " fma.rn.f32  %f17, %f12, 0f3F7FBE77, 0f3A83126F;\n"
-    " add.s32  %r14, %r14, -4;\n"
-    " setp.ne.s32  %p4, %r14, 0;\n"
-    " @%p4 bra  $L__BB0_4;\n"
-    "$L__BB0_5:\n"
-    " setp.eq.s32  %p5, %r15, 0;\n"
-    " @%p5 bra  $L__BB0_7;\n"
-    "$L__BB0_6:\n"
-    " .pragma \"nounroll\";\n"
-    " fma.rn.f32  %f17, %f17, 0f3F7FBE77, 0f3A83126F;\n"
-    " add.s32  %r15, %r15, -1;\n"
-    " setp.ne.s32  %p6, %r15, 0;\n"
-    " @%p6 bra  $L__BB0_6;\n"
-    "$L__BB0_7:\n"
-    " st.global.f32  [%rd1], %f17;\n"
-    "$L__BB0_8:\n"
-    " ret;\n"
-    "}\n"
-    ;
+/* The same function in CUDA is examples/kernels/gpu_pipeline_work.cu; the
+ * build compiles it to PTX with nvcc (cmake/gpu_kernels.cmake) into
+ * gpu_pipeline_ptx.h, the string work_ptx, or uses the copy of that header
+ * checked in next to the .cu where nvcc is not found.  A program of your own
+ * can embed PTX the same way, or load a .ptx file at run time. */
+#include "gpu_pipeline_ptx.h"
 
 static int work_host(const weft_gpu_range *r, void *const *a) {
     float *x = a[0];
