@@ -129,7 +129,8 @@ int weft__worker_set_victims(weft__worker *w, const unsigned *order, unsigned n,
  * here, found on the push's failure path, so an executor without such a
  * source pays nothing for it.  0, or non-zero: the job goes to the worker's
  * private overflow list.  Jobs from other threads still go to the injector:
- * take() moves them into the source when it wants them in its order.  A
+ * take() moves them into the source (the steal rounds leave the injector to
+ * it; the last look before parking still reads it).  A
  * source with push must be set from a layer's executor_init (the deques are
  * empty, the workers not started).
  *

@@ -111,9 +111,9 @@ static weft__job *steal_tiers(weft__worker *w) {
 
 /* One round: the injector, then every other worker once, starting at a random
  * one (or in the order a layer gave). */
-static weft__job *steal_victims(weft__worker *w) {
+static weft__job *steal_victims(weft__worker *w, bool injector) {
     weft_executor *ex = w->ex;
-    weft__job *j = weft__injector_pop(&ex->injector);
+    weft__job *j = injector ? weft__injector_pop(&ex->injector) : NULL;
     if (j) return weft__hook_steal(w, true, -1), j;
     if (w->victims) return steal_tiers(w);
     unsigned n = ex->nworkers;
@@ -128,11 +128,14 @@ static weft__job *steal_victims(weft__worker *w) {
     return NULL;
 }
 
-/* The round with a source's stages around it (core/layer.h). */
+/* The round with a source's stages around it (core/layer.h).  A source that
+ * takes every job (push) also takes the injector's, in order, in its stages:
+ * the round leaves the injector to it. */
 static weft__job *steal_round(weft__worker *w) {
-    if (__builtin_expect(source_of(w->ex) == NULL, 1)) return steal_victims(w);
+    const weft__source *src = source_of(w->ex);
+    if (__builtin_expect(src == NULL, 1)) return steal_victims(w, true);
     weft__job *j = take_source(w, WEFT__TAKE_STEAL);
-    if (!j) j = steal_victims(w);
+    if (!j) j = steal_victims(w, src->push == NULL);
     if (!j) j = take_source(w, WEFT__TAKE_LAST);
     return j;
 }

@@ -93,7 +93,9 @@ static weft_sched_item *random_pop(void *st, int worker) {
     ring *r = &rs->r[0];
     weft__mutex_lock(&r->lock);
     weft__job *j = NULL;
-    if (r->n) {
+    if (r->n == 1) { /* no choice: the generator is not advanced, so a job that */
+        j = r->a[--r->n]; /* reached the worker another way changes nothing */
+    } else if (r->n) {
         uint64_t x = rs->rng;
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         rs->rng = x;
