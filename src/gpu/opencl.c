@@ -198,7 +198,12 @@ static void cl_close(weft_gpu_device *dev) {
     }
     if (cd->sync_queue) cd->cl.ReleaseCommandQueue(cd->sync_queue);
     if (cd->context) cd->cl.ReleaseContext(cd->context);
-    weft__dl_close(cd->lib);
+    /* The ICD loader stays loaded (cd->lib is not closed; dlopen counts the
+     * references, so nothing grows): vendor ICDs such as PoCL keep state past
+     * clReleaseContext and run exit handlers from their own code, which must
+     * still be mapped at exit.  Unloading them is what OpenCL programs never
+     * do, and it turned their allocations into leaks of an "unknown module"
+     * that no LeakSanitizer suppression can name (tests/gpu-lsan.supp). */
     weft__mutex_destroy(&cd->lock);
     weft__free(cd, sizeof *cd);
 }
