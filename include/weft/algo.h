@@ -74,16 +74,21 @@ WEFT_EXTERN_C_BEGIN
  * of 8192 elements, whatever the partitioner, so that each chunk stays in cache
  * between its two passes.  Sorts use one block per task and ignore the
  * partitioner and chunk size (max_tasks applies). */
+
+/* How an algorithm cuts [0, n) into chunks (weft_algo_config.partitioner): the
+ * four kinds described above. */
 typedef enum weft_partitioner {
-    WEFT_PARTITION_AUTO = 0,
-    WEFT_PARTITION_STATIC = 1,
-    WEFT_PARTITION_DYNAMIC = 2,
-    WEFT_PARTITION_GUIDED = 3
+    WEFT_PARTITION_AUTO = 0,    /* the default: shrinking shared chunks; DYNAMIC with `chunk` */
+    WEFT_PARTITION_STATIC = 1,  /* fixed runs of chunks per task; chunk default n / 256 */
+    WEFT_PARTITION_DYNAMIC = 2, /* chunks from a shared counter; chunk default n / 1024 */
+    WEFT_PARTITION_GUIDED = 3   /* shrinking chunks, at least `chunk` (default 1) */
 } weft_partitioner;
 
 /* Options of one call; zero in any field means the default; NULL means all
  * defaults.  Fields are only ever appended. */
 typedef struct weft_algo_config {
+    /* How the elements are cut into chunks (weft_partitioner above).  0:
+     * WEFT_PARTITION_AUTO; any other value is WEFT_EINVAL. */
     weft_partitioner partitioner;
     /* Chunk size in elements (guided: the smallest chunk).  0: the default. */
     size_t chunk;
@@ -281,50 +286,63 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_sort_ops(weft_executor *ex, vo
  * weft_emplace: one thread changes a taskflow at a time.  The descriptor is not
  * copied; it must outlive the taskflow's runs. */
 
+/* The arguments of weft_parallel_for_range, for weft_emplace_for. */
 typedef struct weft_for_desc {
-    size_t first, last, step;
-    weft_range_fn body;
-    void *arg;
-    weft_algo_config config;
+    size_t first, /* the first iteration */
+        last,     /* the end (exclusive): nothing runs if first >= last */
+        step;     /* distance between iterations, >= 1 (0: the task fails, WEFT_EINVAL) */
+    weft_range_fn body; /* called on sub-ranges [lo, hi); required */
+    void *arg;          /* passed to body */
+    weft_algo_config config; /* options; all zero: the defaults */
 } weft_for_desc;
 
+/* The arguments of weft_parallel_transform (out[i] = f(in[i])), for
+ * weft_emplace_transform. */
 typedef struct weft_transform_desc {
-    const void *in;
-    size_t in_size;
-    void *out;
-    size_t out_size, n;
-    weft_unary_fn f;
-    void *arg;
-    weft_algo_config config;
+    const void *in;   /* n elements of in_size bytes (may be NULL when n is 0) */
+    size_t in_size;   /* bytes per input element, >= 1 */
+    void *out;        /* n elements of out_size bytes; may equal in if the sizes match */
+    size_t out_size,  /* bytes per output element, >= 1 */
+        n;            /* elements to transform (0: nothing to do) */
+    weft_unary_fn f;  /* writes *out from *in; required */
+    void *arg;        /* passed to f */
+    weft_algo_config config; /* options; all zero: the defaults */
 } weft_transform_desc;
 
+/* The arguments of weft_parallel_reduce, for weft_emplace_reduce. */
 typedef struct weft_reduce_desc {
-    const void *in;
-    size_t n, size;
+    const void *in; /* n elements of size bytes (may be NULL when n is 0) */
+    size_t n,       /* elements to reduce (0: *result stays as it is) */
+        size;       /* bytes per element, >= 1 */
     void *result; /* initial value in, result out */
-    weft_combine_fn op;
-    void *arg;
-    weft_algo_config config;
+    weft_combine_fn op; /* associative (not necessarily commutative); required */
+    void *arg;          /* passed to op */
+    weft_algo_config config; /* options; all zero: the defaults */
 } weft_reduce_desc;
 
+/* The arguments of weft_parallel_inclusive_scan / _exclusive_scan, for
+ * weft_emplace_scan. */
 typedef struct weft_scan_desc {
-    const void *in;
-    void *out;
-    size_t n, size;
-    const void *init;
-    weft_combine_fn op;
-    void *arg;
-    bool exclusive;
-    weft_algo_config config;
+    const void *in; /* n elements of size bytes (may be NULL when n is 0) */
+    void *out;      /* n elements of size bytes; may equal in */
+    size_t n,       /* elements to scan */
+        size;       /* bytes per element, >= 1 */
+    const void *init; /* initial value (size bytes); NULL: none, inclusive scans only */
+    weft_combine_fn op; /* associative (not necessarily commutative); required */
+    void *arg;          /* passed to op */
+    bool exclusive;     /* true: exclusive scan (init required); false: inclusive */
+    weft_algo_config config; /* options; all zero: the defaults */
 } weft_scan_desc;
 
+/* The arguments of weft_parallel_sort / _stable_sort, for weft_emplace_sort. */
 typedef struct weft_sort_desc {
-    void *base;
-    size_t n, size;
-    weft_cmp_fn cmp;
-    void *arg;
+    void *base;     /* n elements of size bytes, sorted in place */
+    size_t n,       /* elements to sort */
+        size;       /* bytes per element, >= 1 */
+    weft_cmp_fn cmp; /* a strict weak order (qsort's convention); required */
+    void *arg;       /* passed to cmp */
     bool stable; /* weft_parallel_stable_sort rather than weft_parallel_sort */
-    weft_algo_config config;
+    weft_algo_config config; /* options; all zero: the defaults (sorts ignore the partitioner) */
 } weft_sort_desc;
 
 /* Add a task that makes the call its descriptor names (see "as graph tasks"). */

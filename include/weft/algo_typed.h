@@ -203,6 +203,9 @@
         return weft_parallel_sort_ops(ex, a, n, sizeof(type), &ops, 0, cfg);                 \
     }
 
+/* Defines name_sort and name_stable_sort (static inline) sorting arrays of
+ * `type` in ascending order of lt(a, b), a strict weak order ("a < b").  See
+ * the top of this file and weft_parallel_sort for the contract. */
 #define WEFT_ALGO_SORT(name, type, lt)                                                       \
     WEFT__SORT_KERNELS(name, type, lt)                                                       \
     WEFT__SORT_FUNCTIONS(name, type, name##__sort_block, name##__stable_block, name##__merge, \
@@ -318,6 +321,8 @@
 
 /* ---- reduce ------------------------------------------------------------------- */
 
+/* Defines name_reduce (static inline): *result = *result op in[0] op ... op
+ * in[n-1], with op(a, b) an associative type -> type.  See weft_parallel_reduce. */
 #define WEFT_ALGO_REDUCE(name, type, op)                                                     \
     static inline void name##__rbody(size_t lo, size_t hi, void *acc, void *arg) {           \
         const type *in = (const type *)arg;                                                  \
@@ -338,6 +343,9 @@
 
 /* ---- scans ---------------------------------------------------------------------- */
 
+/* Defines name_inclusive_scan (init may be NULL) and name_exclusive_scan (init
+ * by value), static inline, with op(a, b) an associative type -> type.  See
+ * weft_parallel_inclusive_scan. */
 #define WEFT_ALGO_SCAN(name, type, op)                                                       \
     typedef struct name##__scan_io {                                                         \
         const type *in;                                                                      \

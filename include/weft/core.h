@@ -10,7 +10,13 @@
 
 WEFT_EXTERN_C_BEGIN
 
+/* A pool of worker threads that run tasks by work stealing (weft_executor_create,
+ * weft_default_executor).  Opaque; freed by weft_executor_destroy. */
 typedef struct weft_executor weft_executor;
+
+/* One submitted run (of a taskflow, an async task, a fork-join root), in flight
+ * or finished ("Futures" below).  Opaque; owned by the caller that received it
+ * and released with weft_future_destroy. */
 typedef struct weft_future weft_future;
 
 /* What a running task receives as its first argument.  Valid only during the call
@@ -87,8 +93,16 @@ typedef struct weft_executor_config {
      * the environment does too, and saves it at destroy).  `profile_max_spans`:
      * spans each worker's profile buffer holds at most; 0: 2^20. */
     const struct weft_observer *observer;
+    /* true: task metrics (weft_executor_metrics) are collected from the start.
+     * false (default): from weft_metrics_enable on, or when WEFT_METRICS=1 is in
+     * the environment, a profiler or an observer is on. */
     bool metrics;
+    /* true: the profiler records from the start, as after weft_profiler_start.
+     * false (default): only once started, or with WEFT_PROFILE in the
+     * environment (which also saves the profile at destroy). */
     bool profile;
+    /* Spans each worker's profile buffer holds at most (one span: one run of a
+     * task or other work); later spans are dropped and counted.  0: 2^20. */
     size_t profile_max_spans;
     /* Binding of workers to CPUs (see weft_affinity).  Default: none, unless the
      * WEFT_AFFINITY environment variable says otherwise ("none" or "cpus", any

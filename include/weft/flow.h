@@ -34,10 +34,10 @@ WEFT_EXTERN_C_BEGIN
 /* What a task does when it runs. */
 typedef enum weft_task_kind {
     WEFT_TASK_STATIC, /* weft_emplace / weft_placeholder / weft_emplace_work */
-    WEFT_TASK_CONDITION,
-    WEFT_TASK_MULTI_CONDITION,
-    WEFT_TASK_SUBFLOW,
-    WEFT_TASK_MODULE
+    WEFT_TASK_CONDITION,       /* weft_emplace_condition: returns the successor to run */
+    WEFT_TASK_MULTI_CONDITION, /* weft_emplace_multi_condition: picks successors to run */
+    WEFT_TASK_SUBFLOW,         /* weft_emplace_subflow: builds a graph that runs after it */
+    WEFT_TASK_MODULE           /* weft_emplace_module: runs another taskflow once */
 } weft_task_kind;
 
 /* The kind of a task (WEFT_TASK_STATIC for the null task). */
@@ -188,8 +188,8 @@ WEFT_API weft_status weft_composition_set_exit(weft_composition *c, const char *
  * composition afterwards (adding tasks, moving or adding an entry) affects
  * later copies only.  The fields are private. */
 typedef struct weft_instance {
-    const weft_composition *comp_;
-    weft_taskflow *tf_;
+    const weft_composition *comp_; /* private: the composition copied */
+    weft_taskflow *tf_;            /* private: the taskflow the copy is in */
     size_t base_;  /* index in tf_ of the copy of the composition's first task */
     size_t size_;  /* tasks in the copy */
     size_t marks_; /* entry/exit records of comp_ at instantiation */
@@ -210,7 +210,14 @@ WEFT_API weft_task weft_instance_exit(const weft_instance *inst, const char *nam
 
 /* ---- typed parameters and composition factories ----------------------------- */
 
-typedef enum weft_param_type { WEFT_PARAM_INT, WEFT_PARAM_FLOAT, WEFT_PARAM_STRING, WEFT_PARAM_BOOL } weft_param_type;
+/* The type of a parameter (weft_factory_require): which weft_params_set_* and
+ * _get_* pair it is read and written with. */
+typedef enum weft_param_type {
+    WEFT_PARAM_INT,    /* an int64_t (weft_params_get_int) */
+    WEFT_PARAM_FLOAT,  /* a double (weft_params_get_float) */
+    WEFT_PARAM_STRING, /* a NUL-terminated string, copied by the set */
+    WEFT_PARAM_BOOL    /* a bool (weft_params_get_bool) */
+} weft_param_type;
 
 /* A set of named, typed parameters.  Gets only read the set (a failed get's
  * message is the calling thread's, weft_last_error_message): any number of
