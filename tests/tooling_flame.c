@@ -223,3 +223,25 @@ TEST(profiler_save_writes_folded_stacks_and_a_flame_svg_by_the_path_ending) {
     unlink(path);
     tear_down(ex, tf, NULL);
 }
+
+/* The HTML report carries the flame graph inline (issue 23: "a self-contained
+ * SVG flame graph in the HTML report"). */
+TEST(html_report_embeds_the_flame_graph) {
+    weft_executor *ex = make_profiled(2, 0);
+    weft_taskflow *tf = make_taskflow("report");
+    for (int i = 0; i < 10; i++) ASSERT_OK(weft_task_set_name(must_emplace(tf, spin_20us, NULL), "flamed"));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    char path[64];
+    temp_path(path, sizeof path, ".html");
+    ASSERT_OK(weft_profiler_save(ex, path));
+    char *text = read_file(path);
+    const char *h = strstr(text, "<h2>Flame graph</h2>");
+    ASSERT_NOT_NULL(h);
+    ASSERT_NOT_NULL(strstr(h, "<svg"));
+    ASSERT_NOT_NULL(strstr(h, "flamed"));
+    ASSERT_NOT_NULL(strstr(h, "</body></html>"));
+    free(text);
+    unlink(path);
+    tear_down(ex, tf, NULL);
+}

@@ -49,7 +49,7 @@ typedef enum weft_task_outcome {
 
 /* What an observer callback receives.  Valid only during the call. */
 typedef struct weft_task_event {
-    weft_executor *executor;
+    weft_executor *executor;   /* the executor running the task */
     unsigned worker;           /* index of the worker running the task */
     weft_task task;            /* the task (valid while its taskflow lives) */
     const char *name;          /* the task's name, "" if unnamed; never NULL */
@@ -66,9 +66,13 @@ typedef struct weft_task_event {
  * destroy the executor.  Tasks skipped because their run failed or was cancelled
  * are not reported here (they are counted in the metrics). */
 typedef struct weft_observer {
+    /* Called right before the task function (ev->outcome: WEFT_TASK_RUNNING);
+     * NULL: not called. */
     void (*task_begin)(void *user, const weft_task_event *ev);
+    /* Called right after it returns (ev->outcome and ev->code say how it
+     * ended); NULL: not called. */
     void (*task_end)(void *user, const weft_task_event *ev);
-    void *user;
+    void *user; /* passed to both callbacks as is; may be NULL */
 } weft_observer;
 
 /* The id of a taskflow run (> 0, unique per executor, in submission order): the
@@ -90,11 +94,14 @@ WEFT_API uint64_t weft_future_id(const weft_future *f);
  * (k >= 1) those of [2^k, 2^(k+1)) ns; the last bucket also holds anything longer. */
 #define WEFT_METRICS_BUCKETS 40
 
+/* The metrics of one worker (or their sums, weft_metrics.total), filled by
+ * weft_executor_metrics.  Counts are since metrics were last enabled. */
 typedef struct weft_worker_metrics {
     uint64_t tasks;        /* work run (succeeded + failed): taskflow tasks, async
                             * tasks, fork-join roots and stolen frames, algorithm
                             * jobs run by workers, pipeline stage calls */
-    uint64_t succeeded, failed;
+    uint64_t succeeded, /* of those, work that returned 0 (or has no result) */
+        failed;         /* of those, tasks that returned non-zero */
     uint64_t skipped;      /* tasks of failed or cancelled runs and cancelled
                             * async tasks, not run */
     uint64_t steals;       /* jobs taken from another worker or the injector */
@@ -105,11 +112,12 @@ typedef struct weft_worker_metrics {
                             * with the scheduler's hand-off between them) */
     uint64_t idle_ns;      /* wall time since metrics were enabled, minus busy_ns */
     double utilisation;    /* busy_ns / (busy_ns + idle_ns), 0..1 */
-    uint64_t histogram[WEFT_METRICS_BUCKETS];
+    uint64_t histogram[WEFT_METRICS_BUCKETS]; /* durations: tasks per bucket (WEFT_METRICS_BUCKETS) */
 } weft_worker_metrics;
 
+/* An executor's metrics (weft_executor_metrics): totals over its workers. */
 typedef struct weft_metrics {
-    unsigned workers;
+    unsigned workers;      /* the executor's worker count */
     bool enabled;          /* task metrics being collected now */
     uint64_t wall_ns;      /* time since task metrics were enabled (0 if never) */
     double tasks_per_second; /* total.tasks / wall time */
@@ -193,7 +201,8 @@ WEFT_API weft_status weft_profiler_count(const weft_executor *ex, uint64_t *span
 WEFT_API weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out);
 /* Writes a self-contained HTML report (no network): an SVG timeline of the
  * workers, each worker's utilisation, the slowest tasks (each marked measured
- * or estimated) and the duration histogram (empty if the profiler never ran).  Same rules as
+ * or estimated), the duration histogram and the flame graph (empty if the
+ * profiler never ran).  Same rules as
  * weft_profiler_write_json, plus WEFT_ENOMEM (its working memory). */
 WEFT_API weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out);
 /* Writes to `path` by its ending: ".html" or ".htm" the HTML report,
@@ -222,9 +231,9 @@ typedef enum weft_profile_kind {
     WEFT_PROFILE_TASK = 0,         /* a taskflow task: taskflow and index say which */
     WEFT_PROFILE_ASYNC = 1,        /* weft_async / weft_dependent_async: id is the function */
     WEFT_PROFILE_SILENT_ASYNC = 2, /* weft_silent_async: id is the function */
-    WEFT_PROFILE_FORK_JOIN_ROOT = 3,
+    WEFT_PROFILE_FORK_JOIN_ROOT = 3, /* weft_run_root: id is the root function */
     WEFT_PROFILE_STOLEN_FRAME = 4, /* a fork-join frame run by a thief */
-    WEFT_PROFILE_ALGORITHM_JOB = 5,
+    WEFT_PROFILE_ALGORITHM_JOB = 5,  /* a weft_parallel_* job run by a worker */
     WEFT_PROFILE_PIPELINE_STAGE = 6 /* id is the pipeline, index the stage */
 } weft_profile_kind;
 
@@ -234,7 +243,7 @@ typedef enum weft_profile_kind {
 typedef struct weft_task_stats {
     const char *name;       /* the task's name, "#index" if unnamed, or the kind
                              * ("async", "stage 2", ...); owned by the profile */
-    weft_profile_kind kind;
+    weft_profile_kind kind; /* what ran: a taskflow task or another kind of work */
     const void *id;         /* a task's taskflow (compare with a weft_taskflow *);
                              * for other work, the function or the pipeline */
     uint32_t index;         /* a task's index in emplace order; a stage's number */
@@ -242,25 +251,33 @@ typedef struct weft_task_stats {
     uint64_t failed;        /* of those, runs that returned non-zero */
     uint64_t estimated;     /* of those, runs timed in a batch (see Timing above):
                              * their share of the batch is their duration */
-    uint64_t total_ns, min_ns, max_ns;
-    double mean_ns;
-    uint64_t p50_ns, p90_ns, p99_ns; /* nearest-rank percentiles of the durations */
+    uint64_t total_ns, /* sum of the durations, in ns */
+        min_ns,        /* the shortest run, in ns */
+        max_ns;        /* the longest run, in ns */
+    double mean_ns;    /* total_ns / count */
+    uint64_t p50_ns,   /* median duration, in ns */
+        p90_ns,        /* 90th percentile, in ns */
+        p99_ns; /* nearest-rank percentiles of the durations */
 } weft_task_stats;
 
+/* One worker's totals in a profile (weft_profile.per_worker), or their sums. */
 typedef struct weft_worker_profile {
     uint64_t tasks;        /* runs recorded (tasks and other work) */
     uint64_t busy_ns;      /* time inside them (nested runs counted once) */
-    uint64_t parks, park_ns; /* sleeps, and their time */
+    uint64_t parks,        /* times the worker went to sleep */
+        park_ns; /* sleeps, and their time */
     uint64_t steals;       /* jobs taken from others or the injector */
     double utilisation;    /* busy_ns / the profile's wall_ns */
 } weft_worker_profile;
 
+/* Statistics of the spans an executor recorded (weft_profile_get), freed with
+ * weft_profile_free. */
 typedef struct weft_profile {
-    unsigned workers;
+    unsigned workers;      /* entries of per_worker: the executor's worker count */
     uint64_t wall_ns;      /* from the first span's begin to the last one's end */
     uint64_t spans;        /* run spans seen (tasks and other work) */
     uint64_t dropped;      /* spans lost to the buffer limit (not in the figures) */
-    size_t ntasks;
+    size_t ntasks;         /* entries of tasks */
     weft_task_stats *tasks; /* ntasks entries, largest total_ns first */
     weft_worker_profile *per_worker; /* `workers` entries */
     weft_worker_profile total;       /* sums (utilisation: the average) */
@@ -293,7 +310,7 @@ typedef struct weft_folded_options {
      * ("taskflow <name>"); any other taskflow is "taskflow N", numbered in
      * order of appearance in the profile.  May be NULL. */
     const weft_taskflow *const *taskflows;
-    size_t ntaskflows;
+    size_t ntaskflows; /* entries of taskflows (0 when it is NULL) */
     /* A frame per worker ("worker W") under the executor's. */
     bool per_worker;
 } weft_folded_options;
@@ -328,12 +345,14 @@ WEFT_API weft_status weft_profiler_write_flame_svg(const weft_executor *ex, cons
  * Logging
  * ------------------------------------------------------------------------------ */
 
+/* How much is logged (weft_log_set_level): each level includes the ones above
+ * it.  WEFT_LOG=off|error|warn|info|debug sets it; the default is warn. */
 typedef enum weft_log_level {
-    WEFT_LOG_OFF = 0,
-    WEFT_LOG_ERROR = 1,
-    WEFT_LOG_WARN = 2,
-    WEFT_LOG_INFO = 3,
-    WEFT_LOG_DEBUG = 4
+    WEFT_LOG_OFF = 0,   /* nothing */
+    WEFT_LOG_ERROR = 1, /* failures: a profile not written, a broken custom policy */
+    WEFT_LOG_WARN = 2,  /* the default: bad settings ignored, refused calls */
+    WEFT_LOG_INFO = 3,  /* lifetime events: executors created, profiles written */
+    WEFT_LOG_DEBUG = 4  /* details for debugging weft itself */
 } weft_log_level;
 
 /* Receives each message at or under the current level (one line, no newline).
@@ -352,7 +371,7 @@ WEFT_API void weft_log_set_callback(weft_log_fn fn, void *user);
 /* A log message with its context: the structured form of a log line. */
 typedef struct weft_log_entry {
     uint64_t time_ns;          /* wall clock (CLOCK_REALTIME), ns since 1970 */
-    weft_log_level level;
+    weft_log_level level;      /* the message's level */
     const char *message;       /* one line, no newline */
     /* Where it was logged: set when the logging thread is a worker running a
      * task, else NULL / -1 / 0. */
@@ -362,7 +381,7 @@ typedef struct weft_log_entry {
     /* The taskflow task that worker runs and its run (weft_future_id): known
      * while metrics, a profiler or an observer are on, else NULL and 0. */
     const char *task;          /* its name, "#index" if unnamed */
-    uint64_t run;
+    uint64_t run;              /* the run's id */
 } weft_log_entry;
 
 /* Receives each entry at or under the current level; the entry and its
@@ -418,37 +437,45 @@ WEFT_API weft_status weft_log_set_json(FILE *out);
 #define WEFT_STATS_VERSION 1
 #define WEFT_STATS_HEADER_WORDS 16
 #define WEFT_STATS_WORKER_WORDS 8
+/* The words of the live block's header, by index. */
 enum weft_stats_header_word {
-    WEFT_STATS_H_MAGIC = 0,
-    WEFT_STATS_H_VERSION = 1,
+    WEFT_STATS_H_MAGIC = 0,        /* WEFT_STATS_MAGIC */
+    WEFT_STATS_H_VERSION = 1,      /* WEFT_STATS_VERSION of the writer */
     WEFT_STATS_H_HEADER_WORDS = 2, /* where worker 0's line starts */
     WEFT_STATS_H_WORKER_WORDS = 3, /* words per worker line */
-    WEFT_STATS_H_WORKERS = 4,
+    WEFT_STATS_H_WORKERS = 4,      /* worker lines that follow the header */
     WEFT_STATS_H_PID = 5,          /* the publishing process */
     WEFT_STATS_H_EXECUTOR = 6,     /* the executor's number in that process, from 1 */
-    WEFT_STATS_H_INTERVAL_NS = 7,
+    WEFT_STATS_H_INTERVAL_NS = 7,  /* time between refreshes (weft_stats_config.interval_ms) */
     WEFT_STATS_H_FLAGS = 8,        /* WEFT_STATS_F_* */
     WEFT_STATS_H_UPDATES = 9,      /* refreshes so far (0: none yet) */
     WEFT_STATS_H_NOW_NS = 10,      /* CLOCK_MONOTONIC at the last refresh: rates divide by its differences */
-    WEFT_STATS_H_RUNS_IN_FLIGHT = 11,
+    WEFT_STATS_H_RUNS_IN_FLIGHT = 11, /* runs submitted and not finished */
     WEFT_STATS_H_INJECTOR = 12,    /* jobs queued in the injector (submissions from outside) */
     WEFT_STATS_H_TIMERS = 13,      /* deadlines armed in the process (weft_cancel_after/at) */
     WEFT_STATS_H_START_NS = 14     /* CLOCK_MONOTONIC when publishing began */
 };
+/* The words of a worker's line, by index from the line's start. */
 enum weft_stats_worker_word {
     WEFT_STATS_W_STATE = 0,       /* WEFT_STATS_SEARCHING, _RUNNING or _PARKED */
     WEFT_STATS_W_BUSY_NS = 1,     /* time running work: exact with WEFT_STATS_F_TASKS, else sampled */
     WEFT_STATS_W_TASKS = 2,       /* work run (weft_worker_metrics.tasks); 0 without WEFT_STATS_F_TASKS */
-    WEFT_STATS_W_STEALS = 3,
-    WEFT_STATS_W_STEAL_FAILS = 4,
-    WEFT_STATS_W_PARKS = 5,
+    WEFT_STATS_W_STEALS = 3,      /* jobs taken from others (weft_worker_metrics.steals) */
+    WEFT_STATS_W_STEAL_FAILS = 4, /* steal attempts that found nothing */
+    WEFT_STATS_W_PARKS = 5,       /* times it went to sleep */
     WEFT_STATS_W_DEQUE = 6,       /* jobs in its deque now */
-    WEFT_STATS_W_WAKEUPS = 7
+    WEFT_STATS_W_WAKEUPS = 7      /* times it woke and then found work */
 };
-enum { WEFT_STATS_SEARCHING = 0, WEFT_STATS_RUNNING = 1, WEFT_STATS_PARKED = 2 };
+/* A worker's state (its WEFT_STATS_W_STATE word). */
+enum {
+    WEFT_STATS_SEARCHING = 0, /* looking for work (stealing, yielding) */
+    WEFT_STATS_RUNNING = 1,   /* running work */
+    WEFT_STATS_PARKED = 2     /* asleep, waiting to be woken */
+};
 #define WEFT_STATS_F_TASKS 1u  /* task metrics on: TASKS counted, BUSY_NS exact */
 #define WEFT_STATS_F_CLOSED 2u /* publishing stopped: the figures are final */
 
+/* What weft_stats_start publishes, where and how often. */
 typedef struct weft_stats_config {
     const char *path;      /* the live block, or NULL */
     const char *prom_path; /* the Prometheus textfile, or NULL */

@@ -250,6 +250,15 @@ static void put_report(struct report *r, uint64_t dropped) {
     put_utilisation(r);
     put_slowest(r);
     put_histogram(r);
+    /* The flame graph (flame.c) inline: the same self-contained SVG that
+     * weft_profiler_write_flame_svg writes; out of memory, the report goes
+     * without it. */
+    if (r->tasks) {
+        fputs("<h2>Flame graph</h2>\n<p class=\"note\">Self time by stack: executor, taskflow, subflow or "
+              "module, task (the folded stacks of weft_profiler_write_folded).</p>\n",
+              out);
+        (void)weft_profiler_write_flame_svg(r->o->ex, NULL, out);
+    }
     fputs("</body></html>\n", out);
 }
 
