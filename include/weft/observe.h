@@ -101,7 +101,7 @@ typedef struct weft_worker_metrics {
                             * tasks, fork-join roots and stolen frames, algorithm
                             * jobs run by workers, pipeline stage calls */
     uint64_t succeeded, /* of those, work that returned 0 (or has no result) */
-        failed;         /* of those, tasks that returned non-zero */
+        failed;         /* of those, work that returned non-zero */
     uint64_t skipped;      /* tasks of failed or cancelled runs and cancelled
                             * async tasks, not run */
     uint64_t steals;       /* jobs taken from another worker or the injector */
@@ -352,7 +352,7 @@ typedef enum weft_log_level {
     WEFT_LOG_ERROR = 1, /* failures: a profile not written, a broken custom policy */
     WEFT_LOG_WARN = 2,  /* the default: bad settings ignored, refused calls */
     WEFT_LOG_INFO = 3,  /* lifetime events: executors created, profiles written */
-    WEFT_LOG_DEBUG = 4  /* details for debugging weft itself */
+    WEFT_LOG_DEBUG = 4  /* everything: the most detail */
 } weft_log_level;
 
 /* Receives each message at or under the current level (one line, no newline).
