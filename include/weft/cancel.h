@@ -175,10 +175,10 @@ WEFT_API bool weft_cancel_disarm(weft_cancel_token *t);
  * and of each other (they may nest).  The struct lives with the caller (its
  * stack) and is filled by begin; its fields are private. */
 typedef struct weft_deadline {
-    weft_cancel_token *token;
-    uint64_t start_ns;
-    uint64_t budget_ns;
-    uint64_t private_[4];
+    weft_cancel_token *token; /* private: the token the scope cancels (referenced until end) */
+    uint64_t start_ns;        /* private: monotonic clock at begin, in ns */
+    uint64_t budget_ns;       /* private: the scope's budget from begin, in ns */
+    uint64_t private_[4];     /* private: the scope's timer */
 } weft_deadline;
 
 /* Opens a scope on t (which it keeps a reference to until end).  Returns
@@ -302,8 +302,8 @@ WEFT_API weft_status weft_preempt_thread(const weft_ctx *ctx);
  * to the thread that opened it.  Caller storage (the task's stack); fields
  * are private. */
 typedef struct weft_preempt_watch {
-    weft_cancel_callback *cb;
-    unsigned long thread;
+    weft_cancel_callback *cb; /* private: the token's callback that sends the signal */
+    unsigned long thread;     /* private: the thread that opened the watch */
 } weft_preempt_watch;
 
 /* Opens a watch on t for the calling thread (inside a task: its worker).  If t

@@ -190,9 +190,9 @@ WEFT_API weft_gpu_stream_pool *weft_gpu_device_pool(weft_gpu_device *dev);
  *     weft_status st = weft_gpu_stream_end(&g);
  */
 typedef struct weft_gpu_stream_guard {
-    weft_gpu_stream_pool *pool_;
-    unsigned slot_;
-    bool reserved_;
+    weft_gpu_stream_pool *pool_; /* private: the pool the stream came from */
+    unsigned slot_;              /* private: the stream's index in that pool */
+    bool reserved_;              /* private: true while the guard is open */
 } weft_gpu_stream_guard;
 /* Returns the stream, or NULL (g or p NULL: nothing to end). */
 WEFT_API weft_gpu_stream *weft_gpu_stream_begin(weft_gpu_stream_pool *p, weft_gpu_stream_guard *g);
@@ -208,8 +208,8 @@ WEFT_API weft_status weft_gpu_stream_end(weft_gpu_stream_guard *g);
  * kernel must ignore items past the end).  CUDA/HIP launch
  * ceil(global/local) blocks of local threads. */
 typedef struct weft_gpu_range {
-    size_t global[3];
-    size_t local[3];
+    size_t global[3]; /* work items in dimensions 0, 1, 2; 0 counts as 1 */
+    size_t local[3];  /* work items per group in each dimension; all 0: the backend's choice */
 } weft_gpu_range;
 
 /* A stub kernel: runs every work item of `range` on the host; args[i] is the
@@ -240,9 +240,9 @@ WEFT_API void weft_gpu_kernel_destroy(weft_gpu_kernel *k);
 
 /* A kernel argument: a buffer, or a value of `size` bytes copied at launch. */
 typedef struct weft_gpu_arg {
-    weft_gpu_buffer *buffer;
-    const void *value;
-    size_t size;
+    weft_gpu_buffer *buffer; /* a buffer of the kernel's device; NULL: `value` is the argument */
+    const void *value;       /* with buffer NULL: the bytes to pass (copied at launch) */
+    size_t size;             /* bytes at value (sizeof the parameter's type); unused for a buffer */
 } weft_gpu_arg;
 #define WEFT_GPU_ARG_BUFFER(b) ((weft_gpu_arg){.buffer = (b)})
 #define WEFT_GPU_ARG_VALUE(v) ((weft_gpu_arg){.value = &(v), .size = sizeof(v)})
@@ -275,7 +275,7 @@ WEFT_API weft_status weft_gpu_launch(weft_gpu_stream *s, weft_gpu_kernel *k, con
  * The text must be valid as OpenCL C and, for CUDA, as CUDA C++ (the common
  * subset of C serves both).  Only what the device's backend needs is built. */
 typedef struct weft_gpu_for_kernel {
-    const char *params;
+    const char *params;    /* the parameter list as C text; "" or NULL: none */
     const char *body;      /* required */
     weft_gpu_host_fn host; /* the stub's: called once with global[0] = n and the arguments as for a
                               stub kernel; NULL: the stub refuses (WEFT_ENOENT) */
@@ -330,10 +330,10 @@ typedef int (*weft_gpu_stage_fn)(weft_pipeflow *pf, weft_gpu_stream *s, void *ar
  * waits cooperatively; NULL: only inside a task, else the wait blocks the
  * thread), and the stage's function and argument. */
 typedef struct weft_gpu_stage {
-    weft_gpu_device *dev;
-    weft_executor *ex;
-    weft_gpu_stage_fn fn;
-    void *arg;
+    weft_gpu_device *dev; /* the device whose stream pool the stage takes a stream from; required */
+    weft_executor *ex;    /* the pipeline's executor; NULL: waits cooperatively only inside a task */
+    weft_gpu_stage_fn fn; /* records the token's GPU work; required */
+    void *arg;            /* passed to fn */
 } weft_gpu_stage;
 
 /* A weft_stage_fn for GPU work: give it as a stage's fn with a

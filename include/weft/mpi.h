@@ -34,6 +34,8 @@
 
 WEFT_EXTERN_C_BEGIN
 
+/* A distributed flow: tasks over the ranks of a communicator, ordered by the
+ * data they read and write (weft_mpi_flow_create).  Opaque. */
 typedef struct weft_mpi_flow weft_mpi_flow;
 
 /* A data handle: a small value naming a registered buffer of its flow.  The
@@ -53,9 +55,10 @@ typedef enum weft_mpi_mode {
     WEFT_MPI_RW = 3, /* both */
 } weft_mpi_mode;
 
+/* One handle a task uses and how (weft_mpi_task_desc.access). */
 typedef struct weft_mpi_access {
-    weft_mpi_data data;
-    weft_mpi_mode mode;
+    weft_mpi_data data; /* a handle registered with the same flow */
+    weft_mpi_mode mode; /* WEFT_MPI_R, _W or _RW (another value: WEFT_EINVAL) */
 } weft_mpi_access;
 
 /* A distributed task's work.  bufs[i] is this rank's buffer of access[i]'s
@@ -69,18 +72,20 @@ typedef struct weft_mpi_task_desc {
     void *arg;           /* passed to fn on the rank that runs it; not copied */
     const char *name;    /* copied; names the task in errors */
     const weft_mpi_access *access; /* naccess entries (copied), at most 64 */
-    size_t naccess;
+    size_t naccess;      /* entries of access, 0 to 64; 0: access may be NULL */
     /* Which rank runs the task: `rank` when rank_set is true, else the owner
      * of the first handle written, else of the first handle read, else 0. */
     bool rank_set;
-    int rank;
+    int rank;            /* with rank_set: 0 .. size of the communicator - 1 */
 } weft_mpi_task_desc;
 
 /* Per-rank figures of the last run (weft_mpi_flow_stats). */
 typedef struct weft_mpi_stats {
     uint64_t tasks_run;   /* tasks this rank ran */
-    uint64_t messages_sent, messages_received;
-    uint64_t bytes_sent, bytes_received;
+    uint64_t messages_sent, /* weft's messages this rank sent */
+        messages_received;  /* weft's messages this rank received */
+    uint64_t bytes_sent,    /* payload bytes of the messages sent */
+        bytes_received;     /* payload bytes of the messages received */
     uint64_t runs;        /* runs completed (any status) */
 } weft_mpi_stats;
 
@@ -142,7 +147,7 @@ typedef struct weft_mpi_taskflow_map {
      * reads it).  NULL (or *size 0): t hands on nothing, and an edge out of
      * it across ranks is a one-byte message that only orders. */
     void *(*output)(weft_task t, size_t *size, void *arg);
-    void *arg;
+    void *arg; /* passed to rank and output */
 } weft_mpi_taskflow_map;
 
 /* Appends every task of the ordinary taskflow tf (weft/graph.h) to f, in an

@@ -437,6 +437,7 @@ WEFT_API weft_status weft_log_set_json(FILE *out);
 #define WEFT_STATS_VERSION 1
 #define WEFT_STATS_HEADER_WORDS 16
 #define WEFT_STATS_WORKER_WORDS 8
+
 /* The words of the live block's header, by index. */
 enum weft_stats_header_word {
     WEFT_STATS_H_MAGIC = 0,        /* WEFT_STATS_MAGIC */

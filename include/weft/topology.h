@@ -57,6 +57,8 @@ typedef enum weft_topology_source {
 
 /* Detection settings; zero (or a NULL pointer) means the defaults. */
 typedef struct weft_topology_config {
+    /* Where to read the machine from (weft_topology_source).  0:
+     * WEFT_TOPOLOGY_AUTO. */
     weft_topology_source source;
     /* List every online CPU of the machine, not only those in the calling
      * thread's affinity mask (the default). */
@@ -119,15 +121,15 @@ typedef struct weft_package_info {
     int os_index;      /* physical_package_id */
     unsigned ncores;   /* cores with at least one listed CPU */
     const int *cpus;   /* its listed CPUs */
-    unsigned ncpus;
+    unsigned ncpus;    /* entries of cpus */
 } weft_package_info;
 
 /* A core: its CPUs are SMT siblings of each other. */
 typedef struct weft_core_info {
     int os_index;      /* core_id (unique within its package only), or hwloc's logical index */
     unsigned package;  /* index of its package */
-    const int *cpus;
-    unsigned ncpus;
+    const int *cpus;   /* its listed CPUs (OS numbers), SMT siblings of each other */
+    unsigned ncpus;    /* entries of cpus (its listed SMT threads) */
 } weft_core_info;
 
 WEFT_API unsigned weft_topology_package_count(const weft_topology *topo);
@@ -140,21 +142,22 @@ WEFT_API WEFT_NODISCARD weft_status weft_topology_core(const weft_topology *topo
 
 /* ---- caches ---- */
 
+/* What a cache holds (weft_cache_info.type). */
 typedef enum weft_cache_type {
-    WEFT_CACHE_UNIFIED = 0,
-    WEFT_CACHE_DATA = 1,
-    WEFT_CACHE_INSTRUCTION = 2
+    WEFT_CACHE_UNIFIED = 0,    /* data and instructions */
+    WEFT_CACHE_DATA = 1,       /* data only (an L1d) */
+    WEFT_CACHE_INSTRUCTION = 2 /* instructions only (an L1i) */
 } weft_cache_type;
 
 /* One cache, listed once however many CPUs share it. */
 typedef struct weft_cache_info {
     unsigned level;        /* 1, 2, 3, ... */
-    weft_cache_type type;
+    weft_cache_type type;  /* unified, data or instruction */
     uint64_t size;         /* bytes; 0 when unknown */
     unsigned line_size;    /* bytes; 0 when unknown */
     int ways;              /* associativity; 0 when unknown, -1 fully associative */
     const int *cpus;       /* the listed CPUs that share it */
-    unsigned ncpus;
+    unsigned ncpus;        /* entries of cpus */
 } weft_cache_info;
 
 /* Caches are ordered by level, then type (unified, data, instruction), then
@@ -170,8 +173,8 @@ WEFT_API WEFT_NODISCARD weft_status weft_topology_cache(const weft_topology *top
 typedef struct weft_numa_node_info {
     int os_index;      /* the N of /sys/devices/system/node/nodeN */
     uint64_t memory;   /* bytes of memory (MemTotal); 0 when unknown */
-    const int *cpus;
-    unsigned ncpus;
+    const int *cpus;   /* its listed CPUs (OS numbers) */
+    unsigned ncpus;    /* entries of cpus; 0 for a node with memory only */
 } weft_numa_node_info;
 
 /* A machine without NUMA information has one node holding every CPU. */
@@ -211,10 +214,11 @@ typedef enum weft_placement {
 
 /* Placement settings; zero means the defaults (no binding). */
 typedef struct weft_placement_config {
+    /* Where worker w goes (weft_placement).  0: WEFT_PLACE_NONE, no binding. */
     weft_placement strategy;
     /* Use only the CPUs of these NUMA nodes (indices); NULL means all. */
     const unsigned *numa_nodes;
-    unsigned numa_node_count;
+    unsigned numa_node_count; /* entries of numa_nodes; 0 with NULL: every node */
 } weft_placement_config;
 
 /* Fills cpus[0..workers-1] with the OS number of the CPU each worker binds to
@@ -245,7 +249,7 @@ enum {
     WEFT_TIER_L3 = 0,   /* workers whose CPU shares the thief's L3 */
     WEFT_TIER_NUMA = 1, /* the others on the thief's NUMA node */
     WEFT_TIER_REST = 2, /* everyone else */
-    WEFT_TIERS = 3
+    WEFT_TIERS = 3      /* the number of tiers */
 };
 
 /* The victims of worker `self`, given every worker's CPU (cpus[w], an OS
