@@ -58,7 +58,7 @@ typedef struct weft_async_options {
      * still queued below it is raised to it (priority inheritance, unless the
      * executor was created with weft_sched_config.no_inheritance). */
     weft_future *const *deps;
-    size_t ndeps;
+    size_t ndeps; /* entries of deps; 0: no dependencies (deps may be NULL) */
 } weft_async_options;
 
 /* weft_async / weft_dependent_async with options (a priority, a handle).

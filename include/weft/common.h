@@ -13,7 +13,9 @@
 #  define WEFT_EXTERN_C_BEGIN extern "C" {
 #  define WEFT_EXTERN_C_END }
 #else
+/* Opens the headers' extern "C" block in C++; nothing in C. */
 #  define WEFT_EXTERN_C_BEGIN
+/* Closes the block WEFT_EXTERN_C_BEGIN opened; nothing in C. */
 #  define WEFT_EXTERN_C_END
 #endif
 
@@ -34,6 +36,8 @@
 #if defined(__GNUC__)
 #  define WEFT_NODISCARD __attribute__((warn_unused_result))
 #else
+/* Marks a call whose result must be used (GCC and Clang warn when it is
+ * ignored: warn_unused_result); nothing with other compilers. */
 #  define WEFT_NODISCARD
 #endif
 
@@ -59,6 +63,8 @@ WEFT_EXTERN_C_BEGIN
     X(WEFT_EFORKED,   -13, "executor was created before fork(); unusable in the child") \
     X(WEFT_EDEVICE,   -14, "GPU driver call or kernel failed")
 
+/* A call's outcome: WEFT_OK (0) or a negative WEFT_E* code of the table above
+ * (weft_strerror describes it; docs/errors.md says what each means). */
 typedef enum weft_status {
 #define WEFT__ENUM(name, value, text) name = value,
     WEFT_ERROR_TABLE(WEFT__ENUM)
@@ -82,10 +88,16 @@ WEFT_API const char *weft_errname(int status);
  * alive is only safe if the two can free each other's memory.  Not thread-safe with
  * concurrent weft calls.  Passing NULL restores the C library allocator. */
 typedef struct weft_allocator {
+    /* Returns size bytes (size >= 1) aligned for any type, or NULL.  NULL: malloc. */
     void *(*alloc)(void *ctx, size_t size);
+    /* Resizes ptr (from alloc or realloc, old_size bytes) to new_size bytes,
+     * keeping its contents, or returns NULL and leaves ptr as it was.  NULL:
+     * the C library's realloc, or alloc, copy and free when alloc is set. */
     void *(*realloc)(void *ctx, void *ptr, size_t old_size, size_t new_size);
+    /* Frees ptr (NULL allowed) of size bytes, the size it was allocated with.
+     * NULL: the C library's free. */
     void (*free)(void *ctx, void *ptr, size_t size);
-    void *ctx;
+    void *ctx; /* passed to the three functions unchanged; may be NULL */
 } weft_allocator;
 
 /* Installs *allocator (copied) for all of weft's memory from now on; NULL

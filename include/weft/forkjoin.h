@@ -285,8 +285,8 @@ WEFT_API weft__fj_frame *weft__fj_sync_typed(weft_ctx *ctx, weft__fj_frame *top)
  * Fields are private.  Spawns of a group and plain spawns may nest but not
  * interleave: wait for the group before syncing a plain spawn made before it. */
 typedef struct weft_task_group {
-    weft_ctx *ctx_;
-    size_t pending_;
+    weft_ctx *ctx_;   /* private: the task that owns the group */
+    size_t pending_;  /* private: children spawned and not yet waited for */
 } weft_task_group;
 
 /* Starts an empty group for the running task.  Only from inside a task. */

@@ -45,12 +45,15 @@
 
 WEFT_EXTERN_C_BEGIN
 
+/* A pipeline of any of the three flavours above; run as a taskflow task
+ * (weft_pipeline_emplace).  Opaque; freed by weft_pipeline_destroy. */
 typedef struct weft_pipeline weft_pipeline;
 
 /* What a stage function receives: which token, line and stage it runs for.
  * Valid only during the call. */
 typedef struct weft_pipeflow weft_pipeflow;
 
+/* How a stage takes tokens.  The first stage must be serial. */
 typedef enum weft_stage_kind {
     WEFT_STAGE_SERIAL = 0,   /* one token at a time, in token order */
     WEFT_STAGE_PARALLEL = 1, /* several tokens at once, in any order */
@@ -81,8 +84,9 @@ WEFT_API weft_status weft_pipeflow_stop(weft_pipeflow *pf);
  * reports WEFT_ETASK). */
 typedef int (*weft_stage_fn)(weft_pipeflow *pf, void *arg);
 
+/* One stage of a token pipeline (weft_pipeline_create). */
 typedef struct weft_stage {
-    weft_stage_kind kind;
+    weft_stage_kind kind; /* serial (0, the default) or parallel */
     weft_stage_fn fn;  /* required */
     void *arg;         /* passed to fn */
     const char *name;  /* optional, for error messages (not kept) */
@@ -104,10 +108,11 @@ WEFT_API WEFT_NODISCARD weft_pipeline *weft_pipeline_create(size_t lines, const 
  * line and are aligned for any type.  Return values as weft_stage_fn. */
 typedef int (*weft_data_stage_fn)(weft_pipeflow *pf, void *in, void *out, void *arg);
 
+/* One stage of a data pipeline (weft_data_pipeline_create). */
 typedef struct weft_data_stage {
-    weft_stage_kind kind;
+    weft_stage_kind kind;  /* serial (0, the default) or parallel */
     weft_data_stage_fn fn; /* required */
-    void *arg;
+    void *arg;             /* passed to fn */
     const char *name;      /* optional, for error messages (not kept) */
     size_t in_size;        /* bytes taken; must be 0 for the first stage */
     size_t out_size;       /* bytes given; must be 0 for the last stage */
@@ -115,7 +120,7 @@ typedef struct weft_data_stage {
      * stage and the next both name the type that passes between them, the names
      * must be equal.  The WEFT_DATA_IN/OUT macros fill size and tag together. */
     const char *in_type;
-    const char *out_type;
+    const char *out_type;  /* the tag of what it gives (as in_type); NULL: none */
 } weft_data_stage;
 
 /* Designated-initializer helpers: .WEFT_DATA_OUT(double) expands to
@@ -137,10 +142,11 @@ WEFT_API WEFT_NODISCARD weft_pipeline *weft_data_pipeline_create(size_t lines,
 /* Mutates one item in place; `index` is its position in the batch. */
 typedef int (*weft_item_fn)(void *item, size_t index, void *arg);
 
+/* One stage of a simple pipeline (weft_simple_pipeline_create). */
 typedef struct weft_item_stage {
-    weft_stage_kind kind;
+    weft_stage_kind kind; /* serial (0, the default) or parallel */
     weft_item_fn fn;  /* required */
-    void *arg;
+    void *arg;        /* passed to fn */
     const char *name; /* optional, for error messages (not kept) */
 } weft_item_stage;
 

@@ -4,8 +4,14 @@
 
 #include "weft/common.h"
 
+/* The headers' major version, 0 before 1.0.  From 1.0 on it changes when the
+ * API or ABI breaks, and the SONAME carries it (docs/versioning.md).  Always
+ * equal to project()'s in CMakeLists.txt (checked at configure). */
 #define WEFT_VERSION_MAJOR 0
+/* The minor version: from 1.0 on, additions only; before 1.0 it may change
+ * the API and ABI, and the SONAME (libweft.so.0.MINOR) carries it. */
 #define WEFT_VERSION_MINOR 1
+/* The patch version: fixes only; the API and ABI stay. */
 #define WEFT_VERSION_PATCH 0
 /* One comparable number: 0x00MMmmpp. */
 #define WEFT_VERSION ((WEFT_VERSION_MAJOR << 16) | (WEFT_VERSION_MINOR << 8) | WEFT_VERSION_PATCH)
