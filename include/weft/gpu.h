@@ -1,4 +1,6 @@
-/* weft — GPU layer: devices, typed buffers, streams, events, kernels, and GPU
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * The GPU layer: devices, typed buffers, streams, events, kernels, and GPU
  * work as tasks of the same graph as CPU work.
  *
  * Backends are chosen at run time and loaded with dlopen, so weft builds and
@@ -31,6 +33,7 @@ WEFT_EXTERN_C_BEGIN
 
 /* ---- devices ------------------------------------------------------------------ */
 
+/* Which backend drives a device (weft_gpu_config.kind, weft_gpu_device_kind). */
 typedef enum weft_gpu_kind {
     WEFT_GPU_AUTO = 0,   /* probe CUDA, HIP, OpenCL, then the stub (see weft_gpu_open) */
     WEFT_GPU_CUDA = 1,   /* NVIDIA, driver API through libcuda.so.1 */
@@ -39,11 +42,22 @@ typedef enum weft_gpu_kind {
     WEFT_GPU_STUB = 4    /* host memory, kernels as host functions, a thread per stream */
 } weft_gpu_kind;
 
+/* An open device and its backend (weft_gpu_open, weft_gpu_close).  Opaque. */
 typedef struct weft_gpu_device weft_gpu_device;
+/* Device memory holding `count` elements of one size (weft_gpu_buffer_create,
+ * weft_gpu_buffer_destroy).  Opaque. */
 typedef struct weft_gpu_buffer weft_gpu_buffer;
+/* An in-order queue of copies and launches on one device
+ * (weft_gpu_stream_create, weft_gpu_stream_destroy).  Opaque. */
 typedef struct weft_gpu_stream weft_gpu_stream;
+/* A point in a stream's work, to query or wait for (weft_gpu_event_record,
+ * weft_gpu_event_destroy).  Opaque. */
 typedef struct weft_gpu_event weft_gpu_event;
+/* A compiled kernel of one device (weft_gpu_kernel_create,
+ * weft_gpu_kernel_destroy).  Opaque. */
 typedef struct weft_gpu_kernel weft_gpu_kernel;
+/* A fixed set of streams that tasks borrow one at a time
+ * (weft_gpu_stream_pool_create, weft_gpu_stream_begin).  Opaque. */
 typedef struct weft_gpu_stream_pool weft_gpu_stream_pool;
 
 /* How to open a device; all zero means defaults. */
@@ -123,6 +137,10 @@ WEFT_API void weft_gpu_host_free(weft_gpu_device *dev, void *p);
  * of the buffer (first + count > weft_gpu_buffer_count), a buffer and stream
  * of different devices; WEFT_EDEVICE when the driver fails.  count 0 is a
  * no-op that returns WEFT_OK. */
+
+/* Copy `count` elements from element `first` on: host src to buffer dst, or
+ * buffer src to host dst; synchronous, or (_async) queued on stream s.  Rules
+ * and errors: above. */
 WEFT_API weft_status weft_gpu_copy_to_device(weft_gpu_buffer *dst, size_t first, const void *src, size_t count);
 WEFT_API weft_status weft_gpu_copy_to_host(const weft_gpu_buffer *src, size_t first, void *dst, size_t count);
 WEFT_API weft_status weft_gpu_copy_to_device_async(weft_gpu_stream *s, weft_gpu_buffer *dst, size_t first,

@@ -210,9 +210,9 @@ WEFT_API size_t weft_pipeline_num_stages(const weft_pipeline *p);
  * waits forever; spread, it does on a 1-worker executor too).
  * What AUTO has measured is kept from run to run. */
 typedef enum weft_pipeline_scheduling {
-    WEFT_PIPELINE_AUTO = 0,
-    WEFT_PIPELINE_SPREAD = 1,
-    WEFT_PIPELINE_INLINE = 2,
+    WEFT_PIPELINE_AUTO = 0,   /* the default: measures both, keeps the faster */
+    WEFT_PIPELINE_SPREAD = 1, /* tokens move between stages as stealable jobs */
+    WEFT_PIPELINE_INLINE = 2, /* one worker takes each token through every stage */
 } weft_pipeline_scheduling;
 
 /* Sets how the next runs share their tokens (above).  WEFT_OK, WEFT_EINVAL (NULL

@@ -1,6 +1,7 @@
-/* weft — the machine's shape: CPUs, cores, caches and NUMA nodes; where to put
+/* weft — task-parallel runtime for C11.  SPDX-License-Identifier: MIT
+ *
+ * The machine's shape: CPUs, cores, caches and NUMA nodes; where to put
  * workers and in which order a thief should look for work.
- * SPDX-License-Identifier: MIT
  *
  *     weft_topology *topo;
  *     if (weft_topology_detect(NULL, &topo) == WEFT_OK) {
@@ -43,6 +44,9 @@
 
 WEFT_EXTERN_C_BEGIN
 
+/* A detected machine: its CPUs, packages, cores, caches and NUMA nodes
+ * (weft_topology_detect, weft_topology_destroy).  Opaque; read-only once
+ * made. */
 typedef struct weft_topology weft_topology;
 
 /* Where a topology comes from. */
@@ -132,6 +136,8 @@ typedef struct weft_core_info {
     unsigned ncpus;    /* entries of cpus (its listed SMT threads) */
 } weft_core_info;
 
+/* How many packages / cores topo lists (>= 1 for a detected topology; 0 for
+ * NULL). */
 WEFT_API unsigned weft_topology_package_count(const weft_topology *topo);
 WEFT_API unsigned weft_topology_core_count(const weft_topology *topo);
 /* The i-th package or core; WEFT_EINVAL for NULL arguments or i out of range. */
