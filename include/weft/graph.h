@@ -27,6 +27,9 @@
 
 WEFT_EXTERN_C_BEGIN
 
+/* A graph of tasks and the edges between them, built once and run any number
+ * of times (weft_taskflow_create, weft_run).  Opaque; one thread changes it
+ * at a time, and never while a run of it is queued or going. */
 typedef struct weft_taskflow weft_taskflow;
 struct weft__node;
 
@@ -34,7 +37,7 @@ struct weft__node;
  * destroyed.  The null task (all zero, WEFT_TASK_NULL) is what failed calls
  * return; passing it to a function below gives WEFT_EINVAL. */
 typedef struct weft_task {
-    struct weft__node *node_;
+    struct weft__node *node_; /* private: the task's node; NULL for the null task */
 } weft_task;
 
 /* The null task, and the test for it (true for what a failed builder returned). */
