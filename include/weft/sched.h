@@ -24,22 +24,23 @@ WEFT_EXTERN_C_BEGIN
 
 /* Four levels.  Zero is NORMAL, so a zeroed options struct means "default". */
 typedef enum weft_priority {
-    WEFT_PRIORITY_LOW = -1,
-    WEFT_PRIORITY_NORMAL = 0,
-    WEFT_PRIORITY_HIGH = 1,
-    WEFT_PRIORITY_CRITICAL = 2,
+    WEFT_PRIORITY_LOW = -1,     /* runs when nothing else is ready; escalation raises it */
+    WEFT_PRIORITY_NORMAL = 0,   /* the default: the plain work-stealing path, no queue */
+    WEFT_PRIORITY_HIGH = 1,     /* taken before NORMAL and LOW work */
+    WEFT_PRIORITY_CRITICAL = 2, /* taken first; escalation never raises a task to it */
 } weft_priority;
 
 /* A queued task: generation-checked, so a handle whose task has started, ran
  * or was removed gives WEFT_ENOENT and never reaches freed memory.  A value
  * type; copy it freely.  {0, 0} is never a valid handle. */
 typedef struct weft_sched_handle {
-    uint32_t slot;
-    uint32_t gen;
+    uint32_t slot; /* which queue entry holds the task (opaque to the caller) */
+    uint32_t gen;  /* that entry's generation when the task was queued (opaque) */
 } weft_sched_handle;
 
 /* ---- ready-queue policies ------------------------------------------------ */
 
+/* Which ready queue an executor uses (weft_sched_config.kind). */
 typedef enum weft_sched_kind {
     WEFT_SCHED_WORK_STEALING = 0, /* default: per-worker deques, priority queue on the side */
     WEFT_SCHED_FIFO = 1,          /* one shared queue, submission order */
@@ -80,24 +81,31 @@ typedef struct weft_sched_item weft_sched_item;
  * items is detected when a worker is about to sleep (counted); those items run
  * only once the policy hands them out on a later call. */
 typedef struct weft_sched_policy {
-    void *state;
+    void *state; /* passed to every function below; the policy's own data */
+    /* Keeps item; 0, or non-zero when it cannot (see above).  Required. */
     int (*push)(void *state, weft_sched_item *item, weft_priority priority, int worker);
+    /* An item for `worker`, or NULL when the policy holds none.  Required. */
     weft_sched_item *(*pop)(void *state, int worker);
+    /* An item for an idle worker.  NULL: pop is used. */
     weft_sched_item *(*steal)(void *state, int worker);
+    /* Items held now, for diagnostics.  May be NULL. */
     size_t (*size)(void *state);
+    /* Called once at executor destroy, the queue empty.  May be NULL. */
     void (*destroy)(void *state);
 } weft_sched_policy;
 
 /* Scheduling part of weft_executor_config (its `sched` member).  Zero = default. */
 typedef struct weft_sched_config {
-    weft_sched_kind kind;
+    weft_sched_kind kind; /* 0: WEFT_SCHED_WORK_STEALING; a value outside the enum: WEFT_EINVAL */
     const weft_sched_policy *policy; /* WEFT_SCHED_CUSTOM: copied at create */
     /* Escalation (weft_sched_escalate): a LOW task queued this long becomes
      * NORMAL, a NORMAL one this long (since its last change) becomes HIGH.
      * 0: 20 ms each.  `tick_ns`: how often workers look (0: 2 ms).
      * `no_escalation`: never escalate automatically. */
-    uint64_t escalate_low_ns, escalate_normal_ns, tick_ns;
-    bool no_escalation;
+    uint64_t escalate_low_ns, /* LOW -> NORMAL after this long queued, in ns; 0: 20 ms */
+        escalate_normal_ns,   /* NORMAL -> HIGH after this long, in ns; 0: 20 ms */
+        tick_ns;              /* how often workers look, in ns; 0: 2 ms */
+    bool no_escalation;       /* true: no automatic escalation (weft_sched_escalate still works) */
     /* Priority inheritance: a task queued with a priority raises the queued
      * tasks it depends on to it (async dependencies).  true turns it off. */
     bool no_inheritance;
@@ -126,8 +134,8 @@ WEFT_API WEFT_NODISCARD weft_status weft_sched_priority(weft_executor *ex, weft_
 
 /* One queued task in a snapshot. */
 typedef struct weft_sched_entry {
-    weft_sched_handle handle;
-    weft_priority priority;
+    weft_sched_handle handle; /* the task's handle, for weft_sched_reprioritize / _remove */
+    weft_priority priority;   /* its priority now (escalation included) */
     uint64_t seq;       /* submission order */
     uint64_t waited_ns; /* since it was queued */
 } weft_sched_entry;
