@@ -16,7 +16,7 @@ TEST(bad_arguments_give_einval) {
     weft_executor *ex = make_executor(2);
     uint64_t v[4] = { 4, 3, 2, 1 }, r = 0;
     size_t idx;
-    weft_algo_config bad = { (weft_partitioner)7, 0, 0 };
+    weft_algo_config bad = { .partitioner = (weft_partitioner)7, .chunk = 0, .max_tasks = 0 };
     /* A NULL executor is the default one (default_executor_tests). */
     ASSERT_STATUS(weft_parallel_for(ex, 0, 4, 0, nop_index, NULL, NULL), WEFT_EINVAL);
     ASSERT_STATUS(weft_parallel_for(ex, 0, 4, 1, NULL, NULL, NULL), WEFT_EINVAL);
@@ -77,9 +77,9 @@ TEST(out_of_memory_gives_enomem_and_changes_nothing) {
     ASSERT_STATUS(weft_parallel_sort(ex, v, n, 8, cmp_u64, NULL, NULL), WEFT_ENOMEM);
     ASSERT_STATUS(weft_u64_stable_sort(ex, v, n, NULL), WEFT_ENOMEM);
     ASSERT_STATUS(weft_parallel_inclusive_scan(ex, v, out, n, 8, NULL, add_u64, NULL, NULL), WEFT_ENOMEM);
-    weft_algo_config many = { WEFT_PARTITION_DYNAMIC, 1, 0 };
+    weft_algo_config many = { .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 1, .max_tasks = 0 };
     ASSERT_STATUS(weft_parallel_reduce(ex, v, n, 8, &r, add_u64, NULL, &many), WEFT_ENOMEM);
-    weft_algo_config guided = { WEFT_PARTITION_GUIDED, 0, 0 };
+    weft_algo_config guided = { .partitioner = WEFT_PARTITION_GUIDED, .chunk = 0, .max_tasks = 0 };
     ASSERT_STATUS(weft_parallel_reduce(ex, v, n, 8, &r, add_u64, NULL, &guided), WEFT_ENOMEM);
     ASSERT_EQ(r, 0);
     ASSERT_TRUE(memcmp(v, copy, n * 8) == 0);
@@ -122,7 +122,7 @@ TEST(algorithm_tasks_read_their_descriptors_when_the_graph_runs) {
     for (size_t round = 0; round < 3; round++) {
         d.n = 10007 + round * 50000; /* a new size every run */
         d.v = xmalloc(d.n * 8), d.prefix = xmalloc(d.n * 8), d.sum = 0;
-        d.fill = (weft_for_desc){ 0, d.n, 1, fill_range, &d, { WEFT_PARTITION_DYNAMIC, 0, 0 } };
+        d.fill = (weft_for_desc){ 0, d.n, 1, fill_range, &d, { .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 0, .max_tasks = 0 } };
         d.sort = (weft_sort_desc){ d.v, d.n, 8, cmp_u64, NULL, round == 1, { 0, 0, 0 } };
         d.scan = (weft_scan_desc){ d.v, d.prefix, d.n, 8, NULL, add_u64, NULL, false, { 0, 0, 0 } };
         d.reduce = (weft_reduce_desc){ d.v, d.n, 8, &d.sum, add_u64, NULL, { 0, 0, 0 } };

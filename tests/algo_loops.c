@@ -125,7 +125,7 @@ TEST(parallel_calls_nested_inside_parallel_bodies_finish_with_any_worker_count) 
         nested n = { .ex = make_executor(WORKERS[w]), .data = random_u64(5000, 3) };
         uint64_t want = 0;
         for (size_t i = 0; i < 5000; i++) want += n.data[i];
-        weft_algo_config one_each = { WEFT_PARTITION_DYNAMIC, 1, 0 };
+        weft_algo_config one_each = { .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 1, .max_tasks = 0 };
         ASSERT_OK(weft_parallel_for(n.ex, 0, 64, 1, inner_sum, &n, &one_each));
         for (size_t i = 0; i < 64; i++) ASSERT_EQ(n.sums[i], want);
         free(n.data);

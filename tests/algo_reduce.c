@@ -53,8 +53,8 @@ static double *random_doubles(size_t n, uint64_t seed) {
 TEST(float_reduction_gives_the_same_bits_on_every_run_and_worker_count) {
     size_t n = big_size() / 10 + 17;
     double *v = random_doubles(n, 99);
-    const weft_algo_config cfgs[] = { { WEFT_PARTITION_AUTO, 0, 0 }, { WEFT_PARTITION_STATIC, 0, 0 },
-                                      { WEFT_PARTITION_DYNAMIC, 0, 0 }, { WEFT_PARTITION_DYNAMIC, 100, 0 } };
+    const weft_algo_config cfgs[] = { { .partitioner = WEFT_PARTITION_AUTO, .chunk = 0, .max_tasks = 0 }, { .partitioner = WEFT_PARTITION_STATIC, .chunk = 0, .max_tasks = 0 },
+                                      { .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 0, .max_tasks = 0 }, { .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 100, .max_tasks = 0 } };
     for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
         double first = 0;
         bool have = false;
@@ -72,7 +72,7 @@ TEST(float_reduction_gives_the_same_bits_on_every_run_and_worker_count) {
         }
     }
     weft_executor *ex = make_executor(3);
-    weft_algo_config guided = { WEFT_PARTITION_GUIDED, 0, 0 };
+    weft_algo_config guided = { .partitioner = WEFT_PARTITION_GUIDED, .chunk = 0, .max_tasks = 0 };
     double g0 = 0;
     ASSERT_OK(weft_parallel_reduce(ex, v, n, sizeof *v, &g0, add_double, NULL, &guided));
     for (int r = 0; r < 10; r++) {

@@ -60,7 +60,7 @@ TEST(scans_equal_the_serial_scan_for_every_partitioner_size_and_worker_count) {
 TEST(scans_of_ten_million_equal_the_serial_scan) {
     weft_executor *ex = make_executor(2);
     check_scans(ex, big_size(), NULL);
-    weft_algo_config guided = { WEFT_PARTITION_GUIDED, 0, 0 };
+    weft_algo_config guided = { .partitioner = WEFT_PARTITION_GUIDED, .chunk = 0, .max_tasks = 0 };
     check_scans(ex, big_size(), &guided);
     weft_executor_destroy(ex);
 }

@@ -47,7 +47,7 @@ TEST(sorts_match_qsort_for_every_size_shape_and_worker_count) {
         weft_executor *ex = make_executor(WORKERS[w]);
         for (size_t s = 0; s < NSMALL; s++) check_sorts(ex, SMALL_SIZES[s], NULL);
         check_sorts(ex, 200003, NULL);
-        weft_algo_config three = { WEFT_PARTITION_STATIC, 0, 3 };
+        weft_algo_config three = { .partitioner = WEFT_PARTITION_STATIC, .chunk = 0, .max_tasks = 3 };
         check_sorts(ex, 100019, &three);
         weft_executor_destroy(ex);
     }

@@ -155,6 +155,10 @@ struct weft_ctx {
      * task this one interrupted on the same worker (a wait that ran it). */
     const void *owner;
     weft_ctx *outer;
+    /* 1 + the depth of the worker's frame stack when weft__fj_run_task opened
+     * this context, or 0 (a context opened elsewhere: graph tasks).  Tells
+     * which task spawned a frame when frames are published (fj_frames.c). */
+    uint32_t fj_mark;
 };
 
 /* The worker the calling thread is, if it belongs to ex; NULL otherwise. */

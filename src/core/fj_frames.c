@@ -25,18 +25,13 @@
  * nothing until a thief stores the child's value (after reading the label).
  * Which task spawned frame k: the worker's contexts (w->ctx, innermost first)
  * and, for those weft__fj_run_task opened, the depth of the frame stack when
- * each began (a list of marks on the thread's stack).  Frames at or above a
- * marked task's depth, and below the next marked one's, belong to that task or
- * to a context opened above it without a mark (a graph task run by a wait); if
- * those disagree on their stop word the frames get none, as before. */
-struct fj_mark {
-    const weft_ctx *ctx;
-    size_t depth0;
-    const struct fj_mark *outer;
-};
-/* Initial-exec: a static TLS slot, one instruction to reach, no allocation. */
-static _Thread_local const struct fj_mark *fj_marks __attribute__((tls_model("initial-exec")));
-
+ * each began (weft_ctx.fj_mark, 0 in contexts others open).  Frames at or
+ * above a marked context's depth, and below the next marked one's, belong to
+ * that task or to a context opened above it without a mark (a graph task run
+ * by a wait); if those disagree on their stop word the frames get none, as
+ * before.  The mark rides in the context weft__fj_run_task builds anyway: one
+ * store per task (a list of marks in thread-local storage cost ~12
+ * instructions per async task). */
 typedef const _Atomic int *fj_stop;
 _Static_assert(sizeof(fj_stop) <= sizeof(int) * 2 && offsetof(weft__fj_frame, reserved_) == offsetof(weft__fj_frame, result) + sizeof(int),
                "a frame's result and reserved_ hold a pointer");
@@ -53,21 +48,21 @@ static fj_stop label_get(const weft__fj_frame *f) {
 static void label(weft__worker *w, uint32_t lo, uint32_t hi) {
     weft__fj_frame *base = w->fj.base;
     const weft_ctx *c = w->ctx;
-    const struct fj_mark *m = fj_marks;
     uint32_t k = hi;
     while (k > lo) {
-        /* A segment: contexts from c out to m's (the frames from m->depth0 up). */
-        const weft_ctx *end = m ? m->ctx : NULL;
+        /* A segment: contexts from c out to the first marked one, m (its
+         * frames are those from m's depth up). */
+        const weft_ctx *m = c;
+        while (m && !m->fj_mark) m = m->outer;
         fj_stop stop = c ? c->stop : NULL;
         for (const weft_ctx *x = c; x; x = x->outer) {
             if (x->stop != stop) stop = NULL; /* ambiguous: no label */
-            if (x == end) break;
+            if (x == m) break;
         }
-        uint32_t floor = m ? (uint32_t)m->depth0 : 0;
+        uint32_t floor = m ? m->fj_mark - 1 : 0;
         while (k > lo && k > floor) label_set(&base[--k], stop);
         if (!m) break;
-        c = m->ctx->outer;
-        m = m->outer;
+        c = m->outer;
     }
 }
 
@@ -375,19 +370,17 @@ int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn,
     weft__fj *fj = &w->fj;
     /* Chained on w->ctx like a graph task, so waits inside see what is on the
      * stack below (core/future.c refuses waits that would deadlock). */
-    weft_ctx cx = {w, NULL, stop, NULL, w->ctx};
-    w->ctx = &cx;
     size_t depth0 = depth(fj);
+    /* fj_mark: frames from depth0 up are this task's (label). */
+    weft_ctx cx = {w, NULL, stop, NULL, w->ctx, (uint32_t)depth0 + 1};
+    w->ctx = &cx;
     uint32_t ovf0 = fj->ovf;
-    struct fj_mark mark = {&cx, depth0, fj_marks}; /* frames from depth0 up are this task's */
-    fj_marks = &mark;
     int r = fn(&cx, arg);
     /* Implicit sync of whatever fn left unsynced. */
     while (fj->ovf > ovf0 || depth(fj) > depth0) {
         int s = weft_sync(&cx);
         if (r == 0) r = s;
     }
-    fj_marks = mark.outer;
     w->ctx = cx.outer;
     return r;
 }

@@ -294,7 +294,7 @@ static inline bool weft__node_enter(weft__worker *w, weft__node *n, weft_future 
  * observer state for weft__task_leave: the same value both times, so begin and
  * end events come in pairs. */
 static inline struct weft__obs *weft__task_enter(weft__worker *w, weft_ctx *cx, weft__node *n, weft__run *r) {
-    *cx = (weft_ctx){w, n, &r->top->stop, n->tf, w->ctx};
+    *cx = (weft_ctx){w, n, &r->top->stop, n->tf, w->ctx, 0};
     w->ctx = cx;
     struct weft__obs *o = weft__obs_get(w->ex); /* observe/: NULL unless switched on */
     weft__hook_task_begin(w, o, n, r);
