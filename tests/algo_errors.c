@@ -123,9 +123,9 @@ TEST(algorithm_tasks_read_their_descriptors_when_the_graph_runs) {
         d.n = 10007 + round * 50000; /* a new size every run */
         d.v = xmalloc(d.n * 8), d.prefix = xmalloc(d.n * 8), d.sum = 0;
         d.fill = (weft_for_desc){ 0, d.n, 1, fill_range, &d, { .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 0, .max_tasks = 0 } };
-        d.sort = (weft_sort_desc){ d.v, d.n, 8, cmp_u64, NULL, round == 1, { 0, 0, 0 } };
-        d.scan = (weft_scan_desc){ d.v, d.prefix, d.n, 8, NULL, add_u64, NULL, false, { 0, 0, 0 } };
-        d.reduce = (weft_reduce_desc){ d.v, d.n, 8, &d.sum, add_u64, NULL, { 0, 0, 0 } };
+        d.sort = (weft_sort_desc){ d.v, d.n, 8, cmp_u64, NULL, round == 1, { 0 } };
+        d.scan = (weft_scan_desc){ d.v, d.prefix, d.n, 8, NULL, add_u64, NULL, false, { 0 } };
+        d.reduce = (weft_reduce_desc){ d.v, d.n, 8, &d.sum, add_u64, NULL, { 0 } };
         ASSERT_OK(weft_run_and_wait(ex, tf));
         uint64_t want = 0;
         for (size_t i = 0; i < d.n; i++) {
