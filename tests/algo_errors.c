@@ -143,7 +143,7 @@ TEST(algorithm_tasks_read_their_descriptors_when_the_graph_runs) {
 TEST(an_algorithm_task_with_bad_arguments_fails_its_run) {
     weft_executor *ex = make_executor(2);
     weft_taskflow *tf = make_taskflow("bad");
-    weft_sort_desc bad = { NULL, 10, 8, cmp_u64, NULL, false, { 0, 0, 0 } };
+    weft_sort_desc bad = { NULL, 10, 8, cmp_u64, NULL, false, { 0 } };
     ASSERT_TRUE(weft_task_is_null(weft_emplace_sort(tf, NULL)));
     ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_EINVAL);
     ASSERT_FALSE(weft_task_is_null(weft_emplace_sort(tf, &bad)));
