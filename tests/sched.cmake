@@ -1,6 +1,7 @@
 # Scheduling: priorities (exact order under one worker), handles, snapshot,
 # inheritance, escalation; policies (every kind of work under each, garbage
-# policies caught); races of re-prioritise/remove with execution.
+# policies caught); races of re-prioritise/remove with execution; graph tasks'
+# and whole runs' priorities.
 weft_add_test_program(sched_tests
-  SOURCES sched_order.c sched_policy.c sched_stress.c
+  SOURCES sched_order.c sched_policy.c sched_stress.c sched_graph.c
   TIMEOUT 120)

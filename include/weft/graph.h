@@ -24,6 +24,7 @@
 
 #include <stdio.h>
 #include "weft/core.h"
+#include "weft/sched.h" /* weft_priority */
 
 WEFT_EXTERN_C_BEGIN
 
@@ -224,6 +225,31 @@ WEFT_API weft_status weft_task_release(weft_task t, weft_semaphore *s);
 WEFT_API size_t weft_task_num_acquires(weft_task t);
 WEFT_API size_t weft_task_num_releases(weft_task t);
 
+/* ---- priorities -------------------------------------------------------------- */
+
+/* Gives t a priority (weft/sched.h; docs/guide-scheduling.md): when t becomes
+ * ready it goes through its executor's priority queue, where workers take the
+ * highest level first and, among equals, the task queued first.  Tasks readied
+ * together (an iteration's sources, the successors one task readies) are
+ * queued together, so under one worker they start in exactly that order; a
+ * HIGH or CRITICAL task readied on a worker runs on it next, ahead of its
+ * deque; an idle worker takes NORMAL and above before it steals, LOW when
+ * nothing else is left, and escalation raises LOW tasks that waited (weft/
+ * sched.h).  NORMAL is the default and costs nothing: such a task takes the
+ * plain path (the work-stealing deques), unlike tasks of the other levels,
+ * which pay a lock and a heap operation each time they become ready; set
+ * explicitly it also keeps t NORMAL in a run with a priority
+ * (weft_run_with_priority).  The priority is the task's: erasing t clears it
+ * (the task that reuses its slot has none), a composition's copies keep it,
+ * weft_taskflow_clear drops it.  weft_run_n_parallel ignores priorities.
+ * Builder rules: WEFT_EINVAL (null or erased task, a value that is not a
+ * weft_priority), WEFT_EBUSY while a run of t's taskflow is queued or going. */
+WEFT_API weft_status weft_task_set_priority(weft_task t, weft_priority priority);
+/* t's own priority: the last one set, WEFT_PRIORITY_NORMAL if none was (or
+ * for the null task).  A run's priority is not reported here.  Any thread,
+ * like the other queries. */
+WEFT_API weft_priority weft_task_get_priority(weft_task t);
+
 /* ---- running --------------------------------------------------------------- */
 
 /* Submits one run of `tf` to `ex` and returns at once.  On WEFT_OK, *out (if out
@@ -310,6 +336,17 @@ WEFT_API weft_status weft_run_many_cancel(weft_future *all);
  * From a task it runs other work while it waits. */
 WEFT_API weft_status weft_run_many_and_wait(weft_executor *ex, weft_taskflow *const *tfs, size_t n,
                                             weft_status *statuses);
+
+/* weft_run with a priority for the whole run: every task of tf without a
+ * priority of its own (weft_task_set_priority) runs at `priority` in this run,
+ * as if it had been given it; tasks with one keep theirs.  It costs an O(tasks)
+ * pass at the run's start and end, and each task a trip through the priority
+ * queue.  The tasks of the graphs of tf's subflow and module tasks keep their
+ * own priorities (the subflow or module task itself takes the run's).
+ * WEFT_PRIORITY_NORMAL is weft_run exactly.  WEFT_EINVAL for a value that is
+ * not a weft_priority; otherwise as weft_run.  Any thread. */
+WEFT_API weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf, weft_priority priority,
+                                            weft_future **out);
 
 /* Runs once and waits: returns the submission error, else the run's status
  * (WEFT_OK, WEFT_ETASK, WEFT_ECANCELED).  From a task of `ex` it does not block

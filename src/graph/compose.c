@@ -111,6 +111,7 @@ static weft_status copy_tasks(const weft_taskflow *src, weft_taskflow *dst, cons
         if (weft_task_is_null(t)) return weft_taskflow_last_error(dst);
         weft_status st = copy_name(t, n, prefix);
         if (st == WEFT_OK) st = weft__sem_copy(t, n);
+        if (st == WEFT_OK) st = weft__prio_copy(t, n);
         if (st != WEFT_OK) return weft__tf_error(dst, st, NULL);
         if (weft__node_erased(n)) (void)weft_task_erase(t);
     }

@@ -64,6 +64,7 @@ static void free_slot(weft__node *n) {
     weft_taskflow *tf = n->tf;
     weft__node_cold *c = weft__cold(n);
     if (c->name) tf->nnamed--;
+    if (c->prio) tf->nprio--; /* a reused slot starts with no priority */
     weft__free_str(c->name);
     if (c->ext) {
         weft__flow_release_node(tf, n);

@@ -61,6 +61,8 @@ typedef struct weft__node_cold {
     uint32_t num_weak; /* weak predecessors (edges from condition tasks) */
     uint8_t dfs_color;
     uint8_t kind; /* WEFT__KIND_*: what job.run does and how edges out of it count */
+    uint8_t prio; /* its own priority + 2 (weft_priority), 0: none (priority.c) */
+    uint8_t routed; /* priority.c: queued by the wrapper, not yet taken; 0 at rest */
 } weft__node_cold;
 
 _Static_assert(sizeof(struct weft__node) == WEFT__CACHE_LINE, "the hot part of a node is one line");
@@ -155,6 +157,7 @@ struct weft_taskflow {
     weft__node *free_slots;
     bool no_reuse; /* a composition is being copied in: new nodes stay contiguous */
     size_t nsems; /* nodes with a semaphore record (semaphore.c) */
+    size_t nprio; /* nodes with a priority of their own (priority.c) */
     /* Units held by sections that span tasks, per semaphore its tasks use
      * (semaphore.c); freed with the last record. */
     struct weft__sem_ledger *sem_ledger;
@@ -248,6 +251,7 @@ struct weft__run {
     weft__node *pnode;
     weft__run *anchor;
     uint8_t role; /* WEFT__ROLE_* */
+    uint8_t prio; /* the run's priority + 2 (weft_run_with_priority), 0: none */
     weft__range range; /* the iteration's first range of sources (sources.c) */
     /* Nodes made runnable and not yet finished in the current iteration. */
     _Alignas(WEFT__CACHE_LINE) _Atomic int64_t pending;
@@ -343,6 +347,27 @@ void weft__sem_use_free(weft__node *n);
 /* Gives task `to` the semaphores of `from` (a composition's copy).  WEFT_OK,
  * WEFT_ENOMEM. */
 weft_status weft__sem_copy(weft_task to, const weft__node *from);
+
+/* Priorities (priority.c).  The wrapper job function of a task with a
+ * priority (its own, or its run's): queues the ready task in the scheduling
+ * layer's queue, and runs it when a worker takes it from there. */
+weft__job *weft__prio_node_run(weft__worker *w, weft__job *job);
+/* The job function of n's kind, without wrappers. */
+weft__job_fn weft__kind_run(const weft__node *n);
+/* The semaphore wrapper (semaphore.c). */
+weft__job *weft__sem_node_run(weft__worker *w, weft__job *job);
+/* Gives task `to` the priority of `from` (a composition's copy).  WEFT_OK or
+ * the error of weft_task_set_priority. */
+weft_status weft__prio_copy(weft_task to, const weft__node *from);
+/* Runs with a priority: every task of r's taskflow without a wrapper of its
+ * own gets one at the start of r and loses it at the end.  Called by the
+ * worker that starts / ends r, while no task of the taskflow runs. */
+void weft__prio_run_begin(weft__run *r);
+void weft__prio_run_end(weft__run *r);
+/* Starts an iteration of r whose taskflow has tasks with priorities: every
+ * source with a wrapper is queued now, the others pushed, so that the queue
+ * orders all of them before any runs.  Returns a job to run next, or NULL. */
+weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r);
 
 /* The node a task context runs: ctx->task, or the node of a parallel
  * instance's shadow (run_parallel.c).  NULL outside graph tasks. */

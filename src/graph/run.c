@@ -43,6 +43,7 @@ static weft__job *start_queued(weft__worker *w, weft__run *next) {
 static weft__job *finish_run(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
     weft_executor *ex = r->ex;
+    if (__builtin_expect(r->prio != 0, 0)) weft__prio_run_end(r); /* before the next run starts */
     weft__mutex_lock(&tf->mu);
     weft__run *next = r->next;
     tf->active = next;
@@ -206,6 +207,7 @@ static weft__job *begin_iteration_seen(weft__worker *w, weft__run *r, int stop) 
 
 static weft__job *run_start(weft__worker *w, weft__job *job) {
     weft__run *r = RUN_OF(job);
+    if (__builtin_expect(r->prio != 0, 0)) weft__prio_run_begin(r); /* priority.c */
     /* Cancelled while queued: report the first iteration's tasks as skipped
      * (its tasks, not the slots weft_task_erase freed). */
     int stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
@@ -216,7 +218,7 @@ static weft__job *run_start(weft__worker *w, weft__job *job) {
 static void run_free(weft_future *f) { weft__free_aligned(f, sizeof(weft__run), WEFT__CACHE_LINE); }
 
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
-                          weft_future **out) {
+                          uint8_t prio, weft_future **out) {
     if (!tf) return WEFT_EINVAL;
     if (tf->is_subflow_graph)
         return weft__tf_error(tf, WEFT_EINVAL, "weft_run: a subflow's graph runs only as part of its task");
@@ -243,6 +245,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     r->anchor = r;
     r->pnode = NULL;
     r->role = WEFT__ROLE_TOP;
+    r->prio = prio;
     atomic_init(&r->pending, 0);
 
     weft__mutex_lock(&tf->mu);
@@ -275,16 +278,25 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
 }
 
 weft_status weft_run(weft_executor *ex, weft_taskflow *tf, weft_future **out) {
-    return submit(ex, tf, 1, NULL, NULL, out);
+    return submit(ex, tf, 1, NULL, NULL, 0, out);
 }
 
 weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_future **out) {
-    return submit(ex, tf, n, NULL, NULL, out);
+    return submit(ex, tf, n, NULL, NULL, 0, out);
 }
 
 weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf, weft_pred_fn pred, void *arg, weft_future **out) {
     if (!pred) return tf ? weft__tf_error(tf, WEFT_EINVAL, "weft_run_until: the predicate is NULL") : WEFT_EINVAL;
-    return submit(ex, tf, UINT64_MAX, pred, arg, out);
+    return submit(ex, tf, UINT64_MAX, pred, arg, 0, out);
+}
+
+weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf, weft_priority priority, weft_future **out) {
+    if (priority < WEFT_PRIORITY_LOW || priority > WEFT_PRIORITY_CRITICAL)
+        return tf ? weft__tf_error(tf, WEFT_EINVAL, "weft_run_with_priority: %d is not a priority", (int)priority)
+                  : WEFT_EINVAL;
+    /* NORMAL is weft_run's level: the plain path. */
+    uint8_t prio = priority == WEFT_PRIORITY_NORMAL ? 0 : (uint8_t)((int)priority + 2);
+    return submit(ex, tf, 1, NULL, NULL, prio, out);
 }
 
 weft_status weft_run_and_wait(weft_executor *ex, weft_taskflow *tf) {
@@ -320,6 +332,7 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
     weft_taskflow *tf = sub->tf;
     sub->start = (weft__job){run_start, NULL};
     sub->next = NULL;
+    sub->prio = 0; /* a nested graph's tasks keep their own priorities */
     atomic_store_explicit(&sub->fut.iterations, 0, memory_order_relaxed);
     atomic_store_explicit(&sub->fut.done, 0, memory_order_relaxed);
     atomic_store_explicit(&sub->pending, 0, memory_order_relaxed);

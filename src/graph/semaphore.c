@@ -96,7 +96,7 @@ static void release_set(weft__worker *w, weft__run *r, weft__node *n, const stru
     if (weft__sem_release(w, u->set[REL], u->n[REL]) != WEFT_OK) weft__fail_node(r, n, WEFT_EINVAL);
 }
 
-static weft__job *sem_node_run(weft__worker *w, weft__job *job) {
+weft__job *weft__sem_node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
     struct weft__sem_use *u = weft__cold(n)->sems;
     weft__run *r = n->tf->active;
@@ -134,7 +134,7 @@ static weft__job *sem_node_run(weft__worker *w, weft__job *job) {
 
 void weft__sem_use_free(weft__node *n) {
     struct weft__sem_use *u = weft__cold(n)->sems;
-    n->job.run = u->inner;
+    if (n->job.run == weft__sem_node_run) n->job.run = u->inner; /* (a priority's wrapper stays) */
     for (int k = 0; k < 2; k++)
         if (u->set[k] != u->inl[k]) weft__free(u->set[k], u->cap[k] * sizeof *u->set[k]);
     weft__free(u, sizeof *u);
@@ -182,8 +182,10 @@ static struct weft__sem_use *use_of(weft__node *n) {
         u->set[k] = u->inl[k];
         u->cap[k] = INLINE;
     }
-    u->inner = n->job.run;
-    n->job.run = sem_node_run;
+    /* A priority's wrapper stays outermost: it queues the task, whose
+     * semaphores are taken when it runs (priority.c). */
+    u->inner = weft__kind_run(n);
+    if (n->job.run != weft__prio_node_run) n->job.run = weft__sem_node_run;
     weft__cold_mut(n)->sems = u;
     n->tf->nsems++;
     return u;

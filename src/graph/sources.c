@@ -55,6 +55,8 @@ static weft__job *range_run(weft__worker *w, weft__job *job) {
 
 weft__job *weft__sources_start(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
+    /* Tasks with priorities are queued together first (priority.c). */
+    if (__builtin_expect(tf->nprio != 0 || r->prio != 0, 0)) return weft__prio_sources_start(w, r);
     if (tf->nsources < RANGE_MIN) { /* (a taskflow holds fewer than 2^32 tasks) */
         for (size_t i = tf->nsources; i-- > 1;) weft__push_local(w, &tf->sources[i]->job);
         return &tf->sources[0]->job;

@@ -65,7 +65,7 @@ static void release_nodes(weft_taskflow *tf) {
             if (c->ext) weft__flow_release_node(tf, nd);
             if (c->sems) weft__sem_use_free(nd);
         });
-    tf->nnodes = tf->nerased = tf->nsems = 0;
+    tf->nnodes = tf->nerased = tf->nsems = tf->nprio = 0;
     tf->free_slots = NULL;
     tf->nnamed = 0;
     weft__succ_pool_release(&tf->succ_pool);
