@@ -110,7 +110,8 @@ WEFT_API WEFT_NODISCARD weft_status weft_future_fd(weft_future *f, int *fd);
  * (first parked, first served).  Graph tasks use it through weft_task_acquire /
  * weft_task_release (weft/graph.h), async tasks through weft_async_acquire.
  * One semaphore may serve tasks of several executors and taskflows at once. */
-typedef struct weft_semaphore weft_semaphore;
+/* typedef struct weft_semaphore weft_semaphore; is in weft/graph.h (included
+ * above): C99 does not allow a typedef twice. */
 
 /* A semaphore with `max` units, all free.  NULL with *err (if err is not NULL)
  * = WEFT_EINVAL (max 0, or above INTPTR_MAX), WEFT_ENOMEM or WEFT_ESYS.  Any

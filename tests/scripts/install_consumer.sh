@@ -96,10 +96,12 @@ check_headers() {
     n=$((n + 1))
     local src=$tmp/h_$n.c
     printf '#include <%s>\n#include <%s>\nint weft_header_check_%d;\n' "$h" "$h" "$n" >"$src"
-    if ! "$cc" -std=c11 -Wall -Wextra -pedantic -Wstrict-prototypes -Wshadow -Werror \
-         -I"$inc" $extra -c "$src" -o "$tmp/h_$n.o"; then
-      fail "$h does not compile on its own as C11"
-    fi
+    for cstd in c99 c11; do
+      if ! "$cc" -std=$cstd -Wall -Wextra -pedantic -Wstrict-prototypes -Wshadow -Werror \
+           -I"$inc" $extra -c "$src" -o "$tmp/h_$n.o"; then
+        fail "$h does not compile on its own as $cstd"
+      fi
+    done
     if [ -n "$cxx" ]; then
       cp "$src" "$tmp/h_$n.cpp"
       for std in c++11 c++17; do
@@ -110,7 +112,7 @@ check_headers() {
       done
     fi
   done
-  note "$n headers compile alone as C11${cxx:+ and as C++11/C++17 ($cxx)}"
+  note "$n headers compile alone as C99 and C11${cxx:+ and as C++11/C++17 ($cxx)}"
   [ -n "$cxx" ] || note "no C++ compiler found: C++ check skipped"
 }
 
