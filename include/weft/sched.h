@@ -10,6 +10,9 @@
  * before its own deque (HIGH and CRITICAL), before stealing (NORMAL) and after
  * everything else (LOW).  Among equal priorities, tasks run in the order they
  * were queued (a sequence number, kept through every re-prioritisation).
+ * Async tasks take a priority in weft_async_options (weft/async.h); graph
+ * tasks with weft_task_set_priority and whole graph runs with
+ * weft_run_with_priority (weft/graph.h).
  */
 #ifndef WEFT_SCHED_H
 #define WEFT_SCHED_H
