@@ -147,6 +147,14 @@ TEST(executor_config_placement_binds_workers_and_bad_placements_get_a_status) {
     ASSERT_TRUE(ex->bound);
     ASSERT_EQ(run_some(ex), 1);
     weft_executor_destroy(ex);
+    unsetenv("WEFT_PLACEMENT");
+    setenv("WEFT_AFFINITY", "compact", 1); /* the seed's names in WEFT_AFFINITY too */
+    ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    ASSERT_OK(st);
+    ASSERT_TRUE(ex->bound);
+    ASSERT_EQ(run_some(ex), 1);
+    weft_executor_destroy(ex);
+    unsetenv("WEFT_AFFINITY");
     setenv("WEFT_PLACEMENT", "everywhere", 1); /* not a strategy: warned about, unbound */
     ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
     ASSERT_OK(st);

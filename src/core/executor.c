@@ -25,8 +25,13 @@ static unsigned workers_from_env(void) {
     return (unsigned)v; /* 0: the CPU count */
 }
 
+/* WEFT_AFFINITY: "cpus" binds here; "none" does not.  The names of placement
+ * strategies are accepted too (no warning) and mean "none" to the core: the
+ * layer that places workers (it reads WEFT_AFFINITY as well as
+ * WEFT_PLACEMENT) binds them before they start. */
 static weft_affinity affinity_from_env(void) {
-    static const char *const words[] = {"none", "cpus", NULL};
+    static const char *const words[] = {"none", "cpus", "compact", "physical_cores", "scatter", "sparse",
+                                        "numa_dense", "numa_round_robin", "l3_domain", NULL};
     return weft__env_choice("WEFT_AFFINITY", words, "\"none\"") == 1 ? WEFT_AFFINITY_CPUS : WEFT_AFFINITY_NONE;
 }
 

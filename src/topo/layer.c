@@ -10,11 +10,13 @@
  * unless WEFT_TOPOLOGY=hwloc (hwloc costs milliseconds per executor otherwise),
  * listing every online CPU, and kept until exit. */
 #include <stdatomic.h>
+#include <strings.h>
 
 #include "core/alloc.h"
 #include "core/env.h"
 #include "core/layer.h"
 #include "core/log.h"
+#include "platform/platform.h" /* weft__getenv */
 #include "topo/topo.h"
 #include "topo/topo_layer.h"
 
@@ -98,6 +100,13 @@ static weft_placement placement_from_env(void) {
     static const char *const words[] = {"none", "compact", "physical_cores", "scatter", "numa_dense",
                                         "numa_round_robin", "l3_domain", "sparse", NULL};
     int k = weft__env_choice("WEFT_PLACEMENT", words, "\"none\"");
+    if (k <= 0) {
+        /* WEFT_AFFINITY takes the same names (the seed's); "cpus" and "none"
+         * are the core's, and a bad word was warned about there. */
+        const char *a = weft__getenv("WEFT_AFFINITY");
+        for (int i = 1; a && words[i]; i++)
+            if (strcasecmp(a, words[i]) == 0) k = i;
+    }
     return k == 7 ? WEFT_PLACE_SCATTER : k > 0 ? (weft_placement)k : WEFT_PLACE_NONE;
 }
 
