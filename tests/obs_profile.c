@@ -282,3 +282,36 @@ TEST(profiler_start_between_runs_never_races_idle_workers) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+static uint64_t tasks_counted(weft_executor *ex) {
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    return m.total.tasks;
+}
+
+/* A profiled section costs nothing after it: the metrics weft_profiler_start
+ * switched on go off at stop (found by weft-bench: a pipeline run after a
+ * profiled benchmark on the same executor took 10x as long); metrics the user
+ * enabled stay on. */
+TEST(profiler_stop_turns_off_the_metrics_its_start_turned_on) {
+    weft_executor *ex = make_executor(2);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(64, 4, &count, false);
+    ASSERT_OK(weft_profiler_start(ex));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_profiler_stop(ex));
+    uint64_t after_profile = tasks_counted(ex);
+    ASSERT_EQ(after_profile, 64u); /* readable after the stop */
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(tasks_counted(ex), after_profile); /* nothing counted any more */
+
+    ASSERT_OK(weft_metrics_enable(ex, true)); /* the user's own: kept through a profile */
+    ASSERT_OK(weft_profiler_start(ex));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_profiler_stop(ex));
+    uint64_t before = tasks_counted(ex);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(tasks_counted(ex), before + 64);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

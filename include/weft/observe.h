@@ -168,12 +168,16 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  * docs/guide-observability.md has the figures.
  * ------------------------------------------------------------------------------ */
 
-/* Starts recording (clearing earlier spans).  Also enables metrics.  WEFT_EINVAL,
+/* Starts recording (clearing earlier spans).  Also enables metrics if they
+ * were off; weft_profiler_stop then turns them off again (their counts stay
+ * readable), so a profiled section costs nothing after it.  WEFT_EINVAL,
  * WEFT_ENOMEM.  Call it from a thread that is not a worker of ex, while no run is
  * in flight (tasks of a run write spans into the buffers this clears), and not
  * at the same time as another start, stop or weft_metrics_enable on ex. */
 WEFT_API WEFT_NODISCARD weft_status weft_profiler_start(weft_executor *ex);
-/* Stops recording; spans are kept for export.  WEFT_EINVAL.  Any thread. */
+/* Stops recording; spans are kept for export.  Metrics the start switched on
+ * are switched off (enabled with weft_metrics_enable, they stay on).
+ * WEFT_EINVAL.  Any thread. */
 WEFT_API weft_status weft_profiler_stop(weft_executor *ex);
 /* Number of spans recorded (of tasks and other work; parks and steals are
  * not counted) and dropped, summed over workers,

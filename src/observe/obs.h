@@ -211,6 +211,7 @@ struct weft__obs {
     weft_observer observer;
     bool has_observer;
     _Atomic bool metrics_on, profile_on;
+    _Atomic bool metrics_by_profiler; /* weft_profiler_start turned metrics on: its stop turns them off */
     /* 1 while a reader walks or clears the span buffers (weft__spans_pause): a
      * batch closed then leaves its spans' provisional times.  span_epoch counts
      * clears, so that a batch never writes into a buffer cleared under it. */

@@ -16,6 +16,8 @@ weft_status weft_metrics_enable(weft_executor *ex, bool on) {
     struct weft__obs *o = weft__obs_state(ex);
     if (!o) return WEFT_ENOMEM;
     set_metrics(o, on);
+    /* Asked for by the user: weft_profiler_stop leaves them as they are. */
+    atomic_store_explicit(&o->metrics_by_profiler, false, memory_order_relaxed);
     weft__obs_publish(o);
     return WEFT_OK;
 }
@@ -32,7 +34,10 @@ weft_status weft_profiler_start(weft_executor *ex) {
      * them (task_hooks.c, batch_close). */
     atomic_fetch_add_explicit(&o->span_epoch, 1, memory_order_relaxed);
     weft__obs_clear_suspects(o);
-    if (!atomic_load_explicit(&o->metrics_on, memory_order_relaxed)) set_metrics(o, true);
+    if (!atomic_load_explicit(&o->metrics_on, memory_order_relaxed)) {
+        set_metrics(o, true);
+        atomic_store_explicit(&o->metrics_by_profiler, true, memory_order_relaxed);
+    }
     atomic_store_explicit(&o->profile_t0, weft__ticks(), memory_order_relaxed);
     /* Releases: an idle worker's seq_cst load of profile_on in idle_span_begin
      * (or of reading in batch_close) that sees the new value also sees the
@@ -47,6 +52,11 @@ weft_status weft_profiler_stop(weft_executor *ex) {
     struct weft__obs *o = ex->obs_state;
     if (!o) return WEFT_OK;
     atomic_store_explicit(&o->profile_on, false, memory_order_relaxed);
+    /* Metrics the start switched on go off with the profiler (their counts
+     * stay readable): else every task after a profiled section would go on
+     * paying for them, a stage call of a pipeline ten times over. */
+    if (atomic_exchange_explicit(&o->metrics_by_profiler, false, memory_order_relaxed))
+        atomic_store_explicit(&o->metrics_on, false, memory_order_relaxed);
     weft__obs_publish(o);
     return WEFT_OK;
 }
