@@ -222,5 +222,111 @@ WEFT_API const char *weft_mpi_flow_error_message(const weft_mpi_flow *f);
 /* Copies this rank's figures of the last run into *out.  WEFT_EINVAL for NULLs. */
 WEFT_API weft_status weft_mpi_flow_stats(const weft_mpi_flow *f, weft_mpi_stats *out);
 
+/* ---- distributed work pool --------------------------------------------------------
+ * For independent tasks (no data flow between them): each rank submits tasks,
+ * each a function, input bytes and an output buffer, to its own part of the
+ * pool; weft_mpi_pool_run runs them all, and a rank that runs out of work
+ * steals a batch of another rank's not-yet-started tasks, their inputs
+ * travelling with them, and sends their outputs back in one message.  So the
+ * work ends balanced however unevenly it was submitted (all of it on rank 0,
+ * say).  Only the thread that calls weft_mpi_pool_run calls MPI (FUNNELED
+ * suffices), as for flows.  docs/guide-mpi.md, "Work pools".
+ *
+ *     static int square(weft_ctx *cx, const void *in, size_t n, void *out, size_t m, void *arg) {
+ *         *(double *)out = *(const double *)in * *(const double *)in; return 0; }
+ *     static const weft_mpi_pool_fn fns[] = { square };
+ *     weft_mpi_pool *p = weft_mpi_pool_create(MPI_COMM_WORLD,
+ *         &(weft_mpi_pool_config){ .fns = fns, .nfns = 1 }, &st);
+ *     if (rank == 0) for (int i = 0; i < n; i++)
+ *         weft_mpi_pool_submit(p, square, &x[i], sizeof x[i], &y[i], sizeof y[i]);
+ *     st = weft_mpi_pool_run(ex, p);   // collective: y[] filled on rank 0
+ */
+typedef struct weft_mpi_pool weft_mpi_pool;
+
+/* A pool task: reads in_size bytes at `in` (a copy of what was submitted) and
+ * writes out_size bytes at `out` (on another rank, a buffer that travels back
+ * to the submitter's).  `arg` is the running rank's weft_mpi_pool_config.arg.
+ * ctx is the worker's task context.  Return 0 on success; any other value
+ * fails the pool's run on every rank (weft_mpi_pool_run).  `in` and `out` are
+ * aligned to 16 bytes. */
+typedef int (*weft_mpi_pool_fn)(weft_ctx *ctx, const void *in, size_t in_size, void *out, size_t out_size,
+                                void *arg);
+
+typedef struct weft_mpi_pool_config {
+    /* Required: the functions tasks may run, the same list in the same order
+     * on every rank (a task travels as its function's index: addresses differ
+     * between processes). */
+    const weft_mpi_pool_fn *fns;
+    size_t nfns;     /* 1 or more */
+    void *arg;       /* passed to every task this rank runs */
+    size_t batch_max; /* most tasks one steal takes; 0: 1024.  A steal takes
+                       * ceil(unstarted / ranks) of the victim's, at most this */
+    bool no_steal;    /* true: every task runs where it was submitted (to measure) */
+} weft_mpi_pool_config;
+
+/* Per-rank figures of the last run (weft_mpi_pool_stats). */
+typedef struct weft_mpi_pool_figures {
+    uint64_t tasks_submitted; /* submitted on this rank for the run */
+    uint64_t tasks_run;       /* run on this rank: its own and stolen ones */
+    uint64_t tasks_stolen;    /* run here though submitted on another rank */
+    uint64_t tasks_given;     /* submitted here, stolen by another rank */
+    uint64_t steal_requests;  /* sent by this rank */
+    uint64_t steals_empty;    /* of those, answered "nothing left" */
+    uint64_t messages_sent, messages_received; /* requests, batches, results */
+    uint64_t bytes_sent, bytes_received;       /* their payload bytes */
+    uint64_t runs;            /* runs completed (any status) */
+} weft_mpi_pool_figures;
+
+/* Creates an empty pool over `comm` (collective: it duplicates comm).  cfg is
+ * copied (the fns array too).  Returns NULL with *err (err may be NULL) set to
+ * WEFT_EINVAL (MPI unusable from this thread as for weft_mpi_flow_create,
+ * comm MPI_COMM_NULL, cfg NULL, no fns or a NULL one;
+ * weft_mpi_flow_error_message(NULL) says which), WEFT_ENOMEM or WEFT_ESYS.
+ * Call from the thread that will call weft_mpi_pool_run. */
+WEFT_API WEFT_NODISCARD weft_mpi_pool *weft_mpi_pool_create(MPI_Comm comm, const weft_mpi_pool_config *cfg,
+                                                            weft_status *err);
+
+/* Frees the pool and any tasks still submitted.  Collective over its
+ * communicator (MPI_Comm_free).  NULL gives WEFT_OK. */
+WEFT_API weft_status weft_mpi_pool_destroy(weft_mpi_pool *p);
+
+/* Adds a task to this rank's part of the pool for its next run: fn (one of
+ * the config's fns) will read a copy of the in_size bytes at `in` (copied
+ * now) and its out_size bytes of output land in `out` after the run (out must
+ * stay valid until then).  in may be NULL when in_size is 0, out when
+ * out_size is 0; each size at most 2^30.  Not collective: ranks submit what
+ * they like, any number including none.  Returns WEFT_OK, WEFT_EINVAL (NULL p,
+ * fn not in the config, NULL in or out with a size, a size over 2^30) or
+ * WEFT_ENOMEM (nothing added).  Not thread-safe per pool; not during a run. */
+WEFT_API weft_status weft_mpi_pool_submit(weft_mpi_pool *p, weft_mpi_pool_fn fn, const void *in, size_t in_size,
+                                          void *out, size_t out_size);
+
+/* Runs every rank's submitted tasks on `ex` (NULL: the default executor),
+ * each exactly once somewhere, and waits.  Collective over the pool's
+ * communicator: returns on every rank when all tasks of all ranks are done and
+ * every output is in its submitter's buffer.  The submitted tasks are then
+ * gone (submit more for another run).  The calling thread drives the
+ * messages, as weft_mpi_run's does; it must not be a worker of ex.
+ * Returns WEFT_OK on every rank, or the same error on every rank:
+ *   WEFT_ETASK    a task returned non-zero; the tasks not started on the rank
+ *                 that ran it (and on its submitter) are skipped, and their
+ *                 outputs are left as they were; weft_mpi_pool_error_message
+ *                 says which task, where, and its code;
+ *   WEFT_EINVAL   the ranks' configs differ (number of functions), or MPI is
+ *                 not usable from this thread;
+ *   WEFT_EDEADLK  called from a worker of ex (on that rank only);
+ *   WEFT_ENOMEM   out of memory (a received batch, on that rank: its tasks'
+ *                 outputs may be lost, and the run fails everywhere as ESYS);
+ *   WEFT_ESYS     MPI returned an error.
+ * Not thread-safe per pool. */
+WEFT_API weft_status weft_mpi_pool_run(weft_executor *ex, weft_mpi_pool *p);
+
+/* Why the last run failed ("" after a success); the same text on every rank
+ * for a failed task.  Never NULL (for NULL p: ""). */
+WEFT_API const char *weft_mpi_pool_error_message(const weft_mpi_pool *p);
+
+/* Copies this rank's figures of the last run into *out.  WEFT_EINVAL for NULLs. */
+WEFT_API weft_status weft_mpi_pool_stats(const weft_mpi_pool *p, weft_mpi_pool_figures *out);
+
 WEFT_EXTERN_C_END
 #endif

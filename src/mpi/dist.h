@@ -115,6 +115,29 @@ int weft__mpi_seal(weft_mpi_flow *f);
 /* Mixes v into the flow's fingerprint. */
 void weft__mpi_fp(weft_mpi_flow *f, uint64_t v);
 
+/* run.c: waiting like the progress thread, shared with pool.c.  After the
+ * last event a waiter polls, yielding the CPU, for WEFT__MPI_POLL_S, then naps
+ * for weft__mpi_nap_ns(naps) with naps counting up (run.c, "Sleeping"). */
+#define WEFT__MPI_POLL_S 5e-3
+uint64_t weft__mpi_nap_ns(unsigned naps);
+/* Completes r (a collective, or any request) by polling and napping on
+ * `word` (any word nobody else waits on).  0 or WEFT_ESYS. */
+int weft__mpi_wait(MPI_Request *r, _Atomic uint32_t *word);
+/* MPI_Iallreduce with MPI_MIN over comm, waited by weft__mpi_wait.  0 or
+ * WEFT_ESYS. */
+int weft__mpi_allreduce_min(MPI_Comm comm, const void *in, void *out, int n, MPI_Datatype type,
+                            _Atomic uint32_t *word);
+/* The end of a run, collective over comm: every rank learns the failure
+ * message of the lowest rank that has one (`fail`: this rank's, or NULL) and
+ * whether MPI failed anywhere (local_err).  Returns WEFT_ETASK with that
+ * message in errmsg (cap bytes), WEFT_ESYS (errmsg untouched), or WEFT_OK. */
+int weft__mpi_agree_outcome(MPI_Comm comm, int rank, const char *fail, int local_err, char *errmsg,
+                            size_t cap, _Atomic uint32_t *word);
+
+/* run.c: checks that the caller of `fn` (weft_mpi_run, weft_mpi_pool_run) may
+ * drive MPI for ex: WEFT_OK, or WEFT_EINVAL / WEFT_EDEADLK with a message. */
+int weft__mpi_check_caller(weft_executor *ex, const char *fn, char *errmsg, size_t cap);
+
 /* flow.c: formats the calling thread's creation error message. */
 void weft__mpi_set_create_error(const char *fmt, ...);
 /* Checks that MPI can be used from this thread by weft: 0 or WEFT_EINVAL with

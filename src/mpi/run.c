@@ -21,19 +21,22 @@
  * side stores, then a seq_cst fence, then loads the other's flag, so at least
  * one of them sees the other) and bumps the signal word.  The second cannot:
  * with requests in flight it polls, yielding the CPU between polls, for
- * PROGRESS_POLL_S after the last event (a large message's rendezvous needs
+ * WEFT__MPI_POLL_S after the last event (a large message's rendezvous needs
  * both sides to answer at once), then naps for growing times.  The end of the
  * run is bit 0 of the same word, set by whoever finishes the last node; a
  * worker then wakes it, after the store, with a call that does not touch the
  * flow (the thread may return and the flow be freed at once).
  * Measured on the 2-core dev VM (docs/guide-mpi.md, "Progress"): a 1 ms window
  * lost ~50% on an 8x8-tile Cholesky against 5 ms; naps alone (no window), 60%. */
-#define PROGRESS_POLL_S 5e-3 /* poll (with yields) this long after the last event */
 enum {
     PROGRESS_NAP_MIN_NS = 20000,   /* then nap this long; doubles */
     PROGRESS_NAP_MAX_NS = 1000000, /* up to this while nothing completes */
     PROGRESS_IDLE_NS = 20000000,   /* no request in flight: wake-ups come; a bound anyway */
 };
+
+uint64_t weft__mpi_nap_ns(unsigned naps) {
+    return naps >= 6 ? PROGRESS_NAP_MAX_NS : (uint64_t)PROGRESS_NAP_MIN_NS << naps;
+}
 
 static void wake_progress(weft_mpi_flow *f) {
     atomic_thread_fence(memory_order_seq_cst);
@@ -197,7 +200,7 @@ typedef struct idle_state {
 } idle_state;
 
 /* One idle round ("Sleeping" above).  With requests in flight: poll, giving
- * the CPU away between polls, for PROGRESS_POLL_S after the last event (a
+ * the CPU away between polls, for WEFT__MPI_POLL_S after the last event (a
  * message's rendezvous needs both sides to answer quickly), then nap, longer
  * each time.  Without: sleep until a worker wakes it. */
 static void idle_round(weft_mpi_flow *f, idle_state *is) {
@@ -205,12 +208,11 @@ static void idle_round(weft_mpi_flow *f, idle_state *is) {
     if (f->nreq > 0) {
         double now = MPI_Wtime();
         if (is->since < 0) is->since = now;
-        if (now - is->since < PROGRESS_POLL_S) {
+        if (now - is->since < WEFT__MPI_POLL_S) {
             weft__yield_now();
             return;
         }
-        ns = is->naps >= 6 ? PROGRESS_NAP_MAX_NS : (uint64_t)PROGRESS_NAP_MIN_NS << is->naps;
-        is->naps++;
+        ns = weft__mpi_nap_ns(is->naps++);
     }
     uint32_t seen = atomic_load_explicit(&f->signal, memory_order_acquire);
     atomic_store_explicit(&f->sleeping, 1, memory_order_relaxed);
@@ -247,27 +249,30 @@ static int progress(weft_mpi_flow *f) {
  * run waits for the slowest rank), so it is waited for as the progress loop
  * waits, not in a blocking MPI call (Open MPI's spin at full speed, unless
  * told to yield, on every rank that is early).  0 or WEFT_ESYS. */
-static int wait_collective(weft_mpi_flow *f, MPI_Request *r) {
+int weft__mpi_wait(MPI_Request *r, _Atomic uint32_t *word) {
     double since = MPI_Wtime();
     for (unsigned naps = 0;;) {
         int flag = 0;
         if (MPI_Test(r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return WEFT_ESYS;
         if (flag) return WEFT_OK;
-        if (MPI_Wtime() - since < PROGRESS_POLL_S) {
+        if (MPI_Wtime() - since < WEFT__MPI_POLL_S) {
             weft__yield_now();
             continue;
         }
-        uint64_t ns = naps >= 6 ? PROGRESS_NAP_MAX_NS : (uint64_t)PROGRESS_NAP_MIN_NS << naps;
-        naps++;
-        /* Nothing wakes this wait (the signal word rests): a timed sleep. */
-        (void)weft__word_wait(&f->signal, atomic_load_explicit(&f->signal, memory_order_relaxed), ns);
+        /* Nothing wakes this wait (the word rests): a timed sleep. */
+        (void)weft__word_wait(word, atomic_load_explicit(word, memory_order_relaxed), weft__mpi_nap_ns(naps++));
     }
 }
 
-static int allreduce(weft_mpi_flow *f, const void *in, void *out, int n, MPI_Datatype type) {
+int weft__mpi_allreduce_min(MPI_Comm comm, const void *in, void *out, int n, MPI_Datatype type,
+                            _Atomic uint32_t *word) {
     MPI_Request r;
-    if (MPI_Iallreduce(in, out, n, type, MPI_MIN, f->comm, &r) != MPI_SUCCESS) return WEFT_ESYS;
-    return wait_collective(f, &r);
+    if (MPI_Iallreduce(in, out, n, type, MPI_MIN, comm, &r) != MPI_SUCCESS) return WEFT_ESYS;
+    return weft__mpi_wait(&r, word);
+}
+
+static int allreduce(weft_mpi_flow *f, const void *in, void *out, int n, MPI_Datatype type) {
+    return weft__mpi_allreduce_min(f->comm, in, out, n, type, &f->signal);
 }
 
 /* The ranks compare their graphs (and whether each could prepare its run):
@@ -291,31 +296,39 @@ static int agree(weft_mpi_flow *f, int local) {
     return WEFT_OK;
 }
 
-/* Every rank learns the lowest-numbered rank whose task failed, and that
- * task's name and code, and whether MPI failed anywhere: one MPI_Iallreduce
- * (MIN of the failed rank and of an all-well bit) and, after a failure, one
- * MPI_Bcast from that rank. */
-static int agree_outcome(weft_mpi_flow *f, int local_err) {
-    int failed = atomic_load_explicit(&f->failed, memory_order_relaxed);
-    int in[2] = { failed ? f->rank : INT_MAX, local_err == WEFT_OK }, out[2];
-    if (allreduce(f, in, out, 2, MPI_INT) != WEFT_OK) return WEFT_ESYS;
+/* Every rank learns the lowest-numbered rank with a failure, and its message,
+ * and whether MPI failed anywhere: one MPI_Iallreduce (MIN of the failed rank
+ * and of an all-well bit) and, after a failure, one MPI_Bcast from that rank. */
+int weft__mpi_agree_outcome(MPI_Comm comm, int rank, const char *fail, int local_err, char *errmsg,
+                            size_t cap, _Atomic uint32_t *word) {
+    int in[2] = { fail ? rank : INT_MAX, local_err == WEFT_OK }, out[2];
+    if (weft__mpi_allreduce_min(comm, in, out, 2, MPI_INT, word) != WEFT_OK) return WEFT_ESYS;
     if (out[0] != INT_MAX) {
-        struct { int code; char name[128]; } msg = { 0 };
-        if (out[0] == f->rank) {
-            const weft__mpi_task *t = &f->tasks[f->fail_task];
-            msg.code = f->fail_code;
-            if (t->name) snprintf(msg.name, sizeof msg.name, "%s", t->name);
-            else snprintf(msg.name, sizeof msg.name, "#%llu", (unsigned long long)t->global_index);
-        }
-        if (MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, out[0], f->comm) != MPI_SUCCESS) return WEFT_ESYS;
-        snprintf(f->errmsg, sizeof f->errmsg, "task '%s' failed on rank %d with code %d", msg.name, out[0], msg.code);
+        char msg[256] = { 0 };
+        if (out[0] == rank) snprintf(msg, sizeof msg, "%s", fail);
+        if (MPI_Bcast(msg, (int)sizeof msg, MPI_BYTE, out[0], comm) != MPI_SUCCESS) return WEFT_ESYS;
+        msg[sizeof msg - 1] = '\0';
+        snprintf(errmsg, cap, "%s", msg);
         return WEFT_ETASK;
     }
-    if (!out[1]) {
-        snprintf(f->errmsg, sizeof f->errmsg, "weft_mpi_run: an MPI call failed on some rank");
-        return WEFT_ESYS;
+    return out[1] ? WEFT_OK : WEFT_ESYS;
+}
+
+/* The flow's outcome: a failed task is named by its name, or its position. */
+static int agree_outcome(weft_mpi_flow *f, int local_err) {
+    char fail[200];
+    if (atomic_load_explicit(&f->failed, memory_order_relaxed)) {
+        const weft__mpi_task *t = &f->tasks[f->fail_task];
+        char idx[32];
+        snprintf(idx, sizeof idx, "#%llu", (unsigned long long)t->global_index);
+        snprintf(fail, sizeof fail, "task '%.127s' failed on rank %d with code %d", t->name ? t->name : idx, f->rank,
+                 f->fail_code);
     }
-    return WEFT_OK;
+    int st = weft__mpi_agree_outcome(f->comm, f->rank, atomic_load_explicit(&f->failed, memory_order_relaxed) ? fail : NULL,
+                                     local_err, f->errmsg, sizeof f->errmsg, &f->signal);
+    if (st == WEFT_ESYS)
+        snprintf(f->errmsg, sizeof f->errmsg, "weft_mpi_run: an MPI call failed on some rank");
+    return st;
 }
 
 static void start(weft_mpi_flow *f, weft_executor *ex) {
@@ -342,15 +355,15 @@ static void start(weft_mpi_flow *f, weft_executor *ex) {
     }
 }
 
-static int check_call(weft_executor *ex, weft_mpi_flow *f) {
+int weft__mpi_check_caller(weft_executor *ex, const char *fn, char *errmsg, size_t cap) {
     const char *why = NULL;
     if (weft__mpi_check_thread(&why) != WEFT_OK) {
-        snprintf(f->errmsg, sizeof f->errmsg, "weft_mpi_run: %s", why);
+        snprintf(errmsg, cap, "%s: %s", fn, why);
         return WEFT_EINVAL;
     }
     if (weft_executor_worker_id(ex) >= 0) {
-        snprintf(f->errmsg, sizeof f->errmsg,
-                 "weft_mpi_run: called from a worker of its executor (the caller drives MPI and would block it)");
+        snprintf(errmsg, cap, "%s: called from a worker of its executor (the caller drives MPI and would block it)",
+                 fn);
         return WEFT_EDEADLK;
     }
     return WEFT_OK;
@@ -360,7 +373,7 @@ weft_status weft_mpi_run(weft_executor *ex, weft_mpi_flow *f) {
     if (!f) return WEFT_EINVAL;
     f->errmsg[0] = '\0';
     if (!ex && !(ex = weft_default_executor())) return WEFT_ENOMEM;
-    int st = check_call(ex, f);
+    int st = weft__mpi_check_caller(ex, "weft_mpi_run", f->errmsg, sizeof f->errmsg);
     if (st != WEFT_OK) return (weft_status)st;
     int local = f->sealed ? WEFT_OK : weft__mpi_seal(f);
     if ((st = agree(f, local)) != WEFT_OK) return (weft_status)st;
