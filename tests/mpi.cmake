@@ -75,6 +75,19 @@ if(TARGET example_mpi_cholesky)
                          LABELS "examples;mpi" ENVIRONMENT "${_mpi_env}" PASS_REGULAR_EXPRESSION "PASS")
   endforeach()
 endif()
+foreach(ex wavefront pool)
+  if(TARGET example_mpi_${ex})
+    foreach(np 1 2 4)
+      set(_args 6 16)
+      if(ex STREQUAL "pool")
+        set(_args 200 500) # 200 tasks of 500 us (asleep), all on rank 0
+      endif()
+      add_test(NAME examples.mpi_${ex}.np${np} COMMAND ${WEFT_MPIRUN} -np ${np} $<TARGET_FILE:example_mpi_${ex}> ${_args})
+      set_tests_properties(examples.mpi_${ex}.np${np} PROPERTIES TIMEOUT ${_mpi_timeout}
+                           LABELS "examples;mpi" ENVIRONMENT "${_mpi_env}" PASS_REGULAR_EXPRESSION "PASS")
+    endforeach()
+  endif()
+endforeach()
 
 # weft::mpi installed: the CMake package weftMpi and weft-mpi.pc each build a
 # program that runs on 2 ranks (tests/mpi_install.sh).  It installs the build

@@ -66,7 +66,8 @@ typedef struct pool_batch {
     struct pool_batch *next_done;   /* the done stack (workers push) */
     int from;
     uint32_t count, spawn_left;
-    _Atomic uint32_t claimed, finished;
+    _Atomic uint32_t claimed;
+    _Atomic uint32_t live; /* runners not yet done with it, spawned or still owed */
     char *msg; /* just after this struct */
 } pool_batch;
 
@@ -179,8 +180,8 @@ static int run_own(weft_ctx *cx, void *arg) {
     return 0;
 }
 
-/* Pushes b on the done stack; the release pairs with take_done's acquire
- * exchange, publishing the outputs written into b->result. */
+/* Pushes b on the done stack; the release pairs with answer_done's acquire
+ * exchange, publishing the records and outputs written into b->msg. */
 static void push_done(weft_mpi_pool *p, pool_batch *b) {
     pool_batch *head = atomic_load_explicit(&p->done, memory_order_relaxed);
     do b->next_done = head;
@@ -204,9 +205,12 @@ static int run_batch(weft_ctx *cx, void *arg) {
             ran++;
             if (r->rc != 0) record_failure(p, b->from, r->id, p->rank, r->rc);
         }
-        /* acq_rel: the last finisher's push publishes every item's record. */
-        if (atomic_fetch_add_explicit(&b->finished, 1, memory_order_acq_rel) + 1 == b->count) push_done(p, b);
     }
+    /* The batch is done when its last runner leaves (every runner finishes
+     * what it claimed first; the count includes runners not yet started, so
+     * none can still come).  acq_rel: the last one's push publishes every
+     * runner's records; nothing here touches b after the push. */
+    if (atomic_fetch_sub_explicit(&b->live, 1, memory_order_acq_rel) == 1) push_done(p, b);
     atomic_fetch_add_explicit(&p->tasks_run, ran, memory_order_relaxed);
     runner_exit(p);
     return 0;
@@ -354,7 +358,7 @@ static void take_batch(weft_mpi_pool *p, int victim, pool_batch *b) {
     b->count = h->count;
     b->spawn_left = b->count < p->nworkers ? b->count : p->nworkers;
     atomic_init(&b->claimed, 0);
-    atomic_init(&b->finished, 0);
+    atomic_init(&b->live, b->spawn_left);
     b->next_active = p->active;
     p->active = b;
     p->stats.tasks_stolen += b->count;
