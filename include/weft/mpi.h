@@ -294,9 +294,10 @@ WEFT_API weft_status weft_mpi_pool_destroy(weft_mpi_pool *p);
  * the config's fns) will read a copy of the in_size bytes at `in` (copied
  * now) and its out_size bytes of output land in `out` after the run (out must
  * stay valid until then).  in may be NULL when in_size is 0, out when
- * out_size is 0; each size at most 2^30.  Not collective: ranks submit what
- * they like, any number including none.  Returns WEFT_OK, WEFT_EINVAL (NULL p,
- * fn not in the config, NULL in or out with a size, a size over 2^30) or
+ * out_size is 0; in_size + out_size at most 2^30.  Not collective: ranks
+ * submit what they like, any number including none.  Returns WEFT_OK,
+ * WEFT_EINVAL (NULL p, fn not in the config, NULL in or out with a size,
+ * in_size + out_size over 2^30) or
  * WEFT_ENOMEM (nothing added).  Not thread-safe per pool; not during a run. */
 WEFT_API weft_status weft_mpi_pool_submit(weft_mpi_pool *p, weft_mpi_pool_fn fn, const void *in, size_t in_size,
                                           void *out, size_t out_size);
@@ -315,10 +316,10 @@ WEFT_API weft_status weft_mpi_pool_submit(weft_mpi_pool *p, weft_mpi_pool_fn fn,
  *   WEFT_EINVAL   the ranks' configs differ (number of functions), or MPI is
  *                 not usable from this thread;
  *   WEFT_EDEADLK  called from a worker of ex (on that rank only);
- *   WEFT_ENOMEM   out of memory (a received batch, on that rank: its tasks'
- *                 outputs may be lost, and the run fails everywhere as ESYS);
  *   WEFT_ESYS     MPI returned an error.
- * Not thread-safe per pool. */
+ * Short of memory, a rank answers a thief "nothing left" (it runs the tasks
+ * itself) and leaves a message queued in MPI until it can take it: slower,
+ * never wrong.  Not thread-safe per pool. */
 WEFT_API weft_status weft_mpi_pool_run(weft_executor *ex, weft_mpi_pool *p);
 
 /* Why the last run failed ("" after a success); the same text on every rank
