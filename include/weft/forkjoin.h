@@ -141,17 +141,6 @@ static inline int weft_sync(weft_ctx *ctx) {
     return weft__fj_sync_slow(ctx);
 }
 
-/* Private: weft_sync without the look at a thief's request (a task group's
- * wait looks at its first sync only).  Only from inside a task. */
-static inline int weft__sync_unchecked(weft_ctx *ctx) {
-    weft__fj *fj = weft__fj_of(ctx);
-    if (WEFT__LIKELY(fj->head > fj->split)) {
-        weft__fj_frame *f = --fj->head;
-        return f->fn(ctx, f->arg);
-    }
-    return weft__fj_sync_slow(ctx);
-}
-
 /* weft_sync with the child's value apart from weft's own status, for a child
  * whose values may look like weft statuses (a child returning -1 and a sync
  * with nothing to sync both make weft_sync return -1).  Returns WEFT_OK (the
