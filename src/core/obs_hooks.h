@@ -44,9 +44,11 @@ typedef struct weft__obs_hooks {
                   void *arg);
 } weft__obs_hooks;
 
-/* The first member of the state ex->obs points to. */
+/* The first member of the state ex->obs points to: a copy of the table, so a
+ * hook costs one load from the state (already in a register) and the call,
+ * not a load of the table's address first. */
 typedef struct weft__obs_head {
-    const weft__obs_hooks *hooks;
+    weft__obs_hooks hooks;
 } weft__obs_head;
 
 /* The active observation state of ex, or NULL (the common case).  Acquire:
@@ -56,7 +58,7 @@ static inline struct weft__obs *weft__obs_get(const weft_executor *ex) {
 }
 
 static inline const weft__obs_hooks *weft__obs_hooks_of(struct weft__obs *o) {
-    return ((const weft__obs_head *)(const void *)o)->hooks;
+    return &((const weft__obs_head *)(const void *)o)->hooks;
 }
 
 /* ---- call-site helpers for graph tasks (graph/) ---- */

@@ -22,7 +22,7 @@ struct weft__obs *weft__obs_state(weft_executor *ex) {
         weft__free(o, sizeof *o);
         return NULL;
     }
-    o->head.hooks = &weft__obs_hook_table;
+    o->head.hooks = weft__obs_hook_table;
     o->ex = ex;
     o->nworkers = ex->nworkers;
     o->max_spans = WEFT__DEFAULT_MAX_SPANS;
