@@ -167,8 +167,10 @@ WEFT_API weft_status weft_gpu_stream_synchronize(weft_gpu_stream *s);
  * Returns what weft_gpu_stream_synchronize would. */
 WEFT_API weft_status weft_gpu_stream_wait(weft_gpu_stream *s);
 /* WEFT_OK when all work queued so far is done, WEFT_EAGAIN while some is
- * pending (it queues a marker, which may itself be pending for a moment), or
- * the error of failed work; WEFT_EINVAL.  Never blocks. */
+ * pending, or the error of failed work; WEFT_EINVAL.  Never blocks.  It queues
+ * a marker behind the work and asks about it; while no work is queued on s
+ * since, later queries ask about the same marker, so polling an idle stream
+ * reaches WEFT_OK.  Not at the same time as other calls on s. */
 WEFT_API weft_status weft_gpu_stream_query(weft_gpu_stream *s);
 
 /* Marks the current end of a stream's queue.  NULL with *err: WEFT_EINVAL,

@@ -83,6 +83,11 @@ struct weft_gpu_stream {
     weft_gpu_device *dev;
     void *h;
     weft_gpu_stream *prev, *next; /* in dev->streams, under dev->lock */
+    /* The marker weft_gpu_stream_query last recorded, asked again while no work
+     * was queued since (query_stale clear): a fresh marker per query may never
+     * be seen done by the call that records it (PoCL under TSan). */
+    void *query_h;
+    _Atomic bool query_stale;
 };
 
 struct weft_gpu_event {

@@ -51,5 +51,6 @@ weft_status weft_gpu_launch(weft_gpu_stream *s, weft_gpu_kernel *k, const weft_g
         if (r.global[i] == 0) r.global[i] = 1;
     }
     if (check_args(s->dev, args, nargs)) return WEFT_EINVAL;
+    atomic_store_explicit(&s->query_stale, true, memory_order_relaxed);
     return (weft_status)s->dev->ops->launch(s->dev, s->h, k->h, &r, args, nargs);
 }

@@ -84,6 +84,7 @@ static weft_status upload(weft_gpu_stream *s, weft_gpu_buffer *dst, size_t first
     size_t off, n;
     int st = check_copy(s, dst, first, src, count, &off, &n);
     if (st || n == 0) return (weft_status)st;
+    if (s) atomic_store_explicit(&s->query_stale, true, memory_order_relaxed);
     return (weft_status)dst->dev->ops->upload(dst->dev, s ? s->h : NULL, dst->h, off, src, n);
 }
 
@@ -92,6 +93,7 @@ static weft_status download(weft_gpu_stream *s, const weft_gpu_buffer *src, size
     size_t off, n;
     int st = check_copy(s, src, first, dst, count, &off, &n);
     if (st || n == 0) return (weft_status)st;
+    if (s) atomic_store_explicit(&s->query_stale, true, memory_order_relaxed);
     return (weft_status)src->dev->ops->download(src->dev, s ? s->h : NULL, dst, src->h, off, n);
 }
 

@@ -41,6 +41,7 @@ void weft_gpu_stream_destroy(weft_gpu_stream *s) {
     if (s->next) s->next->prev = s->prev;
     weft__mutex_unlock(&d->lock);
     (void)d->ops->stream_sync(d, s->h);
+    if (s->query_h) d->ops->event_destroy(d, s->query_h);
     d->ops->stream_destroy(d, s->h);
     weft__free(s, sizeof *s);
 }
@@ -151,11 +152,25 @@ static weft_status with_event(weft_gpu_stream *s, int (*use)(weft_gpu_event *e))
     return (weft_status)st;
 }
 
-static int query_event(weft_gpu_event *e) { return e->dev->ops->event_query(e->dev, e->h); }
 
 weft_status weft_gpu_stream_wait(weft_gpu_stream *s) { return with_event(s, weft__gpu_event_wait_any); }
 
-weft_status weft_gpu_stream_query(weft_gpu_stream *s) { return with_event(s, query_event); }
+/* The marker of the last query is asked again while no work was queued since;
+ * new work (a launch or a copy on s) makes the next query record a new one. */
+weft_status weft_gpu_stream_query(weft_gpu_stream *s) {
+    if (!s) return WEFT_EINVAL;
+    weft_gpu_device *d = s->dev;
+    if (!s->query_h || atomic_exchange_explicit(&s->query_stale, false, memory_order_relaxed)) {
+        if (s->query_h) d->ops->event_destroy(d, s->query_h);
+        s->query_h = NULL;
+        int st = d->ops->event_record(d, s->h, &s->query_h);
+        if (st) {
+            s->query_h = NULL;
+            return (weft_status)st;
+        }
+    }
+    return (weft_status)d->ops->event_query(d, s->query_h);
+}
 
 /* ---- pools and guards ------------------------------------------------------- */
 
