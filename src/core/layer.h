@@ -84,6 +84,13 @@ enum { WEFT__POLLERS_MAX = 8 };
 #define WEFT__POLL_NAP_MIN_NS 20000u
 #define WEFT__POLL_NAP_MAX_NS 1000000u
 
+/* The nap after one of `nap` ns (0: the first): doubled, within the bounds
+ * above.  The watcher's naps and a GPU wait's (gpu/stream.c) follow it. */
+static inline uint32_t weft__poll_nap_next(uint32_t nap) {
+    if (nap == 0) return WEFT__POLL_NAP_MIN_NS;
+    return nap >= WEFT__POLL_NAP_MAX_NS / 2 ? WEFT__POLL_NAP_MAX_NS : nap * 2;
+}
+
 /* Registers fn(ex, arg).  Any thread, at any time (workers may be running).
  * *out receives the handle for weft__poller_remove (written after the poller
  * may already have been called: a poller that needs its own handle gets it

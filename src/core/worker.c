@@ -246,8 +246,7 @@ static weft__job *poll_before_park(weft__worker *w, uint64_t *nap) {
         w->poll_watching = true;
         w->poll_nap = 0;
     }
-    w->poll_nap = w->poll_nap ? w->poll_nap * 2 : WEFT__POLL_NAP_MIN_NS;
-    if (w->poll_nap > WEFT__POLL_NAP_MAX_NS) w->poll_nap = WEFT__POLL_NAP_MAX_NS;
+    w->poll_nap = weft__poll_nap_next(w->poll_nap);
     *nap = w->poll_nap;
     return NULL;
 }

@@ -86,7 +86,7 @@ struct event_wait {
     weft_gpu_event *e;
     weft__worker *w;
     int status;
-    uint64_t nap; /* the last nap's length in ns; 0: none since work was seen */
+    uint32_t nap; /* the last nap's length in ns; 0: none since work was seen */
 };
 
 /* True if w sees no job anywhere: its own deque and overflow, the injector,
@@ -116,8 +116,7 @@ static bool event_done(void *arg) {
         ew->nap = 0;
         return false;
     }
-    ew->nap = ew->nap ? ew->nap * 2 : WEFT__POLL_NAP_MIN_NS;
-    if (ew->nap > WEFT__POLL_NAP_MAX_NS) ew->nap = WEFT__POLL_NAP_MAX_NS;
+    ew->nap = weft__poll_nap_next(ew->nap);
     _Atomic uint32_t never = 0; /* a timed sleep: nobody wakes this word */
     (void)weft__futex_wait(&never, 0, ew->nap);
     return false;
