@@ -7,6 +7,7 @@
  * Build: part of the examples (make examples); run: ./sched_edf */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -97,12 +98,37 @@ static int record(weft_ctx *cx, void *arg) {
     return 0;
 }
 
+/* Holds the only worker until main opens the gate, so every job below is
+ * still queued when we look at (and change) the queue.  A timed hold would not
+ * do: on a loaded machine main may take longer than the hold to queue.  The
+ * gate is 0 while main waits for the hold to start, 1 while it holds, 2 once
+ * main opens it. */
 static int hold(weft_ctx *cx, void *arg) {
     (void)cx;
-    uint64_t until = now_ns() + *(uint64_t *)arg;
-    while (now_ns() < until) {
+    atomic_int *gate = arg;
+    int closed = 0;
+    (void)atomic_compare_exchange_strong(gate, &closed, 1);
+    while (atomic_load_explicit(gate, memory_order_acquire) != 2) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
     }
     return 0;
+}
+
+static void wait_held(atomic_int *gate) {
+    while (atomic_load(gate) == 0) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Opens the gate and destroys the executor (which waits for its tasks: the
+ * jobs point into main's frame), then says why we stopped. */
+static int fail(weft_executor *ex, atomic_int *gate, const char *what, weft_status st) {
+    fprintf(stderr, "sched_edf: %s: %s\n", what, weft_strerror(st));
+    atomic_store(gate, 2);
+    weft_executor_destroy(ex);
+    return 1;
 }
 
 static void queue(weft_executor *ex, job *j, weft_priority p, weft_sched_handle *h) {
@@ -112,11 +138,12 @@ static void queue(weft_executor *ex, job *j, weft_priority p, weft_sched_handle 
 
 int main(void) {
     weft_status st;
-    /* 1. One worker, held busy for 20 ms while we queue, so the order shows. */
+    /* 1. One worker, held busy while we queue, so the order shows. */
     weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, &st);
     if (!ex) return 1;
-    uint64_t busy = 20000000;
-    if (weft_silent_async(ex, hold, &busy) != WEFT_OK) return 1;
+    atomic_int gate = 0;
+    if ((st = weft_silent_async(ex, hold, &gate)) != WEFT_OK) return fail(ex, &gate, "weft_silent_async", st);
+    wait_held(&gate); /* a NORMAL job with a handle would go before the hold (weft/sched.h) */
     job jobs[] = {{"low-1"}, {"low-2"}, {"normal (re-prioritised to high)"}, {"low (removed)"}, {"critical"}};
     weft_sched_handle h[5];
     queue(ex, &jobs[0], WEFT_PRIORITY_LOW, &h[0]);
@@ -124,14 +151,16 @@ int main(void) {
     queue(ex, &jobs[2], WEFT_PRIORITY_NORMAL, &h[2]);
     queue(ex, &jobs[3], WEFT_PRIORITY_LOW, &h[3]);
     queue(ex, &jobs[4], WEFT_PRIORITY_CRITICAL, &h[4]);
-    if (weft_sched_reprioritize(ex, h[2], WEFT_PRIORITY_HIGH) != WEFT_OK) return 1;
-    if (weft_sched_remove(ex, h[3]) != WEFT_OK) return 1;
+    if ((st = weft_sched_reprioritize(ex, h[2], WEFT_PRIORITY_HIGH)) != WEFT_OK)
+        return fail(ex, &gate, "weft_sched_reprioritize", st);
+    if ((st = weft_sched_remove(ex, h[3])) != WEFT_OK) return fail(ex, &gate, "weft_sched_remove", st);
     weft_sched_entry snap[8];
     size_t n = 0;
-    if (weft_sched_snapshot(ex, snap, 8, &n) != WEFT_OK) return 1;
+    if ((st = weft_sched_snapshot(ex, snap, 8, &n)) != WEFT_OK) return fail(ex, &gate, "weft_sched_snapshot", st);
     printf("work stealing + priorities: %zu queued, will run as:", n);
     for (size_t i = 0; i < n && i < 8; i++) printf(" %s", weft_priority_name(snap[i].priority));
     printf("\n");
+    atomic_store(&gate, 2);
     (void)weft_executor_wait_all(ex);
     printf("  removed handle now: %s\n", weft_errname(weft_sched_remove(ex, h[3])));
     weft_executor_destroy(ex);
@@ -143,14 +172,17 @@ int main(void) {
     weft_sched_config sc = {.kind = WEFT_SCHED_CUSTOM, .policy = &policy};
     ex = weft_executor_create(&(weft_executor_config){.workers = 1, .sched = &sc}, &st);
     if (!ex) return 1;
-    if (weft_silent_async(ex, hold, &busy) != WEFT_OK) return 1;
+    atomic_store(&gate, 0);
+    if ((st = weft_silent_async(ex, hold, &gate)) != WEFT_OK) return fail(ex, &gate, "weft_silent_async", st);
+    wait_held(&gate);
     printf("earliest deadline first (deadline = submission + 50/10/2/0.1 ms by level):\n");
     static job edf_jobs[] = {{"low (due in 50 ms)"}, {"normal (due in 10 ms)"}, {"high (due in 2 ms)"},
                              {"critical (due in 0.1 ms)"}};
     for (int i = 0; i < 4; i++)
-        if (weft_async_with(ex, record, &edf_jobs[i], &(weft_async_options){.priority = (weft_priority)(i - 1)},
-                            NULL) != WEFT_OK)
-            return 1;
+        if ((st = weft_async_with(ex, record, &edf_jobs[i],
+                                  &(weft_async_options){.priority = (weft_priority)(i - 1)}, NULL)) != WEFT_OK)
+            return fail(ex, &gate, "weft_async_with", st);
+    atomic_store(&gate, 2);
     (void)weft_executor_wait_all(ex);
     weft_sched_stats stats;
     if (weft_sched_get_stats(ex, &stats) == WEFT_OK)
