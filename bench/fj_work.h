@@ -72,6 +72,7 @@ BENCH_DECLARE_FJ(omp)
 BENCH_DECLARE_FJ(tbb)
 BENCH_DECLARE_FJ(serial)
 #undef BENCH_DECLARE_FJ
+extern const bench_ops bench_weft_async_task_in_task; /* submitted from a root task */
 /* fib_typed: weft's typed fork-join (WEFT_FJ_TASK) and a plain direct-call serial
  * fib; the peers run their fib (already direct calls). */
 extern const bench_ops bench_weft_fib_typed;

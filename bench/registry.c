@@ -92,7 +92,10 @@ const bench_def bench_table[] = {
         [BENCH_SERIAL] = &bench_serial_fib_typed } },
     { "skynet", 1111110, false, &bench_work_skynet, ALL_OPS(skynet) },
     { "nqueens", 1000000, false, &bench_work_nqueens, ALL_OPS(nqueens) },
+    /* async_task submits from main, as the peers' do; _in_task from a root task. */
     { "async_task", 1000000, false, &bench_work_async_task, ALL_OPS(async_task) },
+    { "async_task_in_task", 1000000, false, &bench_work_async_task,
+      { [BENCH_WEFT] = &bench_weft_async_task_in_task, [BENCH_SERIAL] = &bench_serial_async_task } },
     /* The profiler's cost: weft only, compare with linear_chain / binary_tree. */
     { "linear_chain_profiled", (size_t)1 << 20, true, &bench_work_linear_chain,
       { [BENCH_WEFT] = &bench_weft_linear_chain_profiled } },

@@ -57,7 +57,7 @@ SET = {
     "wavefront_rerun": "--bench wavefront_rerun --size-scale 0.02",
     "linear_chain_profiled_rerun": "--bench linear_chain_profiled_rerun --size-scale 0.02",
     "fib": "--bench fib --size-scale 0.02",
-    "async_task": "--bench async_task --size-scale 0.02",
+    "async_task_in_task": "--bench async_task_in_task --size-scale 0.02",
     "cond_loop_rerun": "--bench cond_loop_rerun --size-scale 0.02",
     "pipeline_sps_rerun": "--bench pipeline_sps_rerun --size-scale 0.02",
     "for_each": "--bench for_each --size-scale 0.005",
