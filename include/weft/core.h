@@ -148,6 +148,24 @@ typedef struct weft_executor_config {
  * own; exec() is the usual way on. */
 WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_config *config,
                                                             weft_status *err);
+/* weft_executor_create for a config of `size` bytes: the sizeof
+ * weft_executor_config the caller was compiled with, which the macro
+ * weft_executor_create passes (docs/abi.md).  A shorter struct (an older
+ * header) reads as zero, the defaults, for the fields it lacks; a longer one
+ * (a newer header) is WEFT_EINVAL, with a log line naming the offset, unless
+ * every byte this library does not know is zero.  The structs config points
+ * to (sched, placement, observer) keep their 1.0 layout.  Errors and
+ * thread-safety as weft_executor_create. */
+WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create_sized(const weft_executor_config *config,
+                                                                  size_t size, weft_status *err);
+#ifndef WEFT_BUILDING
+/* Calls weft_executor_create_sized with this header's struct size, so a
+ * program built against this header runs on later libraries too.  The
+ * exported function of the same name, (weft_executor_create)(...), reads the
+ * 1.0 layout. */
+#  define weft_executor_create(config, err)                                              \
+      weft_executor_create_sized((config), sizeof(weft_executor_config), (err))
+#endif
 
 /* Waits until every run submitted to the executor has finished, then stops and
  * joins the workers and frees the executor.  Runs still queued when it is called

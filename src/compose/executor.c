@@ -4,6 +4,7 @@
  * weft__layer here (docs/design.md, "How to add a layer"); the core never
  * names it. */
 #include "async/async.h"
+#include "core/abi.h"
 #include "core/layer.h"
 #include "observe/observe_layer.h"
 #include "topo/topo_layer.h"
@@ -16,6 +17,21 @@ static weft__layer *const layers[] = {
     &weft__observe_layer,
 };
 
-weft_executor *weft_executor_create(const weft_executor_config *config, weft_status *err) {
+weft_executor *weft_executor_create_sized(const weft_executor_config *config, size_t size,
+                                          weft_status *err) {
+    weft_executor_config c;
+    if (config) {
+        weft_status st = weft__config_read(&c, sizeof c, config, size, "weft_executor_config");
+        if (st) {
+            if (err) *err = st;
+            return NULL;
+        }
+        config = &c;
+    }
     return weft__executor_create(config, layers, sizeof layers / sizeof layers[0], err);
+}
+
+/* The exported name of 1.0's binaries: the 1.0 layout, whatever is appended later. */
+weft_executor *weft_executor_create(const weft_executor_config *config, weft_status *err) {
+    return weft_executor_create_sized(config, WEFT__SIZE_TO(weft_executor_config, placement), err);
 }

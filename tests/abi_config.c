@@ -1,0 +1,86 @@
+/* Config structs across library versions (docs/abi.md): a binary built against
+ * an older header passes a shorter struct, one built against a newer header a
+ * longer one, and the _sized entry points (which the header's macros call with
+ * the caller's sizeof) read exactly what the caller has.
+ *
+ * An "old" struct here is a copy of the current one without its last fields,
+ * laid in a buffer whose bytes after it are all 0xff: a library that read past
+ * the caller's size would see an affinity or pointer made of 0xff bytes. */
+#include "harness.h"
+
+#include <weft.h>
+
+#include <stdint.h>
+#include <string.h>
+
+/* weft_executor_config as an older header might have had it: the first five fields. */
+typedef struct old_executor_config {
+    unsigned workers;
+    unsigned steal_rounds;
+    unsigned yield_rounds;
+    size_t deque_capacity;
+    size_t stack_size;
+} old_executor_config;
+
+/* weft_executor_config as a newer header might have it: one field appended. */
+typedef struct new_executor_config {
+    weft_executor_config base;
+    uint64_t appended;
+} new_executor_config;
+
+/* The old struct at the start of a buffer of junk, as it is in an old binary's
+ * memory when something else follows it. */
+typedef union junk_after {
+    unsigned char bytes[sizeof(weft_executor_config) + 64];
+    old_executor_config old;
+    max_align_t align;
+} junk_after;
+
+TEST(executor_config_from_an_older_header_reads_defaults_for_the_fields_it_lacks) {
+    junk_after buf;
+    memset(&buf, 0xff, sizeof buf);
+    buf.old = (old_executor_config){ .workers = 2, .steal_rounds = 3 };
+    memset(buf.bytes + sizeof buf.old, 0xff, sizeof buf - sizeof buf.old); /* padding too */
+    weft_status st = WEFT_EINVAL;
+    weft_executor *ex = weft_executor_create_sized((const weft_executor_config *)(void *)&buf,
+                                                   sizeof(old_executor_config), &st);
+    ASSERT_EQ(st, WEFT_OK);
+    ASSERT_TRUE(ex != NULL);
+    ASSERT_EQ(weft_executor_workers(ex), 2);
+    weft_executor_destroy(ex);
+}
+
+TEST(executor_config_from_a_newer_header_with_a_field_set_is_einval) {
+    new_executor_config c = { .base = { .workers = 2 }, .appended = 1 };
+    weft_status st = WEFT_OK;
+    ASSERT_TRUE(weft_executor_create_sized(&c.base, sizeof c, &st) == NULL);
+    ASSERT_EQ(st, WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "weft_executor_config") != NULL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "offset") != NULL);
+}
+
+TEST(executor_config_from_a_newer_header_with_zero_new_fields_works) {
+    new_executor_config c = { .base = { .workers = 2 } };
+    weft_status st = WEFT_EINVAL;
+    weft_executor *ex = weft_executor_create_sized(&c.base, sizeof c, &st);
+    ASSERT_EQ(st, WEFT_OK);
+    ASSERT_TRUE(ex != NULL);
+    ASSERT_EQ(weft_executor_workers(ex), 2);
+    weft_executor_destroy(ex);
+}
+
+TEST(executor_create_macro_and_exported_name_both_work) {
+    weft_status st = WEFT_EINVAL;
+    weft_executor *a = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+    ASSERT_EQ(st, WEFT_OK);
+    ASSERT_EQ(weft_executor_workers(a), 1);
+    /* The name in parentheses is the exported symbol an old binary calls. */
+    weft_executor *b = (weft_executor_create)(&(weft_executor_config){ .workers = 2 }, &st);
+    ASSERT_EQ(st, WEFT_OK);
+    ASSERT_EQ(weft_executor_workers(b), 2);
+    weft_executor *c = weft_executor_create_sized(NULL, 0, &st); /* NULL: all defaults */
+    ASSERT_TRUE(c != NULL);
+    weft_executor_destroy(a);
+    weft_executor_destroy(b);
+    weft_executor_destroy(c);
+}
