@@ -68,7 +68,10 @@ typedef struct weft_executor_config {
     /* Worker threads, at most 4096.  0: the WEFT_WORKERS environment variable
      * if it is a number from 1 to 4096, else the number of CPUs this process may
      * use: its affinity mask, capped by a cgroup v2 CPU quota (cpu.max, rounded
-     * up).  WEFT_WORKERS=0 means that default too; any other bad value (empty,
+     * up).  The process's mask, not the creating thread's: a thread pinned to
+     * one CPU still gets a worker per CPU of the process (the union of the mask
+     * at load, the main thread's and the caller's), and the workers run on all
+     * of them rather than inherit the pin.  WEFT_WORKERS=0 means that default too; any other bad value (empty,
      * not a number, above 4096) is logged once at warn level and the default
      * is used (docs/errors.md, "Environment variables"). */
     unsigned workers;
@@ -159,12 +162,17 @@ WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_
 WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create_sized(const weft_executor_config *config,
                                                                   size_t size, weft_status *err);
 #ifndef WEFT_BUILDING
-/* Calls weft_executor_create_sized with this header's struct size, so a
- * program built against this header runs on later libraries too.  The
- * exported function of the same name, (weft_executor_create)(...), reads the
- * 1.0 layout. */
-#  define weft_executor_create(config, err)                                              \
-      weft_executor_create_sized((config), sizeof(weft_executor_config), (err))
+/* The name weft_executor_create in a program stands for this inline function,
+ * which passes this header's struct size (docs/abi.md), so a program built
+ * against this header runs on later libraries too.  The exported symbol of
+ * that name, which binaries built before the sizes were passed call, reads
+ * the 1.0 layout. */
+static inline weft_executor *weft__executor_create_inline(const weft_executor_config *config,
+                                                          weft_status *err) {
+    return weft_executor_create_sized(config, sizeof(weft_executor_config), err);
+}
+/* weft_executor_create, with this header's sizeof weft_executor_config. */
+#  define weft_executor_create weft__executor_create_inline
 #endif
 
 /* Waits until every run submitted to the executor has finished, then stops and

@@ -88,8 +88,9 @@ void weft__fence_heavy(void);
 void weft__mem_advise_huge(void *p, size_t len);
 
 /* ---- system information ---- */
-/* CPUs this process may use: its affinity mask, capped by a cgroup v2 CPU quota
- * (cpu.max of its cgroup or any parent, rounded up); at least 1. */
+/* CPUs this process may use: its affinity mask (the process's, not the calling
+ * thread's: platform/affinity.c), capped by a cgroup v2 CPU quota (cpu.max of
+ * its cgroup or any parent, rounded up); at least 1. */
 unsigned weft__cpu_count(void);
 /* The same with the cgroup v2 mount point and the /proc/self/cgroup file given
  * (tests use a fake tree); a NULL root ignores quotas. */
@@ -97,7 +98,7 @@ unsigned weft__cpu_count_in(const char *cgroup_root, const char *self_cgroup);
 /* The CPUs a cgroup v2 quota allows the process whose cgroup file is
  * `self_cgroup` ("0::/path" line), looking under `root`; 0 if no quota. */
 unsigned weft__cgroup_cpu_limit(const char *root, const char *self_cgroup);
-/* The OS number of the k-th CPU (from 0) of this process's affinity mask, k taken
+/* The OS number of the k-th CPU (from 0) of this process's mask (affinity.c), k taken
  * modulo their count; -1 if the mask cannot be read. */
 int weft__cpu_nth(unsigned k);
 /* Monotonic clock in nanoseconds. */

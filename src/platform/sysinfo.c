@@ -1,4 +1,5 @@
 /* CPU count, clock and environment. */
+#include "platform/affinity.h"
 #include "platform/platform.h"
 
 #include <sched.h>
@@ -9,13 +10,10 @@
 #include <unistd.h>
 
 static unsigned affinity_count(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0) return (unsigned)n;
-    }
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1u;
+    int n = weft__process_cpu_count(); /* not the calling thread's (affinity.c) */
+    if (n > 0) return (unsigned)n;
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 0 ? (unsigned)c : 1u;
 }
 
 /* The CPUs one cgroup v2 cpu.max file allows ("max 100000": no limit, 0;
@@ -74,17 +72,6 @@ unsigned weft__cpu_count_in(const char *cgroup_root, const char *self_cgroup) {
 }
 
 unsigned weft__cpu_count(void) { return weft__cpu_count_in("/sys/fs/cgroup", "/proc/self/cgroup"); }
-
-int weft__cpu_nth(unsigned k) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
-    int n = CPU_COUNT(&set);
-    if (n <= 0) return -1;
-    k %= (unsigned)n;
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-        if (CPU_ISSET(cpu, &set) && k-- == 0) return cpu;
-    return -1;
-}
 
 uint64_t weft__now_ns(void) {
     struct timespec ts;

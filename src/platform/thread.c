@@ -1,4 +1,5 @@
 /* POSIX threads and mutexes behind the platform interface. */
+#include "platform/affinity.h"
 #include "platform/platform.h"
 #include "weft/common.h"
 
@@ -19,7 +20,16 @@ int weft__thread_start(weft__thread *t, void *(*fn)(void *), void *arg, size_t s
         return WEFT_EINVAL;
     }
     pthread_t th;
+    /* On the process's CPUs, not only the caller's (a pinned thread would
+     * otherwise hand its one CPU to every worker it starts). */
+    bool widened = weft__attr_set_process_cpus(&attr);
     int r = pthread_create(&th, &attr, fn, arg);
+    if (r == EINVAL && widened) { /* a CPU of the mask went away since: inherit, as before */
+        pthread_attr_destroy(&attr);
+        if (pthread_attr_init(&attr) != 0) return WEFT_ESYS;
+        if (stack_size) (void)pthread_attr_setstacksize(&attr, stack_size);
+        r = pthread_create(&th, &attr, fn, arg);
+    }
     pthread_attr_destroy(&attr);
     if (r != 0) return r == ENOMEM || r == EAGAIN ? WEFT_ENOMEM : WEFT_ESYS;
     t->handle = (unsigned long)th;
