@@ -42,6 +42,17 @@ static weft_pipeline *sps_pipeline(void *data, weft_status *err) {
     return weft_pipeline_create(PIPE_LINES, st, 3, err);
 }
 
+/* pipeline_sps_spread: the same pipeline, always spread (WEFT_PIPELINE_SPREAD):
+ * the hand-off path that stages with real work take, measured on empty ones. */
+static weft_pipeline *sps_spread_pipeline(void *data, weft_status *err) {
+    weft_pipeline *p = sps_pipeline(data, err);
+    if (p && (*err = weft_pipeline_set_scheduling(p, WEFT_PIPELINE_SPREAD)) != WEFT_OK) {
+        (void)weft_pipeline_destroy(p);
+        return NULL;
+    }
+    return p;
+}
+
 /* ---- pipeline_parse --------------------------------------------------------------- */
 
 static int parse_first(weft_pipeflow *pf, void *in, void *out, void *arg) {
@@ -131,4 +142,5 @@ static int pipe_oneshot(pipe_maker make, void *env, void *data) {
     const bench_ops bench_weft_##name = { name##_oneshot, name##_build, pipe_run, pipe_destroy };
 
 PIPE_OPS(pipeline_sps, sps_pipeline)
+PIPE_OPS(pipeline_sps_spread, sps_spread_pipeline)
 PIPE_OPS(pipeline_parse, parse_pipeline)

@@ -20,6 +20,9 @@ extern const bench_ops bench_weft_cancel_is_cancelled, bench_weft_linear_chain_t
     bench_weft_cancel_to_skip, bench_weft_fanout_run, bench_weft_deadline_1ms, bench_weft_deadline_10ms,
     bench_weft_deadline_100ms;
 
+/* pipe_weft.c: pipeline_sps with WEFT_PIPELINE_SPREAD (peers: pipeline_sps's code). */
+extern const bench_ops bench_weft_pipeline_sps_spread;
+
 /* OpenMP and oneTBB are optional: CMake defines these when it compiled them. */
 #ifdef WEFT_BENCH_HAVE_OMP
 #  define OMP_OPS(name) &bench_omp_##name
@@ -112,6 +115,9 @@ const bench_def bench_table[] = {
     { "pipeline_sps", (size_t)1 << 20, true, &bench_work_pipeline_sps,
       { [BENCH_WEFT] = &bench_weft_pipeline_sps, [BENCH_OMP] = OMP_OPS(pipeline_sps), [BENCH_TBB] = TBB_OPS(pipeline_sps),
         [BENCH_SERIAL] = &bench_serial_pipeline_sps } },
+    { "pipeline_sps_spread", (size_t)1 << 20, true, &bench_work_pipeline_sps,
+      { [BENCH_WEFT] = &bench_weft_pipeline_sps_spread, [BENCH_OMP] = OMP_OPS(pipeline_sps),
+        [BENCH_TBB] = TBB_OPS(pipeline_sps) } },
     { "pipeline_parse", (size_t)1 << 18, true, &bench_work_pipeline_parse,
       { [BENCH_WEFT] = &bench_weft_pipeline_parse, [BENCH_OMP] = OMP_OPS(pipeline_parse),
         [BENCH_TBB] = TBB_OPS(pipeline_parse),
