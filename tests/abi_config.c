@@ -10,6 +10,7 @@
 
 #include <weft.h>
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -84,4 +85,64 @@ TEST(executor_create_macro_and_exported_name_both_work) {
     weft_executor_destroy(a);
     weft_executor_destroy(b);
     weft_executor_destroy(c);
+}
+
+/* ---- weft_algo_config --------------------------------------------------------- */
+
+/* weft_algo_config before its cancel field. */
+typedef struct old_algo_config {
+    weft_partitioner partitioner;
+    size_t chunk;
+    unsigned max_tasks;
+} old_algo_config;
+
+typedef struct new_algo_config {
+    weft_algo_config base;
+    uint64_t appended;
+} new_algo_config;
+
+typedef union algo_junk_after {
+    unsigned char bytes[sizeof(weft_algo_config) + 64];
+    old_algo_config old;
+    max_align_t align;
+} algo_junk_after;
+
+enum { N = 1000 };
+
+static void count_one(size_t i, void *arg) {
+    (void)i;
+    atomic_fetch_add_explicit((_Atomic size_t *)arg, 1, memory_order_relaxed);
+}
+
+TEST(algo_config_from_an_older_header_reads_defaults_for_the_fields_it_lacks) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2 }, NULL);
+    ASSERT_TRUE(ex != NULL);
+    algo_junk_after buf;
+    memset(&buf, 0xff, sizeof buf); /* a cancel token read from here would be 0xff...ff */
+    buf.old = (old_algo_config){ .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 7 };
+    memset(buf.bytes + sizeof buf.old, 0xff, sizeof buf - sizeof buf.old);
+    _Atomic size_t runs = 0;
+    ASSERT_EQ(weft_parallel_for_sized(ex, 0, N, 1, count_one, &runs,
+                                      (const weft_algo_config *)(void *)&buf, sizeof(old_algo_config)),
+              WEFT_OK);
+    ASSERT_EQ(atomic_load(&runs), N);
+    weft_executor_destroy(ex);
+}
+
+TEST(algo_config_from_a_newer_header_is_einval_with_a_field_set_and_works_without) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2 }, NULL);
+    ASSERT_TRUE(ex != NULL);
+    _Atomic size_t runs = 0;
+    new_algo_config c = { .base = { .chunk = 3 }, .appended = 5 };
+    ASSERT_EQ(weft_parallel_for_sized(ex, 0, N, 1, count_one, &runs, &c.base, sizeof c), WEFT_EINVAL);
+    ASSERT_EQ(atomic_load(&runs), 0);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "weft_algo_config") != NULL);
+    c.appended = 0;
+    ASSERT_EQ(weft_parallel_for_sized(ex, 0, N, 1, count_one, &runs, &c.base, sizeof c), WEFT_OK);
+    ASSERT_EQ(atomic_load(&runs), N);
+    /* The header's name passes its own size; NULL is all defaults. */
+    ASSERT_EQ(weft_parallel_for(ex, 0, N, 1, count_one, &runs, &(weft_algo_config){ .chunk = 3, .max_tasks = 2 }), WEFT_OK);
+    ASSERT_EQ(weft_parallel_for_sized(ex, 0, N, 1, count_one, &runs, NULL, 0), WEFT_OK);
+    ASSERT_EQ(atomic_load(&runs), 3 * N);
+    weft_executor_destroy(ex);
 }

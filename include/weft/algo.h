@@ -352,5 +352,230 @@ WEFT_API weft_task weft_emplace_reduce(weft_taskflow *tf, const weft_reduce_desc
 WEFT_API weft_task weft_emplace_scan(weft_taskflow *tf, const weft_scan_desc *d);
 WEFT_API weft_task weft_emplace_sort(weft_taskflow *tf, const weft_sort_desc *d);
 
+/* ---- config sizes (docs/abi.md) -------------------------------------------------
+ *
+ * Each call above that takes a weft_algo_config has a _sized form, told the
+ * sizeof weft_algo_config the caller was compiled with (cfg_size).  A program
+ * never names them: the header defines each call's name as an inline function
+ * that passes this header's size.  A shorter config (an older header) reads
+ * as zero, the defaults, for the fields it lacks; a longer one (a newer
+ * header) is WEFT_EINVAL, logged with the offset, unless every byte this
+ * library does not know is zero.  Otherwise each behaves, fails and may be
+ * called exactly as the call of its name without _sized.  The exported
+ * symbols without _sized, which binaries built before the sizes were passed
+ * call, read the 1.0 layout. */
+
+/* weft_parallel_for with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_for_sized(weft_executor *ex, size_t first,
+                                                            size_t last, size_t step,
+                                                            weft_index_fn fn, void *arg,
+                                                            const weft_algo_config *cfg,
+                                                            size_t cfg_size);
+/* weft_parallel_for_range with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_for_range_sized(weft_executor *ex, size_t first,
+                                                                  size_t last, size_t step,
+                                                                  weft_range_fn body, void *arg,
+                                                                  const weft_algo_config *cfg,
+                                                                  size_t cfg_size);
+/* weft_parallel_for_each with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_for_each_sized(weft_executor *ex, void *base,
+                                                                 size_t n, size_t size,
+                                                                 weft_elem_fn fn, void *arg,
+                                                                 const weft_algo_config *cfg,
+                                                                 size_t cfg_size);
+/* weft_parallel_transform with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_transform_sized(
+    weft_executor *ex, const void *in, size_t in_size, void *out, size_t out_size, size_t n,
+    weft_unary_fn f, void *arg, const weft_algo_config *cfg, size_t cfg_size);
+/* weft_parallel_transform2 with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_transform2_sized(
+    weft_executor *ex, const void *a, size_t a_size, const void *b, size_t b_size, void *out,
+    size_t out_size, size_t n, weft_binary_fn f, void *arg, const weft_algo_config *cfg,
+    size_t cfg_size);
+/* weft_parallel_reduce with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_reduce_sized(weft_executor *ex, const void *in,
+                                                               size_t n, size_t size, void *result,
+                                                               weft_combine_fn op, void *arg,
+                                                               const weft_algo_config *cfg,
+                                                               size_t cfg_size);
+/* weft_parallel_transform_reduce with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_transform_reduce_sized(
+    weft_executor *ex, const void *in, size_t n, size_t in_size, size_t acc_size, void *result,
+    weft_unary_fn map, weft_combine_fn op, void *arg, const weft_algo_config *cfg, size_t cfg_size);
+/* weft_parallel_reduce_range with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_reduce_range_sized(
+    weft_executor *ex, size_t n, size_t acc_size, void *result, weft_reduce_range_fn body,
+    weft_combine_fn op, void *arg, const weft_algo_config *cfg, size_t cfg_size);
+/* weft_parallel_min_element with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_min_element_sized(
+    weft_executor *ex, const void *in, size_t n, size_t size, weft_cmp_fn cmp, void *arg,
+    size_t *index, const weft_algo_config *cfg, size_t cfg_size);
+/* weft_parallel_max_element with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_max_element_sized(
+    weft_executor *ex, const void *in, size_t n, size_t size, weft_cmp_fn cmp, void *arg,
+    size_t *index, const weft_algo_config *cfg, size_t cfg_size);
+/* weft_parallel_find_if with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_find_if_sized(
+    weft_executor *ex, const void *in, size_t n, size_t size, weft_elem_pred_fn pred, void *arg,
+    size_t *index, const weft_algo_config *cfg, size_t cfg_size);
+/* weft_parallel_inclusive_scan with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_inclusive_scan_sized(
+    weft_executor *ex, const void *in, void *out, size_t n, size_t size, const void *init,
+    weft_combine_fn op, void *arg, const weft_algo_config *cfg, size_t cfg_size);
+/* weft_parallel_exclusive_scan with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_exclusive_scan_sized(
+    weft_executor *ex, const void *in, void *out, size_t n, size_t size, const void *init,
+    weft_combine_fn op, void *arg, const weft_algo_config *cfg, size_t cfg_size);
+/* weft_parallel_scan_range with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_scan_range_sized(
+    weft_executor *ex, size_t n, size_t acc_size, const void *init, weft_reduce_range_fn reduce,
+    weft_scan_range_fn scan, weft_combine_fn op, void *arg, const weft_algo_config *cfg,
+    size_t cfg_size);
+/* weft_parallel_sort with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_sort_sized(weft_executor *ex, void *base,
+                                                             size_t n, size_t size, weft_cmp_fn cmp,
+                                                             void *arg, const weft_algo_config *cfg,
+                                                             size_t cfg_size);
+/* weft_parallel_stable_sort with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_stable_sort_sized(weft_executor *ex, void *base,
+                                                                    size_t n, size_t size,
+                                                                    weft_cmp_fn cmp, void *arg,
+                                                                    const weft_algo_config *cfg,
+                                                                    size_t cfg_size);
+/* weft_parallel_sort_ops with a config of cfg_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_sort_ops_sized(
+    weft_executor *ex, void *base, size_t n, size_t size, const weft_sort_ops *ops, void *arg,
+    const weft_algo_config *cfg, size_t cfg_size);
+
+#ifndef WEFT_BUILDING
+WEFT_NODISCARD static inline weft_status weft__parallel_for_inline(weft_executor *ex, size_t first,
+                                                                   size_t last, size_t step,
+                                                                   weft_index_fn fn, void *arg,
+                                                                   const weft_algo_config *cfg) {
+    return weft_parallel_for_sized(ex, first, last, step, fn, arg, cfg, sizeof(weft_algo_config));
+}
+#define weft_parallel_for weft__parallel_for_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_for_range_inline(weft_executor *ex, size_t first, size_t last, size_t step,
+                                weft_range_fn body, void *arg, const weft_algo_config *cfg) {
+    return weft_parallel_for_range_sized(ex, first, last, step, body, arg, cfg,
+                                         sizeof(weft_algo_config));
+}
+#define weft_parallel_for_range weft__parallel_for_range_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_for_each_inline(weft_executor *ex, void *base, size_t n, size_t size,
+                               weft_elem_fn fn, void *arg, const weft_algo_config *cfg) {
+    return weft_parallel_for_each_sized(ex, base, n, size, fn, arg, cfg, sizeof(weft_algo_config));
+}
+#define weft_parallel_for_each weft__parallel_for_each_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_transform_inline(weft_executor *ex, const void *in, size_t in_size, void *out,
+                                size_t out_size, size_t n, weft_unary_fn f, void *arg,
+                                const weft_algo_config *cfg) {
+    return weft_parallel_transform_sized(ex, in, in_size, out, out_size, n, f, arg, cfg,
+                                         sizeof(weft_algo_config));
+}
+#define weft_parallel_transform weft__parallel_transform_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_transform2_inline(weft_executor *ex, const void *a, size_t a_size, const void *b,
+                                 size_t b_size, void *out, size_t out_size, size_t n,
+                                 weft_binary_fn f, void *arg, const weft_algo_config *cfg) {
+    return weft_parallel_transform2_sized(ex, a, a_size, b, b_size, out, out_size, n, f, arg, cfg,
+                                          sizeof(weft_algo_config));
+}
+#define weft_parallel_transform2 weft__parallel_transform2_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_reduce_inline(weft_executor *ex, const void *in, size_t n, size_t size, void *result,
+                             weft_combine_fn op, void *arg, const weft_algo_config *cfg) {
+    return weft_parallel_reduce_sized(ex, in, n, size, result, op, arg, cfg,
+                                      sizeof(weft_algo_config));
+}
+#define weft_parallel_reduce weft__parallel_reduce_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_transform_reduce_inline(weft_executor *ex, const void *in, size_t n, size_t in_size,
+                                       size_t acc_size, void *result, weft_unary_fn map,
+                                       weft_combine_fn op, void *arg, const weft_algo_config *cfg) {
+    return weft_parallel_transform_reduce_sized(ex, in, n, in_size, acc_size, result, map, op, arg,
+                                                cfg, sizeof(weft_algo_config));
+}
+#define weft_parallel_transform_reduce weft__parallel_transform_reduce_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_reduce_range_inline(weft_executor *ex, size_t n, size_t acc_size, void *result,
+                                   weft_reduce_range_fn body, weft_combine_fn op, void *arg,
+                                   const weft_algo_config *cfg) {
+    return weft_parallel_reduce_range_sized(ex, n, acc_size, result, body, op, arg, cfg,
+                                            sizeof(weft_algo_config));
+}
+#define weft_parallel_reduce_range weft__parallel_reduce_range_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_min_element_inline(weft_executor *ex, const void *in, size_t n, size_t size,
+                                  weft_cmp_fn cmp, void *arg, size_t *index,
+                                  const weft_algo_config *cfg) {
+    return weft_parallel_min_element_sized(ex, in, n, size, cmp, arg, index, cfg,
+                                           sizeof(weft_algo_config));
+}
+#define weft_parallel_min_element weft__parallel_min_element_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_max_element_inline(weft_executor *ex, const void *in, size_t n, size_t size,
+                                  weft_cmp_fn cmp, void *arg, size_t *index,
+                                  const weft_algo_config *cfg) {
+    return weft_parallel_max_element_sized(ex, in, n, size, cmp, arg, index, cfg,
+                                           sizeof(weft_algo_config));
+}
+#define weft_parallel_max_element weft__parallel_max_element_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_find_if_inline(weft_executor *ex, const void *in, size_t n, size_t size,
+                              weft_elem_pred_fn pred, void *arg, size_t *index,
+                              const weft_algo_config *cfg) {
+    return weft_parallel_find_if_sized(ex, in, n, size, pred, arg, index, cfg,
+                                       sizeof(weft_algo_config));
+}
+#define weft_parallel_find_if weft__parallel_find_if_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_inclusive_scan_inline(weft_executor *ex, const void *in, void *out, size_t n,
+                                     size_t size, const void *init, weft_combine_fn op, void *arg,
+                                     const weft_algo_config *cfg) {
+    return weft_parallel_inclusive_scan_sized(ex, in, out, n, size, init, op, arg, cfg,
+                                              sizeof(weft_algo_config));
+}
+#define weft_parallel_inclusive_scan weft__parallel_inclusive_scan_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_exclusive_scan_inline(weft_executor *ex, const void *in, void *out, size_t n,
+                                     size_t size, const void *init, weft_combine_fn op, void *arg,
+                                     const weft_algo_config *cfg) {
+    return weft_parallel_exclusive_scan_sized(ex, in, out, n, size, init, op, arg, cfg,
+                                              sizeof(weft_algo_config));
+}
+#define weft_parallel_exclusive_scan weft__parallel_exclusive_scan_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_scan_range_inline(weft_executor *ex, size_t n, size_t acc_size, const void *init,
+                                 weft_reduce_range_fn reduce, weft_scan_range_fn scan,
+                                 weft_combine_fn op, void *arg, const weft_algo_config *cfg) {
+    return weft_parallel_scan_range_sized(ex, n, acc_size, init, reduce, scan, op, arg, cfg,
+                                          sizeof(weft_algo_config));
+}
+#define weft_parallel_scan_range weft__parallel_scan_range_inline
+WEFT_NODISCARD static inline weft_status weft__parallel_sort_inline(weft_executor *ex, void *base,
+                                                                    size_t n, size_t size,
+                                                                    weft_cmp_fn cmp, void *arg,
+                                                                    const weft_algo_config *cfg) {
+    return weft_parallel_sort_sized(ex, base, n, size, cmp, arg, cfg, sizeof(weft_algo_config));
+}
+#define weft_parallel_sort weft__parallel_sort_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_stable_sort_inline(weft_executor *ex, void *base, size_t n, size_t size,
+                                  weft_cmp_fn cmp, void *arg, const weft_algo_config *cfg) {
+    return weft_parallel_stable_sort_sized(ex, base, n, size, cmp, arg, cfg,
+                                           sizeof(weft_algo_config));
+}
+#define weft_parallel_stable_sort weft__parallel_stable_sort_inline
+WEFT_NODISCARD static inline weft_status
+weft__parallel_sort_ops_inline(weft_executor *ex, void *base, size_t n, size_t size,
+                               const weft_sort_ops *ops, void *arg, const weft_algo_config *cfg) {
+    return weft_parallel_sort_ops_sized(ex, base, n, size, ops, arg, cfg, sizeof(weft_algo_config));
+}
+#define weft_parallel_sort_ops weft__parallel_sort_ops_inline
+#endif
+
 WEFT_EXTERN_C_END
 #endif
