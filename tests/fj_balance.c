@@ -132,3 +132,56 @@ TEST(flat_loops_shared_on_request_run_every_child_exactly_once) {
         weft_executor_destroy(ex);
     }
 }
+
+/* A sleeper that was woken but has no CPU yet (an oversubscribed machine:
+ * milliseconds) must not make its owner publish every frame: once frames are
+ * public and waiting for it, spawns and syncs go back to the private fast path.
+ * White-box: on one worker, the sleep word counts one extra idle worker, which
+ * never runs; the recursion then looks at its own frame stack at each leaf.
+ * Before the fix, every spawn published its frame; now only the first descent
+ * does. */
+#include "core/executor.h"
+
+struct leaf_look {
+    int n;
+    unsigned *leaves, *private_above;
+};
+
+static int look_rec(weft_ctx *ctx, void *arg) {
+    struct leaf_look *a = arg;
+    if (a->n < 2) {
+        weft__fj *fj = weft__fj_of(ctx);
+        (*a->leaves)++;
+        if (fj->head > fj->split) (*a->private_above)++;
+        return 0;
+    }
+    struct leaf_look x = { a->n - 1, a->leaves, a->private_above }, y = { a->n - 2, a->leaves, a->private_above };
+    if (weft_spawn(ctx, look_rec, &x) != WEFT_OK) return -1;
+    int r = look_rec(ctx, &y);
+    int s = weft_sync(ctx);
+    return r ? r : s;
+}
+
+static int with_a_sleeper_that_never_runs(weft_ctx *ctx, void *arg) {
+    weft_executor *ex = weft_ctx_executor(ctx);
+    /* Only this worker touches the word while the root runs (one worker; the
+     * caller waits on the root's own futex). */
+    uint64_t v0 = atomic_load(&ex->sleep.state);
+    atomic_fetch_add(&ex->sleep.state, WEFT__SLEEP_IDLE_ONE);
+    int r = look_rec(ctx, arg);
+    atomic_store(&ex->sleep.state, v0);
+    return r;
+}
+
+TEST(frames_stay_private_while_shared_ones_wait_for_a_woken_sleeper) {
+    weft_executor *ex = make_executor(1);
+    unsigned leaves = 0, private_above = 0;
+    struct leaf_look a = { 16, &leaves, &private_above };
+    ASSERT_EQ(weft_run_root(ex, with_a_sleeper_that_never_runs, &a), 0);
+    ASSERT_EQ(leaves, 1597u);
+    if (getenv("FJ_DEBUG")) printf("%u of %u leaves saw a private frame above\n", private_above, leaves);
+    /* Before: 768 of 1597 (every spawn shared; only a shrink made frames private
+     * again).  Now all but the first descent's 5. */
+    if (private_above < leaves * 9 / 10) TEST_FAIL_("only %u of %u leaves saw a private frame", private_above, leaves);
+    weft_executor_destroy(ex);
+}
