@@ -11,7 +11,9 @@
 #include <weft.h>
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* weft_executor_config as an older header might have had it: the first five fields. */
@@ -144,5 +146,95 @@ TEST(algo_config_from_a_newer_header_is_einval_with_a_field_set_and_works_withou
     ASSERT_EQ(weft_parallel_for(ex, 0, N, 1, count_one, &runs, &(weft_algo_config){ .chunk = 3, .max_tasks = 2 }), WEFT_OK);
     ASSERT_EQ(weft_parallel_for_sized(ex, 0, N, 1, count_one, &runs, NULL, 0), WEFT_OK);
     ASSERT_EQ(atomic_load(&runs), 3 * N);
+    weft_executor_destroy(ex);
+}
+
+/* ---- every other config struct passed by pointer ------------------------------- */
+
+static int record_nothing(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    return 0;
+}
+
+static int record_ran(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    *(int *)arg = 1;
+    return 0;
+}
+
+/* A struct of a newer header: the library's struct, then one set field. */
+#define NEWER(type) struct { type base; uint64_t appended; }
+
+TEST(every_sized_entry_refuses_a_newer_struct_with_a_field_set) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, NULL);
+    ASSERT_TRUE(ex != NULL);
+    weft_topology *topo = NULL;
+    NEWER(weft_topology_config) tc = { .appended = 1 };
+    ASSERT_EQ(weft_topology_detect_sized(&tc.base, sizeof tc, &topo), WEFT_EINVAL);
+    ASSERT_TRUE(topo == NULL);
+    ASSERT_EQ(weft_topology_detect(NULL, &topo), WEFT_OK);
+    NEWER(weft_placement_config) pc = { .appended = 1 };
+    int cpus[1];
+    ASSERT_EQ(weft_topology_place_sized(topo, &pc.base, sizeof pc, 1, cpus), WEFT_EINVAL);
+    ASSERT_EQ(weft_topology_worker_cpu_sized(topo, &pc.base, sizeof pc, 0, 1, cpus), WEFT_EINVAL);
+    pc.appended = 0;
+    ASSERT_EQ(weft_topology_place_sized(topo, &pc.base, sizeof pc, 1, cpus), WEFT_OK);
+    weft_topology_destroy(topo);
+    NEWER(weft_preempt_config) rc = { .appended = 1 };
+    ASSERT_EQ(weft_preempt_install_sized(&rc.base, sizeof rc), WEFT_EINVAL);
+    NEWER(weft_gpu_config) gc = { .appended = 1 };
+    weft_status st = WEFT_OK;
+    ASSERT_TRUE(weft_gpu_open_sized(&gc.base, sizeof gc, &st) == NULL);
+    ASSERT_EQ(st, WEFT_EINVAL);
+    NEWER(weft_stats_config) sc = { .appended = 1 };
+    ASSERT_EQ(weft_stats_start_sized(ex, &sc.base, sizeof sc), WEFT_EINVAL);
+    NEWER(weft_folded_options) fo = { .appended = 1 };
+    ASSERT_EQ(weft_profiler_write_folded_sized(ex, &fo.base, sizeof fo, stdout), WEFT_EINVAL);
+    ASSERT_EQ(weft_profiler_write_flame_svg_sized(ex, &fo.base, sizeof fo, stdout), WEFT_EINVAL);
+    NEWER(weft_async_options) ao = { .appended = 1 };
+    weft_future *f = NULL;
+    ASSERT_EQ(weft_async_with_sized(ex, record_nothing, NULL, &ao.base, sizeof ao, &f), WEFT_EINVAL);
+    ASSERT_TRUE(f == NULL);
+    weft_executor_destroy(ex);
+}
+
+/* weft_async_options without its dependency fields, followed by junk that
+ * would be a wild deps pointer and count if read. */
+typedef struct old_async_options {
+    weft_priority priority;
+    weft_sched_handle *handle;
+} old_async_options;
+
+typedef union async_junk_after {
+    unsigned char bytes[sizeof(weft_async_options) + 64];
+    old_async_options old;
+    max_align_t align;
+} async_junk_after;
+
+TEST(async_options_and_topology_config_from_an_older_header_read_defaults) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, NULL);
+    ASSERT_TRUE(ex != NULL);
+    async_junk_after buf;
+    memset(&buf, 0xff, sizeof buf);
+    buf.old = (old_async_options){ .priority = WEFT_PRIORITY_HIGH };
+    memset(buf.bytes + sizeof buf.old, 0xff, sizeof buf - sizeof buf.old);
+    weft_future *f = NULL;
+    int ran = 0;
+    ASSERT_EQ(weft_async_with_sized(ex, record_ran, &ran, (const weft_async_options *)(void *)&buf,
+                                    sizeof(old_async_options), &f),
+              WEFT_OK);
+    ASSERT_EQ(weft_future_wait(f), WEFT_OK);
+    weft_future_destroy(f);
+    ASSERT_EQ(ran, 1);
+    /* weft_topology_config without sysfs_root: junk there would be a wild path. */
+    union { unsigned char bytes[sizeof(weft_topology_config)]; weft_topology_config c; } t;
+    memset(&t, 0xff, sizeof t);
+    t.c.source = WEFT_TOPOLOGY_AUTO;
+    t.c.all_cpus = false;
+    weft_topology *topo = NULL;
+    ASSERT_EQ(weft_topology_detect_sized(&t.c, offsetof(weft_topology_config, sysfs_root), &topo), WEFT_OK);
+    ASSERT_TRUE(weft_topology_cpu_count(topo) >= 1);
+    weft_topology_destroy(topo);
     weft_executor_destroy(ex);
 }

@@ -30,7 +30,15 @@ WEFT_API WEFT_NODISCARD weft_status weft_async(weft_executor *ex, weft_task_fn f
                                                weft_future **out);
 
 /* weft_async without a future: nothing to wait on or release (wait with
- * weft_executor_wait_all, or have fn signal its own completion). */
+ * weft_executor_wait_all, or have fn signal its own completion).  From a
+ * thread that is not one of ex's workers (main, an event loop, a worker of
+ * another executor), the first call claims one of ex's 8 submitter slots for
+ * that thread, for the executor's life: a queue only it pushes to, which the
+ * workers take from in batches, and a cache of task records, so a loop of
+ * submissions from that thread costs neither an allocation nor a shared
+ * read-modify-write per task.  With every slot taken (more than 8 such
+ * threads), the thread's tasks go through the shared injector, as they would
+ * on an executor with a ready-queue policy (weft/sched.h), slower but alike. */
 WEFT_API WEFT_NODISCARD weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg);
 
 /* Like weft_async, but fn starts only after every task whose future is in
@@ -146,6 +154,32 @@ WEFT_API weft_status weft_semaphore_reset(weft_semaphore *s);
 WEFT_API WEFT_NODISCARD weft_status weft_async_acquire(weft_executor *ex, weft_task_fn fn, void *arg,
                                                        weft_semaphore *const *sems, size_t nsems,
                                                        weft_future **out);
+
+/* ---- config sizes (docs/abi.md) ----------------------------------------------
+ *
+ * Each call of this header that takes a config struct by pointer has a _sized
+ * form, told the sizeof the caller was compiled with (right after the
+ * pointer).  A program never names them: the header defines each call's name
+ * as an inline function that passes this header's size.  A shorter struct (an
+ * older header) reads as zero, the defaults, for the fields it lacks; a
+ * longer one (a newer header) is WEFT_EINVAL, logged with the offset, unless
+ * every byte this library does not know is zero.  Otherwise each behaves,
+ * fails and may be called exactly as the call of its name.  The exported
+ * symbols without _sized, which binaries built before the sizes were passed
+ * call, read the 1.0 layout. */
+/* weft_async_with with a weft_async_options of opt_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_async_with_sized(weft_executor *ex, weft_task_fn fn,
+                                                          void *arg, const weft_async_options *opt,
+                                                          size_t opt_size, weft_future **out);
+#ifndef WEFT_BUILDING
+WEFT_NODISCARD static inline weft_status weft__async_with_inline(weft_executor *ex, weft_task_fn fn,
+                                                                 void *arg,
+                                                                 const weft_async_options *opt,
+                                                                 weft_future **out) {
+    return weft_async_with_sized(ex, fn, arg, opt, sizeof(weft_async_options), out);
+}
+#define weft_async_with weft__async_with_inline
+#endif
 
 WEFT_EXTERN_C_END
 #endif

@@ -325,5 +325,28 @@ WEFT_API bool weft_preempt_requested(void);
 /* Clears the calling thread's preemption flag.  Any thread. */
 WEFT_API void weft_preempt_clear(void);
 
+/* ---- config sizes (docs/abi.md) ----------------------------------------------
+ *
+ * Each call of this header that takes a config struct by pointer has a _sized
+ * form, told the sizeof the caller was compiled with (right after the
+ * pointer).  A program never names them: the header defines each call's name
+ * as an inline function that passes this header's size.  A shorter struct (an
+ * older header) reads as zero, the defaults, for the fields it lacks; a
+ * longer one (a newer header) is WEFT_EINVAL, logged with the offset, unless
+ * every byte this library does not know is zero.  Otherwise each behaves,
+ * fails and may be called exactly as the call of its name.  The exported
+ * symbols without _sized, which binaries built before the sizes were passed
+ * call, read the 1.0 layout. */
+/* weft_preempt_install with a weft_preempt_config of config_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_preempt_install_sized(const weft_preempt_config *config,
+                                                               size_t config_size);
+#ifndef WEFT_BUILDING
+WEFT_NODISCARD static inline weft_status
+weft__preempt_install_inline(const weft_preempt_config *config) {
+    return weft_preempt_install_sized(config, sizeof(weft_preempt_config));
+}
+#define weft_preempt_install weft__preempt_install_inline
+#endif
+
 WEFT_EXTERN_C_END
 #endif

@@ -374,6 +374,29 @@ typedef struct weft_gpu_stage {
  * the pipeline.  The weft_gpu_stage must outlive the pipeline's runs. */
 WEFT_API int weft_gpu_stage_run(weft_pipeflow *pf, void *stage);
 
+/* ---- config sizes (docs/abi.md) ----------------------------------------------
+ *
+ * Each call of this header that takes a config struct by pointer has a _sized
+ * form, told the sizeof the caller was compiled with (right after the
+ * pointer).  A program never names them: the header defines each call's name
+ * as an inline function that passes this header's size.  A shorter struct (an
+ * older header) reads as zero, the defaults, for the fields it lacks; a
+ * longer one (a newer header) is WEFT_EINVAL, logged with the offset, unless
+ * every byte this library does not know is zero.  Otherwise each behaves,
+ * fails and may be called exactly as the call of its name.  The exported
+ * symbols without _sized, which binaries built before the sizes were passed
+ * call, read the 1.0 layout. */
+/* weft_gpu_open with a weft_gpu_config of config_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_gpu_device *weft_gpu_open_sized(const weft_gpu_config *config,
+                                                             size_t config_size, weft_status *err);
+#ifndef WEFT_BUILDING
+WEFT_NODISCARD static inline weft_gpu_device *weft__gpu_open_inline(const weft_gpu_config *config,
+                                                                    weft_status *err) {
+    return weft_gpu_open_sized(config, sizeof(weft_gpu_config), err);
+}
+#define weft_gpu_open weft__gpu_open_inline
+#endif
+
 WEFT_EXTERN_C_END
 
 #endif

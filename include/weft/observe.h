@@ -515,5 +515,49 @@ WEFT_API weft_status weft_executor_dump_fd(const weft_executor *ex, int fd);
 /* The same to a stdio stream (flushed first, then written through its fd). */
 WEFT_API weft_status weft_executor_dump(const weft_executor *ex, FILE *out);
 
+/* ---- config sizes (docs/abi.md) ----------------------------------------------
+ *
+ * Each call of this header that takes a config struct by pointer has a _sized
+ * form, told the sizeof the caller was compiled with (right after the
+ * pointer).  A program never names them: the header defines each call's name
+ * as an inline function that passes this header's size.  A shorter struct (an
+ * older header) reads as zero, the defaults, for the fields it lacks; a
+ * longer one (a newer header) is WEFT_EINVAL, logged with the offset, unless
+ * every byte this library does not know is zero.  Otherwise each behaves,
+ * fails and may be called exactly as the call of its name.  The exported
+ * symbols without _sized, which binaries built before the sizes were passed
+ * call, read the 1.0 layout. */
+/* weft_profiler_write_folded with a weft_folded_options of opt_size bytes (see "config sizes"). */
+WEFT_API weft_status weft_profiler_write_folded_sized(const weft_executor *ex,
+                                                      const weft_folded_options *opt,
+                                                      size_t opt_size, FILE *out);
+/* weft_profiler_write_flame_svg with a weft_folded_options of opt_size bytes (see "config sizes"). */
+WEFT_API weft_status weft_profiler_write_flame_svg_sized(const weft_executor *ex,
+                                                         const weft_folded_options *opt,
+                                                         size_t opt_size, FILE *out);
+/* weft_stats_start with a weft_stats_config of config_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_stats_start_sized(weft_executor *ex,
+                                                           const weft_stats_config *config,
+                                                           size_t config_size);
+#ifndef WEFT_BUILDING
+static inline weft_status weft__profiler_write_folded_inline(const weft_executor *ex,
+                                                             const weft_folded_options *opt,
+                                                             FILE *out) {
+    return weft_profiler_write_folded_sized(ex, opt, sizeof(weft_folded_options), out);
+}
+#define weft_profiler_write_folded weft__profiler_write_folded_inline
+static inline weft_status weft__profiler_write_flame_svg_inline(const weft_executor *ex,
+                                                                const weft_folded_options *opt,
+                                                                FILE *out) {
+    return weft_profiler_write_flame_svg_sized(ex, opt, sizeof(weft_folded_options), out);
+}
+#define weft_profiler_write_flame_svg weft__profiler_write_flame_svg_inline
+WEFT_NODISCARD static inline weft_status weft__stats_start_inline(weft_executor *ex,
+                                                                  const weft_stats_config *config) {
+    return weft_stats_start_sized(ex, config, sizeof(weft_stats_config));
+}
+#define weft_stats_start weft__stats_start_inline
+#endif
+
 WEFT_EXTERN_C_END
 #endif

@@ -323,5 +323,51 @@ WEFT_API void weft_numa_free(void *p, size_t size);
 WEFT_API WEFT_NODISCARD weft_status weft_numa_node_of_address(const weft_topology *topo, const void *p,
                                                               unsigned *node);
 
+/* ---- config sizes (docs/abi.md) ----------------------------------------------
+ *
+ * Each call of this header that takes a config struct by pointer has a _sized
+ * form, told the sizeof the caller was compiled with (right after the
+ * pointer).  A program never names them: the header defines each call's name
+ * as an inline function that passes this header's size.  A shorter struct (an
+ * older header) reads as zero, the defaults, for the fields it lacks; a
+ * longer one (a newer header) is WEFT_EINVAL, logged with the offset, unless
+ * every byte this library does not know is zero.  Otherwise each behaves,
+ * fails and may be called exactly as the call of its name.  The exported
+ * symbols without _sized, which binaries built before the sizes were passed
+ * call, read the 1.0 layout. */
+/* weft_topology_detect with a weft_topology_config of config_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_topology_detect_sized(const weft_topology_config *config,
+                                                               size_t config_size,
+                                                               weft_topology **out);
+/* weft_topology_place with a weft_placement_config of config_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status weft_topology_place_sized(const weft_topology *topo,
+                                                              const weft_placement_config *config,
+                                                              size_t config_size, unsigned workers,
+                                                              int *cpus);
+/* weft_topology_worker_cpu with a weft_placement_config of config_size bytes (see "config sizes"). */
+WEFT_API WEFT_NODISCARD weft_status
+weft_topology_worker_cpu_sized(const weft_topology *topo, const weft_placement_config *config,
+                               size_t config_size, unsigned worker, unsigned workers, int *cpu);
+#ifndef WEFT_BUILDING
+WEFT_NODISCARD static inline weft_status
+weft__topology_detect_inline(const weft_topology_config *config, weft_topology **out) {
+    return weft_topology_detect_sized(config, sizeof(weft_topology_config), out);
+}
+#define weft_topology_detect weft__topology_detect_inline
+WEFT_NODISCARD static inline weft_status
+weft__topology_place_inline(const weft_topology *topo, const weft_placement_config *config,
+                            unsigned workers, int *cpus) {
+    return weft_topology_place_sized(topo, config, sizeof(weft_placement_config), workers, cpus);
+}
+#define weft_topology_place weft__topology_place_inline
+WEFT_NODISCARD static inline weft_status
+weft__topology_worker_cpu_inline(const weft_topology *topo, const weft_placement_config *config,
+                                 unsigned worker, unsigned workers, int *cpu) {
+    return weft_topology_worker_cpu_sized(topo, config, sizeof(weft_placement_config), worker,
+                                          workers, cpu);
+}
+#define weft_topology_worker_cpu weft__topology_worker_cpu_inline
+#endif
+
 WEFT_EXTERN_C_END
 #endif

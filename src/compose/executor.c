@@ -9,6 +9,9 @@
 #include "observe/observe_layer.h"
 #include "topo/topo_layer.h"
 #include "sched/sched.h"
+#include "weft/observe.h"
+#include "weft/sched.h"
+#include "weft/topology.h"
 
 static weft__layer *const layers[] = {
     &weft__async_layer, /* first: its part is at offset 0 (async/async.h) */
@@ -30,6 +33,16 @@ weft_executor *weft_executor_create_sized(const weft_executor_config *config, si
     }
     return weft__executor_create(config, layers, sizeof layers / sizeof layers[0], err);
 }
+
+/* The structs a config points to are read at this library's layout whatever
+ * the caller's size: they keep their 1.0 layout for good (docs/abi.md; a later
+ * version adds a new pointer field to weft_executor_config instead). */
+_Static_assert(WEFT__ENDS_AT(weft_sched_config, seed) &&
+                   WEFT__ENDS_AT(weft_sched_policy, destroy) &&
+                   WEFT__ENDS_AT(weft_placement_config, numa_node_count) &&
+                   WEFT__ENDS_AT(weft_observer, user),
+               "a struct weft_executor_config points to grew: it is read at the caller's 1.0 "
+               "layout, so add a new pointer field instead (docs/abi.md)");
 
 /* The exported name of 1.0's binaries: the 1.0 layout, whatever is appended later. */
 weft_executor *weft_executor_create(const weft_executor_config *config, weft_status *err) {

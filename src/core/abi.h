@@ -14,6 +14,10 @@
  * old binary's shorter struct is never read past its end. */
 #define WEFT__SIZE_TO(type, last) (offsetof(type, last) + sizeof(((type *)0)->last))
 
+/* True while `last` is the last member of type (only padding follows it): the
+ * static asserts that make growing a config struct a deliberate act. */
+#define WEFT__ENDS_AT(type, last) (sizeof(type) - WEFT__SIZE_TO(type, last) < _Alignof(type))
+
 /* Copies the caller's struct `src` of `size` bytes into `dst` of `own` bytes
  * (this library's sizeof): min(size, own) bytes, the rest of dst zeroed, so a
  * shorter struct from a binary built against an older weft reads as the
@@ -23,5 +27,17 @@
  * naming `type` and the offset of the first nonzero byte.  src must not be
  * NULL.  Any thread. */
 weft_status weft__config_read(void *dst, size_t own, const void *src, size_t size, const char *type);
+
+/* In a _sized entry point that returns a weft_status: points `cfg`, a
+ * parameter of type `const type *` (NULL allowed: left NULL), at a local copy
+ * read at `size` bytes, or returns the status of a bad tail. */
+#define WEFT__CONFIG_IN(type, cfg, size)                                                 \
+    type cfg##_copy_;                                                                    \
+    if (cfg) {                                                                           \
+        weft_status cfg##_st_ = weft__config_read(&cfg##_copy_, sizeof cfg##_copy_, cfg, \
+                                                  size, #type);                          \
+        if (cfg##_st_) return cfg##_st_;                                                 \
+        cfg = &cfg##_copy_;                                                              \
+    }
 
 #endif
