@@ -24,6 +24,8 @@ typedef enum bench_impl_id {
     BENCH_WEFT,
     BENCH_OMP,
     BENCH_TBB,
+    BENCH_TF,           /* Taskflow (optional: TASKFLOW_DIR), *_tf.cpp */
+    BENCH_LACE,         /* Lace (optional: LACE_DIR, fork-join only), *_lace.c */
     BENCH_SERIAL,
     BENCH_CPP,          /* weft through include/weft.hpp (graph benchmarks only) */
     BENCH_IMPL_COUNT
@@ -98,7 +100,18 @@ BENCH_DECLARE_IMPL(weft)
 BENCH_DECLARE_IMPL(omp)
 BENCH_DECLARE_IMPL(tbb)
 BENCH_DECLARE_IMPL(serial)
+BENCH_DECLARE_IMPL(tf)
 #undef BENCH_DECLARE_IMPL
+
+/* Taskflow (*_tf.cpp), each written as the same benchmark in Taskflow's own
+ * benchmarks/ folder; compiled only when CMake found TASKFLOW_DIR. */
+extern const bench_ops bench_tf_fib, bench_tf_fib_spawn2, bench_tf_skynet, bench_tf_nqueens, bench_tf_async_task;
+extern const bench_ops bench_tf_for_each, bench_tf_transform, bench_tf_reduce_sum, bench_tf_sort,
+    bench_tf_inclusive_scan;
+extern const bench_ops bench_tf_pipeline_sps, bench_tf_pipeline_parse, bench_tf_cond_loop, bench_tf_subflow_spawn;
+/* Lace (fj_lace.c), as Lace's own benchmarks/ (fib, queens); only with LACE_DIR. */
+extern const bench_impl bench_impl_lace;
+extern const bench_ops bench_lace_fib, bench_lace_fib_spawn2, bench_lace_skynet, bench_lace_nqueens;
 
 /* flow_cpp.cc: the C++ layer, where a C++ compiler was found. */
 extern const bench_impl bench_impl_cpp;

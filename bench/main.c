@@ -1,6 +1,6 @@
 /* weft-bench — command line, timing and reporting.  SPDX-License-Identifier: MIT
  *
- *   weft-bench [--bench NAME[,NAME..]] [--impl weft,omp,tbb,serial] [--threads 1,2]
+ *   weft-bench [--bench NAME[,NAME..]] [--impl weft,omp,tbb,tf,lace,serial] [--threads 1,2]
  *              [--reps R] [--size-scale F] [--quick] [--timeout S] [--list]
  *
  * Prints one line per (benchmark, implementation, thread count):
@@ -172,7 +172,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: weft-bench [options]\n"
             "  --bench NAME[,NAME..]   benchmarks to run (default: all; see --list)\n"
-            "  --impl IMPL[,IMPL..]    weft, omp, tbb, serial, cpp (default: all available)\n"
+            "  --impl IMPL[,IMPL..]    weft, omp, tbb, tf, lace, serial, cpp (default: all available)\n"
             "  --threads N[,N..]       thread counts (default: 1,2 and all CPUs if more)\n"
             "  --reps R                timed reps per case; the median is reported (default 7)\n"
             "  --size-scale F          multiply every default size by F (default 1)\n"
@@ -240,7 +240,7 @@ static int select_impl(const char *item, void *ctx) {
             return 0;
         }
     }
-    fprintf(stderr, "weft-bench: unknown implementation '%s' (weft, omp, tbb, serial, cpp)\n", item);
+    fprintf(stderr, "weft-bench: unknown implementation '%s' (weft, omp, tbb, tf, lace, serial, cpp)\n", item);
     return -1;
 }
 

@@ -51,6 +51,32 @@ static const bench_impl cpp_missing = { "cpp", "no C++ compiler", 0, NULL, NULL 
 #  define CPP_IMPL (&cpp_missing)
 #endif
 
+/* Taskflow and Lace are optional peers found through TASKFLOW_DIR / LACE_DIR
+ * (bench/CMakeLists.txt); CMake says why when one is missing. */
+#ifdef WEFT_BENCH_HAVE_TF
+#  define TF_OPS(name) &bench_tf_##name
+#  define TF_IMPL (&bench_impl_tf)
+#else
+#  define TF_OPS(name) NULL
+#  ifndef WEFT_BENCH_TF_WHY
+#    define WEFT_BENCH_TF_WHY "TASKFLOW_DIR not set"
+#  endif
+static const bench_impl tf_missing = { "tf", WEFT_BENCH_TF_WHY, 0, NULL, NULL };
+#  define TF_IMPL (&tf_missing)
+#endif
+
+#ifdef WEFT_BENCH_HAVE_LACE
+#  define LACE_OPS(name) &bench_lace_##name
+#  define LACE_IMPL (&bench_impl_lace)
+#else
+#  define LACE_OPS(name) NULL
+#  ifndef WEFT_BENCH_LACE_WHY
+#    define WEFT_BENCH_LACE_WHY "LACE_DIR not set"
+#  endif
+static const bench_impl lace_missing = { "lace", WEFT_BENCH_LACE_WHY, 0, NULL, NULL };
+#  define LACE_IMPL (&lace_missing)
+#endif
+
 /* sched_weft.c (issue 18): priorities used and not, CRITICAL latency, handles. */
 extern const bench_ops bench_weft_async_plain, bench_weft_async_prio, bench_weft_sched_latency, bench_weft_sched_reprio;
 
@@ -59,6 +85,8 @@ const bench_impl *const bench_impls[BENCH_IMPL_COUNT] = {
     [BENCH_WEFT] = &bench_impl_weft,
     [BENCH_OMP] = OMP_IMPL,
     [BENCH_TBB] = TBB_IMPL,
+    [BENCH_TF] = TF_IMPL,
+    [BENCH_LACE] = LACE_IMPL,
     [BENCH_SERIAL] = &bench_impl_serial,
     [BENCH_CPP] = CPP_IMPL,
 };
@@ -67,13 +95,21 @@ const bench_impl *const bench_impls[BENCH_IMPL_COUNT] = {
     {                                                                              \
         [BENCH_WEFT] = &bench_weft_##name, [BENCH_OMP] = OMP_OPS(name),            \
         [BENCH_TBB] = TBB_OPS(name), [BENCH_SERIAL] = &bench_serial_##name,        \
+        [BENCH_TF] = TF_OPS(name),                                                 \
     }
 /* ALL_OPS plus the C++ layer's (weft.hpp) version. */
 #define ALL_OPS_CPP(name)                                                          \
     {                                                                              \
         [BENCH_WEFT] = &bench_weft_##name, [BENCH_OMP] = OMP_OPS(name),            \
         [BENCH_TBB] = TBB_OPS(name), [BENCH_SERIAL] = &bench_serial_##name,        \
-        [BENCH_CPP] = CPP_OPS(name),                                               \
+        [BENCH_CPP] = CPP_OPS(name), [BENCH_TF] = TF_OPS(name),                    \
+    }
+/* ALL_OPS plus Lace's (fork-join benchmarks). */
+#define FJ_OPS(name)                                                               \
+    {                                                                              \
+        [BENCH_WEFT] = &bench_weft_##name, [BENCH_OMP] = OMP_OPS(name),            \
+        [BENCH_TBB] = TBB_OPS(name), [BENCH_SERIAL] = &bench_serial_##name,        \
+        [BENCH_TF] = TF_OPS(name), [BENCH_LACE] = LACE_OPS(name),                  \
     }
 
 /* Default sizes are the issue's: ~1M tasks, 2^19 nodes for the traversal.  What
@@ -88,13 +124,13 @@ const bench_def bench_table[] = {
       ALL_OPS(embarrassing_parallelism) },
     /* Fork-join and async (fj_*.c, fj_tbb.cpp): sizes are spawns, fib(30) and
      * skynet depth 6 by default. */
-    { "fib", 1346268, false, &bench_work_fib, ALL_OPS(fib) },
-    { "fib_spawn2", 2692536, false, &bench_work_fib_spawn2, ALL_OPS(fib_spawn2) },
+    { "fib", 1346268, false, &bench_work_fib, FJ_OPS(fib) },
+    { "fib_spawn2", 2692536, false, &bench_work_fib_spawn2, FJ_OPS(fib_spawn2) },
     { "fib_typed", 1346268, false, &bench_work_fib,
       { [BENCH_WEFT] = &bench_weft_fib_typed, [BENCH_OMP] = OMP_OPS(fib), [BENCH_TBB] = TBB_OPS(fib),
-        [BENCH_SERIAL] = &bench_serial_fib_typed } },
-    { "skynet", 1111110, false, &bench_work_skynet, ALL_OPS(skynet) },
-    { "nqueens", 1000000, false, &bench_work_nqueens, ALL_OPS(nqueens) },
+        [BENCH_TF] = TF_OPS(fib), [BENCH_LACE] = LACE_OPS(fib), [BENCH_SERIAL] = &bench_serial_fib_typed } },
+    { "skynet", 1111110, false, &bench_work_skynet, FJ_OPS(skynet) },
+    { "nqueens", 1000000, false, &bench_work_nqueens, FJ_OPS(nqueens) },
     /* async_task submits from main, as the peers' do; _in_task from a root task. */
     { "async_task", 1000000, false, &bench_work_async_task, ALL_OPS(async_task) },
     { "async_task_in_task", 1000000, false, &bench_work_async_task,
@@ -107,20 +143,21 @@ const bench_def bench_table[] = {
     /* Control flow: size = loop iterations (3 tasks each) / subflow children. */
     { "cond_loop", (size_t)1000000, true, &bench_work_cond_loop,
       { [BENCH_WEFT] = &bench_weft_cond_loop, [BENCH_OMP] = OMP_OPS(cond_loop),
-        [BENCH_TBB] = TBB_OPS(cond_loop), [BENCH_SERIAL] = &bench_serial_cond_loop } },
+        [BENCH_TBB] = TBB_OPS(cond_loop), [BENCH_TF] = TF_OPS(cond_loop), [BENCH_SERIAL] = &bench_serial_cond_loop } },
     { "subflow_spawn", (size_t)1000000, true, &bench_work_subflow_spawn,
       { [BENCH_WEFT] = &bench_weft_subflow_spawn, [BENCH_OMP] = OMP_OPS(subflow_spawn),
-        [BENCH_TBB] = TBB_OPS(subflow_spawn), [BENCH_SERIAL] = &bench_serial_subflow_spawn } },
+        [BENCH_TBB] = TBB_OPS(subflow_spawn), [BENCH_TF] = TF_OPS(subflow_spawn), [BENCH_SERIAL] = &bench_serial_subflow_spawn } },
     /* Pipelines (pipe_work.h): size = tokens. */
     { "pipeline_sps", (size_t)1 << 20, true, &bench_work_pipeline_sps,
       { [BENCH_WEFT] = &bench_weft_pipeline_sps, [BENCH_OMP] = OMP_OPS(pipeline_sps), [BENCH_TBB] = TBB_OPS(pipeline_sps),
+        [BENCH_TF] = TF_OPS(pipeline_sps),
         [BENCH_SERIAL] = &bench_serial_pipeline_sps } },
     { "pipeline_sps_spread", (size_t)1 << 20, true, &bench_work_pipeline_sps,
       { [BENCH_WEFT] = &bench_weft_pipeline_sps_spread, [BENCH_OMP] = OMP_OPS(pipeline_sps),
         [BENCH_TBB] = TBB_OPS(pipeline_sps) } },
     { "pipeline_parse", (size_t)1 << 18, true, &bench_work_pipeline_parse,
       { [BENCH_WEFT] = &bench_weft_pipeline_parse, [BENCH_OMP] = OMP_OPS(pipeline_parse),
-        [BENCH_TBB] = TBB_OPS(pipeline_parse),
+        [BENCH_TBB] = TBB_OPS(pipeline_parse), [BENCH_TF] = TF_OPS(pipeline_parse),
         [BENCH_SERIAL] = &bench_serial_pipeline_parse } },
     /* Parallel algorithms (algo_*.c); sort has no OpenMP peer, the _generic rows
      * time weft's function-pointer API against the serial loop / qsort. */
@@ -130,7 +167,8 @@ const bench_def bench_table[] = {
     { "reduce_sum_generic", 10000000, false, &bench_work_algo_reduce_sum,
       { [BENCH_WEFT] = &bench_weft_reduce_sum_generic, [BENCH_SERIAL] = &bench_serial_reduce_sum_generic } },
     { "sort", 10000000, false, &bench_work_algo_sort,
-      { [BENCH_WEFT] = &bench_weft_sort, [BENCH_TBB] = TBB_OPS(sort), [BENCH_SERIAL] = &bench_serial_sort } },
+      { [BENCH_WEFT] = &bench_weft_sort, [BENCH_TBB] = TBB_OPS(sort), [BENCH_TF] = TF_OPS(sort),
+        [BENCH_SERIAL] = &bench_serial_sort } },
     { "sort_generic", 10000000, false, &bench_work_algo_sort,
       { [BENCH_WEFT] = &bench_weft_sort_generic, [BENCH_SERIAL] = &bench_serial_sort_generic } },
     { "inclusive_scan", 10000000, false, &bench_work_algo_scan, ALL_OPS(inclusive_scan) },
