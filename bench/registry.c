@@ -154,7 +154,7 @@ const bench_def bench_table[] = {
         [BENCH_SERIAL] = &bench_serial_pipeline_sps } },
     { "pipeline_sps_spread", (size_t)1 << 20, true, &bench_work_pipeline_sps,
       { [BENCH_WEFT] = &bench_weft_pipeline_sps_spread, [BENCH_OMP] = OMP_OPS(pipeline_sps),
-        [BENCH_TBB] = TBB_OPS(pipeline_sps) } },
+        [BENCH_TBB] = TBB_OPS(pipeline_sps), [BENCH_TF] = TF_OPS(pipeline_sps) } },
     { "pipeline_parse", (size_t)1 << 18, true, &bench_work_pipeline_parse,
       { [BENCH_WEFT] = &bench_weft_pipeline_parse, [BENCH_OMP] = OMP_OPS(pipeline_parse),
         [BENCH_TBB] = TBB_OPS(pipeline_parse), [BENCH_TF] = TF_OPS(pipeline_parse),

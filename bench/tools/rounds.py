@@ -11,7 +11,14 @@ itself requires.  For every (benchmark, thread count) it prints:
   * each implementation's median over the rounds of its per-run medians;
   * for each peer, the median over rounds of weft's time divided by the peer's
     time in the same round.  The two runs of a round are a few seconds apart,
-    so drift of the machine over minutes cancels out of the ratio.
+    so drift of the machine over minutes cancels out of the ratio;
+  * weft/best: weft's time over the fastest peer's time in the same round (the
+    peers present in that round; not --baseline-bin's "base"), its median and
+    range over the rounds, and which peer was fastest most often.
+
+The default --impl is weft,tbb,omp,tf,lace: a peer that weft-bench did not
+compile (oneTBB or OpenMP not found, TASKFLOW_DIR or LACE_DIR not set) gives no
+rows and is left out.  --markdown prints the same as a Markdown table.
 
 With --baseline-bin PATH, weft from another build (an earlier commit) joins
 as the peer "base", so weft/base is a paired A/B of two versions of weft:
@@ -58,10 +65,11 @@ def main():
     p.add_argument("--bench-bin", default=default_bin)
     p.add_argument("--baseline-bin", help="another weft-bench whose weft runs as the peer 'base'")
     p.add_argument("--ratio", action="append", default=[], help="A/B: bench A's weft time over bench B's, per round")
+    p.add_argument("--markdown", action="store_true", help="print the results as a Markdown table")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="-- then weft-bench options, with --impl")
     a = p.parse_args()
     args = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
-    impls = ["weft", "tbb", "omp"]
+    impls = ["weft", "tbb", "omp", "tf", "lace"]
     if "--impl" in args:
         i = args.index("--impl")
         impls = args[i + 1].split(",")
@@ -79,6 +87,7 @@ def main():
 
     times = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> impl -> [ms]
     ratios = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> peer -> [x]
+    best = collections.defaultdict(list)  # case -> [(weft / fastest peer, that peer)]
     pairs = collections.defaultdict(list)  # (A/B, threads) -> [x]
     for r in range(a.rounds):
         got = {impl: run_impl(impl) for impl in impls}
@@ -93,18 +102,49 @@ def main():
                 if case in got[peer]:
                     times[case][peer].append(got[peer][case])
                     ratios[case][peer].append(ms / got[peer][case])
+            peers = [(got[p][case], p) for p in impls[1:] if p != "base" and case in got[p]]
+            if peers:
+                fastest = min(peers)
+                best[case].append((ms / fastest[0], fastest[1]))
         print(f"# round {r + 1}/{a.rounds} done", file=sys.stderr)
 
     print(f"# {a.rounds} rounds of: weft-bench {' '.join(args)} --impl I, for I in {','.join(impls)}")
-    for case in sorted(times):
-        name, threads = case
-        meds = "  ".join(f"{impl}={statistics.median(v):.3f}ms" for impl, v in times[case].items())
-        rat = "  ".join(
-            f"weft/{peer}={statistics.median(v):.3f} (rounds {min(v):.3f}..{max(v):.3f})"
-            for peer, v in ratios[case].items())
-        print(f"bench={name} threads={threads}  {meds}  {rat}")
+
+    def spread(v):
+        return f"{statistics.median(v):.3f} (rounds {min(v):.3f}..{max(v):.3f})"
+
+    def best_of(case):
+        if not best[case]:
+            return None
+        v = [x for x, _ in best[case]]
+        who = collections.Counter(p for _, p in best[case]).most_common(1)[0][0]
+        return v, who
+
+    if a.markdown:
+        peers = [p for p in impls[1:] if any(p in times[c] for c in times)]
+        head = ["bench", "threads", "weft ms"] + [f"{p} ms" for p in peers] + [f"weft/{p}" for p in peers] + ["weft/best"]
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for case in sorted(times):
+            name, threads = case
+            row = [name, str(threads), f"{statistics.median(times[case]['weft']):.3f}"]
+            row += [f"{statistics.median(times[case][p]):.3f}" if times[case].get(p) else "—" for p in peers]
+            row += [
+                f"{statistics.median(ratios[case][p]):.2f} ({min(ratios[case][p]):.2f}–{max(ratios[case][p]):.2f})"
+                if ratios[case].get(p) else "—" for p in peers]
+            b = best_of(case)
+            row.append(f"{statistics.median(b[0]):.2f} ({min(b[0]):.2f}–{max(b[0]):.2f}) {b[1]}" if b else "—")
+            print("| " + " | ".join(row) + " |")
+    else:
+        for case in sorted(times):
+            name, threads = case
+            meds = "  ".join(f"{impl}={statistics.median(v):.3f}ms" for impl, v in times[case].items())
+            rat = "  ".join(f"weft/{peer}={spread(v)}" for peer, v in ratios[case].items())
+            b = best_of(case)
+            bst = f"  weft/best={spread(b[0])} best={b[1]}" if b else ""
+            print(f"bench={name} threads={threads}  {meds}  {rat}{bst}")
     for (ab, threads), v in sorted(pairs.items()):
-        print(f"ratio {ab} threads={threads}  {statistics.median(v):.3f} (rounds {min(v):.3f}..{max(v):.3f})")
+        print(f"ratio {ab} threads={threads}  {spread(v)}")
 
 
 if __name__ == "__main__":
