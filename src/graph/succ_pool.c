@@ -5,13 +5,18 @@
  * with fan-out (and a free per node at destroy), so arrays are carved from large
  * blocks owned by the taskflow; an array outgrown by its node goes on the free
  * list of its size class, where the next node of that class takes it.  The
- * blocks are freed all at once when the taskflow is cleared or destroyed. */
+ * blocks are freed all at once when the taskflow is cleared or destroyed.
+ * Blocks of the standard size go through the block cache (core/alloc.h): a
+ * program that builds a graph per request would otherwise page-fault its edge
+ * arrays in anew every time (the C library gives the heap's top back to the
+ * system when the taskflow frees them). */
 #include "graph/graph.h"
 #include "core/alloc.h"
 
 #include <string.h>
 
 #define BLOCK_BYTES ((size_t)64 << 10)
+#define STD_BYTES (sizeof(weft__succ_block) + BLOCK_BYTES) /* a block of the usual size */
 
 struct weft__succ_block {
     weft__succ_block *next;
@@ -23,7 +28,8 @@ static unsigned size_class(uint32_t cap) { return (unsigned)__builtin_ctz(cap); 
 /* A fresh block holding at least `need` bytes past its header.  NULL: out of memory. */
 static bool grow(weft__succ_pool *p, size_t need) {
     size_t bytes = sizeof(weft__succ_block) + (need > BLOCK_BYTES ? need : BLOCK_BYTES);
-    weft__succ_block *b = weft__alloc(bytes);
+    weft__succ_block *b = bytes == STD_BYTES ? weft__block_cache_take(bytes, WEFT__CACHE_LINE) : NULL;
+    if (!b) b = weft__alloc_aligned(bytes, WEFT__CACHE_LINE);
     if (!b) return false;
     b->next = p->blocks;
     b->bytes = bytes;
@@ -58,7 +64,8 @@ void weft__succ_free(weft__succ_pool *p, weft__node **a, uint32_t cap) {
 void weft__succ_pool_release(weft__succ_pool *p) {
     for (weft__succ_block *b = p->blocks, *next; b; b = next) {
         next = b->next;
-        weft__free(b, b->bytes);
+        if (b->bytes != STD_BYTES || !weft__block_cache_give(b, b->bytes, WEFT__CACHE_LINE))
+            weft__free_aligned(b, b->bytes, WEFT__CACHE_LINE);
     }
     memset(p, 0, sizeof *p);
 }
