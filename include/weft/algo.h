@@ -213,11 +213,15 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_find_if(weft_executor *ex, con
 
 /* Inclusive: out[i] = init op in[0] op ... op in[i]; init may be NULL (no initial
  * value).  Exclusive: out[i] = init op in[0] op ... op in[i-1] (out[0] = init);
- * init is required.  out may equal in.  A blocked scan: each chunk is reduced,
- * then scanned from the running prefix of the chunks before it, which is handed
- * from chunk to chunk in order (decoupled look-back of one).  The operation (and
- * the range bodies below) must not wait for other work of the same executor (no
- * nested parallel call, no future wait): a chunk waits for its predecessor by
+ * init is required.  out may equal in.  A blocked scan with fixed chunks: the
+ * prefix before chunk k is init op r(0) op ... op r(k-1), combined left to
+ * right, with r(j) chunk j's own reduction, and chunk k is scanned from it, so
+ * results are the same bits on every worker count.  One pass over memory:
+ * with one task the chunks run in order, each scanned and reduced at once;
+ * with several, chunks publish their reduction, then their prefix (decoupled
+ * look-back, Merrill and Garland 2016).  The operation (and the range bodies
+ * below) must not wait for other work of the same executor (no nested
+ * parallel call, no future wait): a chunk waits for its predecessors by
  * spinning, and a nested wait could stack a later chunk on top of it. */
 WEFT_API WEFT_NODISCARD weft_status weft_parallel_inclusive_scan(
     weft_executor *ex, const void *in, void *out, size_t n, size_t size, const void *init,
@@ -233,6 +237,35 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_exclusive_scan(
 WEFT_API WEFT_NODISCARD weft_status weft_parallel_scan_range(
     weft_executor *ex, size_t n, size_t acc_size, const void *init, weft_reduce_range_fn reduce,
     weft_scan_range_fn scan, weft_combine_fn op, void *arg, const weft_algo_config *cfg);
+
+/* A one-pass range body: does what the scan body does for [lo, hi) and, in the
+ * same pass, writes to *total what the reduce body would write for [lo, hi)
+ * (the same operations in the same order, so the same bits). */
+typedef void (*weft_scan_reduce_range_fn)(size_t lo, size_t hi, void *acc, bool has_acc,
+                                          void *total, void *arg);
+
+/* weft_parallel_scan_range_fused with a config of cfg_size bytes (see "config
+ * sizes"): what the inline function of that name calls. */
+WEFT_API WEFT_NODISCARD weft_status weft_parallel_scan_range_fused_sized(
+    weft_executor *ex, size_t n, size_t acc_size, const void *init, weft_reduce_range_fn reduce,
+    weft_scan_range_fn scan, weft_scan_reduce_range_fn scan_reduce, weft_combine_fn op, void *arg,
+    const weft_algo_config *cfg, size_t cfg_size);
+
+/* weft_parallel_scan_range with a one-pass body besides (the typed scans use
+ * it): a chunk whose prefix is known when it starts (every chunk when the call
+ * runs as one task) is scanned and reduced in one pass over its elements, the
+ * others are reduced, then scanned.  The results are those of
+ * weft_parallel_scan_range with the same bodies, bit for bit; scan_reduce NULL
+ * is weft_parallel_scan_range.  Errors and thread-safety as there.  The name
+ * is an inline function passing this header's sizeof weft_algo_config to the
+ * exported _sized form above (see "config sizes"). */
+WEFT_NODISCARD static inline weft_status weft_parallel_scan_range_fused(
+    weft_executor *ex, size_t n, size_t acc_size, const void *init, weft_reduce_range_fn reduce,
+    weft_scan_range_fn scan, weft_scan_reduce_range_fn scan_reduce, weft_combine_fn op, void *arg,
+    const weft_algo_config *cfg) {
+    return weft_parallel_scan_range_fused_sized(ex, n, acc_size, init, reduce, scan, scan_reduce, op,
+                                                arg, cfg, sizeof(weft_algo_config));
+}
 
 /* ---- sorting -------------------------------------------------------------------- */
 

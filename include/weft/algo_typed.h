@@ -378,21 +378,50 @@
             s = op(s, v);                                                                    \
         }                                                                                    \
     }                                                                                        \
+    static inline void name##__incl1(size_t lo, size_t hi, void *acc, bool has, void *total, \
+                                     void *arg) {                                            \
+        const name##__scan_io *io = (const name##__scan_io *)arg;                            \
+        type x = io->in[lo], t = x, s = has ? op(*(type *)acc, x) : x;                       \
+        io->out[lo] = s;                                                                     \
+        for (size_t i = lo + 1; i < hi; i++) {                                               \
+            x = io->in[i];                                                                   \
+            t = op(t, x);                                                                    \
+            io->out[i] = s = op(s, x);                                                       \
+        }                                                                                    \
+        *(type *)total = t;                                                                  \
+    }                                                                                        \
+    static inline void name##__excl1(size_t lo, size_t hi, void *acc, bool has, void *total, \
+                                     void *arg) {                                            \
+        const name##__scan_io *io = (const name##__scan_io *)arg;                            \
+        type s = *(type *)acc, x = io->in[lo], t = x;                                        \
+        (void)has;                                                                           \
+        io->out[lo] = s;                                                                     \
+        s = op(s, x);                                                                        \
+        for (size_t i = lo + 1; i < hi; i++) {                                               \
+            x = io->in[i];                                                                   \
+            t = op(t, x);                                                                    \
+            io->out[i] = s;                                                                  \
+            s = op(s, x);                                                                    \
+        }                                                                                    \
+        *(type *)total = t;                                                                  \
+    }                                                                                        \
     static inline weft_status name##_inclusive_scan(weft_executor *ex, const type *in,       \
                                                     type *out, size_t n, const type *init,   \
                                                     const weft_algo_config *cfg) {           \
         name##__scan_io io = { in, out };                                                    \
         if ((!in || !out) && n) return WEFT_EINVAL;                                          \
-        return weft_parallel_scan_range(ex, n, sizeof(type), init, name##__sreduce,          \
-                                        name##__incl, name##__sop, &io, cfg);                \
+        return weft_parallel_scan_range_fused(ex, n, sizeof(type), init, name##__sreduce,    \
+                                              name##__incl, name##__incl1, name##__sop, &io, \
+                                              cfg);                                          \
     }                                                                                        \
     static inline weft_status name##_exclusive_scan(weft_executor *ex, const type *in,       \
                                                     type *out, size_t n, type init,          \
                                                     const weft_algo_config *cfg) {           \
         name##__scan_io io = { in, out };                                                    \
         if ((!in || !out) && n) return WEFT_EINVAL;                                          \
-        return weft_parallel_scan_range(ex, n, sizeof(type), &init, name##__sreduce,         \
-                                        name##__excl, name##__sop, &io, cfg);                \
+        return weft_parallel_scan_range_fused(ex, n, sizeof(type), &init, name##__sreduce,   \
+                                              name##__excl, name##__excl1, name##__sop, &io, \
+                                              cfg);                                          \
     }
 
 /* ---- ready-made numeric instances ----------------------------------------------- */

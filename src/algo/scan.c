@@ -1,82 +1,204 @@
-/* Scans: a blocked scan whose chunks hand their running prefix along in order.
+/* Scans: a single-pass blocked scan with decoupled look-back (Merrill and
+ * Garland, 2016), and its one-task form.
  *
- * Chunks are taken from a counter in index order.  Chunk k first reduces its own
- * elements (in parallel with every other chunk), then waits until chunk k-1 has
- * published its inclusive prefix, publishes prefix(k-1) op local(k) at once, and
- * only then scans its elements starting from prefix(k-1).  The wait is short (one
- * combine after the predecessor's reduce), and chunks are small enough (8192
- * elements by default) that the scan pass reads them from cache, so the scan
- * costs about one pass over memory.  The waiting chunk spins and yields rather
- * than running other jobs: the chunk it waits for is held by a running task that
- * never waits on a later chunk, so the wait always ends. */
+ * The result is defined by the chunks, whose boundaries never depend on the
+ * worker count or timing: with agg(k) the reduce body's value for chunk k and
+ * prefix(k) = prefix(k-1) op agg(k) (prefix(-1): init, or nothing), chunk k's
+ * outputs are what the scan body writes from prefix(k-1).  Every path below
+ * computes exactly those values, combined in that order, so floating-point
+ * results are the same bits on every run and worker count.
+ *
+ * One task (one worker, max_tasks 1, or one chunk): the chunks in order, each
+ * scanned from the running prefix.  With a one-pass body (scan_reduce) that is
+ * one pass over the elements; without one, each chunk is reduced, then scanned
+ * from cache.
+ *
+ * Several tasks: chunks are taken from a counter in index order, and each
+ * publishes its state: nothing yet, its aggregate, or its inclusive prefix.
+ * Chunk k looks back over its predecessors: the nearest one with a prefix,
+ * then the aggregates after it, folded forward (left to right, for the bits).
+ * If that succeeds without waiting, chunk k runs the one-pass body and
+ * publishes its prefix: no second pass.  Otherwise it reduces its elements,
+ * publishes the aggregate (so that later chunks can look past it), looks back
+ * again, waiting on any predecessor that has published nothing, publishes its
+ * prefix, and scans its elements from cache (8192 elements by default).  The
+ * waits always end: a chunk that has published nothing is held by a running
+ * task that is reducing it or scanning it in one pass, neither of which
+ * waits.  A chunk spins and yields rather than running other jobs meanwhile,
+ * since a job it ran could wait on a later chunk.
+ *
+ * Cancellation (weft__par_chunks) is looked at before a chunk is taken, and a
+ * chunk taken always runs, so the chunks taken are a prefix of the array and
+ * every wait is for a chunk that is taken. */
 #include <string.h>
 
 #include "algo/algo.h"
+#include "core/abi.h" /* weft__config_read */
 #include "core/alloc.h"
 #include "core/default_executor.h"
 #include "platform/platform.h" /* weft__spin_pause */
 
 enum { SCAN_CHUNK = 8192 };
 
+/* A chunk's published state (scan_core.state[k]). */
+enum { CHUNK_EMPTY = 0, CHUNK_AGGREGATE = 1, CHUNK_PREFIX = 2 };
+
+/* Slots of a chunk, each acc_size bytes rounded up to 16 (weft__acc_slot):
+ * its aggregate, its inclusive prefix, the scan body's running value, and a
+ * scratch slot right after it (the exclusive element body's). */
+enum { SLOT_AGG, SLOT_PREFIX, SLOT_WORK, SLOT_SCRATCH, SLOTS };
+
+/* The one-task form keeps its slots on the stack for values up to this size. */
+enum { STACK_ACC = 64 };
+
 typedef struct scan_core {
-    size_t acc_size, slot; /* per chunk three slots: published prefix, work, scratch */
-    size_t stride;         /* the three, on cache lines of their own */
+    size_t acc_size, slot; /* a value's size; a slot's (rounded up to 16) */
+    size_t stride;         /* a chunk's SLOTS slots, on cache lines of their own */
     const void *init;
     weft_reduce_range_fn reduce;
     weft_scan_range_fn scan;
+    weft_scan_reduce_range_fn scan_reduce; /* NULL: reduce, then scan */
     weft_combine_fn op;
     void *arg;
     unsigned char *slots;
-    _Atomic uint32_t *ready;
+    _Atomic uint32_t *state;
 } scan_core;
 
-static unsigned char *pub_slot(const scan_core *s, size_t k) { return s->slots + k * s->stride; }
+static unsigned char *slot_of(const scan_core *s, size_t k, int which) {
+    return s->slots + k * s->stride + (size_t)which * s->slot;
+}
 
-static const unsigned char *wait_prefix(const scan_core *s, size_t k) {
+/* Reads chunk j's state; waits while it is CHUNK_EMPTY if `wait`.  acquire:
+ * pairs with publish's release store, making the slots it covers visible. */
+static uint32_t chunk_state(const scan_core *s, size_t j, bool wait) {
+    uint32_t st = atomic_load_explicit(&s->state[j], memory_order_acquire);
     unsigned spins = 0;
-    /* acquire: pairs with the release store below, making prefix(k) visible. */
-    while (!atomic_load_explicit(&s->ready[k], memory_order_acquire)) weft__spin_pause(&spins);
-    return pub_slot(s, k);
+    while (wait && st == CHUNK_EMPTY) {
+        weft__spin_pause(&spins);
+        st = atomic_load_explicit(&s->state[j], memory_order_acquire);
+    }
+    return st;
+}
+
+/* release: the slots written before it are visible to a chunk that reads
+ * `st` (chunk_state's acquire). */
+static void publish(const scan_core *s, size_t k, uint32_t st) {
+    atomic_store_explicit(&s->state[k], st, memory_order_release);
+}
+
+/* Writes prefix(k-1), the combination of init and every element before chunk
+ * k, to dst: 1, or 0 when there is none (k == 0 without init); -1 (dst
+ * unspecified) when a predecessor has published nothing and !wait. */
+static int look_back(const scan_core *s, size_t k, unsigned char *dst, bool wait) {
+    size_t j = k; /* chunks j..k-1 have an aggregate; j-1 (if any) a prefix */
+    while (j > 0) {
+        uint32_t st = chunk_state(s, j - 1, wait);
+        if (st == CHUNK_EMPTY) return -1;
+        if (st == CHUNK_PREFIX) break;
+        j--;
+    }
+    int has = 1;
+    if (j > 0) memcpy(dst, slot_of(s, j - 1, SLOT_PREFIX), s->acc_size);
+    else if (s->init) memcpy(dst, s->init, s->acc_size);
+    else has = 0;
+    for (; j < k; j++) { /* left to right: the order prefix(k-1) is defined in */
+        const unsigned char *agg = slot_of(s, j, SLOT_AGG);
+        if (has) s->op(dst, agg, s->arg);
+        else memcpy(dst, agg, s->acc_size);
+        has = 1;
+    }
+    return has;
+}
+
+/* prefix = carry op agg, or agg when there is no carry. */
+static void extend(const scan_core *s, unsigned char *prefix, int has_carry, const unsigned char *agg) {
+    if (has_carry) s->op(prefix, agg, s->arg);
+    else memcpy(prefix, agg, s->acc_size);
 }
 
 static void scan_chunk(void *ctx, size_t k, size_t lo, size_t hi) {
     const scan_core *s = ctx;
-    unsigned char *pub = pub_slot(s, k), *work = pub + s->slot;
-    const unsigned char *carry = k ? NULL : s->init;
-    s->reduce(lo, hi, work, s->arg);
-    if (k) carry = wait_prefix(s, k - 1);
-    if (carry) {
-        memcpy(pub, carry, s->acc_size);
-        s->op(pub, work, s->arg);
-    } else {
-        memcpy(pub, work, s->acc_size);
+    unsigned char *agg = slot_of(s, k, SLOT_AGG), *prefix = slot_of(s, k, SLOT_PREFIX),
+                  *work = slot_of(s, k, SLOT_WORK);
+    int has = s->scan_reduce ? look_back(s, k, prefix, false) : -1;
+    if (has >= 0) { /* prefix(k-1) known now: one pass */
+        if (has) memcpy(work, prefix, s->acc_size);
+        s->scan_reduce(lo, hi, work, has, agg, s->arg);
+        extend(s, prefix, has, agg);
+        publish(s, k, CHUNK_PREFIX);
+        return;
     }
-    /* release: publishes prefix(k) to chunk k+1's acquire load. */
-    atomic_store_explicit(&s->ready[k], 1, memory_order_release);
-    if (carry) memcpy(work, carry, s->acc_size);
-    s->scan(lo, hi, work, carry != NULL, s->arg);
+    s->reduce(lo, hi, agg, s->arg);
+    publish(s, k, CHUNK_AGGREGATE);
+    has = look_back(s, k, prefix, true);
+    if (has) memcpy(work, prefix, s->acc_size);
+    extend(s, prefix, has, agg);
+    publish(s, k, CHUNK_PREFIX);
+    s->scan(lo, hi, work, has, s->arg);
+}
+
+/* One task: the chunks in order on the calling thread, with the token looked at
+ * before each chunk as weft__par_chunks does. */
+static weft_status scan_one_task(const weft__plan *p, const scan_core *s) {
+    _Alignas(16) unsigned char stack[SLOTS * STACK_ACC];
+    size_t bytes = SLOTS * s->slot;
+    unsigned char *mem = bytes <= sizeof stack ? stack : weft__alloc_aligned(bytes, 16);
+    if (!mem) return WEFT_ENOMEM;
+    unsigned char *prefix = mem, *agg = mem + s->slot, *work = mem + 2 * s->slot; /* scratch after work */
+    int has = s->init != NULL;
+    if (has) memcpy(prefix, s->init, s->acc_size);
+    weft_status st = WEFT_OK;
+    for (size_t k = 0; k < p->nchunks; k++) {
+        if (weft__algo_cancelled(p->cancel)) {
+            st = WEFT_ECANCELED;
+            break;
+        }
+        size_t lo, hi;
+        weft__plan_chunk(p, k, &lo, &hi);
+        if (has) memcpy(work, prefix, s->acc_size);
+        if (s->scan_reduce) {
+            s->scan_reduce(lo, hi, work, has, agg, s->arg);
+        } else {
+            s->reduce(lo, hi, agg, s->arg);
+            s->scan(lo, hi, work, has, s->arg);
+        }
+        extend(s, prefix, has, agg);
+        has = 1;
+    }
+    if (mem != stack) weft__free_aligned(mem, bytes, 16);
+    return st;
 }
 
 static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const weft_algo_config *cfg) {
     if (!s->reduce || !s->scan || !s->op || !s->acc_size) return WEFT_EINVAL;
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
+    s->slot = weft__acc_slot(s->acc_size);
+    if (s->slot < s->acc_size || s->slot > SIZE_MAX / (2 * SLOTS)) return WEFT_ENOMEM;
     weft__plan p;
     int st = weft__plan_init(&p, ex, n, cfg, (weft__plan_rules){ SCAN_CHUNK, 0 });
     if (st != WEFT_OK) return st;
-    s->slot = weft__acc_slot(s->acc_size);
-    s->stride = weft__line_round(3 * s->slot);
+    if (p.nchunks == 0 || p.ntasks == 1) {
+        st = p.nchunks ? scan_one_task(&p, s) : WEFT_OK;
+        weft__plan_free(&p);
+        return st;
+    }
+    s->stride = weft__line_round(SLOTS * s->slot);
     size_t flag_bytes = weft__line_round(p.nchunks * sizeof(uint32_t));
-    size_t bytes = flag_bytes + p.nchunks * s->stride;
-    unsigned char *mem = bytes ? weft__calloc_aligned(bytes, 64) : NULL;
-    if (bytes && !mem) {
+    if (p.nchunks > (SIZE_MAX - flag_bytes) / s->stride) {
         weft__plan_free(&p);
         return WEFT_ENOMEM;
     }
-    s->ready = (_Atomic uint32_t *)mem; /* zeroed: no chunk ready */
+    size_t bytes = flag_bytes + p.nchunks * s->stride;
+    unsigned char *mem = weft__calloc_aligned(bytes, WEFT__CACHE_LINE);
+    if (!mem) {
+        weft__plan_free(&p);
+        return WEFT_ENOMEM;
+    }
+    s->state = (_Atomic uint32_t *)mem; /* zeroed: CHUNK_EMPTY */
     s->slots = mem + flag_bytes;
     st = weft__par_chunks(ex, &p, true, scan_chunk, s);
-    if (mem) weft__free_aligned(mem, bytes, 64);
+    weft__free_aligned(mem, bytes, WEFT__CACHE_LINE);
     weft__plan_free(&p);
     return st;
 }
@@ -85,6 +207,24 @@ weft_status weft_parallel_scan_range(weft_executor *ex, size_t n, size_t acc_siz
                                      weft_reduce_range_fn reduce, weft_scan_range_fn scan,
                                      weft_combine_fn op, void *arg, const weft_algo_config *cfg) {
     scan_core s = { .acc_size = acc_size, .init = init, .reduce = reduce, .scan = scan, .op = op, .arg = arg };
+    return scan_run(ex, n, &s, cfg);
+}
+
+/* Born with a size (docs/abi.md): the config is read at the caller's size. */
+weft_status weft_parallel_scan_range_fused_sized(weft_executor *ex, size_t n, size_t acc_size,
+                                                 const void *init, weft_reduce_range_fn reduce,
+                                                 weft_scan_range_fn scan,
+                                                 weft_scan_reduce_range_fn scan_reduce,
+                                                 weft_combine_fn op, void *arg,
+                                                 const weft_algo_config *cfg, size_t cfg_size) {
+    weft_algo_config config;
+    if (cfg) {
+        weft_status st = weft__config_read(&config, sizeof config, cfg, cfg_size, "weft_algo_config");
+        if (st != WEFT_OK) return st;
+        cfg = &config;
+    }
+    scan_core s = { .acc_size = acc_size, .init = init, .reduce = reduce, .scan = scan,
+                    .scan_reduce = scan_reduce, .op = op, .arg = arg };
     return scan_run(ex, n, &s, cfg);
 }
 
@@ -98,33 +238,58 @@ typedef struct elem_scan {
     void *arg;
 } elem_scan;
 
-static void elem_reduce(size_t lo, size_t hi, void *acc, void *ctx) {
-    const elem_scan *e = ctx;
-    memcpy(acc, e->in + lo * e->size, e->size);
-    for (size_t i = lo + 1; i < hi; i++) e->op(acc, e->in + i * e->size, e->arg);
+/* *total = x when first, else *total op= x: the reduce body's fold, one element
+ * at a time. */
+static void fold(const elem_scan *e, void *total, const unsigned char *x, bool first) {
+    if (first) memcpy(total, x, e->size);
+    else e->op(total, x, e->arg);
 }
 
-static void inclusive_body(size_t lo, size_t hi, void *acc, bool has_acc, void *ctx) {
+static void elem_reduce(size_t lo, size_t hi, void *acc, void *ctx) {
     const elem_scan *e = ctx;
+    for (size_t i = lo; i < hi; i++) fold(e, acc, e->in + i * e->size, i == lo);
+}
+
+/* The inclusive body, and the one-pass body when total is not NULL.  out may
+ * equal in: each input is read before its output overwrites it. */
+static void inclusive_pass(const elem_scan *e, size_t lo, size_t hi, void *acc, bool has_acc, void *total) {
     for (size_t i = lo; i < hi; i++) {
-        if (has_acc) e->op(acc, e->in + i * e->size, e->arg);
-        else memcpy(acc, e->in + i * e->size, e->size);
+        const unsigned char *x = e->in + i * e->size;
+        fold(e, acc, x, !has_acc);
+        if (total) fold(e, total, x, i == lo);
         has_acc = true;
         memcpy(e->out + i * e->size, acc, e->size);
     }
 }
 
+static void inclusive_body(size_t lo, size_t hi, void *acc, bool has_acc, void *ctx) {
+    inclusive_pass(ctx, lo, hi, acc, has_acc, NULL);
+}
+
+static void inclusive_fused(size_t lo, size_t hi, void *acc, bool has_acc, void *total, void *ctx) {
+    inclusive_pass(ctx, lo, hi, acc, has_acc, total);
+}
+
 /* out may equal in: each input is saved to the scratch slot before its output
- * overwrites it. */
-static void exclusive_body(size_t lo, size_t hi, void *acc, bool has_acc, void *ctx) {
-    const elem_scan *e = ctx;
+ * overwrites it.  has_acc is always true: exclusive scans need an initial value. */
+static void exclusive_pass(const elem_scan *e, size_t lo, size_t hi, void *acc, void *total) {
     unsigned char *tmp = (unsigned char *)acc + e->slot; /* the chunk's scratch slot */
-    (void)has_acc; /* always true: exclusive scans need an initial value */
     for (size_t i = lo; i < hi; i++) {
         memcpy(tmp, e->in + i * e->size, e->size);
+        if (total) fold(e, total, tmp, i == lo);
         memcpy(e->out + i * e->size, acc, e->size);
         e->op(acc, tmp, e->arg);
     }
+}
+
+static void exclusive_body(size_t lo, size_t hi, void *acc, bool has_acc, void *ctx) {
+    (void)has_acc;
+    exclusive_pass(ctx, lo, hi, acc, NULL);
+}
+
+static void exclusive_fused(size_t lo, size_t hi, void *acc, bool has_acc, void *total, void *ctx) {
+    (void)has_acc;
+    exclusive_pass(ctx, lo, hi, acc, total);
 }
 
 static void elem_op(void *acc, const void *x, void *ctx) {
@@ -137,7 +302,9 @@ weft_status weft__scan(weft_executor *ex, const weft_scan_desc *d) {
         return WEFT_EINVAL;
     elem_scan e = { d->in, d->out, d->size, weft__acc_slot(d->size), d->op, d->arg };
     scan_core s = { .acc_size = d->size, .init = d->init, .reduce = elem_reduce,
-                    .scan = d->exclusive ? exclusive_body : inclusive_body, .op = elem_op, .arg = &e };
+                    .scan = d->exclusive ? exclusive_body : inclusive_body,
+                    .scan_reduce = d->exclusive ? exclusive_fused : inclusive_fused,
+                    .op = elem_op, .arg = &e };
     return scan_run(ex, d->n, &s, &d->config);
 }
 
