@@ -247,6 +247,25 @@ static int after_pipe(weft_ctx *cx, void *arg) {
     return 0;
 }
 
+/* A graph of before_pipe -> the pipeline -> after_pipe, run `runs` times with
+ * weft_run_n: each run's tokens continue from the last's.  Returns the graph. */
+static weft_taskflow *run_n_around(weft_executor *ex, struct around *a, uint64_t runs) {
+    weft_taskflow *tf = make_taskflow("around");
+    weft_task b = must_emplace(tf, before_pipe, a), t = weft_pipeline_emplace(tf, a->p);
+    weft_task e = must_emplace(tf, after_pipe, a);
+    ASSERT_FALSE(weft_task_is_null(t));
+    ASSERT_OK(weft_precede(b, t));
+    ASSERT_OK(weft_precede(t, e));
+    weft_future *f;
+    ASSERT_OK(weft_run_n(ex, tf, runs, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&a->before), runs);
+    ASSERT_EQ(atomic_load(&a->after), runs);
+    ASSERT_EQ(atomic_load(&a->bad), 0);
+    return tf;
+}
+
 TEST(pipe_inside_graph_runs_each_iteration_of_run_n) {
     weft_executor *ex = make_executor(3);
     struct check c;
@@ -255,19 +274,7 @@ TEST(pipe_inside_graph_runs_each_iteration_of_run_n) {
     check_init(&c, 3, (weft_stage_kind[]){WEFT_STAGE_SERIAL, WEFT_STAGE_PARALLEL, WEFT_STAGE_SERIAL}, 3, n, runs);
     weft_pipeline *p = check_pipeline(&c);
     struct around a = {.c = &c, .p = p};
-    weft_taskflow *tf = make_taskflow("around");
-    weft_task b = must_emplace(tf, before_pipe, &a), t = weft_pipeline_emplace(tf, p);
-    weft_task e = must_emplace(tf, after_pipe, &a);
-    ASSERT_FALSE(weft_task_is_null(t));
-    ASSERT_OK(weft_precede(b, t));
-    ASSERT_OK(weft_precede(t, e));
-    weft_future *f;
-    ASSERT_OK(weft_run_n(ex, tf, runs, &f));
-    ASSERT_OK(weft_future_wait(f));
-    weft_future_destroy(f);
-    ASSERT_EQ(atomic_load(&a.before), runs);
-    ASSERT_EQ(atomic_load(&a.after), runs);
-    ASSERT_EQ(atomic_load(&a.bad), 0);
+    weft_taskflow *tf = run_n_around(ex, &a, runs);
     check_done(&c, n * runs); /* tokens went on from run to run */
     ASSERT_EQ(weft_pipeline_num_tokens(p), n * runs);
 
@@ -281,6 +288,39 @@ TEST(pipe_inside_graph_runs_each_iteration_of_run_n) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     ASSERT_OK(weft_pipeline_destroy(p));
     free(c.visits);
+    weft_executor_destroy(ex);
+}
+
+/* The spread path passes the next token number from first-stage slot to
+ * first-stage slot and stores the pipeline's count only when a phase stops
+ * making tokens: every run of run_n must start where the last one ended (the
+ * task before the pipeline reads weft_pipeline_num_tokens), every token pass
+ * every stage exactly once, whatever the lines, the stage kinds, the
+ * scheduling (AUTO switches between spread and inline phases mid-run) and the
+ * run's length (0 and 1 tokens, fewer tokens than lines). */
+TEST(pipe_spread_runs_continue_the_token_count_with_no_token_lost_or_doubled) {
+    uint64_t rng = test_seed();
+    weft_executor *ex = make_executor(2);
+    unsigned rounds = (unsigned)test_scale(24);
+    for (unsigned r = 0; r < rounds; r++) {
+        size_t lines = 1 + r % 8, n = 2 + test_rand(&rng) % 3;
+        weft_stage_kind kinds[MAX_STAGES];
+        for (size_t s = 0; s < n; s++)
+            kinds[s] = s == 0 || s + 1 == n || test_rand(&rng) % 2 ? WEFT_STAGE_SERIAL : WEFT_STAGE_PARALLEL;
+        static const uint64_t lens[] = {0, 1, 3, 700, 2500};
+        uint64_t per_run = lens[test_rand(&rng) % 5], runs = 5;
+        struct check c;
+        check_init(&c, lines, kinds, n, per_run, runs);
+        c.sched = r % 3 == 2 ? WEFT_PIPELINE_AUTO : WEFT_PIPELINE_SPREAD;
+        weft_pipeline *p = check_pipeline(&c);
+        struct around a = {.c = &c, .p = p};
+        weft_taskflow *tf = run_n_around(ex, &a, runs);
+        check_done(&c, per_run * runs);
+        ASSERT_EQ(weft_pipeline_num_tokens(p), per_run * runs);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_pipeline_destroy(p));
+        free(c.visits);
+    }
     weft_executor_destroy(ex);
 }
 

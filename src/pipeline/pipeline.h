@@ -67,6 +67,11 @@ typedef struct weft__slot {
     uint32_t full;         /* join's value when re-armed: 1 or 2 */
     uint32_t line, stage;
     weft_pipeline *p;
+    /* First stage only, in a spread phase: the token this slot makes next.  The
+     * slot before it writes it before the count-down that readies it, so the
+     * number travels on the line the hand-off moves anyway (p->next_token is
+     * brought up to date when the phase ends). */
+    uint64_t tok;
 } weft__slot;
 
 /* What one line carries: its current token and, for data pipelines, two buffers
@@ -104,10 +109,13 @@ struct weft_pipeline {
     _Atomic uint64_t inline_tokens;
     /* Run state.  next_token and the stop fields are touched only by the
      * first-stage slots, which run one after another (each is ordered after the
-     * previous by a join counter), so they need no atomics.  On a line of their
-     * own: next_token changes with every token, and the fields above are read by
-     * every slot on every worker. */
-    _Alignas(WEFT__CACHE_LINE) _Atomic uint64_t next_token; /* one writer at a time; atomic for num_tokens */
+     * previous by a join counter), and by the driver between phases, so they
+     * need no atomics.  On a line of their own, as they are written while the
+     * fields above are read by every slot on every worker.  A spread phase
+     * passes the next token from slot to slot (weft__slot.tok) and stores
+     * next_token once, when it stops making tokens: a line written per token
+     * would move between the workers with every token. */
+    _Alignas(WEFT__CACHE_LINE) _Atomic uint64_t next_token; /* atomic for num_tokens */
     uint64_t epoch_end; /* a spread phase makes no token from this one on */
     bool stopping;
     bool ended;         /* stopped, failed or cancelled: no phase follows */

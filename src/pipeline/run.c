@@ -80,8 +80,8 @@ static int call_stage(weft__worker *w, weft_pipeline *p, weft__line *ln, weft_pi
     return rc;
 }
 
-/* Runs the first stage for token t (p->next_token) on `line`.  False if it
- * stopped. */
+/* Runs the first stage for token t on `line`.  False if it stopped (t was not
+ * made).  The caller keeps p->next_token. */
 static bool make_token(weft__worker *w, weft_pipeline *p, uint64_t t, uint32_t line) {
     weft__line *ln = &p->lines[line];
     weft_pipeflow pf = {p, t, line, 0, false};
@@ -89,9 +89,7 @@ static bool make_token(weft__worker *w, weft_pipeline *p, uint64_t t, uint32_t l
     ln->skip = false;
     int rc = call_stage(w, p, ln, &pf);
     if (rc != 0) record_failure(p, ln, rc); /* a stop with an error still fails */
-    if (pf.stop) return false;
-    atomic_store_explicit(&p->next_token, t + 1, memory_order_relaxed);
-    return true;
+    return !pf.stop;
 }
 
 /* Runs stage `stage` (> 0) for the token on `line`, unless an earlier stage of
@@ -131,7 +129,7 @@ static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
     if (!p->stopping) {
         /* The end of a spread phase (epoch_end) drains the lines like a stop,
          * but the run goes on: `ended` stays false. */
-        uint64_t t = atomic_load_explicit(&p->next_token, memory_order_relaxed);
+        uint64_t t = s->tok;
         if (must_stop(p)) {
             p->ended = true;
         } else if (t < p->epoch_end) {
@@ -139,11 +137,14 @@ static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
                 weft__slot *same = p->nstages > 1 ? s + 1 : NULL;
                 weft__slot *a = same && count_down(same) ? same : NULL;
                 weft__slot *gen = next_line(p, s);
+                gen->tok = t + 1; /* before the count-down that may ready it */
                 /* With one stage the token is done, so this slot's line is free. */
                 return hand_on(w, a, count_down(gen) ? gen : NULL);
             }
             p->ended = true;
         }
+        /* t is the first token not made: the phase's count for the driver. */
+        atomic_store_explicit(&p->next_token, t, memory_order_relaxed);
         p->stopping = true;
         p->stop_line = s->line;
     }
@@ -190,7 +191,9 @@ static weft__slot *arm(weft_pipeline *p) {
     }
     p->stopping = false;
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
-    return weft__slot_at(p, r, 0);
+    weft__slot *first = weft__slot_at(p, r, 0);
+    first->tok = atomic_load_explicit(&p->next_token, memory_order_relaxed);
+    return first;
 }
 
 /* ---- the driving task ----------------------------------------------------------- */
@@ -219,6 +222,7 @@ static void inline_phase(weft__worker *w, weft_pipeline *p, uint64_t end) {
         if (must_stop(p) || !make_token(w, p, t, line)) break;
         for (uint32_t s = 1; s < p->nstages; s++) later_call(w, p, line, s);
         line = line + 1 == p->nlines ? 0 : line + 1;
+        atomic_store_explicit(&p->next_token, t + 1, memory_order_relaxed); /* for num_tokens */
     }
     p->ended = t < end;
 }
