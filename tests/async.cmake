@@ -1,5 +1,6 @@
 # Async tasks: futures, silent and dependent tasks (random dependency sets),
-# nested and isolated waits, then-callbacks, the eventfd with epoll, out of memory.
+# nested and isolated waits, then-callbacks, the eventfd with epoll, out of memory,
+# submitting from threads that are not workers (submitter slots).
 weft_add_test_program(async_tests
-  SOURCES async_basic.c async_deps.c async_events.c
+  SOURCES async_basic.c async_deps.c async_events.c async_submit.c
   TIMEOUT 120)

@@ -66,6 +66,11 @@ typedef struct weft__async_worker {
     void *silent_free;   /* free records of silent async tasks (silent.c) */
     void *silent_blocks; /* the blocks those records are carved from */
     _Atomic size_t silent_bytes; /* bytes of those blocks (metrics read it) */
+    /* Silent records of another home that this worker ran, on their way back
+     * there: given back RETURN_BATCH at a time (silent.c), one CAS for them all. */
+    void *ret_head, *ret_tail;
+    const weft__worker *ret_home;
+    unsigned ret_n;
     /* Silent records of this worker freed by other workers (any worker pushes,
      * this one takes all at once); on its own line, as other workers write it. */
     _Alignas(WEFT__CACHE_LINE) _Atomic(void *) silent_remote;

@@ -177,6 +177,35 @@ static inline weft__steal_result weft__deque_steal_batch(weft__deque *q, weft__j
     return *n ? WEFT__STEAL_OK : WEFT__STEAL_EMPTY;
 }
 
+/* Any thread, on a deque whose owner pushes and never pops (a submitter slot,
+ * core/submitter.c): claims up to half of the jobs (rounded up), at most
+ * `max`, oldest first, into out[0..*n) with ONE CAS of top from t to t+k.
+ * weft__deque_steal_batch explains why one CAS cannot claim k > 1 jobs from a
+ * deque whose owner pops; without pops nothing but thieves moves the range's
+ * lower end, and the owner's pushes only add above bottom, so the jobs at
+ * [t, t+k), published before the bottom we read (acquire), stay ours once the
+ * CAS from t succeeds.  Their slots cannot have been reused: the owner writes
+ * index i + capacity only after seeing top > i, which needs our CAS first.
+ * The ring is loaded after bottom (the CVE-2021-32810 rule), and the slots are
+ * read before the CAS (a later read could see a slot the owner reused after
+ * our CAS moved top).  EMPTY, RETRY (another thief moved top) or OK. */
+static inline weft__steal_result weft__deque_steal_many(weft__deque *q, weft__job **out, unsigned max,
+                                                        unsigned *n) {
+    *n = 0;
+    int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+    atomic_thread_fence(memory_order_seq_cst);
+    int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
+    if (t >= b || max == 0) return WEFT__STEAL_EMPTY;
+    int64_t k = (b - t + 1) / 2;
+    if (k > (int64_t)max) k = max;
+    weft__ring *a = atomic_load_explicit(&q->ring, memory_order_acquire);
+    for (int64_t i = 0; i < k; i++) out[i] = atomic_load_explicit(&a->slot[(t + i) & a->mask], memory_order_relaxed);
+    if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + k, memory_order_seq_cst, memory_order_relaxed))
+        return WEFT__STEAL_RETRY;
+    *n = (unsigned)k;
+    return WEFT__STEAL_OK;
+}
+
 /* Any thread: a racy size estimate (exact when the deque is quiescent). */
 static inline int64_t weft__deque_size(weft__deque *q) {
     int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);

@@ -54,7 +54,7 @@ static void teardown(weft_executor *ex, unsigned started) {
     if (ex->workers) {
         /* The layers first (observe/ saves WEFT_PROFILE from the workers' state). */
         weft__layers_fini(ex);
-        for (unsigned i = 0; i < ex->nworkers; i++) {
+        for (unsigned i = 0; i < weft__nslots(ex); i++) {
             if (atomic_load_explicit(&ex->workers[i].deque.ring, memory_order_relaxed))
                 weft__deque_destroy(&ex->workers[i].deque);
             weft__fj_destroy(&ex->workers[i].fj);
@@ -85,6 +85,8 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
     ex->yield_rounds = c.yield_rounds ? c.yield_rounds : 8;
     ex->bound = c.affinity == WEFT_AFFINITY_CPUS;
     ex->fork_generation = atomic_load_explicit(&weft__fork_generation, memory_order_relaxed);
+    ex->serial = weft__submitter_serial();
+    atomic_init(&ex->nsubmitters, 0);
     atomic_init(&ex->shutdown, 0);
     atomic_init(&ex->outside_begun, 0);
     atomic_init(&ex->outside_ended, 0);
@@ -105,16 +107,19 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         return set_err(err, WEFT_ENOMEM), NULL;
     }
     int64_t cap = c.deque_capacity ? (int64_t)c.deque_capacity : 1024;
-    for (unsigned i = 0; i < ex->nworkers; i++) {
+    for (unsigned i = 0; i < weft__nslots(ex); i++) {
         weft__worker *w = &ex->workers[i];
+        bool slot = i >= ex->nworkers; /* a submitter slot (core/submitter.c): no thread */
         w->ex = ex;
         w->id = i;
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
         w->last_victim = -1;
         atomic_init(&w->runs_begun, 0);
         atomic_init(&w->runs_ended, 0);
-        w->cpu = c.affinity == WEFT_AFFINITY_CPUS ? weft__cpu_nth(i) : -1;
-        if (weft__deque_init(&w->deque, cap) != 0) {
+        atomic_init(&w->sub_owner, NULL);
+        w->cpu = c.affinity == WEFT_AFFINITY_CPUS && !slot ? weft__cpu_nth(i) : -1;
+        /* A slot starts small: most executors never see a submitter. */
+        if (weft__deque_init(&w->deque, slot ? 64 : cap) != 0) {
             teardown(ex, 0);
             return set_err(err, WEFT_ENOMEM), NULL;
         }

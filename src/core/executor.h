@@ -93,7 +93,15 @@ struct weft__worker {
     void *defer_obj;
     int64_t defer_delta;
     weft__worker_stats stats; /* observe/: counters and state */
+    /* A submitter slot (core/submitter.c): the thread that owns it (a token
+     * unique among live threads), or NULL while free.  Workers: always NULL. */
+    _Atomic(const void *) sub_owner;
 };
+
+/* Submitter slots per executor (core/submitter.c): a thread that is not a
+ * worker and submits gets one, with a deque of its own that the workers
+ * steal from; when all are taken, the injector. */
+enum { WEFT__SUBMITTERS = 8 };
 
 struct weft_executor {
     unsigned nworkers;
@@ -101,7 +109,14 @@ struct weft_executor {
     unsigned steal_rounds;
     unsigned yield_rounds;
     bool bound; /* WEFT_AFFINITY_CPUS: each worker owns a CPU */
-    weft__worker *workers; /* nworkers of them */
+    /* nworkers workers, then WEFT__SUBMITTERS submitter slots: weft__worker
+     * structures with no thread (core/submitter.c), whose deques only their
+     * owner pushes to and the workers steal from. */
+    weft__worker *workers;
+    /* How many submitter slots have ever been claimed: the workers steal from
+     * workers[nworkers .. nworkers + nsubmitters).  0: one load, no loop. */
+    _Atomic unsigned nsubmitters;
+    uint64_t serial; /* unique per executor in the process: a submitter's cache checks it */
     /* A source of work besides the deques (core/layer.h, weft__source_set):
      * NULL until a layer needs it (sched/: the first prioritised task, or a
      * policy at create), then set for good.  Read only where a worker
@@ -143,7 +158,8 @@ struct weft_executor {
 };
 
 /* Bytes of ex->workers (one cache-aligned allocation). */
-static inline size_t weft__workers_bytes(const weft_executor *ex) { return sizeof(weft__worker) * ex->nworkers; }
+static inline unsigned weft__nslots(const weft_executor *ex) { return ex->nworkers + WEFT__SUBMITTERS; }
+static inline size_t weft__workers_bytes(const weft_executor *ex) { return sizeof(weft__worker) * weft__nslots(ex); }
 
 /* What a task function receives.  Lives on the stack of the code that runs it. */
 struct weft_ctx {
@@ -225,6 +241,25 @@ static inline void weft__worker_pause(weft__worker *w, unsigned *idle) {
 /* weft__push_local (declared above): owner only: pushes to w's deque and
  * wakes a sleeper if nobody is searching.  Never fails: without memory to grow
  * the deque, the job goes to w's private overflow list (it still runs, on w). */
+
+/* ---- submitter slots (core/submitter.c) ---- */
+/* A fresh executor serial (weft_executor.serial). */
+uint64_t weft__submitter_serial(void);
+/* The calling thread's submitter slot on ex, claimed on first use, or NULL
+ * (every slot taken, or ex's deques are sealed).  A thread that is not one of
+ * ex's workers.  The slot is a weft__worker with no thread: its deque takes
+ * weft__submitter_push, its layer state is the thread's (async/: records). */
+weft__worker *weft__submitter_get(weft_executor *ex);
+/* The slot's owner: queues job on the slot and wakes a worker if none is
+ * searching.  0, or WEFT_ENOMEM (the deque could not grow: use the injector). */
+int weft__submitter_push(weft_executor *ex, weft__worker *slot, weft__job *job);
+/* Worker w: a job taken from a submitter slot (more of the same batch pushed
+ * on w's deque), or NULL.  every: retry lost races (the last look before
+ * parking must see every queued job). */
+weft__job *weft__submitters_steal(weft__worker *w, bool every);
+/* The same from the slot at workers[v] only (v >= nworkers): a busy worker
+ * that took a batch there comes back for the next (weft__worker_main). */
+weft__job *weft__submitter_steal_again(weft__worker *w, unsigned v);
 
 /* Any thread: makes `job` runnable on ex.  From one of ex's workers it goes to the
  * local deque; from other threads through the injector.  0 or WEFT_ENOMEM. */

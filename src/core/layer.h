@@ -8,7 +8,11 @@
  *     core (each worker's area starts on its own cache line, each layer's part
  *     on a cache line of its own, the first layer's part at the area's start:
  *     a hot path may rely on that), zeroed, then `worker_init`ed; `worker_fini` runs
- *     at destroy after every worker is joined.  The layer finds its part with
+ *     at destroy after every worker is joined.  The submitter slots
+ *     (core/submitter.c: weft__worker structures with no thread, after the
+ *     workers, owned by threads that submit from outside) get an area too,
+ *     initialised and finished alike: a layer whose submission path a slot
+ *     takes (async/: silent records) finds its state there.  The layer finds its part with
  *     weft__layer_state(w, &its_layer): two loads and an add.
  *   - executor lifetime: `executor_init` runs at create after the workers'
  *     structures exist and before their threads start (in list order);

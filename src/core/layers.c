@@ -46,9 +46,10 @@ int weft__layers_layout(weft_executor *ex, weft__layer *const *layers, unsigned 
     }
     ex->layer_stride = laid_out_stride;
     if (laid_out_stride) {
-        ex->layer_areas = weft__calloc_aligned(laid_out_stride * ex->nworkers, WEFT__CACHE_LINE);
+        /* Submitter slots (core/submitter.c) have layer state too. */
+        ex->layer_areas = weft__calloc_aligned(laid_out_stride * weft__nslots(ex), WEFT__CACHE_LINE);
         if (!ex->layer_areas) return WEFT_ENOMEM; /* nlayers stays 0: nothing to finish */
-        for (unsigned i = 0; i < ex->nworkers; i++)
+        for (unsigned i = 0; i < weft__nslots(ex); i++)
             ex->workers[i].layers = (char *)ex->layer_areas + (size_t)i * laid_out_stride;
     }
     ex->layers = layers;
@@ -61,7 +62,7 @@ static void fini_first(weft_executor *ex, unsigned k) {
     while (k-- > 0) {
         weft__layer *l = ex->layers[k];
         if (l->worker_fini)
-            for (unsigned i = 0; i < ex->nworkers; i++)
+            for (unsigned i = 0; i < weft__nslots(ex); i++)
                 l->worker_fini(&ex->workers[i], weft__layer_state(&ex->workers[i], l));
         if (l->executor_fini) l->executor_fini(ex);
     }
@@ -73,7 +74,7 @@ int weft__layers_init(weft_executor *ex, const weft_executor_config *config) {
         int st = l->executor_init ? l->executor_init(ex, config) : 0;
         unsigned done = 0;
         if (st == 0 && l->worker_init)
-            for (; done < ex->nworkers; done++) {
+            for (; done < weft__nslots(ex); done++) {
                 weft__worker *w = &ex->workers[done];
                 if ((st = l->worker_init(w, weft__layer_state(w, l))) != 0) break;
             }
@@ -93,7 +94,7 @@ int weft__layers_init(weft_executor *ex, const weft_executor_config *config) {
 void weft__layers_fini(weft_executor *ex) {
     fini_first(ex, ex->nlayers);
     ex->nlayers = 0;
-    if (ex->layer_areas) weft__free_aligned(ex->layer_areas, ex->layer_stride * ex->nworkers, WEFT__CACHE_LINE);
+    if (ex->layer_areas) weft__free_aligned(ex->layer_areas, ex->layer_stride * weft__nslots(ex), WEFT__CACHE_LINE);
     ex->layer_areas = NULL;
     for (unsigned i = 0; i < ex->nworkers; i++) {
         weft__worker *w = &ex->workers[i];

@@ -59,7 +59,9 @@ uint64_t weft__runs_in_flight(const weft_executor *ex) {
     for (unsigned i = 0; i < ex->nworkers; i++)
         ended += atomic_load_explicit(&ex->workers[i].runs_ended, memory_order_acquire);
     uint64_t begun = atomic_load_explicit(&e->outside_begun, memory_order_acquire);
-    for (unsigned i = 0; i < ex->nworkers; i++)
+    /* Submitter slots (core/submitter.c) count begins too; their ends are counted
+     * by the workers that run them. */
+    for (unsigned i = 0; i < weft__nslots(ex); i++)
         begun += atomic_load_explicit(&ex->workers[i].runs_begun, memory_order_acquire);
     return begun - ended;
 }

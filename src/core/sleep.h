@@ -66,6 +66,17 @@ static inline void weft__sleep_notify_local(weft__sleep *s) {
     if (WEFT__SLEEP_SEARCHING(v) == 0 && WEFT__SLEEP_IDLE(v) > WEFT__SLEEP_TOKENS(v)) weft__sleep_notify(s);
 }
 
+/* After a submitter published a job (core/submitter.c): wakes a sleeper if
+ * nobody is searching, with the light half of the asymmetric fence; a worker
+ * about to park while submitter slots exist takes the heavy half between its
+ * idle announcement and its last look (weft__worker_main), so either it sees
+ * the job or this load sees it idle.  Saves a full fence per submitted job. */
+static inline void weft__sleep_notify_light(weft__sleep *s) {
+    weft__fence_light();
+    uint64_t v = atomic_load_explicit(&s->state, memory_order_relaxed);
+    if (WEFT__SLEEP_SEARCHING(v) == 0 && WEFT__SLEEP_IDLE(v) > WEFT__SLEEP_TOKENS(v)) weft__sleep_notify(s);
+}
+
 /* A searcher found a job: it stops searching; the last searcher to stop wakes
  * another worker, so that further work is picked up (Tokio's rule). */
 static inline void weft__sleep_end_search(weft__sleep *s) {

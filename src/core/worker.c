@@ -115,6 +115,7 @@ static weft__job *steal_victims(weft__worker *w, bool injector) {
     weft_executor *ex = w->ex;
     weft__job *j = injector ? weft__injector_pop(&ex->injector) : NULL;
     if (j) return weft__hook_steal(w, true, -1), j;
+    if ((j = weft__submitters_steal(w, false)) != NULL) return j;
     if (w->victims) return steal_tiers(w);
     unsigned n = ex->nworkers;
     if (n < 2) return NULL;
@@ -162,6 +163,14 @@ static weft__job *steal_again(weft__worker *w, unsigned *streak) {
     int v = w->last_victim;
     if (v < 0) return NULL;
     weft__job *j;
+    if ((unsigned)v >= w->ex->nworkers) { /* a submitter slot: a batch at a time */
+        if (*streak >= RESTEAL_MAX || (j = weft__submitter_steal_again(w, (unsigned)v)) == NULL) {
+            w->last_victim = -1;
+            return NULL;
+        }
+        ++*streak;
+        return j;
+    }
     if (*streak >= RESTEAL_MAX || weft__deque_steal(&w->ex->workers[v].deque, &j) != WEFT__STEAL_OK) {
         /* Forgotten: the next busy stretch re-steals only if a steal from a
          * victim (steal_round) starts it, not after the injector or a frame. */
@@ -187,6 +196,8 @@ static weft__job *final_look(weft__worker *w) {
         weft__job *j = weft__injector_pop(&ex->injector);
         if (j) return weft__hook_steal(w, true, -1), j; /* observe/: a steal like any */
     }
+    weft__job *sj = weft__submitters_steal(w, true);
+    if (sj) return sj;
     for (unsigned v = 0; v < ex->nworkers; v++) {
         if (v == w->id) continue;
         for (;;) {
@@ -275,6 +286,10 @@ void *weft__worker_main(void *arg) {
         weft__job *j = search(w);
         if (!j) {
             uint32_t key = weft__sleep_prepare(&ex->sleep);
+            /* Submitters publish a job and look at the sleepers with only the
+             * light half of the fence (weft__sleep_notify_light): this is the
+             * heavy half, between our idle announcement and the last look. */
+            if (atomic_load_explicit(&ex->nsubmitters, memory_order_seq_cst)) weft__fence_heavy(); /* submitter.c */
             j = final_look(w);
             uint64_t nap = 0;
             if (!j) j = poll_before_park(w, &nap);

@@ -47,8 +47,9 @@ static void add_worker(weft_worker_metrics *t, const weft_worker_metrics *m) {
 
 /* What weft holds for ex: the executor, its workers, deques, observability. */
 static size_t held_bytes(const weft_executor *ex) {
-    size_t b = sizeof *ex + weft__workers_bytes(ex) + ex->layer_stride * ex->nworkers;
-    for (unsigned i = 0; i < ex->nworkers; i++) {
+    /* Workers and submitter slots (core/submitter.c) alike. */
+    size_t b = sizeof *ex + weft__workers_bytes(ex) + ex->layer_stride * weft__nslots(ex);
+    for (unsigned i = 0; i < weft__nslots(ex); i++) {
         const weft__ring *r = atomic_load_explicit(&((weft__deque *)&ex->workers[i].deque)->ring, memory_order_relaxed);
         if (r) b += sizeof *r + (size_t)(r->mask + 1) * sizeof r->slot[0];
         /* Blocks of silent async records (src/async/silent.c). */
