@@ -132,6 +132,28 @@ typedef struct weft_executor_config {
      * the create (WEFT_EINVAL for a NUMA node that does not exist or a strategy
      * out of range); a bad WEFT_PLACEMENT is warned about and ignored. */
     const struct weft_placement_config *placement;
+    /* Steal attempts per tier of a bound worker's victims (docs/guide-topology.md,
+     * "Stealing"): [0] its own L3 domain, [1] the rest of its NUMA node, [2] the
+     * other nodes.  Each steal round tries that many victims of the tier,
+     * starting at a random one and going round it (more than the tier holds:
+     * round it again) before moving on.  0: each victim of the tier once.  At
+     * most WEFT_SEARCH_ROUNDS_MAX.  Only workers with tiers (bound workers on a
+     * machine with more than one L3 or node) use it; other workers try every
+     * other worker once per round. */
+    unsigned steal_attempts[3];
+    /* The most jobs one steal from a worker's deque takes: 0, the
+     * WEFT_STEAL_BATCH environment variable (a number up to 256) if set, else 1;
+     * 1: one job (the default); n > 1: up to half of the victim's jobs, at most
+     * n, the rest queued on the thief's deque.  At most 256 (WEFT_EINVAL).  Pays when a
+     * steal is costly (many workers, a victim on another L3 or node); on a few
+     * cores it only adds work (docs/guide-topology.md, "Batch stealing"). */
+    unsigned steal_batch;
+    /* Bounded local queues: a worker whose deque holds this many jobs (rounded
+     * up to a power of two, at least 16) queues further ones on the executor's
+     * shared queue, where any worker takes them, instead of growing its deque.
+     * 0: unbounded (the default).  At most 2^30.  Fork-join spawns
+     * (weft/forkjoin.h) keep their own bounded frames and are not affected. */
+    size_t local_queue_capacity;
 } weft_executor_config;
 
 /* Creates an executor and starts its workers.  `config` may be NULL (all

@@ -14,15 +14,36 @@ static weft__ring *ring_new(int64_t cap) {
     return r;
 }
 
-int weft__deque_init(weft__deque *q, int64_t capacity) {
+static int64_t pow2_at_least(int64_t n) {
     int64_t cap = 16;
-    while (cap < capacity) cap <<= 1;
-    weft__ring *r = ring_new(cap);
+    while (cap < n) cap <<= 1;
+    return cap;
+}
+
+int weft__deque_init(weft__deque *q, int64_t capacity) {
+    weft__ring *r = ring_new(pow2_at_least(capacity));
     if (!r) return WEFT_ENOMEM;
     atomic_init(&q->top, 0);
     atomic_init(&q->bottom, 0);
     atomic_init(&q->ring, r);
     q->retired = NULL;
+    q->max_mask = INT64_MAX;
+    return WEFT_OK;
+}
+
+void weft__deque_set_limit(weft__deque *q, int64_t limit) {
+    q->max_mask = limit > 0 ? pow2_at_least(limit) - 1 : INT64_MAX;
+}
+
+int weft__deque_rehome(weft__deque *q) {
+    weft__ring *old = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    if (old->mask < 0 || atomic_load_explicit(&q->bottom, memory_order_relaxed) != 0) return WEFT_OK;
+    weft__ring *r = ring_new(old->mask + 1); /* written here: first touch */
+    if (!r) return WEFT_ENOMEM;
+    /* No thief holds the old ring: a steal loads the ring only after it has
+     * seen a job (top < bottom), and nothing was ever pushed. */
+    atomic_store_explicit(&q->ring, r, memory_order_release);
+    weft__free(old, ring_bytes(old->mask + 1));
     return WEFT_OK;
 }
 
@@ -49,7 +70,7 @@ int weft__deque_seal(weft__deque *q) {
 }
 
 weft__ring *weft__deque_grow(weft__deque *q, weft__ring *old, int64_t top, int64_t bottom) {
-    if (old->mask < 0) return NULL; /* sealed: the push fails */
+    if (old->mask < 0 || old->mask >= q->max_mask) return NULL; /* sealed or at its limit: the push fails */
     weft__ring *n = ring_new((old->mask + 1) * 2);
     if (!n) return NULL;
     for (int64_t i = top; i < bottom; i++)

@@ -37,6 +37,7 @@ typedef struct weft__deque {
     _Alignas(WEFT__CACHE_LINE) _Atomic int64_t bottom; /* owner writes here */
     _Atomic(weft__ring *) ring;
     weft__ring *retired; /* owner only */
+    int64_t max_mask; /* owner only: the largest ring a grow may make, less one (weft__deque_set_limit) */
 } weft__deque;
 
 typedef enum weft__steal_result { WEFT__STEAL_EMPTY, WEFT__STEAL_OK, WEFT__STEAL_RETRY } weft__steal_result;
@@ -49,6 +50,16 @@ void weft__deque_destroy(weft__deque *q);
  * (WEFT_ENOMEM, as if memory had run out) and thieves find it empty: for a
  * worker whose jobs a source takes (core/layer.h).  0 or WEFT_ENOMEM. */
 int weft__deque_seal(weft__deque *q);
+/* Before the owner starts: the deque never grows past `limit` jobs (rounded up
+ * to a power of two, at least 16; 0: no limit): a push to a full deque fails
+ * as one out of memory does, and the caller queues the job elsewhere. */
+void weft__deque_set_limit(weft__deque *q, int64_t limit);
+/* Owner only, on an empty deque that nothing has been pushed to (a worker's
+ * first act): replaces the ring by a new one of the same size allocated and
+ * written by the calling thread, so that its pages come from that thread's
+ * NUMA node (first touch).  A sealed or non-empty deque is left as it is.
+ * 0 or WEFT_ENOMEM (the old ring is kept). */
+int weft__deque_rehome(weft__deque *q);
 /* Owner only: doubles the ring.  Returns the new ring or NULL (out of memory; the
  * deque is unchanged). */
 weft__ring *weft__deque_grow(weft__deque *q, weft__ring *old, int64_t top, int64_t bottom);

@@ -25,6 +25,14 @@ static unsigned workers_from_env(void) {
     return (unsigned)v; /* 0: the CPU count */
 }
 
+/* WEFT_STEAL_BATCH: the most jobs a steal takes (weft_executor_config.steal_batch). */
+#define MAX_STEAL_BATCH 256u
+static unsigned steal_batch_from_env(void) {
+    uint64_t v;
+    if (!weft__env_uint("WEFT_STEAL_BATCH", MAX_STEAL_BATCH, &v, "1")) return 1;
+    return v ? (unsigned)v : 1;
+}
+
 /* WEFT_AFFINITY: "cpus" binds here; "none" does not.  The names of placement
  * strategies are accepted too (no warning) and mean "none" to the core: the
  * layer that places workers (it reads WEFT_AFFINITY as well as
@@ -71,7 +79,10 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
                                      weft_status *err) {
     weft_executor_config c = config ? *config : (weft_executor_config){0};
     if (c.workers > MAX_WORKERS || (unsigned)c.affinity > WEFT_AFFINITY_CPUS ||
-        c.steal_rounds > WEFT_SEARCH_ROUNDS_MAX || c.yield_rounds > WEFT_SEARCH_ROUNDS_MAX)
+        c.steal_rounds > WEFT_SEARCH_ROUNDS_MAX || c.yield_rounds > WEFT_SEARCH_ROUNDS_MAX ||
+        c.steal_attempts[0] > WEFT_SEARCH_ROUNDS_MAX || c.steal_attempts[1] > WEFT_SEARCH_ROUNDS_MAX ||
+        c.steal_attempts[2] > WEFT_SEARCH_ROUNDS_MAX || c.steal_batch > MAX_STEAL_BATCH ||
+        c.local_queue_capacity > ((size_t)1 << 30))
         return set_err(err, WEFT_EINVAL), NULL;
     weft__process_init(after_fork_in_child);
     weft__log_init_from_env(); /* WEFT_LOG first, so the warnings below follow it */
@@ -83,6 +94,7 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
     ex->nworkers = c.workers;
     ex->steal_rounds = c.steal_rounds ? c.steal_rounds : 16;
     ex->yield_rounds = c.yield_rounds ? c.yield_rounds : 8;
+    ex->steal_batch = c.steal_batch ? c.steal_batch : steal_batch_from_env();
     ex->bound = c.affinity == WEFT_AFFINITY_CPUS;
     ex->fork_generation = atomic_load_explicit(&weft__fork_generation, memory_order_relaxed);
     ex->serial = weft__submitter_serial();
@@ -107,6 +119,8 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         return set_err(err, WEFT_ENOMEM), NULL;
     }
     int64_t cap = c.deque_capacity ? (int64_t)c.deque_capacity : 1024;
+    int64_t bound = (int64_t)c.local_queue_capacity; /* 0: unbounded */
+    if (bound && cap > bound) cap = bound;
     for (unsigned i = 0; i < weft__nslots(ex); i++) {
         weft__worker *w = &ex->workers[i];
         bool slot = i >= ex->nworkers; /* a submitter slot (core/submitter.c): no thread */
@@ -119,10 +133,11 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         atomic_init(&w->sub_owner, NULL);
         w->cpu = c.affinity == WEFT_AFFINITY_CPUS && !slot ? weft__cpu_nth(i) : -1;
         /* A slot starts small: most executors never see a submitter. */
-        if (weft__deque_init(&w->deque, slot ? 64 : cap) != 0) {
+        if (weft__deque_init(&w->deque, slot && cap > 64 ? 64 : cap) != 0) {
             teardown(ex, 0);
             return set_err(err, WEFT_ENOMEM), NULL;
         }
+        weft__deque_set_limit(&w->deque, bound); /* a full one overflows to the injector (worker.c) */
     }
     /* The layers above (core/layer.h): their per-worker areas, then their init
      * in order (observe/ reads the config, WEFT_PROFILE and WEFT_LOG). */

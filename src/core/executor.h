@@ -63,6 +63,9 @@ struct weft__worker {
      * tier_end[0..ntiers).  Set before the worker starts; read by it only. */
     unsigned *victims, *tier_end;
     unsigned nvictims, ntiers;
+    /* Victims tried per round in each tier (weft__worker_set_tier_tries), or
+     * NULL: each victim of a tier once. */
+    unsigned *tier_tries;
     /* Idle-time pollers (core/poll.c): this worker is the one napping with a
      * timeout for them, and the nap's current length in ns.  Owner only. */
     bool poll_watching;
@@ -108,6 +111,7 @@ struct weft_executor {
     uint32_t fork_generation; /* weft__fork_generation when created (weft__forked) */
     unsigned steal_rounds;
     unsigned yield_rounds;
+    unsigned steal_batch; /* the most jobs one steal takes (weft_executor_config.steal_batch): 1 or more */
     bool bound; /* WEFT_AFFINITY_CPUS: each worker owns a CPU */
     /* nworkers workers, then WEFT__SUBMITTERS submitter slots: weft__worker
      * structures with no thread (core/submitter.c), whose deques only their

@@ -120,6 +120,13 @@ void weft__pollers_kick(weft_executor *ex);
  * WEFT_ENOMEM. */
 int weft__worker_set_victims(weft__worker *w, const unsigned *order, unsigned n, const unsigned *tier_end,
                              unsigned ntiers);
+/* After weft__worker_set_victims: tries[0..ntiers) victims tried per round in
+ * each tier (from a random place, going round the tier, again if tries
+ * exceeds its size; weft_executor_config.steal_attempts).  Without a call (or
+ * after a new weft__worker_set_victims), each victim of a tier once.  From a
+ * layer's executor_init.  WEFT_OK, WEFT_EINVAL (NULL, no tiers, a zero),
+ * WEFT_ENOMEM. */
+int weft__worker_set_tier_tries(weft__worker *w, const unsigned *tries);
 
 /* ---- a source of work besides the deques ----
  * A layer that keeps ready jobs in queues of its own (sched/: priorities, a

@@ -100,8 +100,21 @@ void weft__layers_fini(weft_executor *ex) {
         weft__worker *w = &ex->workers[i];
         weft__free(w->victims, sizeof(unsigned) * w->nvictims);
         weft__free(w->tier_end, sizeof(unsigned) * w->ntiers);
-        w->victims = w->tier_end = NULL;
+        weft__free(w->tier_tries, sizeof(unsigned) * w->ntiers);
+        w->victims = w->tier_end = w->tier_tries = NULL;
     }
+}
+
+int weft__worker_set_tier_tries(weft__worker *w, const unsigned *tries) {
+    if (!w || !tries || !w->ntiers) return WEFT_EINVAL;
+    for (unsigned t = 0; t < w->ntiers; t++)
+        if (tries[t] == 0) return WEFT_EINVAL;
+    unsigned *c = weft__alloc(sizeof(unsigned) * w->ntiers);
+    if (!c) return WEFT_ENOMEM;
+    memcpy(c, tries, sizeof(unsigned) * w->ntiers);
+    weft__free(w->tier_tries, sizeof(unsigned) * w->ntiers);
+    w->tier_tries = c;
+    return WEFT_OK;
 }
 
 int weft__worker_set_victims(weft__worker *w, const unsigned *order, unsigned n, const unsigned *tier_end,
@@ -124,6 +137,8 @@ int weft__worker_set_victims(weft__worker *w, const unsigned *order, unsigned n,
     if (ntiers) memcpy(t, tier_end, sizeof(unsigned) * ntiers);
     weft__free(w->victims, sizeof(unsigned) * w->nvictims);
     weft__free(w->tier_end, sizeof(unsigned) * w->ntiers);
+    weft__free(w->tier_tries, sizeof(unsigned) * w->ntiers);
+    w->tier_tries = NULL; /* each victim once until weft__worker_set_tier_tries */
     w->victims = o, w->nvictims = n;
     w->tier_end = t, w->ntiers = ntiers;
     return WEFT_OK;

@@ -50,6 +50,12 @@ __attribute__((noinline, cold)) static void push_refused(weft__worker *w, weft__
         weft__sleep_notify_local(&w->ex->sleep);
         return;
     }
+    /* A bounded deque (weft_executor_config.local_queue_capacity) at its limit:
+     * the overflow goes where any worker takes it. */
+    if (w->deque.max_mask != INT64_MAX && weft__injector_push(&w->ex->injector, j) == 0) {
+        weft__sleep_notify(&w->ex->sleep);
+        return;
+    }
     j->next = NULL;
     if (w->overflow_tail) w->overflow_tail->next = j;
     else w->overflow_head = j;
@@ -83,26 +89,43 @@ static weft__job *find_local(weft__worker *w) {
 
 /* A steal from victim v's deque, then (src/core/fj_frames.c) from its frames,
  * which also asks v to share if it has none public. */
+/* Batch stealing (weft_executor_config.steal_batch): after a steal from v, up
+ * to half of what v still holds, queued here oldest first, so this worker's
+ * pops take the newest and its thieves the oldest (core/deque.h). */
+__attribute__((noinline)) static void steal_more(weft__worker *w, unsigned v) {
+    weft__job *got[256];
+    unsigned n;
+    if (weft__deque_steal_batch(&w->ex->workers[v].deque, got, w->ex->steal_batch - 1, &n) != WEFT__STEAL_OK) return;
+    for (unsigned i = 0; i < n; i++) {
+        weft__hook_steal(w, true, (int)v); /* observe/: one per job, as single steals count */
+        weft__push_local(w, got[i]);
+    }
+}
+
 static inline weft__job *try_victim(weft__worker *w, unsigned v) {
     weft__job *j;
     weft__steal_result r = weft__deque_steal(&w->ex->workers[v].deque, &j);
     weft__hook_steal(w, r == WEFT__STEAL_OK, (int)v); /* observe/ */
-    if (r == WEFT__STEAL_OK) return w->last_victim = (int)v, j;
+    if (r == WEFT__STEAL_OK) {
+        if (__builtin_expect(w->ex->steal_batch > 1, 0)) steal_more(w, v);
+        return w->last_victim = (int)v, j;
+    }
     return weft__fj_steal(w, &w->ex->workers[v]);
 }
 
 /* Victims in the order a layer gave (weft__worker_set_victims): tier by tier,
- * from a random place within each. */
+ * from a random place within each, going round the tier as many times as its
+ * tries say (weft__worker_set_tier_tries; default: each victim once). */
 static weft__job *steal_tiers(weft__worker *w) {
     unsigned lo = 0;
     for (unsigned t = 0; t < w->ntiers; t++) {
         unsigned hi = w->tier_end[t], len = hi - lo;
-        unsigned start = (unsigned)(next_rand(w) % len);
-        for (unsigned k = 0; k < len; k++) {
-            unsigned i = start + k;
-            if (i >= len) i -= len;
+        unsigned tries = w->tier_tries ? w->tier_tries[t] : len;
+        unsigned i = (unsigned)(next_rand(w) % len);
+        for (unsigned k = 0; k < tries; k++) {
             weft__job *j = try_victim(w, w->victims[lo + i]);
             if (j) return j;
+            if (++i == len) i = 0;
         }
         lo = hi;
     }
@@ -280,6 +303,9 @@ void *weft__worker_main(void *arg) {
     weft__thread_set_name(name);
     if (w->cpu >= 0 && weft__thread_bind_self(w->cpu) != 0) /* best effort */
         weft__log(WEFT_LOG_WARN, "worker %u could not be bound to CPU %d; it runs unbound", w->id, w->cpu);
+    /* A bound worker's deque on its own NUMA node: its ring allocated and
+     * written here, after binding (first touch).  Best effort. */
+    if (w->cpu >= 0) (void)weft__deque_rehome(&w->deque);
 
     /* Every worker starts counted as searching (weft__sleep_init). */
     for (;;) {

@@ -1,6 +1,6 @@
 /* The topology layer's hook into executors (core/layer.h): a bound worker
  * tries its victims in tiers, same L3 first, then same NUMA node, then the
- * rest.
+ * rest, each tier as many times as weft_executor_config.steal_attempts says.
  *
  * Only executors whose workers are bound (WEFT_AFFINITY_CPUS: each worker owns
  * a CPU, w->cpu) get tiers; an unbound worker moves between CPUs, so where its
@@ -50,24 +50,36 @@ void weft__topo_layer_set_machine(weft_topology *t) {
 /* The tiers for worker w, empty ones dropped (the core wants each tier to
  * hold a victim); 0 when the worker has a single tier or on a failure. */
 static unsigned tiers_of(const weft_topology *t, const int *cpus, unsigned n, unsigned self, unsigned *victims,
-                         unsigned *ends) {
+                         unsigned *ends, const unsigned *attempts, unsigned *tries) {
     unsigned end[WEFT_TIERS], k = 0;
     if (weft_topology_steal_tiers(t, cpus, n, self, victims, end) != WEFT_OK) return 0;
     for (int i = 0; i < WEFT_TIERS; i++)
-        if (end[i] > (k ? ends[k - 1] : 0)) ends[k++] = end[i];
+        if (end[i] > (k ? ends[k - 1] : 0)) {
+            unsigned len = end[i] - (k ? ends[k - 1] : 0);
+            tries[k] = attempts[i] ? attempts[i] : len; /* 0: each victim once */
+            ends[k++] = end[i];
+        }
     return k > 1 ? k : 0;
 }
 
-static int set_tiers(weft_executor *ex, const weft_topology *t) {
+/* Whether some tier's tries differ from its size (else the core's default). */
+static bool tries_differ(const unsigned *ends, const unsigned *tries, unsigned k) {
+    for (unsigned i = 0; i < k; i++)
+        if (tries[i] != ends[i] - (i ? ends[i - 1] : 0)) return true;
+    return false;
+}
+
+static int set_tiers(weft_executor *ex, const weft_topology *t, const unsigned *attempts) {
     unsigned n = ex->nworkers;
     int *cpus = weft__alloc(n * sizeof *cpus);
     unsigned *victims = weft__alloc(n * sizeof *victims);
     int st = cpus && victims ? 0 : WEFT_ENOMEM;
     for (unsigned i = 0; st == 0 && i < n; i++) cpus[i] = ex->workers[i].cpu;
     for (unsigned i = 0; st == 0 && i < n; i++) {
-        unsigned ends[WEFT_TIERS];
-        unsigned k = tiers_of(t, cpus, n, i, victims, ends);
+        unsigned ends[WEFT_TIERS], tries[WEFT_TIERS];
+        unsigned k = tiers_of(t, cpus, n, i, victims, ends, attempts, tries);
         if (k) st = weft__worker_set_victims(&ex->workers[i], victims, n - 1, ends, k);
+        if (k && st == 0 && tries_differ(ends, tries, k)) st = weft__worker_set_tier_tries(&ex->workers[i], tries);
     }
     weft__free(cpus, n * sizeof *cpus);
     weft__free(victims, n * sizeof *victims);
@@ -129,7 +141,9 @@ static int topo_executor_init(weft_executor *ex, const weft_executor_config *con
     if (!ex->bound || ex->nworkers < 3) return 0; /* two workers: one victim, one tier */
     const weft_topology *t = process_topology();
     if (!t) return 0;
-    int st = set_tiers(ex, t);
+    _Static_assert(sizeof config->steal_attempts / sizeof config->steal_attempts[0] == WEFT_TIERS,
+                   "one steal_attempts entry per tier");
+    int st = set_tiers(ex, t, config->steal_attempts);
     if (st) weft__log(WEFT_LOG_WARN, "topology: no steal tiers (%s); workers steal at random", weft_strerror(st));
     return 0; /* tiers are an optimisation: never a reason to fail a create */
 }
