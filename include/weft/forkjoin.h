@@ -62,6 +62,10 @@ typedef struct weft__fj_frame {
  * private part (owner only); thieves take frames from the public part, whose
  * bounds they read from `ts` (tail in the high 32 bits, split in the low 32).
  * The first 64 bytes are the owner's, the second 64 bytes are written by thieves. */
+/* The layout version of weft__fj, weft__fj_frame and weft_task_group, which
+ * the inline spawn and sync read: part of the ABI (docs/abi.md).  Bump it with
+ * any change to them; tests/abi_fj_layout.c pins the offsets it stands for. */
+#define WEFT__FJ_LAYOUT 1
 typedef struct weft__fj {
     weft__fj_frame *head;
     weft__fj_frame *split;
