@@ -179,7 +179,9 @@ weft__job *weft__node_run(weft__worker *w, weft__job *job) {
      * after the task. */
     if (n->nsucc > 1) {
         weft__node *const *succ = n->succ.many;
-        for (uint32_t i = 0; i < n->nsucc && i < 8; i++) __builtin_prefetch(succ[i], 1, 3);
+        __builtin_prefetch(succ[0], 1, 3);
+        __builtin_prefetch(succ[1], 1, 3);
+        for (uint32_t i = 2, k = n->nsucc < 8 ? n->nsucc : 8; i < k; i++) __builtin_prefetch(succ[i], 1, 3);
     }
     weft__call_node(w, r, n);
     return release(w, r, n);

@@ -222,8 +222,8 @@ static void inline_phase(weft__worker *w, weft_pipeline *p, uint64_t end) {
         if (must_stop(p) || !make_token(w, p, t, line)) break;
         for (uint32_t s = 1; s < p->nstages; s++) later_call(w, p, line, s);
         line = line + 1 == p->nlines ? 0 : line + 1;
-        atomic_store_explicit(&p->next_token, t + 1, memory_order_relaxed); /* for num_tokens */
     }
+    atomic_store_explicit(&p->next_token, t, memory_order_relaxed); /* the first token not made */
     p->ended = t < end;
 }
 
