@@ -67,7 +67,19 @@ typedef struct weft_async_options {
      * executor was created with weft_sched_config.no_inheritance). */
     weft_future *const *deps;
     size_t ndeps; /* entries of deps; 0: no dependencies (deps may be NULL) */
+    /* A NUMA node hint, written WEFT_NUMA_NODE(n) for node n (an index of the
+     * machine's topology, weft/topology.h); 0: none.  The task goes to a
+     * worker of that node: from one, its own deque; from elsewhere, the
+     * node's mailbox, which the node's workers look at first in every steal
+     * round and the others only before they sleep (so it always runs).  Used
+     * by executors whose workers are bound (a placement, WEFT_AFFINITY_CPUS)
+     * and span several nodes; elsewhere, or for a node without workers, and
+     * with a priority or a handle, the hint is ignored. */
+    unsigned numa_node;
 } weft_async_options;
+
+/* weft_async_options.numa_node for node n (zero is "no hint"). */
+#define WEFT_NUMA_NODE(n) ((unsigned)(n) + 1u)
 
 /* weft_async / weft_dependent_async with options (a priority, a handle).
  * Returns what weft_dependent_async returns, plus WEFT_EINVAL for a priority

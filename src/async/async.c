@@ -19,6 +19,8 @@ static int enqueue(weft__async *a, weft__worker *w) {
     a->job.next = NULL;
     if (__builtin_expect((a->sched.gen | a->sched.slot) != 0, 0)) { /* a priority or a handle: sched/ */
         if (a->sched.gen) weft__sched_queue_job(a->fut.ex, w, a->sched, &a->job);
+        else if (a->sched.slot & WEFT__ASYNC_ON_NODE) /* a NUMA node hint */
+            return weft__submit_to_node(a->fut.ex, w, &a->job, a->sched.slot & ~WEFT__ASYNC_ON_NODE);
         else if (weft__sched_submit(a->fut.ex, w, &a->job, (int)a->sched.slot - 2) != WEFT_OK)
             return weft__submit_from(a->fut.ex, w, &a->job); /* no memory in the policy: a deque */
         return 0;
@@ -111,7 +113,11 @@ static void async_removed(weft__job *job) {
  * reserved now (the handle exists before it is queued), and inheritance:
  * its dependencies still queued below its priority are raised to it. */
 static int schedule(weft__async *a, const weft_async_options *opt, weft_future *const *deps, size_t ndeps) {
-    if (!opt || (opt->priority == WEFT_PRIORITY_NORMAL && !opt->handle)) return WEFT_OK;
+    if (!opt) return WEFT_OK;
+    if (opt->priority == WEFT_PRIORITY_NORMAL && !opt->handle) {
+        if (opt->numa_node) a->sched.slot = WEFT__ASYNC_ON_NODE | (opt->numa_node - 1); /* enqueue */
+        return WEFT_OK;
+    }
     if (!opt->handle && weft__sched_policy_orders(a->fut.ex)) {
         a->sched.slot = (uint32_t)((int)opt->priority + 2); /* the policy orders it (enqueue) */
         return WEFT_OK;
@@ -191,8 +197,8 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
     return submit(ex, fn, arg, deps, ndeps, NULL, out);
 }
 
-weft_status weft_async_with(weft_executor *ex, weft_task_fn fn, void *arg, const weft_async_options *opt,
-                            weft_future **out) {
+weft_status weft__async_with(weft_executor *ex, weft_task_fn fn, void *arg, const weft_async_options *opt,
+                             weft_future **out) {
     if (out) *out = NULL;
     if (opt && (opt->priority < WEFT_PRIORITY_LOW || opt->priority > WEFT_PRIORITY_CRITICAL)) return WEFT_EINVAL;
     return submit(ex, fn, arg, opt ? opt->deps : NULL, opt ? opt->ndeps : 0, opt, out);

@@ -36,9 +36,19 @@ struct weft__async {
     /* Its place in the scheduling layer's priority queue (weft_async_with with
      * a priority or a handle).  gen 0 and slot 0: none, the job goes to a
      * deque; gen 0 and slot p + 2: priority p without a handle, for an
-     * executor whose policy takes priorities itself (sched/). */
+     * executor whose policy takes priorities itself (sched/); gen 0 and
+     * WEFT__ASYNC_ON_NODE | n: hinted to NUMA node n (below). */
     weft_sched_handle sched;
 };
+
+/* sched.slot with gen 0 and this bit: a NUMA node hint (the node in the
+ * other bits) instead of a priority (weft_async_options.numa_node). */
+#define WEFT__ASYNC_ON_NODE 0x80000000u
+
+/* weft_async_with on this library's weft_async_options (sized.c reads the
+ * caller's into one). */
+weft_status weft__async_with(weft_executor *ex, weft_task_fn fn, void *arg, const weft_async_options *opt,
+                             weft_future **out);
 
 /* Records kept per worker; beyond this they go back to the allocator. */
 #define WEFT__ASYNC_FREE_MAX 4096

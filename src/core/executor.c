@@ -128,6 +128,7 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         w->id = i;
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
         w->last_victim = -1;
+        w->node = -1;
         atomic_init(&w->runs_begun, 0);
         atomic_init(&w->runs_ended, 0);
         atomic_init(&w->sub_owner, NULL);
@@ -193,6 +194,15 @@ int weft_executor_worker_id(const weft_executor *ex) {
 }
 
 int weft__submit(weft_executor *ex, weft__job *job) { return weft__submit_from(ex, weft__current_worker(ex), job); }
+
+int weft__submit_to_node(weft_executor *ex, weft__worker *w, weft__job *job, unsigned node) {
+    if (node >= ex->nnodes || ex->mailboxes[node].nworkers == 0 || (w && w->node == (int)node))
+        return weft__submit_from(ex, w, job);
+    if (weft__forked(ex)) return WEFT_EFORKED;
+    if (weft__injector_push(&ex->mailboxes[node].q, job) != 0) return weft__submit_from(ex, w, job);
+    weft__sleep_notify(&ex->sleep);
+    return WEFT_OK;
+}
 
 int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job) {
     if (w) {

@@ -66,6 +66,9 @@ struct weft__worker {
     /* Victims tried per round in each tier (weft__worker_set_tier_tries), or
      * NULL: each victim of a tier once. */
     unsigned *tier_tries;
+    /* The NUMA node whose mailbox it looks at first (weft__executor_set_nodes),
+     * or -1.  Set before the worker starts. */
+    int node;
     /* Idle-time pollers (core/poll.c): this worker is the one napping with a
      * timeout for them, and the nap's current length in ns.  Owner only. */
     bool poll_watching;
@@ -112,6 +115,11 @@ struct weft_executor {
     unsigned steal_rounds;
     unsigned yield_rounds;
     unsigned steal_batch; /* the most jobs one steal takes (weft_executor_config.steal_batch): 1 or more */
+    /* Per NUMA node: jobs hinted to it (weft__submit_to_node), taken by its
+     * workers in every steal round and by the others only in their last look
+     * before sleeping; NULL (nnodes 0) unless a layer set them at create. */
+    struct weft__mailbox *mailboxes;
+    unsigned nnodes;
     bool bound; /* WEFT_AFFINITY_CPUS: each worker owns a CPU */
     /* nworkers workers, then WEFT__SUBMITTERS submitter slots: weft__worker
      * structures with no thread (core/submitter.c), whose deques only their
@@ -271,6 +279,16 @@ int weft__submit(weft_executor *ex, weft__job *job);
 /* The same for a caller that knows its worker: w is the calling thread's worker
  * of ex, or NULL when it is not one (saves the thread-local lookup). */
 int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job);
+/* The same for a job hinted to NUMA node `node`: from a worker of that node
+ * its deque, else the node's mailbox (a worker of the node takes it first);
+ * as weft__submit_from when ex has no mailboxes or that node no workers. */
+int weft__submit_to_node(weft_executor *ex, weft__worker *w, weft__job *job, unsigned node);
+
+/* A NUMA node's mailbox (weft_executor.mailboxes). */
+typedef struct weft__mailbox {
+    weft__injector q;
+    unsigned nworkers; /* workers on the node; 0: hints to it are ignored */
+} weft__mailbox;
 
 /* From a thread that is not one of ex's workers: pushes n jobs laid out `stride`
  * bytes apart through the injector and wakes up to n sleepers at once.  Returns

@@ -128,6 +128,15 @@ int weft__worker_set_victims(weft__worker *w, const unsigned *order, unsigned n,
  * WEFT_ENOMEM. */
 int weft__worker_set_tier_tries(weft__worker *w, const unsigned *tries);
 
+/* ---- NUMA node mailboxes ----
+ * node[i] (0..nnodes, or -1: none) is worker i's NUMA node: ex gets a mailbox
+ * per node for jobs hinted to it (weft__submit_to_node); a worker looks at its
+ * node's mailbox in every steal round, before the injector, and at every
+ * mailbox in its last look before sleeping, so a hinted job always runs.
+ * From a layer's executor_init.  WEFT_OK, WEFT_EINVAL (NULL, a node out of
+ * range, called twice), WEFT_ENOMEM. */
+int weft__executor_set_nodes(weft_executor *ex, const int *node, unsigned nnodes);
+
 /* ---- a source of work besides the deques ----
  * A layer that keeps ready jobs in queues of its own (sched/: priorities, a
  * ready-queue policy) gives the worker loop a source.  Until one is set the

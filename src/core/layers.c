@@ -103,6 +103,29 @@ void weft__layers_fini(weft_executor *ex) {
         weft__free(w->tier_tries, sizeof(unsigned) * w->ntiers);
         w->victims = w->tier_end = w->tier_tries = NULL;
     }
+    for (unsigned k = 0; k < ex->nnodes; k++) weft__injector_destroy(&ex->mailboxes[k].q);
+    if (ex->mailboxes) weft__free_aligned(ex->mailboxes, sizeof *ex->mailboxes * ex->nnodes, WEFT__CACHE_LINE);
+    ex->mailboxes = NULL, ex->nnodes = 0;
+}
+
+int weft__executor_set_nodes(weft_executor *ex, const int *node, unsigned nnodes) {
+    if (!ex || !node || !nnodes || ex->mailboxes) return WEFT_EINVAL;
+    for (unsigned i = 0; i < ex->nworkers; i++)
+        if (node[i] < -1 || node[i] >= (int)nnodes) return WEFT_EINVAL;
+    weft__mailbox *m = weft__calloc_aligned(sizeof *m * nnodes, WEFT__CACHE_LINE);
+    if (!m) return WEFT_ENOMEM;
+    for (unsigned k = 0; k < nnodes; k++)
+        if (weft__injector_init(&m[k].q) != 0) {
+            for (unsigned j = 0; j < k; j++) weft__injector_destroy(&m[j].q);
+            weft__free_aligned(m, sizeof *m * nnodes, WEFT__CACHE_LINE);
+            return WEFT_ENOMEM;
+        }
+    for (unsigned i = 0; i < ex->nworkers; i++) {
+        ex->workers[i].node = node[i];
+        if (node[i] >= 0) m[node[i]].nworkers++;
+    }
+    ex->mailboxes = m, ex->nnodes = nnodes;
+    return WEFT_OK;
 }
 
 int weft__worker_set_tier_tries(weft__worker *w, const unsigned *tries) {

@@ -136,7 +136,10 @@ static weft__job *steal_tiers(weft__worker *w) {
  * one (or in the order a layer gave). */
 static weft__job *steal_victims(weft__worker *w, bool injector) {
     weft_executor *ex = w->ex;
-    weft__job *j = injector ? weft__injector_pop(&ex->injector) : NULL;
+    weft__job *j = NULL;
+    if (__builtin_expect(w->node >= 0, 0) && (j = weft__injector_pop(&ex->mailboxes[w->node].q)) != NULL)
+        return weft__hook_steal(w, true, -1), j; /* a job hinted to this worker's node */
+    j = injector ? weft__injector_pop(&ex->injector) : NULL;
     if (j) return weft__hook_steal(w, true, -1), j;
     if ((j = weft__submitters_steal(w, false)) != NULL) return j;
     if (w->victims) return steal_tiers(w);
@@ -219,6 +222,11 @@ static weft__job *final_look(weft__worker *w) {
         weft__job *j = weft__injector_pop(&ex->injector);
         if (j) return weft__hook_steal(w, true, -1), j; /* observe/: a steal like any */
     }
+    for (unsigned k = 0; k < ex->nnodes; k++) /* hinted jobs: any node's, rather than none run */
+        if (!weft__injector_empty(&ex->mailboxes[k].q)) {
+            weft__job *j = weft__injector_pop(&ex->mailboxes[k].q);
+            if (j) return weft__hook_steal(w, true, -1), j;
+        }
     weft__job *sj = weft__submitters_steal(w, true);
     if (sj) return sj;
     for (unsigned v = 0; v < ex->nworkers; v++) {

@@ -86,6 +86,24 @@ static int set_tiers(weft_executor *ex, const weft_topology *t, const unsigned *
     return st;
 }
 
+/* Mailboxes for NUMA hints (core/layer.h) when the bound workers span more
+ * than one node; one node: hints have nothing to choose, nothing is set. */
+static int set_nodes(weft_executor *ex, const weft_topology *t) {
+    unsigned nnodes = weft_topology_numa_node_count(t), n = ex->nworkers;
+    int *node = weft__alloc(n * sizeof *node);
+    if (!node) return WEFT_ENOMEM;
+    int first = -2;
+    bool several = false;
+    for (unsigned i = 0; i < n; i++) {
+        node[i] = weft_topology_numa_node_for_cpu(t, ex->workers[i].cpu);
+        if (node[i] >= 0 && first != -2 && node[i] != first) several = true;
+        if (node[i] >= 0 && first == -2) first = node[i];
+    }
+    int st = several ? weft__executor_set_nodes(ex, node, nnodes) : 0;
+    weft__free(node, n * sizeof *node);
+    return st;
+}
+
 int weft__topo_place_workers(weft_executor *ex, weft_placement strategy) {
     return weft__topo_place_workers_as(ex, &(weft_placement_config){.strategy = strategy});
 }
@@ -138,9 +156,11 @@ static int topo_executor_init(weft_executor *ex, const weft_executor_config *con
             weft__log(WEFT_LOG_WARN, "WEFT_PLACEMENT: the workers cannot be placed (%s); they run unbound",
                       weft_strerror(st));
     }
-    if (!ex->bound || ex->nworkers < 3) return 0; /* two workers: one victim, one tier */
+    if (!ex->bound) return 0;
     const weft_topology *t = process_topology();
     if (!t) return 0;
+    if (set_nodes(ex, t) != 0) weft__log(WEFT_LOG_WARN, "topology: out of memory; NUMA hints are ignored");
+    if (ex->nworkers < 3) return 0; /* two workers: one victim, one tier */
     _Static_assert(sizeof config->steal_attempts / sizeof config->steal_attempts[0] == WEFT_TIERS,
                    "one steal_attempts entry per tier");
     int st = set_tiers(ex, t, config->steal_attempts);
