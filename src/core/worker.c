@@ -87,8 +87,6 @@ static weft__job *find_local(weft__worker *w) {
     return j;
 }
 
-/* A steal from victim v's deque, then (src/core/fj_frames.c) from its frames,
- * which also asks v to share if it has none public. */
 /* Batch stealing (weft_executor_config.steal_batch): after a steal from v, up
  * to half of what v still holds, queued here oldest first, so this worker's
  * pops take the newest and its thieves the oldest (core/deque.h). */
@@ -102,6 +100,8 @@ __attribute__((noinline)) static void steal_more(weft__worker *w, unsigned v) {
     }
 }
 
+/* A steal from victim v's deque, then (src/core/fj_frames.c) from its frames,
+ * which also asks v to share if it has none public. */
 static inline weft__job *try_victim(weft__worker *w, unsigned v) {
     weft__job *j;
     weft__steal_result r = weft__deque_steal(&w->ex->workers[v].deque, &j);
