@@ -234,3 +234,40 @@ TEST(stress_many_graph_tasks_each_running_a_parallel_reduce) {
     free(data);
     weft_executor_destroy(ex);
 }
+
+/* Holds a worker until *gate opens (at most 10 s, so that a broken build fails
+ * instead of hanging). */
+struct hold {
+    atomic_int *gate, *held;
+};
+static int hold_worker(weft_ctx *cx, void *p) {
+    (void)cx;
+    struct hold *h = p;
+    atomic_fetch_add(h->held, 1);
+    uint64_t deadline = now_ns() + 10000000000ull;
+    while (!atomic_load(h->gate) && now_ns() < deadline) sleep_us(200);
+    return 0;
+}
+
+/* A loop called from main while every worker is busy: main runs the jobs no
+ * worker has started (src/algo/par.c) instead of waiting for a worker to be
+ * free; it used to wait here until the workers' tasks ended (10 s). */
+TEST(a_loop_called_from_outside_finishes_while_every_worker_is_busy) {
+    weft_executor *ex = make_executor(2);
+    atomic_int gate = 0, held = 0;
+    struct hold h = {&gate, &held};
+    for (int i = 0; i < 2; i++) ASSERT_OK(weft_silent_async(ex, hold_worker, &h));
+    while (atomic_load(&held) < 2) sleep_us(100);
+    size_t n = 100000;
+    atomic_uchar *marks = xmalloc(n);
+    memset(marks, 0, n);
+    uint64_t t0 = now_ns();
+    ASSERT_OK(weft_parallel_for(ex, 0, n, 1, mark_index, marks, NULL));
+    uint64_t took = now_ns() - t0;
+    atomic_store(&gate, 1);
+    check_marks(marks, n, 0, n, 1);
+    if (took > 5000000000ull) TEST_FAIL_("the loop waited %.1f s for the busy workers", (double)took / 1e9);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    free(marks);
+    weft_executor_destroy(ex);
+}

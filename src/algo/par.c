@@ -4,7 +4,14 @@
  * job 0 runs inline, and the worker runs other jobs until the counter reaches
  * zero.  From any other thread: jobs 1..n-1 go through the injector with one
  * wake-up of up to n-1 sleepers, the caller runs job 0 (unless the workers are
- * bound to CPUs: then all n go to the workers) and then sleeps on the counter. */
+ * bound to CPUs: then all n go to the workers), then every queued job no
+ * worker has started yet (each job is claimed once, by an exchange), and sleeps
+ * on the counter only for jobs that workers are running.  Without that, the
+ * caller waited for a worker to wake up and run even the last, short job:
+ * milliseconds on a loaded VM, whatever the loop's size (issue 17: for_each of
+ * 10^6 on 2 threads took 10x oneTBB's time).  Claimed jobs still sit in the
+ * injector, pointing at the state, so the state and jobs are then one heap
+ * block with a reference per queued job, freed by the last to let go. */
 #include "algo/par.h"
 
 #include "core/alloc.h"
@@ -20,6 +27,7 @@ typedef struct par_job {
     weft__job job; /* must stay first */
     par *owner;
     unsigned t;
+    _Atomic int claimed; /* shared state only: 1 once a thread took it to run */
 } par_job;
 
 struct par {
@@ -28,8 +36,19 @@ struct par {
     unsigned n;
     bool external; /* the caller sleeps on `left` */
     par_job *jobs;
+    /* A heap block (this and the jobs after it) that the calling thread may
+     * outlive: `refs` holds one per job queued and one for the caller. */
+    bool shared;
+    size_t bytes;
+    _Atomic uint32_t refs;
     _Alignas(WEFT__CACHE_LINE) _Atomic uint32_t left; /* jobs not yet finished */
 };
+
+/* Lets go of a shared state; the last one frees it. */
+static void unref(par *p) {
+    /* acq_rel: the last one sees every other's use of the block before freeing. */
+    if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) weft__free_aligned(p, p->bytes, WEFT__CACHE_LINE);
+}
 
 static void finish(par *p) {
     /* Read before the decrement: once `left` reaches zero the caller may return
@@ -42,15 +61,29 @@ static void finish(par *p) {
         weft__futex_wake(word, 1);
 }
 
+static void run_one(weft__worker *w, par *p, unsigned t) {
+    /* observe/: counted when a worker runs it (w NULL: the calling thread). */
+    const void *id = (const void *)(uintptr_t)p->fn;
+    struct weft__obs *o = w ? weft__hook_work_begin(w, WEFT__WORK_CHUNK, id, t, p->n) : NULL;
+    p->fn(p->ctx, t, p->n);
+    weft__hook_work_end(w, o, id, 0);
+    finish(p);
+}
+
+/* Claims job j of a shared state: true for the one thread that runs it. */
+static inline bool claim(par_job *j) {
+    return atomic_exchange_explicit(&j->claimed, 1, memory_order_relaxed) == 0;
+}
+
 static weft__job *job_run(weft__worker *w, weft__job *self) {
     par_job *j = (par_job *)self;
     par *p = j->owner;
-    /* observe/: counted when a worker runs it (w NULL: the calling thread). */
-    const void *id = (const void *)(uintptr_t)p->fn;
-    struct weft__obs *o = w ? weft__hook_work_begin(w, WEFT__WORK_CHUNK, id, j->t, p->n) : NULL;
-    p->fn(p->ctx, j->t, p->n);
-    weft__hook_work_end(w, o, id, 0);
-    finish(p);
+    if (!p->shared) {
+        run_one(w, p, j->t);
+        return NULL;
+    }
+    if (claim(j)) run_one(w, p, j->t);
+    unref(p); /* after finish: our reference keeps the block alive through it */
     return NULL;
 }
 
@@ -75,7 +108,10 @@ static void fork_join(weft_executor *ex, par *p) {
     weft__worker *w = weft__current_worker(ex);
     atomic_store_explicit(&p->left, p->n, memory_order_relaxed);
     p->external = (w == NULL);
-    for (unsigned t = 0; t < p->n; t++) p->jobs[t] = (par_job){ { job_run, NULL }, p, t };
+    for (unsigned t = 0; t < p->n; t++) {
+        p->jobs[t] = (par_job){ { job_run, NULL }, p, t, 0 };
+        atomic_init(&p->jobs[t].claimed, 0);
+    }
     if (w) {
         push_rest(w, p);
         weft__execute(w, &p->jobs[0].job);
@@ -93,11 +129,32 @@ static void fork_join(weft_executor *ex, par *p) {
      * (core/runs.c: weft_executor_wait_all's wake-up relies on it). */
     unsigned first = ex->bound ? 0 : 1;
     weft__runs_begin(ex, NULL);
+    if (p->shared) atomic_store_explicit(&p->refs, p->n - first + 1, memory_order_relaxed);
     unsigned pushed = weft__submit_spread(ex, &p->jobs[first].job, sizeof p->jobs[0], p->n - first);
-    for (unsigned t = first + pushed; t < p->n; t++) job_run(NULL, &p->jobs[t].job); /* out of memory */
-    if (first) job_run(NULL, &p->jobs[0].job);
+    if (p->shared && pushed < p->n - first) /* out of memory: those are not queued */
+        atomic_fetch_sub_explicit(&p->refs, p->n - first - pushed, memory_order_relaxed);
+    for (unsigned t = first + pushed; t < p->n; t++) run_one(NULL, p, t); /* out of memory */
+    if (first) {
+        run_one(NULL, p, 0);
+        /* The queued jobs no worker has started: newest first (workers take
+         * the oldest first from the injector). */
+        if (p->shared)
+            for (unsigned t = first + pushed; t-- > first;)
+                if (claim(&p->jobs[t])) run_one(NULL, p, t);
+    }
     wait_outside(p);
     weft__runs_end(ex, NULL);
+}
+
+/* From a thread that is not a worker: the state and jobs in one heap block
+ * (see the top), or NULL without memory (the caller then keeps them on its
+ * stack and waits for every job). */
+static par *shared_state(weft__task_fn fn, void *ctx, unsigned n) {
+    size_t bytes = sizeof(par) + (size_t)n * sizeof(par_job);
+    par *p = weft__alloc_aligned(bytes, WEFT__CACHE_LINE);
+    if (!p) return NULL;
+    *p = (par){ .fn = fn, .ctx = ctx, .n = n, .jobs = (par_job *)(p + 1), .shared = true, .bytes = bytes };
+    return p;
 }
 
 void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx) {
@@ -106,6 +163,14 @@ void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx)
     if (p.n == 1) {
         fn(ctx, 0, 1); /* nothing to spread: no job, no wake-up */
         return;
+    }
+    if (!ex->bound && !weft__current_worker(ex) && !weft__forked(ex)) {
+        par *sp = shared_state(fn, ctx, p.n);
+        if (sp) {
+            fork_join(ex, sp);
+            unref(sp); /* the caller's reference */
+            return;
+        }
     }
     size_t bytes = 0;
     if (p.n > STACK_JOBS) {
