@@ -183,7 +183,9 @@ WEFT_API weft_task weft_pipeline_emplace(weft_taskflow *tf, weft_pipeline *p);
 WEFT_API weft_status weft_pipeline_reset(weft_pipeline *p);
 
 /* Tokens made so far (since creation or the last reset); 0 for NULL.  Exact
- * when the pipeline is not running. */
+ * when the pipeline is not running; while it runs, the count is brought up to
+ * date as each phase of the run ends (weft_pipeline_set_scheduling), so it may
+ * lag behind the tokens being made.  Any thread. */
 WEFT_API uint64_t weft_pipeline_num_tokens(const weft_pipeline *p);
 /* The lines and the stages given at creation (a simple pipeline's own first
  * stage is not counted); 0 for NULL.  Any thread. */
