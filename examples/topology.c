@@ -3,6 +3,10 @@
  *     ./topology            the machine, as detected by default
  *     ./topology sysfs      the same through sysfs only (hwloc: through hwloc)
  *     ./topology --time     how long detection takes with each backend
+ *
+ * It then runs an executor placed round robin over the NUMA nodes, with steal
+ * attempts per tier and bounded local queues, and 100 async tasks hinted to
+ * the last node, and says where they ran.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -59,6 +63,48 @@ static void print_placements(const weft_topology *t) {
                end[WEFT_TIER_L3], end[WEFT_TIER_NUMA] - end[WEFT_TIER_L3], end[WEFT_TIER_REST] - end[WEFT_TIER_NUMA]);
 }
 
+/* ---- an executor that uses the machine's shape ---- */
+
+enum { HINTED = 100 };
+static weft_executor *ex;
+static int worker_node[64]; /* each worker's NUMA node, from the placement */
+static int ran_on[HINTED];
+
+static int where_am_i(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    int id = weft_executor_worker_id(ex);
+    ran_on[(size_t)arg] = id >= 0 ? worker_node[id] : -1;
+    return 0;
+}
+
+static void run_hinted(const weft_topology *t) {
+    unsigned workers = weft_topology_usable_cpus(t), nodes = weft_topology_numa_node_count(t);
+    if (workers > 64) workers = 64;
+    weft_placement_config rr = {.strategy = WEFT_PLACE_NUMA_ROUND_ROBIN};
+    int cpus[64];
+    if (weft_topology_place(t, &rr, workers, cpus) != WEFT_OK) return;
+    for (unsigned i = 0; i < workers; i++) worker_node[i] = weft_topology_numa_node_for_cpu(t, cpus[i]);
+    weft_status st;
+    ex = weft_executor_create(&(weft_executor_config){.workers = workers, .placement = &rr,
+                                                      .steal_attempts = {4, 2, 1}, /* L3, node, rest */
+                                                      .local_queue_capacity = 256},
+                              &st);
+    if (!ex) {
+        printf("no executor: %s\n", weft_strerror(st));
+        return;
+    }
+    unsigned last = nodes - 1; /* 0 on a one-node machine: the hint changes nothing */
+    weft_async_options o = {.numa_node = WEFT_NUMA_NODE(last)};
+    for (size_t i = 0; i < HINTED; i++)
+        if (weft_async_with(ex, where_am_i, (void *)i, &o, NULL) != WEFT_OK) ran_on[i] = -2;
+    (void)weft_executor_wait_all(ex);
+    int there = 0;
+    for (int i = 0; i < HINTED; i++) there += ran_on[i] == (int)last;
+    printf("%u workers placed numa_round_robin: %d of %d tasks hinted to node %u ran there\n", workers, there,
+           HINTED, last);
+    weft_executor_destroy(ex);
+}
+
 static double now_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -105,6 +151,7 @@ int main(int argc, char **argv) {
     print_machine(t);
     printf("8 workers:\n");
     print_placements(t);
+    run_hinted(t);
     weft_topology_destroy(t);
     return 0;
 }
