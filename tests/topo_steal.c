@@ -164,8 +164,13 @@ TEST(bounded_local_queues_keep_each_deque_small_and_run_every_task_once) {
             weft_executor_create(&(weft_executor_config){.workers = workers, .local_queue_capacity = 50}, &st);
         ASSERT_OK(st);
         run_children(ex);
-        for (unsigned i = 0; i < workers; i++) /* 50 rounds up to 64 */
-            ASSERT_EQ(atomic_load(&ex->workers[i].deque.ring)->mask, 63);
+        /* From outside: this thread's submitter slot (a deque too) is bounded alike. */
+        for (size_t i = 0; i < CHILDREN; i++) atomic_store(&ran_times[i], 0);
+        for (size_t i = 0; i < CHILDREN; i++) ASSERT_OK(weft_silent_async(ex, child, (void *)i));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        for (size_t i = 0; i < CHILDREN; i++) ASSERT_EQ(atomic_load(&ran_times[i]), 1);
+        for (unsigned i = 0; i < weft__nslots(ex); i++) /* 50 rounds up to 64 */
+            ASSERT_LE(atomic_load(&ex->workers[i].deque.ring)->mask, 63);
         weft_executor_destroy(ex);
     }
     /* Unbounded (the default): the root's deque grew to hold its children. */
