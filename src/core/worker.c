@@ -188,6 +188,9 @@ enum { RESTEAL_MAX = 64 };
 static weft__job *steal_again(weft__worker *w, unsigned *streak) {
     int v = w->last_victim;
     if (v < 0) return NULL;
+    /* With a source (priorities, a policy) the search's stages come first: a
+     * CRITICAL job queued meanwhile must not wait behind a re-steal. */
+    if (__builtin_expect(source_of(w->ex) != NULL, 0)) return w->last_victim = -1, NULL;
     weft__job *j;
     if ((unsigned)v >= w->ex->nworkers) { /* a submitter slot: a batch at a time */
         if (*streak >= RESTEAL_MAX || (j = weft__submitter_steal_again(w, (unsigned)v)) == NULL) {
