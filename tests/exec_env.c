@@ -349,6 +349,10 @@ TEST(an_executor_used_in_a_forked_child_fails_fast_with_weft_eforked) {
     must_emplace(tf, sleep_200ms, NULL);
     weft_future *pending;
     ASSERT_OK(weft_run(ex, tf, &pending)); /* in flight at the fork */
+    /* This thread has a submitter slot on ex now, and remembers it: the child
+     * must not queue on it (nothing would run the task). */
+    atomic_int before = 0;
+    ASSERT_OK(weft_silent_async(ex, count_one, &before));
     fflush(NULL);
     pid_t pid = fork();
     ASSERT_TRUE(pid >= 0);

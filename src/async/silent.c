@@ -124,10 +124,9 @@ static void release(weft__worker *w, silent *s) {
 
 static weft__job *silent_run(weft__worker *w, weft__job *job) {
     silent *s = (silent *)job;
-    weft_executor *ex = s->ex;
     (void)weft__run_observed(w, WEFT__WORK_SILENT, NULL, s->fn, s->arg); /* nobody to report to */
     release(w, s);
-    weft__runs_end(ex, w);
+    weft__runs_bump(&w->runs_ended); /* weft__runs_end(ex, w), inline: w is a worker */
     return NULL;
 }
 
@@ -151,7 +150,7 @@ static weft_status submit_from_slot(weft_executor *ex, weft__worker *slot, weft_
     silent *s = take(slot);
     if (!s) return WEFT_ENOMEM;
     *s = (silent){{silent_run, NULL}, fn, arg, ex, slot};
-    weft__runs_begin(ex, slot);
+    weft__runs_bump(&slot->runs_begun); /* weft__runs_begin(ex, slot), inline */
     if (weft__submitter_push(ex, slot, &s->job) == WEFT_OK) return WEFT_OK;
     /* No memory to grow the slot's deque: the injector, as without a slot. */
     int st = weft__submit_from(ex, NULL, &s->job);
@@ -166,11 +165,12 @@ weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
     if (!fn) return WEFT_EINVAL;
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
+    weft__worker *slot = weft__submitter_cached(ex); /* an outside thread's next submission */
+    if (slot) return submit_from_slot(ex, slot, fn, arg);
     weft__worker *w = weft__current_worker(ex);
     if (!w) {
         if (weft__forked(ex)) return WEFT_EFORKED;
-        weft__worker *slot = weft__submitter_get(ex);
-        if (slot) return submit_from_slot(ex, slot, fn, arg);
+        if ((slot = weft__submitter_get(ex)) != NULL) return submit_from_slot(ex, slot, fn, arg);
     }
     silent *s = take(w);
     if (!s) return WEFT_ENOMEM;

@@ -46,7 +46,10 @@ static weft_affinity affinity_from_env(void) {
 /* In a child process after fork(): this thread is no worker of any executor
  * (the forking thread may have been one), and every executor created before
  * is unusable (weft__forked). */
-static void after_fork_in_child(void) { weft__forget_worker(); }
+static void after_fork_in_child(void) {
+    weft__forget_worker();
+    weft__tls_sub = (weft__sub_cache){0}; /* its slots are the parent's: the next call looks again */
+}
 
 static void set_err(weft_status *err, int st) {
     if (err) *err = (weft_status)st;

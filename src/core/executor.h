@@ -255,6 +255,23 @@ static inline void weft__worker_pause(weft__worker *w, unsigned *idle) {
  * the deque, the job goes to w's private overflow list (it still runs, on w). */
 
 /* ---- submitter slots (core/submitter.c) ---- */
+/* The calling thread's last slot lookup (submitter.c writes it). */
+typedef struct weft__sub_cache {
+    const weft_executor *ex;
+    uint64_t serial;
+    weft__worker *slot;
+} weft__sub_cache;
+extern _Thread_local weft__sub_cache weft__tls_sub;
+/* The calling thread's slot on ex if its last lookup was for ex, else NULL:
+ * a thread load and two compares, before anything else on the submission path
+ * of an outside thread (a hit also says the thread is not one of ex's
+ * workers, which never take slots on their own executor). */
+static inline weft__worker *weft__submitter_cached(const weft_executor *ex) {
+    return weft__tls_sub.ex == ex && weft__tls_sub.serial == ex->serial ? weft__tls_sub.slot : NULL;
+}
+/* A run begun or ended on w (a worker, or a slot by its owner): the owner's
+ * counter, a load and a store (core/runs.c); weft__runs_begin/_end with w. */
+static inline void weft__runs_bump(_Atomic uint64_t *c) { weft__owner_add(c, 1, memory_order_release); }
 /* A fresh executor serial (weft_executor.serial). */
 uint64_t weft__submitter_serial(void);
 /* The calling thread's submitter slot on ex, claimed on first use, or NULL

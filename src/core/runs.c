@@ -34,7 +34,7 @@
 
 /* Release: a reader that acquires an "ended" value sees everything before it,
  * the begins of those runs included. */
-static inline void bump(_Atomic uint64_t *c) { weft__owner_add(c, 1, memory_order_release); }
+static inline void bump(_Atomic uint64_t *c) { weft__runs_bump(c); }
 
 void weft__runs_begin(weft_executor *ex, weft__worker *w) {
     if (w) bump(&w->runs_begun);

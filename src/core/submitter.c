@@ -30,12 +30,10 @@
 static _Thread_local char tls_token;
 
 /* The slot this thread used last, for one executor (serial guards against an
- * executor freed and another created at the same address). */
-static _Thread_local struct {
-    const weft_executor *ex;
-    uint64_t serial;
-    weft__worker *slot;
-} tls_last;
+ * executor freed and another created at the same address): executor.h reads
+ * it inline (weft__submitter_cached). */
+_Thread_local weft__sub_cache weft__tls_sub;
+#define tls_last weft__tls_sub
 
 static _Atomic uint64_t next_serial = 1;
 
