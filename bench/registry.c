@@ -78,7 +78,8 @@ static const bench_impl lace_missing = { "lace", WEFT_BENCH_LACE_WHY, 0, NULL, N
 #endif
 
 /* sched_weft.c (issue 18): priorities used and not, CRITICAL latency, handles. */
-extern const bench_ops bench_weft_async_plain, bench_weft_async_prio, bench_weft_sched_latency, bench_weft_sched_reprio;
+extern const bench_ops bench_weft_async_plain, bench_weft_async_prio, bench_weft_sched_latency, bench_weft_sched_reprio,
+    bench_weft_binary_tree_prio;
 
 /* Indexed by bench_impl_id. */
 const bench_impl *const bench_impls[BENCH_IMPL_COUNT] = {
@@ -178,6 +179,9 @@ const bench_def bench_table[] = {
     { "sched_latency", 500, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_latency } },
     { "sched_reprio", 1000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_reprio } },
     { "sched_reprio_1m", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_reprio } },
+    /* binary_tree with a random priority on every task (weft only): compare with binary_tree. */
+    { "binary_tree_prio", ((size_t)1 << 20) - 1, true, &bench_work_binary_tree,
+      { [BENCH_WEFT] = &bench_weft_binary_tree_prio } },
     /* Issue 25 (graph2_weft.c), weft only: size = instances * 1000 tasks / tasks. */
 #define INSTANCES(n)                                                                                           \
     { "run_n_parallel_" #n, (n) * 1000, true, &bench_work_instances, { [BENCH_WEFT] = &bench_weft_run_n_parallel } }, \

@@ -193,3 +193,43 @@ static int reprio_oneshot(void *env, void *data) {
 }
 
 const bench_ops bench_weft_sched_reprio = {reprio_oneshot, NULL, NULL, NULL};
+
+/* ---- binary_tree_prio: binary_tree's graph, every task a random priority ----
+ * The same graph, kernel and check as binary_tree (bench_weft.c builds it);
+ * then weft_task_set_priority on every task, LOW .. CRITICAL at random (a fixed
+ * seed), inside the timed build for the build + run row.  Compare with
+ * binary_tree / binary_tree_rerun: the difference per task is what a graph
+ * whose every task has a priority costs (each goes through the priority queue
+ * as it becomes ready). */
+
+extern const bench_ops bench_weft_binary_tree;
+
+static bool set_random(weft_task t, void *arg) {
+    uint64_t *rng = arg;
+    return weft_task_set_priority(t, (weft_priority)((int)(xs(rng) % 4) - 1)) == WEFT_OK;
+}
+
+static int prio_build(void *env, void *data, void **graph) {
+    if (bench_weft_binary_tree.build(env, data, graph) != 0) return -1;
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    size_t before = weft_taskflow_num_tasks(*graph);
+    weft_status st = weft_taskflow_for_each_task(*graph, set_random, &rng);
+    if (st != WEFT_OK || before == 0) {
+        bench_weft_binary_tree.destroy(env, *graph);
+        return fail("weft_task_set_priority on every task", st);
+    }
+    return 0;
+}
+
+static int prio_tree_oneshot(void *env, void *data) {
+    void *graph;
+    if (prio_build(env, data, &graph) != 0) return -1;
+    int rc = bench_weft_binary_tree.run(env, graph);
+    bench_weft_binary_tree.destroy(env, graph);
+    return rc;
+}
+
+static int prio_tree_run(void *env, void *graph) { return bench_weft_binary_tree.run(env, graph); }
+static void prio_tree_destroy(void *env, void *graph) { bench_weft_binary_tree.destroy(env, graph); }
+
+const bench_ops bench_weft_binary_tree_prio = {prio_tree_oneshot, prio_build, prio_tree_run, prio_tree_destroy};
