@@ -250,6 +250,15 @@ static inline void weft__worker_pause(weft__worker *w, unsigned *idle) {
     weft__spin_pause(idle);
 }
 
+/* Owner only: appends j to w's private FIFO of jobs only w runs (found by
+ * find_local after the deque, cooperative waits included). */
+static inline void weft__overflow_append(weft__worker *w, weft__job *j) {
+    j->next = NULL;
+    if (w->overflow_tail) w->overflow_tail->next = j;
+    else w->overflow_head = j;
+    w->overflow_tail = j;
+}
+
 /* weft__push_local (declared above): owner only: pushes to w's deque and
  * wakes a sleeper if nobody is searching.  Never fails: without memory to grow
  * the deque, the job goes to w's private overflow list (it still runs, on w). */

@@ -32,18 +32,17 @@
 #include "core/executor.h"
 #include "platform/platform.h"
 
-/* Release: a reader that acquires an "ended" value sees everything before it,
- * the begins of those runs included. */
-static inline void bump(_Atomic uint64_t *c) { weft__runs_bump(c); }
+/* weft__runs_bump (executor.h) is release: a reader that acquires an "ended"
+ * value sees everything before it, the begins of those runs included. */
 
 void weft__runs_begin(weft_executor *ex, weft__worker *w) {
-    if (w) bump(&w->runs_begun);
+    if (w) weft__runs_bump(&w->runs_begun);
     else atomic_fetch_add_explicit(&ex->outside_begun, 1, memory_order_release);
 }
 
 void weft__runs_end(weft_executor *ex, weft__worker *w) {
     if (w) { /* its worker checks as its busy stretch ends: weft__runs_busy_end */
-        bump(&w->runs_ended);
+        weft__runs_bump(&w->runs_ended);
         return;
     }
     atomic_fetch_add_explicit(&ex->outside_ended, 1, memory_order_release);

@@ -73,8 +73,7 @@ static inline void weft__sleep_notify_local(weft__sleep *s) {
  * the job or this load sees it idle.  Saves a full fence per submitted job. */
 static inline void weft__sleep_notify_light(weft__sleep *s) {
     weft__fence_light();
-    uint64_t v = atomic_load_explicit(&s->state, memory_order_relaxed);
-    if (WEFT__SLEEP_SEARCHING(v) == 0 && WEFT__SLEEP_IDLE(v) > WEFT__SLEEP_TOKENS(v)) weft__sleep_notify(s);
+    weft__sleep_notify_local(s); /* the same look, now ordered after the job */
 }
 
 /* A searcher found a job: it stops searching; the last searcher to stop wakes

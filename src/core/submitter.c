@@ -33,7 +33,6 @@ static _Thread_local char tls_token;
  * executor freed and another created at the same address): executor.h reads
  * it inline (weft__submitter_cached). */
 _Thread_local weft__sub_cache weft__tls_sub;
-#define tls_last weft__tls_sub
 
 static _Atomic uint64_t next_serial = 1;
 
@@ -71,13 +70,13 @@ static weft__worker *claim(weft_executor *ex) {
 }
 
 weft__worker *weft__submitter_get(weft_executor *ex) {
-    if (tls_last.ex == ex && tls_last.serial == ex->serial) return tls_last.slot;
+    if (weft__tls_sub.ex == ex && weft__tls_sub.serial == ex->serial) return weft__tls_sub.slot;
     /* Sealed deques (a policy takes every job): no slot, the injector. */
     const struct weft__source *src = atomic_load_explicit(&ex->source, memory_order_acquire);
     weft__worker *slot = src && src->push ? NULL : claim(ex);
-    tls_last.ex = ex;
-    tls_last.serial = ex->serial;
-    tls_last.slot = slot;
+    weft__tls_sub.ex = ex;
+    weft__tls_sub.serial = ex->serial;
+    weft__tls_sub.slot = slot;
     return slot;
 }
 
@@ -111,12 +110,7 @@ static weft__job *steal_slot(weft__worker *w, unsigned k, bool every) {
         /* Nobody to share them with: the private list, in order (find_local
          * takes it after the deque, cooperative waits included), which spares
          * the deque's fence per pop, a fifth of the time per task here. */
-        for (unsigned j = 1; j < n; j++) {
-            got[j]->next = NULL;
-            if (w->overflow_tail) w->overflow_tail->next = got[j];
-            else w->overflow_head = got[j];
-            w->overflow_tail = got[j];
-        }
+        for (unsigned j = 1; j < n; j++) weft__overflow_append(w, got[j]);
     } else {
         /* Newest first onto our deque, so our pops run them oldest first (in
          * the order they were submitted) and thieves take the newest. */

@@ -56,10 +56,7 @@ __attribute__((noinline, cold)) static void push_refused(weft__worker *w, weft__
         weft__sleep_notify(&w->ex->sleep);
         return;
     }
-    j->next = NULL;
-    if (w->overflow_tail) w->overflow_tail->next = j;
-    else w->overflow_head = j;
-    w->overflow_tail = j; /* only w can run it; no point waking anyone */
+    weft__overflow_append(w, j); /* only w can run it; no point waking anyone */
 }
 
 void weft__push_local(weft__worker *w, weft__job *j) {
