@@ -108,6 +108,45 @@ typedef struct weft_algo_config {
     weft_cancel_token *cancel;
 } weft_algo_config;
 
+/* ---- priority ----------------------------------------------------------------
+ *
+ * The jobs of a parallel call can be queued at a priority level (weft/sched.h):
+ * a CRITICAL loop's chunks are taken by idle workers before queued HIGH, NORMAL
+ * and LOW work; a LOW loop's only when nothing else is ready.  The level is
+ * the calling thread's setting, not a config field (weft_algo_config cannot
+ * grow: the descriptors embed it, docs/abi.md), read once when a call starts:
+ *
+ *     weft_priority old;
+ *     (void)weft_algo_set_priority(WEFT_PRIORITY_CRITICAL, &old);
+ *     st = weft_parallel_for(ex, 0, n, 1, body, arg, NULL);  // chunks at CRITICAL
+ *     (void)weft_algo_set_priority(old, NULL);
+ *
+ * What it covers: every weft_parallel_* call and the weft_algo_typed.h macros
+ * made by this thread; jobs 1..n-1 of the call go to the executor's priority
+ * queue at that level (the calling thread runs job 0 itself, as always).  The
+ * call's jobs run with the level set on whichever worker runs them, so a
+ * parallel call nested in a chunk inherits it; other tasks a worker runs while
+ * it waits for a call see the default.  An emplaced algorithm task
+ * (weft_emplace_for & co.) queues its chunks at its graph task's own priority
+ * (weft_task_set_priority).  Pipelines take theirs with weft_pipeline_set_priority.
+ * What it does not: a call whose work fits one task (n below two chunks, a
+ * one-worker executor, max_tasks 1) queues nothing, so the level changes
+ * nothing; jobs already running are never preempted.  At NORMAL (the default)
+ * a call costs what it did: one thread-local load.  A task body that sets the
+ * level must put it back before it returns: the setting belongs to the worker
+ * thread, and the next task on that worker would inherit it. */
+
+/* Sets the calling thread's priority for its parallel algorithm calls (see
+ * above); *previous (may be NULL) receives the one it replaces.  WEFT_OK, or
+ * WEFT_EINVAL for a value outside LOW..CRITICAL (nothing changes).  Affects
+ * only the calling thread; wait-free. */
+WEFT_API WEFT_NODISCARD weft_status weft_algo_set_priority(weft_priority priority,
+                                                           weft_priority *previous);
+
+/* The calling thread's priority for its algorithm calls (NORMAL unless set;
+ * inside a prioritised call's chunk, that call's).  Wait-free. */
+WEFT_API weft_priority weft_algo_priority(void);
+
 /* ---- function types (all are called concurrently from several threads: the
  *      workers, and the calling thread when it is not a worker) ---- */
 

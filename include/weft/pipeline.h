@@ -224,6 +224,25 @@ typedef enum weft_pipeline_scheduling {
  * not lock one out. */
 WEFT_API weft_status weft_pipeline_set_scheduling(weft_pipeline *p, weft_pipeline_scheduling how);
 
+/* Sets the priority level (weft/sched.h) at which the next runs queue their
+ * stage jobs.  In a spread phase every slot a finished stage readies (the same
+ * token's next stage, the next token's turn at a serial stage) goes to the
+ * executor's priority queue at that level instead of the worker's deque, so
+ * an idle worker takes a CRITICAL pipeline's stages before queued HIGH,
+ * NORMAL and LOW work, and a LOW pipeline's only when nothing else is ready;
+ * between two stages a worker takes whatever outranks them.  Inline phases
+ * (WEFT_PIPELINE_INLINE, and AUTO's inline phases, which a one-worker executor
+ * always runs) queue nothing, so the level changes nothing there: pick
+ * WEFT_PIPELINE_SPREAD to have it apply throughout.  The pipeline's own task
+ * takes a priority as any graph task (weft_task_set_priority).  NORMAL (the
+ * default) costs nothing; another level costs a locked queue operation per
+ * stage per token.  WEFT_OK, WEFT_EINVAL (NULL p, a value outside LOW..CRITICAL:
+ * nothing changes), WEFT_EBUSY (a run is going; as weft_pipeline_set_scheduling,
+ * call it from the owning thread while no run can start). */
+WEFT_API weft_status weft_pipeline_set_priority(weft_pipeline *p, weft_priority priority);
+/* The level weft_pipeline_set_priority set (NORMAL for NULL).  Any thread. */
+WEFT_API weft_priority weft_pipeline_priority(const weft_pipeline *p);
+
 /* How many tokens of the current run (or, once it is over, the last run) went
  * through inline phases; the run's other tokens were spread.  For seeing what
  * WEFT_PIPELINE_AUTO chose.  Counted since the run began, not since the last

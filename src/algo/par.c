@@ -11,13 +11,21 @@
  * milliseconds on a loaded VM, whatever the loop's size (issue 17: for_each of
  * 10^6 on 2 threads took 10x oneTBB's time).  Claimed jobs still sit in the
  * injector, pointing at the state, so the state and jobs are then one heap
- * block with a reference per queued job, freed by the last to let go. */
+ * block with a reference per queued job, freed by the last to let go.
+ *
+ * A call made at a priority (weft_algo_set_priority) queues jobs 1..n-1 in the
+ * scheduling layer's queue at that level instead (weft__sched_submit), and each
+ * job runs with the thread's priority set to the call's, so nested calls in its
+ * chunks inherit it.  A worker that waits for such a call runs other tasks at
+ * the default priority meanwhile: they are not the call's.  At NORMAL none of
+ * this happens: one thread-local load per call. */
 #include "algo/par.h"
 
 #include "core/alloc.h"
 #include "core/executor.h"
 #include "core/obs_hooks.h" /* metrics and profiler: each job is a span */
 #include "platform/platform.h"
+#include "sched/sched.h" /* weft__sched_submit: jobs of a call made at a priority */
 
 enum { STACK_JOBS = 16 };
 
@@ -34,6 +42,7 @@ struct par {
     weft__task_fn fn;
     void *ctx;
     unsigned n;
+    signed char prio; /* the call's priority (weft__algo_prio when it was made) */
     bool external; /* the caller sleeps on `left` */
     par_job *jobs;
     /* A heap block (this and the jobs after it) that the calling thread may
@@ -87,8 +96,29 @@ static weft__job *job_run(weft__worker *w, weft__job *self) {
     return NULL;
 }
 
-static void push_rest(weft__worker *w, par *p) {
-    for (unsigned t = p->n; t-- > 1;) weft__push_local(w, &p->jobs[t].job);
+/* A job of a call made at a priority: it runs with the thread's priority set
+ * to the call's (nested calls inherit it), and puts back what was there. */
+static weft__job *job_run_prio(weft__worker *w, weft__job *self) {
+    signed char saved = weft__algo_prio;
+    weft__algo_prio = ((par_job *)self)->owner->prio; /* read before the job can free it */
+    (void)job_run(w, self);
+    weft__algo_prio = saved;
+    return NULL;
+}
+
+/* Queues jobs first..n-1 at the call's priority, in order (FIFO among equals:
+ * idle workers take the lowest first); returns how many were queued, a prefix
+ * (the scheduling layer out of memory: the rest are not). */
+static unsigned queue_prio(weft_executor *ex, weft__worker *w, par *p, unsigned first) {
+    unsigned t = first;
+    while (t < p->n && weft__sched_submit(ex, w, &p->jobs[t].job, p->prio) == WEFT_OK) t++;
+    return t - first;
+}
+
+static void push_rest(weft_executor *ex, weft__worker *w, par *p) {
+    unsigned from = 1;
+    if (__builtin_expect(p->prio != 0, 0)) from += queue_prio(ex, w, p, 1);
+    for (unsigned t = p->n; t-- > from;) weft__push_local(w, &p->jobs[t].job);
 }
 
 static bool all_done(void *arg) {
@@ -108,14 +138,20 @@ static void fork_join(weft_executor *ex, par *p) {
     weft__worker *w = weft__current_worker(ex);
     atomic_store_explicit(&p->left, p->n, memory_order_relaxed);
     p->external = (w == NULL);
+    weft__job_fn run = __builtin_expect(p->prio != 0, 0) ? job_run_prio : job_run;
     for (unsigned t = 0; t < p->n; t++) {
-        p->jobs[t] = (par_job){ { job_run, NULL }, p, t, 0 };
+        p->jobs[t] = (par_job){ { run, NULL }, p, t, 0 };
         atomic_init(&p->jobs[t].claimed, 0);
     }
     if (w) {
-        push_rest(w, p);
+        push_rest(ex, w, p);
         weft__execute(w, &p->jobs[0].job);
+        /* Other tasks this worker runs while it waits are not the call's: they
+         * see the default priority (the call's own jobs set theirs). */
+        signed char saved = weft__algo_prio;
+        weft__algo_prio = 0;
         weft__worker_wait_until(w, all_done, p);
+        weft__algo_prio = saved;
         return;
     }
     /* The jobs go through the injector with one wake-up of all the sleepers they
@@ -130,7 +166,9 @@ static void fork_join(weft_executor *ex, par *p) {
     unsigned first = ex->bound ? 0 : 1;
     weft__runs_begin(ex, NULL);
     if (p->shared) atomic_store_explicit(&p->refs, p->n - first + 1, memory_order_relaxed);
-    unsigned pushed = weft__submit_spread(ex, &p->jobs[first].job, sizeof p->jobs[0], p->n - first);
+    unsigned pushed = __builtin_expect(p->prio != 0, 0)
+                          ? queue_prio(ex, NULL, p, first)
+                          : weft__submit_spread(ex, &p->jobs[first].job, sizeof p->jobs[0], p->n - first);
     if (p->shared && pushed < p->n - first) /* out of memory: those are not queued */
         atomic_fetch_sub_explicit(&p->refs, p->n - first - pushed, memory_order_relaxed);
     for (unsigned t = first + pushed; t < p->n; t++) run_one(NULL, p, t); /* out of memory */
@@ -149,11 +187,12 @@ static void fork_join(weft_executor *ex, par *p) {
 /* From a thread that is not a worker: the state and jobs in one heap block
  * (see the top), or NULL without memory (the caller then keeps them on its
  * stack and waits for every job). */
-static par *shared_state(weft__task_fn fn, void *ctx, unsigned n) {
+static par *shared_state(weft__task_fn fn, void *ctx, unsigned n, signed char prio) {
     size_t bytes = sizeof(par) + (size_t)n * sizeof(par_job);
     par *p = weft__alloc_aligned(bytes, WEFT__CACHE_LINE);
     if (!p) return NULL;
-    *p = (par){ .fn = fn, .ctx = ctx, .n = n, .jobs = (par_job *)(p + 1), .shared = true, .bytes = bytes };
+    *p = (par){ .fn = fn, .ctx = ctx, .n = n, .prio = prio, .jobs = (par_job *)(p + 1), .shared = true,
+                .bytes = bytes };
     return p;
 }
 
@@ -164,8 +203,9 @@ void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx)
         fn(ctx, 0, 1); /* nothing to spread: no job, no wake-up */
         return;
     }
+    p.prio = weft__algo_prio;
     if (!ex->bound && !weft__current_worker(ex) && !weft__forked(ex)) {
-        par *sp = shared_state(fn, ctx, p.n);
+        par *sp = shared_state(fn, ctx, p.n, p.prio);
         if (sp) {
             fork_join(ex, sp);
             unref(sp); /* the caller's reference */

@@ -23,6 +23,13 @@
 typedef void (*weft__task_fn)(void *ctx, unsigned t, unsigned n);
 void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx);
 
+/* The priority (a weft_priority) at which this thread's algorithm calls queue
+ * their jobs: weft_algo_set_priority (priority.c).  0, NORMAL, is the plain
+ * path; any other value sends the jobs through the scheduling layer's queue
+ * (weft__sched_submit) and costs one thread-local load per call otherwise.
+ * Initial-exec: a load off the thread pointer, no __tls_get_addr call. */
+extern _Thread_local signed char weft__algo_prio __attribute__((tls_model("initial-exec")));
+
 /* Chunks of [0, n).  Static and dynamic chunks are `chunk` elements each (the
  * last one shorter); guided chunks are listed in bounds[0..nchunks]. */
 typedef struct weft__plan {

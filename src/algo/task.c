@@ -4,11 +4,25 @@
  * task with its status as the task's return code. */
 #include "algo/algo.h"
 
-static int for_task(weft_ctx *ctx, void *arg) { return weft__for_range(weft_ctx_executor(ctx), arg); }
-static int transform_task(weft_ctx *ctx, void *arg) { return weft__transform(weft_ctx_executor(ctx), arg); }
-static int reduce_task(weft_ctx *ctx, void *arg) { return weft__reduce(weft_ctx_executor(ctx), arg); }
-static int scan_task(weft_ctx *ctx, void *arg) { return weft__scan(weft_ctx_executor(ctx), arg); }
-static int sort_task(weft_ctx *ctx, void *arg) { return weft__sort(weft_ctx_executor(ctx), arg); }
+/* The call runs at its graph task's own priority (weft_task_set_priority),
+ * whatever the worker thread's setting: its chunks are queued at that level
+ * (par.c).  The worker's setting is put back after. */
+#define AT_TASK_PRIORITY(ctx, call)                                                      \
+    do {                                                                                 \
+        signed char saved_ = weft__algo_prio;                                            \
+        weft__algo_prio = (signed char)weft_task_get_priority(weft_ctx_task(ctx));       \
+        int st_ = (call);                                                                \
+        weft__algo_prio = saved_;                                                        \
+        return st_;                                                                      \
+    } while (0)
+
+static int for_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__for_range(weft_ctx_executor(ctx), arg)); }
+static int transform_task(weft_ctx *ctx, void *arg) {
+    AT_TASK_PRIORITY(ctx, weft__transform(weft_ctx_executor(ctx), arg));
+}
+static int reduce_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__reduce(weft_ctx_executor(ctx), arg)); }
+static int scan_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__scan(weft_ctx_executor(ctx), arg)); }
+static int sort_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__sort(weft_ctx_executor(ctx), arg)); }
 
 /* A NULL descriptor becomes a NULL task function, which weft_emplace refuses
  * with WEFT_EINVAL (recorded as the taskflow's last error). */

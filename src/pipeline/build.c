@@ -237,6 +237,17 @@ weft_status weft_pipeline_set_scheduling(weft_pipeline *p, weft_pipeline_schedul
     return WEFT_OK;
 }
 
+weft_status weft_pipeline_set_priority(weft_pipeline *p, weft_priority priority) {
+    if (!p || priority < WEFT_PRIORITY_LOW || priority > WEFT_PRIORITY_CRITICAL) return WEFT_EINVAL;
+    if (is_running(p)) return WEFT_EBUSY;
+    p->prio = (signed char)priority;
+    return WEFT_OK;
+}
+
+weft_priority weft_pipeline_priority(const weft_pipeline *p) {
+    return p ? (weft_priority)p->prio : WEFT_PRIORITY_NORMAL;
+}
+
 uint64_t weft_pipeline_num_inline_tokens(const weft_pipeline *p) {
     return p ? atomic_load_explicit(&p->inline_tokens, memory_order_relaxed) : 0;
 }

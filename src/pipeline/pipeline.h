@@ -103,6 +103,10 @@ struct weft_pipeline {
     bool simple;
     const _Atomic int *cancel; /* the graph run's stop bits */
     weft_pipeline_scheduling scheduling;
+    /* weft_pipeline_set_priority: the level (a weft_priority) at which a spread
+     * phase queues the slots it readies; 0 hands them on as jobs of the worker.
+     * A slot reads it when it starts (p may be gone after its last count-down). */
+    signed char prio;
     weft__pipe_tune tune;
     /* Tokens of the current or last run taken inline: written by the driver only,
      * atomic (relaxed) so that weft_pipeline_num_inline_tokens may read it. */

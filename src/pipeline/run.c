@@ -13,6 +13,7 @@
 #include "core/future.h"
 #include "graph/graph.h"
 #include "core/obs_hooks.h" /* metrics and profiler: each stage call is a span */
+#include "sched/sched.h"      /* weft__sched_submit: a prioritised pipeline's slots */
 
 /* ---- the pipeflow handle ------------------------------------------------------ */
 
@@ -117,15 +118,28 @@ static weft__job *stop_wave(weft_pipeline *p, weft__slot *s) {
     return count_down(n) ? &n->job : NULL;
 }
 
+/* A prioritised pipeline (weft_pipeline_set_priority): both successors go to
+ * the scheduling layer's queue at its level, so between two stages the worker
+ * takes whatever outranks them.  One the queue cannot take (out of memory)
+ * goes the plain way. */
+static weft__job *hand_on_prio(weft__worker *w, signed char prio, weft__slot *a, weft__slot *b) {
+    if (b && weft__sched_submit(w->ex, w, &b->job, prio) != WEFT_OK) weft__push_local(w, &b->job);
+    if (a && weft__sched_submit(w->ex, w, &a->job, prio) != WEFT_OK) return &a->job;
+    return NULL;
+}
+
 /* Hands on a finished slot's successors: `a` is the one that runs next on this
- * worker (same line first, for locality), `b` goes to the deque. */
-static inline weft__job *hand_on(weft__worker *w, weft__slot *a, weft__slot *b) {
+ * worker (same line first, for locality), `b` goes to the deque.  `prio` was
+ * read from the pipeline before the count-downs (it may be gone now). */
+static inline weft__job *hand_on(weft__worker *w, signed char prio, weft__slot *a, weft__slot *b) {
+    if (__builtin_expect(prio != 0, 0)) return hand_on_prio(w, prio, a, b);
     if (a && b) weft__push_local(w, &b->job);
     return a ? &a->job : b ? &b->job : NULL;
 }
 
 static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) {
     rearm(s);
+    signed char prio = p->prio; /* p may be gone after the last count-down */
     if (!p->stopping) {
         /* The end of a spread phase (epoch_end) drains the lines like a stop,
          * but the run goes on: `ended` stays false. */
@@ -139,7 +153,7 @@ static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
                 weft__slot *gen = next_line(p, s);
                 gen->tok = t + 1; /* before the count-down that may ready it */
                 /* With one stage the token is done, so this slot's line is free. */
-                return hand_on(w, a, count_down(gen) ? gen : NULL);
+                return hand_on(w, prio, a, count_down(gen) ? gen : NULL);
             }
             p->ended = true;
         }
@@ -154,6 +168,7 @@ static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
 static weft__job *later_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) {
     rearm(s);
     uint32_t st = s->stage;
+    signed char prio = p->prio; /* p may be gone after the last count-down */
     later_call(w, p, s->line, st);
     weft__slot *b = NULL;
     if (!p->stages[st].parallel) {
@@ -164,7 +179,7 @@ static weft__job *later_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
      * stage (the line is free).  This count-down must come last: it may let the
      * pipeline end. */
     weft__slot *n = st + 1 < p->nstages ? s + 1 : weft__slot_at(p, s->line, 0);
-    return hand_on(w, count_down(n) ? n : NULL, b);
+    return hand_on(w, prio, count_down(n) ? n : NULL, b);
 }
 
 weft__job *weft__slot_run(weft__worker *w, weft__job *job) {
