@@ -73,7 +73,8 @@ weft__job *weft__prio_node_run(weft__worker *w, weft__job *job) {
     weft__node_cold *c = weft__cold(n);
     if (c->routed) { /* taken from the queue: run it */
         c->routed = 0;
-        return inner_of(n)(w, job);
+        weft__job *next = inner_of(n)(w, job);
+        return next ? next : weft__sched_next(w); /* see the end of this function */
     }
     /* Ready: the tasks readied with it wait on the deque, the newest on top.
      * Those with a wrapper go to the queue with it, oldest first, before any
@@ -90,7 +91,11 @@ weft__job *weft__prio_node_run(weft__worker *w, weft__job *job) {
     route(w, n);
     for (unsigned i = k; i-- > 0;)
         if (mine >> i & 1) route(w, (weft__node *)more[i]);
-    return NULL;
+    /* With nothing left on the deque, the worker would go searching and take
+     * a NORMAL-or-above job from the layer first: taken here, the search (two
+     * read-modify-writes of the shared sleep word) is saved.  A HIGH or
+     * CRITICAL job left a ticket on the deque, which runs it next instead. */
+    return weft__sched_next(w);
 }
 
 weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r) {

@@ -58,26 +58,53 @@ static int by_run_order(const void *a, const void *b) {
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The lanes' worker state: weft__sched_worker is the layer's part of a worker. */
+static weft__lanes *lanes_at(weft__sched *s, unsigned i) {
+    return &((weft__sched_worker *)weft__layer_state(&s->ex->workers[i], &weft__sched_layer))->lanes;
+}
+
+/* Items in every worker's lanes (a hint without their locks). */
+static size_t lanes_count(weft__sched *s) {
+    size_t n = 0;
+    for (unsigned i = 0; i < s->ex->nworkers; i++) n += atomic_load_explicit(&lanes_at(s, i)->count, memory_order_relaxed);
+    return n;
+}
+
+/* The heap's entries, then the lanes' (as many as fit in cap), into `all`;
+ * returns how many.  The lanes' items have no handle ({0, 0}). */
+static size_t collect(weft__sched *s, weft_sched_entry *all, size_t cap) {
+    weft__mutex_lock(&s->q.lock);
+    size_t k = 0;
+    uint64_t now = weft__now_ns();
+    for (; k < s->q.n && k < cap; k++) {
+        uint32_t idx = s->q.heap[k];
+        const weft__sched_slot *sl = &s->q.slots[idx];
+        all[k] = (weft_sched_entry){{idx, sl->gen}, (weft_priority)((int)sl->level - 1), sl->seq, now - sl->queued_at};
+    }
+    weft__mutex_unlock(&s->q.lock);
+    uint64_t ticks = weft__ticks();
+    double npt = weft__ns_per_tick();
+    for (unsigned i = 0; i < s->ex->nworkers && k < cap; i++)
+        k += weft__lanes_copy(lanes_at(s, i), all + k, cap - k, ticks, npt);
+    return k;
+}
+
 weft_status weft_sched_snapshot(weft_executor *ex, weft_sched_entry *out, size_t cap, size_t *n) {
     weft__sched *s = sched_or_null(ex);
     if (!s || !n || (cap && !out)) return WEFT_EINVAL;
-    weft__mutex_lock(&s->q.lock);
-    size_t total = s->q.n;
-    weft_sched_entry *all = total ? weft__alloc(sizeof *all * total) : NULL;
-    if (total && !all) {
-        weft__mutex_unlock(&s->q.lock);
-        return WEFT_ENOMEM;
+    /* Sized from the hints, with room for some arriving meanwhile; filled to
+     * the brim, it is taken again twice the size (tasks kept arriving). */
+    size_t room = weft__squeue_count_from(&s->q, 0) + lanes_count(s) + 64, total;
+    weft_sched_entry *all;
+    for (;;) {
+        if (!(all = weft__alloc(sizeof *all * room))) return WEFT_ENOMEM;
+        if ((total = collect(s, all, room)) < room) break;
+        weft__free(all, sizeof *all * room);
+        room *= 2;
     }
-    uint64_t now = weft__now_ns();
-    for (size_t i = 0; i < total; i++) {
-        uint32_t idx = s->q.heap[i];
-        const weft__sched_slot *sl = &s->q.slots[idx];
-        all[i] = (weft_sched_entry){{idx, sl->gen}, (weft_priority)((int)sl->level - 1), sl->seq, now - sl->queued_at};
-    }
-    weft__mutex_unlock(&s->q.lock);
     if (total) qsort(all, total, sizeof *all, by_run_order);
     for (size_t i = 0; i < total && i < cap; i++) out[i] = all[i];
-    weft__free(all, sizeof *all * total);
+    weft__free(all, sizeof *all * room);
     *n = total;
     return WEFT_OK;
 }
@@ -85,10 +112,7 @@ weft_status weft_sched_snapshot(weft_executor *ex, weft_sched_entry *out, size_t
 weft_status weft_sched_escalate(weft_executor *ex, size_t *moved) {
     weft__sched *s = sched_or_null(ex);
     if (!s) return WEFT_EINVAL;
-    weft__mutex_lock(&s->q.lock);
-    size_t m = weft__squeue_escalate_locked(&s->q, s->esc_ns, weft__now_ns());
-    weft__mutex_unlock(&s->q.lock);
-    atomic_fetch_add_explicit(&s->escalations, m, memory_order_relaxed);
+    size_t m = weft__sched_escalate_now(s);
     if (moved) *moved = m;
     return WEFT_OK;
 }
@@ -97,7 +121,7 @@ weft_status weft_sched_get_stats(weft_executor *ex, weft_sched_stats *out) {
     weft__sched *s = sched_or_null(ex);
     if (!s || !out) return WEFT_EINVAL;
     *out = (weft_sched_stats){
-        .queued = weft__squeue_count_from(&s->q, 0),
+        .queued = weft__squeue_count_from(&s->q, 0) + lanes_count(s),
         .escalations = atomic_load_explicit(&s->escalations, memory_order_relaxed),
         .inherited = atomic_load_explicit(&s->inherited, memory_order_relaxed),
         .removed = atomic_load_explicit(&s->removed, memory_order_relaxed),

@@ -14,6 +14,7 @@ int weft__squeue_init(weft__sched_queue *q) {
     memset(q, 0, sizeof *q);
     q->free_head = NO_SLOT;
     for (unsigned l = 0; l < WEFT__LEVELS; l++) atomic_init(&q->count[l], 0);
+    atomic_init(&q->next_seq, 0);
     return weft__mutex_init(&q->lock) == 0 ? WEFT_OK : WEFT_ENOMEM;
 }
 
@@ -84,7 +85,10 @@ int weft__squeue_reserve_locked(weft__sched_queue *q, unsigned level, weft__sche
     weft__sched_slot *s = &q->slots[idx];
     s->job = NULL;
     s->on_remove = on_remove;
-    s->seq = q->next_seq++; /* the place among equals is taken at submission */
+    /* The place among equals is taken at submission.  Relaxed: lanes read it
+     * as a stamp, and only order against a thread's own earlier reservations. */
+    s->seq = atomic_load_explicit(&q->next_seq, memory_order_relaxed);
+    atomic_store_explicit(&q->next_seq, s->seq + 1, memory_order_relaxed);
     s->pos = -1;
     s->level = (uint8_t)level;
     s->state = SLOT_RESERVED;
@@ -148,15 +152,17 @@ void weft__squeue_free_locked(weft__sched_queue *q, uint32_t idx) {
     q->free_head = idx;
 }
 
+weft__job *weft__squeue_take_top_locked(weft__sched_queue *q) {
+    uint32_t idx = q->heap[0];
+    weft__job *j = q->slots[idx].job;
+    weft__squeue_erase_locked(q, idx);
+    weft__squeue_free_locked(q, idx);
+    return j;
+}
+
 weft__job *weft__squeue_pop(weft__sched_queue *q, unsigned min_level) {
     weft__mutex_lock(&q->lock);
-    weft__job *j = NULL;
-    if (q->n && q->slots[q->heap[0]].level >= min_level) {
-        uint32_t idx = q->heap[0];
-        j = q->slots[idx].job;
-        weft__squeue_erase_locked(q, idx);
-        weft__squeue_free_locked(q, idx);
-    }
+    weft__job *j = q->n && q->slots[q->heap[0]].level >= min_level ? weft__squeue_take_top_locked(q) : NULL;
     weft__mutex_unlock(&q->lock);
     return j;
 }

@@ -14,17 +14,46 @@ static inline weft__sched_worker *sched_worker(weft__worker *w) {
     return weft__layer_state(w, &weft__sched_layer);
 }
 
+/* Anything queued at all, heap or lanes (hints without the locks). */
+static bool anything_queued(weft__sched *s) {
+    if (weft__squeue_count_from(&s->q, 0) != 0) return true;
+    for (unsigned i = 0; i < s->ex->nworkers; i++)
+        if (atomic_load_explicit(&sched_worker(&s->ex->workers[i])->lanes.count, memory_order_relaxed)) return true;
+    return false;
+}
+
+/* One escalation pass over the heap and every worker's lanes; how many moved. */
+static size_t escalate_all(weft__sched *s, uint64_t now) {
+    weft__mutex_lock(&s->q.lock);
+    size_t moved = weft__squeue_escalate_locked(&s->q, s->esc_ns, now);
+    weft__mutex_unlock(&s->q.lock);
+    /* The lanes' clock is weft__ticks (cheaper per job than the monotonic
+     * clock), calibrated once per process on the first tick. */
+    double npt = weft__ns_per_tick();
+    uint64_t after[2] = {(uint64_t)((double)s->esc_ns[0] / npt) + 1, (uint64_t)((double)s->esc_ns[1] / npt) + 1};
+    uint64_t ticks = weft__ticks();
+    for (unsigned i = 0; i < s->ex->nworkers; i++) {
+        weft__lanes *l = &sched_worker(&s->ex->workers[i])->lanes;
+        if (atomic_load_explicit(&l->mask, memory_order_relaxed) & 3u) moved += weft__lanes_escalate(l, after, ticks);
+    }
+    return moved;
+}
+
+size_t weft__sched_escalate_now(weft__sched *s) {
+    size_t moved = escalate_all(s, weft__now_ns());
+    atomic_fetch_add_explicit(&s->escalations, moved, memory_order_relaxed);
+    return moved;
+}
+
 /* Escalates if a tick is due (a worker's countdown ran out, or it is idle). */
 static void maybe_tick(weft__sched *s) {
-    if (!s->auto_escalate || weft__squeue_count_from(&s->q, 0) == 0) return;
+    if (!s->auto_escalate || !anything_queued(s)) return;
     uint64_t now = weft__now_ns(), due = atomic_load_explicit(&s->next_tick, memory_order_relaxed);
     if (now < due ||
         !atomic_compare_exchange_strong_explicit(&s->next_tick, &due, now + s->tick_ns, memory_order_relaxed,
                                                  memory_order_relaxed))
         return; /* not yet, or another worker does it */
-    weft__mutex_lock(&s->q.lock);
-    size_t moved = weft__squeue_escalate_locked(&s->q, s->esc_ns, now);
-    weft__mutex_unlock(&s->q.lock);
+    size_t moved = escalate_all(s, now);
     if (moved) atomic_fetch_add_explicit(&s->escalations, moved, memory_order_relaxed);
 }
 
@@ -43,6 +72,55 @@ static weft__job *drain_injector(weft__sched *s, weft__worker *w) {
     return NULL;
 }
 
+/* w's lanes, or NULL when w is a submitter slot or not one of s's workers. */
+static inline weft__lanes *lanes_of(weft__sched *s, weft__worker *w) {
+    return w && w->ex == s->ex && w->id < s->ex->nworkers ? &sched_worker(w)->lanes : NULL;
+}
+
+/* A job of exactly `level` from other workers' lanes (after w's own), or NULL. */
+static weft__job *take_others(weft__sched *s, weft__worker *w, unsigned level, bool final) {
+    unsigned n = s->ex->nworkers, me = w && w->id < n ? w->id : n;
+    for (unsigned k = 1; k <= n; k++) {
+        unsigned v = me + k >= n ? me + k - n : me + k; /* from the next worker round */
+        if (v == me) continue;
+        weft__lanes *l = &sched_worker(&s->ex->workers[v])->lanes;
+        if (!final && !(atomic_load_explicit(&l->mask, memory_order_relaxed) >> level & 1)) continue;
+        weft__job *j = weft__lanes_pop(l, level);
+        if (j) return j;
+    }
+    return NULL;
+}
+
+weft__job *weft__sched_take(weft__sched *s, weft__worker *w, unsigned min_level, bool final) {
+    weft__lanes *own = lanes_of(s, w);
+    for (unsigned level = WEFT__LEVELS; level-- > min_level;) {
+        bool heap = final || atomic_load_explicit(&s->q.count[level], memory_order_relaxed) != 0;
+        weft__job *j = NULL;
+        if (own && (final || atomic_load_explicit(&own->mask, memory_order_relaxed) >> level & 1))
+            j = heap ? weft__lanes_pop_or_heap(own, level, &s->q) : weft__lanes_pop(own, level);
+        if (!j && heap) j = weft__squeue_pop(&s->q, level);
+        if (!j) j = take_others(s, w, level, final);
+        if (j) return j;
+    }
+    return NULL;
+}
+
+/* Every TICK_EVERY calls on w: a look at the clock for escalation. */
+static inline void count_down(weft__sched_worker *sw) {
+    if (--sw->countdown == 0) {
+        sw->countdown = TICK_EVERY;
+        maybe_tick(sw->s);
+    }
+}
+
+weft__job *weft__sched_next(weft__worker *w) {
+    if (weft__deque_size(&w->deque) != 0 || w->overflow_head) return NULL;
+    weft__sched_worker *sw = sched_worker(w);
+    if (!sw->s || sw->s->policy) return NULL; /* a policy orders its jobs: the loop's way */
+    count_down(sw);
+    return weft__sched_take(sw->s, w, 1, false); /* what the loop's first stage would take */
+}
+
 /* The worker loop's source (core/layer.h), called when w's deque is empty:
  * NORMAL and above before stealing, anything after, and before sleeping. */
 static weft__job *take(weft__worker *w, void *state, int stage) {
@@ -52,8 +130,9 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
     weft__job *j = p ? drain_injector(s, w) : NULL;
     if (j) return j;
     unsigned min = stage == WEFT__TAKE_STEAL && !(p && p->heap) ? 1 : 0;
-    /* FINAL takes the lock whatever the counts say (core/layer.h: no lost wake-up). */
-    if (stage == WEFT__TAKE_FINAL || weft__squeue_count_from(&s->q, min) != 0) j = weft__squeue_pop(&s->q, min);
+    /* FINAL looks under every lock whatever the hints say (core/layer.h: no
+     * lost wake-up; lanes are filled only by their owner, who finds its own). */
+    j = weft__sched_take(s, w, min, stage == WEFT__TAKE_FINAL);
     if (j || !p || p->heap) return j;
     if ((j = weft__policy_take(s, (int)w->id, true)) != NULL) return j; /* its own first */
     if (p->ops.steal && (j = weft__policy_take(s, (int)w->id, false)) != NULL) return j;
@@ -75,12 +154,8 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
 static weft__job *ticket_run(weft__worker *w, weft__job *self) {
     (void)self;
     weft__sched_worker *sw = sched_worker(w);
-    if (--sw->countdown == 0) { /* a flood of tickets keeps w from idling: tick here too */
-        sw->countdown = TICK_EVERY;
-        maybe_tick(sw->s);
-    }
-    if (weft__squeue_count_from(&sw->s->q, 2) == 0) return NULL;
-    return weft__squeue_pop(&sw->s->q, 2);
+    count_down(sw); /* a flood of tickets keeps w from idling: tick here too */
+    return weft__sched_take(sw->s, w, 2, false);
 }
 
 static weft__job ticket = {ticket_run, NULL};
@@ -137,7 +212,15 @@ int weft__sched_submit(weft_executor *ex, weft__worker *w, weft__job *job, int p
         if (st == 0) weft__source_notify(ex, w);
         return st == 0 ? WEFT_OK : WEFT_ENOMEM;
     }
-    return queue_now(s, w, job, prio);
+    if (s->policy) return queue_now(s, w, job, prio); /* PRIORITY: one global order */
+    weft__lanes *l = lanes_of(s, w);
+    /* The stamp: relaxed, as it orders only against this thread's own
+     * reservations (which it sees) and is a hint against others'. */
+    if (!l || weft__lanes_push(l, (unsigned)(prio + 1), job,
+                               atomic_load_explicit(&s->q.next_seq, memory_order_relaxed)) != WEFT_OK)
+        return queue_now(s, w, job, prio); /* another thread, or the lanes short of memory */
+    queued(s, w, (unsigned)(prio + 1));
+    return WEFT_OK;
 }
 
 int weft__sched_reserve(weft_executor *ex, int prio, weft__sched_removed_fn on_remove, weft__job *job,
@@ -209,6 +292,11 @@ weft__sched *weft__sched_of(weft_executor *ex) {
     return NULL;
 }
 
+/* Finishes the lanes of ex's first n workers. */
+static void lanes_fini(weft_executor *ex, unsigned n) {
+    for (unsigned i = 0; i < n; i++) weft__lanes_fini(&sched_worker(&ex->workers[i])->lanes);
+}
+
 static int executor_init(weft_executor *ex, const weft_executor_config *config) {
     const weft_sched_config *c = config ? config->sched : NULL;
     weft__sched *s = weft__calloc(sizeof *s);
@@ -229,6 +317,13 @@ static int executor_init(weft_executor *ex, const weft_executor_config *config) 
     }
     for (unsigned i = 0; i < ex->nworkers; i++) {
         weft__sched_worker *sw = sched_worker(&ex->workers[i]);
+        if ((st = weft__lanes_init(&sw->lanes)) != WEFT_OK) {
+            lanes_fini(ex, i);
+            weft__policy_destroy(s);
+            weft__squeue_fini(&s->q);
+            weft__free(s, sizeof *s);
+            return st;
+        }
         sw->s = s;
         sw->countdown = TICK_EVERY;
     }
@@ -239,6 +334,7 @@ static int executor_init(weft_executor *ex, const weft_executor_config *config) 
 static void executor_fini(weft_executor *ex) {
     weft__sched *s = sched_worker(&ex->workers[0])->s;
     if (!s) return;
+    lanes_fini(ex, ex->nworkers);
     weft__policy_destroy(s);
     weft__squeue_fini(&s->q);
     weft__free(s, sizeof *s);

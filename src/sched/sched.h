@@ -1,11 +1,16 @@
 /* The scheduling layer's internals (docs/design.md, "Scheduling").  Internal.
  *
- * One priority queue per executor (queue.c): a binary heap of slots under one
+ * Two kinds of queue.  Each worker's lanes (lanes.c): a FIFO per level, under
+ * a lock only its owner takes on the hot path, for the prioritised jobs a
+ * worker queues without a handle (graph tasks): O(1), no slot.  And one
+ * priority queue per executor (queue.c): a binary heap of slots under one
  * lock, ordered by level (high first) then sequence number (FIFO among
- * equals).  A slot is what a handle names (index + generation).  Counts per
- * level, kept beside the heap in atomics, let a worker skip the lock when
- * nothing of interest is queued.  Jobs of the default priority never come
- * here unless a policy takes every job (policy.c). */
+ * equals), for jobs with a slot (a handle, async tasks, jobs queued from other
+ * threads).  A slot is what a handle names (index + generation).  Counts per
+ * level, kept beside the heap in atomics, and each worker's mask of non-empty
+ * lanes let a worker skip a lock when nothing of interest is queued.  Jobs of
+ * the default priority never come here unless a policy takes every job
+ * (policy.c). */
 #ifndef WEFT_SCHED_SCHED_H
 #define WEFT_SCHED_SCHED_H
 
@@ -46,10 +51,39 @@ typedef struct weft__sched_queue {
     uint32_t cap;
     uint32_t n;       /* in the heap */
     uint32_t free_head;
-    uint64_t next_seq;
+    /* Written under the lock; read without it by lanes (their items' stamps). */
+    _Atomic uint64_t next_seq;
     /* Queued per level: written under the lock, read without it (hints). */
     _Atomic uint32_t count[WEFT__LEVELS];
 } weft__sched_queue;
+
+/* An item of a lane: a job, its place (stamp against the heap, lseq among
+ * its worker's items) and when it was queued, in weft__ticks. */
+typedef struct weft__lane_item {
+    weft__job *job;
+    uint64_t stamp;  /* the heap's next_seq when it was queued */
+    uint64_t lseq;   /* its worker's count of queued items */
+    uint64_t queued; /* ticks */
+} weft__lane_item;
+
+typedef struct weft__lane {
+    weft__lane_item *a; /* ring, cap a power of two (or 0) */
+    uint32_t head, n, cap;
+} weft__lane;
+
+/* A lane per (level now, level queued at): LOW items escalated to NORMAL wait
+ * in a lane of their own beside the NORMAL ones, so that escalation moves a
+ * lane's oldest items (a prefix) to the end of the next lane up, in order. */
+enum { WEFT__LANES = 7 }; /* (0,0) (1,0) (1,1) (2,0) (2,1) (2,2) (3,3) */
+
+/* A worker's lanes. */
+typedef struct weft__lanes {
+    weft__mutex lock;
+    _Atomic uint32_t mask;  /* bit l: a lane of level l is non-empty (written under the lock) */
+    _Atomic uint32_t count; /* items in all lanes (likewise) */
+    uint64_t lseq;
+    weft__lane lane[WEFT__LANES];
+} weft__lanes;
 
 /* A ready-queue policy as the layer drives it (policy.c). */
 typedef struct weft__policy {
@@ -75,6 +109,7 @@ typedef struct weft__sched {
 typedef struct weft__sched_worker {
     weft__sched *s;
     unsigned countdown; /* takes until the next look at the clock */
+    weft__lanes lanes;  /* workers only (not submitter slots) */
 } weft__sched_worker;
 
 extern weft__layer weft__sched_layer; /* sched.c */
@@ -99,8 +134,10 @@ void weft__sched_resubmit(weft_executor *ex, weft__worker *w, weft__job *job);
 void weft__sched_queue_job(weft_executor *ex, weft__worker *w, weft_sched_handle h, weft__job *job);
 /* Gives back a reservation never queued (its submission failed). */
 void weft__sched_unreserve(weft_executor *ex, weft_sched_handle h);
-/* Queues job at priority prio without a handle (into the policy, if the
- * executor has one).  WEFT_OK or WEFT_ENOMEM (nothing queued).  Any thread. */
+/* Queues job at priority prio without a handle: into the policy, if the
+ * executor has one, else into w's lanes (w one of ex's workers) or the heap
+ * (another thread, a submitter slot, or the lanes short of memory).  WEFT_OK
+ * or WEFT_ENOMEM (nothing queued).  Any thread. */
 int weft__sched_submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio);
 /* True when ex's policy orders prioritised tasks itself (FIFO, ROUND_ROBIN,
  * a user's): such a task without a handle goes to it (weft__sched_submit). */
@@ -114,6 +151,8 @@ int weft__squeue_init(weft__sched_queue *q);
 void weft__squeue_fini(weft__sched_queue *q);
 /* The best job of level >= min_level, or NULL; frees its slot. */
 weft__job *weft__squeue_pop(weft__sched_queue *q, unsigned min_level);
+/* Under q->lock: takes the heap's top job (there is one) and frees its slot. */
+weft__job *weft__squeue_take_top_locked(weft__sched_queue *q);
 /* Jobs queued at level >= min_level (a hint without the lock). */
 static inline uint32_t weft__squeue_count_from(weft__sched_queue *q, unsigned min_level) {
     uint32_t n = 0;
@@ -131,6 +170,35 @@ void weft__squeue_free_locked(weft__sched_queue *q, uint32_t idx);
 /* Moves every queued task past its threshold up one level (not to CRITICAL). */
 size_t weft__squeue_escalate_locked(weft__sched_queue *q, const uint64_t thresholds[2], uint64_t now);
 
+/* ---- lanes.c (each takes l->lock itself) ---- */
+int weft__lanes_init(weft__lanes *l);
+void weft__lanes_fini(weft__lanes *l);
+/* Appends job to l's lane `level` with the heap stamp `stamp`.  WEFT_OK or
+ * WEFT_ENOMEM (nothing queued).  l's owner only (the order is its own). */
+int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, uint64_t stamp);
+/* The head of lane `level`, or NULL.  Any thread. */
+weft__job *weft__lanes_pop(weft__lanes *l, unsigned level);
+/* The head of lane `level` or q's top, whichever was queued first, when q's
+ * top is of that level too; NULL if the lane is empty.  Any thread. */
+weft__job *weft__lanes_pop_or_heap(weft__lanes *l, unsigned level, weft__sched_queue *q);
+/* Moves items that waited after_ticks[level] at LOW or NORMAL up one level.
+ * Returns how many.  Any thread. */
+size_t weft__lanes_escalate(weft__lanes *l, const uint64_t after_ticks[2], uint64_t now);
+/* Copies up to cap of l's items into out (null handles); returns how many. */
+size_t weft__lanes_copy(weft__lanes *l, weft_sched_entry *out, size_t cap, uint64_t now, double ns_per_tick);
+
+/* ---- sched.c: taking ---- */
+/* One escalation pass (heap and lanes) now, counted; how many moved.  Any thread. */
+size_t weft__sched_escalate_now(weft__sched *s);
+/* The best job of level >= min_level that worker w can find: its own lanes,
+ * the heap, the other workers' lanes, highest level first; NULL if none.
+ * `final`: looks under every lock whatever the hints say.  Worker w only. */
+weft__job *weft__sched_take(weft__sched *s, weft__worker *w, unsigned min_level, bool final);
+/* For a graph task that just ran or was queued on w: the job w would take
+ * next from the layer if its deque and private list are empty (a job of NORMAL
+ * or above), else NULL; it saves the worker's trip through its search.  w
+ * only. */
+weft__job *weft__sched_next(weft__worker *w);
 /* ---- policy.c ---- */
 /* Builds the policy the config asks for (NULL for work stealing).  WEFT_OK,
  * WEFT_EINVAL (a bad kind, or CUSTOM without push and pop), WEFT_ENOMEM. */
