@@ -58,7 +58,7 @@ static void route(weft__worker *w, weft__node *n) {
     weft__node_cold *c = weft__cold(n);
     int prio = (int)(c->prio ? c->prio : n->tf->active->prio) - 2;
     c->routed = 1; /* before the queue's lock: whoever takes it sees the mark */
-    if (weft__sched_submit(w->ex, w, &n->job, prio_ok(prio) ? prio : WEFT_PRIORITY_NORMAL) != WEFT_OK)
+    if (weft__sched_submit_hint(w->ex, w, &n->job, prio_ok(prio) ? prio : WEFT_PRIORITY_NORMAL, c) != WEFT_OK)
         weft__push_local(w, &n->job);
 }
 
@@ -83,7 +83,16 @@ weft__job *weft__prio_node_run(weft__worker *w, weft__job *job) {
     weft__job *more[CHAIN];
     uint64_t mine = 0; /* bit i: more[i] is queued here (decided while we own it) */
     unsigned k = 0;
-    while (k < CHAIN && (more[k] = weft__deque_pop(&w->deque)) != NULL) k++;
+    while (k < CHAIN && (more[k] = weft__deque_pop(&w->deque)) != NULL) {
+        /* A ticket lies below every task readied since it was pushed: the
+         * rest of the deque is older work (a ready set of HIGH tasks leaves
+         * a ticket each). */
+        if (more[k] == &weft__sched_ticket) {
+            (void)weft__deque_push(&w->deque, more[k]); /* room: it was there (tickets never overflow) */
+            break;
+        }
+        k++;
+    }
     for (unsigned i = k; i-- > 0;) {
         if (queueable(more[i])) mine |= (uint64_t)1 << i;
         else weft__push_local(w, more[i]); /* a thief may take it from here on */

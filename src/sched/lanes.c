@@ -30,15 +30,27 @@ static inline unsigned lane_ix(unsigned now, unsigned base) { return now == 3 ? 
 
 int weft__lanes_init(weft__lanes *l) {
     memset(l, 0, sizeof *l);
+    atomic_init(&l->lock, 0);
     atomic_init(&l->mask, 0);
     atomic_init(&l->count, 0);
-    return weft__mutex_init(&l->lock) == 0 ? WEFT_OK : WEFT_ENOMEM;
+    return WEFT_OK;
 }
 
 void weft__lanes_fini(weft__lanes *l) {
     for (unsigned i = 0; i < WEFT__LANES; i++) weft__free(l->lane[i].a, sizeof *l->lane[i].a * l->lane[i].cap);
-    weft__mutex_destroy(&l->lock);
 }
+
+/* The lanes' lock: a test-and-test-and-set spin lock.  A mutex costs the owner
+ * ~60 instructions a pair on every push and pop; this costs one exchange and
+ * one store, and waiters are rare (a thief, the ticker) and brief.  Acquire:
+ * the holder sees what the last holder wrote; release: pairs with it. */
+static inline void lock(weft__lanes *l) {
+    unsigned spins = 0;
+    while (atomic_exchange_explicit(&l->lock, 1, memory_order_acquire) != 0)
+        while (atomic_load_explicit(&l->lock, memory_order_relaxed) != 0) weft__spin_pause(&spins);
+}
+
+static inline void unlock(weft__lanes *l) { atomic_store_explicit(&l->lock, 0, memory_order_release); }
 
 static inline weft__lane_item *at(weft__lane *ln, uint32_t i) { return &ln->a[(ln->head + i) & (ln->cap - 1)]; }
 
@@ -58,30 +70,28 @@ static int lane_reserve(weft__lane *ln, uint32_t more) {
     return WEFT_OK;
 }
 
-/* Under l->lock, after lanes of `level` changed by d items: the hints. */
-static void publish(weft__lanes *l, unsigned level, int d) {
-    bool any = level == 3 ? l->lane[6].n != 0 : false;
-    for (unsigned b = 0; level < 3 && b <= level; b++) any |= l->lane[lane_ix(level, b)].n != 0;
-    uint32_t m = atomic_load_explicit(&l->mask, memory_order_relaxed);
-    m = any ? m | 1u << level : m & ~(1u << level);
-    atomic_store_explicit(&l->mask, m, memory_order_relaxed);
-    uint32_t c = atomic_load_explicit(&l->count, memory_order_relaxed);
-    atomic_store_explicit(&l->count, c + (uint32_t)d, memory_order_relaxed);
+/* Under l->lock, after lanes of `level` changed by d items: the hints.  The
+ * mask is stored only when it changes (other workers read its line). */
+static inline void publish(weft__lanes *l, unsigned level, int d) {
+    l->per_level[level] += (uint32_t)d;
+    uint32_t old = atomic_load_explicit(&l->mask, memory_order_relaxed);
+    uint32_t m = l->per_level[level] ? old | 1u << level : old & ~(1u << level);
+    if (m != old) atomic_store_explicit(&l->mask, m, memory_order_relaxed);
+    atomic_store_explicit(&l->count, atomic_load_explicit(&l->count, memory_order_relaxed) + (uint32_t)d,
+                          memory_order_relaxed);
 }
 
-int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, uint64_t stamp) {
+int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const void *hint, uint64_t stamp) {
     uint64_t now = weft__ticks();
-    weft__mutex_lock(&l->lock);
+    lock(l);
     weft__lane *ln = &l->lane[lane_ix(level, level)];
     if (lane_reserve(ln, 1) != WEFT_OK) {
-        weft__mutex_unlock(&l->lock);
+        unlock(l);
         return WEFT_ENOMEM;
     }
-    *at(ln, ln->n++) = (weft__lane_item){job, stamp, l->lseq++, now};
-    if (ln->n == 1) publish(l, level, 1);
-    else atomic_store_explicit(&l->count, atomic_load_explicit(&l->count, memory_order_relaxed) + 1,
-                               memory_order_relaxed); /* the mask has the level already */
-    weft__mutex_unlock(&l->lock);
+    *at(ln, ln->n++) = (weft__lane_item){job, stamp, l->lseq++, now, hint};
+    publish(l, level, 1);
+    unlock(l);
     return WEFT_OK;
 }
 
@@ -103,21 +113,25 @@ static weft__job *lane_take(weft__lanes *l, weft__lane *ln, unsigned level) {
     ln->n--;
     /* The next one is likely taken next, long after it was queued: its job
      * (a graph node) has left the cache meanwhile. */
-    if (ln->n) __builtin_prefetch(ln->a[ln->head].job);
+    if (ln->n) {
+        const weft__lane_item *next = &ln->a[ln->head];
+        __builtin_prefetch(next->job);
+        if (next->hint) __builtin_prefetch(next->hint);
+    }
     publish(l, level, -1);
     return j;
 }
 
 weft__job *weft__lanes_pop(weft__lanes *l, unsigned level) {
-    weft__mutex_lock(&l->lock);
+    lock(l);
     weft__lane *ln = first_lane(l, level);
     weft__job *j = ln ? lane_take(l, ln, level) : NULL;
-    weft__mutex_unlock(&l->lock);
+    unlock(l);
     return j;
 }
 
 weft__job *weft__lanes_pop_or_heap(weft__lanes *l, unsigned level, weft__sched_queue *q) {
-    weft__mutex_lock(&l->lock);
+    lock(l);
     weft__lane *ln = first_lane(l, level);
     weft__job *j = NULL;
     if (ln) {
@@ -128,7 +142,7 @@ weft__job *weft__lanes_pop_or_heap(weft__lanes *l, unsigned level, weft__sched_q
         weft__mutex_unlock(&q->lock);
         if (!j) j = lane_take(l, ln, level);
     }
-    weft__mutex_unlock(&l->lock);
+    unlock(l);
     return j;
 }
 
@@ -150,18 +164,18 @@ static size_t lane_escalate(weft__lanes *l, unsigned now, unsigned base, uint64_
 
 size_t weft__lanes_escalate(weft__lanes *l, const uint64_t after_ticks[2], uint64_t now) {
     size_t moved = 0;
-    weft__mutex_lock(&l->lock);
+    lock(l);
     /* NORMAL -> HIGH first, so that no item climbs two levels in one tick. */
     moved += lane_escalate(l, 1, 1, after_ticks[1], now);
     moved += lane_escalate(l, 1, 0, after_ticks[0] + after_ticks[1], now);
     moved += lane_escalate(l, 0, 0, after_ticks[0], now);
-    weft__mutex_unlock(&l->lock);
+    unlock(l);
     return moved;
 }
 
 size_t weft__lanes_copy(weft__lanes *l, weft_sched_entry *out, size_t cap, uint64_t now, double ns_per_tick) {
     static const uint8_t level_of[WEFT__LANES] = {0, 1, 1, 2, 2, 2, 3};
-    weft__mutex_lock(&l->lock);
+    lock(l);
     size_t k = 0;
     for (unsigned x = 0; x < WEFT__LANES; x++) {
         weft__lane *ln = &l->lane[x];
@@ -171,6 +185,6 @@ size_t weft__lanes_copy(weft__lanes *l, weft_sched_entry *out, size_t cap, uint6
                                         (uint64_t)((double)(now - it->queued) * ns_per_tick)};
         }
     }
-    weft__mutex_unlock(&l->lock);
+    unlock(l);
     return k;
 }

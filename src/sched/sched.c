@@ -18,7 +18,7 @@ static inline weft__sched_worker *sched_worker(weft__worker *w) {
 static bool anything_queued(weft__sched *s) {
     if (weft__squeue_count_from(&s->q, 0) != 0) return true;
     for (unsigned i = 0; i < s->ex->nworkers; i++)
-        if (atomic_load_explicit(&sched_worker(&s->ex->workers[i])->lanes.count, memory_order_relaxed)) return true;
+        if (atomic_load_explicit(&sched_worker(&s->ex->workers[i])->lanes.mask, memory_order_relaxed)) return true;
     return false;
 }
 
@@ -158,14 +158,14 @@ static weft__job *ticket_run(weft__worker *w, weft__job *self) {
     return weft__sched_take(sw->s, w, 2, false);
 }
 
-static weft__job ticket = {ticket_run, NULL};
+weft__job weft__sched_ticket = {ticket_run, NULL};
 
 /* After queueing at `level` from worker w (or another thread: NULL). */
 static void queued(weft__sched *s, weft__worker *w, unsigned level) {
     activate(s);
     /* A sealed deque (a policy) or no memory refuses it: idle workers still
      * find the job. */
-    if (w && level >= 2) (void)weft__deque_push(&w->deque, &ticket);
+    if (w && level >= 2) (void)weft__deque_push(&w->deque, &weft__sched_ticket);
     weft__source_notify(s->ex, w);
 }
 
@@ -201,6 +201,10 @@ static int queue_now(weft__sched *s, weft__worker *w, weft__job *job, int prio) 
 }
 
 int weft__sched_submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio) {
+    return weft__sched_submit_hint(ex, w, job, prio, NULL);
+}
+
+int weft__sched_submit_hint(weft_executor *ex, weft__worker *w, weft__job *job, int prio, const void *hint) {
     weft__sched *s = weft__sched_of(ex);
     if (!s || !prio_ok(prio)) return WEFT_EINVAL;
     if (s->policy && !s->policy->heap) {
@@ -216,7 +220,7 @@ int weft__sched_submit(weft_executor *ex, weft__worker *w, weft__job *job, int p
     weft__lanes *l = lanes_of(s, w);
     /* The stamp: relaxed, as it orders only against this thread's own
      * reservations (which it sees) and is a hint against others'. */
-    if (!l || weft__lanes_push(l, (unsigned)(prio + 1), job,
+    if (!l || weft__lanes_push(l, (unsigned)(prio + 1), job, hint,
                                atomic_load_explicit(&s->q.next_seq, memory_order_relaxed)) != WEFT_OK)
         return queue_now(s, w, job, prio); /* another thread, or the lanes short of memory */
     queued(s, w, (unsigned)(prio + 1));

@@ -64,6 +64,7 @@ typedef struct weft__lane_item {
     uint64_t stamp;  /* the heap's next_seq when it was queued */
     uint64_t lseq;   /* its worker's count of queued items */
     uint64_t queued; /* ticks */
+    const void *hint; /* another line the job reads first (prefetched with it), or NULL */
 } weft__lane_item;
 
 typedef struct weft__lane {
@@ -76,13 +77,18 @@ typedef struct weft__lane {
  * lane's oldest items (a prefix) to the end of the next lane up, in order. */
 enum { WEFT__LANES = 7 }; /* (0,0) (1,0) (1,1) (2,0) (2,1) (2,2) (3,3) */
 
-/* A worker's lanes. */
+/* A worker's lanes.  The mask, which every other worker reads in each of its
+ * looks, has a line of its own and is written only when it changes, so that
+ * those reads hit in their caches while the lanes keep some items each. */
 typedef struct weft__lanes {
-    weft__mutex lock;
-    _Atomic uint32_t mask;  /* bit l: a lane of level l is non-empty (written under the lock) */
-    _Atomic uint32_t count; /* items in all lanes (likewise) */
+    /* A spin lock (lanes.c): held for O(1) but for escalation's O(moved)
+     * copy, and nearly always by the owner alone. */
+    _Atomic uint32_t lock;
+    _Atomic uint32_t count; /* items in all lanes (written under the lock) */
+    uint32_t per_level[WEFT__LEVELS]; /* items at each level now */
     uint64_t lseq;
     weft__lane lane[WEFT__LANES];
+    _Alignas(64) _Atomic uint32_t mask; /* bit l: per_level[l] != 0 (likewise) */
 } weft__lanes;
 
 /* A ready-queue policy as the layer drives it (policy.c). */
@@ -139,6 +145,10 @@ void weft__sched_unreserve(weft_executor *ex, weft_sched_handle h);
  * (another thread, a submitter slot, or the lanes short of memory).  WEFT_OK
  * or WEFT_ENOMEM (nothing queued).  Any thread. */
 int weft__sched_submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio);
+/* weft__sched_submit with `hint`, a line besides the job's own that it reads
+ * first when it runs: a lane prefetches both as the job comes next (a graph
+ * node's cold part). */
+int weft__sched_submit_hint(weft_executor *ex, weft__worker *w, weft__job *job, int prio, const void *hint);
 /* True when ex's policy orders prioritised tasks itself (FIFO, ROUND_ROBIN,
  * a user's): such a task without a handle goes to it (weft__sched_submit). */
 bool weft__sched_policy_orders(weft_executor *ex);
@@ -173,9 +183,9 @@ size_t weft__squeue_escalate_locked(weft__sched_queue *q, const uint64_t thresho
 /* ---- lanes.c (each takes l->lock itself) ---- */
 int weft__lanes_init(weft__lanes *l);
 void weft__lanes_fini(weft__lanes *l);
-/* Appends job to l's lane `level` with the heap stamp `stamp`.  WEFT_OK or
+/* Appends job (and its prefetch hint, or NULL) to l's lane `level` with the heap stamp `stamp`.  WEFT_OK or
  * WEFT_ENOMEM (nothing queued).  l's owner only (the order is its own). */
-int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, uint64_t stamp);
+int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const void *hint, uint64_t stamp);
 /* The head of lane `level`, or NULL.  Any thread. */
 weft__job *weft__lanes_pop(weft__lanes *l, unsigned level);
 /* The head of lane `level` or q's top, whichever was queued first, when q's
@@ -188,6 +198,9 @@ size_t weft__lanes_escalate(weft__lanes *l, const uint64_t after_ticks[2], uint6
 size_t weft__lanes_copy(weft__lanes *l, weft_sched_entry *out, size_t cap, uint64_t now, double ns_per_tick);
 
 /* ---- sched.c: taking ---- */
+/* The ticket (sched.c): one stateless job, pushed onto a worker's deque for
+ * each HIGH or CRITICAL job it queues, that runs the best such job. */
+extern weft__job weft__sched_ticket;
 /* One escalation pass (heap and lanes) now, counted; how many moved.  Any thread. */
 size_t weft__sched_escalate_now(weft__sched *s);
 /* The best job of level >= min_level that worker w can find: its own lanes,
