@@ -14,12 +14,15 @@ static inline weft__sched_worker *sched_worker(weft__worker *w) {
     return weft__layer_state(w, &weft__sched_layer);
 }
 
-/* Anything queued at all, heap or lanes (hints without the locks). */
-static bool anything_queued(weft__sched *s) {
-    if (weft__squeue_count_from(&s->q, 0) != 0) return true;
+/* The levels with something queued anywhere (hints: the heap's counts and
+ * every worker's mask). */
+static uint32_t levels_queued(weft__sched *s) {
+    uint32_t m = 0;
+    for (unsigned l = 0; l < WEFT__LEVELS; l++)
+        m |= (atomic_load_explicit(&s->q.count[l], memory_order_relaxed) != 0) << l;
     for (unsigned i = 0; i < s->ex->nworkers; i++)
-        if (atomic_load_explicit(&sched_worker(&s->ex->workers[i])->lanes.mask, memory_order_relaxed)) return true;
-    return false;
+        m |= atomic_load_explicit(&sched_worker(&s->ex->workers[i])->lanes.mask, memory_order_relaxed);
+    return m;
 }
 
 /* One escalation pass over the heap and every worker's lanes; how many moved. */
@@ -47,7 +50,7 @@ size_t weft__sched_escalate_now(weft__sched *s) {
 
 /* Escalates if a tick is due (a worker's countdown ran out, or it is idle). */
 static void maybe_tick(weft__sched *s) {
-    if (!s->auto_escalate || !anything_queued(s)) return;
+    if (!s->auto_escalate || levels_queued(s) == 0) return;
     uint64_t now = weft__now_ns(), due = atomic_load_explicit(&s->next_tick, memory_order_relaxed);
     if (now < due ||
         !atomic_compare_exchange_strong_explicit(&s->next_tick, &due, now + s->tick_ns, memory_order_relaxed,
@@ -91,15 +94,22 @@ static weft__job *take_others(weft__sched *s, weft__worker *w, unsigned level, b
     return NULL;
 }
 
+/* A job of exactly `level`: w's own lanes (against the heap), the heap, the
+ * other workers' lanes; NULL if none.  `final`: whatever the hints say. */
+static weft__job *take_level(weft__sched *s, weft__worker *w, weft__lanes *own, unsigned level, bool final) {
+    bool heap = final || atomic_load_explicit(&s->q.count[level], memory_order_relaxed) != 0;
+    weft__job *j = NULL;
+    if (own && (final || atomic_load_explicit(&own->mask, memory_order_relaxed) >> level & 1))
+        j = heap ? weft__lanes_pop_or_heap(own, level, &s->q) : weft__lanes_pop(own, level);
+    if (!j && heap) j = weft__squeue_pop(&s->q, level);
+    return j ? j : take_others(s, w, level, final);
+}
+
 weft__job *weft__sched_take(weft__sched *s, weft__worker *w, unsigned min_level, bool final) {
     weft__lanes *own = lanes_of(s, w);
-    for (unsigned level = WEFT__LEVELS; level-- > min_level;) {
-        bool heap = final || atomic_load_explicit(&s->q.count[level], memory_order_relaxed) != 0;
-        weft__job *j = NULL;
-        if (own && (final || atomic_load_explicit(&own->mask, memory_order_relaxed) >> level & 1))
-            j = heap ? weft__lanes_pop_or_heap(own, level, &s->q) : weft__lanes_pop(own, level);
-        if (!j && heap) j = weft__squeue_pop(&s->q, level);
-        if (!j) j = take_others(s, w, level, final);
+    uint32_t m = final ? 0xfu : levels_queued(s);
+    for (m &= ~((1u << min_level) - 1); m; m &= ~(1u << (31 - __builtin_clz(m)))) {
+        weft__job *j = take_level(s, w, own, 31u - (unsigned)__builtin_clz(m), final);
         if (j) return j;
     }
     return NULL;
@@ -205,7 +215,8 @@ int weft__sched_submit(weft_executor *ex, weft__worker *w, weft__job *job, int p
 }
 
 int weft__sched_submit_hint(weft_executor *ex, weft__worker *w, weft__job *job, int prio, const void *hint) {
-    weft__sched *s = weft__sched_of(ex);
+    /* A worker of ex finds the layer in its own state (no search of the list). */
+    weft__sched *s = w && w->ex == ex && w->id < ex->nworkers ? sched_worker(w)->s : weft__sched_of(ex);
     if (!s || !prio_ok(prio)) return WEFT_EINVAL;
     if (s->policy && !s->policy->heap) {
         if (!w) { /* the default-priority jobs submitted before this one go first */
