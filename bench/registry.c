@@ -80,6 +80,8 @@ static const bench_impl lace_missing = { "lace", WEFT_BENCH_LACE_WHY, 0, NULL, N
 /* sched_weft.c (issue 18): priorities used and not, CRITICAL latency, handles. */
 extern const bench_ops bench_weft_async_plain, bench_weft_async_prio, bench_weft_sched_latency, bench_weft_sched_reprio,
     bench_weft_binary_tree_prio;
+/* sched_tbb.cpp, sched_tf.cpp: sched_latency with the peers' own priorities. */
+extern const bench_ops bench_tbb_sched_latency, bench_tf_sched_latency;
 
 /* Indexed by bench_impl_id. */
 const bench_impl *const bench_impls[BENCH_IMPL_COUNT] = {
@@ -176,7 +178,10 @@ const bench_def bench_table[] = {
     /* Issue 18 (sched_weft.c), weft only: size = async tasks / latency samples / queued handles. */
     { "async_plain", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_plain } },
     { "async_prio", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_prio } },
-    { "sched_latency", 500, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_latency } },
+    /* Peers: oneTBB's task_arena priorities, Taskflow's TaskPriority (sched_tbb.cpp, sched_tf.cpp). */
+    { "sched_latency", 500, false, &bench_work_sem,
+      { [BENCH_WEFT] = &bench_weft_sched_latency, [BENCH_TBB] = TBB_OPS(sched_latency),
+        [BENCH_TF] = TF_OPS(sched_latency) } },
     { "sched_reprio", 1000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_reprio } },
     { "sched_reprio_1m", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sched_reprio } },
     /* binary_tree with a random priority on every task (weft only): compare with binary_tree. */

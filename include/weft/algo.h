@@ -140,8 +140,7 @@ typedef struct weft_algo_config {
  * above); *previous (may be NULL) receives the one it replaces.  WEFT_OK, or
  * WEFT_EINVAL for a value outside LOW..CRITICAL (nothing changes).  Affects
  * only the calling thread; wait-free. */
-WEFT_API WEFT_NODISCARD weft_status weft_algo_set_priority(weft_priority priority,
-                                                           weft_priority *previous);
+WEFT_API weft_status weft_algo_set_priority(weft_priority priority, weft_priority *previous);
 
 /* The calling thread's priority for its algorithm calls (NORMAL unless set;
  * inside a prioritised call's chunk, that call's).  Wait-free. */
