@@ -137,7 +137,8 @@ WEFT_API WEFT_NODISCARD weft_status weft_sched_priority(weft_executor *ex, weft_
 
 /* One queued task in a snapshot. */
 typedef struct weft_sched_entry {
-    weft_sched_handle handle; /* the task's handle, for weft_sched_reprioritize / _remove */
+    weft_sched_handle handle; /* the task's handle, for weft_sched_reprioritize / _remove;
+                               * {0, 0} for a task queued without one (graph tasks) */
     weft_priority priority;   /* its priority now (escalation included) */
     uint64_t seq;       /* submission order */
     uint64_t waited_ns; /* since it was queued */

@@ -123,12 +123,18 @@ static inline void count_down(weft__sched_worker *sw) {
     }
 }
 
+/* Jobs weft__sched_next hands on in a row at most. */
+enum { STREAK_MAX = 64 };
+
 weft__job *weft__sched_next(weft__worker *w) {
     if (weft__deque_size(&w->deque) != 0 || w->overflow_head) return NULL;
     weft__sched_worker *sw = sched_worker(w);
     if (!sw->s || sw->s->policy) return NULL; /* a policy orders its jobs: the loop's way */
+    if (++sw->streak > STREAK_MAX) return sw->streak = 0, NULL;
     count_down(sw);
-    return weft__sched_take(sw->s, w, 1, false); /* what the loop's first stage would take */
+    weft__job *j = weft__sched_take(sw->s, w, 1, false); /* what the loop's first stage would take */
+    if (!j) sw->streak = 0;
+    return j;
 }
 
 /* The worker loop's source (core/layer.h), called when w's deque is empty:

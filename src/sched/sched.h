@@ -115,6 +115,7 @@ typedef struct weft__sched {
 typedef struct weft__sched_worker {
     weft__sched *s;
     unsigned countdown; /* takes until the next look at the clock */
+    unsigned streak;    /* jobs weft__sched_next handed on in a row */
     weft__lanes lanes;  /* workers only (not submitter slots) */
 } weft__sched_worker;
 
@@ -209,7 +210,9 @@ size_t weft__sched_escalate_now(weft__sched *s);
 weft__job *weft__sched_take(weft__sched *s, weft__worker *w, unsigned min_level, bool final);
 /* For a graph task that just ran or was queued on w: the job w would take
  * next from the layer if its deque and private list are empty (a job of NORMAL
- * or above), else NULL; it saves the worker's trip through its search.  w
+ * or above), else NULL; it saves the worker's trip through its search.  NULL
+ * too after STREAK_MAX in a row, so that a worker helping inside a wait
+ * (weft__worker_wait_until) looks at what it waits for between such runs.  w
  * only. */
 weft__job *weft__sched_next(weft__worker *w);
 /* ---- policy.c ---- */
