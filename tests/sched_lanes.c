@@ -160,3 +160,32 @@ TEST(lanes_lose_no_task_and_run_none_twice_under_stealing_and_escalation) {
     weft_executor_destroy(ex);
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
+
+/* ---- escalation passes never crowd out the work ---- */
+
+static int tick_task(weft_ctx *cx, void *arg) {
+    (void)cx;
+    atomic_fetch_add_explicit((atomic_int *)arg, 1, memory_order_relaxed);
+    return 0;
+}
+
+/* A pass over the heap is O(queued).  Before, a tick was due every tick_ns
+ * whatever a pass cost, and a worker looks at the clock once per job it takes
+ * from the queue: with a backlog whose pass outlasted a tick, every job cost a
+ * whole pass (a quadratic drain; weft-bench's async_prio hung on a loaded
+ * machine with the default 2 ms tick).  A 1 us tick makes that certain. */
+TEST(a_large_backlog_drains_while_escalation_ticks_every_microsecond) {
+    weft_sched_config sc = {.escalate_low_ns = 1, .escalate_normal_ns = 1, .tick_ns = 1000};
+    weft_executor *ex = make_sched_executor(1, &sc);
+    gate g;
+    gate_close(ex, &g, 1);
+    int n = (int)test_scale(200000);
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    for (int i = 0; i < n; i++)
+        ASSERT_OK(weft_async_with(ex, tick_task, &ran, &(weft_async_options){.priority = WEFT_PRIORITY_LOW}, NULL));
+    gate_open(&g);
+    ASSERT_TRUE(wait_flag(&ran, n, 3)); /* ~0.1 s here; the quadratic drain took ~20 s */
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_executor_destroy(ex);
+}

@@ -58,6 +58,12 @@ static void maybe_tick(weft__sched *s) {
         return; /* not yet, or another worker does it */
     size_t moved = escalate_all(s, now);
     if (moved) atomic_fetch_add_explicit(&s->escalations, moved, memory_order_relaxed);
+    /* A pass over the heap is O(n): with a backlog of a million slots it takes
+     * longer than a tick, and a worker that looks once per job would then do
+     * nothing but escalate.  The next tick waits four times the pass instead,
+     * so passes take at most a fifth of one worker's time. */
+    uint64_t end = weft__now_ns(), spent = end - now;
+    if (spent * 4 > s->tick_ns) atomic_store_explicit(&s->next_tick, end + 4 * spent, memory_order_relaxed);
 }
 
 static int queue_now(weft__sched *s, weft__worker *w, weft__job *job, int prio);
