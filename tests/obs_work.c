@@ -321,3 +321,41 @@ TEST(a_long_task_among_short_ones_is_measured_and_tops_the_slowest_list) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* Runs 2 ms the first time only. */
+static int slow_once(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    if (atomic_fetch_add_explicit((atomic_int *)arg, 1, memory_order_relaxed) == 0) spin_ns(2 * MS);
+    return 0;
+}
+
+TEST(suspects_that_turn_out_short_go_back_to_batching) {
+    /* A batch that held a long task makes its tasks suspects, timed alone from
+     * their next run on.  When the overrun was not theirs (here a task long only
+     * once; on a busy machine, the OS stopping the worker), they run short when
+     * timed alone and go back to batching, so that the task path stops testing
+     * every task for suspects. */
+    weft_executor *ex = make_profiled(1, 0);
+    ex->obs_state->batch_max = UINT64_MAX; /* batched whatever the tasks' length */
+    atomic_int count = 0, slow_calls = 0;
+    weft_taskflow *tf = make_taskflow("slow-once");
+    weft_task prev = WEFT_TASK_NULL;
+    for (int i = 0; i < 1000; i++) {
+        weft_task t = i == 500 ? must_emplace(tf, slow_once, &slow_calls) : must_emplace(tf, bump, &count);
+        if (!weft_task_is_null(prev)) ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    unsigned first = atomic_load(&ex->obs_state->nsuspects);
+    if (first == 0) TEST_FAIL_("run 1: the batch that held the 2 ms task made no suspects");
+    /* Run 2 times them alone and finds them short; a run or two more are
+     * allowed for a worker the OS stopped while it timed one. */
+    unsigned left = first;
+    for (int k = 0; k < 4 && left; k++) {
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        left = atomic_load(&ex->obs_state->nsuspects);
+    }
+    if (left) TEST_FAIL_("%u of %u suspects are still timed alone after 4 more runs", left, first);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

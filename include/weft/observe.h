@@ -161,7 +161,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  * short ones beside it: its spans are marked ("batch_held_long_task": true in
  * the JSON), left out of the report's slowest tasks and of the DOT's times,
  * and its tasks are timed one by one from their next run on (until the
- * profiler is started again), so a long task is measured from its second run.
+ * profiler is started again, or until one runs short: the OS stopping a worker
+ * inside a batch looks the same), so a long task is measured from its second
+ * run.
  * Every other estimated span stands for a task shorter than 50 us.  Counts
  * (spans, task metrics) and busy time are exact either way.  Other work is always measured.  weft_executor_config.profile_exact (or
  * WEFT_PROFILE_EXACT=1 in the environment) turns batching off.

@@ -319,10 +319,12 @@ void weft__fail_node(weft__run *r, weft__node *n, int code);
  * graph/semaphore.c for a plain task holding semaphores. */
 static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n) {
     if (weft__node_enter(w, n, r->top) && n->fn) {
-        weft_ctx cx;
-        struct weft__obs *o = weft__task_enter(w, &cx, n, r);
-        int rc = n->fn(&cx, n->arg);
-        weft__task_leave(w, &cx, o, n, r, rc);
+        /* weft__task_enter and weft__task_leave, the observer's two events in
+         * one hook around the call. */
+        weft_ctx cx = {w, n, &r->top->stop, n->tf, w->ctx, 0};
+        w->ctx = &cx;
+        int rc = weft__hook_task_call(w, weft__obs_get(w->ex), n, r, n->fn, &cx, n->arg);
+        w->ctx = cx.outer;
         if (rc != 0) weft__fail_node(r, n, rc);
     }
 }

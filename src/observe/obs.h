@@ -111,20 +111,32 @@ typedef struct weft__names {
  * span chunk allocated: microseconds), so that those do not stop batching. */
 #define WEFT__BATCH_LONG_NS 50000.0
 #define WEFT__EST_LONG 2
-/* Suspects (task_hooks.c): exact keys (at most half of the slots used), and a bitmap
- * by a hash of (taskflow, index) the fast path tests. */
+/* Suspects (task_hooks.c): exact keys (at most half of the slots ever filled),
+ * and a bitmap by (taskflow, index) the fast path tests. */
 #define WEFT__SUSPECTS 256
 #define WEFT__SUSPECT_BITS 65536
+
+/* A batch's entries lie end to end over the slots after its header (each
+ * slot's array fills it exactly), so entry i is element i of a flat array: no
+ * division by 5 or 10 on the task path (~8 instructions per batched task). */
+_Static_assert(WEFT__NARROW_PER_SLOT * sizeof(uint32_t) == sizeof(weft__span) &&
+                   WEFT__PAIRS_PER_SLOT * sizeof(weft__span_pair) == sizeof(weft__span),
+               "a batch's entries fill its slots");
+static inline uint32_t *weft__batch_narrow(const weft__span *h) {
+    return (uint32_t *)(void *)((union weft__span_slot *)(uintptr_t)h + 1);
+}
+static inline weft__span_pair *weft__batch_pairs(const weft__span *h) {
+    return (weft__span_pair *)(void *)((union weft__span_slot *)(uintptr_t)h + 1);
+}
 
 /* Entry i of the batch whose header is h: the task's index, its name id and
  * whether it failed. */
 static inline void weft__batch_entry(const weft__span *h, uint32_t i, uint32_t *index, uint32_t *name, bool *failed) {
-    const union weft__span_slot *e = (const union weft__span_slot *)h + 1;
     uint32_t x, id = 0;
     if (h->narrow) { /* the index, with the failure in its top bit */
-        x = e[i / WEFT__NARROW_PER_SLOT].narrow[i % WEFT__NARROW_PER_SLOT];
+        x = weft__batch_narrow(h)[i];
     } else {
-        const weft__span_pair *p = &e[i / WEFT__PAIRS_PER_SLOT].pair[i % WEFT__PAIRS_PER_SLOT];
+        const weft__span_pair *p = &weft__batch_pairs(h)[i];
         x = p->index | (p->name & WEFT__PAIR_FAILED);
         id = p->name & ~WEFT__PAIR_FAILED;
     }
@@ -147,6 +159,9 @@ typedef struct weft__obs_frame {
     /* Work other than a taskflow task (node NULL): its kind (weft__work, read by
      * the state dump), what it runs and which part, as in its span. */
     _Atomic uint8_t work;
+    /* A suspect's task, timed alone (task_hooks.c): set by the begin's slow
+     * path only, so stale after a batched begin (the end looks it up again). */
+    bool suspect;
     uint32_t index, part;
     const void *id;
 } weft__obs_frame;
@@ -179,6 +194,8 @@ typedef struct weft__obs_worker {
     bool batch_named;      /* the batch's taskflow has named tasks */
     bool batch_narrow;     /* its entries are bare indices (see weft__span_pair) */
     bool suspects_on;      /* o->nsuspects was non-zero at the last batch_open (task_hooks.c) */
+    uint32_t batch_tfh;    /* suspect_tfh of batch_tf (task_hooks.c) */
+    uint64_t batch_when;   /* suspect_when of its run when it opened (task_hooks.c) */
     uint64_t batch_begin;  /* ticks: start of the batch's first task */
     uint64_t batch_avg;    /* ticks per task of the last timed stretch */
     uint64_t batch_run;    /* run id of the batch's tasks (a batch holds one run) */
@@ -228,10 +245,14 @@ struct weft__obs {
     double ns_per_tick;
     uint64_t ns_mul; /* ns = ticks * ns_mul >> 20, the histogram's cheap conversion */
     size_t max_spans; /* per worker */
-    /* Tasks found in a batch that held a long task (task_hooks.c): (taskflow, index)
-     * keys, and one bit per key (modulo WEFT__SUSPECT_BITS) for the fast path.
-     * Cleared by weft_profiler_start. */
-    _Atomic uint32_t nsuspects;
+    /* Tasks found in a batch that held a long task and not yet found short
+     * (task_hooks.c): (taskflow, index) keys, and one bit per key (modulo
+     * WEFT__SUSPECT_BITS) for the fast path.  Cleared by weft_profiler_start. */
+    _Atomic uint32_t nsuspects; /* live keys */
+    _Atomic uint32_t nsuspect_slots; /* slots ever filled: live keys and tombstones */
+    /* The run and iteration (suspect_when) every suspect was found in, when
+     * that is one; 0 none yet, UINT64_MAX several. */
+    _Atomic uint64_t suspects_when;
     _Atomic uint64_t suspect_bits[WEFT__SUSPECT_BITS / 64];
     _Atomic uint64_t suspect[WEFT__SUSPECTS];
     char *save_path;  /* WEFT_PROFILE, or NULL */

@@ -13,6 +13,19 @@
 /* mark_job of a worker with no usable mark: see WEFT__OBS_NO_MARK in obs.h. */
 #define NO_MARK WEFT__OBS_NO_MARK
 
+/* Which run and iteration of it run r's tasks belong to (the outermost run's
+ * id and iterations ended), as one word that is neither 0 nor UINT64_MAX:
+ * what suspects_when holds (below). */
+static inline uint64_t suspect_when(const weft__run *r) {
+    uint64_t w = (r->top->id << 24) + atomic_load_explicit(&r->top->iterations, memory_order_relaxed) + 1;
+    return w == UINT64_MAX ? 1 : w;
+}
+
+/* A taskflow's offset in the suspects' bitmap (suspect_bit_at below). */
+static inline uint32_t suspect_tfh(const void *tf) {
+    return (uint32_t)(((uint64_t)(uintptr_t)tf * 0x9e3779b97f4a7c15ull) >> 48);
+}
+
 /* ---- the hooks ------------------------------------------------------------------ */
 
 static void fill_event(weft_task_event *ev, struct weft__obs *o, weft__worker *w, const weft__node *n,
@@ -77,11 +90,17 @@ static __attribute__((noinline)) void batch_open(struct weft__obs *o, weft__obs_
     ow->batch_begin = f->begin;
     ow->batch_run = run_id;
     ow->batch_tf = n->tf;
+    ow->batch_tfh = suspect_tfh(n->tf);
     ow->batch_named = n->tf->nnamed != 0;
     ow->batch_narrow = !ow->batch_named && n->tf->nnodes < WEFT__PAIR_FAILED;
     ow->batch_epoch = atomic_load_explicit(&o->span_epoch, memory_order_relaxed);
-    /* Looked at once per batch, so that the task path tests a flag of its own. */
-    ow->suspects_on = atomic_load_explicit(&o->nsuspects, memory_order_relaxed) != 0;
+    /* Looked at once per batch, so that the task path tests a flag of its own.
+     * Suspects found only in this iteration of this run are not looked for:
+     * its tasks ran already (but for a condition task's loop, where the long
+     * one is then timed from the next iteration or run on). */
+    ow->batch_when = suspect_when(r);
+    ow->suspects_on = atomic_load_explicit(&o->nsuspects, memory_order_relaxed) != 0 &&
+                      atomic_load_explicit(&o->suspects_when, memory_order_relaxed) != ow->batch_when;
     weft__span *h = NULL;
     /* Room for WEFT__BATCH spans, or for as many as the limit still allows. */
     uint32_t cap = WEFT__BATCH;
@@ -112,13 +131,12 @@ static inline void batch_put(struct weft__obs *o, weft__obs_worker *ow, const we
     weft__stat_inc(&ow->hist[ow->batch_bucket]);
     if (k < ow->batch_cap) {
         weft__span *h = ow->batch_hdr;
-        weft__span_slot *e = (weft__span_slot *)h + 1;
         uint32_t failed = rc ? WEFT__PAIR_FAILED : 0;
         if (ow->batch_narrow) {
-            e[k / WEFT__NARROW_PER_SLOT].narrow[k % WEFT__NARROW_PER_SLOT] = n->index | failed;
+            weft__batch_narrow(h)[k] = n->index | failed;
         } else {
             uint32_t id = ow->batch_named ? name_id(ow, n) : 0;
-            e[k / WEFT__PAIRS_PER_SLOT].pair[k % WEFT__PAIRS_PER_SLOT] = (weft__span_pair){ n->index, id | failed };
+            weft__batch_pairs(h)[k] = (weft__span_pair){ n->index, id | failed };
         }
         h->index = k + 1;
         ow->nspans++;
@@ -144,8 +162,12 @@ static inline void batch_put(struct weft__obs *o, weft__obs_worker *ow, const we
  * a while inside a batch looks the same, and on a loaded machine that turned
  * batching off in most runs.)  The fast path tests one bit per index (a
  * bitmap, modulo its size; a stray hit only costs an exact timing), and only
- * once the worker saw a suspect at all (suspects_on, read at each batch_open);
- * the set is filled with CAS and never emptied, up to half its slots.
+ * while there are suspects found in another run or iteration than the
+ * batch's (suspects_on, read at each batch_open: the current iteration's
+ * tasks ran already, and a test per task cost the profiled graph benchmarks
+ * 4%).  A suspect timed alone that runs short is let go (drop_suspect): on a
+ * busy machine most suspects are the OS's doing, and the test stops once none
+ * is left.  The set is filled with CAS, up to half its slots per recording.
  *
  * A batch closed when the worker ran out of work (not tight) also holds the
  * worker's time after its last task: ending the run, waking a waiter, looking
@@ -155,20 +177,23 @@ static inline void batch_put(struct weft__obs *o, weft__obs_worker *ow, const we
 
 static uint64_t suspect_key(const void *tf, uint32_t index) {
     uint64_t k = ((uint64_t)(uintptr_t)tf ^ ((uint64_t)index << 40) ^ index) * 0x9e3779b97f4a7c15ull;
-    return k | 1; /* 0: an empty slot */
+    return k | 1; /* 0: an empty slot; SUSPECT_GONE: a removed one */
 }
+#define SUSPECT_GONE ((uint64_t)2) /* even: never a key */
 
-/* The bitmap's bit for key k (1 << 16 bits: 256 suspects give a stray hit to
- * one task in 256 at most). */
-static inline uint32_t suspect_bit_of(uint64_t k) { return (uint32_t)(k >> 48) % WEFT__SUSPECT_BITS; }
-
-static inline bool suspect_bit(const struct weft__obs *o, const void *tf, uint32_t index) {
-    uint32_t b = suspect_bit_of(suspect_key(tf, index));
+/* The bitmap's bit for task `index` of a taskflow is index ^ tfh (mod 1 << 16),
+ * tfh its suspect_tfh: the tasks of one taskflow take distinct bits (up
+ * to 65536 of them), and 256 suspects give a stray hit to one task in 256 at
+ * most.  A batch holds one taskflow, so the fast path's test is an xor, a load
+ * and a shift (the full key's hash cost ~12 instructions per task, paid by
+ * every batched task once a worker had seen a suspect). */
+static inline bool suspect_bit_at(const struct weft__obs *o, uint32_t tfh, uint32_t index) {
+    uint32_t b = (index ^ tfh) % WEFT__SUSPECT_BITS;
     return atomic_load_explicit((_Atomic uint64_t *)&o->suspect_bits[b / 64], memory_order_relaxed) >> (b % 64) & 1;
 }
 
 static bool is_suspect(const struct weft__obs *o, const void *tf, uint32_t index) {
-    if (!suspect_bit(o, tf, index)) return false;
+    if (!suspect_bit_at(o, suspect_tfh(tf), index)) return false;
     uint64_t k = suspect_key(tf, index), x;
     for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
         x = atomic_load_explicit((_Atomic uint64_t *)&o->suspect[i], memory_order_relaxed);
@@ -178,7 +203,9 @@ static bool is_suspect(const struct weft__obs *o, const void *tf, uint32_t index
 }
 
 static void add_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
-    if (atomic_load_explicit(&o->nsuspects, memory_order_relaxed) >= WEFT__SUSPECTS / 2) return;
+    /* Slots are filled once per recording (a removed key leaves a tombstone),
+     * so probes always end at an empty one. */
+    if (atomic_load_explicit(&o->nsuspect_slots, memory_order_relaxed) >= WEFT__SUSPECTS / 2) return;
     uint64_t k = suspect_key(tf, index);
     for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
         uint64_t x = 0;
@@ -189,23 +216,58 @@ static void add_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
             break;
         if (x == k) return;
     }
+    atomic_fetch_add_explicit(&o->nsuspect_slots, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&o->nsuspects, 1, memory_order_relaxed);
-    uint32_t b = suspect_bit_of(k);
+    uint32_t b = (index ^ suspect_tfh(tf)) % WEFT__SUSPECT_BITS;
     atomic_fetch_or_explicit(&o->suspect_bits[b / 64], (uint64_t)1 << (b % 64), memory_order_relaxed);
+}
+
+/* A suspect timed alone turned out short: the batch that made it one held
+ * another task that ran long, or the OS stopped the worker there (on a busy
+ * machine the usual case).  It goes back to batching, and once no suspect is
+ * left the fast path stops testing for them (suspects_on).  Its bit stays set
+ * (another key may share it): while any suspect is left, a task on that bit
+ * only costs a look at the keys. */
+static __attribute__((noinline)) void drop_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
+    uint64_t k = suspect_key(tf, index), x;
+    for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
+        x = atomic_load_explicit(&o->suspect[i], memory_order_relaxed);
+        if (x == 0) return;
+        if (x == k) {
+            /* Another worker timing the same task may drop it at once. */
+            if (atomic_compare_exchange_strong_explicit(&o->suspect[i], &x, SUSPECT_GONE, memory_order_relaxed,
+                                                        memory_order_relaxed))
+                atomic_fetch_sub_explicit(&o->nsuspects, 1, memory_order_relaxed);
+            return;
+        }
+    }
 }
 
 /* A new recording starts from no suspects (no run is in flight: relaxed; a
  * worker sees the count drop at its next batch_open). */
 void weft__obs_clear_suspects(struct weft__obs *o) {
     atomic_store_explicit(&o->nsuspects, 0, memory_order_relaxed);
+    atomic_store_explicit(&o->nsuspect_slots, 0, memory_order_relaxed);
+    atomic_store_explicit(&o->suspects_when, 0, memory_order_relaxed);
     for (size_t i = 0; i < WEFT__SUSPECT_BITS / 64; i++) atomic_store_explicit(&o->suspect_bits[i], 0, memory_order_relaxed);
     for (size_t i = 0; i < WEFT__SUSPECTS; i++) atomic_store_explicit(&o->suspect[i], 0, memory_order_relaxed);
 }
 
-/* The batch whose header is h (its taskflow tf) held a task that ran long:
- * its tasks become suspects (from the first'th on). */
+/* Suspects were found in run-iteration `when`: suspects_when becomes it, or
+ * UINT64_MAX once two differ. */
+static void note_suspects_when(struct weft__obs *o, uint64_t when) {
+    uint64_t cur = atomic_load_explicit(&o->suspects_when, memory_order_relaxed);
+    while (cur != when && cur != UINT64_MAX &&
+           !atomic_compare_exchange_weak_explicit(&o->suspects_when, &cur, cur == 0 ? when : UINT64_MAX,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
+    }
+}
+
+/* The batch whose header is h (its taskflow tf, opened in run-iteration when)
+ * held a task that ran long: its tasks become suspects (from the first'th on). */
 static __attribute__((noinline)) void batch_held_long(struct weft__obs *o, const weft__span *h, const void *tf,
-                                                      uint32_t first) {
+                                                      uint64_t when, uint32_t first) {
+    note_suspects_when(o, when);
     for (uint32_t i = first; i < h->index; i++) {
         uint32_t index, name;
         bool failed;
@@ -229,7 +291,12 @@ static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end,
      * The suspects need the header for the indices. */
     const weft__span *hdr = ow->batch_hdr;
     bool held_long = total > n * ow->batch_avg + o->batch_long;
-    if (held_long && hdr) batch_held_long(o, hdr, ow->batch_tf, tight ? 0 : hdr->index - 1);
+    /* Not once the profiler was started again since the batch opened: its
+     * header is in cleared buffers, and its suspects would be the new
+     * recording's (a batch left open at a run's end is closed when its worker
+     * goes idle, often after the caller has started the next recording). */
+    if (held_long && hdr && atomic_load_explicit(&o->span_epoch, memory_order_relaxed) == ow->batch_epoch)
+        batch_held_long(o, hdr, ow->batch_tf, ow->batch_when, tight ? 0 : hdr->index - 1);
     weft__owner_add(&ow->busy_ticks, total, memory_order_relaxed);
     unsigned was = ow->batch_bucket, bucket = ticks_bucket(o, step);
     if (bucket != was) {
@@ -321,24 +388,31 @@ static __attribute__((noinline)) void task_begin_slow(struct weft__obs *o, weft_
     /* A suspect is timed alone: it opens no batch (set after the close above,
      * which sets batch_on afresh). */
     const weft__node *n = node;
-    if (__builtin_expect(ow->suspects_on, 0) && is_suspect(o, n->tf, n->index)) ow->batch_on = false;
+    bool suspect = __builtin_expect(ow->suspects_on, 0) && is_suspect(o, n->tf, n->index);
+    if (suspect) ow->batch_on = false;
+    if (d < WEFT__OBS_DEPTH) ow->frame[d].suspect = suspect;
     atomic_store_explicit(&ow->depth, d + 1, memory_order_relaxed);
 }
 
-static void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node, const void *run) {
-    weft__obs_worker *ow = &o->w[w->id];
+/* task_begin on ow, w's state (inlined into both hooks that begin a task). */
+static inline __attribute__((always_inline)) void task_begin_on(struct weft__obs *o, weft__obs_worker *ow,
+                                                                weft__worker *w, const void *node, const void *run) {
     /* The fast path: a batch is open (so there is no observer) and this task
      * joins it: at depth 0, straight after it, of the same run and taskflow. */
     if (ow->batch_n && atomic_load_explicit(&ow->depth, memory_order_relaxed) == 0 &&
         ow->mark_job + 1 == w->stats.jobs && ((const weft__run *)run)->top->id == ow->batch_run &&
         ((const weft__node *)node)->tf == ow->batch_tf &&
         !(__builtin_expect(ow->suspects_on, 0) &&
-          suspect_bit(o, ((const weft__node *)node)->tf, ((const weft__node *)node)->index))) {
+          suspect_bit_at(o, ow->batch_tfh, ((const weft__node *)node)->index))) {
         frame_enter(ow, 0, node, run)->begin = WEFT__BEGIN_BATCHED;
         atomic_store_explicit(&ow->depth, 1, memory_order_relaxed);
         return;
     }
     task_begin_slow(o, w, node, run);
+}
+
+static void weft__obs_task_begin(struct weft__obs *o, weft__worker *w, const void *node, const void *run) {
+    task_begin_on(o, &o->w[w->id], w, node, run);
 }
 
 /* The span of the task or work of frame f (nested: inside another frame). */
@@ -407,8 +481,14 @@ static __attribute__((noinline)) void task_end_slow(struct weft__obs *o, weft__w
     weft__stat_inc(&ow->tasks);
     if (rc != 0) weft__stat_inc(&ow->failed);
     uint64_t end = weft__ticks();
-    if (d < WEFT__OBS_DEPTH && atomic_load_explicit(&ow->frame[d].node, memory_order_relaxed) == node)
+    if (d < WEFT__OBS_DEPTH && atomic_load_explicit(&ow->frame[d].node, memory_order_relaxed) == node) {
+        weft__obs_frame *f = &ow->frame[d];
+        /* A suspect that ran short is let go (drop_suspect); f->begin is
+         * estimated only after a batch began it. */
+        if (__builtin_expect(f->suspect, 0) && end - f->begin < o->batch_long && f->begin != WEFT__BEGIN_BATCHED)
+            drop_suspect(o, ((const weft__node *)node)->tf, ((const weft__node *)node)->index);
         time_task(o, ow, d, end, rc);
+    }
     atomic_store_explicit(&ow->depth, d, memory_order_relaxed);
     /* An observer's callback would run inside the next task's span: no mark. */
     ow->mark = end;
@@ -420,8 +500,10 @@ static __attribute__((noinline)) void task_end_slow(struct weft__obs *o, weft__w
     }
 }
 
-static void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, const void *run, int rc) {
-    weft__obs_worker *ow = &o->w[w->id];
+/* task_end on ow, w's state (inlined into both hooks that end a task). */
+static inline __attribute__((always_inline)) void task_end_on(struct weft__obs *o, weft__obs_worker *ow,
+                                                              weft__worker *w, const void *node, const void *run,
+                                                              int rc) {
     weft__obs_frame *f = &ow->frame[0];
     /* The fast path: a depth-0 task that joins the open batch (it began in it)
      * or opens one (the last stretch was short; batch_on is never set with an
@@ -440,6 +522,21 @@ static void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void 
         return;
     }
     task_end_slow(o, w, node, run, rc);
+}
+
+static void weft__obs_task_end(struct weft__obs *o, weft__worker *w, const void *node, const void *run, int rc) {
+    task_end_on(o, &o->w[w->id], w, node, run, rc);
+}
+
+/* Both events around a plain task's call, w's state found once.  (o->w stays
+ * where it is while o is on: it is allocated for all workers at once.) */
+static int weft__obs_task_call(struct weft__obs *o, weft__worker *w, const void *node, const void *run,
+                               weft_task_fn fn, weft_ctx *cx, void *arg) {
+    weft__obs_worker *ow = &o->w[w->id];
+    task_begin_on(o, ow, w, node, run);
+    int rc = fn(cx, arg);
+    task_end_on(o, ow, w, node, run, rc);
+    return rc;
 }
 
 /* ---- work other than taskflow tasks ------------------------------------------------
@@ -543,6 +640,7 @@ static void weft__obs_park(struct weft__obs *o, weft__worker *w, bool begin) {
 const weft__obs_hooks weft__obs_hook_table = {
     .task_begin = weft__obs_task_begin,
     .task_end = weft__obs_task_end,
+    .task_call = weft__obs_task_call,
     .task_skipped = weft__obs_task_skipped,
     .steal = weft__obs_steal,
     .park = weft__obs_park,
