@@ -1,7 +1,7 @@
 // weft-bench — sched_latency for oneTBB (issue 18).  SPDX-License-Identifier: MIT
 //
 // The same measurement as sched_weft.c's sched_latency: every worker kept busy
-// by LOW tasks of 100 us (a backlog of 4 per worker, refilled from the main
+// by LOW tasks of 100 us (a backlog of 12 per worker, refilled from the main
 // thread), a CRITICAL task submitted every ~400 us, its start minus its
 // submission one sample; median and p99 go to stderr.  oneTBB says "priority"
 // with task_arena's: the LOW tasks are enqueued into an arena of
@@ -77,7 +77,7 @@ int latency_oneshot(void *env, void *data) {
         std::atomic<int> backlog{0};
         std::vector<uint64_t> lat(d->n);
         for (size_t i = 0; i < d->n; i++) {
-            while (backlog.load() < 4 * workers) {  // keep every worker busy with LOW work
+            while (backlog.load() < 12 * workers) {  // keep every worker busy with LOW work
                 backlog.fetch_add(1);
                 low.enqueue([&backlog] {
                     spin_until(now_ns() + 100000);

@@ -68,7 +68,7 @@ int latency(void *env, counters *d) {
     std::atomic<int> backlog{0};
     std::vector<uint64_t> lat(d->n);
     for (size_t i = 0; i < d->n; i++) {
-        while (backlog.load() < 4 * (int)workers) {  // keep every worker busy with LOW work
+        while (backlog.load() < 12 * (int)workers) {  // keep every worker busy with LOW work
             backlog.fetch_add(1);
             run_one(ex, weft_tfprio::TaskPriority::LOW, [&backlog] {
                 spin_until(now_ns() + 100000);

@@ -8,8 +8,10 @@
  *   each (the priority queue).  The difference per task is what priorities
  *   cost when used.
  * sched_latency: size samples; every worker is kept busy by LOW tasks of
- *   100 us (a backlog of 4 per worker, refilled), and every 500 us a CRITICAL
- *   task is submitted; its start minus its submission is one sample.  Median
+ *   100 us (a backlog of 12 per worker, refilled: more than the 400 us nap
+ *   and its oversleep, so that no worker is idle when the probe comes; with 4
+ *   they often were, and the figure was a sleeping worker's wake-up), and
+ *   every ~500 us a CRITICAL task is submitted; its start minus its submission is one sample.  Median
  *   and p99 go to stderr; the target is one LOW task's length (100 us).
  * sched_reprio: size LOW tasks queued behind held workers, each with a
  *   handle; then every handle re-prioritised once (random level) and removed
@@ -116,7 +118,7 @@ static int cmp_u64(const void *a, const void *b) {
 static int latency_oneshot(void *env, void *data) {
     counters *d = data;
     sat s = {.ex = env};
-    int target = 4 * (int)weft_executor_workers(env);
+    int target = 12 * (int)weft_executor_workers(env); /* see the top */
     uint64_t *lat = malloc(d->n * sizeof *lat);
     if (!lat) return -1;
     for (size_t i = 0; i < d->n; i++) {
