@@ -97,8 +97,10 @@ static weft__job *hold_minus_one(weft__worker *w, weft__run *r) {
     return done;
 }
 
-/* The general case: any number of successors. */
-static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__run *r, weft__node *n) {
+/* The general case: any number of successors.  `shared`: other workers are
+ * about (a constant in each of the two copies below). */
+static inline __attribute__((always_inline)) weft__job *release_many_body(weft__worker *w, weft__run *r,
+                                                                          weft__node *n, const bool shared) {
     weft__job *next = NULL, *buf[32];
     unsigned nb = 0;
     weft__node *const *succ = weft__succ_array(n);
@@ -109,7 +111,6 @@ static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__
      * are this core's or memory's, and the requests only cost instructions
      * (binary_tree_rerun 5% at one worker; wavefront_rerun 10% faster at two
      * with them). */
-    bool shared = w->ex->nworkers > 1;
     if (shared)
         for (uint32_t i = 0, k = n->nsucc < 8 ? n->nsucc : 8; i < k; i++) __builtin_prefetch(succ[i], 1, 3);
     for (uint32_t i = 0; i < n->nsucc; i++) {
@@ -150,10 +151,18 @@ static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__
     return next ? next : done;
 }
 
+/* Two copies, so that one worker's loop tests nothing per successor. */
+static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__run *r, weft__node *n) {
+    return release_many_body(w, r, n, true);
+}
+static __attribute__((noinline)) weft__job *release_many_alone(weft__worker *w, weft__run *r, weft__node *n) {
+    return release_many_body(w, r, n, false);
+}
+
 /* The body of weft__release_successors, inlined into weft__node_run: a node
  * with no successor or one (chains, leaves) takes the short way. */
 static inline __attribute__((always_inline)) weft__job *release(weft__worker *w, weft__run *r, weft__node *n) {
-    if (n->nsucc > 1) return release_many(w, r, n);
+    if (n->nsucc > 1) return w->ex->nworkers > 1 ? release_many(w, r, n) : release_many_alone(w, r, n);
     if (n->nsucc == 1) {
         weft__node *s = n->succ.one;
         if (s->num_deps == 1 || atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) == 1)
