@@ -13,6 +13,7 @@
 #include "platform/files.h"
 #include "topo/topo_layer.h"
 #include "topo_fixture.h"
+#include "topo_hold.h"
 #include "weft.h"
 
 static uint64_t now_ms(void) {
@@ -233,19 +234,9 @@ TEST(bound_workers_allocate_their_deques_on_their_own_thread) {
 /* ---- NUMA node hints ---- */
 
 static weft_executor *hint_ex;
-static atomic_int blockers_started, release_node[2], hinted_on_node[2], hinted_ran;
+static atomic_int hinted_on_node[2], hinted_ran;
 
 static int node_of_this_worker(void) { return hint_ex->workers[weft_executor_worker_id(hint_ex)].node; }
-
-/* Holds its worker until release_node[its node] is set (5 s at most). */
-static int blocker(weft_ctx *ctx, void *arg) {
-    (void)ctx, (void)arg;
-    int node = node_of_this_worker();
-    atomic_fetch_add(&blockers_started, 1);
-    uint64_t deadline = now_ms() + 5000;
-    while (!atomic_load(&release_node[node]) && now_ms() < deadline) sched_yield();
-    return 0;
-}
 
 static int hinted(weft_ctx *ctx, void *arg) {
     (void)ctx, (void)arg;
@@ -253,18 +244,6 @@ static int hinted(weft_ctx *ctx, void *arg) {
     if (node >= 0) atomic_fetch_add(&hinted_on_node[node], 1);
     atomic_fetch_add(&hinted_ran, 1);
     return 0;
-}
-
-/* Both workers held by blockers (one each: a worker runs one at a time). */
-static void hold_both(void) {
-    atomic_store(&blockers_started, 0);
-    atomic_store(&release_node[0], 0);
-    atomic_store(&release_node[1], 0);
-    ASSERT_OK(weft_silent_async(hint_ex, blocker, NULL));
-    ASSERT_OK(weft_silent_async(hint_ex, blocker, NULL));
-    uint64_t deadline = now_ms() + 5000;
-    while (atomic_load(&blockers_started) < 2 && now_ms() < deadline) sleep_ms(1);
-    ASSERT_EQ(atomic_load(&blockers_started), 2);
 }
 
 static void submit_hinted(unsigned n, unsigned node) {
@@ -291,7 +270,7 @@ TEST(numa_hinted_tasks_run_on_a_worker_of_their_node) {
     ASSERT_EQ(hint_ex->workers[1].node, 1);
 
     /* From outside: the node's mailbox, not the shared queue. */
-    hold_both();
+    hold_both(hint_ex);
     submit_hinted(100, 1);
     ASSERT_EQ(weft__injector_len(&hint_ex->mailboxes[1].q), 100);
     ASSERT_EQ(weft__injector_len(&hint_ex->injector), 0);
@@ -302,7 +281,7 @@ TEST(numa_hinted_tasks_run_on_a_worker_of_their_node) {
     ASSERT_EQ(atomic_load(&hinted_on_node[0]), 0);
 
     /* The node's only worker is busy: the other takes it before sleeping. */
-    hold_both();
+    hold_both(hint_ex);
     atomic_store(&release_node[0], 1);
     atomic_store(&hinted_ran, 0);
     submit_hinted(1, 1);

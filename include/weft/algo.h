@@ -42,6 +42,7 @@
 #ifndef WEFT_ALGO_H
 #define WEFT_ALGO_H
 
+#include "weft/async.h" /* WEFT_NUMA_NODE */
 #include "weft/cancel.h"
 #include "weft/graph.h"
 
@@ -145,6 +146,57 @@ WEFT_API weft_status weft_algo_set_priority(weft_priority priority, weft_priorit
 /* The calling thread's priority for its algorithm calls (NORMAL unless set;
  * inside a prioritised call's chunk, that call's).  Wait-free. */
 WEFT_API weft_priority weft_algo_priority(void);
+
+/* ---- NUMA node hint ----------------------------------------------------------
+ *
+ * A thread that first-touched an array on NUMA node k (or allocated it there,
+ * weft_numa_alloc) can ask for the chunks of its parallel calls over it to run
+ * on node k's workers.  Like the priority, the hint is the calling thread's
+ * setting, read once when a call starts; it is written WEFT_NUMA_NODE(k)
+ * (weft/async.h; 0: no hint, the default):
+ *
+ *     unsigned old;
+ *     (void)weft_algo_set_numa_node(WEFT_NUMA_NODE(1), &old);
+ *     st = weft_parallel_for(ex, 0, n, 1, body, arg, NULL);  // chunks on node 1
+ *     (void)weft_algo_set_numa_node(old, NULL);
+ *
+ * Where the call's jobs go, as a hinted async task's (weft_async_options.numa_node):
+ * from a thread that is not a worker of ex, all of them (the workers being
+ * bound) to node k's mailbox; from a worker of another node, jobs 1..n-1 (the
+ * worker runs job 0 itself, as always, and so takes a share of the chunks);
+ * from a worker of node k, its own deque (the node's, as without a hint).  The
+ * node's workers take from its mailbox first in every steal round; the other
+ * workers only in their last look before sleeping, so the chunks still run
+ * when node k's workers are all busy or blocked (liveness over placement).
+ * The call's jobs run with the thread's hint set to the call's, so a nested
+ * parallel call in a chunk inherits it.
+ *
+ * When it does nothing (and costs nothing beyond the one thread-local load
+ * every call makes): an executor without mailboxes, that is one whose workers
+ * are not bound (a placement or WEFT_AFFINITY_CPUS) or are all on one node
+ * (any one-node machine); a node with no worker of this executor; a call whose
+ * work fits one task (n below two chunks, one worker, max_tasks 1); a call
+ * made with a priority too (weft_algo_set_priority other than NORMAL): the
+ * executor's priority queue decides, as for async tasks with both.  An
+ * emplaced algorithm task (weft_emplace_for & co.) carries no hint: the
+ * emplacing thread's setting is not captured, and the task runs its call
+ * unhinted whatever its worker's setting.  A task body that sets the hint must
+ * put it back before it returns (the setting belongs to the worker thread). */
+
+/* Sets the calling thread's NUMA node hint for its parallel algorithm calls
+ * (see above): WEFT_NUMA_NODE(k) for node k (an index of the machine's
+ * topology, weft/topology.h), 0 for none; *previous (may be NULL) receives the
+ * hint it replaces.  WEFT_OK, or WEFT_EINVAL (nothing changes) for a node the
+ * machine does not have (k >= weft_topology_numa_node_count of the process's
+ * machine, detected on first use; where detection fails, for k >= 1024 only,
+ * and a node an executor lacks is then ignored by its calls).  Affects only
+ * the calling thread; wait-free after the first call in the process (which
+ * may detect the machine's topology: under a millisecond with sysfs). */
+WEFT_API weft_status weft_algo_set_numa_node(unsigned node_hint, unsigned *previous);
+
+/* The calling thread's NUMA node hint for its algorithm calls: 0 unless set
+ * (inside a hinted call's chunk, that call's).  Wait-free. */
+WEFT_API unsigned weft_algo_numa_node(void);
 
 /* ---- function types (all are called concurrently from several threads: the
  *      workers, and the calling thread when it is not a worker) ---- */

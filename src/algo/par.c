@@ -17,8 +17,17 @@
  * scheduling layer's queue at that level instead (weft__sched_submit), and each
  * job runs with the thread's priority set to the call's, so nested calls in its
  * chunks inherit it.  A worker that waits for such a call runs other tasks at
- * the default priority meanwhile: they are not the call's.  At NORMAL none of
- * this happens: one thread-local load per call. */
+ * the default priority meanwhile: they are not the call's.
+ *
+ * A call made with a NUMA node hint (weft_algo_set_numa_node) on an executor
+ * with mailboxes (bound workers over several nodes) queues jobs 1..n-1 (all n
+ * from outside, the workers being bound) in that node's mailbox, as a hinted
+ * async task is queued: the node's workers take them first in every steal
+ * round, the others only in their last look before sleeping.  From a worker
+ * of that node, its own deque is the node's: the plain path.  With a
+ * priority too, the priority queue decides and the hint is ignored.  The
+ * thread's settings are one word (weft__algo_how): with neither, none of this
+ * happens, one thread-local load per call. */
 #include "algo/par.h"
 
 #include "core/alloc.h"
@@ -42,7 +51,7 @@ struct par {
     weft__task_fn fn;
     void *ctx;
     unsigned n;
-    signed char prio; /* the call's priority (weft__algo_prio when it was made) */
+    uint32_t how; /* the call's settings (weft__algo_how when it was made) */
     bool external; /* the caller sleeps on `left` */
     par_job *jobs;
     /* A heap block (this and the jobs after it) that the calling thread may
@@ -96,13 +105,14 @@ static weft__job *job_run(weft__worker *w, weft__job *self) {
     return NULL;
 }
 
-/* A job of a call made at a priority: it runs with the thread's priority set
- * to the call's (nested calls inherit it), and puts back what was there. */
-static weft__job *job_run_prio(weft__worker *w, weft__job *self) {
-    signed char saved = weft__algo_prio;
-    weft__algo_prio = ((par_job *)self)->owner->prio; /* read before the job can free it */
+/* A job of a call made at a priority or with a hint: it runs with the
+ * thread's settings set to the call's (nested calls inherit them), and puts
+ * back what was there. */
+static weft__job *job_run_how(weft__worker *w, weft__job *self) {
+    uint32_t saved = weft__algo_how;
+    weft__algo_how = ((par_job *)self)->owner->how; /* read before the job can free it */
     (void)job_run(w, self);
-    weft__algo_prio = saved;
+    weft__algo_how = saved;
     return NULL;
 }
 
@@ -111,13 +121,35 @@ static weft__job *job_run_prio(weft__worker *w, weft__job *self) {
  * (the scheduling layer out of memory: the rest are not). */
 static unsigned queue_prio(weft_executor *ex, weft__worker *w, par *p, unsigned first) {
     unsigned t = first;
-    while (t < p->n && weft__sched_submit(ex, w, &p->jobs[t].job, p->prio) == WEFT_OK) t++;
+    signed char prio = weft__how_prio(p->how);
+    while (t < p->n && weft__sched_submit(ex, w, &p->jobs[t].job, prio) == WEFT_OK) t++;
     return t - first;
+}
+
+/* The mailbox a hinted call's jobs go to, or -1 for the plain path: no hint,
+ * an executor without mailboxes or without workers on that node, or a
+ * calling worker of that node (its deque is the node's). */
+static int hint_node(const weft_executor *ex, const weft__worker *w, uint32_t how) {
+    unsigned node = weft__how_node(how);
+    if (node-- == 0 || node >= ex->nnodes || ex->mailboxes[node].nworkers == 0) return -1;
+    return w && w->node == (int)node ? -1 : (int)node;
+}
+
+/* Queues jobs first..n-1 of a call with settings (p->how non-zero): at its
+ * priority, or in its node's mailbox; returns how many were queued, a prefix.
+ * Without either to apply, a worker queues none here (its deque takes them)
+ * and any other thread spreads them through the injector as a plain call. */
+static unsigned queue_how(weft_executor *ex, weft__worker *w, par *p, unsigned first) {
+    if (weft__how_prio(p->how) != 0) return queue_prio(ex, w, p, first);
+    int node = hint_node(ex, w, p->how);
+    if (node >= 0)
+        return weft__submit_spread_to_node(ex, (unsigned)node, &p->jobs[first].job, sizeof p->jobs[0], p->n - first);
+    return w ? 0 : weft__submit_spread(ex, &p->jobs[first].job, sizeof p->jobs[0], p->n - first);
 }
 
 static void push_rest(weft_executor *ex, weft__worker *w, par *p) {
     unsigned from = 1;
-    if (__builtin_expect(p->prio != 0, 0)) from += queue_prio(ex, w, p, 1);
+    if (__builtin_expect(p->how != 0, 0)) from += queue_how(ex, w, p, 1);
     for (unsigned t = p->n; t-- > from;) weft__push_local(w, &p->jobs[t].job);
 }
 
@@ -138,7 +170,7 @@ static void fork_join(weft_executor *ex, par *p) {
     weft__worker *w = weft__current_worker(ex);
     atomic_store_explicit(&p->left, p->n, memory_order_relaxed);
     p->external = (w == NULL);
-    weft__job_fn run = __builtin_expect(p->prio != 0, 0) ? job_run_prio : job_run;
+    weft__job_fn run = __builtin_expect(p->how != 0, 0) ? job_run_how : job_run;
     for (unsigned t = 0; t < p->n; t++) {
         p->jobs[t] = (par_job){ { run, NULL }, p, t, 0 };
         atomic_init(&p->jobs[t].claimed, 0);
@@ -147,11 +179,11 @@ static void fork_join(weft_executor *ex, par *p) {
         push_rest(ex, w, p);
         weft__execute(w, &p->jobs[0].job);
         /* Other tasks this worker runs while it waits are not the call's: they
-         * see the default priority (the call's own jobs set theirs). */
-        signed char saved = weft__algo_prio;
-        weft__algo_prio = 0;
+         * see the default settings (the call's own jobs set theirs). */
+        uint32_t saved = weft__algo_how;
+        weft__algo_how = 0;
         weft__worker_wait_until(w, all_done, p);
-        weft__algo_prio = saved;
+        weft__algo_how = saved;
         return;
     }
     /* The jobs go through the injector with one wake-up of all the sleepers they
@@ -166,8 +198,8 @@ static void fork_join(weft_executor *ex, par *p) {
     unsigned first = ex->bound ? 0 : 1;
     weft__runs_begin(ex, NULL);
     if (p->shared) atomic_store_explicit(&p->refs, p->n - first + 1, memory_order_relaxed);
-    unsigned pushed = __builtin_expect(p->prio != 0, 0)
-                          ? queue_prio(ex, NULL, p, first)
+    unsigned pushed = __builtin_expect(p->how != 0, 0)
+                          ? queue_how(ex, NULL, p, first)
                           : weft__submit_spread(ex, &p->jobs[first].job, sizeof p->jobs[0], p->n - first);
     if (p->shared && pushed < p->n - first) /* out of memory: those are not queued */
         atomic_fetch_sub_explicit(&p->refs, p->n - first - pushed, memory_order_relaxed);
@@ -187,11 +219,11 @@ static void fork_join(weft_executor *ex, par *p) {
 /* From a thread that is not a worker: the state and jobs in one heap block
  * (see the top), or NULL without memory (the caller then keeps them on its
  * stack and waits for every job). */
-static par *shared_state(weft__task_fn fn, void *ctx, unsigned n, signed char prio) {
+static par *shared_state(weft__task_fn fn, void *ctx, unsigned n, uint32_t how) {
     size_t bytes = sizeof(par) + (size_t)n * sizeof(par_job);
     par *p = weft__alloc_aligned(bytes, WEFT__CACHE_LINE);
     if (!p) return NULL;
-    *p = (par){ .fn = fn, .ctx = ctx, .n = n, .prio = prio, .jobs = (par_job *)(p + 1), .shared = true,
+    *p = (par){ .fn = fn, .ctx = ctx, .n = n, .how = how, .jobs = (par_job *)(p + 1), .shared = true,
                 .bytes = bytes };
     return p;
 }
@@ -203,9 +235,9 @@ void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx)
         fn(ctx, 0, 1); /* nothing to spread: no job, no wake-up */
         return;
     }
-    p.prio = weft__algo_prio;
+    p.how = weft__algo_how;
     if (!ex->bound && !weft__current_worker(ex) && !weft__forked(ex)) {
-        par *sp = shared_state(fn, ctx, p.n, p.prio);
+        par *sp = shared_state(fn, ctx, p.n, p.how);
         if (sp) {
             fork_join(ex, sp);
             unref(sp); /* the caller's reference */

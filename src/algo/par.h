@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "weft/algo.h"
 #include "platform/platform.h" /* WEFT__CACHE_LINE */
@@ -23,12 +24,22 @@
 typedef void (*weft__task_fn)(void *ctx, unsigned t, unsigned n);
 void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx);
 
-/* The priority (a weft_priority) at which this thread's algorithm calls queue
- * their jobs: weft_algo_set_priority (priority.c).  0, NORMAL, is the plain
- * path; any other value sends the jobs through the scheduling layer's queue
- * (weft__sched_submit) and costs one thread-local load per call otherwise.
- * Initial-exec: a load off the thread pointer, no __tls_get_addr call. */
-extern _Thread_local signed char weft__algo_prio __attribute__((tls_model("initial-exec")));
+/* This thread's settings for its algorithm calls, in one word so that a call
+ * reads them with one load: bits 0..7 the priority (a weft_priority as a
+ * signed char: weft_algo_set_priority), bits 8..31 the NUMA node hint
+ * (WEFT_NUMA_NODE(n), 0 for none: weft_algo_set_numa_node); priority.c.  0,
+ * NORMAL and no hint, is the plain path; any other value sends the jobs
+ * through the scheduling layer's queue (a priority) or a node's mailbox (a
+ * hint), and costs one thread-local load per call otherwise.  Initial-exec: a
+ * load off the thread pointer, no __tls_get_addr call. */
+extern _Thread_local uint32_t weft__algo_how __attribute__((tls_model("initial-exec")));
+#define WEFT__HOW_NODE_SHIFT 8
+static inline signed char weft__how_prio(uint32_t how) { return (signed char)(uint8_t)how; }
+static inline unsigned weft__how_node(uint32_t how) { return how >> WEFT__HOW_NODE_SHIFT; }
+/* The settings with the priority replaced (the hint kept). */
+static inline uint32_t weft__how_with_prio(uint32_t how, signed char prio) {
+    return (how & ~(uint32_t)0xff) | (uint8_t)prio;
+}
 
 /* Chunks of [0, n).  Static and dynamic chunks are `chunk` elements each (the
  * last one shorter); guided chunks are listed in bounds[0..nchunks]. */

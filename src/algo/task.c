@@ -6,13 +6,16 @@
 
 /* The call runs at its graph task's own priority (weft_task_set_priority),
  * whatever the worker thread's setting: its chunks are queued at that level
- * (par.c).  The worker's setting is put back after. */
+ * (par.c).  It carries no NUMA hint: the descriptor has no room for one and
+ * the emplacing thread's setting is not captured (a worker's own setting,
+ * inherited from a hinted call it is helping, is not the task's either).  The
+ * worker's settings are put back after. */
 #define AT_TASK_PRIORITY(ctx, call)                                                      \
     do {                                                                                 \
-        signed char saved_ = weft__algo_prio;                                            \
-        weft__algo_prio = (signed char)weft_task_get_priority(weft_ctx_task(ctx));       \
+        uint32_t saved_ = weft__algo_how;                                                \
+        weft__algo_how = (uint8_t)weft_task_get_priority(weft_ctx_task(ctx));            \
         int st_ = (call);                                                                \
-        weft__algo_prio = saved_;                                                        \
+        weft__algo_how = saved_;                                                         \
         return st_;                                                                      \
     } while (0)
 

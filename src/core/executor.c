@@ -218,15 +218,24 @@ int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job) {
     return st;
 }
 
-unsigned weft__submit_spread(weft_executor *ex, weft__job *first, size_t stride, unsigned n) {
+static unsigned spread_to(weft_executor *ex, weft__injector *q, weft__job *first, size_t stride, unsigned n) {
     unsigned pushed = 0;
     if (weft__forked(ex)) return 0;
     for (; pushed < n; pushed++) {
         weft__job *job = (weft__job *)((char *)first + (size_t)pushed * stride);
-        if (weft__injector_push(&ex->injector, job) != 0) break;
+        if (weft__injector_push(q, job) != 0) break;
     }
     if (pushed) weft__sleep_notify_many(&ex->sleep, pushed);
     return pushed;
+}
+
+unsigned weft__submit_spread(weft_executor *ex, weft__job *first, size_t stride, unsigned n) {
+    return spread_to(ex, &ex->injector, first, stride, n);
+}
+
+unsigned weft__submit_spread_to_node(weft_executor *ex, unsigned node, weft__job *first, size_t stride,
+                                     unsigned n) {
+    return spread_to(ex, &ex->mailboxes[node].q, first, stride, n);
 }
 
 int weft_ctx_worker_id(const weft_ctx *ctx) { return ctx ? (int)ctx->worker->id : -1; }

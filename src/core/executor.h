@@ -321,6 +321,11 @@ typedef struct weft__mailbox {
  * how many were pushed (fewer than n only when memory ran out); the caller owns
  * the rest. */
 unsigned weft__submit_spread(weft_executor *ex, weft__job *first, size_t stride, unsigned n);
+/* The same into NUMA node `node`'s mailbox (node < ex->nnodes), from any
+ * thread: the node's workers take them first, the others in their last look
+ * before sleeping (algo/: a hinted parallel call's jobs). */
+unsigned weft__submit_spread_to_node(weft_executor *ex, unsigned node, weft__job *first, size_t stride,
+                                     unsigned n);
 
 /* Thread entry of a worker (arg: its weft__worker). */
 void *weft__worker_main(void *arg);
