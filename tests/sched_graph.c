@@ -65,6 +65,32 @@ TEST(one_worker_starts_the_successors_of_a_task_in_priority_order) {
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
 
+/* A fan of 150: all queued as they became ready, so one worker starts them
+ * in exact priority order.  Before, they waited on the deque and the first to
+ * run queued only the 64 on top of it with itself; the rest were queued later,
+ * behind HIGH and CRITICAL tasks of that first batch already run. */
+TEST(one_worker_starts_a_wide_fan_of_successors_in_priority_order) {
+    enum { NS = 150 };
+    static order_log log;
+    static logged a[NS];
+    static int succ[NS];
+    atomic_store(&log.n, 0);
+    uint64_t rng = 0x2545f4914f6cdd1dull;
+    for (int i = 0; i < NS; i++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        static const int levels[] = {P_LOW, P_HIGH, P_CRIT};
+        succ[i] = levels[rng % 3];
+    }
+    weft_taskflow *tf = weft_taskflow_create("wide", NULL);
+    weft_task root = weft_placeholder(tf);
+    for (int i = 0; i < NS; i++) ASSERT_OK(weft_precede(root, add_logged(tf, &a[i], &log, i, succ[i])));
+    int want[NS];
+    expected_order(succ, NS, want);
+    run_one_worker(tf, &log, want, NS);
+    run_one_worker(tf, &log, want, NS); /* and again: the wrappers are back at rest */
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
 /* Sources: four LOW tasks and a default one, p, whose successor c is CRITICAL.
  * When c becomes ready the LOW tasks are queued; the worker runs c next. */
 TEST(a_critical_task_ready_while_low_ones_are_queued_runs_next) {

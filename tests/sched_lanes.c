@@ -60,6 +60,48 @@ TEST(a_queued_graph_task_has_no_handle_that_claims_to_remove_it) {
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
 
+/* A task with a priority goes to the lanes when it becomes ready, not when a
+ * worker pops it off a deque.  Root r readies p (plain: handed straight on)
+ * and six tasks with priorities; p holds the one worker.  Before, the six
+ * waited on the deque as plain jobs meanwhile (a snapshot showed none), each
+ * to be queued by its wrapper only once popped: two trips and two calls of
+ * the wrapper per task. */
+TEST(successors_with_priorities_are_queued_as_they_become_ready) {
+    static const int prio[] = {P_LOW, P_CRIT, P_HIGH, P_LOW, P_CRIT, P_HIGH};
+    enum { N = 6 };
+    static order_log log;
+    static logged a[N];
+    atomic_store(&log.n, 0);
+    gate g;
+    atomic_init(&g.entered, 0);
+    atomic_init(&g.open, 0);
+    weft_taskflow *tf = weft_taskflow_create("ready", NULL);
+    weft_task r = weft_placeholder(tf), p = weft_emplace(tf, gate_task, &g);
+    ASSERT_OK(weft_precede(r, p));
+    for (int i = 0; i < N; i++) {
+        a[i] = (logged){&log, i};
+        weft_task t = weft_emplace(tf, log_task, &a[i]);
+        ASSERT_OK(weft_task_set_priority(t, (weft_priority)prio[i]));
+        ASSERT_OK(weft_precede(r, t));
+    }
+    weft_executor *ex = make_executor(1);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_TRUE(wait_flag(&g.entered, 1, 10));
+    weft_sched_entry snap[8];
+    size_t n = 0;
+    ASSERT_OK(weft_sched_snapshot(ex, snap, 8, &n));
+    ASSERT_EQ(n, N); /* all queued while p runs */
+    static const int want_levels[] = {P_CRIT, P_CRIT, P_HIGH, P_HIGH, P_LOW, P_LOW};
+    for (size_t i = 0; i < n; i++) ASSERT_EQ((int)snap[i].priority, want_levels[i]);
+    gate_open(&g);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    assert_order(&log, (int[]){1, 4, 2, 5, 0, 3}, N); /* by level, FIFO among equals */
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
 /* Escalation moves lane items up a level without losing their order: after
  * one tick the LOW tasks are NORMAL (behind the HIGH one); after a second they
  * are HIGH too, and all four run in the order they were queued.  (A graph
@@ -154,6 +196,73 @@ TEST(lanes_lose_no_task_and_run_none_twice_under_stealing_and_escalation) {
     pthread_join(th, NULL);
     for (int i = 0; i < NODES; i++)
         if (atomic_load(&ran[i]) != runs) TEST_FAIL_("task %d ran %u times in %u runs", i, atomic_load(&ran[i]), runs);
+    weft_sched_stats st;
+    ASSERT_OK(weft_sched_get_stats(ex, &st));
+    ASSERT_EQ(st.queued, 0);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
+/* ---- stress: a random DAG (joins, wide fans) of random priorities, NORMAL
+ * and plain tasks among them, on 4 workers, with and without a run's
+ * priority: every task runs once per iteration, after all its predecessors ---- */
+
+enum { DAG = 600 };
+
+typedef struct dag_task {
+    atomic_uint ran;
+    atomic_uint *pred_ran[4]; /* predecessors' counters (NULL: none) */
+    unsigned npred;
+} dag_task;
+
+static int dag_run(weft_ctx *cx, void *arg) {
+    (void)cx;
+    dag_task *d = arg;
+    unsigned mine = atomic_load_explicit(&d->ran, memory_order_relaxed);
+    for (unsigned i = 0; i < d->npred; i++) /* every predecessor ran this iteration */
+        if (atomic_load_explicit(d->pred_ran[i], memory_order_relaxed) != mine + 1) return 1;
+    atomic_fetch_add_explicit(&d->ran, 1, memory_order_relaxed);
+    return 0;
+}
+
+TEST(four_workers_run_a_random_prioritised_dag_every_task_once_per_iteration) {
+    static dag_task d[DAG];
+    static weft_task t[DAG];
+    weft_taskflow *tf = weft_taskflow_create("dag", NULL);
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+#define NEXT_RNG() (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng)
+    for (int i = 0; i < DAG; i++) {
+        memset(&d[i], 0, sizeof d[i]);
+        atomic_init(&d[i].ran, 0);
+        t[i] = weft_emplace(tf, dag_run, &d[i]);
+        ASSERT_FALSE(weft_task_is_null(t[i]));
+        unsigned p = (unsigned)(NEXT_RNG() % 5); /* 4: no priority of its own */
+        if (p < 4) ASSERT_OK(weft_task_set_priority(t[i], (weft_priority)((int)p - 1)));
+        /* Up to 4 predecessors among the earlier tasks; task 0's fan is wide
+         * (over 32 successors: batches). */
+        unsigned k = i == 0 ? 0 : (unsigned)(NEXT_RNG() % 5);
+        for (unsigned j = 0; j < k; j++) {
+            int from = i < 80 ? 0 : (int)(NEXT_RNG() % (uint64_t)i);
+            bool dup = false;
+            for (unsigned q = 0; q < d[i].npred; q++) dup |= d[i].pred_ran[q] == &d[from].ran;
+            if (dup) continue;
+            ASSERT_OK(weft_precede(t[from], t[i]));
+            d[i].pred_ran[d[i].npred++] = &d[from].ran;
+        }
+    }
+#undef NEXT_RNG
+    weft_executor *ex = make_executor(4);
+    unsigned runs = (unsigned)test_scale(10);
+    if (runs == 0) runs = 1;
+    for (unsigned it = 0; it < runs; it++) {
+        weft_future *f = NULL;
+        if (it % 2) ASSERT_OK(weft_run(ex, tf, &f));
+        else ASSERT_OK(weft_run_with_priority(ex, tf, (weft_priority)((int)(it / 2 % 4) - 1), &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+    }
+    for (int i = 0; i < DAG; i++)
+        if (atomic_load(&d[i].ran) != runs) TEST_FAIL_("task %d ran %u times in %u runs", i, atomic_load(&d[i].ran), runs);
     weft_sched_stats st;
     ASSERT_OK(weft_sched_get_stats(ex, &st));
     ASSERT_EQ(st.queued, 0);

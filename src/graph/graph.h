@@ -62,7 +62,6 @@ typedef struct weft__node_cold {
     uint8_t dfs_color;
     uint8_t kind; /* WEFT__KIND_*: what job.run does and how edges out of it count */
     uint8_t prio; /* its own priority + 2 (weft_priority), 0: none (priority.c) */
-    uint8_t routed; /* priority.c: queued by the wrapper, not yet taken; 0 at rest */
 } weft__node_cold;
 
 _Static_assert(sizeof(struct weft__node) == WEFT__CACHE_LINE, "the hot part of a node is one line");
@@ -350,10 +349,30 @@ void weft__sem_use_free(weft__node *n);
  * WEFT_ENOMEM. */
 weft_status weft__sem_copy(weft_task to, const weft__node *from);
 
-/* Priorities (priority.c).  The wrapper job function of a task with a
- * priority (its own, or its run's): queues the ready task in the scheduling
- * layer's queue, and runs it when a worker takes it from there. */
-weft__job *weft__prio_node_run(weft__worker *w, weft__job *job);
+/* Priorities (priority.c).  The job functions of tasks with a priority (their
+ * own, or their run's), one per level (LOW 0 .. CRITICAL 3): a wrapper that
+ * queues the ready task in the scheduling layer at its level. */
+extern weft__job_fn const weft__prio_wrapper[4];
+/* The level of a task whose job function is f, or -1 if it has no wrapper. */
+static inline int weft__prio_level(weft__job_fn f) {
+    for (int l = 0; l < 4; l++)
+        if (f == weft__prio_wrapper[l]) return l;
+    return -1;
+}
+/* The job function of a queued task, until it is taken. */
+extern weft__job_fn const weft__prio_taken;
+/* Queues ready task n, whose job function is weft__prio_wrapper[level], at
+ * that level: true; false (n unchanged) if the layer lacks memory.  Worker w
+ * only. */
+bool weft__prio_route(weft__worker *w, weft__node *n, unsigned level);
+/* weft__node_run in a run with priorities: queues the ready successors that
+ * have a wrapper at once (weft__prio_route). */
+weft__job *weft__node_run_prio(weft__worker *w, weft__job *job);
+/* Counts held back on worker w (run.c): a node of r finished and readied
+ * nothing (its -1; returns a job to run, or NULL); and a count delta of r,
+ * cancelled first against what w holds for r: what is left to apply. */
+weft__job *weft__hold_minus_one_prio(weft__worker *w, weft__run *r);
+int64_t weft__defer_absorb(weft__worker *w, weft__run *r, int64_t delta);
 /* The job function of n's kind, without wrappers. */
 weft__job_fn weft__kind_run(const weft__node *n);
 /* The semaphore wrapper (semaphore.c). */

@@ -2,24 +2,31 @@
  * (weft_run_with_priority); docs/guide-scheduling.md.
  *
  * A node's hot line has no room for a priority, so, as for semaphores
- * (semaphore.c), a task that has one runs through another job function,
- * weft__prio_node_run, and tasks without one keep theirs and pay nothing.
- * The level is a byte of the node's cold part, or the run's for a task that
- * has none of its own.  The wrapper runs twice per iteration.  When the task
- * becomes ready (it reached a worker as any ready job does) the wrapper queues
- * the node's own job in the scheduling layer's priority queue (sched/) and
- * marks the node `routed`; when a worker takes it from there, the wrapper
- * clears the mark and runs the kind's job function.  A node is readied once per
- * iteration and taken once, the queue's lock ordering the two, so one byte is
- * all the state (0 whenever no run is going).
+ * (semaphore.c), a task that has one runs through another job function, a
+ * wrapper, and tasks without one keep theirs and pay nothing.  There is a
+ * wrapper per level (weft__prio_wrapper): the level a ready task is queued at
+ * is read off its job function, on the line that readied it, not off its cold
+ * part (a miss per task, in priority order).  The level is the task's own (a
+ * byte of its cold part, for building and weft_task_get_priority), or the
+ * run's for a task that has none (set for the run, weft__prio_run_begin).
  *
- * The queue orders ready tasks only once they are in it, so tasks readied
- * together are queued together: an iteration's sources all at its start
- * (weft__prio_sources_start), and the successors one task readies, which wait
- * on the worker's deque, by the first of them to run, which takes the others
- * off the deque (the top CHAIN jobs) and queues them in the order they were
- * readied.  Only then does a HIGH or CRITICAL one run (the layer's ticket,
- * sched/sched.c).
+ * A ready task is queued in the scheduling layer (sched/: its worker's lanes)
+ * with its job function switched to `taken` and its level in its job's `next`
+ * (unused outside a worker's overflow list, where a queued job never is);
+ * taken, it gets its wrapper back and runs its kind's job function.  A node is
+ * readied once per iteration and taken once, the queue's lock ordering the
+ * two, so at rest every wrapped task has its wrapper.
+ *
+ * Who queues it: in a run with priorities, plain tasks run weft__node_run_prio
+ * (run.c) and taken ones their kind's variant of it, which queue the
+ * successors they ready at once (weft__prio_route), and an iteration's sources
+ * are queued together at its start (weft__prio_sources_start).  A task readied
+ * any other way (by a condition, a subflow's end, a semaphore) reaches a
+ * worker as a plain job and its wrapper queues it when it runs: the queue
+ * orders ready tasks only once they are in it, so that wrapper first takes the
+ * tasks readied with it off the deque (the top CHAIN jobs) and queues them
+ * together, in the order they were readied.  Only then does a HIGH or
+ * CRITICAL one run (the layer's ticket, sched/sched.c).
  *
  * weft_run_n_parallel runs its own jobs (shadows), not the nodes': it ignores
  * priorities. */
@@ -31,8 +38,8 @@ enum { CHAIN = 64 }; /* (a bit each in a uint64_t) */
 
 static inline bool prio_ok(int p) { return p >= WEFT_PRIORITY_LOW && p <= WEFT_PRIORITY_CRITICAL; }
 
-weft__job_fn weft__kind_run(const weft__node *n) {
-    switch (weft__cold(n)->kind) {
+static weft__job_fn kind_run_of(uint8_t kind) {
+    switch (kind) {
     case WEFT__KIND_COND: return weft__cond_run;
     case WEFT__KIND_MCOND: return weft__mcond_run;
     case WEFT__KIND_SUBFLOW: return weft__subflow_run;
@@ -41,10 +48,23 @@ weft__job_fn weft__kind_run(const weft__node *n) {
     }
 }
 
-/* What the wrapper runs once the task is taken: its semaphores' wrapper, or its kind's. */
+weft__job_fn weft__kind_run(const weft__node *n) { return kind_run_of(weft__cold(n)->kind); }
+
+/* The job function a task has without a priority: its semaphores' wrapper, or its kind's. */
 static weft__job_fn inner_of(const weft__node *n) {
     return weft__cold(n)->sems ? weft__sem_node_run : weft__kind_run(n);
 }
+
+/* What runs a taken task: inner_of, but a plain task's is the variant that
+ * queues its successors with wrappers at once (run.c). */
+static inline weft__job_fn taken_run(const weft__node *n) {
+    const weft__node_cold *c = weft__cold(n);
+    if (c->sems) return weft__sem_node_run;
+    return c->kind == WEFT__KIND_STATIC ? weft__node_run_prio : kind_run_of(c->kind);
+}
+
+/* The wrapper of a task's own level (weft_priority + 2 in the cold byte). */
+static inline weft__job_fn wrapper_of(unsigned own) { return weft__prio_wrapper[own - 2 + 1]; }
 
 /* Wrapped for good (a priority of its own other than NORMAL), not only for a run. */
 static bool wrapped_alone(const weft__node *n) {
@@ -52,33 +72,43 @@ static bool wrapped_alone(const weft__node *n) {
     return own != 0 && own != WEFT_PRIORITY_NORMAL + 2;
 }
 
-/* Queues ready node n, taken on worker w, at its level.  Should the queue lack
- * memory, n goes to w's deque already marked, and runs when popped. */
-static void route(weft__worker *w, weft__node *n) {
-    weft__node_cold *c = weft__cold(n);
-    int prio = (int)(c->prio ? c->prio : n->tf->active->prio) - 2;
-    c->routed = 1; /* before the queue's lock: whoever takes it sees the mark */
-    if (weft__sched_submit_hint(w->ex, w, &n->job, prio_ok(prio) ? prio : WEFT_PRIORITY_NORMAL, c) != WEFT_OK)
-        weft__push_local(w, &n->job);
-}
-
-/* A ready task's job that the wrapper queues (not one already queued that
- * had to wait on the deque). */
-static bool queueable(weft__job *j) {
-    return j->run == weft__prio_node_run && !weft__cold((weft__node *)j)->routed;
-}
-
-weft__job *weft__prio_node_run(weft__worker *w, weft__job *job) {
+/* A queued task, taken (its level in job->next, weft__prio_route). */
+static weft__job *taken(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
-    weft__node_cold *c = weft__cold(n);
-    if (c->routed) { /* taken from the queue: run it */
-        c->routed = 0;
-        weft__job *next = inner_of(n)(w, job);
-        return next ? next : weft__sched_next(w); /* see the end of this function */
-    }
-    /* Ready: the tasks readied with it wait on the deque, the newest on top.
-     * Those with a wrapper go to the queue with it, oldest first, before any
-     * of them runs; the others go back to the deque as they were, below the
+    job->run = weft__prio_wrapper[(uintptr_t)job->next];
+    job->next = NULL;
+    weft__job *next = taken_run(n)(w, job);
+    return next ? next : weft__sched_next(w); /* see the end of wrapped() */
+}
+
+weft__job_fn const weft__prio_taken = taken;
+
+bool weft__prio_route(weft__worker *w, weft__node *n, unsigned level) {
+    /* The marks first: whoever takes it (any worker) runs `taken`. */
+    n->job.next = (weft__job *)(uintptr_t)level;
+    n->job.run = taken;
+    /* What it reads first when taken, fetched while the task ahead of it runs:
+     * its cold part (taken_run), its successors, its argument. */
+    const void *hint[WEFT__HINTS] = {weft__cold(n), n->nsucc > 1 ? (const void *)n->succ.many : n->succ.one,
+                                     n->arg};
+    if (weft__sched_submit_graph(w->ex, w, &n->job, (int)level - 1, hint) == WEFT_OK) return true;
+    n->job.run = weft__prio_wrapper[level];
+    n->job.next = NULL;
+    return false;
+}
+
+/* weft__prio_route, or, should the layer lack memory, w's deque: its wrapper
+ * tries again when it runs. */
+static void route_or_push(weft__worker *w, weft__node *n, unsigned level) {
+    if (!weft__prio_route(w, n, level)) weft__push_local(w, &n->job);
+}
+
+/* The wrapper of level `level`: a ready task that reached a worker as a
+ * plain job (see the top of this file). */
+static inline __attribute__((always_inline)) weft__job *wrapped(weft__worker *w, weft__job *job, unsigned level) {
+    /* The tasks readied with it wait on the deque, the newest on top.  Those
+     * with a wrapper go to the queue with it, oldest first, before any of
+     * them runs; the others go back to the deque as they were, below the
      * tickets the queueing pushes. */
     weft__job *more[CHAIN];
     uint64_t mine = 0; /* bit i: more[i] is queued here (decided while we own it) */
@@ -94,12 +124,13 @@ weft__job *weft__prio_node_run(weft__worker *w, weft__job *job) {
         k++;
     }
     for (unsigned i = k; i-- > 0;) {
-        if (queueable(more[i])) mine |= (uint64_t)1 << i;
+        if (weft__prio_level(more[i]->run) >= 0) mine |= (uint64_t)1 << i;
         else weft__push_local(w, more[i]); /* a thief may take it from here on */
     }
-    route(w, n);
+    bool queued = weft__prio_route(w, (weft__node *)job, level);
     for (unsigned i = k; i-- > 0;)
-        if (mine >> i & 1) route(w, (weft__node *)more[i]);
+        if (mine >> i & 1) route_or_push(w, (weft__node *)more[i], (unsigned)weft__prio_level(more[i]->run));
+    if (!queued) return taken_run((weft__node *)job)(w, job); /* no memory to queue it: run it now */
     /* With nothing left on the deque, the worker would go searching and take
      * a NORMAL-or-above job from the layer first: taken here, the search (two
      * read-modify-writes of the shared sleep word) is saved.  A HIGH or
@@ -107,24 +138,142 @@ weft__job *weft__prio_node_run(weft__worker *w, weft__job *job) {
     return weft__sched_next(w);
 }
 
+static weft__job *wrapped_low(weft__worker *w, weft__job *job) { return wrapped(w, job, 0); }
+static weft__job *wrapped_normal(weft__worker *w, weft__job *job) { return wrapped(w, job, 1); }
+static weft__job *wrapped_high(weft__worker *w, weft__job *job) { return wrapped(w, job, 2); }
+static weft__job *wrapped_critical(weft__worker *w, weft__job *job) { return wrapped(w, job, 3); }
+
+weft__job_fn const weft__prio_wrapper[4] = {wrapped_low, wrapped_normal, wrapped_high, wrapped_critical};
+
+/* ---- releasing successors in a run with priorities ---- */
+
+/* Queues ready task s at its level, or, if the layer lacks memory, pushes it:
+ * its wrapper tries again when it runs. */
+static void route_or_push_all(weft__worker *w, weft__node **s, const uint8_t *level, unsigned k) {
+    for (unsigned i = 0; i < k; i++) route_or_push(w, s[i], level[i]);
+}
+
+/* run.c's release_many for weft__node_run_prio: a ready successor with a
+ * wrapper is queued at its level at once, where the worker's search (or
+ * weft__sched_next) takes it, and its wrapper runs once, to run it (without
+ * this it would go to the deque first and its wrapper would queue it when
+ * popped: two trips and two calls per task).
+ *
+ * The successors readied together are ordered as `wrapped` orders them: the
+ * first, if it has no wrapper, runs at once (handed on); the other plain ones
+ * go to the deque, below the tickets of the HIGH and CRITICAL ones, which are
+ * queued last, in the order they became ready. */
+static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__run *r, weft__node *n) {
+    weft__job *next = NULL, *buf[32];
+    weft__node *pr[32];
+    uint8_t lv[32];
+    unsigned nb = 0, np = 0;
+    bool queued = false; /* some were queued already (more than 32) */
+    weft__node *const *succ = weft__succ_array(n);
+    for (uint32_t i = 0; i < n->nsucc; i++) {
+        weft__node *s = succ[i];
+        if (s->num_deps != 1 && atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) != 1) continue;
+        int level = weft__prio_level(s->job.run);
+        if (level >= 0) {
+            lv[np] = (uint8_t)level;
+            pr[np++] = s;
+        } else if (!next && np == 0 && !queued) {
+            next = &s->job;
+        } else {
+            buf[nb++] = &s->job;
+        }
+        if (nb == 32 || np == 32) {
+            /* Counted before anyone can take them (and finish them). */
+            atomic_fetch_add_explicit(&r->pending, nb + np, memory_order_relaxed);
+            for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
+            route_or_push_all(w, pr, lv, np);
+            queued |= np != 0;
+            nb = np = 0;
+        }
+    }
+    /* This node is done (-1); the ready ones not yet counted. */
+    int64_t delta = (int64_t)nb + np + (next != NULL) - 1;
+    if (delta == -1) {
+        weft__job *d = weft__hold_minus_one_prio(w, r);
+        return d || !queued ? d : weft__sched_next(w);
+    }
+    delta = weft__defer_absorb(w, r, delta);
+    /* When the count reaches 0 nothing is buffered, so `done` is all there is. */
+    weft__job *done = delta != 0 ? weft__run_settle(w, r, delta) : NULL;
+    for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
+    route_or_push_all(w, pr, lv, np);
+    if (next || done) return next ? next : done;
+    return np || queued ? weft__sched_next(w) : NULL;
+}
+
+/* run.c's release for weft__node_run_prio. */
+static inline weft__job *release(weft__worker *w, weft__run *r, weft__node *n) {
+    if (n->nsucc > 1) return release_many(w, r, n);
+    if (n->nsucc == 1) {
+        weft__node *s = n->succ.one;
+        if (s->num_deps == 1 || atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) == 1) {
+            int level = weft__prio_level(s->job.run);
+            if (level < 0) return &s->job; /* takes over this node's count */
+            route_or_push(w, s, (unsigned)level); /* likewise */
+            return weft__sched_next(w);
+        }
+    }
+    return weft__hold_minus_one_prio(w, r);
+}
+
+weft__job *weft__node_run_prio(weft__worker *w, weft__job *job) {
+    weft__node *n = (weft__node *)job;
+    weft__run *r = n->tf->active;
+    if (__builtin_expect(w->defer_obj != NULL && w->defer_obj != r, 0)) weft__defer_settle_local(w);
+    /* Tasks taken from the lanes run in priority order, far from where their
+     * successors were last touched: ask for the successors' lines now (their
+     * array came with the task's line, weft__prio_route), so that the misses
+     * overlap the task's own. */
+    weft__node *const *succ = weft__succ_array(n);
+    for (uint32_t i = 0, k = n->nsucc < 8 ? n->nsucc : 8; i < k; i++) __builtin_prefetch(succ[i], 1, 3);
+    weft__call_node(w, r, n);
+    return release(w, r, n);
+}
+
 weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
     /* The others first, the last source at the bottom: they pop in order, and
      * the tickets of HIGH and CRITICAL sources land above them. */
     for (size_t i = tf->nsources; i-- > 0;)
-        if (tf->sources[i]->job.run != weft__prio_node_run) weft__push_local(w, &tf->sources[i]->job);
-    for (size_t i = 0; i < tf->nsources; i++)
-        if (tf->sources[i]->job.run == weft__prio_node_run) route(w, tf->sources[i]);
+        if (weft__prio_level(tf->sources[i]->job.run) < 0) weft__push_local(w, &tf->sources[i]->job);
+    for (size_t i = 0; i < tf->nsources; i++) {
+        int level = weft__prio_level(tf->sources[i]->job.run);
+        if (level >= 0) route_or_push(w, tf->sources[i], (unsigned)level);
+    }
     return NULL;
 }
 
 void weft__prio_run_begin(weft__run *r) {
-    WEFT__FOR_EACH_NODE(r->tf, n, { n->job.run = weft__prio_node_run; });
+    if (r->prio) {
+        /* A task's own level, or the run's. */
+        weft__job_fn run_level = wrapper_of(r->prio);
+        WEFT__FOR_EACH_NODE(r->tf, n, {
+            uint8_t own = weft__cold(n)->prio;
+            n->job.run = own ? wrapper_of(own) : run_level;
+        });
+        return;
+    }
+    /* Tasks with priorities of their own: the plain ones queue their ready
+     * successors with wrappers at once. */
+    WEFT__FOR_EACH_NODE(r->tf, n, {
+        if (n->job.run == weft__node_run) n->job.run = weft__node_run_prio;
+    });
 }
 
 void weft__prio_run_end(weft__run *r) {
+    if (r->prio) {
+        WEFT__FOR_EACH_NODE(r->tf, n, {
+            if (!wrapped_alone(n)) n->job.run = inner_of(n);
+        });
+        return;
+    }
     WEFT__FOR_EACH_NODE(r->tf, n, {
-        if (!wrapped_alone(n)) n->job.run = inner_of(n);
+        if (n->job.run == weft__node_run_prio) n->job.run = weft__node_run;
     });
 }
 
@@ -140,7 +289,7 @@ weft_status weft_task_set_priority(weft_task t, weft_priority priority) {
     c->prio = (uint8_t)((int)priority + 2);
     /* NORMAL is the plain path's level: no wrapper, except in a run with a
      * priority, where it keeps the task NORMAL (weft__prio_run_begin). */
-    n->job.run = wrapped_alone(n) ? weft__prio_node_run : inner_of(n);
+    n->job.run = wrapped_alone(n) ? wrapper_of(c->prio) : inner_of(n);
     return weft__tf_done(n->tf, WEFT_OK);
 }
 

@@ -43,7 +43,7 @@ static weft__job *start_queued(weft__worker *w, weft__run *next) {
 static weft__job *finish_run(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
     weft_executor *ex = r->ex;
-    if (__builtin_expect(r->prio != 0, 0)) weft__prio_run_end(r); /* before the next run starts */
+    if (__builtin_expect(r->prio != 0 || tf->nprio != 0, 0)) weft__prio_run_end(r); /* before the next run starts */
     weft__mutex_lock(&tf->mu);
     weft__run *next = r->next;
     tf->active = next;
@@ -228,7 +228,7 @@ static weft__job *begin_iteration_seen(weft__worker *w, weft__run *r, int stop) 
 
 static weft__job *run_start(weft__worker *w, weft__job *job) {
     weft__run *r = RUN_OF(job);
-    if (__builtin_expect(r->prio != 0, 0)) weft__prio_run_begin(r); /* priority.c */
+    if (__builtin_expect(r->prio != 0 || r->tf->nprio != 0, 0)) weft__prio_run_begin(r); /* priority.c */
     /* Cancelled while queued: report the first iteration's tasks as skipped
      * (its tasks, not the slots weft_task_erase freed). */
     int stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
@@ -372,4 +372,26 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
     }
     weft__mutex_unlock(&tf->mu);
     return now;
+}
+
+/* ---- runs with priorities (priority.c) ---- */
+
+/* For priority.c's release (weft__node_run_prio): hold_minus_one, with the
+ * wrapper's `taken` as the job function that keeps the count held (in a run
+ * with priorities most tasks come from the lanes). */
+weft__job *weft__hold_minus_one_prio(weft__worker *w, weft__run *r) {
+    weft__job *done = hold_minus_one(w, r);
+    if (w->defer_obj == r) w->defer_keep = weft__prio_taken; /* (else another run's count ended: none held) */
+    return done;
+}
+
+int64_t weft__defer_absorb(weft__worker *w, weft__run *r, int64_t delta) {
+    if (w->defer_obj != r) return delta;
+    int64_t d = w->defer_delta + delta;
+    if (d < 0) {
+        w->defer_delta = d;
+        return 0;
+    }
+    clear_deferred(w);
+    return d;
 }

@@ -185,7 +185,7 @@ static struct weft__sem_use *use_of(weft__node *n) {
     /* A priority's wrapper stays outermost: it queues the task, whose
      * semaphores are taken when it runs (priority.c). */
     u->inner = weft__kind_run(n);
-    if (n->job.run != weft__prio_node_run) n->job.run = weft__sem_node_run;
+    if (weft__prio_level(n->job.run) < 0) n->job.run = weft__sem_node_run;
     weft__cold_mut(n)->sems = u;
     n->tf->nsems++;
     return u;

@@ -81,7 +81,7 @@ static inline void publish(weft__lanes *l, unsigned level, int d) {
                           memory_order_relaxed);
 }
 
-int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const void *hint, uint64_t stamp) {
+int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const void *const *hint, uint64_t stamp) {
     uint64_t now = weft__ticks();
     lock(l);
     weft__lane *ln = &l->lane[lane_ix(level, level)];
@@ -89,7 +89,10 @@ int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const void 
         unlock(l);
         return WEFT_ENOMEM;
     }
-    *at(ln, ln->n++) = (weft__lane_item){job, stamp, l->lseq++, now, hint};
+    weft__lane_item *it = at(ln, ln->n++);
+    *it = (weft__lane_item){job, stamp, l->lseq++, now, {NULL}};
+    if (hint)
+        for (unsigned i = 0; i < WEFT__HINTS; i++) it->hint[i] = hint[i];
     publish(l, level, 1);
     unlock(l);
     return WEFT_OK;
@@ -116,7 +119,8 @@ static weft__job *lane_take(weft__lanes *l, weft__lane *ln, unsigned level) {
     if (ln->n) {
         const weft__lane_item *next = &ln->a[ln->head];
         __builtin_prefetch(next->job);
-        if (next->hint) __builtin_prefetch(next->hint);
+        for (unsigned i = 0; i < WEFT__HINTS; i++)
+            if (next->hint[i]) __builtin_prefetch(next->hint[i]);
     }
     publish(l, level, -1);
     return j;

@@ -182,14 +182,17 @@ static weft__job *ticket_run(weft__worker *w, weft__job *self) {
 
 weft__job weft__sched_ticket = {ticket_run, NULL};
 
-/* After queueing at `level` from worker w (or another thread: NULL). */
-static void queued(weft__sched *s, weft__worker *w, unsigned level) {
+/* After queueing at `level` from worker w (or another thread: NULL); `ticket`:
+ * the job must get ahead of w's deque. */
+static void queued_ticket(weft__sched *s, weft__worker *w, unsigned level, bool ticket) {
     activate(s);
     /* A sealed deque (a policy) or no memory refuses it: idle workers still
      * find the job. */
-    if (w && level >= 2) (void)weft__deque_push(&w->deque, &weft__sched_ticket);
+    if (w && level >= 2 && ticket) (void)weft__deque_push(&w->deque, &weft__sched_ticket);
     weft__source_notify(s->ex, w);
 }
+
+static void queued(weft__sched *s, weft__worker *w, unsigned level) { queued_ticket(s, w, level, true); }
 
 /* A policy takes every job the core queues (core/layer.h's push). */
 static int push(weft__worker *w, void *state, weft__job *job) {
@@ -226,7 +229,21 @@ int weft__sched_submit(weft_executor *ex, weft__worker *w, weft__job *job, int p
     return weft__sched_submit_hint(ex, w, job, prio, NULL);
 }
 
-int weft__sched_submit_hint(weft_executor *ex, weft__worker *w, weft__job *job, int prio, const void *hint) {
+static int submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio, const void *const *hint,
+                  bool graph);
+
+int weft__sched_submit_hint(weft_executor *ex, weft__worker *w, weft__job *job, int prio,
+                            const void *const *hint) {
+    return submit(ex, w, job, prio, hint, false);
+}
+
+int weft__sched_submit_graph(weft_executor *ex, weft__worker *w, weft__job *job, int prio,
+                             const void *const *hint) {
+    return submit(ex, w, job, prio, hint, true);
+}
+
+static int submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio, const void *const *hint,
+                  bool graph) {
     /* A worker of ex finds the layer in its own state (no search of the list). */
     weft__sched *s = w && w->ex == ex && w->id < ex->nworkers ? sched_worker(w)->s : weft__sched_of(ex);
     if (!s || !prio_ok(prio)) return WEFT_EINVAL;
@@ -246,7 +263,7 @@ int weft__sched_submit_hint(weft_executor *ex, weft__worker *w, weft__job *job, 
     if (!l || weft__lanes_push(l, (unsigned)(prio + 1), job, hint,
                                atomic_load_explicit(&s->q.next_seq, memory_order_relaxed)) != WEFT_OK)
         return queue_now(s, w, job, prio); /* another thread, or the lanes short of memory */
-    queued(s, w, (unsigned)(prio + 1));
+    queued_ticket(s, w, (unsigned)(prio + 1), !graph || weft__deque_size(&w->deque) != 0);
     return WEFT_OK;
 }
 
