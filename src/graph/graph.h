@@ -350,21 +350,25 @@ void weft__sem_use_free(weft__node *n);
 weft_status weft__sem_copy(weft_task to, const weft__node *from);
 
 /* Priorities (priority.c).  The job functions of tasks with a priority (their
- * own, or their run's), one per level (LOW 0 .. CRITICAL 3): a wrapper that
- * queues the ready task in the scheduling layer at its level. */
-extern weft__job_fn const weft__prio_wrapper[4];
-/* The level of a task whose job function is f, or -1 if it has no wrapper. */
-static inline int weft__prio_level(weft__job_fn f) {
-    for (int l = 0; l < 4; l++)
-        if (f == weft__prio_wrapper[l]) return l;
+ * own, or their run's): wrappers that queue the ready task in the scheduling
+ * layer, one per level (index & 3: LOW 0 .. CRITICAL 3) for plain tasks
+ * (index 4-7: static, no semaphores) and for the others (0-3). */
+extern weft__job_fn const weft__prio_wrapper[8];
+/* The index of f in weft__prio_wrapper, or -1 (a task without a wrapper). */
+static inline int weft__prio_index(weft__job_fn f) {
+    for (int i = 0; i < 8; i++)
+        if (f == weft__prio_wrapper[i]) return i;
     return -1;
 }
 /* The job function of a queued task, until it is taken. */
 extern weft__job_fn const weft__prio_taken;
-/* Queues ready task n, whose job function is weft__prio_wrapper[level], at
- * that level: true; false (n unchanged) if the layer lacks memory.  Worker w
+/* Queues ready task n, whose job function is weft__prio_wrapper[ix], at its
+ * level: true; false (n unchanged) if the layer lacks memory.  Worker w
  * only. */
-bool weft__prio_route(weft__worker *w, weft__node *n, unsigned level);
+bool weft__prio_route(weft__worker *w, weft__node *n, unsigned ix);
+/* Gives n, if it has a wrapper, the one that fits its kind and semaphores now
+ * (after they changed).  While no run of its taskflow is going. */
+void weft__prio_rewrap(weft__node *n);
 /* weft__node_run in a run with priorities: queues the ready successors that
  * have a wrapper at once (weft__prio_route). */
 weft__job *weft__node_run_prio(weft__worker *w, weft__job *job);

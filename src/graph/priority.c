@@ -56,15 +56,29 @@ static weft__job_fn inner_of(const weft__node *n) {
 }
 
 /* What runs a taken task: inner_of, but a plain task's is the variant that
- * queues its successors with wrappers at once (run.c). */
+ * queues its successors with wrappers at once (weft__node_run_prio). */
 static inline weft__job_fn taken_run(const weft__node *n) {
     const weft__node_cold *c = weft__cold(n);
     if (c->sems) return weft__sem_node_run;
     return c->kind == WEFT__KIND_STATIC ? weft__node_run_prio : kind_run_of(c->kind);
 }
 
-/* The wrapper of a task's own level (weft_priority + 2 in the cold byte). */
-static inline weft__job_fn wrapper_of(unsigned own) { return weft__prio_wrapper[own - 2 + 1]; }
+/* A plain task: a static one without semaphores, which `taken` runs without
+ * a look at its cold part. */
+static inline bool plain(const weft__node *n) {
+    const weft__node_cold *c = weft__cold(n);
+    return !c->sems && c->kind == WEFT__KIND_STATIC;
+}
+
+/* n's wrapper at a level given as a cold byte (weft_priority + 2). */
+static inline weft__job_fn wrapper_of(const weft__node *n, unsigned own) {
+    return weft__prio_wrapper[(plain(n) ? 4 : 0) + own - 2 + 1];
+}
+
+void weft__prio_rewrap(weft__node *n) {
+    int ix = weft__prio_index(n->job.run);
+    if (ix >= 0) n->job.run = wrapper_of(n, (unsigned)(ix & 3) + 1);
+}
 
 /* Wrapped for good (a priority of its own other than NORMAL), not only for a run. */
 static bool wrapped_alone(const weft__node *n) {
@@ -72,40 +86,40 @@ static bool wrapped_alone(const weft__node *n) {
     return own != 0 && own != WEFT_PRIORITY_NORMAL + 2;
 }
 
-/* A queued task, taken (its level in job->next, weft__prio_route). */
+/* A queued task, taken (its wrapper's index in job->next, weft__prio_route). */
 static weft__job *taken(weft__worker *w, weft__job *job) {
-    weft__node *n = (weft__node *)job;
-    job->run = weft__prio_wrapper[(uintptr_t)job->next];
+    uintptr_t ix = (uintptr_t)job->next;
+    job->run = weft__prio_wrapper[ix];
     job->next = NULL;
-    weft__job *next = taken_run(n)(w, job);
+    weft__job *next = ix >= 4 ? weft__node_run_prio(w, job) : taken_run((weft__node *)job)(w, job);
     return next ? next : weft__sched_next(w); /* see the end of wrapped() */
 }
 
 weft__job_fn const weft__prio_taken = taken;
 
-bool weft__prio_route(weft__worker *w, weft__node *n, unsigned level) {
+bool weft__prio_route(weft__worker *w, weft__node *n, unsigned ix) {
     /* The marks first: whoever takes it (any worker) runs `taken`. */
-    n->job.next = (weft__job *)(uintptr_t)level;
+    n->job.next = (weft__job *)(uintptr_t)ix;
     n->job.run = taken;
-    /* What it reads first when taken, fetched while the task ahead of it runs:
-     * its cold part (taken_run), its successors, its argument. */
-    const void *hint[WEFT__HINTS] = {weft__cold(n), n->nsucc > 1 ? (const void *)n->succ.many : n->succ.one,
-                                     n->arg};
-    if (weft__sched_submit_graph(w->ex, w, &n->job, (int)level - 1, hint) == WEFT_OK) return true;
-    n->job.run = weft__prio_wrapper[level];
+    /* What it reads first when taken, fetched while the tasks ahead of it run:
+     * its argument, its cold part (not a plain task's), its successors. */
+    weft__hints h = {{n->arg, ix >= 4 ? NULL : (const void *)weft__cold(n)},
+                     (const void *const *)weft__succ_array(n), n->nsucc};
+    if (weft__sched_submit_graph(w->ex, w, &n->job, (int)(ix & 3) - 1, &h) == WEFT_OK) return true;
+    n->job.run = weft__prio_wrapper[ix];
     n->job.next = NULL;
     return false;
 }
 
 /* weft__prio_route, or, should the layer lack memory, w's deque: its wrapper
  * tries again when it runs. */
-static void route_or_push(weft__worker *w, weft__node *n, unsigned level) {
-    if (!weft__prio_route(w, n, level)) weft__push_local(w, &n->job);
+static void route_or_push(weft__worker *w, weft__node *n, unsigned ix) {
+    if (!weft__prio_route(w, n, ix)) weft__push_local(w, &n->job);
 }
 
-/* The wrapper of level `level`: a ready task that reached a worker as a
- * plain job (see the top of this file). */
-static inline __attribute__((always_inline)) weft__job *wrapped(weft__worker *w, weft__job *job, unsigned level) {
+/* The wrapper of index ix (weft__prio_wrapper): a ready task that reached a
+ * worker as a plain job (see the top of this file). */
+static inline __attribute__((always_inline)) weft__job *wrapped(weft__worker *w, weft__job *job, unsigned ix) {
     /* The tasks readied with it wait on the deque, the newest on top.  Those
      * with a wrapper go to the queue with it, oldest first, before any of
      * them runs; the others go back to the deque as they were, below the
@@ -124,12 +138,12 @@ static inline __attribute__((always_inline)) weft__job *wrapped(weft__worker *w,
         k++;
     }
     for (unsigned i = k; i-- > 0;) {
-        if (weft__prio_level(more[i]->run) >= 0) mine |= (uint64_t)1 << i;
+        if (weft__prio_index(more[i]->run) >= 0) mine |= (uint64_t)1 << i;
         else weft__push_local(w, more[i]); /* a thief may take it from here on */
     }
-    bool queued = weft__prio_route(w, (weft__node *)job, level);
+    bool queued = weft__prio_route(w, (weft__node *)job, ix);
     for (unsigned i = k; i-- > 0;)
-        if (mine >> i & 1) route_or_push(w, (weft__node *)more[i], (unsigned)weft__prio_level(more[i]->run));
+        if (mine >> i & 1) route_or_push(w, (weft__node *)more[i], (unsigned)weft__prio_index(more[i]->run));
     if (!queued) return taken_run((weft__node *)job)(w, job); /* no memory to queue it: run it now */
     /* With nothing left on the deque, the worker would go searching and take
      * a NORMAL-or-above job from the layer first: taken here, the search (two
@@ -138,12 +152,13 @@ static inline __attribute__((always_inline)) weft__job *wrapped(weft__worker *w,
     return weft__sched_next(w);
 }
 
-static weft__job *wrapped_low(weft__worker *w, weft__job *job) { return wrapped(w, job, 0); }
-static weft__job *wrapped_normal(weft__worker *w, weft__job *job) { return wrapped(w, job, 1); }
-static weft__job *wrapped_high(weft__worker *w, weft__job *job) { return wrapped(w, job, 2); }
-static weft__job *wrapped_critical(weft__worker *w, weft__job *job) { return wrapped(w, job, 3); }
+#define WRAPPER(ix) \
+    static weft__job *wrapped_##ix(weft__worker *w, weft__job *job) { return wrapped(w, job, ix); }
+WRAPPER(0) WRAPPER(1) WRAPPER(2) WRAPPER(3) WRAPPER(4) WRAPPER(5) WRAPPER(6) WRAPPER(7)
+#undef WRAPPER
 
-weft__job_fn const weft__prio_wrapper[4] = {wrapped_low, wrapped_normal, wrapped_high, wrapped_critical};
+weft__job_fn const weft__prio_wrapper[8] = {wrapped_0, wrapped_1, wrapped_2, wrapped_3,
+                                            wrapped_4, wrapped_5, wrapped_6, wrapped_7};
 
 /* ---- releasing successors in a run with priorities ---- */
 
@@ -173,9 +188,9 @@ static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__
     for (uint32_t i = 0; i < n->nsucc; i++) {
         weft__node *s = succ[i];
         if (s->num_deps != 1 && atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) != 1) continue;
-        int level = weft__prio_level(s->job.run);
-        if (level >= 0) {
-            lv[np] = (uint8_t)level;
+        int ix = weft__prio_index(s->job.run);
+        if (ix >= 0) {
+            lv[np] = (uint8_t)ix;
             pr[np++] = s;
         } else if (!next && np == 0 && !queued) {
             next = &s->job;
@@ -212,9 +227,9 @@ static inline weft__job *release(weft__worker *w, weft__run *r, weft__node *n) {
     if (n->nsucc == 1) {
         weft__node *s = n->succ.one;
         if (s->num_deps == 1 || atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) == 1) {
-            int level = weft__prio_level(s->job.run);
-            if (level < 0) return &s->job; /* takes over this node's count */
-            route_or_push(w, s, (unsigned)level); /* likewise */
+            int ix = weft__prio_index(s->job.run);
+            if (ix < 0) return &s->job; /* takes over this node's count */
+            route_or_push(w, s, (unsigned)ix); /* likewise */
             return weft__sched_next(w);
         }
     }
@@ -240,10 +255,10 @@ weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r) {
     /* The others first, the last source at the bottom: they pop in order, and
      * the tickets of HIGH and CRITICAL sources land above them. */
     for (size_t i = tf->nsources; i-- > 0;)
-        if (weft__prio_level(tf->sources[i]->job.run) < 0) weft__push_local(w, &tf->sources[i]->job);
+        if (weft__prio_index(tf->sources[i]->job.run) < 0) weft__push_local(w, &tf->sources[i]->job);
     for (size_t i = 0; i < tf->nsources; i++) {
-        int level = weft__prio_level(tf->sources[i]->job.run);
-        if (level >= 0) route_or_push(w, tf->sources[i], (unsigned)level);
+        int ix = weft__prio_index(tf->sources[i]->job.run);
+        if (ix >= 0) route_or_push(w, tf->sources[i], (unsigned)ix);
     }
     return NULL;
 }
@@ -251,10 +266,9 @@ weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r) {
 void weft__prio_run_begin(weft__run *r) {
     if (r->prio) {
         /* A task's own level, or the run's. */
-        weft__job_fn run_level = wrapper_of(r->prio);
         WEFT__FOR_EACH_NODE(r->tf, n, {
             uint8_t own = weft__cold(n)->prio;
-            n->job.run = own ? wrapper_of(own) : run_level;
+            n->job.run = wrapper_of(n, own ? own : r->prio);
         });
         return;
     }
@@ -289,7 +303,7 @@ weft_status weft_task_set_priority(weft_task t, weft_priority priority) {
     c->prio = (uint8_t)((int)priority + 2);
     /* NORMAL is the plain path's level: no wrapper, except in a run with a
      * priority, where it keeps the task NORMAL (weft__prio_run_begin). */
-    n->job.run = wrapped_alone(n) ? wrapper_of(c->prio) : inner_of(n);
+    n->job.run = wrapped_alone(n) ? wrapper_of(n, c->prio) : inner_of(n);
     return weft__tf_done(n->tf, WEFT_OK);
 }
 

@@ -185,8 +185,9 @@ static struct weft__sem_use *use_of(weft__node *n) {
     /* A priority's wrapper stays outermost: it queues the task, whose
      * semaphores are taken when it runs (priority.c). */
     u->inner = weft__kind_run(n);
-    if (weft__prio_level(n->job.run) < 0) n->job.run = weft__sem_node_run;
+    if (weft__prio_index(n->job.run) < 0) n->job.run = weft__sem_node_run;
     weft__cold_mut(n)->sems = u;
+    weft__prio_rewrap(n); /* its wrapper now reads the semaphores */
     n->tf->nsems++;
     return u;
 }

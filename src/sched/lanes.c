@@ -81,7 +81,7 @@ static inline void publish(weft__lanes *l, unsigned level, int d) {
                           memory_order_relaxed);
 }
 
-int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const void *const *hint, uint64_t stamp) {
+int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const weft__hints *hint, uint64_t stamp) {
     uint64_t now = weft__ticks();
     lock(l);
     weft__lane *ln = &l->lane[lane_ix(level, level)];
@@ -89,10 +89,7 @@ int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const void 
         unlock(l);
         return WEFT_ENOMEM;
     }
-    weft__lane_item *it = at(ln, ln->n++);
-    *it = (weft__lane_item){job, stamp, l->lseq++, now, {NULL}};
-    if (hint)
-        for (unsigned i = 0; i < WEFT__HINTS; i++) it->hint[i] = hint[i];
+    *at(ln, ln->n++) = (weft__lane_item){job, stamp, l->lseq++, now, hint ? *hint : (weft__hints){{NULL, NULL}, NULL, 0}};
     publish(l, level, 1);
     unlock(l);
     return WEFT_OK;
@@ -109,19 +106,32 @@ static weft__lane *first_lane(weft__lanes *l, unsigned level) {
     return best;
 }
 
+/* Prefetching for the takes to come (weft__hints): AHEAD items on, the job,
+ * its lines and its array; for the next but one, whose array came by now, the
+ * lines the array points to (MANY of them at most).  A task's time is often
+ * shorter than a miss. */
+enum { AHEAD = 3, MANY = 8 };
+
+static inline void prefetch_item(const weft__lane_item *it) {
+    __builtin_prefetch(it->job);
+    if (it->hints.line[0]) __builtin_prefetch(it->hints.line[0]);
+    if (it->hints.line[1]) __builtin_prefetch(it->hints.line[1]);
+    if (it->hints.many) __builtin_prefetch(it->hints.many);
+}
+
+static inline void prefetch_many(const weft__lane_item *it) {
+    for (uint32_t i = 0, k = it->hints.nmany < MANY ? it->hints.nmany : MANY; i < k; i++)
+        __builtin_prefetch(it->hints.many[i], 1);
+}
+
 /* Under l->lock: takes ln's head (of level `level`). */
 static weft__job *lane_take(weft__lanes *l, weft__lane *ln, unsigned level) {
     weft__job *j = ln->a[ln->head].job;
     ln->head = (ln->head + 1) & (ln->cap - 1);
     ln->n--;
-    /* The next one is likely taken next, long after it was queued: its job
-     * (a graph node) has left the cache meanwhile. */
-    if (ln->n) {
-        const weft__lane_item *next = &ln->a[ln->head];
-        __builtin_prefetch(next->job);
-        for (unsigned i = 0; i < WEFT__HINTS; i++)
-            if (next->hint[i]) __builtin_prefetch(next->hint[i]);
-    }
+    if (ln->n) prefetch_item(at(ln, 0)); /* (a lane refilled since, short) */
+    if (ln->n > AHEAD) prefetch_item(at(ln, AHEAD));
+    if (ln->n > 1) prefetch_many(at(ln, 1));
     publish(l, level, -1);
     return j;
 }

@@ -147,7 +147,11 @@ weft__job *weft__sched_next(weft__worker *w) {
  * NORMAL and above before stealing, anything after, and before sleeping. */
 static weft__job *take(weft__worker *w, void *state, int stage) {
     weft__sched *s = state;
-    maybe_tick(s);
+    /* A worker about to sleep looks at the clock; one that searches between
+     * jobs (the LOW ones: the loop takes them after stealing) every
+     * TICK_EVERY, as when it takes from weft__sched_next. */
+    if (stage == WEFT__TAKE_FINAL || !lanes_of(s, w)) maybe_tick(s);
+    else count_down(sched_worker(w));
     weft__policy *p = s->policy;
     weft__job *j = p ? drain_injector(s, w) : NULL;
     if (j) return j;
@@ -229,20 +233,20 @@ int weft__sched_submit(weft_executor *ex, weft__worker *w, weft__job *job, int p
     return weft__sched_submit_hint(ex, w, job, prio, NULL);
 }
 
-static int submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio, const void *const *hint,
+static int submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio, const weft__hints *hint,
                   bool graph);
 
 int weft__sched_submit_hint(weft_executor *ex, weft__worker *w, weft__job *job, int prio,
-                            const void *const *hint) {
+                            const weft__hints *hint) {
     return submit(ex, w, job, prio, hint, false);
 }
 
 int weft__sched_submit_graph(weft_executor *ex, weft__worker *w, weft__job *job, int prio,
-                             const void *const *hint) {
+                             const weft__hints *hint) {
     return submit(ex, w, job, prio, hint, true);
 }
 
-static int submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio, const void *const *hint,
+static int submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio, const weft__hints *hint,
                   bool graph) {
     /* A worker of ex finds the layer in its own state (no search of the list). */
     weft__sched *s = w && w->ex == ex && w->id < ex->nworkers ? sched_worker(w)->s : weft__sched_of(ex);

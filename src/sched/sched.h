@@ -57,10 +57,16 @@ typedef struct weft__sched_queue {
     _Atomic uint32_t count[WEFT__LEVELS];
 } weft__sched_queue;
 
-/* Lines besides its own that a queued job reads first when it runs (a graph
- * task: its cold part, its successors, its argument): a lane prefetches them
- * with the job as it comes next.  NULL: none. */
-enum { WEFT__HINTS = 3 };
+/* What a queued job reads first when it runs, besides its own line: a lane
+ * prefetches it a few takes ahead of the job (lanes.c), as the job's turn
+ * comes long after it was queued.  For a graph task: its cold part, its
+ * argument, and its successors (`many`: an array of pointers, fetched ahead,
+ * then the lines they point to, as the job comes next). */
+typedef struct weft__hints {
+    const void *line[2]; /* or NULL */
+    const void *const *many; /* or NULL */
+    uint32_t nmany;
+} weft__hints;
 
 /* An item of a lane: a job, its place (stamp against the heap, lseq among
  * its worker's items) and when it was queued, in weft__ticks. */
@@ -69,7 +75,7 @@ typedef struct weft__lane_item {
     uint64_t stamp;  /* the heap's next_seq when it was queued */
     uint64_t lseq;   /* its worker's count of queued items */
     uint64_t queued; /* ticks */
-    const void *hint[WEFT__HINTS];
+    weft__hints hints;
 } weft__lane_item;
 
 typedef struct weft__lane {
@@ -151,16 +157,15 @@ void weft__sched_unreserve(weft_executor *ex, weft_sched_handle h);
  * (another thread, a submitter slot, or the lanes short of memory).  WEFT_OK
  * or WEFT_ENOMEM (nothing queued).  Any thread. */
 int weft__sched_submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio);
-/* weft__sched_submit with `hint` (NULL, or WEFT__HINTS lines, any NULL),
- * which the job reads first when it runs: a lane prefetches them with the job
- * as it comes next (a graph node's cold part, successors and argument). */
+/* weft__sched_submit with `hint` (or NULL): what the job reads first when it
+ * runs, which a lane prefetches ahead of it (weft__hints). */
 int weft__sched_submit_hint(weft_executor *ex, weft__worker *w, weft__job *job, int prio,
-                            const void *const *hint);
+                            const weft__hints *hint);
 /* weft__sched_submit_hint for a caller on worker w that returns to w's loop
  * (or weft__sched_next) before it pushes anything else: no ticket when w's
  * deque is empty, as the layer is the first place w looks then (graph tasks). */
 int weft__sched_submit_graph(weft_executor *ex, weft__worker *w, weft__job *job, int prio,
-                             const void *const *hint);
+                             const weft__hints *hint);
 /* True when ex's policy orders prioritised tasks itself (FIFO, ROUND_ROBIN,
  * a user's): such a task without a handle goes to it (weft__sched_submit). */
 bool weft__sched_policy_orders(weft_executor *ex);
@@ -195,9 +200,9 @@ size_t weft__squeue_escalate_locked(weft__sched_queue *q, const uint64_t thresho
 /* ---- lanes.c (each takes l->lock itself) ---- */
 int weft__lanes_init(weft__lanes *l);
 void weft__lanes_fini(weft__lanes *l);
-/* Appends job (and its prefetch hints: NULL or WEFT__HINTS lines) to l's lane `level` with the heap stamp
- * `stamp`.  WEFT_OK or WEFT_ENOMEM (nothing queued).  l's owner only (the order is its own). */
-int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const void *const *hint, uint64_t stamp);
+/* Appends job (and its prefetch hints, or NULL) to l's lane `level` with the heap stamp `stamp`.  WEFT_OK or
+ * WEFT_ENOMEM (nothing queued).  l's owner only (the order is its own). */
+int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const weft__hints *hint, uint64_t stamp);
 /* The head of lane `level`, or NULL.  Any thread. */
 weft__job *weft__lanes_pop(weft__lanes *l, unsigned level);
 /* The head of lane `level` or q's top, whichever was queued first, when q's
