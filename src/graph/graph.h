@@ -157,6 +157,7 @@ struct weft_taskflow {
     bool no_reuse; /* a composition is being copied in: new nodes stay contiguous */
     size_t nsems; /* nodes with a semaphore record (semaphore.c) */
     size_t nprio; /* nodes with a priority of their own (priority.c) */
+    size_t prio_armed; /* nnodes when plain nodes were last armed for priorities, 0: not (priority.c) */
     /* Units held by sections that span tasks, per semaphore its tasks use
      * (semaphore.c); freed with the last record. */
     struct weft__sem_ledger *sem_ledger;
@@ -366,6 +367,11 @@ extern weft__job_fn const weft__prio_taken;
  * level: true; false (n unchanged) if the layer lacks memory.  Worker w
  * only. */
 bool weft__prio_route(weft__worker *w, weft__node *n, unsigned ix);
+/* weft__prio_route for k ready tasks n[i] (ix[i]: their wrappers' indices),
+ * in order, with one clock read and one lock; those the layer lacks memory for
+ * go to w's deque (their wrappers try again when they run).  k <= WEFT__PRIO_ROUTE_MAX. */
+enum { WEFT__PRIO_ROUTE_MAX = 32 };
+void weft__prio_route_all(weft__worker *w, weft__node *const *n, const uint8_t *ix, unsigned k);
 /* Gives n, if it has a wrapper, the one that fits its kind and semaphores now
  * (after they changed).  While no run of its taskflow is going. */
 void weft__prio_rewrap(weft__node *n);

@@ -35,6 +35,8 @@
 
 /* Tasks readied together that the first of them queues at once, at most. */
 enum { CHAIN = 64 }; /* (a bit each in a uint64_t) */
+/* Tasks queued with one lock, at most. */
+enum { ROUTE_MAX = WEFT__PRIO_ROUTE_MAX };
 
 static inline bool prio_ok(int p) { return p >= WEFT_PRIORITY_LOW && p <= WEFT_PRIORITY_CRITICAL; }
 
@@ -97,18 +99,50 @@ static weft__job *taken(weft__worker *w, weft__job *job) {
 
 weft__job_fn const weft__prio_taken = taken;
 
-bool weft__prio_route(weft__worker *w, weft__node *n, unsigned ix) {
-    /* The marks first: whoever takes it (any worker) runs `taken`. */
+/* Marks n queued (whoever takes it, any worker, runs `taken`) and fills in
+ * what it reads first when taken, fetched while the tasks ahead of it run:
+ * its argument, its cold part (not a plain task's), its successors. */
+static inline void mark(weft__node *n, unsigned ix, weft__hints *h) {
     n->job.next = (weft__job *)(uintptr_t)ix;
     n->job.run = taken;
-    /* What it reads first when taken, fetched while the tasks ahead of it run:
-     * its argument, its cold part (not a plain task's), its successors. */
-    weft__hints h = {{n->arg, ix >= 4 ? NULL : (const void *)weft__cold(n)},
-                     (const void *const *)weft__succ_array(n), n->nsucc};
-    if (weft__sched_submit_graph(w->ex, w, &n->job, (int)(ix & 3) - 1, &h) == WEFT_OK) return true;
+    *h = (weft__hints){{n->arg, ix >= 4 ? NULL : (const void *)weft__cold(n)},
+                       (const void *const *)weft__succ_array(n), n->nsucc};
+    /* Above LOW it is often taken soon, before its lane comes to it (the lanes
+     * prefetch in lane order): ask for its lines now. */
+    if ((ix & 3) != 0) {
+        __builtin_prefetch(h->line[0]);
+        if (n->nsucc > 1) __builtin_prefetch(h->many);
+    }
+}
+
+static inline void unmark(weft__node *n, unsigned ix) {
     n->job.run = weft__prio_wrapper[ix];
     n->job.next = NULL;
+}
+
+bool weft__prio_route(weft__worker *w, weft__node *n, unsigned ix) {
+    weft__hints h;
+    mark(n, ix, &h);
+    if (weft__sched_submit_graph(w->ex, w, &n->job, (int)(ix & 3) - 1, &h) == WEFT_OK) return true;
+    unmark(n, ix);
     return false;
+}
+
+__attribute__((noinline)) void weft__prio_route_all(weft__worker *w, weft__node *const *n, const uint8_t *ix,
+                                                   unsigned k) {
+    if (k == 0) return;
+    weft__job *job[ROUTE_MAX];
+    uint8_t level[ROUTE_MAX];
+    weft__hints h[ROUTE_MAX];
+    for (unsigned i = 0; i < k; i++) {
+        mark(n[i], ix[i], &h[i]);
+        job[i] = &n[i]->job;
+        level[i] = ix[i] & 3;
+    }
+    for (size_t i = weft__sched_submit_graph_many(w->ex, w, k, job, level, h); i < k; i++) {
+        unmark(n[i], ix[i]); /* no memory: its wrapper tries again when it runs */
+        weft__push_local(w, &n[i]->job);
+    }
 }
 
 /* weft__prio_route, or, should the layer lack memory, w's deque: its wrapper
@@ -162,12 +196,6 @@ weft__job_fn const weft__prio_wrapper[8] = {wrapped_0, wrapped_1, wrapped_2, wra
 
 /* ---- releasing successors in a run with priorities ---- */
 
-/* Queues ready task s at its level, or, if the layer lacks memory, pushes it:
- * its wrapper tries again when it runs. */
-static void route_or_push_all(weft__worker *w, weft__node **s, const uint8_t *level, unsigned k) {
-    for (unsigned i = 0; i < k; i++) route_or_push(w, s[i], level[i]);
-}
-
 /* run.c's release_many for weft__node_run_prio: a ready successor with a
  * wrapper is queued at its level at once, where the worker's search (or
  * weft__sched_next) takes it, and its wrapper runs once, to run it (without
@@ -180,8 +208,8 @@ static void route_or_push_all(weft__worker *w, weft__node **s, const uint8_t *le
  * queued last, in the order they became ready. */
 static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__run *r, weft__node *n) {
     weft__job *next = NULL, *buf[32];
-    weft__node *pr[32];
-    uint8_t lv[32];
+    weft__node *pr[ROUTE_MAX];
+    uint8_t lv[ROUTE_MAX];
     unsigned nb = 0, np = 0;
     bool queued = false; /* some were queued already (more than 32) */
     weft__node *const *succ = weft__succ_array(n);
@@ -192,16 +220,18 @@ static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__
         if (ix >= 0) {
             lv[np] = (uint8_t)ix;
             pr[np++] = s;
-        } else if (!next && np == 0 && !queued) {
-            next = &s->job;
         } else {
-            buf[nb++] = &s->job;
+            /* A plain one runs soon (handed on or popped): its successors
+             * will be read. */
+            if (s->nsucc > 1) __builtin_prefetch(s->succ.many);
+            if (!next && np == 0 && !queued) next = &s->job;
+            else buf[nb++] = &s->job;
         }
-        if (nb == 32 || np == 32) {
+        if (nb == 32 || np == ROUTE_MAX) {
             /* Counted before anyone can take them (and finish them). */
             atomic_fetch_add_explicit(&r->pending, nb + np, memory_order_relaxed);
             for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
-            route_or_push_all(w, pr, lv, np);
+            weft__prio_route_all(w, pr, lv, np);
             queued |= np != 0;
             nb = np = 0;
         }
@@ -216,7 +246,7 @@ static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__
     /* When the count reaches 0 nothing is buffered, so `done` is all there is. */
     weft__job *done = delta != 0 ? weft__run_settle(w, r, delta) : NULL;
     for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
-    route_or_push_all(w, pr, lv, np);
+    weft__prio_route_all(w, pr, lv, np);
     if (next || done) return next ? next : done;
     return np || queued ? weft__sched_next(w) : NULL;
 }
@@ -256,39 +286,48 @@ weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r) {
      * the tickets of HIGH and CRITICAL sources land above them. */
     for (size_t i = tf->nsources; i-- > 0;)
         if (weft__prio_index(tf->sources[i]->job.run) < 0) weft__push_local(w, &tf->sources[i]->job);
+    weft__node *batch[ROUTE_MAX];
+    uint8_t ixs[ROUTE_MAX];
+    unsigned k = 0;
     for (size_t i = 0; i < tf->nsources; i++) {
         int ix = weft__prio_index(tf->sources[i]->job.run);
-        if (ix >= 0) route_or_push(w, tf->sources[i], (unsigned)ix);
+        if (ix < 0) continue;
+        batch[k] = tf->sources[i];
+        ixs[k++] = (uint8_t)ix;
+        if (k == ROUTE_MAX) weft__prio_route_all(w, batch, ixs, k), k = 0;
     }
+    weft__prio_route_all(w, batch, ixs, k);
     return NULL;
 }
 
 void weft__prio_run_begin(weft__run *r) {
+    weft_taskflow *tf = r->tf;
     if (r->prio) {
         /* A task's own level, or the run's. */
-        WEFT__FOR_EACH_NODE(r->tf, n, {
+        WEFT__FOR_EACH_NODE(tf, n, {
             uint8_t own = weft__cold(n)->prio;
             n->job.run = wrapper_of(n, own ? own : r->prio);
         });
         return;
     }
     /* Tasks with priorities of their own: the plain ones queue their ready
-     * successors with wrappers at once. */
-    WEFT__FOR_EACH_NODE(r->tf, n, {
+     * successors with wrappers at once.  They stay so between runs (in a run
+     * without priorities weft__node_run_prio finds none, at the cost of a few
+     * compares per successor): a walk per run would cost a pass over every
+     * node.  Nodes added since run weft__node_run, also correct, until the
+     * next walk (the count of nodes changed). */
+    if (tf->prio_armed == tf->nnodes) return;
+    WEFT__FOR_EACH_NODE(tf, n, {
         if (n->job.run == weft__node_run) n->job.run = weft__node_run_prio;
     });
+    tf->prio_armed = tf->nnodes;
 }
 
 void weft__prio_run_end(weft__run *r) {
-    if (r->prio) {
-        WEFT__FOR_EACH_NODE(r->tf, n, {
-            if (!wrapped_alone(n)) n->job.run = inner_of(n);
-        });
-        return;
-    }
     WEFT__FOR_EACH_NODE(r->tf, n, {
-        if (n->job.run == weft__node_run_prio) n->job.run = weft__node_run;
+        if (!wrapped_alone(n)) n->job.run = inner_of(n);
     });
+    r->tf->prio_armed = 0; /* (inner_of gives plain tasks weft__node_run) */
 }
 
 weft_status weft_task_set_priority(weft_task t, weft_priority priority) {

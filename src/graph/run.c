@@ -43,7 +43,7 @@ static weft__job *start_queued(weft__worker *w, weft__run *next) {
 static weft__job *finish_run(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
     weft_executor *ex = r->ex;
-    if (__builtin_expect(r->prio != 0 || tf->nprio != 0, 0)) weft__prio_run_end(r); /* before the next run starts */
+    if (__builtin_expect(r->prio != 0, 0)) weft__prio_run_end(r); /* before the next run starts */
     weft__mutex_lock(&tf->mu);
     weft__run *next = r->next;
     tf->active = next;

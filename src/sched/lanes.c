@@ -81,18 +81,25 @@ static inline void publish(weft__lanes *l, unsigned level, int d) {
                           memory_order_relaxed);
 }
 
-int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const weft__hints *hint, uint64_t stamp) {
-    uint64_t now = weft__ticks();
+size_t weft__lanes_push_many(weft__lanes *l, size_t k, const uint8_t *level, weft__job *const *job,
+                             const weft__hints *hint, uint64_t stamp) {
+    uint64_t now = weft__ticks(); /* (one clock read and one lock for all k) */
     lock(l);
-    weft__lane *ln = &l->lane[lane_ix(level, level)];
-    if (lane_reserve(ln, 1) != WEFT_OK) {
-        unlock(l);
-        return WEFT_ENOMEM;
+    size_t i = 0;
+    for (; i < k; i++) {
+        weft__lane *ln = &l->lane[lane_ix(level[i], level[i])];
+        if (lane_reserve(ln, 1) != WEFT_OK) break;
+        *at(ln, ln->n++) = (weft__lane_item){job[i], stamp, l->lseq++, now,
+                                             hint ? hint[i] : (weft__hints){{NULL, NULL}, NULL, 0}};
+        publish(l, level[i], 1);
     }
-    *at(ln, ln->n++) = (weft__lane_item){job, stamp, l->lseq++, now, hint ? *hint : (weft__hints){{NULL, NULL}, NULL, 0}};
-    publish(l, level, 1);
     unlock(l);
-    return WEFT_OK;
+    return i;
+}
+
+int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const weft__hints *hint, uint64_t stamp) {
+    uint8_t lv = (uint8_t)level;
+    return weft__lanes_push_many(l, 1, &lv, &job, hint, stamp) == 1 ? WEFT_OK : WEFT_ENOMEM;
 }
 
 /* Under l->lock: the lane of `level` whose head was queued first, or NULL. */

@@ -271,6 +271,27 @@ static int submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio, 
     return WEFT_OK;
 }
 
+size_t weft__sched_submit_graph_many(weft_executor *ex, weft__worker *w, size_t k, weft__job *const *job,
+                                     const uint8_t *level, const weft__hints *hint) {
+    weft__sched *s = w && w->ex == ex && w->id < ex->nworkers ? sched_worker(w)->s : weft__sched_of(ex);
+    weft__lanes *l = s && !s->policy ? lanes_of(s, w) : NULL;
+    size_t n = 0;
+    if (l) {
+        bool ticket = weft__deque_size(&w->deque) != 0; /* (see weft__sched_submit_graph) */
+        n = weft__lanes_push_many(l, k, level, job, hint, atomic_load_explicit(&s->q.next_seq, memory_order_relaxed));
+        if (n) {
+            activate(s);
+            if (ticket)
+                for (size_t i = 0; i < n; i++)
+                    if (level[i] >= 2) (void)weft__deque_push(&w->deque, &weft__sched_ticket);
+            weft__source_notify(ex, w);
+        }
+    }
+    /* A policy, or the lanes short of memory: one at a time. */
+    while (n < k && submit(ex, w, job[n], (int)level[n] - 1, hint ? &hint[n] : NULL, true) == WEFT_OK) n++;
+    return n;
+}
+
 int weft__sched_reserve(weft_executor *ex, int prio, weft__sched_removed_fn on_remove, weft__job *job,
                         weft_sched_handle *out) {
     weft__sched *s = weft__sched_of(ex);

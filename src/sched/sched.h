@@ -166,6 +166,12 @@ int weft__sched_submit_hint(weft_executor *ex, weft__worker *w, weft__job *job, 
  * deque is empty, as the layer is the first place w looks then (graph tasks). */
 int weft__sched_submit_graph(weft_executor *ex, weft__worker *w, weft__job *job, int prio,
                              const weft__hints *hint);
+/* weft__sched_submit_graph for k jobs, job[i] at level[i] (LOW 0 ..
+ * CRITICAL 3) with hint[i] (hint may be NULL), in order: one clock read and
+ * one lock of w's lanes for all.  Returns how many were queued, the first
+ * ones (fewer than k: out of memory).  Worker w of ex only. */
+size_t weft__sched_submit_graph_many(weft_executor *ex, weft__worker *w, size_t k, weft__job *const *job,
+                                     const uint8_t *level, const weft__hints *hint);
 /* True when ex's policy orders prioritised tasks itself (FIFO, ROUND_ROBIN,
  * a user's): such a task without a handle goes to it (weft__sched_submit). */
 bool weft__sched_policy_orders(weft_executor *ex);
@@ -203,6 +209,11 @@ void weft__lanes_fini(weft__lanes *l);
 /* Appends job (and its prefetch hints, or NULL) to l's lane `level` with the heap stamp `stamp`.  WEFT_OK or
  * WEFT_ENOMEM (nothing queued).  l's owner only (the order is its own). */
 int weft__lanes_push(weft__lanes *l, unsigned level, weft__job *job, const weft__hints *hint, uint64_t stamp);
+/* weft__lanes_push for k jobs (level[i], job[i], hint[i]; hint may be NULL),
+ * under one lock: returns how many were queued, the first ones (fewer than k:
+ * out of memory).  l's owner only. */
+size_t weft__lanes_push_many(weft__lanes *l, size_t k, const uint8_t *level, weft__job *const *job,
+                             const weft__hints *hint, uint64_t stamp);
 /* The head of lane `level`, or NULL.  Any thread. */
 weft__job *weft__lanes_pop(weft__lanes *l, unsigned level);
 /* The head of lane `level` or q's top, whichever was queued first, when q's
