@@ -390,9 +390,11 @@ weft__job *weft__sem_node_run(weft__worker *w, weft__job *job);
 /* Gives task `to` the priority of `from` (a composition's copy).  WEFT_OK or
  * the error of weft_task_set_priority. */
 weft_status weft__prio_copy(weft_task to, const weft__node *from);
-/* Runs with a priority: every task of r's taskflow without a wrapper of its
- * own gets one at the start of r and loses it at the end.  Called by the
- * worker that starts / ends r, while no task of the taskflow runs. */
+/* Runs with priorities.  Begin: with a run priority, every task of r's
+ * taskflow without a wrapper of its own gets one for the run (end takes it
+ * back); else the plain tasks get weft__node_run_prio, and keep it after the
+ * run (tf->prio_armed).  Called by the worker that starts / ends r, while no
+ * task of the taskflow runs; end only for a run with a priority. */
 void weft__prio_run_begin(weft__run *r);
 void weft__prio_run_end(weft__run *r);
 /* Starts an iteration of r whose taskflow has tasks with priorities: every

@@ -4,9 +4,11 @@
  * A node's hot line has no room for a priority, so, as for semaphores
  * (semaphore.c), a task that has one runs through another job function, a
  * wrapper, and tasks without one keep theirs and pay nothing.  There is a
- * wrapper per level (weft__prio_wrapper): the level a ready task is queued at
- * is read off its job function, on the line that readied it, not off its cold
- * part (a miss per task, in priority order).  The level is the task's own (a
+ * wrapper per level, and per kind of task (weft__prio_wrapper: plain ones,
+ * static without semaphores, which `taken` runs without a look at their cold
+ * part; the others): the level a ready task is queued at is read off its job
+ * function, on the line that readied it, not off its cold part (a miss per
+ * task, in priority order).  The level is the task's own (a
  * byte of its cold part, for building and weft_task_get_priority), or the
  * run's for a task that has none (set for the run, weft__prio_run_begin).
  *
