@@ -220,6 +220,33 @@ TEST(gpu_task_completion_reaches_its_successor_within_a_bound) {
     weft_gpu_close(d);
 }
 
+/* A GPU task given a priority (docs/guide-scheduling.md, Limits) runs as
+ * weft_run_n_parallel runs it, synchronously, but runs: its kernel finishes
+ * before its successor starts, and the run completes, at every level. */
+TEST(gpu_task_with_a_priority_runs_before_its_successor) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    ASSERT_OK(st);
+    struct sleepy_job j;
+    sleepy_init(d, &j, 2);
+    weft_taskflow *tf = weft_taskflow_create("gpu-prio", &st);
+    weft_task g = weft_emplace_gpu(tf, d, record_sleepy, &j);
+    ASSERT_OK(weft_precede(g, weft_emplace(tf, stamp_start, &j)));
+    const weft_priority levels[] = {WEFT_PRIORITY_CRITICAL, WEFT_PRIORITY_LOW, WEFT_PRIORITY_NORMAL};
+    for (size_t i = 0; i < sizeof levels / sizeof *levels; i++) {
+        ASSERT_OK(weft_task_set_priority(g, levels[i]));
+        j.end = j.succ_start = 0;
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_TRUE(j.end > 0.0);
+        ASSERT_TRUE(j.succ_start >= j.end);
+    }
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    sleepy_fini(&j);
+    weft_gpu_close(d);
+}
+
 /* ---- many iterations, many tasks, one worker ---------------------------------------------- */
 
 static int bump_on_gpu(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
