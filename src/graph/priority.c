@@ -284,6 +284,12 @@ weft__job *weft__node_run_prio(weft__worker *w, weft__job *job) {
 
 weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
+    /* Every source is published below (none is kept to run here, so that the
+     * best queued one runs first), and once the last is, the run may end and
+     * its taskflow go before this loop has read tf again: a count of our own
+     * keeps the iteration open until the loops are done (TSan caught the
+     * read after weft_taskflow_destroy; gpu_tests.gpu_task_with_a_priority_runs_before_its_successor). */
+    atomic_fetch_add_explicit(&r->pending, 1, memory_order_relaxed);
     /* The others first, the last source at the bottom: they pop in order, and
      * the tickets of HIGH and CRITICAL sources land above them. */
     for (size_t i = tf->nsources; i-- > 0;)
@@ -299,7 +305,7 @@ weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r) {
         if (k == ROUTE_MAX) weft__prio_route_all(w, batch, ixs, k), k = 0;
     }
     weft__prio_route_all(w, batch, ixs, k);
-    return NULL;
+    return weft__run_settle(w, r, -1); /* our count; the job that ends the iteration, if it did */
 }
 
 void weft__prio_run_begin(weft__run *r) {
