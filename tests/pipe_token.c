@@ -401,19 +401,31 @@ static weft_pipeline *auto_pipeline(uint64_t *n, weft_stage_fn middle, void *arg
  * tokens are spread.  On one worker every token is inline. */
 TEST(pipe_auto_scheduling_runs_cheap_stages_inline_and_slow_ones_spread) {
     weft_executor *ex = make_executor(2);
-    uint64_t n = 200000;
-    weft_pipeline *p = auto_pipeline(&n, nothing, NULL);
-    run_pipeline(ex, p);
-    ASSERT_EQ(weft_pipeline_num_tokens(p), n);
-    ASSERT_GT(weft_pipeline_num_inline_tokens(p), n / 2);
-    ASSERT_OK(weft_pipeline_destroy(p));
+    /* AUTO goes by what it measures, and a machine busy with other work (a
+     * build beside the tests, under ASan) can time empty stages as slow: each
+     * choice is judged on the best of three runs. */
+    uint64_t n = 200000, inl = 0;
+    weft_pipeline *p = NULL;
+    for (int k = 0; k < 3 && inl <= n / 2; k++) {
+        p = auto_pipeline(&n, nothing, NULL);
+        run_pipeline(ex, p);
+        ASSERT_EQ(weft_pipeline_num_tokens(p), n);
+        inl = weft_pipeline_num_inline_tokens(p);
+        ASSERT_OK(weft_pipeline_destroy(p));
+    }
+    ASSERT_GT(inl, n / 2);
 
     unsigned us = 200;
     n = 3000;
-    p = auto_pipeline(&n, nap, &us);
-    run_pipeline(ex, p);
-    ASSERT_EQ(weft_pipeline_num_tokens(p), n);
-    ASSERT_LT(weft_pipeline_num_inline_tokens(p), n / 2);
+    inl = n;
+    for (int k = 0; k < 3 && inl >= n / 2; k++) {
+        if (k) ASSERT_OK(weft_pipeline_destroy(p));
+        p = auto_pipeline(&n, nap, &us);
+        run_pipeline(ex, p);
+        ASSERT_EQ(weft_pipeline_num_tokens(p), n);
+        inl = weft_pipeline_num_inline_tokens(p);
+    }
+    ASSERT_LT(inl, n / 2);
     /* Forced either way, whatever the stages cost. */
     ASSERT_OK(weft_pipeline_set_scheduling(p, WEFT_PIPELINE_INLINE));
     ASSERT_OK(weft_pipeline_reset(p));
