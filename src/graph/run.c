@@ -97,6 +97,19 @@ static weft__job *hold_minus_one(weft__worker *w, weft__run *r) {
     return done;
 }
 
+/* A count delta of run r, cancelled first against what w holds back for r:
+ * what is left to apply to the shared count. */
+static inline int64_t absorb(weft__worker *w, weft__run *r, int64_t delta) {
+    if (w->defer_obj != r) return delta;
+    int64_t d = w->defer_delta + delta;
+    if (d < 0) {
+        w->defer_delta = d;
+        return 0;
+    }
+    clear_deferred(w);
+    return d;
+}
+
 /* The general case: any number of successors.  `shared`: other workers are
  * about (a constant in each of the two copies below). */
 static inline __attribute__((always_inline)) weft__job *release_many_body(weft__worker *w, weft__run *r,
@@ -135,16 +148,7 @@ static inline __attribute__((always_inline)) weft__job *release_many_body(weft__
     /* This node is done (-1); the ready ones not yet counted (+nb, +next). */
     int64_t delta = (int64_t)nb + (next != NULL) - 1;
     if (delta == -1) return hold_minus_one(w, r);
-    if (w->defer_obj == r) { /* cancel against the held-back count first */
-        int64_t d = w->defer_delta + delta;
-        if (d < 0) {
-            w->defer_delta = d;
-            delta = 0;
-        } else {
-            clear_deferred(w);
-            delta = d;
-        }
-    }
+    delta = absorb(w, r, delta); /* cancel against the held-back count first */
     /* When the count reaches 0 nothing is buffered, so `done` is all there is. */
     weft__job *done = delta != 0 ? weft__run_settle(w, r, delta) : NULL;
     for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
@@ -385,13 +389,4 @@ weft__job *weft__hold_minus_one_prio(weft__worker *w, weft__run *r) {
     return done;
 }
 
-int64_t weft__defer_absorb(weft__worker *w, weft__run *r, int64_t delta) {
-    if (w->defer_obj != r) return delta;
-    int64_t d = w->defer_delta + delta;
-    if (d < 0) {
-        w->defer_delta = d;
-        return 0;
-    }
-    clear_deferred(w);
-    return d;
-}
+int64_t weft__defer_absorb(weft__worker *w, weft__run *r, int64_t delta) { return absorb(w, r, delta); }

@@ -106,6 +106,15 @@ static __attribute__((noinline)) weft_task add_in_erased_slot(weft_taskflow *tf,
     return (weft_task){n};
 }
 
+/* The new node takes slot n of the current chunk (room checked). */
+static inline weft_task add_at(weft_taskflow *tf, weft__node *n, weft_task_fn fn, void *arg) {
+    node_init(n, tf, fn, arg);
+    tf->cur_used++;
+    sources_add(tf, n);
+    weft__tf_done(tf, WEFT_OK);
+    return (weft_task){n};
+}
+
 /* weft__add_node's general case: a busy taskflow (an error), a full chunk or
  * sources array, an erased slot to reuse. */
 static __attribute__((noinline)) weft_task add_node_slow(weft_taskflow *tf, weft_task_fn fn, void *arg) {
@@ -121,11 +130,7 @@ static __attribute__((noinline)) weft_task add_node_slow(weft_taskflow *tf, weft
         weft__tf_error(tf, WEFT_ENOMEM, NULL);
         return WEFT_TASK_NULL;
     }
-    node_init(n, tf, fn, arg);
-    tf->cur_used++;
-    sources_add(tf, n);
-    weft__tf_done(tf, WEFT_OK);
-    return (weft_task){n};
+    return add_at(tf, n, fn, arg);
 }
 
 /* The common case inline, with no call: a taskflow being built (not sealed,
@@ -140,12 +145,7 @@ weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
                              tf->cur_used >= weft__chunk_capacity(tf->cur_chunk) || tf->nnodes >= UINT32_MAX,
                          0))
         return add_node_slow(tf, fn, arg);
-    weft__node *n = &tf->chunks[tf->cur_chunk][tf->cur_used];
-    node_init(n, tf, fn, arg);
-    tf->cur_used++;
-    sources_add(tf, n);
-    weft__tf_done(tf, WEFT_OK);
-    return (weft_task){n};
+    return add_at(tf, &tf->chunks[tf->cur_chunk][tf->cur_used], fn, arg);
 }
 
 weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
