@@ -40,6 +40,10 @@ static inline unsigned weft__how_node(uint32_t how) { return how >> WEFT__HOW_NO
 static inline uint32_t weft__how_with_prio(uint32_t how, signed char prio) {
     return (how & ~(uint32_t)0xff) | (uint8_t)prio;
 }
+/* The settings with the hint replaced (the priority kept). */
+static inline uint32_t weft__how_with_node(uint32_t how, unsigned node_hint) {
+    return (how & 0xffu) | ((uint32_t)node_hint << WEFT__HOW_NODE_SHIFT);
+}
 
 /* Chunks of [0, n).  Static and dynamic chunks are `chunk` elements each (the
  * last one shorter); guided chunks are listed in bounds[0..nchunks]. */

@@ -27,7 +27,7 @@ weft_status weft_algo_set_numa_node(unsigned node_hint, unsigned *previous) {
         if (t && node_hint - 1 >= weft_topology_numa_node_count(t)) return WEFT_EINVAL;
     }
     if (previous) *previous = weft__how_node(weft__algo_how);
-    weft__algo_how = (weft__algo_how & 0xffu) | ((uint32_t)node_hint << WEFT__HOW_NODE_SHIFT);
+    weft__algo_how = weft__how_with_node(weft__algo_how, node_hint);
     return WEFT_OK;
 }
 
