@@ -194,57 +194,67 @@ static int cmp_double(const void *a, const void *b) {
  * kernels take long enough for the idle workers to have parked: at most the
  * watcher's longest nap (1 ms) plus a wake-up; 20 ms is the test's bound so
  * that sanitizers and a loaded CI machine pass. */
-TEST(gpu_task_completion_reaches_its_successor_within_a_bound) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
-    weft_status st;
-    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
-    ASSERT_OK(st);
+/* A stub device, a 2-worker executor and a graph of two tasks: a GPU task
+ * whose kernel sleeps `ms`, then a task that stamps its start. */
+struct gpu_then_stamp {
+    weft_gpu_device *d;
+    weft_executor *ex;
     struct sleepy_job j;
-    sleepy_init(d, &j, 10);
-    weft_taskflow *tf = weft_taskflow_create("latency", &st);
-    ASSERT_OK(weft_precede(weft_emplace_gpu(tf, d, record_sleepy, &j), weft_emplace(tf, stamp_start, &j)));
+    weft_taskflow *tf;
+    weft_task gpu;
+};
+
+static void gpu_then_stamp_open(struct gpu_then_stamp *g, long ms, const char *name) {
+    weft_status st;
+    g->d = gpu_test_open(WEFT_GPU_STUB);
+    g->ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    ASSERT_OK(st);
+    sleepy_init(g->d, &g->j, ms);
+    g->tf = weft_taskflow_create(name, &st);
+    ASSERT_OK(st);
+    g->gpu = weft_emplace_gpu(g->tf, g->d, record_sleepy, &g->j);
+    ASSERT_OK(weft_precede(g->gpu, weft_emplace(g->tf, stamp_start, &g->j)));
+}
+
+static void gpu_then_stamp_close(struct gpu_then_stamp *g) {
+    weft_taskflow_destroy(g->tf);
+    weft_executor_destroy(g->ex);
+    sleepy_fini(&g->j);
+    weft_gpu_close(g->d);
+}
+
+TEST(gpu_task_completion_reaches_its_successor_within_a_bound) {
+    struct gpu_then_stamp g;
+    gpu_then_stamp_open(&g, 10, "latency");
     enum { RUNS = 20 };
     double lat[RUNS];
     for (int i = 0; i < RUNS; i++) {
-        ASSERT_OK(weft_run_and_wait(ex, tf));
-        lat[i] = j.succ_start - j.end;
+        ASSERT_OK(weft_run_and_wait(g.ex, g.tf));
+        lat[i] = g.j.succ_start - g.j.end;
         ASSERT_TRUE(lat[i] >= 0.0);
     }
     qsort(lat, RUNS, sizeof *lat, cmp_double);
     printf("kernel end -> successor start: median %.1f us, max %.1f us\n", lat[RUNS / 2] * 1e6,
            lat[RUNS - 1] * 1e6);
     ASSERT_TRUE(lat[RUNS - 1] < 0.020);
-    weft_taskflow_destroy(tf);
-    weft_executor_destroy(ex);
-    sleepy_fini(&j);
-    weft_gpu_close(d);
+    gpu_then_stamp_close(&g);
 }
 
 /* A GPU task given a priority (docs/guide-scheduling.md, Limits) runs as
  * weft_run_n_parallel runs it, synchronously, but runs: its kernel finishes
  * before its successor starts, and the run completes, at every level. */
 TEST(gpu_task_with_a_priority_runs_before_its_successor) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
-    weft_status st;
-    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
-    ASSERT_OK(st);
-    struct sleepy_job j;
-    sleepy_init(d, &j, 2);
-    weft_taskflow *tf = weft_taskflow_create("gpu-prio", &st);
-    weft_task g = weft_emplace_gpu(tf, d, record_sleepy, &j);
-    ASSERT_OK(weft_precede(g, weft_emplace(tf, stamp_start, &j)));
+    struct gpu_then_stamp g;
+    gpu_then_stamp_open(&g, 2, "gpu-prio");
     const weft_priority levels[] = {WEFT_PRIORITY_CRITICAL, WEFT_PRIORITY_LOW, WEFT_PRIORITY_NORMAL};
     for (size_t i = 0; i < sizeof levels / sizeof *levels; i++) {
-        ASSERT_OK(weft_task_set_priority(g, levels[i]));
-        j.end = j.succ_start = 0;
-        ASSERT_OK(weft_run_and_wait(ex, tf));
-        ASSERT_TRUE(j.end > 0.0);
-        ASSERT_TRUE(j.succ_start >= j.end);
+        ASSERT_OK(weft_task_set_priority(g.gpu, levels[i]));
+        g.j.end = g.j.succ_start = 0;
+        ASSERT_OK(weft_run_and_wait(g.ex, g.tf));
+        ASSERT_TRUE(g.j.end > 0.0);
+        ASSERT_TRUE(g.j.succ_start >= g.j.end);
     }
-    weft_taskflow_destroy(tf);
-    weft_executor_destroy(ex);
-    sleepy_fini(&j);
-    weft_gpu_close(d);
+    gpu_then_stamp_close(&g);
 }
 
 /* ---- many iterations, many tasks, one worker ---------------------------------------------- */
