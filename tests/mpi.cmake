@@ -25,6 +25,7 @@ endif()
 
 add_executable(mpi_tests ${WEFT_MPI_TEST_SOURCES})
 target_link_libraries(mpi_tests PRIVATE weft_test_main weft::mpi)
+target_include_directories(mpi_tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_options(mpi_tests PRIVATE -Wall -Wextra -Wno-unused-parameter)
 
 # mpirun refuses root without --allow-run-as-root; the shared-memory transport's

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "mpi_util.h"
+#include "mpi/dist.h" /* the flow's idle_timeouts */
 
 enum { WAIT_MS = 400 };
 
@@ -93,11 +94,15 @@ TEST(short_runs_end_promptly_on_every_rank) {
         ASSERT_OK(weft_mpi_run(ex, f));
         took[i] = MPI_Wtime() - t0;
     }
-    /* A lost end-of-run wake-up costs a 20 ms bounded sleep; a run takes well
-     * under 1 ms otherwise.  The median ignores a loaded machine's stalls. */
+    /* A lost end-of-run wake-up costs the progress thread a whole 20 ms idle
+     * sleep, once per run; it counts those sleeps (src/mpi/dist.h).  Counted,
+     * not timed: under TSan with other tests on both cores the median run took
+     * 13 ms with every wake-up delivered, while a stall of a worker for the
+     * whole 20 ms between its store and its wake is rare even there. */
     qsort(took, RUNS, sizeof *took, cmp_double);
-    printf("rank %d: median run %.3f ms\n", rank, took[RUNS / 2] * 1e3);
-    ASSERT_TRUE(took[RUNS / 2] < 10e-3);
+    printf("rank %d: median run %.3f ms, %llu idle sleeps ran out\n", rank, took[RUNS / 2] * 1e3,
+           (unsigned long long)f->idle_timeouts);
+    ASSERT_TRUE(f->idle_timeouts <= RUNS / 10);
     if (rank == 0) ASSERT_EQ(v, RUNS);
     weft_mpi_stats ms;
     ASSERT_OK(weft_mpi_flow_stats(f, &ms));

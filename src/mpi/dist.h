@@ -97,6 +97,11 @@ struct weft_mpi_flow {
      * when the last node finished; the rest counts wake-ups. */
     _Atomic uint32_t signal;
     _Atomic int sleeping; /* the progress thread is in (or about to enter) its wait */
+    /* Idle sleeps (no request in flight) that ran their whole bound: each is a
+     * wake-up that never came, or a worker stalled that long.  The progress
+     * thread's own; read by tests/mpi_progress.c, which a lost end-of-run
+     * wake-up fails deterministically (one per run) where a time would not. */
+    uint64_t idle_timeouts;
     _Atomic int failed;              /* a local task failed */
     int fail_code;
     uint32_t fail_task;
