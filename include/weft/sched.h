@@ -81,8 +81,10 @@ typedef struct weft_sched_item weft_sched_item;
  * kept in a locked hash set beside it, a lock and a probe per push and per
  * take): an item returned twice, or one never pushed: it is not run, counted in
  * weft_sched_stats.policy_errors.  A policy that returns NULL while it holds
- * items is detected when a worker is about to sleep (counted); those items run
- * only once the policy hands them out on a later call. */
+ * items is detected when a worker is about to sleep and no other push or pop
+ * is under way at the time (counted); those items run only once the policy
+ * hands them out on a later call.  An empty pop beside a push still inside
+ * the policy, or beside another worker's pop, is no error. */
 typedef struct weft_sched_policy {
     void *state; /* passed to every function below; the policy's own data */
     /* Keeps item; 0, or non-zero when it cannot (see above).  Required. */

@@ -160,13 +160,9 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
      * lost wake-up; lanes are filled only by their owner, who finds its own). */
     j = weft__sched_take(s, w, min, stage == WEFT__TAKE_FINAL);
     if (j || !p || p->heap) return j;
+    if (stage == WEFT__TAKE_FINAL) return weft__policy_final(s, (int)w->id);
     if ((j = weft__policy_take(s, (int)w->id, true)) != NULL) return j; /* its own first */
-    if (p->ops.steal && (j = weft__policy_take(s, (int)w->id, false)) != NULL) return j;
-    if (stage == WEFT__TAKE_FINAL && weft__policy_owed(s) > 0) {
-        atomic_fetch_add_explicit(&s->policy_errors, 1, memory_order_relaxed);
-        weft__log(WEFT_LOG_ERROR, "sched: the custom policy holds items but returned none");
-    }
-    return NULL;
+    return p->ops.steal ? weft__policy_take(s, (int)w->id, false) : NULL;
 }
 
 /* A ticket: pushed onto the submitting worker's own deque for each HIGH or

@@ -109,6 +109,10 @@ typedef struct weft__policy {
     struct weft__held *held; /* policy.c */
     bool heap;              /* WEFT_SCHED_PRIORITY: every job goes to the queue */
     _Atomic int64_t outstanding; /* checked policies: pushed minus taken */
+    /* Checked policies: calls into the user's push and pop begun and ended
+     * (with their bookkeeping), so that the check before sleeping judges only
+     * a window no other call overlapped (policy.c, weft__policy_final). */
+    _Atomic uint64_t calls_begun, calls_ended;
 } weft__policy;
 
 typedef struct weft__sched {
@@ -251,7 +255,10 @@ void weft__policy_destroy(weft__sched *s);
 int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker);
 /* A job for worker (own first when `own`), or NULL. */
 weft__job *weft__policy_take(weft__sched *s, int worker, bool own);
-/* The policy holds jobs it did not hand out (checked policies; 0 otherwise). */
-int64_t weft__policy_owed(weft__sched *s);
+/* A worker's last look before it sleeps: weft__policy_take, own then steal.
+ * When it finds nothing although a checked policy holds jobs it did not hand
+ * out, and no other push or pop overlapped the look, the policy broke its
+ * contract: counted in policy_errors and logged. */
+weft__job *weft__policy_final(weft__sched *s, int worker);
 
 #endif
