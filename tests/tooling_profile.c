@@ -131,8 +131,10 @@ TEST(profile_groups_tasks_and_work_and_sums_per_worker) {
     ASSERT_EQ(as->kind, WEFT_PROFILE_ASYNC);
     ASSERT_TRUE(as->id == (const void *)(uintptr_t)quick);
     ASSERT_TRUE(a->min_ns >= 198000u && b->min_ns >= 49500u); /* 1%: the clocks differ */
-    ASSERT_TRUE(p->tasks[0].total_ns >= p->tasks[p->ntasks - 1].total_ns); /* largest first */
-    ASSERT_TRUE(a == &p->tasks[0]);
+    /* Largest total first.  Whether "a" (6 x 200 us) leads is the machine's
+     * business: spans are wall time, and under TSan with other tests on both
+     * cores a preempted 50 us task once outgrew it. */
+    for (size_t i = 0; i + 1 < p->ntasks; i++) ASSERT_TRUE(p->tasks[i].total_ns >= p->tasks[i + 1].total_ns);
     /* Per worker and in total, the counts are the metrics' counts. */
     weft_metrics m;
     ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
