@@ -331,7 +331,8 @@ typedef struct weft_folded_options {
  * span of its worker (a task that waited and ran others meanwhile) is stacked
  * on that span.  The weight is the span's self time in nanoseconds (its time
  * less what ran nested in it), so the weights add up to the executor's busy
- * time (weft_metrics.total.busy_ns).  Parks and steals are left out.  Lines are
+ * time (weft_metrics.total.busy_ns); a stack whose time rounds to 0 ns has
+ * weight 1, so every task that ran has its line.  Parks and steals are left out.  Lines are
  * sorted; ';' and control characters in names are written '?', bytes that are
  * not UTF-8 as U+FFFD.  Same rules as weft_profiler_write_json (call it while
  * no run is in flight); nothing is written when the profiler never ran.

@@ -331,7 +331,11 @@ weft_status weft_profiler_write_folded(const weft_executor *ex, const weft_folde
     for (size_t i = 0; i < m.n && st == WEFT_OK; i++) {
         int64_t ticks = m.v[i].ticks > 0 ? m.v[i].ticks : 0;
         uint64_t ns = (uint64_t)(weft__ticks_ns(ex->obs_state, (uint64_t)ticks) + 0.5);
-        if (!ns) continue;
+        /* Every stack that ran keeps its line: a task of a batch of short ones
+         * still open (its worker has not yet gone idle) has a provisional time
+         * that may round to 0 ns, and dropping it hid the task (seen: a
+         * module's one task, 7 exports in 100 right after the run). */
+        if (!ns) ns = 1;
         weft__put_utf8(out, m.v[i].stack, put_ascii);
         fprintf(out, " %" PRIu64 "\n", ns);
     }
