@@ -112,10 +112,11 @@ static inline int64_t absorb(weft__worker *w, weft__run *r, int64_t delta) {
 
 /* s's last predecessor has finished (s's join counted down to 0).  acq_rel:
  * the last to count down sees all the others.  `shared` false: a lone worker
- * is the only thread that runs its executor's jobs (a run executes on one
- * executor; outside threads run no job), so all of s's predecessors ran here
- * and a plain decrement does, without the locked RMW, a full fence on x86
- * (wavefront_rerun at one worker: 0.55x the time). */
+ * is the only thread that runs its executor's graph tasks (a run executes on
+ * one executor, and only its workers run node jobs: weft__execute; a thread
+ * outside helps with algorithm chunks only), so all of s's predecessors ran
+ * here and a plain decrement does, without the locked RMW, a full fence on
+ * x86 (wavefront_rerun at one worker: 0.55x the time). */
 static inline __attribute__((always_inline)) bool count_down(weft__node *s, const bool shared) {
     if (shared) return atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) == 1;
     uint32_t left = atomic_load_explicit(&s->join, memory_order_relaxed) - 1;
