@@ -49,6 +49,20 @@ TEST(one_worker_starts_a_graphs_sources_in_priority_order) {
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
 
+/* A root readying ns logged tasks of priorities succ[0..ns), run `times`
+ * times on one worker, each run checked against the priority order. */
+static void run_fan(const int *succ, int ns, logged *a, order_log *log, int times) {
+    weft_taskflow *tf = weft_taskflow_create("fan", NULL);
+    weft_task root = weft_placeholder(tf);
+    for (int i = 0; i < ns; i++) ASSERT_OK(weft_precede(root, add_logged(tf, &a[i], log, i, succ[i])));
+    int *want = malloc(sizeof *want * (size_t)ns);
+    ASSERT_NOT_NULL(want);
+    expected_order(succ, ns, want);
+    for (int k = 0; k < times; k++) run_one_worker(tf, log, want, ns);
+    free(want);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
 /* The successors one task readies are queued together.  (A default-priority
  * successor readied first runs first: the task hands it straight on.) */
 TEST(one_worker_starts_the_successors_of_a_task_in_priority_order) {
@@ -56,13 +70,7 @@ TEST(one_worker_starts_the_successors_of_a_task_in_priority_order) {
     enum { NS = sizeof succ / sizeof succ[0] };
     static order_log log;
     static logged a[NS];
-    weft_taskflow *tf = weft_taskflow_create("fan", NULL);
-    weft_task root = weft_placeholder(tf);
-    for (int i = 0; i < NS; i++) ASSERT_OK(weft_precede(root, add_logged(tf, &a[i], &log, i, succ[i])));
-    int want[NS];
-    expected_order(succ, NS, want);
-    run_one_worker(tf, &log, want, NS);
-    ASSERT_OK(weft_taskflow_destroy(tf));
+    run_fan(succ, NS, a, &log, 1);
 }
 
 /* A fan of 150: all queued as they became ready, so one worker starts them
@@ -81,14 +89,7 @@ TEST(one_worker_starts_a_wide_fan_of_successors_in_priority_order) {
         static const int levels[] = {P_LOW, P_HIGH, P_CRIT};
         succ[i] = levels[rng % 3];
     }
-    weft_taskflow *tf = weft_taskflow_create("wide", NULL);
-    weft_task root = weft_placeholder(tf);
-    for (int i = 0; i < NS; i++) ASSERT_OK(weft_precede(root, add_logged(tf, &a[i], &log, i, succ[i])));
-    int want[NS];
-    expected_order(succ, NS, want);
-    run_one_worker(tf, &log, want, NS);
-    run_one_worker(tf, &log, want, NS); /* and again: the wrappers are back at rest */
-    ASSERT_OK(weft_taskflow_destroy(tf));
+    run_fan(succ, NS, a, &log, 2); /* twice: the wrappers are back at rest */
 }
 
 /* Sources: four LOW tasks and a default one, p, whose successor c is CRITICAL.

@@ -27,6 +27,18 @@ static weft_taskflow *gated_graph(gate *g, order_log *log, logged *a, const int 
     return tf;
 }
 
+/* Runs tf on a new one-worker executor until its gate task holds the worker,
+ * then takes a snapshot of what waits (at most cap entries, *n of them).
+ * Returns the executor; *f is the run's future. */
+static weft_executor *run_to_gate(weft_taskflow *tf, gate *g, weft_future **f, weft_sched_entry *snap, size_t cap,
+                                  size_t *n) {
+    weft_executor *ex = make_executor(1);
+    ASSERT_OK(weft_run(ex, tf, f));
+    ASSERT_TRUE(wait_flag(&g->entered, 1, 10));
+    ASSERT_OK(weft_sched_snapshot(ex, snap, cap, n));
+    return ex;
+}
+
 /* Before lanes every prioritised graph task took a slot in the heap, and a
  * snapshot handed out its handle: weft_sched_remove on it said WEFT_OK and the
  * task ran all the same (a graph task cannot report itself cancelled). */
@@ -37,13 +49,10 @@ TEST(a_queued_graph_task_has_no_handle_that_claims_to_remove_it) {
     static logged a[N];
     gate g;
     weft_taskflow *tf = gated_graph(&g, &log, a, prio, N);
-    weft_executor *ex = make_executor(1);
     weft_future *f = NULL;
-    ASSERT_OK(weft_run(ex, tf, &f));
-    ASSERT_TRUE(wait_flag(&g.entered, 1, 10));
     weft_sched_entry snap[8];
     size_t n = 0;
-    ASSERT_OK(weft_sched_snapshot(ex, snap, 8, &n));
+    weft_executor *ex = run_to_gate(tf, &g, &f, snap, 8, &n);
     ASSERT_EQ(n, N);
     ASSERT_EQ(snap[0].priority, WEFT_PRIORITY_CRITICAL); /* the order they will run in */
     ASSERT_EQ(snap[1].priority, WEFT_PRIORITY_HIGH);
@@ -84,13 +93,10 @@ TEST(successors_with_priorities_are_queued_as_they_become_ready) {
         ASSERT_OK(weft_task_set_priority(t, (weft_priority)prio[i]));
         ASSERT_OK(weft_precede(r, t));
     }
-    weft_executor *ex = make_executor(1);
     weft_future *f = NULL;
-    ASSERT_OK(weft_run(ex, tf, &f));
-    ASSERT_TRUE(wait_flag(&g.entered, 1, 10));
     weft_sched_entry snap[8];
     size_t n = 0;
-    ASSERT_OK(weft_sched_snapshot(ex, snap, 8, &n));
+    weft_executor *ex = run_to_gate(tf, &g, &f, snap, 8, &n);
     ASSERT_EQ(n, N); /* all queued while p runs */
     static const int want_levels[] = {P_CRIT, P_CRIT, P_HIGH, P_HIGH, P_LOW, P_LOW};
     for (size_t i = 0; i < n; i++) ASSERT_EQ((int)snap[i].priority, want_levels[i]);
