@@ -1,5 +1,5 @@
 /* weft-bench — issue 21's GPU benchmarks (gpu_weft.c).  The device is the one
- * WEFT_GPU picks (cuda, opencl, stub; unset: the first found), opened once.
+ * WEFT_GPU picks (cuda, opencl, emulator; unset: the first found), opened once.
  * SPDX-License-Identifier: MIT */
 #ifndef WEFT_BENCH_GPU_WORK_H
 #define WEFT_BENCH_GPU_WORK_H

@@ -7,8 +7,8 @@
  * the last run with four streams: what each worker ran when, and when each
  * stream's copies and kernel ran (the picture in docs/guide-gpu.md).
  *
- * Runs on whatever weft_gpu_open finds (WEFT_GPU=cuda|hip|opencl|stub picks
- * one): a GPU, OpenCL on the CPU through PoCL, or the stub.  Build: part of
+ * Runs on whatever weft_gpu_open finds (WEFT_GPU=cuda|hip|opencl|emulator picks
+ * one): a GPU, OpenCL on the CPU through PoCL, or the emulator.  Build: part of
  * the examples (examples/CMakeLists.txt); no GPU library is linked. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>

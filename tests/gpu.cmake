@@ -1,4 +1,4 @@
-# GPU layer: every API on the stub (everywhere) and on OpenCL (PoCL in CI);
+# GPU layer: every API on the emulator (everywhere) and on OpenCL (PoCL in CI);
 # CUDA and HIP tests skip by name without a device.  GPU tasks in graphs, async
 # tasks and pipelines; no worker blocked while a GPU task waits.
 weft_add_test_program(gpu_tests

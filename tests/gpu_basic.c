@@ -1,6 +1,6 @@
 /* GPU layer, one backend at a time: copies, streams, events, kernels, pools
  * and guards, checked against the CPU; every error path gives a status.
- * Each check runs on the stub (everywhere), OpenCL (PoCL in CI) and CUDA
+ * Each check runs on the emulator (everywhere), OpenCL (PoCL in CI) and CUDA
  * (skipped by name without a device). */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <stdatomic.h>
@@ -43,7 +43,7 @@ static void check_round_trip(weft_gpu_kind kind) {
     weft_gpu_buffer_destroy(b);
     weft_gpu_close(d);
 }
-TEST(stub_copies_round_trip) { check_round_trip(WEFT_GPU_STUB); }
+TEST(emu_copies_round_trip) { check_round_trip(WEFT_GPU_EMULATOR); }
 TEST(opencl_copies_round_trip) { check_round_trip(WEFT_GPU_OPENCL); }
 TEST(cuda_copies_round_trip) { check_round_trip(WEFT_GPU_CUDA); }
 
@@ -97,7 +97,7 @@ static void check_kernels(weft_gpu_kind kind) {
     weft_gpu_kernel_destroy(scale);
     weft_gpu_close(d);
 }
-TEST(stub_kernels_match_the_cpu) { check_kernels(WEFT_GPU_STUB); }
+TEST(emu_kernels_match_the_cpu) { check_kernels(WEFT_GPU_EMULATOR); }
 TEST(opencl_kernels_match_the_cpu) { check_kernels(WEFT_GPU_OPENCL); }
 TEST(cuda_kernels_match_the_cpu) { check_kernels(WEFT_GPU_CUDA); }
 
@@ -117,7 +117,7 @@ static void check_out_of_memory(weft_gpu_kind kind) {
     weft_gpu_buffer_destroy(b);
     weft_gpu_close(d);
 }
-TEST(stub_more_than_device_memory_is_enomem) { check_out_of_memory(WEFT_GPU_STUB); }
+TEST(emu_more_than_device_memory_is_enomem) { check_out_of_memory(WEFT_GPU_EMULATOR); }
 TEST(opencl_more_than_device_memory_is_enomem) { check_out_of_memory(WEFT_GPU_OPENCL); }
 TEST(cuda_more_than_device_memory_is_enomem) { check_out_of_memory(WEFT_GPU_CUDA); }
 
@@ -150,7 +150,7 @@ static void check_launch_refused(weft_gpu_kind kind) {
     weft_gpu_kernel_destroy(scale);
     weft_gpu_close(d);
 }
-TEST(stub_refused_launch_is_edevice) { check_launch_refused(WEFT_GPU_STUB); }
+TEST(emu_refused_launch_is_edevice) { check_launch_refused(WEFT_GPU_EMULATOR); }
 TEST(opencl_refused_launch_is_edevice) { check_launch_refused(WEFT_GPU_OPENCL); }
 TEST(cuda_refused_launch_is_edevice) { check_launch_refused(WEFT_GPU_CUDA); }
 
@@ -184,12 +184,12 @@ TEST(cuda_missing_entry_point_is_enoent) {
     weft_gpu_close(d);
 }
 
-/* A stub kernel that fails reports WEFT_EDEVICE at the stream's next wait,
+/* An emulator kernel that fails reports WEFT_EDEVICE at the stream's next wait,
  * once; the stream then works again. */
 static int failing_host(const weft_gpu_range *r, void *const *a) { return 7; }
 
-TEST(stub_failing_kernel_is_reported_by_the_stream) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+TEST(emu_failing_kernel_is_reported_by_the_stream) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_gpu_kernel *k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "fails", .host = failing_host}, &st);
     ASSERT_OK(st);
@@ -205,7 +205,7 @@ TEST(stub_failing_kernel_is_reported_by_the_stream) {
     weft_gpu_close(d);
 }
 
-/* Stub streams are really asynchronous and ordered: a kernel that waits for
+/* Emulator streams are really asynchronous and ordered: a kernel that waits for
  * a flag holds back the copy queued after it, and the host sees the copy's
  * data only after the stream says it is done. */
 static _Atomic int gate;
@@ -216,8 +216,8 @@ static int gated_host(const weft_gpu_range *r, void *const *a) {
     return 0;
 }
 
-TEST(stub_streams_are_asynchronous_and_ordered) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+TEST(emu_streams_are_asynchronous_and_ordered) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_gpu_kernel *k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "gated", .host = gated_host}, &st);
     weft_gpu_buffer *b = weft_gpu_buffer_create(d, sizeof(int), 1, 0, &st);
@@ -264,11 +264,11 @@ static void check_pool_and_guard(weft_gpu_kind kind) {
     ASSERT_EQ(weft_gpu_stream_pool_size(weft_gpu_device_pool(d)), 4);
     weft_gpu_close(d);
 }
-TEST(stub_pool_guards_reserve_distinct_streams) { check_pool_and_guard(WEFT_GPU_STUB); }
+TEST(emu_pool_guards_reserve_distinct_streams) { check_pool_and_guard(WEFT_GPU_EMULATOR); }
 TEST(opencl_pool_guards_reserve_distinct_streams) { check_pool_and_guard(WEFT_GPU_OPENCL); }
 
 TEST(managed_buffers_where_the_backend_has_them) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_gpu_buffer *b = weft_gpu_buffer_create(d, sizeof(int), 8, WEFT_GPU_MANAGED, &st);
     ASSERT_OK(st);
@@ -292,7 +292,7 @@ TEST(null_and_bad_arguments_give_einval) {
     weft_status st;
     ASSERT_NULL(weft_gpu_open(&(weft_gpu_config){.kind = 99}, &st));
     ASSERT_STATUS(st, WEFT_EINVAL);
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     ASSERT_NULL(weft_gpu_buffer_create(NULL, 4, 4, 0, &st));
     ASSERT_STATUS(st, WEFT_EINVAL);
     ASSERT_NULL(weft_gpu_buffer_create(d, 0, 4, 0, &st));
@@ -357,21 +357,21 @@ TEST(null_and_bad_arguments_give_einval) {
  * bad value is ignored (warned about once). */
 TEST(weft_gpu_environment_picks_the_backend) {
     weft_status st;
-    setenv("WEFT_GPU", "stub", 1);
+    setenv("WEFT_GPU", "emulator", 1);
     weft_gpu_device *d = weft_gpu_open(NULL, &st);
     ASSERT_OK(st);
-    ASSERT_EQ(weft_gpu_device_kind(d), WEFT_GPU_STUB);
+    ASSERT_EQ(weft_gpu_device_kind(d), WEFT_GPU_EMULATOR);
     weft_gpu_close(d);
     setenv("WEFT_GPU", "NONE", 1);
     ASSERT_NULL(weft_gpu_open(NULL, &st));
     ASSERT_STATUS(st, WEFT_ENOENT);
     /* A kind named in the config ignores WEFT_GPU. */
-    d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_STUB}, &st);
+    d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR}, &st);
     ASSERT_OK(st);
     weft_gpu_close(d);
     setenv("WEFT_GPU", "quantum", 1);
     d = weft_gpu_open(NULL, &st);
-    ASSERT_OK(st); /* the probe: at least the stub */
+    ASSERT_OK(st); /* the probe: at least the emulator */
     printf("auto: %s (%s)\n", weft_gpu_kind_name(weft_gpu_device_kind(d)), weft_gpu_device_name(d));
     weft_gpu_close(d);
     unsetenv("WEFT_GPU");

@@ -22,7 +22,7 @@ static void sleep_ms(long ms) {
     while (nanosleep(&ts, &ts) != 0) {}
 }
 
-/* A stub kernel that takes a[0] milliseconds without using the CPU, then
+/* An emulator kernel that takes a[0] milliseconds without using the CPU, then
  * stamps the monotonic clock into a[1]. */
 static int sleepy(const weft_gpu_range *r, void *const *a) {
     sleep_ms(*(const long *)a[0]);
@@ -87,11 +87,11 @@ static void run_graph_once(void *arg) {
     weft_taskflow_destroy(tf);
 }
 
-/* Waits on a LONG_MS stub kernel through `body` on an idle 2-worker executor:
+/* Waits on a LONG_MS emulator kernel through `body` on an idle 2-worker executor:
  * a spinning worker would cost ~100% of a CPU, parked ones a wake-up per
  * millisecond at most. */
 static void check_no_spin(void (*body)(void *), const char *what) {
-    struct spin_case c = {.d = gpu_test_open(WEFT_GPU_STUB)};
+    struct spin_case c = {.d = gpu_test_open(WEFT_GPU_EMULATOR)};
     weft_status st;
     c.ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
     ASSERT_OK(st);
@@ -147,7 +147,7 @@ static int nothing(weft_ctx *ctx, void *arg) { return 0; }
  * runs: if B's wait were nested inside A's, A's successor could not run
  * before B ended, and B waits for A's successor. */
 TEST(gpu_task_picked_up_during_another_does_not_nest_inside_it) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, &st);
     ASSERT_OK(st);
@@ -194,7 +194,7 @@ static int cmp_double(const void *a, const void *b) {
  * kernels take long enough for the idle workers to have parked: at most the
  * watcher's longest nap (1 ms) plus a wake-up; 20 ms is the test's bound so
  * that sanitizers and a loaded CI machine pass. */
-/* A stub device, a 2-worker executor and a graph of two tasks: a GPU task
+/* An emulator device, a 2-worker executor and a graph of two tasks: a GPU task
  * whose kernel sleeps `ms`, then a task that stamps its start. */
 struct gpu_then_stamp {
     weft_gpu_device *d;
@@ -206,7 +206,7 @@ struct gpu_then_stamp {
 
 static void gpu_then_stamp_open(struct gpu_then_stamp *g, long ms, const char *name) {
     weft_status st;
-    g->d = gpu_test_open(WEFT_GPU_STUB);
+    g->d = gpu_test_open(WEFT_GPU_EMULATOR);
     g->ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
     ASSERT_OK(st);
     sleepy_init(g->d, &g->j, ms);
@@ -280,7 +280,7 @@ static int bump_cpu(weft_ctx *ctx, void *arg) {
  * every GPU task's completion releases the next, its record reused each
  * iteration. */
 static void chain_iterations(unsigned workers) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = workers}, &st);
     ASSERT_OK(st);
@@ -325,7 +325,7 @@ static void fan(weft_executor *ex, weft_gpu_device *d, weft_future **f, weft_tas
 }
 
 TEST(gpu_tasks_of_two_devices_on_two_executors) {
-    weft_gpu_device *d[2] = {gpu_test_open(WEFT_GPU_STUB), gpu_test_open(WEFT_GPU_STUB)};
+    weft_gpu_device *d[2] = {gpu_test_open(WEFT_GPU_EMULATOR), gpu_test_open(WEFT_GPU_EMULATOR)};
     weft_status st;
     weft_executor *ex[2];
     weft_gpu_kernel *k[2];

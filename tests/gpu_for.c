@@ -1,5 +1,5 @@
 /* Kernels from source at run time (weft_gpu_parallel_for): results against
- * the CPU on the stub, OpenCL (PoCL) and CUDA (skipped by name without a
+ * the CPU on the emulator, OpenCL (PoCL) and CUDA (skipped by name without a
  * device); NVRTC's compile checked without a device; bad sources and bad
  * arguments give statuses. */
 #include <stdlib.h>
@@ -55,7 +55,7 @@ static void check_saxpy(weft_gpu_kind kind) {
     weft_gpu_stream_destroy(s);
     weft_gpu_close(d);
 }
-TEST(stub_parallel_for_matches_the_cpu) { check_saxpy(WEFT_GPU_STUB); }
+TEST(emu_parallel_for_matches_the_cpu) { check_saxpy(WEFT_GPU_EMULATOR); }
 TEST(opencl_parallel_for_matches_the_cpu) { check_saxpy(WEFT_GPU_OPENCL); }
 TEST(cuda_parallel_for_matches_the_cpu) { check_saxpy(WEFT_GPU_CUDA); }
 
@@ -101,7 +101,7 @@ TEST(nvrtc_compiles_a_parallel_for_body_to_ptx) {
 }
 
 TEST(parallel_for_bad_arguments_give_statuses) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
     ASSERT_OK(st);
@@ -111,7 +111,7 @@ TEST(parallel_for_bad_arguments_give_statuses) {
     ASSERT_STATUS(weft_gpu_parallel_for(s, 4, &(weft_gpu_for_kernel){.params = "int x"}, NULL, 0), WEFT_EINVAL);
     ASSERT_STATUS(weft_gpu_parallel_for(s, 4, &saxpy, many, WEFT_GPU_MAX_ARGS), WEFT_EINVAL);
     ASSERT_STATUS(weft_gpu_parallel_for(s, 4, &saxpy, NULL, 3), WEFT_EINVAL);
-    /* The stub has no compiler: without a host function it refuses. */
+    /* The emulator has no compiler: without a host function it refuses. */
     ASSERT_STATUS(weft_gpu_parallel_for(s, 4, &broken, NULL, 0), WEFT_ENOENT);
     weft_gpu_stream_destroy(s);
     weft_gpu_close(d);

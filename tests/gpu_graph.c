@@ -49,7 +49,7 @@ static int after_gpu(weft_ctx *ctx, void *arg) {
 }
 
 TEST(gpu_task_waits_without_blocking_its_worker) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, &st);
     ASSERT_OK(st);
@@ -147,7 +147,7 @@ static void check_mixed_graph(weft_gpu_kind kind) {
     weft_gpu_kernel_destroy(scale);
     weft_gpu_close(d);
 }
-TEST(stub_cpu_gpu_graph_matches_serial_oracle) { check_mixed_graph(WEFT_GPU_STUB); }
+TEST(emu_cpu_gpu_graph_matches_serial_oracle) { check_mixed_graph(WEFT_GPU_EMULATOR); }
 TEST(opencl_cpu_gpu_graph_matches_serial_oracle) { check_mixed_graph(WEFT_GPU_OPENCL); }
 TEST(cuda_cpu_gpu_graph_matches_serial_oracle) { check_mixed_graph(WEFT_GPU_CUDA); }
 
@@ -186,7 +186,7 @@ static void run_failing(weft_gpu_device *d, weft_gpu_task_fn fn, void *arg, int 
 }
 
 TEST(failing_kernel_fails_the_run_like_a_failing_task) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_gpu_kernel *k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "f", .host = fails_host}, &st);
     ASSERT_OK(st);
@@ -213,7 +213,7 @@ static int async_body(weft_ctx *ctx, void *arg) {
 }
 
 TEST(gpu_call_from_async_tasks) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
     weft_gpu_kernel *scale = weft_gpu_kernel_create(d, &gpu_test_scale, &st);

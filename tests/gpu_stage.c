@@ -1,5 +1,5 @@
 /* GPU work as a pipeline stage (weft_gpu_stage_run): a read / GPU / sum
- * pipeline against a serial oracle, spread and inline, on the stub and
+ * pipeline against a serial oracle, spread and inline, on the emulator and
  * OpenCL; a failing kernel fails the pipeline's task. */
 #include <stdatomic.h>
 #include <string.h>
@@ -91,8 +91,8 @@ static void check_stage(weft_gpu_kind kind, weft_pipeline_scheduling how) {
     weft_gpu_kernel_destroy(p.scale);
     weft_gpu_close(d);
 }
-TEST(stub_gpu_stage_spread_matches_serial_oracle) { check_stage(WEFT_GPU_STUB, WEFT_PIPELINE_SPREAD); }
-TEST(stub_gpu_stage_inline_matches_serial_oracle) { check_stage(WEFT_GPU_STUB, WEFT_PIPELINE_INLINE); }
+TEST(emu_gpu_stage_spread_matches_serial_oracle) { check_stage(WEFT_GPU_EMULATOR, WEFT_PIPELINE_SPREAD); }
+TEST(emu_gpu_stage_inline_matches_serial_oracle) { check_stage(WEFT_GPU_EMULATOR, WEFT_PIPELINE_INLINE); }
 TEST(opencl_gpu_stage_spread_matches_serial_oracle) { check_stage(WEFT_GPU_OPENCL, WEFT_PIPELINE_SPREAD); }
 TEST(cuda_gpu_stage_spread_matches_serial_oracle) { check_stage(WEFT_GPU_CUDA, WEFT_PIPELINE_SPREAD); }
 
@@ -108,7 +108,7 @@ static int make_few(weft_pipeflow *pf, void *arg) {
 }
 
 TEST(failing_kernel_in_a_gpu_stage_fails_the_pipeline) {
-    weft_gpu_device *d = gpu_test_open(WEFT_GPU_STUB);
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
     weft_gpu_kernel *k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "f", .host = fails_host}, &st);

@@ -1,5 +1,5 @@
 /* Shared by the GPU tests: kernels in every backend's form (OpenCL C, PTX,
- * host functions for the stub) and opening a device or skipping by name. */
+ * host functions for the emulator) and opening a device or skipping by name. */
 #ifndef WEFT_TEST_GPU_H
 #define WEFT_TEST_GPU_H
 

@@ -1,5 +1,5 @@
 // The CUDA form of examples/gpu_pipeline.c's kernel (the example has the same
-// function in OpenCL C and as a host function for the stub).
+// function in OpenCL C and as a host function for the emulator).
 // cmake/gpu_kernels.cmake compiles this file to PTX with nvcc and embeds it as
 // gpu_pipeline_ptx.h; without nvcc the example uses the copy of that header
 // checked in next to this file.

@@ -6,7 +6,7 @@
  * Backends are chosen at run time and loaded with dlopen, so weft builds and
  * runs where no GPU software is installed: CUDA (the driver API of
  * libcuda.so.1), HIP (libamdhip64.so), OpenCL (the ICD loader libOpenCL.so.1)
- * and a stub that runs "kernels" as host functions on a thread per stream.
+ * and an emulator that runs "kernels" as host functions on a thread per stream.
  * docs/guide-gpu.md is the guide.
  *
  * Thread-safety: every function may be called from any thread unless its
@@ -35,11 +35,12 @@ WEFT_EXTERN_C_BEGIN
 
 /* Which backend drives a device (weft_gpu_config.kind, weft_gpu_device_kind). */
 typedef enum weft_gpu_kind {
-    WEFT_GPU_AUTO = 0,   /* probe CUDA, HIP, OpenCL, then the stub (see weft_gpu_open) */
-    WEFT_GPU_CUDA = 1,   /* NVIDIA, driver API through libcuda.so.1 */
-    WEFT_GPU_HIP = 2,    /* AMD ROCm, through libamdhip64.so */
-    WEFT_GPU_OPENCL = 3, /* any OpenCL 1.2 device through libOpenCL.so.1 (PoCL on a CPU too) */
-    WEFT_GPU_STUB = 4    /* host memory, kernels as host functions, a thread per stream */
+    WEFT_GPU_AUTO = 0,     /* probe CUDA, HIP, OpenCL, then the emulator (see weft_gpu_open) */
+    WEFT_GPU_CUDA = 1,     /* NVIDIA, driver API through libcuda.so.1 */
+    WEFT_GPU_HIP = 2,      /* AMD ROCm, through libamdhip64.so */
+    WEFT_GPU_OPENCL = 3,   /* any OpenCL 1.2 device through libOpenCL.so.1 (PoCL on a CPU too) */
+    WEFT_GPU_EMULATOR = 4  /* a complete GPU emulated on the CPU: host memory, kernels as host
+                            * functions, a thread per stream (tests, and machines with no GPU) */
 } weft_gpu_kind;
 
 /* An open device and its backend (weft_gpu_open, weft_gpu_close).  Opaque. */
@@ -62,17 +63,17 @@ typedef struct weft_gpu_stream_pool weft_gpu_stream_pool;
 
 /* How to open a device; all zero means defaults. */
 typedef struct weft_gpu_config {
-    weft_gpu_kind kind;  /* WEFT_GPU_AUTO (default) or one backend */
-    unsigned index;      /* which device of that backend (default 0, the first) */
-    unsigned streams;    /* streams in the device's pool for GPU tasks (default 4) */
-    size_t stub_memory;  /* the stub's device memory in bytes (default 1 GiB) */
+    weft_gpu_kind kind;     /* WEFT_GPU_AUTO (default) or one backend */
+    unsigned index;         /* which device of that backend (default 0, the first) */
+    unsigned streams;       /* streams in the device's pool for GPU tasks (default 4) */
+    size_t emulator_memory; /* the emulator's device memory in bytes (default 1 GiB) */
 } weft_gpu_config;
 
 /* Opens a device.  config NULL: defaults.  With kind WEFT_GPU_AUTO the
- * environment variable WEFT_GPU=cuda|hip|opencl|stub|none picks the backend
+ * environment variable WEFT_GPU=cuda|hip|opencl|emulator|none picks the backend
  * (none: no device, WEFT_ENOENT); unset, the first backend that has a device
- * wins, in the order CUDA, HIP, OpenCL, stub, so AUTO always finds at least
- * the stub.  A bad WEFT_GPU value is logged once and ignored.  A kind named in
+ * wins, in the order CUDA, HIP, OpenCL, emulator, so AUTO always finds at least
+ * the emulator.  A bad WEFT_GPU value is logged once and ignored.  A kind named in
  * config ignores WEFT_GPU.  Returns NULL with *err (err may be NULL):
  * WEFT_EINVAL (kind unknown), WEFT_ENOENT (backend not installed, no device
  * at that index, WEFT_GPU=none), WEFT_ENOMEM, WEFT_EDEVICE (the driver failed
@@ -87,7 +88,7 @@ WEFT_API void weft_gpu_close(weft_gpu_device *dev);
 WEFT_API weft_gpu_kind weft_gpu_device_kind(const weft_gpu_device *dev);
 /* The device's name as the driver reports it ("" for NULL).  Valid until close. */
 WEFT_API const char *weft_gpu_device_name(const weft_gpu_device *dev);
-/* "cuda", "hip", "opencl", "stub", "auto", or "?" for a value out of range. */
+/* "cuda", "hip", "opencl", "emulator", "auto", or "?" for a value out of range. */
 WEFT_API const char *weft_gpu_kind_name(weft_gpu_kind kind);
 /* Free and total device memory in bytes (either pointer may be NULL).
  * OpenCL cannot tell free memory: it reports the total for both.
@@ -100,7 +101,7 @@ WEFT_API weft_status weft_gpu_synchronize(weft_gpu_device *dev);
 /* ---- buffers ------------------------------------------------------------------ */
 
 /* Buffer flags. */
-#define WEFT_GPU_MANAGED 1u /* unified memory the host may also address (CUDA, HIP, stub) */
+#define WEFT_GPU_MANAGED 1u /* unified memory the host may also address (CUDA, HIP, emulator) */
 
 /* Allocates a device buffer of `count` elements of `elem_size` bytes (not
  * initialised).  flags: 0 or WEFT_GPU_MANAGED.  Returns NULL with *err:
@@ -121,7 +122,7 @@ WEFT_API size_t weft_gpu_buffer_bytes(const weft_gpu_buffer *buf);
 WEFT_API void *weft_gpu_buffer_host_ptr(const weft_gpu_buffer *buf);
 
 /* Page-locked ("pinned") host memory, which asynchronous copies need to be
- * really asynchronous on CUDA and HIP (on OpenCL and the stub it is ordinary
+ * really asynchronous on CUDA and HIP (on OpenCL and the emulator it is ordinary
  * memory).  NULL with *err: WEFT_EINVAL (dev NULL, bytes 0), WEFT_ENOMEM,
  * WEFT_EDEVICE.  Free it with weft_gpu_host_free on the same device (NULL is
  * a no-op). */
@@ -232,7 +233,7 @@ typedef struct weft_gpu_range {
     size_t local[3];  /* work items per group in each dimension; all 0: the backend's choice */
 } weft_gpu_range;
 
-/* A stub kernel: runs every work item of `range` on the host; args[i] is the
+/* An emulator kernel: runs every work item of `range` on the host; args[i] is the
  * host address of buffer argument i or of a copy of value argument i.
  * Returns 0, or non-zero to report a failed kernel (the stream then reports
  * WEFT_EDEVICE, as a real device reports a fault). */
@@ -245,7 +246,7 @@ typedef struct weft_gpu_kernel_source {
     const char *opencl;    /* OpenCL C source, built once per device and source text */
     const void *cuda;      /* PTX text (NUL-terminated) or a cubin image */
     const void *hip;       /* a HIP code object */
-    weft_gpu_host_fn host; /* the stub's host function */
+    weft_gpu_host_fn host; /* the emulator's host function */
 } weft_gpu_kernel_source;
 
 /* Prepares a kernel for the device (compiling source where needed; OpenCL
@@ -288,7 +289,7 @@ WEFT_API weft_status weft_gpu_launch(weft_gpu_stream *s, weft_gpu_kernel *k, con
  *     static const weft_gpu_for_kernel saxpy = {
  *         .params = "WEFT_GLOBAL float *y, WEFT_GLOBAL const float *x, float a",
  *         .body = "y[i] = a * x[i] + y[i];",
- *         .host = saxpy_host,  // for the stub, which has no compiler
+ *         .host = saxpy_host,  // for the emulator, which has no compiler
  *     };
  *     weft_gpu_parallel_for(s, n, &saxpy, args, 3);
  *
@@ -297,18 +298,18 @@ WEFT_API weft_status weft_gpu_launch(weft_gpu_stream *s, weft_gpu_kernel *k, con
 typedef struct weft_gpu_for_kernel {
     const char *params;    /* the parameter list as C text; "" or NULL: none */
     const char *body;      /* required */
-    weft_gpu_host_fn host; /* the stub's: called once with global[0] = n and the arguments as for a
-                              stub kernel; NULL: the stub refuses (WEFT_ENOENT) */
+    weft_gpu_host_fn host; /* the emulator's: called once with global[0] = n and the arguments as for a
+                              emulator kernel; NULL: the emulator refuses (WEFT_ENOENT) */
 } weft_gpu_for_kernel;
 
 /* Queues the kernel of fk over n items on s.  It is built on first use for
- * the device and cached by its text (the stub's by its host function) until
+ * the device and cached by its text (the emulator's by its host function) until
  * weft_gpu_close: OpenCL builds it with clBuildProgram; CUDA compiles it to
  * PTX with NVRTC (libnvrtc.so, loaded by dlopen on first use, for
  * compute_75, which the driver compiles for the device).  args are the values
  * and buffers for params, in order (at most WEFT_GPU_MAX_ARGS - 1).  n 0 is a
  * no-op.  WEFT_EINVAL (NULL s or fk or body, too many arguments, objects of
- * another device), WEFT_ENOENT (the stub without a host function, NVRTC not
+ * another device), WEFT_ENOENT (the emulator without a host function, NVRTC not
  * installed, HIP), WEFT_EDEVICE (the build failed: the compiler's log starts
  * weft_last_error_message; or the launch was refused), WEFT_ENOMEM.  Any
  * thread; the same kernel from several threads at once is built at most once

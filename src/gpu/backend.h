@@ -1,7 +1,7 @@
 /* The GPU layer's backend table and object layouts.  Internal.
  *
  * The front end (device.c, memory.c, stream.c, kernel.c, task.c) checks
- * arguments and owns the weft_gpu_* objects; a backend (stub.c, opencl.c,
+ * arguments and owns the weft_gpu_* objects; a backend (emulator.c, opencl.c,
  * drv.c for CUDA and HIP) fills one weft__gpu_ops and sees only checked
  * arguments.  Every op returns 0 or a negative weft_status, with
  * weft__set_error_message called where a driver call failed.  A handle of a
@@ -48,7 +48,7 @@ typedef struct weft__gpu_ops {
                   const weft_gpu_arg *args, size_t nargs);
 } weft__gpu_ops;
 
-extern const weft__gpu_ops weft__gpu_stub_ops;
+extern const weft__gpu_ops weft__gpu_emulator_ops;
 extern const weft__gpu_ops weft__gpu_opencl_ops;
 extern const weft__gpu_ops weft__gpu_cuda_ops;
 extern const weft__gpu_ops weft__gpu_hip_ops;

@@ -1,4 +1,4 @@
-/* Devices: the backend probe (CUDA, HIP, OpenCL, stub; WEFT_GPU), open and
+/* Devices: the backend probe (CUDA, HIP, OpenCL, emulator; WEFT_GPU), open and
  * close, memory info, device-wide synchronize. */
 #include "core/alloc.h"
 #include "core/env.h"
@@ -10,9 +10,9 @@
 
 /* Indexed by weft_gpu_kind. */
 static const weft__gpu_ops *const backends[] = {
-    NULL, &weft__gpu_cuda_ops, &weft__gpu_hip_ops, &weft__gpu_opencl_ops, &weft__gpu_stub_ops,
+    NULL, &weft__gpu_cuda_ops, &weft__gpu_hip_ops, &weft__gpu_opencl_ops, &weft__gpu_emulator_ops,
 };
-static const char *const kind_names[] = {"auto", "cuda", "hip", "opencl", "stub"};
+static const char *const kind_names[] = {"auto", "cuda", "hip", "opencl", "emulator"};
 
 const char *weft_gpu_kind_name(weft_gpu_kind kind) {
     return (unsigned)kind < sizeof kind_names / sizeof *kind_names ? kind_names[kind] : "?";
@@ -53,8 +53,8 @@ static weft_gpu_device *open_one(const weft__gpu_ops *ops, const weft_gpu_config
 /* The backend WEFT_GPU names: a kind, WEFT_GPU_AUTO when unset or bad, or -1
  * for "none". */
 static int kind_from_env(void) {
-    static const char *const words[] = {"cuda", "hip", "opencl", "stub", "none", NULL};
-    int k = weft__env_choice("WEFT_GPU", words, "the first backend found (cuda, hip, opencl, stub)");
+    static const char *const words[] = {"cuda", "hip", "opencl", "emulator", "none", NULL};
+    int k = weft__env_choice("WEFT_GPU", words, "the first backend found (cuda, hip, opencl, emulator)");
     if (k < 0) return WEFT_GPU_AUTO;
     return k == 4 ? -1 : k + 1;
 }
@@ -64,19 +64,19 @@ weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err) 
     int st = WEFT_EINVAL, kind = cfg.kind;
     weft_gpu_device *d = NULL;
     if (cfg.streams == 0) cfg.streams = 4;
-    if (cfg.stub_memory == 0) cfg.stub_memory = (size_t)1 << 30;
+    if (cfg.emulator_memory == 0) cfg.emulator_memory = (size_t)1 << 30;
     if (kind == WEFT_GPU_AUTO) kind = kind_from_env();
     if (kind < 0) {
         st = WEFT_ENOENT;
         weft__set_error_message("gpu: no device: WEFT_GPU=none");
-    } else if (kind > WEFT_GPU_STUB || cfg.streams > 256) {
+    } else if (kind > WEFT_GPU_EMULATOR || cfg.streams > 256) {
         weft__set_error_message("gpu: bad config (kind %d, streams %u)", kind, cfg.streams);
     } else if (kind != WEFT_GPU_AUTO) {
         d = open_one(backends[kind], &cfg, &st);
     } else {
-        /* Probe in order; the stub always opens, so what a failed probe said
+        /* Probe in order; the emulator always opens, so what a failed probe said
          * about a real backend is only kept when nothing opened. */
-        for (int k = WEFT_GPU_CUDA; k <= WEFT_GPU_STUB && !d; k++) d = open_one(backends[k], &cfg, &st);
+        for (int k = WEFT_GPU_CUDA; k <= WEFT_GPU_EMULATOR && !d; k++) d = open_one(backends[k], &cfg, &st);
     }
     if (err) *err = d ? WEFT_OK : (weft_status)st;
     return d;

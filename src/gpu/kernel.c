@@ -6,7 +6,7 @@
 weft_gpu_kernel *weft_gpu_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source *src, weft_status *err) {
     int st = WEFT_EINVAL;
     weft_gpu_kernel *k = NULL;
-    if (!dev || !src || (!src->name && !(dev->ops->kind == WEFT_GPU_STUB && src->host))) {
+    if (!dev || !src || (!src->name && !(dev->ops->kind == WEFT_GPU_EMULATOR && src->host))) {
         weft__set_error_message("gpu: kernel needs a device, a source and an entry point name");
         goto out;
     }

@@ -14,7 +14,7 @@ struct weft__gpu_for {
     struct weft__gpu_for *next;
     char *key; /* params, '\n', body */
     size_t key_bytes;
-    weft_gpu_host_fn host; /* the stub's entry is keyed by this */
+    weft_gpu_host_fn host; /* the emulator's entry is keyed by this */
     weft_gpu_kernel *k;
     char *image; /* CUDA: the PTX the module was loaded from (kept: modules are cached by address) */
     size_t image_bytes;
@@ -70,9 +70,9 @@ static int build(weft_gpu_device *dev, const weft_gpu_for_kernel *fk, struct wef
     size_t text_bytes = 0;
     int st = 0;
     switch (dev->ops->kind) {
-    case WEFT_GPU_STUB:
+    case WEFT_GPU_EMULATOR:
         if (!fk->host) {
-            weft__set_error_message("stub: weft_gpu_parallel_for needs a host function (no compiler)");
+            weft__set_error_message("emulator: weft_gpu_parallel_for needs a host function (no compiler)");
             return WEFT_ENOENT;
         }
         src.host = fk->host;
@@ -102,12 +102,12 @@ static int build(weft_gpu_device *dev, const weft_gpu_for_kernel *fk, struct wef
 
 /* The cached kernel for fk, built on first use.  NULL with *st. */
 static weft_gpu_kernel *kernel_for(weft_gpu_device *dev, const weft_gpu_for_kernel *fk, int *st) {
-    bool stub = dev->ops->kind == WEFT_GPU_STUB;
+    bool emulator = dev->ops->kind == WEFT_GPU_EMULATOR;
     const char *params = fk->params ? fk->params : "";
     size_t plen = strlen(params), blen = strlen(fk->body), key_bytes = plen + blen + 2;
     weft__mutex_lock(&dev->watch_lock);
     for (struct weft__gpu_for *e = dev->fors; e; e = e->next) {
-        bool same = stub ? e->host == fk->host
+        bool same = emulator ? e->host == fk->host
                          : e->key_bytes == key_bytes && memcmp(e->key, params, plen) == 0 &&
                                e->key[plen] == '\n' && memcmp(e->key + plen + 1, fk->body, blen + 1) == 0;
         if (same) {
@@ -154,7 +154,7 @@ weft_status weft_gpu_parallel_for(weft_gpu_stream *s, size_t n, const weft_gpu_f
     weft_gpu_kernel *k = kernel_for(dev, fk, &st);
     if (!k) return (weft_status)st;
     weft_gpu_range range = {.global = {n}};
-    if (dev->ops->kind == WEFT_GPU_STUB) return weft_gpu_launch(s, k, &range, args, nargs);
+    if (dev->ops->kind == WEFT_GPU_EMULATOR) return weft_gpu_launch(s, k, &range, args, nargs);
     /* The item count goes first, as the generated kernel takes it. */
     unsigned long long count = n;
     weft_gpu_arg all[WEFT_GPU_MAX_ARGS];

@@ -6,9 +6,9 @@
 #include "weft/gpu.h"
 
 _Static_assert(
-    WEFT__ENDS_AT(weft_gpu_config, stub_memory),
+    WEFT__ENDS_AT(weft_gpu_config, emulator_memory),
     "weft_gpu_config grew past its 1.0 layout: its old entry points must now read "
-    "WEFT__SIZE_TO(weft_gpu_config, stub_memory) bytes (docs/abi.md, \"Growing a config struct\")");
+    "WEFT__SIZE_TO(weft_gpu_config, emulator_memory) bytes (docs/abi.md, \"Growing a config struct\")");
 
 weft_gpu_device *weft_gpu_open_sized(const weft_gpu_config *config, size_t config_size,
                                      weft_status *err) {

@@ -1,5 +1,5 @@
 // The GPU tests' CUDA kernels (tests/gpu_test.h has the same two in OpenCL C
-// and as host functions for the stub).  cmake/gpu_kernels.cmake compiles this
+// and as host functions for the emulator).  cmake/gpu_kernels.cmake compiles this
 // file to PTX with nvcc and embeds it as gpu_test_ptx.h; without nvcc the
 // tests use the copy of that header checked in next to this file.
 //

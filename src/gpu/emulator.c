@@ -1,4 +1,4 @@
-/* The stub backend: "device" memory is host memory (counted against a limit,
+/* The emulator backend: "device" memory is host memory (counted against a limit,
  * so running out is testable), each stream is a thread that runs its queue of
  * copies and host-function kernels in order.  Streams are really asynchronous
  * and ordered, as on a GPU: a test that forgets to wait reads stale data here
@@ -17,51 +17,51 @@
 #include <stdio.h>
 #include <string.h>
 
-#define STUB_MAX_GROUP 1024 /* work items per group, as CUDA's block limit */
+#define EMU_MAX_GROUP 1024 /* work items per group, as CUDA's block limit */
 
-typedef struct stub_device {
+typedef struct emu_device {
     size_t limit;
     _Atomic size_t used;
-} stub_device;
+} emu_device;
 
-typedef struct stub_kernel {
+typedef struct emu_kernel {
     weft_gpu_host_fn fn;
     char name[64];
-} stub_kernel;
+} emu_kernel;
 
-typedef struct stub_op {
-    struct stub_op *next;
+typedef struct emu_op {
+    struct emu_op *next;
     size_t bytes;        /* of this record */
-    const stub_kernel *kernel; /* NULL: a copy */
+    const emu_kernel *kernel; /* NULL: a copy */
     void *dst;
     const void *src;
     size_t n;
     weft_gpu_range range;
     void *args[WEFT_GPU_MAX_ARGS];
     _Alignas(16) unsigned char values[]; /* copies of value arguments */
-} stub_op;
+} emu_op;
 
-typedef struct stub_stream {
+typedef struct emu_stream {
     weft__mutex lock; /* queue and message */
-    stub_op *head, *tail;
+    emu_op *head, *tail;
     uint32_t submitted; /* under lock */
     _Atomic uint32_t bell, sleeping, completed, waiters;
     _Atomic int error; /* a failed kernel not yet reported; 0 if none */
     char message[160]; /* its text, under lock */
     _Atomic bool stop;
     weft__thread thread;
-} stub_stream;
+} emu_stream;
 
-typedef struct stub_event {
-    stub_stream *s;
+typedef struct emu_event {
+    emu_stream *s;
     uint32_t seq; /* done when completed has reached it */
-} stub_event;
+} emu_event;
 
 static bool reached(uint32_t completed, uint32_t seq) { return (int32_t)(completed - seq) >= 0; }
 
 /* ---- the stream thread ------------------------------------------------------ */
 
-static void run_op(stub_stream *s, stub_op *op) {
+static void run_op(emu_stream *s, emu_op *op) {
     if (!op->kernel) {
         memcpy(op->dst, op->src, op->n);
         return;
@@ -70,15 +70,15 @@ static void run_op(stub_stream *s, stub_op *op) {
     if (rc == 0) return;
     weft__mutex_lock(&s->lock);
     if (atomic_load_explicit(&s->error, memory_order_relaxed) == 0) {
-        snprintf(s->message, sizeof s->message, "stub: kernel %s failed (returned %d)", op->kernel->name, rc);
+        snprintf(s->message, sizeof s->message, "emulator: kernel %s failed (returned %d)", op->kernel->name, rc);
         atomic_store_explicit(&s->error, WEFT_EDEVICE, memory_order_relaxed);
     }
     weft__mutex_unlock(&s->lock);
 }
 
-static stub_op *pop(stub_stream *s) {
+static emu_op *pop(emu_stream *s) {
     weft__mutex_lock(&s->lock);
-    stub_op *op = s->head;
+    emu_op *op = s->head;
     if (op) {
         s->head = op->next;
         if (!s->head) s->tail = NULL;
@@ -88,10 +88,10 @@ static stub_op *pop(stub_stream *s) {
 }
 
 static void *stream_main(void *arg) {
-    stub_stream *s = arg;
-    weft__thread_set_name("weft-gpu-stub");
+    emu_stream *s = arg;
+    weft__thread_set_name("weft-gpu-emulator");
     for (;;) {
-        stub_op *op = pop(s);
+        emu_op *op = pop(s);
         if (op) {
             run_op(s, op);
             weft__free(op, op->bytes);
@@ -112,7 +112,7 @@ static void *stream_main(void *arg) {
     return NULL;
 }
 
-static void push(stub_stream *s, stub_op *op) {
+static void push(emu_stream *s, emu_op *op) {
     op->next = NULL;
     weft__mutex_lock(&s->lock);
     if (s->tail) s->tail->next = op;
@@ -124,43 +124,43 @@ static void push(stub_stream *s, stub_op *op) {
     if (atomic_load_explicit(&s->sleeping, memory_order_seq_cst)) weft__futex_wake(&s->bell, 1);
 }
 
-static stub_op *new_op(size_t extra) {
-    size_t bytes = sizeof(stub_op) + extra;
-    stub_op *op = weft__calloc(bytes);
+static emu_op *new_op(size_t extra) {
+    size_t bytes = sizeof(emu_op) + extra;
+    emu_op *op = weft__calloc(bytes);
     if (op) op->bytes = bytes;
     return op;
 }
 
 /* ---- the table -------------------------------------------------------------- */
 
-static int stub_open(weft_gpu_device *dev, const weft_gpu_config *cfg) {
+static int emu_open(weft_gpu_device *dev, const weft_gpu_config *cfg) {
     if (cfg->index != 0) return WEFT_ENOENT;
-    stub_device *sd = weft__calloc(sizeof *sd);
+    emu_device *sd = weft__calloc(sizeof *sd);
     if (!sd) return WEFT_ENOMEM;
-    sd->limit = cfg->stub_memory;
+    sd->limit = cfg->emulator_memory;
     dev->impl = sd;
-    snprintf(dev->name, sizeof dev->name, "weft stub (host memory, %zu MiB)", sd->limit >> 20);
+    snprintf(dev->name, sizeof dev->name, "weft emulator (host memory, %zu MiB)", sd->limit >> 20);
     return 0;
 }
 
-static void stub_close(weft_gpu_device *dev) { weft__free(dev->impl, sizeof(stub_device)); }
+static void emu_close(weft_gpu_device *dev) { weft__free(dev->impl, sizeof(emu_device)); }
 
-static int stub_mem_info(weft_gpu_device *dev, size_t *free_b, size_t *total_b) {
-    stub_device *sd = dev->impl;
+static int emu_mem_info(weft_gpu_device *dev, size_t *free_b, size_t *total_b) {
+    emu_device *sd = dev->impl;
     size_t used = atomic_load_explicit(&sd->used, memory_order_relaxed);
     *total_b = sd->limit;
     *free_b = used < sd->limit ? sd->limit - used : 0;
     return 0;
 }
 
-static int stub_alloc(weft_gpu_device *dev, size_t bytes, unsigned flags, uint64_t *h, void **host) {
-    stub_device *sd = dev->impl;
+static int emu_alloc(weft_gpu_device *dev, size_t bytes, unsigned flags, uint64_t *h, void **host) {
+    emu_device *sd = dev->impl;
     size_t used = atomic_fetch_add_explicit(&sd->used, bytes, memory_order_relaxed);
     void *p = NULL;
     if (used <= sd->limit && bytes <= sd->limit - used) p = weft__alloc_aligned(bytes, 64);
     if (!p) {
         atomic_fetch_sub_explicit(&sd->used, bytes, memory_order_relaxed);
-        weft__set_error_message("stub: out of device memory (%zu bytes asked, %zu of %zu in use)", bytes, used,
+        weft__set_error_message("emulator: out of device memory (%zu bytes asked, %zu of %zu in use)", bytes, used,
                                 sd->limit);
         return WEFT_ENOMEM;
     }
@@ -169,8 +169,8 @@ static int stub_alloc(weft_gpu_device *dev, size_t bytes, unsigned flags, uint64
     return 0;
 }
 
-static void stub_free(weft_gpu_device *dev, uint64_t h, size_t bytes, unsigned flags) {
-    stub_device *sd = dev->impl;
+static void emu_free(weft_gpu_device *dev, uint64_t h, size_t bytes, unsigned flags) {
+    emu_device *sd = dev->impl;
     weft__free_aligned((void *)(uintptr_t)h, bytes, 64);
     atomic_fetch_sub_explicit(&sd->used, bytes, memory_order_relaxed);
 }
@@ -180,7 +180,7 @@ static int copy(void *stream, void *dst, const void *src, size_t n) {
         memcpy(dst, src, n);
         return 0;
     }
-    stub_op *op = new_op(0);
+    emu_op *op = new_op(0);
     if (!op) return WEFT_ENOMEM;
     op->dst = dst;
     op->src = src;
@@ -189,16 +189,16 @@ static int copy(void *stream, void *dst, const void *src, size_t n) {
     return 0;
 }
 
-static int stub_upload(weft_gpu_device *dev, void *stream, uint64_t dst, size_t off, const void *src, size_t n) {
+static int emu_upload(weft_gpu_device *dev, void *stream, uint64_t dst, size_t off, const void *src, size_t n) {
     return copy(stream, (char *)(uintptr_t)dst + off, src, n);
 }
 
-static int stub_download(weft_gpu_device *dev, void *stream, void *dst, uint64_t src, size_t off, size_t n) {
+static int emu_download(weft_gpu_device *dev, void *stream, void *dst, uint64_t src, size_t off, size_t n) {
     return copy(stream, dst, (const char *)(uintptr_t)src + off, n);
 }
 
-static int stub_stream_create(weft_gpu_device *dev, void **stream) {
-    stub_stream *s = weft__calloc(sizeof *s);
+static int emu_stream_create(weft_gpu_device *dev, void **stream) {
+    emu_stream *s = weft__calloc(sizeof *s);
     if (!s) return WEFT_ENOMEM;
     if (weft__mutex_init(&s->lock) != 0) goto fail;
     int st = weft__thread_start(&s->thread, stream_main, s, 0);
@@ -213,7 +213,7 @@ fail:
 }
 
 /* Blocks until `completed` reaches seq. */
-static void wait_for(stub_stream *s, uint32_t seq) {
+static void wait_for(emu_stream *s, uint32_t seq) {
     for (;;) {
         uint32_t c = atomic_load_explicit(&s->completed, memory_order_acquire);
         if (reached(c, seq)) return;
@@ -225,7 +225,7 @@ static void wait_for(stub_stream *s, uint32_t seq) {
 }
 
 /* The failure of a kernel the stream ran, reported once (then cleared). */
-static int take_error(stub_stream *s) {
+static int take_error(emu_stream *s) {
     if (atomic_load_explicit(&s->error, memory_order_relaxed) == 0) return 0;
     weft__mutex_lock(&s->lock);
     int err = atomic_exchange_explicit(&s->error, 0, memory_order_relaxed);
@@ -234,21 +234,21 @@ static int take_error(stub_stream *s) {
     return err;
 }
 
-static uint32_t current_seq(stub_stream *s) {
+static uint32_t current_seq(emu_stream *s) {
     weft__mutex_lock(&s->lock);
     uint32_t seq = s->submitted;
     weft__mutex_unlock(&s->lock);
     return seq;
 }
 
-static int stub_stream_sync(weft_gpu_device *dev, void *stream) {
-    stub_stream *s = stream;
+static int emu_stream_sync(weft_gpu_device *dev, void *stream) {
+    emu_stream *s = stream;
     wait_for(s, current_seq(s));
     return take_error(s);
 }
 
-static void stub_stream_destroy(weft_gpu_device *dev, void *stream) {
-    stub_stream *s = stream;
+static void emu_stream_destroy(weft_gpu_device *dev, void *stream) {
+    emu_stream *s = stream;
     atomic_store_explicit(&s->stop, true, memory_order_release);
     atomic_fetch_add_explicit(&s->bell, 1, memory_order_seq_cst);
     weft__futex_wake(&s->bell, 1);
@@ -257,8 +257,8 @@ static void stub_stream_destroy(weft_gpu_device *dev, void *stream) {
     weft__free(s, sizeof *s);
 }
 
-static int stub_event_record(weft_gpu_device *dev, void *stream, void **event) {
-    stub_event *e = weft__alloc(sizeof *e);
+static int emu_event_record(weft_gpu_device *dev, void *stream, void **event) {
+    emu_event *e = weft__alloc(sizeof *e);
     if (!e) return WEFT_ENOMEM;
     e->s = stream;
     e->seq = current_seq(stream);
@@ -266,26 +266,26 @@ static int stub_event_record(weft_gpu_device *dev, void *stream, void **event) {
     return 0;
 }
 
-static int stub_event_query(weft_gpu_device *dev, void *event) {
-    stub_event *e = event;
+static int emu_event_query(weft_gpu_device *dev, void *event) {
+    emu_event *e = event;
     if (!reached(atomic_load_explicit(&e->s->completed, memory_order_acquire), e->seq)) return WEFT_EAGAIN;
     return take_error(e->s);
 }
 
-static int stub_event_sync(weft_gpu_device *dev, void *event) {
-    stub_event *e = event;
+static int emu_event_sync(weft_gpu_device *dev, void *event) {
+    emu_event *e = event;
     wait_for(e->s, e->seq);
     return take_error(e->s);
 }
 
-static void stub_event_destroy(weft_gpu_device *dev, void *event) { weft__free(event, sizeof(stub_event)); }
+static void emu_event_destroy(weft_gpu_device *dev, void *event) { weft__free(event, sizeof(emu_event)); }
 
-static int stub_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source *src, void **kernel) {
+static int emu_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source *src, void **kernel) {
     if (!src->host) {
-        weft__set_error_message("stub: kernel %s has no host function", src->name ? src->name : "(unnamed)");
+        weft__set_error_message("emulator: kernel %s has no host function", src->name ? src->name : "(unnamed)");
         return WEFT_ENOENT;
     }
-    stub_kernel *k = weft__calloc(sizeof *k);
+    emu_kernel *k = weft__calloc(sizeof *k);
     if (!k) return WEFT_ENOMEM;
     k->fn = src->host;
     snprintf(k->name, sizeof k->name, "%s", src->name ? src->name : "(host)");
@@ -293,20 +293,20 @@ static int stub_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source
     return 0;
 }
 
-static void stub_kernel_destroy(weft_gpu_device *dev, void *kernel) { weft__free(kernel, sizeof(stub_kernel)); }
+static void emu_kernel_destroy(weft_gpu_device *dev, void *kernel) { weft__free(kernel, sizeof(emu_kernel)); }
 
-static int stub_launch(weft_gpu_device *dev, void *stream, void *kernel, const weft_gpu_range *range,
+static int emu_launch(weft_gpu_device *dev, void *stream, void *kernel, const weft_gpu_range *range,
                        const weft_gpu_arg *args, size_t nargs) {
     size_t group = 1, values = 0;
     for (int i = 0; i < 3; i++) group *= range->local[i] ? range->local[i] : 1;
-    if (group > STUB_MAX_GROUP) {
-        weft__set_error_message("stub: launch refused: a group of %zu work items is over the limit %d", group,
-                                STUB_MAX_GROUP);
+    if (group > EMU_MAX_GROUP) {
+        weft__set_error_message("emulator: launch refused: a group of %zu work items is over the limit %d", group,
+                                EMU_MAX_GROUP);
         return WEFT_EDEVICE;
     }
     for (size_t i = 0; i < nargs; i++)
         if (!args[i].buffer) values += (args[i].size + 15) & ~(size_t)15;
-    stub_op *op = new_op(values);
+    emu_op *op = new_op(values);
     if (!op) return WEFT_ENOMEM;
     op->kernel = kernel;
     op->range = *range;
@@ -323,25 +323,25 @@ static int stub_launch(weft_gpu_device *dev, void *stream, void *kernel, const w
     return 0;
 }
 
-const weft__gpu_ops weft__gpu_stub_ops = {
-    .kind = WEFT_GPU_STUB,
-    .open = stub_open,
-    .close = stub_close,
-    .mem_info = stub_mem_info,
-    .alloc = stub_alloc,
-    .free = stub_free,
+const weft__gpu_ops weft__gpu_emulator_ops = {
+    .kind = WEFT_GPU_EMULATOR,
+    .open = emu_open,
+    .close = emu_close,
+    .mem_info = emu_mem_info,
+    .alloc = emu_alloc,
+    .free = emu_free,
     .host_alloc = weft__gpu_plain_host_alloc,
     .host_free = weft__gpu_plain_host_free,
-    .upload = stub_upload,
-    .download = stub_download,
-    .stream_create = stub_stream_create,
-    .stream_destroy = stub_stream_destroy,
-    .stream_sync = stub_stream_sync,
-    .event_record = stub_event_record,
-    .event_query = stub_event_query,
-    .event_sync = stub_event_sync,
-    .event_destroy = stub_event_destroy,
-    .kernel_create = stub_kernel_create,
-    .kernel_destroy = stub_kernel_destroy,
-    .launch = stub_launch,
+    .upload = emu_upload,
+    .download = emu_download,
+    .stream_create = emu_stream_create,
+    .stream_destroy = emu_stream_destroy,
+    .stream_sync = emu_stream_sync,
+    .event_record = emu_event_record,
+    .event_query = emu_event_query,
+    .event_sync = emu_event_sync,
+    .event_destroy = emu_event_destroy,
+    .kernel_create = emu_kernel_create,
+    .kernel_destroy = emu_kernel_destroy,
+    .launch = emu_launch,
 };
