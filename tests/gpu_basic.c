@@ -121,6 +121,27 @@ TEST(emu_more_than_device_memory_is_enomem) { check_out_of_memory(WEFT_GPU_EMULA
 TEST(opencl_more_than_device_memory_is_enomem) { check_out_of_memory(WEFT_GPU_OPENCL); }
 TEST(cuda_more_than_device_memory_is_enomem) { check_out_of_memory(WEFT_GPU_CUDA); }
 
+/* Sizes near SIZE_MAX are WEFT_ENOMEM: the alignment slack added to them used
+ * to wrap around, so a "successful" allocation was a few bytes long and the
+ * first write past them corrupted the heap. */
+TEST(emu_sizes_near_size_max_are_enomem_not_a_tiny_block) {
+    weft_status st;
+    weft_gpu_device *d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .emulator_memory = SIZE_MAX}, &st);
+    ASSERT_NOT_NULL(d);
+    for (size_t slack = 1; slack <= 4096; slack *= 8) {
+        ASSERT_NULL(weft_gpu_host_alloc(d, SIZE_MAX - slack, &st));
+        ASSERT_STATUS(st, WEFT_ENOMEM);
+        ASSERT_NULL(weft_gpu_buffer_create(d, 1, SIZE_MAX - slack, WEFT_GPU_MANAGED, &st));
+        ASSERT_STATUS(st, WEFT_ENOMEM);
+        ASSERT_NULL(weft_gpu_buffer_create(d, 1, SIZE_MAX - slack, 0, &st));
+        ASSERT_STATUS(st, WEFT_ENOMEM);
+    }
+    weft_gpu_buffer *b = weft_gpu_buffer_create(d, 1, 4096, WEFT_GPU_MANAGED, &st); /* still usable */
+    ASSERT_OK(st);
+    weft_gpu_buffer_destroy(b);
+    weft_gpu_close(d);
+}
+
 /* A launch the device refuses (a group far too large) is WEFT_EDEVICE with
  * the backend's message; the stream goes on working. */
 static void check_launch_refused(weft_gpu_kind kind) {

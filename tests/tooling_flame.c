@@ -172,6 +172,23 @@ TEST(folded_output_of_bad_arguments_and_of_no_profile) {
     weft_executor_destroy(ex);
 }
 
+/* A profile that ran and recorded nothing (started, stopped, no task): both
+ * writers give an empty graph.  They used to qsort(NULL, 0, ...), which UBSan
+ * aborts on (the sanitizer build of any program with WEFT_PROFILE=x.svg whose
+ * executor ran nothing). */
+TEST(folded_and_svg_of_a_profile_without_spans_are_empty_not_undefined) {
+    weft_executor *ex = make_executor(2);
+    ASSERT_OK(weft_profiler_start(ex));
+    ASSERT_OK(weft_profiler_stop(ex));
+    char *text = folded(ex, NULL);
+    ASSERT_STREQ(text, "");
+    free(text);
+    text = export_text(ex, NULL, weft_profiler_write_flame_svg, NULL);
+    ASSERT_TRUE(strstr(text, "<svg") != NULL);
+    free(text);
+    weft_executor_destroy(ex);
+}
+
 TEST(flame_svg_is_well_formed_and_its_base_spans_the_busy_time) {
     weft_executor *ex = make_profiled(2, 0);
     atomic_int count = 0;

@@ -76,6 +76,22 @@ TEST(numa_alloc_on_a_one_node_machine_is_plain_memory_and_says_so) {
     weft_topology_destroy(t);
 }
 
+/* A size near SIZE_MAX is WEFT_ENOMEM with *out NULL: rounding it up to whole
+ * pages plus the alignment slack used to wrap around to a tiny block. */
+TEST(numa_alloc_of_a_size_near_size_max_is_enomem) {
+    weft_topology *t;
+    ASSERT_OK(weft_topology_detect(NULL, &t));
+    for (size_t slack = 0; slack <= 65536; slack = slack ? slack * 16 : 1) {
+        void *p = (void *)1;
+        ASSERT_STATUS(weft_numa_alloc(t, SIZE_MAX - slack, 0, &p, NULL), WEFT_ENOMEM);
+        ASSERT_NULL(p);
+        p = (void *)1;
+        ASSERT_STATUS(weft_numa_alloc_interleaved(t, SIZE_MAX - slack, NULL, 0, &p, NULL), WEFT_ENOMEM);
+        ASSERT_NULL(p);
+    }
+    weft_topology_destroy(t);
+}
+
 /* A two-socket fake tree (nodes 0 and 1) on this machine: node 0 exists in
  * the kernel too, node 1 (here) does not. */
 TEST(numa_alloc_on_a_fake_two_node_machine_places_what_the_kernel_has) {

@@ -2,6 +2,8 @@
 /* The sysfs backend on fake trees (topo_fixture.h) and on this machine: what
  * it finds, what it does with missing and malformed files, and its memory. */
 #include <stdatomic.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,6 +307,32 @@ TEST(no_node_directory_means_one_node_with_every_cpu) {
     ASSERT_EQ(n.memory, 0);
     weft_topology_destroy(t);
     fake_remove(root);
+}
+
+/* A cpu/ or node/ directory that lists no cpuN / nodeN entry (a container
+ * that masks them) is detected like a missing one; listing it used to
+ * qsort(NULL, 0, ...), which UBSan aborts on. */
+TEST(empty_cpu_and_node_directories_fall_back_without_undefined_behaviour) {
+    fake_machine m = FAKE_TWO_SOCKET;
+    m.nodes = 0;
+    const char *root = fake_write(&m);
+    char path[512];
+    snprintf(path, sizeof path, "%s/sys/devices/system/node", root);
+    ASSERT_EQ(mkdir(path, 0755), 0); /* exists, holds no nodeN */
+    weft_topology *t = fake_detect(root);
+    ASSERT_EQ(weft_topology_numa_node_count(t), 1);
+    weft_topology_destroy(t);
+    fake_remove(root);
+
+    const char *empty = fake_write(&m);
+    snprintf(path, sizeof path, "%s/sys/devices/system/cpu", empty);
+    fake_remove(path); /* the whole cpu/ tree, then an empty one */
+    ASSERT_EQ(mkdir(path, 0755), 0);
+    weft_topology_config cfg = {.source = WEFT_TOPOLOGY_SYSFS, .sysfs_root = empty, .all_cpus = true};
+    ASSERT_OK(weft_topology_detect(&cfg, &t)); /* the synthetic one-L3 machine */
+    ASSERT_GT(weft_topology_cpu_count(t), 0);
+    weft_topology_destroy(t);
+    fake_remove(empty);
 }
 
 /* ---- memory: every allocation may fail ---- */

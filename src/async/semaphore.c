@@ -79,7 +79,7 @@ static int by_address(const void *a, const void *b) {
 }
 
 size_t weft__sem_set_normalize(weft_semaphore **s, size_t n) {
-    qsort(s, n, sizeof *s, by_address);
+    if (n > 1) qsort(s, n, sizeof *s, by_address);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (k == 0 || s[k - 1] != s[i]) s[k++] = s[i];

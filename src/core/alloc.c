@@ -32,11 +32,17 @@ void weft_set_allocator(const weft_allocator *a) {
 
 bool weft__alloc_is_default(void) { return current.alloc == libc_alloc; }
 
-void *weft__alloc(size_t size) { return current.alloc(current.ctx, size ? size : 1); }
+/* No object can be larger than PTRDIFF_MAX bytes (glibc's malloc refuses
+ * them too): such a request, a user's size near SIZE_MAX, fails here as out
+ * of memory without reaching the allocator (ASan's would abort the process). */
+static bool too_big(size_t size) { return size > (size_t)PTRDIFF_MAX; }
+
+void *weft__alloc(size_t size) { return too_big(size) ? NULL : current.alloc(current.ctx, size ? size : 1); }
 
 /* With the C library's allocator, calloc: fresh pages come zeroed from the kernel,
  * so a large zeroed block costs no pass over memory until it is used. */
 void *weft__calloc(size_t size) {
+    if (too_big(size)) return NULL;
     if (weft__alloc_is_default()) return calloc(1, size ? size : 1);
     void *p = weft__alloc(size);
     if (p) memset(p, 0, size);
@@ -44,6 +50,7 @@ void *weft__calloc(size_t size) {
 }
 
 void *weft__realloc(void *ptr, size_t old_size, size_t new_size) {
+    if (too_big(new_size)) return NULL;
     if (current.realloc) return current.realloc(current.ctx, ptr, old_size, new_size);
     void *n = weft__alloc(new_size);
     if (!n) return NULL;
@@ -66,12 +73,22 @@ static void *align_block(unsigned char *raw, size_t align) {
     return (void *)p;
 }
 
+/* The slack align_block needs above size, or 0 when size + slack does not fit
+ * a size_t: a size near SIZE_MAX (a user's buffer size) must fail as out of
+ * memory, not wrap around to a tiny block. */
+static size_t aligned_total(size_t size, size_t align) {
+    size_t slack = align + sizeof(void *);
+    return size > SIZE_MAX - slack ? 0 : size + slack;
+}
+
 void *weft__alloc_aligned(size_t size, size_t align) {
-    return align_block(weft__alloc(size + align + sizeof(void *)), align);
+    size_t total = aligned_total(size, align);
+    return total ? align_block(weft__alloc(total), align) : NULL;
 }
 
 void *weft__calloc_aligned(size_t size, size_t align) {
-    return align_block(weft__calloc(size + align + sizeof(void *)), align);
+    size_t total = aligned_total(size, align);
+    return total ? align_block(weft__calloc(total), align) : NULL;
 }
 
 void weft__free_aligned(void *ptr, size_t size, size_t align) {

@@ -72,7 +72,7 @@ static int by_worker_time(const void *pa, const void *pb) {
 }
 
 static void find_top_graphs(fspans *a) {
-    qsort(a->v, a->n, sizeof *a->v, by_run);
+    if (a->n > 1) qsort(a->v, a->n, sizeof *a->v, by_run);
     const void *top = NULL;
     for (size_t i = 0; i < a->n && a->v[i].s.kind == WEFT__SPAN_TASK; i++) {
         if (i == 0 || a->v[i].s.run != a->v[i - 1].s.run) top = a->v[i].s.tf;
@@ -83,7 +83,7 @@ static void find_top_graphs(fspans *a) {
 /* Links each nested span to the span it ran in on its worker, and takes its
  * time out of that span's self time. */
 static void find_nesting(fspans *a) {
-    qsort(a->v, a->n, sizeof *a->v, by_worker_time);
+    if (a->n > 1) qsort(a->v, a->n, sizeof *a->v, by_worker_time);
     size_t stack[WEFT__OBS_DEPTH + 1], depth = 0;
     for (size_t i = 0; i < a->n; i++) {
         fspan *f = &a->v[i];
@@ -318,7 +318,7 @@ static weft_status build_lines(const weft_executor *ex, const weft_folded_option
     weft__free(b.p, b.cap);
     weft__free(t.v, t.cap * sizeof *t.v);
     weft__free(a.v, a.cap * sizeof *a.v);
-    if (st == WEFT_OK) qsort(m->v, m->n, sizeof *m->v, by_stack);
+    if (st == WEFT_OK && m->n > 1) qsort(m->v, m->n, sizeof *m->v, by_stack);
     return st;
 }
 

@@ -140,7 +140,7 @@ static void stats_of(const struct pass *ps, struct group *g, weft_task_stats *t)
     uint64_t *d = ps->dur + g->at;
     size_t n = g->filled;
     if (!n) return;
-    qsort(d, n, sizeof *d, cmp_u64);
+    if (n > 1) qsort(d, n, sizeof *d, cmp_u64);
     t->min_ns = ns(o, d[0]), t->max_ns = ns(o, d[n - 1]);
     t->p50_ns = ns(o, rank(d, n, 0.50)), t->p90_ns = ns(o, rank(d, n, 0.90)), t->p99_ns = ns(o, rank(d, n, 0.99));
 }

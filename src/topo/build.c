@@ -35,7 +35,7 @@ static int list_cpus(weft_topology *t, const weft__topo_raw *raw, const int *all
     unsigned n = 0;
     for (unsigned i = 0; i < raw->ncpus; i++)
         if (!allowed || contains(allowed, nallowed, raw->cpus[i].os)) c[n++] = raw->cpus[i];
-    qsort(c, n, sizeof *c, cmp_raw_cpu);
+    if (n > 1) qsort(c, n, sizeof *c, cmp_raw_cpu);
     unsigned k = 0;
     for (unsigned i = 0; i < n; i++)
         if (k == 0 || c[i].os != c[k - 1].os) c[k++] = c[i];
@@ -51,7 +51,7 @@ static int cmp_i64(const void *a, const void *b) {
 
 /* Sorts keys[0..n) and drops repeats; returns how many are left. */
 static unsigned distinct(int64_t *keys, unsigned n) {
-    qsort(keys, n, sizeof *keys, cmp_i64);
+    if (n > 1) qsort(keys, n, sizeof *keys, cmp_i64);
     unsigned k = 0;
     for (unsigned i = 0; i < n; i++)
         if (k == 0 || keys[i] != keys[k - 1]) keys[k++] = keys[i];
@@ -122,7 +122,7 @@ static int number_nodes(weft_topology *t, const weft__topo_raw *raw) {
     const weft__raw_set **order = weft__alloc((n ? n : 1) * sizeof *order);
     if (!order) return WEFT_ENOMEM;
     for (unsigned i = 0; i < n; i++) order[i] = &raw->nodes[i];
-    qsort(order, n, sizeof *order, cmp_node);
+    if (n > 1) qsort(order, n, sizeof *order, cmp_node);
     for (unsigned i = 0; i < t->ncpus; i++) t->cpu[i].node = UINT32_MAX;
     unsigned kept = 0, missing = 0;
     uint64_t memory = 0;
@@ -184,7 +184,7 @@ static int number_caches(weft_topology *t, const weft__topo_raw *raw) {
                                 .level = c->level, .type = c->type, .bytes = c->bytes, .line = c->line,
                                 .ways = c->ways, .first = (unsigned)cpu_of(t, c->cpus[first]), .n = listed};
     }
-    qsort(g, n, sizeof *g, cmp_cache);
+    if (n > 1) qsort(g, n, sizeof *g, cmp_cache);
     return 0;
 }
 

@@ -84,7 +84,7 @@ static int rank_cpus(const weft_topology *t, keyed *e, unsigned n, where *w) {
             if (x->smt) x->core_in_l3 = w[t->os_to_cpu[t->ids[t->group[WEFT__G_CORE][x->core].first]]].core_in_l3;
             key_for(&e[i], x, WEFT_PLACE_PHYSICAL_CORES);
         }
-        qsort(e, n, sizeof *e, cmp_keyed);
+        if (n > 1) qsort(e, n, sizeof *e, cmp_keyed);
         for (unsigned i = 0; i < n; i++) {
             where *x = &w[t->os_to_cpu[e[i].os]];
             x->rank_in_node = counters_next(&node, x->node);
@@ -127,11 +127,11 @@ static int order_cpus(const weft_topology *t, const weft_placement_config *c, ke
     }
     if (st == 0 && k == 0) st = WEFT_ENOENT;
     if (st == 0) {
-        qsort(e, k, sizeof *e, cmp_keyed);
+        if (k > 1) qsort(e, k, sizeof *e, cmp_keyed);
         st = rank_cpus(t, e, k, w);
     }
     for (unsigned i = 0; st == 0 && i < k; i++) key_for(&e[i], &w[t->os_to_cpu[e[i].os]], c->strategy);
-    if (st == 0) qsort(e, k, sizeof *e, cmp_keyed);
+    if (st == 0 && k > 1) qsort(e, k, sizeof *e, cmp_keyed);
     weft__free(w, (size_t)t->ncpus * sizeof *w);
     if (st) {
         weft__free(e, (size_t)t->ncpus * sizeof *e);

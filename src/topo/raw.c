@@ -138,7 +138,7 @@ int weft__cpulist_parse(const char *s, int **out, unsigned *n) {
     int *cpus = weft__alloc(count * sizeof *cpus);
     if (!cpus) return WEFT_ENOMEM;
     walk_list(s, cpus, &count);
-    qsort(cpus, count, sizeof *cpus, weft__topo_cmp_int);
+    if (count > 1) qsort(cpus, count, sizeof *cpus, weft__topo_cmp_int);
     size_t k = 0; /* drop duplicates ("0,0" or overlapping ranges) */
     for (size_t i = 0; i < count; i++)
         if (k == 0 || cpus[i] != cpus[k - 1]) cpus[k++] = cpus[i];

@@ -102,7 +102,7 @@ static int list_numbered(const char *root, const char *dir, const char *prefix, 
         weft__free(d->v, d->cap * sizeof *d->v);
         return WEFT_ENOMEM;
     }
-    qsort(d->v, d->n, sizeof *d->v, weft__topo_cmp_int);
+    if (d->n > 1) qsort(d->v, d->n, sizeof *d->v, weft__topo_cmp_int);
     return 0;
 }
 
