@@ -28,6 +28,8 @@ static void generic_calls_accept_null_with_zero(weft_executor *ex) {
     ASSERT_OK(weft_parallel_for_range(ex, 5, 5, 1, count_range, NULL, NULL));
     ASSERT_OK(weft_parallel_for_each(ex, NULL, 0, 8, count_elem, NULL, NULL));
     ASSERT_OK(weft_parallel_transform(ex, NULL, 8, NULL, 8, 0, count_unary, NULL, NULL));
+    /* Two empty arrays of different element types (two empty vectors: both data() NULL). */
+    ASSERT_OK(weft_parallel_transform(ex, NULL, 4, NULL, 8, 0, count_unary, NULL, NULL));
     ASSERT_OK(weft_parallel_transform2(ex, NULL, 8, NULL, 8, NULL, 8, 0, count_binary, NULL, NULL));
     ASSERT_OK(weft_parallel_reduce(ex, NULL, 0, 8, &r, count_combine, NULL, NULL));
     ASSERT_OK(weft_parallel_transform_reduce(ex, NULL, 0, 8, 8, &r, count_unary, count_combine, NULL, NULL));
@@ -112,7 +114,7 @@ TEST(algorithm_tasks_accept_null_with_zero_length) {
     weft_taskflow *tf = make_taskflow("empty");
     uint64_t r = 42, init = 1;
     weft_for_desc f = { .first = 3, .last = 3, .step = 1, .body = count_range };
-    weft_transform_desc t = { .in_size = 8, .out_size = 8, .f = count_unary };
+    weft_transform_desc t = { .in_size = 4, .out_size = 8, .f = count_unary }; /* sizes differ, both NULL */
     weft_reduce_desc rd = { .size = 8, .result = &r, .op = count_combine };
     weft_scan_desc inc = { .size = 8, .op = count_combine }, exc = { .size = 8, .init = &init, .op = count_combine, .exclusive = true };
     weft_sort_desc so = { .size = 8, .cmp = count_cmp }, st = { .size = 8, .cmp = count_cmp, .stable = true };

@@ -52,6 +52,48 @@ TEST(async_then_races_completion_and_fires_exactly_once) {
     weft_executor_destroy(ex);
 }
 
+/* One callback per future, also once it is ready: a second registration on a
+ * ready future is WEFT_EBUSY and runs nothing (it used to run every callback
+ * given to a ready future).  Also across completion: registered before, then
+ * again after. */
+TEST(async_then_takes_one_callback_per_future_even_when_ready) {
+    weft_executor *ex = make_executor(2);
+    atomic_int calls = 0, go = 1;
+    weft_future *f = NULL;
+    ASSERT_OK(weft_async(ex, wait_flag_task, &go, &f));
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_OK(weft_future_then(f, count_cb, &calls));
+    ASSERT_STATUS(weft_future_then(f, count_cb, &calls), WEFT_EBUSY);
+    ASSERT_STATUS(weft_future_then(f, count_cb, &calls), WEFT_EBUSY);
+    ASSERT_EQ(atomic_load(&calls), 1);
+    weft_future_destroy(f);
+
+    atomic_store(&go, 0);
+    ASSERT_OK(weft_async(ex, wait_flag_task, &go, &f));
+    ASSERT_OK(weft_future_then(f, count_cb, &calls));
+    atomic_store(&go, 1);
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_TRUE(wait_flag(&calls, 2, 30));
+    ASSERT_STATUS(weft_future_then(f, count_cb, &calls), WEFT_EBUSY);
+    ASSERT_EQ(atomic_load(&calls), 2);
+    weft_future_destroy(f);
+
+    /* Racing completion: exactly one of two registrations wins. */
+    int n = (int)test_scale(5000);
+    atomic_store(&calls, 0);
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        ASSERT_OK(weft_async(ex, noop, NULL, &f));
+        ok += weft_future_then(f, count_cb, &calls) == WEFT_OK;
+        ok += weft_future_then(f, count_cb, &calls) == WEFT_OK;
+        weft_future_destroy(f);
+    }
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(ok, n);
+    ASSERT_EQ(atomic_load(&calls), n);
+    weft_executor_destroy(ex);
+}
+
 TEST(async_completion_fd_wakes_epoll) {
     weft_executor *ex = make_executor(2);
     int ep = epoll_create1(EPOLL_CLOEXEC);

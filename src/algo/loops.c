@@ -83,7 +83,7 @@ static void transform_body(size_t lo, size_t hi, void *arg) {
 
 weft_status weft__transform(weft_executor *ex, const weft_transform_desc *d) {
     if (!d || ((!d->in || !d->out) && d->n) || !d->f || !d->in_size || !d->out_size) return WEFT_EINVAL;
-    if (d->in == d->out && d->in_size != d->out_size) return WEFT_EINVAL;
+    if (d->n && d->in == d->out && d->in_size != d->out_size) return WEFT_EINVAL; /* (NULL, 0) twice is empty */
     return weft_parallel_for_range(ex, 0, d->n, 1, transform_body, (void *)d, &d->config);
 }
 

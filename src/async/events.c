@@ -6,24 +6,33 @@
 
 weft_status weft_future_then(weft_future *f, weft_future_callback cb, void *arg) {
     if (!f || !cb) return WEFT_EINVAL;
-    /* Ready already (done is set before the completer fires the hooks): take the
-     * callback slot as FIRED ourselves, so the callback runs here, before we
+    /* Ready already (done is set before the completer looks at the callback
+     * slot): take the slot as USED, so the callback runs here, before we
      * return, and the completer finds nothing to call. */
-    int target = atomic_load_explicit(&f->done, memory_order_acquire) ? WEFT__THEN_FIRED : WEFT__THEN_SETTING;
+    bool ready = atomic_load_explicit(&f->done, memory_order_acquire);
     int st = WEFT__THEN_NONE;
     /* acq_rel: seeing FIRED means seeing the final status. */
-    bool won = atomic_compare_exchange_strong_explicit(&f->then_state, &st, target, memory_order_acq_rel,
-                                                       memory_order_acquire);
-    if (!won && st != WEFT__THEN_FIRED) return WEFT_EBUSY; /* a callback is registered */
-    if (!won || target == WEFT__THEN_FIRED) {
+    if (!atomic_compare_exchange_strong_explicit(&f->then_state, &st, ready ? WEFT__THEN_USED : WEFT__THEN_SETTING,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        /* FIRED: ready with no callback taken; ours is the one.  Anything else
+         * (SETTING, SET, USED): a callback is registered already. */
+        if (st != WEFT__THEN_FIRED ||
+            !atomic_compare_exchange_strong_explicit(&f->then_state, &st, WEFT__THEN_USED, memory_order_acq_rel,
+                                                     memory_order_acquire))
+            return WEFT_EBUSY;
+        cb(f, f->status, arg);
+        return WEFT_OK;
+    }
+    if (ready) {
         cb(f, f->status, arg);
         return WEFT_OK;
     }
     f->then_fn = cb;
     f->then_arg = arg;
     st = WEFT__THEN_SETTING;
-    /* Release: the completer that exchanges SET away sees then_fn/then_arg.  If
-     * it fired while we were writing them, it called nothing: we call cb. */
+    /* Release: the completer that moves SET on sees then_fn/then_arg.  If it
+     * fired while we were writing them (the state is USED), it called
+     * nothing: we call cb. */
     if (!atomic_compare_exchange_strong_explicit(&f->then_state, &st, WEFT__THEN_SET, memory_order_acq_rel,
                                                  memory_order_acquire))
         cb(f, f->status, arg);

@@ -48,9 +48,16 @@ static void make_ready(weft_future *f) {
     atomic_store_explicit(&f->done, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&f->waiters, memory_order_seq_cst) > 0) weft__futex_wake(&f->done, INT32_MAX);
     /* Event-loop hooks.  acq_rel: a registrant that later sees FIRED sees status;
-     * one that set SET before us has its callback fields visible here. */
-    if (atomic_exchange_explicit(&f->then_state, WEFT__THEN_FIRED, memory_order_acq_rel) == WEFT__THEN_SET)
-        f->then_fn(f, f->status, f->then_arg);
+     * one that set SET before us has its callback fields visible here.  With
+     * nothing registered the state becomes FIRED (a later registrant runs its
+     * callback itself); with a callback set or being set, USED (one callback
+     * per future: a later registrant gets WEFT_EBUSY). */
+    int then = atomic_load_explicit(&f->then_state, memory_order_acquire);
+    while (!atomic_compare_exchange_weak_explicit(&f->then_state, &then,
+                                                  then == WEFT__THEN_NONE ? WEFT__THEN_FIRED : WEFT__THEN_USED,
+                                                  memory_order_acq_rel, memory_order_acquire)) {
+    }
+    if (then == WEFT__THEN_SET) f->then_fn(f, f->status, f->then_arg);
     /* seq_cst load after the seq_cst store of done: pairs with weft_future_fd's
      * CAS of efd then load of done, so one of the two signals the fd. */
     int fd = atomic_load_explicit(&f->efd, memory_order_seq_cst);

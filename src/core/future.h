@@ -47,7 +47,8 @@ struct weft_future {
 #define WEFT__THEN_NONE 0
 #define WEFT__THEN_SETTING 1 /* a registrant is writing then_fn/then_arg */
 #define WEFT__THEN_SET 2
-#define WEFT__THEN_FIRED 3 /* the future is ready; nothing more will be called */
+#define WEFT__THEN_FIRED 3 /* the future is ready and no callback was taken: the next registrant runs its own */
+#define WEFT__THEN_USED 4  /* a callback was taken (ran, or will run): a later registrant gets WEFT_EBUSY */
 
 /* refs = 2 when the caller keeps a handle, 1 for a detached run. */
 void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*free_fn)(weft_future *));
