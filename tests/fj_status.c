@@ -57,3 +57,69 @@ TEST(run_root_status_tells_the_task_value_from_weft_errors) {
     ASSERT_EQ(weft_run_root(ex, returns, &minus_four), -4);
     weft_executor_destroy(ex);
 }
+
+/* ---- spawns a graph task leaves unsynced are synced when it returns ---- */
+
+static atomic_int left_runs;
+
+static int left_child(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add(&left_runs, 1);
+    return *(int *)arg; /* the value the test gave */
+}
+
+/* Spawns a child and returns.  Its argument outlives the task (the implicit
+ * sync runs after the task's stack frame is gone, as weft_run_root's does). */
+static int leaves_a_spawn(weft_ctx *ctx, void *arg) {
+    ASSERT_OK(weft_spawn(ctx, left_child, arg));
+    return 0;
+}
+
+static int leaves_a_spawn_cond(weft_ctx *ctx, void *arg) {
+    (void)leaves_a_spawn(ctx, arg);
+    return 0; /* the first successor */
+}
+
+static int nothing_spawned_here(weft_ctx *ctx, void *arg) {
+    int v = 99;
+    *(weft_status *)arg = weft_sync_status(ctx, &v);
+    return v;
+}
+
+/* Like weft_run_root and weft_async tasks: before, the child never ran in the
+ * run, stayed on the worker's frame stack, and a later unrelated task's sync
+ * ran it and took its value as its own (with an argument on the spawning
+ * task's stack, ASan saw the stack-use-after-return). */
+TEST(spawns_a_graph_task_leaves_unsynced_run_in_its_run_and_nowhere_else) {
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        weft_taskflow *tf = weft_taskflow_create("leftover", NULL);
+        int zero = 0, fail = 42;
+        weft_task t = weft_emplace(tf, leaves_a_spawn, &zero);
+        weft_task c = weft_emplace_condition(tf, leaves_a_spawn_cond, &zero);
+        weft_task after = weft_emplace(tf, leaves_a_spawn, &zero);
+        ASSERT_OK(weft_precede(t, c));
+        ASSERT_OK(weft_precede(c, after));
+        atomic_store(&left_runs, 0);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&left_runs), 3);
+        /* Nothing is left on the stack for a later task to find. */
+        weft_status st = WEFT_OK;
+        ASSERT_EQ(weft_run_root(ex, nothing_spawned_here, &st), 0);
+        ASSERT_STATUS(st, WEFT_EINVAL);
+        ASSERT_EQ(atomic_load(&left_runs), 3);
+        /* A failing leftover child fails the run with its value. */
+        weft_taskflow *bad = weft_taskflow_create("leftover-fails", NULL);
+        weft_emplace(bad, leaves_a_spawn, &fail);
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, bad, &f));
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(f, &info));
+        ASSERT_EQ(info.task_code, 42);
+        weft_future_destroy(f);
+        weft_taskflow_destroy(bad);
+        weft_taskflow_destroy(tf);
+        weft_executor_destroy(ex);
+    }
+}

@@ -110,6 +110,8 @@ static inline weft__fj *weft__fj_of(weft_ctx *ctx) { return *(weft__fj **)(void 
  * that sync.  No allocation: the child is a frame on this worker's frame stack
  * (65536 frames; a spawn beyond that runs the child at once, before returning).
  * Every spawn must be matched by one weft_sync in the same task, innermost first.
+ * Spawns a task leaves unsynced when it returns (a root, async or taskflow task)
+ * are synced by weft right then, so their `arg` must outlive the task.
  * Returns WEFT_OK, or WEFT_EINVAL for a NULL ctx or fn.  Only from inside a task
  * (ctx is the context it received); wait-free. */
 static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) {

@@ -187,6 +187,10 @@ struct weft_ctx {
      * this context, or 0 (a context opened elsewhere: graph tasks).  Tells
      * which task spawned a frame when frames are published (fj_frames.c). */
     uint32_t fj_mark;
+    /* Graph tasks (graph/graph.h, weft__task_enter): the frame stack's overflow
+     * count and top when the task began, to sync what it left unsynced. */
+    uint32_t fj_ovf0;
+    weft__fj_frame *fj_head0;
 };
 
 /* The worker the calling thread is, if it belongs to ex; NULL otherwise. */

@@ -375,13 +375,25 @@ weft__job *weft__fj_steal(weft__worker *w, weft__worker *v) {
 /* Live frames (the stack may not be allocated yet). */
 static size_t depth(const weft__fj *fj) { return fj->base ? (size_t)(fj->head - fj->base) : 0; }
 
+int weft__fj_sync_left(weft__worker *w, weft_ctx *cx, const weft__fj_frame *head0, uint32_t ovf0) {
+    weft__fj *fj = &w->fj;
+    /* head0 NULL: the task began before the worker's first spawn allocated the stack. */
+    size_t depth0 = head0 && fj->base ? (size_t)(head0 - fj->base) : 0;
+    int r = 0;
+    while (fj->ovf > ovf0 || depth(fj) > depth0) {
+        int s = weft_sync(cx);
+        if (r == 0) r = s;
+    }
+    return r;
+}
+
 int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn, void *arg) {
     weft__fj *fj = &w->fj;
     /* Chained on w->ctx like a graph task, so waits inside see what is on the
      * stack below (core/future.c refuses waits that would deadlock). */
     size_t depth0 = depth(fj);
     /* fj_mark: frames from depth0 up are this task's (label). */
-    weft_ctx cx = {w, NULL, stop, NULL, w->ctx, (uint32_t)depth0 + 1};
+    weft_ctx cx = {w, NULL, stop, NULL, w->ctx, (uint32_t)depth0 + 1, fj->ovf, fj->head};
     w->ctx = &cx;
     uint32_t ovf0 = fj->ovf;
     int r = fn(&cx, arg);

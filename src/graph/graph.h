@@ -298,22 +298,29 @@ static inline bool weft__node_enter(weft__worker *w, weft__node *n, weft_future 
  * observer state for weft__task_leave: the same value both times, so begin and
  * end events come in pairs. */
 static inline struct weft__obs *weft__task_enter(weft__worker *w, weft_ctx *cx, weft__node *n, weft__run *r) {
-    *cx = (weft_ctx){w, n, &r->top->stop, n->tf, w->ctx, 0};
+    *cx = (weft_ctx){w, n, &r->top->stop, n->tf, w->ctx, 0, w->fj.ovf, w->fj.head};
     w->ctx = cx;
     struct weft__obs *o = weft__obs_get(w->ex); /* observe/: NULL unless switched on */
     weft__hook_task_begin(w, o, n, r);
     return o;
 }
 
-static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__obs *o, weft__node *n,
-                                    weft__run *r, int rc) {
-    weft__hook_task_end(w, o, n, r, rc);
-    w->ctx = cx->outer;
-}
-
 /* Fails the outermost run of r on behalf of node n (its name and index go into
  * the run's info).  run.c. */
 void weft__fail_node(weft__run *r, weft__node *n, int code);
+
+/* Ends what weft__task_enter began.  Spawns the task left unsynced (weft_spawn
+ * without its weft_sync) are synced first, as weft_run_root does; a failing
+ * one fails the run on behalf of n. */
+static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__obs *o, weft__node *n,
+                                    weft__run *r, int rc) {
+    if (__builtin_expect(w->fj.head != cx->fj_head0 || w->fj.ovf != cx->fj_ovf0, 0)) {
+        int left = weft__fj_sync_left(w, cx, cx->fj_head0, cx->fj_ovf0);
+        if (left != 0) weft__fail_node(r, n, left);
+    }
+    weft__hook_task_end(w, o, n, r, rc);
+    w->ctx = cx->outer;
+}
 
 /* Calls plain node n's function (unless the run stopped): run.c, and
  * graph/semaphore.c for a plain task holding semaphores. */
@@ -321,9 +328,15 @@ static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n)
     if (weft__node_enter(w, n, r->top) && n->fn) {
         /* weft__task_enter and weft__task_leave, the observer's two events in
          * one hook around the call. */
-        weft_ctx cx = {w, n, &r->top->stop, n->tf, w->ctx, 0};
+        weft_ctx cx = {w, n, &r->top->stop, n->tf, w->ctx, 0, w->fj.ovf, w->fj.head};
         w->ctx = &cx;
         int rc = weft__hook_task_call(w, weft__obs_get(w->ex), n, r, n->fn, &cx, n->arg);
+        /* Spawns left unsynced: synced here, as weft_run_root does (one
+         * compare of the frame stack's top, in a line the task's spawns use). */
+        if (__builtin_expect(w->fj.head != cx.fj_head0 || w->fj.ovf != cx.fj_ovf0, 0)) {
+            int left = weft__fj_sync_left(w, &cx, cx.fj_head0, cx.fj_ovf0);
+            if (rc == 0) rc = left;
+        }
         w->ctx = cx.outer;
         if (rc != 0) weft__fail_node(r, n, rc);
     }
