@@ -81,6 +81,26 @@ TEST(executor_create_defaults_and_worker_count) {
     ASSERT_STATUS(err, WEFT_EINVAL);
 }
 
+/* A deque capacity beyond 2^30 slots is WEFT_EINVAL with a message.  Before,
+ * 2^61 overflowed the ring's byte count (a tiny block, then a write of 2^61
+ * slots: SIGSEGV), 2^62 + 1 looped for ever rounding up to a power of two, and
+ * 2^63 wrapped negative to 16 slots. */
+TEST(executor_refuses_a_deque_capacity_beyond_2_30) {
+    size_t bad[] = { ((size_t)1 << 30) + 1, (size_t)1 << 61, ((size_t)1 << 62) + 1, (size_t)1 << 63, SIZE_MAX };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        weft_status err = WEFT_OK;
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .deque_capacity = bad[i] }, &err);
+        ASSERT_NULL(ex);
+        ASSERT_STATUS(err, WEFT_EINVAL);
+        ASSERT_TRUE(strstr(weft_last_error_message(), "deque_capacity") != NULL);
+    }
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .deque_capacity = 100000 }, &err);
+    ASSERT_NOT_NULL(ex);
+    ASSERT_OK(weft_run_root(ex, noop, NULL));
+    weft_executor_destroy(ex);
+}
+
 /* ---- affinity ---------------------------------------------------------------- */
 
 struct bind_check {

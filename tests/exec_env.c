@@ -104,6 +104,29 @@ TEST(an_empty_weft_workers_is_warned_about_not_taken_as_unset) {
     weft_log_set_callback(NULL, NULL);
 }
 
+/* WEFT_LOG follows the rule of every WEFT_* variable: a word in any case, and
+ * an empty value warned about (it used to want lower case, calling "DEBUG"
+ * unknown, and to take "" silently as unset).  Read once per process, at the
+ * first executor. */
+TEST(weft_log_takes_any_case_and_warns_about_an_empty_value) {
+    capture_log();
+    ASSERT_EQ(setenv("WEFT_LOG", "Error", 1), 0);
+    ASSERT_EQ(workers_with_env("WEFT_WORKERS", "1"), 1);
+    ASSERT_EQ(weft_log_get_level(), WEFT_LOG_ERROR);
+    ASSERT_EQ(atomic_load(&logged.warnings), 0);
+    unsetenv("WEFT_LOG");
+}
+
+TEST(an_empty_weft_log_is_warned_about_and_keeps_warn) {
+    capture_log();
+    ASSERT_EQ(setenv("WEFT_LOG", "", 1), 0);
+    ASSERT_EQ(workers_with_env("WEFT_WORKERS", "1"), 1);
+    ASSERT_EQ(weft_log_get_level(), WEFT_LOG_WARN);
+    ASSERT_EQ(atomic_load(&logged.warnings), 1);
+    ASSERT_TRUE(strstr(logged.last, "WEFT_LOG") != NULL);
+    unsetenv("WEFT_LOG");
+}
+
 TEST(a_bad_weft_affinity_warns_and_means_none) {
     capture_log();
     ASSERT_EQ(setenv("WEFT_AFFINITY", "all", 1), 0);

@@ -83,7 +83,7 @@ typedef struct weft_executor_config {
      * most WEFT_SEARCH_ROUNDS_MAX. */
     unsigned yield_rounds;
     /* Initial slots of each worker's deque (rounded up to a power of two); it
-     * grows as needed.  Default 1024. */
+     * grows as needed.  Default 1024; at most 2^30 (more is WEFT_EINVAL). */
     size_t deque_capacity;
     /* Stack size of each worker thread in bytes.  Default: the system default
      * (ulimit -s, usually 8 MiB).  It bounds how deep fork-join recursion can go

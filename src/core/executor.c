@@ -1,4 +1,5 @@
 /* Executor lifetime and the public executor / context API. */
+#include "core/error_detail.h"
 #include "core/executor.h"
 #include "core/alloc.h"
 #include "core/default_executor.h"
@@ -85,8 +86,13 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         c.steal_rounds > WEFT_SEARCH_ROUNDS_MAX || c.yield_rounds > WEFT_SEARCH_ROUNDS_MAX ||
         c.steal_attempts[0] > WEFT_SEARCH_ROUNDS_MAX || c.steal_attempts[1] > WEFT_SEARCH_ROUNDS_MAX ||
         c.steal_attempts[2] > WEFT_SEARCH_ROUNDS_MAX || c.steal_batch > MAX_STEAL_BATCH ||
-        c.local_queue_capacity > ((size_t)1 << 30))
+        c.local_queue_capacity > ((size_t)1 << 30) || c.deque_capacity > ((size_t)1 << 30)) {
+        weft__set_error_message("weft_executor_create: a config value is out of range (workers at most %u, "
+                                "deque_capacity and local_queue_capacity at most 2^30, search rounds at most %u, "
+                                "steal_batch at most %u, a known affinity)",
+                                (unsigned)MAX_WORKERS, WEFT_SEARCH_ROUNDS_MAX, (unsigned)MAX_STEAL_BATCH);
         return set_err(err, WEFT_EINVAL), NULL;
+    }
     weft__process_init(after_fork_in_child);
     weft__log_init_from_env(); /* WEFT_LOG first, so the warnings below follow it */
     if (c.workers == 0) c.workers = workers_from_env();

@@ -1,6 +1,7 @@
 /* Logging: a level, and stderr, a message callback or an entry callback (the
  * structured form: weft_log_entry, which observe/ uses for its JSON sink). */
 #include "core/log.h"
+#include "core/env.h"
 #include "core/executor.h"
 #include "platform/platform.h"
 #include "platform/wallclock.h"
@@ -63,15 +64,12 @@ static void fill_context(weft_log_entry *e) {
 void weft__log_init_from_env(void) {
     static _Atomic int done;
     if (atomic_exchange_explicit(&done, 1, memory_order_relaxed)) return;
-    const char *s = weft__getenv("WEFT_LOG");
-    if (!s || !*s) return;
-    for (int i = WEFT_LOG_OFF; i <= WEFT_LOG_DEBUG; i++) {
-        if (strcmp(s, level_names[i]) == 0) {
-            weft_log_set_level((weft_log_level)i);
-            return;
-        }
-    }
-    weft__log(WEFT_LOG_WARN, "WEFT_LOG=%s is not one of off, error, warn, info, debug; ignored", s);
+    /* The rule of every WEFT_* variable (core/env.h): any case, and an empty
+     * or unknown value is warned about once and the default kept. */
+    static const char *const words[] = { "off", "error", "warn", "info", "debug", NULL };
+    _Static_assert(WEFT_LOG_OFF == 0 && WEFT_LOG_DEBUG == 4, "words[] follows weft_log_level");
+    int i = weft__env_choice("WEFT_LOG", words, "warn");
+    if (i >= 0) weft_log_set_level((weft_log_level)i);
 }
 
 void weft__log_emit(weft_log_level level, const char *fmt, ...) {
