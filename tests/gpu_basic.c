@@ -226,6 +226,97 @@ TEST(emu_failing_kernel_is_reported_by_the_stream) {
     weft_gpu_close(d);
 }
 
+/* Work that fails after the stream was asked for it: a kernel that spins
+ * until `late_gate` is set, then fails. */
+static _Atomic int late_gate;
+static int late_failing_host(const weft_gpu_range *r, void *const *a) {
+    while (!atomic_load(&late_gate)) {
+    }
+    return 9;
+}
+static int ok_host(const weft_gpu_range *r, void *const *a) { return 0; }
+
+/* An event reports exactly the failures of the work queued before it: the
+ * same answer however often it is asked and whatever a synchronize of the
+ * stream reported meanwhile, and nothing of work queued after it. */
+TEST(emu_event_reports_exactly_the_failures_before_it) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_kernel *bad = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "bad", .host = failing_host}, &st);
+    weft_gpu_kernel *good = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "good", .host = ok_host}, &st);
+    weft_gpu_kernel *late =
+        weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "late", .host = late_failing_host}, &st);
+    ASSERT_OK(st);
+    weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+    const weft_gpu_range one = {.global = {1}};
+    ASSERT_OK(weft_gpu_launch(s, good, &one, NULL, 0));
+    weft_gpu_event *before = weft_gpu_event_record(s, &st);
+    ASSERT_OK(st);
+    ASSERT_OK(weft_gpu_launch(s, bad, &one, NULL, 0));
+    weft_gpu_event *after = weft_gpu_event_record(s, &st);
+    ASSERT_OK(st);
+    ASSERT_STATUS(weft_gpu_stream_synchronize(s), WEFT_EDEVICE);
+    /* The synchronize reported the failure; the event still does, every time. */
+    ASSERT_STATUS(weft_gpu_event_query(after), WEFT_EDEVICE);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "bad") != NULL);
+    ASSERT_STATUS(weft_gpu_event_wait(after), WEFT_EDEVICE);
+    ASSERT_OK(weft_gpu_event_query(before));
+    /* A failure after `before`, whether or not a query asks first, is not its. */
+    atomic_store(&late_gate, 0);
+    ASSERT_OK(weft_gpu_launch(s, late, &one, NULL, 0));
+    ASSERT_OK(weft_gpu_event_query(before));
+    atomic_store(&late_gate, 1);
+    ASSERT_STATUS(weft_gpu_stream_synchronize(s), WEFT_EDEVICE);
+    ASSERT_OK(weft_gpu_event_query(before));
+    ASSERT_OK(weft_gpu_event_wait(before));
+    weft_gpu_event_destroy(before);
+    weft_gpu_event_destroy(after);
+    weft_gpu_stream_destroy(s);
+    weft_gpu_kernel_destroy(late);
+    weft_gpu_kernel_destroy(good);
+    weft_gpu_kernel_destroy(bad);
+    weft_gpu_close(d);
+}
+
+/* Each failure is reported by exactly one synchronize of its stream (stream
+ * synchronize, wait, a guard's end, or the device's synchronize): the first
+ * that covers it.  A stream query says what a synchronize would, and leaves
+ * the failure to it; an event in between takes nothing either. */
+TEST(emu_each_failure_is_reported_by_one_synchronize) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_kernel *bad = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "bad", .host = failing_host}, &st);
+    ASSERT_OK(st);
+    weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+    const weft_gpu_range one = {.global = {1}};
+    /* Stream query, then an event, then the stream's wait. */
+    ASSERT_OK(weft_gpu_launch(s, bad, &one, NULL, 0));
+    while ((st = weft_gpu_stream_query(s)) == WEFT_EAGAIN) {
+    }
+    ASSERT_STATUS(st, WEFT_EDEVICE);
+    ASSERT_STATUS(weft_gpu_stream_query(s), WEFT_EDEVICE);
+    weft_gpu_event *e = weft_gpu_event_record(s, &st);
+    ASSERT_STATUS(weft_gpu_event_wait(e), WEFT_EDEVICE);
+    weft_gpu_event_destroy(e);
+    ASSERT_STATUS(weft_gpu_stream_wait(s), WEFT_EDEVICE);
+    ASSERT_OK(weft_gpu_stream_query(s));
+    ASSERT_OK(weft_gpu_stream_synchronize(s));
+    /* The device's synchronize reports it once, for that stream. */
+    ASSERT_OK(weft_gpu_launch(s, bad, &one, NULL, 0));
+    ASSERT_STATUS(weft_gpu_synchronize(d), WEFT_EDEVICE);
+    ASSERT_OK(weft_gpu_stream_synchronize(s));
+    ASSERT_OK(weft_gpu_synchronize(d));
+    /* A guard's end is a synchronize of its stream too. */
+    weft_gpu_stream_guard g;
+    weft_gpu_stream *gs = weft_gpu_stream_begin(weft_gpu_device_pool(d), &g);
+    ASSERT_OK(weft_gpu_launch(gs, bad, &one, NULL, 0));
+    ASSERT_STATUS(weft_gpu_stream_end(&g), WEFT_EDEVICE);
+    ASSERT_OK(weft_gpu_synchronize(d));
+    weft_gpu_stream_destroy(s);
+    weft_gpu_kernel_destroy(bad);
+    weft_gpu_close(d);
+}
+
 /* Emulator streams are really asynchronous and ordered: a kernel that waits for
  * a flag holds back the copy queued after it, and the host sees the copy's
  * data only after the stream says it is done. */

@@ -1,8 +1,12 @@
 /* GPU work as tasks: GPU tasks ordered with CPU tasks by edges, checked
  * against a serial oracle; a waiting GPU task keeps its worker running other
  * tasks; device errors fail the run; GPU work from async tasks. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, open_memstream */
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu_test.h"
 
@@ -194,6 +198,119 @@ TEST(failing_kernel_fails_the_run_like_a_failing_task) {
     run_failing(d, record_nothing_and_fail, NULL, 33);
     /* The pool's streams are usable again. */
     ASSERT_OK(weft_gpu_synchronize(d));
+    weft_gpu_kernel_destroy(k);
+    weft_gpu_close(d);
+}
+
+/* Two tasks on one stream (a pool of one): the outer one queues a failing
+ * kernel and, before waiting, a nested weft_gpu_call queues a good kernel
+ * behind it on the same stream and waits first.  The failure is the outer
+ * task's: the nested call, whose wait covers the failed kernel, reports OK. */
+struct shared_call {
+    weft_gpu_kernel *bad, *good;
+    int inner;
+};
+
+static int launch_good(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    struct shared_call *c = arg;
+    return weft_gpu_launch(s, c->good, &(weft_gpu_range){.global = {1}}, NULL, 0);
+}
+
+static int launch_bad_then_call(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    struct shared_call *c = arg;
+    int st = weft_gpu_launch(s, c->bad, &(weft_gpu_range){.global = {1}}, NULL, 0);
+    c->inner = weft_gpu_call(weft_gpu_stream_device(s), launch_good, c);
+    return st;
+}
+
+static int good_host(const weft_gpu_range *r, void *const *a) { return 0; }
+
+TEST(emu_kernel_failure_goes_to_the_task_that_launched_it) {
+    weft_status st;
+    weft_gpu_device *d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 1}, &st);
+    ASSERT_OK(st);
+    struct shared_call c = {
+        .bad = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "bad", .host = fails_host}, &st),
+        .good = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "good", .host = good_host}, &st)};
+    ASSERT_OK(st);
+    ASSERT_STATUS(weft_gpu_call(d, launch_bad_then_call, &c), WEFT_EDEVICE);
+    ASSERT_OK(c.inner);
+    /* The same as tasks of a graph on an executor: the outer GPU task fails
+     * the run, named as the failed task. */
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    weft_taskflow *tf = weft_taskflow_create("shared", &st);
+    weft_task g = weft_emplace_gpu(tf, d, launch_bad_then_call, &c);
+    ASSERT_OK(weft_task_set_name(g, "outer"));
+    c.inner = -1;
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(info.task_code, WEFT_EDEVICE);
+    ASSERT_STREQ(info.failed_task, "outer");
+    ASSERT_OK(c.inner);
+    /* The failure was the task's to report: no synchronize reports it again. */
+    ASSERT_OK(weft_gpu_synchronize(d));
+    weft_future_destroy(f);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    weft_gpu_kernel_destroy(c.good);
+    weft_gpu_kernel_destroy(c.bad);
+    weft_gpu_close(d);
+}
+
+/* A GPU task whose kernel fails ends as a failed task for everything that
+ * watches: the metrics count it failed, the observer's task_end says FAILED
+ * with the code, and the profile marks its span failed.  The kernel takes a
+ * few milliseconds, so that the task parks and completes later. */
+static _Atomic int end_outcome = -1, end_code = 1;
+
+static void on_task_end(void *user, const weft_task_event *ev) {
+    if (ev->name && strcmp(ev->name, "gpu") == 0) {
+        atomic_store(&end_code, ev->code);
+        atomic_store(&end_outcome, (int)ev->outcome);
+    }
+}
+
+static int slow_fails_host(const weft_gpu_range *r, void *const *a) {
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    return 5;
+}
+
+TEST(emu_failed_gpu_task_is_failed_in_metrics_observer_and_profile) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_kernel *k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "f", .host = slow_fails_host}, &st);
+    ASSERT_OK(st);
+    weft_observer obs = {.task_end = on_task_end};
+    weft_executor *ex =
+        weft_executor_create(&(weft_executor_config){.workers = 2, .metrics = true, .observer = &obs}, &st);
+    ASSERT_OK(st);
+    ASSERT_OK(weft_profiler_start(ex));
+    weft_taskflow *tf = weft_taskflow_create("observed", &st);
+    weft_task g = weft_emplace_gpu(tf, d, launch_failing, k);
+    ASSERT_OK(weft_task_set_name(g, "gpu"));
+    ASSERT_STATUS(weft_run_and_wait(ex, tf), WEFT_ETASK);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_EQ(m.total.tasks, 1);
+    ASSERT_EQ(m.total.failed, 1);
+    ASSERT_EQ(m.total.succeeded, 0);
+    ASSERT_EQ(atomic_load(&end_outcome), (int)WEFT_TASK_FAILED);
+    ASSERT_EQ(atomic_load(&end_code), WEFT_EDEVICE);
+    char *json = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&json, &len);
+    ASSERT_OK(weft_profiler_write_json(ex, out));
+    fclose(out);
+    ASSERT_TRUE(strstr(json, "\"failed\"") != NULL);
+    free(json);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
     weft_gpu_kernel_destroy(k);
     weft_gpu_close(d);
 }

@@ -20,6 +20,29 @@
  * there, WEFT_EDEVICE when a driver call or a kernel failed; then
  * weft_last_error_message() holds the backend's own message (e.g.
  * "cuda: cuLaunchKernel: CUDA_ERROR_INVALID_VALUE: invalid argument").
+ *
+ * Failed work (a kernel that fails while it runs, a failed asynchronous copy)
+ * is reported by the calls that wait for or ask about it, by these rules:
+ *  - an event reports the failures of the work queued on its stream before it
+ *    was recorded, and only those; every query and wait of it says the same;
+ *  - a synchronize of a stream (weft_gpu_stream_synchronize, _wait, _query,
+ *    weft_gpu_stream_end, and weft_gpu_synchronize for each of the device's
+ *    streams) reports the failures of work queued on the stream since the
+ *    previous synchronize of that stream, so each failure is reported by one
+ *    synchronize (a query reports it without taking it);
+ *  - a failure of work a GPU task queued (weft_emplace_gpu, weft_gpu_call,
+ *    weft_gpu_stage_run: work its fn queued, from its own thread, on the stream
+ *    it was given) is that task's: it fails that task and no other task that
+ *    shares the stream, and no synchronize reports it again.
+ * The emulator follows them exactly; a failed kernel does not stop the work
+ * queued after it.  OpenCL and CUDA give no way to tell failures apart by
+ * when they were queued, so there each event, synchronize and task reports
+ * what a marker after its work says: on OpenCL the marker fails when work
+ * before it failed, and an implementation may fail every command queued after
+ * a failed one, so a failure can be reported by every later event,
+ * synchronize and task of its stream; on CUDA a kernel fault is sticky: the
+ * context is unusable and every later call fails, queries of earlier events
+ * included, until the process ends.
  */
 #ifndef WEFT_GPU_H
 #define WEFT_GPU_H
@@ -95,7 +118,10 @@ WEFT_API const char *weft_gpu_kind_name(weft_gpu_kind kind);
  * WEFT_EINVAL (dev NULL), WEFT_EDEVICE. */
 WEFT_API weft_status weft_gpu_mem_info(weft_gpu_device *dev, size_t *free_bytes, size_t *total_bytes);
 /* Blocks until every stream of the device has finished its work.  Returns the
- * first error a stream reports, else WEFT_OK.  WEFT_EINVAL for NULL. */
+ * first error a stream reports, else WEFT_OK; each stream is synchronized
+ * (failures since its previous synchronize, see "Failed work" above), so a
+ * failure it reports is not reported again by that stream's next synchronize.
+ * WEFT_EINVAL for NULL. */
 WEFT_API weft_status weft_gpu_synchronize(weft_gpu_device *dev);
 
 /* ---- buffers ------------------------------------------------------------------ */
@@ -159,7 +185,9 @@ WEFT_API void weft_gpu_stream_destroy(weft_gpu_stream *s);
 /* The stream's device (NULL for NULL). */
 WEFT_API weft_gpu_device *weft_gpu_stream_device(const weft_gpu_stream *s);
 /* Blocks the calling thread until the stream's work is done.  WEFT_OK, or the
- * error of a failed copy or kernel (WEFT_EDEVICE, message set); WEFT_EINVAL. */
+ * error of a failed copy or kernel queued since the previous synchronize of s
+ * and not a GPU task's (WEFT_EDEVICE, message set; "Failed work" above:
+ * OpenCL and CUDA may report a failure again); WEFT_EINVAL. */
 WEFT_API weft_status weft_gpu_stream_synchronize(weft_gpu_stream *s);
 /* Waits for the stream's work without blocking a worker: called from a task
  * (graph, async, pipeline stage) on one of an executor's workers, the worker
@@ -168,7 +196,8 @@ WEFT_API weft_status weft_gpu_stream_synchronize(weft_gpu_stream *s);
  * Returns what weft_gpu_stream_synchronize would. */
 WEFT_API weft_status weft_gpu_stream_wait(weft_gpu_stream *s);
 /* WEFT_OK when all work queued so far is done, WEFT_EAGAIN while some is
- * pending, or the error of failed work; WEFT_EINVAL.  Never blocks.  It queues
+ * pending, or the error weft_gpu_stream_synchronize would report now (which
+ * the query leaves for it to report); WEFT_EINVAL.  Never blocks.  It queues
  * a marker behind the work and asks about it; while no work is queued on s
  * since, later queries ask about the same marker, so polling an idle stream
  * reaches WEFT_OK.  Not at the same time as other calls on s. */
@@ -178,7 +207,11 @@ WEFT_API weft_status weft_gpu_stream_query(weft_gpu_stream *s);
  * WEFT_ENOMEM, WEFT_EDEVICE. */
 WEFT_API WEFT_NODISCARD weft_gpu_event *weft_gpu_event_record(weft_gpu_stream *s, weft_status *err);
 /* WEFT_OK once the work before the event is done, WEFT_EAGAIN before, or the
- * error of failed work; WEFT_EINVAL for NULL.  Never blocks. */
+ * error of failed work queued on the stream before the event was recorded
+ * (WEFT_EDEVICE, message set: "Failed work" above), whether or not a
+ * synchronize reported it, and never of work queued after it (CUDA: after a
+ * kernel fault, every query fails); WEFT_EINVAL for NULL.  Never blocks.  The
+ * same answer every time once the work is done. */
 WEFT_API weft_status weft_gpu_event_query(weft_gpu_event *e);
 /* Waits for the event as weft_gpu_stream_wait waits for a stream (a worker
  * keeps running other tasks; another thread blocks). */
@@ -217,7 +250,9 @@ typedef struct weft_gpu_stream_guard {
 } weft_gpu_stream_guard;
 /* Returns the stream, or NULL (g or p NULL: nothing to end). */
 WEFT_API weft_gpu_stream *weft_gpu_stream_begin(weft_gpu_stream_pool *p, weft_gpu_stream_guard *g);
-/* WEFT_OK, the stream's error, or WEFT_EINVAL for NULL or a guard that is not
+/* WEFT_OK, the stream's error as weft_gpu_stream_synchronize reports it
+ * (failures since the stream's previous synchronize: on a shared stream, the
+ * other holder's work too), or WEFT_EINVAL for NULL or a guard that is not
  * open.  The guard is closed afterwards either way. */
 WEFT_API weft_status weft_gpu_stream_end(weft_gpu_stream_guard *g);
 
@@ -274,7 +309,8 @@ typedef struct weft_gpu_arg {
  * neither a buffer nor a value, objects of different devices),
  * WEFT_EDEVICE (the launch was refused, e.g. a group too large: the
  * driver's message), WEFT_ENOMEM.  A kernel that fails while it runs is
- * reported by the stream's next wait, query or synchronize. */
+ * reported as "Failed work" above says: by events recorded after it, by one
+ * synchronize of the stream, or, queued by a GPU task, to that task. */
 WEFT_API weft_status weft_gpu_launch(weft_gpu_stream *s, weft_gpu_kernel *k, const weft_gpu_range *range,
                                      const weft_gpu_arg *args, size_t nargs);
 
@@ -328,8 +364,11 @@ typedef int (*weft_gpu_task_fn)(weft_ctx *ctx, weft_gpu_stream *s, void *arg);
  * fn to record work on it, and completes when that work is done: meanwhile
  * its worker runs other ready tasks (weft_gpu_stream_end), so CPU tasks and
  * other GPU tasks overlap with it.  Its successors start after the GPU work.
- * A non-zero return of fn, or an error of the stream (WEFT_EDEVICE), fails
- * the run like a failing task.  dev must outlive the taskflow's runs.
+ * A non-zero return of fn, or a failure of the work fn queued (WEFT_EDEVICE;
+ * not of another task's work on a shared stream: "Failed work" above), fails
+ * the run like a failing task.  Observers, metrics and profiles see the task
+ * end when its work does, with that outcome.  dev must outlive the taskflow's
+ * runs.
  * Returns the task, or the null task (WEFT_EINVAL for NULL tf/dev/fn,
  * WEFT_ENOMEM, WEFT_EBUSY while tf runs: as weft_emplace). */
 WEFT_API weft_task weft_emplace_gpu(weft_taskflow *tf, weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg);
@@ -337,7 +376,8 @@ WEFT_API weft_task weft_emplace_gpu(weft_taskflow *tf, weft_gpu_device *dev, wef
 /* The same work from any code, for async tasks and pipeline stages: takes a
  * stream of dev's pool, calls fn(weft_current_ctx(), stream, arg) and waits
  * for the work as weft_gpu_stream_wait does.  Returns fn's non-zero value,
- * the stream's error, WEFT_EINVAL (dev or fn NULL), or WEFT_OK. */
+ * the failure of the work fn queued (WEFT_EDEVICE: "Failed work" above),
+ * WEFT_EINVAL (dev or fn NULL), or WEFT_OK. */
 WEFT_API int weft_gpu_call(weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg);
 
 /* ---- GPU pipeline stages -------------------------------------------------------- */
@@ -370,7 +410,8 @@ typedef struct weft_gpu_stage {
  * overlap), calls fn, and waits for the work cooperatively: the worker runs
  * other jobs (other tokens' stages included) meanwhile, and naps when there
  * are none; the token goes on to the next stage once the work is done.
- * Returns fn's non-zero value, the stream's error (WEFT_EDEVICE), or
+ * Returns fn's non-zero value, the failure of the work fn queued
+ * (WEFT_EDEVICE: "Failed work" above), or
  * WEFT_EINVAL (NULL pf or stage, stage without dev or fn); any of them fails
  * the pipeline.  The weft_gpu_stage must outlive the pipeline's runs. */
 WEFT_API int weft_gpu_stage_run(weft_pipeflow *pf, void *stage);

@@ -37,8 +37,21 @@ typedef struct weft__gpu_ops {
     void (*stream_destroy)(weft_gpu_device *dev, void *stream); /* after its work */
     int (*stream_sync)(weft_gpu_device *dev, void *stream);
     int (*event_record)(weft_gpu_device *dev, void *stream, void **event);
-    int (*event_query)(weft_gpu_device *dev, void *event); /* 0, WEFT_EAGAIN or an error */
+    /* 0, WEFT_EAGAIN, or an error: a failure of any work queued on the stream
+     * before the event (weft_gpu_event_query's rule, gpu.h).  Never consumed:
+     * every query says the same once the event is done. */
+    int (*event_query)(weft_gpu_device *dev, void *event);
     int (*event_sync)(weft_gpu_device *dev, void *event);
+    /* What a synchronize of `stream` reports once `event`, recorded on it, is
+     * done: a failure of work queued before the event that no earlier
+     * synchronize reported and no task owns (weft__gpu_scope); take: mark those
+     * reported.  stream_sync follows the same rule.  NULL: the backend cannot
+     * tell failures apart (a failure fails every later command of the queue:
+     * OpenCL, CUDA), and event_query's answer is the synchronize's. */
+    int (*sync_status)(weft_gpu_device *dev, void *stream, void *event, bool take);
+    /* True when the backend reports failures of work queued in a scope to the
+     * scope (weft__gpu_scope) rather than only to events after it. */
+    bool scopes;
     void (*event_destroy)(weft_gpu_device *dev, void *event);
     /* WEFT_ENOENT when src has no form for this backend. */
     int (*kernel_create)(weft_gpu_device *dev, const weft_gpu_kernel_source *src, void **kernel);
@@ -120,9 +133,34 @@ int weft__gpu_event_wait_any(weft_gpu_event *e);
  * context, else blocking). */
 struct weft__worker;
 int weft__gpu_event_wait_on(weft_gpu_event *e, struct weft__worker *w);
-/* Waits for a guard's stream as weft__gpu_event_wait_on does, then gives it
- * back (a stream that cannot record an event is synchronized). */
-int weft__gpu_guard_end_on(weft_gpu_stream_guard *g, struct weft__worker *w);
+/* The GPU work of one task (weft_emplace_gpu, weft_gpu_call,
+ * weft_gpu_stage_run), so that a failed kernel fails the task that launched
+ * it and no other task sharing its stream.  While a scope is entered on a
+ * thread, work that thread queues on the scope's stream belongs to it: a
+ * backend with `scopes` sets `status` (and `message`) at the first failure of
+ * that work, on its own thread, before the work counts as done; synchronizes
+ * of the stream do not report it again.  A scope must outlive its work: its
+ * task waits for an event recorded after it (weft__gpu_scope_end). */
+typedef struct weft__gpu_scope {
+    void *stream;             /* the backend's handle of the stream */
+    struct weft__gpu_scope *outer; /* the thread's scope before this one */
+    _Atomic int status;       /* the first failure of the scope's work; 0 if none */
+    char message[160];        /* its text, written before status */
+} weft__gpu_scope;
+/* The calling thread's innermost scope, or NULL (stream.c). */
+extern _Thread_local weft__gpu_scope *weft__gpu_scope_now;
+/* Enters sc for work queued on s by the calling thread; leave it on the same
+ * thread, innermost first, before waiting for the work. */
+void weft__gpu_scope_enter(weft__gpu_scope *sc, weft_gpu_stream *s);
+void weft__gpu_scope_leave(weft__gpu_scope *sc);
+/* The task's outcome once an event recorded after the scope's work is done,
+ * event_status being that event's: the scope's own failure where the backend
+ * has scopes (message set), else event_status. */
+int weft__gpu_scope_status(weft_gpu_device *dev, weft__gpu_scope *sc, int event_status);
+/* Waits for the work of a left scope on a guard's stream as
+ * weft__gpu_event_wait_on does (a stream that cannot record an event is
+ * synchronized), gives the stream back, and returns the scope's status. */
+int weft__gpu_scope_end(weft__gpu_scope *sc, weft_gpu_stream_guard *g, struct weft__worker *w);
 /* A guard's stream given back without waiting for its work (the caller has
  * seen that work done). */
 void weft__gpu_guard_release(weft_gpu_stream_guard *g);

@@ -9,7 +9,16 @@
  * and wakes waiters if any registered.  Both are store-then-load handshakes
  * with seq_cst on both sides (the thread's `sleeping` against a submitter's
  * `bell`; a waiter's `waiters` against the thread's `completed`), so no wake-up
- * is lost. */
+ * is lost.
+ *
+ * Failures (gpu.h has the rules): the thread counts failed kernels, all of
+ * them and those outside any task's scope ("loose"), and an event is a marker
+ * in the queue that the thread stamps with both counts when it reaches it.
+ * So an event reports exactly the failures of the work before it, however
+ * often it is asked; a synchronize reports the loose failures between the
+ * last count a synchronize took and its own marker's; and a failure of work
+ * queued in a scope goes to that scope (its task) alone.  Later work still
+ * runs after a failure: a failed kernel does not break the stream. */
 #include "core/alloc.h"
 #include "core/error_detail.h"
 #include "gpu/backend.h"
@@ -29,10 +38,14 @@ typedef struct emu_kernel {
     char name[64];
 } emu_kernel;
 
+struct emu_event;
+
 typedef struct emu_op {
     struct emu_op *next;
     size_t bytes;        /* of this record */
-    const emu_kernel *kernel; /* NULL: a copy */
+    const emu_kernel *kernel; /* NULL: a copy or a marker */
+    struct emu_event *mark;   /* a marker: the event to stamp */
+    weft__gpu_scope *scope;   /* a kernel queued in a task's scope, or NULL */
     void *dst;
     const void *src;
     size_t n;
@@ -42,38 +55,72 @@ typedef struct emu_op {
 } emu_op;
 
 typedef struct emu_stream {
-    weft__mutex lock; /* queue and message */
+    weft__mutex lock; /* queue, submitted and reported */
     emu_op *head, *tail;
     uint32_t submitted; /* under lock */
     _Atomic uint32_t bell, sleeping, completed, waiters;
-    _Atomic int error; /* a failed kernel not yet reported; 0 if none */
-    char message[160]; /* its text, under lock */
+    /* Failed kernels so far, all and loose (outside any scope), with the text
+     * of the last of each: the thread's alone, read by it when it stamps a
+     * marker. */
+    uint32_t failed, loose;
+    char message[160], loose_message[160];
+    uint32_t reported; /* loose failures synchronizes have reported: under lock */
     _Atomic bool stop;
     weft__thread thread;
 } emu_stream;
 
+/* A marker, owned by the event's holder and by the queue until the thread has
+ * stamped it (refs counts the two). */
 typedef struct emu_event {
     emu_stream *s;
-    uint32_t seq; /* done when completed has reached it */
+    uint32_t seq; /* the marker's place: stamped when completed has reached it */
+    _Atomic int refs;
+    uint32_t failed, loose; /* the stream's counts when the thread reached the marker */
+    char message[160], loose_message[160];
 } emu_event;
 
 static bool reached(uint32_t completed, uint32_t seq) { return (int32_t)(completed - seq) >= 0; }
 
 /* ---- the stream thread ------------------------------------------------------ */
 
+static void event_unref(emu_event *e) {
+    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) weft__free(e, sizeof *e);
+}
+
+/* Copies the counts into the marker; its holder reads them once `completed`
+ * has passed it (the thread's seq_cst increment after this orders them). */
+static void stamp(emu_stream *s, emu_event *e) {
+    e->failed = s->failed;
+    e->loose = s->loose;
+    if (s->failed) memcpy(e->message, s->message, sizeof e->message);
+    if (s->loose) memcpy(e->loose_message, s->loose_message, sizeof e->loose_message);
+    event_unref(e);
+}
+
+/* A failed kernel: counted, and its scope's first failure.  The scope reads
+ * status after its event, which the increment of `completed` orders after
+ * this; release all the same, for the message written before it. */
+static void note_failure(emu_stream *s, const emu_op *op, int rc) {
+    snprintf(s->message, sizeof s->message, "emulator: kernel %s failed (returned %d)", op->kernel->name, rc);
+    s->failed++;
+    if (!op->scope) {
+        memcpy(s->loose_message, s->message, sizeof s->message);
+        s->loose++;
+    } else if (atomic_load_explicit(&op->scope->status, memory_order_relaxed) == 0) {
+        memcpy(op->scope->message, s->message, sizeof s->message);
+        atomic_store_explicit(&op->scope->status, WEFT_EDEVICE, memory_order_release);
+    }
+}
+
 static void run_op(emu_stream *s, emu_op *op) {
-    if (!op->kernel) {
+    if (op->mark) {
+        stamp(s, op->mark);
+    } else if (!op->kernel) {
         memcpy(op->dst, op->src, op->n);
-        return;
+    } else {
+        int rc = op->kernel->fn(&op->range, op->args);
+        if (rc != 0) note_failure(s, op, rc);
     }
-    int rc = op->kernel->fn(&op->range, op->args);
-    if (rc == 0) return;
-    weft__mutex_lock(&s->lock);
-    if (atomic_load_explicit(&s->error, memory_order_relaxed) == 0) {
-        snprintf(s->message, sizeof s->message, "emulator: kernel %s failed (returned %d)", op->kernel->name, rc);
-        atomic_store_explicit(&s->error, WEFT_EDEVICE, memory_order_relaxed);
-    }
-    weft__mutex_unlock(&s->lock);
 }
 
 static emu_op *pop(emu_stream *s) {
@@ -112,16 +159,19 @@ static void *stream_main(void *arg) {
     return NULL;
 }
 
-static void push(emu_stream *s, emu_op *op) {
+/* Queues op; returns its place in the stream's order (the `completed` count
+ * at which it is done). */
+static uint32_t push(emu_stream *s, emu_op *op) {
     op->next = NULL;
     weft__mutex_lock(&s->lock);
     if (s->tail) s->tail->next = op;
     else s->head = op;
     s->tail = op;
-    s->submitted++;
+    uint32_t seq = ++s->submitted;
     weft__mutex_unlock(&s->lock);
     atomic_fetch_add_explicit(&s->bell, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&s->sleeping, memory_order_seq_cst)) weft__futex_wake(&s->bell, 1);
+    return seq;
 }
 
 static emu_op *new_op(size_t extra) {
@@ -185,7 +235,7 @@ static int copy(void *stream, void *dst, const void *src, size_t n) {
     op->dst = dst;
     op->src = src;
     op->n = n;
-    push(stream, op);
+    (void)push(stream, op);
     return 0;
 }
 
@@ -224,16 +274,6 @@ static void wait_for(emu_stream *s, uint32_t seq) {
     }
 }
 
-/* The failure of a kernel the stream ran, reported once (then cleared). */
-static int take_error(emu_stream *s) {
-    if (atomic_load_explicit(&s->error, memory_order_relaxed) == 0) return 0;
-    weft__mutex_lock(&s->lock);
-    int err = atomic_exchange_explicit(&s->error, 0, memory_order_relaxed);
-    if (err) weft__set_error_message("%s", s->message);
-    weft__mutex_unlock(&s->lock);
-    return err;
-}
-
 static uint32_t current_seq(emu_stream *s) {
     weft__mutex_lock(&s->lock);
     uint32_t seq = s->submitted;
@@ -241,10 +281,73 @@ static uint32_t current_seq(emu_stream *s) {
     return seq;
 }
 
+/* Queues a marker; *event holds the caller's reference. */
+static int emu_event_record(weft_gpu_device *dev, void *stream, void **event) {
+    emu_stream *s = stream;
+    emu_event *e = weft__calloc(sizeof *e);
+    emu_op *op = e ? new_op(0) : NULL;
+    if (!op) {
+        if (e) weft__free(e, sizeof *e);
+        return WEFT_ENOMEM;
+    }
+    e->s = s;
+    atomic_init(&e->refs, 2);
+    op->mark = e;
+    e->seq = push(s, op); /* the thread never reads seq: set after is fine */
+    *event = e;
+    return 0;
+}
+
+static int event_status(const emu_event *e) {
+    if (e->failed == 0) return 0;
+    weft__set_error_message("%s", e->message);
+    return WEFT_EDEVICE;
+}
+
+static int emu_event_query(weft_gpu_device *dev, void *event) {
+    emu_event *e = event;
+    if (!reached(atomic_load_explicit(&e->s->completed, memory_order_acquire), e->seq)) return WEFT_EAGAIN;
+    return event_status(e);
+}
+
+static int emu_event_sync(weft_gpu_device *dev, void *event) {
+    emu_event *e = event;
+    wait_for(e->s, e->seq);
+    return event_status(e);
+}
+
+static void emu_event_destroy(weft_gpu_device *dev, void *event) { event_unref(event); }
+
+/* Loose failures between the count the last synchronize took and the marker's
+ * (counts only grow; compared as sequence numbers, as `completed` is). */
+static int emu_sync_status(weft_gpu_device *dev, void *stream, void *event, bool take) {
+    emu_stream *s = stream;
+    emu_event *e = event;
+    int st = 0;
+    weft__mutex_lock(&s->lock);
+    if ((int32_t)(e->loose - s->reported) > 0) {
+        weft__set_error_message("%s", e->loose_message);
+        st = WEFT_EDEVICE;
+        if (take) s->reported = e->loose;
+    }
+    weft__mutex_unlock(&s->lock);
+    return st;
+}
+
 static int emu_stream_sync(weft_gpu_device *dev, void *stream) {
     emu_stream *s = stream;
-    wait_for(s, current_seq(s));
-    return take_error(s);
+    void *e;
+    int st = emu_event_record(dev, s, &e);
+    if (st) {
+        /* No marker: wait all the same (destroy relies on it); the failures
+         * stay for the next synchronize. */
+        wait_for(s, current_seq(s));
+        return st;
+    }
+    (void)emu_event_sync(dev, e);
+    st = emu_sync_status(dev, s, e, true);
+    emu_event_destroy(dev, e);
+    return st;
 }
 
 static void emu_stream_destroy(weft_gpu_device *dev, void *stream) {
@@ -256,29 +359,6 @@ static void emu_stream_destroy(weft_gpu_device *dev, void *stream) {
     weft__mutex_destroy(&s->lock);
     weft__free(s, sizeof *s);
 }
-
-static int emu_event_record(weft_gpu_device *dev, void *stream, void **event) {
-    emu_event *e = weft__alloc(sizeof *e);
-    if (!e) return WEFT_ENOMEM;
-    e->s = stream;
-    e->seq = current_seq(stream);
-    *event = e;
-    return 0;
-}
-
-static int emu_event_query(weft_gpu_device *dev, void *event) {
-    emu_event *e = event;
-    if (!reached(atomic_load_explicit(&e->s->completed, memory_order_acquire), e->seq)) return WEFT_EAGAIN;
-    return take_error(e->s);
-}
-
-static int emu_event_sync(weft_gpu_device *dev, void *event) {
-    emu_event *e = event;
-    wait_for(e->s, e->seq);
-    return take_error(e->s);
-}
-
-static void emu_event_destroy(weft_gpu_device *dev, void *event) { weft__free(event, sizeof(emu_event)); }
 
 static int emu_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source *src, void **kernel) {
     if (!src->host) {
@@ -310,6 +390,9 @@ static int emu_launch(weft_gpu_device *dev, void *stream, void *kernel, const we
     if (!op) return WEFT_ENOMEM;
     op->kernel = kernel;
     op->range = *range;
+    /* Work the thread queues on its scope's stream is the scope's. */
+    weft__gpu_scope *sc = weft__gpu_scope_now;
+    if (sc && sc->stream == stream) op->scope = sc;
     for (size_t i = 0, at = 0; i < nargs; i++) {
         if (args[i].buffer) {
             op->args[i] = (void *)(uintptr_t)args[i].buffer->h;
@@ -319,7 +402,7 @@ static int emu_launch(weft_gpu_device *dev, void *stream, void *kernel, const we
         op->args[i] = op->values + at;
         at += (args[i].size + 15) & ~(size_t)15;
     }
-    push(stream, op);
+    (void)push(stream, op);
     return 0;
 }
 
@@ -341,6 +424,8 @@ const weft__gpu_ops weft__gpu_emulator_ops = {
     .event_query = emu_event_query,
     .event_sync = emu_event_sync,
     .event_destroy = emu_event_destroy,
+    .sync_status = emu_sync_status,
+    .scopes = true,
     .kernel_create = emu_kernel_create,
     .kernel_destroy = emu_kernel_destroy,
     .launch = emu_launch,

@@ -140,22 +140,31 @@ int weft__gpu_event_wait_any(weft_gpu_event *e) { return weft__gpu_event_wait_on
 
 weft_status weft_gpu_event_wait(weft_gpu_event *e) { return e ? (weft_status)weft__gpu_event_wait_any(e) : WEFT_EINVAL; }
 
-/* Records an event on s and hands it to `use`; the event is freed after. */
-static weft_status with_event(weft_gpu_stream *s, int (*use)(weft_gpu_event *e)) {
-    if (!s) return WEFT_EINVAL;
+/* What a synchronize of s reports once e, recorded on it, is done with
+ * event_status: the backend's sync_status (take: the failures count as
+ * reported), or event_status where failures cannot be told apart. */
+static int sync_status(weft_gpu_stream *s, weft_gpu_event *e, int event_status, bool take) {
+    const weft__gpu_ops *ops = s->dev->ops;
+    if (event_status == WEFT_EAGAIN || !ops->sync_status) return event_status;
+    return ops->sync_status(s->dev, s->h, e->h, take);
+}
+
+/* A synchronize that waits as weft__gpu_event_wait_on does (w NULL: the
+ * calling thread's worker, else blocking). */
+static weft_status stream_wait_on(weft_gpu_stream *s, weft__worker *w) {
     weft_gpu_event e = {.dev = s->dev};
     int st = s->dev->ops->event_record(s->dev, s->h, &e.h);
-    if (st) return (weft_status)st;
-    st = use(&e);
+    if (st) return (weft_status)s->dev->ops->stream_sync(s->dev, s->h);
+    st = sync_status(s, &e, weft__gpu_event_wait_on(&e, w), true);
     s->dev->ops->event_destroy(s->dev, e.h);
     return (weft_status)st;
 }
 
-
-weft_status weft_gpu_stream_wait(weft_gpu_stream *s) { return with_event(s, weft__gpu_event_wait_any); }
+weft_status weft_gpu_stream_wait(weft_gpu_stream *s) { return s ? stream_wait_on(s, NULL) : WEFT_EINVAL; }
 
 /* The marker of the last query is asked again while no work was queued since;
- * new work (a launch or a copy on s) makes the next query record a new one. */
+ * new work (a launch or a copy on s) makes the next query record a new one.
+ * It reports what a synchronize would, and leaves it to report. */
 weft_status weft_gpu_stream_query(weft_gpu_stream *s) {
     if (!s) return WEFT_EINVAL;
     weft_gpu_device *d = s->dev;
@@ -168,7 +177,45 @@ weft_status weft_gpu_stream_query(weft_gpu_stream *s) {
             return (weft_status)st;
         }
     }
-    return (weft_status)d->ops->event_query(d, s->query_h);
+    weft_gpu_event e = {.dev = d, .h = s->query_h};
+    return (weft_status)sync_status(s, &e, d->ops->event_query(d, s->query_h), false);
+}
+
+/* ---- task scopes -------------------------------------------------------------- */
+
+_Thread_local weft__gpu_scope *weft__gpu_scope_now;
+
+void weft__gpu_scope_enter(weft__gpu_scope *sc, weft_gpu_stream *s) {
+    sc->stream = s->h;
+    sc->outer = weft__gpu_scope_now;
+    atomic_store_explicit(&sc->status, 0, memory_order_relaxed);
+    sc->message[0] = '\0';
+    weft__gpu_scope_now = sc;
+}
+
+void weft__gpu_scope_leave(weft__gpu_scope *sc) { weft__gpu_scope_now = sc->outer; }
+
+int weft__gpu_scope_status(weft_gpu_device *dev, weft__gpu_scope *sc, int event_status) {
+    if (!dev->ops->scopes || event_status == WEFT_EAGAIN) return event_status;
+    /* acquire: pairs with the backend's release store of status, after the
+     * message. */
+    int st = atomic_load_explicit(&sc->status, memory_order_acquire);
+    if (st) weft__set_error_message("%s", sc->message);
+    return st;
+}
+
+int weft__gpu_scope_end(weft__gpu_scope *sc, weft_gpu_stream_guard *g, weft__worker *w) {
+    weft_gpu_stream *s = g->pool_->streams[g->slot_];
+    weft_gpu_event e = {.dev = s->dev};
+    int st = s->dev->ops->event_record(s->dev, s->h, &e.h);
+    if (st == 0) {
+        st = weft__gpu_event_wait_on(&e, w);
+        s->dev->ops->event_destroy(s->dev, e.h);
+    } else {
+        st = s->dev->ops->stream_sync(s->dev, s->h);
+    }
+    weft__gpu_guard_release(g);
+    return weft__gpu_scope_status(s->dev, sc, st);
 }
 
 /* ---- pools and guards ------------------------------------------------------- */
@@ -239,24 +286,10 @@ void weft__gpu_guard_release(weft_gpu_stream_guard *g) {
     g->pool_ = NULL;
 }
 
-int weft__gpu_guard_end_on(weft_gpu_stream_guard *g, weft__worker *w) {
-    weft_gpu_stream *s = g->pool_->streams[g->slot_];
-    weft_gpu_event e = {.dev = s->dev};
-    int st = s->dev->ops->event_record(s->dev, s->h, &e.h);
-    if (st == 0) {
-        st = weft__gpu_event_wait_on(&e, w);
-        s->dev->ops->event_destroy(s->dev, e.h);
-    } else {
-        st = s->dev->ops->stream_sync(s->dev, s->h);
-    }
-    weft__gpu_guard_release(g);
-    return st;
-}
-
 weft_status weft_gpu_stream_end(weft_gpu_stream_guard *g) {
     if (!g || !g->pool_) return WEFT_EINVAL;
     weft_gpu_stream_pool *p = g->pool_;
-    weft_status st = weft_gpu_stream_wait(p->streams[g->slot_]);
+    weft_status st = stream_wait_on(p->streams[g->slot_], NULL);
     weft__gpu_guard_release(g);
     return st;
 }

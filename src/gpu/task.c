@@ -33,6 +33,7 @@ typedef struct gpu_pending {
     weft__node *node;
     weft__run *run;
     weft_gpu_stream_guard guard;
+    weft__gpu_scope scope; /* the task's failures (backend.h) */
     void *event; /* the backend's */
     int status;  /* the event's outcome, set by the poller */
 } gpu_pending;
@@ -60,14 +61,20 @@ struct weft__gpu_watch {
 
 /* ---- the cooperative path ---------------------------------------------------- */
 
+/* Takes a stream, calls fn in a scope of its own (so that the outcome is the
+ * failure of fn's work, not of another task's sharing the stream), and waits
+ * for the work. */
 static int call_on_stream(weft_ctx *ctx, weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg) {
     weft_gpu_stream_guard g;
+    weft__gpu_scope sc;
     weft_gpu_stream *s = weft_gpu_stream_begin(dev->pool, &g);
+    weft__gpu_scope_enter(&sc, s);
     int rc = fn(ctx, s, arg);
+    weft__gpu_scope_leave(&sc);
     /* Wait even when fn failed: work it queued before failing may still use
      * memory the caller frees once we return. */
-    weft_status st = weft_gpu_stream_end(&g);
-    return rc ? rc : (int)st;
+    int st = weft__gpu_scope_end(&sc, &g, NULL);
+    return rc ? rc : st;
 }
 
 int weft_gpu_call(weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg) {
@@ -171,19 +178,37 @@ static void watch_done(weft__gpu_watch *w) {
 
 /* ---- the graph node ---------------------------------------------------------- */
 
+/* The task's begin and end as observers see them (metrics, profiles, the
+ * observer's events), told once the outcome is known: a GPU task ends when its
+ * work does, so both come then, on the worker that finishes it (the recording
+ * ran before, unobserved: a begin there would stay open on its worker while it
+ * runs other jobs, and an end with fn's 0 would call a failed kernel a
+ * success). */
+static void observe_outcome(weft__worker *wk, weft__node *n, weft__run *r, int status) {
+    weft_ctx cx;
+    struct weft__obs *o = weft__task_enter(wk, &cx, n, r);
+    weft__task_leave(wk, &cx, o, n, r, status);
+}
+
+/* The task's end: observed, and its run failed if status says so. */
+static weft__job *finish(weft__worker *wk, weft__node *n, weft__run *r, int status) {
+    observe_outcome(wk, n, r, status);
+    if (status != 0) weft__fail_node(r, n, status);
+    /* Last: the next iteration may run this task again (and reuse its record). */
+    return weft__release_successors(wk, r, n);
+}
+
 /* The completion job: the task's work is done (or failed). */
 static weft__job *complete_run(weft__worker *wk, weft__job *job) {
     gpu_pending *p = (gpu_pending *)job;
     weft__node *n = p->node;
     weft__run *r = p->run;
-    int status = p->status;
     weft_gpu_device *dev = p->watch->dev;
+    int status = weft__gpu_scope_status(dev, &p->scope, p->status);
     dev->ops->event_destroy(dev, p->event);
     weft__gpu_guard_release(&p->guard);
     watch_done(p->watch);
-    if (status != 0) weft__fail_node(r, n, status);
-    /* Last: the next iteration may run this task again (and reuse p). */
-    return weft__release_successors(wk, r, n);
+    return finish(wk, n, r, status);
 }
 
 /* The job of a GPU task's node: records the work, parks on the watch. */
@@ -198,12 +223,15 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
     gpu_pending *p = &t->pending;
     *p = (gpu_pending){.job = {.run = complete_run}, .node = n, .run = r};
     weft_gpu_stream *s = weft_gpu_stream_begin(dev->pool, &p->guard);
-    weft_ctx cx;
-    struct weft__obs *o = weft__task_enter(wk, &cx, n, r);
+    /* The task's context, as weft__task_enter makes it but unobserved
+     * (observe_outcome says why). */
+    weft_ctx cx = {wk, n, &r->top->stop, n->tf, wk->ctx, 0};
+    wk->ctx = &cx;
+    weft__gpu_scope_enter(&p->scope, s);
     int rc = t->fn(&cx, s, t->arg);
+    weft__gpu_scope_leave(&p->scope);
+    wk->ctx = cx.outer;
     int st = rc ? rc : dev->ops->event_record(dev, s->h, &p->event);
-    /* The task's span (observers, profiles) is its CPU part: the recording. */
-    weft__task_leave(wk, &cx, o, n, r, rc);
     if (st == 0) {
         st = dev->ops->event_query(dev, p->event);
         if (st == WEFT_EAGAIN && watch_park(dev, wk->ex, p) == 0) return NULL; /* completes later */
@@ -211,15 +239,15 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
             weft_gpu_event e = {.dev = dev, .h = p->event};
             st = weft__gpu_event_wait_any(&e);
         }
+        st = weft__gpu_scope_status(dev, &p->scope, st);
         dev->ops->event_destroy(dev, p->event);
         weft__gpu_guard_release(&p->guard);
     } else {
         /* fn failed, or no event: wait for what was queued, cooperatively. */
-        int end = weft_gpu_stream_end(&p->guard);
+        int end = weft__gpu_scope_end(&p->scope, &p->guard, wk);
         if (st == 0) st = end;
     }
-    if (st != 0) weft__fail_node(r, n, st);
-    return weft__release_successors(wk, r, n);
+    return finish(wk, n, r, st);
 }
 
 /* ---- pipeline stages --------------------------------------------------------- */
@@ -231,9 +259,12 @@ int weft_gpu_stage_run(weft_pipeflow *pf, void *stage) {
      * executor finds the worker, so that the wait is cooperative. */
     weft__worker *w = g->ex ? weft__current_worker(g->ex) : NULL;
     weft_gpu_stream_guard guard;
+    weft__gpu_scope sc;
     weft_gpu_stream *s = weft_gpu_stream_begin(g->dev->pool, &guard);
+    weft__gpu_scope_enter(&sc, s);
     int rc = g->fn(pf, s, g->arg);
-    int st = weft__gpu_guard_end_on(&guard, w); /* even after a failure: see call_on_stream */
+    weft__gpu_scope_leave(&sc);
+    int st = weft__gpu_scope_end(&sc, &guard, w); /* even after a failure: see call_on_stream */
     return rc ? rc : st;
 }
 
