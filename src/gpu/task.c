@@ -225,10 +225,15 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
     weft_gpu_stream *s = weft_gpu_stream_begin(dev->pool, &p->guard);
     /* The task's context, as weft__task_enter makes it but unobserved
      * (observe_outcome says why). */
-    weft_ctx cx = {wk, n, &r->top->stop, n->tf, wk->ctx, 0};
+    weft_ctx cx = {wk, n, &r->top->stop, n->tf, wk->ctx, 0, wk->fj.ovf, wk->fj.head};
     wk->ctx = &cx;
     weft__gpu_scope_enter(&p->scope, s);
     int rc = t->fn(&cx, s, t->arg);
+    /* Spawns fn left unsynced, as every graph task's (graph.h, weft__task_leave). */
+    if (__builtin_expect(wk->fj.head != cx.fj_head0 || wk->fj.ovf != cx.fj_ovf0, 0)) {
+        int left = weft__fj_sync_left(wk, &cx, cx.fj_head0, cx.fj_ovf0);
+        if (rc == 0) rc = left;
+    }
     weft__gpu_scope_leave(&p->scope);
     wk->ctx = cx.outer;
     int st = rc ? rc : dev->ops->event_record(dev, s->h, &p->event);
