@@ -123,3 +123,40 @@ TEST(spawns_a_graph_task_leaves_unsynced_run_in_its_run_and_nowhere_else) {
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- weft_sync_status sees only the running task's own spawns ---- */
+
+typedef struct nested_check {
+    weft_status inner; /* what the nested task's weft_sync_status said */
+    int inner_value;
+} nested_check;
+
+static int inner_syncs_nothing_of_its_own(weft_ctx *ctx, void *arg) {
+    nested_check *c = arg;
+    c->inner_value = 99;
+    c->inner = weft_sync_status(ctx, &c->inner_value);
+    return 0;
+}
+
+static int outer_spawns_then_nests(weft_ctx *ctx, void *arg) {
+    nested_check *c = arg;
+    static int seven = 7;
+    ASSERT_OK(weft_spawn(ctx, returns, &seven));
+    /* From inside a task, weft_run_root runs the nested task right here. */
+    ASSERT_EQ(weft_run_root(weft_ctx_executor(ctx), inner_syncs_nothing_of_its_own, c), 0);
+    int v = 0;
+    ASSERT_STATUS(weft_sync_status(ctx, &v), WEFT_ETASK); /* its own child, still there */
+    ASSERT_EQ(v, 7);
+    return 0;
+}
+
+/* Before, the nested task's weft_sync_status took the outer task's child (it
+ * got WEFT_ETASK and 7), and the outer task's own sync then found nothing. */
+TEST(sync_status_in_a_nested_task_never_takes_an_outer_tasks_child) {
+    weft_executor *ex = make_executor(1);
+    nested_check c = {WEFT_OK, 0};
+    ASSERT_EQ(weft_run_root(ex, outer_spawns_then_nests, &c), 0);
+    ASSERT_STATUS(c.inner, WEFT_EINVAL);
+    ASSERT_EQ(c.inner_value, 0);
+    weft_executor_destroy(ex);
+}

@@ -97,6 +97,8 @@ typedef struct weft__fj {
 /* Out of line halves of spawn and sync (src/core/fj_frames.c). */
 WEFT_API weft_status weft__fj_spawn_slow(weft_ctx *ctx, weft_task_fn fn, void *arg);
 WEFT_API int weft__fj_sync_slow(weft_ctx *ctx);
+/* Whether the running task of ctx has a spawn of its own left to sync. */
+WEFT_API bool weft__fj_has_own_spawn(weft_ctx *ctx);
 
 /* The frame stack of the worker running ctx: the context's first member is its
  * worker, whose first member is the frame stack (checked at build time). */
@@ -133,7 +135,11 @@ static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) 
  * runs work that descends from that child (it steals back from the thief,
  * "leapfrogging") until the child is done, so the wait is isolated: no unrelated
  * task runs on this worker meanwhile.  Returns WEFT_EINVAL for a NULL ctx or when
- * there is nothing to sync.  Only from inside a task. */
+ * there is nothing to sync.  A sync in a task with no spawn of its own left is a
+ * bug in the program: the inline fast path does not look for it (it would pop a
+ * frame of the task around, e.g. the one that called weft_run_root from inside
+ * a task), while weft_sync_status always returns WEFT_EINVAL for it.  Only from
+ * inside a task. */
 static inline int weft_sync(weft_ctx *ctx) {
     if (WEFT__UNLIKELY(!ctx)) return WEFT_EINVAL;
     weft__fj *fj = weft__fj_of(ctx);
@@ -151,13 +157,14 @@ static inline int weft_sync(weft_ctx *ctx) {
  * whose values may look like weft statuses (a child returning -1 and a sync
  * with nothing to sync both make weft_sync return -1).  Returns WEFT_OK (the
  * child returned 0), WEFT_ETASK (it returned non-zero: the value is in
- * *result), or WEFT_EINVAL (NULL ctx, or nothing spawned to sync; *result is
- * 0).  result may be NULL.  Only from inside a task. */
+ * *result), or WEFT_EINVAL (NULL ctx, or nothing this task spawned is left to
+ * sync, whatever the tasks around it spawned; *result is 0).  result may be
+ * NULL.  Only from inside a task. */
 static inline weft_status weft_sync_status(weft_ctx *ctx, int *result) {
     if (result) *result = 0;
     if (WEFT__UNLIKELY(!ctx)) return WEFT_EINVAL;
-    weft__fj *fj = weft__fj_of(ctx);
-    if (WEFT__UNLIKELY(fj->ovf == 0 && fj->head == fj->base)) return WEFT_EINVAL; /* nothing spawned */
+    /* Nothing this task spawned (frames of the tasks around it are theirs). */
+    if (WEFT__UNLIKELY(!weft__fj_has_own_spawn(ctx))) return WEFT_EINVAL;
     int r = weft_sync(ctx);
     if (result) *result = r;
     return r == 0 ? WEFT_OK : WEFT_ETASK;

@@ -316,11 +316,24 @@ static int leapfrog(weft__worker *w, weft__fj_frame *f) {
     return r;
 }
 
+static size_t depth(const weft__fj *fj) { return fj->base ? (size_t)(fj->head - fj->base) : 0; }
+
+/* Whether the task of ctx has a spawn of its own to sync: an overflow spawn or
+ * a frame made since the context began (its marks).  Frames below belong to
+ * the tasks around it, which a sync here must not take. */
+static bool own_spawns(const weft_ctx *ctx, const weft__fj *fj) {
+    if (fj->ovf > ctx->fj_ovf0) return true;
+    size_t depth0 = ctx->fj_head0 && fj->base ? (size_t)(ctx->fj_head0 - fj->base) : 0;
+    return depth(fj) > depth0;
+}
+
+bool weft__fj_has_own_spawn(weft_ctx *ctx) { return ctx && own_spawns(ctx, weft__fj_of(ctx)); }
+
 int weft__fj_sync_slow(weft_ctx *ctx) {
     if (!ctx) return WEFT_EINVAL;
     weft__fj *fj = weft__fj_of(ctx);
-    if (fj->ovf) return ovf_pop(fj);
-    if (fj->head == fj->base) return WEFT_EINVAL; /* nothing spawned */
+    if (!own_spawns(ctx, fj)) return WEFT_EINVAL; /* nothing this task spawned */
+    if (fj->ovf > ctx->fj_ovf0) return ovf_pop(fj);
     weft__fj_frame *f = fj->head - 1;
     if (fj->generous) { /* the spawns are over: back to sharing on request */
         fj->generous = 0;
@@ -373,7 +386,6 @@ weft__job *weft__fj_steal(weft__worker *w, weft__worker *v) {
 }
 
 /* Live frames (the stack may not be allocated yet). */
-static size_t depth(const weft__fj *fj) { return fj->base ? (size_t)(fj->head - fj->base) : 0; }
 
 int weft__fj_sync_left(weft__worker *w, weft_ctx *cx, const weft__fj_frame *head0, uint32_t ovf0) {
     weft__fj *fj = &w->fj;
