@@ -173,6 +173,125 @@ TEST(a_dependent_task_removed_before_it_was_queued_never_runs) {
     weft_executor_destroy(ex);
 }
 
+/* A queued task taken out by weft_sched_remove reports itself cancelled
+ * there and then: its future is ready when remove returns, and its CRITICAL
+ * dependent is queued at CRITICAL, ahead of the HIGH tasks queued before it.
+ * It used to report from the injector, behind every HIGH task, its future
+ * pending and its dependent held back until then. */
+TEST(removing_a_queued_task_reports_it_at_once_and_its_critical_dependent_runs_first) {
+    weft_sched_config sc = {.no_escalation = true};
+    weft_executor *ex = make_sched_executor(1, &sc);
+    gate g;
+    gate_close(ex, &g, 1);
+    static order_log log;
+    static logged args[5];
+    for (int i = 0; i < 5; i++) args[i] = (logged){&log, i};
+    weft_sched_handle hb;
+    weft_future *fb = NULL, *fc = NULL;
+    ASSERT_OK(weft_async_with(ex, log_task, &args[0],
+                              &(weft_async_options){.priority = WEFT_PRIORITY_LOW, .handle = &hb}, &fb));
+    ASSERT_OK(weft_async_with(ex, log_task, &args[1],
+                              &(weft_async_options){.priority = WEFT_PRIORITY_CRITICAL, .deps = &fb, .ndeps = 1},
+                              &fc));
+    for (int i = 2; i < 5; i++)
+        ASSERT_OK(weft_async_with(ex, log_task, &args[i], &(weft_async_options){.priority = WEFT_PRIORITY_HIGH}, NULL));
+    ASSERT_OK(weft_sched_remove(ex, hb));
+    ASSERT_TRUE(weft_future_ready(fb)); /* no worker was free: reported by remove itself */
+    ASSERT_STATUS(weft_future_status(fb), WEFT_ECANCELED);
+    weft_sched_entry snap[8];
+    size_t n = 0;
+    ASSERT_OK(weft_sched_snapshot(ex, snap, 8, &n));
+    ASSERT_EQ(n, 4); /* the dependent, released, and the three HIGH tasks */
+    ASSERT_EQ(snap[0].priority, WEFT_PRIORITY_CRITICAL);
+    gate_open(&g);
+    ASSERT_OK(weft_future_wait(fc));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    assert_order(&log, (int[]){1, 2, 3, 4}, 4);
+    weft_future_destroy(fb);
+    weft_future_destroy(fc);
+    weft_executor_destroy(ex);
+}
+
+/* B, removed while it still waited for A, reports itself cancelled only once
+ * A has; A, queued, is removed after it, so A's report releases B's on this
+ * thread.  B's report is queued at CRITICAL, and so B's CRITICAL dependent
+ * runs before the HIGH tasks, as it would had neither been removed. */
+TEST(a_chain_of_removed_tasks_still_lets_its_critical_dependent_run_first) {
+    weft_sched_config sc = {.no_escalation = true};
+    weft_executor *ex = make_sched_executor(1, &sc);
+    gate g;
+    gate_close(ex, &g, 1);
+    static order_log log;
+    static logged args[5];
+    for (int i = 0; i < 5; i++) args[i] = (logged){&log, i};
+    weft_sched_handle ha, hb;
+    weft_future *fa = NULL, *fb = NULL, *fc = NULL;
+    ASSERT_OK(weft_async_with(ex, log_task, &args[0],
+                              &(weft_async_options){.priority = WEFT_PRIORITY_LOW, .handle = &ha}, &fa));
+    ASSERT_OK(weft_async_with(ex, log_task, &args[1],
+                              &(weft_async_options){.priority = WEFT_PRIORITY_LOW, .handle = &hb, .deps = &fa,
+                                                    .ndeps = 1},
+                              &fb));
+    ASSERT_OK(weft_async_with(ex, log_task, &args[2],
+                              &(weft_async_options){.priority = WEFT_PRIORITY_CRITICAL, .deps = &fb, .ndeps = 1},
+                              &fc));
+    for (int i = 3; i < 5; i++)
+        ASSERT_OK(weft_async_with(ex, log_task, &args[i], &(weft_async_options){.priority = WEFT_PRIORITY_HIGH}, NULL));
+    ASSERT_OK(weft_sched_remove(ex, hb)); /* reserved: waits for A */
+    ASSERT_OK(weft_sched_remove(ex, ha)); /* queued: reports now, which releases B */
+    ASSERT_TRUE(weft_future_ready(fa));
+    gate_open(&g);
+    ASSERT_STATUS(weft_future_wait(fb), WEFT_ECANCELED);
+    ASSERT_OK(weft_future_wait(fc));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    assert_order(&log, (int[]){2, 3, 4}, 3);
+    weft_sched_stats st;
+    ASSERT_OK(weft_sched_get_stats(ex, &st));
+    ASSERT_EQ(st.removed, 2);
+    weft_future_destroy(fa);
+    weft_future_destroy(fb);
+    weft_future_destroy(fc);
+    weft_executor_destroy(ex);
+}
+
+/* Under WEFT_SCHED_PRIORITY a worker's default-priority jobs wait in the
+ * heap without a handle.  A snapshot used to hand out their slots, and
+ * weft_sched_remove on one said WEFT_OK while the job ran all the same (only
+ * an async task queued with a priority or handle can report itself
+ * cancelled). */
+static logged heap_args[3];
+static atomic_int heap_queued;
+static int queue_three_then_wait(weft_ctx *cx, void *arg) {
+    gate *g = arg;
+    for (int i = 0; i < 3; i++) ASSERT_OK(weft_silent_async(weft_ctx_executor(cx), log_task, &heap_args[i]));
+    atomic_store_explicit(&heap_queued, 1, memory_order_release);
+    return gate_task(cx, g);
+}
+
+TEST(a_job_queued_in_the_heap_without_a_handle_cannot_be_removed) {
+    weft_sched_config sc = {.kind = WEFT_SCHED_PRIORITY, .no_escalation = true};
+    weft_executor *ex = make_sched_executor(1, &sc);
+    static order_log log;
+    for (int i = 0; i < 3; i++) heap_args[i] = (logged){&log, i};
+    gate g;
+    atomic_init(&g.entered, 0);
+    atomic_init(&g.open, 0);
+    ASSERT_OK(weft_silent_async(ex, queue_three_then_wait, &g));
+    ASSERT_TRUE(wait_flag(&heap_queued, 1, 10));
+    weft_sched_entry snap[8];
+    size_t n = 0;
+    ASSERT_OK(weft_sched_snapshot(ex, snap, 8, &n));
+    ASSERT_EQ(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ(snap[i].handle.gen, 0); /* the null handle, as for the lanes' jobs */
+        ASSERT_STATUS(weft_sched_remove(ex, snap[i].handle), WEFT_ENOENT);
+    }
+    gate_open(&g);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    assert_order(&log, (int[]){0, 1, 2}, 3); /* every one ran */
+    weft_executor_destroy(ex);
+}
+
 /* Priority inheritance: a CRITICAL task that depends on a queued LOW one
  * raises it, so the LOW one runs before the NORMAL ones queued earlier. */
 static void inheritance_case(bool inherit) {

@@ -130,7 +130,13 @@ WEFT_API WEFT_NODISCARD weft_status weft_sched_reprioritize(weft_executor *ex, w
                                                             weft_priority priority);
 
 /* Takes a queued task out: it never runs, and is reported cancelled (an async
- * task's future becomes WEFT_ECANCELED).  WEFT_OK, WEFT_EINVAL, WEFT_ENOENT. */
+ * task's future becomes WEFT_ECANCELED).  A task that was queued is reported
+ * here, on the calling thread, before this returns: its future is ready (its
+ * weft_future_then callback runs here) and its dependents are released, each
+ * queued at its own priority.  A dependent task still waiting for its
+ * dependencies is reported once they have finished, its report queued at
+ * CRITICAL.  WEFT_OK, WEFT_EINVAL, WEFT_ENOENT (also for a job queued without a
+ * handle: it cannot report itself cancelled). */
 WEFT_API WEFT_NODISCARD weft_status weft_sched_remove(weft_executor *ex, weft_sched_handle h);
 
 /* The priority a queued task has now (escalation may have raised it). */
@@ -140,7 +146,8 @@ WEFT_API WEFT_NODISCARD weft_status weft_sched_priority(weft_executor *ex, weft_
 /* One queued task in a snapshot. */
 typedef struct weft_sched_entry {
     weft_sched_handle handle; /* the task's handle, for weft_sched_reprioritize / _remove;
-                               * {0, 0} for a task queued without one (graph tasks) */
+                               * {0, 0} for a task queued without one (graph tasks,
+                               * default-priority jobs under WEFT_SCHED_PRIORITY) */
     weft_priority priority;   /* its priority now (escalation included) */
     uint64_t seq;       /* submission order */
     uint64_t waited_ns; /* since it was queued */

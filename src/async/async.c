@@ -29,10 +29,15 @@ static int enqueue(weft__async *a, weft__worker *w) {
 }
 
 /* Counts one finished dependency of a; the last one queues it.  Called on
- * worker w (a finishing task), where queueing cannot fail. */
+ * worker w (a finishing task), where queueing cannot fail, or with w NULL by
+ * weft_sched_remove reporting a removed task cancelled on another thread
+ * (sched/api.c), where the injector may lack memory for a moment: a must
+ * still run, so that is retried as weft__sched_resubmit does. */
 static void dependency_done(weft__async *a, weft__worker *w) {
     /* acq_rel: the last decrement sees every dependency's effects, so fn does. */
-    if (atomic_fetch_sub_explicit(&a->join, 1, memory_order_acq_rel) == 1) (void)enqueue(a, w);
+    if (atomic_fetch_sub_explicit(&a->join, 1, memory_order_acq_rel) != 1) return;
+    unsigned idle = 0;
+    while (enqueue(a, w) == WEFT_ENOMEM) weft__spin_pause(&idle);
 }
 
 /* The task finished on w: close its successor list and release each dependent. */
@@ -55,7 +60,9 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
         if (r != 0) weft__future_fail(f, r, "", 0);
     } else {
         atomic_fetch_add_explicit(&f->skipped, 1, memory_order_relaxed); /* weft_future_info; complete releases */
-        weft__hook_skipped(w); /* observe/: cancelled before it ran */
+        /* observe/: cancelled before it ran.  Counted per worker: a removal
+         * reported off the workers (w NULL, sched/api.c) has none to count in. */
+        if (w) weft__hook_skipped(w);
     }
     if (a->sems) weft__async_sems_release(w, a); /* before the future: a waiter may reuse them */
     weft__future_complete(f);
@@ -103,7 +110,10 @@ static bool deps_valid(weft_executor *ex, weft_future *const *deps, size_t ndeps
 }
 
 /* weft_sched_remove took the task out: it runs only to report itself
- * cancelled (its future becomes WEFT_ECANCELED).  Under the queue's lock. */
+ * cancelled (its future becomes WEFT_ECANCELED), right away on the remover's
+ * thread if it was queued (async_job_run with w NULL off the workers: nothing
+ * on that path needs a worker), else once its dependencies finish.  Under the
+ * queue's lock. */
 static void async_removed(weft__job *job) {
     weft__async *a = (weft__async *)((char *)job - offsetof(weft__async, job));
     atomic_fetch_or_explicit(&a->fut.stop, WEFT__STOP_CANCEL, memory_order_seq_cst);

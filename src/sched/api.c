@@ -19,16 +19,34 @@ weft_status weft_sched_reprioritize(weft_executor *ex, weft_sched_handle h, weft
     return sl ? WEFT_OK : WEFT_ENOENT;
 }
 
+/* A queued task just taken out reports itself cancelled here, on the
+ * remover's thread: resubmitted to a worker, the report would queue behind
+ * every NORMAL-and-up job (the injector), its future pending and its
+ * dependents, whatever their own priority, held back until then.  Safe: the
+ * job left the heap under the lock, so no worker can take it, and an
+ * isolated waiter that claimed it first ran it (the job's run then only drops
+ * its reference).  The last use of ex: once the report has ended the task's
+ * run, weft_executor_wait_all may return and the executor be destroyed. */
+static void report_removed(weft_executor *ex, weft__job *job) {
+    weft__worker *w = weft__current_worker(ex);
+    weft__job *next = job->run(w, job);
+    if (next) weft__sched_resubmit(ex, w, next); /* none for a marked job (sched.h); kept for safety */
+}
+
 weft_status weft_sched_remove(weft_executor *ex, weft_sched_handle h) {
     weft__sched *s = sched_or_null(ex);
     if (!s) return WEFT_EINVAL;
     weft__mutex_lock(&s->q.lock);
     weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
+    /* A job queued without a handle (queue_now: a graph task's from another
+     * thread, a default-priority one under WEFT_SCHED_PRIORITY) has no way to
+     * report itself cancelled: not removable, as in the lanes. */
+    if (sl && !sl->on_remove) sl = NULL;
     weft__job *queued = NULL;
     if (sl) {
         /* Marked under the lock: a reserved task queued right after the unlock
          * must already find itself cancelled. */
-        if (sl->on_remove) sl->on_remove(sl->job);
+        sl->on_remove(sl->job);
         if (sl->pos >= 0) {
             queued = sl->job;
             weft__squeue_erase_locked(&s->q, h.slot);
@@ -37,8 +55,8 @@ weft_status weft_sched_remove(weft_executor *ex, weft_sched_handle h) {
     }
     weft__mutex_unlock(&s->q.lock);
     if (!sl) return WEFT_ENOENT;
-    atomic_fetch_add_explicit(&s->removed, 1, memory_order_relaxed);
-    if (queued) weft__sched_resubmit(ex, weft__current_worker(ex), queued);
+    atomic_fetch_add_explicit(&s->removed, 1, memory_order_relaxed); /* before the report: s may go after it */
+    if (queued) report_removed(ex, queued);
     return WEFT_OK;
 }
 
@@ -79,7 +97,9 @@ static size_t collect(weft__sched *s, weft_sched_entry *all, size_t cap) {
     for (; k < s->q.n && k < cap; k++) {
         uint32_t idx = s->q.heap[k];
         const weft__sched_slot *sl = &s->q.slots[idx];
-        all[k] = (weft_sched_entry){{idx, sl->gen}, (weft_priority)((int)sl->level - 1), sl->seq, now - sl->queued_at};
+        /* Only a task queued with a handle shows one (weft_sched_remove). */
+        weft_sched_handle hd = sl->on_remove ? (weft_sched_handle){idx, sl->gen} : (weft_sched_handle){0, 0};
+        all[k] = (weft_sched_entry){hd, (weft_priority)((int)sl->level - 1), sl->seq, now - sl->queued_at};
     }
     weft__mutex_unlock(&s->q.lock);
     uint64_t ticks = weft__ticks();

@@ -308,8 +308,11 @@ void weft__sched_queue_job(weft_executor *ex, weft__worker *w, weft_sched_handle
     weft__mutex_unlock(&s->q.lock);
     if (!sl) {
         /* Removed before it was queued: weft_sched_remove marked the task then
-         * (its callback); it runs now only to report itself cancelled. */
-        weft__sched_resubmit(ex, w, job);
+         * (its callback); it runs now only to report itself cancelled.  At
+         * CRITICAL: it does no work of its own, and its dependents, of any
+         * priority, wait for it (not run here: a chain of removed tasks would
+         * nest a call per link). */
+        if (submit(ex, w, job, WEFT_PRIORITY_CRITICAL, NULL, false) != WEFT_OK) weft__sched_resubmit(ex, w, job);
         return;
     }
     queued(s, w, level);

@@ -24,10 +24,15 @@
 
 enum { WEFT__LEVELS = 4 }; /* level = weft_priority + 1: LOW 0 .. CRITICAL 3 */
 
-/* Called, outside the lock, for a job taken out by weft_sched_remove, queued
- * or only reserved: it marks the job so that, when it runs, it reports itself
- * cancelled instead of doing its work.  The layer then runs it (queued) or
- * lets it run when it is queued later (reserved). */
+/* Called, under the queue's lock, for a job taken out by weft_sched_remove,
+ * queued or only reserved: it marks the job so that, when it runs, it reports
+ * itself cancelled instead of doing its work.  A queued one the remover then
+ * runs at once on its own thread (api.c: its worker of the executor, or NULL
+ * for any other thread), so the job's run must accept w NULL once marked and
+ * hand on no job; a reserved one runs when it would have been queued, at
+ * CRITICAL (weft__sched_queue_job).  Either way its report (and so its
+ * dependents) never waits behind unrelated queued work.  A slot without this
+ * callback (a job queued without a handle) cannot be removed. */
 typedef void (*weft__sched_removed_fn)(weft__job *job);
 
 typedef struct weft__sched_slot {
@@ -147,12 +152,14 @@ weft__sched *weft__sched_of(weft_executor *ex);
  * Any thread. */
 int weft__sched_reserve(weft_executor *ex, int prio, weft__sched_removed_fn on_remove, weft__job *job,
                         weft_sched_handle *out);
-/* Submits job the normal way (a removed task's, to report itself cancelled),
- * retrying while the injector lacks memory. */
+/* Submits job the normal way (a removed task's report, where the queue had
+ * no room for it at CRITICAL), retrying while the injector lacks memory. */
 void weft__sched_resubmit(weft_executor *ex, weft__worker *w, weft__job *job);
 /* Queues job under its reserved handle h (w: the caller's worker of ex, or
- * NULL).  If h was removed meanwhile, calls its on_remove(job) instead.  Never
- * fails (the reservation holds the room).  Any thread. */
+ * NULL).  If h was removed meanwhile (on_remove has marked the job), queues
+ * it at CRITICAL instead, to report itself cancelled.  Never fails (the
+ * reservation holds the room; the report falls back to the injector).  Any
+ * thread. */
 void weft__sched_queue_job(weft_executor *ex, weft__worker *w, weft_sched_handle h, weft__job *job);
 /* Gives back a reservation never queued (its submission failed). */
 void weft__sched_unreserve(weft_executor *ex, weft_sched_handle h);
