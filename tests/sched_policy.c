@@ -268,6 +268,48 @@ TEST(empty_looks_beside_a_slow_push_are_no_policy_error) {
     stack_free(sp);
 }
 
+/* ---- a policy that refuses ---- */
+
+static int refuse_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    atomic_fetch_add_explicit((atomic_int *)st, 1, memory_order_relaxed);
+    return 1;
+}
+static weft_sched_item *never_pop(void *st, int worker) { return NULL; }
+
+/* Submits plain and prioritised async tasks from the worker it runs on. */
+static int submit_from_worker(weft_ctx *cx, void *arg) {
+    weft_executor *ex = weft_ctx_executor(cx);
+    ASSERT_OK(weft_silent_async(ex, bump, arg));
+    ASSERT_OK(weft_async_with(ex, bump, arg, &(weft_async_options){.priority = WEFT_PRIORITY_HIGH}, NULL));
+    return 0;
+}
+
+/* weft/sched.h: a refused push fails no submission, from a worker or any
+ * other thread, and loses no job: each runs, outside the policy's order.
+ * (The header used to say that from a thread that is not a worker the
+ * submission fails with WEFT_ENOMEM; such jobs wait in the injector and meet
+ * the policy only on a worker.) */
+TEST(a_policy_refusing_every_push_fails_no_submission_and_every_job_runs) {
+    atomic_int pushes = 0, n = 0;
+    weft_sched_policy pol = {.state = &pushes, .push = refuse_push, .pop = never_pop};
+    weft_sched_config sc = {.kind = WEFT_SCHED_CUSTOM, .policy = &pol};
+    weft_executor *ex = make_sched_executor(2, &sc);
+    weft_future *f[3] = {0};
+    ASSERT_OK(weft_async(ex, bump, &n, &f[0]));
+    ASSERT_OK(weft_async_with(ex, bump, &n, &(weft_async_options){.priority = WEFT_PRIORITY_HIGH}, &f[1]));
+    ASSERT_OK(weft_async(ex, submit_from_worker, &n, &f[2]));
+    ASSERT_OK(weft_silent_async(ex, bump, &n));
+    for (int i = 0; i < 3; i++) ASSERT_OK(weft_future_wait(f[i]));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&n), 5);
+    ASSERT_GT(atomic_load(&pushes), 0); /* the policy was asked, and said no */
+    weft_sched_stats st;
+    ASSERT_OK(weft_sched_get_stats(ex, &st));
+    ASSERT_EQ(st.policy_errors, 0);
+    for (int i = 0; i < 3; i++) weft_future_destroy(f[i]);
+    weft_executor_destroy(ex);
+}
+
 /* ---- the deterministic mode (issue 25 item 3) ---- */
 
 /* A source, 24 independent tasks after it, then a sink; the order they ran in

@@ -70,8 +70,13 @@ typedef struct weft_sched_item weft_sched_item;
  * threads): the policy does its own locking.  `worker` is the calling worker's
  * index, or -1 for a thread that is not a worker.
  *   push: keep item (priority as given at submission); 0, or non-zero when it
- *         cannot (the job then runs on the caller's deque, or the submission
- *         fails with WEFT_ENOMEM from a thread that is not a worker).
+ *         cannot.  A refusal fails no submission and loses no job: the job
+ *         runs all the same, outside the policy's order (on the worker that
+ *         pushed it; on any, if that worker's local queue is bounded).  Jobs
+ *         submitted from a thread that is not a worker wait in the executor's
+ *         shared queue until a worker moves them into the policy (a
+ *         prioritised async task's is first pushed with worker -1, and goes
+ *         to that queue if refused), so no error reaches that thread either.
  *   pop:  an item for `worker` (its own first, if the policy has such a thing),
  *         or NULL when it holds none.  Each pushed item must come out exactly once.
  *   steal: optional (NULL: pop is used): an item for an idle worker, any.
