@@ -2,5 +2,5 @@
 # nested and isolated waits, then-callbacks, the eventfd with epoll, out of memory,
 # submitting from threads that are not workers (submitter slots).
 weft_add_test_program(async_tests
-  SOURCES async_basic.c async_deps.c async_events.c async_submit.c
+  SOURCES async_basic.c async_deps.c async_events.c async_submit.c async_wait_deadlock.c
   TIMEOUT 120)

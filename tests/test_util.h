@@ -57,6 +57,23 @@ static inline int wait_child(pid_t pid, double secs, const char *what) {
     return status;
 }
 
+/* Fails the test if it is still running `secs` from now: for a test whose
+ * failure on a broken build is a hang (a wait that never ends), so that it
+ * fails on its own instead of holding the suite until ctest's timeout.  One
+ * at a time per process (alarm); watchdog_stop at the test's end. */
+#include <unistd.h>
+static inline void watchdog_fired_(int sig) {
+    (void)sig;
+    static const char msg[] = "watchdog: the test hung (a wait that should have ended did not)\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+static inline void watchdog_start(unsigned secs) {
+    signal(SIGALRM, watchdog_fired_);
+    alarm(secs);
+}
+static inline void watchdog_stop(void) { alarm(0); }
+
 static inline weft_executor *make_executor(unsigned workers) {
     weft_status err = WEFT_OK;
     weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = workers }, &err);

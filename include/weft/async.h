@@ -96,7 +96,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_async_with(weft_executor *ex, weft_task
  * lock.  From any other thread it is weft_future_wait.  Returns the future's
  * status, WEFT_EINVAL (NULL, or a future that is not an async task's when called
  * from a worker), WEFT_EAGAIN (a dependent task whose dependencies have not all
- * finished: wait for those first; nothing was waited for). */
+ * finished: wait for those first; nothing was waited for), WEFT_EDEADLK (the
+ * task is running lower on this worker's stack, or is the caller itself: it
+ * could only finish after the caller returns; weft_future_wait's rule, core.h). */
 WEFT_API weft_status weft_future_wait_isolated(weft_future *f);
 
 /* ---- composing with event loops ------------------------------------------- */

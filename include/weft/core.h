@@ -279,9 +279,17 @@ typedef struct weft_run_info {
 /* Blocks until the run is finished and returns its status (see
  * weft_run_info.status).  WEFT_EINVAL for NULL.  Called from a task, it runs
  * other work meanwhile instead of blocking its worker; it returns WEFT_EDEADLK
- * at once when the run belongs to the taskflow of a task that is running on
- * this worker (that task, or one whose wait is running it): such a run could
- * only finish after the waiting task returns. */
+ * at once when the run could only finish after a task running on this worker
+ * returns (that task, or one whose wait is running it), which is when
+ *   - the run belongs to the taskflow of such a task, or to a taskflow whose
+ *     run that task's graph is nested in (a module's body, a subflow, at any
+ *     depth); on any executor, as runs of one taskflow go one at a time;
+ *   - f is the future of such a task itself: an async task waiting on its own
+ *     future, or on one whose wait ran this one on top of it (B waits for C,
+ *     its wait runs A, A waits for B), or a graph task on its own run's.
+ * Waits that deadlock across workers (A waits on B on one worker while B
+ * waits on A on another) are not detected.  The test costs nothing on a wait
+ * that finds the run finished. */
 WEFT_API weft_status weft_future_wait(weft_future *f);
 
 /* Like weft_future_wait (WEFT_EDEADLK included), but gives up after

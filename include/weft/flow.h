@@ -121,7 +121,9 @@ WEFT_API bool weft_subflow_detached(const weft_subflow *sf);
 /* Adds a module task (Taskflow's composed_of): when it runs, it runs `body` once
  * as part of the same run (one iteration, sharing the run's cancellation and
  * failure), and its successors start when body has finished.  `body` must
- * outlive `tf`'s runs and cannot be changed while a run uses it (WEFT_EBUSY).
+ * outlive `tf`'s runs and cannot be changed while a run uses it (WEFT_EBUSY):
+ * a run of tf uses body, and the bodies of body's modules, from its submission
+ * until it ends, also before its module starts.
  * One taskflow may be the body of many modules and graphs: runs of one taskflow
  * never overlap, so a module whose body is already running (another module, or
  * a weft_run of it) waits in the body's queue and runs after it, without blocking

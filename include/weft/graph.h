@@ -333,7 +333,9 @@ WEFT_API weft_status weft_run_many_cancel(weft_future *all);
 /* weft_run_many, then waits for the set: returns the first non-OK member
  * status in index order (WEFT_OK if none) or weft_run_many's own error, and
  * fills statuses[i] (if statuses is not NULL) with each member's status.
- * From a task it runs other work while it waits. */
+ * From a task it runs other work while it waits.  WEFT_EDEADLK, with nothing
+ * submitted and statuses untouched, when one of tfs is refused as
+ * weft_run_and_wait would refuse it. */
 WEFT_API weft_status weft_run_many_and_wait(weft_executor *ex, weft_taskflow *const *tfs, size_t n,
                                             weft_status *statuses);
 
@@ -350,7 +352,10 @@ WEFT_API weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf
 
 /* Runs once and waits: returns the submission error, else the run's status
  * (WEFT_OK, WEFT_ETASK, WEFT_ECANCELED).  From a task of `ex` it does not block
- * the worker: it runs other tasks meanwhile. */
+ * the worker: it runs other tasks meanwhile.  WEFT_EDEADLK, with nothing
+ * submitted, when called from a task of tf, or from a task of a graph nested
+ * in a run of tf (a module's body, a subflow), on any executor: that run would
+ * queue behind the caller's, which waits for it (weft_future_wait's rule). */
 WEFT_API weft_status weft_run_and_wait(weft_executor *ex, weft_taskflow *tf);
 
 WEFT_EXTERN_C_END

@@ -233,6 +233,9 @@ weft_status weft_future_wait_isolated(weft_future *f) {
      * task holds: wait by running other work, which cannot deadlock. */
     if (a->sems) return weft_future_wait(f);
     if (!future_done(f) && atomic_load_explicit(&a->join, memory_order_acquire) != 0) return WEFT_EAGAIN;
+    /* Started lower on this worker's stack (a wait there ran this caller):
+     * the spin below would never end. */
+    if (!future_done(f) && weft__future_waits_on_itself(f)) return WEFT_EDEADLK;
     /* Queued but not started: run it here; its queue entry will find it claimed. */
     if (atomic_exchange_explicit(&a->claimed, 1, memory_order_acq_rel) == 0) weft__async_execute(w, a);
     unsigned idle = 0;

@@ -178,10 +178,13 @@ struct weft_ctx {
     weft__worker *worker;
     void *task; /* the graph node (or other job) being run */
     const _Atomic int *stop; /* non-zero bits in WEFT__STOP_MASK: cancelled/failed */
-    /* What cannot finish while this task is on the stack (its taskflow), matched
-     * against weft_future.owner to refuse waits that would deadlock; and the
-     * task this one interrupted on the same worker (a wait that ran it). */
-    const void *owner;
+    /* The run this task belongs to (a graph run, or NULL: its stop word says
+     * which future it works for), which cannot finish while the task is on the
+     * stack: it and the runs it is nested in (weft_future.up) are matched
+     * against a waited-for future to refuse waits that would deadlock
+     * (core/future.c); and the task this one interrupted on the same worker (a
+     * wait that ran it). */
+    const weft_future *run;
     weft_ctx *outer;
     /* 1 + the depth of the worker's frame stack when weft__fj_run_task opened
      * this context, or 0 (a context opened elsewhere: graph tasks).  Tells

@@ -16,6 +16,7 @@ void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*
     f->id = 0; /* numbered by the producer if it is traced (graph runs) */
     f->free_fn = free_fn;
     f->owner = NULL;
+    f->up = NULL;
     f->status = WEFT_EAGAIN;
     f->task_code = 0;
     atomic_init(&f->skipped, 0);
@@ -94,21 +95,36 @@ static bool done_or_late(void *arg) {
     return is_done(t->f) || weft__now_ns() >= t->deadline;
 }
 
-/* True if a task on w's stack must return before f can become ready. */
-static bool waits_on_itself(const weft__worker *w, const weft_future *f) {
-    if (!f->owner) return false;
-    for (const weft_ctx *c = w->ctx; c; c = c->outer)
-        if (c->owner == f->owner) return true;
+/* True if some task on the stack from c down belongs to a run of `owner` or
+ * to a run nested in one. */
+static bool chain_runs_under(const weft_ctx *c, const void *owner) {
+    for (; c; c = c->outer)
+        for (const weft_future *r = c->run; r; r = r->up)
+            if (r->owner == owner) return true;
     return false;
+}
+
+bool weft__runs_under(const void *owner) { return owner && chain_runs_under(weft_current_ctx(), owner); }
+
+bool weft__future_waits_on_itself(const weft_future *f) {
+    /* The calling thread's worker, whichever executor it belongs to: a run of
+     * a taskflow waits behind the taskflow's active run on any executor. */
+    const weft_ctx *top = weft_current_ctx();
+    /* A task working for f (its stop word is f's: an async task, a graph task
+     * of run f at any depth, a fork-join child they spawned) keeps f from
+     * finishing.  A pointer compare per task: no load. */
+    for (const weft_ctx *c = top; c; c = c->outer)
+        if (c->stop == &f->stop) return true;
+    return f->owner && chain_runs_under(top, f->owner);
 }
 
 /* Waits until f is done or the clock (weft__now_ns) reaches `deadline`;
  * UINT64_MAX: no deadline. */
 static weft_status wait_impl(weft_future *f, uint64_t deadline) {
     if (is_done(f)) return f->status;
+    if (weft__future_waits_on_itself(f)) return WEFT_EDEADLK;
     weft__worker *w = weft__current_worker(f->ex);
     if (w) {
-        if (waits_on_itself(w, f)) return WEFT_EDEADLK;
         /* Inside a task: keep the worker busy with other work; the awaited run
          * may need this very worker to progress.  A deadline is checked between
          * jobs. */

@@ -26,8 +26,12 @@ struct weft_future {
     uint64_t id; /* observe/: run id (weft_future_id); 0 but for graph runs (run.c) */
     void (*free_fn)(weft_future *);
     /* What this future waits for (a run's taskflow), or NULL: waiting on it from a
-     * task whose weft_ctx.owner matches can never end (WEFT_EDEADLK). */
+     * task whose run (weft_ctx.run), or a run that one is nested in, has the
+     * same owner can never end (WEFT_EDEADLK). */
     const void *owner;
+    /* A nested run's (a module's or a subflow's graph): the run it is nested
+     * in, which cannot end before it; NULL for a run of its own. */
+    const weft_future *up;
     /* Results.  status/task_code/failed_task are written before `done` is set
      * (release) and read only after it is seen (acquire). */
     weft_status status;
@@ -59,5 +63,18 @@ bool weft__future_fail(weft_future *f, int task_code, const char *name, size_t i
 void weft__future_complete(weft_future *f);
 /* Drops one reference; frees at zero. */
 void weft__future_release(weft_future *f);
+
+/* True if waiting on f from the calling thread can never end: a task on the
+ * stack of the worker this thread is (of any executor) must return first.
+ * That is a task of f itself (an async task, or a graph task of run f: its
+ * stop word is f's), or one whose run, or a run that one is nested in, has f's
+ * owner (runs of one taskflow go one at a time).  Walks the worker's task
+ * chain: for the slow path of a wait only.  Any thread. */
+bool weft__future_waits_on_itself(const weft_future *f);
+/* True if a task on the calling thread's stack belongs to a run of `owner`
+ * (a taskflow) or to a run nested in one: a new run of owner would queue
+ * behind it, so a wait for that run would never end (checked before
+ * submitting one to wait for).  Any thread. */
+bool weft__runs_under(const void *owner);
 
 #endif

@@ -31,7 +31,7 @@ void weft__flow_release_node(weft_taskflow *tf, weft__node *n) {
         tf->free_subs = s;
         break;
     }
-    case WEFT__KIND_MODULE: weft__module_free(weft__cold(n)->ext); break;
+    case WEFT__KIND_MODULE: weft__module_release(tf, weft__cold(n)->ext); break;
     default: weft_work_release(weft__cold(n)->ext); break;
     }
     weft__cold_mut(n)->ext = NULL;
@@ -63,6 +63,13 @@ void weft__nested_init(weft__run *sub, weft__run *r, weft__node *n, weft_taskflo
     /* Detached subflows of this graph join the nearest run that is not itself a
      * subflow's (a subflow's record may be reused once its task is done). */
     sub->anchor = role == WEFT__ROLE_DETACHED ? r->anchor : (graph->is_subflow_graph ? r->anchor : sub);
+    /* What a wait inside sub's tasks cannot wait for (core/future.c): a run
+     * of graph, or of a graph sub is nested in.  A detached run outlives its
+     * task, and the subflow's run record may be reused meanwhile: it names
+     * its anchor, which it holds open, instead (a subflow's graph is never
+     * run on its own, so the skipped level could match nothing). */
+    sub->fut.owner = graph;
+    sub->fut.up = role == WEFT__ROLE_DETACHED ? &sub->anchor->fut : &r->fut;
 }
 
 weft__job *weft__enter_nested(weft__worker *w, weft__run *r, weft__node *n, weft__run *sub,

@@ -57,8 +57,10 @@ void weft__nested_init(weft__run *sub, weft__run *r, weft__node *n, weft_taskflo
 weft__job *weft__enter_nested(weft__worker *w, weft__run *r, weft__node *n, weft__run *sub,
                               weft_taskflow *graph, uint8_t role);
 
-/* Module and subflow record lifetimes (free the record and what it owns). */
-void weft__module_free(struct weft__module *m);
+/* Module and subflow record lifetimes (free the record and what it owns).
+ * weft__module_release also takes m's body off the bodies of tf, m's
+ * taskflow. */
+void weft__module_release(weft_taskflow *tf, struct weft__module *m);
 void weft__subflow_free(struct weft__subflow *s);
 
 #endif

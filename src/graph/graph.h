@@ -188,6 +188,13 @@ struct weft_taskflow {
      * join counter, as a branch not taken leaves counters half counted), nodes
      * with an `ext` record, and spare subflow records kept for reuse. */
     size_t nconds, next_owned;
+    /* The bodies of tf's module tasks, an entry per task (module.c).  A run of
+     * tf holds each busy, and theirs (runs_inflight), from its submission to
+     * its end: its module may start a body at any moment in between, and an
+     * edit of the body racing with that start would be lost (WEFT_EBUSY
+     * instead; flow.h). */
+    weft_taskflow **bodies;
+    size_t nbodies, bodies_cap;
     struct weft__subflow *free_subs;
     bool is_subflow_graph; /* owned by a subflow task: not destroyable by users */
     /* A subflow graph joined inside its task (weft_subflow_join): its tasks have
@@ -298,12 +305,24 @@ static inline bool weft__node_enter(weft__worker *w, weft__node *n, weft_future 
  * observer state for weft__task_leave: the same value both times, so begin and
  * end events come in pairs. */
 static inline struct weft__obs *weft__task_enter(weft__worker *w, weft_ctx *cx, weft__node *n, weft__run *r) {
-    *cx = (weft_ctx){w, n, &r->top->stop, n->tf, w->ctx, 0, w->fj.ovf, w->fj.head};
+    *cx = (weft_ctx){w, n, &r->top->stop, &r->fut, w->ctx, 0, w->fj.ovf, w->fj.head};
     w->ctx = cx;
     struct weft__obs *o = weft__obs_get(w->ex); /* observe/: NULL unless switched on */
     weft__hook_task_begin(w, o, n, r);
     return o;
 }
+
+/* WEFT_EDEADLK (tf's last error, naming `call`) when the calling thread runs
+ * a task of tf or of a graph nested in a run of tf: a run of tf submitted to
+ * be waited for would wait behind it.  Else WEFT_OK.  run.c. */
+weft_status weft__refuse_own_run(weft_taskflow *tf, const char *call);
+
+/* A run of tf is submitted (+1) or has ended (-1): counts it as a run of
+ * every module body below tf, along every path of modules (one that comes
+ * back to a graph on its own path stops there: a cycle of modules fails at
+ * run time with WEFT_EDEADLK).  While tf is busy, so its modules cannot
+ * change between the two calls.  module.c. */
+void weft__module_hold_bodies(weft_taskflow *tf, int delta);
 
 /* Fails the outermost run of r on behalf of node n (its name and index go into
  * the run's info).  run.c. */
@@ -328,7 +347,7 @@ static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n)
     if (weft__node_enter(w, n, r->top) && n->fn) {
         /* weft__task_enter and weft__task_leave, the observer's two events in
          * one hook around the call. */
-        weft_ctx cx = {w, n, &r->top->stop, n->tf, w->ctx, 0, w->fj.ovf, w->fj.head};
+        weft_ctx cx = {w, n, &r->top->stop, &r->fut, w->ctx, 0, w->fj.ovf, w->fj.head};
         w->ctx = &cx;
         int rc = weft__hook_task_call(w, weft__obs_get(w->ex), n, r, n->fn, &cx, n->arg);
         /* Spawns left unsynced: synced here, as weft_run_root does (one

@@ -5,10 +5,42 @@
 #include "graph/flow.h"
 #include "core/alloc.h"
 
-void weft__module_free(struct weft__module *m) {
+#include <string.h>
+
+static void module_free(struct weft__module *m) {
     if (!m) return;
     weft__nested_run_free(m->run);
     weft__free(m, sizeof *m);
+}
+
+/* Room for one more entry in tf->bodies.  False: out of memory. */
+static bool bodies_reserve(weft_taskflow *tf) {
+    if (tf->nbodies < tf->bodies_cap) return true;
+    size_t cap = tf->bodies_cap ? 2 * tf->bodies_cap : 4;
+    weft_taskflow **a = weft__alloc(cap * sizeof *a);
+    if (!a) return false;
+    if (tf->nbodies) memcpy(a, tf->bodies, tf->nbodies * sizeof *a);
+    weft__free(tf->bodies, tf->bodies_cap * sizeof *tf->bodies);
+    tf->bodies = a;
+    tf->bodies_cap = cap;
+    return true;
+}
+
+void weft__module_release(weft_taskflow *tf, struct weft__module *m) {
+    if (!m) return;
+    /* The newest entries first: a clear or an erase of recent modules finds
+     * theirs at once.  Entries are pointers only (the body may be gone). */
+    for (size_t i = tf->nbodies; i-- > 0;)
+        if (tf->bodies[i] == m->body) {
+            tf->bodies[i] = tf->bodies[--tf->nbodies];
+            break;
+        }
+    if (tf->nbodies == 0) {
+        weft__free(tf->bodies, tf->bodies_cap * sizeof *tf->bodies);
+        tf->bodies = NULL;
+        tf->bodies_cap = 0;
+    }
+    module_free(m);
 }
 
 weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body) {
@@ -20,17 +52,44 @@ weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body) {
     if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
     struct weft__module *m = weft__calloc(sizeof *m);
     if (m) m->run = weft__nested_run_alloc();
-    weft_task t = (m && m->run) ? weft__add_kind(tf, WEFT__KIND_MODULE, weft__module_run, NULL, NULL) : WEFT_TASK_NULL;
+    bool room = m && m->run && bodies_reserve(tf);
+    weft_task t = room ? weft__add_kind(tf, WEFT__KIND_MODULE, weft__module_run, NULL, NULL) : WEFT_TASK_NULL;
     if (weft_task_is_null(t)) {
-        if (!m || !m->run) weft__tf_error(tf, WEFT_ENOMEM, NULL);
-        weft__module_free(m);
+        if (!room) weft__tf_error(tf, WEFT_ENOMEM, NULL);
+        module_free(m);
         return t;
     }
     m->body = body;
+    tf->bodies[tf->nbodies++] = body;
     weft__cold_mut(t.node_)->ext = m;
     tf->next_owned++;
     return t;
 }
+
+/* A step of the walk below: the graphs the walk is inside of. */
+struct body_path {
+    const weft_taskflow *tf;
+    const struct body_path *up;
+};
+
+static void hold_bodies_below(weft_taskflow *tf, int delta, const struct body_path *up) {
+    const struct body_path here = {tf, up};
+    for (size_t i = 0; i < tf->nbodies; i++) {
+        weft_taskflow *b = tf->bodies[i];
+        bool cycle = false;
+        for (const struct body_path *p = &here; p && !cycle; p = p->up) cycle = p->tf == b;
+        if (cycle) continue;
+        /* As tf's own count: taken under the submitter's program order (its
+         * later edits see it); given back with release before the run's
+         * future is ready (an edit after the wait sees the run's reads
+         * done). */
+        if (delta > 0) atomic_fetch_add_explicit(&b->runs_inflight, 1, memory_order_relaxed);
+        else atomic_fetch_sub_explicit(&b->runs_inflight, 1, memory_order_release);
+        hold_bodies_below(b, delta, &here);
+    }
+}
+
+void weft__module_hold_bodies(weft_taskflow *tf, int delta) { hold_bodies_below(tf, delta, NULL); }
 
 weft_taskflow *weft_task_module(weft_task t) {
     if (!t.node_ || weft__cold(t.node_)->kind != WEFT__KIND_MODULE) return NULL;

@@ -48,6 +48,9 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
     weft__run *next = r->next;
     tf->active = next;
     if (!next) tf->tail = NULL;
+    /* The module bodies submit() held (under the lock, after it: a run may
+     * end before its submitter has left the lock), before tf is seen idle. */
+    if (__builtin_expect(tf->nbodies != 0, 0) && r->role == WEFT__ROLE_TOP) weft__module_hold_bodies(tf, -1);
     /* Before the future is ready: whoever waited on it may change tf at once. */
     atomic_fetch_sub_explicit(&tf->runs_inflight, 1, memory_order_release);
     weft__mutex_unlock(&tf->mu);
@@ -303,6 +306,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     }
     if (st == WEFT_OK) {
         atomic_fetch_add_explicit(&tf->runs_inflight, 1, memory_order_relaxed);
+        if (tf->nbodies) weft__module_hold_bodies(tf, 1); /* finish_run gives them back */
         weft__runs_begin(ex, weft__current_worker(ex));
         weft__tf_done(tf, WEFT_OK); /* under the lock: tf may go once it is released */
     }
@@ -337,9 +341,23 @@ weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf, weft_pr
     return submit(ex, tf, 1, NULL, NULL, prio, out);
 }
 
+/* From a task of tf (or of a graph nested in a run of tf), a run of tf queues
+ * behind the run that task belongs to: waiting for it can never end.  Told
+ * before submitting, so that the refused call leaves nothing behind (the run
+ * would otherwise execute later, and one whose tasks do the same, forever). */
+weft_status weft__refuse_own_run(weft_taskflow *tf, const char *call) {
+    if (!weft__runs_under(tf)) return WEFT_OK;
+    return weft__tf_error(tf, WEFT_EDEADLK,
+                          "%s: called from a task of taskflow '%s' (or of a graph its run runs): its run would "
+                          "wait for that task, which waits for it; nothing was submitted",
+                          call, tf->name ? tf->name : "");
+}
+
 weft_status weft_run_and_wait(weft_executor *ex, weft_taskflow *tf) {
     weft_future *f;
-    weft_status st = weft_run(ex, tf, &f);
+    weft_status st = tf ? weft__refuse_own_run(tf, "weft_run_and_wait") : WEFT_OK;
+    if (st != WEFT_OK) return st;
+    st = weft_run(ex, tf, &f);
     if (st != WEFT_OK) return st;
     st = weft_future_wait(f);
     weft_future_destroy(f);

@@ -112,6 +112,13 @@ weft_status weft_run_many_cancel(weft_future *all) {
 
 weft_status weft_run_many_and_wait(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_status *statuses) {
     weft_future *all;
+    /* The group's future has no owner of its own to refuse the wait by: a
+     * member the caller's task belongs to is refused here, before any is
+     * submitted (weft_run_and_wait). */
+    for (size_t i = 0; tfs && i < n; i++) {
+        weft_status own = tfs[i] ? weft__refuse_own_run(tfs[i], "weft_run_many_and_wait") : WEFT_OK;
+        if (own != WEFT_OK) return own;
+    }
     weft_status st = weft_run_many(ex, tfs, n, &all);
     if (st != WEFT_OK) return st;
     (void)weft_future_wait(all);

@@ -113,7 +113,6 @@ static weft__job *shadow_run(weft__worker *w, weft__job *job) {
         weft_ctx cx;
         struct weft__obs *o = weft__task_enter(w, &cx, (weft__node *)n, &p->run);
         cx.task = x; /* weft_ctx_iteration finds the instance, weft_ctx_task the node */
-        cx.owner = p; /* a task of this run waiting on its future: WEFT_EDEADLK */
         rc = n->fn(&cx, n->arg);
         weft__task_leave(w, &cx, o, (weft__node *)n, &p->run, cond && rc > 0 ? 0 : rc);
     }

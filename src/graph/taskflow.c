@@ -82,7 +82,7 @@ weft_status weft_taskflow_destroy(weft_taskflow *tf) {
     if (tf->is_subflow_graph) return weft__tf_error(tf, WEFT_EINVAL, "a subflow's graph belongs to its task");
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     release_nodes(tf);
-    weft__flow_free_pool(tf);
+    weft__flow_free_pool(tf); /* (the modules' release freed tf->bodies) */
     size_t start = 0; /* index of the first slot of chunk k */
     for (size_t k = 0; k < tf->nchunks; k++) {
         size_t cap = weft__chunk_capacity(k), bytes = weft__chunk_bytes(k), align = weft__chunk_align(k);

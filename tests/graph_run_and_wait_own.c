@@ -1,0 +1,84 @@
+/* weft_run_and_wait (and weft_run_many_and_wait) called by a task for its own
+ * taskflow, or for a taskflow whose run the task's graph is nested in, could
+ * never end: the new run queues behind the one the task belongs to.  The call
+ * is refused with WEFT_EDEADLK before anything is submitted (a run submitted
+ * anyway executed later, and a task doing this in every run chained runs
+ * forever).  Watchdogs: a build that submits and then waits may hang. */
+#define _GNU_SOURCE
+#include "test_util.h"
+
+enum { ONE, MANY, OTHER_EXECUTOR };
+
+struct self_call {
+    weft_taskflow *target;
+    weft_executor *other; /* OTHER_EXECUTOR: where to submit */
+    int how;
+    atomic_int calls;
+    weft_status status;
+};
+
+static int call_on_target(weft_ctx *ctx, void *arg) {
+    struct self_call *sc = arg;
+    if (atomic_fetch_add(&sc->calls, 1) != 0) return 0; /* a run submitted anyway */
+    weft_executor *ex = weft_ctx_executor(ctx);
+    if (sc->how == ONE) sc->status = weft_run_and_wait(ex, sc->target);
+    else if (sc->how == OTHER_EXECUTOR) sc->status = weft_run_and_wait(sc->other, sc->target);
+    else {
+        weft_taskflow *both[2] = {sc->target, sc->target};
+        weft_status each[2] = {WEFT_OK, WEFT_OK};
+        sc->status = weft_run_many_and_wait(ex, both, 2, each);
+    }
+    return 0;
+}
+
+/* tf runs once; its task (or a task of a module body of tf, with `nested`)
+ * calls as `how` says on tf: refused, and no second run happens. */
+static void expect_refused_without_a_run(int how, bool nested) {
+    weft_executor *ex = make_executor(2), *other = how == OTHER_EXECUTOR ? make_executor(1) : NULL;
+    weft_taskflow *tf = make_taskflow("self"), *body = nested ? make_taskflow("body") : NULL;
+    struct self_call sc = {.target = tf, .other = other, .how = how};
+    if (nested) {
+        must_emplace(body, call_on_target, &sc);
+        ASSERT_FALSE(weft_task_is_null(weft_emplace_module(tf, body)));
+    } else {
+        must_emplace(tf, call_on_target, &sc);
+    }
+    watchdog_start(30);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    if (other) ASSERT_OK(weft_executor_wait_all(other));
+    watchdog_stop();
+    ASSERT_STATUS(sc.status, WEFT_EDEADLK);
+    ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_EDEADLK);
+    ASSERT_EQ(atomic_load(&sc.calls), 1); /* nothing was submitted */
+    weft_executor_destroy(ex);
+    weft_executor_destroy(other);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(body));
+}
+
+TEST(run_and_wait_on_own_taskflow_from_its_task_submits_nothing) { expect_refused_without_a_run(ONE, false); }
+TEST(run_and_wait_on_outer_taskflow_from_a_module_body_submits_nothing) { expect_refused_without_a_run(ONE, true); }
+TEST(run_many_and_wait_with_own_taskflow_from_its_task_submits_nothing) { expect_refused_without_a_run(MANY, false); }
+/* Runs of a taskflow queue behind one another on any executor. */
+TEST(run_and_wait_on_own_taskflow_on_another_executor_submits_nothing) {
+    expect_refused_without_a_run(OTHER_EXECUTOR, false);
+}
+
+/* A task waiting on a run of another taskflow is not refused. */
+TEST(run_and_wait_on_another_taskflow_from_a_task_runs_it) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("caller"), *callee = make_taskflow("callee");
+    atomic_int ran = 0;
+    must_emplace(callee, bump, &ran);
+    struct self_call sc = {.target = callee, .how = ONE};
+    must_emplace(tf, call_on_target, &sc);
+    watchdog_start(30);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    watchdog_stop();
+    ASSERT_OK(sc.status);
+    ASSERT_EQ(atomic_load(&ran), 1);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(callee));
+}
