@@ -194,11 +194,16 @@ static inline weft_status weft_sync_status(weft_ctx *ctx, int *result) {
  * stack, as above).  Inside a typed task:
  *   - spawn, call and sync other typed tasks with WEFT_FJ_SPAWN, WEFT_FJ_CALL and
  *     WEFT_FJ_SYNC; every spawn is matched by one sync, innermost first;
- *   - for any other weft call that takes a context (weft_spawn, task groups,
- *     weft_run_root, weft_ctx_cancelled, parallel algorithms, ...) pass
- *     WEFT_FJ_CTX, never a context saved elsewhere: it first writes the hidden
- *     top back to memory so that the call sees the true frame stack.  Do not
- *     leave such a call with spawns of its own unsynced.
+ *   - for any other weft call that takes a context (task groups, weft_run_root,
+ *     weft_ctx_cancelled, parallel algorithms, ...) pass WEFT_FJ_CTX, never a
+ *     context saved elsewhere: it first writes the hidden top back to memory so
+ *     that the call sees the true frame stack.  Do not leave such a call with
+ *     spawns of its own unsynced;
+ *   - do not call weft_spawn / weft_sync in a typed task's body: the frame a
+ *     weft_spawn pushes is not in the hidden top, so the next WEFT_FJ_CTX or
+ *     typed spawn writes over it (the child is lost, or another runs twice).
+ *     A task group whose init, spawns and wait come with no typed spawn or
+ *     sync between them is fine: it leaves the stack as it found it.
  * A typed task cannot report a status: it returns a value.  What happens on a
  * theft is the same as for weft_spawn / weft_sync (the thief runs the child; the
  * sync leapfrogs and then reads the result from the slot). */
