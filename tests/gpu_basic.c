@@ -350,6 +350,44 @@ TEST(emu_streams_are_asynchronous_and_ordered) {
     weft_gpu_close(d);
 }
 
+static int add_one_host(const weft_gpu_range *r, void *const *a) {
+    (void)r;
+    *(int *)a[0] += 1;
+    return 0;
+}
+
+/* "Frees a kernel; queued launches of it still run": a kernel destroyed while
+ * its launch waits behind a gated one still runs, by its own code.  The
+ * emulator's launch used to keep a pointer to the freed kernel (ASan:
+ * heap-use-after-free when the stream reached it). */
+TEST(emu_a_kernel_destroyed_with_launches_queued_still_runs_them) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    atomic_store(&gate, 0);
+    weft_gpu_kernel *g = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "gated", .host = gated_host}, &st);
+    weft_gpu_kernel *k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "add1", .host = add_one_host}, &st);
+    weft_gpu_buffer *b = weft_gpu_buffer_create(d, sizeof(int), 1, 0, &st);
+    weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+    ASSERT_OK(st);
+    weft_gpu_arg arg = WEFT_GPU_ARG_BUFFER(b);
+    ASSERT_OK(weft_gpu_launch(s, g, &(weft_gpu_range){.global = {1}}, &arg, 1)); /* writes 42 once let go */
+    for (int i = 0; i < 3; i++) ASSERT_OK(weft_gpu_launch(s, k, &(weft_gpu_range){.global = {1}}, &arg, 1));
+    weft_gpu_kernel_destroy(k);
+    /* Reuse the freed memory, so a launch reading the old kernel finds junk. */
+    void *junk[8];
+    for (int i = 0; i < 8; i++) memset(junk[i] = malloc(80), 0xA5, 80);
+    int out = 0;
+    ASSERT_OK(weft_gpu_copy_to_host_async(s, b, 0, &out, 1));
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_gpu_stream_synchronize(s));
+    ASSERT_EQ(out, 45);
+    for (int i = 0; i < 8; i++) free(junk[i]);
+    weft_gpu_stream_destroy(s);
+    weft_gpu_buffer_destroy(b);
+    weft_gpu_kernel_destroy(g);
+    weft_gpu_close(d);
+}
+
 static void check_pool_and_guard(weft_gpu_kind kind) {
     weft_gpu_device *d = gpu_test_open(kind);
     weft_status st;

@@ -43,7 +43,11 @@ struct emu_event;
 typedef struct emu_op {
     struct emu_op *next;
     size_t bytes;        /* of this record */
-    const emu_kernel *kernel; /* NULL: a copy or a marker */
+    /* A launch carries a copy of its kernel (fn and name), not a pointer:
+     * weft_gpu_kernel_destroy may free the kernel while its launches are
+     * queued, and they still run (gpu.h). */
+    bool launch;       /* false: a copy or a marker */
+    emu_kernel kernel; /* a launch's */
     struct emu_event *mark;   /* a marker: the event to stamp */
     weft__gpu_scope *scope;   /* a kernel queued in a task's scope, or NULL */
     void *dst;
@@ -101,7 +105,7 @@ static void stamp(emu_stream *s, emu_event *e) {
  * status after its event, which the increment of `completed` orders after
  * this; release all the same, for the message written before it. */
 static void note_failure(emu_stream *s, const emu_op *op, int rc) {
-    snprintf(s->message, sizeof s->message, "emulator: kernel %s failed (returned %d)", op->kernel->name, rc);
+    snprintf(s->message, sizeof s->message, "emulator: kernel %s failed (returned %d)", op->kernel.name, rc);
     s->failed++;
     if (!op->scope) {
         memcpy(s->loose_message, s->message, sizeof s->message);
@@ -115,10 +119,10 @@ static void note_failure(emu_stream *s, const emu_op *op, int rc) {
 static void run_op(emu_stream *s, emu_op *op) {
     if (op->mark) {
         stamp(s, op->mark);
-    } else if (!op->kernel) {
+    } else if (!op->launch) {
         memcpy(op->dst, op->src, op->n);
     } else {
-        int rc = op->kernel->fn(&op->range, op->args);
+        int rc = op->kernel.fn(&op->range, op->args);
         if (rc != 0) note_failure(s, op, rc);
     }
 }
@@ -388,7 +392,8 @@ static int emu_launch(weft_gpu_device *dev, void *stream, void *kernel, const we
         if (!args[i].buffer) values += (args[i].size + 15) & ~(size_t)15;
     emu_op *op = new_op(values);
     if (!op) return WEFT_ENOMEM;
-    op->kernel = kernel;
+    op->launch = true;
+    op->kernel = *(const emu_kernel *)kernel;
     op->range = *range;
     /* Work the thread queues on its scope's stream is the scope's. */
     weft__gpu_scope *sc = weft__gpu_scope_now;
