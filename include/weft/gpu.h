@@ -88,7 +88,7 @@ typedef struct weft_gpu_stream_pool weft_gpu_stream_pool;
 typedef struct weft_gpu_config {
     weft_gpu_kind kind;     /* WEFT_GPU_AUTO (default) or one backend */
     unsigned index;         /* which device of that backend (default 0, the first) */
-    unsigned streams;       /* streams in the device's pool for GPU tasks (default 4) */
+    unsigned streams;       /* streams in the device's pool for GPU tasks (default 4; at most 256, more is WEFT_EINVAL) */
     size_t emulator_memory; /* the emulator's device memory in bytes (default 1 GiB) */
 } weft_gpu_config;
 

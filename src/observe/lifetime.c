@@ -100,7 +100,7 @@ static void save_at_exit(void) {
         uint64_t busy, deadline = weft__now_ns() + EXIT_GRACE_NS;
         while ((busy = weft__runs_in_flight(o->ex)) != 0 && weft__now_ns() < deadline) weft__thread_yield();
         if (busy) {
-            weft__log(WEFT_LOG_WARN, "exit with executor %u still running %llu run(s): its profile (%s) is not written; "
+            weft__log(WEFT_LOG_WARN, "exit with executor %u still running %llu run(s): its profile (for WEFT_PROFILE=%s) is not written; "
                       "wait for its runs or destroy it before exit", o->seq, (unsigned long long)busy, o->save_path);
             continue;
         }
