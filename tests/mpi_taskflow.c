@@ -151,6 +151,18 @@ TEST(a_taskflow_with_a_condition_or_a_cycle_is_refused_by_name) {
     ASSERT_EQ(weft_mpi_insert_taskflow(NULL, tf, &map), WEFT_EINVAL);
     ASSERT_EQ(weft_mpi_flow_num_tasks(f), (size_t)0);
     weft_taskflow_destroy(tf);
+
+    /* 64 predecessors of one task: refused before anything is added (the
+     * check used to come after the first 64 tasks were in the flow, which
+     * then ran them). */
+    tf = weft_taskflow_create("fan-in", NULL);
+    weft_task sink = weft_emplace(tf, noop, NULL);
+    weft_task_set_name(sink, "sink");
+    for (int i = 0; i < 64; i++) weft_precede(weft_emplace(tf, noop, NULL), sink);
+    ASSERT_EQ(weft_mpi_insert_taskflow(f, tf, &map), WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_mpi_flow_error_message(f), "63 predecessors") != NULL);
+    ASSERT_EQ(weft_mpi_flow_num_tasks(f), (size_t)0);
+    weft_taskflow_destroy(tf);
     ASSERT_OK(weft_mpi_flow_destroy(f));
     MPI_Finalize();
 }

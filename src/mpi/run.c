@@ -283,10 +283,11 @@ static int agree(weft_mpi_flow *f, int local) {
     unsigned long long out[5];
     if (allreduce(f, in, out, 5, MPI_UNSIGNED_LONG_LONG) != WEFT_OK) return WEFT_ESYS;
     if (out[0] != ~out[1] || out[2] != ~out[3]) {
+        /* The same text on every rank (mpi.h): only what the reduction gave. */
         snprintf(f->errmsg, sizeof f->errmsg,
-                 "weft_mpi_run: the ranks built different graphs (tasks: %llu to %llu; this rank, %d: %llu "
-                 "tasks, fingerprint %016llx): every rank must make the same calls in the same order",
-                 out[2], ~out[3], f->rank, (unsigned long long)f->ntasks, (unsigned long long)f->fingerprint);
+                 "weft_mpi_run: the ranks built different graphs (from %llu to %llu tasks, or the same count "
+                 "with different tasks): every rank must make the same calls in the same order",
+                 out[2], ~out[3]);
         return WEFT_EINVAL;
     }
     if (!out[4]) {

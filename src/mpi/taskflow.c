@@ -140,6 +140,11 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
             if (rank[i] < 0 || rank[i] >= f->size)
                 st = fail(f, WEFT_EINVAL, "weft_mpi_insert_taskflow: %s: task '%s'", "the map gave a rank out of range",
                           weft_task_name(w.tasks[i]));
+            /* Before anything is registered or inserted: a refusal other than
+             * WEFT_ENOMEM leaves f as it was (mpi.h). */
+            else if (pred_first[i + 1] - pred_first[i] + 1 > WEFT__MPI_MAX_ACCESS)
+                st = fail(f, WEFT_EINVAL, "weft_mpi_insert_taskflow: %s: task '%s'", "more than 63 predecessors",
+                          weft_task_name(w.tasks[i]));
         }
         for (size_t k = 0; k < w.n && st == WEFT_OK; k++) {
             size_t i = order[k];
@@ -154,11 +159,6 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
         }
         for (size_t k = 0; k < w.n && st == WEFT_OK; k++) {
             size_t i = order[k], np = pred_first[i + 1] - pred_first[i];
-            if (np + 1 > WEFT__MPI_MAX_ACCESS) {
-                st = fail(f, WEFT_EINVAL, "weft_mpi_insert_taskflow: %s: task '%s'",
-                          "more than 63 predecessors", weft_task_name(w.tasks[i]));
-                break;
-            }
             weft_mpi_access acc[WEFT__MPI_MAX_ACCESS];
             acc[0] = (weft_mpi_access){ handle[i], WEFT_MPI_W };
             for (size_t p = 0; p < np; p++) acc[p + 1] = (weft_mpi_access){ handle[preds[pred_first[i] + p]], WEFT_MPI_R };
