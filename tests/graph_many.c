@@ -261,6 +261,42 @@ TEST(run_many_cancel_stops_every_member) {
     weft_executor_destroy(ex);
 }
 
+/* "weft_future_cancel on it cancels nothing submitted": so the set's status
+ * is its members', WEFT_OK when all succeeded.  It was WEFT_ECANCELED with
+ * every member WEFT_OK and every task run; a token attached to the set did
+ * the same. */
+TEST(run_many_cancel_of_the_set_alone_leaves_its_status_to_the_members) {
+    weft_executor *ex = make_executor(2);
+    atomic_int gate = 0, ran = 0;
+    weft_taskflow *a = make_taskflow("a");
+    weft_task g = must_emplace(a, wait_gate, &gate), after = must_emplace(a, count_task, &ran);
+    ASSERT_OK(weft_precede(g, after));
+    weft_taskflow *tfs[] = {a, a, a};
+    for (int how = 0; how < 2; how++) {
+        atomic_store(&gate, 0);
+        atomic_store(&ran, 0);
+        weft_future *all;
+        ASSERT_OK(weft_run_many(ex, tfs, 3, &all));
+        weft_cancel_token *t = NULL;
+        if (how == 0) {
+            ASSERT_OK(weft_future_cancel(all));
+        } else {
+            t = weft_cancel_token_create(NULL, NULL);
+            ASSERT_NOT_NULL(t);
+            ASSERT_OK(weft_cancel_attach(t, all));
+            ASSERT_OK(weft_cancel_token_cancel(t));
+        }
+        atomic_store(&gate, 1);
+        ASSERT_OK(weft_future_wait(all));
+        for (size_t i = 0; i < 3; i++) ASSERT_OK(weft_run_many_status(all, i));
+        ASSERT_EQ(atomic_load(&ran), 3);
+        weft_future_destroy(all);
+        weft_cancel_token_destroy(t);
+    }
+    weft_taskflow_destroy(a);
+    weft_executor_destroy(ex);
+}
+
 /* ---- parallel run_n: sizes and memory ------------------------------------------ */
 
 

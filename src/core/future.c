@@ -71,6 +71,12 @@ void weft__future_complete(weft_future *f) {
     make_ready(f);
 }
 
+void weft__future_complete_as(weft_future *f, weft_status status) {
+    (void)atomic_fetch_or_explicit(&f->stop, WEFT__STOP_FINISHED, memory_order_acq_rel);
+    f->status = status;
+    make_ready(f);
+}
+
 void weft__future_release(weft_future *f) {
     if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1) {
         int fd = atomic_load_explicit(&f->efd, memory_order_relaxed);

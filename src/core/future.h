@@ -61,6 +61,9 @@ bool weft__future_fail(weft_future *f, int task_code, const char *name, size_t i
 /* Decides the final status from the stop bits and makes the future ready, waking
  * waiters.  Called once by the producer. */
 void weft__future_complete(weft_future *f);
+/* weft__future_complete with the final status given, whatever the stop bits
+ * say (a group whose own cancel stops nothing: graph/run_many.c). */
+void weft__future_complete_as(weft_future *f, weft_status status);
 /* Drops one reference; frees at zero. */
 void weft__future_release(weft_future *f);
 

@@ -36,18 +36,21 @@ static weft_status member_status(const many *m, size_t i) {
  * index order), its skipped count the sum, its iterations the members that
  * succeeded. */
 static void many_finish(many *m) {
-    bool failed = false;
+    weft_status status = WEFT_OK;
     for (size_t i = 0; i < m->n; i++) {
         weft_run_info info = {.status = m->submitted[i], .failed_task = ""};
         if (m->members[i]) (void)weft_future_info(m->members[i], &info);
         atomic_fetch_add_explicit(&m->fut.skipped, info.skipped, memory_order_relaxed);
         if (info.status == WEFT_OK) atomic_fetch_add_explicit(&m->fut.iterations, 1, memory_order_relaxed);
-        if (failed || info.status == WEFT_OK) continue;
-        failed = true;
-        if (info.status == WEFT_ECANCELED) atomic_fetch_or_explicit(&m->fut.stop, WEFT__STOP_CANCEL, memory_order_release);
-        else weft__future_fail(&m->fut, info.status == WEFT_ETASK ? info.task_code : info.status, info.failed_task, i);
+        if (status != WEFT_OK || info.status == WEFT_OK) continue;
+        status = info.status == WEFT_ECANCELED ? WEFT_ECANCELED : WEFT_ETASK;
+        if (status == WEFT_ETASK)
+            weft__future_fail(&m->fut, info.status == WEFT_ETASK ? info.task_code : info.status, info.failed_task, i);
     }
-    weft__future_complete(&m->fut);
+    /* The members decide, not the set's own stop bits: weft_future_cancel on
+     * the set (or a token attached to it) stops nothing submitted, so a set
+     * whose members all succeeded is WEFT_OK (graph.h). */
+    weft__future_complete_as(&m->fut, status);
     weft__future_release(&m->fut); /* the producer's reference: m may be freed */
 }
 
