@@ -85,7 +85,7 @@ TEST(executor_create_defaults_and_worker_count) {
  * 2^61 overflowed the ring's byte count (a tiny block, then a write of 2^61
  * slots: SIGSEGV), 2^62 + 1 looped for ever rounding up to a power of two, and
  * 2^63 wrapped negative to 16 slots. */
-TEST(executor_refuses_a_deque_capacity_beyond_2_30) {
+TEST(executor_refuses_a_deque_capacity_beyond_2_30_and_a_stack_the_system_refuses) {
     size_t bad[] = { ((size_t)1 << 30) + 1, (size_t)1 << 61, ((size_t)1 << 62) + 1, (size_t)1 << 63, SIZE_MAX };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         weft_status err = WEFT_OK;
@@ -95,6 +95,9 @@ TEST(executor_refuses_a_deque_capacity_beyond_2_30) {
         ASSERT_TRUE(strstr(weft_last_error_message(), "deque_capacity") != NULL);
     }
     weft_status err = WEFT_OK;
+    /* A stack size the system refuses is WEFT_EINVAL (it was WEFT_ESYS). */
+    ASSERT_NULL(weft_executor_create(&(weft_executor_config){ .workers = 1, .stack_size = SIZE_MAX }, &err));
+    ASSERT_STATUS(err, WEFT_EINVAL);
     weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .deque_capacity = 100000 }, &err);
     ASSERT_NOT_NULL(ex);
     ASSERT_OK(weft_run_root(ex, noop, NULL));

@@ -31,7 +31,8 @@ int weft__thread_start(weft__thread *t, void *(*fn)(void *), void *arg, size_t s
         r = pthread_create(&th, &attr, fn, arg);
     }
     pthread_attr_destroy(&attr);
-    if (r != 0) return r == ENOMEM || r == EAGAIN ? WEFT_ENOMEM : WEFT_ESYS;
+    /* EINVAL with a stack size set: the system refused that size (core.h). */
+    if (r != 0) return r == ENOMEM || r == EAGAIN ? WEFT_ENOMEM : r == EINVAL && stack_size ? WEFT_EINVAL : WEFT_ESYS;
     t->handle = (unsigned long)th;
     return 0;
 }
