@@ -82,3 +82,35 @@ TEST(run_and_wait_on_another_taskflow_from_a_task_runs_it) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     ASSERT_OK(weft_taskflow_destroy(callee));
 }
+
+/* A set of weft_run_many waited on by a task of one of its members: that
+ * member's run cannot end before the task does, so neither can the set.  It
+ * hung (the set's future had nothing to check); WEFT_EDEADLK now. */
+static weft_future *_Atomic the_set;
+static atomic_int set_wait_status = 1;
+
+static int waits_on_its_set(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    weft_future *all;
+    while (!(all = atomic_load(&the_set))) sleep_us(100);
+    atomic_store(&set_wait_status, weft_future_wait(all));
+    return 0;
+}
+
+TEST(a_task_waiting_on_the_run_many_set_of_its_own_run_gets_edeadlk) {
+    watchdog_start(60);
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *a = make_taskflow("a"), *b = make_taskflow("b");
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(a, waits_on_its_set, NULL)));
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(b, noop, NULL)));
+    weft_taskflow *tfs[] = {b, a};
+    weft_future *all;
+    ASSERT_OK(weft_run_many(ex, tfs, 2, &all));
+    atomic_store(&the_set, all);
+    ASSERT_OK(weft_future_wait(all));
+    ASSERT_STATUS(atomic_load(&set_wait_status), WEFT_EDEADLK);
+    weft_future_destroy(all);
+    weft_taskflow_destroy(a), weft_taskflow_destroy(b);
+    weft_executor_destroy(ex);
+    watchdog_stop();
+}

@@ -17,6 +17,8 @@ void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*
     f->free_fn = free_fn;
     f->owner = NULL;
     f->up = NULL;
+    f->parts = NULL;
+    f->nparts = 0;
     f->status = WEFT_EAGAIN;
     f->task_code = 0;
     atomic_init(&f->skipped, 0);
@@ -121,7 +123,10 @@ bool weft__future_waits_on_itself(const weft_future *f) {
      * finishing.  A pointer compare per task: no load. */
     for (const weft_ctx *c = top; c; c = c->outer)
         if (c->stop == &f->stop) return true;
-    return f->owner && chain_runs_under(top, f->owner);
+    if (f->owner && chain_runs_under(top, f->owner)) return true;
+    for (size_t i = 0; i < f->nparts; i++)
+        if (f->parts[i] && !is_done(f->parts[i]) && weft__future_waits_on_itself(f->parts[i])) return true;
+    return false;
 }
 
 /* Waits until f is done or the clock (weft__now_ns) reaches `deadline`;

@@ -32,6 +32,11 @@ struct weft_future {
     /* A nested run's (a module's or a subflow's graph): the run it is nested
      * in, which cannot end before it; NULL for a run of its own. */
     const weft_future *up;
+    /* A future made of others (a weft_run_many set): it cannot end before
+     * them, so a wait on it that one of them could never see end cannot end
+     * either.  NULL entries are skipped. */
+    weft_future *const *parts;
+    size_t nparts;
     /* Results.  status/task_code/failed_task are written before `done` is set
      * (release) and read only after it is seen (acquire). */
     weft_status status;

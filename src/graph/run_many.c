@@ -87,6 +87,10 @@ weft_status weft_run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n
             (void)then;
         }
     }
+    /* Before the set is handed out: a task of a member's taskflow waiting on
+     * the set waits behind its own run (WEFT_EDEADLK, core/future.c). */
+    m->fut.parts = m->members;
+    m->fut.nparts = n;
     if (out) *out = &m->fut;
     count_down(m);
     return WEFT_OK;
