@@ -185,3 +185,47 @@ TEST(frames_stay_private_while_shared_ones_wait_for_a_woken_sleeper) {
     if (private_above < leaves * 9 / 10) TEST_FAIL_("only %u of %u leaves saw a private frame", private_above, leaves);
     weft_executor_destroy(ex);
 }
+
+/* ---- children left public stay public while the owner runs one ---- */
+
+struct meet {
+    atomic_int arrived;
+    unsigned want;
+    atomic_int missed; /* children that gave up waiting for the others */
+};
+
+/* Blocks (sleeping) until `want` children run at once, for at most 10 s. */
+static int meet_child(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    struct meet *m = arg;
+    atomic_fetch_add(&m->arrived, 1);
+    if (!wait_flag(&m->arrived, (int)m->want, 10.0)) atomic_fetch_add(&m->missed, 1);
+    return 0;
+}
+
+static int meet_root(weft_ctx *ctx, void *arg) {
+    struct meet *m = arg;
+    weft_task_group g;
+    weft_task_group_init(&g, ctx);
+    for (unsigned i = 0; i < m->want; i++) ASSERT_OK(weft_task_group_spawn(&g, meet_child, m));
+    return weft_task_group_wait(&g);
+}
+
+/* A flat group of as many blocking children as workers: all run at once, the
+ * owner's one and every other taken by a thief.  The owner's sync of its
+ * child took half of the public frames back (private): with 4 workers, the
+ * third child waited for the owner to finish the fourth (2 thieves only). */
+TEST(a_flat_group_of_blocking_children_runs_them_all_at_once) {
+    for (unsigned workers = 2; workers <= 4; workers++) {
+        weft_executor *ex = make_executor(workers);
+        for (int round = 0; round < 5; round++) {
+            sleep_us(20000); /* the other workers park: the sharing then starts from sleepers */
+            struct meet m = {.want = workers};
+            ASSERT_EQ(weft_run_root(ex, meet_root, &m), 0);
+            if (atomic_load(&m.missed) != 0)
+                TEST_FAIL_("%u workers, round %d: %d of %u children never saw all %u run at once", workers, round,
+                           atomic_load(&m.missed), workers, workers);
+        }
+        weft_executor_destroy(ex);
+    }
+}
