@@ -947,37 +947,100 @@ private:
 };
 
 /* ---- fork-join ----------------------------------------------------------------------
- * task_group: children run(f) in parallel with the task that made the group,
+ * The C frame stack is last in, first out: weft_sync joins the most recent
+ * unsynced child of the task, whoever spawned it.  Each C++ fork-join object
+ * (a spawned, a task_group) joins exactly its own children, in any order: every
+ * child frame it pushes is mirrored by an fj_link on a per-thread list (a task
+ * never changes threads, and the tasks that run nested on its worker during a
+ * wait pop what they push before they return), and joining an object pops links
+ * from the top, with weft_sync each, until none of that object's children is
+ * left.  A child above it, of another object, is joined on the way: its result
+ * or exception is stored in its own object (which each child's trampoline
+ * writes to anyway), and that object's sync() or wait() returns or rethrows it
+ * later.  So the order of sync() and wait() calls never changes what they
+ * return; joining an object that is not the innermost only joins the children
+ * above it early.  Do not mix these objects with raw weft_spawn / weft_sync in
+ * one task (those frames have no link). */
+namespace detail {
+
+struct fj_owner;
+
+/* One child frame of a C++ fork-join object, on this thread's list. */
+struct fj_link {
+    fj_owner *owner;
+    fj_link *prev;
+};
+
+/* The running task and how many of this object's children are not joined yet. */
+struct fj_owner {
+    weft_ctx *ctx = nullptr;
+    std::size_t pending = 0;
+};
+
+/* The innermost child frame pushed on this thread through fj_spawn. */
+inline thread_local fj_link *fj_top = nullptr;
+
+/* weft_spawn for owner o; link must stay valid until the child is joined. */
+inline weft_status fj_spawn(fj_owner &o, fj_link &link, weft_task_fn fn, void *arg) noexcept {
+    weft_status st = weft_spawn(o.ctx, fn, arg);
+    if (st == WEFT_OK) {
+        link.owner = &o;
+        link.prev = fj_top;
+        fj_top = &link;
+        ++o.pending;
+    }
+    return st;
+}
+
+/* Joins every child of o, and the children of other objects spawned after
+ * them (into those objects' storage).  The link is popped before weft_sync, as
+ * the C frame is: a child run here pushes its own children above o's rest. */
+inline void fj_join(fj_owner &o) noexcept {
+    while (o.pending > 0) {
+        fj_link *l = fj_top;
+        fj_top = l->prev;
+        --l->owner->pending;
+        (void)weft_sync(l->owner->ctx);
+    }
+}
+
+} // namespace detail
+
+/* task_group: children run(f) in parallel with the task that made the group,
  * until wait() (Taskflow's TaskGroup: silent_async and corun are aliases).  It
  * lives on the task's stack; the callables are kept in the group (the first few
- * hundred bytes inline, no allocation).  wait() rethrows the first exception a
- * child threw; the destructor waits (and drops exceptions) if wait was not
- * called.  Only inside a task (graph task, async task, run_root). */
+ * hundred bytes inline, no allocation).  wait() waits for this group's children
+ * only (see above: groups and spawns of one task are independent, waited in
+ * any order) and rethrows the first exception one of them threw; the
+ * destructor waits (and drops exceptions) if wait was not called.  Only inside
+ * a task (graph task, async task, run_root). */
 class task_group {
 public:
     explicit task_group(weft_ctx *ctx) : store_(buf_, sizeof buf_) {
         if (!ctx) throw error(WEFT_EINVAL, "weft::task_group", "only inside a task of a weft executor");
-        weft_task_group_init(&g_, ctx);
+        own_.ctx = ctx;
     }
     task_group() : task_group(detail::current_ctx("weft::task_group")) {}
     task_group(const task_group &) = delete;
     task_group &operator=(const task_group &) = delete;
     ~task_group() {
-        (void)weft_task_group_wait(&g_);
+        detail::fj_join(own_);
         store_.clear();
     }
 
     template <class F>
     void run(F &&f) {
         using Fn = std::decay_t<F>;
-        auto *h = store_.make<holder<Fn>>(holder<Fn>{&sink_, std::forward<F>(f)});
-        detail::check(weft_task_group_spawn(&g_, &holder<Fn>::call, h), "weft::task_group::run");
+        auto *h = store_.make<holder<Fn>>(holder<Fn>{{}, &sink_, std::forward<F>(f)});
+        detail::check(detail::fj_spawn(own_, h->link, &holder<Fn>::call, h), "weft::task_group::run");
     }
     template <class F>
     void silent_async(F &&f) { run(std::forward<F>(f)); }
 
+    /* Waits for this group's children (and joins any child of another object
+     * spawned after them); rethrows the first exception one of them threw. */
     void wait() {
-        (void)weft_task_group_wait(&g_);
+        detail::fj_join(own_);
         store_.clear();
         sink_.rethrow_and_reset();
     }
@@ -995,6 +1058,7 @@ private:
     };
     template <class Fn>
     struct holder {
+        detail::fj_link link;
         group_sink *sink;
         Fn f;
         static int call(weft_ctx *ctx, void *p) noexcept {
@@ -1008,7 +1072,7 @@ private:
             }
         }
     };
-    weft_task_group g_;
+    detail::fj_owner own_;
     group_sink sink_;
     alignas(std::max_align_t) unsigned char buf_[256];
     detail::arena store_;
@@ -1023,29 +1087,34 @@ inline task_group executor::task_group() {
 
 /* spawn(f): f runs as a child of the running task, maybe on another worker,
  * until the returned object's sync() (which returns f's value and rethrows its
- * exception).  No allocation: the callable lives in the returned object, which
- * stays where it was declared (neither copyable nor movable).  Unsynced, its
- * destructor syncs (innermost first, as destructors run).  Only inside a task. */
+ * exception).  Each object joins its own child: `auto x = spawn(a); auto y =
+ * spawn(b); x.sync(); y.sync();` gives x a's value and y b's (x.sync() joins
+ * y's child first, keeping its result in y).  No allocation: the callable lives
+ * in the returned object, which stays where it was declared (neither copyable
+ * nor movable).  Unsynced, its destructor syncs (dropping an exception).  Only
+ * inside a task. */
 template <class F>
 class spawned {
 public:
     using result_type = typename detail::task_result_t<F>::type;
 
     template <class G>
-    spawned(weft_ctx *ctx, G &&g) : ctx_(ctx), f_(std::forward<G>(g)) {
-        detail::check(weft_spawn(ctx_, &spawned::call, this), "weft::spawn");
-        pending_ = true;
+    spawned(weft_ctx *ctx, G &&g) : f_(std::forward<G>(g)) {
+        own_.ctx = ctx;
+        detail::check(detail::fj_spawn(own_, link_, &spawned::call, this), "weft::spawn");
+        armed_ = true;
     }
     spawned(const spawned &) = delete;
     spawned &operator=(const spawned &) = delete;
-    ~spawned() {
-        if (pending_) (void)weft_sync(ctx_);
-    }
+    ~spawned() { detail::fj_join(own_); }
 
+    /* Joins this object's child (whatever was spawned after it is joined
+     * first, into its own object) and returns its value or rethrows its
+     * exception.  Once only: weft::error (WEFT_EINVAL) the second time. */
     result_type sync() {
-        if (!pending_) throw error(WEFT_EINVAL, "weft::spawned::sync", "already synced");
-        pending_ = false;
-        (void)weft_sync(ctx_);
+        if (!armed_) throw error(WEFT_EINVAL, "weft::spawned::sync", "already synced");
+        armed_ = false;
+        detail::fj_join(own_);
         if (ex_) std::rethrow_exception(ex_);
         if constexpr (!std::is_void_v<result_type>) return std::move(*value_);
     }
@@ -1063,11 +1132,12 @@ private:
         }
     }
     using stored = std::conditional_t<std::is_void_v<result_type>, char, result_type>;
-    weft_ctx *ctx_;
+    detail::fj_owner own_;
+    detail::fj_link link_{};
     F f_;
     std::optional<stored> value_;
     std::exception_ptr ex_;
-    bool pending_ = false;
+    bool armed_ = false; /* sync() not called yet */
 };
 
 template <class F>
