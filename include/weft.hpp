@@ -1165,10 +1165,15 @@ struct task_holder {
  * capturing one pointer or reference, or nothing) is packed into the task's
  * void* argument itself: no arena memory, and no extra cache line to load when
  * the task runs (the C API's fn + arg, exactly).  Its exceptions go to the
- * orphanage.  Subflows do not pack (their graphs are not walked). */
+ * orphanage.  Subflows do not pack (their graphs are not walked).  Only a
+ * callable invocable as const is packed: each call works on a fresh copy of
+ * the argument's bytes, so a mutable lambda (`[i = 0]() mutable { ... }`)
+ * would lose what it changed; it lives in the arena instead, and keeps its
+ * state from call to call and run to run. */
 template <class F>
 constexpr bool packable_v = sizeof(F) <= sizeof(void *) && alignof(F) <= alignof(void *) &&
-                            std::is_trivially_copyable_v<F> && std::is_trivially_destructible_v<F>;
+                            std::is_trivially_copyable_v<F> && std::is_trivially_destructible_v<F> &&
+                            (std::is_invocable_v<const F &> || std::is_invocable_v<const F &, runtime &>);
 
 template <class F>
 void *pack(const F &f) noexcept {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -94,6 +95,43 @@ TEST(cpp_condition_task_loops_until_it_returns_the_exit_index) {
     ASSERT_EQ(counter, 100);
     ASSERT_EQ(body_runs, 100);
     ASSERT_TRUE(done);
+}
+
+TEST(cpp_mutable_lambda_keeps_its_state_across_calls_and_runs) {
+    weft::executor ex(2);
+    /* A condition counting in its own capture (4 bytes: small enough to pack). */
+    weft::taskflow tf;
+    int body_runs = 0;
+    auto init = tf.emplace([] {});
+    auto body = tf.emplace([&body_runs] { ++body_runs; });
+    auto cond = tf.emplace([i = 0]() mutable { return ++i < 3 ? 0 : 1; });
+    auto done = tf.emplace([] {});
+    init.precede(body);
+    body.precede(cond);
+    cond.precede(body, done);
+    weft::future<void> f = ex.run(tf);
+    bool finished = f.wait_for(std::chrono::seconds(10));
+    if (!finished) { /* the old code looped for ever: stop it so the test ends */
+        (void)f.cancel();
+        try {
+            f.wait();
+        } catch (...) {
+        }
+    }
+    ASSERT_TRUE(finished);
+    ASSERT_EQ(body_runs, 3);
+    /* A plain task counting across run_n's iterations. */
+    weft::taskflow tf2;
+    static int seen[3];
+    seen[0] = seen[1] = seen[2] = -1;
+    tf2.emplace([n = 0]() mutable {
+        seen[n < 3 ? n : 2] = n;
+        ++n;
+    });
+    ex.run_n(tf2, 3).get();
+    ASSERT_EQ(seen[0], 0);
+    ASSERT_EQ(seen[1], 1);
+    ASSERT_EQ(seen[2], 2);
 }
 
 TEST(cpp_multi_condition_runs_every_returned_branch) {
