@@ -185,37 +185,73 @@ struct sink {
     std::atomic<bool> set{false};
     std::exception_ptr ex;
     weft_taskflow *graph = nullptr; /* the taskflow whose packed tasks' orphans are ours */
-    std::mutex mu; /* guards children: subflows may add them from several workers */
+    std::mutex mu; /* guards the lists: subflows may add to them from several workers */
+    /* Module bodies and pipelines of the graph itself (composed_of on a taskflow):
+     * kept until the taskflow is cleared. */
     std::vector<sink *> children;
+    /* Those a subflow composed while it ran: dropped by the take at the end of
+     * the run, as the bodies need only outlive that run. */
+    std::vector<sink *> transient;
 
     void capture() noexcept {
         bool expected = false;
         if (set.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) ex = std::current_exception();
     }
-    void add_child(sink *c) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (c != this && std::find(children.begin(), children.end(), c) == children.end()) children.push_back(c);
+    void add_child(sink *c) { add(children, c); }
+    void add_transient(sink *c) { add(transient, c); }
+
+    /* At the end of a run of this sink's taskflow: drops the transient lists
+     * of every sink reachable from here, and, for a failed run only, takes the
+     * first exception found (this sink's own first, then its children's, and
+     * orphans of their graphs).  A run that succeeded threw nothing, so it
+     * takes nothing: an exception in a module body it shares with another
+     * taskflow belongs to that taskflow's failing run.  Module graphs may form
+     * a cycle (the run fails with WEFT_EDEADLK): each sink is visited once,
+     * and no lock is held while another sink is visited. */
+    std::exception_ptr take(bool failed) noexcept {
+        std::exception_ptr e;
+        try {
+            std::vector<sink *> seen{this}, todo{this};
+            while (!todo.empty()) {
+                sink *s = todo.back();
+                todo.pop_back();
+                std::exception_ptr se = failed ? s->take_own() : nullptr;
+                if (!e) e = std::move(se);
+                std::vector<sink *> next;
+                {
+                    std::lock_guard<std::mutex> lock(s->mu);
+                    next = s->children;
+                    next.insert(next.end(), s->transient.begin(), s->transient.end());
+                    s->transient.clear();
+                }
+                for (auto it = next.rbegin(); it != next.rend(); ++it)
+                    if (std::find(seen.begin(), seen.end(), *it) == seen.end()) {
+                        seen.push_back(*it);
+                        todo.push_back(*it);
+                    }
+            }
+        } catch (...) {
+            /* No memory for the walk: the run still reports its failure (weft::error). */
+        }
+        return e;
     }
-    /* The first exception here or in a child (depth-limited: a module cycle fails
-     * its run with WEFT_EDEADLK and must not loop here); orphans only for a run
-     * that failed. */
-    std::exception_ptr take(bool failed, int depth = 0) noexcept {
+
+private:
+    void add(std::vector<sink *> &list, sink *c) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (c != this && std::find(list.begin(), list.end(), c) == list.end()) list.push_back(c);
+    }
+    /* This sink's exception, else the first orphan of its graph. */
+    std::exception_ptr take_own() noexcept {
         std::exception_ptr e;
         if (set.load(std::memory_order_acquire)) {
             e = std::move(ex);
             ex = nullptr;
             set.store(false, std::memory_order_release);
         }
-        if (failed && graph && !orphanage::get().empty()) {
+        if (graph && !orphanage::get().empty()) {
             std::exception_ptr oe = orphanage::get().take(graph);
             if (!e) e = std::move(oe);
-        }
-        if (depth < 32) {
-            std::lock_guard<std::mutex> lock(mu);
-            for (sink *c : children) {
-                std::exception_ptr ce = c->take(failed, depth + 1);
-                if (!e) e = std::move(ce);
-            }
         }
         return e;
     }
@@ -1346,6 +1382,14 @@ public:
 protected:
     flow_builder(weft_taskflow *g, detail::arena *a, detail::sink *s, bool pack) noexcept
         : g_(g), arena_(a), sink_(s), pack_(pack) {}
+
+    /* A module body's or pipeline's sink, searched at the end of each run: for
+     * good from a taskflow, for the run only from a subflow (rebuilt each run,
+     * so its bodies may change, and go, between runs). */
+    void add_sink(detail::sink *child) {
+        if (pack_) sink_->add_child(child);
+        else sink_->add_transient(child);
+    }
     flow_builder(const flow_builder &) = default;
     flow_builder &operator=(const flow_builder &) = default;
     ~flow_builder() = default;
@@ -1362,7 +1406,7 @@ protected:
     weft_taskflow *g_;
     detail::arena *arena_;
     detail::sink *sink_;
-    bool pack_; /* small callables may be packed into the argument (not in subflows) */
+    bool pack_; /* a taskflow: small callables may be packed into the argument (not in subflows) */
 };
 
 /* The handle a subflow task's lambda receives: a flow_builder for the graph
@@ -1476,11 +1520,15 @@ public:
     void name(const std::string &n) { detail::check(weft_taskflow_set_name(g_, n.c_str()), "weft::taskflow::name"); }
     /* Removes every task; task handles become invalid.  weft::error (WEFT_EBUSY) while it runs. */
     void clear() {
+        /* Refused before anything is dropped: the orphans of a running run's
+         * packed tasks are that run's exception. */
+        if (st_->busy()) throw error(WEFT_EBUSY, "weft::taskflow::clear", "a run of the taskflow is in flight");
         if (!detail::orphanage::get().empty()) (void)detail::orphanage::get().take(g_);
         detail::check(weft_taskflow_clear(g_), "weft::taskflow::clear");
         st_->store.clear();
         std::lock_guard<std::mutex> lock(st_->errs.mu);
         st_->errs.children.clear();
+        st_->errs.transient.clear();
     }
     /* Checks the graph for a strong cycle (weft::error WEFT_ECYCLE). */
     void validate() { detail::check(weft_taskflow_validate(g_, nullptr), "weft::taskflow::validate"); }
@@ -1516,6 +1564,11 @@ public:
             std::lock_guard<std::mutex> lock(mu);
             if (--in_flight == 0) cv.notify_all();
         }
+        /* A run submitted through executor::run* has not been harvested yet. */
+        bool busy() {
+            std::lock_guard<std::mutex> lock(mu);
+            return in_flight != 0;
+        }
     };
     state *state_() const noexcept { return st_.get(); }
 
@@ -1527,7 +1580,7 @@ private:
 
 inline task flow_builder::composed_of(taskflow &body) {
     task t = made(weft_emplace_module(g_, body.native()), "weft::composed_of");
-    sink_->add_child(&body.state_()->errs);
+    add_sink(&body.state_()->errs);
     return t;
 }
 
@@ -1796,7 +1849,7 @@ private:
 
 inline task flow_builder::composed_of(pipeline &pl) {
     task t = made(weft_pipeline_emplace(g_, pl.native()), "weft::composed_of (pipeline)");
-    sink_->add_child(pl.sink_());
+    add_sink(pl.sink_());
     return t;
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 TEST(cpp_lambda_captures_by_value_reference_and_move_only_reach_the_task) {
@@ -203,6 +204,112 @@ TEST(cpp_module_runs_its_body_inside_the_parent_run) {
     ex.run(main_tf).get();
     ASSERT_EQ(order.size(), 4);
     for (int i = 0; i < 4; i++) ASSERT_EQ(order[i], i + 1);
+}
+
+/* Polls f.ready() for up to `seconds` (a hang of the old code fails, not times out). */
+static bool ready_within(const weft::future<void> &f, int seconds) {
+    for (int i = 0; i < seconds * 100; i++) {
+        if (f.ready()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+TEST(cpp_module_cycle_fails_the_run_instead_of_hanging) {
+    weft::executor ex(2);
+    weft::taskflow a("A"), b("B");
+    a.composed_of(b);
+    b.composed_of(a);
+    weft::future<void> f = ex.run(a);
+    ASSERT_TRUE(ready_within(f, 10)); /* the old code deadlocked in the run's completion */
+    ASSERT_THROWS(f.get(), weft::error, e, ASSERT_TRUE(e.status() != WEFT_OK));
+}
+
+TEST(cpp_subflow_module_bodies_may_go_between_runs) {
+    weft::executor ex(2);
+    std::vector<std::unique_ptr<weft::taskflow>> bodies;
+    std::atomic<int> runs{0};
+    weft::taskflow p("P");
+    p.emplace([&](weft::subflow &sf) {
+        for (auto &body : bodies) sf.composed_of(*body);
+    });
+    for (int round = 0; round < 4; ++round) {
+        bodies.clear(); /* the last run has ended: its bodies may be destroyed */
+        for (int k = 0; k < 2; k++) {
+            bodies.push_back(std::make_unique<weft::taskflow>("body"));
+            bodies.back()->emplace([&runs, k, round] {
+                runs++;
+                if (round == 3 && k == 1) throw std::out_of_range("last body");
+            });
+        }
+        if (round < 3) ex.run(p).get(); /* the old code read the destroyed bodies here (ASan) */
+        else ASSERT_THROWS(ex.run(p).get(), std::out_of_range, e, ASSERT_STREQ(e.what(), "last body"));
+    }
+    ASSERT_EQ(runs.load(), 8);
+}
+
+TEST(cpp_shared_module_body_exception_goes_to_the_failing_run_only) {
+    using namespace std::chrono_literals;
+    weft::executor ex(4);
+    weft::taskflow body("B"), p1("P1"), p2("P2");
+    std::atomic<int> execs{0};
+    std::atomic<bool> p2_started{false};
+    std::string pad = "holder"; /* not packable: the task has a holder and a sink */
+    body.emplace([&execs, &p2_started, pad] {
+        if (execs++ == 1) {
+            while (!p2_started) std::this_thread::yield();
+            throw std::runtime_error("thrown in B during P2's run");
+        }
+    });
+    auto m1 = p1.composed_of(body);
+    auto l1 = p1.emplace([] { std::this_thread::sleep_for(100ms); });
+    m1.precede(l1);
+    p2.composed_of(body);
+    p2.emplace([&p2_started] {
+        p2_started = true;
+        std::this_thread::sleep_for(300ms);
+    });
+    weft::future<void> f1 = ex.run(p1);
+    while (execs.load() < 1) std::this_thread::yield(); /* B ran for P1 */
+    weft::future<void> f2 = ex.run(p2);
+    f1.get(); /* P1 succeeded: the old code threw P2's exception here */
+    ASSERT_THROWS(f2.get(), std::runtime_error, e, ASSERT_STREQ(e.what(), "thrown in B during P2's run"));
+}
+
+TEST(cpp_refused_clear_keeps_the_running_runs_exception) {
+    struct my_error {
+        int v;
+    };
+    weft::executor ex(2);
+    for (int packed = 0; packed < 2; packed++) {
+        weft::taskflow tf;
+        std::atomic<int> started{0};
+        std::atomic<int> *sp = &started;
+        long pad = 0;
+        if (packed)
+            tf.emplace([sp] {
+                ++*sp;
+                while (sp->load() < 2) std::this_thread::yield();
+                throw my_error{7};
+            });
+        else
+            tf.emplace([sp, pad] {
+                (void)pad;
+                ++*sp;
+                while (sp->load() < 2) std::this_thread::yield();
+                throw my_error{7};
+            });
+        tf.emplace([&started] {
+            ++started;
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        });
+        weft::future<void> f = ex.run(tf);
+        while (started.load() < 2) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20)); /* the first task has thrown */
+        ASSERT_THROWS(tf.clear(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EBUSY));
+        ASSERT_THROWS(f.get(), my_error, e, ASSERT_EQ(e.v, 7));
+        ASSERT_EQ(tf.num_tasks(), 2);
+    }
 }
 
 TEST(cpp_run_until_stops_when_the_predicate_says_so) {
