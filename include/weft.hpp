@@ -461,8 +461,13 @@ struct state_base {
     std::atomic<bool> harvested;
     std::atomic<bool> started{false};
     std::exception_ptr ex;
+    /* A run's weft_future, owned here (not by the future object) so that the
+     * taskflow's destructor can wait on it too, whoever dropped the future. */
+    weft_future *run_f = nullptr;
     state_base(int r, bool h) noexcept : refs(r), harvested(h) {}
-    virtual ~state_base() = default;
+    virtual ~state_base() {
+        if (run_f) weft_future_destroy(run_f);
+    }
     void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
     void release() noexcept {
         if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
@@ -488,12 +493,14 @@ class future {
 public:
     future() noexcept = default;
     future(weft_future *f, detail::value_state<T> *st) noexcept : f_(f), st_(st) {}
-    future(future &&o) noexcept : f_(std::exchange(o.f_, nullptr)), st_(std::exchange(o.st_, nullptr)) {}
+    future(future &&o) noexcept
+        : f_(std::exchange(o.f_, nullptr)), st_(std::exchange(o.st_, nullptr)), is_run_(o.is_run_) {}
     future &operator=(future &&o) noexcept {
         if (this != &o) {
             reset();
             f_ = std::exchange(o.f_, nullptr);
             st_ = std::exchange(o.st_, nullptr);
+            is_run_ = o.is_run_;
         }
         return *this;
     }
@@ -581,7 +588,7 @@ private:
     }
 
     void reset() noexcept {
-        if (f_) weft_future_destroy(f_);
+        if (f_ && !is_run_) weft_future_destroy(f_); /* a run's: its state owns it */
         if (st_) st_->release();
         f_ = nullptr;
         st_ = nullptr;
@@ -1493,7 +1500,9 @@ task flow_builder::emplace_as(void *arg) {
 /* ---- taskflow -------------------------------------------------------------------------
  * A graph built once and run many times.  Movable (its state is on the heap, so
  * task handles stay valid); the destructor waits for the runs submitted
- * through executor::run* and then frees the graph and its callables. */
+ * through executor::run* (inside a task, on their futures, running other work
+ * meanwhile: it never holds the worker) and then frees the graph and its
+ * callables. */
 class taskflow : public flow_builder {
 public:
     explicit taskflow(const std::string &name = "") : taskflow(std::make_unique<state>(name)) {}
@@ -1541,6 +1550,7 @@ public:
         std::mutex mu;
         std::condition_variable cv;
         std::size_t in_flight = 0;
+        std::vector<detail::state_base *> runs; /* submitted and not harvested (each has run_f) */
         explicit state(const std::string &name) {
             weft_status st = WEFT_OK;
             tf = weft_taskflow_create(name.empty() ? nullptr : name.c_str(), &st);
@@ -1550,6 +1560,22 @@ public:
         ~state() {
             {
                 std::unique_lock<std::mutex> lock(mu);
+                /* Inside a task, a condition-variable wait would hold the
+                 * worker while the runs need it (one worker: for ever); the
+                 * runs' own futures are waited on instead, which runs other
+                 * work meanwhile.  Then only the short completion callback
+                 * (on the thread that completed the run) is left. */
+                while (weft_current_ctx() && !runs.empty()) {
+                    detail::state_base *r = runs.back();
+                    r->retain(); /* listed: its callback has not released it yet */
+                    lock.unlock();
+                    (void)weft_future_wait(r->run_f);
+                    lock.lock();
+                    cv.wait(lock, [&] { return std::find(runs.begin(), runs.end(), r) == runs.end(); });
+                    lock.unlock();
+                    r->release();
+                    lock.lock();
+                }
                 cv.wait(lock, [this] { return in_flight == 0; });
             }
             if (!detail::orphanage::get().empty()) (void)detail::orphanage::get().take(tf); /* unharvested: drop */
@@ -1560,9 +1586,16 @@ public:
             std::lock_guard<std::mutex> lock(mu);
             ++in_flight;
         }
-        void end_run() {
+        /* The run of r was submitted: listed until its callback's end_run(r). */
+        void track(detail::state_base *r) {
             std::lock_guard<std::mutex> lock(mu);
-            if (--in_flight == 0) cv.notify_all();
+            runs.push_back(r);
+        }
+        void end_run(detail::state_base *r = nullptr) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (r) runs.erase(std::remove(runs.begin(), runs.end(), r), runs.end());
+            --in_flight;
+            cv.notify_all();
         }
         /* A run submitted through executor::run* has not been harvested yet. */
         bool busy() {
@@ -1608,7 +1641,7 @@ inline void run_done(weft_future *, weft_status status, void *arg) {
     if (!st->ex) st->ex = std::move(e);
     taskflow::state *flow = st->flow;
     st->harvested.store(true, std::memory_order_release);
-    flow->end_run();
+    flow->end_run(st);
     st->release();
 }
 
@@ -1622,6 +1655,16 @@ future<void> submit_run(taskflow &tf, run_state *st, Submit &&submit) {
         flow->end_run();
         delete st;
         throw error(s, "weft::executor::run", weft_last_error_message());
+    }
+    st->run_f = f;
+    try {
+        flow->track(st);
+    } catch (...) {
+        weft_future_destroy(f); /* no memory to list it: the run is detached */
+        st->run_f = nullptr;
+        flow->end_run();
+        delete st;
+        throw;
     }
     if (weft_future_then(f, &run_done, st) != WEFT_OK) std::terminate(); /* only ever registered here */
     future<void> fut(f, st);

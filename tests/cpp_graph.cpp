@@ -537,6 +537,32 @@ TEST(cpp_taskflow_destructor_waits_for_its_runs) {
     ASSERT_EQ(n.load(), 5);
 }
 
+TEST(cpp_taskflow_destroyed_inside_a_task_does_not_block_its_worker) {
+    weft::executor ex(1); /* one worker: the run can only go while the task waits */
+    std::atomic<int> x{0};
+    weft::future<void> f = ex.async([&] {
+        weft::taskflow tf;
+        tf.emplace([&] { x++; });
+        (void)ex.run(tf); /* future dropped; ~taskflow waits for the run */
+        (void)ex.run(tf);
+    });
+    ASSERT_TRUE(f.wait_for(std::chrono::seconds(10))); /* the old code hung in ~taskflow */
+    f.get();
+    ASSERT_EQ(x.load(), 2);
+    /* Several at once on more workers, futures kept by the task this time. */
+    weft::executor ex4(4);
+    std::atomic<int> n{0};
+    std::vector<weft::future<void>> fs;
+    for (int i = 0; i < 8; ++i)
+        fs.push_back(ex4.async([&] {
+            weft::taskflow tf;
+            tf.emplace([&] { ++n; });
+            weft::future<void> kept = ex4.run(tf);
+        }));
+    for (auto &g : fs) ASSERT_TRUE(g.wait_for(std::chrono::seconds(10)));
+    ASSERT_EQ(n.load(), 8);
+}
+
 TEST(cpp_taskflow_moves_keep_task_handles_valid) {
     weft::executor ex(2);
     int n = 0;
