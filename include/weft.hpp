@@ -105,6 +105,15 @@ inline void check(weft_status st, const char *call) {
     if (st != WEFT_OK) throw error(st, call, weft_last_error_message());
 }
 
+/* The handle of an object that may have been moved from: weft::error
+ * (WEFT_EINVAL) for a moved-from one (never a NULL handle to the C API, which
+ * would crash, or pick the default executor). */
+template <class H>
+H *live(H *h, const char *call) {
+    if (!h) throw error(WEFT_EINVAL, call, "the object was moved from");
+    return h;
+}
+
 /* ---- the running task's context ----------------------------------------------
  * task_group and spawn find the running task the way Taskflow's
  * executor.task_group() does, from the thread: weft_current_ctx() is the
@@ -527,8 +536,7 @@ public:
     template <class Rep, class Period>
     bool wait_for(std::chrono::duration<Rep, Period> d) const {
         if (!f_) throw error(WEFT_EINVAL, "weft::future::wait_for", "the future has no state");
-        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
-        weft_status st = weft_future_wait_for(f_, ns < 0 ? 0 : static_cast<uint64_t>(ns));
+        weft_status st = weft_future_wait_for(f_, timeout_ns(d));
         if (st == WEFT_ETIMEDOUT) return false;
         finish(st, "weft::future::wait_for");
         return true;
@@ -563,6 +571,15 @@ public:
     void mark_run_() noexcept { is_run_ = true; }
 
 private:
+    /* d in nanoseconds, saturated: negative is 0 (a poll), and anything past
+     * what int64 nanoseconds hold (292 years) is UINT64_MAX (never elapses). */
+    template <class Rep, class Period>
+    static uint64_t timeout_ns(std::chrono::duration<Rep, Period> d) noexcept {
+        if (d <= d.zero()) return 0;
+        std::chrono::duration<long double, std::nano> f = d;
+        if (f.count() >= static_cast<long double>(INT64_MAX)) return UINT64_MAX;
+        return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+    }
     static void on_cancelled_done(weft_future *, weft_status, void *arg) {
         auto *st = static_cast<detail::value_state<T> *>(arg);
         if (!st->started.load(std::memory_order_acquire)) st->release(); /* the task's reference */
@@ -688,19 +705,27 @@ public:
     I begin() const noexcept { return begin_; }
     I end() const noexcept { return end_; }
     I step_size() const noexcept { return step_; }
-    /* The number of indices in the range. */
+    /* The number of indices in the range.  Computed in unsigned 64-bit
+     * arithmetic, so no bounds overflow (INT_MIN to INT_MAX, 0 to SIZE_MAX). */
     std::size_t size() const noexcept {
-        using W = long long;
-        W b = static_cast<W>(begin_), e = static_cast<W>(end_), s = static_cast<W>(step_);
-        if (s > 0) return b < e ? static_cast<std::size_t>((e - b + s - 1) / s) : 0;
-        if constexpr (std::is_signed_v<I>) return b > e ? static_cast<std::size_t>((b - e - s - 1) / -s) : 0;
+        static_assert(std::is_integral_v<I>, "weft::index_range needs an integral type");
+        using U = unsigned long long;
+        if (step_ > I(0)) return begin_ < end_ ? static_cast<std::size_t>((U(end_) - U(begin_) - 1) / U(step_) + 1) : 0;
+        if constexpr (std::is_signed_v<I>)
+            return begin_ > end_ ? static_cast<std::size_t>((U(begin_) - U(end_) - 1) / (U(0) - U(step_)) + 1) : 0;
         return 0;
+    }
+    /* The k-th index, begin + k * step (wrapping arithmetic: exact for every
+     * index of the range). */
+    I at(std::size_t k) const noexcept {
+        using U = unsigned long long;
+        return static_cast<I>(U(begin_) + U(k) * U(step_));
     }
     /* The sub-range of the k-th to the (m-1)-th index. */
     index_range sub(std::size_t k, std::size_t m) const noexcept {
         index_range r;
-        r.begin_ = static_cast<I>(begin_ + static_cast<I>(k) * step_);
-        r.end_ = m >= size() ? end_ : static_cast<I>(begin_ + static_cast<I>(m) * step_);
+        r.begin_ = at(k);
+        r.end_ = m >= size() ? end_ : at(m);
         r.step_ = step_;
         return r;
     }
@@ -790,7 +815,7 @@ void for_each(weft_executor *ex, It first, It last, F &f, const weft_algo_config
 template <class I, class F>
 void for_each_index(weft_executor *ex, index_range<I> r, F &f, const weft_algo_config *cfg) {
     auto body = [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t k = lo; k < hi; ++k) f(static_cast<I>(r.begin() + static_cast<I>(k) * r.step_size()));
+        for (std::size_t k = lo; k < hi; ++k) f(r.at(k));
     };
     for_range(ex, r.size(), body, cfg, "weft::for_each_index");
 }
@@ -943,9 +968,9 @@ public:
     }
 
     weft_executor *native() const noexcept { return ex_; }
-    std::size_t num_workers() const noexcept { return weft_executor_workers(ex_); }
+    std::size_t num_workers() const { return weft_executor_workers(exec("weft::executor::num_workers")); }
     /* This thread's worker index in this executor, or -1. */
-    int this_worker_id() const noexcept { return weft_executor_worker_id(ex_); }
+    int this_worker_id() const { return weft_executor_worker_id(exec("weft::executor::this_worker_id")); }
 
     /* Taskflow-style runs; see the definitions after class taskflow. */
     future<void> run(taskflow &tf);
@@ -976,7 +1001,12 @@ public:
     weft::task_group task_group();
 
     /* Waits for every run submitted so far (weft_executor_wait_all). */
-    void wait_for_all() { detail::check(weft_executor_wait_all(ex_), "weft::executor::wait_for_all"); }
+    void wait_for_all() {
+        detail::check(weft_executor_wait_all(exec("weft::executor::wait_for_all")), "weft::executor::wait_for_all");
+    }
+    /* Private: the handle, or weft::error for a moved-from executor (a NULL
+     * executor would be the default one to some C calls). */
+    weft_executor *exec(const char *call) const { return detail::live(ex_, call); }
 
 private:
     executor(weft_executor *ex, bool owned) noexcept : ex_(ex), owned_(owned) {}
@@ -1122,8 +1152,9 @@ private:
 };
 
 inline task_group executor::task_group() {
+    weft_executor *ex = exec("weft::executor::task_group");
     weft_ctx *ctx = detail::current_ctx("weft::executor::task_group");
-    if (weft_ctx_executor(ctx) != ex_)
+    if (weft_ctx_executor(ctx) != ex)
         throw error(WEFT_EINVAL, "weft::executor::task_group", "the running task belongs to another executor");
     return weft::task_group(ctx);
 }
@@ -1285,8 +1316,12 @@ int multi_tramp(weft_ctx *ctx, void *p, weft_branches *out) noexcept {
 
 /* What building a graph needs: the C graph, where its callables live, and where
  * its tasks' exceptions go.  taskflow and subflow are flow_builders (as in
- * Taskflow). */
+ * Taskflow).  Every call on a moved-from taskflow throws weft::error
+ * (WEFT_EINVAL), except native(), which returns NULL. */
 class flow_builder {
+    template <class>
+    using task_of = task;
+
 public:
     /* Adds a task for f (or one task per callable, returned as a tuple):
      *  - f(weft::subflow&): a subflow task;
@@ -1299,11 +1334,13 @@ public:
     task emplace(F &&f);
     template <class F1, class F2, class... Fs>
     auto emplace(F1 &&f1, F2 &&f2, Fs &&...fs) {
-        return std::make_tuple(emplace(std::forward<F1>(f1)), emplace(std::forward<F2>(f2)),
-                               emplace(std::forward<Fs>(fs))...);
+        /* A braced list: its elements are made left to right (make_tuple's
+         * arguments may be evaluated in any order, and were backwards). */
+        return std::tuple<task, task, task_of<Fs>...>{emplace(std::forward<F1>(f1)), emplace(std::forward<F2>(f2)),
+                                                      emplace(std::forward<Fs>(fs))...};
     }
     /* A task with no work (yet). */
-    task placeholder() { return made(weft_placeholder(g_), "weft::placeholder"); }
+    task placeholder() { return made(weft_placeholder(graph("weft::placeholder")), "weft::placeholder"); }
     /* A module task: runs `body` once as part of this graph's run (composed_of);
      * body must outlive the runs.  Also: a pipeline as a task. */
     task composed_of(taskflow &body);
@@ -1364,16 +1401,17 @@ public:
         });
     }
 
-    std::size_t num_tasks() const noexcept { return weft_taskflow_num_tasks(g_); }
-    bool empty() const noexcept { return num_tasks() == 0; }
+    std::size_t num_tasks() const { return weft_taskflow_num_tasks(graph("weft::num_tasks")); }
+    bool empty() const { return num_tasks() == 0; }
     weft_taskflow *native() const noexcept { return g_; }
 
     /* The graph in Graphviz DOT. */
     std::string dump() const {
+        (void)graph("weft::dump");
         std::FILE *f = std::tmpfile();
         if (!f) throw error(WEFT_ESYS, "weft::dump", "tmpfile failed");
         std::string s;
-        weft_status st = weft_taskflow_dump_dot(g_, f);
+        weft_status st = weft_taskflow_dump_dot(g_, f); /* g_ checked above */
         if (st == WEFT_OK) {
             std::rewind(f);
             char buf[4096];
@@ -1400,6 +1438,8 @@ protected:
     flow_builder(const flow_builder &) = default;
     flow_builder &operator=(const flow_builder &) = default;
     ~flow_builder() = default;
+
+    weft_taskflow *graph(const char *call) const { return detail::live(g_, call); }
 
     task made(weft_task t, const char *call) {
         if (weft_task_is_null(t))
@@ -1471,6 +1511,7 @@ int subflow_tramp(weft_ctx *ctx, weft_subflow *sf, void *p) noexcept {
 template <class F>
 task flow_builder::emplace(F &&f) {
     using Fn = std::decay_t<F>;
+    (void)graph("weft::emplace"); /* before anything is stored in a moved-from taskflow's arena */
     if constexpr (std::is_invocable_v<Fn &, subflow &> || std::is_invocable_v<Fn &, subflow &, runtime &>) {
         auto *h = arena_->make<detail::subflow_holder<Fn>>(sink_, std::forward<F>(f));
         return made(weft_emplace_subflow(g_, &detail::subflow_tramp<Fn>, h), "weft::emplace (subflow)");
@@ -1525,10 +1566,13 @@ public:
     taskflow &operator=(const taskflow &) = delete;
     ~taskflow() = default;
 
-    std::string name() const { return weft_taskflow_name(g_); }
-    void name(const std::string &n) { detail::check(weft_taskflow_set_name(g_, n.c_str()), "weft::taskflow::name"); }
+    std::string name() const { return weft_taskflow_name(graph("weft::taskflow::name")); }
+    void name(const std::string &n) {
+        detail::check(weft_taskflow_set_name(graph("weft::taskflow::name"), n.c_str()), "weft::taskflow::name");
+    }
     /* Removes every task; task handles become invalid.  weft::error (WEFT_EBUSY) while it runs. */
     void clear() {
+        (void)graph("weft::taskflow::clear");
         /* Refused before anything is dropped: the orphans of a running run's
          * packed tasks are that run's exception. */
         if (st_->busy()) throw error(WEFT_EBUSY, "weft::taskflow::clear", "a run of the taskflow is in flight");
@@ -1540,7 +1584,9 @@ public:
         st_->errs.transient.clear();
     }
     /* Checks the graph for a strong cycle (weft::error WEFT_ECYCLE). */
-    void validate() { detail::check(weft_taskflow_validate(g_, nullptr), "weft::taskflow::validate"); }
+    void validate() {
+        detail::check(weft_taskflow_validate(graph("weft::taskflow::validate"), nullptr), "weft::taskflow::validate");
+    }
 
     /* Private to executor: a run's bookkeeping. */
     struct state {
@@ -1604,6 +1650,8 @@ public:
         }
     };
     state *state_() const noexcept { return st_.get(); }
+    /* Private: the state, or weft::error for a moved-from taskflow. */
+    state *live_state_(const char *call) const { return detail::live(st_.get(), call); }
 
 private:
     explicit taskflow(std::unique_ptr<state> st)
@@ -1612,8 +1660,9 @@ private:
 };
 
 inline task flow_builder::composed_of(taskflow &body) {
-    task t = made(weft_emplace_module(g_, body.native()), "weft::composed_of");
-    add_sink(&body.state_()->errs);
+    taskflow::state *bs = body.live_state_("weft::composed_of");
+    task t = made(weft_emplace_module(graph("weft::composed_of"), bs->tf), "weft::composed_of");
+    add_sink(&bs->errs);
     return t;
 }
 
@@ -1675,19 +1724,22 @@ future<void> submit_run(taskflow &tf, run_state *st, Submit &&submit) {
 } // namespace detail
 
 inline future<void> executor::run(taskflow &tf) {
-    auto *st = new detail::run_state(tf.state_());
-    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run(ex_, tf.native(), f); });
+    weft_executor *ex = exec("weft::executor::run");
+    auto *st = new detail::run_state(tf.live_state_("weft::executor::run"));
+    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run(ex, tf.native(), f); });
 }
 
 inline future<void> executor::run_n(taskflow &tf, std::uint64_t n) {
-    auto *st = new detail::run_state(tf.state_());
-    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run_n(ex_, tf.native(), n, f); });
+    weft_executor *ex = exec("weft::executor::run_n");
+    auto *st = new detail::run_state(tf.live_state_("weft::executor::run_n"));
+    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run_n(ex, tf.native(), n, f); });
 }
 
 template <class P>
 future<void> executor::run_until(taskflow &tf, P &&pred) {
     using S = detail::run_until_state<std::decay_t<P>>;
-    auto *st = new S(tf.state_(), std::forward<P>(pred));
+    weft_executor *ex = exec("weft::executor::run_until");
+    auto *st = new S(tf.live_state_("weft::executor::run_until"), std::forward<P>(pred));
     weft_pred_fn fn = [](void *arg) -> bool {
         auto *s = static_cast<S *>(arg);
         try {
@@ -1697,7 +1749,7 @@ future<void> executor::run_until(taskflow &tf, P &&pred) {
             return true; /* stop: get() rethrows */
         }
     };
-    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run_until(ex_, tf.native(), fn, st, f); });
+    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run_until(ex, tf.native(), fn, st, f); });
 }
 
 inline void executor::corun(taskflow &tf) { run(tf).get(); }
@@ -1731,9 +1783,10 @@ auto executor::async(F &&f) -> future<typename detail::task_result_t<std::decay_
     using Fn = std::decay_t<F>;
     using T = typename detail::task_result_t<Fn>::type;
     using S = detail::async_state<T, Fn>;
+    weft_executor *ex = exec("weft::executor::async");
     auto *st = new S(2, std::forward<F>(f));
     weft_future *out = nullptr;
-    weft_status s = weft_async(ex_, &S::call, st, &out);
+    weft_status s = weft_async(ex, &S::call, st, &out);
     if (s != WEFT_OK) {
         delete st;
         throw error(s, "weft::executor::async", weft_last_error_message());
@@ -1748,9 +1801,10 @@ auto executor::dependent_async(F &&f, const future<Ds> &...deps)
     using T = typename detail::task_result_t<Fn>::type;
     using S = detail::async_state<T, Fn>;
     weft_future *const d[] = {deps.native()..., nullptr}; /* never empty */
+    weft_executor *ex = exec("weft::executor::dependent_async");
     auto *st = new S(2, std::forward<F>(f));
     weft_future *out = nullptr;
-    weft_status s = weft_dependent_async(ex_, &S::call, st, d, sizeof...(Ds), &out);
+    weft_status s = weft_dependent_async(ex, &S::call, st, d, sizeof...(Ds), &out);
     if (s != WEFT_OK) {
         delete st;
         throw error(s, "weft::executor::dependent_async", weft_last_error_message());
@@ -1763,8 +1817,9 @@ void executor::silent_async(F &&f) {
     using Fn = std::decay_t<F>;
     using T = typename detail::task_result_t<Fn>::type;
     using S = detail::async_state<T, Fn>;
+    weft_executor *ex = exec("weft::executor::silent_async");
     auto *st = new S(1, std::forward<F>(f));
-    weft_status s = weft_silent_async(ex_, &S::call, st);
+    weft_status s = weft_silent_async(ex, &S::call, st);
     if (s != WEFT_OK) {
         delete st;
         throw error(s, "weft::executor::silent_async", weft_last_error_message());
@@ -1780,6 +1835,7 @@ auto executor::run_root(F &&f) -> typename detail::task_result_t<std::decay_t<F>
         std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value;
         std::exception_ptr ex;
     };
+    weft_executor *ex = exec("weft::executor::run_root");
     Fn fn(std::forward<F>(f));
     root r{fn, {}, {}};
     weft_task_fn call = [](weft_ctx *ctx, void *p) noexcept -> int {
@@ -1794,7 +1850,7 @@ auto executor::run_root(F &&f) -> typename detail::task_result_t<std::decay_t<F>
         }
     };
     int result = 0;
-    weft_status s = weft_run_root_status(ex_, call, &r, &result);
+    weft_status s = weft_run_root_status(ex, call, &r, &result);
     if (r.ex) std::rethrow_exception(r.ex);
     if (s != WEFT_OK) throw error(s, "weft::executor::run_root", weft_last_error_message());
     if constexpr (!std::is_void_v<T>) return std::move(*r.value);
@@ -1845,13 +1901,19 @@ public:
     pipeline &operator=(const pipeline &) = delete;
     ~pipeline() = default;
 
-    std::size_t num_lines() const noexcept { return weft_pipeline_num_lines(st_->p); }
-    std::size_t num_pipes() const noexcept { return weft_pipeline_num_stages(st_->p); }
-    std::size_t num_tokens() const noexcept { return static_cast<std::size_t>(weft_pipeline_num_tokens(st_->p)); }
+    /* Every call on a moved-from pipeline throws weft::error (WEFT_EINVAL),
+     * except native(), which returns NULL. */
+    std::size_t num_lines() const { return weft_pipeline_num_lines(live_("weft::pipeline::num_lines")); }
+    std::size_t num_pipes() const { return weft_pipeline_num_stages(live_("weft::pipeline::num_pipes")); }
+    std::size_t num_tokens() const {
+        return static_cast<std::size_t>(weft_pipeline_num_tokens(live_("weft::pipeline::num_tokens")));
+    }
     /* Token numbers restart at 0 on the next run. */
-    void reset() { detail::check(weft_pipeline_reset(st_->p), "weft::pipeline::reset"); }
-    weft_pipeline *native() const noexcept { return st_->p; }
+    void reset() { detail::check(weft_pipeline_reset(live_("weft::pipeline::reset")), "weft::pipeline::reset"); }
+    weft_pipeline *native() const noexcept { return st_ ? st_->p : nullptr; }
+    /* Private: the pipeline's sink and handle (weft::error when moved from). */
     detail::sink *sink_() const noexcept { return &st_->sink; }
+    weft_pipeline *live_(const char *call) const { return detail::live(st_.get(), call)->p; }
 
 private:
     struct state {
@@ -1891,7 +1953,8 @@ private:
 };
 
 inline task flow_builder::composed_of(pipeline &pl) {
-    task t = made(weft_pipeline_emplace(g_, pl.native()), "weft::composed_of (pipeline)");
+    task t = made(weft_pipeline_emplace(graph("weft::composed_of"), pl.live_("weft::composed_of")),
+                  "weft::composed_of (pipeline)");
     add_sink(pl.sink_());
     return t;
 }
@@ -1901,7 +1964,7 @@ inline task flow_builder::composed_of(pipeline &pl) {
 template <class It, class F, class = std::enable_if_t<!detail::is_range<It>::value>>
 void for_each(executor &ex, It first, It last, F f, partitioner p = {}) {
     weft_algo_config c = p.config();
-    detail::for_each(ex.native(), first, last, f, &c);
+    detail::for_each(ex.exec("weft algorithm"), first, last, f, &c);
 }
 template <class R, class F, class = std::enable_if_t<detail::is_range<R>::value>>
 void for_each(executor &ex, R &&r, F f, partitioner p = {}) {
@@ -1912,7 +1975,7 @@ template <class B, class E, class S, class F>
 void for_each_index(executor &ex, B first, E last, S step, F f, partitioner p = {}) {
     using I = std::common_type_t<B, E, S>;
     weft_algo_config c = p.config();
-    detail::for_each_index(ex.native(), index_range<I>(static_cast<I>(first), static_cast<I>(last),
+    detail::for_each_index(ex.exec("weft algorithm"), index_range<I>(static_cast<I>(first), static_cast<I>(last),
                                                        static_cast<I>(step)), f, &c);
 }
 /* f(i) for i in [first, last) (for_each_index with step 1). */
@@ -1925,25 +1988,25 @@ void parallel_for(executor &ex, B first, E last, F f, partitioner p = {}) {
 template <class I, class F>
 void for_each_by_index(executor &ex, index_range<I> r, F f, partitioner p = {}) {
     weft_algo_config c = p.config();
-    detail::for_each_by_index(ex.native(), r, f, &c);
+    detail::for_each_by_index(ex.exec("weft algorithm"), r, f, &c);
 }
 /* d_first[i] = op(first[i]); returns d_first + n. */
 template <class It, class Out, class F>
 Out transform(executor &ex, It first, It last, Out d_first, F op) {
-    detail::transform(ex.native(), first, last, d_first, op);
+    detail::transform(ex.exec("weft algorithm"), first, last, d_first, op);
     return d_first + (last - first);
 }
 /* d_first[i] = op(first1[i], first2[i]). */
 template <class It1, class It2, class Out, class F>
 Out transform(executor &ex, It1 first1, It1 last1, It2 first2, Out d_first, F op) {
-    detail::transform2(ex.native(), first1, last1, first2, d_first, op);
+    detail::transform2(ex.exec("weft algorithm"), first1, last1, first2, d_first, op);
     return d_first + (last1 - first1);
 }
 /* init op x0 op x1 ... (op associative; operands kept in order). */
 template <class It, class T, class Op = std::plus<>, class = std::enable_if_t<!detail::is_range<It>::value>>
 T reduce(executor &ex, It first, It last, T init, Op op = {}) {
     auto id = [](const auto &x) { return x; };
-    return detail::transform_reduce(ex.native(), first, last, std::move(init), op, id);
+    return detail::transform_reduce(ex.exec("weft algorithm"), first, last, std::move(init), op, id);
 }
 template <class R, class T, class Op = std::plus<>, class = std::enable_if_t<detail::is_range<R>::value>>
 T reduce(executor &ex, R &&r, T init, Op op = {}) {
@@ -1951,27 +2014,27 @@ T reduce(executor &ex, R &&r, T init, Op op = {}) {
 }
 template <class It, class T, class BOp, class UOp>
 T transform_reduce(executor &ex, It first, It last, T init, BOp bop, UOp uop) {
-    return detail::transform_reduce(ex.native(), first, last, std::move(init), bop, uop);
+    return detail::transform_reduce(ex.exec("weft algorithm"), first, last, std::move(init), bop, uop);
 }
 template <class It, class Cmp = std::less<>, class = std::enable_if_t<!detail::is_range<It>::value>>
 void sort(executor &ex, It first, It last, Cmp cmp = {}) {
-    detail::sort(ex.native(), first, last, cmp);
+    detail::sort(ex.exec("weft algorithm"), first, last, cmp);
 }
 template <class R, class Cmp = std::less<>, class = std::enable_if_t<detail::is_range<R>::value>>
 void sort(executor &ex, R &&r, Cmp cmp = {}) {
-    detail::sort(ex.native(), std::begin(r), std::end(r), cmp);
+    detail::sort(ex.exec("weft algorithm"), std::begin(r), std::end(r), cmp);
 }
 /* d_first[i] = x0 op ... op xi.  d_first may be first. */
 template <class It, class Out, class Op = std::plus<>>
 Out inclusive_scan(executor &ex, It first, It last, Out d_first, Op op = {}) {
     using T = typename std::iterator_traits<It>::value_type;
-    detail::scan<It, Out, T>(ex.native(), first, last, d_first, std::nullopt, op, false);
+    detail::scan<It, Out, T>(ex.exec("weft algorithm"), first, last, d_first, std::nullopt, op, false);
     return d_first + (last - first);
 }
 /* d_first[i] = init op x0 op ... op x(i-1). */
 template <class It, class Out, class T, class Op = std::plus<>>
 Out exclusive_scan(executor &ex, It first, It last, Out d_first, T init, Op op = {}) {
-    detail::scan<It, Out, T>(ex.native(), first, last, d_first, std::optional<T>(std::move(init)), op, true);
+    detail::scan<It, Out, T>(ex.exec("weft algorithm"), first, last, d_first, std::optional<T>(std::move(init)), op, true);
     return d_first + (last - first);
 }
 

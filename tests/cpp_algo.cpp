@@ -4,6 +4,9 @@
 #include "cpp_test.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdint>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -52,6 +55,33 @@ TEST(cpp_for_each_index_covers_forward_reverse_and_strided_ranges) {
     ASSERT_EQ(n.load(), 5095);
     ASSERT_THROWS(weft::for_each_index(ex, 0, 10, 0, [](int) {}), weft::error, e,
                   ASSERT_STATUS(e.status(), WEFT_EINVAL));
+}
+
+TEST(cpp_for_each_index_near_the_type_limits_does_not_overflow) {
+    weft::executor ex(cpp_test_workers());
+    /* INT_MIN .. INT_MAX by 2^30: four indices (the old code overflowed int). */
+    std::atomic<int> visits{0};
+    std::atomic<long long> sum{0};
+    weft::for_each_index(ex, INT_MIN, INT_MAX, 1 << 30, [&](int i) {
+        visits++;
+        sum += i;
+    });
+    ASSERT_EQ(visits.load(), 4);
+    ASSERT_EQ(sum.load(), (long long)INT_MIN + (INT_MIN + (1LL << 30)) + 0 + (1LL << 30));
+    /* The same downwards. */
+    visits = 0;
+    weft::for_each_index(ex, INT_MAX, INT_MIN, -(1 << 30), [&](int) { visits++; });
+    ASSERT_EQ(visits.load(), 4);
+    /* size_t 0 .. SIZE_MAX by 2^62: four (the old code's size() was 0). */
+    visits = 0;
+    std::atomic<size_t> last{0};
+    weft::for_each_index(ex, size_t(0), SIZE_MAX, size_t(1) << 62, [&](size_t i) {
+        visits++;
+        if (i == size_t(3) << 62) last = i;
+    });
+    ASSERT_EQ(visits.load(), 4);
+    ASSERT_TRUE(last.load() == size_t(3) << 62);
+    ASSERT_EQ(weft::index_range<int>(INT_MIN, INT_MAX, 1).size(), (size_t)UINT_MAX);
 }
 
 TEST(cpp_reduce_keeps_operand_order_and_works_on_strings) {

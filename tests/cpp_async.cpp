@@ -3,9 +3,11 @@
  * fork-join children). */
 #include "cpp_test.hpp"
 
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 TEST(cpp_async_future_get_returns_the_value) {
@@ -106,6 +108,24 @@ TEST(cpp_future_wait_for_times_out_then_succeeds) {
     weft::future<int> empty;
     ASSERT_FALSE(empty.valid());
     ASSERT_THROWS(empty.wait(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+}
+
+TEST(cpp_future_wait_for_a_very_long_duration_waits) {
+    weft::executor ex(2);
+    auto slow = [] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        return 1;
+    };
+    /* seconds::max() and 1000 years overflow int64 nanoseconds: the old code
+     * waited for no time and returned false. */
+    weft::future<int> f = ex.async(slow);
+    ASSERT_TRUE(f.wait_for(std::chrono::seconds::max()));
+    ASSERT_EQ(f.get(), 1);
+    weft::future<int> g = ex.async(slow);
+    ASSERT_TRUE(g.wait_for(std::chrono::hours(24 * 365 * 1000)));
+    weft::future<int> h = ex.async(slow);
+    ASSERT_TRUE(h.wait_for(std::chrono::duration<double>(1e300)));
+    ASSERT_TRUE(h.ready());
 }
 
 /* ---- fork-join ------------------------------------------------------------------- */

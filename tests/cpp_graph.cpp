@@ -563,6 +563,55 @@ TEST(cpp_taskflow_destroyed_inside_a_task_does_not_block_its_worker) {
     ASSERT_EQ(n.load(), 8);
 }
 
+TEST(cpp_emplace_of_several_callables_adds_them_in_order) {
+    weft::taskflow tf;
+    auto [a, b, c] = tf.emplace([] {}, [] {}, [] { return -1; });
+    ASSERT_EQ(a.index(), 0); /* the old code added them backwards (2 1 0) */
+    ASSERT_EQ(b.index(), 1);
+    ASSERT_EQ(c.index(), 2);
+    auto [d, e] = tf.emplace([] {}, [] {});
+    ASSERT_EQ(d.index(), 3);
+    ASSERT_EQ(e.index(), 4);
+}
+
+TEST(cpp_moved_from_objects_throw_einval_instead_of_crashing) {
+    weft::executor ex(2);
+    weft::taskflow a("a");
+    a.emplace([] {});
+    weft::taskflow b(std::move(a));
+    std::string big(64, 'x');
+#define EXPECT_EINVAL(expr) ASSERT_THROWS(expr, weft::error, err, ASSERT_STATUS(err.status(), WEFT_EINVAL))
+    EXPECT_EINVAL(a.num_tasks());
+    EXPECT_EINVAL(a.name());
+    EXPECT_EINVAL(a.emplace([big] { (void)big; }));
+    EXPECT_EINVAL(a.emplace([] {}));
+    EXPECT_EINVAL(a.placeholder());
+    EXPECT_EINVAL(a.dump());
+    EXPECT_EINVAL(a.clear());
+    EXPECT_EINVAL(ex.run(a));
+    EXPECT_EINVAL(b.composed_of(a));
+    ASSERT_NULL(a.native());
+    /* A moved-from executor is not the default executor in disguise. */
+    weft::executor e2(std::move(ex));
+    EXPECT_EINVAL(ex.run(b));
+    EXPECT_EINVAL(ex.num_workers());
+    EXPECT_EINVAL(ex.wait_for_all());
+    EXPECT_EINVAL(ex.async([] { return 1; }));
+    EXPECT_EINVAL(ex.run_root([] { return 1; }));
+    std::vector<int> v(10, 1);
+    EXPECT_EINVAL(weft::for_each(ex, v.begin(), v.end(), [](int &) {}));
+    e2.run(b).get(); /* the object moved to works */
+    /* Pipelines. */
+    weft::pipeline p(1, weft::pipe{weft::pipe_type::serial, [](weft::pipeflow &pf) { pf.stop(); }});
+    weft::pipeline q(std::move(p));
+    EXPECT_EINVAL(p.num_lines());
+    EXPECT_EINVAL(p.reset());
+    EXPECT_EINVAL(b.composed_of(p));
+    ASSERT_NULL(p.native());
+    ASSERT_EQ(q.num_lines(), 1);
+#undef EXPECT_EINVAL
+}
+
 TEST(cpp_taskflow_moves_keep_task_handles_valid) {
     weft::executor ex(2);
     int n = 0;
