@@ -374,19 +374,24 @@ private:
         void *obj;
         dtor *next;
     };
-    static std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 1); }
+    /* The offset at or after `used` in base[] where an object aligned to
+     * `align` may start: by address, so over-aligned callables (alignas(64)
+     * captures) work although the buffers are only max_align_t-aligned. */
+    static std::size_t align_at(const unsigned char *base, std::size_t used, std::size_t align) {
+        std::uintptr_t a = reinterpret_cast<std::uintptr_t>(base) + used;
+        return used + static_cast<std::size_t>(((a + align - 1) & ~(std::uintptr_t(align) - 1)) - a);
+    }
 
     void *allocate(std::size_t size, std::size_t align) {
-        if (align > alignof(std::max_align_t)) throw std::bad_alloc(); /* over-aligned callables: unsupported */
         if (inline_) {
-            std::size_t at = align_up(inline_used_, align);
+            std::size_t at = align_at(inline_, inline_used_, align);
             if (at + size <= inline_cap_) {
                 inline_used_ = at + size;
                 return inline_ + at;
             }
         }
         for (; cur_; cur_ = cur_->next) {
-            std::size_t at = align_up(cur_->used, align);
+            std::size_t at = align_at(cur_->data(), cur_->used, align);
             if (at + size <= cur_->cap) {
                 cur_->used = at + size;
                 return cur_->data() + at;
@@ -403,11 +408,12 @@ private:
         }
         c->next = nullptr;
         c->cap = cap;
-        c->used = size;
+        std::size_t at = align_at(c->data(), 0, align); /* < align: cap >= size + align */
+        c->used = at + size;
         if (cur_) cur_->next = c;
         else chunks_ = c;
         cur_ = c;
-        return c->data();
+        return c->data() + at;
     }
 
     unsigned char *inline_ = nullptr;
@@ -907,7 +913,10 @@ void scan(weft_executor *ex, It first, It last, Out d_first, std::optional<T> in
     }, "weft::scan");
 }
 
-/* Blocks sorted in parallel, then merged in parallel rounds. */
+/* Blocks sorted in parallel, then merged in parallel rounds, with std::sort and
+ * std::inplace_merge: cmp must be a strict weak order, as for std::sort (with
+ * one that is not, e.g. <=, std::sort may read out of bounds).  Unlike the C
+ * sorts (weft/algo.h), which guard any comparator, this is the C++ rule. */
 template <class It, class Cmp>
 void sort(weft_executor *ex, It first, It last, Cmp &cmp) {
     require_random_access<It>();
@@ -2016,6 +2025,8 @@ template <class It, class T, class BOp, class UOp>
 T transform_reduce(executor &ex, It first, It last, T init, BOp bop, UOp uop) {
     return detail::transform_reduce(ex.exec("weft algorithm"), first, last, std::move(init), bop, uop);
 }
+/* Sorts [first, last) by cmp, which must be a strict weak order (as for
+ * std::sort; the C sorts guard any comparator, this one does not). */
 template <class It, class Cmp = std::less<>, class = std::enable_if_t<!detail::is_range<It>::value>>
 void sort(executor &ex, It first, It last, Cmp cmp = {}) {
     detail::sort(ex.exec("weft algorithm"), first, last, cmp);

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -610,6 +611,42 @@ TEST(cpp_moved_from_objects_throw_einval_instead_of_crashing) {
     ASSERT_NULL(p.native());
     ASSERT_EQ(q.num_lines(), 1);
 #undef EXPECT_EINVAL
+}
+
+TEST(cpp_over_aligned_captures_work_in_every_kind_of_callable) {
+    struct alignas(64) padded {
+        long v = 1;
+    };
+    weft::executor ex(2);
+    padded p;
+    std::atomic<int> misaligned{0}, ran{0};
+    auto check = [&misaligned](const padded *q) {
+        if (reinterpret_cast<std::uintptr_t>(q) % 64 != 0) misaligned++;
+    };
+    /* Enough tasks to fill the inline space and several chunks (old: std::bad_alloc). */
+    weft::taskflow tf;
+    for (int i = 0; i < 200; i++)
+        tf.emplace([p, &check, &ran] {
+            check(&p);
+            ran += static_cast<int>(p.v);
+        });
+    ex.run(tf).get();
+    ASSERT_EQ(ran.load(), 200);
+    ASSERT_EQ(ex.async([p, &check] { check(&p); return p.v; }).get(), 1);
+    ex.run_root([&] {
+        weft::task_group tg;
+        for (int i = 0; i < 20; i++) tg.run([p, &check, &ran] { check(&p); ran += static_cast<int>(p.v); });
+        tg.wait();
+    });
+    ASSERT_EQ(ran.load(), 220);
+    weft::pipeline pl(1, weft::pipe{weft::pipe_type::serial, [p, &check](weft::pipeflow &pf) {
+                          check(&p);
+                          if (pf.token() == 3) pf.stop();
+                      }});
+    weft::taskflow ptf;
+    ptf.composed_of(pl);
+    ex.run(ptf).get();
+    ASSERT_EQ(misaligned.load(), 0);
 }
 
 TEST(cpp_taskflow_moves_keep_task_handles_valid) {
