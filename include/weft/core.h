@@ -24,15 +24,20 @@ typedef struct weft_future weft_future;
  * their per-task state here, which is why every task function takes one. */
 typedef struct weft_ctx weft_ctx;
 
-/* A sentence about the most recent failure on the calling thread, set by a weft
- * call that failed with a detail worth saying (which tasks form a cycle, which
- * pipeline stage or parameter is wrong, why a factory failed), e.g. "cycle:
- * task 'c' leads back to task 'a'".  Whether a call failed is told by its
+/* A sentence about the most recent failure on the calling thread.  Every public
+ * call that fails sets it where the failure is decided: a detail where there is
+ * one (which tasks form a cycle, which pipeline stage or parameter is wrong, why
+ * a factory failed), e.g. "cycle: task 'c' leads back to task 'a'", else
+ * "<function>: <what is wrong>", e.g. "weft_future_wait: f is NULL".  A call
+ * passing on a status of a call it made keeps that call's message.  Outcomes
+ * that are not failures (WEFT_ETASK and WEFT_ECANCELED as a run's result,
+ * WEFT_EAGAIN from a query, WEFT_ETIMEDOUT from a timed wait, WEFT_ENOENT for a
+ * task already gone) leave it alone.  Whether a call failed is told by its
  * return, never by this.  Like errno and dlerror, a successful call does not
  * clear it: read it right after the failing call, on the same thread.  "" if no
  * call has set one on this thread.  Never NULL; the text stays valid until the
- * next failure on this thread.  Any thread; wait-free.  How weft reports errors
- * in general: docs/errors.md. */
+ * next failure on this thread.  Any thread; wait-free.  The exact rule, and
+ * which statuses are failures: docs/errors.md (R3). */
 WEFT_API const char *weft_last_error_message(void);
 
 /* ---------------------------------------------------------------------------------

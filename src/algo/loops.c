@@ -1,6 +1,7 @@
 /* Loops: for over an index range, for_each over an array, transform. */
 #include "algo/algo.h"
 #include "core/default_executor.h"
+#include "core/error_detail.h"
 
 typedef struct range_loop {
     size_t first, last, step, count;
@@ -18,7 +19,8 @@ static void range_chunk(void *ctx, size_t k, size_t a, size_t b) {
 }
 
 weft_status weft__for_range(weft_executor *ex, const weft_for_desc *d) {
-    if (!d || !d->body || d->step == 0) return WEFT_EINVAL;
+    if (!d || !d->body || d->step == 0)
+        return weft__fail("weft_parallel_for_range", WEFT_EINVAL, "body is NULL or step is 0");
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     range_loop r = { d->first, d->last, d->step, 0, d->body, d->arg };
@@ -48,7 +50,7 @@ static void index_body(size_t lo, size_t hi, void *arg) {
 
 weft_status weft_parallel_for(weft_executor *ex, size_t first, size_t last, size_t step,
                               weft_index_fn fn, void *arg, const weft_algo_config *cfg) {
-    if (!fn) return WEFT_EINVAL;
+    if (!fn) return weft__fail(__func__, WEFT_EINVAL, "fn is NULL");
     index_loop l = { step, fn, arg };
     return weft_parallel_for_range(ex, first, last, step, index_body, &l, cfg);
 }
@@ -67,7 +69,8 @@ static void each_body(size_t lo, size_t hi, void *arg) {
 
 weft_status weft_parallel_for_each(weft_executor *ex, void *base, size_t n, size_t size,
                                    weft_elem_fn fn, void *arg, const weft_algo_config *cfg) {
-    if ((!base && n) || !fn || size == 0) return WEFT_EINVAL;
+    if ((!base && n) || !fn || size == 0)
+        return weft__fail(__func__, WEFT_EINVAL, "fn is NULL, size is 0, or base is NULL with n > 0");
     each_loop l = { base, size, fn, arg };
     return weft_parallel_for_range(ex, 0, n, 1, each_body, &l, cfg);
 }
@@ -82,8 +85,11 @@ static void transform_body(size_t lo, size_t hi, void *arg) {
 }
 
 weft_status weft__transform(weft_executor *ex, const weft_transform_desc *d) {
-    if (!d || ((!d->in || !d->out) && d->n) || !d->f || !d->in_size || !d->out_size) return WEFT_EINVAL;
-    if (d->n && d->in == d->out && d->in_size != d->out_size) return WEFT_EINVAL; /* (NULL, 0) twice is empty */
+    if (!d || ((!d->in || !d->out) && d->n) || !d->f || !d->in_size || !d->out_size)
+        return weft__fail("weft_parallel_transform", WEFT_EINVAL,
+                          "f is NULL, a size is 0, or in or out is NULL with n > 0");
+    if (d->n && d->in == d->out && d->in_size != d->out_size) /* (NULL, 0) twice is empty */
+        return weft__fail("weft_parallel_transform", WEFT_EINVAL, "in place (in == out) with in_size != out_size");
     return weft_parallel_for_range(ex, 0, d->n, 1, transform_body, (void *)d, &d->config);
 }
 
@@ -111,7 +117,8 @@ static void transform2_body(size_t lo, size_t hi, void *arg) {
 weft_status weft_parallel_transform2(weft_executor *ex, const void *a, size_t a_size, const void *b,
                                      size_t b_size, void *out, size_t out_size, size_t n,
                                      weft_binary_fn f, void *arg, const weft_algo_config *cfg) {
-    if (((!a || !b || !out) && n) || !f || !a_size || !b_size || !out_size) return WEFT_EINVAL;
+    if (((!a || !b || !out) && n) || !f || !a_size || !b_size || !out_size)
+        return weft__fail(__func__, WEFT_EINVAL, "f is NULL, a size is 0, or a, b or out is NULL with n > 0");
     transform2 t = { a, b, out, a_size, b_size, out_size, f, arg };
     return weft_parallel_for_range(ex, 0, n, 1, transform2_body, &t, cfg);
 }

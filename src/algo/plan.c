@@ -3,6 +3,7 @@
 
 #include "core/alloc.h"
 #include "core/executor.h"
+#include "core/error_detail.h"
 
 /* AUTO claims chunks from a shared counter like DYNAMIC, but chunks shrink as the
  * work runs out: each is 1/32 of what is left, down to n/1024 (about 140 chunks,
@@ -42,7 +43,7 @@ static size_t guided_walk(size_t n, unsigned tasks, size_t min_chunk, size_t *bo
 static int plan_guided(weft__plan *p, unsigned tasks, size_t min_chunk) {
     p->nchunks = guided_walk(p->n, tasks, min_chunk, NULL);
     p->bounds = weft__alloc((p->nchunks + 1) * sizeof(size_t));
-    if (!p->bounds) return WEFT_ENOMEM;
+    if (!p->bounds) return weft__fail("weft_parallel_*", WEFT_ENOMEM, "out of memory for the chunk plan");
     (void)guided_walk(p->n, tasks, min_chunk, p->bounds);
     return WEFT_OK;
 }
@@ -59,7 +60,7 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
     weft_partitioner asked = cfg ? cfg->partitioner : WEFT_PARTITION_AUTO;
     weft_partitioner kind = asked == WEFT_PARTITION_AUTO ? WEFT_PARTITION_DYNAMIC : asked;
     if (kind != WEFT_PARTITION_STATIC && kind != WEFT_PARTITION_DYNAMIC && kind != WEFT_PARTITION_GUIDED)
-        return WEFT_EINVAL;
+        return weft__fail("weft_parallel_*", WEFT_EINVAL, "config partitioner %d is unknown", (int)asked);
     *p = (weft__plan){ .kind = kind, .n = n, .cancel = cfg ? cfg->cancel : NULL };
     /* AUTO with neither a chunk asked for nor one the algorithm fixes. */
     bool shrinking = asked == WEFT_PARTITION_AUTO && !(cfg && cfg->chunk) && !rules.fixed_chunk;

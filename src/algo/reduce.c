@@ -5,6 +5,7 @@
 #include "algo/algo.h"
 #include "core/alloc.h"
 #include "core/default_executor.h"
+#include "core/error_detail.h"
 
 /* STACK_PARTIALS: AUTO's chunks (at most ~160, plan.c) of a line each stay on the stack. */
 enum { MAX_REDUCE_CHUNKS = 65536, STACK_PARTIALS = 10240 };
@@ -34,7 +35,8 @@ static void reduce_chunk(void *ctx, size_t k, size_t lo, size_t hi) {
 /* The engine: body(lo, hi, slot) leaves a chunk's value in its slot; then
  * *result = *result op slot0 op slot1 ... in chunk order. */
 static weft_status reduce_core(weft_executor *ex, const reduce_job *j, const weft_algo_config *cfg) {
-    if (!j->result || !j->op || j->acc_size == 0) return WEFT_EINVAL;
+    if (!j->result || !j->op || j->acc_size == 0)
+        return weft__fail("weft_parallel_reduce", WEFT_EINVAL, "result or op is NULL, or the size is 0");
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     weft__plan p;
@@ -45,7 +47,7 @@ static weft_status reduce_core(weft_executor *ex, const reduce_job *j, const wef
     reduce_run r = { j, stack, stride };
     if (bytes > sizeof stack && !(r.slots = weft__alloc_aligned(bytes, WEFT__CACHE_LINE))) {
         weft__plan_free(&p);
-        return WEFT_ENOMEM;
+        return weft__fail_st("weft_parallel_reduce", WEFT_ENOMEM);
     }
     st = weft__par_chunks(ex, &p, false, reduce_chunk, &r);
     if (st == WEFT_OK) /* cancelled: skipped chunks left their slots unwritten */
@@ -71,7 +73,7 @@ static void range_body(size_t lo, size_t hi, void *slot, void *ctx) {
 weft_status weft_parallel_reduce_range(weft_executor *ex, size_t n, size_t acc_size, void *result,
                                        weft_reduce_range_fn body, weft_combine_fn op, void *arg,
                                        const weft_algo_config *cfg) {
-    if (!body) return WEFT_EINVAL;
+    if (!body) return weft__fail(__func__, WEFT_EINVAL, "body is NULL");
     range_reduce r = { body, arg };
     reduce_job j = { n, acc_size, weft__acc_slot(acc_size), result, range_body, &r, op, arg };
     return reduce_core(ex, &j, cfg);
@@ -105,14 +107,15 @@ static void elem_body(size_t lo, size_t hi, void *slot, void *ctx) {
 
 static weft_status elem_reduce_run(weft_executor *ex, const elem_reduce *e, size_t n, void *result,
                                    const weft_algo_config *cfg) {
-    if ((!e->in && n) || !e->size || !e->op) return WEFT_EINVAL;
+    if ((!e->in && n) || !e->size || !e->op)
+        return weft__fail("weft_parallel_reduce", WEFT_EINVAL, "op is NULL, size is 0, or in is NULL with n > 0");
     size_t slot = weft__acc_slot(e->acc_size) * (e->map ? 2 : 1);
     reduce_job j = { n, e->acc_size, slot, result, elem_body, (void *)e, e->op, e->arg };
     return reduce_core(ex, &j, cfg);
 }
 
 weft_status weft__reduce(weft_executor *ex, const weft_reduce_desc *d) {
-    if (!d) return WEFT_EINVAL;
+    if (!d) return weft__fail("weft_parallel_reduce", WEFT_EINVAL, "the descriptor is NULL");
     elem_reduce e = { d->in, d->size, d->size, NULL, d->op, d->arg };
     return elem_reduce_run(ex, &e, d->n, d->result, &d->config);
 }
@@ -128,7 +131,7 @@ weft_status weft_parallel_transform_reduce(weft_executor *ex, const void *in, si
                                            size_t in_size, size_t acc_size, void *result,
                                            weft_unary_fn map, weft_combine_fn op, void *arg,
                                            const weft_algo_config *cfg) {
-    if (!map) return WEFT_EINVAL;
+    if (!map) return weft__fail(__func__, WEFT_EINVAL, "map is NULL");
     elem_reduce e = { in, in_size, acc_size, map, op, arg };
     return elem_reduce_run(ex, &e, n, result, cfg);
 }

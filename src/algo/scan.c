@@ -37,6 +37,7 @@
 #include "core/alloc.h"
 #include "core/default_executor.h"
 #include "platform/platform.h" /* weft__spin_pause */
+#include "core/error_detail.h"
 
 enum { SCAN_CHUNK = 8192 };
 
@@ -143,7 +144,7 @@ static weft_status scan_one_task(const weft__plan *p, const scan_core *s) {
     _Alignas(16) unsigned char stack[SLOTS * STACK_ACC];
     size_t bytes = SLOTS * s->slot;
     unsigned char *mem = bytes <= sizeof stack ? stack : weft__alloc_aligned(bytes, 16);
-    if (!mem) return WEFT_ENOMEM;
+    if (!mem) return weft__fail_st("weft_parallel_scan", WEFT_ENOMEM);
     unsigned char *prefix = mem, *agg = mem + s->slot, *work = mem + 2 * s->slot; /* scratch after work */
     int has = s->init != NULL;
     if (has) memcpy(prefix, s->init, s->acc_size);
@@ -170,11 +171,13 @@ static weft_status scan_one_task(const weft__plan *p, const scan_core *s) {
 }
 
 static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const weft_algo_config *cfg) {
-    if (!s->reduce || !s->scan || !s->op || !s->acc_size) return WEFT_EINVAL;
+    if (!s->reduce || !s->scan || !s->op || !s->acc_size)
+        return weft__fail("weft_parallel_scan", WEFT_EINVAL, "a function is NULL or the size is 0");
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     s->slot = weft__acc_slot(s->acc_size);
-    if (s->slot < s->acc_size || s->slot > SIZE_MAX / (2 * SLOTS)) return WEFT_ENOMEM;
+    if (s->slot < s->acc_size || s->slot > SIZE_MAX / (2 * SLOTS))
+        return weft__fail("weft_parallel_scan", WEFT_ENOMEM, "acc_size %zu is too large", s->acc_size);
     weft__plan p;
     int st = weft__plan_init(&p, ex, n, cfg, (weft__plan_rules){ SCAN_CHUNK, 0 });
     if (st != WEFT_OK) return st;
@@ -187,13 +190,13 @@ static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const wef
     size_t flag_bytes = weft__line_round(p.nchunks * sizeof(uint32_t));
     if (p.nchunks > (SIZE_MAX - flag_bytes) / s->stride) {
         weft__plan_free(&p);
-        return WEFT_ENOMEM;
+        return weft__fail_st("weft_parallel_scan", WEFT_ENOMEM);
     }
     size_t bytes = flag_bytes + p.nchunks * s->stride;
     unsigned char *mem = weft__calloc_aligned(bytes, WEFT__CACHE_LINE);
     if (!mem) {
         weft__plan_free(&p);
-        return WEFT_ENOMEM;
+        return weft__fail_st("weft_parallel_scan", WEFT_ENOMEM);
     }
     s->state = (_Atomic uint32_t *)mem; /* zeroed: CHUNK_EMPTY */
     s->slots = mem + flag_bytes;
@@ -299,7 +302,8 @@ static void elem_op(void *acc, const void *x, void *ctx) {
 
 weft_status weft__scan(weft_executor *ex, const weft_scan_desc *d) {
     if (!d || ((!d->in || !d->out) && d->n) || !d->size || !d->op || (d->exclusive && !d->init))
-        return WEFT_EINVAL;
+        return weft__fail("weft_parallel_scan", WEFT_EINVAL,
+                          "op is NULL, size is 0, in or out is NULL with n > 0, or init is NULL for an exclusive scan");
     elem_scan e = { d->in, d->out, d->size, weft__acc_slot(d->size), d->op, d->arg };
     scan_core s = { .acc_size = d->size, .init = d->init, .reduce = elem_reduce,
                     .scan = d->exclusive ? exclusive_body : inclusive_body,

@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "algo/algo.h"
+#include "core/error_detail.h"
 
 typedef struct search {
     const unsigned char *in;
@@ -38,7 +39,9 @@ static void extreme_op(void *acc, const void *x, void *ctx) {
 
 static weft_status extreme(weft_executor *ex, search *s, size_t n, size_t *index,
                            const weft_algo_config *cfg) {
-    if ((!s->in && n) || !s->size || !s->cmp || !index) return WEFT_EINVAL;
+    if ((!s->in && n) || !s->size || !s->cmp || !index)
+        return weft__fail("weft_parallel_min/max_element", WEFT_EINVAL,
+                          "cmp or index is NULL, size is 0, or in is NULL with n > 0");
     size_t best = SIZE_MAX;
     weft_status st = weft_parallel_reduce_range(ex, n, sizeof best, &best, extreme_body, extreme_op, s, cfg);
     if (st == WEFT_OK) *index = best == SIZE_MAX ? n : best;
@@ -88,7 +91,8 @@ static void find_op(void *acc, const void *x, void *ctx) {
 weft_status weft_parallel_find_if(weft_executor *ex, const void *in, size_t n, size_t size,
                                   weft_elem_pred_fn pred, void *arg, size_t *index,
                                   const weft_algo_config *cfg) {
-    if ((!in && n) || !size || !pred || !index) return WEFT_EINVAL;
+    if ((!in && n) || !size || !pred || !index)
+        return weft__fail(__func__, WEFT_EINVAL, "pred or index is NULL, size is 0, or in is NULL with n > 0");
     search s = { .in = in, .size = size, .pred = pred, .arg = arg };
     atomic_init(&s.found, SIZE_MAX);
     size_t hit = SIZE_MAX;

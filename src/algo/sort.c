@@ -21,6 +21,7 @@
 #include "algo/algo.h"
 #include "core/alloc.h"
 #include "core/default_executor.h"
+#include "core/error_detail.h"
 
 enum { PIECES_PER_TASK = 4, MIN_PARALLEL = 4096, STACK_TASKS = 64 };
 
@@ -203,13 +204,16 @@ static void lists_put(sorter *s, unsigned tasks) {
 
 weft_status weft_parallel_sort_ops(weft_executor *ex, void *base, size_t n, size_t size,
                                    const weft_sort_ops *ops, void *arg, const weft_algo_config *cfg) {
-    if ((!base && n) || !size || !ops || !ops->sort || !ops->merge || !ops->split) return WEFT_EINVAL;
+    if ((!base && n) || !size || !ops || !ops->sort || !ops->merge || !ops->split)
+        return weft__fail(__func__, WEFT_EINVAL,
+                          "size is 0, ops or one of its functions is NULL, or base is NULL with n > 0");
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
-    if (cfg && cfg->partitioner > WEFT_PARTITION_GUIDED) return WEFT_EINVAL;
+    if (cfg && cfg->partitioner > WEFT_PARTITION_GUIDED)
+        return weft__fail(__func__, WEFT_EINVAL, "config partitioner %d is unknown", (int)cfg->partitioner);
     if (n < 2) return WEFT_OK;
     size_t bytes = n * size;
-    if (bytes / size != n) return WEFT_ENOMEM;
+    if (bytes / size != n) return weft__fail(__func__, WEFT_ENOMEM, "%zu elements of %zu bytes are too many", n, size);
     unsigned tasks = sort_tasks(ex, n, cfg);
     size_t stack_runs[STACK_TASKS + 1];
     _Atomic size_t stack_cuts[STACK_TASKS * PIECES_PER_TASK + 1];
@@ -217,10 +221,10 @@ weft_status weft_parallel_sort_ops(weft_executor *ex, void *base, size_t n, size
     size_t pieces = (size_t)tasks * PIECES_PER_TASK;
     sorter s = { .a = base, .n = n, .size = size, .ops = ops, .arg = arg, .pieces = pieces < n ? pieces : n };
     s.buf = weft__alloc_aligned(bytes, 64);
-    if (!s.buf) return WEFT_ENOMEM;
+    if (!s.buf) return weft__fail_st(__func__, WEFT_ENOMEM);
     if (!lists_get(&s, tasks, stack_runs, stack_cuts)) {
         weft__free_aligned(s.buf, bytes, 64);
-        return WEFT_ENOMEM;
+        return weft__fail_st(__func__, WEFT_ENOMEM);
     }
     unsigned char *buf = s.buf;
     const weft_cancel_token *tok = cfg ? cfg->cancel : NULL;

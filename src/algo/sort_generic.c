@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "core/error_detail.h"
 
 enum { INSERTION_RUN = 16 };
 
@@ -78,7 +79,7 @@ static void sort(void *a_, size_t n, void *buf_, void *arg) {
 static const weft_sort_ops generic_ops = { sort, merge, split };
 
 weft_status weft__sort(weft_executor *ex, const weft_sort_desc *d) {
-    if (!d || !d->cmp) return WEFT_EINVAL;
+    if (!d || !d->cmp) return weft__fail("weft_parallel_sort", WEFT_EINVAL, "cmp is NULL");
     generic g = { d->size, d->cmp, d->arg };
     return weft_parallel_sort_ops(ex, d->base, d->n, d->size, &generic_ops, &g, &d->config);
 }

@@ -5,6 +5,7 @@
 #include "core/default_executor.h"
 #include "core/obs_hooks.h" /* metrics and profiler: one branch each when off */
 #include "sched/sched.h"
+#include "core/error_detail.h"
 
 /* Marks a finished task's successor list: no edge may be added any more. */
 #define CLOSED ((weft__async_edge *)(uintptr_t)1)
@@ -147,13 +148,16 @@ static weft_status submit(weft_executor *ex, weft_task_fn fn, void *arg, weft_fu
     if (out) *out = NULL;
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
-    if (!fn || !deps_valid(ex, deps, ndeps)) return WEFT_EINVAL;
+    if (!fn) return weft__fail("weft_async", WEFT_EINVAL, "fn is NULL");
+    if (!deps_valid(ex, deps, ndeps))
+        return weft__fail("weft_dependent_async", WEFT_EINVAL,
+                          "deps is NULL, or a dependency is NULL or of another executor");
     weft__worker *w = weft__current_worker(ex);
     /* No workers in this process (fork): refused before any record or edge, as
      * a task waiting on the parent's unfinished tasks would never be queued. */
-    if (!w && weft__forked(ex)) return WEFT_EFORKED;
+    if (!w && weft__forked(ex)) return weft__fail("weft_async", WEFT_EFORKED, WEFT__FORKED_WHY);
     weft__async *a = weft__async_new(ex, w, fn, arg, out != NULL);
-    if (!a) return WEFT_ENOMEM;
+    if (!a) return weft__fail_st("weft_async", WEFT_ENOMEM);
     int sst = schedule(a, opt, deps, ndeps);
     if (sst != WEFT_OK) {
         if (out) weft__future_release(&a->fut);
@@ -166,7 +170,7 @@ static weft_status submit(weft_executor *ex, weft_task_fn fn, void *arg, weft_fu
             if (a->sched.gen) weft__sched_unreserve(ex, a->sched);
             if (out) weft__future_release(&a->fut);
             weft__future_release(&a->fut);
-            return WEFT_ENOMEM;
+            return weft__fail_st("weft_dependent_async", WEFT_ENOMEM);
         }
         a->nedges = ndeps;
     }
@@ -210,7 +214,8 @@ weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, 
 weft_status weft__async_with(weft_executor *ex, weft_task_fn fn, void *arg, const weft_async_options *opt,
                              weft_future **out) {
     if (out) *out = NULL;
-    if (opt && (opt->priority < WEFT_PRIORITY_LOW || opt->priority > WEFT_PRIORITY_CRITICAL)) return WEFT_EINVAL;
+    if (opt && (opt->priority < WEFT_PRIORITY_LOW || opt->priority > WEFT_PRIORITY_CRITICAL))
+        return weft__fail("weft_async_with", WEFT_EINVAL, "%d is not a priority", (int)opt->priority);
     return submit(ex, fn, arg, opt ? opt->deps : NULL, opt ? opt->ndeps : 0, opt, out);
 }
 
@@ -224,18 +229,20 @@ static bool future_done(weft_future *f) {
 }
 
 weft_status weft_future_wait_isolated(weft_future *f) {
-    if (!f) return WEFT_EINVAL;
+    if (!f) return weft__fail(__func__, WEFT_EINVAL, "f is NULL");
     weft__worker *w = weft__current_worker(f->ex);
     if (!w) return weft_future_wait(f);
     weft__async *a = weft__async_of(f);
-    if (!a) return WEFT_EINVAL;
+    if (!a) return weft__fail(__func__, WEFT_EINVAL, "f is not the future of an async task");
     /* A task holding semaphores may be parked behind one that this thread's
      * task holds: wait by running other work, which cannot deadlock. */
     if (a->sems) return weft_future_wait(f);
     if (!future_done(f) && atomic_load_explicit(&a->join, memory_order_acquire) != 0) return WEFT_EAGAIN;
     /* Started lower on this worker's stack (a wait there ran this caller):
      * the spin below would never end. */
-    if (!future_done(f) && weft__future_waits_on_itself(f)) return WEFT_EDEADLK;
+    if (!future_done(f) && weft__future_waits_on_itself(f))
+        return weft__fail(__func__, WEFT_EDEADLK,
+                          "the task waits for itself (it started lower on this worker's stack)");
     /* Queued but not started: run it here; its queue entry will find it claimed. */
     if (atomic_exchange_explicit(&a->claimed, 1, memory_order_acq_rel) == 0) weft__async_execute(w, a);
     unsigned idle = 0;

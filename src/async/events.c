@@ -3,9 +3,10 @@
 #include "core/executor.h"
 #include "core/future.h"
 #include "weft/async.h"
+#include "core/error_detail.h"
 
 weft_status weft_future_then(weft_future *f, weft_future_callback cb, void *arg) {
-    if (!f || !cb) return WEFT_EINVAL;
+    if (!f || !cb) return weft__fail(__func__, WEFT_EINVAL, "f or cb is NULL");
     /* Ready already (done is set before the completer looks at the callback
      * slot): take the slot as USED, so the callback runs here, before we
      * return, and the completer finds nothing to call. */
@@ -19,7 +20,7 @@ weft_status weft_future_then(weft_future *f, weft_future_callback cb, void *arg)
         if (st != WEFT__THEN_FIRED ||
             !atomic_compare_exchange_strong_explicit(&f->then_state, &st, WEFT__THEN_USED, memory_order_acq_rel,
                                                      memory_order_acquire))
-            return WEFT_EBUSY;
+            return weft__fail(__func__, WEFT_EBUSY, "f already has a callback");
         cb(f, f->status, arg);
         return WEFT_OK;
     }
@@ -40,14 +41,14 @@ weft_status weft_future_then(weft_future *f, weft_future_callback cb, void *arg)
 }
 
 weft_status weft_future_fd(weft_future *f, int *fd) {
-    if (!f || !fd) return WEFT_EINVAL;
+    if (!f || !fd) return weft__fail(__func__, WEFT_EINVAL, "f or fd is NULL");
     int cur = atomic_load_explicit(&f->efd, memory_order_acquire);
     if (cur >= 0) {
         *fd = cur;
         return WEFT_OK;
     }
     int mine;
-    if (weft__eventfd_open(&mine) != 0) return WEFT_ESYS;
+    if (weft__eventfd_open(&mine) != 0) return weft__fail(__func__, WEFT_ESYS, "eventfd could not be opened");
     /* seq_cst CAS then seq_cst load of done: pairs with make_ready's store of
      * done then load of efd, so the fd is signalled by one side or both. */
     if (!atomic_compare_exchange_strong_explicit(&f->efd, &cur, mine, memory_order_seq_cst,

@@ -21,18 +21,21 @@
 #include "async/async.h"
 #include "core/alloc.h"
 #include "core/default_executor.h"
+#include "core/error_detail.h"
 
 #include <stdlib.h>
 
 weft_semaphore *weft_semaphore_create(size_t max, weft_status *err) {
     weft_status st = WEFT_OK;
     weft_semaphore *s = NULL;
-    if (max == 0 || max > INTPTR_MAX) st = WEFT_EINVAL;
-    else if (!(s = weft__calloc(sizeof *s))) st = WEFT_ENOMEM;
+    if (max == 0 || max > INTPTR_MAX)
+        st = weft__fail(__func__, WEFT_EINVAL, "max is %zu (1 to INTPTR_MAX)", max);
+    else if (!(s = weft__calloc(sizeof *s)))
+        st = weft__fail_st(__func__, WEFT_ENOMEM);
     else if (weft__mutex_init(&s->mu) != 0) {
         weft__free(s, sizeof *s);
         s = NULL;
-        st = WEFT_ESYS;
+        st = weft__fail(__func__, WEFT_ESYS, "the mutex could not be initialised");
     }
     if (s) {
         s->max = max;
@@ -47,7 +50,7 @@ weft_status weft_semaphore_destroy(weft_semaphore *s) {
     weft__mutex_lock(&s->mu);
     bool busy = s->head || s->tokens || atomic_load_explicit(&s->state, memory_order_acquire) != (intptr_t)s->max;
     weft__mutex_unlock(&s->mu);
-    if (busy) return WEFT_EBUSY;
+    if (busy) return weft__fail(__func__, WEFT_EBUSY, "the semaphore is held or has waiters");
     weft__mutex_destroy(&s->mu);
     weft__free(s, sizeof *s);
     return WEFT_OK;
@@ -62,7 +65,7 @@ size_t weft_semaphore_value(weft_semaphore *s) {
 size_t weft_semaphore_max(const weft_semaphore *s) { return s ? s->max : 0; }
 
 weft_status weft_semaphore_reset(weft_semaphore *s) {
-    if (!s) return WEFT_EINVAL;
+    if (!s) return weft__fail(__func__, WEFT_EINVAL, "s is NULL");
     weft__mutex_lock(&s->mu);
     bool parked = s->head || atomic_load_explicit(&s->state, memory_order_relaxed) < 0;
     if (!parked) {
@@ -70,7 +73,7 @@ weft_status weft_semaphore_reset(weft_semaphore *s) {
         atomic_store_explicit(&s->state, (intptr_t)s->max, memory_order_release);
     }
     weft__mutex_unlock(&s->mu);
-    return parked ? WEFT_EBUSY : WEFT_OK;
+    return parked ? weft__fail(__func__, WEFT_EBUSY, "tasks are waiting on the semaphore") : WEFT_OK;
 }
 
 static int by_address(const void *a, const void *b) {
@@ -190,21 +193,21 @@ weft_status weft_async_acquire(weft_executor *ex, weft_task_fn fn, void *arg, we
     if (out) *out = NULL;
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
-    if (!fn || (nsems && !sems)) return WEFT_EINVAL;
+    if (!fn || (nsems && !sems)) return weft__fail(__func__, WEFT_EINVAL, "fn is NULL, or sems is NULL with nsems > 0");
     for (size_t i = 0; i < nsems; i++)
-        if (!sems[i]) return WEFT_EINVAL;
+        if (!sems[i]) return weft__fail(__func__, WEFT_EINVAL, "sems[%zu] is NULL", i);
     if (nsems == 0) return weft_async(ex, fn, arg, out);
     weft__worker *w = weft__current_worker(ex);
-    if (!w && weft__forked(ex)) return WEFT_EFORKED;
+    if (!w && weft__forked(ex)) return weft__fail(__func__, WEFT_EFORKED, WEFT__FORKED_WHY);
     struct weft__async_sems *set = weft__calloc(sizeof *set + nsems * sizeof set->s[0]);
-    if (!set) return WEFT_ENOMEM;
+    if (!set) return weft__fail_st(__func__, WEFT_ENOMEM);
     for (size_t i = 0; i < nsems; i++) set->s[i] = sems[i];
     set->cap = nsems;
     set->n = weft__sem_set_normalize(set->s, nsems);
     weft__async *a = weft__async_new(ex, w, fn, arg, out != NULL);
     if (!a) {
         weft__async_sems_free(set);
-        return WEFT_ENOMEM;
+        return weft__fail_st(__func__, WEFT_ENOMEM);
     }
     a->sems = set;
     return weft__async_start(a, w, out);

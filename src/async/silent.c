@@ -23,6 +23,7 @@
 #include "core/alloc.h"
 #include "core/default_executor.h"
 #include "core/obs_hooks.h" /* metrics and profiler: one branch when off */
+#include "core/error_detail.h"
 
 typedef struct silent {
     weft__job job; /* first: the job is the record; job.next links free lists */
@@ -148,7 +149,7 @@ static inline __attribute__((always_inline)) silent *take(weft__worker *ww) {
  * slot, to which the worker that runs it gives it back), queued on the slot. */
 static weft_status submit_from_slot(weft_executor *ex, weft__worker *slot, weft_task_fn fn, void *arg) {
     silent *s = take(slot);
-    if (!s) return WEFT_ENOMEM;
+    if (!s) return weft__fail_st("weft_silent_async", WEFT_ENOMEM);
     *s = (silent){{silent_run, NULL}, fn, arg, ex, slot};
     weft__runs_bump(&slot->runs_begun); /* weft__runs_begin(ex, slot), inline */
     if (weft__submitter_push(ex, slot, &s->job) == WEFT_OK) return WEFT_OK;
@@ -162,18 +163,18 @@ static weft_status submit_from_slot(weft_executor *ex, weft__worker *slot, weft_
 }
 
 weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
-    if (!fn) return WEFT_EINVAL;
+    if (!fn) return weft__fail(__func__, WEFT_EINVAL, "fn is NULL");
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     weft__worker *slot = weft__submitter_cached(ex); /* an outside thread's next submission */
     if (slot) return submit_from_slot(ex, slot, fn, arg);
     weft__worker *w = weft__current_worker(ex);
     if (!w) {
-        if (weft__forked(ex)) return WEFT_EFORKED;
+        if (weft__forked(ex)) return weft__fail(__func__, WEFT_EFORKED, WEFT__FORKED_WHY);
         if ((slot = weft__submitter_get(ex)) != NULL) return submit_from_slot(ex, slot, fn, arg);
     }
     silent *s = take(w);
-    if (!s) return WEFT_ENOMEM;
+    if (!s) return weft__fail_st(__func__, WEFT_ENOMEM);
     *s = (silent){{silent_run, NULL}, fn, arg, ex, w};
     weft__runs_begin(ex, w);
     int st = weft__submit_from(ex, w, &s->job); /* cannot fail on a worker */

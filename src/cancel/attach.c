@@ -130,11 +130,11 @@ static void sweep(weft_cancel_token *t) {
 }
 
 weft_status weft_cancel_attach(weft_cancel_token *t, weft_future *f) {
-    if (!t || !f) return WEFT_EINVAL;
+    if (!t || !f) return weft__fail(__func__, WEFT_EINVAL, "t or f is NULL");
     int st = weft__cancel_once(&shards_once, shards_setup);
-    if (st != 0) return (weft_status)st;
+    if (st != 0) return weft__fail_st(__func__, (weft_status)st);
     struct weft__attach *a = weft__calloc(sizeof *a);
-    if (!a) return WEFT_ENOMEM;
+    if (!a) return weft__fail_st(__func__, WEFT_ENOMEM);
     a->reg.fn = attach_fire;
     a->f = f;
     a->stop = &f->stop;
@@ -189,7 +189,7 @@ static __attribute__((noinline)) weft_status check_slow(const weft_ctx *ctx, int
 }
 
 weft_status weft_ctx_check(const weft_ctx *ctx) {
-    if (!ctx) return WEFT_EINVAL;
+    if (!ctx) return weft__fail(__func__, WEFT_EINVAL, "ctx is NULL");
     /* Acquire: what the canceller wrote before cancelling is visible after. */
     int bits = ctx->stop ? atomic_load_explicit(ctx->stop, memory_order_acquire) & WEFT__STOP_MASK : 0;
     if (__builtin_expect(bits == 0 && !weft__preempt_pending(), 1)) return WEFT_OK;
@@ -207,10 +207,10 @@ weft_status weft_ctx_check_and_yield(const weft_ctx *ctx) {
 weft_status weft_run_root_with_token(weft_executor *ex, weft_cancel_token *t, weft_task_fn fn, void *arg,
                                      int *result) {
     if (result) *result = 0;
-    if (!t) return WEFT_EINVAL;
-    if (!fn) return WEFT_EINVAL;
+    if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");
+    if (!fn) return weft__fail(__func__, WEFT_EINVAL, "fn is NULL");
     int st = weft__cancel_once(&shards_once, shards_setup);
-    if (st != 0) return (weft_status)st;
+    if (st != 0) return weft__fail_st(__func__, (weft_status)st);
     /* The root's stop word and the token's link to it live on this stack: the
      * call returns only after the root and every child it spawned did, and
      * after the link is off the token (deregistering waits for a callback

@@ -10,6 +10,7 @@
 #include "cancel/cancel.h"
 #include "core/executor.h"
 #include "platform/signal.h"
+#include "core/error_detail.h"
 
 _Thread_local _Atomic int weft__preempt_flag __attribute__((tls_model("initial-exec")));
 
@@ -27,7 +28,8 @@ weft_status weft_preempt_install(const weft_preempt_config *config) {
     int signo = config && config->signo ? config->signo : weft__signal_default();
     int cur = atomic_load_explicit(&installed, memory_order_acquire);
     for (unsigned spins = 0;; cur = atomic_load_explicit(&installed, memory_order_acquire)) {
-        if (cur > 0) return cur == signo ? WEFT_OK : WEFT_EBUSY;
+        if (cur > 0)
+            return cur == signo ? WEFT_OK : weft__fail(__func__, WEFT_EBUSY, "signal %d is installed already", cur);
         if (cur == 0 && atomic_compare_exchange_weak_explicit(&installed, &cur, -1, memory_order_acquire,
                                                               memory_order_acquire))
             break;
@@ -36,7 +38,7 @@ weft_status weft_preempt_install(const weft_preempt_config *config) {
     int st = weft__signal_install(signo, config && config->chain, on_signal);
     /* Release: a sender that reads the signal number sees the handler in place. */
     atomic_store_explicit(&installed, st == 0 ? signo : 0, memory_order_release);
-    return (weft_status)st;
+    return st == 0 ? WEFT_OK : weft__fail(__func__, (weft_status)st, "signal %d could not be installed", signo);
 }
 
 /* The installed signal, or 0 (none yet, or being installed). */
@@ -46,10 +48,11 @@ static int installed_signal(void) {
 }
 
 weft_status weft_preempt_thread(const weft_ctx *ctx) {
-    if (!ctx) return WEFT_EINVAL;
+    if (!ctx) return weft__fail(__func__, WEFT_EINVAL, "ctx is NULL");
     int signo = installed_signal();
-    if (!signo) return WEFT_ENOENT;
-    return (weft_status)weft__signal_thread(ctx->worker->thread.handle, signo);
+    if (!signo) return weft__fail(__func__, WEFT_ENOENT, "weft_preempt_install was not called");
+    int st = weft__signal_thread(ctx->worker->thread.handle, signo);
+    return st == 0 ? WEFT_OK : weft__fail_st(__func__, (weft_status)st);
 }
 
 static void watch_fire(void *arg, const char *reason) {
@@ -59,9 +62,9 @@ static void watch_fire(void *arg, const char *reason) {
 }
 
 weft_status weft_preempt_watch_begin(weft_preempt_watch *slot, weft_cancel_token *t) {
-    if (!slot || !t) return WEFT_EINVAL;
+    if (!slot || !t) return weft__fail(__func__, WEFT_EINVAL, "slot or t is NULL");
     slot->cb = NULL;
-    if (!installed_signal()) return WEFT_ENOENT;
+    if (!installed_signal()) return weft__fail(__func__, WEFT_ENOENT, "weft_preempt_install was not called");
     slot->thread = weft__thread_self();
     return weft_cancel_token_on_cancel(t, watch_fire, slot, &slot->cb);
 }

@@ -16,6 +16,7 @@
  * after the pop, so its owner may free it as soon as disarm returns. */
 #include "cancel/cancel.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 static struct {
     weft__mutex mu;
@@ -180,14 +181,15 @@ size_t weft__timer_armed(void) {
 uint64_t weft_cancel_now_ns(void) { return weft__now_ns(); }
 
 weft_status weft_cancel_at(weft_cancel_token *t, uint64_t when_ns) {
-    if (!t) return WEFT_EINVAL;
+    if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");
     if (weft_cancel_token_is_cancelled(t)) return WEFT_OK;
     if (when_ns <= weft__now_ns()) {
         (void)weft__timer_disarm(&t->deadline);
         (void)weft_cancel_token_cancel_with(t, WEFT__DEADLINE_REASON);
         return WEFT_OK;
     }
-    return (weft_status)weft__timer_arm(&t->deadline, when_ns);
+    int st = weft__timer_arm(&t->deadline, when_ns);
+    return st == 0 ? WEFT_OK : weft__fail(__func__, (weft_status)st, "the timer could not be armed");
 }
 
 /* now + d, or UINT64_MAX when that is past the clock's range. */
@@ -197,7 +199,7 @@ static uint64_t deadline_from_now(uint64_t d) {
 }
 
 weft_status weft_cancel_after(weft_cancel_token *t, uint64_t timeout_ns) {
-    if (!t) return WEFT_EINVAL;
+    if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");
     uint64_t when = deadline_from_now(timeout_ns);
     if (when == UINT64_MAX) { /* never fires: the same as no deadline */
         (void)weft__timer_disarm(&t->deadline);
@@ -215,7 +217,7 @@ _Static_assert(sizeof(weft__timer) <= sizeof(((weft_deadline *)0)->private_), "w
 static weft__timer *scope_timer(weft_deadline *d) { return (weft__timer *)(void *)d->private_; }
 
 weft_status weft_deadline_begin(weft_deadline *d, weft_cancel_token *t, uint64_t budget_ns) {
-    if (!d || !t) return WEFT_EINVAL;
+    if (!d || !t) return weft__fail(__func__, WEFT_EINVAL, "d or t is NULL");
     d->token = weft_cancel_token_retain(t);
     d->start_ns = weft__now_ns();
     d->budget_ns = budget_ns;
@@ -225,12 +227,13 @@ weft_status weft_deadline_begin(weft_deadline *d, weft_cancel_token *t, uint64_t
     if (when == UINT64_MAX || weft_cancel_token_is_cancelled(t)) return WEFT_OK;
     int st = budget_ns == 0 ? 0 : weft__timer_arm(e, when);
     if (budget_ns == 0) (void)weft_cancel_token_cancel_with(t, WEFT__DEADLINE_REASON);
-    if (st != 0) weft_cancel_token_destroy(t);
-    return (weft_status)st;
+    if (st == 0) return WEFT_OK;
+    weft_cancel_token_destroy(t);
+    return weft__fail(__func__, (weft_status)st, "the timer could not be armed");
 }
 
 weft_status weft_deadline_end(weft_deadline *d) {
-    if (!d || !d->token) return WEFT_EINVAL;
+    if (!d || !d->token) return weft__fail(__func__, WEFT_EINVAL, "d or d->token is NULL");
     weft_cancel_token *t = d->token;
     (void)weft__timer_disarm(scope_timer(d));
     bool over = weft__now_ns() - d->start_ns >= d->budget_ns;
@@ -242,7 +245,7 @@ weft_status weft_deadline_end(weft_deadline *d) {
 
 weft_status weft_with_deadline(uint64_t budget_ns, weft_deadline_fn fn, void *arg, int *result) {
     if (result) *result = 0;
-    if (!fn) return WEFT_EINVAL;
+    if (!fn) return weft__fail(__func__, WEFT_EINVAL, "fn is NULL");
     weft_status st;
     weft_cancel_token *t = weft_cancel_token_create(NULL, &st);
     if (!t) return st;

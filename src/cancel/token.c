@@ -12,6 +12,7 @@
  * returns.  docs/design.md, "Cancellation", has the rest. */
 #include "cancel/cancel.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -114,11 +115,11 @@ static void on_parent_cancel(weft__cancel_reg *reg, const char *reason) {
 
 weft_cancel_token *weft_cancel_token_create(weft_cancel_token *parent, weft_status *err) {
     weft_cancel_token *t = weft__calloc(sizeof *t);
-    weft_status st = t ? WEFT_OK : WEFT_ENOMEM;
-    if (t && weft__mutex_init(&t->mu) != 0) st = WEFT_ESYS;
+    weft_status st = t ? WEFT_OK : weft__fail_st(__func__, WEFT_ENOMEM);
+    if (t && weft__mutex_init(&t->mu) != 0) st = weft__fail(__func__, WEFT_ESYS, "a mutex could not be initialised");
     if (st == WEFT_OK && weft__mutex_init(&t->attach_mu) != 0) {
         weft__mutex_destroy(&t->mu);
-        st = WEFT_ESYS;
+        st = weft__fail(__func__, WEFT_ESYS, "a mutex could not be initialised");
     }
     if (err) *err = st;
     if (st != WEFT_OK) {
@@ -175,7 +176,7 @@ static void copy_reason(char *dst, const char *src) {
 }
 
 weft_status weft_cancel_token_cancel_with(weft_cancel_token *t, const char *reason) {
-    if (!t) return WEFT_EINVAL;
+    if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");
     weft__mutex_lock(&t->mu);
     if (atomic_load_explicit(&t->flag, memory_order_relaxed) != 0) {
         weft__mutex_unlock(&t->mu);
@@ -213,7 +214,7 @@ uint64_t weft_cancel_token_cancel_count(const weft_cancel_token *t) {
 }
 
 weft_status weft_cancel_token_reset(weft_cancel_token *t) {
-    if (!t) return WEFT_EINVAL;
+    if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");
     weft__mutex_lock(&t->mu);
     bool busy = t->firing || t->running;
     if (!busy) {
@@ -221,7 +222,7 @@ weft_status weft_cancel_token_reset(weft_cancel_token *t) {
         atomic_store_explicit(&t->flag, 0, memory_order_release);
     }
     weft__mutex_unlock(&t->mu);
-    if (busy) return WEFT_EBUSY;
+    if (busy) return weft__fail(__func__, WEFT_EBUSY, "a callback of the token is running");
     (void)weft__timer_disarm(&t->deadline);
     if (t->parent) { /* linked again: a cancelled parent cancels t again */
         (void)weft__cancel_deregister(t->parent, &t->parent_reg, NULL);
@@ -249,9 +250,9 @@ static void callback_free(weft__cancel_reg *reg) { weft__free(reg, sizeof(weft_c
 weft_status weft_cancel_token_on_cancel(weft_cancel_token *t, weft_cancel_fn fn, void *arg,
                                         weft_cancel_callback **out) {
     if (out) *out = NULL;
-    if (!t || !fn) return WEFT_EINVAL;
+    if (!t || !fn) return weft__fail(__func__, WEFT_EINVAL, "t or fn is NULL");
     weft_cancel_callback *cb = weft__calloc(sizeof *cb);
-    if (!cb) return WEFT_ENOMEM;
+    if (!cb) return weft__fail_st(__func__, WEFT_ENOMEM);
     cb->reg.fn = callback_run;
     cb->reg.dispose = out ? NULL : callback_free; /* without a handle the token frees it */
     cb->token = out ? weft_cancel_token_retain(t) : NULL;

@@ -27,7 +27,7 @@ weft_executor *weft_executor_create_sized(const weft_executor_config *config, si
         weft_status st = weft__config_read(&c, sizeof c, config, size, "weft_executor_config");
         if (st) {
             if (err) *err = st;
-            return NULL;
+            return NULL; /* weft__config_read said why */
         }
         config = &c;
     }

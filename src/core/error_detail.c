@@ -7,8 +7,10 @@
 #include "weft/core.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char message[256];
+_Static_assert(sizeof message == sizeof(((weft__saved_message *)0)->text), "weft__saved_message holds a message");
 
 const char *weft_last_error_message(void) { return message; }
 
@@ -20,3 +22,45 @@ void weft__set_error_message(const char *fmt, ...) {
     weft__vset_error_message(fmt, ap);
     va_end(ap);
 }
+
+/* Writes "fn: " and returns where the detail goes (sizeof message if full). */
+static size_t prefix(const char *fn) {
+    int n = snprintf(message, sizeof message, "%s: ", fn);
+    return n < 0 || (size_t)n >= sizeof message ? sizeof message : (size_t)n;
+}
+
+static void vfail(const char *fn, weft_status st, const char *fmt, va_list ap) {
+    size_t n = prefix(fn);
+    if (n == sizeof message) return;
+    if (fmt)
+        vsnprintf(message + n, sizeof message - n, fmt, ap);
+    else
+        snprintf(message + n, sizeof message - n, "%s", weft_strerror(st));
+}
+
+weft_status weft__fail(const char *fn, weft_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(fn, st, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+weft_status weft__fail_st(const char *fn, weft_status st) {
+    size_t n = prefix(fn);
+    if (n < sizeof message) snprintf(message + n, sizeof message - n, "%s", weft_strerror(st));
+    return st;
+}
+
+void *weft__fail_null(weft_status *err, const char *fn, weft_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(fn, st, fmt, ap);
+    va_end(ap);
+    if (err) *err = st;
+    return NULL;
+}
+
+void weft__error_message_save(weft__saved_message *s) { memcpy(s->text, message, sizeof message); }
+
+void weft__error_message_restore(const weft__saved_message *s) { memcpy(message, s->text, sizeof message); }

@@ -87,11 +87,11 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         c.steal_attempts[0] > WEFT_SEARCH_ROUNDS_MAX || c.steal_attempts[1] > WEFT_SEARCH_ROUNDS_MAX ||
         c.steal_attempts[2] > WEFT_SEARCH_ROUNDS_MAX || c.steal_batch > MAX_STEAL_BATCH ||
         c.local_queue_capacity > ((size_t)1 << 30) || c.deque_capacity > ((size_t)1 << 30)) {
-        weft__set_error_message("weft_executor_create: a config value is out of range (workers at most %u, "
-                                "deque_capacity and local_queue_capacity at most 2^30, search rounds at most %u, "
-                                "steal_batch at most %u, a known affinity)",
-                                (unsigned)MAX_WORKERS, WEFT_SEARCH_ROUNDS_MAX, (unsigned)MAX_STEAL_BATCH);
-        return set_err(err, WEFT_EINVAL), NULL;
+        return weft__fail_null(err, "weft_executor_create", WEFT_EINVAL,
+                               "a config value is out of range (workers at most %u, deque_capacity and "
+                               "local_queue_capacity at most 2^30, search rounds at most %u, steal_batch at most "
+                               "%u, a known affinity)",
+                               (unsigned)MAX_WORKERS, WEFT_SEARCH_ROUNDS_MAX, (unsigned)MAX_STEAL_BATCH);
     }
     weft__process_init(after_fork_in_child);
     weft__log_init_from_env(); /* WEFT_LOG first, so the warnings below follow it */
@@ -99,7 +99,7 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
     if (c.workers == 0) c.workers = weft__cpu_count();
     if (c.affinity == WEFT_AFFINITY_DEFAULT) c.affinity = affinity_from_env();
     weft_executor *ex = weft__calloc_aligned(sizeof *ex, WEFT__CACHE_LINE);
-    if (!ex) return set_err(err, WEFT_ENOMEM), NULL;
+    if (!ex) return weft__fail_null(err, "weft_executor_create", WEFT_ENOMEM, NULL);
     ex->nworkers = c.workers;
     ex->steal_rounds = c.steal_rounds ? c.steal_rounds : 16;
     ex->yield_rounds = c.yield_rounds ? c.yield_rounds : 8;
@@ -120,12 +120,12 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
     weft__sleep_init(&ex->sleep, ex->nworkers);
     if (weft__mutex_init(&ex->poll_lock) != 0) {
         weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
-        return set_err(err, WEFT_ENOMEM), NULL;
+        return weft__fail_null(err, "weft_executor_create", WEFT_ENOMEM, NULL);
     }
     if (weft__injector_init(&ex->injector) != 0 ||
         !(ex->workers = weft__calloc_aligned(weft__workers_bytes(ex), WEFT__CACHE_LINE))) {
         teardown(ex, 0);
-        return set_err(err, WEFT_ENOMEM), NULL;
+        return weft__fail_null(err, "weft_executor_create", WEFT_ENOMEM, NULL);
     }
     int64_t cap = c.deque_capacity ? (int64_t)c.deque_capacity : 1024;
     int64_t bound = (int64_t)c.local_queue_capacity; /* 0: unbounded */
@@ -146,7 +146,7 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         /* A slot starts small: most executors never see a submitter. */
         if (weft__deque_init(&w->deque, slot && cap > 64 ? 64 : cap) != 0) {
             teardown(ex, 0);
-            return set_err(err, WEFT_ENOMEM), NULL;
+            return weft__fail_null(err, "weft_executor_create", WEFT_ENOMEM, NULL);
         }
         weft__deque_set_limit(&w->deque, bound); /* a full one overflows to the injector (worker.c) */
     }
@@ -156,13 +156,15 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
     if (lst == WEFT_OK) lst = weft__layers_init(ex, &c);
     if (lst != WEFT_OK) {
         teardown(ex, 0);
-        return set_err(err, lst), NULL;
+        return weft__fail_null(err, "weft_executor_create", lst, "its sched, placement or observer part failed: %s",
+                               weft_strerror(lst));
     }
     for (unsigned i = 0; i < ex->nworkers; i++) {
         int st = weft__thread_start(&ex->workers[i].thread, weft__worker_main, &ex->workers[i], c.stack_size);
         if (st != 0) {
             teardown(ex, i);
-            return set_err(err, st), NULL;
+            return weft__fail_null(err, "weft_executor_create", st, "worker thread %u could not be started: %s", i,
+                                   weft_strerror(st));
         }
     }
     weft__log(WEFT_LOG_INFO, "executor %p created: %u workers%s", (void *)ex, ex->nworkers,

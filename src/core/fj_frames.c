@@ -6,6 +6,7 @@
 #include "core/alloc.h"
 #include "core/executor.h"
 #include "core/obs_hooks.h" /* a stolen frame is a span */
+#include "core/error_detail.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -167,7 +168,7 @@ static void share(weft_ctx *ctx);
  * not allocated yet, or limit is 0 because a thief wants work (or every older
  * frame was stolen).  Then the frame goes on the stack and half are shared. */
 weft_status weft__fj_spawn_slow(weft_ctx *ctx, weft_task_fn fn, void *arg) {
-    if (!ctx || !fn) return WEFT_EINVAL;
+    if (!ctx || !fn) return weft__fail("weft_spawn", WEFT_EINVAL, "ctx or fn is NULL");
     weft__fj *fj = weft__fj_of(ctx);
     weft__fj_frame *f = fj->head;
     if (f == fj->end) return spawn_full(ctx, fn, arg); /* NULL == NULL without a stack */
@@ -354,9 +355,9 @@ static bool own_spawns(const weft_ctx *ctx, const weft__fj *fj) {
 bool weft__fj_has_own_spawn(weft_ctx *ctx) { return ctx && own_spawns(ctx, weft__fj_of(ctx)); }
 
 int weft__fj_sync_slow(weft_ctx *ctx) {
-    if (!ctx) return WEFT_EINVAL;
+    if (!ctx) return weft__fail("weft_sync", WEFT_EINVAL, "ctx is NULL");
     weft__fj *fj = weft__fj_of(ctx);
-    if (!own_spawns(ctx, fj)) return WEFT_EINVAL; /* nothing this task spawned */
+    if (!own_spawns(ctx, fj)) return weft__fail("weft_sync", WEFT_EINVAL, "this task has spawned nothing to sync");
     if (fj->ovf > ctx->fj_ovf0) return ovf_pop(fj);
     weft__fj_frame *f = fj->head - 1;
     if (fj->generous) { /* the spawns are over: back to sharing on request */

@@ -6,6 +6,7 @@
 #include "core/fj.h"
 #include "core/future.h"    /* WEFT__STOP_MASK */
 #include "core/obs_hooks.h" /* metrics and profiler: a root is a span */
+#include "core/error_detail.h"
 
 /* Lives on the stack of the thread waiting in weft_run_root. */
 struct root {
@@ -47,7 +48,7 @@ static weft__job *run_root(weft__worker *w, weft__job *self) {
 weft_status weft__run_root_stop(weft_executor *ex, const _Atomic int *stop, weft_task_fn fn, void *arg,
                                 int *result) {
     if (result) *result = 0;
-    if (!fn) return WEFT_EINVAL;
+    if (!fn) return weft__fail("weft_run_root", WEFT_EINVAL, "fn is NULL");
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     weft__worker *w = weft__current_worker(ex);
@@ -62,7 +63,7 @@ weft_status weft__run_root_stop(weft_executor *ex, const _Atomic int *stop, weft
         int st = weft__submit(ex, &r.job);
         if (st != 0) {
             weft__runs_end(ex, NULL);
-            return (weft_status)st;
+            return weft__fail_st("weft_run_root", (weft_status)st);
         }
         while (atomic_load_explicit(&r.done, memory_order_seq_cst) == 0)
             weft__futex_wait(&r.done, 0, UINT64_MAX);

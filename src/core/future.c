@@ -2,6 +2,7 @@
  * cancellation and the run's final report. */
 #include "core/future.h"
 #include "core/executor.h"
+#include "core/error_detail.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -133,7 +134,9 @@ bool weft__future_waits_on_itself(const weft_future *f) {
  * UINT64_MAX: no deadline. */
 static weft_status wait_impl(weft_future *f, uint64_t deadline) {
     if (is_done(f)) return f->status;
-    if (weft__future_waits_on_itself(f)) return WEFT_EDEADLK;
+    if (weft__future_waits_on_itself(f))
+        return weft__fail("weft_future_wait", WEFT_EDEADLK,
+                          "called from a task the run waits for: it would wait for itself");
     weft__worker *w = weft__current_worker(f->ex);
     if (w) {
         /* Inside a task: keep the worker busy with other work; the awaited run
@@ -148,7 +151,7 @@ static weft_status wait_impl(weft_future *f, uint64_t deadline) {
         return is_done(f) ? f->status : WEFT_ETIMEDOUT;
     }
     /* An executor created before fork() has no workers in this child process. */
-    if (weft__forked(f->ex)) return WEFT_EFORKED;
+    if (weft__forked(f->ex)) return weft__fail("weft_future_wait", WEFT_EFORKED, WEFT__FORKED_WHY);
     atomic_fetch_add_explicit(&f->waiters, 1, memory_order_seq_cst);
     while (atomic_load_explicit(&f->done, memory_order_seq_cst) == 0) {
         uint64_t left = UINT64_MAX;
@@ -163,10 +166,12 @@ static weft_status wait_impl(weft_future *f, uint64_t deadline) {
     return is_done(f) ? f->status : WEFT_ETIMEDOUT;
 }
 
-weft_status weft_future_wait(weft_future *f) { return f ? wait_impl(f, UINT64_MAX) : WEFT_EINVAL; }
+weft_status weft_future_wait(weft_future *f) {
+    return f ? wait_impl(f, UINT64_MAX) : weft__fail(__func__, WEFT_EINVAL, "f is NULL");
+}
 
 weft_status weft_future_wait_for(weft_future *f, uint64_t timeout_ns) {
-    if (!f) return WEFT_EINVAL;
+    if (!f) return weft__fail(__func__, WEFT_EINVAL, "f is NULL");
     /* Saturating: a timeout past the clock's range never elapses, and the
      * deadline stays below UINT64_MAX (no deadline), which it is in effect. */
     uint64_t now = weft__now_ns();
@@ -176,12 +181,12 @@ weft_status weft_future_wait_for(weft_future *f, uint64_t timeout_ns) {
 bool weft_future_ready(const weft_future *f) { return f && is_done((void *)f); }
 
 weft_status weft_future_status(const weft_future *f) {
-    if (!f) return WEFT_EINVAL;
+    if (!f) return weft__fail(__func__, WEFT_EINVAL, "f is NULL");
     return is_done((void *)f) ? f->status : WEFT_EAGAIN;
 }
 
 weft_status weft_future_info(const weft_future *f, weft_run_info *info) {
-    if (!f || !info) return WEFT_EINVAL;
+    if (!f || !info) return weft__fail(__func__, WEFT_EINVAL, "f or info is NULL");
     bool done = is_done((void *)f);
     info->status = done ? f->status : WEFT_EAGAIN;
     info->task_code = done ? f->task_code : 0;
@@ -192,7 +197,7 @@ weft_status weft_future_info(const weft_future *f, weft_run_info *info) {
 }
 
 weft_status weft_future_cancel(weft_future *f) {
-    if (!f) return WEFT_EINVAL;
+    if (!f) return weft__fail(__func__, WEFT_EINVAL, "f is NULL");
     int bits = atomic_fetch_or_explicit(&f->stop, WEFT__STOP_CANCEL, memory_order_seq_cst);
     return (bits & WEFT__STOP_FINISHED) ? WEFT_ENOENT : WEFT_OK;
 }

@@ -31,6 +31,7 @@
  * is lost. */
 #include "core/executor.h"
 #include "platform/platform.h"
+#include "core/error_detail.h"
 
 /* weft__runs_bump (executor.h) is release: a reader that acquires an "ended"
  * value sees everything before it, the begins of those runs included. */
@@ -89,9 +90,10 @@ void weft__runs_quiet_check(weft_executor *ex) {
 }
 
 weft_status weft_executor_wait_all(weft_executor *ex) {
-    if (!ex) return WEFT_EINVAL;
-    if (weft__current_worker(ex)) return WEFT_EDEADLK;
-    if (weft__forked(ex)) return WEFT_EFORKED;
+    if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
+    if (weft__current_worker(ex))
+        return weft__fail(__func__, WEFT_EDEADLK, "called from one of the executor's own workers");
+    if (weft__forked(ex)) return weft__fail(__func__, WEFT_EFORKED, WEFT__FORKED_WHY);
     atomic_fetch_add_explicit(&ex->quiet_waiters, 1, memory_order_seq_cst);
     /* Registered, then the counters: pairs with the light fence of
      * weft__runs_busy_end and with the full fence of weft__runs_quiet_check. */

@@ -68,9 +68,9 @@ weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err) 
     if (kind == WEFT_GPU_AUTO) kind = kind_from_env();
     if (kind < 0) {
         st = WEFT_ENOENT;
-        weft__set_error_message("gpu: no device: WEFT_GPU=none");
+        weft__set_error_message("weft_gpu_open: no device: WEFT_GPU=none");
     } else if (kind > WEFT_GPU_EMULATOR || cfg.streams > 256) {
-        weft__set_error_message("gpu: bad config (kind %d, streams %u)", kind, cfg.streams);
+        weft__set_error_message("weft_gpu_open: bad config (kind %d, streams %u)", kind, cfg.streams);
     } else if (kind != WEFT_GPU_AUTO) {
         d = open_one(backends[kind], &cfg, &st);
     } else {
@@ -100,7 +100,7 @@ const char *weft_gpu_device_name(const weft_gpu_device *dev) { return dev ? dev-
 weft_gpu_stream_pool *weft_gpu_device_pool(weft_gpu_device *dev) { return dev ? dev->pool : NULL; }
 
 weft_status weft_gpu_mem_info(weft_gpu_device *dev, size_t *free_bytes, size_t *total_bytes) {
-    if (!dev) return WEFT_EINVAL;
+    if (!dev) return weft__fail(__func__, WEFT_EINVAL, "dev is NULL");
     size_t f = 0, t = 0;
     int st = dev->ops->mem_info(dev, &f, &t);
     if (st == 0) {
@@ -111,7 +111,7 @@ weft_status weft_gpu_mem_info(weft_gpu_device *dev, size_t *free_bytes, size_t *
 }
 
 weft_status weft_gpu_synchronize(weft_gpu_device *dev) {
-    if (!dev) return WEFT_EINVAL;
+    if (!dev) return weft__fail(__func__, WEFT_EINVAL, "dev is NULL");
     int first = 0;
     /* Under the lock: a stream cannot be destroyed while it is synchronized
      * here (destroy unlinks it under the same lock first). */

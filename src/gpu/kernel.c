@@ -7,12 +7,14 @@ weft_gpu_kernel *weft_gpu_kernel_create(weft_gpu_device *dev, const weft_gpu_ker
     int st = WEFT_EINVAL;
     weft_gpu_kernel *k = NULL;
     if (!dev || !src || (!src->name && !(dev->ops->kind == WEFT_GPU_EMULATOR && src->host))) {
-        weft__set_error_message("gpu: kernel needs a device, a source and an entry point name");
+        weft__set_error_message("weft_gpu_kernel_create: kernel needs a device, a source and an entry point name");
         goto out;
     }
-    st = WEFT_ENOMEM;
     k = weft__calloc(sizeof *k);
-    if (!k) goto out;
+    if (!k) {
+        st = weft__fail_st(__func__, WEFT_ENOMEM);
+        goto out;
+    }
     k->dev = dev;
     st = dev->ops->kernel_create(dev, src, &k->h);
     if (st) {
@@ -31,12 +33,14 @@ void weft_gpu_kernel_destroy(weft_gpu_kernel *k) {
 }
 
 static int check_args(const weft_gpu_device *dev, const weft_gpu_arg *args, size_t nargs) {
-    if (nargs > WEFT_GPU_MAX_ARGS || (nargs && !args)) return WEFT_EINVAL;
+    if (nargs > WEFT_GPU_MAX_ARGS || (nargs && !args))
+        return weft__fail("weft_gpu_launch", WEFT_EINVAL, "more than %d arguments, or args is NULL", WEFT_GPU_MAX_ARGS);
     for (size_t i = 0; i < nargs; i++) {
         const weft_gpu_arg *a = &args[i];
         bool ok = a->buffer ? a->buffer->dev == dev : (a->value && a->size);
         if (!ok) {
-            weft__set_error_message("gpu: kernel argument %zu is neither a buffer of this device nor a value", i);
+            weft__set_error_message(
+                "weft_gpu_launch: kernel argument %zu is neither a buffer of this device nor a value", i);
             return WEFT_EINVAL;
         }
     }
@@ -45,12 +49,13 @@ static int check_args(const weft_gpu_device *dev, const weft_gpu_arg *args, size
 
 weft_status weft_gpu_launch(weft_gpu_stream *s, weft_gpu_kernel *k, const weft_gpu_range *range,
                             const weft_gpu_arg *args, size_t nargs) {
-    if (!s || !k || !range || k->dev != s->dev) return WEFT_EINVAL;
+    if (!s || !k || !range || k->dev != s->dev)
+        return weft__fail(__func__, WEFT_EINVAL, "s, k or range is NULL, or the kernel is of another device");
     weft_gpu_range r = *range;
     for (int i = 0; i < 3; i++) {
         if (r.global[i] == 0) r.global[i] = 1;
     }
-    if (check_args(s->dev, args, nargs)) return WEFT_EINVAL;
+    if (check_args(s->dev, args, nargs)) return WEFT_EINVAL; /* check_args said why */
     atomic_store_explicit(&s->query_stale, true, memory_order_relaxed);
     return (weft_status)s->dev->ops->launch(s->dev, s->h, k->h, &r, args, nargs);
 }

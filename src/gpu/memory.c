@@ -10,12 +10,15 @@ weft_gpu_buffer *weft_gpu_buffer_create(weft_gpu_device *dev, size_t elem_size, 
     int st = WEFT_EINVAL;
     weft_gpu_buffer *b = NULL;
     if (!dev || !elem_size || !count || count > SIZE_MAX / elem_size || (flags & ~WEFT_GPU_MANAGED)) {
-        weft__set_error_message("gpu: bad buffer (elem_size %zu, count %zu, flags %#x)", elem_size, count, flags);
+        weft__set_error_message("weft_gpu_buffer_create: bad buffer (elem_size %zu, count %zu, flags %#x)", elem_size,
+                                count, flags);
         goto out;
     }
-    st = WEFT_ENOMEM;
     b = weft__calloc(sizeof *b);
-    if (!b) goto out;
+    if (!b) {
+        st = weft__fail_st(__func__, WEFT_ENOMEM);
+        goto out;
+    }
     *b = (weft_gpu_buffer){.dev = dev, .elem_size = elem_size, .count = count, .flags = flags};
     st = dev->ops->alloc(dev, elem_size * count, flags, &b->h, &b->host);
     if (st) {
@@ -58,7 +61,8 @@ void weft__gpu_plain_host_free(weft_gpu_device *dev, void *p) {
 
 void *weft_gpu_host_alloc(weft_gpu_device *dev, size_t bytes, weft_status *err) {
     void *p = NULL;
-    int st = dev && bytes ? dev->ops->host_alloc(dev, bytes, &p) : WEFT_EINVAL;
+    int st = dev && bytes ? dev->ops->host_alloc(dev, bytes, &p)
+                          : weft__fail(__func__, WEFT_EINVAL, "invalid argument (!(dev && bytes))");
     if (err) *err = (weft_status)st;
     return st ? NULL : p;
 }
@@ -71,7 +75,7 @@ void weft_gpu_host_free(weft_gpu_device *dev, void *p) {
 static int check_copy(const weft_gpu_stream *s, const weft_gpu_buffer *b, size_t first, const void *host,
                       size_t count, size_t *off, size_t *bytes) {
     if (!b || (!host && count) || first > b->count || count > b->count - first || (s && s->dev != b->dev)) {
-        weft__set_error_message("gpu: bad copy (elements %zu..+%zu of a buffer of %zu)", first, count,
+        weft__set_error_message("weft_gpu_copy: bad copy (elements %zu..+%zu of a buffer of %zu)", first, count,
                                 b ? b->count : 0);
         return WEFT_EINVAL;
     }
@@ -107,10 +111,10 @@ weft_status weft_gpu_copy_to_host(const weft_gpu_buffer *src, size_t first, void
 
 weft_status weft_gpu_copy_to_device_async(weft_gpu_stream *s, weft_gpu_buffer *dst, size_t first, const void *src,
                                           size_t count) {
-    return s ? upload(s, dst, first, src, count) : WEFT_EINVAL;
+    return s ? upload(s, dst, first, src, count) : weft__fail(__func__, WEFT_EINVAL, "s is NULL");
 }
 
 weft_status weft_gpu_copy_to_host_async(weft_gpu_stream *s, const weft_gpu_buffer *src, size_t first, void *dst,
                                         size_t count) {
-    return s ? download(s, src, first, dst, count) : WEFT_EINVAL;
+    return s ? download(s, src, first, dst, count) : weft__fail(__func__, WEFT_EINVAL, "s is NULL");
 }

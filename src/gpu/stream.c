@@ -11,10 +11,15 @@
 weft_gpu_stream *weft_gpu_stream_create(weft_gpu_device *dev, weft_status *err) {
     int st = WEFT_EINVAL;
     weft_gpu_stream *s = NULL;
-    if (!dev) goto out;
-    st = WEFT_ENOMEM;
+    if (!dev) {
+        st = weft__fail(__func__, WEFT_EINVAL, "dev is NULL");
+        goto out;
+    }
     s = weft__calloc(sizeof *s);
-    if (!s) goto out;
+    if (!s) {
+        st = weft__fail_st(__func__, WEFT_ENOMEM);
+        goto out;
+    }
     s->dev = dev;
     st = dev->ops->stream_create(dev, &s->h);
     if (st) {
@@ -49,7 +54,7 @@ void weft_gpu_stream_destroy(weft_gpu_stream *s) {
 weft_gpu_device *weft_gpu_stream_device(const weft_gpu_stream *s) { return s ? s->dev : NULL; }
 
 weft_status weft_gpu_stream_synchronize(weft_gpu_stream *s) {
-    return s ? (weft_status)s->dev->ops->stream_sync(s->dev, s->h) : WEFT_EINVAL;
+    return s ? (weft_status)s->dev->ops->stream_sync(s->dev, s->h) : weft__fail(__func__, WEFT_EINVAL, "s is NULL");
 }
 
 /* ---- events ----------------------------------------------------------------- */
@@ -57,10 +62,15 @@ weft_status weft_gpu_stream_synchronize(weft_gpu_stream *s) {
 weft_gpu_event *weft_gpu_event_record(weft_gpu_stream *s, weft_status *err) {
     int st = WEFT_EINVAL;
     weft_gpu_event *e = NULL;
-    if (!s) goto out;
-    st = WEFT_ENOMEM;
+    if (!s) {
+        st = weft__fail(__func__, WEFT_EINVAL, "s is NULL");
+        goto out;
+    }
     e = weft__calloc(sizeof *e);
-    if (!e) goto out;
+    if (!e) {
+        st = weft__fail_st(__func__, WEFT_ENOMEM);
+        goto out;
+    }
     e->dev = s->dev;
     st = s->dev->ops->event_record(s->dev, s->h, &e->h);
     if (st) {
@@ -73,7 +83,7 @@ out:
 }
 
 weft_status weft_gpu_event_query(weft_gpu_event *e) {
-    return e ? (weft_status)e->dev->ops->event_query(e->dev, e->h) : WEFT_EINVAL;
+    return e ? (weft_status)e->dev->ops->event_query(e->dev, e->h) : weft__fail(__func__, WEFT_EINVAL, "e is NULL");
 }
 
 void weft_gpu_event_destroy(weft_gpu_event *e) {
@@ -138,7 +148,9 @@ int weft__gpu_event_wait_on(weft_gpu_event *e, weft__worker *w) {
 
 int weft__gpu_event_wait_any(weft_gpu_event *e) { return weft__gpu_event_wait_on(e, NULL); }
 
-weft_status weft_gpu_event_wait(weft_gpu_event *e) { return e ? (weft_status)weft__gpu_event_wait_any(e) : WEFT_EINVAL; }
+weft_status weft_gpu_event_wait(weft_gpu_event *e) {
+    return e ? (weft_status)weft__gpu_event_wait_any(e) : weft__fail(__func__, WEFT_EINVAL, "e is NULL");
+}
 
 /* What a synchronize of s reports once e, recorded on it, is done with
  * event_status: the backend's sync_status (take: the failures count as
@@ -160,13 +172,15 @@ static weft_status stream_wait_on(weft_gpu_stream *s, weft__worker *w) {
     return (weft_status)st;
 }
 
-weft_status weft_gpu_stream_wait(weft_gpu_stream *s) { return s ? stream_wait_on(s, NULL) : WEFT_EINVAL; }
+weft_status weft_gpu_stream_wait(weft_gpu_stream *s) {
+    return s ? stream_wait_on(s, NULL) : weft__fail(__func__, WEFT_EINVAL, "s is NULL");
+}
 
 /* The marker of the last query is asked again while no work was queued since;
  * new work (a launch or a copy on s) makes the next query record a new one.
  * It reports what a synchronize would, and leaves it to report. */
 weft_status weft_gpu_stream_query(weft_gpu_stream *s) {
-    if (!s) return WEFT_EINVAL;
+    if (!s) return weft__fail(__func__, WEFT_EINVAL, "s is NULL");
     weft_gpu_device *d = s->dev;
     if (!s->query_h || atomic_exchange_explicit(&s->query_stale, false, memory_order_relaxed)) {
         if (s->query_h) d->ops->event_destroy(d, s->query_h);
@@ -231,16 +245,23 @@ weft_gpu_stream_pool *weft_gpu_stream_pool_create(weft_gpu_device *dev, unsigned
     int st = WEFT_EINVAL;
     weft_gpu_stream_pool *p = NULL;
     if (n == 0) n = 4;
-    if (!dev || n > 256) goto out;
+    if (!dev || n > 256) {
+        st = weft__fail(__func__, WEFT_EINVAL, "dev is NULL, or %u streams are more than 256", n);
+        goto out;
+    }
     st = WEFT_ENOMEM;
     p = weft__calloc(sizeof *p);
-    if (!p) goto out;
+    if (!p) {
+        st = weft__fail_st(__func__, WEFT_ENOMEM);
+        goto out;
+    }
     p->dev = dev;
     p->n = n;
     p->streams = weft__calloc(sizeof *p->streams * n);
     p->held = weft__calloc(sizeof *p->held * n);
+    if (!p->streams || !p->held) st = weft__fail_st(__func__, WEFT_ENOMEM);
     if (p->streams && p->held) {
-        st = WEFT_OK;
+        st = WEFT_OK; /* weft_gpu_stream_create says why it failed */
         for (unsigned i = 0; i < n && st == WEFT_OK; i++) p->streams[i] = weft_gpu_stream_create(dev, (weft_status *)&st);
     }
     if (st) {
@@ -263,7 +284,7 @@ weft_gpu_stream *weft_gpu_stream_pool_get(weft_gpu_stream_pool *p, unsigned i) {
 }
 
 weft_gpu_stream *weft_gpu_stream_begin(weft_gpu_stream_pool *p, weft_gpu_stream_guard *g) {
-    if (!p || !g) return NULL;
+    if (!p || !g) return weft__fail(__func__, WEFT_EINVAL, "p or g is NULL"), NULL;
     unsigned start = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
     *g = (weft_gpu_stream_guard){.pool_ = p, .slot_ = start % p->n};
     for (unsigned k = 0; k < p->n; k++) {
@@ -287,7 +308,7 @@ void weft__gpu_guard_release(weft_gpu_stream_guard *g) {
 }
 
 weft_status weft_gpu_stream_end(weft_gpu_stream_guard *g) {
-    if (!g || !g->pool_) return WEFT_EINVAL;
+    if (!g || !g->pool_) return weft__fail(__func__, WEFT_EINVAL, "g or g->pool_ is NULL");
     weft_gpu_stream_pool *p = g->pool_;
     weft_status st = stream_wait_on(p->streams[g->slot_], NULL);
     weft__gpu_guard_release(g);

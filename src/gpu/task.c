@@ -22,6 +22,7 @@
 #include "gpu/backend.h"
 #include "graph/graph.h"
 #include "weft/flow.h"
+#include "core/error_detail.h"
 
 typedef struct weft__gpu_watch weft__gpu_watch;
 
@@ -78,7 +79,7 @@ static int call_on_stream(weft_ctx *ctx, weft_gpu_device *dev, weft_gpu_task_fn 
 }
 
 int weft_gpu_call(weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg) {
-    if (!dev || !fn) return WEFT_EINVAL;
+    if (!dev || !fn) return weft__fail(__func__, WEFT_EINVAL, "dev or fn is NULL");
     return call_on_stream(weft_current_ctx(), dev, fn, arg);
 }
 
@@ -259,7 +260,7 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
 
 int weft_gpu_stage_run(weft_pipeflow *pf, void *stage) {
     weft_gpu_stage *g = stage;
-    if (!pf || !g || !g->dev || !g->fn) return WEFT_EINVAL;
+    if (!pf || !g || !g->dev || !g->fn) return weft__fail(__func__, WEFT_EINVAL, "pf, g, g->dev or g->fn is NULL");
     /* A spread pipeline's stage runs as a job with no task context: the
      * executor finds the worker, so that the wait is cooperative. */
     weft__worker *w = g->ex ? weft__current_worker(g->ex) : NULL;

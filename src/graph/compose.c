@@ -2,6 +2,7 @@
  * exit tasks, copied task by task into other taskflows. */
 #include "graph/flow.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -26,11 +27,11 @@ struct weft_composition {
 
 weft_composition *weft_composition_create(const char *name, weft_status *err) {
     weft_composition *c = weft__calloc(sizeof *c);
-    if (c) c->graph = weft_taskflow_create(name, err);
-    if (c && c->graph) return c;
+    if (!c) return weft__fail_null(err, __func__, WEFT_ENOMEM, NULL);
+    c->graph = weft_taskflow_create(name, err);
+    if (c->graph) return c;
     weft__free(c, sizeof *c);
-    if (err) *err = WEFT_ENOMEM;
-    return NULL;
+    return NULL; /* weft_taskflow_create set *err and said why */
 }
 
 void weft_composition_destroy(weft_composition *c) {
@@ -51,29 +52,29 @@ static const struct point *point_find(const weft_composition *c, size_t n, bool 
     return NULL;
 }
 
-static weft_status set_point(weft_composition *c, bool exit, const char *name, weft_task t) {
-    if (!c || !name || !t.node_) return WEFT_EINVAL;
+static weft_status set_point(weft_composition *c, bool exit, const char *name, weft_task t, const char *fn) {
+    if (!c || !name || !t.node_) return weft__fail(fn, WEFT_EINVAL, "c or name is NULL, or the task is the null task");
     if (t.node_->tf != c->graph)
         return weft__tf_error(c->graph, WEFT_EINVAL, "task is not in composition '%s'", weft_taskflow_name(c->graph));
     if (c->nlog == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 4;
         struct point *v = weft__realloc(c->log, c->cap * sizeof *v, cap * sizeof *v);
-        if (!v) return WEFT_ENOMEM;
+        if (!v) return weft__fail_st(fn, WEFT_ENOMEM);
         c->log = v;
         c->cap = cap;
     }
     char *copy = weft__strdup(name);
-    if (!copy) return WEFT_ENOMEM;
+    if (!copy) return weft__fail_st(fn, WEFT_ENOMEM);
     c->log[c->nlog++] = (struct point){copy, t.node_->index, exit};
     return WEFT_OK;
 }
 
 weft_status weft_composition_set_entry(weft_composition *c, const char *name, weft_task t) {
-    return set_point(c, false, name, t);
+    return set_point(c, false, name, t, __func__);
 }
 
 weft_status weft_composition_set_exit(weft_composition *c, const char *name, weft_task t) {
-    return set_point(c, true, name, t);
+    return set_point(c, true, name, t, __func__);
 }
 
 /* Adds to dst a task doing what n does. */
@@ -97,7 +98,7 @@ static weft_status copy_name(weft_task t, const weft__node *n, const char *prefi
     if (!prefix) return weft_task_set_name(t, weft__cold(n)->name);
     size_t len = strlen(prefix) + strlen(weft__cold(n)->name) + 2;
     char *buf = weft__alloc(len);
-    if (!buf) return WEFT_ENOMEM;
+    if (!buf) return weft__tf_error(t.node_->tf, WEFT_ENOMEM, "weft_composition_instantiate: out of memory");
     snprintf(buf, len, "%s/%s", prefix, weft__cold(n)->name);
     weft_status st = weft_task_set_name(t, buf);
     weft__free(buf, len);
@@ -121,7 +122,8 @@ static weft_status copy_tasks(const weft_taskflow *src, weft_taskflow *dst, cons
 weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflow *dst, const char *prefix,
                                          weft_instance *out) {
     if (!c || !dst || !out)
-        return dst ? weft__tf_error(dst, WEFT_EINVAL, "weft_composition_instantiate: NULL argument") : WEFT_EINVAL;
+        return dst ? weft__tf_error(dst, WEFT_EINVAL, "weft_composition_instantiate: NULL argument")
+                   : weft__fail(__func__, WEFT_EINVAL, "dst is NULL");
     if (dst == c->graph) return weft__tf_error(dst, WEFT_EINVAL, "a composition cannot be copied into itself");
     const weft_taskflow *src = c->graph;
     size_t base = dst->nnodes;

@@ -6,6 +6,7 @@
  * moves to the successor); each further pick adds one before it is pushed;
  * picking none gives the count back, which may end the iteration. */
 #include "graph/flow.h"
+#include "core/error_detail.h"
 
 weft_task weft_emplace_condition(weft_taskflow *tf, weft_cond_fn fn, void *arg) {
     if (!tf) return WEFT_TASK_NULL;
@@ -51,7 +52,8 @@ struct weft_branches {
 };
 
 weft_status weft_branches_add(weft_branches *out, unsigned index) {
-    if (!out || index >= 64 || index >= out->n->nsucc) return WEFT_EINVAL;
+    if (!out || index >= 64 || index >= out->n->nsucc)
+        return weft__fail(__func__, WEFT_EINVAL, "invalid argument (!out || index >= 64 || index >= out->n->nsucc)");
     out->picked |= (uint64_t)1 << index;
     return WEFT_OK;
 }

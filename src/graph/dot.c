@@ -4,6 +4,7 @@
  * carry a cluster prefix, because one body may be drawn in several clusters. */
 #include "graph/flow.h"
 #include "core/escape.h"
+#include "core/error_detail.h"
 
 #include <stdio.h>
 
@@ -86,12 +87,12 @@ static void dump_graph(struct dot *d, const weft_taskflow *tf, unsigned prefix, 
 }
 
 weft_status weft_taskflow_dump_dot(const weft_taskflow *tf, FILE *out) {
-    if (!tf || !out) return WEFT_EINVAL;
+    if (!tf || !out) return weft__fail(__func__, WEFT_EINVAL, "tf or out is NULL");
     fputs("digraph \"", out);
     weft__dot_put_escaped(out, tf->name ? tf->name : "taskflow");
     fputs("\" {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n", out);
     struct dot d = {out, 0};
     dump_graph(&d, tf, 0, 0);
     fputs("}\n", out);
-    return (fflush(out) == 0 && !ferror(out)) ? WEFT_OK : WEFT_ESYS;
+    return (fflush(out) == 0 && !ferror(out)) ? WEFT_OK : weft__fail(__func__, WEFT_ESYS, "writing to out failed");
 }

@@ -9,6 +9,7 @@
  * such slots (WEFT__FOR_EACH_NODE). */
 #include "graph/flow.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 /* Takes back what the edge p -> s added to s's counts and tf's. */
 static void uncount_edge(weft_taskflow *tf, weft__node *p, weft__node *s, bool weak) {
@@ -52,8 +53,8 @@ static void drop_dependents(weft__node *n) {
 }
 
 /* A task an edit may change: WEFT_OK, else the error (recorded on its taskflow). */
-static weft_status editable(weft__node *n) {
-    if (!n) return WEFT_EINVAL;
+static weft_status editable(weft__node *n, const char *fn) {
+    if (!n) return weft__fail(fn, WEFT_EINVAL, "the task is the null task");
     if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "the task was erased");
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     return WEFT_OK;
@@ -95,7 +96,7 @@ void weft__slot_unfree(weft_taskflow *tf) {
 
 weft_status weft_task_erase(weft_task t) {
     weft__node *n = t.node_;
-    weft_status st = editable(n);
+    weft_status st = editable(n, __func__);
     if (st != WEFT_OK) return st;
     drop_dependents(n);
     drop_succ(n, NULL, NULL);
@@ -104,8 +105,8 @@ weft_status weft_task_erase(weft_task t) {
 }
 
 weft_status weft_edge_remove(weft_task from, weft_task to) {
-    weft_status st = editable(from.node_);
-    if (st == WEFT_OK) st = editable(to.node_);
+    weft_status st = editable(from.node_, __func__);
+    if (st == WEFT_OK) st = editable(to.node_, __func__);
     if (st != WEFT_OK) return st;
     weft_taskflow *tf = from.node_->tf;
     if (to.node_->tf != tf) return weft__tf_error(tf, WEFT_EINVAL, "weft_edge_remove: tasks of different taskflows");
@@ -116,14 +117,14 @@ weft_status weft_edge_remove(weft_task from, weft_task to) {
 }
 
 weft_status weft_task_remove_successors(weft_task t) {
-    weft_status st = editable(t.node_);
+    weft_status st = editable(t.node_, __func__);
     if (st != WEFT_OK) return st;
     drop_succ(t.node_, NULL, NULL);
     return weft__tf_done(t.node_->tf, WEFT_OK);
 }
 
 weft_status weft_task_remove_dependents(weft_task t) {
-    weft_status st = editable(t.node_);
+    weft_status st = editable(t.node_, __func__);
     if (st != WEFT_OK) return st;
     drop_dependents(t.node_);
     return weft__tf_done(t.node_->tf, WEFT_OK);
@@ -143,7 +144,7 @@ static void drop_last(weft__node *from, weft__node *to) {
 }
 
 weft_status weft_linearize(const weft_task *tasks, size_t n) {
-    if (n && !tasks) return WEFT_EINVAL;
+    if (n && !tasks) return weft__fail(__func__, WEFT_EINVAL, "tasks is NULL with n > 0");
     for (size_t i = 0; i + 1 < n; i++) {
         weft_status st = weft_precede(tasks[i], tasks[i + 1]);
         if (st == WEFT_OK) continue;

@@ -31,7 +31,8 @@ static const char *const type_names[] = {"int", "float", "string", "bool"};
 
 weft_params *weft_params_create(weft_status *err) {
     weft_params *p = weft__calloc(sizeof *p);
-    if (err) *err = p ? WEFT_OK : WEFT_ENOMEM;
+    if (!p) return weft__fail_null(err, __func__, WEFT_ENOMEM, NULL);
+    if (err) *err = WEFT_OK;
     return p;
 }
 
@@ -73,12 +74,12 @@ static struct param *slot(weft_params *p, const char *name) {
     return e;
 }
 
-static weft_status set(weft_params *p, const char *name, struct param val) {
-    if (!p || !name) return WEFT_EINVAL;
+static weft_status set(weft_params *p, const char *name, struct param val, const char *fn) {
+    if (!p || !name) return weft__fail(fn, WEFT_EINVAL, "p or name is NULL");
     struct param *e = slot(p, name);
     if (!e) {
         if (val.type == WEFT_PARAM_STRING) weft__free_str(val.v.s);
-        return WEFT_ENOMEM;
+        return weft__fail_st(fn, WEFT_ENOMEM);
     }
     param_clear_value(e);
     e->type = val.type;
@@ -87,19 +88,19 @@ static weft_status set(weft_params *p, const char *name, struct param val) {
 }
 
 weft_status weft_params_set_int(weft_params *p, const char *name, int64_t v) {
-    return set(p, name, (struct param){.type = WEFT_PARAM_INT, .v.i = v});
+    return set(p, name, (struct param){.type = WEFT_PARAM_INT, .v.i = v}, __func__);
 }
 weft_status weft_params_set_float(weft_params *p, const char *name, double v) {
-    return set(p, name, (struct param){.type = WEFT_PARAM_FLOAT, .v.f = v});
+    return set(p, name, (struct param){.type = WEFT_PARAM_FLOAT, .v.f = v}, __func__);
 }
 weft_status weft_params_set_bool(weft_params *p, const char *name, bool v) {
-    return set(p, name, (struct param){.type = WEFT_PARAM_BOOL, .v.b = v});
+    return set(p, name, (struct param){.type = WEFT_PARAM_BOOL, .v.b = v}, __func__);
 }
 weft_status weft_params_set_string(weft_params *p, const char *name, const char *v) {
-    if (!p || !name || !v) return WEFT_EINVAL;
+    if (!p || !name || !v) return weft__fail(__func__, WEFT_EINVAL, "p, name or v is NULL");
     char *copy = weft__strdup(v);
-    if (!copy) return WEFT_ENOMEM;
-    return set(p, name, (struct param){.type = WEFT_PARAM_STRING, .v.s = copy});
+    if (!copy) return weft__fail_st(__func__, WEFT_ENOMEM);
+    return set(p, name, (struct param){.type = WEFT_PARAM_STRING, .v.s = copy}, __func__);
 }
 
 /* Whether the calling thread's most recent get failed: what the deprecated
@@ -132,25 +133,25 @@ static weft_status lookup(const weft_params *p, const char *name, weft_param_typ
 
 weft_status weft_params_get_int(const weft_params *p, const char *name, int64_t *out) {
     const struct param *e;
-    weft_status st = out ? lookup(p, name, WEFT_PARAM_INT, &e) : WEFT_EINVAL;
+    weft_status st = out ? lookup(p, name, WEFT_PARAM_INT, &e) : weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     if (st == WEFT_OK) *out = e->v.i;
     return st;
 }
 weft_status weft_params_get_float(const weft_params *p, const char *name, double *out) {
     const struct param *e;
-    weft_status st = out ? lookup(p, name, WEFT_PARAM_FLOAT, &e) : WEFT_EINVAL;
+    weft_status st = out ? lookup(p, name, WEFT_PARAM_FLOAT, &e) : weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     if (st == WEFT_OK) *out = e->type == WEFT_PARAM_INT ? (double)e->v.i : e->v.f;
     return st;
 }
 weft_status weft_params_get_string(const weft_params *p, const char *name, const char **out) {
     const struct param *e;
-    weft_status st = out ? lookup(p, name, WEFT_PARAM_STRING, &e) : WEFT_EINVAL;
+    weft_status st = out ? lookup(p, name, WEFT_PARAM_STRING, &e) : weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     if (st == WEFT_OK) *out = e->v.s;
     return st;
 }
 weft_status weft_params_get_bool(const weft_params *p, const char *name, bool *out) {
     const struct param *e;
-    weft_status st = out ? lookup(p, name, WEFT_PARAM_BOOL, &e) : WEFT_EINVAL;
+    weft_status st = out ? lookup(p, name, WEFT_PARAM_BOOL, &e) : weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     if (st == WEFT_OK) *out = e->v.b;
     return st;
 }
@@ -170,7 +171,7 @@ struct weft_factory {
 };
 
 weft_factory *weft_factory_create(const char *name, weft_composition_build_fn build, void *arg, weft_status *err) {
-    weft_status st = build ? WEFT_OK : WEFT_EINVAL;
+    weft_status st = build ? WEFT_OK : weft__fail(__func__, WEFT_EINVAL, "build is NULL");
     weft_factory *f = build ? weft__calloc(sizeof *f) : NULL;
     if (f && (f->required = weft_params_create(NULL)) && (!name || (f->name = weft__strdup(name)))) {
         f->build = build;
@@ -179,7 +180,8 @@ weft_factory *weft_factory_create(const char *name, weft_composition_build_fn bu
         return f;
     }
     weft_factory_destroy(f);
-    if (err) *err = st == WEFT_OK ? WEFT_ENOMEM : st;
+    if (st == WEFT_OK) st = weft__fail_st(__func__, WEFT_ENOMEM);
+    if (err) *err = st;
     return NULL;
 }
 
@@ -191,8 +193,9 @@ void weft_factory_destroy(weft_factory *f) {
 }
 
 weft_status weft_factory_require(weft_factory *f, const char *name, weft_param_type type) {
-    if (!f || !name || (unsigned)type > WEFT_PARAM_BOOL) return WEFT_EINVAL;
-    return set(f->required, name, (struct param){.type = type});
+    if (!f || !name || (unsigned)type > WEFT_PARAM_BOOL)
+        return weft__fail(__func__, WEFT_EINVAL, "f or name is NULL, or the type is unknown");
+    return set(f->required, name, (struct param){.type = type}, __func__);
 }
 
 /* Records why the most recent make on f failed in f and as the thread's
@@ -215,7 +218,7 @@ static weft_status check_params(weft_factory *f, const weft_params *p) {
 }
 
 weft_composition *weft_factory_make(weft_factory *f, const weft_params *p, weft_status *err) {
-    weft_status st = f ? check_params(f, p) : WEFT_EINVAL;
+    weft_status st = f ? check_params(f, p) : weft__fail(__func__, WEFT_EINVAL, "f is NULL");
     weft_composition *c = NULL;
     if (st == WEFT_OK) c = weft_composition_create(f->name, &st);
     if (st == WEFT_ENOMEM) factory_error(f, st, "out of memory");

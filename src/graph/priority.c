@@ -34,6 +34,7 @@
  * priorities. */
 #include "graph/flow.h"
 #include "sched/sched.h"
+#include "core/error_detail.h"
 
 /* Tasks readied together that the first of them queues at once, at most. */
 enum { CHAIN = 64 }; /* (a bit each in a uint64_t) */
@@ -340,7 +341,7 @@ void weft__prio_run_end(weft__run *r) {
 
 weft_status weft_task_set_priority(weft_task t, weft_priority priority) {
     weft__node *n = t.node_;
-    if (!n) return WEFT_EINVAL;
+    if (!n) return weft__fail(__func__, WEFT_EINVAL, "the task is the null task");
     if (!prio_ok((int)priority))
         return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_priority: %d is not a priority", (int)priority);
     if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "the task was erased");

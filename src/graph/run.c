@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/default_executor.h"
 #include "core/obs_hooks.h" /* observer / metrics / profiler: one branch each when off */
+#include "core/error_detail.h"
 
 #include <stddef.h>
 
@@ -260,15 +261,16 @@ static void run_free(weft_future *f) { weft__free_aligned(f, sizeof(weft__run), 
 
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
                           uint8_t prio, weft_future **out) {
-    if (!tf) return WEFT_EINVAL;
+    if (!tf) return weft__fail("weft_run", WEFT_EINVAL, "tf is NULL");
     if (tf->is_subflow_graph)
         return weft__tf_error(tf, WEFT_EINVAL, "weft_run: a subflow's graph runs only as part of its task");
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return weft__tf_error(tf, dst, "weft_run: no default executor");
-    if (atomic_load_explicit(&ex->shutdown, memory_order_acquire)) return weft__tf_error(tf, WEFT_ESHUTDOWN, NULL);
+    if (atomic_load_explicit(&ex->shutdown, memory_order_acquire))
+        return weft__tf_error(tf, WEFT_ESHUTDOWN, "weft_run: the executor is being destroyed");
     /* Aligned: `pending` sits on a cache line of its own. */
     weft__run *r = weft__alloc_aligned(sizeof *r, WEFT__CACHE_LINE);
-    if (!r) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
+    if (!r) return weft__tf_error(tf, WEFT_ENOMEM, "weft_run: out of memory");
     weft__future_init(&r->fut, ex, out ? 2 : 1, run_free);
     r->fut.owner = tf; /* a task of tf waiting on this run would wait forever */
     /* observe/: the run id of traces and observer events.  Graph runs only: an
@@ -298,7 +300,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
         st = weft__submit(ex, &r->start);
         if (st != WEFT_OK) {
             tf->active = tf->tail = NULL;
-            weft__tf_error(tf, st, NULL);
+            weft__tf_error(tf, st, "weft_run: %s", weft_strerror(st));
         }
     } else if (st == WEFT_OK) {
         tf->tail->next = r; /* the run ahead of us starts us when it finishes */
@@ -328,14 +330,16 @@ weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_fu
 }
 
 weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf, weft_pred_fn pred, void *arg, weft_future **out) {
-    if (!pred) return tf ? weft__tf_error(tf, WEFT_EINVAL, "weft_run_until: the predicate is NULL") : WEFT_EINVAL;
+    if (!pred)
+        return tf ? weft__tf_error(tf, WEFT_EINVAL, "weft_run_until: the predicate is NULL")
+                  : weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     return submit(ex, tf, UINT64_MAX, pred, arg, 0, out);
 }
 
 weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf, weft_priority priority, weft_future **out) {
     if (priority < WEFT_PRIORITY_LOW || priority > WEFT_PRIORITY_CRITICAL)
         return tf ? weft__tf_error(tf, WEFT_EINVAL, "weft_run_with_priority: %d is not a priority", (int)priority)
-                  : WEFT_EINVAL;
+                  : weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     /* NORMAL is weft_run's level: the plain path. */
     uint8_t prio = priority == WEFT_PRIORITY_NORMAL ? 0 : (uint8_t)((int)priority + 2);
     return submit(ex, tf, 1, NULL, NULL, prio, out);

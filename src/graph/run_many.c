@@ -8,6 +8,7 @@
 #include "core/alloc.h"
 #include "core/default_executor.h"
 #include "weft/async.h"
+#include "core/error_detail.h"
 
 typedef struct many {
     weft_future fut; /* must stay first: the group's future handle */
@@ -66,12 +67,13 @@ static void member_done(weft_future *f, weft_status st, void *arg) {
 
 weft_status weft_run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_future **out) {
     if (out) *out = NULL;
-    if (n && !tfs) return WEFT_EINVAL;
+    if (n && !tfs) return weft__fail(__func__, WEFT_EINVAL, "tfs is NULL with n = %zu", n);
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
-    if (n > (SIZE_MAX - sizeof(many)) / (sizeof(weft_future *) + sizeof(weft_status))) return WEFT_ENOMEM;
+    if (n > (SIZE_MAX - sizeof(many)) / (sizeof(weft_future *) + sizeof(weft_status)))
+        return weft__fail(__func__, WEFT_ENOMEM, "%zu taskflows are too many", n);
     many *m = weft__calloc(many_bytes(n));
-    if (!m) return WEFT_ENOMEM;
+    if (!m) return weft__fail_st(__func__, WEFT_ENOMEM);
     weft__future_init(&m->fut, ex, out ? 2 : 1, many_free);
     m->n = n;
     m->members = (weft_future **)(m + 1);
@@ -98,12 +100,16 @@ weft_status weft_run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n
 
 weft_status weft_run_many_status(const weft_future *all, size_t i) {
     const many *m = many_of(all);
-    return m && i < m->n ? member_status(m, i) : WEFT_EINVAL;
+    return m && i < m->n ? member_status(m, i)
+                         : weft__fail(__func__, WEFT_EINVAL,
+                                      "all is not a weft_run_many future, or index %zu is out of range", i);
 }
 
 weft_status weft_run_many_info(const weft_future *all, size_t i, weft_run_info *info) {
     const many *m = many_of(all);
-    if (!m || i >= m->n || !info) return WEFT_EINVAL;
+    if (!m || i >= m->n || !info)
+        return weft__fail(__func__, WEFT_EINVAL,
+                          "all is not a weft_run_many future, info is NULL, or index %zu is out of range", i);
     if (m->members[i]) return weft_future_info(m->members[i], info);
     *info = (weft_run_info){.status = m->submitted[i], .failed_task = ""};
     return WEFT_OK;
@@ -111,7 +117,7 @@ weft_status weft_run_many_info(const weft_future *all, size_t i, weft_run_info *
 
 weft_status weft_run_many_cancel(weft_future *all) {
     many *m = many_of(all);
-    if (!m) return WEFT_EINVAL;
+    if (!m) return weft__fail(__func__, WEFT_EINVAL, "all is not a weft_run_many future");
     for (size_t i = 0; i < m->n; i++)
         if (m->members[i]) (void)weft_future_cancel(m->members[i]);
     return weft_future_cancel(all);

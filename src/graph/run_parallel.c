@@ -16,6 +16,7 @@
 #include "graph/flow.h"
 #include "core/alloc.h"
 #include "core/default_executor.h"
+#include "core/error_detail.h"
 
 typedef struct pinst pinst;
 typedef struct prun prun;
@@ -214,13 +215,14 @@ static weft_status admit(weft_taskflow *tf) {
 
 weft_status weft_run_n_parallel(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_future **out) {
     if (out) *out = NULL;
-    if (!tf) return WEFT_EINVAL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     if (n == 0) return weft_run_n(ex, tf, 0, out); /* completes at once, like run_n */
     if (tf->is_subflow_graph)
         return weft__tf_error(tf, WEFT_EINVAL, "weft_run_n_parallel: a subflow's graph runs only as part of its task");
     weft_status st = weft__executor_or_default(&ex);
     if (st != WEFT_OK) return weft__tf_error(tf, st, "weft_run_n_parallel: no default executor");
-    if (atomic_load_explicit(&ex->shutdown, memory_order_acquire)) return weft__tf_error(tf, WEFT_ESHUTDOWN, NULL);
+    if (atomic_load_explicit(&ex->shutdown, memory_order_acquire))
+        return weft__tf_error(tf, WEFT_ESHUTDOWN, "weft_run_n_parallel: the executor is being destroyed");
     weft__mutex_lock(&tf->mu);
     st = admit(tf);
     weft__mutex_unlock(&tf->mu);
@@ -236,7 +238,7 @@ weft_status weft_run_n_parallel(weft_executor *ex, weft_taskflow *tf, uint64_t n
     if (st != WEFT_OK) {
         if (p) prun_free(&p->run.fut);
         atomic_fetch_sub_explicit(&tf->runs_inflight, 1, memory_order_release);
-        return weft__tf_error(tf, st, NULL);
+        return weft__tf_error(tf, st, "weft_run_n_parallel: %s", weft_strerror(st));
     }
     if (out) *out = &p->run.fut;
     return weft__tf_done(tf, WEFT_OK);

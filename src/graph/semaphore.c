@@ -22,6 +22,7 @@
 #include "graph/graph.h"
 #include "async/semaphore.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <string.h>
 
@@ -192,9 +193,9 @@ static struct weft__sem_use *use_of(weft__node *n) {
     return u;
 }
 
-static weft_status attach(weft_task t, weft_semaphore *s, int which) {
+static weft_status attach(weft_task t, weft_semaphore *s, int which, const char *fn) {
     weft__node *n = t.node_;
-    if (!n) return WEFT_EINVAL;
+    if (!n) return weft__fail(fn, WEFT_EINVAL, "the task is the null task");
     if (!s) return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_acquire/release: the semaphore is NULL");
     if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "the task was erased");
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
@@ -224,8 +225,8 @@ static weft_status attach(weft_task t, weft_semaphore *s, int which) {
     return weft__tf_done(n->tf, WEFT_OK);
 }
 
-weft_status weft_task_acquire(weft_task t, weft_semaphore *s) { return attach(t, s, ACQ); }
-weft_status weft_task_release(weft_task t, weft_semaphore *s) { return attach(t, s, REL); }
+weft_status weft_task_acquire(weft_task t, weft_semaphore *s) { return attach(t, s, ACQ, __func__); }
+weft_status weft_task_release(weft_task t, weft_semaphore *s) { return attach(t, s, REL, __func__); }
 
 size_t weft_task_num_acquires(weft_task t) {
     const struct weft__sem_use *u = t.node_ ? weft__cold(t.node_)->sems : NULL;
@@ -241,7 +242,7 @@ weft_status weft__sem_copy(weft_task to, const weft__node *from) {
     const struct weft__sem_use *u = weft__cold(from)->sems;
     for (uint32_t k = 0; u && k < 2; k++)
         for (uint32_t i = 0; i < u->n[k]; i++) {
-            weft_status st = attach(to, u->set[k][i], (int)k);
+            weft_status st = attach(to, u->set[k][i], (int)k, "weft_composition_instantiate");
             if (st != WEFT_OK) return st;
         }
     return WEFT_OK;

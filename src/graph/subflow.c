@@ -9,6 +9,7 @@
  * the sizes have been reached. */
 #include "graph/flow.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 void weft__subflow_free(struct weft__subflow *s) {
     if (!s) return;
@@ -69,7 +70,7 @@ weft_taskflow *weft_subflow_graph(weft_subflow *sf) {
 }
 
 weft_status weft_subflow_detach(weft_subflow *sf) {
-    if (!sf) return WEFT_EINVAL;
+    if (!sf) return weft__fail(__func__, WEFT_EINVAL, "sf is NULL");
     ((struct weft__subflow *)(void *)sf)->detached = true;
     return WEFT_OK;
 }
@@ -114,7 +115,8 @@ static bool sync_done(void *arg) {
 
 weft_status weft_subflow_join(weft_subflow *sf) {
     struct weft__subflow *s = (struct weft__subflow *)(void *)sf;
-    if (!s || !s->w || s->detached) return WEFT_EINVAL;
+    if (!s || !s->w || s->detached)
+        return weft__fail(__func__, WEFT_EINVAL, "sf is NULL, detached, or not the running subflow");
     if (s->joined) return WEFT_OK;
     s->joined = true;
     if (s->graph->nnodes > 0) {
@@ -124,7 +126,7 @@ weft_status weft_subflow_join(weft_subflow *sf) {
         if (st != WEFT_OK) {
             s->joined = false;
             weft__fail_node(s->parent, s->node, st);
-            return st;
+            return weft__fail_st(__func__, st);
         }
         weft__push_local(s->w, now);
         weft__worker_wait_until(s->w, sync_done, s->run);

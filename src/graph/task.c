@@ -1,6 +1,7 @@
 /* Tasks: creation from the slab, edges, names and queries. */
 #include "graph/graph.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <string.h>
 
@@ -157,11 +158,14 @@ weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     return weft__add_node(tf, fn, arg);
 }
 
-weft_task weft_placeholder(weft_taskflow *tf) { return tf ? weft__add_node(tf, NULL, NULL) : WEFT_TASK_NULL; }
+weft_task weft_placeholder(weft_taskflow *tf) {
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
+    return weft__add_node(tf, NULL, NULL);
+}
 
 weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
     weft__node *n = t.node_;
-    if (!n) return WEFT_EINVAL;
+    if (!n) return weft__fail(__func__, WEFT_EINVAL, "the task is the null task");
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     if (weft__cold(n)->kind != WEFT__KIND_STATIC || weft__cold(n)->ext)
         return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_work: task '%s' is not a plain task",
@@ -181,7 +185,7 @@ static weft_status reserve_succ(weft__node *n, size_t extra) {
     if (need <= c->spill_cap) return WEFT_OK;
     size_t cap = c->spill_cap ? c->spill_cap : 2;
     while (cap < need) cap *= 2;
-    if (cap > ((size_t)1 << 31)) return WEFT_ENOMEM;
+    if (cap > ((size_t)1 << 31)) return WEFT_ENOMEM; /* the caller says why (weft__tf_error) */
     weft__succ_pool *pool = &n->tf->succ_pool;
     weft__node **a = weft__succ_alloc(pool, (uint32_t)cap);
     if (!a) return WEFT_ENOMEM;
@@ -199,7 +203,8 @@ static weft_status reserve_succ(weft__node *n, size_t extra) {
 static inline weft_status check_ends(weft__node *a, weft__node *b) {
     if (!a || !b) {
         weft__node *known = a ? a : b;
-        return known ? weft__tf_error(known->tf, WEFT_EINVAL, "edge to or from the null task") : WEFT_EINVAL;
+        return known ? weft__tf_error(known->tf, WEFT_EINVAL, "edge to or from the null task")
+                     : weft__fail("weft_precede", WEFT_EINVAL, "both tasks are the null task");
     }
     if (a->tf != b->tf)
         return weft__tf_error(a->tf, WEFT_EINVAL, "edge between tasks of different taskflows");
@@ -277,7 +282,8 @@ weft_status weft_precede(weft_task from, weft_task to) {
 weft_status weft_succeed(weft_task t, weft_task before) { return weft_precede(before, t); }
 
 weft_status weft_precede_many(weft_task from, const weft_task *to, size_t n) {
-    if (!from.node_ || (n && !to)) return WEFT_EINVAL;
+    if (!from.node_ || (n && !to))
+        return weft__fail(__func__, WEFT_EINVAL, "the task is the null task, or to is NULL with n > 0");
     /* The targets' lines, all at once: on a big graph built tasks first, edges
      * after, each is a cache miss that check_pair and link would take in turn. */
     for (size_t i = 0; i < n && i < 8; i++) __builtin_prefetch(to[i].node_, 1, 3);
@@ -295,7 +301,8 @@ weft_status weft_precede_many(weft_task from, const weft_task *to, size_t n) {
 }
 
 weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n) {
-    if (!t.node_ || (n && !before)) return WEFT_EINVAL;
+    if (!t.node_ || (n && !before))
+        return weft__fail(__func__, WEFT_EINVAL, "the task is the null task, or before is NULL with n > 0");
     for (size_t i = 0; i < n; i++) {
         weft_status st = check_pair(before[i].node_, t.node_);
         if (st) return st;
@@ -314,7 +321,7 @@ weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n) {
 
 weft_status weft_task_set_name(weft_task t, const char *name) {
     weft__node *n = t.node_;
-    if (!n) return WEFT_EINVAL;
+    if (!n) return weft__fail(__func__, WEFT_EINVAL, "the task is the null task");
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     char *copy = NULL;
     if (name && !(copy = weft__strdup(name))) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
@@ -332,7 +339,7 @@ const char *weft_task_name(weft_task t) {
 
 weft_status weft_task_set_data(weft_task t, void *data) {
     weft__node *n = t.node_;
-    if (!n) return WEFT_EINVAL;
+    if (!n) return weft__fail(__func__, WEFT_EINVAL, "the task is the null task");
     /* During a run, workers read num_deps, which shares its word with the
      * node's dirty bit: mark the taskflow instead (relaxed: the run's end orders
      * it before any rebuild). */

@@ -40,8 +40,7 @@ weft_taskflow *weft_taskflow_create(const char *name, weft_status *err) {
     if (weft__mutex_init(&tf->mu) != 0) {
         weft__free_str(tf->name);
         weft__free(tf, sizeof *tf);
-        if (err) *err = WEFT_ESYS;
-        return NULL;
+        return weft__fail_null(err, __func__, WEFT_ESYS, "the mutex could not be initialised");
     }
     atomic_init(&tf->runs_inflight, 0);
     atomic_init(&tf->cold_unmarked, false);
@@ -50,8 +49,7 @@ weft_taskflow *weft_taskflow_create(const char *name, weft_status *err) {
     return tf;
 oom:
     if (tf) weft__free(tf, sizeof *tf);
-    if (err) *err = WEFT_ENOMEM;
-    return NULL;
+    return weft__fail_null(err, __func__, WEFT_ENOMEM, NULL);
 }
 
 /* Frees what nodes own (names, successor arrays); keeps the chunks. */
@@ -103,7 +101,7 @@ weft_status weft_taskflow_destroy(weft_taskflow *tf) {
 }
 
 weft_status weft_taskflow_set_name(weft_taskflow *tf, const char *name) {
-    if (!tf) return WEFT_EINVAL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     char *copy = NULL;
     if (name && !(copy = weft__strdup(name))) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
@@ -115,7 +113,7 @@ weft_status weft_taskflow_set_name(weft_taskflow *tf, const char *name) {
 const char *weft_taskflow_name(const weft_taskflow *tf) { return tf && tf->name ? tf->name : ""; }
 
 weft_status weft_taskflow_clear(weft_taskflow *tf) {
-    if (!tf) return WEFT_EINVAL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     release_nodes(tf);
     return weft__tf_done(tf, WEFT_OK);
@@ -124,7 +122,7 @@ weft_status weft_taskflow_clear(weft_taskflow *tf) {
 size_t weft_taskflow_num_tasks(const weft_taskflow *tf) { return tf ? tf->nnodes - tf->nerased : 0; }
 
 weft_status weft_taskflow_for_each_task(const weft_taskflow *tf, weft_task_visit_fn visit, void *arg) {
-    if (!tf || !visit) return WEFT_EINVAL;
+    if (!tf || !visit) return weft__fail(__func__, WEFT_EINVAL, "tf or visit is NULL");
     WEFT__FOR_EACH_NODE(tf, n, {
         if (!visit((weft_task){n}, arg)) return WEFT_OK;
     });

@@ -6,6 +6,7 @@
  * not followed: a cycle through a weak edge is a loop, not an error. */
 #include "graph/graph.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 enum { WHITE, GRAY, BLACK };
 
@@ -82,7 +83,9 @@ weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
     /* Join counters are kept current while building (task.c); the sources too,
      * unless edges were added in an order that made that costly.  The cycle
      * check runs only when an edge points backward. */
-    if (tf->sources_stale && recount_sources(tf) != WEFT_OK) return WEFT_ENOMEM;
+    if (tf->sources_stale && recount_sources(tf) != WEFT_OK)
+        return weft__fail("weft_taskflow_validate/weft_run", WEFT_ENOMEM, "out of memory preparing taskflow '%s'",
+                          tf->name ? tf->name : "");
     if (!tf->dirty || tf->backward == 0) return WEFT_OK;
     weft__node *closer = NULL, *c = find_cycle(tf, &closer);
     if (c) {
@@ -98,7 +101,7 @@ weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
 }
 
 weft_status weft_taskflow_validate(weft_taskflow *tf, weft_task *on_cycle) {
-    if (!tf) return WEFT_EINVAL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     weft__node *c = NULL;
     weft__mutex_lock(&tf->mu);
     /* With a run active the taskflow cannot have changed since it was prepared. */

@@ -2,13 +2,13 @@
  * run.  Each task holds a reference in its node's `ext`. */
 #include "graph/flow.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 weft_work *weft_work_create(weft_task_fn fn, void *state, void (*drop)(void *state), weft_status *err) {
     weft_work *w = fn ? weft__alloc(sizeof *w) : NULL;
-    if (!w) {
-        if (err) *err = fn ? WEFT_ENOMEM : WEFT_EINVAL;
-        return NULL;
-    }
+    if (!w)
+        return fn ? weft__fail_null(err, __func__, WEFT_ENOMEM, NULL)
+                  : weft__fail_null(err, __func__, WEFT_EINVAL, "fn is NULL");
     atomic_init(&w->refs, 1);
     w->fn = fn;
     w->state = state;

@@ -5,6 +5,7 @@
 #include "observe/obs.h"
 #include "core/alloc.h"
 #include "graph/graph.h"
+#include "core/error_detail.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -174,11 +175,11 @@ static void put_notes(const struct dot_ctx *c) {
 }
 
 weft_status weft_taskflow_dump_dot_profiled(const weft_taskflow *tf, const weft_executor *ex, FILE *out) {
-    if (!tf || !ex || !out) return WEFT_EINVAL;
+    if (!tf || !ex || !out) return weft__fail(__func__, WEFT_EINVAL, "tf, ex or out is NULL");
     struct node_times t = { 0 };
     if (!alloc_times(&t, tf)) {
         free_times(&t);
-        return WEFT_ENOMEM;
+        return weft__fail_st(__func__, WEFT_ENOMEM);
     }
     const struct weft__obs *o = ex->obs_state;
     struct dot_ctx c = { out, &t, o, 0 };

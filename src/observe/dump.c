@@ -11,6 +11,7 @@
  * run is only read, and only while it is being reused). */
 #include "observe/obs.h"
 #include "graph/graph.h"
+#include "core/error_detail.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -83,7 +84,7 @@ static void put_worker(struct sink *s, const weft_executor *ex, unsigned i) {
 }
 
 weft_status weft_executor_dump_fd(const weft_executor *ex, int fd) {
-    if (!ex || fd < 0) return WEFT_EINVAL;
+    if (!ex || fd < 0) return weft__fail(__func__, WEFT_EINVAL, "invalid argument (!ex || fd < 0)");
     struct sink s = { .fd = fd, .st = WEFT_OK };
     weft_executor *e = (weft_executor *)ex;
     uint64_t sl = atomic_load_explicit(&e->sleep.state, memory_order_relaxed);
@@ -103,8 +104,8 @@ weft_status weft_executor_dump_fd(const weft_executor *ex, int fd) {
 }
 
 weft_status weft_executor_dump(const weft_executor *ex, FILE *out) {
-    if (!ex || !out) return WEFT_EINVAL;
-    if (fflush(out) != 0) return WEFT_ESYS;
+    if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
+    if (fflush(out) != 0) return weft__fail(__func__, WEFT_ESYS, "out could not be flushed");
     int fd = fileno(out);
-    return fd < 0 ? WEFT_EINVAL : weft_executor_dump_fd(ex, fd);
+    return fd < 0 ? weft__fail(__func__, WEFT_EINVAL, "out has no file descriptor") : weft_executor_dump_fd(ex, fd);
 }

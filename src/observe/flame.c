@@ -18,6 +18,7 @@
 #include "core/alloc.h"
 #include "core/escape.h"
 #include "observe/obs.h"
+#include "core/error_detail.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -319,13 +320,13 @@ static weft_status build_lines(const weft_executor *ex, const weft_folded_option
     weft__free(t.v, t.cap * sizeof *t.v);
     weft__free(a.v, a.cap * sizeof *a.v);
     if (st == WEFT_OK && m->n > 1) qsort(m->v, m->n, sizeof *m->v, by_stack);
-    return st;
+    return st == WEFT_OK ? WEFT_OK : weft__fail_st("weft_profiler_write_folded/flame_svg", st);
 }
 
 static void put_ascii(FILE *out, unsigned char c) { fputc(c, out); }
 
 weft_status weft_profiler_write_folded(const weft_executor *ex, const weft_folded_options *opt, FILE *out) {
-    if (!ex || !out) return WEFT_EINVAL;
+    if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     flines m = { 0 };
     weft_status st = build_lines(ex, opt, &m);
     for (size_t i = 0; i < m.n && st == WEFT_OK; i++) {
@@ -429,7 +430,7 @@ static void svg_frames(const svg_ctx *c, const flines *m) {
 }
 
 weft_status weft_profiler_write_flame_svg(const weft_executor *ex, const weft_folded_options *opt, FILE *out) {
-    if (!ex || !out) return WEFT_EINVAL;
+    if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     flines m = { 0 };
     weft_status st = build_lines(ex, opt, &m);
     if (st != WEFT_OK) return flines_free(&m), st;

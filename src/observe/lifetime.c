@@ -1,6 +1,7 @@
 /* Observation state of an executor: allocated on first use or at create,
  * published while something is on, saved to WEFT_PROFILE at destroy or exit, and
  * the observe layer that an executor is built with (core/layer.h). */
+#include "core/error_detail.h"
 #include "observe/obs.h"
 #include "observe/live.h"
 #include "core/env.h"
@@ -61,7 +62,10 @@ static void save_env_profile(struct weft__obs *o) {
     unsigned k = atomic_fetch_add_explicit(&saved, 1, memory_order_relaxed);
     char path[4096];
     weft__obs_nth_path(path, sizeof path, o->save_path, k);
+    weft__saved_message msg; /* logged below, not a failure of the caller's call */
+    weft__error_message_save(&msg);
     weft_status st = weft_profiler_save(o->ex, path);
+    weft__error_message_restore(&msg);
     if (st != WEFT_OK) weft__log(WEFT_LOG_ERROR, "cannot write the profile to %s: %s", path, weft_strerror(st));
     else weft__log(WEFT_LOG_INFO, "profile written to %s", path);
 }

@@ -13,6 +13,7 @@
 #include "core/env.h"
 #include "core/log.h"
 #include "platform/mapfile.h"
+#include "core/error_detail.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -261,12 +262,13 @@ static struct weft__live *live_new(weft_executor *ex, struct weft__obs *o, const
 }
 
 weft_status weft_stats_start(weft_executor *ex, const weft_stats_config *c) {
-    if (!ex || !c || (!c->path && !c->prom_path)) return WEFT_EINVAL;
+    if (!ex || !c || (!c->path && !c->prom_path))
+        return weft__fail(__func__, WEFT_EINVAL, "ex or c is NULL, or c has neither path nor prom_path");
     struct weft__obs *o = weft__obs_state(ex);
-    if (!o) return WEFT_ENOMEM;
-    if (o->live) return WEFT_EBUSY;
+    if (!o) return weft__fail_st(__func__, WEFT_ENOMEM);
+    if (o->live) return weft__fail(__func__, WEFT_EBUSY, "live stats are running already");
     struct weft__live *l = live_new(ex, o, c);
-    if (!l) return WEFT_ENOMEM;
+    if (!l) return weft__fail_st(__func__, WEFT_ENOMEM);
     int st = l->path ? weft__mapfile_create(l->path, l->nwords * sizeof(uint64_t), &l->map) : 0;
     l->start_ns = l->last_look = weft__now_ns();
     if (st == 0) st = publish(l, false);
@@ -274,7 +276,7 @@ weft_status weft_stats_start(weft_executor *ex, const weft_stats_config *c) {
     if (st != 0) {
         remove_files(l);
         live_free(l);
-        return st;
+        return weft__fail_st(__func__, (weft_status)st);
     }
     o->live = l;
     return WEFT_OK;
@@ -293,7 +295,7 @@ void weft__live_stop(struct weft__obs *o) {
 }
 
 weft_status weft_stats_stop(weft_executor *ex) {
-    if (!ex) return WEFT_EINVAL;
+    if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     if (ex->obs_state) weft__live_stop(ex->obs_state);
     return WEFT_OK;
 }
@@ -318,7 +320,10 @@ void weft__live_from_env(weft_executor *ex) {
         }
         p += n + (p[n] == ',');
     }
+    weft__saved_message saved; /* a warning, not a failure of the caller's call */
+    weft__error_message_save(&saved);
     weft_status st = c.path || c.prom_path ? weft_stats_start(ex, &c) : WEFT_EINVAL;
+    weft__error_message_restore(&saved);
     if (st != WEFT_OK)
         weft__log(WEFT_LOG_WARN, "WEFT_STATS=\"%s\": cannot publish the live statistics: %s; not published", s,
                   weft_strerror(st));

@@ -1,6 +1,7 @@
 /* Metrics: per-worker counters summed on read. */
 #include "observe/obs.h"
 #include "async/async.h"
+#include "core/error_detail.h"
 
 #include <string.h>
 
@@ -65,7 +66,8 @@ static size_t held_bytes(const weft_executor *ex) {
 
 weft_status weft_executor_metrics(const weft_executor *ex, weft_metrics *out, weft_worker_metrics *per_worker,
                                   size_t n) {
-    if (!ex || !out || (n && !per_worker)) return WEFT_EINVAL;
+    if (!ex || !out || (n && !per_worker))
+        return weft__fail(__func__, WEFT_EINVAL, "invalid argument (!ex || !out || (n && !per_worker))");
     memset(out, 0, sizeof *out);
     out->workers = ex->nworkers;
     const struct weft__obs *o = ex->obs_state;

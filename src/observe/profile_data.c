@@ -9,6 +9,7 @@
  * percentiles.  Memory: about 8 bytes per span, plus the groups. */
 #include "observe/obs.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -196,9 +197,9 @@ static bool per_task(struct pass *ps, const weft_executor *ex, size_t *ndur) {
 }
 
 weft_status weft_profile_get(const weft_executor *ex, weft_profile **out) {
-    if (!out) return WEFT_EINVAL;
+    if (!out) return weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     *out = NULL;
-    if (!ex) return WEFT_EINVAL;
+    if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     const struct weft__obs *o = ex->obs_state;
     unsigned nw = ex->nworkers;
     struct pass ps = { .o = o, .t_min = UINT64_MAX };
@@ -217,7 +218,7 @@ weft_status weft_profile_get(const weft_executor *ex, weft_profile **out) {
     pass_free(&ps, ndur);
     if (!ok) {
         weft_profile_free(p);
-        return WEFT_ENOMEM;
+        return weft__fail_st(__func__, WEFT_ENOMEM);
     }
     *out = p;
     return WEFT_OK;

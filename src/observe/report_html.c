@@ -7,6 +7,7 @@
  * marked as such. */
 #include "observe/obs.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -272,12 +273,12 @@ static weft_status report_open(struct report *r, const weft_executor *ex, struct
     const struct weft__obs *o = ex->obs_state ? ex->obs_state : none;
     *r = (struct report){ .o = o, .out = out, .t_min = UINT64_MAX };
     r->busy = weft__calloc((o->nworkers ? o->nworkers : 1) * sizeof *r->busy);
-    if (!r->busy) return WEFT_ENOMEM;
+    if (!r->busy) return weft__fail_st("weft_profiler_write_html/timeline_svg", WEFT_ENOMEM);
     weft__spans_for_each(o, scan_span, r);
     if (r->t_min > r->t_max) r->t_min = r->t_max = 0;
     if (r->tasks > MAX_RECTS && !(r->px = weft__calloc((size_t)o->nworkers * TL_WIDTH * sizeof(double)))) {
         weft__free(r->busy, (o->nworkers ? o->nworkers : 1) * sizeof *r->busy);
-        return WEFT_ENOMEM;
+        return weft__fail_st("weft_profiler_write_html/timeline_svg", WEFT_ENOMEM);
     }
     return WEFT_OK;
 }
@@ -289,7 +290,7 @@ static void report_close(struct report *r) {
 }
 
 weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out) {
-    if (!ex || !out) return WEFT_EINVAL;
+    if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     struct weft__obs none;
     struct report r;
     weft_status st = report_open(&r, ex, &none, out);
@@ -302,7 +303,7 @@ weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out) {
 }
 
 weft_status weft_profiler_write_timeline_svg(const weft_executor *ex, FILE *out) {
-    if (!ex || !out) return WEFT_EINVAL;
+    if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     struct weft__obs none;
     struct report r;
     weft_status st = report_open(&r, ex, &none, out);
@@ -313,18 +314,18 @@ weft_status weft_profiler_write_timeline_svg(const weft_executor *ex, FILE *out)
 }
 
 weft_status weft_profiler_save(const weft_executor *ex, const char *path) {
-    if (!ex || !path) return WEFT_EINVAL;
+    if (!ex || !path) return weft__fail(__func__, WEFT_EINVAL, "ex or path is NULL");
     size_t n = strlen(path);
 #define ENDS_WITH(sfx) (n >= sizeof(sfx) - 1 && strcmp(path + n - (sizeof(sfx) - 1), sfx) == 0)
     bool html = ENDS_WITH(".html") || ENDS_WITH(".htm");
     bool folded = ENDS_WITH(".folded"), svg = ENDS_WITH(".svg");
 #undef ENDS_WITH
     FILE *f = fopen(path, "w");
-    if (!f) return WEFT_ESYS;
+    if (!f) return weft__fail(__func__, WEFT_ESYS, "'%s' could not be opened for writing", path);
     weft_status st = html     ? weft_profiler_write_html(ex, f)
                      : folded ? weft_profiler_write_folded(ex, NULL, f)
                      : svg    ? weft_profiler_write_flame_svg(ex, NULL, f)
                               : weft_profiler_write_json(ex, f);
-    if (fclose(f) != 0 && st == WEFT_OK) st = WEFT_ESYS;
+    if (fclose(f) != 0 && st == WEFT_OK) st = weft__fail(__func__, WEFT_ESYS, "'%s' could not be written", path);
     return st;
 }

@@ -1,6 +1,7 @@
 /* Switching metrics and the profiler on and off (weft/observe.h). */
 #include "observe/obs.h"
 #include "core/future.h"
+#include "core/error_detail.h"
 
 /* Sets metrics on or off; switching on resets the counters and the clock. */
 static void set_metrics(struct weft__obs *o, bool on) {
@@ -12,9 +13,9 @@ static void set_metrics(struct weft__obs *o, bool on) {
 }
 
 weft_status weft_metrics_enable(weft_executor *ex, bool on) {
-    if (!ex) return WEFT_EINVAL;
+    if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     struct weft__obs *o = weft__obs_state(ex);
-    if (!o) return WEFT_ENOMEM;
+    if (!o) return weft__fail_st(__func__, WEFT_ENOMEM);
     set_metrics(o, on);
     /* Asked for by the user: weft_profiler_stop leaves them as they are. */
     atomic_store_explicit(&o->metrics_by_profiler, false, memory_order_relaxed);
@@ -23,9 +24,9 @@ weft_status weft_metrics_enable(weft_executor *ex, bool on) {
 }
 
 weft_status weft_profiler_start(weft_executor *ex) {
-    if (!ex) return WEFT_EINVAL;
+    if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     struct weft__obs *o = weft__obs_state(ex);
-    if (!o) return WEFT_ENOMEM;
+    if (!o) return weft__fail_st(__func__, WEFT_ENOMEM);
     /* Idle workers record steal and park spans at any time: stop them before
      * the buffers are reset under them. */
     (void)weft__spans_pause(o);
@@ -48,7 +49,7 @@ weft_status weft_profiler_start(weft_executor *ex) {
 }
 
 weft_status weft_profiler_stop(weft_executor *ex) {
-    if (!ex) return WEFT_EINVAL;
+    if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     struct weft__obs *o = ex->obs_state;
     if (!o) return WEFT_OK;
     atomic_store_explicit(&o->profile_on, false, memory_order_relaxed);

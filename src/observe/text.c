@@ -4,6 +4,7 @@
  * profiler writes is valid in its format whatever the names hold. */
 #include "observe/obs.h"
 #include "core/escape.h"
+#include "core/error_detail.h"
 
 #include <string.h>
 
@@ -48,4 +49,7 @@ void weft__put_duration(FILE *out, double ns, const char *micro) {
     else fprintf(out, "%.2f s", ns / 1e9);
 }
 
-weft_status weft__obs_finish_write(FILE *out) { return (fflush(out) == 0 && !ferror(out)) ? WEFT_OK : WEFT_ESYS; }
+weft_status weft__obs_finish_write(FILE *out) {
+    if (fflush(out) == 0 && !ferror(out)) return WEFT_OK;
+    return weft__fail("weft_profiler_write_*", WEFT_ESYS, "writing to out failed");
+}

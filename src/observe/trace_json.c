@@ -7,6 +7,7 @@
  * of several executors or processes can be merged into one. */
 #include "observe/obs.h"
 #include "platform/platform.h"
+#include "core/error_detail.h"
 
 #include <inttypes.h>
 
@@ -101,7 +102,7 @@ static void put_metadata(FILE *out, const struct weft__obs *o, unsigned workers,
 }
 
 weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out) {
-    if (!ex || !out) return WEFT_EINVAL;
+    if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     const struct weft__obs *o = ex->obs_state;
     unsigned pid = weft__process_id();
     fputs("{\"traceEvents\":[\n", out);
@@ -120,7 +121,7 @@ weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out) {
 }
 
 weft_status weft_profiler_count(const weft_executor *ex, uint64_t *spans, uint64_t *dropped) {
-    if (!ex) return WEFT_EINVAL;
+    if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     uint64_t s = 0, d = 0;
     const struct weft__obs *o = ex->obs_state;
     for (unsigned i = 0; o && i < o->nworkers; i++) {

@@ -223,8 +223,9 @@ static bool is_running(const weft_pipeline *p) {
 }
 
 weft_status weft_simple_pipeline_set_items(weft_pipeline *p, void *items, size_t count) {
-    if (!p || !p->simple || (!items && count > 0)) return WEFT_EINVAL;
-    if (is_running(p)) return WEFT_EBUSY;
+    if (!p || !p->simple || (!items && count > 0))
+        return weft__fail(__func__, WEFT_EINVAL, "p is NULL or not a simple pipeline, or items is NULL with count > 0");
+    if (is_running(p)) return weft__fail(__func__, WEFT_EBUSY, "the pipeline is running");
     p->items = items;
     p->count = count;
     return WEFT_OK;
@@ -233,22 +234,24 @@ weft_status weft_simple_pipeline_set_items(weft_pipeline *p, void *items, size_t
 /* ---- all pipelines ----------------------------------------------------------- */
 
 weft_status weft_pipeline_reset(weft_pipeline *p) {
-    if (!p) return WEFT_EINVAL;
-    if (is_running(p)) return WEFT_EBUSY;
+    if (!p) return weft__fail(__func__, WEFT_EINVAL, "p is NULL");
+    if (is_running(p)) return weft__fail(__func__, WEFT_EBUSY, "the pipeline is running");
     atomic_store_explicit(&p->next_token, 0, memory_order_relaxed);
     return WEFT_OK;
 }
 
 weft_status weft_pipeline_set_scheduling(weft_pipeline *p, weft_pipeline_scheduling how) {
-    if (!p || (unsigned)how > WEFT_PIPELINE_INLINE) return WEFT_EINVAL;
-    if (is_running(p)) return WEFT_EBUSY;
+    if (!p || (unsigned)how > WEFT_PIPELINE_INLINE)
+        return weft__fail(__func__, WEFT_EINVAL, "p is NULL, or scheduling %d is unknown", (int)how);
+    if (is_running(p)) return weft__fail(__func__, WEFT_EBUSY, "the pipeline is running");
     p->scheduling = how;
     return WEFT_OK;
 }
 
 weft_status weft_pipeline_set_priority(weft_pipeline *p, weft_priority priority) {
-    if (!p || priority < WEFT_PRIORITY_LOW || priority > WEFT_PRIORITY_CRITICAL) return WEFT_EINVAL;
-    if (is_running(p)) return WEFT_EBUSY;
+    if (!p || priority < WEFT_PRIORITY_LOW || priority > WEFT_PRIORITY_CRITICAL)
+        return weft__fail(__func__, WEFT_EINVAL, "p is NULL, or %d is not a priority", (int)priority);
+    if (is_running(p)) return weft__fail(__func__, WEFT_EBUSY, "the pipeline is running");
     p->prio = (signed char)priority;
     return WEFT_OK;
 }
@@ -269,7 +272,7 @@ size_t weft_pipeline_num_stages(const weft_pipeline *p) { return p ? p->nstages 
 
 weft_status weft_pipeline_destroy(weft_pipeline *p) {
     if (!p) return WEFT_OK;
-    if (is_running(p)) return WEFT_EBUSY;
+    if (is_running(p)) return weft__fail(__func__, WEFT_EBUSY, "the pipeline is running");
     free_parts(p);
     return WEFT_OK;
 }

@@ -14,6 +14,7 @@
 #include "graph/graph.h"
 #include "core/obs_hooks.h" /* metrics and profiler: each stage call is a span */
 #include "sched/sched.h"      /* weft__sched_submit: a prioritised pipeline's slots */
+#include "core/error_detail.h"
 
 /* ---- the pipeflow handle ------------------------------------------------------ */
 
@@ -22,7 +23,7 @@ size_t weft_pipeflow_line(const weft_pipeflow *pf) { return pf ? pf->line : 0; }
 size_t weft_pipeflow_stage(const weft_pipeflow *pf) { return pf ? pf->stage - pf->p->simple : 0; }
 
 weft_status weft_pipeflow_stop(weft_pipeflow *pf) {
-    if (!pf || pf->stage != 0) return WEFT_EINVAL;
+    if (!pf || pf->stage != 0) return weft__fail(__func__, WEFT_EINVAL, "pf is NULL, or not the first stage");
     pf->stop = true;
     return WEFT_OK;
 }

@@ -2,6 +2,7 @@
  * manual escalation and the counters. */
 #include "sched/sched.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <stdlib.h>
 
@@ -11,7 +12,8 @@ static weft__sched *sched_or_null(weft_executor *ex) { return ex ? weft__sched_o
 
 weft_status weft_sched_reprioritize(weft_executor *ex, weft_sched_handle h, weft_priority priority) {
     weft__sched *s = sched_or_null(ex);
-    if (!s || !prio_ok((int)priority)) return WEFT_EINVAL;
+    if (!s || !prio_ok((int)priority))
+        return weft__fail(__func__, WEFT_EINVAL, "ex is NULL, or %d is not a priority", (int)priority);
     weft__mutex_lock(&s->q.lock);
     weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
     if (sl) weft__squeue_set_level_locked(&s->q, h.slot, (unsigned)priority + 1, weft__now_ns());
@@ -35,7 +37,7 @@ static void report_removed(weft_executor *ex, weft__job *job) {
 
 weft_status weft_sched_remove(weft_executor *ex, weft_sched_handle h) {
     weft__sched *s = sched_or_null(ex);
-    if (!s) return WEFT_EINVAL;
+    if (!s) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     weft__mutex_lock(&s->q.lock);
     weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
     /* A job queued without a handle (queue_now: a graph task's from another
@@ -62,7 +64,7 @@ weft_status weft_sched_remove(weft_executor *ex, weft_sched_handle h) {
 
 weft_status weft_sched_priority(weft_executor *ex, weft_sched_handle h, weft_priority *out) {
     weft__sched *s = sched_or_null(ex);
-    if (!s || !out) return WEFT_EINVAL;
+    if (!s || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     weft__mutex_lock(&s->q.lock);
     weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
     if (sl) *out = (weft_priority)((int)sl->level - 1);
@@ -111,13 +113,14 @@ static size_t collect(weft__sched *s, weft_sched_entry *all, size_t cap) {
 
 weft_status weft_sched_snapshot(weft_executor *ex, weft_sched_entry *out, size_t cap, size_t *n) {
     weft__sched *s = sched_or_null(ex);
-    if (!s || !n || (cap && !out)) return WEFT_EINVAL;
+    if (!s || !n || (cap && !out))
+        return weft__fail(__func__, WEFT_EINVAL, "ex or n is NULL, or out is NULL with cap > 0");
     /* Sized from the hints, with room for some arriving meanwhile; filled to
      * the brim, it is taken again twice the size (tasks kept arriving). */
     size_t room = weft__squeue_count_from(&s->q, 0) + lanes_count(s) + 64, total;
     weft_sched_entry *all;
     for (;;) {
-        if (!(all = weft__alloc(sizeof *all * room))) return WEFT_ENOMEM;
+        if (!(all = weft__alloc(sizeof *all * room))) return weft__fail_st(__func__, WEFT_ENOMEM);
         if ((total = collect(s, all, room)) < room) break;
         weft__free(all, sizeof *all * room);
         room *= 2;
@@ -131,7 +134,7 @@ weft_status weft_sched_snapshot(weft_executor *ex, weft_sched_entry *out, size_t
 
 weft_status weft_sched_escalate(weft_executor *ex, size_t *moved) {
     weft__sched *s = sched_or_null(ex);
-    if (!s) return WEFT_EINVAL;
+    if (!s) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     size_t m = weft__sched_escalate_now(s);
     if (moved) *moved = m;
     return WEFT_OK;
@@ -139,7 +142,7 @@ weft_status weft_sched_escalate(weft_executor *ex, size_t *moved) {
 
 weft_status weft_sched_get_stats(weft_executor *ex, weft_sched_stats *out) {
     weft__sched *s = sched_or_null(ex);
-    if (!s || !out) return WEFT_EINVAL;
+    if (!s || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     *out = (weft_sched_stats){
         .queued = weft__squeue_count_from(&s->q, 0) + lanes_count(s),
         .escalations = atomic_load_explicit(&s->escalations, memory_order_relaxed),

@@ -8,6 +8,7 @@
 #include "platform/files.h"
 #include "platform/platform.h"
 #include "topo/topo.h"
+#include "core/error_detail.h"
 
 int weft__topo_synthetic(weft__topo_raw *raw, const int *cpus, unsigned n) {
     weft__raw_set l3 = {.level = 3, .type = WEFT_CACHE_UNIFIED}, node = {0};
@@ -103,18 +104,25 @@ static weft_topology_source env_source(void) {
 }
 
 weft_status weft_topology_detect(const weft_topology_config *config, weft_topology **out) {
-    if (!out) return WEFT_EINVAL;
+    if (!out) return weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     *out = NULL;
     weft_topology_config c = config ? *config : (weft_topology_config){0};
-    if ((unsigned)c.source > WEFT_TOPOLOGY_HWLOC) return WEFT_EINVAL;
-    if (c.sysfs_root) return (weft_status)weft__topology_detect_at(c.sysfs_root, NULL, 0, out);
+    if ((unsigned)c.source > WEFT_TOPOLOGY_HWLOC)
+        return weft__fail(__func__, WEFT_EINVAL, "source %d is unknown", (int)c.source);
+    int st;
+    if (c.sysfs_root) {
+        st = weft__topology_detect_at(c.sysfs_root, NULL, 0, out);
+        return st == 0 ? WEFT_OK
+                       : weft__fail(__func__, (weft_status)st, "no topology under '%s': %s", c.sysfs_root,
+                                    weft_strerror((weft_status)st));
+    }
     bool required = c.source == WEFT_TOPOLOGY_HWLOC;
     /* The environment only states a preference: hwloc asked for there but
      * missing means sysfs, not a failure. */
     if (c.source == WEFT_TOPOLOGY_AUTO) c.source = env_source();
     unsigned n = 0;
     int *allowed = c.all_cpus ? NULL : affinity(&n);
-    int st = detect(c.source, required, "", allowed, n, out);
+    st = detect(c.source, required, "", allowed, n, out);
     weft__free(allowed, (size_t)n * sizeof *allowed);
-    return (weft_status)st;
+    return st == 0 ? WEFT_OK : weft__fail_st(__func__, (weft_status)st);
 }

@@ -9,6 +9,7 @@
 #include "platform/numa.h"
 #include "topo/topo.h"
 #include "topo/topo_layer.h"
+#include "core/error_detail.h"
 
 static size_t whole_pages(size_t size) {
     size_t page = weft__page_size();
@@ -36,27 +37,27 @@ static weft_status place(const weft_topology *t, size_t size, const int *os, uns
 
 weft_status weft_numa_alloc(const weft_topology *topo, size_t size, unsigned node, void **out,
                             weft_numa_outcome *outcome) {
-    if (!out) return WEFT_EINVAL;
+    if (!out) return weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     *out = NULL;
-    if (size == 0) return WEFT_EINVAL;
+    if (size == 0) return weft__fail(__func__, WEFT_EINVAL, "size is 0");
     const weft_topology *t = machine_or(topo);
-    if (!t) return WEFT_ENOENT;
-    if (node >= t->ngroup[WEFT__G_NODE]) return WEFT_EINVAL;
+    if (!t) return weft__fail(__func__, WEFT_ENOENT, "the machine's topology could not be detected");
+    if (node >= t->ngroup[WEFT__G_NODE]) return weft__fail(__func__, WEFT_EINVAL, "node %u is out of range", node);
     int os = t->group[WEFT__G_NODE][node].os;
     return place(t, size, &os, 1, false, out, outcome);
 }
 
 weft_status weft_numa_alloc_interleaved(const weft_topology *topo, size_t size, const unsigned *nodes,
                                         unsigned n, void **out, weft_numa_outcome *outcome) {
-    if (!out) return WEFT_EINVAL;
+    if (!out) return weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     *out = NULL;
-    if (size == 0 || (!nodes && n)) return WEFT_EINVAL;
+    if (size == 0 || (!nodes && n)) return weft__fail(__func__, WEFT_EINVAL, "size is 0, or nodes is NULL with n > 0");
     const weft_topology *t = machine_or(topo);
-    if (!t) return WEFT_ENOENT;
+    if (!t) return weft__fail(__func__, WEFT_ENOENT, "the machine's topology could not be detected");
     unsigned count = t->ngroup[WEFT__G_NODE];
     const weft__tgroup *g = t->group[WEFT__G_NODE];
     for (unsigned i = 0; i < n; i++)
-        if (nodes[i] >= count) return WEFT_EINVAL;
+        if (nodes[i] >= count) return weft__fail(__func__, WEFT_EINVAL, "node %u is out of range", nodes[i]);
     int os[WEFT__NUMA_MAX_NODES];
     unsigned k = 0;
     if (nodes) {
@@ -68,7 +69,7 @@ weft_status weft_numa_alloc_interleaved(const weft_topology *topo, size_t size, 
         if (k == 0)
             for (unsigned i = 0; i < count && k < WEFT__NUMA_MAX_NODES; i++) os[k++] = g[i].os;
     }
-    if (k == 0) return WEFT_EINVAL; /* nodes given with n == 0 */
+    if (k == 0) return weft__fail(__func__, WEFT_EINVAL, "nodes given with n == 0");
     return place(t, size, os, k, true, out, outcome);
 }
 
@@ -80,12 +81,13 @@ void weft_numa_free(void *p, size_t size) {
 }
 
 weft_status weft_numa_node_of_address(const weft_topology *topo, const void *p, unsigned *node) {
-    if (!p || !node) return WEFT_EINVAL;
+    if (!p || !node) return weft__fail(__func__, WEFT_EINVAL, "p or node is NULL");
     int os;
     int st = weft__numa_node_of(p, &os);
-    if (st) return st;
+    if (st)
+        return st == WEFT_ENOENT ? WEFT_ENOENT : weft__fail_st(__func__, (weft_status)st); /* ENOENT: not placed yet */
     const weft_topology *t = machine_or(topo);
-    if (!t) return WEFT_ENOENT;
+    if (!t) return weft__fail(__func__, WEFT_ENOENT, "the machine's topology could not be detected");
     for (unsigned i = 0; i < t->ngroup[WEFT__G_NODE]; i++)
         if (t->group[WEFT__G_NODE][i].os == os) {
             *node = i;

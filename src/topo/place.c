@@ -13,6 +13,7 @@
 #include "core/alloc.h"
 #include "platform/files.h"
 #include "topo/topo.h"
+#include "core/error_detail.h"
 
 enum { KEYS = 6 };
 typedef struct keyed {
@@ -144,10 +145,12 @@ static int order_cpus(const weft_topology *t, const weft_placement_config *c, ke
 
 weft_status weft_topology_place(const weft_topology *t, const weft_placement_config *config, unsigned workers,
                                 int *cpus) {
-    if (!t || !cpus || workers == 0) return WEFT_EINVAL;
+    if (!t || !cpus || workers == 0) return weft__fail(__func__, WEFT_EINVAL, "t or cpus is NULL or workers is 0");
     weft_placement_config c = config ? *config : (weft_placement_config){0};
     int st = check_config(t, &c);
-    if (st) return (weft_status)st;
+    if (st)
+        return weft__fail(__func__, (weft_status)st, "the placement config does not fit this topology: %s",
+                          weft_strerror((weft_status)st));
     if (c.strategy == WEFT_PLACE_NONE) {
         for (unsigned i = 0; i < workers; i++) cpus[i] = -1;
         return WEFT_OK;
@@ -155,7 +158,7 @@ weft_status weft_topology_place(const weft_topology *t, const weft_placement_con
     keyed *e;
     unsigned n;
     st = order_cpus(t, &c, &e, &n);
-    if (st) return (weft_status)st;
+    if (st) return weft__fail_st(__func__, (weft_status)st);
     for (unsigned i = 0; i < workers; i++) cpus[i] = e[i % n].os;
     weft__free(e, (size_t)t->ncpus * sizeof *e);
     return WEFT_OK;
@@ -163,10 +166,14 @@ weft_status weft_topology_place(const weft_topology *t, const weft_placement_con
 
 weft_status weft_topology_worker_cpu(const weft_topology *t, const weft_placement_config *config, unsigned worker,
                                      unsigned workers, int *cpu) {
-    if (!t || !cpu || worker >= workers) return WEFT_EINVAL;
+    if (!t || !cpu || worker >= workers)
+        return weft__fail(__func__, WEFT_EINVAL, "t or cpu is NULL, or worker %u is not below workers %u", worker,
+                          workers);
     weft_placement_config c = config ? *config : (weft_placement_config){0};
     int st = check_config(t, &c);
-    if (st) return (weft_status)st;
+    if (st)
+        return weft__fail(__func__, (weft_status)st, "the placement config does not fit this topology: %s",
+                          weft_strerror((weft_status)st));
     if (c.strategy == WEFT_PLACE_NONE) {
         *cpu = -1;
         return WEFT_OK;
@@ -174,13 +181,16 @@ weft_status weft_topology_worker_cpu(const weft_topology *t, const weft_placemen
     keyed *e;
     unsigned n;
     st = order_cpus(t, &c, &e, &n);
-    if (st) return (weft_status)st;
+    if (st) return weft__fail_st(__func__, (weft_status)st);
     *cpu = e[worker % n].os;
     weft__free(e, (size_t)t->ncpus * sizeof *e);
     return WEFT_OK;
 }
 
-weft_status weft_thread_bind(const int *cpus, size_t n) { return (weft_status)weft__thread_bind_cpus(cpus, n); }
+weft_status weft_thread_bind(const int *cpus, size_t n) {
+    int st = weft__thread_bind_cpus(cpus, n);
+    return st == 0 ? WEFT_OK : weft__fail_st(__func__, (weft_status)st);
+}
 
 /* ---- steal tiers ---- */
 
@@ -194,7 +204,9 @@ static int tier_of(const weft_topology *t, int self, int other) {
 
 weft_status weft_topology_steal_tiers(const weft_topology *t, const int *cpus, unsigned workers, unsigned self,
                                       unsigned *victims, unsigned tier_end[WEFT_TIERS]) {
-    if (!t || !cpus || !victims || !tier_end || workers == 0 || self >= workers) return WEFT_EINVAL;
+    if (!t || !cpus || !victims || !tier_end || workers == 0 || self >= workers)
+        return weft__fail(__func__, WEFT_EINVAL, "a pointer is NULL, workers is 0, or self %u is not below workers %u",
+                          self, workers);
     unsigned count[WEFT_TIERS] = {0}, pos[WEFT_TIERS];
     for (unsigned w = 0; w < workers; w++)
         if (w != self) count[tier_of(t, cpus[self], cpus[w])]++;
