@@ -109,7 +109,11 @@ typedef void (*weft_future_callback)(weft_future *f, weft_status status, void *a
 /* Registers cb(f, status, arg) to run once when f is ready: on the thread that
  * completes f (usually a worker: keep cb short and non-blocking; it may submit
  * more work), or right here before returning if f is ready already.  One callback
- * per future.  Works for every future (async tasks and taskflow runs).  Returns
+ * per future, also once it is ready.  The future is ready (weft_future_wait
+ * returns, weft_future_ready is true) before its callback starts, so a callback
+ * may still be running when a wait on f has returned: do not free what `arg`
+ * points to on the strength of the wait; let the callback say it is done.
+ * Works for every future (async tasks and taskflow runs).  Returns
  * WEFT_OK, WEFT_EINVAL (NULL f or cb), WEFT_EBUSY (a callback is already
  * registered).  Any thread. */
 WEFT_API WEFT_NODISCARD weft_status weft_future_then(weft_future *f, weft_future_callback cb, void *arg);
