@@ -23,7 +23,6 @@
 PIN(offsetof(weft__fj, head), 0);
 PIN(offsetof(weft__fj, base), 24);
 PIN(offsetof(weft__fj, ovf), 36);
-PIN(offsetof(weft__fj, solo), 35); /* read by weft_task_group_wait; was generous's high byte */
 PIN(offsetof(weft__fj, limit), 72);
 PIN(offsetof(weft__fj, sync_floor), 80);
 /* Frames are stepped through by pointer arithmetic (f + 1). */

@@ -72,8 +72,7 @@ typedef struct weft__fj {
     weft__fj_frame *end;
     weft__fj_frame *base;
     uint16_t allstolen;    /* every frame below head has been stolen */
-    uint8_t generous;      /* publishing every new frame until the next sync (frames.c) */
-    uint8_t solo;          /* the executor has one worker: nobody to share frames with */
+    uint16_t generous;     /* publishing every new frame until the next sync (frames.c) */
     uint32_t ovf;          /* spawns run at once because the stack was full */
     int *ovf_status;       /* their statuses, ovf_cap entries */
     uint32_t ovf_cap;
@@ -98,9 +97,6 @@ typedef struct weft__fj {
 /* Out of line halves of spawn and sync (src/core/fj_frames.c). */
 WEFT_API weft_status weft__fj_spawn_slow(weft_ctx *ctx, weft_task_fn fn, void *arg);
 WEFT_API int weft__fj_sync_slow(weft_ctx *ctx);
-/* At the start of a task group's wait: offers every child but the one synced
- * first to idle workers.  True if it published any. */
-WEFT_API bool weft__fj_share_for_wait(weft_ctx *ctx);
 /* Whether the running task of ctx has a spawn of its own left to sync. */
 WEFT_API bool weft__fj_has_own_spawn(weft_ctx *ctx);
 
@@ -330,10 +326,6 @@ static inline int weft_task_group_wait(weft_task_group *g) {
     if (g->pending_ == 0) return 0; /* nothing spawned (also: a NULL context, whose spawns all failed) */
     weft_ctx *cx = g->ctx_;
     weft__fj *fj = weft__fj_of(cx); /* the task's worker: the same for every sync */
-    /* Children that block (I/O, a wait) would keep the others private while
-     * the owner runs the first one synced: offer them to idle workers first.
-     * One call per wait of two children or more. */
-    if (g->pending_ > 1 && !fj->solo) (void)weft__fj_share_for_wait(cx);
     for (; g->pending_ > 0; g->pending_--) {
         int r; /* weft_sync, without its NULL check */
         if (WEFT__LIKELY((uintptr_t)fj->head > __atomic_load_n(&fj->sync_floor, __ATOMIC_RELAXED))) {

@@ -138,7 +138,6 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
         w->last_victim = -1;
         w->node = -1;
-        w->fj.solo = ex->nworkers == 1; /* weft_task_group_wait: nobody to share with */
         atomic_init(&w->runs_begun, 0);
         atomic_init(&w->runs_ended, 0);
         atomic_init(&w->sub_owner, NULL);

@@ -269,20 +269,6 @@ static void share_at_sync(weft_ctx *ctx) {
     set_limit(fj, rest_limit(ctx->worker));
 }
 
-bool weft__fj_share_for_wait(weft_ctx *ctx) {
-    weft__worker *w = ctx->worker;
-    weft__fj *fj = &w->fj;
-    uint32_t priv = fj->split && fj->head > fj->split ? (uint32_t)(fj->head - fj->split) : 0;
-    /* All but the newest private frame, which the wait syncs first, when a
-     * worker is asleep: the owner may spend a long time in that one (a child
-     * that blocks), and a sleeper cannot ask it for more meanwhile.  A
-     * searching thief asks by itself (the first sync then shares half);
-     * offering every frame to it as well cost skynet 9% at 2 workers. */
-    if (priv < 2 || fj->allstolen || !weft__sleep_any_asleep(&w->ex->sleep)) return false;
-    publish(w, priv - 1);
-    return true;
-}
-
 /* The frame to sync is public (split == head).  Pull the split down to keep it
  * private and return true, or return false if every public frame, this one
  * included, was stolen (then all frames below head are stolen). */
