@@ -333,7 +333,7 @@ void weft__fail_node(weft__run *r, weft__node *n, int code);
  * one fails the run on behalf of n. */
 static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__obs *o, weft__node *n,
                                     weft__run *r, int rc) {
-    if (__builtin_expect(w->fj.head != cx->fj_head0, 0)) { /* see weft__call_node */
+    if (__builtin_expect(w->fj.head != cx->fj_head0 || w->fj.ovf != cx->fj_ovf0, 0)) {
         int left = weft__fj_sync_left(w, cx, cx->fj_head0, cx->fj_ovf0);
         if (left != 0) weft__fail_node(r, n, left);
     }
@@ -350,12 +350,9 @@ static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n)
         weft_ctx cx = {w, n, &r->top->stop, &r->fut, w->ctx, 0, w->fj.ovf, w->fj.head};
         w->ctx = &cx;
         int rc = weft__hook_task_call(w, weft__obs_get(w->ex), n, r, n->fn, &cx, n->arg);
-        /* Spawns left unsynced: synced here, as weft_run_root does.  One
-         * compare of the frame stack's top: the overflow count changes only
-         * when the stack is full, so a task that began with all 65536 frames
-         * taken and left overflow spawns is the one case not seen (comparing
-         * the count too cost a third more: ~4 instructions per task). */
-        if (__builtin_expect(w->fj.head != cx.fj_head0, 0)) {
+        /* Spawns left unsynced: synced here, as weft_run_root does (one
+         * compare of the frame stack's top, in a line the task's spawns use). */
+        if (__builtin_expect(w->fj.head != cx.fj_head0 || w->fj.ovf != cx.fj_ovf0, 0)) {
             int left = weft__fj_sync_left(w, &cx, cx.fj_head0, cx.fj_ovf0);
             if (rc == 0) rc = left;
         }
