@@ -158,8 +158,12 @@ static inline int weft_sync(weft_ctx *ctx) {
  * with nothing to sync both make weft_sync return -1).  Returns WEFT_OK (the
  * child returned 0), WEFT_ETASK (it returned non-zero: the value is in
  * *result), or WEFT_EINVAL (NULL ctx, or nothing this task spawned is left to
- * sync, whatever the tasks around it spawned; *result is 0).  result may be
- * NULL.  Only from inside a task. */
+ * sync; *result is 0).  result may be NULL.  Only from inside a task.
+ * Frames of the task around are told apart from the running task's own when
+ * the running task has a context of its own: a root, async, graph or stolen
+ * task, or a task nested by weft_run_root.  A child that its parent's
+ * weft_sync runs inline shares the parent's context, so there a sync with no
+ * spawn of its own takes the parent's next child: a bug weft cannot see. */
 static inline weft_status weft_sync_status(weft_ctx *ctx, int *result) {
     if (result) *result = 0;
     if (WEFT__UNLIKELY(!ctx)) return WEFT_EINVAL;
