@@ -237,6 +237,8 @@ static int remove_self(weft_executor *ex, void *arg) {
 
 static int idle_poll(weft_executor *ex, void *arg) { return (void)ex, (void)arg, WEFT__POLL_IDLE; }
 
+static int nothing(weft_ctx *ctx, void *arg) { return (void)ctx, (void)arg, 0; }
+
 TEST(poller_misuse_gets_a_status_not_a_hang) {
     weft_executor *ex = make_executor(2);
     weft__poller *p[WEFT__POLLERS_MAX + 1];
@@ -251,8 +253,15 @@ TEST(poller_misuse_gets_a_status_not_a_hang) {
     weft__poller *h;
     ASSERT_EQ(weft__poller_add(ex, remove_self, NULL, &h), WEFT_OK);
     atomic_store(&self_handle, h);
-    uint64_t deadline = now_ns() + 2000ull * 1000 * 1000;
-    while (atomic_load(&self_result) == 1 && now_ns() < deadline) nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    /* A poller is called by a worker going idle.  The one woken by the add may
+     * have called it before the handle was published (it then said idle and
+     * parked for good: 1 run under TSan on a loaded machine), so each try
+     * gives a worker a job to go idle after. */
+    uint64_t deadline = now_ns() + 10000ull * 1000 * 1000;
+    while (atomic_load(&self_result) == 1 && now_ns() < deadline) {
+        ASSERT_EQ(weft_silent_async(ex, nothing, NULL), WEFT_OK);
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
     ASSERT_EQ(atomic_load(&self_result), WEFT_EBUSY);
     ASSERT_EQ(weft__poller_remove(ex, h), WEFT_OK);
     weft_executor_destroy(ex);
