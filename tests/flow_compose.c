@@ -136,6 +136,33 @@ TEST(an_instance_keeps_resolving_to_its_own_copy_after_the_composition_changes) 
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
 
+/* An exit named on a task that was erased before the copy is the null task
+ * in that instance, also after later tasks are added to the destination: the
+ * copy's erased slot used to be reused by the next weft_emplace, and the exit
+ * then named that unrelated task. */
+TEST(an_instances_point_on_an_erased_task_stays_null_after_later_emplaces) {
+    weft_status err;
+    weft_composition *c = weft_composition_create("holes", &err);
+    ASSERT_NOT_NULL(c);
+    weft_taskflow *g = weft_composition_graph(c);
+    weft_task a = must_emplace(g, noop, NULL), b = must_emplace(g, noop, NULL);
+    ASSERT_OK(weft_composition_set_entry(c, "in", a));
+    ASSERT_OK(weft_composition_set_exit(c, "mid", b));
+    ASSERT_OK(weft_task_erase(b));
+    weft_taskflow *tf = make_taskflow("user");
+    weft_instance in;
+    ASSERT_OK(weft_composition_instantiate(c, tf, NULL, &in));
+    ASSERT_TRUE(weft_task_is_null(weft_instance_exit(&in, "mid")));
+    weft_task later = must_emplace(tf, noop, NULL);
+    ASSERT_OK(weft_task_set_name(later, "unrelated"));
+    ASSERT_TRUE(weft_task_is_null(weft_instance_exit(&in, "mid")));
+    ASSERT_FALSE(weft_task_is_null(weft_instance_entry(&in, "in")));
+    ASSERT_EQ(weft_taskflow_num_tasks(tf), 2);
+    ASSERT_OK(weft_run_and_wait(NULL, tf));
+    weft_composition_destroy(c);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
 /* ---- factories --------------------------------------------------------------- */
 
 struct made {

@@ -103,6 +103,27 @@ TEST(profiler_drops_spans_past_the_limit_and_counts_them) {
     weft_executor_destroy(ex);
 }
 
+/* The cap of the config holds for a profiler started by hand later (the
+ * usual way), not only for one on from the start: it was ignored, and the
+ * default 2^20 spans per worker applied. */
+TEST(profile_max_spans_holds_for_a_profiler_started_later) {
+    weft_status err;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1, .profile_max_spans = 100}, &err);
+    ASSERT_NOT_NULL(ex);
+    ASSERT_OK(weft_profiler_start(ex));
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(1000, 1, &count, false);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_OK(weft_profiler_stop(ex));
+    uint64_t spans, dropped;
+    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+    ASSERT_LE(spans, 100);
+    ASSERT_EQ(spans + dropped, 1000);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
 TEST(profiler_start_clears_spans_and_stop_keeps_them) {
     weft_executor *ex = make_executor(2);
     atomic_int count = 0;

@@ -114,7 +114,11 @@ static weft_status copy_tasks(const weft_taskflow *src, weft_taskflow *dst, cons
         if (st == WEFT_OK) st = weft__sem_copy(t, n);
         if (st == WEFT_OK) st = weft__prio_copy(t, n);
         if (st != WEFT_OK) return weft__tf_error(dst, st, NULL);
-        if (weft__node_erased(n)) (void)weft_task_erase(t);
+        /* An erased task is copied as an erased slot that is never reused:
+         * an entry or exit naming it then stays the null task in this
+         * instance, instead of naming whatever a later weft_emplace put
+         * there. */
+        if (weft__node_erased(n) && weft_task_erase(t) == WEFT_OK) weft__slot_retire(dst);
     }
     return WEFT_OK;
 }

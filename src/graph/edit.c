@@ -89,6 +89,10 @@ static void free_slot(weft__node *n) {
     tf->nerased++;
 }
 
+void weft__slot_retire(weft_taskflow *tf) {
+    tf->free_slots = (weft__node *)tf->free_slots->job.next; /* still erased and counted so */
+}
+
 void weft__slot_unfree(weft_taskflow *tf) {
     tf->free_slots = (weft__node *)tf->free_slots->job.next;
     tf->nerased--;

@@ -375,6 +375,10 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st);
  * escaped, newlines as \n (dot.c; also the profiled DOT's writer). */
 void weft__dot_put_escaped(FILE *out, const char *s);
 
+/* Takes the slot weft_task_erase just freed off tf->free_slots for good: it
+ * stays erased and is never reused (edit.c; an instance's copy of an erased
+ * task, whose index its entries and exits may name). */
+void weft__slot_retire(weft_taskflow *tf);
 /* Takes the first erased slot off tf->free_slots (edit.c): the next node goes
  * there. */
 void weft__slot_unfree(weft_taskflow *tf);
