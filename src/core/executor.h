@@ -196,6 +196,14 @@ struct weft_ctx {
     weft__fj_frame *fj_head0;
 };
 
+/* Whether the task of cx (a graph task, or one weft__fj_run_task runs) left
+ * spawns unsynced: the frame stack's top or overflow count moved from the
+ * marks its context took when it began (then weft__fj_sync_left, core/fj.h).
+ * Two compares when it did not. */
+static inline bool weft__fj_left_unsynced(const weft__worker *w, const weft_ctx *cx) {
+    return w->fj.head != cx->fj_head0 || w->fj.ovf != cx->fj_ovf0;
+}
+
 /* The worker the calling thread is, if it belongs to ex; NULL otherwise. */
 weft__worker *weft__current_worker(const weft_executor *ex);
 /* The calling thread stops being a worker (a child process after fork()). */

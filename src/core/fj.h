@@ -35,14 +35,12 @@ weft__job *weft__fj_steal(weft__worker *w, weft__worker *v);
  * Returns fn's value (or the first failing child's). */
 int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn, void *arg);
 
-/* Syncs every frame a task left unsynced on w, in order, innermost first: the
- * frames above the top `head0` and the overflow spawns beyond `ovf0` that the
- * frame stack had when the task began.  cx is the task's context (still w's
- * innermost).  Returns the first non-zero value a child returned, else 0.  For
- * tasks that weft__fj_run_task does not run (graph tasks): without it a
+/* Syncs every frame the task of cx left unsynced on w (weft__fj_left_unsynced, core/executor.h),
+ * in order, innermost first; cx is still w's innermost context.  Returns the
+ * first non-zero value a child returned, else 0.  Without it, a graph task's
  * leftover child stayed on the stack, ran later inside an unrelated task's
  * sync, and read its argument from a stack frame long gone. */
-int weft__fj_sync_left(weft__worker *w, weft_ctx *cx, const weft__fj_frame *head0, uint32_t ovf0);
+int weft__fj_sync_left(weft__worker *w, weft_ctx *cx);
 
 /* weft_run_root_status with a stop word for the root's context (NULL: none),
  * which a layer above may set (cancel/: a token's callback).  Set before the

@@ -329,13 +329,17 @@ static int leapfrog(weft__worker *w, weft__fj_frame *f) {
 
 static size_t depth(const weft__fj *fj) { return fj->base ? (size_t)(fj->head - fj->base) : 0; }
 
+/* The depth at a top a context marked (NULL: before the worker's first spawn
+ * allocated the stack). */
+static size_t depth_at(const weft__fj *fj, const weft__fj_frame *top) {
+    return top && fj->base ? (size_t)(top - fj->base) : 0;
+}
+
 /* Whether the task of ctx has a spawn of its own to sync: an overflow spawn or
  * a frame made since the context began (its marks).  Frames below belong to
  * the tasks around it, which a sync here must not take. */
 static bool own_spawns(const weft_ctx *ctx, const weft__fj *fj) {
-    if (fj->ovf > ctx->fj_ovf0) return true;
-    size_t depth0 = ctx->fj_head0 && fj->base ? (size_t)(ctx->fj_head0 - fj->base) : 0;
-    return depth(fj) > depth0;
+    return fj->ovf > ctx->fj_ovf0 || depth(fj) > depth_at(fj, ctx->fj_head0);
 }
 
 bool weft__fj_has_own_spawn(weft_ctx *ctx) { return ctx && own_spawns(ctx, weft__fj_of(ctx)); }
@@ -398,12 +402,11 @@ weft__job *weft__fj_steal(weft__worker *w, weft__worker *v) {
 
 /* Live frames (the stack may not be allocated yet). */
 
-int weft__fj_sync_left(weft__worker *w, weft_ctx *cx, const weft__fj_frame *head0, uint32_t ovf0) {
+int weft__fj_sync_left(weft__worker *w, weft_ctx *cx) {
     weft__fj *fj = &w->fj;
-    /* head0 NULL: the task began before the worker's first spawn allocated the stack. */
-    size_t depth0 = head0 && fj->base ? (size_t)(head0 - fj->base) : 0;
+    size_t depth0 = depth_at(fj, cx->fj_head0);
     int r = 0;
-    while (fj->ovf > ovf0 || depth(fj) > depth0) {
+    while (fj->ovf > cx->fj_ovf0 || depth(fj) > depth0) {
         int s = weft_sync(cx);
         if (r == 0) r = s;
     }
@@ -414,15 +417,13 @@ int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn,
     weft__fj *fj = &w->fj;
     /* Chained on w->ctx like a graph task, so waits inside see what is on the
      * stack below (core/future.c refuses waits that would deadlock). */
-    size_t depth0 = depth(fj);
-    /* fj_mark: frames from depth0 up are this task's (label). */
-    weft_ctx cx = {w, NULL, stop, NULL, w->ctx, (uint32_t)depth0 + 1, fj->ovf, fj->head};
+    /* fj_mark: frames from this depth up are this task's (label). */
+    weft_ctx cx = {w, NULL, stop, NULL, w->ctx, (uint32_t)depth(fj) + 1, fj->ovf, fj->head};
     w->ctx = &cx;
-    uint32_t ovf0 = fj->ovf;
     int r = fn(&cx, arg);
     /* Implicit sync of whatever fn left unsynced. */
-    while (fj->ovf > ovf0 || depth(fj) > depth0) {
-        int s = weft_sync(&cx);
+    if (weft__fj_left_unsynced(w, &cx)) {
+        int s = weft__fj_sync_left(w, &cx);
         if (r == 0) r = s;
     }
     w->ctx = cx.outer;

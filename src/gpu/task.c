@@ -231,8 +231,8 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
     weft__gpu_scope_enter(&p->scope, s);
     int rc = t->fn(&cx, s, t->arg);
     /* Spawns fn left unsynced, as every graph task's (graph.h, weft__task_leave). */
-    if (__builtin_expect(wk->fj.head != cx.fj_head0 || wk->fj.ovf != cx.fj_ovf0, 0)) {
-        int left = weft__fj_sync_left(wk, &cx, cx.fj_head0, cx.fj_ovf0);
+    if (__builtin_expect(weft__fj_left_unsynced(wk, &cx), 0)) {
+        int left = weft__fj_sync_left(wk, &cx);
         if (rc == 0) rc = left;
     }
     weft__gpu_scope_leave(&p->scope);

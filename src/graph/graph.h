@@ -333,8 +333,8 @@ void weft__fail_node(weft__run *r, weft__node *n, int code);
  * one fails the run on behalf of n. */
 static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__obs *o, weft__node *n,
                                     weft__run *r, int rc) {
-    if (__builtin_expect(w->fj.head != cx->fj_head0 || w->fj.ovf != cx->fj_ovf0, 0)) {
-        int left = weft__fj_sync_left(w, cx, cx->fj_head0, cx->fj_ovf0);
+    if (__builtin_expect(weft__fj_left_unsynced(w, cx), 0)) {
+        int left = weft__fj_sync_left(w, cx);
         if (left != 0) weft__fail_node(r, n, left);
     }
     weft__hook_task_end(w, o, n, r, rc);
@@ -356,8 +356,8 @@ static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n)
          * 1.06x at one worker against 99af49c).  Comparing the top alone, or
          * keeping the marks in registers, ran fewer instructions and made
          * wavefront_rerun 1.5x slower: measure before changing this. */
-        if (__builtin_expect(w->fj.head != cx.fj_head0 || w->fj.ovf != cx.fj_ovf0, 0)) {
-            int left = weft__fj_sync_left(w, &cx, cx.fj_head0, cx.fj_ovf0);
+        if (__builtin_expect(weft__fj_left_unsynced(w, &cx), 0)) {
+            int left = weft__fj_sync_left(w, &cx);
             if (rc == 0) rc = left;
         }
         w->ctx = cx.outer;
