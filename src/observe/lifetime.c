@@ -140,18 +140,14 @@ static int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     const char *path = weft__getenv("WEFT_PROFILE");
     bool profile = c->profile || (path && *path);
     bool metrics = c->metrics || weft__env_flag("WEFT_METRICS", false);
-    if (!c->observer && !metrics && !profile) {
-        /* Off for now; a span cap asked for is kept for a profiler started
-         * later (weft_profiler_start made the state with the default cap). */
-        if (!c->profile_max_spans) return 0;
-        struct weft__obs *o = weft__obs_state(ex);
-        if (!o) return WEFT_ENOMEM;
-        o->max_spans = c->profile_max_spans;
-        return 0;
-    }
+    bool on = c->observer || metrics || profile;
+    /* Off, the state is made only for a span cap, which a profiler started
+     * later keeps (weft_profiler_start would make it with the default cap). */
+    if (!on && !c->profile_max_spans) return 0;
     struct weft__obs *o = weft__obs_state(ex);
     if (!o) return WEFT_ENOMEM;
     if (c->profile_max_spans) o->max_spans = c->profile_max_spans;
+    if (!on) return 0;
     if (c->observer) {
         o->observer = *c->observer;
         o->has_observer = true;

@@ -90,15 +90,6 @@ static void init_slots(weft_pipeline *p) {
 /* Allocates a pipeline of n internal stages (filled in by the caller) whose lines
  * carry buffers of buf_size bytes (0: none). */
 static weft_pipeline *alloc_pipeline(size_t lines, size_t n, size_t buf_size, weft_status *err) {
-    /* Sizes from the caller's counts: a product that does not fit a size_t
-     * is more memory than there is, not a small block after wrapping. */
-    size_t slots, line_bytes, bufs;
-    if (buf_size > SIZE_MAX / 4 || __builtin_mul_overflow(lines, n, &slots) ||
-        __builtin_mul_overflow(slots, sizeof(*((weft_pipeline *)0)->slots), &slots) ||
-        __builtin_mul_overflow(lines, sizeof(*((weft_pipeline *)0)->lines), &line_bytes) ||
-        __builtin_mul_overflow(lines, 2 * (buf_size + WEFT__CACHE_LINE), &bufs))
-        return fail(err, WEFT_ENOMEM, "out of memory: %zu lines of %zu stages, buffers of %zu bytes", lines, n,
-                    buf_size);
     weft_pipeline *p = weft__calloc_aligned(sizeof *p, WEFT__CACHE_LINE);
     if (!p) return fail(err, WEFT_ENOMEM, "out of memory");
     p->nlines = lines;
@@ -106,8 +97,10 @@ static weft_pipeline *alloc_pipeline(size_t lines, size_t n, size_t buf_size, we
     /* Round up so that every buffer stays aligned for any type. */
     p->buf_size = (buf_size + WEFT__CACHE_LINE - 1) & ~(size_t)(WEFT__CACHE_LINE - 1);
     p->stages = weft__calloc(n * sizeof *p->stages);
-    p->slots = weft__calloc_aligned(slots, WEFT__CACHE_LINE);
-    p->lines = weft__calloc_aligned(line_bytes, WEFT__CACHE_LINE);
+    /* No product here overflows: every caller checked lines and stages (at
+     * most WEFT__PIPE_MAX each) and a value's size (check_data_stages). */
+    p->slots = weft__calloc_aligned(lines * n * sizeof *p->slots, WEFT__CACHE_LINE);
+    p->lines = weft__calloc_aligned(lines * sizeof *p->lines, WEFT__CACHE_LINE);
     if (p->buf_size) p->bufs = weft__calloc_aligned(2 * lines * p->buf_size, WEFT__CACHE_LINE);
     if (!p->stages || !p->slots || !p->lines || (p->buf_size && !p->bufs)) {
         free_parts(p);
