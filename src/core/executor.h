@@ -201,7 +201,10 @@ struct weft_ctx {
  * marks its context took when it began (then weft__fj_sync_left, core/fj.h).
  * Two compares when it did not. */
 static inline bool weft__fj_left_unsynced(const weft__worker *w, const weft_ctx *cx) {
-    return w->fj.head != cx->fj_head0 || w->fj.ovf != cx->fj_ovf0;
+    /* Each compare expected false: the not-taken path falls straight through
+     * both (a single expectation on the whole || moved the second compare
+     * out of line, +4 instructions per graph task). */
+    return __builtin_expect(w->fj.head != cx->fj_head0, 0) || __builtin_expect(w->fj.ovf != cx->fj_ovf0, 0);
 }
 
 /* The worker the calling thread is, if it belongs to ex; NULL otherwise. */
