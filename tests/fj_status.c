@@ -160,3 +160,80 @@ TEST(sync_status_in_a_nested_task_never_takes_an_outer_tasks_child) {
     ASSERT_EQ(c.inner_value, 0);
     weft_executor_destroy(ex);
 }
+
+/* ---- a spawn left unsynced on a full frame stack ---- */
+
+#define FULL_STACK ((int)1 << 16) /* the frame stack's size (src/core/fj.h) */
+
+static atomic_int ovf_runs;
+
+static int ovf_child(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add(&ovf_runs, 1);
+    return *(int *)arg;
+}
+
+/* Spawns one child and returns without its sync.  Run with every frame taken,
+ * the spawn overflows: the child runs at once and only its status is kept for
+ * the sync, so the frame stack's top does not move. */
+static int leaves_an_overflow_spawn(weft_ctx *ctx, void *arg) {
+    ASSERT_OK(weft_spawn(ctx, ovf_child, arg));
+    return 0;
+}
+
+typedef struct full_stack {
+    int *vals;          /* FULL_STACK values, child i returns vals[i] = i + 1 */
+    weft_taskflow *tf;  /* NULL: nest with weft_run_root; else run and wait for tf */
+    int wrong;          /* syncs that returned another child's value */
+    int nested;         /* what the nested run returned */
+} full_stack;
+
+static int idx_child(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    return *(int *)arg;
+}
+
+/* Fills the frame stack (one worker: nothing is stolen), runs a task that
+ * leaves an overflow spawn, then syncs its own children: each must give back
+ * its own value, innermost first. */
+static int fills_the_stack_then_nests(weft_ctx *ctx, void *arg) {
+    full_stack *s = arg;
+    for (int i = 0; i < FULL_STACK; i++) ASSERT_OK(weft_spawn(ctx, idx_child, &s->vals[i]));
+    static int seventy_seven = 77;
+    if (s->tf) s->nested = weft_run_and_wait(weft_ctx_executor(ctx), s->tf);
+    else s->nested = weft_run_root(weft_ctx_executor(ctx), leaves_an_overflow_spawn, &seventy_seven);
+    for (int i = FULL_STACK - 1; i >= 0; i--)
+        if (weft_sync(ctx) != s->vals[i]) s->wrong++;
+    return 0;
+}
+
+/* Before the overflow mark, a task that began on a full stack and left an
+ * overflow spawn kept the overflow count raised: the next sync below it took
+ * that child's kept status as its own child's value (77 for 65536), and the
+ * last sync found nothing.  Both for a nested root task and for a graph task
+ * run by a wait inside a task. */
+TEST(an_overflow_spawn_left_unsynced_never_answers_an_outer_tasks_sync) {
+    weft_executor *ex = make_executor(1);
+    int *vals = malloc(sizeof *vals * FULL_STACK);
+    ASSERT_TRUE(vals != NULL);
+    for (int i = 0; i < FULL_STACK; i++) vals[i] = i + 1;
+    for (int graph = 0; graph <= 1; graph++) {
+        full_stack s = {vals, NULL, 0, -5};
+        static int seventy_seven = 77;
+        if (graph) {
+            s.tf = weft_taskflow_create("overflow-leftover", NULL);
+            ASSERT_FALSE(weft_task_is_null(weft_emplace(s.tf, leaves_an_overflow_spawn, &seventy_seven)));
+        }
+        atomic_store(&ovf_runs, 0);
+        ASSERT_EQ(weft_run_root(ex, fills_the_stack_then_nests, &s), 0);
+        ASSERT_EQ(atomic_load(&ovf_runs), 1);
+        /* The leftover child's value (77) is the nested task's failure. */
+        if (graph) ASSERT_STATUS(s.nested, WEFT_ETASK);
+        else ASSERT_EQ(s.nested, 77);
+        if (s.wrong) TEST_FAIL_("%s: %d of the outer task's syncs returned another child's value",
+                                graph ? "graph task" : "root task", s.wrong);
+        if (s.tf) weft_taskflow_destroy(s.tf);
+    }
+    free(vals);
+    weft_executor_destroy(ex);
+}

@@ -27,7 +27,9 @@ as the peer "base", so weft/base is a paired A/B of two versions of weft:
 
 With --ratio A/B (repeatable), it also prints the median over rounds of
 bench A's weft time over bench B's at each thread count, both from the same
-process of each round (two variants of weft, e.g. run_n_parallel_64/run_n_copies_64).
+process of each round (two variants of weft, e.g. run_n_parallel_64/run_n_copies_64);
+with --baseline-bin, the same A/B of the baseline build too (e.g. the
+profiler's cost, binary_tree_profiled_rerun/binary_tree_rerun, then and now).
 
 Example:
     bench/tools/rounds.py --rounds 7 -- --bench for_each,transform --threads 2 \\
@@ -93,9 +95,12 @@ def main():
         got = {impl: run_impl(impl) for impl in impls}
         for ab in a.ratio:
             num, den = ab.split("/")
-            for (name, threads), ms in got["weft"].items():
-                if name == num and (den, threads) in got["weft"]:
-                    pairs[(ab, threads)].append(ms / got["weft"][(den, threads)])
+            # The same A/B of the baseline build, when there is one: e.g. the
+            # profiler's cost over the plain run, then and now.
+            for impl in ("weft", "base") if "base" in got else ("weft",):
+                for (name, threads), ms in got[impl].items():
+                    if name == num and (den, threads) in got[impl]:
+                        pairs[(ab, threads, impl)].append(ms / got[impl][(den, threads)])
         for case, ms in got["weft"].items():
             times[case]["weft"].append(ms)
             for peer in impls[1:]:
@@ -143,8 +148,8 @@ def main():
             b = best_of(case)
             bst = f"  weft/best={spread(b[0])} best={b[1]}" if b else ""
             print(f"bench={name} threads={threads}  {meds}  {rat}{bst}")
-    for (ab, threads), v in sorted(pairs.items()):
-        print(f"ratio {ab} threads={threads}  {spread(v)}")
+    for (ab, threads, impl), v in sorted(pairs.items()):
+        print(f"ratio {ab} threads={threads}{'' if impl == 'weft' else ' (baseline build)'}  {spread(v)}")
 
 
 if __name__ == "__main__":

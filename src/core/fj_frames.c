@@ -150,6 +150,9 @@ static weft_status spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
     weft__fj *fj = weft__fj_of(ctx);
     if (!fj->base && fj->ovf == 0 && alloc_stack(ctx->worker)) return weft_spawn(ctx, fn, arg);
     uint32_t k = fj->ovf++;
+    /* The spawning task's context learns that the count moved by its top mark
+     * (weft__fj_left_unsynced compares the top alone). */
+    ctx->fj_head0 = weft__fj_mark_ovf(ctx->fj_head0);
     if (k == 0) {
         fj->ovf_split = fj->split;
         fj->split = fj->head;
@@ -330,8 +333,9 @@ static int leapfrog(weft__worker *w, weft__fj_frame *f) {
 static size_t depth(const weft__fj *fj) { return fj->base ? (size_t)(fj->head - fj->base) : 0; }
 
 /* The depth at a top a context marked (NULL: before the worker's first spawn
- * allocated the stack). */
+ * allocated the stack; bit 0 set: an overflow spawn since). */
 static size_t depth_at(const weft__fj *fj, const weft__fj_frame *top) {
+    top = weft__fj_unmark(top);
     return top && fj->base ? (size_t)(top - fj->base) : 0;
 }
 

@@ -351,11 +351,8 @@ static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n)
         w->ctx = &cx;
         int rc = weft__hook_task_call(w, weft__obs_get(w->ex), n, r, n->fn, &cx, n->arg);
         /* Spawns left unsynced: synced here, as weft_run_root does.  The
-         * marks are taken into the context (weft_sync_status reads them) and
-         * both compared: ~0.7 ns a task (linear_chain_rerun 1.22x, wavefront_rerun
-         * 1.06x at one worker against 99af49c).  Comparing the top alone, or
-         * keeping the marks in registers, ran fewer instructions and made
-         * wavefront_rerun 1.5x slower: measure before changing this. */
+         * marks are taken into the context (weft_sync_status reads them); one
+         * compare of the top after the call (weft__fj_left_unsynced). */
         if (__builtin_expect(weft__fj_left_unsynced(w, &cx), 0)) {
             int left = weft__fj_sync_left(w, &cx);
             if (rc == 0) rc = left;
