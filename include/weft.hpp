@@ -1301,7 +1301,9 @@ template <class F, bool Packed>
 int cond_tramp(weft_ctx *ctx, void *p) noexcept {
     callable_ref<F, Packed> c(p);
     try {
-        return invoke_task(*c.f, ctx); /* negative: fails the run, as in C */
+        /* Negative: fails the run, as in C.  A wider or unsigned integer is
+         * converted as Taskflow converts it (to int). */
+        return static_cast<int>(invoke_task(*c.f, ctx));
     } catch (...) {
         c.capture(ctx, p);
         return task_threw;
@@ -1335,6 +1337,7 @@ public:
     /* Adds a task for f (or one task per callable, returned as a tuple):
      *  - f(weft::subflow&): a subflow task;
      *  - f() -> int: a condition task (the successor to run, in precede order);
+     *    any integer type or bool too (bool: false runs successor 0, true 1);
      *  - f() -> weft::branches: a multi-condition task;
      *  - f() -> void: a static task.
      * f may also take a weft::runtime& (instead of nothing) for its context.
@@ -1536,13 +1539,16 @@ task flow_builder::emplace(F &&f) {
 template <class Fn, bool Packed>
 task flow_builder::emplace_as(void *arg) {
     using R = typename detail::task_result_t<Fn>::type;
-    if constexpr (std::is_same_v<R, int>) {
+    /* Any integral result is a condition (bool too: false picks successor 0,
+     * true successor 1), as in Taskflow, whose condition is "invocable as
+     * returning int". */
+    if constexpr (std::is_integral_v<R>) {
         return made(weft_emplace_condition(g_, &detail::cond_tramp<Fn, Packed>, arg), "weft::emplace (condition)");
     } else if constexpr (std::is_same_v<R, branches>) {
         return made(weft_emplace_multi_condition(g_, &detail::multi_tramp<Fn, Packed>, arg),
                     "weft::emplace (multi-condition)");
     } else {
-        static_assert(std::is_void_v<R>, "a task returns void, int (condition) or weft::branches");
+        static_assert(std::is_void_v<R>, "a task returns void, an integer or bool (condition) or weft::branches");
         return made(weft_emplace(g_, &detail::static_tramp<Fn, Packed>, arg), "weft::emplace");
     }
 }

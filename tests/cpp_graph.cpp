@@ -99,6 +99,37 @@ TEST(cpp_condition_task_loops_until_it_returns_the_exit_index) {
     ASSERT_TRUE(done);
 }
 
+/* Taskflow takes any callable "invocable as returning int" as a condition, so
+ * a ported `return done;` or `return std::size_t(i);` is one.  Before, weft.hpp
+ * refused bool and every integer type but int at compile time. */
+TEST(cpp_condition_returning_bool_or_another_integer_picks_by_its_value) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    int body_runs = 0;
+    std::atomic<int> yes{0}, no{0}, wide{0};
+    auto init = tf.emplace([] {});
+    auto body = tf.emplace([&] { ++body_runs; });
+    auto again = tf.emplace([&]() -> bool { return body_runs >= 5; }); /* false: back to body */
+    auto pick = tf.emplace([&]() { return body_runs == 5; });          /* true: successor 1 */
+    auto to_no = tf.emplace([&] { no++; });
+    auto to_yes = tf.emplace([&] { yes++; });
+    auto far = tf.emplace([]() -> unsigned long long { return 2ull; });
+    auto w0 = tf.emplace([] {});
+    auto w1 = tf.emplace([] {});
+    auto w2 = tf.emplace([&] { wide++; });
+    init.precede(body);
+    body.precede(again);
+    again.precede(body, pick);
+    pick.precede(to_no, to_yes);
+    to_yes.precede(far);
+    far.precede(w0, w1, w2);
+    ex.run(tf).get();
+    ASSERT_EQ(body_runs, 5);
+    ASSERT_EQ(yes.load(), 1);
+    ASSERT_EQ(no.load(), 0);
+    ASSERT_EQ(wide.load(), 1);
+}
+
 TEST(cpp_mutable_lambda_keeps_its_state_across_calls_and_runs) {
     weft::executor ex(2);
     /* A condition counting in its own capture (4 bytes: small enough to pack). */
