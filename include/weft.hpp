@@ -1387,6 +1387,13 @@ public:
     task transform(It first, It last, Out d_first, F op) {
         return emplace([=](runtime &rt) mutable { detail::transform(rt.native_executor(), first, last, d_first, op); });
     }
+    /* d_first[i] = op(first1[i], first2[i]) (Taskflow's binary transform). */
+    template <class It1, class It2, class Out, class F>
+    task transform(It1 first1, It1 last1, It2 first2, Out d_first, F op) {
+        return emplace([=](runtime &rt) mutable {
+            detail::transform2(rt.native_executor(), first1, last1, first2, d_first, op);
+        });
+    }
     /* result = result bop x0 bop x1 ... (Taskflow's reduce: result is a reference). */
     template <class It, class T, class BOp>
     task reduce(It first, It last, T &result, BOp bop) {

@@ -173,6 +173,21 @@ TEST(cpp_algorithm_body_exception_is_rethrown_to_the_caller) {
                   (void)e);
 }
 
+/* Taskflow's tf.transform(first1, last1, first2, d_first, bop): before, only
+ * the unary task existed and a ported call did not compile. */
+TEST(cpp_binary_transform_task_combines_two_ranges_element_by_element) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    std::vector<int> a(10000), b(10000), out(10000, -1);
+    std::iota(a.begin(), a.end(), 0);
+    std::iota(b.begin(), b.end(), 5);
+    auto t = tf.transform(a.begin(), a.end(), b.begin(), out.begin(), [](int x, long y) { return x * 3 + (int)y; });
+    auto after = tf.emplace([] {});
+    t.precede(after);
+    ex.run(tf).get();
+    for (int i = 0; i < 10000; i++) ASSERT_EQ(out[i], i * 3 + i + 5);
+}
+
 TEST(cpp_algorithm_tasks_run_in_a_taskflow) {
     weft::executor ex(cpp_test_workers());
     weft::taskflow tf;
