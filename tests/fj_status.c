@@ -199,9 +199,12 @@ static int idx_child(weft_ctx *ctx, void *arg) {
 static int fills_the_stack_then_nests(weft_ctx *ctx, void *arg) {
     full_stack *s = arg;
     for (int i = 0; i < FULL_STACK; i++) ASSERT_OK(weft_spawn(ctx, idx_child, &s->vals[i]));
-    static int seventy_seven = 77;
+    /* One overflow spawn of its own: the nested task begins with the count at 1. */
+    static int ninety_nine = 99, seventy_seven = 77;
+    ASSERT_OK(weft_spawn(ctx, idx_child, &ninety_nine));
     if (s->tf) s->nested = weft_run_and_wait(weft_ctx_executor(ctx), s->tf);
     else s->nested = weft_run_root(weft_ctx_executor(ctx), leaves_an_overflow_spawn, &seventy_seven);
+    if (weft_sync(ctx) != 99) s->wrong++;
     for (int i = FULL_STACK - 1; i >= 0; i--)
         if (weft_sync(ctx) != s->vals[i]) s->wrong++;
     return 0;
