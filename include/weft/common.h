@@ -104,5 +104,23 @@ typedef struct weft_allocator {
  * restores the C library's.  The rules above apply. */
 WEFT_API void weft_set_allocator(const weft_allocator *allocator);
 
+/* The four calls below hand out memory through the installed allocator, as weft
+ * does for itself: for a library built on weft whose memory must go where weft's
+ * goes (weft::mpi is one; weft's own internal calls are hidden in libweft.so).
+ * Any thread, as far as the installed allocator allows.
+ *
+ * Returns size bytes aligned like malloc's, or NULL.  A size of 0 is taken as 1,
+ * here and in weft_mem_free, so a zero-sized request succeeds with a block. */
+WEFT_API void *weft_mem_alloc(size_t size);
+/* weft_mem_alloc, the block zeroed. */
+WEFT_API void *weft_mem_calloc(size_t size);
+/* Resizes ptr (a block of old_size bytes from these calls, or NULL with
+ * old_size 0) to new_size bytes, keeping its contents; or returns NULL and
+ * leaves ptr as it was. */
+WEFT_API void *weft_mem_realloc(void *ptr, size_t old_size, size_t new_size);
+/* Frees ptr (NULL allowed) of size bytes: the size it was allocated or last
+ * resized with, which the allocator's free is told. */
+WEFT_API void weft_mem_free(void *ptr, size_t size);
+
 WEFT_EXTERN_C_END
 #endif

@@ -95,6 +95,13 @@ void weft__free_aligned(void *ptr, size_t size, size_t align) {
     if (ptr) weft__free(((void **)ptr)[-1], size + align + sizeof(void *));
 }
 
+/* The public forms (common.h): libraries beside weft, such as weft::mpi,
+ * cannot reach the hidden weft__ calls in libweft.so. */
+void *weft_mem_alloc(size_t size) { return weft__alloc(size); }
+void *weft_mem_calloc(size_t size) { return weft__calloc(size); }
+void *weft_mem_realloc(void *ptr, size_t old_size, size_t new_size) { return weft__realloc(ptr, old_size, new_size); }
+void weft_mem_free(void *ptr, size_t size) { weft__free(ptr, size); }
+
 char *weft__strdup(const char *s) {
     if (!s) return NULL;
     size_t n = strlen(s) + 1;

@@ -1,6 +1,5 @@
 /* Distributed flows: inserting tasks (where the data goes, which nodes this
  * rank keeps and how they are ordered) and sealing the graph before a run. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "mpi/dist.h"
@@ -131,9 +130,9 @@ weft_status weft_mpi_insert(weft_mpi_flow *f, const weft_mpi_task_desc *d) {
     int r = exec_rank(f, d);
     bool local = r == f->rank;
     char *name = NULL;
-    if (local && d->name && !(name = strdup(d->name))) return insert_status(f, WEFT_ENOMEM);
+    if (local && d->name && !(name = weft__mpi_strdup(d->name))) return insert_status(f, WEFT_ENOMEM);
     if (reserve_insert(f, d, local)) {
-        free(name);
+        weft__mpi_free_str(name);
         return insert_status(f, WEFT_ENOMEM);
     }
     weft__mpi_fp(f, 0x7a5c ^ ((uint64_t)r << 16) ^ ((uint64_t)d->naccess << 48));
@@ -164,7 +163,21 @@ typedef struct seal_mem {
     MPI_Request *reqs;
     weft__mpi_node **req_node;
     int *req_done;
+    uint32_t nsucc, nbufs, nmpi; /* the lengths, to free them */
 } seal_mem;
+
+static void free_seal_mem(const seal_mem *m) {
+    weft_mem_free(m->succ, (size_t)m->nsucc * sizeof *m->succ);
+    weft_mem_free(m->bufs, (size_t)m->nbufs * sizeof *m->bufs);
+    weft_mem_free(m->reqs, (size_t)m->nmpi * sizeof *m->reqs);
+    weft_mem_free(m->req_node, (size_t)m->nmpi * sizeof *m->req_node);
+    weft_mem_free(m->req_done, (size_t)m->nmpi * sizeof *m->req_done);
+}
+
+void weft__mpi_free_sealed(weft_mpi_flow *f) {
+    free_seal_mem(&(seal_mem){ .succ = f->succ, .bufs = f->bufs, .reqs = f->reqs, .req_node = f->req_node,
+                               .req_done = f->req_done, .nsucc = f->capsucc, .nbufs = f->nacc, .nmpi = f->capmpi });
+}
 
 /* Everything sealing allocates, before it changes anything. */
 static int seal_alloc(weft_mpi_flow *f, seal_mem *m) {
@@ -182,11 +195,14 @@ static int seal_alloc(weft_mpi_flow *f, seal_mem *m) {
     if (weft__mpi_reserve((void **)&f->nodes, &f->capnodes, (uint32_t)nodes, sizeof *f->nodes) ||
         weft__mpi_reserve((void **)&f->edges, &f->capedges, (uint32_t)edges, sizeof *f->edges))
         return WEFT_ENOMEM;
-    m->succ = malloc((edges ? edges : 1) * sizeof *m->succ);
-    m->bufs = malloc((f->nacc ? f->nacc : 1) * sizeof *m->bufs);
-    m->reqs = malloc((nmpi ? nmpi : 1) * sizeof *m->reqs);
-    m->req_node = malloc((nmpi ? nmpi : 1) * sizeof *m->req_node);
-    m->req_done = malloc((nmpi ? nmpi : 1) * sizeof *m->req_done);
+    /* Zero lengths too get a block (weft_mem_alloc takes 0 as 1): NULL means
+     * failure only. */
+    *m = (seal_mem){ .nsucc = (uint32_t)edges, .nbufs = f->nacc, .nmpi = (uint32_t)nmpi };
+    m->succ = weft_mem_alloc(m->nsucc * sizeof *m->succ);
+    m->bufs = weft_mem_alloc(m->nbufs * sizeof *m->bufs);
+    m->reqs = weft_mem_alloc(m->nmpi * sizeof *m->reqs);
+    m->req_node = weft_mem_alloc(m->nmpi * sizeof *m->req_node);
+    m->req_done = weft_mem_alloc(m->nmpi * sizeof *m->req_done);
     return m->succ && m->bufs && m->reqs && m->req_node && m->req_done ? 0 : WEFT_ENOMEM;
 }
 
@@ -196,10 +212,10 @@ static int alloc_copies(weft_mpi_flow *f) {
     for (uint32_t i = 0; i < f->nhandles; i++) {
         weft__mpi_handle *h = &f->handles[i];
         if (!h->used || h->buf) continue; /* the owner always registered one */
-        if (!(h->buf = malloc((size_t)h->size))) {
+        if (!(h->buf = weft_mem_alloc((size_t)h->size))) {
             for (uint32_t j = 0; j < i; j++)
                 if (f->handles[j].own_buf) {
-                    free(f->handles[j].buf);
+                    weft_mem_free(f->handles[j].buf, (size_t)f->handles[j].size);
                     f->handles[j].buf = NULL;
                     f->handles[j].own_buf = false;
                 }
@@ -232,11 +248,7 @@ static void build_succ(weft_mpi_flow *f) {
 int weft__mpi_seal(weft_mpi_flow *f) {
     seal_mem m = { 0 };
     if (seal_alloc(f, &m) || alloc_copies(f)) {
-        free(m.succ);
-        free(m.bufs);
-        free(m.reqs);
-        free(m.req_node);
-        free(m.req_done);
+        free_seal_mem(&m);
         return WEFT_ENOMEM;
     }
     /* A value last written away from its owner goes home at the end of the
@@ -250,14 +262,16 @@ int weft__mpi_seal(weft_mpi_flow *f) {
     f->reqs = m.reqs;
     f->req_node = m.req_node;
     f->req_done = m.req_done;
+    f->capsucc = m.nsucc;
+    f->capmpi = m.nmpi;
     build_succ(f);
     for (uint32_t i = 0; i < f->nacc; i++) f->bufs[i] = f->handles[f->acc[i]].buf;
     for (uint32_t i = 0; i < f->nhandles; i++) {
-        free(f->handles[i].readers);
+        weft_mem_free(f->handles[i].readers, (size_t)f->handles[i].capreaders * sizeof *f->handles[i].readers);
         f->handles[i].readers = NULL;
         f->handles[i].nreaders = f->handles[i].capreaders = 0;
     }
-    free(f->edges);
+    weft_mem_free(f->edges, (size_t)f->capedges * sizeof *f->edges);
     f->edges = NULL;
     f->nedges = f->capedges = 0;
     f->sealed = true;

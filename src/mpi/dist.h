@@ -61,8 +61,14 @@ typedef struct weft__mpi_edge {
 } weft__mpi_edge;
 
 /* Grows *arr (element size `elem`, capacity *cap) to hold `need` elements.
- * 0 or WEFT_ENOMEM (nothing changed). */
+ * 0 or WEFT_ENOMEM (nothing changed).  Free the array with weft_mem_free and
+ * *cap * elem bytes: all of weft::mpi's memory goes through weft's allocator
+ * hook, which is told each block's size. */
 int weft__mpi_reserve(void **arr, uint32_t *cap, uint32_t need, size_t elem);
+/* A copy of s from weft's allocator (NULL for NULL), freed with
+ * weft__mpi_free_str. */
+char *weft__mpi_strdup(const char *s);
+void weft__mpi_free_str(char *s);
 
 struct weft_mpi_flow {
     MPI_Comm comm; /* a duplicate of the user's: weft's tags are its own */
@@ -81,13 +87,16 @@ struct weft_mpi_flow {
     uint32_t ntasks_local, captasks;
     uint32_t *acc; /* handle index of each access of this rank's tasks */
     uint32_t nacc, capacc;
-    void **bufs;   /* after seal: acc resolved to buffers */
+    void **bufs;   /* after seal: acc resolved to buffers [nacc] */
     weft__mpi_node *nodes;
     uint32_t nnodes, capnodes;
     weft__mpi_edge *edges; /* while building */
     uint32_t nedges, capedges;
     weft__mpi_node **succ; /* after seal: successors, by node */
     uint32_t nmpi;         /* send and receive nodes */
+    /* After seal, the lengths succ and reqs, req_node, req_done were
+     * allocated with (the bounds seal computed), to free them. */
+    uint32_t capsucc, capmpi;
 
     /* One run's state. */
     weft_executor *ex;
@@ -117,6 +126,8 @@ struct weft_mpi_flow {
 /* build.c: fixes the graph before its first run (write-backs, buffers,
  * successor lists).  0 or WEFT_ENOMEM (the flow stays unsealed and usable). */
 int weft__mpi_seal(weft_mpi_flow *f);
+/* Frees what sealing allocated (nothing before the seal). */
+void weft__mpi_free_sealed(weft_mpi_flow *f);
 /* Mixes v into the flow's fingerprint. */
 void weft__mpi_fp(weft_mpi_flow *f, uint64_t v);
 

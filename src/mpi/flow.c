@@ -2,7 +2,6 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "mpi/dist.h"
@@ -45,17 +44,30 @@ int weft__mpi_reserve(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
     while (ncap < need) ncap *= 2;
     if (ncap > UINT32_MAX) ncap = UINT32_MAX;
     if (ncap < need || ncap * elem / elem != ncap) return WEFT_ENOMEM;
-    void *p = realloc(*arr, (size_t)ncap * elem);
+    void *p = weft_mem_realloc(*arr, (size_t)*cap * elem, (size_t)ncap * elem);
     if (!p) return WEFT_ENOMEM;
     *arr = p;
     *cap = (uint32_t)ncap;
     return 0;
 }
 
+/* core/alloc.c's weft__strdup again: libweft.so hides that one. */
+char *weft__mpi_strdup(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = weft_mem_alloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+void weft__mpi_free_str(char *s) {
+    if (s) weft_mem_free(s, strlen(s) + 1);
+}
+
 static weft_mpi_flow *fail_create(weft_mpi_flow *f, weft_status *err, weft_status st) {
     if (f) {
-        free(f->name);
-        free(f);
+        weft__mpi_free_str(f->name);
+        weft_mem_free(f, sizeof *f);
     }
     if (err) *err = st;
     return NULL;
@@ -72,8 +84,8 @@ weft_mpi_flow *weft_mpi_flow_create(MPI_Comm comm, const char *name, weft_status
         weft__mpi_set_create_error("weft_mpi_flow_create: comm is MPI_COMM_NULL");
         return fail_create(NULL, err, WEFT_EINVAL);
     }
-    weft_mpi_flow *f = calloc(1, sizeof *f);
-    if (!f || (name && !(f->name = strdup(name)))) {
+    weft_mpi_flow *f = weft_mem_calloc(sizeof *f);
+    if (!f || (name && !(f->name = weft__mpi_strdup(name)))) {
         weft__mpi_set_create_error("weft_mpi_flow_create: out of memory");
         return fail_create(f, err, WEFT_ENOMEM);
     }
@@ -99,26 +111,22 @@ weft_status weft_mpi_flow_destroy(weft_mpi_flow *f) {
     if (!f) return WEFT_OK;
     for (uint32_t i = 0; i < f->nhandles; i++) {
         weft__mpi_handle *h = &f->handles[i];
-        if (h->own_buf) free(h->buf);
-        free(h->valid);
-        free(h->readers);
+        if (h->own_buf) weft_mem_free(h->buf, (size_t)h->size);
+        weft_mem_free(h->valid, (size_t)f->size * sizeof *h->valid);
+        weft_mem_free(h->readers, (size_t)h->capreaders * sizeof *h->readers);
     }
-    for (uint32_t i = 0; i < f->ntasks_local; i++) free(f->tasks[i].name);
+    for (uint32_t i = 0; i < f->ntasks_local; i++) weft__mpi_free_str(f->tasks[i].name);
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Comm_free(&f->comm);
-    free(f->handles);
-    free(f->tasks);
-    free(f->acc);
-    free(f->bufs);
-    free(f->nodes);
-    free(f->edges);
-    free(f->succ);
-    free(f->reqs);
-    free(f->req_node);
-    free(f->req_done);
-    free(f->name);
-    free(f);
+    weft_mem_free(f->handles, (size_t)f->caphandles * sizeof *f->handles);
+    weft_mem_free(f->tasks, (size_t)f->captasks * sizeof *f->tasks);
+    weft_mem_free(f->acc, (size_t)f->capacc * sizeof *f->acc);
+    weft_mem_free(f->nodes, (size_t)f->capnodes * sizeof *f->nodes);
+    weft_mem_free(f->edges, (size_t)f->capedges * sizeof *f->edges);
+    weft__mpi_free_sealed(f);
+    weft__mpi_free_str(f->name);
+    weft_mem_free(f, sizeof *f);
     return WEFT_OK;
 }
 
@@ -163,7 +171,7 @@ weft_mpi_data weft_mpi_data_register(weft_mpi_flow *f, void *buf, size_t size, i
     if (f->nhandles == UINT32_MAX - 1 ||
         weft__mpi_reserve((void **)&f->handles, &f->caphandles, f->nhandles + 1, sizeof *f->handles))
         return register_fail(f, WEFT_ENOMEM);
-    uint32_t *valid = calloc((size_t)f->size, sizeof *valid);
+    uint32_t *valid = weft_mem_calloc((size_t)f->size * sizeof *valid);
     if (!valid) return register_fail(f, WEFT_ENOMEM);
     valid[owner] = 1; /* version 0, on its owner */
     f->handles[f->nhandles] = (weft__mpi_handle){

@@ -20,7 +20,6 @@
  * was received.  docs/guide-mpi.md, "Work pools". */
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "mpi/dist.h"
@@ -69,12 +68,14 @@ typedef struct pool_batch {
     _Atomic uint32_t claimed;
     _Atomic uint32_t live; /* runners not yet done with it, spawned or still owed */
     char *msg; /* just after this struct */
+    size_t bytes; /* the whole allocation's, for weft_mem_free */
 } pool_batch;
 
-/* A send in flight and what to free when it completes. */
+/* A send in flight and what to free when it completes (`bytes` long). */
 typedef struct pool_req {
     MPI_Request r;
     void *owned;
+    size_t bytes;
 } pool_req;
 
 struct weft_mpi_pool {
@@ -240,23 +241,25 @@ static int spawn_pending(weft_mpi_pool *p) {
     return n;
 }
 
-/* Sends len bytes at buf to `to`; `owned` (or NULL) is freed when the send
- * completes.  Without memory to track the request it sends blocking (the
- * receiver's progress thread is polling).  0 or WEFT_ESYS. */
-static int send(weft_mpi_pool *p, const void *buf, size_t len, int to, int tag, void *owned) {
+/* Sends len bytes at buf to `to`; `owned` (or NULL), a block of `bytes`, is
+ * freed when the send completes.  Without memory to track the request it
+ * sends blocking (the receiver's progress thread is polling).  0 or
+ * WEFT_ESYS. */
+static int send(weft_mpi_pool *p, const void *buf, size_t len, int to, int tag, void *owned, size_t bytes) {
     p->stats.messages_sent++;
     p->stats.bytes_sent += len;
     if (weft__mpi_reserve((void **)&p->reqs, &p->capreq, p->nreq + 1, sizeof *p->reqs)) {
         int rc = MPI_Send(buf, (int)len, MPI_BYTE, to, tag, p->comm);
-        free(owned);
+        weft_mem_free(owned, bytes);
         return rc == MPI_SUCCESS ? WEFT_OK : WEFT_ESYS;
     }
     pool_req *q = &p->reqs[p->nreq];
     if (MPI_Isend(buf, (int)len, MPI_BYTE, to, tag, p->comm, &q->r) != MPI_SUCCESS) {
-        free(owned);
+        weft_mem_free(owned, bytes);
         return WEFT_ESYS;
     }
     q->owned = owned;
+    q->bytes = bytes;
     p->nreq++;
     return WEFT_OK;
 }
@@ -271,7 +274,7 @@ static int test_sends(weft_mpi_pool *p) {
             i++;
             continue;
         }
-        free(p->reqs[i].owned);
+        weft_mem_free(p->reqs[i].owned, p->reqs[i].bytes);
         p->reqs[i] = p->reqs[--p->nreq];
         done++;
     }
@@ -318,12 +321,12 @@ static int serve(weft_mpi_pool *p, int thief) {
     uint32_t first = 0, k = 0;
     size_t len = 0;
     if (!skipping(p) && !p->no_steal) k = claim_tail(p, &first, &len);
-    char *msg = k ? calloc(1, len) : NULL;
+    char *msg = k ? weft_mem_calloc(len) : NULL;
     if (!msg) {
         /* Give the tasks back: only this thread moves the tail, and the
          * workers' head stops at `first`. */
         atomic_fetch_add_explicit(&p->claim, (uint64_t)k << 32, memory_order_relaxed);
-        return send(p, &none, sizeof none, thief, TAG_BATCH, NULL);
+        return send(p, &none, sizeof none, thief, TAG_BATCH, NULL, 0);
     }
     batch_rec *rec = (batch_rec *)(msg + sizeof(batch_hdr));
     size_t out_at = sizeof(batch_hdr) + k * sizeof *rec, in_at = out_at;
@@ -339,7 +342,7 @@ static int serve(weft_mpi_pool *p, int thief) {
     }
     p->given += k;
     p->stats.tasks_given += k;
-    return send(p, msg, len, thief, TAG_BATCH, msg);
+    return send(p, msg, len, thief, TAG_BATCH, msg, len);
 }
 
 /* The answer to our steal request, received into b's message. */
@@ -347,7 +350,7 @@ static void take_batch(weft_mpi_pool *p, int victim, pool_batch *b) {
     p->req_out = false;
     const batch_hdr *h = (const batch_hdr *)b->msg;
     if (h->count == 0) {
-        free(b);
+        weft_mem_free(b, b->bytes);
         if (!p->exhausted[victim]) p->nexhausted++;
         p->exhausted[victim] = true;
         p->stats.steals_empty++;
@@ -387,10 +390,11 @@ static int receive(weft_mpi_pool *p) {
         if (!flag) return n;
         MPI_Get_count(&s, MPI_BYTE, &len);
         size_t at = s.MPI_TAG == TAG_BATCH ? BATCH_AT : 0;
-        char *mem = malloc(at + (size_t)len + 1);
+        size_t bytes = at + (size_t)len + 1;
+        char *mem = weft_mem_alloc(bytes);
         if (!mem) return n;
         if (MPI_Recv(mem + at, len, MPI_BYTE, s.MPI_SOURCE, s.MPI_TAG, p->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            free(mem);
+            weft_mem_free(mem, bytes);
             return WEFT_ESYS;
         }
         p->stats.messages_received++;
@@ -398,11 +402,12 @@ static int receive(weft_mpi_pool *p) {
         if (s.MPI_TAG == TAG_BATCH) {
             pool_batch *b = (pool_batch *)mem;
             b->msg = mem + at;
+            b->bytes = bytes;
             take_batch(p, s.MPI_SOURCE, b);
             continue;
         }
         if (s.MPI_TAG == TAG_RESULT) take_results(p, s.MPI_SOURCE, mem);
-        free(mem);
+        weft_mem_free(mem, bytes);
         if (s.MPI_TAG == TAG_REQ && serve(p, s.MPI_SOURCE) != WEFT_OK) return WEFT_ESYS;
     }
 }
@@ -417,7 +422,7 @@ static int answer_done(weft_mpi_pool *p) {
         while (*pp != b) pp = &(*pp)->next_active;
         *pp = b->next_active;
         const batch_hdr *h = (const batch_hdr *)b->msg;
-        if (send(p, b->msg, h->results_len, b->from, TAG_RESULT, b) != WEFT_OK) return WEFT_ESYS;
+        if (send(p, b->msg, h->results_len, b->from, TAG_RESULT, b, b->bytes) != WEFT_OK) return WEFT_ESYS;
     }
     return n;
 }
@@ -437,7 +442,7 @@ static int maybe_steal(weft_mpi_pool *p) {
     while (p->victim == p->rank || p->exhausted[p->victim]) p->victim = (p->victim + 1) % p->size;
     p->req_out = true;
     p->stats.steal_requests++;
-    return send(p, &nothing, 0, p->victim, TAG_REQ, NULL) == WEFT_OK ? 1 : WEFT_ESYS;
+    return send(p, &nothing, 0, p->victim, TAG_REQ, NULL, 0) == WEFT_OK ? 1 : WEFT_ESYS;
 }
 
 /* This rank's part is over (see the top of the file). */
@@ -483,14 +488,14 @@ static void abandon(weft_mpi_pool *p) {
     while (atomic_load_explicit(&p->runners, memory_order_acquire) != 0) weft__yield_now();
     for (pool_batch *b = p->active, *next; b; b = next) {
         next = b->next_active;
-        free(b);
+        weft_mem_free(b, b->bytes);
     }
     p->active = NULL;
     atomic_store_explicit(&p->done, NULL, memory_order_relaxed);
     for (uint32_t i = 0; i < p->nreq; i++) {
         MPI_Cancel(&p->reqs[i].r);
         MPI_Request_free(&p->reqs[i].r);
-        free(p->reqs[i].owned);
+        weft_mem_free(p->reqs[i].owned, p->reqs[i].bytes);
     }
     p->nreq = 0;
 }
@@ -545,12 +550,12 @@ weft_mpi_pool *weft_mpi_pool_create(MPI_Comm comm, const weft_mpi_pool_config *c
         goto fail;
     }
     st = WEFT_ENOMEM;
-    if (!(p = calloc(1, sizeof *p)) || !(p->fns = malloc(cfg->nfns * sizeof *p->fns))) {
+    if (!(p = weft_mem_calloc(sizeof *p)) || !(p->fns = weft_mem_alloc(cfg->nfns * sizeof *p->fns))) {
         weft__mpi_set_create_error("weft_mpi_pool_create: out of memory");
         goto fail;
     }
     memcpy(p->fns, cfg->fns, cfg->nfns * sizeof *p->fns);
-    p->nfns = (uint32_t)cfg->nfns;
+    p->nfns = (uint32_t)cfg->nfns; /* from here on, fns is freed by its length */
     p->batch_max = cfg->batch_max == 0 || cfg->batch_max > DEFAULT_BATCH_MAX ? DEFAULT_BATCH_MAX : (uint32_t)cfg->batch_max;
     p->no_steal = cfg->no_steal;
     p->arg = cfg->arg;
@@ -562,7 +567,7 @@ weft_mpi_pool *weft_mpi_pool_create(MPI_Comm comm, const weft_mpi_pool_config *c
     MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(p->comm, &p->rank);
     MPI_Comm_size(p->comm, &p->size);
-    if (!(p->exhausted = calloc((size_t)p->size, sizeof *p->exhausted))) {
+    if (!(p->exhausted = weft_mem_calloc((size_t)p->size * sizeof *p->exhausted))) {
         MPI_Comm_free(&p->comm);
         st = WEFT_ENOMEM;
         weft__mpi_set_create_error("weft_mpi_pool_create: out of memory");
@@ -571,8 +576,8 @@ weft_mpi_pool *weft_mpi_pool_create(MPI_Comm comm, const weft_mpi_pool_config *c
     if (err) *err = WEFT_OK;
     return p;
 fail:
-    if (p) free(p->fns);
-    free(p);
+    if (p) weft_mem_free(p->fns, (size_t)p->nfns * sizeof *p->fns);
+    weft_mem_free(p, sizeof *p);
     if (err) *err = st;
     return NULL;
 }
@@ -582,12 +587,12 @@ weft_status weft_mpi_pool_destroy(weft_mpi_pool *p) {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Comm_free(&p->comm);
-    free(p->fns);
-    free(p->tasks);
-    free(p->arena);
-    free(p->exhausted);
-    free(p->reqs);
-    free(p);
+    weft_mem_free(p->fns, (size_t)p->nfns * sizeof *p->fns);
+    weft_mem_free(p->tasks, (size_t)p->captasks * sizeof *p->tasks);
+    weft_mem_free(p->arena, (size_t)p->arena_cap * ALIGN);
+    weft_mem_free(p->exhausted, (size_t)p->size * sizeof *p->exhausted);
+    weft_mem_free(p->reqs, (size_t)p->capreq * sizeof *p->reqs);
+    weft_mem_free(p, sizeof *p);
     return WEFT_OK;
 }
 

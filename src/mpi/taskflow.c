@@ -4,7 +4,6 @@
  * handle (its declared output, or a one-byte token that only orders), so an
  * edge across ranks is one message and the rest is the usual machinery. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "graph/graph.h" /* weft__node: a task's function and argument */
@@ -106,9 +105,9 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
     if (!tf || !map || !map->rank) return f->last_error = WEFT_EINVAL;
     walk w = { .n = weft_taskflow_num_tasks(tf) };
     if (w.n == 0) return f->last_error = WEFT_OK;
-    w.tasks = calloc(w.n, sizeof *w.tasks);
-    size_t *order = malloc(w.n * sizeof *order), *indeg = malloc(w.n * sizeof *indeg);
-    size_t *pred_first = malloc((w.n + 1) * sizeof *pred_first);
+    w.tasks = weft_mem_calloc(w.n * sizeof *w.tasks);
+    size_t *order = weft_mem_alloc(w.n * sizeof *order), *indeg = weft_mem_alloc(w.n * sizeof *indeg);
+    size_t *pred_first = weft_mem_alloc((w.n + 1) * sizeof *pred_first);
     size_t nedges = 0;
     weft_status st = WEFT_OK;
     if (!w.tasks || !order || !indeg || !pred_first) {
@@ -122,9 +121,9 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
         goto out;
     }
     for (size_t i = 0; i < w.n; i++) nedges += weft_task_num_successors(w.tasks[i]);
-    size_t *preds = malloc((nedges ? nedges : 1) * sizeof *preds);
-    weft_mpi_data *handle = calloc(w.n, sizeof *handle);
-    int *rank = malloc(w.n * sizeof *rank);
+    size_t *preds = weft_mem_alloc(nedges * sizeof *preds);
+    weft_mpi_data *handle = weft_mem_calloc(w.n * sizeof *handle);
+    int *rank = weft_mem_alloc(w.n * sizeof *rank);
     if (!preds || !handle || !rank) {
         st = f->last_error = WEFT_ENOMEM;
     } else if (topo_order(&w, order, indeg, pred_first, preds) != w.n) {
@@ -167,13 +166,13 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
                                                            .naccess = np + 1, .rank_set = true, .rank = rank[i] });
         }
     }
-    free(preds);
-    free(handle);
-    free(rank);
+    weft_mem_free(preds, nedges * sizeof *preds);
+    weft_mem_free(handle, w.n * sizeof *handle);
+    weft_mem_free(rank, w.n * sizeof *rank);
 out:
-    free(w.tasks);
-    free(order);
-    free(indeg);
-    free(pred_first);
+    weft_mem_free(w.tasks, w.n * sizeof *w.tasks);
+    weft_mem_free(order, w.n * sizeof *order);
+    weft_mem_free(indeg, w.n * sizeof *indeg);
+    weft_mem_free(pred_first, (w.n + 1) * sizeof *pred_first);
     return st;
 }
