@@ -211,7 +211,8 @@ void weft__fail_node(weft__run *r, weft__node *n, int code) {
  * 8.5 or 12.5 ms at one worker (release_many_alone's code the same byte for
  * byte, only its place and this function's moved: cpu-clock samples pile on
  * its successor loads; not huge pages, the same with them off).  At a 64-byte
- * boundary it ran fast in both builds measured (8.3 and 8.5 ms). */
+ * boundary it ran fast in both builds measured (8.3 and 8.5 ms); it is no
+ * cure (docs/design.md, "A layout cliff"): measure after changing this path. */
 __attribute__((aligned(64))) weft__job *weft__node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
     weft__run *r = n->tf->active;
