@@ -293,6 +293,11 @@ WEFT_API WEFT_NODISCARD weft_status weft_preempt_install(const weft_preempt_conf
  * not stopped: no code runs in it but the handler.  The flag stays set until
  * cleared (weft_preempt_clear, or weft_preempt_watch_end): the stopped task
  * clears it before it returns, or the worker's next task sees it too.
+ * Workers take the signal mask of the thread that creates their executor; a
+ * worker that starts after weft_preempt_install unblocks the signal, but one
+ * started before cannot be changed from outside: if it blocks the signal this
+ * returns WEFT_ESYS and says so (install before creating the executor, or use
+ * a watch, which unblocks it on its own thread).
  * Returns WEFT_OK, WEFT_EINVAL (NULL), WEFT_ENOENT (not installed),
  * WEFT_ESYS.  ctx must belong to a task that is still running (the watch
  * below is the safe form). */
@@ -304,10 +309,12 @@ WEFT_API weft_status weft_preempt_thread(const weft_ctx *ctx);
 typedef struct weft_preempt_watch {
     weft_cancel_callback *cb; /* private: the token's callback that sends the signal */
     unsigned long thread;     /* private: the thread that opened the watch */
+    bool reblock;             /* private: the signal was blocked on the thread before */
 } weft_preempt_watch;
 
 /* Opens a watch on t for the calling thread (inside a task: its worker).  If t
- * is cancelled already, the signal comes at once.  Returns WEFT_OK,
+ * is cancelled already, the signal comes at once.  The signal is unblocked on
+ * the thread while the watch is open (blocked again at its end if it was).  Returns WEFT_OK,
  * WEFT_EINVAL (NULL), WEFT_ENOENT (weft_preempt_install not called),
  * WEFT_ENOMEM.  Call weft_preempt_watch_end on the same thread before the task
  * returns. */

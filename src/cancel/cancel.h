@@ -115,4 +115,9 @@ static inline bool weft__preempt_pending(void) {
     return atomic_load_explicit(&weft__preempt_flag, memory_order_relaxed) != 0;
 }
 
+/* The layer that keeps the preemption signal deliverable on workers
+ * (preempt.c; listed by the composition root). */
+struct weft__layer;
+extern struct weft__layer weft__cancel_layer;
+
 #endif

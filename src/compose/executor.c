@@ -4,6 +4,7 @@
  * weft__layer here (docs/design.md, "How to add a layer"); the core never
  * names it. */
 #include "async/async.h"
+#include "cancel/cancel.h"
 #include "core/abi.h"
 #include "core/layer.h"
 #include "observe/observe_layer.h"
@@ -18,6 +19,7 @@ static weft__layer *const layers[] = {
     &weft__sched_layer,
     &weft__topo_layer, /* placement (WEFT_PLACEMENT, config.placement) and steal tiers */
     &weft__observe_layer,
+    &weft__cancel_layer, /* workers' preemption signal unblocked (weft_preempt_install) */
 };
 
 weft_executor *weft_executor_create_sized(const weft_executor_config *config, size_t size,

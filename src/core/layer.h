@@ -14,6 +14,7 @@
  *     initialised and finished alike: a layer whose submission path a slot
  *     takes (async/: silent records) finds its state there.  The layer finds its part with
  *     weft__layer_state(w, &its_layer): two loads and an add.
+ *   - a worker thread's start: `thread_start`, on the thread itself.
  *   - executor lifetime: `executor_init` runs at create after the workers'
  *     structures exist and before their threads start (in list order);
  *     `executor_fini` at destroy after the threads are joined and before any
@@ -44,6 +45,10 @@ typedef struct weft__layer {
     void (*executor_fini)(weft_executor *ex);
     int (*worker_init)(weft__worker *w, void *state);
     void (*worker_fini)(weft__worker *w, void *state);
+    /* Runs on each worker's own thread as it starts, before its first job (in
+     * list order): for what only the thread itself can set, such as its
+     * signal mask (cancel/: the preemption signal). */
+    void (*thread_start)(weft__worker *w, void *state);
     /* Written by the core, once per process, before the first executor is
      * created: where this layer's part lies in a worker's layer area. */
     size_t offset;
@@ -189,6 +194,8 @@ int weft__layers_layout(weft_executor *ex, weft__layer *const *layers, unsigned 
 int weft__layers_init(weft_executor *ex, const weft_executor_config *config);
 /* Finishes every layer in reverse order and frees the areas (workers joined). */
 void weft__layers_fini(weft_executor *ex);
+/* The layers' thread_start hooks, on worker w's own thread (core/worker.c). */
+void weft__layers_thread_start(weft__worker *w);
 
 /* A worker's look at the pollers (poll.c): calls each registered one that no
  * other worker is calling.  Returns the highest WEFT__POLL_* seen. */

@@ -91,6 +91,12 @@ int weft__layers_init(weft_executor *ex, const weft_executor_config *config) {
     return WEFT_OK;
 }
 
+void weft__layers_thread_start(weft__worker *w) {
+    const weft_executor *ex = w->ex;
+    for (unsigned k = 0; k < ex->nlayers; k++)
+        if (ex->layers[k]->thread_start) ex->layers[k]->thread_start(w, weft__layer_state(w, ex->layers[k]));
+}
+
 void weft__layers_fini(weft_executor *ex) {
     fini_first(ex, ex->nlayers);
     ex->nlayers = 0;

@@ -314,6 +314,7 @@ void *weft__worker_main(void *arg) {
     /* A bound worker's deque on its own NUMA node: its ring allocated and
      * written here, after binding (first touch).  Best effort. */
     if (w->cpu >= 0) (void)weft__deque_rehome(&w->deque);
+    weft__layers_thread_start(w);
 
     /* Every worker starts counted as searching (weft__sleep_init). */
     for (;;) {

@@ -40,3 +40,28 @@ unsigned long weft__thread_self(void) { return (unsigned long)pthread_self(); }
 int weft__signal_thread(unsigned long thread, int signo) {
     return pthread_kill((pthread_t)thread, signo) == 0 ? 0 : WEFT_ESYS;
 }
+
+int weft__signal_unblock(int signo, bool *was_blocked) {
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, signo);
+    if (pthread_sigmask(SIG_UNBLOCK, &set, &old) != 0) return WEFT_ESYS;
+    if (was_blocked) *was_blocked = sigismember(&old, signo) == 1;
+    return 0;
+}
+
+void weft__signal_block(int signo) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signo);
+    (void)pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+unsigned long long weft__signal_blocked_set(void) {
+    sigset_t cur;
+    unsigned long long bits = 0;
+    if (pthread_sigmask(SIG_BLOCK, NULL, &cur) != 0) return 0;
+    for (int k = 1; k <= 64 && k < NSIG; k++)
+        if (sigismember(&cur, k) == 1) bits |= 1ull << (k - 1);
+    return bits;
+}

@@ -21,5 +21,13 @@ unsigned long weft__thread_self(void);
 /* Sends signo to a thread of this process.  0 or WEFT_ESYS (the thread has
  * ended).  Any thread; async-signal-safe. */
 int weft__signal_thread(unsigned long thread, int signo);
+/* Unblocks signo on the calling thread; *was_blocked (may be NULL) says
+ * whether it was blocked.  0 or WEFT_ESYS. */
+int weft__signal_unblock(int signo, bool *was_blocked);
+/* Blocks signo again on the calling thread (after weft__signal_unblock found
+ * it blocked). */
+void weft__signal_block(int signo);
+/* The signals 1..64 blocked on the calling thread, signal k as bit k - 1. */
+unsigned long long weft__signal_blocked_set(void);
 
 #endif
