@@ -3,5 +3,5 @@
 # policies caught); races of re-prioritise/remove with execution; graph tasks'
 # and whole runs' priorities.
 weft_add_test_program(sched_tests
-  SOURCES sched_order.c sched_policy.c sched_stress.c sched_graph.c sched_lanes.c
+  SOURCES sched_order.c sched_policy.c sched_stress.c sched_graph.c sched_lanes.c sched_fair.c
   TIMEOUT 120)

@@ -8,7 +8,10 @@
  * work-stealing deques as before.  A task given another priority (or a handle)
  * goes through the executor's priority queue, which every worker looks at
  * before its own deque (HIGH and CRITICAL), before stealing (NORMAL) and after
- * everything else (LOW).  Among equal priorities, tasks run in the order they
+ * everything else (LOW): when its deque runs empty, and also once every 61
+ * jobs it runs, so that a worker whose deque never empties still
+ * takes HIGH and CRITICAL work, and jobs queued from other threads, within a
+ * bounded number of jobs.  Among equal priorities, tasks run in the order they
  * were queued (a sequence number, kept through every re-prioritisation).
  * Async tasks take a priority in weft_async_options (weft/async.h); graph
  * tasks with weft_task_set_priority and whole graph runs with

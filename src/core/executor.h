@@ -79,6 +79,9 @@ struct weft__worker {
     int cpu; /* the CPU it binds itself to (WEFT_AFFINITY_CPUS), else -1 */
     uint64_t rng;
     int last_victim; /* whose deque the last steal emptied a slot of, or -1 */
+    /* The stats.jobs count from which its next pop looks at the shared queues
+     * first (worker.c, find_local: every WEFT__FAIR_INTERVAL jobs).  Owner only. */
+    uint64_t fair_next;
     /* Runs begun and ended on this worker (weft_executor_wait_all).  Owner-written
      * with a load and a store, no read-modify-write: a shared counter bounced one
      * cache line between the submitting and the running worker per async task. */
@@ -326,6 +329,9 @@ int weft__submitter_push(weft_executor *ex, weft__worker *slot, weft__job *job);
  * on w's deque), or NULL.  every: retry lost races (the last look before
  * parking must see every queued job). */
 weft__job *weft__submitters_steal(weft__worker *w, bool every);
+/* One job from the submitter slots (no batch), or NULL: the fairness look of
+ * a busy worker (worker.c). */
+weft__job *weft__submitters_steal_one(weft__worker *w);
 /* The same from the slot at workers[v] only (v >= nworkers): a busy worker
  * that took a batch there comes back for the next (weft__worker_main). */
 weft__job *weft__submitter_steal_again(weft__worker *w, unsigned v);

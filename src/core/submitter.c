@@ -135,6 +135,19 @@ weft__job *weft__submitters_steal(weft__worker *w, bool every) {
     return NULL;
 }
 
+weft__job *weft__submitters_steal_one(weft__worker *w) {
+    weft_executor *ex = w->ex;
+    unsigned used = atomic_load_explicit(&ex->nsubmitters, memory_order_acquire);
+    for (unsigned k = 0; k < used; k++) {
+        weft__job *j;
+        if (weft__deque_steal(&slot_at(ex, k)->deque, &j) == WEFT__STEAL_OK) {
+            weft__hook_steal(w, true, -1); /* observe/: as steal_slot's */
+            return j;
+        }
+    }
+    return NULL;
+}
+
 weft__job *weft__submitter_steal_again(weft__worker *w, unsigned v) {
     return steal_slot(w, v - w->ex->nworkers, false);
 }

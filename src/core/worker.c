@@ -73,7 +73,35 @@ void weft__push_local(weft__worker *w, weft__job *j) {
     if (before < (int64_t)w->ex->nworkers) weft__sleep_notify_local(&w->ex->sleep);
 }
 
-static weft__job *find_local(weft__worker *w) {
+/* Fairness: a worker whose deque never runs empty (a task that queues its own
+ * successor, a long stream of local work) would never look at what other
+ * threads queued: a CRITICAL task from main, or any job in the injector, could
+ * wait for ever.  So before taking a job from its own deque, a worker that has
+ * run WEFT__FAIR_INTERVAL jobs since it last looked at the shared queues looks
+ * there first, as Go's scheduler and Tokio do (61: their interval; prime, so
+ * it does not beat with a periodic workload).  A load and a compare per
+ * popped job. */
+enum { WEFT__FAIR_INTERVAL = 61 };
+
+/* The shared queues, in the order a search looks at them: the source's
+ * queued HIGH/CRITICAL work (sched/), the node mailbox, the injector, the
+ * submitters' queues (one job: a batch would move work the thread that owns
+ * this deque already serves, async_task at one worker 1.3-1.7x slower).  Not
+ * other workers' deques: those workers run them. */
+static __attribute__((noinline)) weft__job *look_shared(weft__worker *w) {
+    weft_executor *ex = w->ex;
+    const weft__source *src = source_of(ex);
+    weft__job *j = src ? src->take(w, ex->source_state, WEFT__TAKE_STEAL) : NULL;
+    if (j) return j;
+    if (w->node >= 0 && (j = weft__injector_pop(&ex->mailboxes[w->node].q)) != NULL)
+        return weft__hook_steal(w, true, -1), j;
+    /* A source that takes every job (push) holds the injector's too. */
+    if (!(src && src->push) && !weft__injector_empty(&ex->injector) && (j = weft__injector_pop(&ex->injector)) != NULL)
+        return weft__hook_steal(w, true, -1), j;
+    return weft__submitters_steal_one(w);
+}
+
+static inline weft__job *pop_local(weft__worker *w) {
     weft__job *j = weft__deque_pop(&w->deque);
     if (j) return j;
     j = w->overflow_head;
@@ -82,6 +110,21 @@ static weft__job *find_local(weft__worker *w) {
         if (!w->overflow_head) w->overflow_tail = NULL;
     }
     return j;
+}
+
+/* The fairness look, then the pop (out of line: the pop's path keeps no
+ * register across a call). */
+static __attribute__((noinline)) weft__job *find_local_fair(weft__worker *w) {
+    w->fair_next = w->stats.jobs + WEFT__FAIR_INTERVAL;
+    weft__job *g = look_shared(w);
+    return g ? g : pop_local(w);
+}
+
+static inline __attribute__((always_inline)) weft__job *find_local(weft__worker *w) {
+    /* Against the job count the worker keeps anyway (w->stats.jobs, one per
+     * job run): a load and a compare, nothing stored per job. */
+    if (__builtin_expect(w->stats.jobs >= w->fair_next, 0)) return find_local_fair(w);
+    return pop_local(w);
 }
 
 /* Batch stealing (weft_executor_config.steal_batch): after a steal from v, up
