@@ -85,9 +85,8 @@ enum { WEFT__FAIR_INTERVAL = 61 };
 
 /* The shared queues, in the order a search looks at them: the source's
  * queued HIGH/CRITICAL work (sched/), the node mailbox, the injector, the
- * submitters' queues (one job: a batch would move work the thread that owns
- * this deque already serves, async_task at one worker 1.3-1.7x slower).  Not
- * other workers' deques: those workers run them. */
+ * submitters' queues (one job, not a batch: this worker has work of its own).
+ * Not other workers' deques: those workers run them. */
 static __attribute__((noinline)) weft__job *look_shared(weft__worker *w) {
     weft_executor *ex = w->ex;
     const weft__source *src = source_of(ex);
@@ -124,7 +123,14 @@ static inline __attribute__((always_inline)) weft__job *find_local(weft__worker 
     /* Against the job count the worker keeps anyway (w->stats.jobs, one per
      * job run): a load and a compare, nothing stored per job. */
     if (__builtin_expect(w->stats.jobs >= w->fair_next, 0)) return find_local_fair(w);
-    return pop_local(w);
+    weft__job *j = pop_local(w);
+    /* Run empty: the search that follows looks at the shared queues, so the
+     * interval starts again.  A worker that drains a batch from a submitter
+     * and goes back for the next (async_task) never takes the fairness look,
+     * which cost it 1.3-1.9x there (the look's steal from the slot main is
+     * pushing to, and the records' lines moving between the two). */
+    if (!j) w->fair_next = w->stats.jobs + WEFT__FAIR_INTERVAL;
+    return j;
 }
 
 /* Batch stealing (weft_executor_config.steal_batch): after a steal from v, up
