@@ -79,9 +79,12 @@ struct weft__worker {
     int cpu; /* the CPU it binds itself to (WEFT_AFFINITY_CPUS), else -1 */
     uint64_t rng;
     int last_victim; /* whose deque the last steal emptied a slot of, or -1 */
-    /* The stats.jobs count from which its next pop looks at the shared queues
-     * first (worker.c, find_local: every WEFT__FAIR_INTERVAL jobs).  Owner only. */
-    uint64_t fair_next;
+    /* The low 32 bits of the stats.jobs count from which its next pop looks at
+     * the shared queues first (worker.c, find_local: every WEFT__FAIR_INTERVAL
+     * jobs; compared as a signed difference, so the wrap is harmless).  32
+     * bits: it fills the padding after last_victim, so no field the task path
+     * reads moves.  Owner only. */
+    uint32_t fair_next;
     /* Runs begun and ended on this worker (weft_executor_wait_all).  Owner-written
      * with a load and a store, no read-modify-write: a shared counter bounced one
      * cache line between the submitting and the running worker per async task. */

@@ -87,7 +87,7 @@ enum { WEFT__FAIR_INTERVAL = 61 };
  * queued HIGH/CRITICAL work (sched/), the node mailbox, the injector, the
  * submitters' queues (one job, not a batch: this worker has work of its own).
  * Not other workers' deques: those workers run them. */
-static __attribute__((noinline)) weft__job *look_shared(weft__worker *w) {
+static __attribute__((noinline, cold)) weft__job *look_shared(weft__worker *w) {
     weft_executor *ex = w->ex;
     const weft__source *src = source_of(ex);
     weft__job *j = src ? src->take(w, ex->source_state, WEFT__TAKE_STEAL) : NULL;
@@ -113,8 +113,8 @@ static inline weft__job *pop_local(weft__worker *w) {
 
 /* The fairness look, then the pop (out of line: the pop's path keeps no
  * register across a call). */
-static __attribute__((noinline)) weft__job *find_local_fair(weft__worker *w) {
-    w->fair_next = w->stats.jobs + WEFT__FAIR_INTERVAL;
+static __attribute__((noinline, cold)) weft__job *find_local_fair(weft__worker *w) {
+    w->fair_next = (uint32_t)w->stats.jobs + WEFT__FAIR_INTERVAL;
     weft__job *g = look_shared(w);
     return g ? g : pop_local(w);
 }
@@ -122,14 +122,14 @@ static __attribute__((noinline)) weft__job *find_local_fair(weft__worker *w) {
 static inline __attribute__((always_inline)) weft__job *find_local(weft__worker *w) {
     /* Against the job count the worker keeps anyway (w->stats.jobs, one per
      * job run): a load and a compare, nothing stored per job. */
-    if (__builtin_expect(w->stats.jobs >= w->fair_next, 0)) return find_local_fair(w);
+    if (__builtin_expect((int32_t)((uint32_t)w->stats.jobs - w->fair_next) >= 0, 0)) return find_local_fair(w);
     weft__job *j = pop_local(w);
     /* Run empty: the search that follows looks at the shared queues, so the
      * interval starts again.  A worker that drains a batch from a submitter
      * and goes back for the next (async_task) never takes the fairness look,
      * which cost it 1.3-1.9x there (the look's steal from the slot main is
      * pushing to, and the records' lines moving between the two). */
-    if (!j) w->fair_next = w->stats.jobs + WEFT__FAIR_INTERVAL;
+    if (!j) w->fair_next = (uint32_t)w->stats.jobs + WEFT__FAIR_INTERVAL;
     return j;
 }
 
