@@ -87,7 +87,7 @@ enum { WEFT__FAIR_INTERVAL = 61 };
  * queued HIGH/CRITICAL work (sched/), the node mailbox, the injector, the
  * submitters' queues (one job, not a batch: this worker has work of its own).
  * Not other workers' deques: those workers run them. */
-static __attribute__((noinline, cold)) weft__job *look_shared(weft__worker *w) {
+static __attribute__((noinline)) weft__job *look_shared(weft__worker *w) {
     weft_executor *ex = w->ex;
     const weft__source *src = source_of(ex);
     weft__job *j = src ? src->take(w, ex->source_state, WEFT__TAKE_STEAL) : NULL;
@@ -113,7 +113,7 @@ static inline weft__job *pop_local(weft__worker *w) {
 
 /* The fairness look, then the pop (out of line: the pop's path keeps no
  * register across a call). */
-static __attribute__((noinline, cold)) weft__job *find_local_fair(weft__worker *w) {
+static __attribute__((noinline)) weft__job *find_local_fair(weft__worker *w) {
     w->fair_next = (uint32_t)w->stats.jobs + WEFT__FAIR_INTERVAL;
     weft__job *g = look_shared(w);
     return g ? g : pop_local(w);
