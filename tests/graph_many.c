@@ -4,6 +4,8 @@
 #endif
 #include "graph2_util.h"
 
+#include <string.h>
+
 static int fail_task(weft_ctx *cx, void *arg) {
     (void)cx, (void)arg;
     return 7;
@@ -148,6 +150,52 @@ TEST(parallel_run_n_refuses_tasks_it_cannot_share) {
     ASSERT_STATUS(weft_run_n_parallel(ex, NULL, 2, NULL), WEFT_EINVAL);
     ASSERT_OK(weft_run_and_wait(ex, tf)); /* nothing was left counted in */
     weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}
+
+static int one_token(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_token(pf) >= 3) weft_pipeflow_stop(pf);
+    return 0;
+}
+
+/* A pipeline runs one run at a time: before, weft_run_n_parallel accepted its
+ * task and every instance but one failed at run time with task code
+ * WEFT_EBUSY (on one worker it happened to pass).  Refused up front now, also
+ * in a composition's copy; the task stops counting as a pipeline's once
+ * weft_task_set_work gives it other work. */
+TEST(parallel_run_n_refuses_a_pipeline_task_and_its_copies) {
+    weft_executor *ex = make_executor(2);
+    weft_status err;
+    weft_stage st[] = {{WEFT_STAGE_SERIAL, one_token, NULL, "src"}};
+    weft_pipeline *p = weft_pipeline_create(2, st, 1, &err);
+    ASSERT_NOT_NULL(p);
+    weft_taskflow *tf = make_taskflow("piped");
+    weft_task t = weft_pipeline_emplace(tf, p);
+    ASSERT_FALSE(weft_task_is_null(t));
+    ASSERT_STATUS(weft_run_n_parallel(ex, tf, 2, NULL), WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "pipeline") != NULL);
+    ASSERT_OK(weft_run_and_wait(ex, tf)); /* a plain run is fine */
+
+    weft_composition *c = weft_composition_create("with-pipe", &err);
+    ASSERT_NOT_NULL(c);
+    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(weft_composition_graph(c), p)));
+    weft_taskflow *dst = make_taskflow("copy");
+    weft_instance inst;
+    ASSERT_OK(weft_composition_instantiate(c, dst, "i", &inst));
+    ASSERT_STATUS(weft_run_n_parallel(ex, dst, 2, NULL), WEFT_EINVAL);
+
+    atomic_int ran = 0;
+    ASSERT_OK(weft_task_set_work(t, count_task, &ran));
+    weft_future *f;
+    ASSERT_OK(weft_run_n_parallel(ex, tf, 3, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&ran), 3);
+    weft_taskflow_destroy(dst);
+    weft_composition_destroy(c);
+    weft_taskflow_destroy(tf);
+    weft_pipeline_destroy(p);
     weft_executor_destroy(ex);
 }
 

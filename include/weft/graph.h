@@ -292,8 +292,9 @@ WEFT_API weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf,
  * completed unstopped.  The run does not queue behind other runs of tf (it
  * shares no state with them) but, like them, forbids changing tf until it
  * ends.  n == 0 completes at once.  Plain and condition tasks only: a
- * subflow, module or multi-condition task, or a task with a semaphore, gives
- * WEFT_EINVAL (weft_last_error_message names it).  Other errors as weft_run
+ * subflow, module or multi-condition task, a task made by
+ * weft_pipeline_emplace (a pipeline runs one run at a time), or a task with a
+ * semaphore, gives WEFT_EINVAL (weft_last_error_message names it).  Other errors as weft_run
  * (WEFT_ENOMEM when the instances' counters cannot be allocated).  Any thread. */
 WEFT_API weft_status weft_run_n_parallel(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_future **out);
 

@@ -114,6 +114,7 @@ static weft_status copy_tasks(const weft_taskflow *src, weft_taskflow *dst, cons
         if (st == WEFT_OK) st = weft__sem_copy(t, n);
         if (st == WEFT_OK) st = weft__prio_copy(t, n);
         if (st != WEFT_OK) return weft__tf_error(dst, st, NULL);
+        if (weft__cold(n)->single) weft__task_mark_single(t); /* a copied pipeline task */
         /* An erased task is copied as an erased slot that is never reused:
          * an entry or exit naming it then stays the null task in this
          * instance, instead of naming whatever a later weft_emplace put

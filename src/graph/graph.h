@@ -62,6 +62,9 @@ typedef struct weft__node_cold {
     uint8_t dfs_color;
     uint8_t kind; /* WEFT__KIND_*: what job.run does and how edges out of it count */
     uint8_t prio; /* its own priority + 2 (weft_priority), 0: none (priority.c) */
+    /* Runs one instance at a time (a pipeline's task: a second one at once
+     * fails with WEFT_EBUSY), so weft_run_n_parallel refuses it up front. */
+    uint8_t single;
 } weft__node_cold;
 
 _Static_assert(sizeof(struct weft__node) == WEFT__CACHE_LINE, "the hot part of a node is one line");
@@ -229,6 +232,12 @@ static inline weft__node_cold *weft__cold_mut(weft__node *n) {
         n->tf->any_cold_dirty = true;
     }
     return weft__cold(n);
+}
+
+/* Marks t as a task that runs one instance at a time (weft__node_cold.single):
+ * pipeline/ marks the task that drives a pipeline. */
+static inline void weft__task_mark_single(weft_task t) {
+    if (t.node_) weft__cold_mut(t.node_)->single = 1;
 }
 
 

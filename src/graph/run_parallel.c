@@ -158,6 +158,14 @@ static weft_status check_kinds(weft_taskflow *tf) {
         return weft__tf_error(tf, WEFT_EINVAL, "weft_run_n_parallel: tasks with semaphores cannot run in parallel instances");
     WEFT__FOR_EACH_NODE(tf, n, {
         uint8_t k = weft__cold(n)->kind;
+        if (weft__cold(n)->single) {
+            char b[24];
+            return weft__tf_error(tf, WEFT_EINVAL,
+                                  "weft_run_n_parallel: task '%s' drives a pipeline, which runs one run at a time "
+                                  "(parallel instances would fail with WEFT_EBUSY; use weft_run_many on copies "
+                                  "with a pipeline each)",
+                                  weft__node_label(n, b, sizeof b));
+        }
         if (k != WEFT__KIND_STATIC && k != WEFT__KIND_COND) {
             char b[24];
             return weft__tf_error(tf, WEFT_EINVAL,

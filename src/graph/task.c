@@ -172,6 +172,7 @@ weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
                               weft__cold(n)->name ? weft__cold(n)->name : "");
     n->fn = fn;
     n->arg = arg;
+    if (weft__cold(n)->single) weft__cold_mut(n)->single = 0; /* no longer a pipeline's task */
     return weft__tf_done(n->tf, WEFT_OK);
 }
 

@@ -342,5 +342,7 @@ weft_task weft_pipeline_emplace(weft_taskflow *tf, weft_pipeline *p) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_pipeline_emplace: the pipeline is NULL");
         return WEFT_TASK_NULL;
     }
-    return weft_emplace(tf, drive, p);
+    weft_task t = weft_emplace(tf, drive, p);
+    weft__task_mark_single(t); /* weft_run_n_parallel refuses it */
+    return t;
 }
