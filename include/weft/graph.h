@@ -121,8 +121,11 @@ WEFT_API weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg);
  * it some.  Useful to build a graph's shape first.  Errors as weft_emplace. */
 WEFT_API weft_task weft_placeholder(weft_taskflow *tf);
 
-/* Sets (or replaces) a task's work; fn may be NULL (a no-op).  WEFT_EINVAL,
- * WEFT_EBUSY. */
+/* Sets (or replaces) the work of a plain task or placeholder; fn may be NULL
+ * (a no-op).  WEFT_EINVAL for the null task or a task of another kind
+ * (condition, multi-condition, subflow, module, algorithm or GPU task: its
+ * function has another signature or is weft's), WEFT_EBUSY while the taskflow
+ * runs. */
 WEFT_API weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg);
 
 /* Adds the edge from -> to: `to` starts only after `from` has finished.  Both
