@@ -123,7 +123,7 @@ WEFT_API weft_task weft_placeholder(weft_taskflow *tf);
 
 /* Sets (or replaces) the work of a plain task or placeholder; fn may be NULL
  * (a no-op).  WEFT_EINVAL for the null task or a task of another kind
- * (condition, multi-condition, subflow, module, algorithm or GPU task: its
+ * (condition, multi-condition, subflow, module or GPU task: its
  * function has another signature or is weft's), WEFT_EBUSY while the taskflow
  * runs. */
 WEFT_API weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg);
