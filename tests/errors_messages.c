@@ -7,6 +7,7 @@
 
 #include <weft.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -93,6 +94,31 @@ static int gpu_stream_create(void) {
     return st;
 }
 
+/* Failures other than EINVAL (a helper's sweep found these three silent). */
+static int executor_dump_fd_esys(void) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    int st = weft_executor_dump_fd(ex, 987654); /* not an open descriptor */
+    weft_executor_destroy(ex);
+    return st;
+}
+static int numa_alloc_enomem(void) {
+    void *p = NULL;
+    int st = weft_numa_alloc(NULL, SIZE_MAX - 100, 0, &p, NULL);
+    return st == WEFT_ENOENT ? WEFT_ENOMEM : st; /* no topology here: nothing to check */
+}
+static int numa_alloc_interleaved_enomem(void) {
+    void *p = NULL;
+    int st = weft_numa_alloc_interleaved(NULL, SIZE_MAX, NULL, 0, &p, NULL);
+    return st == WEFT_ENOENT ? WEFT_ENOMEM : st;
+}
+static int sched_priority_enoent(void) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    weft_priority pr;
+    int st = weft_sched_priority(ex, (weft_sched_handle){7, 7}, &pr);
+    weft_executor_destroy(ex);
+    return st;
+}
+
 struct row {
     const char *fn; /* the name the message must contain */
     int (*call)(void);
@@ -144,6 +170,10 @@ static const struct row rows[] = {
     {"weft_pipeline_reset", pipeline_reset, WEFT_EINVAL},
     {"weft_pipeline_set_priority", pipeline_set_priority, WEFT_EINVAL},
     {"weft_gpu_stream_create", gpu_stream_create, WEFT_EINVAL},
+    {"weft_executor_dump_fd", executor_dump_fd_esys, WEFT_ESYS},
+    {"weft_numa_alloc", numa_alloc_enomem, WEFT_ENOMEM},
+    {"weft_numa_alloc_interleaved", numa_alloc_interleaved_enomem, WEFT_ENOMEM},
+    {"weft_sched_priority", sched_priority_enoent, WEFT_ENOENT},
 };
 
 /* Sets the message by a failure of a call other than `fn`; returns a copy. */

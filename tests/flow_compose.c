@@ -163,6 +163,36 @@ TEST(an_instances_point_on_an_erased_task_stays_null_after_later_emplaces) {
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
 
+/* An erased task's handle is invalid (graph.h): before, set_entry/set_exit
+ * took it with WEFT_OK, and once the slot was reused the name resolved, in
+ * later copies, to the unrelated task that took it. */
+TEST(composition_points_refuse_an_erased_task) {
+    weft_status err;
+    weft_composition *c = weft_composition_create("erased-point", &err);
+    ASSERT_NOT_NULL(c);
+    weft_taskflow *g = weft_composition_graph(c);
+    weft_task e = must_emplace(g, noop, NULL);
+    ASSERT_OK(weft_task_erase(e));
+    ASSERT_STATUS(weft_composition_set_exit(c, "x", e), WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "erased") != NULL);
+    ASSERT_STATUS(weft_composition_set_entry(c, "x", e), WEFT_EINVAL);
+    weft_composition_destroy(c);
+}
+
+/* weft_mem_realloc takes a size of 0 as 1, as weft_mem_alloc and
+ * weft_mem_free do: before, the C library's realloc(p, 0) freed p and
+ * returned NULL ("failed, p unchanged" by the header), and a later free or
+ * read of p was a use after free. */
+TEST(mem_realloc_to_zero_keeps_a_block_the_caller_frees) {
+    unsigned char *p = weft_mem_alloc(64);
+    ASSERT_NOT_NULL(p);
+    p[0] = 42;
+    unsigned char *q = weft_mem_realloc(p, 64, 0);
+    ASSERT_NOT_NULL(q);
+    ASSERT_EQ(q[0], 42);
+    weft_mem_free(q, 0);
+}
+
 /* ---- factories --------------------------------------------------------------- */
 
 struct made {

@@ -147,7 +147,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_sched_reprioritize(weft_executor *ex, w
  * handle: it cannot report itself cancelled). */
 WEFT_API WEFT_NODISCARD weft_status weft_sched_remove(weft_executor *ex, weft_sched_handle h);
 
-/* The priority a queued task has now (escalation may have raised it). */
+/* The priority a queued task has now (escalation may have raised it), in
+ * *out.  WEFT_OK, WEFT_EINVAL (NULL ex or out), WEFT_ENOENT (the task has
+ * started, ran or was removed). */
 WEFT_API WEFT_NODISCARD weft_status weft_sched_priority(weft_executor *ex, weft_sched_handle h,
                                                         weft_priority *out);
 

@@ -304,7 +304,7 @@ WEFT_API WEFT_NODISCARD weft_status weft_numa_alloc(const weft_topology *topo, s
  * nodes[0..n) (indices of topo), or over every node with memory when nodes
  * is NULL and n is 0: for data every worker reads, so no node's memory
  * bandwidth is the bottleneck.  Errors as weft_numa_alloc, and WEFT_EINVAL
- * for nodes NULL with n > 0, or n > 0 with nodes given and a node out of
+ * for nodes NULL with n > 0, nodes given with n == 0, or a node out of
  * range.  Any thread. */
 WEFT_API WEFT_NODISCARD weft_status weft_numa_alloc_interleaved(const weft_topology *topo, size_t size,
                                                                 const unsigned *nodes, unsigned n,

@@ -51,6 +51,10 @@ void *weft__calloc(size_t size) {
 
 void *weft__realloc(void *ptr, size_t old_size, size_t new_size) {
     if (too_big(new_size)) return NULL;
+    /* 0 is taken as 1, as by weft__alloc and weft__free: the C library's
+     * realloc(p, 0) would free p and return NULL, which a caller reads as
+     * "failed, p unchanged" (weft_mem_realloc's contract). */
+    if (new_size == 0) new_size = 1;
     if (current.realloc) return current.realloc(current.ctx, ptr, old_size, new_size);
     void *n = weft__alloc(new_size);
     if (!n) return NULL;

@@ -56,6 +56,10 @@ static weft_status set_point(weft_composition *c, bool exit, const char *name, w
     if (!c || !name || !t.node_) return weft__fail(fn, WEFT_EINVAL, "c or name is NULL, or the task is the null task");
     if (t.node_->tf != c->graph)
         return weft__tf_error(c->graph, WEFT_EINVAL, "task is not in composition '%s'", weft_taskflow_name(c->graph));
+    /* An erased task's handle is invalid (graph.h): its slot may be reused by
+     * the next task added, which the name would then silently resolve to. */
+    if (weft__node_erased(t.node_))
+        return weft__tf_error(c->graph, WEFT_EINVAL, "%s: the task was erased", fn);
     if (c->nlog == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 4;
         struct point *v = weft__realloc(c->log, c->cap * sizeof *v, cap * sizeof *v);

@@ -114,9 +114,11 @@ weft_status weft_edge_remove(weft_task from, weft_task to) {
     if (st != WEFT_OK) return st;
     weft_taskflow *tf = from.node_->tf;
     if (to.node_->tf != tf) return weft__tf_error(tf, WEFT_EINVAL, "weft_edge_remove: tasks of different taskflows");
-    if (drop_succ(from.node_, is_target, to.node_) == 0)
-        return weft__tf_error(tf, WEFT_ENOENT, "weft_edge_remove: no edge from '%s' to '%s'", weft_task_name(from),
-                              weft_task_name(to));
+    if (drop_succ(from.node_, is_target, to.node_) == 0) {
+        char a[24], b[24]; /* unnamed tasks by their index, as elsewhere */
+        return weft__tf_error(tf, WEFT_ENOENT, "weft_edge_remove: no edge from '%s' to '%s'",
+                              weft__node_label(from.node_, a, sizeof a), weft__node_label(to.node_, b, sizeof b));
+    }
     return weft__tf_done(tf, WEFT_OK);
 }
 

@@ -100,7 +100,9 @@ weft_status weft_executor_dump_fd(const weft_executor *ex, int fd) {
     if (!e->obs_state) put(&s, "  (metrics off: running tasks are not shown)\n");
     for (unsigned i = 0; i < ex->nworkers; i++) put_worker(&s, ex, i);
     flush_sink(&s);
-    return s.st;
+    /* The message on the stack too (no allocation): core.h's rule for failures. */
+    if (s.st != WEFT_OK) return weft__fail(__func__, s.st, "writing to file descriptor %d failed", fd);
+    return WEFT_OK;
 }
 
 weft_status weft_executor_dump(const weft_executor *ex, FILE *out) {

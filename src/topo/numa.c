@@ -21,12 +21,11 @@ static const weft_topology *machine_or(const weft_topology *topo) {
 }
 
 /* Allocates the block and sets its policy over the OS nodes os[0..n). */
-static weft_status place(const weft_topology *t, size_t size, const int *os, unsigned n, bool interleave,
-                         void **out, weft_numa_outcome *outcome) {
+static weft_status place(const char *fn, const weft_topology *t, size_t size, const int *os, unsigned n,
+                         bool interleave, void **out, weft_numa_outcome *outcome) {
     size_t len = whole_pages(size);
-    if (len < size) return WEFT_ENOMEM; /* size near SIZE_MAX */
-    void *p = weft__alloc_aligned(len, weft__page_size());
-    if (!p) return WEFT_ENOMEM;
+    void *p = len < size ? NULL : weft__alloc_aligned(len, weft__page_size()); /* len < size: near SIZE_MAX */
+    if (!p) return weft__fail(fn, WEFT_ENOMEM, "%zu bytes could not be allocated", size);
     weft_numa_outcome how = WEFT_NUMA_ONE_NODE;
     if (t->ngroup[WEFT__G_NODE] > 1)
         how = weft__numa_set_policy(p, len, os, n, interleave) == 0 ? WEFT_NUMA_PLACED : WEFT_NUMA_UNPLACED;
@@ -44,7 +43,7 @@ weft_status weft_numa_alloc(const weft_topology *topo, size_t size, unsigned nod
     if (!t) return weft__fail(__func__, WEFT_ENOENT, "the machine's topology could not be detected");
     if (node >= t->ngroup[WEFT__G_NODE]) return weft__fail(__func__, WEFT_EINVAL, "node %u is out of range", node);
     int os = t->group[WEFT__G_NODE][node].os;
-    return place(t, size, &os, 1, false, out, outcome);
+    return place(__func__, t, size, &os, 1, false, out, outcome);
 }
 
 weft_status weft_numa_alloc_interleaved(const weft_topology *topo, size_t size, const unsigned *nodes,
@@ -70,7 +69,7 @@ weft_status weft_numa_alloc_interleaved(const weft_topology *topo, size_t size, 
             for (unsigned i = 0; i < count && k < WEFT__NUMA_MAX_NODES; i++) os[k++] = g[i].os;
     }
     if (k == 0) return weft__fail(__func__, WEFT_EINVAL, "nodes given with n == 0");
-    return place(t, size, os, k, true, out, outcome);
+    return place(__func__, t, size, os, k, true, out, outcome);
 }
 
 void weft_numa_free(void *p, size_t size) {
