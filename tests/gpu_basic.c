@@ -44,6 +44,21 @@ static void check_round_trip(weft_gpu_kind kind) {
     weft_gpu_close(d);
 }
 TEST(emu_copies_round_trip) { check_round_trip(WEFT_GPU_EMULATOR); }
+
+/* "WEFT_OK when all work queued so far is done": a stream that never had
+ * work.  Before, the first query recorded a marker the emulator's stream
+ * thread had not reached yet and said WEFT_EAGAIN (found by a sweep). */
+TEST(emu_query_of_a_stream_that_never_had_work_is_ok_at_once) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    for (int i = 0; i < 50; i++) {
+        weft_status st;
+        weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+        ASSERT_OK(st);
+        ASSERT_OK(weft_gpu_stream_query(s));
+        weft_gpu_stream_destroy(s);
+    }
+    weft_gpu_close(d);
+}
 TEST(opencl_copies_round_trip) { check_round_trip(WEFT_GPU_OPENCL); }
 TEST(cuda_copies_round_trip) { check_round_trip(WEFT_GPU_CUDA); }
 

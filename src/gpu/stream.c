@@ -182,6 +182,11 @@ weft_status weft_gpu_stream_wait(weft_gpu_stream *s) {
 weft_status weft_gpu_stream_query(weft_gpu_stream *s) {
     if (!s) return weft__fail(__func__, WEFT_EINVAL, "s is NULL");
     weft_gpu_device *d = s->dev;
+    /* No work was ever queued (launches and copies set query_stale): all of
+     * it is done.  A marker recorded now could still be pending at the first
+     * query (the emulator's stream thread has not seen it), which said
+     * WEFT_EAGAIN for a stream that never had work. */
+    if (!s->query_h && !atomic_load_explicit(&s->query_stale, memory_order_relaxed)) return WEFT_OK;
     if (!s->query_h || atomic_exchange_explicit(&s->query_stale, false, memory_order_relaxed)) {
         if (s->query_h) d->ops->event_destroy(d, s->query_h);
         s->query_h = NULL;
