@@ -223,8 +223,10 @@ WEFT_API weft_status weft_task_acquire(weft_task t, weft_semaphore *s);
  * is not given back so: see weft_semaphore_reset.  Errors as
  * weft_task_acquire. */
 WEFT_API weft_status weft_task_release(weft_task t, weft_semaphore *s);
-/* Number of distinct semaphores t acquires / of releases it makes (0 for the
- * null task). */
+/* Number of distinct semaphores t acquires (weft_task_acquire twice with one
+ * semaphore counts once), and number of releases it makes (each
+ * weft_task_release counts, the same semaphore twice gives two units back).
+ * 0 for the null task. */
 WEFT_API size_t weft_task_num_acquires(weft_task t);
 WEFT_API size_t weft_task_num_releases(weft_task t);
 
