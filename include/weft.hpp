@@ -863,14 +863,23 @@ T transform_reduce(weft_executor *ex, It first, It last, T init, BOp &bop, UOp &
     if (n == 0) return init;
     std::size_t k = chunk_count(ex, n, 1024);
     std::vector<std::optional<T>> part(k);
+    /* The accumulator moves into bop when bop takes it by value or rvalue
+     * (strings: no copy per element); as an lvalue otherwise, as Taskflow
+     * passes it, so a bop taking `T&` (Taskflow's own reduce example) works. */
+    auto step = [&bop](T &acc, auto &&x) -> T {
+        if constexpr (std::is_invocable_v<BOp &, T &&, decltype(x)>)
+            return bop(std::move(acc), std::forward<decltype(x)>(x));
+        else
+            return bop(acc, std::forward<decltype(x)>(x));
+    };
     for_chunks(ex, n, k, [&](std::size_t c, std::size_t lo, std::size_t hi) {
         if (lo == hi) return;
         T acc = uop(first[lo]);
-        for (std::size_t i = lo + 1; i < hi; ++i) acc = bop(std::move(acc), uop(first[i]));
+        for (std::size_t i = lo + 1; i < hi; ++i) acc = step(acc, uop(first[i]));
         part[c].emplace(std::move(acc));
     }, "weft::reduce");
     for (auto &p : part)
-        if (p) init = bop(std::move(init), std::move(*p));
+        if (p) init = step(init, std::move(*p));
     return init;
 }
 
@@ -1315,7 +1324,9 @@ int multi_tramp(weft_ctx *ctx, void *p, weft_branches *out) noexcept {
     callable_ref<F, Packed> c(p);
     try {
         for (int i : invoke_task(*c.f, ctx))
-            if (i >= 0) (void)weft_branches_add(out, static_cast<unsigned>(i)); /* out of range: none, as Taskflow */
+            /* Out of range: none, as Taskflow; no memory (an index of 64 or
+             * more): the task fails with WEFT_ENOMEM. */
+            if (i >= 0 && weft_branches_add(out, static_cast<unsigned>(i)) == WEFT_ENOMEM) return WEFT_ENOMEM;
         return 0;
     } catch (...) {
         c.capture(ctx, p);
@@ -1711,8 +1722,11 @@ inline void run_done(weft_future *, weft_status status, void *arg) {
     std::exception_ptr e = st->flow->errs.take(status != WEFT_OK);
     if (!st->ex) st->ex = std::move(e);
     taskflow::state *flow = st->flow;
-    st->harvested.store(true, std::memory_order_release);
+    /* The run stops counting as the taskflow's first: wait()/get() return on
+     * harvested, and a clear() (or any edit) straight after must not find
+     * the finished run still in flight (it threw WEFT_EBUSY now and then). */
     flow->end_run(st);
+    st->harvested.store(true, std::memory_order_release);
     st->release();
 }
 

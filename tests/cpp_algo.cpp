@@ -188,6 +188,23 @@ TEST(cpp_binary_transform_task_combines_two_ranges_element_by_element) {
     for (int i = 0; i < 10000; i++) ASSERT_EQ(out[i], i * 3 + i + 5);
 }
 
+/* Taskflow's own parallel_reduce example: a bop taking its left operand as
+ * `int&`.  Before, weft.hpp moved the accumulator in and it did not compile. */
+TEST(cpp_reduce_takes_a_bop_whose_left_operand_is_an_lvalue_reference) {
+    weft::executor ex(cpp_test_workers());
+    std::vector<int> v(100000);
+    for (std::size_t i = 0; i < v.size(); i++) v[i] = (int)((i * 7919) % 100003) - 50000;
+    int tmin = INT_MAX;
+    weft::taskflow tf;
+    tf.reduce(v.begin(), v.end(), tmin, [](int &l, const auto &r) { return std::min(l, r); });
+    ex.run(tf).get();
+    ASSERT_EQ(tmin, *std::min_element(v.begin(), v.end()));
+    std::vector<std::string> words{"a", "b", "c", "d"};
+    std::string joined = weft::reduce(ex, words.begin(), words.end(), std::string(),
+                                      [](std::string a, const std::string &b) { return a + b; });
+    ASSERT_TRUE(joined == "abcd");
+}
+
 TEST(cpp_algorithm_tasks_run_in_a_taskflow) {
     weft::executor ex(cpp_test_workers());
     weft::taskflow tf;

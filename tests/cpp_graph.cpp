@@ -130,6 +130,37 @@ TEST(cpp_condition_returning_bool_or_another_integer_picks_by_its_value) {
     ASSERT_EQ(wide.load(), 1);
 }
 
+/* Taskflow's test_basics NestedRuns: clear() straight after a run's wait().
+ * Before, the run counted as in flight a moment after wait() returned and
+ * clear() threw WEFT_EBUSY now and then (1 in ~10^5 at 2 workers). */
+TEST(cpp_clear_right_after_wait_never_finds_the_run_in_flight) {
+    weft::executor ex(2);
+    weft::taskflow tf;
+    int busy = 0;
+    for (int i = 0; i < 20000; i++) {
+        tf.emplace([] {});
+        ex.run(tf).wait();
+        try {
+            tf.clear();
+        } catch (const weft::error &) {
+            busy++;
+        }
+    }
+    ASSERT_EQ(busy, 0);
+}
+
+/* Taskflow's MultipleBranches: 100 successors, picks beyond the 64th. */
+TEST(cpp_multi_condition_picks_successors_beyond_the_64th) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    std::atomic<int> hits[100];
+    for (auto &h : hits) h = 0;
+    auto pick = tf.emplace([]() { return weft::branches{1, 64, 99, 150}; }); /* 150: no such successor */
+    for (int i = 0; i < 100; i++) pick.precede(tf.emplace([&hits, i] { hits[i]++; }));
+    ex.run(tf).get();
+    for (int i = 0; i < 100; i++) ASSERT_EQ(hits[i].load(), (i == 1 || i == 64 || i == 99) ? 1 : 0);
+}
+
 TEST(cpp_mutable_lambda_keeps_its_state_across_calls_and_runs) {
     weft::executor ex(2);
     /* A condition counting in its own capture (4 bytes: small enough to pack). */

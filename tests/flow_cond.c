@@ -168,6 +168,43 @@ TEST(multi_condition_runs_exactly_the_picked_successors) {
     weft_executor_destroy(ex);
 }
 
+/* Picks 0, 63, 64, 70, 99 and 200 (no such successor: EINVAL, nothing picked). */
+static int pick_wide(weft_ctx *cx, void *arg, weft_branches *out) {
+    (void)cx;
+    int *bad = arg;
+    static const unsigned want[] = {0, 63, 64, 70, 99, 70};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (weft_branches_add(out, want[i]) != WEFT_OK) (*bad)++;
+    if (weft_branches_add(out, 200) != WEFT_EINVAL) (*bad)++;
+    return 0;
+}
+
+/* Taskflow's MultipleBranches has 100 successors.  Before, a pick of 64 or
+ * more was refused (the set was one 64-bit word) and, in weft.hpp, dropped
+ * without a word. */
+TEST(multi_condition_picks_successors_beyond_the_64th) {
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        weft_taskflow *tf = make_taskflow("wide");
+        static atomic_int c[100];
+        int bad = 0;
+        weft_task m = weft_emplace_multi_condition(tf, pick_wide, &bad);
+        for (int i = 0; i < 100; i++) {
+            atomic_store(&c[i], 0);
+            ASSERT_OK(weft_precede(m, must_emplace(tf, bump, &c[i])));
+        }
+        ASSERT_OK(weft_run_n(ex, tf, 4, NULL));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(bad, 0);
+        for (int i = 0; i < 100; i++) {
+            bool picked = i == 0 || i == 63 || i == 64 || i == 70 || i == 99;
+            ASSERT_EQ(atomic_load(&c[i]), picked ? 4 : 0);
+        }
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}
+
 /* ---- random condition graphs vs a serial interpreter ------------------------- */
 
 enum { RN = 60 };

@@ -69,10 +69,11 @@ typedef int (*weft_multi_cond_fn)(weft_ctx *ctx, void *arg, weft_branches *out);
 /* Adds a multi-condition task.  Errors as weft_emplace. */
 WEFT_API weft_task weft_emplace_multi_condition(weft_taskflow *tf, weft_multi_cond_fn fn, void *arg);
 
-/* Picks successor `index` (0 .. 63 and below the number of successors: a
- * multi-condition chooses among its first 64 successors).  Picking one twice is
- * the same as once.  WEFT_EINVAL (NULL, or index out of range: nothing picked).
- * Only from the multi-condition's own call. */
+/* Picks successor `index` (below the number of successors, in precede
+ * order).  Picking one twice is the same as once.  WEFT_EINVAL (NULL, or
+ * index out of range: nothing picked), WEFT_ENOMEM (only for an index of 64
+ * or more, the first such pick of a call: those are kept in memory allocated
+ * then).  Only from the multi-condition's own call. */
 WEFT_API weft_status weft_branches_add(weft_branches *out, unsigned index);
 
 /* ---- subflows --------------------------------------------------------------- */

@@ -6,6 +6,7 @@
  * moves to the successor); each further pick adds one before it is pushed;
  * picking none gives the count back, which may end the iteration. */
 #include "graph/flow.h"
+#include "core/alloc.h"
 #include "core/error_detail.h"
 
 weft_task weft_emplace_condition(weft_taskflow *tf, weft_cond_fn fn, void *arg) {
@@ -48,13 +49,26 @@ weft__job *weft__cond_run(weft__worker *w, weft__job *job) {
 
 struct weft_branches {
     const weft__node *n;
-    uint64_t picked; /* bit i: successor i */
+    uint64_t picked; /* bit i: successor i, for i < 64 */
+    /* Successors from 64 on, bit i - 64; NULL until one of them is picked
+     * (allocated then: most multi-conditions have fewer than 64). */
+    uint64_t *more;
 };
 
+/* Words of weft_branches.more for node n. */
+static size_t more_words(const weft__node *n) { return n->nsucc > 64 ? (n->nsucc - 64 + 63) / 64 : 0; }
+
 weft_status weft_branches_add(weft_branches *out, unsigned index) {
-    if (!out || index >= 64 || index >= out->n->nsucc)
-        return weft__fail(__func__, WEFT_EINVAL, "invalid argument (!out || index >= 64 || index >= out->n->nsucc)");
-    out->picked |= (uint64_t)1 << index;
+    if (!out) return weft__fail(__func__, WEFT_EINVAL, "out is NULL");
+    if (index >= out->n->nsucc)
+        return weft__fail(__func__, WEFT_EINVAL, "successor %u picked; the task has %u", index, out->n->nsucc);
+    if (index < 64) {
+        out->picked |= (uint64_t)1 << index;
+        return WEFT_OK;
+    }
+    if (!out->more && !(out->more = weft__calloc(more_words(out->n) * sizeof *out->more)))
+        return weft__fail(__func__, WEFT_ENOMEM, "no memory to pick successor %u", index);
+    out->more[(index - 64) / 64] |= (uint64_t)1 << ((index - 64) % 64);
     return WEFT_OK;
 }
 
@@ -70,11 +84,37 @@ static weft__job *hand_out(weft__worker *w, weft__run *r, const weft__node *n, u
     return &succ[first]->job;
 }
 
+/* hand_out when successors from 64 on were picked too (b->more): the first
+ * picked is handed back, the others counted and pushed; frees b->more. */
+static __attribute__((noinline)) weft__job *hand_out_more(weft__worker *w, weft__run *r, const weft__node *n,
+                                                          weft_branches *b) {
+    size_t words = more_words(n);
+    int total = __builtin_popcountll(b->picked);
+    for (size_t k = 0; k < words; k++) total += __builtin_popcountll(b->more[k]);
+    weft__job *first = NULL;
+    if (total > 1) atomic_fetch_add_explicit(&r->pending, total - 1, memory_order_relaxed);
+    weft__node *const *succ = weft__succ_array(n);
+    for (uint64_t p = b->picked; p; p &= p - 1) {
+        weft__job *j = &succ[__builtin_ctzll(p)]->job;
+        if (!first) first = j;
+        else weft__push_local(w, j);
+    }
+    for (size_t k = 0; k < words; k++)
+        for (uint64_t p = b->more[k]; p; p &= p - 1) {
+            weft__job *j = &succ[64 + k * 64 + (size_t)__builtin_ctzll(p)]->job;
+            if (!first) first = j;
+            else weft__push_local(w, j);
+        }
+    weft__free(b->more, words * sizeof *b->more);
+    b->more = NULL;
+    return first ? first : weft__run_settle(w, r, -1); /* none picked: give the count back */
+}
+
 weft__job *weft__mcond_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
     weft__run *r = n->tf->active;
     weft_future *top = r->top;
-    weft_branches b = {n, 0};
+    weft_branches b = {n, 0, NULL};
     if (weft__node_enter(w, n, top)) {
         weft_ctx cx;
         struct weft__obs *o = weft__task_enter(w, &cx, n, r);
@@ -82,6 +122,7 @@ weft__job *weft__mcond_run(weft__worker *w, weft__job *job) {
         weft__task_leave(w, &cx, o, n, r, rc);
         if (rc != 0) weft__fail_node(r, n, rc);
     }
+    if (__builtin_expect(b.more != NULL, 0)) return hand_out_more(w, r, n, &b);
     if (b.picked) return hand_out(w, r, n, b.picked);
     return weft__run_settle(w, r, -1);
 }
