@@ -372,6 +372,14 @@ void *weft__worker_main(void *arg);
 
 /* Worker-side waiting: runs other jobs until done(arg) is true.  Never parks. */
 void weft__worker_wait_until(weft__worker *w, bool (*done)(void *), void *arg);
+/* The same for work this worker queued itself after `mark` (its deque's bottom,
+ * weft__worker_mark, taken before queuing it): jobs above the mark first, then
+ * other workers', then its own older ones.  Keeps nested waits (a subflow's
+ * join) as deep as the recursion, not as the work. */
+void weft__worker_wait_until_own(weft__worker *w, int64_t mark, bool (*done)(void *), void *arg);
+static inline int64_t weft__worker_mark(const weft__worker *w) {
+    return atomic_load_explicit(&((weft__worker *)w)->deque.bottom, memory_order_relaxed);
+}
 
 /* Runs in flight, for weft_executor_wait_all and destroy (src/core/runs.c).  w
  * must be the calling thread's worker of ex (it alone writes that worker's

@@ -415,3 +415,29 @@ void weft__worker_wait_until(weft__worker *w, bool (*done)(void *), void *arg) {
         }
     }
 }
+
+void weft__worker_wait_until_own(weft__worker *w, int64_t mark, bool (*done)(void *), void *arg) {
+    unsigned idle = 0;
+    while (!done(arg)) {
+        weft__job *j = NULL;
+        /* Jobs queued since the mark first: the waited-for work and what it
+         * queued.  Below the mark lie jobs of the tasks around the waiter; run
+         * here they would nest under this wait, and the nesting would grow with
+         * the work instead of the recursion (Taskflow's FibSubflow at one
+         * worker: 8361 frames deep for fib(20), a stack overflow). */
+        if (atomic_load_explicit(&w->deque.bottom, memory_order_relaxed) > mark) j = weft__deque_pop(&w->deque);
+        /* Then what others hold, and only then, once a pause has applied the
+         * count this worker holds back (the waited-for run may be done but for
+         * it), anything of ours: a task below the mark may be what the
+         * waited-for work waits on (a semaphore section a later task
+         * releases). */
+        if (!j) j = steal_round(w);
+        if (!j && idle > 0) j = find_local(w);
+        if (j) {
+            weft__execute(w, j);
+            idle = 0;
+        } else {
+            weft__worker_pause(w, &idle);
+        }
+    }
+}

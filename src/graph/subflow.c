@@ -128,8 +128,9 @@ weft_status weft_subflow_join(weft_subflow *sf) {
             weft__fail_node(s->parent, s->node, st);
             return weft__fail_st(__func__, st);
         }
+        int64_t mark = weft__worker_mark(s->w);
         weft__push_local(s->w, now);
-        weft__worker_wait_until(s->w, sync_done, s->run);
+        weft__worker_wait_until_own(s->w, mark, sync_done, s->run);
     }
     /* Seal the graph: building it now fails with WEFT_EBUSY, as its tasks have run. */
     s->graph->sealed = true;
