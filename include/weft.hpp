@@ -648,6 +648,14 @@ public:
     std::size_t num_successors() const noexcept { return weft_task_num_successors(t_); }
     std::size_t num_dependents() const noexcept { return weft_task_num_dependents(t_); }
     std::size_t num_weak_dependents() const noexcept { return weft_task_num_weak_dependents(t_); }
+    /* Taskflow's names: every edge in, the strong ones (not from a condition). */
+    std::size_t num_predecessors() const noexcept { return num_dependents(); }
+    std::size_t num_strong_dependents() const noexcept { return num_dependents() - num_weak_dependents(); }
+    /* Calls f(weft::task) for each successor, in the order the edges were added. */
+    template <class F>
+    void for_each_successor(F &&f) const {
+        for (std::size_t i = 0, n = num_successors(); i < n; i++) f(task(weft_task_successor(t_, i)));
+    }
     std::size_t index() const noexcept { return weft_task_index(t_); }
     bool empty() const noexcept { return weft_task_is_null(t_); }
     explicit operator bool() const noexcept { return !empty(); }
@@ -1494,16 +1502,23 @@ public:
     subflow(weft_subflow *sf, detail::arena *a, detail::sink *s) noexcept
         : flow_builder(weft_subflow_graph(sf), a, s, false), sf_(sf) {}
     /* Runs the graph built so far now and returns when it has finished. */
-    void join() { detail::check(weft_subflow_join(sf_), "weft::subflow::join"); }
+    void join() {
+        detail::check(weft_subflow_join(sf_), "weft::subflow::join");
+        joined_ = true;
+    }
     /* The task's successors do not wait for this graph (it joins the run's end). */
     void detach() { detail::check(weft_subflow_detach(sf_), "weft::subflow::detach"); }
     bool detached() const noexcept { return weft_subflow_detached(sf_); }
+    /* Taskflow's joinable(): neither joined nor detached yet (join() or
+     * detach() may still be called). */
+    bool joinable() const noexcept { return !joined_ && !detached(); }
     /* Taskflow compatibility: weft always keeps the last graph (for dump). */
     void retain(bool) noexcept {}
     weft_subflow *native_subflow() const noexcept { return sf_; }
 
 private:
     weft_subflow *sf_;
+    bool joined_ = false;
 };
 
 namespace detail {
@@ -2077,5 +2092,13 @@ Out exclusive_scan(executor &ex, It first, It last, Out d_first, T init, Op op =
 }
 
 } // namespace weft
+
+/* Tasks as keys of unordered containers (Taskflow's std::hash<tf::Task>). */
+namespace std {
+template <>
+struct hash<weft::task> {
+    size_t operator()(const weft::task &t) const noexcept { return hash<const void *>()(t.native().node_); }
+};
+} // namespace std
 
 #endif

@@ -3,6 +3,9 @@
  * of them reaching future::get() / wait(). */
 #include "cpp_test.hpp"
 
+#include <unordered_set>
+#include <vector>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -159,6 +162,48 @@ TEST(cpp_multi_condition_picks_successors_beyond_the_64th) {
     for (int i = 0; i < 100; i++) pick.precede(tf.emplace([&hits, i] { hits[i]++; }));
     ex.run(tf).get();
     for (int i = 0; i < 100; i++) ASSERT_EQ(hits[i].load(), (i == 1 || i == 64 || i == 99) ? 1 : 0);
+}
+
+/* Taskflow's names a port uses: num_predecessors, num_strong_dependents,
+ * for_each_successor, std::hash<task>, subflow::joinable. */
+TEST(cpp_task_queries_and_hash_under_taskflow_names) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf;
+    int loops = 0;
+    auto a = tf.emplace([] {});
+    auto b = tf.emplace([] {});
+    auto c = tf.emplace([&] { return ++loops < 3 ? 0 : 1; });
+    auto d = tf.emplace([] {});
+    a.precede(b, d);
+    b.precede(c);
+    c.precede(b, d); /* weak edges: c -> b, c -> d */
+    ASSERT_EQ(b.num_predecessors(), 2u);
+    ASSERT_EQ(b.num_strong_dependents(), 1u);
+    ASSERT_EQ(d.num_strong_dependents(), 1u);
+    std::vector<weft::task> succ;
+    a.for_each_successor([&](weft::task t) { succ.push_back(t); });
+    ASSERT_TRUE(succ.size() == 2 && succ[0] == b && succ[1] == d);
+    std::unordered_set<weft::task> set{a, b, c, d, a};
+    ASSERT_EQ(set.size(), 4u);
+    bool before = false, after_join = true, after_detach = true;
+    weft::taskflow sf;
+    sf.emplace([&](weft::subflow &s) {
+        s.emplace([] {});
+        before = s.joinable();
+        s.join();
+        after_join = s.joinable();
+    });
+    sf.emplace([&](weft::subflow &s) {
+        s.emplace([] {});
+        s.detach();
+        after_detach = s.joinable();
+    });
+    ex.run(sf).get();
+    ASSERT_TRUE(before);
+    ASSERT_FALSE(after_join);
+    ASSERT_FALSE(after_detach);
+    ex.run(tf).get();
+    ASSERT_EQ(loops, 3);
 }
 
 TEST(cpp_mutable_lambda_keeps_its_state_across_calls_and_runs) {
