@@ -99,7 +99,10 @@ WEFT_API uint64_t weft_future_id(const weft_future *f);
 typedef struct weft_worker_metrics {
     uint64_t tasks;        /* work run (succeeded + failed): taskflow tasks, async
                             * tasks, fork-join roots and stolen frames, algorithm
-                            * jobs run by workers, pipeline stage calls */
+                            * jobs run by workers, pipeline stage calls.  A module
+                            * or subflow task is counted as the tasks of its graph
+                            * (and a subflow task's own call), not once more as
+                            * itself */
     uint64_t succeeded, /* of those, work that returned 0 (or has no result) */
         failed;         /* of those, work that returned non-zero */
     uint64_t skipped;      /* tasks of failed or cancelled runs and cancelled
