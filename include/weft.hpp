@@ -146,26 +146,28 @@ public:
     void add(weft_ctx *ctx) noexcept {
         try {
             std::lock_guard<std::mutex> lock(mu_);
-            list_.push_back(entry{weft_ctx_task(ctx).node_, std::current_exception()});
+            list_.push_back(entry{weft_ctx_task(ctx).node_, weft_ctx_run(ctx), std::current_exception()});
             count_.store(list_.size(), std::memory_order_release);
         } catch (...) {
             /* No memory to keep it: the run still fails, and get() throws weft::error. */
         }
     }
     bool empty() const noexcept { return count_.load(std::memory_order_acquire) == 0; }
-    /* Removes the entries of g's tasks and returns the earliest (O(tasks of g)). */
-    std::exception_ptr take(weft_taskflow *g) noexcept {
+    /* Removes the entries of g's tasks of `run` (NULL: of every run) and
+     * returns the earliest (O(tasks of g)). */
+    std::exception_ptr take(weft_taskflow *g, const weft_future *run = nullptr) noexcept {
         std::lock_guard<std::mutex> lock(mu_);
         if (list_.empty() || !g) return nullptr;
         struct walk {
             std::vector<entry> *list;
             std::size_t first;
             std::vector<bool> hit;
-        } w{&list_, list_.size(), std::vector<bool>(list_.size(), false)};
+            const weft_future *run;
+        } w{&list_, list_.size(), std::vector<bool>(list_.size(), false), run};
         (void)weft_taskflow_for_each_task(g, [](weft_task t, void *arg) -> bool {
             auto *ww = static_cast<walk *>(arg);
             for (std::size_t i = 0; i < ww->list->size(); ++i)
-                if ((*ww->list)[i].node == t.node_) {
+                if ((*ww->list)[i].node == t.node_ && (!ww->run || (*ww->list)[i].run == ww->run)) {
                     ww->hit[i] = true;
                     ww->first = std::min(ww->first, i);
                 }
@@ -183,6 +185,7 @@ public:
 private:
     struct entry {
         const void *node;
+        const weft_future *run; /* weft_ctx_run of the task that threw */
         std::exception_ptr ex;
     };
     std::mutex mu_;
@@ -191,8 +194,15 @@ private:
 };
 
 struct sink {
-    std::atomic<bool> set{false};
-    std::exception_ptr ex;
+    /* The first exception of each run of the graph that threw (weft_ctx_run: a
+     * taskflow's runs queue, but the next may start before the last one's
+     * completion callback has taken its exception).  Guarded by mu. */
+    struct caught {
+        const weft_future *run;
+        std::exception_ptr ex;
+    };
+    std::vector<caught> caught_;
+    std::atomic<std::size_t> ncaught{0};
     weft_taskflow *graph = nullptr; /* the taskflow whose packed tasks' orphans are ours */
     std::mutex mu; /* guards the lists: subflows may add to them from several workers */
     /* Module bodies and pipelines of the graph itself (composed_of on a taskflow):
@@ -202,9 +212,17 @@ struct sink {
      * the run, as the bodies need only outlive that run. */
     std::vector<sink *> transient;
 
-    void capture() noexcept {
-        bool expected = false;
-        if (set.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) ex = std::current_exception();
+    /* Keeps the current exception as run's first (NULL: no run known). */
+    void capture(const weft_future *run = nullptr) noexcept {
+        try {
+            std::lock_guard<std::mutex> lock(mu);
+            for (const caught &c : caught_)
+                if (c.run == run) return; /* first-wins, per run */
+            caught_.push_back(caught{run, std::current_exception()});
+            ncaught.store(caught_.size(), std::memory_order_release);
+        } catch (...) {
+            /* No memory to keep it: the run still fails, and get() throws weft::error. */
+        }
     }
     void add_child(sink *c) { add(children, c); }
     void add_transient(sink *c) { add(transient, c); }
@@ -217,14 +235,17 @@ struct sink {
      * taskflow belongs to that taskflow's failing run.  Module graphs may form
      * a cycle (the run fails with WEFT_EDEADLK): each sink is visited once,
      * and no lock is held while another sink is visited. */
-    std::exception_ptr take(bool failed) noexcept {
+    std::exception_ptr take(bool failed, const weft_future *run = nullptr) noexcept {
         std::exception_ptr e;
         try {
             std::vector<sink *> seen{this}, todo{this};
             while (!todo.empty()) {
                 sink *s = todo.back();
                 todo.pop_back();
-                std::exception_ptr se = failed ? s->take_own() : nullptr;
+                /* The exceptions of this run (weft_ctx_run: the top-level run,
+                 * also for tasks of module bodies and subflows), or kept with
+                 * no run (pipeline stages). */
+                std::exception_ptr se = failed ? s->take_own(run) : nullptr;
                 if (!e) e = std::move(se);
                 std::vector<sink *> next;
                 {
@@ -250,16 +271,22 @@ private:
         std::lock_guard<std::mutex> lock(mu);
         if (c != this && std::find(list.begin(), list.end(), c) == list.end()) list.push_back(c);
     }
-    /* This sink's exception, else the first orphan of its graph. */
-    std::exception_ptr take_own() noexcept {
+    /* This sink's exception of `run` (NULL: its first of any run), else the
+     * first orphan of its graph (of that run, if any). */
+    std::exception_ptr take_own(const weft_future *run) noexcept {
         std::exception_ptr e;
-        if (set.load(std::memory_order_acquire)) {
-            e = std::move(ex);
-            ex = nullptr;
-            set.store(false, std::memory_order_release);
+        if (ncaught.load(std::memory_order_acquire)) {
+            std::lock_guard<std::mutex> lock(mu);
+            for (std::size_t i = 0; i < caught_.size(); ++i)
+                if (!run || caught_[i].run == run || !caught_[i].run) {
+                    e = std::move(caught_[i].ex);
+                    caught_.erase(caught_.begin() + (std::ptrdiff_t)i);
+                    break;
+                }
+            ncaught.store(caught_.size(), std::memory_order_release);
         }
         if (graph && !orphanage::get().empty()) {
-            std::exception_ptr oe = orphanage::get().take(graph);
+            std::exception_ptr oe = orphanage::get().take(graph, run);
             if (!e) e = std::move(oe);
         }
         return e;
@@ -1298,7 +1325,7 @@ struct callable_ref {
     }
     static void capture(weft_ctx *ctx, void *p) noexcept {
         if constexpr (Packed) orphanage::get().add(ctx);
-        else static_cast<task_holder<F> *>(p)->s->capture();
+        else static_cast<task_holder<F> *>(p)->s->capture(weft_ctx_run(ctx));
     }
 };
 
@@ -1546,7 +1573,7 @@ int subflow_tramp(weft_ctx *ctx, weft_subflow *sf, void *p) noexcept {
         }
         return 0;
     } catch (...) {
-        h->s->capture();
+        h->s->capture(weft_ctx_run(ctx));
         return task_threw;
     }
 }
@@ -1732,9 +1759,9 @@ struct run_until_state : run_state {
 /* Runs on the thread that completed the run, right after its future became
  * ready: takes the exception, then lets the taskflow go (its destructor may run
  * as soon as end_run returns: nothing touches `flow` after it). */
-inline void run_done(weft_future *, weft_status status, void *arg) {
+inline void run_done(weft_future *f, weft_status status, void *arg) {
     auto *st = static_cast<run_state *>(arg);
-    std::exception_ptr e = st->flow->errs.take(status != WEFT_OK);
+    std::exception_ptr e = st->flow->errs.take(status != WEFT_OK, f);
     if (!st->ex) st->ex = std::move(e);
     taskflow::state *flow = st->flow;
     /* The run stops counting as the taskflow's first: wait()/get() return on

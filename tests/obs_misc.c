@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "obs_util.h"
 
+#include <pthread.h>
+
 #include "core/log.h" /* weft__log, the internal API the library logs with */
 
 struct logged { int n; weft_log_level last; char msg[128]; };
@@ -138,4 +140,49 @@ TEST(state_dump_of_an_idle_executor_shows_parked_workers) {
     ASSERT_NOT_NULL(strstr(s, "2 idle"));
     free(s);
     weft_executor_destroy(ex);
+}
+
+/* ---- metrics read while deques grow and bound workers start ---- */
+
+static int metrics_nop(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return 0;
+}
+
+typedef struct metrics_reader {
+    weft_executor *ex;
+    atomic_int stop;
+    atomic_int reads;
+} metrics_reader;
+
+static void *read_metrics(void *arg) {
+    metrics_reader *m = arg;
+    weft_metrics out;
+    while (!atomic_load(&m->stop)) {
+        if (weft_executor_metrics(m->ex, &out, NULL, 0) == WEFT_OK) atomic_fetch_add(&m->reads, 1);
+    }
+    return NULL;
+}
+
+/* "Any thread": before, the memory figure read each deque's ring with a
+ * relaxed load (TSan: a race with the owner's growth, which had just written
+ * the new ring's mask), and a bound worker's first act freed the ring it may
+ * have been reading.  Checked by TSan (make test-tsan); here it must not crash. */
+TEST(metrics_read_while_deques_grow_and_bound_workers_start) {
+    for (int round = 0; round < 3; round++) {
+        weft_executor *ex = weft_executor_create(
+            &(weft_executor_config){.workers = 2, .affinity = round == 2 ? WEFT_AFFINITY_CPUS : WEFT_AFFINITY_NONE},
+            NULL);
+        ASSERT_NOT_NULL(ex);
+        metrics_reader m = {ex, 0, 0};
+        pthread_t t;
+        ASSERT_EQ(pthread_create(&t, NULL, read_metrics, &m), 0);
+        while (atomic_load(&m.reads) == 0) { /* reading before the submissions start */
+        }
+        for (int i = 0; i < 20000; i++) ASSERT_OK(weft_silent_async(ex, metrics_nop, NULL)); /* grows main's slot */
+        ASSERT_OK(weft_executor_wait_all(ex));
+        atomic_store(&m.stop, 1);
+        pthread_join(t, NULL);
+        weft_executor_destroy(ex);
+    }
 }

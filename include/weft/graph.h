@@ -160,6 +160,13 @@ WEFT_API size_t weft_task_num_dependents(weft_task t);
 WEFT_API weft_task weft_task_successor(weft_task t, size_t i);
 /* The task currently running in `ctx` (the null task outside a graph task). */
 WEFT_API weft_task weft_ctx_task(const weft_ctx *ctx);
+/* The run the graph task of `ctx` belongs to: the future weft_run (or
+ * weft_run_n, weft_run_until, ...) returned, also for a task of a module's or
+ * subflow's graph nested in that run; NULL outside a graph task.  An identity
+ * to compare, e.g. to keep what tasks record per run of a taskflow (weft.hpp
+ * keeps each run's first exception so); valid to wait on only while the
+ * caller owns that future. */
+WEFT_API const weft_future *weft_ctx_run(const weft_ctx *ctx);
 
 /* ---- editing ---------------------------------------------------------------- */
 

@@ -43,7 +43,10 @@ int weft__deque_rehome(weft__deque *q) {
     /* No thief holds the old ring: a steal loads the ring only after it has
      * seen a job (top < bottom), and nothing was ever pushed. */
     atomic_store_explicit(&q->ring, r, memory_order_release);
-    weft__free(old, ring_bytes(old->mask + 1));
+    /* Retired, not freed: weft_executor_metrics may be reading its size from
+     * another thread (observe/metrics.c loads the ring with acquire). */
+    old->retired_next = q->retired;
+    q->retired = old;
     return WEFT_OK;
 }
 

@@ -109,7 +109,15 @@ static inline bool weft__node_is_cond(const weft__node *n) {
 
 /* A slot freed by weft_task_erase (edit.c): on tf->free_slots, skipped by every
  * walk over the nodes, taken again by the next emplace. */
-static inline bool weft__node_erased(const weft__node *n) { return n->job.run == NULL; }
+/* Relaxed atomic: a run with priorities rewrites its nodes' job.run (priority.c,
+ * through weft__node_set_run) while another thread may be scanning the nodes
+ * (weft_run_n_parallel's check of the kinds, which does not queue behind
+ * runs); the value only tells erased (NULL) from not. */
+static inline bool weft__node_erased(const weft__node *n) {
+    return __atomic_load_n(&n->job.run, __ATOMIC_RELAXED) == NULL;
+}
+/* Sets a node's job function where weft__node_erased may read it meanwhile. */
+static inline void weft__node_set_run(weft__node *n, weft__job_fn fn) { __atomic_store_n(&n->job.run, fn, __ATOMIC_RELAXED); }
 
 /* Runs `body` with `n` bound to each node of tf in emplace order (erased slots
  * are skipped).  A `return` in

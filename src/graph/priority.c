@@ -82,7 +82,7 @@ static inline weft__job_fn wrapper_of(const weft__node *n, unsigned own) {
 
 void weft__prio_rewrap(weft__node *n) {
     int ix = weft__prio_index(n->job.run);
-    if (ix >= 0) n->job.run = wrapper_of(n, (unsigned)(ix & 3) + 1);
+    if (ix >= 0) weft__node_set_run(n, wrapper_of(n, (unsigned)(ix & 3) + 1));
 }
 
 /* Wrapped for good (a priority of its own other than NORMAL), not only for a run. */
@@ -94,7 +94,7 @@ static bool wrapped_alone(const weft__node *n) {
 /* A queued task, taken (its wrapper's index in job->next, weft__prio_route). */
 static weft__job *taken(weft__worker *w, weft__job *job) {
     uintptr_t ix = (uintptr_t)job->next;
-    job->run = weft__prio_wrapper[ix];
+    weft__node_set_run((weft__node *)job, weft__prio_wrapper[ix]);
     job->next = NULL;
     weft__job *next = ix >= 4 ? weft__node_run_prio(w, job) : taken_run((weft__node *)job)(w, job);
     return next ? next : weft__sched_next(w); /* see the end of wrapped() */
@@ -107,7 +107,7 @@ weft__job_fn const weft__prio_taken = taken;
  * its argument, its cold part (not a plain task's), its successors. */
 static inline void mark(weft__node *n, unsigned ix, weft__hints *h) {
     n->job.next = (weft__job *)(uintptr_t)ix;
-    n->job.run = taken;
+    weft__node_set_run(n, taken);
     *h = (weft__hints){{n->arg, ix >= 4 ? NULL : (const void *)weft__cold(n)},
                        (const void *const *)weft__succ_array(n), n->nsucc};
     /* Above LOW it is often taken soon, before its lane comes to it (the lanes
@@ -119,7 +119,7 @@ static inline void mark(weft__node *n, unsigned ix, weft__hints *h) {
 }
 
 static inline void unmark(weft__node *n, unsigned ix) {
-    n->job.run = weft__prio_wrapper[ix];
+    weft__node_set_run(n, weft__prio_wrapper[ix]);
     n->job.next = NULL;
 }
 
@@ -315,7 +315,7 @@ void weft__prio_run_begin(weft__run *r) {
         /* A task's own level, or the run's. */
         WEFT__FOR_EACH_NODE(tf, n, {
             uint8_t own = weft__cold(n)->prio;
-            n->job.run = wrapper_of(n, own ? own : r->prio);
+            weft__node_set_run(n, wrapper_of(n, own ? own : r->prio));
         });
         return;
     }
@@ -327,14 +327,14 @@ void weft__prio_run_begin(weft__run *r) {
      * next walk (the count of nodes changed). */
     if (tf->prio_armed == tf->nnodes) return;
     WEFT__FOR_EACH_NODE(tf, n, {
-        if (n->job.run == weft__node_run) n->job.run = weft__node_run_prio;
+        if (n->job.run == weft__node_run) weft__node_set_run(n, weft__node_run_prio);
     });
     tf->prio_armed = tf->nnodes;
 }
 
 void weft__prio_run_end(weft__run *r) {
     WEFT__FOR_EACH_NODE(r->tf, n, {
-        if (!wrapped_alone(n)) n->job.run = inner_of(n);
+        if (!wrapped_alone(n)) weft__node_set_run(n, inner_of(n));
     });
     r->tf->prio_armed = 0; /* (inner_of gives plain tasks weft__node_run) */
 }
@@ -351,7 +351,7 @@ weft_status weft_task_set_priority(weft_task t, weft_priority priority) {
     c->prio = (uint8_t)((int)priority + 2);
     /* NORMAL is the plain path's level: no wrapper, except in a run with a
      * priority, where it keeps the task NORMAL (weft__prio_run_begin). */
-    n->job.run = wrapped_alone(n) ? wrapper_of(n, c->prio) : inner_of(n);
+    weft__node_set_run(n, wrapped_alone(n) ? wrapper_of(n, c->prio) : inner_of(n));
     return weft__tf_done(n->tf, WEFT_OK);
 }
 

@@ -3,6 +3,7 @@
 #include "core/alloc.h"
 #include "core/error_detail.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* A free node slot, growing the slab by one chunk when full.  NULL: out of memory. */
@@ -366,4 +367,11 @@ weft_task weft_task_successor(weft_task t, size_t i) {
 weft_task weft_ctx_task(const weft_ctx *ctx) {
     /* Only graph nodes (and parallel instances' shadows of them) set ctx->task. */
     return ctx ? (weft_task){weft__ctx_node(ctx)} : WEFT_TASK_NULL;
+}
+
+const weft_future *weft_ctx_run(const weft_ctx *ctx) {
+    /* A graph task's context holds the stop word of its top-level run's
+     * future (weft__task_enter: &r->top->stop), nested runs included. */
+    if (!ctx || !weft__ctx_node(ctx) || !ctx->stop) return NULL;
+    return (const weft_future *)(const void *)((const char *)ctx->stop - offsetof(weft_future, stop));
 }

@@ -51,7 +51,10 @@ static size_t held_bytes(const weft_executor *ex) {
     /* Workers and submitter slots (core/submitter.c) alike. */
     size_t b = sizeof *ex + weft__workers_bytes(ex) + ex->layer_stride * weft__nslots(ex);
     for (unsigned i = 0; i < weft__nslots(ex); i++) {
-        const weft__ring *r = atomic_load_explicit(&((weft__deque *)&ex->workers[i].deque)->ring, memory_order_relaxed);
+        /* Acquire: pairs with the release that publishes a grown (or rehomed)
+         * ring, whose mask was written before; the rings a worker replaced
+         * stay allocated until its deque is destroyed (core/deque.c). */
+        const weft__ring *r = atomic_load_explicit(&((weft__deque *)&ex->workers[i].deque)->ring, memory_order_acquire);
         if (r) b += sizeof *r + (size_t)(r->mask + 1) * sizeof r->slot[0];
         /* Blocks of silent async records (src/async/silent.c). */
         b += weft__async_held_bytes(&ex->workers[i]);
