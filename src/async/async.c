@@ -237,7 +237,16 @@ weft_status weft_future_wait_isolated(weft_future *f) {
     /* A task holding semaphores may be parked behind one that this thread's
      * task holds: wait by running other work, which cannot deadlock. */
     if (a->sems) return weft_future_wait(f);
-    if (!future_done(f) && atomic_load_explicit(&a->join, memory_order_acquire) != 0) return WEFT_EAGAIN;
+    if (!future_done(f) && atomic_load_explicit(&a->join, memory_order_acquire) != 0) {
+        /* A dependency makes its future ready and then releases its dependents
+         * (weft__async_execute: a dependent must find it ready), so a caller
+         * that saw the last dependency ready can get here before the count
+         * drops.  Wait that moment out before saying the dependencies are
+         * unfinished (2 workers: 800-1600 spurious EAGAINs in 2000 tries). */
+        for (unsigned i = 0; i < 4096 && atomic_load_explicit(&a->join, memory_order_acquire) != 0; i++)
+            weft__cpu_relax();
+        if (atomic_load_explicit(&a->join, memory_order_acquire) != 0) return WEFT_EAGAIN;
+    }
     /* Started lower on this worker's stack (a wait there ran this caller):
      * the spin below would never end. */
     if (!future_done(f) && weft__future_waits_on_itself(f))
