@@ -115,8 +115,8 @@ WEFT_API void *weft_mem_alloc(size_t size);
 /* weft_mem_alloc, the block zeroed. */
 WEFT_API void *weft_mem_calloc(size_t size);
 /* Resizes ptr (a block of old_size bytes from these calls, or NULL with
- * old_size 0) to new_size bytes, keeping its contents; or returns NULL and
- * leaves ptr as it was. */
+ * old_size 0) to new_size bytes (0 taken as 1: never a free), keeping its
+ * contents; or returns NULL and leaves ptr as it was. */
 WEFT_API void *weft_mem_realloc(void *ptr, size_t old_size, size_t new_size);
 /* Frees ptr (NULL allowed) of size bytes: the size it was allocated or last
  * resized with, which the allocator's free is told. */

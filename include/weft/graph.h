@@ -165,7 +165,8 @@ WEFT_API weft_task weft_ctx_task(const weft_ctx *ctx);
  * subflow's graph nested in that run; NULL outside a graph task.  An identity
  * to compare, e.g. to keep what tasks record per run of a taskflow (weft.hpp
  * keeps each run's first exception so); valid to wait on only while the
- * caller owns that future. */
+ * caller owns that future.  No errors: NULL for a NULL ctx.  Only from inside
+ * the task ctx belongs to. */
 WEFT_API const weft_future *weft_ctx_run(const weft_ctx *ctx);
 
 /* ---- editing ---------------------------------------------------------------- */
