@@ -73,6 +73,17 @@ void weft__push_local(weft__worker *w, weft__job *j) {
     if (before < (int64_t)w->ex->nworkers) weft__sleep_notify_local(&w->ex->sleep);
 }
 
+/* A job hinted to w's NUMA node, else, if `injector`, one from the injector:
+ * the shared queues a search round and the fairness look both start with. */
+static inline weft__job *take_mail_or_injector(weft__worker *w, bool injector) {
+    weft_executor *ex = w->ex;
+    weft__job *j = NULL;
+    if (__builtin_expect(w->node >= 0, 0) && (j = weft__injector_pop(&ex->mailboxes[w->node].q)) != NULL)
+        return weft__hook_steal(w, true, -1), j; /* a job hinted to this worker's node */
+    if (injector && (j = weft__injector_pop(&ex->injector)) != NULL) return weft__hook_steal(w, true, -1), j;
+    return NULL;
+}
+
 /* Fairness: a worker whose deque never runs empty (a task that queues its own
  * successor, a long stream of local work) would never look at what other
  * threads queued: a CRITICAL task from main, or any job in the injector, could
@@ -92,11 +103,8 @@ static __attribute__((noinline)) weft__job *look_shared(weft__worker *w) {
     const weft__source *src = source_of(ex);
     weft__job *j = src ? src->take(w, ex->source_state, WEFT__TAKE_STEAL) : NULL;
     if (j) return j;
-    if (w->node >= 0 && (j = weft__injector_pop(&ex->mailboxes[w->node].q)) != NULL)
-        return weft__hook_steal(w, true, -1), j;
     /* A source that takes every job (push) holds the injector's too. */
-    if (!(src && src->push) && !weft__injector_empty(&ex->injector) && (j = weft__injector_pop(&ex->injector)) != NULL)
-        return weft__hook_steal(w, true, -1), j;
+    if ((j = take_mail_or_injector(w, !(src && src->push))) != NULL) return j;
     return weft__submitters_steal_one(w);
 }
 
@@ -182,11 +190,8 @@ static weft__job *steal_tiers(weft__worker *w) {
  * one (or in the order a layer gave). */
 static weft__job *steal_victims(weft__worker *w, bool injector) {
     weft_executor *ex = w->ex;
-    weft__job *j = NULL;
-    if (__builtin_expect(w->node >= 0, 0) && (j = weft__injector_pop(&ex->mailboxes[w->node].q)) != NULL)
-        return weft__hook_steal(w, true, -1), j; /* a job hinted to this worker's node */
-    j = injector ? weft__injector_pop(&ex->injector) : NULL;
-    if (j) return weft__hook_steal(w, true, -1), j;
+    weft__job *j = take_mail_or_injector(w, injector);
+    if (j) return j;
     if ((j = weft__submitters_steal(w, false)) != NULL) return j;
     if (w->victims) return steal_tiers(w);
     unsigned n = ex->nworkers;
