@@ -496,23 +496,39 @@ using task_result_t = std::conditional_t<std::is_invocable_v<F &, runtime &>, st
 
 /* ---- shared state of futures -------------------------------------------------- */
 struct state_base {
+    /* References (low 16 bits) and callbacks still to harvest (the bits
+     * above): one word, so that the last callback gives up its reference in
+     * the same step that tells a waiter it is done.  A waiter that saw the
+     * work harvested then always holds the last reference, and the exception
+     * it rethrew is freed on its own thread, after its catch handler (freed
+     * by a callback thread instead, the exception's count lives in
+     * libstdc++, which TSan cannot see: it reported a race in CI). */
+    static constexpr int ref_mask = (1 << 16) - 1;
+    static constexpr int one_harvest = 1 << 16;
     std::atomic<int> refs;
-    /* The run's completion callback has taken the run's exception (runs only;
-     * async states start true).  weft makes a future ready just before it calls
-     * the callback, so a waiter waits for this too. */
-    std::atomic<bool> harvested;
     std::atomic<bool> started{false};
     std::exception_ptr ex;
     /* A run's weft_future, owned here (not by the future object) so that the
      * taskflow's destructor can wait on it too, whoever dropped the future. */
     weft_future *run_f = nullptr;
-    state_base(int r, bool h) noexcept : refs(r), harvested(h) {}
+    /* r references; runs start with one harvest due (their completion
+     * callback takes the run's exception), async states with none. */
+    state_base(int r, bool h) noexcept : refs(r + (h ? 0 : one_harvest)) {}
     virtual ~state_base() {
         if (run_f) weft_future_destroy(run_f);
     }
+    /* The run's callbacks have run (weft makes a future ready just before
+     * it calls them, so a waiter waits for this too). */
+    bool harvested() const noexcept { return (refs.load(std::memory_order_acquire) & ~ref_mask) == 0; }
     void retain() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+    /* A callback that will harvest, with a reference of its own. */
+    void retain_harvest() noexcept { refs.fetch_add(one_harvest + 1, std::memory_order_relaxed); }
     void release() noexcept {
-        if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+        if ((refs.fetch_sub(1, std::memory_order_acq_rel) & ref_mask) == 1) delete this;
+    }
+    /* A callback is done: harvested and released in one step. */
+    void harvest_and_release() noexcept {
+        if ((refs.fetch_sub(one_harvest + 1, std::memory_order_acq_rel) & ref_mask) == 1) delete this;
     }
 };
 
@@ -553,7 +569,7 @@ public:
     bool valid() const noexcept { return f_ != nullptr; }
     /* True once the work has finished (never blocks). */
     bool ready() const noexcept {
-        return f_ && weft_future_ready(f_) && st_->harvested.load(std::memory_order_acquire);
+        return f_ && weft_future_ready(f_) && st_->harvested();
     }
 
     /* Waits until the work has finished; rethrows its exception or throws
@@ -587,8 +603,8 @@ public:
         if (is_run_) return weft_future_cancel(f_) == WEFT_OK;
         /* An async task: if it never starts, its trampoline never releases its
          * reference; a callback does then (with a reference of its own). */
-        st_->retain();
-        if (weft_future_then(f_, &future::on_cancelled_done, st_) != WEFT_OK) st_->release();
+        st_->retain_harvest();
+        if (weft_future_then(f_, &future::on_cancelled_done, st_) != WEFT_OK) st_->harvest_and_release();
         return weft_future_cancel(f_) == WEFT_OK;
     }
 
@@ -616,7 +632,7 @@ private:
     static void on_cancelled_done(weft_future *, weft_status, void *arg) {
         auto *st = static_cast<detail::value_state<T> *>(arg);
         if (!st->started.load(std::memory_order_acquire)) st->release(); /* the task's reference */
-        st->release();
+        st->harvest_and_release();
     }
 
     void finish(weft_status st, const char *call) const {
@@ -625,7 +641,7 @@ private:
         if (!weft_future_ready(f_)) throw error(st, call, weft_last_error_message());
         /* The callback that takes a run's exception runs right after the future
          * became ready, on the thread that completed it: a short wait. */
-        while (!st_->harvested.load(std::memory_order_acquire)) std::this_thread::yield();
+        while (!st_->harvested()) std::this_thread::yield();
         if (st_->ex) std::rethrow_exception(st_->ex);
         if (st == WEFT_OK) return;
         std::string detail;
@@ -1768,8 +1784,7 @@ inline void run_done(weft_future *f, weft_status status, void *arg) {
      * harvested, and a clear() (or any edit) straight after must not find
      * the finished run still in flight (it threw WEFT_EBUSY now and then). */
     flow->end_run(st);
-    st->harvested.store(true, std::memory_order_release);
-    st->release();
+    st->harvest_and_release();
 }
 
 template <class Submit>
