@@ -196,10 +196,11 @@ struct weft_ctx {
      * this context, or 0 (a context opened elsewhere: graph tasks).  Tells
      * which task spawned a frame when frames are published (fj_frames.c). */
     uint32_t fj_mark;
-    /* The frame stack's overflow count and top when the task began, to sync
-     * what it left unsynced (graph tasks: graph/graph.h, weft__task_enter; and
-     * weft__fj_run_task).  Bit 0 of the top: an overflow spawn since
-     * (weft__fj_mark_ovf). */
+    /* The frame stack's top when the task began, to sync what it left
+     * unsynced (graph tasks: graph/graph.h, weft__task_enter; and
+     * weft__fj_run_task).  Bit 0 of the top: the task made an overflow spawn
+     * (weft__fj_mark_ovf), and fj_ovf0 is the overflow count it found then
+     * (0 and unused until that mark: taken only on that slow path). */
     uint32_t fj_ovf0;
     weft__fj_frame *fj_head0;
 };
@@ -221,6 +222,7 @@ static inline bool weft__fj_left_unsynced(const weft__worker *w, const weft_ctx 
 static inline weft__fj_frame *weft__fj_mark_ovf(weft__fj_frame *top) {
     return (weft__fj_frame *)((uintptr_t)top | 1u);
 }
+static inline bool weft__fj_ovf_marked(const weft__fj_frame *top) { return ((uintptr_t)top & 1u) != 0; }
 _Static_assert(_Alignof(weft__fj_frame) >= 2, "bit 0 of a frame's address is free for the overflow mark");
 static inline const weft__fj_frame *weft__fj_unmark(const weft__fj_frame *top) {
     return (const weft__fj_frame *)((uintptr_t)top & ~(uintptr_t)1u);

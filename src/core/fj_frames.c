@@ -149,10 +149,15 @@ static bool ovf_reserve(weft__fj *fj, uint32_t k) {
 static weft_status spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
     weft__fj *fj = weft__fj_of(ctx);
     if (!fj->base && fj->ovf == 0 && alloc_stack(ctx->worker)) return weft_spawn(ctx, fn, arg);
-    uint32_t k = fj->ovf++;
     /* The spawning task's context learns that the count moved by its top mark
-     * (weft__fj_left_unsynced compares the top alone). */
-    ctx->fj_head0 = weft__fj_mark_ovf(ctx->fj_head0);
+     * (weft__fj_left_unsynced compares the top alone), and, at its first
+     * overflow spawn, what the count was: until then this task had none of
+     * its own (own_ovf), so the count was what it found when it began. */
+    if (!weft__fj_ovf_marked(ctx->fj_head0)) {
+        ctx->fj_ovf0 = fj->ovf;
+        ctx->fj_head0 = weft__fj_mark_ovf(ctx->fj_head0);
+    }
+    uint32_t k = fj->ovf++;
     if (k == 0) {
         fj->ovf_split = fj->split;
         fj->split = fj->head;
@@ -339,11 +344,17 @@ static size_t depth_at(const weft__fj *fj, const weft__fj_frame *top) {
     return top && fj->base ? (size_t)(top - fj->base) : 0;
 }
 
+/* Whether the task of ctx has an overflow spawn of its own left: its context
+ * is marked (it made one) and the count is above what it was then. */
+static bool own_ovf(const weft_ctx *ctx, const weft__fj *fj) {
+    return weft__fj_ovf_marked(ctx->fj_head0) && fj->ovf > ctx->fj_ovf0;
+}
+
 /* Whether the task of ctx has a spawn of its own to sync: an overflow spawn or
  * a frame made since the context began (its marks).  Frames below belong to
  * the tasks around it, which a sync here must not take. */
 static bool own_spawns(const weft_ctx *ctx, const weft__fj *fj) {
-    return fj->ovf > ctx->fj_ovf0 || depth(fj) > depth_at(fj, ctx->fj_head0);
+    return own_ovf(ctx, fj) || depth(fj) > depth_at(fj, ctx->fj_head0);
 }
 
 bool weft__fj_has_own_spawn(weft_ctx *ctx) { return ctx && own_spawns(ctx, weft__fj_of(ctx)); }
@@ -352,7 +363,7 @@ int weft__fj_sync_slow(weft_ctx *ctx) {
     if (!ctx) return weft__fail("weft_sync", WEFT_EINVAL, "ctx is NULL");
     weft__fj *fj = weft__fj_of(ctx);
     if (!own_spawns(ctx, fj)) return weft__fail("weft_sync", WEFT_EINVAL, "this task has spawned nothing to sync");
-    if (fj->ovf > ctx->fj_ovf0) return ovf_pop(fj);
+    if (own_ovf(ctx, fj)) return ovf_pop(fj);
     weft__fj_frame *f = fj->head - 1;
     if (fj->generous) { /* the spawns are over: back to sharing on request */
         fj->generous = 0;
@@ -410,7 +421,7 @@ int weft__fj_sync_left(weft__worker *w, weft_ctx *cx) {
     weft__fj *fj = &w->fj;
     size_t depth0 = depth_at(fj, cx->fj_head0);
     int r = 0;
-    while (fj->ovf > cx->fj_ovf0 || depth(fj) > depth0) {
+    while (own_ovf(cx, fj) || depth(fj) > depth0) {
         int s = weft_sync(cx);
         if (r == 0) r = s;
     }
@@ -422,7 +433,7 @@ int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn,
     /* Chained on w->ctx like a graph task, so waits inside see what is on the
      * stack below (core/future.c refuses waits that would deadlock). */
     /* fj_mark: frames from this depth up are this task's (label). */
-    weft_ctx cx = {w, NULL, stop, NULL, w->ctx, (uint32_t)depth(fj) + 1, fj->ovf, fj->head};
+    weft_ctx cx = {w, NULL, stop, NULL, w->ctx, (uint32_t)depth(fj) + 1, 0, fj->head};
     w->ctx = &cx;
     int r = fn(&cx, arg);
     /* Implicit sync of whatever fn left unsynced. */

@@ -322,7 +322,7 @@ static inline bool weft__node_enter(weft__worker *w, weft__node *n, weft_future 
  * observer state for weft__task_leave: the same value both times, so begin and
  * end events come in pairs. */
 static inline struct weft__obs *weft__task_enter(weft__worker *w, weft_ctx *cx, weft__node *n, weft__run *r) {
-    *cx = (weft_ctx){w, n, &r->top->stop, &r->fut, w->ctx, 0, w->fj.ovf, w->fj.head};
+    *cx = (weft_ctx){w, n, &r->top->stop, &r->fut, w->ctx, 0, 0, w->fj.head};
     w->ctx = cx;
     struct weft__obs *o = weft__obs_get(w->ex); /* observe/: NULL unless switched on */
     weft__hook_task_begin(w, o, n, r);
@@ -364,7 +364,7 @@ static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n)
     if (weft__node_enter(w, n, r->top) && n->fn) {
         /* weft__task_enter and weft__task_leave, the observer's two events in
          * one hook around the call. */
-        weft_ctx cx = {w, n, &r->top->stop, &r->fut, w->ctx, 0, w->fj.ovf, w->fj.head};
+        weft_ctx cx = {w, n, &r->top->stop, &r->fut, w->ctx, 0, 0, w->fj.head};
         w->ctx = &cx;
         int rc = weft__hook_task_call(w, weft__obs_get(w->ex), n, r, n->fn, &cx, n->arg);
         /* Spawns left unsynced: synced here, as weft_run_root does.  The

@@ -218,7 +218,7 @@ __attribute__((aligned(64))) weft__job *weft__node_run(weft__worker *w, weft__jo
     weft__run *r = n->tf->active;
     /* A count held back for another run is applied before this task, which
      * may take long (the other run would wait for it to end). */
-    if (__builtin_expect(w->defer_obj != NULL && w->defer_obj != r, 0)) weft__defer_settle_local(w);
+    if (__builtin_expect(w->defer_obj != NULL, 0) && w->defer_obj != r) weft__defer_settle_local(w);
     weft__call_node(w, r, n);
     return release(w, r, n);
 }
