@@ -136,6 +136,31 @@ TEST(stats_start_rejects_bad_arguments) {
     ASSERT_FALSE(exists(path));
 }
 
+/* A start that fails removes only what it made: a textfile it never wrote
+ * (the block failed first) stays, and the message names the file. */
+TEST(a_failed_stats_start_keeps_a_textfile_it_never_wrote_and_names_the_file) {
+    weft_executor *ex = executor_with(1, false);
+    char prom[64];
+    temp_path(prom, sizeof prom, ".prom");
+    FILE *f = fopen(prom, "w");
+    ASSERT_NOT_NULL(f);
+    fputs("mine\n", f);
+    fclose(f);
+    ASSERT_STATUS(weft_stats_start(ex, &(weft_stats_config){ .path = "/nonexistent-dir/live.stats", .prom_path = prom }),
+                  WEFT_ESYS);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "/nonexistent-dir/live.stats") != NULL);
+    ASSERT_TRUE(exists(prom));
+    /* The block made before the textfile failed is taken back. */
+    char path[64];
+    temp_path(path, sizeof path, ".stats");
+    ASSERT_STATUS(weft_stats_start(ex, &(weft_stats_config){ .path = path, .prom_path = "/nonexistent-dir/w.prom" }),
+                  WEFT_ESYS);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "/nonexistent-dir/w.prom") != NULL);
+    ASSERT_FALSE(exists(path));
+    unlink(prom);
+    weft_executor_destroy(ex);
+}
+
 static int spin_ms(weft_ctx *ctx, void *arg) {
     (void)ctx;
     struct timespec a, b;

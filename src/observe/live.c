@@ -270,13 +270,22 @@ weft_status weft_stats_start(weft_executor *ex, const weft_stats_config *c) {
     struct weft__live *l = live_new(ex, o, c);
     if (!l) return weft__fail_st(__func__, WEFT_ENOMEM);
     int st = l->path ? weft__mapfile_create(l->path, l->nwords * sizeof(uint64_t), &l->map) : 0;
+    int step = st ? 1 : 0; /* what failed: 1 the block, 2 the textfile, 3 the thread */
     l->start_ns = l->last_look = weft__now_ns();
-    if (st == 0) st = publish(l, false);
-    if (st == 0) st = weft__thread_start(&l->thread, live_main, l, 0);
+    if (st == 0 && (st = publish(l, false)) != 0) step = 2;
+    if (st == 0 && (st = weft__thread_start(&l->thread, live_main, l, 0)) != 0) step = 3;
     if (st != 0) {
-        remove_files(l);
+        /* Only the files this call made go: one it could not make (an
+         * existing file it may not open, a textfile whose write failed, or
+         * one never reached) may be the caller's. */
+        if (step > 1 && l->path) (void)weft__file_remove(l->path);
+        if (step > 2 && l->prom_path) (void)weft__file_remove(l->prom_path);
+        weft_status fst = step == 3 ? weft__fail_st(__func__, (weft_status)st)
+                          : weft__fail(__func__, (weft_status)st, "'%s' could not be %s",
+                                       step == 1 ? l->path : l->prom_path,
+                                       step == 1 ? "created and mapped" : "written");
         live_free(l);
-        return weft__fail_st(__func__, (weft_status)st);
+        return fst;
     }
     o->live = l;
     return WEFT_OK;
