@@ -32,6 +32,27 @@ TEST(preempt_install_refuses_a_foreign_handler_unless_chained) {
     ASSERT_FALSE(weft_preempt_requested());
 }
 
+/* A replaced handler that takes a siginfo_t (SA_SIGINFO) is chained to with
+ * the one the kernel gave: it reads it, as such handlers do. */
+static atomic_int siginfo_signo;
+static void foreign_siginfo(int signo, siginfo_t *info, void *uc) {
+    (void)signo, (void)uc;
+    atomic_store(&siginfo_signo, info->si_signo);
+}
+
+TEST(preempt_chains_to_a_siginfo_handler_with_its_siginfo) {
+    struct sigaction sa = {0};
+    sa.sa_sigaction = foreign_siginfo;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ASSERT_EQ(sigaction(SIGUSR2, &sa, NULL), 0);
+    ASSERT_OK(weft_preempt_install(&(weft_preempt_config){.chain = true}));
+    raise(SIGUSR2);
+    ASSERT_TRUE(weft_preempt_requested());
+    ASSERT_EQ(atomic_load(&siginfo_signo), SIGUSR2);
+    weft_preempt_clear();
+}
+
 struct busy {
     weft_cancel_token *tok;
     atomic_int started;

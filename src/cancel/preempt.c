@@ -20,9 +20,10 @@ _Thread_local _Atomic int weft__preempt_flag __attribute__((tls_model("initial-e
  * take weft's own handler for the application's and chain to itself). */
 static _Atomic int installed;
 
+/* The platform calls the replaced handler after it, when chaining. */
 static void on_signal(int signo) {
+    (void)signo;
     atomic_store_explicit(&weft__preempt_flag, 1, memory_order_relaxed);
-    weft__signal_chain(signo);
 }
 
 weft_status weft_preempt_install(const weft_preempt_config *config) {

@@ -6,9 +6,20 @@
 #include <signal.h>
 #include <string.h>
 
-/* The action replaced by weft's, for chaining; written once at install. */
+/* The action replaced by weft's, for chaining, and weft's handler; written
+ * once at install. */
 static struct sigaction old_action;
 static bool chaining;
+static void (*weft_handler)(int);
+
+/* Installed with SA_SIGINFO, so that a replaced handler that takes a
+ * siginfo_t (SA_SIGINFO) gets the one the kernel gave, not NULL. */
+static void on_signal(int signo, siginfo_t *info, void *uc) {
+    weft_handler(signo);
+    if (!chaining) return;
+    if (old_action.sa_flags & SA_SIGINFO) old_action.sa_sigaction(signo, info, uc);
+    else old_action.sa_handler(signo);
+}
 
 int weft__signal_default(void) { return SIGUSR2; }
 
@@ -21,18 +32,13 @@ int weft__signal_install(int signo, bool chain, void (*handler)(int)) {
     if (taken && !chain) return WEFT_EBUSY;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     old_action = old;
     chaining = taken;
+    weft_handler = handler;
     return sigaction(signo, &sa, NULL) == 0 ? 0 : WEFT_ESYS;
-}
-
-void weft__signal_chain(int signo) {
-    if (!chaining) return;
-    if (old_action.sa_flags & SA_SIGINFO) old_action.sa_sigaction(signo, NULL, NULL);
-    else old_action.sa_handler(signo);
 }
 
 unsigned long weft__thread_self(void) { return (unsigned long)pthread_self(); }

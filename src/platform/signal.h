@@ -10,12 +10,10 @@ int weft__signal_default(void);
 /* Installs handler for signo (SA_RESTART, so interrupted system calls of the
  * task resume).  If a handler other than the default or "ignore" is installed
  * already: WEFT_EBUSY unless chain, in which case the old one is kept and
- * weft__signal_chain calls it.  0, WEFT_EINVAL (bad signal), WEFT_EBUSY,
+ * called after handler returns, with the signal's siginfo_t and context when
+ * it was installed with SA_SIGINFO.  0, WEFT_EINVAL (bad signal), WEFT_EBUSY,
  * WEFT_ESYS.  Not async-signal-safe; call once, before signals are sent. */
 int weft__signal_install(int signo, bool chain, void (*handler)(int));
-/* Calls the handler that was installed before weft's, if chaining was asked
- * for and there was one.  Async-signal-safe. */
-void weft__signal_chain(int signo);
 /* The calling thread, as a value weft__signal_thread takes.  Any thread. */
 unsigned long weft__thread_self(void);
 /* Sends signo to a thread of this process.  0 or WEFT_ESYS (the thread has
