@@ -46,11 +46,17 @@ static void capture(void *user, weft_log_level level, const char *msg) {
     atomic_fetch_add(&logged.warnings, 1);
 }
 
-static void capture_log(void) {
+/* Captures warnings, leaving the level to WEFT_LOG (a level the program sets
+ * wins over it). */
+static void capture_log_at_default_level(void) {
     atomic_store(&logged.warnings, 0);
     logged.last[0] = 0;
-    weft_log_set_level(WEFT_LOG_WARN);
     weft_log_set_callback(capture, NULL);
+}
+
+static void capture_log(void) {
+    capture_log_at_default_level();
+    weft_log_set_level(WEFT_LOG_WARN);
 }
 
 static unsigned default_workers(void) { return weft__cpu_count(); }
@@ -109,7 +115,7 @@ TEST(an_empty_weft_workers_is_warned_about_not_taken_as_unset) {
  * unknown, and to take "" silently as unset).  Read once per process, at the
  * first executor. */
 TEST(weft_log_takes_any_case_and_warns_about_an_empty_value) {
-    capture_log();
+    capture_log_at_default_level();
     ASSERT_EQ(setenv("WEFT_LOG", "Error", 1), 0);
     ASSERT_EQ(workers_with_env("WEFT_WORKERS", "1"), 1);
     ASSERT_EQ(weft_log_get_level(), WEFT_LOG_ERROR);
@@ -118,12 +124,31 @@ TEST(weft_log_takes_any_case_and_warns_about_an_empty_value) {
 }
 
 TEST(an_empty_weft_log_is_warned_about_and_keeps_warn) {
-    capture_log();
+    capture_log_at_default_level();
     ASSERT_EQ(setenv("WEFT_LOG", "", 1), 0);
     ASSERT_EQ(workers_with_env("WEFT_WORKERS", "1"), 1);
     ASSERT_EQ(weft_log_get_level(), WEFT_LOG_WARN);
     ASSERT_EQ(atomic_load(&logged.warnings), 1);
     ASSERT_TRUE(strstr(logged.last, "WEFT_LOG") != NULL);
+    unsetenv("WEFT_LOG");
+}
+
+/* WEFT_LOG is only the default: a level the program sets wins over it, also
+ * one set before the first executor (which reads WEFT_LOG) is created, and
+ * weft_log_get_level reports WEFT_LOG's level before any executor exists. */
+TEST(a_log_level_set_by_the_program_wins_over_weft_log) {
+    capture_log_at_default_level();
+    ASSERT_EQ(setenv("WEFT_LOG", "debug", 1), 0);
+    weft_log_set_level(WEFT_LOG_ERROR);
+    ASSERT_EQ(workers_with_env("WEFT_WORKERS", "1"), 1);
+    ASSERT_EQ(weft_log_get_level(), WEFT_LOG_ERROR);
+    unsetenv("WEFT_LOG");
+    weft_log_set_callback(NULL, NULL);
+}
+
+TEST(weft_log_get_level_reports_weft_log_before_any_executor) {
+    ASSERT_EQ(setenv("WEFT_LOG", "info", 1), 0);
+    ASSERT_EQ(weft_log_get_level(), WEFT_LOG_INFO);
     unsetenv("WEFT_LOG");
 }
 

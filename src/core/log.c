@@ -23,13 +23,24 @@ static _Atomic(weft__log_context_fn) context_fn;
 
 static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
 
-void weft_log_set_level(weft_log_level level) {
+/* WEFT_LOG is read once, on the first executor created (or the first
+ * weft_log_get_level); a level the program set before that wins over it. */
+static _Atomic int env_read;
+static _Atomic int level_set_by_program;
+
+static void store_level(weft_log_level level) {
     if ((int)level < WEFT_LOG_OFF) level = WEFT_LOG_OFF;
     if ((int)level > WEFT_LOG_DEBUG) level = WEFT_LOG_DEBUG;
     atomic_store_explicit(&weft__log_level_, (int)level, memory_order_relaxed);
 }
 
+void weft_log_set_level(weft_log_level level) {
+    atomic_store_explicit(&level_set_by_program, 1, memory_order_relaxed);
+    store_level(level);
+}
+
 weft_log_level weft_log_get_level(void) {
+    weft__log_init_from_env(); /* the default it reports is WEFT_LOG's */
     return (weft_log_level)atomic_load_explicit(&weft__log_level_, memory_order_relaxed);
 }
 
@@ -62,14 +73,14 @@ static void fill_context(weft_log_entry *e) {
 }
 
 void weft__log_init_from_env(void) {
-    static _Atomic int done;
-    if (atomic_exchange_explicit(&done, 1, memory_order_relaxed)) return;
+    if (atomic_exchange_explicit(&env_read, 1, memory_order_relaxed)) return;
     /* The rule of every WEFT_* variable (core/env.h): any case, and an empty
      * or unknown value is warned about once and the default kept. */
     static const char *const words[] = { "off", "error", "warn", "info", "debug", NULL };
     _Static_assert(WEFT_LOG_OFF == 0 && WEFT_LOG_DEBUG == 4, "words[] follows weft_log_level");
     int i = weft__env_choice("WEFT_LOG", words, "warn");
-    if (i >= 0) weft_log_set_level((weft_log_level)i);
+    if (i >= 0 && !atomic_load_explicit(&level_set_by_program, memory_order_relaxed))
+        store_level((weft_log_level)i);
 }
 
 void weft__log_emit(weft_log_level level, const char *fmt, ...) {
