@@ -12,6 +12,7 @@
 
 #include <sched.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 
 static int sleep_and_bump(weft_ctx *ctx, void *arg) {
@@ -194,6 +195,35 @@ TEST(affinity_bad_config_values_are_refused) {
     weft_executor *ex = weft_executor_create(&(weft_executor_config){ .affinity = (weft_affinity)7 }, &err);
     ASSERT_NULL(ex);
     ASSERT_STATUS(err, WEFT_EINVAL);
+}
+
+/* A config part that a layer refuses (config->sched, config->placement) is
+ * named in the message, not "its sched, placement or observer part failed";
+ * a create that succeeds leaves the thread's last message alone. */
+static void refused_saying(const weft_executor_config *c, const char *says) {
+    weft_status err = WEFT_OK;
+    ASSERT_NULL(weft_executor_create(c, &err));
+    ASSERT_STATUS(err, WEFT_EINVAL);
+    if (!strstr(weft_last_error_message(), says))
+        TEST_FAIL_("message \"%s\" does not name %s", weft_last_error_message(), says);
+}
+
+TEST(a_refused_sched_or_placement_config_is_named_in_the_message) {
+    refused_saying(&(weft_executor_config){ .sched = &(weft_sched_config){ .kind = (weft_sched_kind)99 } },
+                   "config->sched->kind 99");
+    refused_saying(&(weft_executor_config){ .sched = &(weft_sched_config){ .kind = WEFT_SCHED_CUSTOM } },
+                   "policy is NULL");
+    refused_saying(&(weft_executor_config){ .placement = &(weft_placement_config){ .strategy = (weft_placement)42 } },
+                   "config->placement->strategy 42");
+    unsigned nodes[1] = { 4000 };
+    refused_saying(&(weft_executor_config){ .placement = &(weft_placement_config){
+                       .strategy = WEFT_PLACE_COMPACT, .numa_nodes = nodes, .numa_node_count = 1 } },
+                   "placement");
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &err);
+    ASSERT_NOT_NULL(ex);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "placement") != NULL); /* kept from before */
+    weft_executor_destroy(ex);
 }
 
 /* ---- worker ids -------------------------------------------------------------- */

@@ -151,13 +151,23 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
     }
     /* The layers above (core/layer.h): their per-worker areas, then their init
      * in order (observe/ reads the config, WEFT_PROFILE and WEFT_LOG). */
+    /* A layer that refuses its part of the config says why (config->sched's
+     * kind, a NUMA node that does not exist): its message is kept. */
+    weft__saved_message before;
+    weft__error_message_save(&before);
+    weft__set_error_message("%s", "");
     int lst = weft__layers_layout(ex, layers, n);
     if (lst == WEFT_OK) lst = weft__layers_init(ex, &c);
     if (lst != WEFT_OK) {
         teardown(ex, 0);
+        if (*weft_last_error_message()) {
+            set_err(err, lst);
+            return NULL;
+        }
         return weft__fail_null(err, "weft_executor_create", lst, "its sched, placement or observer part failed: %s",
                                weft_strerror(lst));
     }
+    weft__error_message_restore(&before);
     for (unsigned i = 0; i < ex->nworkers; i++) {
         int st = weft__thread_start(&ex->workers[i].thread, weft__worker_main, &ex->workers[i], c.stack_size);
         if (st != 0) {

@@ -8,6 +8,7 @@
  * nothing of the job itself is read. */
 #include "sched/sched.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 #include "core/log.h"
 
 #include <string.h>
@@ -204,8 +205,13 @@ static void held_free(weft__held *h) {
 int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nworkers) {
     weft_sched_kind kind = c ? c->kind : WEFT_SCHED_WORK_STEALING;
     if (kind == WEFT_SCHED_WORK_STEALING) return WEFT_OK;
-    if ((unsigned)kind > WEFT_SCHED_RANDOM) return WEFT_EINVAL;
-    if (kind == WEFT_SCHED_CUSTOM && (!c->policy || !c->policy->push || !c->policy->pop)) return WEFT_EINVAL;
+    if ((unsigned)kind > WEFT_SCHED_RANDOM)
+        return weft__fail("weft_executor_create", WEFT_EINVAL, "config->sched->kind %d is not a weft_sched_kind",
+                          (int)kind);
+    if (kind == WEFT_SCHED_CUSTOM && (!c->policy || !c->policy->push || !c->policy->pop))
+        return weft__fail("weft_executor_create", WEFT_EINVAL,
+                          "config->sched->kind is WEFT_SCHED_CUSTOM but its policy %s", !c->policy ? "is NULL"
+                          : "lacks push or pop");
     weft__policy *p = weft__calloc(sizeof *p);
     if (!p) return WEFT_ENOMEM;
     atomic_init(&p->outstanding, 0);

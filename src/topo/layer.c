@@ -14,6 +14,7 @@
 
 #include "core/alloc.h"
 #include "core/env.h"
+#include "core/error_detail.h"
 #include "core/layer.h"
 #include "core/log.h"
 #include "platform/platform.h" /* weft__getenv */
@@ -146,9 +147,15 @@ static int topo_executor_init(weft_executor *ex, const weft_executor_config *con
      * (a NUMA node that does not exist, a strategy out of range); asked for in
      * the environment, it is warned about and the workers run as they would. */
     if (config->placement) {
-        if ((unsigned)config->placement->strategy > WEFT_PLACE_L3_DOMAIN) return WEFT_EINVAL;
+        if ((unsigned)config->placement->strategy > WEFT_PLACE_L3_DOMAIN)
+            return weft__fail("weft_executor_create", WEFT_EINVAL,
+                              "config->placement->strategy %d is not a weft_placement",
+                              (int)config->placement->strategy);
         int st = weft__topo_place_workers_as(ex, config->placement);
-        if (st) return st;
+        if (st) /* weft_topology_place said why, if it was the one */
+            return *weft_last_error_message() ? st : weft__fail("weft_executor_create", (weft_status)st,
+                                                               "config->placement cannot be made: %s",
+                                                               weft_strerror((weft_status)st));
     } else {
         weft_placement p = placement_from_env();
         int st = p == WEFT_PLACE_NONE ? 0 : weft__topo_place_workers(ex, p);
