@@ -47,6 +47,50 @@ TEST(for_with_a_step_visits_exactly_the_strided_indices) {
     weft_executor_destroy(ex);
 }
 
+/* Iterations near SIZE_MAX: the last one plus step wraps past SIZE_MAX, so
+ * a loop `i < hi; i += step` would go on from a small index.  weft_parallel_for
+ * calls exactly the iterations, and a range body written as the header says
+ * (stop once hi - i <= step) does too. */
+typedef struct top_range {
+    size_t first, step;
+    _Atomic size_t calls, bad;
+} top_range;
+
+static void top_index(size_t i, void *arg) {
+    top_range *t = arg;
+    atomic_fetch_add_explicit(&t->calls, 1, memory_order_relaxed);
+    if (i < t->first || (i - t->first) % t->step) atomic_fetch_add_explicit(&t->bad, 1, memory_order_relaxed);
+}
+
+static void top_body(size_t lo, size_t hi, void *arg) {
+    top_range *t = arg;
+    for (size_t i = lo;; i += t->step) {
+        top_index(i, arg);
+        if (hi - i <= t->step) break;
+    }
+}
+
+TEST(loops_ending_at_size_max_with_a_step_call_each_iteration_once) {
+    weft_executor *ex = make_executor(3);
+    const size_t cases[][3] = { { SIZE_MAX - 10, SIZE_MAX, 7 }, { 0, SIZE_MAX, SIZE_MAX / 2 + 1 },
+                                { SIZE_MAX - 1000, SIZE_MAX, 3 }, { SIZE_MAX - 5, SIZE_MAX, SIZE_MAX } };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t first = cases[k][0], last = cases[k][1], step = cases[k][2];
+        size_t want = (last - first - 1) / step + 1;
+        for (size_t c = 0; c < NCONFIGS; c++) {
+            top_range t = { .first = first, .step = step };
+            ASSERT_OK(weft_parallel_for(ex, first, last, step, top_index, &t, &CONFIGS[c]));
+            ASSERT_EQ(atomic_load(&t.calls), want);
+            ASSERT_EQ(atomic_load(&t.bad), 0);
+            top_range r = { .first = first, .step = step };
+            ASSERT_OK(weft_parallel_for_range(ex, first, last, step, top_body, &r, &CONFIGS[c]));
+            ASSERT_EQ(atomic_load(&r.calls), want);
+            ASSERT_EQ(atomic_load(&r.bad), 0);
+        }
+    }
+    weft_executor_destroy(ex);
+}
+
 static void bump_u64(void *elem, void *arg) {
     (void)arg;
     *(uint64_t *)elem = *(uint64_t *)elem * 3 + 1;

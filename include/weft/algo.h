@@ -230,7 +230,12 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_for(weft_executor *ex, size_t 
 
 /* Calls body(lo, hi, arg) on sub-ranges that together cover the iterations of
  * (first, last, step) once each.  lo is always an iteration (first + k * step)
- * and hi is the exclusive end: the body loops `for (i = lo; i < hi; i += step)`. */
+ * and hi is the exclusive end: the body loops `for (i = lo; i < hi; i += step)`.
+ * When the last iteration plus step can pass SIZE_MAX (a range ending near
+ * SIZE_MAX with step > 1), `i += step` wraps to a small index that is still
+ * below hi, and that loop goes on; write it as
+ * `for (i = lo;; i += step) { ...; if (hi - i <= step) break; }` (what
+ * weft_parallel_for does). */
 WEFT_API WEFT_NODISCARD weft_status weft_parallel_for_range(weft_executor *ex, size_t first,
                                                             size_t last, size_t step,
                                                             weft_range_fn body, void *arg,
