@@ -368,3 +368,67 @@ TEST(inclusive_scans_in_place_equal_the_serial_scan_on_every_worker_count) {
     }
     free(in), free(out), free(want);
 }
+
+/* init may point into the output: a scan that continues from an element of
+ * the array it writes (out[i] = out[k] + ...).  Range bodies reduce a chunk,
+ * publish its aggregate, then look back; a chunk that looked back past every
+ * predecessor to init read it while chunk 0 could be writing its outputs
+ * (chunk 0 writes after it published its prefix): a race TSan reports, and a
+ * wrong prefix when the read comes late.  A slow combine keeps chunk 0
+ * between its aggregate and its prefix a while, so later chunks look back to
+ * init often.  The scan now copies init before any body runs. */
+struct into_out {
+    const uint64_t *in;
+    uint64_t *out;
+};
+static void into_reduce(size_t lo, size_t hi, void *acc, void *arg) {
+    const struct into_out *a = arg;
+    uint64_t s = 0;
+    for (size_t i = lo; i < hi; i++) s += a->in[i];
+    *(uint64_t *)acc = s;
+}
+static void into_scan(size_t lo, size_t hi, void *acc, bool has_acc, void *arg) {
+    const struct into_out *a = arg;
+    uint64_t s = has_acc ? *(uint64_t *)acc : 0;
+    for (size_t i = lo; i < hi; i++) {
+        s = (i == lo && !has_acc) ? a->in[i] : s + a->in[i];
+        a->out[i] = s;
+    }
+}
+static atomic_int first_add;
+static void slow_add(void *acc, const void *x, void *arg) {
+    (void)arg;
+    /* The round's first combine (chunk 0's, the first chunk taken) takes 2 ms. */
+    if (atomic_exchange(&first_add, 0)) {
+        uint64_t until = now_ns() + 2000000;
+        while (now_ns() < until) {
+        }
+    }
+    *(uint64_t *)acc += *(const uint64_t *)x;
+}
+
+TEST(a_scan_whose_init_points_into_its_output_uses_the_value_before_the_call) {
+    enum { N = 16 * 64, K = 5, ROUNDS = 40 };
+    uint64_t *in = random_u64(N, 7), *out = xmalloc(N * 8), *want = xmalloc(N * 8);
+    struct into_out a = { in, out };
+    weft_algo_config cfg = { .chunk = 64 };
+    weft_executor *ex = make_executor(4);
+    for (int round = 0; round < ROUNDS; round++) {
+        for (size_t i = 0; i < N; i++) out[i] = 1000 + i;
+        serial_scan(in, want, N, out[K], true, false);
+        atomic_store(&first_add, 1);
+        ASSERT_OK(weft_parallel_scan_range(ex, N, 8, &out[K], into_reduce, into_scan, slow_add, &a, &cfg));
+        ASSERT_TRUE(memcmp(out, want, N * 8) == 0);
+    }
+    weft_executor_destroy(ex);
+    /* The element scans, whose chunks never look back to init past chunk 0. */
+    ex = make_executor(2);
+    for (int round = 0; round < ROUNDS; round++) {
+        for (size_t i = 0; i < N; i++) out[i] = 1000 + i;
+        serial_scan(in, want, N, out[K], true, false);
+        ASSERT_OK(weft_parallel_inclusive_scan(ex, in, out, N, 8, &out[K], add_u64, NULL, &cfg));
+        ASSERT_TRUE(memcmp(out, want, N * 8) == 0);
+    }
+    weft_executor_destroy(ex);
+    free(in), free(out), free(want);
+}

@@ -328,7 +328,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_exclusive_scan(
 /* The range form behind both (and behind the typed scans): reduce(lo, hi, acc)
  * writes the reduction of [lo, hi) to acc; scan(lo, hi, acc, has_acc) writes
  * the outputs of [lo, hi) from the prefix in acc.  init (acc_size bytes) may be
- * NULL. */
+ * NULL, and may point into memory the bodies write (the output: a scan that
+ * continues from an element of its own array): it is copied before any body
+ * runs. */
 WEFT_API WEFT_NODISCARD weft_status weft_parallel_scan_range(
     weft_executor *ex, size_t n, size_t acc_size, const void *init, weft_reduce_range_fn reduce,
     weft_scan_range_fn scan, weft_combine_fn op, void *arg, const weft_algo_config *cfg);

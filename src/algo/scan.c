@@ -188,11 +188,15 @@ static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const wef
     }
     s->stride = weft__line_round(SLOTS * s->slot);
     size_t flag_bytes = weft__line_round(p.nchunks * sizeof(uint32_t));
-    if (p.nchunks > (SIZE_MAX - flag_bytes) / s->stride) {
+    /* One slot more, past the chunks': a copy of init.  Chunks read init
+     * while others write their outputs, and init may point into the output
+     * (a scan continuing from its array's element before): the copy is taken
+     * before any body runs. */
+    if (p.nchunks > (SIZE_MAX - flag_bytes - s->slot) / s->stride) {
         weft__plan_free(&p);
         return weft__fail_st("weft_parallel_scan", WEFT_ENOMEM);
     }
-    size_t bytes = flag_bytes + p.nchunks * s->stride;
+    size_t bytes = flag_bytes + p.nchunks * s->stride + s->slot;
     unsigned char *mem = weft__calloc_aligned(bytes, WEFT__CACHE_LINE);
     if (!mem) {
         weft__plan_free(&p);
@@ -200,6 +204,11 @@ static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const wef
     }
     s->state = (_Atomic uint32_t *)mem; /* zeroed: CHUNK_EMPTY */
     s->slots = mem + flag_bytes;
+    if (s->init) {
+        unsigned char *copy = s->slots + p.nchunks * s->stride;
+        memcpy(copy, s->init, s->acc_size);
+        s->init = copy;
+    }
     st = weft__par_chunks(ex, &p, true, scan_chunk, s);
     weft__free_aligned(mem, bytes, WEFT__CACHE_LINE);
     weft__plan_free(&p);
