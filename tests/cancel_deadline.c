@@ -225,3 +225,41 @@ TEST(cancel_deadlines_armed_from_many_threads_all_fire_never_early) {
         }
     ASSERT_EQ(weft__timer_armed(), 0);
 }
+
+/* A reset racing its token's deadline: once it returns WEFT_OK the token is
+ * re-armed for good, never cancelled a moment later by that deadline.  Before,
+ * reset cleared the flag and only then disarmed, so a deadline firing between
+ * the two (or already taken off the heap and about to cancel) cancelled the
+ * token again after reset had said it was not.  Now it disarms first and
+ * answers WEFT_EBUSY for a fire under way. */
+TEST(a_reset_racing_the_deadline_leaves_the_token_not_cancelled_when_it_succeeds) {
+    weft_cancel_token *t = new_token();
+    int ok = 0, busy = 0, wrong = 0;
+    for (int i = 0; i < 3000; i++) {
+        /* Reset 0-150 us after the deadline: the timer thread wakes a little
+         * late, so some resets meet the fire under way. */
+        uint64_t d = 20000, late = (uint64_t)(i % 151) * 1000;
+        uint64_t t0 = weft_cancel_now_ns();
+        ASSERT_OK(weft_cancel_after(t, d));
+        while (weft_cancel_now_ns() - t0 < d + late) {
+        }
+        weft_status st = weft_cancel_token_reset(t);
+        if (st == WEFT_EBUSY) {
+            busy++;
+            while (weft_cancel_token_reset(t) == WEFT_EBUSY) sleep_us(10);
+            continue;
+        }
+        ASSERT_OK(st);
+        ok++;
+        sleep_us(200); /* a late cancel would land by now */
+        if (weft_cancel_token_is_cancelled(t)) {
+            wrong++;
+            ASSERT_OK(weft_cancel_token_reset(t));
+        }
+    }
+    ASSERT_EQ(wrong, 0);
+    ASSERT_GT(ok, 0);
+    ASSERT_EQ(weft__timer_armed(), 0);
+    (void)busy;
+    weft_cancel_token_destroy(t);
+}

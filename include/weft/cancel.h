@@ -92,7 +92,9 @@ WEFT_API const char *weft_cancel_token_reason(const weft_cancel_token *t);
  * still is).  The cancel count is kept.  Returns WEFT_OK, WEFT_EINVAL (NULL),
  * WEFT_EBUSY (a callback of t is running right now, whether run by a cancel
  * or registered after one and running at once on its registering thread: it
- * reads t's reason; try again once it has returned).
+ * reads t's reason; or t's deadline is cancelling it right now; try again once
+ * it has returned).  The deadline is disarmed first: once reset returns
+ * WEFT_OK, that deadline never cancels t.
  * Call it when no run or task still uses t's previous cancellation (a reader
  * of weft_cancel_token_reason would see the text change).  Any thread. */
 WEFT_API weft_status weft_cancel_token_reset(weft_cancel_token *t);

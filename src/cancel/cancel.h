@@ -30,6 +30,9 @@ typedef struct weft__timer {
     uint64_t when;
     size_t idx;
     weft_cancel_token *token;
+    /* Taken off the heap by the timer thread, which is cancelling the token
+     * now (set under the timer's lock; cleared once the cancel returned). */
+    _Atomic bool firing;
 } weft__timer;
 
 struct weft__attach; /* attach.c */
@@ -96,7 +99,8 @@ bool weft__cancel_try_retain(weft_cancel_token *t);
 /* ---- timer.c ---- */
 /* Arms (or moves) timer e of e->token at `when`.  0, WEFT_ENOMEM or WEFT_ESYS. */
 int weft__timer_arm(weft__timer *e, uint64_t when);
-/* Disarms e; true if it was armed (had not fired). */
+/* Disarms e; true if it was armed (had not fired).  After it returns, a fire
+ * still under way shows as e->firing (read with acquire). */
 bool weft__timer_disarm(weft__timer *e);
 /* Armed timers of the process (tests). */
 size_t weft__timer_armed(void);

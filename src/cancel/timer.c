@@ -92,9 +92,14 @@ static void fire_top(void) {
     /* A token whose last reference is being dropped is left alone: its
      * destroy disarms under T.mu, which it is waiting for now or did before. */
     bool live = weft__cancel_try_retain(t);
+    /* A reset that disarms after this unlock finds the fire under way
+     * (weft_cancel_token_reset: WEFT_EBUSY) instead of a token cancelled just
+     * after it said the token was re-armed. */
+    if (live) atomic_store_explicit(&e->firing, true, memory_order_relaxed);
     weft__mutex_unlock(&T.mu);
     if (live) {
         (void)weft_cancel_token_cancel_with(t, WEFT__DEADLINE_REASON);
+        atomic_store_explicit(&e->firing, false, memory_order_release); /* before t may be freed */
         weft_cancel_token_destroy(t);
     }
     weft__mutex_lock(&T.mu);
@@ -222,7 +227,7 @@ weft_status weft_deadline_begin(weft_deadline *d, weft_cancel_token *t, uint64_t
     d->start_ns = weft__now_ns();
     d->budget_ns = budget_ns;
     weft__timer *e = scope_timer(d);
-    *e = (weft__timer){0, WEFT__TIMER_IDLE, t};
+    *e = (weft__timer){0, WEFT__TIMER_IDLE, t, false};
     uint64_t when = d->start_ns + budget_ns < d->start_ns ? UINT64_MAX : d->start_ns + budget_ns;
     if (when == UINT64_MAX || weft_cancel_token_is_cancelled(t)) return WEFT_OK;
     int st = budget_ns == 0 ? 0 : weft__timer_arm(e, when);

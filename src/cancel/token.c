@@ -130,7 +130,7 @@ weft_cancel_token *weft_cancel_token_create(weft_cancel_token *parent, weft_stat
     atomic_init(&t->refs, 1);
     atomic_init(&t->cancels, 0);
     atomic_init(&t->seq, 0);
-    t->deadline = (weft__timer){0, WEFT__TIMER_IDLE, t};
+    t->deadline = (weft__timer){0, WEFT__TIMER_IDLE, t, false};
     t->parent_reg.fn = on_parent_cancel;
     t->prune_at = 16;
     if (parent) {
@@ -215,6 +215,12 @@ uint64_t weft_cancel_token_cancel_count(const weft_cancel_token *t) {
 
 weft_status weft_cancel_token_reset(weft_cancel_token *t) {
     if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");
+    /* The deadline first: disarmed after the flag was cleared, a deadline
+     * firing in between cancelled the token again just after this call said
+     * it was re-armed.  A fire already under way is a cancel running. */
+    (void)weft__timer_disarm(&t->deadline);
+    if (atomic_load_explicit(&t->deadline.firing, memory_order_acquire))
+        return weft__fail(__func__, WEFT_EBUSY, "the token's deadline is cancelling it right now");
     weft__mutex_lock(&t->mu);
     bool busy = t->firing || t->running;
     if (!busy) {
@@ -223,7 +229,6 @@ weft_status weft_cancel_token_reset(weft_cancel_token *t) {
     }
     weft__mutex_unlock(&t->mu);
     if (busy) return weft__fail(__func__, WEFT_EBUSY, "a callback of the token is running");
-    (void)weft__timer_disarm(&t->deadline);
     if (t->parent) { /* linked again: a cancelled parent cancels t again */
         (void)weft__cancel_deregister(t->parent, &t->parent_reg, NULL);
         weft__cancel_register(t->parent, &t->parent_reg);
