@@ -181,6 +181,29 @@ TEST(erased_task_without_edges_is_never_started) {
     weft_executor_destroy(ex);
 }
 
+TEST(an_erased_tasks_name_data_and_work_are_refused_and_not_inherited_by_its_slot) {
+    weft_taskflow *tf = make_taskflow("ghost");
+    atomic_int n = 0;
+    int data = 0;
+    weft_task a = must_emplace(tf, count_task, &n);
+    ASSERT_OK(weft_task_erase(a));
+    ASSERT_STATUS(weft_task_set_name(a, "ghost"), WEFT_EINVAL);
+    ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_EINVAL);
+    ASSERT_STATUS(weft_task_set_data(a, &data), WEFT_EINVAL);
+    ASSERT_STATUS(weft_task_set_work(a, count_task, &n), WEFT_EINVAL);
+    weft_task b = must_emplace(tf, count_task, &n); /* takes a's slot */
+    ASSERT_EQ(weft_task_index(b), weft_task_index(a));
+    ASSERT_STREQ(weft_task_name(b), "");
+    ASSERT_NULL(weft_task_data(b));
+    /* A name set on an erased slot was never freed (clear skips such slots):
+     * a leak under ASan before the refusal. */
+    weft_task c = must_emplace(tf, count_task, &n);
+    ASSERT_OK(weft_task_erase(c));
+    ASSERT_STATUS(weft_task_set_name(c, "leak"), WEFT_EINVAL);
+    ASSERT_OK(weft_taskflow_clear(tf));
+    weft_taskflow_destroy(tf);
+}
+
 /* linearize takes the list as given: a task named twice gets an edge each time
  * (here a cycle, refused when run), and a failure later in the list takes back
  * every edge the call added, repeats included, and none it did not. */

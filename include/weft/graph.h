@@ -122,8 +122,8 @@ WEFT_API weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg);
 WEFT_API weft_task weft_placeholder(weft_taskflow *tf);
 
 /* Sets (or replaces) the work of a plain task or placeholder; fn may be NULL
- * (a no-op).  WEFT_EINVAL for the null task or a task of another kind
- * (condition, multi-condition, subflow, module or GPU task: its
+ * (a no-op).  WEFT_EINVAL for the null task, an erased one, or a task of
+ * another kind (condition, multi-condition, subflow, module or GPU task: its
  * function has another signature or is weft's), WEFT_EBUSY while the taskflow
  * runs. */
 WEFT_API weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg);
@@ -141,12 +141,14 @@ WEFT_API weft_status weft_precede_many(weft_task from, const weft_task *to, size
 /* Adds before[i] -> t for each i, all or nothing. */
 WEFT_API weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n);
 
-/* Names a task (copied; NULL clears).  WEFT_EINVAL, WEFT_ENOMEM, WEFT_EBUSY. */
+/* Names a task (copied; NULL clears).  WEFT_EINVAL (null or erased task),
+ * WEFT_ENOMEM, WEFT_EBUSY. */
 WEFT_API weft_status weft_task_set_name(weft_task t, const char *name);
 /* The task's name, "" if unnamed (or for the null task). */
 WEFT_API const char *weft_task_name(weft_task t);
 /* Attaches an opaque user pointer (the taskflow never touches it).  Allowed while
- * the taskflow runs, unlike the other changes.  WEFT_EINVAL for the null task. */
+ * the taskflow runs, unlike the other changes.  WEFT_EINVAL for the null task
+ * or an erased one. */
 WEFT_API weft_status weft_task_set_data(weft_task t, void *data);
 /* The task's user pointer; NULL if none was set (or for the null task). */
 WEFT_API void *weft_task_data(weft_task t);

@@ -167,6 +167,7 @@ weft_task weft_placeholder(weft_taskflow *tf) {
 weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
     weft__node *n = t.node_;
     if (!n) return weft__fail(__func__, WEFT_EINVAL, "the task is the null task");
+    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_work: the task was erased");
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     if (weft__cold(n)->kind != WEFT__KIND_STATIC || weft__cold(n)->ext)
         return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_work: task '%s' is not a plain task",
@@ -324,6 +325,10 @@ weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n) {
 weft_status weft_task_set_name(weft_task t, const char *name) {
     weft__node *n = t.node_;
     if (!n) return weft__fail(__func__, WEFT_EINVAL, "the task is the null task");
+    /* An erased slot's cold part must stay zero: the next task added takes
+     * the slot as it is (add_in_erased_slot), and a name there would be its
+     * name, never freed by a clear (which skips erased slots). */
+    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_name: the task was erased");
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     char *copy = NULL;
     if (name && !(copy = weft__strdup(name))) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
@@ -342,6 +347,9 @@ const char *weft_task_name(weft_task t) {
 weft_status weft_task_set_data(weft_task t, void *data) {
     weft__node *n = t.node_;
     if (!n) return weft__fail(__func__, WEFT_EINVAL, "the task is the null task");
+    /* As weft_task_set_name: the next task in the slot would inherit it.  (No
+     * task is erased while a run is in flight.) */
+    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_data: the task was erased");
     /* During a run, workers read num_deps, which shares its word with the
      * node's dirty bit: mark the taskflow instead (relaxed: the run's end orders
      * it before any rebuild). */
