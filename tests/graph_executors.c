@@ -182,3 +182,57 @@ TEST(many_runs_of_shared_graphs_on_four_executors_stay_on_their_executors) {
     ASSERT_OK(weft_taskflow_destroy(body));
     for (unsigned i = 0; i < MAX_EX; i++) weft_executor_destroy(w.ex[i]);
 }
+
+/* A worker of one executor hands work to another: the run queued behind its
+ * own (start_queued), or a semaphore unit to a task parked on it.  That job
+ * can run and end the last run of the receiving executor, which its user then
+ * destroys, while the handing worker is still in the receiver's wake-up: a
+ * use after free that TSan reports (the freed executor against the wake's
+ * read), on the first iterations before the fix. */
+static int hold_a_while(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    sleep_us(50);
+    return 0;
+}
+
+TEST(an_executor_destroyed_as_soon_as_a_handed_over_run_ends_is_not_touched_after) {
+    weft_executor *giver = make_executor(1);
+    weft_taskflow *tf = make_taskflow("handed");
+    must_emplace(tf, noop, NULL);
+    weft_status err;
+    weft_semaphore *s = weft_semaphore_create(1, &err);
+    ASSERT_NOT_NULL(s);
+    weft_taskflow *holder = make_taskflow("holder"), *waiter = make_taskflow("waiter");
+    weft_task h = must_emplace(holder, hold_a_while, NULL), wt = must_emplace(waiter, noop, NULL);
+    ASSERT_OK(weft_task_acquire(h, s));
+    ASSERT_OK(weft_task_release(h, s));
+    ASSERT_OK(weft_task_acquire(wt, s));
+    ASSERT_OK(weft_task_release(wt, s));
+    for (int i = 0; i < 200; i++) {
+        weft_executor *taker = make_executor(1);
+        weft_future *f0, *f1;
+        /* A run of tf queued on taker behind the giver's. */
+        ASSERT_OK(weft_run(giver, tf, &f0));
+        ASSERT_OK(weft_run(taker, tf, &f1));
+        ASSERT_OK(weft_future_wait(f1));
+        ASSERT_OK(weft_future_wait(f0));
+        weft_future_destroy(f0);
+        weft_future_destroy(f1);
+        weft_executor_destroy(taker);
+        /* A task of taker parked on a unit the giver's task hands over. */
+        taker = make_executor(1);
+        ASSERT_OK(weft_run(giver, holder, &f0));
+        ASSERT_OK(weft_run(taker, waiter, &f1));
+        ASSERT_OK(weft_future_wait(f1));
+        weft_executor_destroy(taker); /* the giver's run may still be in its release */
+        ASSERT_OK(weft_future_wait(f0));
+        weft_future_destroy(f0);
+        weft_future_destroy(f1);
+    }
+    ASSERT_OK(weft_executor_wait_all(giver));
+    weft_taskflow_destroy(tf);
+    weft_taskflow_destroy(holder);
+    weft_taskflow_destroy(waiter);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(giver);
+}

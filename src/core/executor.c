@@ -63,6 +63,10 @@ static void teardown(weft_executor *ex, unsigned started) {
     atomic_store_explicit(&ex->shutdown, 1, memory_order_seq_cst);
     weft__sleep_wake_all(&ex->sleep);
     for (unsigned i = 0; i < started; i++) weft__thread_join(ex->workers[i].thread);
+    /* Acquire: pairs with the release in weft__submit_from; the count went up
+     * before the push of a job whose run our caller has seen end. */
+    unsigned spins = 0;
+    while (atomic_load_explicit(&ex->foreign_submits, memory_order_acquire) != 0) weft__spin_pause(&spins);
     if (ex->workers) {
         /* The layers first (observe/ saves WEFT_PROFILE from the workers' state). */
         weft__layers_fini(ex);
@@ -111,6 +115,7 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
     atomic_init(&ex->shutdown, 0);
     atomic_init(&ex->outside_begun, 0);
     atomic_init(&ex->outside_ended, 0);
+    atomic_init(&ex->foreign_submits, 0);
     atomic_init(&ex->quiet_waiters, 0);
     atomic_init(&ex->quiet_epoch, 0);
     atomic_init(&ex->next_run_id, 0);
@@ -231,8 +236,16 @@ int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job) {
         return WEFT_OK;
     }
     if (weft__forked(ex)) return WEFT_EFORKED;
+    /* A worker of another executor hands over work its own user did not
+     * submit (run.c's start_queued, a semaphore's wake-up): the job may run,
+     * end the last run and let ex be destroyed before the notify below has
+     * returned, so teardown waits for it (foreign_submits).  A user's thread
+     * orders its own calls before weft_executor_destroy. */
+    bool foreign = weft__on_worker_thread();
+    if (foreign) atomic_fetch_add_explicit(&ex->foreign_submits, 1, memory_order_relaxed); /* before the push */
     int st = weft__injector_push(&ex->injector, job);
     if (st == 0) weft__sleep_notify(&ex->sleep);
+    if (foreign) atomic_fetch_sub_explicit(&ex->foreign_submits, 1, memory_order_release); /* last touch of ex */
     return st;
 }
 

@@ -167,6 +167,11 @@ struct weft_executor {
      * which is bumped when a check finds every begun run ended (run.c). */
     _Alignas(WEFT__CACHE_LINE) _Atomic uint64_t outside_begun;
     _Atomic uint64_t outside_ended;
+    /* Workers of other executors inside weft__submit_from on this one (a
+     * queued run, a semaphore unit or a dependency handed over): teardown
+     * waits for 0, as the job they push can finish the last run before
+     * their notify has left this executor. */
+    _Atomic unsigned foreign_submits;
     _Atomic uint64_t next_run_id; /* observe/: numbers graph runs (weft_future_id); written per weft_run* */
     /* On a line of their own: every worker that runs out of work reads
      * quiet_waiters, while the counters above change with each outside run. */
@@ -230,6 +235,8 @@ static inline const weft__fj_frame *weft__fj_unmark(const weft__fj_frame *top) {
 
 /* The worker the calling thread is, if it belongs to ex; NULL otherwise. */
 weft__worker *weft__current_worker(const weft_executor *ex);
+/* True if the calling thread is a worker of some executor. */
+bool weft__on_worker_thread(void);
 /* The calling thread stops being a worker (a child process after fork()). */
 void weft__forget_worker(void);
 

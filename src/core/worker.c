@@ -15,6 +15,8 @@ weft__worker *weft__current_worker(const weft_executor *ex) {
     return (w && w->ex == ex) ? w : NULL;
 }
 
+bool weft__on_worker_thread(void) { return tls_worker != NULL; }
+
 void weft__forget_worker(void) { tls_worker = NULL; }
 
 weft_ctx *weft_current_ctx(void) {
