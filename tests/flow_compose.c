@@ -179,6 +179,27 @@ TEST(composition_points_refuse_an_erased_task) {
     weft_composition_destroy(c);
 }
 
+/* A composition's graph is the composition's: weft_taskflow_destroy on it
+ * is refused (as on a subflow's graph), and the composition stays usable.
+ * Before, it freed the graph and weft_composition_destroy freed it again. */
+TEST(destroying_a_compositions_graph_is_refused_and_the_composition_stays_usable) {
+    weft_status err;
+    weft_composition *c = weft_composition_create("owned", &err);
+    ASSERT_NOT_NULL(c);
+    weft_taskflow *g = weft_composition_graph(c);
+    weft_task a = must_emplace(g, noop, NULL);
+    ASSERT_OK(weft_composition_set_entry(c, "in", a));
+    ASSERT_STATUS(weft_taskflow_destroy(g), WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "composition") != NULL);
+    weft_taskflow *tf = weft_taskflow_create("user", &err);
+    ASSERT_NOT_NULL(tf);
+    weft_instance inst;
+    ASSERT_OK(weft_composition_instantiate(c, tf, "i", &inst));
+    ASSERT_FALSE(weft_task_is_null(weft_instance_entry(&inst, "in")));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_composition_destroy(c); /* frees the graph once (ASan: no double free) */
+}
+
 /* weft_mem_realloc takes a size of 0 as 1, as weft_mem_alloc and
  * weft_mem_free do: before, the C library's realloc(p, 0) freed p and
  * returned NULL ("failed, p unchanged" by the header), and a later free or

@@ -174,8 +174,8 @@ typedef struct weft_composition weft_composition;
 WEFT_API WEFT_NODISCARD weft_composition *weft_composition_create(const char *name, weft_status *err);
 /* Frees it (copies already made are unaffected).  NULL is a no-op. */
 WEFT_API void weft_composition_destroy(weft_composition *c);
-/* The graph to build the composition in (owned by c; do not destroy); NULL for
- * NULL. */
+/* The graph to build the composition in (owned by c: weft_taskflow_destroy
+ * refuses it with WEFT_EINVAL); NULL for NULL. */
 WEFT_API weft_taskflow *weft_composition_graph(weft_composition *c);
 /* Names a task of c's graph as an entry (a place other graphs link into) or an
  * exit (a place they link out of).  Names are unique per kind; setting one

@@ -57,8 +57,10 @@ typedef int (*weft_task_fn)(weft_ctx *ctx, void *arg);
 WEFT_API WEFT_NODISCARD weft_taskflow *weft_taskflow_create(const char *name, weft_status *err);
 
 /* Frees the taskflow and all its tasks.  Returns WEFT_EBUSY (and frees nothing)
- * while a run of it is queued or going; wait for its futures first.  NULL gives
- * WEFT_OK. */
+ * while a run of it is queued or going; wait for its futures first; WEFT_EINVAL
+ * (frees nothing) for a graph another object owns: a subflow's
+ * (weft_subflow_graph) or a composition's (weft_composition_graph).  NULL
+ * gives WEFT_OK. */
 WEFT_API weft_status weft_taskflow_destroy(weft_taskflow *tf);
 
 /* Renames the taskflow (the name is copied; NULL clears it).  WEFT_EINVAL,

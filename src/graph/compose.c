@@ -29,13 +29,17 @@ weft_composition *weft_composition_create(const char *name, weft_status *err) {
     weft_composition *c = weft__calloc(sizeof *c);
     if (!c) return weft__fail_null(err, __func__, WEFT_ENOMEM, NULL);
     c->graph = weft_taskflow_create(name, err);
-    if (c->graph) return c;
+    if (c->graph) {
+        c->graph->is_composition_graph = true; /* weft_taskflow_destroy refuses it */
+        return c;
+    }
     weft__free(c, sizeof *c);
     return NULL; /* weft_taskflow_create set *err and said why */
 }
 
 void weft_composition_destroy(weft_composition *c) {
     if (!c) return;
+    c->graph->is_composition_graph = false;
     (void)weft_taskflow_destroy(c->graph);
     for (size_t i = 0; i < c->nlog; i++) weft__free_str(c->log[i].name);
     weft__free(c->log, c->cap * sizeof *c->log);

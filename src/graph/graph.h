@@ -208,6 +208,7 @@ struct weft_taskflow {
     size_t nbodies, bodies_cap;
     struct weft__subflow *free_subs;
     bool is_subflow_graph; /* owned by a subflow task: not destroyable by users */
+    bool is_composition_graph; /* owned by a composition (compose.c): not destroyable by users */
     /* A subflow graph joined inside its task (weft_subflow_join): its tasks have
      * run, so building it is refused until the task runs again.  Written and read
      * by the task's own worker only. */
