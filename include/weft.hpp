@@ -181,6 +181,26 @@ public:
         count_.store(keep, std::memory_order_release);
         return e;
     }
+    /* The nodes of g's tasks, sorted: what drop() takes, read before g is
+     * cleared (a cleared graph has no tasks left to walk). */
+    static std::vector<const void *> nodes_of(weft_taskflow *g) {
+        std::vector<const void *> nodes;
+        (void)weft_taskflow_for_each_task(g, [](weft_task t, void *arg) -> bool {
+            static_cast<std::vector<const void *> *>(arg)->push_back(t.node_);
+            return true;
+        }, &nodes);
+        std::sort(nodes.begin(), nodes.end());
+        return nodes;
+    }
+    /* Removes the entries of those nodes (sorted), of every run. */
+    void drop(const std::vector<const void *> &nodes) noexcept {
+        std::lock_guard<std::mutex> lock(mu_);
+        std::size_t keep = 0;
+        for (std::size_t i = 0; i < list_.size(); ++i)
+            if (!std::binary_search(nodes.begin(), nodes.end(), list_[i].node)) list_[keep++] = std::move(list_[i]);
+        list_.resize(keep);
+        count_.store(keep, std::memory_order_release);
+    }
 
 private:
     struct entry {
@@ -1665,10 +1685,15 @@ public:
     void clear() {
         (void)graph("weft::taskflow::clear");
         /* Refused before anything is dropped: the orphans of a running run's
-         * packed tasks are that run's exception. */
+         * packed tasks are that run's exception.  A run of this taskflow
+         * through executor::run* is seen here; one that uses it as a module
+         * body (another taskflow's run) only by weft_taskflow_clear, so the
+         * orphans of its tasks are dropped only once that has succeeded. */
         if (st_->busy()) throw error(WEFT_EBUSY, "weft::taskflow::clear", "a run of the taskflow is in flight");
-        if (!detail::orphanage::get().empty()) (void)detail::orphanage::get().take(g_);
+        std::vector<const void *> nodes;
+        if (!detail::orphanage::get().empty()) nodes = detail::orphanage::nodes_of(g_);
         detail::check(weft_taskflow_clear(g_), "weft::taskflow::clear");
+        if (!nodes.empty()) detail::orphanage::get().drop(nodes);
         st_->store.clear();
         std::lock_guard<std::mutex> lock(st_->errs.mu);
         st_->errs.children.clear();

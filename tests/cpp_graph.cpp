@@ -506,6 +506,45 @@ TEST(cpp_refused_clear_keeps_the_running_runs_exception) {
     }
 }
 
+/* The same for a module body: another taskflow's run uses it, which only the
+ * C clear sees.  The old code dropped the orphans of the body's packed tasks
+ * before weft_taskflow_clear refused, and the parent's get() threw weft::error
+ * (a task returned task_threw) instead of the exception. */
+TEST(cpp_refused_clear_of_a_running_module_body_keeps_the_parents_exception) {
+    struct my_error {
+        int v;
+    };
+    static std::atomic<int> started;
+    static std::atomic<bool> release;
+    weft::executor ex(2);
+    for (int round = 0; round < 3; round++) {
+        started = 0;
+        release = false;
+        weft::taskflow body;
+        body.emplace([] { /* packed: its exception goes to the orphanage */
+            ++started;
+            while (started.load() < 2) std::this_thread::yield();
+            ++started;
+            throw my_error{11};
+        });
+        body.emplace([] {
+            ++started;
+            while (!release.load()) std::this_thread::yield();
+        });
+        weft::taskflow parent;
+        parent.composed_of(body);
+        weft::future<void> f = ex.run(parent);
+        while (started.load() < 3) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20)); /* the first task has thrown */
+        ASSERT_THROWS(body.clear(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EBUSY));
+        release = true;
+        ASSERT_THROWS(f.get(), my_error, e, ASSERT_EQ(e.v, 11));
+        ASSERT_EQ(body.num_tasks(), 2);
+        body.clear(); /* the run has ended: now it may */
+        ASSERT_EQ(body.num_tasks(), 0);
+    }
+}
+
 TEST(cpp_run_until_stops_when_the_predicate_says_so) {
     weft::executor ex(cpp_test_workers());
     weft::taskflow tf;
