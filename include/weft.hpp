@@ -1495,6 +1495,13 @@ public:
             detail::scan<It, Out, T>(rt.native_executor(), first, last, d_first, std::nullopt, op, false);
         });
     }
+    /* d_first[i] = init op x0 op ... op xi (Taskflow's inclusive_scan with an init). */
+    template <class It, class Out, class Op, class T>
+    task inclusive_scan(It first, It last, Out d_first, Op op, T init) {
+        return emplace([=](runtime &rt) mutable {
+            detail::scan<It, Out, T>(rt.native_executor(), first, last, d_first, std::optional<T>(init), op, false);
+        });
+    }
     template <class It, class Out, class T, class Op>
     task exclusive_scan(It first, It last, Out d_first, T init, Op op) {
         return emplace([=](runtime &rt) mutable {
@@ -2149,6 +2156,13 @@ template <class It, class Out, class Op = std::plus<>>
 Out inclusive_scan(executor &ex, It first, It last, Out d_first, Op op = {}) {
     using T = typename std::iterator_traits<It>::value_type;
     detail::scan<It, Out, T>(ex.exec("weft algorithm"), first, last, d_first, std::nullopt, op, false);
+    return d_first + (last - first);
+}
+/* d_first[i] = init op x0 op ... op xi (std::inclusive_scan's and Taskflow's
+ * order: op, then init). */
+template <class It, class Out, class Op, class T>
+Out inclusive_scan(executor &ex, It first, It last, Out d_first, Op op, T init) {
+    detail::scan<It, Out, T>(ex.exec("weft algorithm"), first, last, d_first, std::optional<T>(std::move(init)), op, false);
     return d_first + (last - first);
 }
 /* d_first[i] = init op x0 op ... op x(i-1). */

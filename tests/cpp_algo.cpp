@@ -141,6 +141,28 @@ TEST(cpp_scans_match_std_partial_sum_also_in_place) {
     ASSERT_TRUE(out[2] == "abc");
 }
 
+/* Taskflow's inclusive_scan(first, last, d_first, bop, init), as a task and
+ * over an executor: init comes before the first element. */
+TEST(cpp_inclusive_scan_with_an_init_starts_from_it) {
+    weft::executor ex(cpp_test_workers());
+    for (size_t n : {0u, 1u, 4097u, 100000u}) {
+        std::vector<long> v(n);
+        for (size_t i = 0; i < n; i++) v[i] = (long)(i % 5) - 2;
+        std::vector<long> want(n), got(n, -1), task_got(n, -1);
+        long acc = 1000;
+        for (size_t i = 0; i < n; i++) want[i] = acc += v[i];
+        weft::inclusive_scan(ex, v.begin(), v.end(), got.begin(), std::plus<long>(), 1000L);
+        ASSERT_TRUE(got == want);
+        weft::taskflow tf;
+        tf.inclusive_scan(v.begin(), v.end(), task_got.begin(), std::plus<long>(), 1000L);
+        ex.run(tf).get();
+        ASSERT_TRUE(task_got == want);
+    }
+    std::vector<std::string> w = {"a", "b", "c"}, out(3);
+    weft::inclusive_scan(ex, w.begin(), w.end(), out.begin(), std::plus<std::string>(), std::string(">"));
+    ASSERT_TRUE(out[0] == ">a" && out[2] == ">abc");
+}
+
 TEST(cpp_algorithms_on_an_empty_vector_do_nothing) {
     weft::executor ex(2);
     std::vector<int> v, out;
