@@ -263,8 +263,8 @@ struct sink {
                 sink *s = todo.back();
                 todo.pop_back();
                 /* The exceptions of this run (weft_ctx_run: the top-level run,
-                 * also for tasks of module bodies and subflows), or kept with
-                 * no run (pipeline stages). */
+                 * also for tasks of module bodies and subflows; pipeline
+                 * stages: weft_pipeflow_run), or kept with no run. */
                 std::exception_ptr se = failed ? s->take_own(run) : nullptr;
                 if (!e) e = std::move(se);
                 std::vector<sink *> next;
@@ -2060,7 +2060,11 @@ private:
                 h->f(p);
                 return 0;
             } catch (...) {
-                h->s->capture();
+                /* Kept for the run the pipeline's task is part of: a failed
+                 * run of another taskflow composing this pipeline must not
+                 * take it (weft_current_ctx() is no guide here: a stage runs
+                 * on any worker). */
+                h->s->capture(weft_pipeflow_run(pf));
                 return task_threw;
             }
         }

@@ -470,6 +470,48 @@ TEST(cpp_shared_module_body_exception_goes_to_the_failing_run_only) {
     ASSERT_THROWS(f2.get(), std::runtime_error, e, ASSERT_STREQ(e.what(), "thrown in B during P2's run"));
 }
 
+/* A pipeline composed by two taskflows: a stage's exception belongs to the run
+ * of the taskflow whose pipeline task ran that stage.  The old code kept it
+ * with no run, and a failed run of the other taskflow (here: a condition
+ * returning -1, while the pipeline's run was still going) took it. */
+TEST(cpp_pipeline_stage_exception_goes_to_the_run_that_ran_the_stage) {
+    struct stage_error {
+        int v;
+    };
+    weft::executor ex(4);
+    for (int round = 0; round < 3; round++) {
+        std::atomic<bool> threw{false}, release{false};
+        weft::pipeline pl(2,
+            weft::pipe{weft::pipe_type::serial, [](weft::pipeflow &pf) {
+                if (pf.token() == 3) pf.stop();
+            }},
+            weft::pipe{weft::pipe_type::serial, [&threw](weft::pipeflow &pf) {
+                if (pf.token() == 0) {
+                    threw = true;
+                    throw stage_error{5};
+                }
+            }});
+        weft::taskflow a, b;
+        a.composed_of(pl);
+        a.emplace([&release] { /* keeps a's run going after the stage threw */
+            while (!release.load()) std::this_thread::yield();
+        });
+        auto wait = b.emplace([&threw] {
+            while (!threw.load()) std::this_thread::yield();
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        });
+        auto fail = b.emplace([] { return -1; }).name("fails b");
+        auto pb = b.composed_of(pl); /* skipped: b has failed by then */
+        wait.precede(fail);
+        fail.precede(pb);
+        weft::future<void> fa = ex.run(a);
+        weft::future<void> fb = ex.run(b);
+        ASSERT_THROWS(fb.get(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_ETASK));
+        release = true;
+        ASSERT_THROWS(fa.get(), stage_error, e, ASSERT_EQ(e.v, 5));
+    }
+}
+
 TEST(cpp_refused_clear_keeps_the_running_runs_exception) {
     struct my_error {
         int v;

@@ -75,6 +75,13 @@ WEFT_API size_t weft_pipeflow_stage(const weft_pipeflow *pf);
  * WEFT_EINVAL (NULL, or called from another stage than the first: nothing
  * happens). */
 WEFT_API weft_status weft_pipeflow_stop(weft_pipeflow *pf);
+/* The run the pipeline's task belongs to, as weft_ctx_run gives it for that
+ * task: the future weft_run (or weft_run_n, ...) returned, also when the
+ * pipeline is in a module's or subflow's graph nested in that run.  A stage
+ * may run on any worker, where weft_current_ctx() is not the pipeline's task;
+ * this says which run the token is part of (weft.hpp keeps a stage's
+ * exception for that run).  NULL for NULL.  Only from inside a stage. */
+WEFT_API const weft_future *weft_pipeflow_run(const weft_pipeflow *pf);
 
 /* ---- token pipelines -------------------------------------------------------- */
 

@@ -22,6 +22,13 @@ uint64_t weft_pipeflow_token(const weft_pipeflow *pf) { return pf ? pf->token : 
 size_t weft_pipeflow_line(const weft_pipeflow *pf) { return pf ? pf->line : 0; }
 size_t weft_pipeflow_stage(const weft_pipeflow *pf) { return pf ? pf->stage - pf->p->simple : 0; }
 
+const weft_future *weft_pipeflow_run(const weft_pipeflow *pf) {
+    /* drive() keeps its task's stop word (cx->stop: the top-level run's
+     * future's, weft_ctx_run's rule) for the stages. */
+    if (!pf || !pf->p->cancel) return NULL;
+    return (const weft_future *)(const void *)((const char *)pf->p->cancel - offsetof(weft_future, stop));
+}
+
 weft_status weft_pipeflow_stop(weft_pipeflow *pf) {
     if (!pf || pf->stage != 0) return weft__fail(__func__, WEFT_EINVAL, "pf is NULL, or not the first stage");
     pf->stop = true;
