@@ -102,6 +102,7 @@ struct weft_pipeline {
     size_t count, item_size;
     bool simple;
     const _Atomic int *cancel; /* the graph run's stop bits */
+    const weft_future *run;    /* the driving task's run (weft_ctx_run), for weft_pipeflow_run */
     weft_pipeline_scheduling scheduling;
     /* weft_pipeline_set_priority: the level (a weft_priority) at which a spread
      * phase queues the slots it readies; 0 hands them on as jobs of the worker.

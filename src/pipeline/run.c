@@ -23,10 +23,8 @@ size_t weft_pipeflow_line(const weft_pipeflow *pf) { return pf ? pf->line : 0; }
 size_t weft_pipeflow_stage(const weft_pipeflow *pf) { return pf ? pf->stage - pf->p->simple : 0; }
 
 const weft_future *weft_pipeflow_run(const weft_pipeflow *pf) {
-    /* drive() keeps its task's stop word (cx->stop: the top-level run's
-     * future's, weft_ctx_run's rule) for the stages. */
-    if (!pf || !pf->p->cancel) return NULL;
-    return (const weft_future *)(const void *)((const char *)pf->p->cancel - offsetof(weft_future, stop));
+    /* drive() keeps its task's weft_ctx_run for the stages. */
+    return pf ? pf->p->run : NULL;
 }
 
 weft_status weft_pipeflow_stop(weft_pipeflow *pf) {
@@ -307,6 +305,7 @@ static int drive(weft_ctx *cx, void *arg) {
         return WEFT_EBUSY;
     if (p->simple) atomic_store_explicit(&p->next_token, 0, memory_order_relaxed);
     p->cancel = cx->stop;
+    p->run = weft_ctx_run(cx);
     p->ended = false;
     atomic_store_explicit(&p->inline_tokens, 0, memory_order_relaxed);
     atomic_store_explicit(&p->failed, 0, memory_order_relaxed);
