@@ -84,27 +84,28 @@ static weft__job *hand_out(weft__worker *w, weft__run *r, const weft__node *n, u
     return &succ[first]->job;
 }
 
-/* hand_out when successors from 64 on were picked too (b->more): the first
- * picked is handed back, the others counted and pushed; frees b->more. */
+/* The successors one word of picks names (bit i: succ[base + i]): the first
+ * of all goes to *first while that is NULL, the others are pushed. */
+static void hand_word(weft__worker *w, weft__node *const *succ, size_t base, uint64_t p, weft__job **first) {
+    for (; p; p &= p - 1) {
+        weft__job *j = &succ[base + (size_t)__builtin_ctzll(p)]->job;
+        if (!*first) *first = j;
+        else weft__push_local(w, j);
+    }
+}
+
+/* hand_out when successors from 64 on were picked too (b->more): the picks
+ * are counted first, then handed out word by word; frees b->more. */
 static __attribute__((noinline)) weft__job *hand_out_more(weft__worker *w, weft__run *r, const weft__node *n,
                                                           weft_branches *b) {
     size_t words = more_words(n);
     int total = __builtin_popcountll(b->picked);
     for (size_t k = 0; k < words; k++) total += __builtin_popcountll(b->more[k]);
-    weft__job *first = NULL;
     if (total > 1) atomic_fetch_add_explicit(&r->pending, total - 1, memory_order_relaxed);
     weft__node *const *succ = weft__succ_array(n);
-    for (uint64_t p = b->picked; p; p &= p - 1) {
-        weft__job *j = &succ[__builtin_ctzll(p)]->job;
-        if (!first) first = j;
-        else weft__push_local(w, j);
-    }
-    for (size_t k = 0; k < words; k++)
-        for (uint64_t p = b->more[k]; p; p &= p - 1) {
-            weft__job *j = &succ[64 + k * 64 + (size_t)__builtin_ctzll(p)]->job;
-            if (!first) first = j;
-            else weft__push_local(w, j);
-        }
+    weft__job *first = NULL;
+    hand_word(w, succ, 0, b->picked, &first);
+    for (size_t k = 0; k < words; k++) hand_word(w, succ, 64 + 64 * k, b->more[k], &first);
     weft__free(b->more, words * sizeof *b->more);
     b->more = NULL;
     return first ? first : weft__run_settle(w, r, -1); /* none picked: give the count back */
