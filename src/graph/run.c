@@ -88,11 +88,19 @@ static weft__job *flush_deferred(weft__worker *w) {
 
 /* Node of run r finished and readied nothing: its -1.  Returns a job to run
  * (only when another run's held count ended that run's iteration). */
-static weft__job *hold_minus_one(weft__worker *w, weft__run *r) {
+static __attribute__((noinline)) weft__job *hold_first(weft__worker *w, weft__run *r);
+static inline weft__job *hold_minus_one(weft__worker *w, weft__run *r) {
     if (w->defer_obj == r) {
         w->defer_delta -= 1;
         return NULL;
     }
+    return hold_first(w, r);
+}
+
+/* The first -1 of r held on w.  Out of line: its stores, inlined into
+ * weft__node_run, had the compiler set up their values in the prologue of
+ * every call (7 instructions per chain of tasks). */
+static weft__job *hold_first(weft__worker *w, weft__run *r) {
     weft__job *done = weft__defer_settle(w); /* another run's count (normally none) */
     w->defer_flush = flush_deferred;
     w->defer_keep = weft__node_run;
@@ -180,10 +188,44 @@ static __attribute__((noinline)) weft__job *release_many_alone(weft__worker *w, 
     return release_many_body(w, r, n, false);
 }
 
+/* Two successors (a tree's node, a wavefront's cell): release_many_body's
+ * work without its buffer and loop, inline in weft__node_run (binary_tree_rerun:
+ * 30 instructions fewer per task, of about 150). */
+static inline __attribute__((always_inline)) weft__job *release_two(weft__worker *w, weft__run *r, weft__node *n,
+                                                                    const bool shared) {
+    weft__node *a = n->succ.many[0], *b = n->succ.many[1];
+    if (shared) {
+        __builtin_prefetch(a, 1, 3);
+        __builtin_prefetch(b, 1, 3);
+    }
+    bool ra = a->num_deps == 1 || count_down(a, shared);
+    bool rb = b->num_deps == 1 || count_down(b, shared);
+    if (shared) {
+        if (ra && a->nsucc > 1) __builtin_prefetch(a->succ.many, 0, 3);
+        if (rb && b->nsucc > 1) __builtin_prefetch(b->succ.many, 0, 3);
+    }
+    if (ra && rb) {
+        /* b goes to the deque, counted first (+1: two ready, this one done),
+         * before anyone can steal (and finish) it.  A positive count cannot
+         * end the iteration, so there is nothing else to run. */
+        int64_t delta = absorb(w, r, 1);
+        if (delta != 0) weft__run_settle(w, r, delta);
+        weft__push_local(w, &b->job);
+        return &a->job;
+    }
+    if (ra) return &a->job; /* takes over this node's count */
+    if (rb) return &b->job;
+    return hold_minus_one(w, r);
+}
+
 /* The body of weft__release_successors, inlined into weft__node_run: a node
- * with no successor or one (chains, leaves) takes the short way. */
+ * with no successor, one (chains, leaves) or two (trees) takes a short way. */
 static inline __attribute__((always_inline)) weft__job *release(weft__worker *w, weft__run *r, weft__node *n) {
-    if (n->nsucc > 1) return w->ex->nworkers > 1 ? release_many(w, r, n) : release_many_alone(w, r, n);
+    if (n->nsucc > 1) {
+        bool shared = w->ex->nworkers > 1;
+        if (n->nsucc == 2) return shared ? release_two(w, r, n, true) : release_two(w, r, n, false);
+        return shared ? release_many(w, r, n) : release_many_alone(w, r, n);
+    }
     if (n->nsucc == 1) {
         weft__node *s = n->succ.one;
         if (s->num_deps == 1 || atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) == 1)
@@ -215,12 +257,24 @@ void weft__fail_node(weft__run *r, weft__node *n, int code) {
  * cure (docs/design.md, "A layout cliff"): measure after changing this path. */
 __attribute__((aligned(64))) weft__job *weft__node_run(weft__worker *w, weft__job *job) {
     weft__node *n = (weft__node *)job;
-    weft__run *r = n->tf->active;
-    /* A count held back for another run is applied before this task, which
-     * may take long (the other run would wait for it to end). */
-    if (__builtin_expect(w->defer_obj != NULL, 0) && w->defer_obj != r) weft__defer_settle_local(w);
-    weft__call_node(w, r, n);
-    return release(w, r, n);
+    for (;;) {
+        weft__run *r = n->tf->active;
+        /* A count held back for another run is applied before this task, which
+         * may take long (the other run would wait for it to end). */
+        if (__builtin_expect(w->defer_obj != NULL, 0) && w->defer_obj != r) weft__defer_settle_local(w);
+        weft__call_node(w, r, n);
+        weft__job *next = release(w, r, n);
+        /* A plain task readied next (a chain's, a tree's first child): it runs
+         * here, not through a return and another call.  What weft__execute
+         * does between two jobs: the jobs count, and a count held back for
+         * another run applied first, which the check above does (a count held
+         * for this run is kept: it was held by a task like this one, and a
+         * task whose job function is weft__node_run is of a run without
+         * priorities, so no count of the priorities' kind is held for it). */
+        if (!next || next->run != weft__node_run) return next;
+        w->stats.jobs++; /* observe/: see weft__worker_stats */
+        n = (weft__node *)next;
+    }
 }
 
 /* Starts the next iteration, or finishes the run.  Runs on one worker at a time. */
