@@ -6,7 +6,7 @@
  * ends the iteration.  Every node of a started iteration is visited, even when the
  * run has been cancelled or has failed (it is then skipped, not called), which
  * keeps that count exact and re-arms every join counter for the next iteration. */
-#include "graph/graph.h"
+#include "graph/node_run.h"
 #include "core/alloc.h"
 #include "core/default_executor.h"
 #include "core/obs_hooks.h" /* observer / metrics / profiler: one branch each when off */
@@ -62,78 +62,25 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
     return next ? start_queued(w, next) : NULL;
 }
 
-/* Applies the count this worker held back (below) to its run.  Installed as
- * the worker's defer_flush (core/executor.h says when the core calls it). */
-static void clear_deferred(weft__worker *w) {
-    w->defer_flush = NULL;
-    w->defer_obj = NULL;
-    w->defer_delta = 0;
-}
-
+/* Applies the count this worker held back (node_run.h) to its run.  Installed
+ * as the worker's defer_flush (core/executor.h says when the core calls it). */
 static weft__job *flush_deferred(weft__worker *w) {
     weft__run *r = w->defer_obj;
     int64_t d = w->defer_delta;
-    clear_deferred(w);
+    weft__clear_deferred(w);
     return weft__run_settle(w, r, d);
 }
 
-/* A -1 is held back on the worker (w->defer_delta) rather than applied to the
- * shared count: a task that readies nothing (a leaf of a tree, a subflow's
- * child) would otherwise cost an atomic on a line every worker writes.
- * Held-back counts are never positive, so the shared count is never below the
- * true one and cannot reach 0 early; a later +k of the same run on this worker
- * cancels against them first.  The core applies them before the worker runs
- * another kind of job, searches or waits (core/executor.h), and
- * weft__node_run before a task of another run. */
-
-/* Node of run r finished and readied nothing: its -1.  Returns a job to run
- * (only when another run's held count ended that run's iteration). */
-static __attribute__((noinline)) weft__job *hold_first(weft__worker *w, weft__run *r);
-static inline weft__job *hold_minus_one(weft__worker *w, weft__run *r) {
-    if (w->defer_obj == r) {
-        w->defer_delta -= 1;
-        return NULL;
-    }
-    return hold_first(w, r);
-}
-
-/* The first -1 of r held on w.  Out of line: its stores, inlined into
- * weft__node_run, had the compiler set up their values in the prologue of
- * every call (7 instructions per chain of tasks). */
-static weft__job *hold_first(weft__worker *w, weft__run *r) {
+/* The first -1 of r held on w (node_run.h, weft__hold_minus_one).  Out of
+ * line: its stores, inlined into weft__node_run, had the compiler set up their
+ * values in the prologue of every call (7 instructions per chain of tasks). */
+__attribute__((noinline)) weft__job *weft__hold_first(weft__worker *w, weft__run *r) {
     weft__job *done = weft__defer_settle(w); /* another run's count (normally none) */
     w->defer_flush = flush_deferred;
     w->defer_keep = weft__node_run;
     w->defer_obj = r;
     w->defer_delta = -1;
     return done;
-}
-
-/* A count delta of run r, cancelled first against what w holds back for r:
- * what is left to apply to the shared count. */
-static inline int64_t absorb(weft__worker *w, weft__run *r, int64_t delta) {
-    if (w->defer_obj != r) return delta;
-    int64_t d = w->defer_delta + delta;
-    if (d < 0) {
-        w->defer_delta = d;
-        return 0;
-    }
-    clear_deferred(w);
-    return d;
-}
-
-/* s's last predecessor has finished (s's join counted down to 0).  acq_rel:
- * the last to count down sees all the others.  `shared` false: a lone worker
- * is the only thread that runs its executor's graph tasks (a run executes on
- * one executor, and only its workers run node jobs: weft__execute; a thread
- * outside helps with algorithm chunks only), so all of s's predecessors ran
- * here and a plain decrement does, without the locked RMW, a full fence on
- * x86 (wavefront_rerun at one worker: 0.55x the time). */
-static inline __attribute__((always_inline)) bool count_down(weft__node *s, const bool shared) {
-    if (shared) return atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) == 1;
-    uint32_t left = atomic_load_explicit(&s->join, memory_order_relaxed) - 1;
-    atomic_store_explicit(&s->join, left, memory_order_relaxed);
-    return left == 0;
 }
 
 /* The general case: any number of successors.  `shared`: other workers are
@@ -155,7 +102,7 @@ static inline __attribute__((always_inline)) weft__job *release_many_body(weft__
     for (uint32_t i = 0; i < n->nsucc; i++) {
         weft__node *s = succ[i];
         /* A successor with one dependent is ready now: nothing to count. */
-        if (s->num_deps != 1 && !count_down(s, shared)) continue;
+        if (s->num_deps != 1 && !weft__count_down(s, shared)) continue;
         /* s runs soon, here or on a thief: its successor array will be read. */
         if (shared && s->nsucc > 1) __builtin_prefetch(s->succ.many, 0, 3);
         if (!next) {
@@ -172,69 +119,24 @@ static inline __attribute__((always_inline)) weft__job *release_many_body(weft__
     }
     /* This node is done (-1); the ready ones not yet counted (+nb, +next). */
     int64_t delta = (int64_t)nb + (next != NULL) - 1;
-    if (delta == -1) return hold_minus_one(w, r);
-    delta = absorb(w, r, delta); /* cancel against the held-back count first */
+    if (delta == -1) return weft__hold_minus_one(w, r);
+    delta = weft__absorb(w, r, delta); /* cancel against the held-back count first */
     /* When the count reaches 0 nothing is buffered, so `done` is all there is. */
     weft__job *done = delta != 0 ? weft__run_settle(w, r, delta) : NULL;
     for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
     return next ? next : done;
 }
 
-/* Two copies, so that one worker's loop tests nothing per successor. */
-static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__run *r, weft__node *n) {
+/* Two copies, so that one worker's loop tests nothing per successor
+ * (node_run.h's weft__release calls them). */
+weft__job *weft__release_many(weft__worker *w, weft__run *r, weft__node *n) {
     return release_many_body(w, r, n, true);
 }
-static __attribute__((noinline)) weft__job *release_many_alone(weft__worker *w, weft__run *r, weft__node *n) {
+weft__job *weft__release_many_alone(weft__worker *w, weft__run *r, weft__node *n) {
     return release_many_body(w, r, n, false);
 }
 
-/* Two successors (a tree's node, a wavefront's cell): release_many_body's
- * work without its buffer and loop, inline in weft__node_run (binary_tree_rerun:
- * 30 instructions fewer per task, of about 150). */
-static inline __attribute__((always_inline)) weft__job *release_two(weft__worker *w, weft__run *r, weft__node *n,
-                                                                    const bool shared) {
-    weft__node *a = n->succ.many[0], *b = n->succ.many[1];
-    if (shared) {
-        __builtin_prefetch(a, 1, 3);
-        __builtin_prefetch(b, 1, 3);
-    }
-    bool ra = a->num_deps == 1 || count_down(a, shared);
-    bool rb = b->num_deps == 1 || count_down(b, shared);
-    if (shared) {
-        if (ra && a->nsucc > 1) __builtin_prefetch(a->succ.many, 0, 3);
-        if (rb && b->nsucc > 1) __builtin_prefetch(b->succ.many, 0, 3);
-    }
-    if (ra && rb) {
-        /* b goes to the deque, counted first (+1: two ready, this one done),
-         * before anyone can steal (and finish) it.  A positive count cannot
-         * end the iteration, so there is nothing else to run. */
-        int64_t delta = absorb(w, r, 1);
-        if (delta != 0) weft__run_settle(w, r, delta);
-        weft__push_local(w, &b->job);
-        return &a->job;
-    }
-    if (ra) return &a->job; /* takes over this node's count */
-    if (rb) return &b->job;
-    return hold_minus_one(w, r);
-}
-
-/* The body of weft__release_successors, inlined into weft__node_run: a node
- * with no successor, one (chains, leaves) or two (trees) takes a short way. */
-static inline __attribute__((always_inline)) weft__job *release(weft__worker *w, weft__run *r, weft__node *n) {
-    if (n->nsucc > 1) {
-        bool shared = w->ex->nworkers > 1;
-        if (n->nsucc == 2) return shared ? release_two(w, r, n, true) : release_two(w, r, n, false);
-        return shared ? release_many(w, r, n) : release_many_alone(w, r, n);
-    }
-    if (n->nsucc == 1) {
-        weft__node *s = n->succ.one;
-        if (s->num_deps == 1 || atomic_fetch_sub_explicit(&s->join, 1, memory_order_acq_rel) == 1)
-            return &s->job; /* takes over this node's count */
-    }
-    return hold_minus_one(w, r);
-}
-
-weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n) { return release(w, r, n); }
+weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n) { return weft__release(w, r, n); }
 
 weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta) {
     int64_t left = atomic_fetch_add_explicit(&r->pending, delta, memory_order_acq_rel) + delta;
@@ -256,25 +158,7 @@ void weft__fail_node(weft__run *r, weft__node *n, int code) {
  * boundary it ran fast in both builds measured (8.3 and 8.5 ms); it is no
  * cure (docs/design.md, "A layout cliff"): measure after changing this path. */
 __attribute__((aligned(64))) weft__job *weft__node_run(weft__worker *w, weft__job *job) {
-    weft__node *n = (weft__node *)job;
-    for (;;) {
-        weft__run *r = n->tf->active;
-        /* A count held back for another run is applied before this task, which
-         * may take long (the other run would wait for it to end). */
-        if (__builtin_expect(w->defer_obj != NULL, 0) && w->defer_obj != r) weft__defer_settle_local(w);
-        weft__call_node(w, r, n);
-        weft__job *next = release(w, r, n);
-        /* A plain task readied next (a chain's, a tree's first child): it runs
-         * here, not through a return and another call.  What weft__execute
-         * does between two jobs: the jobs count, and a count held back for
-         * another run applied first, which the check above does (a count held
-         * for this run is kept: it was held by a task like this one, and a
-         * task whose job function is weft__node_run is of a run without
-         * priorities, so no count of the priorities' kind is held for it). */
-        if (!next || next->run != weft__node_run) return next;
-        w->stats.jobs++; /* observe/: see weft__worker_stats */
-        n = (weft__node *)next;
-    }
+    return weft__node_chain(w, (weft__node *)job);
 }
 
 /* Starts the next iteration, or finishes the run.  Runs on one worker at a time. */
@@ -479,9 +363,9 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
  * wrapper's `taken` as the job function that keeps the count held (in a run
  * with priorities most tasks come from the lanes). */
 weft__job *weft__hold_minus_one_prio(weft__worker *w, weft__run *r) {
-    weft__job *done = hold_minus_one(w, r);
+    weft__job *done = weft__hold_minus_one(w, r);
     if (w->defer_obj == r) w->defer_keep = weft__prio_taken; /* (else another run's count ended: none held) */
     return done;
 }
 
-int64_t weft__defer_absorb(weft__worker *w, weft__run *r, int64_t delta) { return absorb(w, r, delta); }
+int64_t weft__defer_absorb(weft__worker *w, weft__run *r, int64_t delta) { return weft__absorb(w, r, delta); }

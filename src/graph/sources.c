@@ -17,7 +17,7 @@
  * Every source runs through its own job function and whatever it readies runs
  * as from any job (weft__execute), so ranges change when work runs, not what
  * it does. */
-#include "graph/graph.h"
+#include "graph/node_run.h"
 #include "core/alloc.h"
 
 /* Below this many sources, pushing them one by one is cheaper than a range. */
@@ -48,7 +48,18 @@ static weft__job *range_run(weft__worker *w, weft__job *job) {
     weft__node *const *src = r->tf->sources;
     while (lo < hi) {
         if (hi - lo > 1 && weft__deque_size(&w->deque) == 0) hi = split(w, r, lo, hi);
-        weft__execute(w, &src[lo++]->job);
+        weft__node *n = src[lo++];
+        if (n->job.run != weft__node_run) {
+            weft__execute(w, &n->job);
+            continue;
+        }
+        /* A plain task: weft__execute's step and weft__node_run's body inline
+         * (node_run.h), without two calls per source (embarrassing_parallelism_rerun
+         * at one worker: 25 instructions fewer per task, of about 145). */
+        w->stats.jobs++; /* observe/: see weft__worker_stats */
+        if (__builtin_expect(w->defer_flush != NULL, 0) && w->defer_keep != weft__node_run) weft__defer_settle_local(w);
+        weft__job *next = weft__node_chain(w, n);
+        if (next) weft__execute(w, next);
     }
     return NULL;
 }
