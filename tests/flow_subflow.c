@@ -356,3 +356,43 @@ TEST(joins_nest_as_deep_as_the_recursion_not_as_the_work) {
         weft_executor_destroy(ex);
     }
 }
+
+/* weft_subflow_join seals the graph: a task added after it is refused with
+ * WEFT_EBUSY and the graph unchanged, though its chunk still has room (the
+ * emplace fast path counts that room; the seal must send it the slow way,
+ * which refuses).  The next run of the task builds afresh. */
+struct sealed_probe {
+    weft_status after_join;
+    bool refused;
+    size_t tasks_after;
+    atomic_int ran;
+};
+
+static int build_join_then_add(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx;
+    struct sealed_probe *p = arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    for (int i = 0; i < 5; i++)
+        if (weft_task_is_null(weft_emplace(g, bump, &p->ran))) return 1;
+    if (weft_subflow_join(sf) != WEFT_OK) return 2;
+    p->refused = weft_task_is_null(weft_emplace(g, bump, &p->ran));
+    p->after_join = weft_taskflow_last_error(g);
+    p->tasks_after = weft_taskflow_num_tasks(g);
+    return 0;
+}
+
+TEST(a_joined_subflows_graph_refuses_a_new_task_though_its_chunk_has_room) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("sealed");
+    struct sealed_probe p = {0};
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, build_join_then_add, &p)));
+    for (int run = 1; run <= 2; run++) {
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_TRUE(p.refused);
+        ASSERT_STATUS(p.after_join, WEFT_EBUSY);
+        ASSERT_EQ(p.tasks_after, 5u);
+        ASSERT_EQ(atomic_load(&p.ran), 5 * run);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -288,3 +288,28 @@ TEST(erase_during_a_parallel_run_n_is_ebusy) {
     weft_taskflow_destroy(tf);
     weft_executor_destroy(ex);
 }
+
+/* The next task takes an erased slot wherever the taskflow's current chunk
+ * stands (emplace's one-test fast path counts the chunk's room, and an erase
+ * must send the next task the slow way), and a clear starts over at index 0. */
+TEST(an_erased_slot_is_taken_by_the_next_task_mid_chunk_and_a_clear_starts_at_index_0) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("midchunk");
+    atomic_int ran = 0;
+    weft_task t[40];
+    for (int i = 0; i < 40; i++) t[i] = must_emplace(tf, count_task, &ran);
+    size_t hole = weft_task_index(t[17]);
+    ASSERT_OK(weft_task_erase(t[17]));
+    weft_task again = must_emplace(tf, count_task, &ran);
+    ASSERT_EQ(weft_task_index(again), hole);
+    weft_task next = must_emplace(tf, count_task, &ran); /* slots go on after the last one */
+    ASSERT_EQ(weft_task_index(next), 40u);
+    ASSERT_EQ(weft_taskflow_num_tasks(tf), 41u);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&ran), 41);
+    ASSERT_OK(weft_taskflow_clear(tf));
+    ASSERT_EQ(weft_task_index(must_emplace(tf, count_task, &ran)), 0u);
+    ASSERT_EQ(weft_task_index(must_emplace(tf, count_task, &ran)), 1u);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}

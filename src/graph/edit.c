@@ -86,6 +86,7 @@ static void free_slot(weft__node *n) {
     n->job.run = NULL; /* erased (weft__node_erased) */
     n->job.next = (weft__job *)tf->free_slots;
     tf->free_slots = n;
+    tf->fast_slots = 0; /* the next node takes this slot: the slow path */
     tf->nerased++;
 }
 

@@ -174,6 +174,12 @@ struct weft_taskflow {
     struct weft__sem_ledger *sem_ledger;
     size_t nsem_ledger, sem_ledger_cap;
     size_t cur_chunk, cur_used; /* where the next node goes */
+    /* Nodes weft__add_node may still place with one test (task.c): room left
+     * in the current chunk, and under the task limit, found by its slow path
+     * while nothing else stood in the way (not sealed, no erased slot to
+     * reuse).  0 sends the next node the slow way, which counts it afresh:
+     * whatever changes those (a clear, an erase, a seal) sets it to 0. */
+    size_t fast_slots;
     size_t high_water; /* slots below it were used before (clear) */
     bool any_cold_dirty; /* some node's cold part was written: zero them on destroy */
     /* weft_task_set_data during a run wrote a cold part without the node's bit

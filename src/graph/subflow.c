@@ -134,5 +134,6 @@ weft_status weft_subflow_join(weft_subflow *sf) {
     }
     /* Seal the graph: building it now fails with WEFT_EBUSY, as its tasks have run. */
     s->graph->sealed = true;
+    s->graph->fast_slots = 0; /* building it goes the slow way, which refuses */
     return WEFT_OK;
 }

@@ -67,7 +67,7 @@ static void release_nodes(weft_taskflow *tf) {
     tf->free_slots = NULL;
     tf->nnamed = 0;
     weft__succ_pool_release(&tf->succ_pool);
-    tf->cur_chunk = tf->cur_used = 0;
+    tf->cur_chunk = tf->cur_used = tf->fast_slots = 0;
     tf->nsources = 0;
     tf->sources_stale = false;
     tf->backward = 0;
