@@ -96,7 +96,16 @@ static weft__job *taken(weft__worker *w, weft__job *job) {
     uintptr_t ix = (uintptr_t)job->next;
     weft__node_set_run((weft__node *)job, weft__prio_wrapper[ix]);
     job->next = NULL;
-    weft__job *next = ix >= 4 ? weft__node_run_prio(w, job) : taken_run((weft__node *)job)(w, job);
+    /* The core keeps a count held back across `taken` jobs (defer_keep): a
+     * task of another run, which may take long, has it applied first, as
+     * weft__node_run_prio does for a plain task.  The other kinds (a
+     * condition, a subflow, a module, a task with semaphores) do not look:
+     * before this, a run whose last -1 was held waited for another run's long
+     * condition task to end. */
+    weft__node *n = (weft__node *)job;
+    if (ix < 4 && __builtin_expect(w->defer_obj != NULL, 0) && w->defer_obj != n->tf->active)
+        weft__defer_settle_local(w);
+    weft__job *next = ix >= 4 ? weft__node_run_prio(w, job) : taken_run(n)(w, job);
     return next ? next : weft__sched_next(w); /* see the end of wrapped() */
 }
 
