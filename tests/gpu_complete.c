@@ -146,7 +146,10 @@ static int nothing(weft_ctx *ctx, void *arg) { return 0; }
  * that waits for the flag).  A runs first and B is picked up while A's work
  * runs: if B's wait were nested inside A's, A's successor could not run
  * before B ended, and B waits for A's successor. */
-TEST(gpu_task_picked_up_during_another_does_not_nest_inside_it) {
+/* `prio_first`: the graph ran once before with B at HIGH and then back at
+ * NORMAL (and once with the run's own priority): B must be a parking GPU task
+ * again, not a task that waits for its work on its worker's stack. */
+static void no_nest(bool prio_first) {
     weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, &st);
@@ -164,6 +167,18 @@ TEST(gpu_task_picked_up_during_another_does_not_nest_inside_it) {
     ASSERT_OK(weft_precede(start, ta)); /* first edge: A runs right after start */
     ASSERT_OK(weft_precede(start, tb));
     ASSERT_OK(weft_precede(ta, after_a));
+    if (prio_first) {
+        /* Runs that do not wait on each other: B's kernel does not wait for a
+         * flag already set. */
+        atomic_store(&flag, 1);
+        ASSERT_OK(weft_task_set_priority(tb, WEFT_PRIORITY_HIGH));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_OK(weft_task_set_priority(tb, WEFT_PRIORITY_NORMAL));
+        weft_future *f;
+        ASSERT_OK(weft_run_with_priority(ex, tf, WEFT_PRIORITY_LOW, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+    }
     atomic_store(&flag, 0);
     double t0 = now_s(CLOCK_MONOTONIC);
     ASSERT_OK(weft_run_and_wait(ex, tf));
@@ -176,6 +191,14 @@ TEST(gpu_task_picked_up_during_another_does_not_nest_inside_it) {
     sleepy_fini(&a);
     weft_gpu_close(d);
 }
+
+TEST(gpu_task_picked_up_during_another_does_not_nest_inside_it) { no_nest(false); }
+
+/* A priority's wrapper, and the end of a run with a priority, gave a GPU task
+ * the plain task's job back: from then on it waited for its work on its
+ * worker's stack, and here B's wait held the one worker that A's successor
+ * (which B's kernel waits for) needed. */
+TEST(a_gpu_task_parks_again_after_runs_with_priorities) { no_nest(true); }
 
 /* ---- bounded completion latency ------------------------------------------------------- */
 

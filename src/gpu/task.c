@@ -20,7 +20,7 @@
 #include "core/alloc.h"
 #include "core/layer.h"
 #include "gpu/backend.h"
-#include "graph/graph.h"
+#include "graph/flow.h" /* weft__task_set_own_job */
 #include "weft/flow.h"
 #include "core/error_detail.h"
 
@@ -293,6 +293,6 @@ weft_task weft_emplace_gpu(weft_taskflow *tf, weft_gpu_device *dev, weft_gpu_tas
     weft_work_release(w); /* the task holds its own reference, or failed and holds none */
     /* The node's function stays run_gpu_task (what copies of the task and
      * weft_run_n_parallel call); its job records and parks instead. */
-    if (!weft_task_is_null(task)) task.node_->job.run = gpu_node_run;
+    if (!weft_task_is_null(task)) weft__task_set_own_job(task, gpu_node_run);
     return task;
 }

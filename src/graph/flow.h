@@ -33,7 +33,29 @@ struct weft_work {
     weft_task_fn fn;
     void *state;
     void (*drop)(void *state);
+    /* A job function of its own for one task made from this work, `home`
+     * (weft__task_set_own_job), or NULL.  Copies of that task (compositions)
+     * are other nodes: they run fn as plain tasks do. */
+    weft__job_fn own_job;
+    const weft__node *home;
 };
+
+/* Gives task t, made by weft_emplace_work, a job function of its own: a layer
+ * above the graph whose task's job does more than call fn (the GPU layer's
+ * records the work and parks the task on the device's completion).  It is
+ * what the task runs whenever nothing wraps it, and what it gets back when a
+ * wrapper goes (the end of a run with a priority, a priority set back,
+ * semaphores removed); a semaphore's wrapper runs fn instead, to its end on
+ * the worker, as the units must be held until the work is done.  t must be
+ * the fresh task (work.c). */
+void weft__task_set_own_job(weft_task t, weft__job_fn job);
+
+/* Plain task n's own job function (above), or NULL. */
+static inline weft__job_fn weft__own_job(const weft__node *n) {
+    const weft__node_cold *c = weft__cold(n);
+    const struct weft_work *w = c->kind == WEFT__KIND_STATIC ? c->ext : NULL;
+    return w && w->home == n ? w->own_job : NULL;
+}
 
 /* Job functions of the kinds other than plain tasks. */
 weft__job *weft__cond_run(weft__worker *w, weft__job *job);

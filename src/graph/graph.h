@@ -444,8 +444,12 @@ weft__job *weft__node_run_prio(weft__worker *w, weft__job *job);
  * cancelled first against what w holds for r: what is left to apply. */
 weft__job *weft__hold_minus_one_prio(weft__worker *w, weft__run *r);
 int64_t weft__defer_absorb(weft__worker *w, weft__run *r, int64_t delta);
-/* The job function of n's kind, without wrappers. */
+/* The job function n runs without wrappers: its own (flow.h,
+ * weft__task_set_own_job), else its kind's. */
 weft__job_fn weft__kind_run(const weft__node *n);
+/* Its kind's job function, which runs n to its end on the worker (a plain
+ * task's calls fn), for a wrapper with something to do after it. */
+weft__job_fn weft__kind_run_to_end(const weft__node *n);
 /* The semaphore wrapper (semaphore.c). */
 weft__job *weft__sem_node_run(weft__worker *w, weft__job *job);
 /* Gives task `to` the priority of `from` (a composition's copy).  WEFT_OK or

@@ -53,7 +53,12 @@ static weft__job_fn kind_run_of(uint8_t kind) {
     }
 }
 
-weft__job_fn weft__kind_run(const weft__node *n) { return kind_run_of(weft__cold(n)->kind); }
+weft__job_fn weft__kind_run(const weft__node *n) {
+    weft__job_fn own = weft__own_job(n);
+    return own ? own : kind_run_of(weft__cold(n)->kind);
+}
+
+weft__job_fn weft__kind_run_to_end(const weft__node *n) { return kind_run_of(weft__cold(n)->kind); }
 
 /* The job function a task has without a priority: its semaphores' wrapper, or its kind's. */
 static weft__job_fn inner_of(const weft__node *n) {
@@ -65,6 +70,8 @@ static weft__job_fn inner_of(const weft__node *n) {
 static inline weft__job_fn taken_run(const weft__node *n) {
     const weft__node_cold *c = weft__cold(n);
     if (c->sems) return weft__sem_node_run;
+    weft__job_fn own = weft__own_job(n);
+    if (own) return own; /* (its successors are readied plainly; their wrappers queue them) */
     return c->kind == WEFT__KIND_STATIC ? weft__node_run_prio : kind_run_of(c->kind);
 }
 
@@ -72,7 +79,7 @@ static inline weft__job_fn taken_run(const weft__node *n) {
  * a look at its cold part. */
 static inline bool plain(const weft__node *n) {
     const weft__node_cold *c = weft__cold(n);
-    return !c->sems && c->kind == WEFT__KIND_STATIC;
+    return !c->sems && c->kind == WEFT__KIND_STATIC && !weft__own_job(n);
 }
 
 /* n's wrapper at a level given as a cold byte (weft_priority + 2). */

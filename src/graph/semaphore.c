@@ -135,7 +135,9 @@ weft__job *weft__sem_node_run(weft__worker *w, weft__job *job) {
 
 void weft__sem_use_free(weft__node *n) {
     struct weft__sem_use *u = weft__cold(n)->sems;
-    if (n->job.run == weft__sem_node_run) n->job.run = u->inner; /* (a priority's wrapper stays) */
+    /* Its own job back (a GPU task's parks again; u->inner ran it to its
+     * end); a priority's wrapper stays. */
+    if (n->job.run == weft__sem_node_run) n->job.run = weft__kind_run(n);
     for (int k = 0; k < 2; k++)
         if (u->set[k] != u->inl[k]) weft__free(u->set[k], u->cap[k] * sizeof *u->set[k]);
     weft__free(u, sizeof *u);
@@ -185,7 +187,7 @@ static struct weft__sem_use *use_of(weft__node *n) {
     }
     /* A priority's wrapper stays outermost: it queues the task, whose
      * semaphores are taken when it runs (priority.c). */
-    u->inner = weft__kind_run(n);
+    u->inner = weft__kind_run_to_end(n); /* releases follow the work's end */
     if (weft__prio_index(n->job.run) < 0) n->job.run = weft__sem_node_run;
     weft__cold_mut(n)->sems = u;
     weft__prio_rewrap(n); /* its wrapper now reads the semaphores */

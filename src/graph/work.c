@@ -13,6 +13,8 @@ weft_work *weft_work_create(weft_task_fn fn, void *state, void (*drop)(void *sta
     w->fn = fn;
     w->state = state;
     w->drop = drop;
+    w->own_job = NULL;
+    w->home = NULL;
     if (err) *err = WEFT_OK;
     return w;
 }
@@ -31,6 +33,14 @@ void weft_work_release(weft_work *w) {
 }
 
 size_t weft_work_refs(const weft_work *w) { return w ? atomic_load_explicit(&w->refs, memory_order_relaxed) : 0; }
+
+void weft__task_set_own_job(weft_task t, weft__job_fn job) {
+    weft__node *n = t.node_;
+    weft_work *w = weft__cold(n)->ext;
+    w->own_job = job;
+    w->home = n;
+    weft__node_set_run(n, job);
+}
 
 weft_task weft_emplace_work(weft_taskflow *tf, weft_work *w) {
     if (!tf) return WEFT_TASK_NULL;
