@@ -132,17 +132,31 @@ static bool event_done(void *arg) {
     return false;
 }
 
+/* Cooperative GPU waits open on this thread, each below the jobs it ran.  A
+ * job picked up by a wait runs inside it, and a GPU task or weft_gpu_call
+ * there records its work and waits in turn: the device is slower than the
+ * recording, so nearly every such job nests once more, and a worker with
+ * thousands of ready GPU calls went one wait deeper per call until its stack
+ * overflowed (20000 async tasks each calling weft_gpu_call on one worker,
+ * ~550 bytes a level).  Past this depth a wait blocks its thread instead: the
+ * device finishes the work without the CPU, and the worker already has that
+ * many waits' work in flight on it. */
+enum { MAX_NESTED_WAITS = 64 };
+static _Thread_local unsigned nested_waits;
+
 int weft__gpu_event_wait_on(weft_gpu_event *e, weft__worker *w) {
     if (!w) {
         weft_ctx *cx = weft_current_ctx();
         w = cx ? cx->worker : NULL;
     }
-    if (!w) return e->dev->ops->event_sync(e->dev, e->h);
+    if (!w || nested_waits >= MAX_NESTED_WAITS) return e->dev->ops->event_sync(e->dev, e->h);
     /* On a worker: run other ready jobs until the event has passed, so the
      * worker is never idle behind the device (docs/design.md, "GPU
      * completion"). */
     struct event_wait ew = {.e = e, .w = w};
+    nested_waits++;
     weft__worker_wait_until(w, event_done, &ew);
+    nested_waits--;
     return ew.status;
 }
 
