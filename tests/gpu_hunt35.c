@@ -102,3 +102,26 @@ TEST(gpu_tasks_of_a_run_with_a_priority_nest_a_bounded_depth) {
     weft_executor_destroy(ex);
     nest_close(&n);
 }
+
+/* "WEFT_OK when all work queued so far is done": right after a synchronize
+ * nothing is pending, yet the query's new marker waited for the emulator's
+ * stream thread to wake, and the query said WEFT_EAGAIN (6 times in 100).
+ * An event recorded on a stream with nothing pending is done at once too. */
+TEST(emu_stream_query_right_after_a_synchronize_is_ok) {
+    struct nest n;
+    nest_open(&n);
+    weft_status st;
+    weft_gpu_stream *s = weft_gpu_stream_create(n.dev, &st);
+    ASSERT_OK(st);
+    for (int i = 0; i < 200; i++) {
+        ASSERT_OK(weft_gpu_launch(s, n.k, &(weft_gpu_range){.global = {1}}, NULL, 0));
+        ASSERT_OK(weft_gpu_stream_synchronize(s));
+        ASSERT_OK(weft_gpu_stream_query(s));
+        weft_gpu_event *e = weft_gpu_event_record(s, &st);
+        ASSERT_OK(st);
+        ASSERT_OK(weft_gpu_event_query(e));
+        weft_gpu_event_destroy(e);
+    }
+    weft_gpu_stream_destroy(s);
+    nest_close(&n);
+}

@@ -296,9 +296,24 @@ static int emu_event_record(weft_gpu_device *dev, void *stream, void **event) {
     }
     e->s = s;
     atomic_init(&e->refs, 2);
+    *event = e;
+    /* A stream whose work is all done: the marker is stamped here, done at
+     * once.  Queued, it stayed pending until the thread woke for it, so a
+     * weft_gpu_stream_query right after a synchronize said WEFT_EAGAIN for a
+     * stream with nothing pending (6 times in 100).  Under the lock no op can
+     * be pushed; the acquire load of `completed` orders the thread's counts
+     * (written before its increment) before the stamp's reads. */
+    weft__mutex_lock(&s->lock);
+    if (!s->head && reached(atomic_load_explicit(&s->completed, memory_order_acquire), s->submitted)) {
+        e->seq = s->submitted;
+        stamp(s, e); /* drops the queue's reference */
+        weft__mutex_unlock(&s->lock);
+        weft__free(op, op->bytes);
+        return 0;
+    }
+    weft__mutex_unlock(&s->lock);
     op->mark = e;
     e->seq = push(s, op); /* the thread never reads seq: set after is fine */
-    *event = e;
     return 0;
 }
 
