@@ -99,6 +99,11 @@ WEFT_API weft_status weft__fj_spawn_slow(weft_ctx *ctx, weft_task_fn fn, void *a
 WEFT_API int weft__fj_sync_slow(weft_ctx *ctx);
 /* Whether the running task of ctx has a spawn of its own left to sync. */
 WEFT_API bool weft__fj_has_own_spawn(weft_ctx *ctx);
+/* A fork-join call that failed on its inline path: sets the thread's message
+ * (weft_last_error_message: "call: what", as every failing call does) and
+ * returns WEFT_EINVAL.  Out of line and only on failure, so the fast paths
+ * keep their size. */
+WEFT_API weft_status weft__fj_einval(const char *call, const char *what);
 
 /* The frame stack of the worker running ctx: the context's first member is its
  * worker, whose first member is the frame stack (checked at build time). */
@@ -117,7 +122,7 @@ static inline weft__fj *weft__fj_of(weft_ctx *ctx) { return *(weft__fj **)(void 
  * Returns WEFT_OK, or WEFT_EINVAL for a NULL ctx or fn.  Only from inside a task
  * (ctx is the context it received); wait-free. */
 static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) {
-    if (WEFT__UNLIKELY(!ctx || !fn)) return WEFT_EINVAL;
+    if (WEFT__UNLIKELY(!ctx || !fn)) return weft__fj_spawn_slow(ctx, fn, arg); /* EINVAL, with the message */
     weft__fj *fj = weft__fj_of(ctx);
     weft__fj_frame *f = fj->head;
     /* Relaxed: a thief's request may be seen a spawn late; it only delays sharing. */
@@ -141,7 +146,7 @@ static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) 
  * a task), while weft_sync_status always returns WEFT_EINVAL for it.  Only from
  * inside a task. */
 static inline int weft_sync(weft_ctx *ctx) {
-    if (WEFT__UNLIKELY(!ctx)) return WEFT_EINVAL;
+    if (WEFT__UNLIKELY(!ctx)) return weft__fj_sync_slow(ctx); /* EINVAL, with the message */
     weft__fj *fj = weft__fj_of(ctx);
     /* sync_floor is all ones while limit is 0: a thief asked for work, and the
      * frames spawned before it asked (a flat spawn loop, or spawns followed by
@@ -166,9 +171,10 @@ static inline int weft_sync(weft_ctx *ctx) {
  * spawn of its own takes the parent's next child: a bug weft cannot see. */
 static inline weft_status weft_sync_status(weft_ctx *ctx, int *result) {
     if (result) *result = 0;
-    if (WEFT__UNLIKELY(!ctx)) return WEFT_EINVAL;
+    if (WEFT__UNLIKELY(!ctx)) return weft__fj_einval("weft_sync_status", "ctx is NULL");
     /* Nothing this task spawned (frames of the tasks around it are theirs). */
-    if (WEFT__UNLIKELY(!weft__fj_has_own_spawn(ctx))) return WEFT_EINVAL;
+    if (WEFT__UNLIKELY(!weft__fj_has_own_spawn(ctx)))
+        return weft__fj_einval("weft_sync_status", "this task has spawned nothing to sync");
     int r = weft_sync(ctx);
     if (result) *result = r;
     return r == 0 ? WEFT_OK : WEFT_ETASK;
@@ -309,7 +315,7 @@ static inline void weft_task_group_init(weft_task_group *g, weft_ctx *ctx) {
 /* Spawns fn(ctx, arg) in the group (see weft_spawn for arg's lifetime: until
  * weft_task_group_wait returns).  WEFT_OK, or WEFT_EINVAL for NULL arguments. */
 static inline weft_status weft_task_group_spawn(weft_task_group *g, weft_task_fn fn, void *arg) {
-    if (!g) return WEFT_EINVAL;
+    if (!g) return weft__fj_einval("weft_task_group_spawn", "g is NULL");
     weft_status st = weft_spawn(g->ctx_, fn, arg);
     if (st == WEFT_OK) g->pending_++;
     return st;
@@ -320,7 +326,7 @@ static inline weft_status weft_task_group_spawn(weft_task_group *g, weft_task_fn
  * empty afterwards and may be reused.  WEFT_EINVAL for NULL (indistinguishable
  * from a child returning -1: weft_task_group_wait_status tells them apart). */
 static inline int weft_task_group_wait(weft_task_group *g) {
-    if (!g) return WEFT_EINVAL;
+    if (!g) return weft__fj_einval("weft_task_group_wait", "g is NULL");
     int first = 0;
     /* Every sync looks at a thief's request (weft_sync: the older half of the
      * children left is shared then).  Looking at the first only missed a
@@ -348,7 +354,7 @@ static inline int weft_task_group_wait(weft_task_group *g) {
  * sync order, is in *result), WEFT_EINVAL (NULL g).  result may be NULL. */
 static inline weft_status weft_task_group_wait_status(weft_task_group *g, int *result) {
     if (result) *result = 0;
-    if (!g) return WEFT_EINVAL;
+    if (!g) return weft__fj_einval("weft_task_group_wait_status", "g is NULL");
     int r = weft_task_group_wait(g);
     if (result) *result = r;
     return r == 0 ? WEFT_OK : WEFT_ETASK;

@@ -359,6 +359,10 @@ static bool own_spawns(const weft_ctx *ctx, const weft__fj *fj) {
 
 bool weft__fj_has_own_spawn(weft_ctx *ctx) { return ctx && own_spawns(ctx, weft__fj_of(ctx)); }
 
+weft_status weft__fj_einval(const char *call, const char *what) {
+    return weft__fail(call, WEFT_EINVAL, "%s", what);
+}
+
 int weft__fj_sync_slow(weft_ctx *ctx) {
     if (!ctx) return weft__fail("weft_sync", WEFT_EINVAL, "ctx is NULL");
     weft__fj *fj = weft__fj_of(ctx);
