@@ -68,3 +68,37 @@ TEST(fork_join_calls_failing_inline_set_the_thread_message) {
     ASSERT_EQ(bad, 0);
     weft_executor_destroy(ex);
 }
+
+/* ---- WEFT_FJ_SPAWN evaluates its slot once ---- */
+
+WEFT_FJ_TASK(long, square, long, x) { return x * x; }
+
+/* Spawns square(1) .. square(n) into consecutive slots with &slots[k++] and
+ * syncs them back with &slots[--k]: the sum of the first n squares. */
+WEFT_FJ_TASK(long, sum_of_squares, int, n) {
+    WEFT_FJ_SLOT(square) slots[16];
+    int k = 0;
+    for (int i = 1; i <= n; i++) WEFT_FJ_SPAWN(square, &slots[k++], (long)i);
+    long sum = 0;
+    while (k > 0) sum += WEFT_FJ_SYNC(square, &slots[--k]);
+    return sum;
+}
+
+static int sum_of_squares_root(weft_ctx *ctx, void *arg) {
+    long *r = arg;
+    *r = WEFT_FJ_RUN(ctx, sum_of_squares, 8);
+    return 0;
+}
+
+/* Before, the macro read `slot` twice: the argument went into slots[k] and the
+ * frame pointed at slots[k + 1], so k advanced by two per spawn (past the
+ * array for n > 8) and the syncs read slots never written (25 for n = 4). */
+TEST(a_typed_spawn_evaluates_its_slot_argument_once) {
+    for (unsigned w = 1; w <= 2; w++) {
+        weft_executor *ex = make_executor(w);
+        long r = 0;
+        ASSERT_EQ(weft_run_root(ex, sum_of_squares_root, &r), 0);
+        ASSERT_EQ(r, 204); /* 1 + 4 + ... + 64 */
+        weft_executor_destroy(ex);
+    }
+}

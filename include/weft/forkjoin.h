@@ -249,17 +249,19 @@ static inline weft_status weft_sync_status(weft_ctx *ctx, int *result) {
 #define WEFT_FJ_CTX (weft__fj_of(weft_ctx_)->head = weft_head_, weft_ctx_)
 
 /* Inside a typed task: spawns NAME(a) as a child; *slot keeps a and receives the
- * result.  A statement. */
+ * result.  A statement; slot and a are evaluated once each, slot first (a loop
+ * may pass &slots[k++]). */
 #define WEFT_FJ_SPAWN(NAME, slot, a)                                                    \
     do {                                                                               \
-        (slot)->arg = (a);                                                             \
+        NAME##_weft_slot *weft_slot_ = (slot);                                         \
+        weft_slot_->arg = (a);                                                         \
         weft__fj *weft_fj_ = weft__fj_of(weft_ctx_);                                   \
         if (WEFT__UNLIKELY((uintptr_t)weft_head_ >=                                    \
                            __atomic_load_n(&weft_fj_->limit, __ATOMIC_RELAXED))) {      \
-            weft_head_ = weft__fj_spawn_typed(weft_ctx_, weft_head_, NAME##_weft_run, (slot)); \
+            weft_head_ = weft__fj_spawn_typed(weft_ctx_, weft_head_, NAME##_weft_run, weft_slot_); \
         } else {                                                                       \
             weft_head_->fn = NAME##_weft_run;                                          \
-            weft_head_->arg = (slot);                                                  \
+            weft_head_->arg = weft_slot_;                                              \
             weft_head_++;                                                              \
         }                                                                              \
     } while (0)
