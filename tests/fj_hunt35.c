@@ -102,3 +102,62 @@ TEST(a_typed_spawn_evaluates_its_slot_argument_once) {
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- overflow statuses when memory runs out and comes back ---- */
+
+/* An allocator that refuses the frame stack (2 MiB: every spawn then runs its
+ * child at once and keeps the status in the overflow array) and, while
+ * `refuse_growth` is set, any growth of that array. */
+static atomic_int refuse_growth;
+static void *no_stack_alloc(void *ctx, size_t n) {
+    (void)ctx;
+    return n == ((size_t)1 << 16) * 32 ? NULL : malloc(n); /* 65536 frames of 32 bytes (src/core/fj.h) */
+}
+static void *no_stack_realloc(void *ctx, void *p, size_t old, size_t n) {
+    (void)ctx, (void)old;
+    return atomic_load(&refuse_growth) ? NULL : realloc(p, n);
+}
+static void no_stack_free(void *ctx, void *p, size_t n) {
+    (void)ctx, (void)n;
+    free(p);
+}
+
+#define OVF_CHILDREN 300
+/* Child i returns i + 1; children 63 to 198 make the next growth fail. */
+static int refusing_child(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    int i = (int)(intptr_t)arg;
+    atomic_store(&refuse_growth, i + 1 >= 64 && i + 1 < 200);
+    return i + 1;
+}
+
+static int spawns_while_growth_fails(weft_ctx *ctx, void *arg) {
+    int *got = arg;
+    for (int i = 0; i < OVF_CHILDREN; i++) ASSERT_OK(weft_spawn(ctx, refusing_child, (void *)(intptr_t)i));
+    for (int i = OVF_CHILDREN - 1; i >= 0; i--) got[i] = weft_sync(ctx);
+    return 0;
+}
+
+/* Before, the array grew (64 to 128 entries) at the spawn after the refusals
+ * ended, the 201st, whose status it then wrote past the end (ASan: a heap
+ * buffer overflow); and the statuses lost meanwhile (65 to 128) lay below the
+ * new size, so their syncs read unwritten entries (0) as kept values. */
+TEST(overflow_statuses_stay_in_bounds_when_growth_fails_then_succeeds) {
+    weft_set_allocator(&(weft_allocator){no_stack_alloc, no_stack_realloc, no_stack_free, NULL});
+    weft_executor *ex = make_executor(1);
+    int *got = calloc(OVF_CHILDREN, sizeof *got);
+    ASSERT_NOT_NULL(got);
+    atomic_store(&refuse_growth, 0);
+    ASSERT_EQ(weft_run_root(ex, spawns_while_growth_fails, got), 0);
+    weft_executor_destroy(ex);
+    weft_set_allocator(NULL);
+    /* The first 64 kept their own; every later one is the status kept for
+     * the lost ones (the first failure among them, 65): never a value no
+     * child returned. */
+    for (int i = 0; i < 64; i++) ASSERT_EQ(got[i], i + 1);
+    int strays = 0;
+    for (int i = 64; i < OVF_CHILDREN; i++)
+        if (got[i] != 65 && got[i] != i + 1) strays++;
+    free(got);
+    ASSERT_EQ(strays, 0);
+}

@@ -132,9 +132,15 @@ void weft__fj_destroy(weft__fj *fj) {
     fj->ovf_cap = 0;
 }
 
-/* Makes room for overflow status k; false without memory. */
+/* Makes room for overflow status k; false without memory.  The kept statuses
+ * are always a prefix, [0, ovf_cap): the array grows only for k == ovf_cap,
+ * so once a growth failed, every later status up to a pop below it goes to
+ * ovf_lost.  Growing for a larger k (a status or more lost in between) wrote
+ * past the doubled array (k >= 2 * cap) and left the lost slots below the new
+ * cap, where ovf_pop read them as kept (uninitialized). */
 static bool ovf_reserve(weft__fj *fj, uint32_t k) {
     if (k < fj->ovf_cap) return true;
+    if (k != fj->ovf_cap) return false;
     uint32_t cap = fj->ovf_cap ? fj->ovf_cap * 2 : OVF_FIRST_CAP;
     int *p = weft__realloc(fj->ovf_status, fj->ovf_cap * sizeof *p, cap * sizeof *p);
     if (!p) return false;
