@@ -161,3 +161,56 @@ TEST(overflow_statuses_stay_in_bounds_when_growth_fails_then_succeeds) {
     free(got);
     ASSERT_EQ(strays, 0);
 }
+
+/* ---- weft_run_root's documented values ---- */
+
+static int returns_int(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    return *(int *)arg;
+}
+
+static int leaves_children(weft_ctx *ctx, void *arg) {
+    int *vals = arg; /* vals[0..3] for the children, vals[4] for the task */
+    for (int i = 0; i < 4; i++) ASSERT_OK(weft_spawn(ctx, returns_int, &vals[i]));
+    return vals[4];
+}
+
+/* A spawn left unsynced that fails gives the root's value when the root
+ * returned 0 (the innermost first), and never hides the root's own. */
+TEST(run_root_returns_a_failing_leftover_spawn_when_the_root_returned_zero) {
+    for (unsigned w = 1; w <= 2; w++) {
+        weft_executor *ex = make_executor(w);
+        int quiet[5] = {0, 5, 0, 7, 0}, loud[5] = {0, 5, 0, 7, 3};
+        int v = 0;
+        ASSERT_STATUS(weft_run_root_status(ex, leaves_children, quiet, &v), WEFT_ETASK);
+        ASSERT_EQ(v, 7);
+        ASSERT_EQ(weft_run_root(ex, leaves_children, loud), 3);
+        weft_executor_destroy(ex);
+    }
+}
+
+static int zero_task(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return 0;
+}
+
+/* Registered before the default executor's first use: runs after it is gone. */
+static void run_root_at_exit(void) {
+    int v = 9;
+    weft_status st = weft_run_root_status(NULL, zero_task, NULL, &v);
+    _exit(st == WEFT_ESHUTDOWN && v == 0 && weft_run_root(NULL, zero_task, NULL) == WEFT_ESHUTDOWN ? 0 : 3);
+}
+
+TEST(run_root_on_the_default_executor_after_exit_says_eshutdown) {
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        atexit(run_root_at_exit);
+        int zero = 0;
+        if (weft_run_root(NULL, returns_int, &zero) != 0) _exit(2);
+        exit(0); /* the default executor goes, then run_root_at_exit runs */
+    }
+    int status = wait_child(pid, 10.0, "the child did not exit");
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+}

@@ -364,22 +364,27 @@ static inline weft_status weft_task_group_wait_status(weft_task_group *g, int *r
 
 /* Runs fn(ctx, arg) as a root task on one of ex's workers, waits for it and
  * returns what fn returned.  Spawns left unsynced when fn returns are synced
- * before this returns.  Called from one of ex's own workers (inside a task), it
- * runs fn right there as a nested task and returns its value; that cannot
- * deadlock.  From any other thread the caller sleeps on a futex meanwhile (a
- * worker of another executor blocks too).  `arg` is not copied.  Returns
- * WEFT_EINVAL for a NULL fn, WEFT_ENOMEM if the task could not be queued,
- * WEFT_EFORKED for an executor of the parent process after fork().  Those
- * statuses share the int with fn's own values: weft_run_root_status keeps them
- * apart.  ex NULL: the default executor (weft_default_executor), here and in
- * weft_run_root_status.  Any thread. */
+ * before this returns; when fn returned 0, the first non-zero value one of
+ * them returned (innermost first) is returned instead.  Called from one of
+ * ex's own workers (inside a task), it runs fn right there as a nested task
+ * and returns its value; that cannot deadlock.  From any other thread the
+ * caller sleeps on a futex meanwhile (a worker of another executor blocks
+ * too).  `arg` is not copied.  Returns WEFT_EINVAL for a NULL fn, WEFT_ENOMEM
+ * if the task could not be queued, WEFT_EFORKED for an executor of the parent
+ * process after fork().  Those statuses share the int with fn's own values:
+ * weft_run_root_status keeps them apart.  ex NULL: the default executor
+ * (weft_default_executor), here and in weft_run_root_status: if it cannot be
+ * made, its creation's status (e.g. WEFT_ENOMEM, WEFT_ESYS), and
+ * WEFT_ESHUTDOWN once exit has destroyed it (an atexit handler registered
+ * before its first use).  Any thread. */
 WEFT_API int weft_run_root(weft_executor *ex, weft_task_fn fn, void *arg);
 
 /* weft_run_root with fn's value apart from weft's status.  Returns WEFT_OK (fn
- * ran and returned 0), WEFT_ETASK (fn returned non-zero: the value is in
- * *result), or the reason fn did not run (WEFT_EINVAL, WEFT_ENOMEM,
- * WEFT_EFORKED; *result is 0).  result may be NULL.  Any thread, as
- * weft_run_root. */
+ * ran and returned 0), WEFT_ETASK (fn, or a spawn it left unsynced, returned
+ * non-zero: the value weft_run_root gives is in *result), or the reason fn
+ * did not run (WEFT_EINVAL, WEFT_ENOMEM, WEFT_EFORKED, and for ex NULL the
+ * default executor's, as above; *result is 0).  result may be NULL.  Any
+ * thread, as weft_run_root. */
 WEFT_API WEFT_NODISCARD weft_status weft_run_root_status(weft_executor *ex, weft_task_fn fn, void *arg,
                                                          int *result);
 
