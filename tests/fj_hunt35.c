@@ -214,3 +214,37 @@ TEST(run_root_on_the_default_executor_after_exit_says_eshutdown) {
     ASSERT_TRUE(WIFEXITED(status));
     ASSERT_EQ(WEXITSTATUS(status), 0);
 }
+
+/* ---- a task group the task leaves without waiting ---- */
+
+static atomic_int group_leftovers_run;
+
+static int counted_child(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add(&group_leftovers_run, 1);
+    return *(int *)arg;
+}
+
+static int leaves_its_group(weft_ctx *ctx, void *arg) {
+    int *vals = arg;
+    weft_task_group g;
+    weft_task_group_init(&g, ctx);
+    for (int i = 0; i < 8; i++) ASSERT_OK(weft_task_group_spawn(&g, counted_child, &vals[i]));
+    ASSERT_EQ(weft_task_group_wait(&g), 6);   /* the first non-zero in sync order: the last spawned */
+    ASSERT_EQ(weft_task_group_wait(&g), 0);   /* empty now */
+    for (int i = 0; i < 8; i++) ASSERT_OK(weft_task_group_spawn(&g, counted_child, &vals[i])); /* reused */
+    return 0; /* the group goes out of scope with 8 children pending */
+}
+
+/* Every child of a group the task never waited for runs before weft_run_root
+ * returns, and a failing one is the root's value. */
+TEST(a_group_left_with_children_pending_is_synced_when_its_task_returns) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        int vals[8] = {0, 4, 0, 0, 0, 0, 6, 0};
+        atomic_store(&group_leftovers_run, 0);
+        ASSERT_EQ(weft_run_root(ex, leaves_its_group, vals), 6);
+        ASSERT_EQ(atomic_load(&group_leftovers_run), 16);
+        weft_executor_destroy(ex);
+    }
+}

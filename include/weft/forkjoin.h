@@ -302,7 +302,13 @@ WEFT_API weft__fj_frame *weft__fj_sync_typed(weft_ctx *ctx, weft__fj_frame *top)
  *     int st = weft_task_group_wait(&g);
  *
  * Fields are private.  Spawns of a group and plain spawns may nest but not
- * interleave: wait for the group before syncing a plain spawn made before it. */
+ * interleave: wait for the group before syncing a plain spawn made before it.
+ * A group belongs to the task that initialized it: spawn into it and wait for
+ * it only there (its spawns go onto that task's worker's frame stack, which
+ * only that worker may touch), never from a child, another task or another
+ * thread (unlike oneTBB's task_group::run; a child spawns its own work and
+ * syncs it, or uses a group of its own).  Leaving the task with children
+ * still in the group is allowed: they are synced then, as weft_spawn says. */
 typedef struct weft_task_group {
     weft_ctx *ctx_;   /* private: the task that owns the group */
     size_t pending_;  /* private: children spawned and not yet waited for */
