@@ -248,3 +248,66 @@ TEST(a_group_left_with_children_pending_is_synced_when_its_task_returns) {
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- fork-join inside a parallel algorithm's chunks and pipeline stages ---- */
+
+WEFT_FJ_TASK(long, tfib, int, n) {
+    if (n < 2) return n;
+    WEFT_FJ_SLOT(tfib) x;
+    WEFT_FJ_SPAWN(tfib, &x, n - 1);
+    long b = WEFT_FJ_CALL(tfib, n - 2);
+    return WEFT_FJ_SYNC(tfib, &x) + b;
+}
+
+static int tfib_root(weft_ctx *ctx, void *arg) {
+    long *r = arg;
+    *r = WEFT_FJ_RUN(ctx, tfib, (int)*r);
+    return 0;
+}
+
+static weft_executor *chunk_ex;
+static atomic_int chunk_wrong;
+
+/* No task runs around a chunk or a stage on an idle worker or the calling
+ * thread (weft_current_ctx() is NULL there): weft_run_root makes one. */
+static void fib_in_chunk(size_t i, void *arg) {
+    (void)arg;
+    long r = 12 + (long)(i % 3);
+    static const long want[3] = {144, 233, 377};
+    if (weft_run_root(chunk_ex, tfib_root, &r) != 0 || r != want[i % 3]) atomic_fetch_add(&chunk_wrong, 1);
+}
+
+static int fib_in_stage(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_token(pf) >= 24) {
+        if (weft_pipeflow_stage(pf) == 0) ASSERT_OK(weft_pipeflow_stop(pf));
+        return 0;
+    }
+    fib_in_chunk((size_t)weft_pipeflow_token(pf), NULL);
+    return 0;
+}
+
+static int loop_in_task(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return weft_parallel_for(chunk_ex, 0, 48, 1, fib_in_chunk, NULL, NULL);
+}
+
+TEST(typed_fork_join_runs_in_chunks_and_stages_through_run_root) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        chunk_ex = make_executor(w);
+        atomic_store(&chunk_wrong, 0);
+        ASSERT_OK(weft_parallel_for(chunk_ex, 0, 48, 1, fib_in_chunk, NULL, NULL)); /* from outside */
+        ASSERT_EQ(weft_run_root(chunk_ex, loop_in_task, NULL), 0);                   /* from a task */
+        weft_stage stages[2] = {{.fn = fib_in_stage}, {.kind = WEFT_STAGE_PARALLEL, .fn = fib_in_stage}};
+        weft_status st = WEFT_OK;
+        weft_pipeline *p = weft_pipeline_create(4, stages, 2, &st);
+        ASSERT_NOT_NULL(p);
+        weft_taskflow *tf = make_taskflow("stages");
+        ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+        ASSERT_OK(weft_run_and_wait(chunk_ex, tf));
+        ASSERT_EQ(atomic_load(&chunk_wrong), 0);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_pipeline_destroy(p));
+        weft_executor_destroy(chunk_ex);
+    }
+}

@@ -242,7 +242,11 @@ static inline weft_status weft_sync_status(weft_ctx *ctx, int *result) {
 #define WEFT_FJ_SLOT(NAME) NAME##_weft_slot
 
 /* Runs typed task NAME on argument a from a task whose context is ctx (or from
- * a typed task, with WEFT_FJ_CTX) and evaluates to its result. */
+ * a typed task, with WEFT_FJ_CTX) and evaluates to its result.  ctx must not
+ * be NULL: a typed task reaches its frame stack through it and has no status
+ * to refuse with (NULL crashes).  weft_current_ctx() is NULL where no task
+ * runs (a pipeline stage or an algorithm's chunk on an idle worker or the
+ * calling thread); enter there through weft_run_root, which makes a task. */
 #define WEFT_FJ_RUN(ctx, NAME, a) NAME##_weft_enter((ctx), (a))
 
 /* Inside a typed task: the running task's context for other weft calls. */
