@@ -200,6 +200,60 @@ TEST(gpu_task_picked_up_during_another_does_not_nest_inside_it) { no_nest(false)
  * (which B's kernel waits for) needed. */
 TEST(a_gpu_task_parks_again_after_runs_with_priorities) { no_nest(true); }
 
+/* ---- semaphores ------------------------------------------------------------------------ */
+
+static atomic_int in_flight, max_in_flight;
+
+/* An emulator kernel that counts itself in flight for 20 ms. */
+static int counted(const weft_gpu_range *r, void *const *a) {
+    int now = atomic_fetch_add(&in_flight, 1) + 1;
+    for (int m = atomic_load(&max_in_flight); now > m && !atomic_compare_exchange_weak(&max_in_flight, &m, now);) {}
+    sleep_ms(20);
+    atomic_fetch_sub(&in_flight, 1);
+    return 0;
+}
+
+static int record_counted(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    return weft_gpu_launch(s, arg, &(weft_gpu_range){.global = {1}}, NULL, 0);
+}
+
+/* A GPU task holds its semaphore's units until its GPU work ends (the
+ * semaphore's wrapper runs it to its end on the worker, docs/guide-gpu.md):
+ * four GPU tasks sharing a one-unit semaphore never have two kernels in
+ * flight, on two workers and a pool of streams where they could.  Without the
+ * semaphore, they do overlap. */
+TEST(gpu_tasks_sharing_a_one_unit_semaphore_never_have_two_kernels_in_flight) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    ASSERT_OK(st);
+    weft_gpu_kernel *k =
+        weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "counted", .host = counted}, &st);
+    ASSERT_OK(st);
+    weft_semaphore *sem = weft_semaphore_create(1, &st);
+    ASSERT_OK(st);
+    weft_taskflow *tf = weft_taskflow_create("gpu-sem", &st);
+    weft_task t[4];
+    for (int i = 0; i < 4; i++) t[i] = weft_emplace_gpu(tf, d, record_counted, k);
+    for (int round = 0; round < 2; round++) {
+        atomic_store(&max_in_flight, 0);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        printf("%s: at most %d kernels in flight\n", round ? "with the semaphore" : "without",
+               atomic_load(&max_in_flight));
+        if (round == 1) ASSERT_EQ(atomic_load(&max_in_flight), 1);
+        for (int i = 0; i < 4 && round == 0; i++) {
+            ASSERT_OK(weft_task_acquire(t[i], sem));
+            ASSERT_OK(weft_task_release(t[i], sem));
+        }
+    }
+    ASSERT_EQ(weft_semaphore_value(sem), 1u);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_semaphore_destroy(sem));
+    weft_gpu_kernel_destroy(k);
+    weft_gpu_close(d);
+}
+
 /* ---- bounded completion latency ------------------------------------------------------- */
 
 static int stamp_start(weft_ctx *ctx, void *arg) {
