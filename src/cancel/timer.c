@@ -94,12 +94,17 @@ static void fire_top(void) {
     bool live = weft__cancel_try_retain(t);
     /* A reset that disarms after this unlock finds the fire under way
      * (weft_cancel_token_reset: WEFT_EBUSY) instead of a token cancelled just
-     * after it said the token was re-armed. */
-    if (live) atomic_store_explicit(&e->firing, true, memory_order_relaxed);
+     * after it said the token was re-armed.  Only the token's own deadline
+     * says so: its memory lives as long as the reference just taken, while a
+     * scope's timer (weft_deadline, on its caller's stack) may be gone as soon
+     * as weft_deadline_end has disarmed it, which does not wait for this
+     * cancel, and reset never asks about a scope. */
+    bool own = live && e == &t->deadline;
+    if (own) atomic_store_explicit(&e->firing, true, memory_order_relaxed);
     weft__mutex_unlock(&T.mu);
     if (live) {
         (void)weft_cancel_token_cancel_with(t, WEFT__DEADLINE_REASON);
-        atomic_store_explicit(&e->firing, false, memory_order_release); /* before t may be freed */
+        if (own) atomic_store_explicit(&e->firing, false, memory_order_release); /* before t may be freed */
         weft_cancel_token_destroy(t);
     }
     weft__mutex_lock(&T.mu);
