@@ -64,13 +64,16 @@ weft_status weft_sched_remove(weft_executor *ex, weft_sched_handle h) {
 
 weft_status weft_sched_priority(weft_executor *ex, weft_sched_handle h, weft_priority *out) {
     if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
+    /* WEFT_ENOENT is an outcome, not a failure (docs/errors.md, R3): like
+     * weft_sched_remove and weft_sched_reprioritize, it leaves the thread's
+     * last error message as it was. */
     weft__sched *s = sched_or_null(ex);
-    if (!s) return weft__fail(__func__, WEFT_ENOENT, "no task of this executor was queued with a priority");
+    if (!s) return WEFT_ENOENT; /* no task of this executor was ever queued with a priority */
     weft__mutex_lock(&s->q.lock);
     weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
     if (sl) *out = (weft_priority)((int)sl->level - 1);
     weft__mutex_unlock(&s->q.lock);
-    return sl ? WEFT_OK : weft__fail(__func__, WEFT_ENOENT, "the task has started, ran or was removed");
+    return sl ? WEFT_OK : WEFT_ENOENT; /* the task has started, ran or was removed */
 }
 
 static int by_run_order(const void *a, const void *b) {
