@@ -252,8 +252,16 @@ weft_status weft_future_wait_isolated(weft_future *f) {
     if (!future_done(f) && weft__future_waits_on_itself(f))
         return weft__fail(__func__, WEFT_EDEADLK,
                           "the task waits for itself (it started lower on this worker's stack)");
-    /* Queued but not started: run it here; its queue entry will find it claimed. */
-    if (atomic_exchange_explicit(&a->claimed, 1, memory_order_acq_rel) == 0) weft__async_execute(w, a);
+    /* Queued but not started: run it here; its queue entry will find it
+     * claimed.  A task with a handle leaves the scheduling layer's queue
+     * first, so that the handle reads as gone (weft_sched_priority, _remove:
+     * WEFT_ENOENT) as for a task a worker took; the entry taken out held the
+     * queue's reference, dropped after the run. */
+    if (atomic_exchange_explicit(&a->claimed, 1, memory_order_acq_rel) == 0) {
+        bool took = a->sched.gen != 0 && weft__sched_withdraw(f->ex, a->sched);
+        weft__async_execute(w, a);
+        if (took) weft__future_release(&a->fut);
+    }
     unsigned idle = 0;
     while (!future_done(f)) weft__worker_pause(w, &idle);
     return f->status;

@@ -326,6 +326,18 @@ void weft__sched_unreserve(weft_executor *ex, weft_sched_handle h) {
     weft__mutex_unlock(&s->q.lock);
 }
 
+bool weft__sched_withdraw(weft_executor *ex, weft_sched_handle h) {
+    weft__sched *s = weft__sched_of(ex);
+    if (!s) return false;
+    weft__mutex_lock(&s->q.lock);
+    weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
+    bool queued = sl && sl->pos >= 0;
+    if (queued) weft__squeue_erase_locked(&s->q, h.slot);
+    if (sl) weft__squeue_free_locked(&s->q, h.slot);
+    weft__mutex_unlock(&s->q.lock);
+    return queued;
+}
+
 bool weft__sched_policy_orders(weft_executor *ex) {
     weft__sched *s = weft__sched_of(ex);
     return s && s->policy && !s->policy->heap;

@@ -163,6 +163,14 @@ void weft__sched_resubmit(weft_executor *ex, weft__worker *w, weft__job *job);
 void weft__sched_queue_job(weft_executor *ex, weft__worker *w, weft_sched_handle h, weft__job *job);
 /* Gives back a reservation never queued (its submission failed). */
 void weft__sched_unreserve(weft_executor *ex, weft_sched_handle h);
+/* Takes the job of handle h out of the queue for a caller that runs it itself
+ * (an isolated waiter), so that h reads as gone (weft_sched_priority and
+ * _remove: WEFT_ENOENT), as for a job a worker took.  True: the job was queued
+ * and is out now (the caller holds what the queue held for it); false: it was
+ * only reserved (queued later, it runs as a removed one would, at CRITICAL,
+ * and finds itself taken), or a worker or a removal took it first.  Any
+ * thread. */
+bool weft__sched_withdraw(weft_executor *ex, weft_sched_handle h);
 /* Queues job at priority prio without a handle: into the policy, if the
  * executor has one, else into w's lanes (w one of ex's workers) or the heap
  * (another thread, a submitter slot, or the lanes short of memory).  WEFT_OK
