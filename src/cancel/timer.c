@@ -31,7 +31,18 @@ static struct {
 } T;
 static _Atomic int T_once;
 
-static int timer_setup(void) { return weft__mutex_init(&T.mu) == 0 ? 0 : WEFT_ESYS; }
+/* fork() while another thread held T.mu left the child's first arm waiting
+ * for ever; and a child of a program that made no executor before the fork
+ * never started its own thread (no fork was counted).  The lock is held
+ * across the fork, and the guard counts forks. */
+static void fork_prepare(void) { weft__mutex_lock(&T.mu); }
+static void fork_after(void) { weft__mutex_unlock(&T.mu); }
+
+static int timer_setup(void) {
+    if (weft__mutex_init(&T.mu) != 0) return WEFT_ESYS;
+    weft__fork_guard(fork_prepare, fork_after, fork_after);
+    return 0;
+}
 
 /* ---- the heap (under T.mu) ---- */
 

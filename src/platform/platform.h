@@ -65,6 +65,12 @@ void weft__fd_close(int fd);
 void weft__process_init(void (*on_fork_child)(void));
 /* Bumped in a child process at each fork(); an executor remembers its value. */
 extern _Atomic uint32_t weft__fork_generation;
+/* A module's lock held across fork() (pthread_atfork): prepare takes it in the
+ * forking thread, parent and child give it back, so that a child never starts
+ * with the lock held by a thread it does not have.  Also counts forks in
+ * weft__fork_generation from now on, though no executor was made yet.  Any
+ * thread; call once per lock. */
+void weft__fork_guard(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 /* The two halves of an asymmetric store-load fence (process.c says why).  The
  * frequent side stores, calls weft__fence_light, then loads; the rare side
  * stores, calls weft__fence_heavy, then loads: one of them sees the other's

@@ -45,10 +45,16 @@ static void init_once(void) {
     pthread_atfork(NULL, NULL, in_child);
 }
 
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+
 void weft__process_init(void (*on_fork_child)(void)) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
     atomic_store_explicit(&child_hook, on_fork_child, memory_order_relaxed);
-    pthread_once(&once, init_once);
+    pthread_once(&process_once, init_once);
+}
+
+void weft__fork_guard(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
+    pthread_once(&process_once, init_once); /* the generation count first (child handlers run in order) */
+    pthread_atfork(prepare, parent, child);
 }
 
 void weft__fence_heavy(void) {
