@@ -1,10 +1,12 @@
 # Distributed flows (weft::mpi): every test runs under mpirun, with 2 and with
 # 4 ranks (some with 1 and 3 as well), oversubscribed (this machine may have
 # fewer cores than ranks).  Without MPI each is skipped by name.
-set(WEFT_MPI_TEST_SOURCES mpi_basic.c mpi_stencil.c mpi_progress.c mpi_taskflow.c mpi_pool.c mpi_alloc.c)
+set(WEFT_MPI_TEST_SOURCES mpi_basic.c mpi_stencil.c mpi_progress.c mpi_taskflow.c mpi_pool.c mpi_alloc.c
+    mpi_hunt35.c)
 # Tests that also run on 1 and 3 ranks.
 set(WEFT_MPI_TESTS_ALL_SIZES random_graphs_match_the_serial_run
     an_ordinary_taskflow_runs_across_ranks_as_in_one_process
+    a_taskflow_with_an_erased_task_is_distributed_like_any_other
     mpi_memory_comes_from_the_allocator_hook_and_returns_with_its_size
     mpi_calls_report_out_of_memory_when_the_allocator_fails)
 

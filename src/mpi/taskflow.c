@@ -27,22 +27,36 @@ int weft_mpi_taskflow_task(weft_ctx *ctx, void *const *bufs, void *tf) {
     return tf ? (int)weft_run_and_wait(weft_ctx_executor(ctx), tf) : WEFT_EINVAL;
 }
 
+/* The taskflow's tasks, numbered densely in emplace order.  A task's index
+ * (weft_task_index) is not that number once a task was erased: erasing leaves
+ * a hole that a later task may fill, so indices run up to the largest ever
+ * used, and pos[] maps each index to its task's number. */
 typedef struct walk {
-    weft_task *tasks; /* by index */
-    size_t n, seen;
+    weft_task *tasks; /* by number */
+    size_t *pos;      /* [npos]: task index -> number */
+    size_t n, npos, seen;
     const char *bad;  /* why the taskflow cannot be wrapped */
     weft_task bad_task;
 } walk;
 
+static bool max_index(weft_task t, void *arg) {
+    size_t *npos = arg, i = weft_task_index(t);
+    if (i >= *npos) *npos = i + 1;
+    return true;
+}
+
+/* The number of a task of the walk (edges only join tasks of the taskflow). */
+static size_t num(const walk *w, weft_task t) { return w->pos[weft_task_index(t)]; }
+
 static bool collect(weft_task t, void *arg) {
     walk *w = arg;
     size_t i = weft_task_index(t);
-    if (i >= w->n) {
+    if (i >= w->npos || w->seen >= w->n) {
         w->bad = "task indices out of range";
         return false;
     }
-    w->tasks[i] = t;
-    w->seen++;
+    w->pos[i] = w->seen;
+    w->tasks[w->seen++] = t;
     const char *why = NULL;
     switch (weft_task_get_kind(t)) {
     case WEFT_TASK_STATIC: break;
@@ -75,14 +89,14 @@ static size_t topo_order(const walk *w, size_t *order, size_t *indeg, size_t *pr
     memset(indeg, 0, n * sizeof *indeg);
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0, m = weft_task_num_successors(w->tasks[i]); k < m; k++)
-            indeg[weft_task_index(weft_task_successor(w->tasks[i], k))]++;
+            indeg[num(w, weft_task_successor(w->tasks[i], k))]++;
     pred_first[0] = 0;
     for (size_t i = 0; i < n; i++) pred_first[i + 1] = pred_first[i] + indeg[i];
     size_t *fill = order; /* borrowed as a cursor per task before the sort */
     for (size_t i = 0; i < n; i++) fill[i] = pred_first[i];
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0, m = weft_task_num_successors(w->tasks[i]); k < m; k++) {
-            size_t s = weft_task_index(weft_task_successor(w->tasks[i], k));
+            size_t s = num(w, weft_task_successor(w->tasks[i], k));
             preds[fill[s]++] = i;
         }
     size_t head = 0, tail = 0;
@@ -91,7 +105,7 @@ static size_t topo_order(const walk *w, size_t *order, size_t *indeg, size_t *pr
     while (head < tail) {
         size_t i = order[head++];
         for (size_t k = 0, m = weft_task_num_successors(w->tasks[i]); k < m; k++) {
-            size_t s = weft_task_index(weft_task_successor(w->tasks[i], k));
+            size_t s = num(w, weft_task_successor(w->tasks[i], k));
             if (--indeg[s] == 0) order[tail++] = s;
         }
     }
@@ -105,12 +119,14 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
     if (!tf || !map || !map->rank) return f->last_error = WEFT_EINVAL;
     walk w = { .n = weft_taskflow_num_tasks(tf) };
     if (w.n == 0) return f->last_error = WEFT_OK;
+    (void)weft_taskflow_for_each_task(tf, max_index, &w.npos);
     w.tasks = weft_mem_calloc(w.n * sizeof *w.tasks);
+    w.pos = weft_mem_alloc(w.npos * sizeof *w.pos);
     size_t *order = weft_mem_alloc(w.n * sizeof *order), *indeg = weft_mem_alloc(w.n * sizeof *indeg);
     size_t *pred_first = weft_mem_alloc((w.n + 1) * sizeof *pred_first);
     size_t nedges = 0;
     weft_status st = WEFT_OK;
-    if (!w.tasks || !order || !indeg || !pred_first) {
+    if (!w.tasks || !w.pos || !order || !indeg || !pred_first) {
         st = f->last_error = WEFT_ENOMEM;
         goto out;
     }
@@ -171,6 +187,7 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
     weft_mem_free(rank, w.n * sizeof *rank);
 out:
     weft_mem_free(w.tasks, w.n * sizeof *w.tasks);
+    weft_mem_free(w.pos, w.npos * sizeof *w.pos);
     weft_mem_free(order, w.n * sizeof *order);
     weft_mem_free(indeg, w.n * sizeof *indeg);
     weft_mem_free(pred_first, (w.n + 1) * sizeof *pred_first);
