@@ -357,15 +357,18 @@ static void start(weft_mpi_flow *f, weft_executor *ex) {
 }
 
 int weft__mpi_check_caller(weft_executor *ex, const char *fn, char *errmsg, size_t cap) {
-    const char *why = NULL;
-    if (weft__mpi_check_thread(&why) != WEFT_OK) {
-        snprintf(errmsg, cap, "%s: %s", fn, why);
-        return WEFT_EINVAL;
-    }
+    /* A worker first: at MPI_THREAD_FUNNELED a worker is never MPI's main
+     * thread either, and the thread check would hide the status mpi.h
+     * documents for this mistake (WEFT_EDEADLK) behind WEFT_EINVAL. */
     if (weft_executor_worker_id(ex) >= 0) {
         snprintf(errmsg, cap, "%s: called from a worker of its executor (the caller drives MPI and would block it)",
                  fn);
         return WEFT_EDEADLK;
+    }
+    const char *why = NULL;
+    if (weft__mpi_check_thread(&why) != WEFT_OK) {
+        snprintf(errmsg, cap, "%s: %s", fn, why);
+        return WEFT_EINVAL;
     }
     return WEFT_OK;
 }
