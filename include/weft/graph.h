@@ -286,7 +286,9 @@ WEFT_API weft_priority weft_task_get_priority(weft_task t);
  * run can be written `(void)weft_run(ex, tf, NULL)`; check the status anyway.) */
 WEFT_API weft_status weft_run(weft_executor *ex, weft_taskflow *tf, weft_future **out);
 
-/* Runs the taskflow `n` times in a row (n == 0 completes at once). */
+/* Runs the taskflow `n` times in a row.  n == 0 runs no task: the run still
+ * takes its turn behind the runs of tf queued before it, and its future is
+ * ready then (not necessarily when this returns). */
 WEFT_API weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n,
                                                weft_future **out);
 
@@ -308,7 +310,7 @@ WEFT_API weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf,
  * weft_future_cancel does; weft_run_info.iterations counts the instances that
  * completed unstopped.  The run does not queue behind other runs of tf (it
  * shares no state with them) but, like them, forbids changing tf until it
- * ends.  n == 0 completes at once.  Plain and condition tasks only: a
+ * ends.  n == 0 runs no task, as weft_run_n's.  Plain and condition tasks only: a
  * subflow, module or multi-condition task, a task made by
  * weft_pipeline_emplace (a pipeline runs one run at a time), or a task with a
  * semaphore, gives WEFT_EINVAL (weft_last_error_message names it).  Other errors as weft_run

@@ -224,7 +224,7 @@ static weft_status admit(weft_taskflow *tf) {
 weft_status weft_run_n_parallel(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_future **out) {
     if (out) *out = NULL;
     if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
-    if (n == 0) return weft_run_n(ex, tf, 0, out); /* completes at once, like run_n */
+    if (n == 0) return weft_run_n(ex, tf, 0, out); /* no task, like run_n's */
     if (tf->is_subflow_graph)
         return weft__tf_error(tf, WEFT_EINVAL, "weft_run_n_parallel: a subflow's graph runs only as part of its task");
     weft_status st = weft__executor_or_default(&ex);
