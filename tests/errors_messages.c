@@ -111,13 +111,6 @@ static int numa_alloc_interleaved_enomem(void) {
     int st = weft_numa_alloc_interleaved(NULL, SIZE_MAX, NULL, 0, &p, NULL);
     return st == WEFT_ENOENT ? WEFT_ENOMEM : st;
 }
-static int sched_priority_enoent(void) {
-    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
-    weft_priority pr;
-    int st = weft_sched_priority(ex, (weft_sched_handle){7, 7}, &pr);
-    weft_executor_destroy(ex);
-    return st;
-}
 
 struct row {
     const char *fn; /* the name the message must contain */
@@ -173,7 +166,6 @@ static const struct row rows[] = {
     {"weft_executor_dump_fd", executor_dump_fd_esys, WEFT_ESYS},
     {"weft_numa_alloc", numa_alloc_enomem, WEFT_ENOMEM},
     {"weft_numa_alloc_interleaved", numa_alloc_interleaved_enomem, WEFT_ENOMEM},
-    {"weft_sched_priority", sched_priority_enoent, WEFT_ENOENT},
 };
 
 /* Sets the message by a failure of a call other than `fn`; returns a copy. */
