@@ -10,6 +10,7 @@
 #include "bench_work.h"
 #include "tbb_guard.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -61,43 +62,60 @@ void build_linear_chain(flow &f, void *data) {
     f.sources.push_back(&f.nodes.front());
 }
 
+/* benchmarks/binary_tree/tbb.cpp: every node made first, then the edges to
+ * the left and right child of each inner node. */
 void build_binary_tree(flow &f, void *data) {
     const tree_data *d = static_cast<const tree_data *>(data);
     std::vector<node_t *> node(d->n + 1);
     for (size_t i = 1; i <= d->n; ++i) {
         tree_cell *c = &d->cell[i];
         node[i] = &f.add([c](const msg_t &) { tree_kernel(c); });
-        if (i > 1) tbb::flow::make_edge(*node[i / 2], *node[i]);
+    }
+    for (size_t i = 1; 2 * i + 1 <= d->n; ++i) {
+        tbb::flow::make_edge(*node[i], *node[2 * i]);
+        tbb::flow::make_edge(*node[i], *node[2 * i + 1]);
     }
     f.sources.push_back(node[1]);
 }
 
+/* benchmarks/wavefront/tbb.cpp: from the last cell back to the first, each
+ * node made and joined to the cell below, then to its right neighbour. */
 void build_wavefront(flow &f, void *data) {
     const wave_data *d = static_cast<const wave_data *>(data);
-    std::vector<node_t *> row(d->m);   /* previous row, then this row up to j - 1 */
-    for (size_t i = 0; i < d->m; ++i) {
-        for (size_t j = 0; j < d->m; ++j) {
+    const size_t m = d->m;
+    std::vector<node_t *> node(m * m);
+    for (size_t i = m; i-- > 0;) {
+        for (size_t j = m; j-- > 0;) {
             wave_cell *c = wave_at(d, i, j);
             node_t &n = f.add([c](const msg_t &) { wave_kernel(c); });
-            if (i > 0) tbb::flow::make_edge(*row[j], n);
-            if (j > 0) tbb::flow::make_edge(*row[j - 1], n);
-            row[j] = &n;
+            node[i * m + j] = &n;
+            if (i + 1 < m) tbb::flow::make_edge(n, *node[(i + 1) * m + j]);
+            if (j + 1 < m) tbb::flow::make_edge(n, *node[i * m + j + 1]);
         }
     }
-    f.sources.push_back(&f.nodes.front());
+    f.sources.push_back(node[0]);
 }
 
+/* benchmarks/graph_traversal/tbb.cpp: the last level made first, then each
+ * level from the second-to-last back to the first, each node joined to its
+ * successors at once; one empty source node joined to every node of the
+ * first level is the only node try_put. */
 void build_graph_traversal(flow &f, void *data) {
     const trav_data *d = static_cast<const trav_data *>(data);
     std::vector<node_t *> node(d->n);
-    for (size_t i = 0; i < d->n; ++i) {
-        uint32_t *v = &d->visited[i];
-        node[i] = &f.add([v](const msg_t &) { trav_kernel(v); });
+    for (size_t first = (d->n - 1) / d->width * d->width;; first -= d->width) {
+        size_t last = std::min(first + d->width, d->n);
+        for (size_t i = first; i < last; ++i) {
+            uint32_t *v = &d->visited[i];
+            node[i] = &f.add([v](const msg_t &) { trav_kernel(v); });
+            for (uint32_t e = d->succ_off[i]; e < d->succ_off[i + 1]; ++e)
+                tbb::flow::make_edge(*node[i], *node[d->succ[e]]);
+        }
+        if (first == 0) break;
     }
-    for (size_t i = 0; i < d->n; ++i)
-        for (uint32_t e = d->succ_off[i]; e < d->succ_off[i + 1]; ++e)
-            tbb::flow::make_edge(*node[i], *node[d->succ[e]]);
-    for (size_t r = 0; r < d->nroots; ++r) f.sources.push_back(node[d->roots[r]]);
+    node_t &source = f.add([](const msg_t &) {});
+    for (size_t r = 0; r < d->nroots; ++r) tbb::flow::make_edge(source, *node[d->roots[r]]);
+    f.sources.push_back(&source);
 }
 
 /* Every node is a source (flow.sources stays empty), as in Taskflow's tbb.cpp. */

@@ -11,6 +11,7 @@
 #include "bench_work.h"
 #include "tf_common.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -18,50 +19,64 @@ namespace {
 
 /* ---- builders ------------------------------------------------------------------ */
 
+/* benchmarks/linear_chain/taskflow.cpp: a std::vector<tf::Task> of every
+ * task, then taskflow.linearize(tasks). */
 void build_linear_chain(tf::Taskflow &f, void *data) {
     const chain_data *d = static_cast<const chain_data *>(data);
-    tf::Task prev;
+    std::vector<tf::Task> tasks(d->n);
     for (size_t i = 0; i < d->n; ++i) {
         uint32_t *p = chain_cell(d, i);
-        tf::Task t = f.emplace([p] { chain_kernel(p); });
-        if (i > 0) prev.precede(t);
-        prev = t;
+        tasks[i] = f.emplace([p] { chain_kernel(p); });
     }
+    f.linearize(tasks);
 }
 
+/* benchmarks/binary_tree/taskflow.cpp: every node emplaced first, then
+ * tasks[i].precede(tasks[l], tasks[r]) for each inner node. */
 void build_binary_tree(tf::Taskflow &f, void *data) {
     const tree_data *d = static_cast<const tree_data *>(data);
     std::vector<tf::Task> node(d->n + 1);
     for (size_t i = 1; i <= d->n; ++i) {
         tree_cell *c = &d->cell[i];
         node[i] = f.emplace([c] { tree_kernel(c); });
-        if (i > 1) node[i / 2].precede(node[i]);
     }
+    for (size_t i = 1; 2 * i + 1 <= d->n; ++i) node[i].precede(node[2 * i], node[2 * i + 1]);
 }
 
+/* benchmarks/wavefront/taskflow.cpp: an m x m matrix of placeholders made row
+ * by row, then, from the last cell back to the first, each one given its work
+ * and made to precede its right neighbour, then the cell below. */
 void build_wavefront(tf::Taskflow &f, void *data) {
     const wave_data *d = static_cast<const wave_data *>(data);
-    std::vector<tf::Task> row(d->m);   /* previous row, then this row up to j - 1 */
-    for (size_t i = 0; i < d->m; ++i) {
-        for (size_t j = 0; j < d->m; ++j) {
+    const size_t m = d->m;
+    std::vector<std::vector<tf::Task>> node(m);
+    for (auto &row : node)
+        for (size_t j = 0; j < m; ++j) row.emplace_back(f.placeholder());
+    for (size_t i = m; i-- > 0;) {
+        for (size_t j = m; j-- > 0;) {
             wave_cell *c = wave_at(d, i, j);
-            tf::Task t = f.emplace([c] { wave_kernel(c); });
-            if (i > 0) row[j].precede(t);
-            if (j > 0) row[j - 1].precede(t);
-            row[j] = t;
+            node[i][j].work([c] { wave_kernel(c); });
+            if (j + 1 < m) node[i][j].precede(node[i][j + 1]);
+            if (i + 1 < m) node[i][j].precede(node[i + 1][j]);
         }
     }
 }
 
+/* benchmarks/graph_traversal/taskflow.cpp: the last level emplaced first, then
+ * each level from the second-to-last back to the first, each node emplaced
+ * and made to precede its successors at once, in its edge order. */
 void build_graph_traversal(tf::Taskflow &f, void *data) {
     const trav_data *d = static_cast<const trav_data *>(data);
     std::vector<tf::Task> node(d->n);
-    for (size_t i = 0; i < d->n; ++i) {
-        uint32_t *v = &d->visited[i];
-        node[i] = f.emplace([v] { trav_kernel(v); });
+    for (size_t first = (d->n - 1) / d->width * d->width;; first -= d->width) {
+        size_t last = std::min(first + d->width, d->n);
+        for (size_t i = first; i < last; ++i) {
+            uint32_t *v = &d->visited[i];
+            node[i] = f.emplace([v] { trav_kernel(v); });
+            for (uint32_t e = d->succ_off[i]; e < d->succ_off[i + 1]; ++e) node[i].precede(node[d->succ[e]]);
+        }
+        if (first == 0) break;
     }
-    for (size_t i = 0; i < d->n; ++i)
-        for (uint32_t e = d->succ_off[i]; e < d->succ_off[i + 1]; ++e) node[i].precede(node[d->succ[e]]);
 }
 
 void build_embarrassing_parallelism(tf::Taskflow &f, void *data) {

@@ -113,17 +113,27 @@ static int chain_task(weft_ctx *ctx, void *arg) {
     return 0;
 }
 
+/* As Taskflow's benchmarks/linear_chain/taskflow.cpp: every task emplaced into
+ * a handle array (part of the timed build, like its std::vector<tf::Task>),
+ * then one weft_linearize over the array (its taskflow.linearize(tasks)). */
 static weft_taskflow *build_linear_chain(void *data) {
     const chain_data *d = data;
-    weft_taskflow *tf = new_taskflow("linear_chain");
-    if (!tf) return NULL;
-    weft_task prev = WEFT_TASK_NULL;
-    for (size_t i = 0; i < d->n; ++i) {
-        weft_task t = weft_emplace(tf, chain_task, chain_cell(d, i));
-        if (weft_task_is_null(t)) return build_failed(tf, "weft_emplace");
-        if (i > 0 && weft_precede(prev, t) != WEFT_OK) return build_failed(tf, "weft_precede");
-        prev = t;
+    weft_task *task = malloc(d->n * sizeof *task);
+    if (!task) {
+        fprintf(stderr, "weft: out of memory for %zu task handles\n", d->n);
+        return NULL;
     }
+    weft_taskflow *tf = new_taskflow("linear_chain");
+    if (!tf) { free(task); return NULL; }
+    for (size_t i = 0; i < d->n; ++i) {
+        task[i] = weft_emplace(tf, chain_task, chain_cell(d, i));
+        if (weft_task_is_null(task[i])) { free(task); return build_failed(tf, "weft_emplace"); }
+    }
+    if (weft_linearize(task, d->n) != WEFT_OK) {
+        free(task);
+        return build_failed(tf, "weft_linearize");
+    }
+    free(task);
     return tf;
 }
 WEFT_BENCH_OPS(linear_chain)
@@ -170,29 +180,39 @@ static int wave_task(weft_ctx *ctx, void *arg) {
     return 0;
 }
 
-/* Row by row; `row` holds the previous row's handles, so memory stays O(m). */
+/* As Taskflow's benchmarks/wavefront/taskflow.cpp: an m x m array of
+ * placeholders (the handle matrix is part of the timed build, like its
+ * vector<vector<tf::Task>>), then from the last cell back to the first each
+ * is given its work and precedes its right neighbour, then the cell below. */
 static weft_taskflow *build_wavefront(void *data) {
     const wave_data *d = data;
-    weft_task *row = malloc(d->m * sizeof *row);
-    if (!row) {
-        fprintf(stderr, "weft: out of memory for %zu task handles\n", d->m);
+    const size_t m = d->m;
+    weft_task *node = malloc(m * m * sizeof *node);
+    if (!node) {
+        fprintf(stderr, "weft: out of memory for %zu task handles\n", m * m);
         return NULL;
     }
     weft_taskflow *tf = new_taskflow("wavefront");
-    if (!tf) { free(row); return NULL; }
-    for (size_t i = 0; i < d->m; ++i) {
-        for (size_t j = 0; j < d->m; ++j) {
-            weft_task t = weft_emplace(tf, wave_task, wave_at(d, i, j));
-            if (weft_task_is_null(t)) { free(row); return build_failed(tf, "weft_emplace"); }
-            if ((i > 0 && weft_precede(row[j], t) != WEFT_OK) ||
-                (j > 0 && weft_precede(row[j - 1], t) != WEFT_OK)) {
-                free(row);
+    if (!tf) { free(node); return NULL; }
+    for (size_t k = 0; k < m * m; ++k) {
+        node[k] = weft_placeholder(tf);
+        if (weft_task_is_null(node[k])) { free(node); return build_failed(tf, "weft_placeholder"); }
+    }
+    for (size_t i = m; i-- > 0;) {
+        for (size_t j = m; j-- > 0;) {
+            weft_task t = node[i * m + j];
+            if (weft_task_set_work(t, wave_task, wave_at(d, i, j)) != WEFT_OK) {
+                free(node);
+                return build_failed(tf, "weft_task_set_work");
+            }
+            if ((j + 1 < m && weft_precede(t, node[i * m + j + 1]) != WEFT_OK) ||
+                (i + 1 < m && weft_precede(t, node[(i + 1) * m + j]) != WEFT_OK)) {
+                free(node);
                 return build_failed(tf, "weft_precede");
             }
-            row[j] = t;     /* row[j - 1] is already this row's left neighbour */
         }
     }
-    free(row);
+    free(node);
     return tf;
 }
 WEFT_BENCH_OPS(wavefront)
@@ -205,6 +225,10 @@ static int trav_task(weft_ctx *ctx, void *arg) {
     return 0;
 }
 
+/* In the order of Taskflow's benchmarks/graph_traversal/taskflow.cpp: the last
+ * level first, then each level from the second-to-last back to the first, each
+ * node emplaced and at once made to precede its successors (a level below,
+ * already there), in its edge order. */
 static weft_taskflow *build_graph_traversal(void *data) {
     const trav_data *d = data;
     weft_task *task = malloc(d->n * sizeof *task);
@@ -214,18 +238,20 @@ static weft_taskflow *build_graph_traversal(void *data) {
     }
     weft_taskflow *tf = new_taskflow("graph_traversal");
     if (!tf) { free(task); return NULL; }
-    for (size_t i = 0; i < d->n; ++i) {
-        task[i] = weft_emplace(tf, trav_task, &d->visited[i]);
-        if (weft_task_is_null(task[i])) { free(task); return build_failed(tf, "weft_emplace"); }
-    }
-    for (size_t i = 0; i < d->n; ++i) {
-        weft_task to[4];        /* out-degree is at most 4 (bench_work.c) */
-        size_t k = 0;
-        for (uint32_t e = d->succ_off[i]; e < d->succ_off[i + 1]; ++e) to[k++] = task[d->succ[e]];
-        if (weft_precede_many(task[i], to, k) != WEFT_OK) {
-            free(task);
-            return build_failed(tf, "weft_precede_many");
+    for (size_t first = (d->n - 1) / d->width * d->width;; first -= d->width) {
+        size_t last = first + d->width < d->n ? first + d->width : d->n;
+        for (size_t i = first; i < last; ++i) {
+            task[i] = weft_emplace(tf, trav_task, &d->visited[i]);
+            if (weft_task_is_null(task[i])) { free(task); return build_failed(tf, "weft_emplace"); }
+            weft_task to[4];        /* out-degree is at most 4 (bench_work.c) */
+            size_t k = 0;
+            for (uint32_t e = d->succ_off[i]; e < d->succ_off[i + 1]; ++e) to[k++] = task[d->succ[e]];
+            if (k && weft_precede_many(task[i], to, k) != WEFT_OK) {
+                free(task);
+                return build_failed(tf, "weft_precede_many");
+            }
         }
+        if (first == 0) break;
     }
     free(task);
     return tf;
