@@ -35,27 +35,28 @@ int cpp_env_init(unsigned threads, void **env) {
 
 void cpp_env_fini(void *env) { delete static_cast<weft::executor *>(env); }
 
+/* As Taskflow's benchmarks/linear_chain/taskflow.cpp: a vector of every task
+ * (value-initialised, as its std::vector<tf::Task> tasks(length)), then each
+ * task made to precede the next (its taskflow.linearize(tasks)). */
 void build_linear_chain(weft::taskflow &tf, void *data) {
     const auto *d = static_cast<const chain_data *>(data);
-    weft::task prev;
+    std::vector<weft::task> task(d->n);
     for (size_t i = 0; i < d->n; ++i) {
         uint32_t *cell = chain_cell(d, i);
-        weft::task t = tf.emplace([cell] { chain_kernel(cell); });
-        if (i > 0) prev.precede(t);
-        prev = t;
+        task[i] = tf.emplace([cell] { chain_kernel(cell); });
     }
+    for (size_t i = 0; i + 1 < d->n; ++i) task[i].precede(task[i + 1]);
 }
 
-/* Heap order, children linked to their parent; the handle vector is part of the
- * timed build, as in the C and Taskflow versions. */
+/* As benchmarks/binary_tree/taskflow.cpp: a value-initialised vector of
+ * handles (part of the timed build), every node emplaced in heap order, then
+ * each inner node made to precede its two children. */
 void build_binary_tree(weft::taskflow &tf, void *data) {
     const auto *d = static_cast<const tree_data *>(data);
-    std::vector<weft::task> task;
-    task.reserve(d->n + 1); /* filled by push_back: no zeroing pass over 8 MB */
-    task.emplace_back();
+    std::vector<weft::task> task(d->n + 1);
     for (size_t i = 1; i <= d->n; ++i) {
         tree_cell *c = &d->cell[i];
-        task.push_back(tf.emplace([c] { tree_kernel(c); }));
+        task[i] = tf.emplace([c] { tree_kernel(c); });
     }
     for (size_t i = 1; 2 * i + 1 <= d->n; ++i) task[i].precede(task[2 * i], task[2 * i + 1]);
 }
