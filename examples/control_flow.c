@@ -100,7 +100,7 @@ static int fan_out(weft_ctx *ctx, weft_subflow *sf, void *arg) {
     for (int i = 0; i < 4; i++) {
         v[i] = i + 1;
         weft_task t = weft_emplace(g, square, &v[i]);
-        char name[16];
+        char name[24]; /* "square " and any int: no truncation warning */
         snprintf(name, sizeof name, "square %d", i + 1);
         weft_task_set_name(t, name);
     }
