@@ -275,7 +275,10 @@ typedef struct weft_run_info {
      * as "#<index>", the task's index in emplace order.  Stored in the future
      * (truncated to 127 bytes), so it stays valid until weft_future_destroy. */
     const char *failed_task;
-    /* Tasks that were not run because the run failed or was cancelled. */
+    /* Tasks that were not run because the run failed or was cancelled.  A
+     * module or subflow task counts as one when it is skipped before it
+     * starts; once it has started, the tasks of its graph that were not run
+     * count instead. */
     uint64_t skipped;
     /* Iterations of the taskflow that completed (run_n / run_until). */
     uint64_t iterations;
