@@ -20,7 +20,7 @@ static void uncount_edge(weft_taskflow *tf, weft__node *p, weft__node *s, bool w
     }
     s->num_deps--;
     atomic_store_explicit(&s->join, s->num_deps, memory_order_relaxed);
-    if (p->index >= s->index) tf->backward--;
+    weft__edge_uncount(tf, p, s);
 }
 
 /* Removes from p's successors every s with drop(s, arg) (all of them when drop

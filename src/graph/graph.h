@@ -191,11 +191,16 @@ struct weft_taskflow {
      * num_deps whenever no run is active), and the number of edges that point
      * from a later-emplaced task to an earlier one.  With no such edge the emplace
      * order is a topological order and there can be no cycle, so the cycle check
-     * runs only when `backward` edges exist and the graph changed (`dirty`). */
+     * runs only when `backward` edges exist and the graph changed (`dirty`).
+     * Likewise with no `forward` edge (and no edge from a task to itself,
+     * `loops`) the reverse order is one: a graph built from its sinks back, as
+     * Taskflow's graph benchmarks build theirs, needs no check either. */
     weft__node **sources;
     size_t nsources, sources_cap;
     bool sources_stale; /* recount at prepare (see task.c) */
-    size_t backward;
+    size_t backward; /* edges from index i to index j <= i (loops included) */
+    size_t forward;  /* edges from index i to j > i */
+    size_t loops;    /* edges from a task to itself */
     bool dirty;
     weft__succ_pool succ_pool;
     /* Nodes owning heap memory (a name): when 0 (and next_owned is 0), clearing
@@ -229,6 +234,17 @@ struct weft_taskflow {
      * means something to a caller that orders its calls. */
     _Atomic int last_error;
 };
+
+/* A strong edge from -> to is gone: the counts of struct weft_taskflow's
+ * backward, forward and loops (task.c, edit.c). */
+static inline void weft__edge_uncount(weft_taskflow *tf, const weft__node *from, const weft__node *to) {
+    if (from->index >= to->index) {
+        tf->backward--;
+        if (from == to) tf->loops--;
+    } else {
+        tf->forward--;
+    }
+}
 
 /* The node of tf with emplace index i (i < tf->nnodes): chunks 0..9 hold
  * 64 << k nodes and start at 64 * (2^k - 1); every later chunk holds 65536. */

@@ -264,7 +264,12 @@ static inline __attribute__((always_inline)) void link(weft__node *from, weft__n
     }
     to->num_deps++;
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
-    if (from->index >= to->index) tf->backward++;
+    if (from->index >= to->index) {
+        tf->backward++;
+        if (from == to) tf->loops++;
+    } else {
+        tf->forward++;
+    }
     /* Once any edge points backward, every new edge may close a cycle. */
     if (tf->backward) tf->dirty = true;
 }
@@ -279,7 +284,7 @@ static void unlink_last(weft__node *from, weft__node *to) {
     if (!has_predecessors(tf, to)) sources_add(tf, to); /* its old slot is free again */
     if (weak) return;
     atomic_store_explicit(&to->join, to->num_deps, memory_order_relaxed);
-    if (from->index >= to->index) tf->backward--;
+    weft__edge_uncount(tf, from, to);
 }
 
 weft_status weft_precede(weft_task from, weft_task to) {

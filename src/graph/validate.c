@@ -87,6 +87,10 @@ weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
         return weft__fail("weft_taskflow_validate/weft_run", WEFT_ENOMEM, "out of memory preparing taskflow '%s'",
                           tf->name ? tf->name : "");
     if (!tf->dirty || tf->backward == 0) return WEFT_OK;
+    if (tf->forward == 0 && tf->loops == 0) { /* the reverse of emplace order is topological */
+        tf->dirty = false;
+        return WEFT_OK;
+    }
     weft__node *closer = NULL, *c = find_cycle(tf, &closer);
     if (c) {
         char b1[24], b2[24];
