@@ -192,14 +192,15 @@ struct weft_taskflow {
      * from a later-emplaced task to an earlier one.  With no such edge the emplace
      * order is a topological order and there can be no cycle, so the cycle check
      * runs only when `backward` edges exist and the graph changed (`dirty`).
-     * Likewise with no `forward` edge (and no edge from a task to itself,
-     * `loops`) the reverse order is one: a graph built from its sinks back, as
-     * Taskflow's graph benchmarks build theirs, needs no check either. */
+     * Likewise when every edge is backward (their count is the sum of the
+     * nodes' num_deps, found by one pass over the hot lines) and none goes
+     * from a task to itself (`loops`), the reverse order is one: a graph built
+     * from its sinks back, as Taskflow's graph benchmarks build theirs, needs
+     * no check either. */
     weft__node **sources;
     size_t nsources, sources_cap;
     bool sources_stale; /* recount at prepare (see task.c) */
     size_t backward; /* edges from index i to index j <= i (loops included) */
-    size_t forward;  /* edges from index i to j > i */
     size_t loops;    /* edges from a task to itself */
     bool dirty;
     weft__succ_pool succ_pool;
@@ -236,13 +237,11 @@ struct weft_taskflow {
 };
 
 /* A strong edge from -> to is gone: the counts of struct weft_taskflow's
- * backward, forward and loops (task.c, edit.c). */
+ * backward and loops (task.c, edit.c). */
 static inline void weft__edge_uncount(weft_taskflow *tf, const weft__node *from, const weft__node *to) {
     if (from->index >= to->index) {
         tf->backward--;
         if (from == to) tf->loops--;
-    } else {
-        tf->forward--;
     }
 }
 

@@ -267,8 +267,6 @@ static inline __attribute__((always_inline)) void link(weft__node *from, weft__n
     if (from->index >= to->index) {
         tf->backward++;
         if (from == to) tf->loops++;
-    } else {
-        tf->forward++;
     }
     /* Once any edge points backward, every new edge may close a cycle. */
     if (tf->backward) tf->dirty = true;

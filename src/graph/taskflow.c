@@ -70,7 +70,7 @@ static void release_nodes(weft_taskflow *tf) {
     tf->cur_chunk = tf->cur_used = tf->fast_slots = 0;
     tf->nsources = 0;
     tf->sources_stale = false;
-    tf->backward = tf->forward = tf->loops = 0;
+    tf->backward = tf->loops = 0;
     tf->dirty = false;
     tf->nconds = tf->next_owned = 0;
 }

@@ -79,6 +79,18 @@ void weft__rearm_joins(weft_taskflow *tf) {
     WEFT__FOR_EACH_NODE(tf, n, { atomic_store_explicit(&n->join, n->num_deps, memory_order_relaxed); });
 }
 
+/* Whether every strong edge goes from a later-emplaced task to an earlier one:
+ * their count against all strong edges, the sum of the nodes' num_deps (one
+ * pass over the hot lines, where the cycle check walks every edge and the
+ * cold parts).  Counted here, not per edge: a count kept by every weft_precede
+ * costs every build a load and a store per edge, this pass one load per node
+ * of the graphs that have backward edges. */
+static bool all_backward(const weft_taskflow *tf) {
+    size_t edges = 0;
+    WEFT__FOR_EACH_NODE(tf, n, { edges += n->num_deps; });
+    return edges == tf->backward;
+}
+
 weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
     /* Join counters are kept current while building (task.c); the sources too,
      * unless edges were added in an order that made that costly.  The cycle
@@ -87,7 +99,7 @@ weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
         return weft__fail("weft_taskflow_validate/weft_run", WEFT_ENOMEM, "out of memory preparing taskflow '%s'",
                           tf->name ? tf->name : "");
     if (!tf->dirty || tf->backward == 0) return WEFT_OK;
-    if (tf->forward == 0 && tf->loops == 0) { /* the reverse of emplace order is topological */
+    if (tf->loops == 0 && all_backward(tf)) { /* the reverse of emplace order is topological */
         tf->dirty = false;
         return WEFT_OK;
     }
