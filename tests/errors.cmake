@@ -5,3 +5,17 @@
 weft_add_test_program(errors_tests
   SOURCES errors_messages.c
   TIMEOUT 60)
+
+# The sweep of every public call with careless arguments (session 35): the
+# emplace family with a NULL taskflow, NULL algorithm descriptors, GPU task and
+# allocation failures, a GPU probe's message, reductions whose accumulator
+# size wraps, and messages naming the call that failed.
+weft_add_test_program(api_hunt35_tests
+  SOURCES api_hunt35.c
+  TIMEOUT 60)
+# ASan: the AUTO probe may open OpenCL, whose PoCL allocations live until exit
+# (as gpu.cmake says for the GPU tests).
+if(WEFT_SANITIZE STREQUAL "address")
+  set_tests_properties(api_hunt35_tests.a_gpu_open_that_finds_a_device_leaves_the_message_alone PROPERTIES
+    ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/gpu-lsan.supp")
+endif()

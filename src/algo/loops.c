@@ -50,7 +50,9 @@ static void index_body(size_t lo, size_t hi, void *arg) {
 
 weft_status weft_parallel_for(weft_executor *ex, size_t first, size_t last, size_t step,
                               weft_index_fn fn, void *arg, const weft_algo_config *cfg) {
-    if (!fn) return weft__fail(__func__, WEFT_EINVAL, "fn is NULL");
+    /* step 0 is checked here too, or weft_parallel_for_range's check would
+     * name that call and a body this caller never passed. */
+    if (!fn || step == 0) return weft__fail(__func__, WEFT_EINVAL, "fn is NULL or step is 0");
     index_loop l = { step, fn, arg };
     return weft_parallel_for_range(ex, first, last, step, index_body, &l, cfg);
 }

@@ -37,6 +37,11 @@ static void reduce_chunk(void *ctx, size_t k, size_t lo, size_t hi) {
 static weft_status reduce_core(weft_executor *ex, const reduce_job *j, const weft_algo_config *cfg) {
     if (!j->result || !j->op || j->acc_size == 0)
         return weft__fail("weft_parallel_reduce", WEFT_EINVAL, "result or op is NULL, or the size is 0");
+    /* An acc_size near SIZE_MAX wraps the slot size (weft__acc_slot) to a few
+     * bytes, which the chunks would then overrun: refused as the scans refuse
+     * it (the bound also keeps nchunks * stride from wrapping). */
+    if (j->slot_size < j->acc_size || j->slot_size > SIZE_MAX / 2 / MAX_REDUCE_CHUNKS)
+        return weft__fail("weft_parallel_reduce", WEFT_ENOMEM, "acc_size %zu is too large", j->acc_size);
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     weft__plan p;

@@ -202,18 +202,20 @@ static void lists_put(sorter *s, unsigned tasks) {
     weft__free(s->cuts, (s->pieces + 1) * sizeof *s->cuts);
 }
 
-weft_status weft_parallel_sort_ops(weft_executor *ex, void *base, size_t n, size_t size,
-                                   const weft_sort_ops *ops, void *arg, const weft_algo_config *cfg) {
+/* Its failures name `call`: weft_parallel_sort_ops, or weft_parallel_sort for the
+ * generic sorts, whose callers pass no ops (sort_generic.c). */
+weft_status weft__sort_ops(const char *call, weft_executor *ex, void *base, size_t n, size_t size,
+                           const weft_sort_ops *ops, void *arg, const weft_algo_config *cfg) {
     if ((!base && n) || !size || !ops || !ops->sort || !ops->merge || !ops->split)
-        return weft__fail(__func__, WEFT_EINVAL,
+        return weft__fail(call, WEFT_EINVAL,
                           "size is 0, ops or one of its functions is NULL, or base is NULL with n > 0");
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     if (cfg && cfg->partitioner > WEFT_PARTITION_GUIDED)
-        return weft__fail(__func__, WEFT_EINVAL, "config partitioner %d is unknown", (int)cfg->partitioner);
+        return weft__fail(call, WEFT_EINVAL, "config partitioner %d is unknown", (int)cfg->partitioner);
     if (n < 2) return WEFT_OK;
     size_t bytes = n * size;
-    if (bytes / size != n) return weft__fail(__func__, WEFT_ENOMEM, "%zu elements of %zu bytes are too many", n, size);
+    if (bytes / size != n) return weft__fail(call, WEFT_ENOMEM, "%zu elements of %zu bytes are too many", n, size);
     unsigned tasks = sort_tasks(ex, n, cfg);
     size_t stack_runs[STACK_TASKS + 1];
     _Atomic size_t stack_cuts[STACK_TASKS * PIECES_PER_TASK + 1];
@@ -221,10 +223,10 @@ weft_status weft_parallel_sort_ops(weft_executor *ex, void *base, size_t n, size
     size_t pieces = (size_t)tasks * PIECES_PER_TASK;
     sorter s = { .a = base, .n = n, .size = size, .ops = ops, .arg = arg, .pieces = pieces < n ? pieces : n };
     s.buf = weft__alloc_aligned(bytes, 64);
-    if (!s.buf) return weft__fail_st(__func__, WEFT_ENOMEM);
+    if (!s.buf) return weft__fail_st(call, WEFT_ENOMEM);
     if (!lists_get(&s, tasks, stack_runs, stack_cuts)) {
         weft__free_aligned(s.buf, bytes, 64);
-        return weft__fail_st(__func__, WEFT_ENOMEM);
+        return weft__fail_st(call, WEFT_ENOMEM);
     }
     unsigned char *buf = s.buf;
     const weft_cancel_token *tok = cfg ? cfg->cancel : NULL;
@@ -235,4 +237,9 @@ weft_status weft_parallel_sort_ops(weft_executor *ex, void *base, size_t n, size
     lists_put(&s, tasks);
     weft__free_aligned(buf, bytes, 64);
     return st;
+}
+
+weft_status weft_parallel_sort_ops(weft_executor *ex, void *base, size_t n, size_t size,
+                                   const weft_sort_ops *ops, void *arg, const weft_algo_config *cfg) {
+    return weft__sort_ops(__func__, ex, base, n, size, ops, arg, cfg);
 }

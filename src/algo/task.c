@@ -3,6 +3,8 @@
  * inside a worker, so the call waits cooperatively).  A failed call fails the
  * task with its status as the task's return code. */
 #include "algo/algo.h"
+#include "core/error_detail.h"
+#include "graph/graph.h" /* weft__tf_error */
 
 /* The call runs at its graph task's own priority (weft_task_set_priority),
  * whatever the worker thread's setting: its chunks are queued at that level
@@ -27,18 +29,23 @@ static int reduce_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__r
 static int scan_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__scan(weft_ctx_executor(ctx), arg)); }
 static int sort_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__sort(weft_ctx_executor(ctx), arg)); }
 
-/* A NULL descriptor becomes a NULL task function, which weft_emplace refuses
- * with WEFT_EINVAL (recorded as the taskflow's last error). */
-static weft_task emplace(weft_taskflow *tf, weft_task_fn fn, const void *d) {
-    return weft_emplace(tf, d ? fn : NULL, (void *)d);
+/* A NULL tf or descriptor is WEFT_EINVAL (the descriptor's recorded as the
+ * taskflow's last error), with a message naming the call: passing a NULL
+ * descriptor on to weft_emplace as a NULL task function said
+ * "weft_emplace: task function is NULL", a call and a mistake the user had
+ * not made. */
+static weft_task emplace(const char *call, weft_taskflow *tf, weft_task_fn fn, const void *d) {
+    if (!tf) return weft__fail(call, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
+    if (!d) return weft__tf_error(tf, WEFT_EINVAL, "%s: the descriptor is NULL", call), WEFT_TASK_NULL;
+    return weft_emplace(tf, fn, (void *)d);
 }
 
-weft_task weft_emplace_for(weft_taskflow *tf, const weft_for_desc *d) { return emplace(tf, for_task, d); }
+weft_task weft_emplace_for(weft_taskflow *tf, const weft_for_desc *d) { return emplace(__func__, tf, for_task, d); }
 weft_task weft_emplace_transform(weft_taskflow *tf, const weft_transform_desc *d) {
-    return emplace(tf, transform_task, d);
+    return emplace(__func__, tf, transform_task, d);
 }
 weft_task weft_emplace_reduce(weft_taskflow *tf, const weft_reduce_desc *d) {
-    return emplace(tf, reduce_task, d);
+    return emplace(__func__, tf, reduce_task, d);
 }
-weft_task weft_emplace_scan(weft_taskflow *tf, const weft_scan_desc *d) { return emplace(tf, scan_task, d); }
-weft_task weft_emplace_sort(weft_taskflow *tf, const weft_sort_desc *d) { return emplace(tf, sort_task, d); }
+weft_task weft_emplace_scan(weft_taskflow *tf, const weft_scan_desc *d) { return emplace(__func__, tf, scan_task, d); }
+weft_task weft_emplace_sort(weft_taskflow *tf, const weft_sort_desc *d) { return emplace(__func__, tf, sort_task, d); }

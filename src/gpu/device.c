@@ -75,8 +75,13 @@ weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err) 
         d = open_one(backends[kind], &cfg, &st);
     } else {
         /* Probe in order; the emulator always opens, so what a failed probe said
-         * about a real backend is only kept when nothing opened. */
+         * about a real backend is only kept when nothing opened: once one opens,
+         * the thread's message is put back as it was (a call that succeeds sets
+         * none, docs/errors.md R3). */
+        weft__saved_message saved;
+        weft__error_message_save(&saved);
         for (int k = WEFT_GPU_CUDA; k <= WEFT_GPU_EMULATOR && !d; k++) d = open_one(backends[k], &cfg, &st);
+        if (d) weft__error_message_restore(&saved);
     }
     if (err) *err = d ? WEFT_OK : (weft_status)st;
     return d;

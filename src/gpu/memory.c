@@ -44,9 +44,10 @@ void *weft_gpu_buffer_host_ptr(const weft_gpu_buffer *buf) { return buf ? buf->h
 /* Host memory with its size in a 64-byte header, as host_free is not told it:
  * the "pinned" memory of backends whose device reads host memory anyway. */
 int weft__gpu_plain_host_alloc(weft_gpu_device *dev, size_t bytes, void **p) {
-    if (bytes > SIZE_MAX - 64) return WEFT_ENOMEM;
-    unsigned char *m = weft__alloc_aligned(bytes + 64, 64);
-    if (!m) return WEFT_ENOMEM;
+    /* The failure is decided here, so the message is set here (R3): the
+     * driver backends' host_alloc sets the driver's. */
+    unsigned char *m = bytes <= SIZE_MAX - 64 ? weft__alloc_aligned(bytes + 64, 64) : NULL;
+    if (!m) return weft__fail("weft_gpu_host_alloc", WEFT_ENOMEM, "%zu bytes could not be allocated", bytes);
     memcpy(m, &bytes, sizeof bytes);
     *p = m + 64;
     return 0;

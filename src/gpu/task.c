@@ -277,9 +277,12 @@ int weft_gpu_stage_run(weft_pipeflow *pf, void *stage) {
 static void drop_gpu_task(void *arg) { weft__free(arg, sizeof(struct gpu_task)); }
 
 weft_task weft_emplace_gpu(weft_taskflow *tf, weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg) {
-    if (!tf || !dev || !fn) return weft_emplace(NULL, NULL, NULL); /* the null task, with emplace's message */
+    /* As weft_emplace: the message names the call, and a NULL dev or fn is
+     * tf's last error (weft_emplace(NULL, ...) set neither). */
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
+    if (!dev || !fn) return weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_gpu: dev or fn is NULL"), WEFT_TASK_NULL;
     struct gpu_task *t = weft__calloc(sizeof *t);
-    if (!t) return WEFT_TASK_NULL;
+    if (!t) return weft__tf_error(tf, WEFT_ENOMEM, NULL), WEFT_TASK_NULL;
     t->dev = dev;
     t->fn = fn;
     t->arg = arg;
@@ -287,7 +290,7 @@ weft_task weft_emplace_gpu(weft_taskflow *tf, weft_gpu_device *dev, weft_gpu_tas
     weft_work *w = weft_work_create(run_gpu_task, t, drop_gpu_task, &st);
     if (!w) {
         drop_gpu_task(t);
-        return WEFT_TASK_NULL;
+        return weft__tf_done(tf, st), WEFT_TASK_NULL; /* weft_work_create said why */
     }
     weft_task task = weft_emplace_work(tf, w);
     weft_work_release(w); /* the task holds its own reference, or failed and holds none */

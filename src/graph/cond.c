@@ -10,7 +10,7 @@
 #include "core/error_detail.h"
 
 weft_task weft_emplace_condition(weft_taskflow *tf, weft_cond_fn fn, void *arg) {
-    if (!tf) return WEFT_TASK_NULL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
     if (!fn) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_condition: function is NULL");
         return WEFT_TASK_NULL;
@@ -20,7 +20,7 @@ weft_task weft_emplace_condition(weft_taskflow *tf, weft_cond_fn fn, void *arg) 
 }
 
 weft_task weft_emplace_multi_condition(weft_taskflow *tf, weft_multi_cond_fn fn, void *arg) {
-    if (!tf) return WEFT_TASK_NULL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
     if (!fn) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_multi_condition: function is NULL");
         return WEFT_TASK_NULL;

@@ -4,6 +4,7 @@
  * the run that ends before it starts it (run.c), so no worker blocks. */
 #include "graph/flow.h"
 #include "core/alloc.h"
+#include "core/error_detail.h"
 
 #include <string.h>
 
@@ -44,7 +45,7 @@ void weft__module_release(weft_taskflow *tf, struct weft__module *m) {
 }
 
 weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body) {
-    if (!tf) return WEFT_TASK_NULL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
     if (!body || body == tf || body->is_subflow_graph) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_module: the body is NULL, the taskflow itself or a subflow's graph");
         return WEFT_TASK_NULL;

@@ -41,7 +41,7 @@ static struct weft__subflow *subflow_take(weft_taskflow *tf) {
 }
 
 weft_task weft_emplace_subflow(weft_taskflow *tf, weft_subflow_fn fn, void *arg) {
-    if (!tf) return WEFT_TASK_NULL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
     if (!fn) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_subflow: function is NULL");
         return WEFT_TASK_NULL;

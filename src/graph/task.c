@@ -159,7 +159,7 @@ weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
 }
 
 weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
-    if (!tf) return WEFT_TASK_NULL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
     if (!fn) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_emplace: task function is NULL (use weft_placeholder)");
         return WEFT_TASK_NULL;
@@ -210,24 +210,25 @@ static weft_status reserve_succ(weft__node *n, size_t extra) {
     return WEFT_OK;
 }
 
-/* The edge a -> b is well formed (not its taskflow's state: see check_pair). */
-static inline weft_status check_ends(weft__node *a, weft__node *b) {
+/* The edge a -> b is well formed (not its taskflow's state: see check_pair).
+ * `call` is the public call whose check this is, for the message (R3). */
+static inline weft_status check_ends(const char *call, weft__node *a, weft__node *b) {
     if (!a || !b) {
         weft__node *known = a ? a : b;
-        return known ? weft__tf_error(known->tf, WEFT_EINVAL, "edge to or from the null task")
-                     : weft__fail("weft_precede", WEFT_EINVAL, "both tasks are the null task");
+        return known ? weft__tf_error(known->tf, WEFT_EINVAL, "%s: edge to or from the null task", call)
+                     : weft__fail(call, WEFT_EINVAL, "both tasks are the null task");
     }
     if (a->tf != b->tf)
-        return weft__tf_error(a->tf, WEFT_EINVAL, "edge between tasks of different taskflows");
+        return weft__tf_error(a->tf, WEFT_EINVAL, "%s: edge between tasks of different taskflows", call);
     /* Only a taskflow with erased slots can hold one: a chain's build reads no
      * more than it did before erasing existed. */
     if (__builtin_expect(a->tf->nerased != 0, 0) && (weft__node_erased(a) || weft__node_erased(b)))
-        return weft__tf_error(a->tf, WEFT_EINVAL, "edge to or from an erased task");
+        return weft__tf_error(a->tf, WEFT_EINVAL, "%s: edge to or from an erased task", call);
     return WEFT_OK;
 }
 
-static weft_status check_pair(weft__node *a, weft__node *b) {
-    weft_status st = check_ends(a, b);
+static weft_status check_pair(const char *call, weft__node *a, weft__node *b) {
+    weft_status st = check_ends(call, a, b);
     if (st) return st;
     if (weft__tf_busy(a->tf)) return WEFT_EBUSY;
     return WEFT_OK;
@@ -286,7 +287,7 @@ static void unlink_last(weft__node *from, weft__node *to) {
 }
 
 weft_status weft_precede(weft_task from, weft_task to) {
-    weft_status st = check_pair(from.node_, to.node_);
+    weft_status st = check_pair(__func__, from.node_, to.node_);
     if (st) return st;
     if (reserve_succ(from.node_, 1)) return weft__tf_error(from.node_->tf, WEFT_ENOMEM, NULL);
     link(from.node_, to.node_);
@@ -302,7 +303,7 @@ weft_status weft_precede_many(weft_task from, const weft_task *to, size_t n) {
      * after, each is a cache miss that check_pair and link would take in turn. */
     for (size_t i = 0; i < n && i < 8; i++) __builtin_prefetch(to[i].node_, 1, 3);
     for (size_t i = 0; i < n; i++) {
-        weft_status st = check_ends(from.node_, to[i].node_);
+        weft_status st = check_ends(__func__, from.node_, to[i].node_);
         if (st) return st;
     }
     if (n == 0) return weft__tf_done(from.node_->tf, WEFT_OK);
@@ -318,7 +319,7 @@ weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n) {
     if (!t.node_ || (n && !before))
         return weft__fail(__func__, WEFT_EINVAL, "the task is the null task, or before is NULL with n > 0");
     for (size_t i = 0; i < n; i++) {
-        weft_status st = check_pair(before[i].node_, t.node_);
+        weft_status st = check_pair(__func__, before[i].node_, t.node_);
         if (st) return st;
     }
     /* All or nothing: link one by one and undo on failure.  Each edge was appended

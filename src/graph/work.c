@@ -43,7 +43,7 @@ void weft__task_set_own_job(weft_task t, weft__job_fn job) {
 }
 
 weft_task weft_emplace_work(weft_taskflow *tf, weft_work *w) {
-    if (!tf) return WEFT_TASK_NULL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
     if (!w) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_work: work is NULL");
         return WEFT_TASK_NULL;

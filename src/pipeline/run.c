@@ -343,7 +343,7 @@ static int drive(weft_ctx *cx, void *arg) {
 }
 
 weft_task weft_pipeline_emplace(weft_taskflow *tf, weft_pipeline *p) {
-    if (!tf) return WEFT_TASK_NULL;
+    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
     if (!p) {
         weft__tf_error(tf, WEFT_EINVAL, "weft_pipeline_emplace: the pipeline is NULL");
         return WEFT_TASK_NULL;
