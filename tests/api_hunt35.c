@@ -192,6 +192,16 @@ TEST(a_gpu_open_that_finds_a_device_leaves_the_message_alone) {
     weft_gpu_close(d);
 }
 
+TEST(opening_an_emulator_device_that_does_not_exist_says_so) {
+    /* WEFT_ENOENT for "no device at that index" is a failure (docs/errors.md,
+     * R3): the driver backends said so, the emulator left the message stale. */
+    set_sentinel();
+    weft_status st = WEFT_OK;
+    ASSERT_NULL(weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .index = 5}, &st));
+    ASSERT_STATUS(st, WEFT_ENOENT);
+    ASSERT_TRUE(message_is("emulator", "no device 5"));
+}
+
 /* An allocator that has no memory, for the out-of-memory paths. */
 static void *no_alloc(void *ctx, size_t size) {
     (void)ctx, (void)size;

@@ -188,7 +188,10 @@ static emu_op *new_op(size_t extra) {
 /* ---- the table -------------------------------------------------------------- */
 
 static int emu_open(weft_gpu_device *dev, const weft_gpu_config *cfg) {
-    if (cfg->index != 0) return WEFT_ENOENT;
+    if (cfg->index != 0) { /* said as the driver backends say it (drv.c), not left unsaid */
+        weft__set_error_message("emulator: no device %u (1 found)", cfg->index);
+        return WEFT_ENOENT;
+    }
     emu_device *sd = weft__calloc(sizeof *sd);
     if (!sd) return WEFT_ENOMEM;
     sd->limit = cfg->emulator_memory;
