@@ -371,7 +371,9 @@ typedef void (*weft_log_fn)(void *user, weft_log_level level, const char *messag
 
 /* Messages above `level` are dropped.  The default is WEFT_LOG env (error, warn,
  * info, debug or off), else warn; a level set here wins over WEFT_LOG, also
- * when it is set before the first executor is created.  Any thread. */
+ * when it is set before the first executor is created.  A value out of the
+ * enum's range is clamped (below WEFT_LOG_OFF: off; above WEFT_LOG_DEBUG:
+ * debug).  Any thread. */
 WEFT_API void weft_log_set_level(weft_log_level level);
 WEFT_API weft_log_level weft_log_get_level(void);
 /* Sends messages to fn (NULL: back to stderr, "weft: <level>: <message>").  Set
