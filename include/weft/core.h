@@ -357,6 +357,8 @@ WEFT_API void weft_future_destroy(weft_future *f);
  * created: exit() waits there for every run still in flight on it, queued ones
  * included, as weft_executor_destroy does (cancel futures first, or wait for
  * them, to exit quickly; a detached task that never ends makes exit hang).
+ * Its own tasks that run during that wait still get it for NULL, so the runs
+ * they start (a chain of async tasks) are waited for too.
  * When exit() is called from one of its own tasks, it cannot wait for itself:
  * the executor is left running and its workers end with the process.  After
  * the handler has run, weft_default_executor returns NULL and calls given NULL

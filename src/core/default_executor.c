@@ -25,6 +25,9 @@ static _Atomic uint64_t state;   /* generation << 2 | phase */
 static weft_executor *dflt;      /* set before READY is published (release) */
 static weft_executor *parents;   /* a fork child's inherited one, kept reachable (leak checkers) */
 static bool exit_handler_set;    /* written by creators only, one at a time (the CAS orders them) */
+/* The default executor while exit drains it (destroy_at_exit), else NULL: its
+ * own tasks still get it for NULL (weft__default_executor_get). */
+static _Atomic(weft_executor *) draining;
 
 static uint64_t state_word(uint32_t gen, unsigned phase) { return (uint64_t)gen << 2 | phase; }
 
@@ -34,15 +37,22 @@ static uint32_t generation(void) { return atomic_load_explicit(&weft__fork_gener
  * handlers registered earlier, such as observe/'s profile-at-exit one). */
 static void destroy_at_exit(void) {
     uint64_t s = state_word(generation(), READY);
-    /* acq_rel: acquire pairs with the creator's release of READY (dflt is
-     * visible); release orders GONE before the teardown below. */
+    /* Its tasks may see GONE as soon as the CAS below makes it: draining is
+     * set first, so they still get it for NULL (weft__default_executor_get).
+     * Acquire: pairs with the creator's release of READY (dflt is visible). */
+    if (atomic_load_explicit(&state, memory_order_acquire) != s) return; /* never made, being made, or gone */
+    atomic_store_explicit(&draining, dflt, memory_order_seq_cst);
+    /* acq_rel: release orders GONE before the teardown below. */
     if (!atomic_compare_exchange_strong_explicit(&state, &s, state_word(generation(), GONE),
-                                                 memory_order_acq_rel, memory_order_relaxed))
-        return; /* never made in this process, still being made, or already gone */
+                                                 memory_order_acq_rel, memory_order_relaxed)) {
+        atomic_store_explicit(&draining, NULL, memory_order_relaxed);
+        return; /* gone already (another thread's exit) */
+    }
     /* exit() from one of its own tasks: it cannot wait for itself; its workers
-     * end with the process. */
+     * end with the process (and draining stays set for its tasks). */
     if (weft_executor_worker_id(dflt) >= 0) return;
     weft_executor_destroy(dflt); /* finishes every run in flight, as destroy always does */
+    atomic_store_explicit(&draining, NULL, memory_order_relaxed); /* its workers are joined */
 }
 
 static weft_status create(uint32_t gen, weft_executor **out) {
@@ -74,6 +84,15 @@ weft_status weft__default_executor_get(weft_executor **out) {
             return WEFT_OK;
         }
         if (phase == GONE) {
+            /* A task of it, run while exit drains it: the runs it starts
+             * belong to the runs exit waits for (weft/core.h), so passing
+             * NULL still means this executor, alive until its workers end.
+             * A worker thread identifies it: no other thread sees it again. */
+            weft_executor *d = atomic_load_explicit(&draining, memory_order_acquire);
+            if (d && weft_executor_worker_id(d) >= 0) {
+                *out = d;
+                return WEFT_OK;
+            }
             weft__set_error_message("the default executor was destroyed at exit");
             return WEFT_ESHUTDOWN;
         }
