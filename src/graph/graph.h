@@ -454,11 +454,6 @@ void weft__prio_rewrap(weft__node *n);
 /* weft__node_run in a run with priorities: queues the ready successors that
  * have a wrapper at once (weft__prio_route). */
 weft__job *weft__node_run_prio(weft__worker *w, weft__job *job);
-/* Counts held back on worker w (run.c): a node of r finished and readied
- * nothing (its -1; returns a job to run, or NULL); and a count delta of r,
- * cancelled first against what w holds for r: what is left to apply. */
-weft__job *weft__hold_minus_one_prio(weft__worker *w, weft__run *r);
-int64_t weft__defer_absorb(weft__worker *w, weft__run *r, int64_t delta);
 /* The job function n runs without wrappers: its own (flow.h,
  * weft__task_set_own_job), else its kind's. */
 weft__job_fn weft__kind_run(const weft__node *n);

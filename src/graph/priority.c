@@ -33,6 +33,7 @@
  * weft_run_n_parallel runs its own jobs (shadows), not the nodes': it ignores
  * priorities. */
 #include "graph/flow.h"
+#include "graph/node_run.h" /* the held-back counts */
 #include "sched/sched.h"
 #include "core/error_detail.h"
 
@@ -215,6 +216,15 @@ weft__job_fn const weft__prio_wrapper[8] = {wrapped_0, wrapped_1, wrapped_2, wra
 
 /* ---- releasing successors in a run with priorities ---- */
 
+/* node_run.h's weft__hold_minus_one, with the wrapper's `taken` as the job
+ * function that keeps the count held (in a run with priorities most tasks
+ * come from the lanes). */
+static weft__job *hold_minus_one_prio(weft__worker *w, weft__run *r) {
+    weft__job *done = weft__hold_minus_one(w, r);
+    if (w->defer_obj == r) w->defer_keep = weft__prio_taken; /* (else another run's count ended: none held) */
+    return done;
+}
+
 /* run.c's release_many for weft__node_run_prio: a ready successor with a
  * wrapper is queued at its level at once, where the worker's search (or
  * weft__sched_next) takes it, and its wrapper runs once, to run it (without
@@ -258,10 +268,10 @@ static __attribute__((noinline)) weft__job *release_many(weft__worker *w, weft__
     /* This node is done (-1); the ready ones not yet counted. */
     int64_t delta = (int64_t)nb + np + (next != NULL) - 1;
     if (delta == -1) {
-        weft__job *d = weft__hold_minus_one_prio(w, r);
+        weft__job *d = hold_minus_one_prio(w, r);
         return d || !queued ? d : weft__sched_next(w);
     }
-    delta = weft__defer_absorb(w, r, delta);
+    delta = weft__absorb(w, r, delta);
     /* When the count reaches 0 nothing is buffered, so `done` is all there is. */
     weft__job *done = delta != 0 ? weft__run_settle(w, r, delta) : NULL;
     for (unsigned k = 0; k < nb; k++) weft__push_local(w, buf[k]);
@@ -282,7 +292,7 @@ static inline weft__job *release(weft__worker *w, weft__run *r, weft__node *n) {
             return weft__sched_next(w);
         }
     }
-    return weft__hold_minus_one_prio(w, r);
+    return hold_minus_one_prio(w, r);
 }
 
 weft__job *weft__node_run_prio(weft__worker *w, weft__job *job) {

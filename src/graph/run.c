@@ -359,13 +359,3 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
 
 /* ---- runs with priorities (priority.c) ---- */
 
-/* For priority.c's release (weft__node_run_prio): hold_minus_one, with the
- * wrapper's `taken` as the job function that keeps the count held (in a run
- * with priorities most tasks come from the lanes). */
-weft__job *weft__hold_minus_one_prio(weft__worker *w, weft__run *r) {
-    weft__job *done = weft__hold_minus_one(w, r);
-    if (w->defer_obj == r) w->defer_keep = weft__prio_taken; /* (else another run's count ended: none held) */
-    return done;
-}
-
-int64_t weft__defer_absorb(weft__worker *w, weft__run *r, int64_t delta) { return weft__absorb(w, r, delta); }
