@@ -178,6 +178,56 @@ TEST(pipeline_stage_calls_are_spans_per_token) {
     weft_executor_destroy(ex);
 }
 
+/* A stage that, at token 300, has the main thread start the profiler and
+ * waits until it has. */
+typedef struct mid_start {
+    atomic_int asked, started;
+} mid_start;
+
+static int stage_mid_start(weft_pipeflow *pf, void *arg) {
+    mid_start *m = arg;
+    if (weft_pipeflow_stage(pf) == 0 && weft_pipeflow_token(pf) == 300) {
+        atomic_store(&m->asked, 1);
+        if (!wait_flag(&m->started, 1, 10.0)) return -1;
+    }
+    if (weft_pipeflow_stage(pf) == 0 && weft_pipeflow_token(pf) == 999) weft_pipeflow_stop(pf);
+    return 0;
+}
+
+/* An inline phase looks for an observer every few dozen tokens, not once: a
+ * profiler started during a one-worker run (one inline phase to its end) sees
+ * the stage calls of the tokens after it. */
+TEST(a_profiler_started_during_an_inline_pipeline_run_records_its_later_stage_calls) {
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &err);
+    ASSERT_NOT_NULL(ex);
+    mid_start m = { 0 };
+    weft_stage st[2] = { { WEFT_STAGE_SERIAL, stage_mid_start, &m, "make" },
+                         { WEFT_STAGE_SERIAL, stage_mid_start, &m, "use" } };
+    weft_pipeline *p = weft_pipeline_create(2, st, 2, &err);
+    ASSERT_NOT_NULL(p);
+    ASSERT_OK(weft_pipeline_set_scheduling(p, WEFT_PIPELINE_INLINE));
+    weft_taskflow *tf = make_taskflow("pipe");
+    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_TRUE(wait_flag(&m.asked, 1, 10.0));
+    ASSERT_OK(weft_profiler_start(ex));
+    atomic_store(&m.started, 1);
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_OK(weft_future_status(f));
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    tally t = tally_of(ex);
+    /* Tokens 300-998 pass both stages and 999 the first: 1399 calls after the
+     * start, less at most one look's worth of tokens (64, two calls each). */
+    uint64_t n = t.n[WEFT__SPAN_WORK + WEFT__WORK_STAGE];
+    if (n < 1399 - 2 * 64 || n > 1399) TEST_FAIL_("%llu stage spans after the start, want 1271-1399", (unsigned long long)n);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_pipeline_destroy(p));
+    weft_executor_destroy(ex);
+}
+
 TEST(the_trace_html_and_dot_show_work_that_is_no_taskflow_task) {
     weft_executor *ex = make_profiled(2, 0);
     for (int i = 0; i < 3; i++) ASSERT_OK(weft_silent_async(ex, spin_10ms, NULL));

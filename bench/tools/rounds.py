@@ -16,6 +16,12 @@ itself requires.  For every (benchmark, thread count) it prints:
     peers present in that round; not --baseline-bin's "base"), its median and
     range over the rounds, and which peer was fastest most often.
 
+Each run is of a fresh copy of its binary (--same-copy: of the binary itself).
+The kernel keeps a binary's code in the same physical pages for as long as it
+stays cached, and the same bytes ran a benchmark 1.3x slower from one set of
+pages than from most others: without copies, that one placement biases every
+round of an A/B alike, and more rounds do not average it out.
+
 The default --impl is weft,tbb,omp,tf,lace: a peer that weft-bench did not
 compile (oneTBB or OpenMP not found, TASKFLOW_DIR or LACE_DIR not set) gives no
 rows and is left out.  --markdown prints the same as a Markdown table.
@@ -36,18 +42,39 @@ Example:
         --impl weft,tbb,omp --reps 15
 """
 import argparse
+import atexit
 import collections
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 
 LINE = re.compile(r"^bench=(\S+) impl=(\S+) threads=(\d+) .*median_ms=([0-9.]+)")
 
 
-def run(binary, args, impl):
-    out = subprocess.run([binary] + args + ["--impl", impl], capture_output=True, text=True)
+def fresh_copy(binary, tmpdir):
+    """A new file with binary's bytes: the kernel reads it into other physical
+    pages than the ones every earlier run of binary shared.  The same bytes in
+    one set of pages ran binary_tree_profiled_rerun 1.3x slower than in most
+    others (bench/README.md, "One binary, two speeds"), and a round-by-round A/B
+    cannot see that bias: each round runs the same cached pages again."""
+    fd, path = tempfile.mkstemp(prefix=os.path.basename(binary) + ".", dir=tmpdir)
+    with os.fdopen(fd, "wb") as dst, open(binary, "rb") as src:
+        shutil.copyfileobj(src, dst)
+    os.chmod(path, 0o755)
+    return path
+
+
+def run(binary, args, impl, tmpdir=None):
+    path = fresh_copy(binary, tmpdir) if tmpdir else binary
+    try:
+        out = subprocess.run([path] + args + ["--impl", impl], capture_output=True, text=True)
+    finally:
+        if tmpdir:
+            os.unlink(path)
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
         sys.exit(f"rounds.py: weft-bench --impl {impl} failed (exit {out.returncode})")
@@ -68,6 +95,9 @@ def main():
     p.add_argument("--baseline-bin", help="another weft-bench whose weft runs as the peer 'base'")
     p.add_argument("--ratio", action="append", default=[], help="A/B: bench A's weft time over bench B's, per round")
     p.add_argument("--markdown", action="store_true", help="print the results as a Markdown table")
+    p.add_argument("--same-copy", action="store_true",
+                   help="run the binaries where they are (default: a fresh copy of each for every run, so that "
+                        "no build keeps one placement of its code in memory over all rounds)")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="-- then weft-bench options, with --impl")
     a = p.parse_args()
     args = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
@@ -82,10 +112,14 @@ def main():
     if a.baseline_bin:
         impls.append("base")
 
+    tmpdir = None if a.same_copy else tempfile.mkdtemp(prefix="weft-rounds.")
+    if tmpdir:
+        atexit.register(shutil.rmtree, tmpdir, True)
+
     def run_impl(impl):
         if impl == "base":
-            return run(a.baseline_bin, args, "weft")
-        return run(a.bench_bin, args, impl)
+            return run(a.baseline_bin, args, "weft", tmpdir)
+        return run(a.bench_bin, args, impl, tmpdir)
 
     times = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> impl -> [ms]
     ratios = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> peer -> [x]

@@ -63,7 +63,7 @@ static void record_failure(weft_pipeline *p, weft__line *ln, int rc) {
     ln->skip = true;
 }
 
-static int stage_fn(weft_pipeline *p, weft__line *ln, weft_pipeflow *pf) {
+static inline __attribute__((always_inline)) int stage_fn(weft_pipeline *p, weft__line *ln, weft_pipeflow *pf) {
     uint32_t s = pf->stage;
     const weft__stage *st = &p->stages[s];
     switch (st->call) {
@@ -79,33 +79,44 @@ static int stage_fn(weft_pipeline *p, weft__line *ln, weft_pipeflow *pf) {
     }
 }
 
-/* A stage call on worker w: observed (observe/) as work of its own. */
-static int call_stage(weft__worker *w, weft_pipeline *p, weft__line *ln, weft_pipeflow *pf) {
-    struct weft__obs *o = weft__hook_work_begin(w, WEFT__WORK_STAGE, p, pf->stage, (uint32_t)pf->token);
+/* A stage call observed (observe/) as work of its own; o is the executor's
+ * observation state, read by the caller. */
+static __attribute__((noinline)) int call_stage_observed(weft__worker *w, struct weft__obs *o, weft_pipeline *p,
+                                                         weft__line *ln, weft_pipeflow *pf) {
+    weft__obs_hooks_of(o)->work_begin(o, w, WEFT__WORK_STAGE, p, pf->stage, (uint32_t)pf->token);
     int rc = stage_fn(p, ln, pf);
-    weft__hook_work_end(w, o, p, rc);
+    weft__obs_hooks_of(o)->work_end(o, w, p, rc);
     return rc;
+}
+
+/* A stage call on worker w, with o = weft__obs_get(w->ex) (NULL: nothing
+ * observes).  An inline phase reads o once per INLINE_LOOK tokens. */
+static inline int call_stage(weft__worker *w, struct weft__obs *o, weft_pipeline *p, weft__line *ln,
+                             weft_pipeflow *pf) {
+    if (__builtin_expect(o != NULL, 0)) return call_stage_observed(w, o, p, ln, pf);
+    return stage_fn(p, ln, pf);
 }
 
 /* Runs the first stage for token t on `line`.  False if it stopped (t was not
  * made).  The caller keeps p->next_token. */
-static bool make_token(weft__worker *w, weft_pipeline *p, uint64_t t, uint32_t line) {
+static inline bool make_token(weft__worker *w, struct weft__obs *o, weft_pipeline *p, uint64_t t, uint32_t line) {
     weft__line *ln = &p->lines[line];
     weft_pipeflow pf = {p, t, line, 0, false};
     ln->token = t;
     ln->skip = false;
-    int rc = call_stage(w, p, ln, &pf);
+    int rc = call_stage(w, o, p, ln, &pf);
     if (rc != 0) record_failure(p, ln, rc); /* a stop with an error still fails */
     return !pf.stop;
 }
 
 /* Runs stage `stage` (> 0) for the token on `line`, unless an earlier stage of
  * that token failed. */
-static void later_call(weft__worker *w, weft_pipeline *p, uint32_t line, uint32_t stage) {
+static inline void later_call(weft__worker *w, struct weft__obs *o, weft_pipeline *p, uint32_t line,
+                              uint32_t stage) {
     weft__line *ln = &p->lines[line];
     if (ln->skip) return;
     weft_pipeflow pf = {p, ln->token, line, stage, false};
-    int rc = call_stage(w, p, ln, &pf);
+    int rc = call_stage(w, o, p, ln, &pf);
     if (rc != 0) record_failure(p, ln, rc);
 }
 
@@ -153,7 +164,7 @@ static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
         if (must_stop(p)) {
             p->ended = true;
         } else if (t < p->epoch_end) {
-            if (make_token(w, p, t, s->line)) {
+            if (make_token(w, weft__obs_get(w->ex), p, t, s->line)) {
                 weft__slot *same = p->nstages > 1 ? s + 1 : NULL;
                 weft__slot *a = same && count_down(same) ? same : NULL;
                 weft__slot *gen = next_line(p, s);
@@ -175,7 +186,7 @@ static weft__job *later_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
     rearm(s);
     uint32_t st = s->stage;
     signed char prio = p->prio; /* p may be gone after the last count-down */
-    later_call(w, p, s->line, st);
+    later_call(w, weft__obs_get(w->ex), p, s->line, st);
     weft__slot *b = NULL;
     if (!p->stages[st].parallel) {
         weft__slot *c = next_line(p, s);
@@ -232,17 +243,42 @@ static void spread_phase(weft__worker *w, weft_pipeline *p, uint64_t end) {
     weft__worker_wait_until(w, pipe_done, p);
 }
 
+/* Tokens t.. up to `end` (or the stop) on this worker, through every stage,
+ * with o the observation state for all of them: returns the first token not
+ * made.  Inlined twice, with o NULL and not. */
+static inline __attribute__((always_inline)) uint64_t inline_tokens(weft__worker *w, struct weft__obs *o,
+                                                                    weft_pipeline *p, uint64_t t, uint64_t end,
+                                                                    uint32_t *linep) {
+    uint32_t line = *linep;
+    for (; t < end; t++) {
+        if (must_stop(p) || !make_token(w, o, p, t, line)) break;
+        for (uint32_t s = 1; s < p->nstages; s++) later_call(w, o, p, line, s);
+        line = line + 1 == p->nlines ? 0 : line + 1;
+    }
+    *linep = line;
+    return t;
+}
+
+/* Tokens between two looks for an observer in an inline phase: a profiler
+ * started meanwhile sees the stage calls from at most this many tokens on. */
+#define INLINE_LOOK 64u
+
 /* An inline phase: this worker takes tokens up to `end` (or the stop) through
  * every stage itself, one token at a time.  The same calls in the same order as
  * a spread phase would allow (serial stages in token order, one token per line),
- * with none of the hand-offs. */
+ * with none of the hand-offs.  Whether something observes is read once per
+ * INLINE_LOOK tokens, not at each stage call: three loads and a test per stage
+ * call cost pipeline_sps_rerun 9 of its ~135 instructions a token. */
 static void inline_phase(weft__worker *w, weft_pipeline *p, uint64_t end) {
     uint64_t t = atomic_load_explicit(&p->next_token, memory_order_relaxed);
     uint32_t line = (uint32_t)(t % p->nlines);
-    for (; t < end; t++) {
-        if (must_stop(p) || !make_token(w, p, t, line)) break;
-        for (uint32_t s = 1; s < p->nstages; s++) later_call(w, p, line, s);
-        line = line + 1 == p->nlines ? 0 : line + 1;
+    while (t < end) {
+        uint64_t to = end - t > INLINE_LOOK ? t + INLINE_LOOK : end;
+        struct weft__obs *o = weft__obs_get(w->ex);
+        uint64_t made = o ? inline_tokens(w, o, p, t, to, &line) : inline_tokens(w, NULL, p, t, to, &line);
+        bool stopped = made < to;
+        t = made;
+        if (stopped) break;
     }
     atomic_store_explicit(&p->next_token, t, memory_order_relaxed); /* the first token not made */
     p->ended = t < end;
