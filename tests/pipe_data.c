@@ -207,3 +207,26 @@ TEST(pipe_simple_pipeline_mutates_every_item_in_place) {
     pipe_simple_pipeline_mutates_every_item_in_place_with(WEFT_PIPELINE_SPREAD);
     pipe_simple_pipeline_mutates_every_item_in_place_with(WEFT_PIPELINE_INLINE);
 }
+
+/* A batch whose count times item_size runs past the end of the address space
+ * (the product wraps) is refused at creation and by set_items, with a message
+ * naming the sizes; a run would otherwise hand stages wrapped addresses. */
+TEST(pipe_simple_pipeline_refuses_a_batch_larger_than_memory) {
+    static int64_t items[4];
+    weft_item_stage st[] = {{WEFT_STAGE_SERIAL, minus_index, NULL, "minus"}};
+    weft_status err = WEFT_OK;
+    size_t huge = SIZE_MAX / 8 + 2; /* * 8 wraps to 8 */
+    ASSERT_NULL(weft_simple_pipeline_create(2, items, huge, sizeof *items, st, 1, &err));
+    ASSERT_STATUS(err, WEFT_EINVAL);
+    ASSERT_NOT_NULL(strstr(weft_last_error_message(), "do not fit in memory"));
+    weft_pipeline *p = weft_simple_pipeline_create(2, items, 4, sizeof *items, st, 1, &err);
+    ASSERT_NOT_NULL(p);
+    ASSERT_STATUS(weft_simple_pipeline_set_items(p, items, huge), WEFT_EINVAL);
+    ASSERT_NOT_NULL(strstr(weft_last_error_message(), "do not fit in memory"));
+    /* The largest batch that does fit from this address is taken. */
+    size_t fits = (UINTPTR_MAX - (uintptr_t)items) / sizeof *items + 1;
+    ASSERT_OK(weft_simple_pipeline_set_items(p, items, fits));
+    ASSERT_STATUS(weft_simple_pipeline_set_items(p, items, fits + 1), WEFT_EINVAL);
+    ASSERT_OK(weft_simple_pipeline_set_items(p, items, 4));
+    ASSERT_OK(weft_pipeline_destroy(p));
+}

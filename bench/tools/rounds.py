@@ -112,7 +112,10 @@ def main():
     if a.baseline_bin:
         impls.append("base")
 
-    tmpdir = None if a.same_copy else tempfile.mkdtemp(prefix="weft-rounds.")
+    # In memory (tmpfs) where there is one: a copy on disk is written back
+    # while the next runs go, a few seconds later.
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    tmpdir = None if a.same_copy else tempfile.mkdtemp(prefix="weft-rounds.", dir=shm)
     if tmpdir:
         atexit.register(shutil.rmtree, tmpdir, True)
 

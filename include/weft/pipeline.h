@@ -162,16 +162,18 @@ typedef struct weft_item_stage {
  * stages in order.  Every run processes the whole batch, from index 0 (token
  * numbers restart at 0 each run); any stage, the first included, may be
  * parallel.  count may be 0 (a run does nothing).  Errors as
- * weft_pipeline_create, plus WEFT_EINVAL for items NULL with count > 0 or
- * item_size 0.  Any thread. */
+ * weft_pipeline_create, plus WEFT_EINVAL for items NULL with count > 0,
+ * item_size 0, or count items of item_size bytes from `items` that would run
+ * past the end of the address space.  Any thread. */
 WEFT_API WEFT_NODISCARD weft_pipeline *weft_simple_pipeline_create(size_t lines, void *items, size_t count,
                                                                    size_t item_size,
                                                                    const weft_item_stage *stages,
                                                                    size_t nstages, weft_status *err);
 
 /* Points a simple pipeline at another batch for its next runs.  WEFT_EINVAL
- * (NULL p, not a simple pipeline, items NULL with count > 0), WEFT_EBUSY (it is
- * running). */
+ * (NULL p, not a simple pipeline, items NULL with count > 0, or a batch past
+ * the end of the address space as in weft_simple_pipeline_create), WEFT_EBUSY
+ * (it is running). */
 WEFT_API weft_status weft_simple_pipeline_set_items(weft_pipeline *p, void *items, size_t count);
 
 /* ---- all pipelines ---------------------------------------------------------- */

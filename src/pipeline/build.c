@@ -187,12 +187,22 @@ weft_pipeline *weft_data_pipeline_create(size_t lines, const weft_data_stage *st
 
 /* ---- simple pipelines -------------------------------------------------------- */
 
+/* Whether count items of item_size bytes from items end inside the address
+ * space: the last one starts at items + (count - 1) * item_size, which for a
+ * larger count wraps (no such array can exist). */
+static bool items_fit(const void *items, size_t count, size_t item_size) {
+    return count == 0 || count - 1 <= (UINTPTR_MAX - (uintptr_t)items) / item_size;
+}
+
 weft_pipeline *weft_simple_pipeline_create(size_t lines, void *items, size_t count, size_t item_size,
                                            const weft_item_stage *stages, size_t nstages, weft_status *err) {
     if (!check_shape(lines, stages, nstages, err)) return NULL;
     if ((!items && count > 0) || item_size == 0)
         return fail(err, WEFT_EINVAL, "a simple pipeline needs items (got %s) of a non-zero size (got %zu)",
                     items ? "a pointer" : "NULL", item_size);
+    if (!items_fit(items, count, item_size))
+        return fail(err, WEFT_EINVAL, "a simple pipeline's %zu items of %zu bytes do not fit in memory", count,
+                    item_size);
     for (size_t i = 0; i < nstages; i++)
         if (!check_stage(i, (int)stages[i].kind, stages[i].fn != NULL, stages[i].name, false, err)) return NULL;
     /* Internal stage 0 hands out the items; the user's stages follow it. */
@@ -218,6 +228,8 @@ static bool is_running(const weft_pipeline *p) {
 weft_status weft_simple_pipeline_set_items(weft_pipeline *p, void *items, size_t count) {
     if (!p || !p->simple || (!items && count > 0))
         return weft__fail(__func__, WEFT_EINVAL, "p is NULL or not a simple pipeline, or items is NULL with count > 0");
+    if (!items_fit(items, count, p->item_size))
+        return weft__fail(__func__, WEFT_EINVAL, "%zu items of %zu bytes do not fit in memory", count, p->item_size);
     if (is_running(p)) return weft__fail(__func__, WEFT_EBUSY, "the pipeline is running");
     p->items = items;
     p->count = count;
