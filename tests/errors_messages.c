@@ -241,3 +241,32 @@ TEST(normal_outcomes_leave_the_message_alone) {
     weft_executor_destroy(ex);
     ASSERT_STREQ(weft_last_error_message(), before);
 }
+
+/* A member weft_run_many could not submit is the set's to report
+ * (weft_run_many_status), and the call succeeds: the thread's message stays as
+ * it was (R3, a failure weft handles itself).  weft_run_many_and_wait returns
+ * that member's status, so there the member's message is the one to read. */
+TEST(a_set_with_a_member_it_could_not_submit_keeps_the_message_and_and_wait_names_the_member) {
+    weft_status st = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, &st);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *ok = weft_taskflow_create("ok", &st);
+    ASSERT_NOT_NULL(ok);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(ok, work, NULL)));
+    weft_taskflow *tfs[2] = {ok, NULL};
+    ASSERT_STATUS(weft_future_wait(NULL), WEFT_EINVAL);
+    weft_future *all = NULL;
+    ASSERT_OK(weft_run_many(ex, tfs, 2, &all));
+    ASSERT_STREQ(weft_last_error_message(), "weft_future_wait: f is NULL");
+    ASSERT_STATUS(weft_run_many_status(all, 1), WEFT_EINVAL);
+    ASSERT_STATUS(weft_future_wait(all), WEFT_ETASK);
+    weft_future_destroy(all);
+    ASSERT_STATUS(weft_future_wait(NULL), WEFT_EINVAL);
+    weft_status each[2];
+    ASSERT_STATUS(weft_run_many_and_wait(ex, tfs, 2, each), WEFT_EINVAL);
+    ASSERT_STREQ(weft_last_error_message(), "weft_run: tf is NULL");
+    ASSERT_OK(each[0]);
+    ASSERT_STATUS(each[1], WEFT_EINVAL);
+    ASSERT_OK(weft_taskflow_destroy(ok));
+    weft_executor_destroy(ex);
+}

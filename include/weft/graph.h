@@ -337,8 +337,10 @@ WEFT_API uint64_t weft_ctx_iteration(const weft_ctx *ctx);
  * nothing submitted: use weft_run_many_cancel.  A task of a member must not
  * wait for the set (its own run would have to end first).  Returns WEFT_OK
  * (*out, if out is not NULL, the set's future, to destroy as any), WEFT_EINVAL
- * (tfs NULL with n > 0), WEFT_ENOMEM (nothing submitted).  ex NULL: the
- * default executor.  Any thread. */
+ * (tfs NULL with n > 0), WEFT_ENOMEM (nothing submitted).  A member that
+ * could not be submitted leaves weft_last_error_message as it was (the set
+ * reports it; weft_run_many_and_wait, which returns it, leaves the member's
+ * message).  ex NULL: the default executor.  Any thread. */
 WEFT_API weft_status weft_run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_future **out);
 /* Member i of a set from weft_run_many: its submission error, else its run's
  * status (WEFT_EAGAIN while it runs).  WEFT_EINVAL when `all` is not such a

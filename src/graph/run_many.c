@@ -65,23 +65,30 @@ static void member_done(weft_future *f, weft_status st, void *arg) {
     count_down(arg);
 }
 
-weft_status weft_run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_future **out) {
+/* weft_run_many; `keep`: the thread's message as it was before, put back if a
+ * member's weft_run failed (a failure the set handles: docs/errors.md, R3), or
+ * NULL to leave that member's message (weft_run_many_and_wait returns it). */
+static weft_status run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_future **out,
+                            weft__saved_message *keep) {
     if (out) *out = NULL;
-    if (n && !tfs) return weft__fail(__func__, WEFT_EINVAL, "tfs is NULL with n = %zu", n);
+    if (n && !tfs) return weft__fail("weft_run_many", WEFT_EINVAL, "tfs is NULL with n = %zu", n);
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     if (n > (SIZE_MAX - sizeof(many)) / (sizeof(weft_future *) + sizeof(weft_status)))
-        return weft__fail(__func__, WEFT_ENOMEM, "%zu taskflows are too many", n);
+        return weft__fail("weft_run_many", WEFT_ENOMEM, "%zu taskflows are too many", n);
     many *m = weft__calloc(many_bytes(n));
-    if (!m) return weft__fail_st(__func__, WEFT_ENOMEM);
+    if (!m) return weft__fail_st("weft_run_many", WEFT_ENOMEM);
     weft__future_init(&m->fut, ex, out ? 2 : 1, many_free);
     m->n = n;
     m->members = (weft_future **)(m + 1);
     m->submitted = (weft_status *)(m->members + n);
     atomic_init(&m->left, n + 1);
+    if (keep) weft__error_message_save(keep);
+    bool refused = false;
     for (size_t i = 0; i < n; i++) {
         m->submitted[i] = weft_run(ex, tfs[i], &m->members[i]);
         if (m->submitted[i] != WEFT_OK) {
+            refused = true;
             m->members[i] = NULL;
             count_down(m);
         } else {
@@ -95,7 +102,13 @@ weft_status weft_run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n
     m->fut.nparts = n;
     if (out) *out = &m->fut;
     count_down(m);
+    if (keep && refused) weft__error_message_restore(keep);
     return WEFT_OK;
+}
+
+weft_status weft_run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_future **out) {
+    weft__saved_message keep;
+    return run_many(ex, tfs, n, out, &keep);
 }
 
 weft_status weft_run_many_status(const weft_future *all, size_t i) {
@@ -132,7 +145,7 @@ weft_status weft_run_many_and_wait(weft_executor *ex, weft_taskflow *const *tfs,
         weft_status own = tfs[i] ? weft__refuse_own_run(tfs[i], "weft_run_many_and_wait") : WEFT_OK;
         if (own != WEFT_OK) return own;
     }
-    weft_status st = weft_run_many(ex, tfs, n, &all);
+    weft_status st = run_many(ex, tfs, n, &all, NULL);
     if (st != WEFT_OK) return st;
     (void)weft_future_wait(all);
     for (size_t i = 0; i < n; i++) {
