@@ -274,10 +274,18 @@ static inline void weft__defer_settle_local(weft__worker *w) {
 /* Runs a job and the chain of jobs it hands on.  A job of another kind than the
  * one that held a count back first has the count applied: a long job of
  * another kind must not delay the end of the run that count belongs to. */
+/* What the worker does before it runs job j, the next of a chain: counts it
+ * (observe/: see weft__worker_stats), and applies a count held back by a job
+ * of another kind.  A layer that runs the jobs its own job hands on in a loop
+ * (graph/node_run.h, pipeline/run.c) calls it as weft__execute would. */
+static inline void weft__job_next(weft__worker *w, const weft__job *j) {
+    w->stats.jobs++;
+    if (__builtin_expect(w->defer_flush != NULL, 0) && j->run != w->defer_keep) weft__defer_settle_local(w);
+}
+
 static inline void weft__execute(weft__worker *w, weft__job *j) {
     while (j) {
-        w->stats.jobs++; /* observe/: see weft__worker_stats */
-        if (__builtin_expect(w->defer_flush != NULL, 0) && j->run != w->defer_keep) weft__defer_settle_local(w);
+        weft__job_next(w, j);
         j = j->run(w, j);
     }
 }

@@ -199,10 +199,19 @@ static weft__job *later_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
     return hand_on(w, prio, count_down(n) ? n : NULL, b);
 }
 
+/* A slot's job, and the slot jobs it hands on: the same token's next stage or
+ * the next token's first runs here, not through a return to weft__execute and
+ * another call (what weft__execute does between two jobs is kept:
+ * weft__job_next). */
 weft__job *weft__slot_run(weft__worker *w, weft__job *job) {
-    weft__slot *s = (weft__slot *)job;
-    weft_pipeline *p = s->p;
-    return s->stage == 0 ? first_stage(w, p, s) : later_stage(w, p, s);
+    for (;;) {
+        weft__slot *s = (weft__slot *)job;
+        weft_pipeline *p = s->p;
+        weft__job *next = s->stage == 0 ? first_stage(w, p, s) : later_stage(w, p, s);
+        if (!next || next->run != weft__slot_run) return next;
+        weft__job_next(w, next);
+        job = next;
+    }
 }
 
 /* Arms every join counter for a phase that starts at p->next_token; returns
