@@ -176,19 +176,20 @@ TEST(long_tasks_after_short_ones_are_timed_exactly) {
     atomic_int count = 0;
     weft_taskflow *tf = make_taskflow("short-then-long");
     weft_task prev = WEFT_TASK_NULL;
-    for (int i = 0; i < 500; i++) { /* indices 0..499 short, 500..539 long */
+    for (int i = 0; i < 500; i++) { /* indices 0..499 short, then NLONG long */
         weft_task t = must_emplace(tf, bump, &count);
         if (!weft_task_is_null(prev)) ASSERT_OK(weft_precede(prev, t));
         prev = t;
     }
-    for (int i = 0; i < 40; i++) {
+    enum { NLONG = WEFT__BATCH + 20 }; /* more than a batch holds */
+    for (int i = 0; i < NLONG; i++) {
         weft_task t = must_emplace(tf, spin_1ms, NULL);
         ASSERT_OK(weft_precede(prev, t));
         prev = t;
     }
     ASSERT_OK(weft_run_and_wait(ex, tf));
     recs rs = spans_of(ex);
-    ASSERT_EQ(rs.n, 540);
+    ASSERT_EQ(rs.n, 500 + NLONG);
     check_tiling(&rs);
     size_t exact_long = 0;
     for (size_t i = 0; i < rs.n; i++) {
@@ -201,8 +202,8 @@ TEST(long_tasks_after_short_ones_are_timed_exactly) {
     /* The first long ones may fall in the batch open when they came (it shares
      * its time out evenly); once it closes, each long one ends a long stretch
      * and reads the clock itself. */
-    if (exact_long < 40 - (WEFT__BATCH - 1))
-        TEST_FAIL_("only %zu of the 40 long tasks were timed exactly", exact_long);
+    if (exact_long < NLONG - (WEFT__BATCH - 1))
+        TEST_FAIL_("only %zu of the %d long tasks were timed exactly", exact_long, (int)NLONG);
     free(rs.r);
     weft_executor_destroy(ex);
     ASSERT_OK(weft_taskflow_destroy(tf));

@@ -90,8 +90,11 @@ typedef struct weft__names {
     size_t n, copy_cap;
 } weft__names;
 
-/* Tasks per batch of back-to-back short tasks timed with one clock read (task_hooks.c). */
-#define WEFT__BATCH 20
+/* Tasks per batch of back-to-back short tasks timed with one clock read (task_hooks.c).
+ * A batch's open and close (a slow begin, the header, the clock read) cost
+ * about as much as five batched tasks: at 20 they were 9% of
+ * binary_tree_profiled_rerun's samples. */
+#define WEFT__BATCH 40
 /* Slots a batch takes: its header and its entries (pairs, or narrow indices). */
 #define WEFT__BATCH_SLOTS (1 + (WEFT__BATCH + WEFT__PAIRS_PER_SLOT - 1) / WEFT__PAIRS_PER_SLOT)
 #define WEFT__NARROW_SLOTS (1 + (WEFT__BATCH + WEFT__NARROW_PER_SLOT - 1) / WEFT__NARROW_PER_SLOT)

@@ -278,7 +278,7 @@ static __attribute__((noinline)) void batch_held_long(struct weft__obs *o, const
 
 /* Closes the open batch: its tasks took [batch_begin, end) between them.
  * in_run: called from a task of the batch's run (see above).  tight: end is
- * its last task's end but for a hand-off (at the 20th task, or when the next
+ * its last task's end but for a hand-off (at the WEFT__BATCH'th task, or when the next
  * task starts straight after); else (the worker ran out of work) end also
  * holds whatever the worker did after that task: ending the run, waking a
  * waiter, looking for work. */
