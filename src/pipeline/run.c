@@ -80,9 +80,14 @@ static inline __attribute__((always_inline)) int stage_fn(weft_pipeline *p, weft
 }
 
 /* A stage call observed (observe/) as work of its own; o is the executor's
- * observation state, read by the caller. */
+ * observation state, read by the caller.  An inline phase read it up to
+ * INLINE_LOOK tokens ago: if observation was switched off since (metrics
+ * disabled, a profiler that had turned them on stopped), the call is not
+ * counted, as the hooks count whatever they are given and metrics that are
+ * off must stay as they were.  Only this path pays for the second look. */
 static __attribute__((noinline)) int call_stage_observed(weft__worker *w, struct weft__obs *o, weft_pipeline *p,
                                                          weft__line *ln, weft_pipeflow *pf) {
+    if (!weft__obs_get(w->ex)) return stage_fn(p, ln, pf);
     weft__obs_hooks_of(o)->work_begin(o, w, WEFT__WORK_STAGE, p, pf->stage, (uint32_t)pf->token);
     int rc = stage_fn(p, ln, pf);
     weft__obs_hooks_of(o)->work_end(o, w, p, rc);
