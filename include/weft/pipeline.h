@@ -203,7 +203,8 @@ WEFT_API size_t weft_pipeline_num_stages(const weft_pipeline *p);
 
 /* How a run shares its tokens among the workers.
  *  - WEFT_PIPELINE_AUTO (the default): the run alternates between the two ways
- *    below in phases of hundreds to thousands of tokens, measures the time per
+ *    below in phases of hundreds to thousands of tokens (at least 32 per line,
+ *    so a spread phase's drain at its end stays rare), measures the time per
  *    token of each, and keeps to the faster one (trying the other again now and
  *    then, so a change in the stages' cost is followed).  Stages much cheaper
  *    than moving a token to another core (a few hundred ns on a virtual machine)
@@ -256,7 +257,8 @@ WEFT_API weft_priority weft_pipeline_priority(const weft_pipeline *p);
  * through inline phases; the run's other tokens were spread.  For seeing what
  * WEFT_PIPELINE_AUTO chose.  Counted since the run began, not since the last
  * reset (unlike weft_pipeline_num_tokens), and updated as each phase ends, so
- * during a run it lags by up to one phase (16384 tokens).  Any thread, also
+ * during a run it lags by up to one phase (16384 tokens, or 32 per line where
+ * that is more: 2^21 with 65536 lines).  Any thread, also
  * while the pipeline runs.  0 for NULL. */
 WEFT_API uint64_t weft_pipeline_num_inline_tokens(const weft_pipeline *p);
 
