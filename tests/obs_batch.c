@@ -163,6 +163,35 @@ TEST(exact_profiling_times_every_task_on_its_own) {
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
 
+/* profile_exact (or WEFT_PROFILE_EXACT) on an executor that records nothing
+ * at create holds for a profiler started later: it used to be read only when
+ * something was on at create, so weft_profiler_start batched anyway. */
+TEST(exact_timing_holds_for_a_profiler_started_after_create) {
+    weft_status err;
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(5000, 1, &count, false);
+    for (int how = 0; how < 2; how++) {
+        if (how == 1) setenv("WEFT_PROFILE_EXACT", "1", 1);
+        weft_executor *ex = weft_executor_create(
+            &(weft_executor_config){ .workers = 1, .profile_exact = how == 0 }, &err);
+        unsetenv("WEFT_PROFILE_EXACT");
+        ASSERT_NOT_NULL(ex);
+        ASSERT_OK(weft_profiler_start(ex));
+        ASSERT_NOT_NULL(ex->obs_state);
+        if (!ex->obs_state->exact || ex->obs_state->batch_max != 0)
+            TEST_FAIL_("%s left batching on for weft_profiler_start",
+                       how ? "WEFT_PROFILE_EXACT=1" : ".profile_exact");
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        recs rs = spans_of(ex);
+        ASSERT_EQ(rs.n, 5000);
+        for (size_t i = 0; i < rs.n; i++) ASSERT_FALSE(rs.r[i].estimated);
+        free(rs.r);
+        weft_executor_destroy(ex);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
 static int spin_1ms(weft_ctx *ctx, void *arg) {
     (void)ctx, (void)arg;
     uint64_t t0 = now_ns();

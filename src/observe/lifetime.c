@@ -141,21 +141,23 @@ static int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     bool profile = c->profile || (path && *path);
     bool metrics = c->metrics || weft__env_flag("WEFT_METRICS", false);
     bool on = c->observer || metrics || profile;
-    /* Off, the state is made only for a span cap, which a profiler started
-     * later keeps (weft_profiler_start would make it with the default cap). */
-    if (!on && !c->profile_max_spans) return 0;
+    /* Exact timing: every task's own clock reads.  An observer's callbacks
+     * would fall inside a batch's time, so they make it exact too. */
+    bool exact = c->profile_exact || c->observer || weft__env_flag("WEFT_PROFILE_EXACT", false);
+    /* Off, the state is made only for a span cap or exact timing, which a
+     * profiler started later keeps (weft_profiler_start would make it with
+     * the default cap, and batching). */
+    if (!on && !c->profile_max_spans && !exact) return 0;
     struct weft__obs *o = weft__obs_state(ex);
     if (!o) return WEFT_ENOMEM;
     if (c->profile_max_spans) o->max_spans = c->profile_max_spans;
+    o->exact = exact;
+    if (exact) o->batch_max = 0;
     if (!on) return 0;
     if (c->observer) {
         o->observer = *c->observer;
         o->has_observer = true;
     }
-    /* Exact timing: every task's own clock reads.  An observer's callbacks
-     * would fall inside a batch's time, so they make it exact too. */
-    o->exact = c->profile_exact || c->observer || weft__env_flag("WEFT_PROFILE_EXACT", false);
-    if (o->exact) o->batch_max = 0;
     if (path && *path && !(o->save_path = weft__strdup(path))) return WEFT_ENOMEM;
     if (o->save_path) exit_list_add(o);
     uint64_t now = weft__ticks();
