@@ -192,6 +192,7 @@ typedef struct weft__obs_worker {
     uint32_t batch_n;      /* tasks ended in the open batch; 0: none open */
     uint32_t batch_bucket; /* histogram bucket their counts went to for now */
     uint32_t batch_epoch;  /* o->span_epoch when the batch took its spans */
+    uint32_t batch_mepoch; /* o->metrics_epoch when it opened (its tasks' counts) */
     uint32_t batch_cap;    /* spans its header has room for (0: none recorded) */
     bool batch_on;         /* the last timed stretch was short: batch on */
     bool batch_named;      /* the batch's taskflow has named tasks */
@@ -237,6 +238,10 @@ struct weft__obs {
      * clears, so that a batch never writes into a buffer cleared under it. */
     _Atomic int reading;
     _Atomic uint32_t span_epoch;
+    /* Counts metric resets (weft_metrics_enable, weft_profiler_start): a batch
+     * left open by the last run, closed by its idle worker after the reset,
+     * must not add its tasks' time and histogram move to the new counts. */
+    _Atomic uint32_t metrics_epoch;
     bool exact;             /* WEFT_PROFILE_EXACT / profile_exact: no batches */
     uint64_t batch_max;     /* ticks: a stretch averaging less is batched */
     uint64_t batch_long;    /* ticks: a batch over its expected time by this held a long task */

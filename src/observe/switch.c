@@ -6,6 +6,13 @@
 /* Sets metrics on or off; switching on resets the counters and the clock. */
 static void set_metrics(struct weft__obs *o, bool on) {
     if (on) {
+        /* A batch of the last run may still be open on an idle worker, its
+         * tasks counted: the new epoch keeps its close from adding to the new
+         * counts, and the wait lets a close that missed it finish first
+         * (pairs with batch_close's idle_writing bracket, task_hooks.c). */
+        atomic_fetch_add_explicit(&o->metrics_epoch, 1, memory_order_seq_cst);
+        for (unsigned w = 0; w < o->nworkers; w++)
+            while (atomic_load_explicit(&o->w[w].idle_writing, memory_order_seq_cst)) weft__cpu_relax();
         weft__obs_reset_counters(o);
         atomic_store_explicit(&o->metrics_t0, weft__ticks(), memory_order_relaxed);
     }

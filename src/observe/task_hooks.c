@@ -94,6 +94,7 @@ static __attribute__((noinline)) void batch_open(struct weft__obs *o, weft__obs_
     ow->batch_named = n->tf->nnamed != 0;
     ow->batch_narrow = !ow->batch_named && n->tf->nnodes < WEFT__PAIR_FAILED;
     ow->batch_epoch = atomic_load_explicit(&o->span_epoch, memory_order_relaxed);
+    ow->batch_mepoch = atomic_load_explicit(&o->metrics_epoch, memory_order_relaxed);
     /* Looked at once per batch, so that the task path tests a flag of its own.
      * Suspects found only in this iteration of this run are not looked for:
      * its tasks ran already (but for a condition task's loop, where the long
@@ -276,6 +277,19 @@ static __attribute__((noinline)) void batch_held_long(struct weft__obs *o, const
     }
 }
 
+/* A closing batch of n tasks took `total` ticks: busy time, and its tasks'
+ * histogram counts moved from the provisional bucket to `bucket`, that of
+ * their share. */
+static void batch_count(struct weft__obs *o, weft__obs_worker *ow, uint64_t total, uint32_t n, unsigned bucket) {
+    weft__owner_add(&ow->busy_ticks, total, memory_order_relaxed);
+    unsigned was = ow->batch_bucket;
+    if (bucket == was) return;
+    /* min: a reset while a run is in flight (not exact) may have zeroed them. */
+    uint64_t old = weft__stat_read(&ow->hist[was]);
+    weft__owner_add(&ow->hist[bucket], n, memory_order_relaxed);
+    atomic_store_explicit(&ow->hist[was], old - (old < n ? old : n), memory_order_relaxed);
+}
+
 /* Closes the open batch: its tasks took [batch_begin, end) between them.
  * in_run: called from a task of the batch's run (see above).  tight: end is
  * its last task's end but for a hand-off (at the WEFT__BATCH'th task, or when the next
@@ -297,31 +311,32 @@ static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end,
      * goes idle, often after the caller has started the next recording). */
     if (held_long && hdr && atomic_load_explicit(&o->span_epoch, memory_order_relaxed) == ow->batch_epoch)
         batch_held_long(o, hdr, ow->batch_tf, ow->batch_when, tight ? 0 : hdr->index - 1);
-    weft__owner_add(&ow->busy_ticks, total, memory_order_relaxed);
-    unsigned was = ow->batch_bucket, bucket = ticks_bucket(o, step);
-    if (bucket != was) {
-        /* min: weft_metrics_enable may have zeroed the counters meanwhile. */
-        uint64_t old = weft__stat_read(&ow->hist[was]);
-        weft__owner_add(&ow->hist[bucket], n, memory_order_relaxed);
-        atomic_store_explicit(&ow->hist[was], old - (old < n ? old : n), memory_order_relaxed);
-    }
-    note_stretch(o, ow, step, bucket);
+    unsigned bucket = ticks_bucket(o, step);
     weft__span *h = ow->batch_hdr;
-    if (!h) return;
     uint64_t closed = end > begin ? end : begin + 1; /* non-zero end: closed */
     uint8_t est = held_long ? WEFT__EST_LONG : 1;
     if (in_run) {
-        h->end = closed;
-        h->estimated = est;
+        batch_count(o, ow, total, n, bucket);
+        note_stretch(o, ow, step, bucket);
+        if (h) h->end = closed, h->estimated = est;
         return;
     }
+    /* After the run: a reset of the metrics (set_metrics in switch.c) may
+     * come at any time, and one since the batch opened zeroed its tasks'
+     * counts, so their time is not the new counts' either.  Dekker pairing,
+     * as for the spans: the seq_cst store of idle_writing, then the seq_cst
+     * loads of metrics_epoch and reading, against the reset's (or reader's)
+     * seq_cst increment, then its wait for idle_writing to clear. */
     atomic_store_explicit(&ow->idle_writing, 1, memory_order_seq_cst);
-    if (!atomic_load_explicit(&o->reading, memory_order_seq_cst) &&
+    if (atomic_load_explicit(&o->metrics_epoch, memory_order_seq_cst) == ow->batch_mepoch)
+        batch_count(o, ow, total, n, bucket);
+    if (h && !atomic_load_explicit(&o->reading, memory_order_seq_cst) &&
         atomic_load_explicit(&o->span_epoch, memory_order_relaxed) == ow->batch_epoch) {
         h->end = closed;
         h->estimated = est;
     }
     atomic_store_explicit(&ow->idle_writing, 0, memory_order_release);
+    note_stretch(o, ow, step, bucket);
 }
 
 /* A task at depth d of run run_id (0: work that is no taskflow task) starts
