@@ -143,7 +143,9 @@ struct weft_executor {
     void *source_state;
     /* observe/: `obs` is what the hooks test (one predictable branch): non-NULL
      * only while metrics, a profiler or an observer is on.  `obs_state` owns the
-     * memory (kept when obs goes back to NULL). */
+     * memory (kept when obs goes back to NULL); it may be made on first use
+     * while another thread reads it, so it is read with an acquire load and
+     * set with a CAS (observe/obs.h, weft__obs_state_get). */
     _Atomic(struct weft__obs *) obs;
     struct weft__obs *obs_state;
     weft__injector injector;

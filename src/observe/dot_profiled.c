@@ -181,7 +181,7 @@ weft_status weft_taskflow_dump_dot_profiled(const weft_taskflow *tf, const weft_
         free_times(&t);
         return weft__fail_st(__func__, WEFT_ENOMEM);
     }
-    const struct weft__obs *o = ex->obs_state;
+    const struct weft__obs *o = weft__obs_state_get(ex);
     struct dot_ctx c = { out, &t, o, 0 };
     if (o) weft__spans_for_each(o, add_span, &t);
     for (size_t i = 0; i < t.ntasks; i++)

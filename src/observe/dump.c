@@ -80,7 +80,7 @@ static void put_worker(struct sink *s, const weft_executor *ex, unsigned i) {
         (long long)(bottom > top ? bottom - top : 0),
         (unsigned long long)weft__stat_read(&w->stats.steals), (unsigned long long)weft__stat_read(&w->stats.steal_fails),
         (unsigned long long)weft__stat_read(&w->stats.parks));
-    put_current_task(s, ex->obs_state, i);
+    put_current_task(s, weft__obs_state_get(ex), i);
 }
 
 weft_status weft_executor_dump_fd(const weft_executor *ex, int fd) {
@@ -97,7 +97,7 @@ weft_status weft_executor_dump_fd(const weft_executor *ex, int fd) {
     put(&s, "  sleep: %u searching, %u idle, %u wake tokens, epoch %u; injector %s\n", WEFT__SLEEP_SEARCHING(sl),
         WEFT__SLEEP_IDLE(sl), WEFT__SLEEP_TOKENS(sl), atomic_load_explicit(&e->sleep.epoch, memory_order_relaxed),
         weft__injector_empty(&e->injector) ? "empty" : "not empty");
-    if (!e->obs_state) put(&s, "  (metrics off: running tasks are not shown)\n");
+    if (!weft__obs_state_get(e)) put(&s, "  (metrics off: running tasks are not shown)\n");
     for (unsigned i = 0; i < ex->nworkers; i++) put_worker(&s, ex, i);
     flush_sink(&s);
     /* The message on the stack too (no allocation): core.h's rule for failures. */

@@ -292,7 +292,7 @@ static int by_stack(const void *pa, const void *pb) {
 /* The distinct stacks of ex's profile with their self times, sorted.  WEFT_OK
  * or WEFT_ENOMEM (m then holds what it held, to free). */
 static weft_status build_lines(const weft_executor *ex, const weft_folded_options *opt, flines *m) {
-    const struct weft__obs *o = ex->obs_state;
+    const struct weft__obs *o = weft__obs_state_get(ex);
     if (!o) return WEFT_OK;
     fspans a = { 0 };
     weft__spans_for_each(o, collect, &a);
@@ -331,7 +331,7 @@ weft_status weft_profiler_write_folded(const weft_executor *ex, const weft_folde
     weft_status st = build_lines(ex, opt, &m);
     for (size_t i = 0; i < m.n && st == WEFT_OK; i++) {
         int64_t ticks = m.v[i].ticks > 0 ? m.v[i].ticks : 0;
-        uint64_t ns = (uint64_t)(weft__ticks_ns(ex->obs_state, (uint64_t)ticks) + 0.5);
+        uint64_t ns = (uint64_t)(weft__ticks_ns(weft__obs_state_get(ex), (uint64_t)ticks) + 0.5);
         /* Every stack that ran keeps its line: a task of a batch of short ones
          * still open (its worker has not yet gone idle) has a provisional time
          * that may round to 0 ns, and dropping it hid the task (seen: a
@@ -443,14 +443,14 @@ weft_status weft_profiler_write_flame_svg(const weft_executor *ex, const weft_fo
         unsigned d = split_frames(m.v[i].stack, s0, l0);
         if (d > depth) depth = d;
     }
-    svg_ctx c = { out, ex->obs_state, total > 0 ? SVG_WIDTH / total : 0, total > 0 ? total : 1,
+    svg_ctx c = { out, weft__obs_state_get(ex), total > 0 ? SVG_WIDTH / total : 0, total > 0 ? total : 1,
                   SVG_TOP + depth * SVG_ROW };
     fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\" "
                  "font-family=\"monospace\" font-size=\"11\">\n"
                  "<rect width=\"100%%\" height=\"100%%\" fill=\"#fdfdf8\"/>\n"
                  "<text x=\"%d\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">Flame graph: busy time ",
             SVG_WIDTH, c.height, SVG_WIDTH, c.height, SVG_WIDTH / 2);
-    weft__put_duration(out, ex->obs_state ? weft__ticks_ns(ex->obs_state, (uint64_t)total) : 0, "&#181;s");
+    weft__put_duration(out, weft__obs_state_get(ex) ? weft__ticks_ns(weft__obs_state_get(ex), (uint64_t)total) : 0, "&#181;s");
     fputs(" (hover a frame for its time)</text>\n", out);
     if (total > 0) svg_frames(&c, &m);
     fputs("</svg>\n", out);

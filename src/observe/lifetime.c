@@ -14,7 +14,8 @@
 #include "core/layer.h"
 
 struct weft__obs *weft__obs_state(weft_executor *ex) {
-    if (ex->obs_state) return ex->obs_state;
+    struct weft__obs *cur = weft__obs_state_get(ex);
+    if (cur) return cur;
     struct weft__obs *o = weft__calloc(sizeof *o);
     if (!o) return NULL;
     o->w_bytes = sizeof(weft__obs_worker) * ex->nworkers;
@@ -34,7 +35,14 @@ struct weft__obs *weft__obs_state(weft_executor *ex) {
     o->batch_long = (uint64_t)(WEFT__BATCH_LONG_NS / o->ns_per_tick);
     static _Atomic unsigned seq;
     o->seq = atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed) + 1;
-    ex->obs_state = o;
+    /* Release: a reader's acquire (weft__obs_state_get) sees the state
+     * initialised.  Two first calls at once (weft_metrics_enable on two
+     * threads) make one state: the loser frees its own. */
+    if (!__atomic_compare_exchange_n(&ex->obs_state, &cur, o, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        weft__free_aligned(o->w, o->w_bytes, WEFT__CACHE_LINE);
+        weft__free(o, sizeof *o);
+        return cur;
+    }
     return o;
 }
 

@@ -305,7 +305,7 @@ void weft__live_stop(struct weft__obs *o) {
 
 weft_status weft_stats_stop(weft_executor *ex) {
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
-    if (ex->obs_state) weft__live_stop(ex->obs_state);
+    if (weft__obs_state_get(ex)) weft__live_stop(weft__obs_state_get(ex));
     return WEFT_OK;
 }
 

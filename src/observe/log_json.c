@@ -13,7 +13,7 @@ static _Thread_local char task_label[64];
 
 /* On the logging worker itself: its innermost task's frame, if one is timed. */
 void weft__obs_log_context(weft__worker *w, weft_log_entry *e) {
-    const struct weft__obs *o = w->ex->obs_state;
+    const struct weft__obs *o = weft__obs_state_get(w->ex);
     if (!o) return;
     e->executor_number = o->seq;
     if (!atomic_load_explicit(&w->ex->obs, memory_order_relaxed)) return; /* frames not kept */

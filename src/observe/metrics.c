@@ -24,7 +24,7 @@ static void read_worker(const weft_executor *ex, unsigned i, uint64_t wall_ns, w
     m->steal_fails = weft__stat_read(&st->steal_fails);
     m->parks = weft__stat_read(&st->parks);
     m->wakeups = weft__stat_read(&st->wakeups);
-    const struct weft__obs *o = ex->obs_state;
+    const struct weft__obs *o = weft__obs_state_get(ex);
     if (!o) return;
     const weft__obs_worker *ow = &o->w[i];
     m->tasks = weft__stat_read(&ow->tasks);
@@ -59,7 +59,7 @@ static size_t held_bytes(const weft_executor *ex) {
         /* Blocks of silent async records (src/async/silent.c). */
         b += weft__async_held_bytes(&ex->workers[i]);
     }
-    const struct weft__obs *o = ex->obs_state;
+    const struct weft__obs *o = weft__obs_state_get(ex);
     if (o) {
         b += sizeof *o + o->w_bytes;
         for (unsigned i = 0; i < o->nworkers; i++) b += atomic_load_explicit((_Atomic size_t *)&o->w[i].nchunks, memory_order_relaxed) * sizeof(weft__span_chunk);
@@ -73,7 +73,7 @@ weft_status weft_executor_metrics(const weft_executor *ex, weft_metrics *out, we
         return weft__fail(__func__, WEFT_EINVAL, "invalid argument (!ex || !out || (n && !per_worker))");
     memset(out, 0, sizeof *out);
     out->workers = ex->nworkers;
-    const struct weft__obs *o = ex->obs_state;
+    const struct weft__obs *o = weft__obs_state_get(ex);
     if (o) {
         out->enabled = atomic_load_explicit(&o->metrics_on, memory_order_relaxed) || o->has_observer;
         uint64_t t0 = atomic_load_explicit(&o->metrics_t0, memory_order_relaxed);

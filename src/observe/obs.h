@@ -274,6 +274,13 @@ struct weft__obs {
 /* ---- lifetime.c ---- */
 /* The state of ex, allocated on first use.  NULL when out of memory. */
 struct weft__obs *weft__obs_state(weft_executor *ex);
+/* The state of ex, or NULL if none was made yet.  Acquire: pairs with the
+ * release CAS in weft__obs_state, as a state may be made on first use by one
+ * thread (weft_metrics_enable) while another reads it (weft_executor_metrics,
+ * which any thread may call). */
+static inline struct weft__obs *weft__obs_state_get(const weft_executor *ex) {
+    return __atomic_load_n(&ex->obs_state, __ATOMIC_ACQUIRE);
+}
 /* Points ex->obs at the state iff something is on. */
 void weft__obs_publish(struct weft__obs *o);
 /* The path the k-th executor (from 0) of a process writes for an environment

@@ -189,7 +189,7 @@ static bool per_task(struct pass *ps, const weft_executor *ex, size_t *ndur) {
     if (at && !(ps->dur = weft__alloc(at * sizeof *ps->dur))) return false;
     if (ps->n && !(p->tasks = weft__calloc(ps->n * sizeof *p->tasks))) return false;
     ps->fill = true;
-    weft__spans_for_each(ex->obs_state, visit, ps);
+    weft__spans_for_each(weft__obs_state_get(ex), visit, ps);
     for (size_t i = 0; i < ps->cap; i++)
         if (ps->g[i].used) stats_of(ps, &ps->g[i], &p->tasks[p->ntasks++]);
     if (p->ntasks) qsort(p->tasks, p->ntasks, sizeof *p->tasks, cmp_total);
@@ -200,7 +200,7 @@ weft_status weft_profile_get(const weft_executor *ex, weft_profile **out) {
     if (!out) return weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     *out = NULL;
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
-    const struct weft__obs *o = ex->obs_state;
+    const struct weft__obs *o = weft__obs_state_get(ex);
     unsigned nw = ex->nworkers;
     struct pass ps = { .o = o, .t_min = UINT64_MAX };
     size_t ndur = 0;

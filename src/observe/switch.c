@@ -57,7 +57,7 @@ weft_status weft_profiler_start(weft_executor *ex) {
 
 weft_status weft_profiler_stop(weft_executor *ex) {
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
-    struct weft__obs *o = ex->obs_state;
+    struct weft__obs *o = weft__obs_state_get(ex);
     if (!o) return WEFT_OK;
     atomic_store_explicit(&o->profile_on, false, memory_order_relaxed);
     /* Metrics the start switched on go off with the profiler (their counts

@@ -103,7 +103,7 @@ static void put_metadata(FILE *out, const struct weft__obs *o, unsigned workers,
 
 weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out) {
     if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
-    const struct weft__obs *o = ex->obs_state;
+    const struct weft__obs *o = weft__obs_state_get(ex);
     unsigned pid = weft__process_id();
     fputs("{\"traceEvents\":[\n", out);
     put_metadata(out, o, ex->nworkers, pid);
@@ -123,7 +123,7 @@ weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out) {
 weft_status weft_profiler_count(const weft_executor *ex, uint64_t *spans, uint64_t *dropped) {
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     uint64_t s = 0, d = 0;
-    const struct weft__obs *o = ex->obs_state;
+    const struct weft__obs *o = weft__obs_state_get(ex);
     for (unsigned i = 0; o && i < o->nworkers; i++) {
         s += atomic_load_explicit(&((weft__obs_worker *)&o->w[i])->recorded, memory_order_relaxed);
         d += atomic_load_explicit(&((weft__obs_worker *)&o->w[i])->dropped, memory_order_relaxed);
