@@ -110,14 +110,16 @@ typedef struct weft_executor_config {
      * environment (which also saves the profile at destroy). */
     bool profile;
     /* Spans each worker's profile buffer holds at most (one span: one run of a
-     * task or other work); later spans are dropped and counted.  0: 2^20. */
+     * task or other work, or one park or steal event of the worker, which
+     * take their share of the limit too); later runs' spans are dropped and
+     * counted (later parks and steals are left out).  0: 2^20. */
     size_t profile_max_spans;
     /* Binding of workers to CPUs (see weft_affinity).  Default: none, unless the
      * WEFT_AFFINITY environment variable says otherwise ("none" or "cpus", any
      * case; another value is logged once at warn level and means "none"). */
     weft_affinity affinity;
     /* Profiler timing (weft/observe.h, "Timing").  false (default): short tasks
-     * run back to back are timed in batches of up to 8 sharing one clock read,
+     * run back to back are timed in batches of up to 20 sharing one clock read,
      * and their spans carry estimated times; true: every task reads the clock
      * (exact spans, ~10 ns more per short task).  WEFT_PROFILE_EXACT=1 (or
      * true/yes/on) in the environment, or an observer, makes it true;

@@ -150,8 +150,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  *
  * Each worker records one span per task it runs (and, optionally, park and steal
  * events) into its own buffer: chunks of 4096 spans allocated as needed, up to
- * weft_executor_config.profile_max_spans per worker (default 2^20); spans past it
- * are dropped and counted (the report says how many).  Stopping keeps the spans;
+ * weft_executor_config.profile_max_spans per worker (default 2^20; the worker's
+ * park and steal events use it up too); spans of runs past it are dropped and
+ * counted (the report says how many), parks and steals past it left out.  Stopping keeps the spans;
  * starting again clears them but keeps the memory.
  *
  * Timing.  Recording a span costs more than a short task, so short taskflow
