@@ -178,6 +178,46 @@ TEST(pipeline_stage_calls_are_spans_per_token) {
     weft_executor_destroy(ex);
 }
 
+static int pipeline_state(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    return weft_pipeline_num_tokens(arg) == UINT64_MAX; /* looks at the pipeline */
+}
+
+/* The profiled DOT gives the stage calls to the pipeline's own task, not to
+ * a task before it that takes the pipeline as its argument too (one that
+ * logs or resets it): the first task whose argument was the pipeline got
+ * them. */
+TEST(the_profiled_dot_gives_stage_calls_to_the_pipeline_task_only) {
+    weft_executor *ex = make_profiled(2, 0);
+    weft_stage st[2] = { { WEFT_STAGE_SERIAL, stage_spin, NULL, "make" }, { WEFT_STAGE_PARALLEL, stage_spin, NULL, "use" } };
+    weft_status err;
+    weft_pipeline *p = weft_pipeline_create(4, st, 2, &err);
+    ASSERT_NOT_NULL(p);
+    weft_taskflow *tf = make_taskflow("pipe");
+    weft_task look = must_emplace(tf, pipeline_state, p);
+    ASSERT_OK(weft_task_set_name(look, "look"));
+    weft_task drive = weft_pipeline_emplace(tf, p);
+    ASSERT_OK(weft_task_set_name(drive, "drive"));
+    ASSERT_OK(weft_precede(look, drive));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    char *text = profiled_dot_text(tf, ex);
+    const char *on_look = strstr(text, "\"look\""), *on_drive = strstr(text, "\"drive\"");
+    ASSERT_NOT_NULL(on_look);
+    ASSERT_NOT_NULL(on_drive);
+    /* Each node's label is one line of the file. */
+    const char *look_end = strchr(on_look, '\n'), *drive_end = strchr(on_drive, '\n');
+    const char *calls = strstr(text, "199 stage calls");
+    if (!calls || calls < on_drive || calls > drive_end)
+        TEST_FAIL_("the stage calls are not on the pipeline's task:\n%s", text);
+    if (strstr(on_look, "stage call") && strstr(on_look, "stage call") < look_end)
+        TEST_FAIL_("the task before the pipeline's has its stage calls:\n%s", text);
+    free(text);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_pipeline_destroy(p));
+    weft_executor_destroy(ex);
+}
+
 /* A stage that, at token 300, has the main thread start the profiler and
  * waits until it has. */
 typedef struct mid_start {

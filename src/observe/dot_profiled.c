@@ -75,7 +75,11 @@ static void free_times(struct node_times *t) {
 static bool note_pipe(weft_task task, void *arg) {
     struct node_times *t = arg;
     const weft__node *n = task.node_;
-    t->pipe[n->index] = n->arg;
+    /* Only a pipeline's own task (weft_pipeline_emplace marks it single):
+     * another task may take the pipeline as its argument too (one that resets
+     * it, or logs its state), and was given the stage calls when it came
+     * first. */
+    if (weft__cold(n)->single) t->pipe[n->index] = n->arg;
     return true;
 }
 
