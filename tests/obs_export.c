@@ -174,3 +174,29 @@ TEST(traces_of_two_executors_merge_without_colliding_tracks) {
     weft_executor_destroy(a);
     weft_executor_destroy(b);
 }
+
+/* A save that cannot write its file (a full disk: /dev/full) fails with
+ * WEFT_ESYS and a message naming the path the caller gave, in each format:
+ * it used to say "weft_profiler_write_*: writing to out failed". */
+TEST(a_save_that_cannot_write_names_the_file) {
+    if (access("/dev/full", W_OK) != 0) return; /* not Linux */
+    weft_executor *ex = make_profiled(1, 0);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(2000, 1, &count, true);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    const char *formats[] = { ".json", ".html", ".folded", ".svg" };
+    for (int i = 0; i < 4; i++) {
+        /* /dev/full whatever the ending: a symlink with that ending. */
+        char link[64];
+        temp_path(link, sizeof link, formats[i]);
+        unlink(link);
+        ASSERT_EQ(symlink("/dev/full", link), 0);
+        ASSERT_STATUS(weft_profiler_save(ex, link), WEFT_ESYS);
+        const char *msg = weft_last_error_message();
+        if (!strstr(msg, link)) TEST_FAIL_("the message '%s' does not name %s", msg, link);
+        unlink(link);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -326,6 +326,9 @@ weft_status weft_profiler_save(const weft_executor *ex, const char *path) {
                      : folded ? weft_profiler_write_folded(ex, NULL, f)
                      : svg    ? weft_profiler_write_flame_svg(ex, NULL, f)
                               : weft_profiler_write_json(ex, f);
-    if (fclose(f) != 0 && st == WEFT_OK) st = weft__fail(__func__, WEFT_ESYS, "'%s' could not be written", path);
+    if (fclose(f) != 0 && st == WEFT_OK) st = WEFT_ESYS;
+    /* A writer's failure names a stream ("weft_profiler_write_*: writing to
+     * out failed"); the caller gave a path: name it (a full disk, a quota). */
+    if (st == WEFT_ESYS) st = weft__fail(__func__, WEFT_ESYS, "'%s' could not be written", path);
     return st;
 }
