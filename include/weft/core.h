@@ -119,7 +119,7 @@ typedef struct weft_executor_config {
      * case; another value is logged once at warn level and means "none"). */
     weft_affinity affinity;
     /* Profiler timing (weft/observe.h, "Timing").  false (default): short tasks
-     * run back to back are timed in batches of up to 20 sharing one clock read,
+     * run back to back are timed in batches of up to 40 sharing one clock read,
      * and their spans carry estimated times; true: every task reads the clock
      * (exact spans, ~10 ns more per short task).  WEFT_PROFILE_EXACT=1 (or
      * true/yes/on) in the environment, or an observer, makes it true;

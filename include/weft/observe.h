@@ -157,7 +157,7 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  *
  * Timing.  Recording a span costs more than a short task, so short taskflow
  * tasks (while a worker's last ones averaged under 250 ns) that run back to back
- * on a worker, of one run and taskflow, are recorded in batches of up to 20: each
+ * on a worker, of one run and taskflow, are recorded in batches of up to 40: each
  * still has its own span, but its begin and end are the batch's interval shared
  * out evenly, and the JSON, the HTML report and the profiled DOT mark it as
  * estimated.  A batch that took over 50 us more than its tasks were expected
