@@ -91,6 +91,38 @@ TEST(out_of_memory_gives_enomem_and_changes_nothing) {
     free(v), free(copy), free(out);
 }
 
+/* Fails the small allocations only (while `failing_small` is set): the sort's
+ * buffer is granted, the job list of its block phase is not, so weft__par_tasks
+ * runs 16 jobs for the 20 blocks of 20 workers.  Each job must then sort
+ * several blocks: a block no job sorted was merged as if sorted, and the call
+ * returned WEFT_OK with an unsorted array. */
+static atomic_int failing_small;
+static void *fail_small_alloc(void *ctx, size_t size) {
+    (void)ctx;
+    return atomic_load(&failing_small) && size < 100000 ? NULL : malloc(size);
+}
+
+TEST(a_sort_given_fewer_jobs_than_blocks_still_sorts_every_block) {
+    weft_set_allocator(&(weft_allocator){ fail_small_alloc, NULL, fail_free, NULL });
+    weft_executor *ex = make_executor(20); /* > 16 (par.c's STACK_JOBS), any CPU count */
+    size_t n = 50021;                      /* n * 8 bytes: past the small ones */
+    uint64_t *v = random_u64(n, 36), *w = xmalloc(n * 8);
+    memcpy(w, v, n * 8);
+    atomic_store(&failing_small, 1);
+    weft_status st = weft_parallel_sort(ex, v, n, 8, cmp_u64, NULL, NULL);
+    weft_status typed = weft_u64_sort(ex, w, n, NULL);
+    atomic_store(&failing_small, 0);
+    ASSERT_OK(st);
+    ASSERT_OK(typed);
+    for (size_t i = 1; i < n; i++) {
+        ASSERT_TRUE(v[i - 1] <= v[i]);
+        ASSERT_TRUE(w[i - 1] <= w[i]);
+    }
+    weft_executor_destroy(ex);
+    weft_set_allocator(NULL);
+    free(v), free(w);
+}
+
 /* ---- graph tasks --------------------------------------------------------------- */
 
 typedef struct pipeline_data {

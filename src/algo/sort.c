@@ -39,11 +39,15 @@ typedef struct sorter {
     _Atomic size_t next;
 } sorter;
 
+/* Blocks t, t + n, ...: weft__par_tasks may run fewer jobs than the blocks
+ * (out of memory for its job list), and a block no job sorted would be merged
+ * as if it were sorted. */
 static void sort_block(void *ctx, unsigned t, unsigned n) {
     sorter *s = ctx;
-    size_t lo = s->runs[t], hi = s->runs[t + 1];
-    (void)n;
-    s->ops->sort(s->a + lo * s->size, hi - lo, s->buf + lo * s->size, s->arg);
+    for (size_t b = t; b < s->nruns; b += n) {
+        size_t lo = s->runs[b], hi = s->runs[b + 1];
+        s->ops->sort(s->a + lo * s->size, hi - lo, s->buf + lo * s->size, s->arg);
+    }
 }
 
 /* The merge of runs 2p and 2p+1: a[0..na) and b[0..nb), output from base. */
