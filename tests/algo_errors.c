@@ -123,6 +123,24 @@ TEST(a_sort_given_fewer_jobs_than_blocks_still_sorts_every_block) {
     free(v), free(w);
 }
 
+/* The typed calls (static inline in algo_typed.h) refuse a NULL array with a
+ * message too: they returned WEFT_EINVAL and left weft_last_error_message as
+ * it was, against docs/errors.md R3 ("every public weft call that fails"). */
+TEST(typed_calls_refusing_a_null_array_say_why) {
+    uint64_t v[4] = { 4, 3, 2, 1 }, r = 0;
+    ASSERT_STATUS(weft_parallel_for(NULL, 0, 4, 0, nop_index, NULL, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_u64_sum_reduce(NULL, NULL, 4, &r, NULL), WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "in is NULL") != NULL);
+    ASSERT_STATUS(weft_parallel_for(NULL, 0, 4, 0, nop_index, NULL, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_u64_sum_inclusive_scan(NULL, v, NULL, 4, NULL, NULL), WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "out is NULL") != NULL);
+    ASSERT_STATUS(weft_parallel_for(NULL, 0, 4, 0, nop_index, NULL, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_double_sum_exclusive_scan(NULL, NULL, NULL, 4, 0.0, NULL), WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "out is NULL") != NULL);
+    ASSERT_EQ(v[0], 4);
+    ASSERT_EQ(r, 0);
+}
+
 /* ---- graph tasks --------------------------------------------------------------- */
 
 typedef struct pipeline_data {

@@ -336,7 +336,10 @@
     }                                                                                        \
     static inline weft_status name##_reduce(weft_executor *ex, const type *in, size_t n,     \
                                             type *result, const weft_algo_config *cfg) {     \
-        if (!in && n) return WEFT_EINVAL;                                                    \
+        /* The generic call refuses it, setting weft_last_error_message. */                 \
+        if (!in && n)                                                                        \
+            return weft_parallel_reduce(ex, in, n, sizeof(type), result, name##__rop, 0,     \
+                                        cfg);                                                \
         return weft_parallel_reduce_range(ex, n, sizeof(type), result, name##__rbody,        \
                                           name##__rop, (void *)in, cfg);                     \
     }
@@ -409,7 +412,9 @@
                                                     type *out, size_t n, const type *init,   \
                                                     const weft_algo_config *cfg) {           \
         name##__scan_io io = { in, out };                                                    \
-        if ((!in || !out) && n) return WEFT_EINVAL;                                          \
+        if ((!in || !out) && n) /* refused by the generic call, with a message */            \
+            return weft_parallel_inclusive_scan(ex, in, out, n, sizeof(type), init,          \
+                                                name##__sop, 0, cfg);                        \
         return weft_parallel_scan_range_fused(ex, n, sizeof(type), init, name##__sreduce,    \
                                               name##__incl, name##__incl1, name##__sop, &io, \
                                               cfg);                                          \
@@ -418,7 +423,9 @@
                                                     type *out, size_t n, type init,          \
                                                     const weft_algo_config *cfg) {           \
         name##__scan_io io = { in, out };                                                    \
-        if ((!in || !out) && n) return WEFT_EINVAL;                                          \
+        if ((!in || !out) && n) /* refused by the generic call, with a message */            \
+            return weft_parallel_exclusive_scan(ex, in, out, n, sizeof(type), &init,         \
+                                                name##__sop, 0, cfg);                        \
         return weft_parallel_scan_range_fused(ex, n, sizeof(type), &init, name##__sreduce,   \
                                               name##__excl, name##__excl1, name##__sop, &io, \
                                               cfg);                                          \
