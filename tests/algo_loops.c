@@ -91,6 +91,52 @@ TEST(loops_ending_at_size_max_with_a_step_call_each_iteration_once) {
     weft_executor_destroy(ex);
 }
 
+/* Adds up the sub-ranges' lengths; counts a range whose end is before its start. */
+typedef struct span_sum {
+    _Atomic size_t covered, backwards;
+} span_sum;
+
+static void sum_span(size_t lo, size_t hi, void *arg) {
+    span_sum *s = arg;
+    if (hi < lo) atomic_fetch_add_explicit(&s->backwards, 1, memory_order_relaxed);
+    else atomic_fetch_add_explicit(&s->covered, hi - lo, memory_order_relaxed);
+}
+
+static void reduce_span(size_t lo, size_t hi, void *acc, void *arg) {
+    (void)arg;
+    *(size_t *)acc = hi - lo; /* wraps if hi < lo: the total is then wrong */
+}
+
+static void add_size(void *acc, const void *x, void *arg) {
+    (void)arg;
+    *(size_t *)acc += *(const size_t *)x;
+}
+
+/* A range of 2^64 - 1 iterations (range bodies that do not visit them) with
+ * chunks past half of it: the second chunk's end, start + chunk, wrapped, so
+ * its body got hi < lo and the rest of the range was never covered. */
+TEST(a_huge_range_with_a_huge_chunk_is_covered_once) {
+    weft_executor *ex = make_executor(2);
+    const size_t chunks[] = { SIZE_MAX / 2 + 1, SIZE_MAX - 5, SIZE_MAX };
+    const weft_partitioner kinds[] = { WEFT_PARTITION_AUTO, WEFT_PARTITION_STATIC, WEFT_PARTITION_DYNAMIC,
+                                       WEFT_PARTITION_GUIDED };
+    for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            weft_algo_config cfg = { .partitioner = kinds[k], .chunk = chunks[c] };
+            span_sum s = { 0 };
+            ASSERT_OK(weft_parallel_for_range(ex, 0, SIZE_MAX, 1, sum_span, &s, &cfg));
+            size_t backwards = atomic_load(&s.backwards), covered = atomic_load(&s.covered);
+            ASSERT_EQ(backwards, 0);
+            ASSERT_TRUE(covered == SIZE_MAX);
+            size_t total = 0;
+            ASSERT_OK(weft_parallel_reduce_range(ex, SIZE_MAX, sizeof total, &total, reduce_span, add_size,
+                                                 NULL, &cfg));
+            ASSERT_TRUE(total == SIZE_MAX);
+        }
+    }
+    weft_executor_destroy(ex);
+}
+
 static void bump_u64(void *elem, void *arg) {
     (void)arg;
     *(uint64_t *)elem = *(uint64_t *)elem * 3 + 1;

@@ -74,7 +74,9 @@ static inline void weft__plan_chunk(const weft__plan *p, size_t k, size_t *lo, s
         return;
     }
     *lo = k * p->chunk;
-    *hi = *lo + p->chunk < p->n ? *lo + p->chunk : p->n;
+    /* Not lo + chunk < n: with a chunk near SIZE_MAX that sum wraps, and the
+     * body got hi < lo (the rest of a range past 2^63 never ran). */
+    *hi = p->n - *lo > p->chunk ? *lo + p->chunk : p->n;
 }
 
 /* Runs fn(ctx, k, lo, hi) for every chunk k of p.  Static plans give each task a
