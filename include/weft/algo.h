@@ -311,7 +311,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_find_if(weft_executor *ex, con
  * init is required.  out may equal in.  A blocked scan with fixed chunks: the
  * prefix before chunk k is init op r(0) op ... op r(k-1), combined left to
  * right, with r(j) chunk j's own reduction, and chunk k is scanned from it, so
- * results are the same bits on every worker count.  One pass over memory:
+ * results are the same bits on every run and, except with GUIDED (whose chunks
+ * depend on the task count: the same bits for a given worker count and
+ * max_tasks, as for reductions), on every worker count.  One pass over memory:
  * with one task the chunks run in order, each scanned and reduced at once;
  * with several, chunks publish their reduction, then their prefix (decoupled
  * look-back, Merrill and Garland 2016).  The operation (and the range bodies
