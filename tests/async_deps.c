@@ -102,3 +102,39 @@ TEST(async_dependency_must_be_an_async_future) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* The message of a refused dependency names it and says what is wrong with it:
+ * a taskflow run's future is of the right executor and not NULL, so a message
+ * saying "NULL or of another executor" pointed its reader the wrong way. */
+TEST(async_refused_dependency_message_names_the_dependency_and_the_reason) {
+    weft_executor *ex = make_executor(1);
+    weft_executor *other = make_executor(1);
+    weft_taskflow *tf = make_taskflow("tf");
+    weft_future *run = NULL, *done = NULL, *far = NULL, *f = NULL;
+    atomic_int count = 0;
+    ASSERT_OK(weft_run(ex, tf, &run));
+    ASSERT_OK(weft_async(ex, bump, &count, &done));
+    ASSERT_OK(weft_async(other, bump, &count, &far));
+    weft_future *deps[2] = {done, run};
+    ASSERT_STATUS(weft_dependent_async(ex, bump, &count, deps, 2, &f), WEFT_EINVAL);
+    ASSERT_NOT_NULL(strstr(weft_last_error_message(), "weft_dependent_async: deps[1] is not the future of an async task"));
+    deps[1] = far;
+    ASSERT_STATUS(weft_async_with(ex, bump, &count, &(weft_async_options){.deps = deps, .ndeps = 2}, &f), WEFT_EINVAL);
+    ASSERT_NOT_NULL(strstr(weft_last_error_message(), "weft_async_with: deps[1] is a task of another executor"));
+    deps[0] = NULL;
+    ASSERT_STATUS(weft_dependent_async(ex, bump, &count, deps, 2, &f), WEFT_EINVAL);
+    ASSERT_NOT_NULL(strstr(weft_last_error_message(), "deps[0] is NULL"));
+    ASSERT_STATUS(weft_async(ex, NULL, NULL, &f), WEFT_EINVAL);
+    ASSERT_NOT_NULL(strstr(weft_last_error_message(), "weft_async: fn is NULL"));
+    ASSERT_NULL(f);
+    ASSERT_OK(weft_future_wait(run));
+    ASSERT_OK(weft_future_wait(done));
+    ASSERT_OK(weft_future_wait(far));
+    ASSERT_EQ(atomic_load(&count), 2);
+    weft_future_destroy(run);
+    weft_future_destroy(done);
+    weft_future_destroy(far);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(other);
+    weft_executor_destroy(ex);
+}

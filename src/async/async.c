@@ -101,13 +101,23 @@ static bool link_edge(weft__async *d, weft__async_edge *e) {
     return true;
 }
 
-static bool deps_valid(weft_executor *ex, weft_future *const *deps, size_t ndeps) {
-    if (ndeps && !deps) return false;
+/* WEFT_OK, or WEFT_EINVAL with a message naming the first bad dependency and
+ * what is wrong with it: a future of a taskflow run or of a set (weft_run,
+ * weft_run_many) is a future of the right executor, and a message that said
+ * "NULL or of another executor" sent its user looking in the wrong place. */
+static weft_status deps_check(const char *call, weft_executor *ex, weft_future *const *deps, size_t ndeps) {
+    if (ndeps && !deps) return weft__fail(call, WEFT_EINVAL, "deps is NULL with ndeps = %zu", ndeps);
     for (size_t i = 0; i < ndeps; i++) {
         weft__async *d = weft__async_of(deps[i]);
-        if (!d || d->fut.ex != ex) return false;
+        if (!deps[i]) return weft__fail(call, WEFT_EINVAL, "deps[%zu] is NULL", i);
+        if (!d)
+            return weft__fail(call, WEFT_EINVAL,
+                              "deps[%zu] is not the future of an async task (a taskflow run's or a set's "
+                              "cannot be a dependency)",
+                              i);
+        if (d->fut.ex != ex) return weft__fail(call, WEFT_EINVAL, "deps[%zu] is a task of another executor", i);
     }
-    return true;
+    return WEFT_OK;
 }
 
 /* weft_sched_remove took the task out: it runs only to report itself
@@ -143,21 +153,21 @@ static int schedule(weft__async *a, const weft_async_options *opt, weft_future *
     return WEFT_OK;
 }
 
-static weft_status submit(weft_executor *ex, weft_task_fn fn, void *arg, weft_future *const *deps, size_t ndeps,
-                          const weft_async_options *opt, weft_future **out) {
+/* `call`: the public function, for the messages. */
+static weft_status submit(const char *call, weft_executor *ex, weft_task_fn fn, void *arg, weft_future *const *deps,
+                          size_t ndeps, const weft_async_options *opt, weft_future **out) {
     if (out) *out = NULL;
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
-    if (!fn) return weft__fail("weft_async", WEFT_EINVAL, "fn is NULL");
-    if (!deps_valid(ex, deps, ndeps))
-        return weft__fail("weft_dependent_async", WEFT_EINVAL,
-                          "deps is NULL, or a dependency is NULL or of another executor");
+    if (!fn) return weft__fail(call, WEFT_EINVAL, "fn is NULL");
+    weft_status dep = deps_check(call, ex, deps, ndeps);
+    if (dep != WEFT_OK) return dep;
     weft__worker *w = weft__current_worker(ex);
     /* No workers in this process (fork): refused before any record or edge, as
      * a task waiting on the parent's unfinished tasks would never be queued. */
-    if (!w && weft__forked(ex)) return weft__fail("weft_async", WEFT_EFORKED, WEFT__FORKED_WHY);
+    if (!w && weft__forked(ex)) return weft__fail(call, WEFT_EFORKED, WEFT__FORKED_WHY);
     weft__async *a = weft__async_new(ex, w, fn, arg, out != NULL);
-    if (!a) return weft__fail_st("weft_async", WEFT_ENOMEM);
+    if (!a) return weft__fail_st(call, WEFT_ENOMEM);
     int sst = schedule(a, opt, deps, ndeps);
     if (sst != WEFT_OK) {
         if (out) weft__future_release(&a->fut);
@@ -170,7 +180,7 @@ static weft_status submit(weft_executor *ex, weft_task_fn fn, void *arg, weft_fu
             if (a->sched.gen) weft__sched_unreserve(ex, a->sched);
             if (out) weft__future_release(&a->fut);
             weft__future_release(&a->fut);
-            return weft__fail_st("weft_dependent_async", WEFT_ENOMEM);
+            return weft__fail_st(call, WEFT_ENOMEM);
         }
         a->nedges = ndeps;
     }
@@ -208,7 +218,7 @@ weft_status weft__async_start(weft__async *a, weft__worker *w, weft_future **out
 
 weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg, weft_future *const *deps,
                                  size_t ndeps, weft_future **out) {
-    return submit(ex, fn, arg, deps, ndeps, NULL, out);
+    return submit(__func__, ex, fn, arg, deps, ndeps, NULL, out);
 }
 
 weft_status weft__async_with(weft_executor *ex, weft_task_fn fn, void *arg, const weft_async_options *opt,
@@ -216,11 +226,11 @@ weft_status weft__async_with(weft_executor *ex, weft_task_fn fn, void *arg, cons
     if (out) *out = NULL;
     if (opt && (opt->priority < WEFT_PRIORITY_LOW || opt->priority > WEFT_PRIORITY_CRITICAL))
         return weft__fail("weft_async_with", WEFT_EINVAL, "%d is not a priority", (int)opt->priority);
-    return submit(ex, fn, arg, opt ? opt->deps : NULL, opt ? opt->ndeps : 0, opt, out);
+    return submit("weft_async_with", ex, fn, arg, opt ? opt->deps : NULL, opt ? opt->ndeps : 0, opt, out);
 }
 
 weft_status weft_async(weft_executor *ex, weft_task_fn fn, void *arg, weft_future **out) {
-    return weft_dependent_async(ex, fn, arg, NULL, 0, out);
+    return submit(__func__, ex, fn, arg, NULL, 0, NULL, out);
 }
 
 
