@@ -121,3 +121,49 @@ TEST(a_task_waiting_on_the_run_many_set_of_its_own_run_gets_edeadlk) {
     weft_executor_destroy(ex);
     watchdog_stop();
 }
+
+/* weft_run_until's predicate runs on a worker between iterations, and the run
+ * waits for it: a weft_run_and_wait of the run's own taskflow there queued
+ * behind the run, and a wait for the run's own future, never ended (the
+ * predicate ran with no context, so neither wait saw what it waited behind).
+ * Both are refused with WEFT_EDEADLK, as from a task of the run. */
+struct pred_waits {
+    weft_executor *ex;
+    weft_taskflow *tf;
+    weft_future *_Atomic run;
+    int calls;
+    weft_status own_taskflow, own_run;
+};
+
+static bool pred_waits_on_its_run(void *arg) {
+    struct pred_waits *p = arg;
+    int call = p->calls++; /* one thread at a time (graph.h) */
+    if (call == 0) p->own_taskflow = weft_run_and_wait(p->ex, p->tf);
+    if (call == 1) {
+        weft_future *run;
+        while (!(run = atomic_load(&p->run))) sleep_us(100);
+        p->own_run = weft_future_wait_for(run, 5 * SEC);
+    }
+    return call == 2;
+}
+
+TEST(run_until_predicate_waiting_on_its_own_run_gets_edeadlk) {
+    watchdog_start(30);
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("until");
+    atomic_int ran = 0;
+    must_emplace(tf, bump, &ran);
+    struct pred_waits p = {.ex = ex, .tf = tf, .own_taskflow = 1, .own_run = 1};
+    weft_future *f;
+    ASSERT_OK(weft_run_until(ex, tf, pred_waits_on_its_run, &p, &f));
+    atomic_store(&p.run, f);
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_STATUS(p.own_taskflow, WEFT_EDEADLK);
+    ASSERT_STATUS(p.own_run, WEFT_EDEADLK);
+    ASSERT_EQ(atomic_load(&ran), 2); /* the refused call submitted nothing */
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    watchdog_stop();
+}

@@ -294,7 +294,12 @@ WEFT_API weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n
 
 /* Runs the taskflow repeatedly until pred(arg) returns true.  pred is called
  * before every iteration, the first included (so it may run zero times), on one
- * thread at a time, never concurrently with a task of this run. */
+ * thread at a time, never concurrently with a task of this run.  It runs on a
+ * worker of the run's executor, between iterations, and counts as part of the
+ * run for the waits it makes: waiting there for this run, or for another run
+ * of tf (weft_run_and_wait), is refused with WEFT_EDEADLK, as from a task (the
+ * run waits for pred).  There weft_current_ctx() is the run's context, whose
+ * weft_ctx_task is the null task. */
 typedef bool (*weft_pred_fn)(void *arg);
 WEFT_API weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf,
                                                    weft_pred_fn pred, void *arg, weft_future **out);

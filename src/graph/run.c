@@ -161,6 +161,23 @@ __attribute__((aligned(64))) weft__job *weft__node_run(weft__worker *w, weft__jo
     return weft__node_chain(w, (weft__node *)job);
 }
 
+/* r's predicate, called inside a context of r's run chained on w's as a task's
+ * is (gpu/task.c makes one so too), though it is no task (weft_ctx_task is the
+ * null task): a wait in the predicate for this run, or a weft_run_and_wait of
+ * r's taskflow, whose run queues behind this one, could never end, and is
+ * refused with WEFT_EDEADLK as from a task of the run (core/future.c reads
+ * the chain).  Without it the predicate ran with no context at all and such a
+ * wait hung the run.  Spawns it leaves unsynced are synced, as a task's. */
+static bool call_pred(weft__worker *w, weft__run *r) {
+    if (!w) return r->pred(r->pred_arg);
+    weft_ctx cx = {w, NULL, &r->top->stop, &r->fut, w->ctx, 0, 0, w->fj.head};
+    w->ctx = &cx;
+    bool done = r->pred(r->pred_arg);
+    if (__builtin_expect(weft__fj_left_unsynced(w, &cx), 0)) (void)weft__fj_sync_left(w, &cx);
+    w->ctx = cx.outer;
+    return done;
+}
+
 /* Starts the next iteration, or finishes the run.  Runs on one worker at a time. */
 static weft__job *begin_iteration(weft__worker *w, weft__run *r) {
     return begin_iteration_seen(w, r, atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK);
@@ -176,7 +193,7 @@ static weft__job *begin_iteration_seen(weft__worker *w, weft__run *r, int stop) 
     if (tf->nsources == 0) {
         /* An empty taskflow: each iteration completes at once, with no task. */
         if (r->pred) {
-            while (!stop && !r->pred(r->pred_arg)) {
+            while (!stop && !call_pred(w, r)) {
                 atomic_fetch_add_explicit(&r->fut.iterations, 1, memory_order_relaxed);
                 stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
             }
@@ -185,7 +202,7 @@ static weft__job *begin_iteration_seen(weft__worker *w, weft__run *r, int stop) 
         }
         return finish_run(w, r);
     }
-    if (stop || done >= r->target || (r->pred && r->pred(r->pred_arg))) return finish_run(w, r);
+    if (stop || done >= r->target || (r->pred && call_pred(w, r))) return finish_run(w, r);
     if (tf->nconds) weft__rearm_joins(tf);
     atomic_store_explicit(&r->pending, (int64_t)tf->nsources, memory_order_relaxed);
     return weft__sources_start(w, r);
