@@ -179,7 +179,7 @@ TEST(traces_of_two_executors_merge_without_colliding_tracks) {
  * WEFT_ESYS and a message naming the path the caller gave, in each format:
  * it used to say "weft_profiler_write_*: writing to out failed". */
 TEST(a_save_that_cannot_write_names_the_file) {
-    if (access("/dev/full", W_OK) != 0) return; /* not Linux */
+    if (access("/dev/full", W_OK) != 0) SKIP("no writable /dev/full");
     weft_executor *ex = make_profiled(1, 0);
     atomic_int count = 0;
     weft_taskflow *tf = make_chains(2000, 1, &count, true);
@@ -196,6 +196,31 @@ TEST(a_save_that_cannot_write_names_the_file) {
         const char *msg = weft_last_error_message();
         if (!strstr(msg, link)) TEST_FAIL_("the message '%s' does not name %s", msg, link);
         unlink(link);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+/* The ending picks the format in any case: "RUN.HTML" is the HTML report, as a
+ * file manager would open it (it was written as the JSON trace). */
+TEST(a_save_picks_the_format_by_its_ending_in_any_case) {
+    weft_executor *ex = make_profiled(1, 0);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(100, 1, &count, true);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    const char *endings[] = { ".HTML", ".Htm", ".SVG", ".json" };
+    const char *starts[] = { "<!DOCTYPE html>", "<!DOCTYPE html>", "<svg", "{" };
+    for (int i = 0; i < 4; i++) {
+        char path[64];
+        temp_path(path, sizeof path, endings[i]);
+        ASSERT_OK(weft_profiler_save(ex, path));
+        char *text = read_file(path);
+        ASSERT_NOT_NULL(text);
+        if (strncmp(text, starts[i], strlen(starts[i])) != 0)
+            TEST_FAIL_("%s starts with '%.20s', want '%s'", endings[i], text, starts[i]);
+        free(text);
+        unlink(path);
     }
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);

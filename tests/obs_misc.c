@@ -238,3 +238,41 @@ TEST(metrics_enabled_for_the_first_time_on_two_threads_while_a_third_reads) {
         weft_executor_destroy(ex);
     }
 }
+
+/* Metrics switched off keep the window they were on for: wall_ns (and so
+ * utilisation and tasks per second) stops at the switch, by weft_metrics_enable
+ * or by the profiler's stop; it went on growing, so utilisation kept falling. */
+TEST(metrics_switched_off_keep_the_wall_time_they_were_on_for) {
+    weft_status st = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, &st);
+    ASSERT_NOT_NULL(ex);
+    for (int by_profiler = 0; by_profiler < 2; by_profiler++) {
+        if (by_profiler) ASSERT_OK(weft_profiler_start(ex));
+        else ASSERT_OK(weft_metrics_enable(ex, true));
+        atomic_int count = 0;
+        weft_taskflow *tf = make_chains(1000, 1, &count, true);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        if (by_profiler) ASSERT_OK(weft_profiler_stop(ex));
+        else ASSERT_OK(weft_metrics_enable(ex, false));
+        weft_metrics a, b;
+        ASSERT_OK(weft_executor_metrics(ex, &a, NULL, 0));
+        ASSERT_FALSE(a.enabled);
+        ASSERT_TRUE(a.wall_ns > 0);
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        ASSERT_OK(weft_executor_metrics(ex, &b, NULL, 0));
+        ASSERT_EQ(b.wall_ns, a.wall_ns);
+        ASSERT_TRUE(b.total.utilisation == a.total.utilisation);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+    }
+    /* Switched on again: a new window from then. */
+    ASSERT_OK(weft_metrics_enable(ex, true));
+    weft_metrics c, d;
+    ASSERT_OK(weft_executor_metrics(ex, &c, NULL, 0));
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    ASSERT_OK(weft_executor_metrics(ex, &d, NULL, 0));
+    ASSERT_TRUE(d.wall_ns > c.wall_ns);
+    weft_executor_destroy(ex);
+}

@@ -250,7 +250,8 @@ WEFT_API bool weft_ctx_cancelled(const weft_ctx *ctx);
  * between tasks.  For code that is not handed a context (weft.hpp finds the
  * running task this way for task_group and spawn).  Inside a pipeline stage or
  * an algorithm's chunk, which are not tasks, it is the task the worker is
- * running around them, if any.  Valid as the context of weft_ctx_* and
+ * running around them, if any; inside a weft_run_until predicate, a context of
+ * that run whose task is the null task.  Valid as the context of weft_ctx_* and
  * fork-join calls while that task runs.  Any thread; wait-free. */
 WEFT_API weft_ctx *weft_current_ctx(void);
 

@@ -122,7 +122,8 @@ typedef struct weft_worker_metrics {
 typedef struct weft_metrics {
     unsigned workers;      /* the executor's worker count */
     bool enabled;          /* task metrics being collected now */
-    uint64_t wall_ns;      /* time since task metrics were enabled (0 if never) */
+    uint64_t wall_ns;      /* time since task metrics were enabled, or from then
+                              to when they were disabled (0 if never) */
     double tasks_per_second; /* total.tasks / wall time */
     /* Bytes weft holds for this executor: its own structures, deques, profiler
      * buffers.  Taskflows and run records are owned by the caller and not counted
@@ -217,7 +218,8 @@ WEFT_API weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out
 WEFT_API weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out);
 /* Writes to `path` by its ending: ".html" or ".htm" the HTML report,
  * ".folded" folded stacks and ".svg" a flame graph (weft_profiler_write_folded
- * and _flame_svg with default options), anything else the JSON trace.  So
+ * and _flame_svg with default options), in any case (".HTML" too), anything
+ * else the JSON trace.  So
  * WEFT_PROFILE=run.folded or =run.svg gives a flame graph at exit.
  * WEFT_EINVAL, WEFT_ESYS (cannot open or write), WEFT_ENOMEM. */
 WEFT_API weft_status weft_profiler_save(const weft_executor *ex, const char *path);

@@ -77,7 +77,9 @@ weft_status weft_executor_metrics(const weft_executor *ex, weft_metrics *out, we
     if (o) {
         out->enabled = atomic_load_explicit(&o->metrics_on, memory_order_relaxed) || o->has_observer;
         uint64_t t0 = atomic_load_explicit(&o->metrics_t0, memory_order_relaxed);
-        out->wall_ns = t0 ? (uint64_t)weft__ticks_ns(o, weft__ticks() - t0) : 0;
+        uint64_t t1 = atomic_load_explicit(&o->metrics_t1, memory_order_relaxed);
+        uint64_t end = out->enabled || t1 < t0 ? weft__ticks() : t1; /* off: the time they were on */
+        out->wall_ns = t0 ? (uint64_t)weft__ticks_ns(o, end - t0) : 0;
     }
     for (unsigned i = 0; i < ex->nworkers; i++) {
         weft_worker_metrics m;

@@ -250,6 +250,7 @@ struct weft__obs {
     unsigned exit_pid;      /* the process that put it there */
     bool saved;             /* the WEFT_PROFILE file was written */
     _Atomic uint64_t metrics_t0, profile_t0; /* ticks when enabled */
+    _Atomic uint64_t metrics_t1; /* ticks when metrics went off, 0 while on (wall_ns ends there) */
     double ns_per_tick;
     uint64_t ns_mul; /* ns = ticks * ns_mul >> 20, the histogram's cheap conversion */
     size_t max_spans; /* per worker */

@@ -11,6 +11,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <strings.h>
 
 #define TL_WIDTH 1100   /* timeline width in px */
 #define TL_ROW 26       /* px per worker */
@@ -316,7 +317,8 @@ weft_status weft_profiler_write_timeline_svg(const weft_executor *ex, FILE *out)
 weft_status weft_profiler_save(const weft_executor *ex, const char *path) {
     if (!ex || !path) return weft__fail(__func__, WEFT_EINVAL, "ex or path is NULL");
     size_t n = strlen(path);
-#define ENDS_WITH(sfx) (n >= sizeof(sfx) - 1 && strcmp(path + n - (sizeof(sfx) - 1), sfx) == 0)
+/* Any case: "REPORT.HTML" is a report, as a file manager would open it. */
+#define ENDS_WITH(sfx) (n >= sizeof(sfx) - 1 && strcasecmp(path + n - (sizeof(sfx) - 1), sfx) == 0)
     bool html = ENDS_WITH(".html") || ENDS_WITH(".htm");
     bool folded = ENDS_WITH(".folded"), svg = ENDS_WITH(".svg");
 #undef ENDS_WITH

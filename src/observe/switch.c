@@ -3,6 +3,13 @@
 #include "core/future.h"
 #include "core/error_detail.h"
 
+/* Metrics going off: their wall time ends now (weft_metrics.wall_ns), once. */
+static void metrics_off(struct weft__obs *o) {
+    if (atomic_load_explicit(&o->metrics_on, memory_order_relaxed) &&
+        atomic_load_explicit(&o->metrics_t1, memory_order_relaxed) == 0)
+        atomic_store_explicit(&o->metrics_t1, weft__ticks(), memory_order_relaxed);
+}
+
 /* Sets metrics on or off; switching on resets the counters and the clock. */
 static void set_metrics(struct weft__obs *o, bool on) {
     if (on) {
@@ -14,7 +21,10 @@ static void set_metrics(struct weft__obs *o, bool on) {
         for (unsigned w = 0; w < o->nworkers; w++)
             while (atomic_load_explicit(&o->w[w].idle_writing, memory_order_seq_cst)) weft__cpu_relax();
         weft__obs_reset_counters(o);
+        atomic_store_explicit(&o->metrics_t1, 0, memory_order_relaxed);
         atomic_store_explicit(&o->metrics_t0, weft__ticks(), memory_order_relaxed);
+    } else {
+        metrics_off(o);
     }
     atomic_store_explicit(&o->metrics_on, on, memory_order_relaxed);
 }
@@ -63,8 +73,10 @@ weft_status weft_profiler_stop(weft_executor *ex) {
     /* Metrics the start switched on go off with the profiler (their counts
      * stay readable): else every task after a profiled section would go on
      * paying for them, a stage call of a pipeline ten times over. */
-    if (atomic_exchange_explicit(&o->metrics_by_profiler, false, memory_order_relaxed))
+    if (atomic_exchange_explicit(&o->metrics_by_profiler, false, memory_order_relaxed)) {
+        metrics_off(o);
         atomic_store_explicit(&o->metrics_on, false, memory_order_relaxed);
+    }
     weft__obs_publish(o);
     return WEFT_OK;
 }
