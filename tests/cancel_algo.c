@@ -140,3 +140,30 @@ TEST(algo_sort_cancelled_mid_call_leaves_a_permutation) {
     weft_cancel_token_destroy(s.tok);
     weft_executor_destroy(ex);
 }
+
+static int long_less(const void *a, const void *b, void *arg) {
+    (void)arg;
+    return *(const long *)a < *(const long *)b;
+}
+
+/* A one-element call with a cancelled token says WEFT_ECANCELED whatever the
+ * algorithm: a sort of one element said WEFT_OK where a loop, a reduction or a
+ * search of one said cancelled.  No element is no call to cancel: WEFT_OK. */
+TEST(algo_one_element_calls_with_a_cancelled_token_all_say_cancelled) {
+    weft_executor *ex = make_executor(2);
+    weft_cancel_token *tok = new_token();
+    ASSERT_OK(weft_cancel_token_cancel(tok));
+    weft_algo_config cfg = {.cancel = tok};
+    long v[1] = {5}, sum = 0;
+    size_t at = 0;
+    struct loop l = {.tok = tok, .cancel_at = SIZE_MAX, .seen = calloc(1, 1)};
+    ASSERT_STATUS(weft_parallel_for(ex, 0, 1, 1, loop_body, &l, &cfg), WEFT_ECANCELED);
+    ASSERT_STATUS(weft_parallel_reduce(ex, v, 1, sizeof *v, &sum, add_long, NULL, &cfg), WEFT_ECANCELED);
+    ASSERT_STATUS(weft_parallel_find_if(ex, v, 1, sizeof *v, is_negative, NULL, &at, &cfg), WEFT_ECANCELED);
+    ASSERT_STATUS(weft_parallel_sort(ex, v, 1, sizeof *v, long_less, NULL, &cfg), WEFT_ECANCELED);
+    ASSERT_OK(weft_parallel_sort(ex, v, 0, sizeof *v, long_less, NULL, &cfg));
+    ASSERT_EQ(v[0], 5);
+    free(l.seen);
+    weft_cancel_token_destroy(tok);
+    weft_executor_destroy(ex);
+}

@@ -217,7 +217,10 @@ weft_status weft__sort_ops(const char *call, weft_executor *ex, void *base, size
     if (dst != WEFT_OK) return dst;
     if (cfg && cfg->partitioner > WEFT_PARTITION_GUIDED)
         return weft__fail(call, WEFT_EINVAL, "config partitioner %d is unknown", (int)cfg->partitioner);
-    if (n < 2) return WEFT_OK;
+    const weft_cancel_token *tok = cfg ? cfg->cancel : NULL;
+    /* One element is sorted, but a cancelled call says so as every algorithm's
+     * one-chunk call does (nothing is left to skip only for n == 0). */
+    if (n < 2) return n == 1 && weft__algo_cancelled(tok) ? WEFT_ECANCELED : WEFT_OK;
     size_t bytes = n * size;
     if (bytes / size != n) return weft__fail(call, WEFT_ENOMEM, "%zu elements of %zu bytes are too many", n, size);
     unsigned tasks = sort_tasks(ex, n, cfg);
@@ -233,7 +236,6 @@ weft_status weft__sort_ops(const char *call, weft_executor *ex, void *base, size
         return weft__fail_st(call, WEFT_ENOMEM);
     }
     unsigned char *buf = s.buf;
-    const weft_cancel_token *tok = cfg ? cfg->cancel : NULL;
     weft_status st = WEFT_OK;
     if (tasks > 1) st = sort_parallel(ex, &s, tasks, tok);
     else if (weft__algo_cancelled(tok)) st = WEFT_ECANCELED;
