@@ -432,3 +432,32 @@ TEST(a_scan_whose_init_points_into_its_output_uses_the_value_before_the_call) {
     weft_executor_destroy(ex);
     free(in), free(out), free(want);
 }
+
+/* A scan keeps state per chunk, so its chunk count is capped as a reduction's
+ * is (65536): chunk 1 over 2^20 elements took one block of ~70 MB (10^7
+ * elements: 680 MB), and the result is still the serial scan's. */
+static _Atomic size_t largest;
+static void *track_alloc(void *ctx, size_t size) {
+    (void)ctx;
+    size_t was = atomic_load(&largest);
+    while (size > was && !atomic_compare_exchange_weak(&largest, &was, size)) {
+    }
+    return malloc(size);
+}
+
+TEST(a_scan_with_chunk_1_over_a_million_elements_keeps_its_state_small) {
+    weft_executor *ex = make_executor(2);
+    size_t n = (size_t)1 << 20;
+    uint64_t *in = random_u64(n, 5), *out = xmalloc(n * 8), *want = xmalloc(n * 8);
+    serial_scan(in, want, n, 0, false, false);
+    weft_set_allocator(&(weft_allocator){ .alloc = track_alloc });
+    atomic_store(&largest, 0);
+    weft_algo_config cfg = { .partitioner = WEFT_PARTITION_STATIC, .chunk = 1 };
+    ASSERT_OK(weft_parallel_inclusive_scan(ex, in, out, n, 8, NULL, add_u64, NULL, &cfg));
+    weft_set_allocator(NULL);
+    ASSERT_TRUE(memcmp(out, want, n * 8) == 0);
+    size_t big = atomic_load(&largest);
+    if (big > ((size_t)16 << 20)) TEST_FAIL_("the scan allocated a block of %zu bytes", big);
+    weft_executor_destroy(ex);
+    free(in), free(out), free(want);
+}

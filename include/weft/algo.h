@@ -70,8 +70,9 @@ WEFT_EXTERN_C_BEGIN
  *   GUIDED   chunks that shrink as the work runs out: remaining / (2 * tasks),
  *            but at least `chunk` (default 1).  Results are the same for a given
  *            worker count.
- * Reductions keep one accumulator per chunk, so a chunk size that would make
- * more than 65536 chunks is raised to make that many.  Scans default to chunks
+ * Reductions and scans keep state per chunk (an accumulator; a scan's prefix
+ * and flags), so a chunk size that would make more than 65536 chunks is raised
+ * to make that many (this depends on n only, not on the workers).  Scans default to chunks
  * of 8192 elements, whatever the partitioner, so that each chunk stays in cache
  * between its two passes.  Sorts use one block per task and ignore the
  * partitioner and chunk size (max_tasks applies). */

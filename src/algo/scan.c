@@ -39,7 +39,10 @@
 #include "platform/platform.h" /* weft__spin_pause */
 #include "core/error_detail.h"
 
-enum { SCAN_CHUNK = 8192 };
+/* Chunks of 8192 elements by default; at most MAX_SCAN_CHUNKS of them (a larger
+ * chunk otherwise), as for reductions: each chunk keeps a state and four slots
+ * on lines of their own, and chunk 1 over 10^7 elements asked for 680 MB. */
+enum { SCAN_CHUNK = 8192, MAX_SCAN_CHUNKS = 65536 };
 
 /* A chunk's published state (scan_core.state[k]). */
 enum { CHUNK_EMPTY = 0, CHUNK_AGGREGATE = 1, CHUNK_PREFIX = 2 };
@@ -179,7 +182,7 @@ static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const wef
     if (s->slot < s->acc_size || s->slot > SIZE_MAX / (2 * SLOTS))
         return weft__fail("weft_parallel_scan", WEFT_ENOMEM, "acc_size %zu is too large", s->acc_size);
     weft__plan p;
-    int st = weft__plan_init(&p, ex, n, cfg, (weft__plan_rules){ SCAN_CHUNK, 0 });
+    int st = weft__plan_init(&p, ex, n, cfg, (weft__plan_rules){ SCAN_CHUNK, MAX_SCAN_CHUNKS });
     if (st != WEFT_OK) return st;
     if (p.nchunks == 0 || p.ntasks == 1) {
         st = p.nchunks ? scan_one_task(&p, s) : WEFT_OK;
