@@ -522,7 +522,11 @@ WEFT_API weft_status weft_stats_stop(weft_executor *ex);
  * is an atomic read (relaxed) and the text is formatted on the stack and written
  * with write(2), so it is safe to call on a hung program, from another thread or
  * from a debugger (`call weft_executor_dump_fd(ex, 2)`).  The values are not one
- * consistent snapshot.  WEFT_EINVAL, WEFT_ESYS. */
+ * consistent snapshot.  One caveat on a busy executor: the task line follows a
+ * worker's task and run records without a lock, and a run that ends between
+ * the two loads is read while it is freed (stale text; ASan and TSan report
+ * it).  What it is for, a stuck executor, holds those records still.
+ * WEFT_EINVAL, WEFT_ESYS. */
 WEFT_API weft_status weft_executor_dump_fd(const weft_executor *ex, int fd);
 /* The same to a stdio stream (flushed first, then written through its fd). */
 WEFT_API weft_status weft_executor_dump(const weft_executor *ex, FILE *out);
