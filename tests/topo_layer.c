@@ -163,3 +163,23 @@ TEST(executor_config_placement_binds_workers_and_bad_placements_get_a_status) {
     weft_executor_destroy(ex);
     unsetenv("WEFT_PLACEMENT");
 }
+
+/* WEFT_AFFINITY is the default of config.affinity (weft/core.h): a placement
+ * name in it binds the workers only when the config left affinity at
+ * WEFT_AFFINITY_DEFAULT.  An explicit WEFT_AFFINITY_NONE is the program's
+ * word, as it is against WEFT_AFFINITY=cpus (before: "compact" bound them). */
+TEST(weft_affinity_placement_names_do_not_override_an_explicit_affinity_none) {
+    setenv("WEFT_AFFINITY", "compact", 1);
+    weft_status st;
+    weft_executor *ex =
+        weft_executor_create(&(weft_executor_config){.workers = 2, .affinity = WEFT_AFFINITY_NONE}, &st);
+    ASSERT_OK(st);
+    ASSERT_FALSE(ex->bound);
+    for (unsigned i = 0; i < 2; i++) ASSERT_EQ(ex->workers[i].cpu, -1);
+    weft_executor_destroy(ex);
+    ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st); /* left to the environment */
+    ASSERT_OK(st);
+    ASSERT_TRUE(ex->bound);
+    weft_executor_destroy(ex);
+    unsetenv("WEFT_AFFINITY");
+}

@@ -35,13 +35,15 @@ static unsigned steal_batch_from_env(void) {
 }
 
 /* WEFT_AFFINITY: "cpus" binds here; "none" does not.  The names of placement
- * strategies are accepted too (no warning) and mean "none" to the core: the
- * layer that places workers (it reads WEFT_AFFINITY as well as
- * WEFT_PLACEMENT) binds them before they start. */
+ * strategies are accepted too (no warning) and stay WEFT_AFFINITY_DEFAULT,
+ * unbound to the core: the layer that places workers reads WEFT_AFFINITY only
+ * then (topo/layer.c), so that a config's explicit NONE or CPUS is kept, and
+ * binds them before they start. */
 static weft_affinity affinity_from_env(void) {
     static const char *const words[] = {"none", "cpus", "compact", "physical_cores", "scatter", "sparse",
                                         "numa_dense", "numa_round_robin", "l3_domain", NULL};
-    return weft__env_choice("WEFT_AFFINITY", words, "\"none\"") == 1 ? WEFT_AFFINITY_CPUS : WEFT_AFFINITY_NONE;
+    int k = weft__env_choice("WEFT_AFFINITY", words, "\"none\"");
+    return k == 1 ? WEFT_AFFINITY_CPUS : k >= 2 ? WEFT_AFFINITY_DEFAULT : WEFT_AFFINITY_NONE;
 }
 
 /* In a child process after fork(): this thread is no worker of any executor

@@ -126,15 +126,18 @@ int weft__topo_place_workers_as(weft_executor *ex, const weft_placement_config *
 }
 
 /* WEFT_PLACEMENT: a strategy by name (env rule: a bad value is warned about
- * once and means none). */
-static weft_placement placement_from_env(void) {
+ * once and means none).  WEFT_AFFINITY's strategy names count only where the
+ * config left `affinity` to the environment: the core leaves it
+ * WEFT_AFFINITY_DEFAULT for them alone (core/executor.c), and an explicit
+ * WEFT_AFFINITY_NONE or _CPUS is the program's choice (weft/core.h). */
+static weft_placement placement_from_env(weft_affinity affinity) {
     static const char *const words[] = {"none", "compact", "physical_cores", "scatter", "numa_dense",
                                         "numa_round_robin", "l3_domain", "sparse", NULL};
     int k = weft__env_choice("WEFT_PLACEMENT", words, "\"none\"");
     if (k <= 0) {
         /* WEFT_AFFINITY takes the same names (the seed's); "cpus" and "none"
          * are the core's, and a bad word was warned about there. */
-        const char *a = weft__getenv("WEFT_AFFINITY");
+        const char *a = affinity == WEFT_AFFINITY_DEFAULT ? weft__getenv("WEFT_AFFINITY") : NULL;
         for (int i = 1; a && words[i]; i++)
             if (strcasecmp(a, words[i]) == 0) k = i;
     }
@@ -157,7 +160,7 @@ static int topo_executor_init(weft_executor *ex, const weft_executor_config *con
                                                                "config->placement cannot be made: %s",
                                                                weft_strerror((weft_status)st));
     } else {
-        weft_placement p = placement_from_env();
+        weft_placement p = placement_from_env(config->affinity);
         int st = p == WEFT_PLACE_NONE ? 0 : weft__topo_place_workers(ex, p);
         if (st)
             weft__log(WEFT_LOG_WARN, "WEFT_PLACEMENT: the workers cannot be placed (%s); they run unbound",
