@@ -177,6 +177,29 @@ TEST(priority_policy_orders_default_tasks_with_the_rest) {
     order_under(WEFT_SCHED_PRIORITY, want, 8);
 }
 
+/* WEFT_SCHED_PRIORITY is FIFO among equals for a thread that is not a
+ * worker too: its default-priority tasks wait in the injector until a worker
+ * moves them into the queue, and a NORMAL task with a handle (queued at once)
+ * used to overtake the ones submitted before it (1 0 3 2). */
+TEST(priority_policy_keeps_submission_order_between_plain_and_handled_normal_tasks) {
+    weft_sched_config sc = {.kind = WEFT_SCHED_PRIORITY, .no_escalation = true};
+    weft_executor *ex = make_sched_executor(1, &sc);
+    gate g;
+    gate_close(ex, &g, 1);
+    static order_log log;
+    atomic_store(&log.n, 0);
+    static logged args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (logged){&log, i};
+        weft_sched_handle h;
+        ASSERT_OK(weft_async_with(ex, log_task, &args[i], &(weft_async_options){.handle = i % 2 ? &h : NULL}, NULL));
+    }
+    gate_open(&g);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    assert_order(&log, (int[]){0, 1, 2, 3}, 4);
+    weft_executor_destroy(ex);
+}
+
 TEST(an_unknown_policy_kind_or_an_incomplete_policy_is_refused) {
     weft_status err = WEFT_OK;
     weft_sched_config bad = {.kind = (weft_sched_kind)9};

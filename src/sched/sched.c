@@ -292,6 +292,14 @@ int weft__sched_reserve(weft_executor *ex, int prio, weft__sched_removed_fn on_r
                         weft_sched_handle *out) {
     weft__sched *s = weft__sched_of(ex);
     if (!s || !prio_ok(prio) || !out || !job) return WEFT_EINVAL;
+    /* WEFT_SCHED_PRIORITY: this thread's earlier default-priority jobs wait in
+     * the injector and take their place among equals only when moved into the
+     * queue; moved first, they stay ahead of this one (FIFO among equals).
+     * A worker's own jobs were queued when it pushed them. */
+    if (s->policy && s->policy->heap && !weft__current_worker(ex)) {
+        weft__job *refused = drain_injector(s, NULL);
+        if (refused) weft__sched_resubmit(ex, NULL, refused); /* back where it was */
+    }
     weft__mutex_lock(&s->q.lock);
     int st = weft__squeue_reserve_locked(&s->q, (unsigned)(prio + 1), on_remove, out);
     if (st == WEFT_OK) s->q.slots[out->slot].job = job;
