@@ -200,6 +200,31 @@ TEST(priority_policy_keeps_submission_order_between_plain_and_handled_normal_tas
     weft_executor_destroy(ex);
 }
 
+/* Under a policy a task with a handle waits in the priority queue, where the
+ * handle can reach it (weft/sched.h): NORMAL and up before the policy's
+ * items, LOW once the policy has none, and removable as anywhere. */
+TEST(tasks_with_handles_wait_in_the_priority_queue_beside_a_fifo_policy) {
+    weft_sched_config sc = {.kind = WEFT_SCHED_FIFO, .no_escalation = true};
+    weft_executor *ex = make_sched_executor(1, &sc);
+    gate g;
+    gate_close(ex, &g, 1);
+    static order_log log;
+    atomic_store(&log.n, 0);
+    static logged args[6];
+    int prio[6] = {0, -1, 0, 1, 2, 1}; /* the odd ones with a handle */
+    weft_sched_handle h[6];
+    for (int i = 0; i < 6; i++) {
+        args[i] = (logged){&log, i};
+        weft_async_options o = {.priority = (weft_priority)prio[i], .handle = i % 2 ? &h[i] : NULL};
+        ASSERT_OK(weft_async_with(ex, log_task, &args[i], &o, NULL));
+    }
+    ASSERT_OK(weft_sched_remove(ex, h[3]));
+    gate_open(&g);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    assert_order(&log, (int[]){5, 0, 2, 4, 1}, 5);
+    weft_executor_destroy(ex);
+}
+
 TEST(an_unknown_policy_kind_or_an_incomplete_policy_is_refused) {
     weft_status err = WEFT_OK;
     weft_sched_config bad = {.kind = (weft_sched_kind)9};

@@ -92,7 +92,14 @@ typedef struct weft_sched_item weft_sched_item;
  * items is detected when a worker is about to sleep and no other push or pop
  * is under way at the time (counted); those items run only once the policy
  * hands them out on a later call.  An empty pop beside a push still inside
- * the policy, or beside another worker's pop, is no error. */
+ * the policy, or beside another worker's pop, is no error.
+ * Under every policy (FIFO, ROUND_ROBIN, RANDOM and a user's too), a task
+ * queued with a handle (weft_async_options.handle, whatever its priority)
+ * never reaches the policy: the handle names a slot of the executor's
+ * priority queue, where it waits, in its priority's order, to be
+ * re-prioritised or removed.  Workers take such tasks of NORMAL and above
+ * before the policy's items, and LOW ones once the policy hands out none;
+ * the seed of WEFT_SCHED_RANDOM does not choose among them. */
 typedef struct weft_sched_policy {
     void *state; /* passed to every function below; the policy's own data */
     /* Keeps item; 0, or non-zero when it cannot (see above).  Required. */
