@@ -197,6 +197,29 @@ TEST(affinity_bad_config_values_are_refused) {
     ASSERT_STATUS(err, WEFT_EINVAL);
 }
 
+/* An out-of-range field is named in the message, with its value (weft/core.h:
+ * a failure says which parameter is wrong).  The message used to list every
+ * limit and leave the caller to guess which field broke one (steal_attempts
+ * was not among them). */
+TEST(an_out_of_range_config_field_is_named_in_the_message_with_its_value) {
+    const struct { weft_executor_config c; const char *want; } cases[] = {
+        {{ .workers = 4097 }, "config->workers is 4097, more than 4096"},
+        {{ .steal_attempts = { 0, 70000, 0 } }, "config->steal_attempts[1] is 70000"},
+        {{ .yield_rounds = WEFT_SEARCH_ROUNDS_MAX + 1 }, "config->yield_rounds"},
+        {{ .steal_batch = 300 }, "config->steal_batch is 300, more than 256"},
+        {{ .local_queue_capacity = ((size_t)1 << 30) + 1 }, "config->local_queue_capacity"},
+        {{ .affinity = (weft_affinity)-1 }, "config->affinity is -1, not a weft_affinity"},
+        {{ .workers = 1, .stack_size = 1 }, "config->stack_size 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        weft_status err = WEFT_OK;
+        ASSERT_NULL(weft_executor_create(&cases[i].c, &err));
+        ASSERT_STATUS(err, WEFT_EINVAL);
+        if (!strstr(weft_last_error_message(), cases[i].want))
+            TEST_FAIL_("case %zu: \"%s\" lacks \"%s\"", i, weft_last_error_message(), cases[i].want);
+    }
+}
+
 /* A config part that a layer refuses (config->sched, config->placement) is
  * named in the message, not "its sched, placement or observer part failed";
  * a create that succeeds leaves the thread's last message alone. */

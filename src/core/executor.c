@@ -85,20 +85,37 @@ static void teardown(weft_executor *ex, unsigned started) {
     weft__free_aligned(ex, sizeof *ex, WEFT__CACHE_LINE);
 }
 
+/* The first field of c out of its range, its value in *value, or NULL: the
+ * message names it (weft/core.h: a failure says which parameter is wrong). */
+static const char *field_out_of_range(const weft_executor_config *c, size_t *value, size_t *max) {
+    const size_t rounds = WEFT_SEARCH_ROUNDS_MAX, queue = (size_t)1 << 30;
+    const struct { const char *name; size_t value, max; } f[] = {
+        {"workers", c->workers, MAX_WORKERS},
+        {"steal_rounds", c->steal_rounds, rounds},
+        {"yield_rounds", c->yield_rounds, rounds},
+        {"steal_attempts[0]", c->steal_attempts[0], rounds},
+        {"steal_attempts[1]", c->steal_attempts[1], rounds},
+        {"steal_attempts[2]", c->steal_attempts[2], rounds},
+        {"steal_batch", c->steal_batch, MAX_STEAL_BATCH},
+        {"deque_capacity", c->deque_capacity, queue},
+        {"local_queue_capacity", c->local_queue_capacity, queue},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].value > f[i].max) return *value = f[i].value, *max = f[i].max, f[i].name;
+    return NULL;
+}
+
 weft_executor *weft__executor_create(const weft_executor_config *config, weft__layer *const *layers, unsigned n,
                                      weft_status *err) {
     weft_executor_config c = config ? *config : (weft_executor_config){0};
-    if (c.workers > MAX_WORKERS || (unsigned)c.affinity > WEFT_AFFINITY_CPUS ||
-        c.steal_rounds > WEFT_SEARCH_ROUNDS_MAX || c.yield_rounds > WEFT_SEARCH_ROUNDS_MAX ||
-        c.steal_attempts[0] > WEFT_SEARCH_ROUNDS_MAX || c.steal_attempts[1] > WEFT_SEARCH_ROUNDS_MAX ||
-        c.steal_attempts[2] > WEFT_SEARCH_ROUNDS_MAX || c.steal_batch > MAX_STEAL_BATCH ||
-        c.local_queue_capacity > ((size_t)1 << 30) || c.deque_capacity > ((size_t)1 << 30)) {
-        return weft__fail_null(err, "weft_executor_create", WEFT_EINVAL,
-                               "a config value is out of range (workers at most %u, deque_capacity and "
-                               "local_queue_capacity at most 2^30, search rounds at most %u, steal_batch at most "
-                               "%u, a known affinity)",
-                               (unsigned)MAX_WORKERS, WEFT_SEARCH_ROUNDS_MAX, (unsigned)MAX_STEAL_BATCH);
-    }
+    size_t value, max;
+    const char *bad = field_out_of_range(&c, &value, &max);
+    if (bad)
+        return weft__fail_null(err, "weft_executor_create", WEFT_EINVAL, "config->%s is %zu, more than %zu", bad,
+                               value, max);
+    if ((unsigned)c.affinity > WEFT_AFFINITY_CPUS)
+        return weft__fail_null(err, "weft_executor_create", WEFT_EINVAL, "config->affinity is %d, not a weft_affinity",
+                               (int)c.affinity);
     weft__process_init(after_fork_in_child);
     weft__log_init_from_env(); /* WEFT_LOG first, so the warnings below follow it */
     if (c.workers == 0) c.workers = workers_from_env();
@@ -179,6 +196,10 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         int st = weft__thread_start(&ex->workers[i].thread, weft__worker_main, &ex->workers[i], c.stack_size);
         if (st != 0) {
             teardown(ex, i);
+            /* EINVAL from the thread start can only be the stack size (core.h). */
+            if (st == WEFT_EINVAL && c.stack_size)
+                return weft__fail_null(err, "weft_executor_create", st,
+                                       "the system refused config->stack_size %zu for a worker thread", c.stack_size);
             return weft__fail_null(err, "weft_executor_create", st, "worker thread %u could not be started: %s", i,
                                    weft_strerror(st));
         }
