@@ -46,8 +46,10 @@ WEFT_API const char *weft_last_error_message(void);
 
 /* Where worker threads may run (weft_executor_config.affinity). */
 typedef enum weft_affinity {
-    /* The WEFT_AFFINITY environment variable ("none" or "cpus") if set, else
-     * WEFT_AFFINITY_NONE. */
+    /* The WEFT_AFFINITY environment variable ("none" or "cpus", or a
+     * placement's name as WEFT_PLACEMENT takes it) if set, else
+     * WEFT_AFFINITY_NONE.  Only this value reads the variable: an executor
+     * created with NONE or CPUS keeps it whatever WEFT_AFFINITY says. */
     WEFT_AFFINITY_DEFAULT = 0,
     /* The OS places and moves the workers freely. */
     WEFT_AFFINITY_NONE,
@@ -116,7 +118,9 @@ typedef struct weft_executor_config {
     size_t profile_max_spans;
     /* Binding of workers to CPUs (see weft_affinity).  Default: none, unless the
      * WEFT_AFFINITY environment variable says otherwise ("none" or "cpus", any
-     * case; another value is logged once at warn level and means "none"). */
+     * case, or a placement's name, which places the workers as that
+     * `placement` would; another value is logged once at warn level and means
+     * "none").  The variable is read only when this field is 0. */
     weft_affinity affinity;
     /* Profiler timing (weft/observe.h, "Timing").  false (default): short tasks
      * run back to back are timed in batches of up to 40 sharing one clock read,
