@@ -50,6 +50,9 @@ struct weft_cancel_token {
     uint32_t seq_waiters;       /* threads sleeping on seq */
     _Atomic uint32_t seq;       /* futex word: bumped when a callback returns */
     weft_cancel_token *parent;  /* holds a reference */
+    /* The next token on the list of children a thread's cancel has marked and
+     * not yet run the callbacks of (token.c, tls_deferred); that thread's. */
+    weft_cancel_token *deferred;
     weft__cancel_reg parent_reg; /* on the parent's list: cancels this token */
     weft__timer deadline;       /* the token's own deadline (cancel_after/at) */
     /* Attachments to futures (attach.c), under attach_mu, which is taken

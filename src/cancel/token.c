@@ -9,7 +9,10 @@
  * either takes a PENDING one off (it never runs) or sees it RUNNING and sleeps
  * on `seq`, which each finished callback bumps, until it is DONE.  That is what
  * makes it safe for the owner of a registration to free it once deregister
- * returns.  docs/design.md, "Cancellation", has the rest. */
+ * returns.  A child's callbacks run after its parent's, from the loop of the
+ * cancel that began it (tls_deferred), not nested in the parent's: the stack
+ * stays flat however long the chain.  docs/design.md, "Cancellation", has the
+ * rest. */
 #include "cancel/cancel.h"
 #include "core/alloc.h"
 #include "core/error_detail.h"
@@ -108,9 +111,80 @@ bool weft__cancel_try_retain(weft_cancel_token *t) {
 
 /* ---- tokens ---- */
 
+/* Children marked cancelled by this thread whose callbacks have not run yet,
+ * most recent first (linked through `deferred`, each holding a reference).
+ * A parent's callback cancelling its child by a plain call recursed once per
+ * generation: cancelling the root of a chain of 100,000 tokens overflowed an
+ * 8 MiB stack (and a worker's or the timer thread's far sooner).  The child's
+ * flag and reason are set at once; its callbacks, its own children's included,
+ * run from the loop of the cancel that started it all (cancel_with). */
+static _Thread_local weft_cancel_token *tls_deferred;
+/* Cancels of this thread draining tls_deferred now (nested in callbacks). */
+static _Thread_local unsigned tls_draining;
+
+static void copy_reason(char *dst, const char *src);
+
+/* Sets t's flag and reason and marks it firing (reset says WEFT_EBUSY until
+ * fire_callbacks is done).  False if t was cancelled already. */
+static bool mark_cancelled(weft_cancel_token *t, const char *reason) {
+    weft__mutex_lock(&t->mu);
+    if (atomic_load_explicit(&t->flag, memory_order_relaxed) != 0) {
+        weft__mutex_unlock(&t->mu);
+        return false;
+    }
+    copy_reason(t->reason, reason);
+    atomic_fetch_add_explicit(&t->cancels, 1, memory_order_relaxed);
+    /* Release: pairs with weft_cancel_token_is_cancelled's acquire load, so a
+     * reader that sees the flag sees the reason and what the canceller wrote. */
+    atomic_store_explicit(&t->flag, WEFT__CANCEL_SET, memory_order_release);
+    t->firing = true;
+    weft__mutex_unlock(&t->mu);
+    return true;
+}
+
+/* Runs the callbacks of t, which mark_cancelled marked. */
+static void fire_callbacks(weft_cancel_token *t) {
+    weft__mutex_lock(&t->mu);
+    while (t->head) {
+        weft__cancel_reg *reg = t->head;
+        unlink_reg(t, reg);
+        reg->state = WEFT__REG_RUNNING;
+        run_unlocked(t, reg);
+    }
+    t->firing = false;
+    weft__mutex_unlock(&t->mu);
+}
+
+/* Runs the callbacks of t, which mark_cancelled marked, and then those of the
+ * descendants they mark (deferred above `floor`; a callback's own cancel,
+ * nested in this one, drains its part before it returns). */
+static void fire_and_drain(weft_cancel_token *t) {
+    weft_cancel_token *floor = tls_deferred;
+    tls_draining++;
+    fire_callbacks(t);
+    while (tls_deferred != floor) {
+        weft_cancel_token *c = tls_deferred;
+        tls_deferred = c->deferred;
+        fire_callbacks(c); /* may defer c's children */
+        weft_cancel_token_destroy(c);
+    }
+    tls_draining--;
+}
+
 static void on_parent_cancel(weft__cancel_reg *reg, const char *reason) {
     weft_cancel_token *child = (weft_cancel_token *)((char *)reg - offsetof(weft_cancel_token, parent_reg));
-    (void)weft_cancel_token_cancel_with(child, reason);
+    if (!mark_cancelled(child, reason)) return;
+    /* Deferred to the drain under way; with none (a child created under, or
+     * reset under, a cancelled parent) its callbacks run here.  The child
+     * lives while this runs (its destroy waits for it), but one whose last
+     * reference is being dropped must not be retained again: it has no
+     * children (they would hold references), so its callbacks run here too. */
+    if (tls_draining && weft__cancel_try_retain(child)) {
+        child->deferred = tls_deferred;
+        tls_deferred = child;
+    } else {
+        fire_and_drain(child);
+    }
 }
 
 weft_cancel_token *weft_cancel_token_create(weft_cancel_token *parent, weft_status *err) {
@@ -146,23 +220,25 @@ weft_cancel_token *weft_cancel_token_retain(weft_cancel_token *t) {
 }
 
 void weft_cancel_token_destroy(weft_cancel_token *t) {
-    /* acq_rel: the last dropper sees every other holder's writes. */
-    if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
-    /* Off the parent first: its cancel may be cancelling t right now. */
-    if (t->parent) {
-        (void)weft__cancel_deregister(t->parent, &t->parent_reg, NULL);
-        weft_cancel_token_destroy(t->parent);
+    /* A loop up the chain of parents, not a recursion: the last reference of
+     * a chain's leaf frees the whole chain (100,000 tokens overflowed the
+     * stack).  acq_rel: the last dropper sees every other holder's writes. */
+    while (t && atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
+        weft_cancel_token *parent = t->parent;
+        /* Off the parent first: its cancel may be cancelling t right now. */
+        if (parent) (void)weft__cancel_deregister(parent, &t->parent_reg, NULL);
+        (void)weft__timer_disarm(&t->deadline);
+        weft__cancel_detach_all(t);
+        /* What is left on the list was registered without a handle. */
+        for (weft__cancel_reg *reg = t->head, *next; reg; reg = next) {
+            next = reg->next;
+            if (reg->dispose) reg->dispose(reg);
+        }
+        weft__mutex_destroy(&t->attach_mu);
+        weft__mutex_destroy(&t->mu);
+        weft__free(t, sizeof *t);
+        t = parent; /* the reference t held */
     }
-    (void)weft__timer_disarm(&t->deadline);
-    weft__cancel_detach_all(t);
-    /* What is left on the list was registered without a handle. */
-    for (weft__cancel_reg *reg = t->head, *next; reg; reg = next) {
-        next = reg->next;
-        if (reg->dispose) reg->dispose(reg);
-    }
-    weft__mutex_destroy(&t->attach_mu);
-    weft__mutex_destroy(&t->mu);
-    weft__free(t, sizeof *t);
 }
 
 /* Copies src (NULL: "") truncated to the buffer; a cut lands on a UTF-8
@@ -177,25 +253,8 @@ static void copy_reason(char *dst, const char *src) {
 
 weft_status weft_cancel_token_cancel_with(weft_cancel_token *t, const char *reason) {
     if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");
-    weft__mutex_lock(&t->mu);
-    if (atomic_load_explicit(&t->flag, memory_order_relaxed) != 0) {
-        weft__mutex_unlock(&t->mu);
-        return WEFT_ECANCELED;
-    }
-    copy_reason(t->reason, reason);
-    atomic_fetch_add_explicit(&t->cancels, 1, memory_order_relaxed);
-    /* Release: pairs with weft_cancel_token_is_cancelled's acquire load, so a
-     * reader that sees the flag sees the reason and what the canceller wrote. */
-    atomic_store_explicit(&t->flag, WEFT__CANCEL_SET, memory_order_release);
-    t->firing = true;
-    while (t->head) {
-        weft__cancel_reg *reg = t->head;
-        unlink_reg(t, reg);
-        reg->state = WEFT__REG_RUNNING;
-        run_unlocked(t, reg);
-    }
-    t->firing = false;
-    weft__mutex_unlock(&t->mu);
+    if (!mark_cancelled(t, reason)) return WEFT_ECANCELED;
+    fire_and_drain(t);
     return WEFT_OK;
 }
 
