@@ -377,7 +377,12 @@ static inline weft_status weft_task_group_wait_status(weft_task_group *g, int *r
  * before this returns; when fn returned 0, the first non-zero value one of
  * them returned (innermost first) is returned instead.  Called from one of
  * ex's own workers (inside a task), it runs fn right there as a nested task
- * and returns its value; that cannot deadlock.  From any other thread the
+ * and returns its value; that cannot deadlock.  Such a nested root is a task of
+ * its own: a cancellation of the run around it (a token, weft_future_cancel)
+ * does not reach its weft_ctx_check; to stop it with that run, pass the
+ * run's token to weft_run_root_with_token, or check the outer task's ctx
+ * (what an algorithm chunk or a pipeline stage that enters fork-join this way
+ * should do too).  From any other thread the
  * caller sleeps on a futex meanwhile (a worker of another executor blocks
  * too).  `arg` is not copied.  Returns WEFT_EINVAL for a NULL fn, WEFT_ENOMEM
  * if the task could not be queued, WEFT_EFORKED for an executor of the parent
