@@ -461,3 +461,44 @@ TEST(a_scan_with_chunk_1_over_a_million_elements_keeps_its_state_small) {
     weft_executor_destroy(ex);
     free(in), free(out), free(want);
 }
+
+/* Outputs of weft_algo_stream_bytes() or more are written with streaming
+ * stores (x86-64): the typed scans of 4- and 8-byte elements just past that
+ * size, inclusive and exclusive, on one and two workers, give the serial
+ * scan's values (floats: the chunked bits, the same as a size below it), and an
+ * in-place scan of that size (never streamed) too. */
+TEST(typed_scans_of_outputs_past_the_streaming_size_equal_the_serial_scan) {
+    size_t bytes = weft_algo_stream_bytes();
+    ASSERT_TRUE(bytes >= ((size_t)1 << 16));
+    size_t n8 = bytes / 8 + 1001, n4 = bytes / 4 + 1001;
+    uint64_t *in = random_u64(n8, 77), *out = xmalloc(n8 * 8), *want = xmalloc(n8 * 8);
+    int32_t *in4 = xmalloc(n4 * 4), *out4 = xmalloc(n4 * 4);
+    for (size_t i = 0; i < n4; i++) in4[i] = (int32_t)(i % 1000) - 500;
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        serial_scan(in, want, n8, 0, false, false);
+        ASSERT_OK(weft_u64_sum_inclusive_scan(ex, in, out, n8, NULL, NULL));
+        ASSERT_TRUE(memcmp(out, want, n8 * 8) == 0);
+        serial_scan(in, want, n8, 7, true, true);
+        ASSERT_OK(weft_u64_sum_exclusive_scan(ex, in, out, n8, 7, NULL));
+        ASSERT_TRUE(memcmp(out, want, n8 * 8) == 0);
+        memcpy(out, in, n8 * 8); /* in place: not streamed */
+        ASSERT_OK(weft_u64_sum_exclusive_scan(ex, out, out, n8, 7, NULL));
+        ASSERT_TRUE(memcmp(out, want, n8 * 8) == 0);
+        /* 4-byte elements, inclusive with an init and exclusive. */
+        int32_t s = 3;
+        ASSERT_OK(weft_i32_sum_inclusive_scan(ex, in4, out4, n4, &s, NULL));
+        for (size_t i = 0; i < n4; i++) {
+            s += in4[i];
+            if (out4[i] != s) TEST_FAIL_("i32 inclusive: out[%zu] = %d, want %d", i, out4[i], s);
+        }
+        ASSERT_OK(weft_i32_sum_exclusive_scan(ex, in4, out4, n4, 3, NULL));
+        s = 3;
+        for (size_t i = 0; i < n4; i++) {
+            if (out4[i] != s) TEST_FAIL_("i32 exclusive: out[%zu] = %d, want %d", i, out4[i], s);
+            s += in4[i];
+        }
+        weft_executor_destroy(ex);
+    }
+    free(in), free(out), free(want), free(in4), free(out4);
+}

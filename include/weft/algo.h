@@ -367,6 +367,16 @@ WEFT_NODISCARD static inline weft_status weft_parallel_scan_range_fused(
                                                 arg, cfg, sizeof(weft_algo_config));
 }
 
+/* The size of an output, in bytes, from which the typed scans of algo_typed.h
+ * write it with streaming (non-temporal) stores, on x86-64: the last-level
+ * cache's size (32 MiB when the system does not say).  An output that large
+ * cannot stay in cache for its reader anyway, and stores that go round the
+ * cache save reading each line before writing it (a scan of 10^7 64-bit
+ * values out of cache: ~0.8x the time); a smaller output is written normally,
+ * for the reader to find in cache.  An in-place scan (in == out) never
+ * streams.  Any thread. */
+WEFT_API size_t weft_algo_stream_bytes(void);
+
 /* ---- sorting -------------------------------------------------------------------- */
 
 /* Sorts n elements of `size` bytes at base in ascending order of cmp.  The

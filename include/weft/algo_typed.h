@@ -42,6 +42,12 @@
 #define WEFT_ALGO_TYPED_H
 
 #include <math.h> /* isnan */
+#if defined(__x86_64__) && defined(__SSE2__) && !defined(WEFT_NO_STREAMING_STORES)
+#include <emmintrin.h> /* _mm_stream_si32, _mm_stream_si64, _mm_sfence: the scans' streaming stores */
+#define WEFT__STREAMING 1
+#else
+#define WEFT__STREAMING 0
+#endif
 
 #include "weft/algo.h"
 
@@ -346,6 +352,38 @@
 
 /* ---- scans ---------------------------------------------------------------------- */
 
+/* Streaming stores (weft_algo_stream_bytes): a value of 4 or 8 bytes written
+ * round the cache, and the fence that orders such stores before what follows
+ * (the chunk's publication).  Elsewhere, and for other sizes, plain stores. */
+#if WEFT__STREAMING
+#define WEFT__STREAM_STORE(type, p, v)                                                       \
+    do {                                                                                     \
+        type weft_sv_ = (v);                                                                 \
+        if (sizeof(type) == 8) {                                                             \
+            long long weft_sx_;                                                              \
+            __builtin_memcpy(&weft_sx_, &weft_sv_, 8);                                       \
+            _mm_stream_si64((long long *)(void *)(p), weft_sx_);                             \
+        } else if (sizeof(type) == 4) {                                                      \
+            int weft_sx_;                                                                    \
+            __builtin_memcpy(&weft_sx_, &weft_sv_, 4);                                       \
+            _mm_stream_si32((int *)(void *)(p), weft_sx_);                                   \
+        } else {                                                                             \
+            *(p) = weft_sv_;                                                                 \
+        }                                                                                    \
+    } while (0)
+#define WEFT__STREAM_FENCE() _mm_sfence()
+#else
+#define WEFT__STREAM_STORE(type, p, v) (*(p) = (v))
+#define WEFT__STREAM_FENCE() ((void)0)
+#endif
+
+/* Whether a scan of n elements of `size` bytes from in to out streams its
+ * output: x86-64, 4- or 8-byte elements, not in place, at least
+ * weft_algo_stream_bytes() of output. */
+static inline bool weft__scan_streams(const void *in, const void *out, size_t n, size_t size) {
+    return WEFT__STREAMING && (size == 4 || size == 8) && in != out && n >= weft_algo_stream_bytes() / size;
+}
+
 /* Defines name_inclusive_scan (init may be NULL) and name_exclusive_scan (init
  * by value), static inline, with op(a, b) an associative type -> type.  See
  * weft_parallel_inclusive_scan. */
@@ -353,6 +391,7 @@
     typedef struct name##__scan_io {                                                         \
         const type *in;                                                                      \
         type *out;                                                                           \
+        bool stream; /* weft__scan_streams */                                                \
     } name##__scan_io;                                                                       \
     static inline void name##__sreduce(size_t lo, size_t hi, void *acc, void *arg) {         \
         const type *in = ((const name##__scan_io *)arg)->in;                                 \
@@ -364,10 +403,21 @@
         (void)arg;                                                                           \
         *(type *)acc = op(*(type *)acc, *(const type *)x);                                   \
     }                                                                                        \
+    /* Each body in two forms, streaming or not (one branch per chunk); a      \
+     * streaming one ends with the fence, before the chunk is published. */     \
     static inline void name##__incl(size_t lo, size_t hi, void *acc, bool has, void *arg) {  \
         const name##__scan_io *io = (const name##__scan_io *)arg;                            \
         size_t i = lo;                                                                       \
         type s = has ? *(type *)acc : io->in[i++];                                           \
+        if (io->stream) {                                                                    \
+            if (!has) WEFT__STREAM_STORE(type, &io->out[lo], s);                             \
+            for (; i < hi; i++) {                                                            \
+                s = op(s, io->in[i]);                                                        \
+                WEFT__STREAM_STORE(type, &io->out[i], s);                                    \
+            }                                                                                \
+            WEFT__STREAM_FENCE();                                                            \
+            return;                                                                          \
+        }                                                                                    \
         if (!has) io->out[lo] = s;                                                           \
         for (; i < hi; i++) io->out[i] = s = op(s, io->in[i]);                               \
     }                                                                                        \
@@ -375,6 +425,15 @@
         const name##__scan_io *io = (const name##__scan_io *)arg;                            \
         type s = *(type *)acc;                                                               \
         (void)has;                                                                           \
+        if (io->stream) {                                                                    \
+            for (size_t i = lo; i < hi; i++) {                                               \
+                type v = io->in[i];                                                          \
+                WEFT__STREAM_STORE(type, &io->out[i], s);                                    \
+                s = op(s, v);                                                                \
+            }                                                                                \
+            WEFT__STREAM_FENCE();                                                            \
+            return;                                                                          \
+        }                                                                                    \
         for (size_t i = lo; i < hi; i++) {                                                   \
             type v = io->in[i];                                                              \
             io->out[i] = s;                                                                  \
@@ -385,6 +444,18 @@
                                      void *arg) {                                            \
         const name##__scan_io *io = (const name##__scan_io *)arg;                            \
         type x = io->in[lo], t = x, s = has ? op(*(type *)acc, x) : x;                       \
+        if (io->stream) {                                                                    \
+            WEFT__STREAM_STORE(type, &io->out[lo], s);                                       \
+            for (size_t i = lo + 1; i < hi; i++) {                                           \
+                x = io->in[i];                                                               \
+                t = op(t, x);                                                                \
+                s = op(s, x);                                                                \
+                WEFT__STREAM_STORE(type, &io->out[i], s);                                    \
+            }                                                                                \
+            WEFT__STREAM_FENCE();                                                            \
+            *(type *)total = t;                                                              \
+            return;                                                                          \
+        }                                                                                    \
         io->out[lo] = s;                                                                     \
         for (size_t i = lo + 1; i < hi; i++) {                                               \
             x = io->in[i];                                                                   \
@@ -398,6 +469,19 @@
         const name##__scan_io *io = (const name##__scan_io *)arg;                            \
         type s = *(type *)acc, x = io->in[lo], t = x;                                        \
         (void)has;                                                                           \
+        if (io->stream) {                                                                    \
+            WEFT__STREAM_STORE(type, &io->out[lo], s);                                       \
+            s = op(s, x);                                                                    \
+            for (size_t i = lo + 1; i < hi; i++) {                                           \
+                x = io->in[i];                                                               \
+                t = op(t, x);                                                                \
+                WEFT__STREAM_STORE(type, &io->out[i], s);                                    \
+                s = op(s, x);                                                                \
+            }                                                                                \
+            WEFT__STREAM_FENCE();                                                            \
+            *(type *)total = t;                                                              \
+            return;                                                                          \
+        }                                                                                    \
         io->out[lo] = s;                                                                     \
         s = op(s, x);                                                                        \
         for (size_t i = lo + 1; i < hi; i++) {                                               \
@@ -411,7 +495,7 @@
     static inline weft_status name##_inclusive_scan(weft_executor *ex, const type *in,       \
                                                     type *out, size_t n, const type *init,   \
                                                     const weft_algo_config *cfg) {           \
-        name##__scan_io io = { in, out };                                                    \
+        name##__scan_io io = { in, out, weft__scan_streams(in, out, n, sizeof(type)) };      \
         if ((!in || !out) && n) /* refused by the generic call, with a message */            \
             return weft_parallel_inclusive_scan(ex, in, out, n, sizeof(type), init,          \
                                                 name##__sop, 0, cfg);                        \
@@ -422,7 +506,7 @@
     static inline weft_status name##_exclusive_scan(weft_executor *ex, const type *in,       \
                                                     type *out, size_t n, type init,          \
                                                     const weft_algo_config *cfg) {           \
-        name##__scan_io io = { in, out };                                                    \
+        name##__scan_io io = { in, out, weft__scan_streams(in, out, n, sizeof(type)) };      \
         if ((!in || !out) && n) /* refused by the generic call, with a message */            \
             return weft_parallel_exclusive_scan(ex, in, out, n, sizeof(type), &init,         \
                                                 name##__sop, 0, cfg);                        \

@@ -44,6 +44,17 @@
  * on lines of their own, and chunk 1 over 10^7 elements asked for 680 MB. */
 enum { SCAN_CHUNK = 8192, MAX_SCAN_CHUNKS = 65536 };
 
+size_t weft_algo_stream_bytes(void) {
+    /* Read once: the cache does not change while the process runs. */
+    static _Atomic size_t bytes;
+    size_t b = atomic_load_explicit(&bytes, memory_order_relaxed);
+    if (b) return b;
+    b = weft__last_level_cache_bytes();
+    if (!b) b = (size_t)32 << 20;
+    atomic_store_explicit(&bytes, b, memory_order_relaxed);
+    return b;
+}
+
 /* A chunk's published state (scan_core.state[k]). */
 enum { CHUNK_EMPTY = 0, CHUNK_AGGREGATE = 1, CHUNK_PREFIX = 2 };
 
