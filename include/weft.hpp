@@ -674,6 +674,16 @@ private:
     }
 
     void reset() noexcept {
+        /* An async task that has not started may never start: cancelled
+         * through the C handle (weft_cancel_attach on native(), a scheduler
+         * handle), its trampoline never releases the task's reference, and
+         * the state and its captures leaked.  The callback cancel() uses
+         * releases it once the work is done, if it never started; it is
+         * registered here unless one already is (cancel()'s: EBUSY). */
+        if (f_ && !is_run_ && !st_->started.load(std::memory_order_acquire)) {
+            st_->retain_harvest();
+            if (weft_future_then(f_, &future::on_cancelled_done, st_) != WEFT_OK) st_->harvest_and_release();
+        }
         if (f_ && !is_run_) weft_future_destroy(f_); /* a run's: its state owns it */
         if (st_) st_->release();
         f_ = nullptr;

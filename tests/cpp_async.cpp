@@ -75,6 +75,35 @@ TEST(cpp_cancelled_async_never_runs_and_leaks_nothing) {
     ASSERT_EQ(big.use_count(), 1);
 }
 
+/* The guide sends a port to native() for what the C++ layer lacks, such as a
+ * cancellation token: an async task that a token skips never runs its
+ * trampoline, and its state (with the lambda's captures) must still be freed,
+ * whether the future is kept until then or dropped first. */
+TEST(cpp_async_skipped_through_its_c_handle_frees_its_captures) {
+    weft::executor ex(1);
+    std::atomic<bool> release{false};
+    weft::future<void> blocker = ex.async([&] {
+        while (!release.load()) std::this_thread::yield();
+    });
+    auto big = std::make_shared<int>(5);
+    weft::future<int> kept = ex.async([big] { return *big; });
+    weft::future<int> dropped = ex.async([big] { return *big; });
+    weft_cancel_token *t = weft_cancel_token_create(nullptr, nullptr);
+    ASSERT_TRUE(t != nullptr);
+    ASSERT_STATUS(weft_cancel_attach(t, kept.native()), WEFT_OK);
+    ASSERT_STATUS(weft_cancel_attach(t, dropped.native()), WEFT_OK);
+    dropped = weft::future<int>(); /* detached before it is skipped */
+    ASSERT_EQ(big.use_count(), 3);
+    ASSERT_STATUS(weft_cancel_token_cancel(t), WEFT_OK);
+    release = true;
+    blocker.get();
+    ASSERT_THROWS(kept.get(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_ECANCELED));
+    kept = weft::future<int>();
+    ex.wait_for_all();
+    weft_cancel_token_destroy(t);
+    ASSERT_EQ(big.use_count(), 1);
+}
+
 TEST(cpp_dependent_async_starts_after_its_dependencies) {
     weft::executor ex(cpp_test_workers());
     std::atomic<int> done{0};
