@@ -125,6 +125,19 @@ inline weft_ctx *current_ctx(const char *call) {
     return ctx;
 }
 
+/* A run as exceptions are keyed by: its future and the future's id.  The
+ * address alone is not enough: runs of a taskflow submitted through the C API
+ * (weft_run on native()) are never harvested here, and a later run's future
+ * may reuse a finished one's address; it then took the old run's exception
+ * (and its own was dropped as a second one).  Ids are unique per executor. */
+struct run_key {
+    const weft_future *f = nullptr;
+    std::uint64_t id = 0;
+    friend bool operator==(const run_key &a, const run_key &b) noexcept { return a.f == b.f && a.id == b.id; }
+};
+/* run's key (read while the run is alive: a task of it, or its callback). */
+inline run_key key_of(const weft_future *run) noexcept { return run_key{run, run ? weft_future_id(run) : 0}; }
+
 /* ---- exception sinks -----------------------------------------------------------
  * Where the tasks of one taskflow (or pipeline) put the first exception they
  * throw.  The run's completion callback takes it (with those of the module
@@ -146,7 +159,7 @@ public:
     void add(weft_ctx *ctx) noexcept {
         try {
             std::lock_guard<std::mutex> lock(mu_);
-            list_.push_back(entry{weft_ctx_task(ctx).node_, weft_ctx_run(ctx), std::current_exception()});
+            list_.push_back(entry{weft_ctx_task(ctx).node_, key_of(weft_ctx_run(ctx)), std::current_exception()});
             count_.store(list_.size(), std::memory_order_release);
         } catch (...) {
             /* No memory to keep it: the run still fails, and get() throws weft::error. */
@@ -162,12 +175,12 @@ public:
             std::vector<entry> *list;
             std::size_t first;
             std::vector<bool> hit;
-            const weft_future *run;
-        } w{&list_, list_.size(), std::vector<bool>(list_.size(), false), run};
+            run_key run;
+        } w{&list_, list_.size(), std::vector<bool>(list_.size(), false), key_of(run)};
         (void)weft_taskflow_for_each_task(g, [](weft_task t, void *arg) -> bool {
             auto *ww = static_cast<walk *>(arg);
             for (std::size_t i = 0; i < ww->list->size(); ++i)
-                if ((*ww->list)[i].node == t.node_ && (!ww->run || (*ww->list)[i].run == ww->run)) {
+                if ((*ww->list)[i].node == t.node_ && (!ww->run.f || (*ww->list)[i].run == ww->run)) {
                     ww->hit[i] = true;
                     ww->first = std::min(ww->first, i);
                 }
@@ -205,7 +218,7 @@ public:
 private:
     struct entry {
         const void *node;
-        const weft_future *run; /* weft_ctx_run of the task that threw */
+        run_key run; /* of weft_ctx_run of the task that threw */
         std::exception_ptr ex;
     };
     std::mutex mu_;
@@ -218,7 +231,7 @@ struct sink {
      * taskflow's runs queue, but the next may start before the last one's
      * completion callback has taken its exception).  Guarded by mu. */
     struct caught {
-        const weft_future *run;
+        run_key run;
         std::exception_ptr ex;
     };
     std::vector<caught> caught_;
@@ -235,10 +248,16 @@ struct sink {
     /* Keeps the current exception as run's first (NULL: no run known). */
     void capture(const weft_future *run = nullptr) noexcept {
         try {
+            run_key k = key_of(run);
             std::lock_guard<std::mutex> lock(mu);
             for (const caught &c : caught_)
-                if (c.run == run) return; /* first-wins, per run */
-            caught_.push_back(caught{run, std::current_exception()});
+                if (c.run == k) return; /* first-wins, per run */
+            /* One of an earlier run whose future had this address (a run
+             * through the C API, never harvested): no run will take it now. */
+            caught_.erase(std::remove_if(caught_.begin(), caught_.end(),
+                                         [&](const caught &c) { return run && c.run.f == run; }),
+                          caught_.end());
+            caught_.push_back(caught{k, std::current_exception()});
             ncaught.store(caught_.size(), std::memory_order_release);
         } catch (...) {
             /* No memory to keep it: the run still fails, and get() throws weft::error. */
@@ -296,9 +315,10 @@ private:
     std::exception_ptr take_own(const weft_future *run) noexcept {
         std::exception_ptr e;
         if (ncaught.load(std::memory_order_acquire)) {
+            run_key k = key_of(run);
             std::lock_guard<std::mutex> lock(mu);
             for (std::size_t i = 0; i < caught_.size(); ++i)
-                if (!run || caught_[i].run == run || !caught_[i].run) {
+                if (!run || caught_[i].run == k || !caught_[i].run.f) {
                     e = std::move(caught_[i].ex);
                     caught_.erase(caught_.begin() + (std::ptrdiff_t)i);
                     break;

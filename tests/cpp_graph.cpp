@@ -937,3 +937,37 @@ TEST(cpp_taskflow_moves_keep_task_handles_valid) {
     ASSERT_EQ(n, 10);
     ASSERT_EQ(c.num_tasks(), 2);
 }
+
+/* A run's exception is keyed by its future: a taskflow also run through the C
+ * API (weft_run on native(), whose failed runs no completion harvests) left
+ * exceptions keyed by futures that were then freed, and a later
+ * executor::run whose future reused the address rethrew the old run's
+ * exception (its own was dropped as that run's second).  Both kinds of task:
+ * one kept in the arena (a sink) and one packed into its argument (the
+ * orphan list). */
+TEST(cpp_a_run_never_rethrows_an_exception_of_an_earlier_c_api_run) {
+    weft::executor ex(2);
+    int wrong = 0;
+    for (int packed = 0; packed < 2; packed++) {
+        weft::taskflow tf;
+        int which = 0;
+        std::string pad(40, 'x');
+        if (packed) tf.emplace([&which] { throw which; });
+        else tf.emplace([&which, pad] { throw which; });
+        for (int i = 0; i < 50; i++) {
+            which = -1 - i;
+            weft_future *cf = nullptr;
+            ASSERT_STATUS(weft_run(ex.native(), tf.native(), &cf), WEFT_OK);
+            ASSERT_STATUS(weft_future_wait(cf), WEFT_ETASK);
+            weft_future_destroy(cf); /* its address is free for the next run's */
+            which = i;
+            try {
+                ex.run(tf).get();
+                wrong++;
+            } catch (int got) {
+                if (got != i) wrong++;
+            }
+        }
+    }
+    ASSERT_EQ(wrong, 0);
+}
