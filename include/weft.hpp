@@ -648,10 +648,13 @@ public:
         return weft_future_cancel(f_) == WEFT_OK;
     }
 
-    /* Details of the finished run (status, failing task and its code, skipped). */
+    /* Details of the finished run (status, failing task and its code, skipped).
+     * weft::error (WEFT_EINVAL) without a state, as wait(): a zeroed record
+     * would read as a run that succeeded (status WEFT_OK). */
     weft_run_info info() const {
+        if (!f_) throw error(WEFT_EINVAL, "weft::future::info", "the future has no state");
         weft_run_info ri{};
-        if (f_) detail::check(weft_future_info(f_, &ri), "weft_future_info");
+        detail::check(weft_future_info(f_, &ri), "weft_future_info");
         return ri;
     }
     weft_future *native() const noexcept { return f_; }

@@ -29,6 +29,22 @@ TEST(cpp_async_future_get_returns_the_value) {
     for (size_t i = 0; i < 1000; i++) ASSERT_EQ(many[i].get(), i * i);
 }
 
+/* info() of a future with no state (default-made or moved from) throws as
+ * wait() and get() do; it returned a zeroed record, status WEFT_OK, as if a
+ * run had succeeded. */
+TEST(cpp_info_of_a_future_without_state_throws_instead_of_reporting_success) {
+    weft::executor ex(1);
+    weft::future<void> none;
+    ASSERT_THROWS(none.info(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    weft::taskflow tf;
+    tf.emplace([] { throw 1; });
+    weft::future<void> f = ex.run(tf);
+    weft::future<void> g = std::move(f);
+    ASSERT_THROWS(g.get(), int, e, (void)e);
+    ASSERT_THROWS(f.info(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    ASSERT_STATUS(g.info().status, WEFT_ETASK);
+}
+
 TEST(cpp_async_exception_is_rethrown_from_get) {
     weft::executor ex(cpp_test_workers());
     weft::future<int> f = ex.async([]() -> int { throw std::out_of_range("index 9"); });
