@@ -2079,7 +2079,11 @@ private:
         detail::arena arena;
         detail::sink sink;
         ~state() {
-            if (p) (void)weft_pipeline_destroy(p);
+            /* A run still going uses the stages' callables (this state's
+             * arena): wait it out, as ~taskflow does, rather than free them
+             * under it.  (From a stage of that run, this never returns.) */
+            if (p)
+                while (weft_pipeline_destroy(p) == WEFT_EBUSY) std::this_thread::yield();
         }
     };
     template <class F>
