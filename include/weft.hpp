@@ -2079,11 +2079,7 @@ private:
         detail::arena arena;
         detail::sink sink;
         ~state() {
-            /* A run still going uses the stages' callables (this state's
-             * arena): wait it out, as ~taskflow does, rather than free them
-             * under it.  (From a stage of that run, this never returns.) */
-            if (p)
-                while (weft_pipeline_destroy(p) == WEFT_EBUSY) std::this_thread::yield();
+            if (p) (void)weft_pipeline_destroy(p);
         }
     };
     template <class F>
