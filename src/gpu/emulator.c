@@ -79,6 +79,10 @@ typedef struct emu_event {
     emu_stream *s;
     uint32_t seq; /* the marker's place: stamped when completed has reached it */
     _Atomic int refs;
+    /* Set once stamped.  Queries and waits of a stamped event read it, not
+     * the stream: an event may outlive its stream (weft_gpu_stream_destroy
+     * frees it), and reading s->completed then was a use after free. */
+    _Atomic bool done;
     uint32_t failed, loose; /* the stream's counts when the thread reached the marker */
     char message[160], loose_message[160];
 } emu_event;
@@ -98,6 +102,9 @@ static void stamp(emu_stream *s, emu_event *e) {
     e->loose = s->loose;
     if (s->failed) memcpy(e->message, s->message, sizeof e->message);
     if (s->loose) memcpy(e->loose_message, s->loose_message, sizeof e->loose_message);
+    /* release: pairs with the acquire loads in emu_event_query and _sync, so
+     * the counts above are seen with it. */
+    atomic_store_explicit(&e->done, true, memory_order_release);
     event_unref(e);
 }
 
@@ -326,15 +333,19 @@ static int event_status(const emu_event *e) {
     return WEFT_EDEVICE;
 }
 
+/* The stamp comes before the thread's increment of `completed`, so `done`
+ * is set by the time the marker counts as reached; a pending event's stream
+ * is still alive (destroying a stream runs its queue to the end, which stamps
+ * every marker). */
 static int emu_event_query(weft_gpu_device *dev, void *event) {
     emu_event *e = event;
-    if (!reached(atomic_load_explicit(&e->s->completed, memory_order_acquire), e->seq)) return WEFT_EAGAIN;
+    if (!atomic_load_explicit(&e->done, memory_order_acquire)) return WEFT_EAGAIN;
     return event_status(e);
 }
 
 static int emu_event_sync(weft_gpu_device *dev, void *event) {
     emu_event *e = event;
-    wait_for(e->s, e->seq);
+    if (!atomic_load_explicit(&e->done, memory_order_acquire)) wait_for(e->s, e->seq);
     return event_status(e);
 }
 
@@ -400,16 +411,31 @@ static void emu_kernel_destroy(weft_gpu_device *dev, void *kernel) { weft__free(
 static int emu_launch(weft_gpu_device *dev, void *stream, void *kernel, const weft_gpu_range *range,
                        const weft_gpu_arg *args, size_t nargs) {
     size_t group = 1, values = 0;
-    for (int i = 0; i < 3; i++) group *= range->local[i] ? range->local[i] : 1;
+    /* Multiplied only while under the limit: the plain product could wrap
+     * past it ({2^32, 2^32, 1} made 0, a launch accepted). */
+    for (int i = 0; i < 3; i++) {
+        size_t l = range->local[i] ? range->local[i] : 1;
+        group = l <= EMU_MAX_GROUP / group ? group * l : (size_t)EMU_MAX_GROUP + 1;
+    }
     if (group > EMU_MAX_GROUP) {
-        weft__set_error_message("emulator: launch refused: a group of %zu work items is over the limit %d", group,
-                                EMU_MAX_GROUP);
+        weft__set_error_message("emulator: launch refused: a group of %zu x %zu x %zu work items is over the limit %d",
+                                range->local[0], range->local[1], range->local[2], EMU_MAX_GROUP);
         return WEFT_EDEVICE;
     }
-    for (size_t i = 0; i < nargs; i++)
-        if (!args[i].buffer) values += (args[i].size + 15) & ~(size_t)15;
-    emu_op *op = new_op(values);
-    if (!op) return WEFT_ENOMEM;
+    /* The copies of the values, each rounded up to 16 bytes.  Sizes that add
+     * up past PTRDIFF_MAX / 2 (more than any allocation gets) are refused
+     * before the sum, which could wrap to a few bytes (a size near SIZE_MAX)
+     * and let the copy below overrun the record. */
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].buffer) continue;
+        if (args[i].size > (size_t)PTRDIFF_MAX / 2 - values) {
+            values = SIZE_MAX;
+            break;
+        }
+        values += (args[i].size + 15) & ~(size_t)15;
+    }
+    emu_op *op = values == SIZE_MAX ? NULL : new_op(values);
+    if (!op) return weft__fail("weft_gpu_launch", WEFT_ENOMEM, "emulator: no memory for the copies of the values");
     op->launch = true;
     op->kernel = *(const emu_kernel *)kernel;
     op->range = *range;

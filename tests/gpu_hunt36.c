@@ -1,0 +1,67 @@
+/* GPU layer, adversarial round 36: an event that outlives its stream, a guard
+ * of a failed begin, configs and launch arguments out of range. */
+#include <stdint.h>
+#include <string.h>
+
+#include "gpu_test.h"
+
+static int nop_host(const weft_gpu_range *r, void *const *a) {
+    (void)r;
+    (void)a;
+    return 0;
+}
+
+/* Events are destroyed on their own (gpu.h asks only that they go before the
+ * device), so one may be asked after its stream is gone, as CUDA and OpenCL
+ * allow.  The emulator's query read the freed stream's `completed` count: a
+ * use after free, which said WEFT_EAGAIN for good once a new stream took the
+ * memory. */
+TEST(emu_an_event_outlives_its_stream) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_buffer *b = weft_gpu_buffer_create(d, sizeof(int), 64, 0, &st);
+    ASSERT_OK(st);
+    int host[64] = {0};
+    for (int round = 0; round < 20; round++) {
+        weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+        ASSERT_OK(st);
+        ASSERT_OK(weft_gpu_copy_to_device_async(s, b, 0, host, 64));
+        weft_gpu_event *e = weft_gpu_event_record(s, &st);
+        ASSERT_OK(st);
+        weft_gpu_stream_destroy(s); /* runs its queue to the end: the event is done */
+        weft_gpu_stream *reuse = weft_gpu_stream_create(d, &st); /* takes the freed memory back */
+        ASSERT_OK(st);
+        ASSERT_OK(weft_gpu_event_query(e));
+        ASSERT_OK(weft_gpu_event_wait(e));
+        weft_gpu_event_destroy(e);
+        weft_gpu_stream_destroy(reuse);
+    }
+    weft_gpu_buffer_destroy(b);
+    weft_gpu_close(d);
+}
+
+/* A value argument's size near SIZE_MAX: the emulator summed the rounded
+ * sizes, which wrapped to a few bytes, and copied SIZE_MAX - 7 bytes into
+ * them (heap overrun).  Now WEFT_ENOMEM, with a message (docs/errors.md R3).
+ * And a group whose sizes multiply past SIZE_MAX to a small number is refused
+ * like any group over the limit.  The stream works on after both. */
+TEST(emu_launch_sizes_that_wrap_are_refused_not_overrun) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_kernel *k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "nop", .host = nop_host}, &st);
+    ASSERT_OK(st);
+    weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+    ASSERT_OK(st);
+    const weft_gpu_range one = {.global = {1}};
+    int v = 1;
+    weft_gpu_arg wraps[2] = {WEFT_GPU_ARG_VALUE(v), {.value = &v, .size = SIZE_MAX - 7}};
+    ASSERT_STATUS(weft_gpu_launch(s, k, &one, wraps, 2), WEFT_ENOMEM);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "emulator") != NULL);
+    weft_gpu_range wide = {.global = {1}, .local = {(size_t)1 << 32, (size_t)1 << 32, 1}}; /* product 2^64: 0 */
+    ASSERT_STATUS(weft_gpu_launch(s, k, &wide, NULL, 0), WEFT_EDEVICE);
+    ASSERT_OK(weft_gpu_launch(s, k, &one, wraps, 1));
+    ASSERT_OK(weft_gpu_stream_synchronize(s));
+    weft_gpu_stream_destroy(s);
+    weft_gpu_kernel_destroy(k);
+    weft_gpu_close(d);
+}
