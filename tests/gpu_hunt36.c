@@ -40,6 +40,29 @@ TEST(emu_an_event_outlives_its_stream) {
     weft_gpu_close(d);
 }
 
+/* "WEFT_EINVAL for NULL or a guard that is not open": the guard of a begin
+ * that failed (no pool) is not open.  Begin left it as the caller had it, so
+ * the usual begin ... end with no check between read garbage and crashed. */
+TEST(a_guard_whose_begin_failed_ends_with_einval) {
+    weft_gpu_stream_guard g;
+    memset(&g, 0xab, sizeof g); /* whatever the stack held */
+    ASSERT_NULL(weft_gpu_stream_begin(NULL, &g));
+    ASSERT_STATUS(weft_gpu_stream_end(&g), WEFT_EINVAL);
+    ASSERT_STATUS(weft_gpu_stream_end(&g), WEFT_EINVAL);
+}
+
+/* A kind out of range is "kind unknown", WEFT_EINVAL, whichever side of the
+ * enum it falls; a negative one was taken for WEFT_GPU=none (WEFT_ENOENT,
+ * with a message naming a variable that was not set). */
+TEST(gpu_open_with_a_negative_kind_is_einval) {
+    weft_status st = WEFT_OK;
+    ASSERT_NULL(weft_gpu_open(&(weft_gpu_config){.kind = (weft_gpu_kind)-1}, &st));
+    ASSERT_STATUS(st, WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "WEFT_GPU") == NULL);
+    ASSERT_NULL(weft_gpu_open(&(weft_gpu_config){.kind = (weft_gpu_kind)(WEFT_GPU_EMULATOR + 1)}, &st));
+    ASSERT_STATUS(st, WEFT_EINVAL);
+}
+
 /* A value argument's size near SIZE_MAX: the emulator summed the rounded
  * sizes, which wrapped to a few bytes, and copied SIZE_MAX - 7 bytes into
  * them (heap overrun).  Now WEFT_ENOMEM, with a message (docs/errors.md R3).
@@ -65,3 +88,24 @@ TEST(emu_launch_sizes_that_wrap_are_refused_not_overrun) {
     weft_gpu_kernel_destroy(k);
     weft_gpu_close(d);
 }
+
+/* "at most WEFT_GPU_MAX_ARGS - 1" arguments: the check added one to nargs,
+ * which a nargs of SIZE_MAX (a count of 0 less one) wrapped to 0, and the
+ * OpenCL and CUDA paths then copied SIZE_MAX arguments (a crash). */
+static void check_parallel_for_nargs(weft_gpu_kind kind) {
+    weft_gpu_device *d = gpu_test_open(kind);
+    weft_status st;
+    weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+    ASSERT_OK(st);
+    int v = 1;
+    weft_gpu_arg args[1] = {WEFT_GPU_ARG_VALUE(v)};
+    const weft_gpu_for_kernel fk = {.params = "int a", .body = "(void)a;", .host = nop_host};
+    ASSERT_STATUS(weft_gpu_parallel_for(s, 4, &fk, args, SIZE_MAX), WEFT_EINVAL);
+    ASSERT_STATUS(weft_gpu_parallel_for(s, 4, &fk, args, WEFT_GPU_MAX_ARGS), WEFT_EINVAL);
+    ASSERT_OK(weft_gpu_parallel_for(s, 4, &fk, args, 1));
+    ASSERT_OK(weft_gpu_stream_synchronize(s));
+    weft_gpu_stream_destroy(s);
+    weft_gpu_close(d);
+}
+TEST(emu_parallel_for_with_nargs_that_wraps_is_einval) { check_parallel_for_nargs(WEFT_GPU_EMULATOR); }
+TEST(opencl_parallel_for_with_nargs_that_wraps_is_einval) { check_parallel_for_nargs(WEFT_GPU_OPENCL); }

@@ -65,12 +65,13 @@ weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err) 
     weft_gpu_device *d = NULL;
     if (cfg.streams == 0) cfg.streams = 4;
     if (cfg.emulator_memory == 0) cfg.emulator_memory = (size_t)1 << 30;
-    if (kind == WEFT_GPU_AUTO) kind = kind_from_env();
-    if (kind < 0) {
+    /* A kind out of range is WEFT_EINVAL before WEFT_GPU is read: a negative
+     * one was taken for kind_from_env's "none" (WEFT_ENOENT, "WEFT_GPU=none"). */
+    if (kind < WEFT_GPU_AUTO || kind > WEFT_GPU_EMULATOR || cfg.streams > 256) {
+        weft__set_error_message("weft_gpu_open: bad config (kind %d, streams %u)", kind, cfg.streams);
+    } else if (kind == WEFT_GPU_AUTO && (kind = kind_from_env()) < 0) {
         st = WEFT_ENOENT;
         weft__set_error_message("weft_gpu_open: no device: WEFT_GPU=none");
-    } else if (kind > WEFT_GPU_EMULATOR || cfg.streams > 256) {
-        weft__set_error_message("weft_gpu_open: bad config (kind %d, streams %u)", kind, cfg.streams);
     } else if (kind != WEFT_GPU_AUTO) {
         d = open_one(backends[kind], &cfg, &st);
     } else {

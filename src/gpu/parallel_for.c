@@ -143,7 +143,7 @@ static weft_gpu_kernel *kernel_for(weft_gpu_device *dev, const weft_gpu_for_kern
 
 weft_status weft_gpu_parallel_for(weft_gpu_stream *s, size_t n, const weft_gpu_for_kernel *fk,
                                   const weft_gpu_arg *args, size_t nargs) {
-    if (!s || !fk || !fk->body || nargs + 1 > WEFT_GPU_MAX_ARGS || (nargs && !args)) {
+    if (!s || !fk || !fk->body || nargs >= WEFT_GPU_MAX_ARGS || (nargs && !args)) { /* nargs + 1 could wrap */
         weft__set_error_message("weft_gpu_parallel_for: it needs a stream, a body, and at most %d arguments",
                                 WEFT_GPU_MAX_ARGS - 1);
         return WEFT_EINVAL;

@@ -303,7 +303,13 @@ weft_gpu_stream *weft_gpu_stream_pool_get(weft_gpu_stream_pool *p, unsigned i) {
 }
 
 weft_gpu_stream *weft_gpu_stream_begin(weft_gpu_stream_pool *p, weft_gpu_stream_guard *g) {
-    if (!p || !g) return weft__fail(__func__, WEFT_EINVAL, "p or g is NULL"), NULL;
+    if (!p || !g) {
+        /* A closed guard, so that a weft_gpu_stream_end of it (the pattern
+         * with no check between) is WEFT_EINVAL, not a read of whatever the
+         * caller's guard held. */
+        if (g) *g = (weft_gpu_stream_guard){0};
+        return weft__fail(__func__, WEFT_EINVAL, "p or g is NULL"), NULL;
+    }
     unsigned start = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
     *g = (weft_gpu_stream_guard){.pool_ = p, .slot_ = start % p->n};
     for (unsigned k = 0; k < p->n; k++) {
