@@ -109,3 +109,36 @@ static void check_parallel_for_nargs(weft_gpu_kind kind) {
 }
 TEST(emu_parallel_for_with_nargs_that_wraps_is_einval) { check_parallel_for_nargs(WEFT_GPU_EMULATOR); }
 TEST(opencl_parallel_for_with_nargs_that_wraps_is_einval) { check_parallel_for_nargs(WEFT_GPU_OPENCL); }
+
+/* An OpenCL kernel keeps the arguments of its last launch: a launch given
+ * fewer than the kernel takes was refused the first time (by the driver,
+ * CL_INVALID_KERNEL_ARGS) and then, after one complete launch, ran with that
+ * launch's values for the missing ones and said WEFT_OK.  Refused every time
+ * now, with the counts in the message; the data is left alone. */
+TEST(opencl_a_launch_with_too_few_arguments_is_refused_every_time) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_OPENCL);
+    weft_status st;
+    weft_gpu_kernel *scale = weft_gpu_kernel_create(d, &gpu_test_scale, &st); /* scale(x, a, n) */
+    ASSERT_OK(st);
+    weft_gpu_buffer *b = weft_gpu_buffer_create(d, sizeof(float), 4, 0, &st);
+    ASSERT_OK(st);
+    weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+    ASSERT_OK(st);
+    float x[4] = {1, 2, 3, 4};
+    ASSERT_OK(weft_gpu_copy_to_device(b, 0, x, 4));
+    float a = 2.0f;
+    unsigned n = 4;
+    weft_gpu_arg args[3] = {WEFT_GPU_ARG_BUFFER(b), WEFT_GPU_ARG_VALUE(a), WEFT_GPU_ARG_VALUE(n)};
+    const weft_gpu_range r = {.global = {4}};
+    ASSERT_STATUS(weft_gpu_launch(s, scale, &r, args, 2), WEFT_EDEVICE);
+    ASSERT_OK(weft_gpu_launch(s, scale, &r, args, 3)); /* x * 2 */
+    ASSERT_STATUS(weft_gpu_launch(s, scale, &r, args, 2), WEFT_EDEVICE);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "3 arguments, 2 given") != NULL);
+    ASSERT_OK(weft_gpu_stream_synchronize(s));
+    ASSERT_OK(weft_gpu_copy_to_host(b, 0, x, 4));
+    ASSERT_TRUE(x[0] == 2.0f && x[3] == 8.0f); /* scaled once */
+    weft_gpu_stream_destroy(s);
+    weft_gpu_buffer_destroy(b);
+    weft_gpu_kernel_destroy(scale);
+    weft_gpu_close(d);
+}

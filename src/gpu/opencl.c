@@ -24,6 +24,7 @@ enum {
     CL_DEVICE_NAME = 0x102B,
     CL_MEM_READ_WRITE = 1 << 0,
     CL_PROGRAM_BUILD_LOG = 0x1183,
+    CL_KERNEL_NUM_ARGS = 0x1191,
     CL_EVENT_COMMAND_EXECUTION_STATUS = 0x11D3,
     CL_MEM_OBJECT_ALLOCATION_FAILURE = -4,
     CL_OUT_OF_RESOURCES = -5,
@@ -61,6 +62,7 @@ enum {
     X(ReleaseProgram, cl_int, (cl_program))                                                                 \
     X(CreateKernel, cl_kernel, (cl_program, const char *, cl_int *))                                        \
     X(ReleaseKernel, cl_int, (cl_kernel))                                                                   \
+    X(GetKernelInfo, cl_int, (cl_kernel, cl_uint, size_t, void *, size_t *))                                \
     X(SetKernelArg, cl_int, (cl_kernel, cl_uint, size_t, const void *))                                     \
     X(EnqueueNDRangeKernel, cl_int,                                                                         \
       (cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *, const size_t *, cl_uint,      \
@@ -91,6 +93,7 @@ typedef struct cl_dev {
 
 typedef struct cl_kern {
     cl_kernel kernel;
+    cl_uint nargs;    /* the kernel's parameters (CL_KERNEL_NUM_ARGS) */
     weft__mutex lock; /* clSetKernelArg is not thread-safe on one kernel */
 } cl_kern;
 
@@ -105,6 +108,8 @@ static const char *cl_error_name(cl_int e) {
     case -38: return "CL_INVALID_MEM_OBJECT";
     case -46: return "CL_INVALID_KERNEL_NAME";
     case -48: return "CL_INVALID_KERNEL";
+    case -49: return "CL_INVALID_ARG_INDEX";
+    case -50: return "CL_INVALID_ARG_VALUE";
     case -51: return "CL_INVALID_ARG_SIZE";
     case -52: return "CL_INVALID_KERNEL_ARGS";
     case -54: return "CL_INVALID_WORK_GROUP_SIZE";
@@ -366,6 +371,9 @@ static int cl_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source *
     cl_int e = 0;
     if (!st) k->kernel = cd->cl.CreateKernel(prog, src->name, &e);
     if (!st) st = cl_fail(e, "CreateKernel");
+    if (!st) st = cl_fail(cd->cl.GetKernelInfo(k->kernel, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL),
+                          "GetKernelInfo");
+    if (st && k->kernel) cd->cl.ReleaseKernel(k->kernel);
     if (st) {
         weft__mutex_destroy(&k->lock);
         weft__free(k, sizeof *k);
@@ -399,6 +407,15 @@ static int cl_launch(weft_gpu_device *dev, void *stream, void *kernel, const wef
     bool local = range->local[0] || range->local[1] || range->local[2];
     size_t lws[3];
     for (unsigned i = 0; i < 3; i++) lws[i] = range->local[i] ? range->local[i] : 1;
+    /* A kernel keeps the arguments of its last launch: a launch given fewer
+     * ran with the previous launch's values for the rest (only the first
+     * launch was refused, CL_INVALID_KERNEL_ARGS).  Refused every time, as the
+     * driver refuses that first one. */
+    if (nargs != k->nargs) {
+        weft__set_error_message("opencl: launch refused: the kernel takes %u arguments, %zu given", (unsigned)k->nargs,
+                                nargs);
+        return WEFT_EDEVICE;
+    }
     /* The arguments are captured at enqueue: hold the kernel until then. */
     weft__mutex_lock(&k->lock);
     int st = set_args(dev, k->kernel, args, nargs);
