@@ -308,7 +308,8 @@ typedef struct weft_gpu_arg {
  * WEFT_GPU_MAX_ARGS).  WEFT_EINVAL (NULL, nargs too large, an argument with
  * neither a buffer nor a value, objects of different devices),
  * WEFT_EDEVICE (the launch was refused, e.g. a group too large: the
- * driver's message), WEFT_ENOMEM.  A kernel that fails while it runs is
+ * driver's message; on OpenCL also an argument count other than the
+ * kernel's, which CUDA cannot check), WEFT_ENOMEM.  A kernel that fails while it runs is
  * reported as "Failed work" above says: by events recorded after it, by one
  * synchronize of the stream, or, queued by a GPU task, to that task. */
 WEFT_API weft_status weft_gpu_launch(weft_gpu_stream *s, weft_gpu_kernel *k, const weft_gpu_range *range,
