@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -129,6 +130,37 @@ TEST(async_completion_fd_wakes_epoll) {
     ASSERT_EQ(epoll_wait(ep, &out, 1, 60000), 1);
     weft_future_destroy(f);
     close(ep);
+    weft_executor_destroy(ex);
+}
+
+/* At the process's limit of open files weft_future_fd is WEFT_ESYS, and its
+ * message says that limit is why and points to weft_future_then (it said only
+ * "eventfd could not be opened", which left the user guessing). */
+TEST(async_fd_at_the_open_files_limit_says_why) {
+    weft_executor *ex = make_executor(2);
+    struct rlimit old;
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+    struct rlimit low = old;
+    low.rlim_cur = 64;
+    if (old.rlim_cur < 64 || setrlimit(RLIMIT_NOFILE, &low) != 0) SKIP("cannot lower RLIMIT_NOFILE");
+    enum { N = 80 }; /* more than the limit: some must fail */
+    weft_future *fs[N];
+    int failed = -1;
+    for (int i = 0; i < N; i++) {
+        ASSERT_OK(weft_async(ex, noop, NULL, &fs[i]));
+        int fd;
+        weft_status st = weft_future_fd(fs[i], &fd);
+        if (st != WEFT_OK && failed < 0) {
+            ASSERT_STATUS(st, WEFT_ESYS);
+            failed = i;
+            const char *msg = weft_last_error_message();
+            ASSERT_TRUE(strstr(msg, "too many open files") != NULL);
+            ASSERT_TRUE(strstr(msg, "weft_future_then") != NULL);
+        }
+    }
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+    ASSERT_GE(failed, 0);
+    for (int i = 0; i < N; i++) weft_future_destroy(fs[i]);
     weft_executor_destroy(ex);
 }
 

@@ -48,7 +48,15 @@ weft_status weft_future_fd(weft_future *f, int *fd) {
         return WEFT_OK;
     }
     int mine;
-    if (weft__eventfd_open(&mine) != 0) return weft__fail(__func__, WEFT_ESYS, "eventfd could not be opened");
+    const char *why = "";
+    /* Say why: at the process's limit of open files (one descriptor per
+     * future in flight, docs/interop.md) a bare "could not be opened" left
+     * the user guessing; the way out there is weft_future_then. */
+    if (weft__eventfd_open(&mine, &why) != 0)
+        return weft__fail(__func__, WEFT_ESYS,
+                          "no eventfd could be opened (%s); one descriptor per future in flight is limited "
+                          "by the process's open files (ulimit -n): for many futures use weft_future_then",
+                          why);
     /* seq_cst CAS then seq_cst load of done: pairs with make_ready's store of
      * done then load of efd, so the fd is signalled by one side or both. */
     if (!atomic_compare_exchange_strong_explicit(&f->efd, &cur, mine, memory_order_seq_cst,

@@ -7,9 +7,17 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-int weft__eventfd_open(int *fd) {
+int weft__eventfd_open(int *fd, const char **why) {
     int f = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (f < 0) return WEFT_ESYS;
+    if (f < 0) {
+        /* Not strerror: it need not be thread-safe. */
+        if (why)
+            *why = errno == EMFILE   ? "the process has too many open files"
+                   : errno == ENFILE ? "the system has too many open files"
+                   : errno == ENOMEM ? "no kernel memory"
+                                     : "the system refused it";
+        return WEFT_ESYS;
+    }
     *fd = f;
     return 0;
 }

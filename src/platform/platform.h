@@ -52,8 +52,10 @@ void weft__mutex_lock(weft__mutex *m);
 void weft__mutex_unlock(weft__mutex *m);
 
 /* ---- eventfd (src/platform/eventfd.c) ---- */
-/* Opens a non-blocking, close-on-exec eventfd with count 0.  0 or WEFT_ESYS. */
-int weft__eventfd_open(int *fd);
+/* Opens a non-blocking, close-on-exec eventfd with count 0.  0 or WEFT_ESYS;
+ * then, if why is not NULL, *why says what the system refused, for the
+ * caller's message ("too many open files" at the process's fd limit). */
+int weft__eventfd_open(int *fd, const char **why);
 /* Adds 1 to its count, making it readable.  Best effort (cannot fail usefully). */
 void weft__eventfd_signal(int fd);
 void weft__fd_close(int fd);
