@@ -157,7 +157,10 @@ WEFT_API size_t weft_semaphore_max(const weft_semaphore *s);
 /* Makes every unit free again, e.g. after a run was cancelled between a task
  * that acquired and the task that was to release (skipped tasks neither
  * acquire nor release).  WEFT_EINVAL for NULL, WEFT_EBUSY (nothing changed)
- * while a task is parked on it.  Only while no task holding it runs. */
+ * while a task is parked on it.  Only while no task holding it runs or is
+ * about to (one a release has just handed a unit to, not yet running, or one
+ * that is acquiring it): reset then frees a unit that is spoken for, and a
+ * second task may enter beside it. */
 WEFT_API weft_status weft_semaphore_reset(weft_semaphore *s);
 
 /* weft_async with semaphores: fn(ctx, arg) starts once it holds one unit of
