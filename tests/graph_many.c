@@ -468,3 +468,22 @@ TEST(parallel_run_n_beside_a_run_with_priorities_of_the_same_taskflow) {
     weft_taskflow_destroy(tf);
     weft_executor_destroy(ex);
 }
+
+/* A refused submission sets *out to NULL, whichever run call refused it, as
+ * weft_run_many and weft_run_n_parallel do (weft_run left it as it was, so a
+ * caller's stale pointer survived a failure). */
+TEST(every_run_call_that_refuses_sets_its_out_to_null) {
+    weft_future *sentinel = (weft_future *)(uintptr_t)0x1;
+    weft_future *f = sentinel;
+    ASSERT_STATUS(weft_run(NULL, NULL, &f), WEFT_EINVAL);
+    ASSERT_NULL(f);
+    f = sentinel;
+    ASSERT_STATUS(weft_run_n(NULL, NULL, 3, &f), WEFT_EINVAL);
+    ASSERT_NULL(f);
+    f = sentinel;
+    ASSERT_STATUS(weft_run_until(NULL, NULL, NULL, NULL, &f), WEFT_EINVAL);
+    ASSERT_NULL(f);
+    f = sentinel;
+    ASSERT_STATUS(weft_run_with_priority(NULL, NULL, (weft_priority)99, &f), WEFT_EINVAL);
+    ASSERT_NULL(f);
+}

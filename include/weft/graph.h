@@ -276,7 +276,8 @@ WEFT_API weft_priority weft_task_get_priority(weft_task t);
  * different taskflows execute at the same time.  A run executes on `ex`, also
  * when it waits behind a run of tf on another executor (should handing it over
  * to `ex` then find no memory, the run fails: WEFT_ETASK with task_code
- * WEFT_ENOMEM).  The taskflow must outlive the run.  Errors (nothing is submitted): WEFT_EINVAL, WEFT_ECYCLE (see
+ * WEFT_ENOMEM).  The taskflow must outlive the run.  Errors (nothing is submitted, and *out, if out is
+ * not NULL, is set to NULL): WEFT_EINVAL, WEFT_ECYCLE (see
  * weft_last_error_message), WEFT_ENOMEM, WEFT_ESHUTDOWN (the executor is being
  * destroyed).  ex NULL: the default executor (weft_default_executor; its
  * creation's status, e.g. WEFT_ENOMEM, if it cannot be made), here and in

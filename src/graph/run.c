@@ -222,6 +222,7 @@ static void run_free(weft_future *f) { weft__free_aligned(f, sizeof(weft__run), 
 
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
                           uint8_t prio, weft_future **out) {
+    if (out) *out = NULL; /* on failure too, as weft_run_many and weft_run_n_parallel */
     if (!tf) return weft__fail("weft_run", WEFT_EINVAL, "tf is NULL");
     if (tf->is_subflow_graph)
         return weft__tf_error(tf, WEFT_EINVAL, "weft_run: a subflow's graph runs only as part of its task");
@@ -291,6 +292,7 @@ weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_fu
 }
 
 weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf, weft_pred_fn pred, void *arg, weft_future **out) {
+    if (out) *out = NULL;
     if (!pred)
         return tf ? weft__tf_error(tf, WEFT_EINVAL, "weft_run_until: the predicate is NULL")
                   : weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
@@ -298,6 +300,7 @@ weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf, weft_pred_fn pr
 }
 
 weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf, weft_priority priority, weft_future **out) {
+    if (out) *out = NULL;
     if (priority < WEFT_PRIORITY_LOW || priority > WEFT_PRIORITY_CRITICAL)
         return tf ? weft__tf_error(tf, WEFT_EINVAL, "weft_run_with_priority: %d is not a priority", (int)priority)
                   : weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
