@@ -36,6 +36,7 @@
 #include "core/abi.h" /* weft__config_read */
 #include "core/alloc.h"
 #include "core/default_executor.h"
+#include "platform/files.h"    /* weft__last_level_cache_bytes */
 #include "platform/platform.h" /* weft__spin_pause */
 #include "core/error_detail.h"
 

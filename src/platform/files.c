@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,6 +28,31 @@ int weft__file_read(const char *path, char *buf, size_t cap) {
     close(fd);
     buf[got] = 0;
     return (int)got;
+}
+
+bool weft__parse_size(const char *s, uint64_t *out) {
+    char *end;
+    if (*s < '0' || *s > '9') return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    uint64_t mult = 1;
+    if (*end == 'K') mult = 1024, end++;
+    else if (*end == 'M') mult = 1024 * 1024, end++;
+    else if (*end == 'G') mult = 1024 * 1024 * 1024, end++;
+    while (*end == ' ' || *end == '\n') end++;
+    if (*end || v > UINT64_MAX / mult) return false;
+    *out = (uint64_t)v * mult;
+    return true;
+}
+
+size_t weft__last_level_cache_bytes(void) {
+    uint64_t best = 0;
+    for (int i = 0; i < 8; i++) {
+        char path[64], text[32];
+        uint64_t v;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if (weft__file_read(path, text, sizeof text) > 0 && weft__parse_size(text, &v) && v > best) best = v;
+    }
+    return best > SIZE_MAX ? SIZE_MAX : (size_t)best;
 }
 
 int weft__dir_each(const char *path, int (*fn)(void *ctx, const char *name), void *ctx) {

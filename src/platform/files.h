@@ -4,13 +4,25 @@
 #ifndef WEFT_PLATFORM_FILES_H
 #define WEFT_PLATFORM_FILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Reads the whole of a small file (a sysfs attribute) into buf, at most
  * cap - 1 bytes, and ends it with a NUL.  Returns the bytes read, or -1 when
  * the file cannot be opened or read (buf is then "").  cap must be >= 1.
  * Any thread. */
 int weft__file_read(const char *path, char *buf, size_t cap);
+
+/* A sysfs size ("48K", "1024K", "32M", "12345", trailing white space allowed)
+ * in bytes: true and *out, or false.  Any thread. */
+bool weft__parse_size(const char *s, uint64_t *out);
+
+/* The largest cache of cpu0 in bytes (its last level: the L3 it shares), from
+ * /sys/devices/system/cpu/cpu0/cache, or 0 when /sys does not say.  (Not
+ * glibc's sysconf: on an EPYC VM it says 384 MiB, the package's L3s summed,
+ * where this CPU shares 32.)  Any thread; no allocation. */
+size_t weft__last_level_cache_bytes(void);
 
 /* Calls fn(ctx, name) for each entry of the directory `path` except "." and
  * "..", in the order the OS gives; stops early when fn returns nonzero.

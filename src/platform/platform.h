@@ -100,9 +100,6 @@ void weft__mem_advise_huge(void *p, size_t len);
  * thread's: platform/affinity.c), capped by a cgroup v2 CPU quota (cpu.max of
  * its cgroup or any parent, rounded up); at least 1. */
 unsigned weft__cpu_count(void);
-/* The largest data cache's size in bytes (the last level: L3 here), or 0 when
- * the system does not say (sysconf, then /sys). */
-size_t weft__last_level_cache_bytes(void);
 /* The same with the cgroup v2 mount point and the /proc/self/cgroup file given
  * (tests use a fake tree); a NULL root ignores quotas. */
 unsigned weft__cpu_count_in(const char *cgroup_root, const char *self_cgroup);

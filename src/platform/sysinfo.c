@@ -3,7 +3,6 @@
 #include "platform/platform.h"
 
 #include <sched.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,34 +72,6 @@ unsigned weft__cpu_count_in(const char *cgroup_root, const char *self_cgroup) {
 }
 
 unsigned weft__cpu_count(void) { return weft__cpu_count_in("/sys/fs/cgroup", "/proc/self/cgroup"); }
-
-size_t weft__last_level_cache_bytes(void) {
-    /* /sys first: it gives the cache this CPU shares ("32768K" on an EPYC
-     * whose sysconf says 384 MiB, the whole package's L3 over its CCDs).
-     * /sys/devices/system/cpu/cpu0/cache/indexN/size: "32768K", "32M". */
-    size_t best = 0;
-    for (int i = 0; i < 8; i++) {
-        char path[96], text[32];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        FILE *f = fopen(path, "re");
-        if (!f) continue;
-        bool got = fgets(text, sizeof text, f) != NULL;
-        fclose(f);
-        if (!got) continue;
-        char *end;
-        unsigned long long v = strtoull(text, &end, 10);
-        if (*end == 'K') v <<= 10;
-        else if (*end == 'M') v <<= 20;
-        if (v > best) best = (size_t)v;
-    }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    if (!best) {
-        long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-        best = l3 > 0 ? (size_t)l3 : l2 > 0 ? (size_t)l2 : 0;
-    }
-#endif
-    return best;
-}
 
 uint64_t weft__now_ns(void) {
     struct timespec ts;

@@ -44,21 +44,6 @@ static bool parse_long(const char *s, long *out) {
     return true;
 }
 
-/* "48K", "1024K", "32M", "12345": bytes, or false. */
-static bool parse_size(const char *s, uint64_t *out) {
-    char *end;
-    if (*s < '0' || *s > '9') return false;
-    unsigned long long v = strtoull(s, &end, 10);
-    uint64_t mult = 1;
-    if (*end == 'K') mult = 1024, end++;
-    else if (*end == 'M') mult = 1024 * 1024, end++;
-    else if (*end == 'G') mult = 1024 * 1024 * 1024, end++;
-    while (*end == ' ' || *end == '\n') end++;
-    if (*end || v > UINT64_MAX / mult) return false;
-    *out = (uint64_t)v * mult;
-    return true;
-}
-
 /* ---- entries named prefixN ---- */
 
 typedef struct numbered {
@@ -140,7 +125,7 @@ static void cache_details(weft__topo_raw *raw, const char *root, int cpu, int k,
     char buf[64], path[PATH_CAP];
     long v;
     if (read_attr(buf, sizeof buf, path, root, CPU_DIR "/cpu%d/cache/index%d/size", cpu, k) < 0 ||
-        !parse_size(buf, &c->bytes))
+        !weft__parse_size(buf, &c->bytes))
         weft__raw_warn(raw, "missing or unreadable cache size", path);
     if (read_attr(buf, sizeof buf, path, root, CPU_DIR "/cpu%d/cache/index%d/coherency_line_size", cpu, k) >= 0 &&
         parse_long(buf, &v) && v > 0 && v <= 1 << 20)
