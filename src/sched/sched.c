@@ -81,6 +81,15 @@ static weft__job *drain_injector(weft__sched *s, weft__worker *w) {
     return NULL;
 }
 
+/* Before a job from a thread that is not a worker takes its place in the
+ * policy's order: the default-priority jobs that thread submitted before it
+ * (waiting in the injector) go first, and one the policy refuses goes back
+ * where it was. */
+static void drain_before_outside_submit(weft__sched *s) {
+    weft__job *refused = drain_injector(s, NULL);
+    if (refused) weft__sched_resubmit(s->ex, NULL, refused);
+}
+
 /* w's lanes, or NULL when w is a submitter slot or not one of s's workers. */
 static inline weft__lanes *lanes_of(weft__sched *s, weft__worker *w) {
     return w && w->ex == s->ex && w->id < s->ex->nworkers ? &sched_worker(w)->lanes : NULL;
@@ -248,10 +257,7 @@ static int submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio, 
     weft__sched *s = w && w->ex == ex && w->id < ex->nworkers ? sched_worker(w)->s : weft__sched_of(ex);
     if (!s || !prio_ok(prio)) return WEFT_EINVAL;
     if (s->policy && !s->policy->heap) {
-        if (!w) { /* the default-priority jobs submitted before this one go first */
-            weft__job *refused = drain_injector(s, NULL);
-            if (refused) weft__sched_resubmit(ex, NULL, refused); /* back where it was */
-        }
+        if (!w) drain_before_outside_submit(s);
         int st = weft__policy_push(s, job, prio, w ? (int)w->id : -1);
         if (st == 0) weft__source_notify(ex, w);
         return st == 0 ? WEFT_OK : WEFT_ENOMEM;
@@ -296,10 +302,7 @@ int weft__sched_reserve(weft_executor *ex, int prio, weft__sched_removed_fn on_r
      * the injector and take their place among equals only when moved into the
      * queue; moved first, they stay ahead of this one (FIFO among equals).
      * A worker's own jobs were queued when it pushed them. */
-    if (s->policy && s->policy->heap && !weft__current_worker(ex)) {
-        weft__job *refused = drain_injector(s, NULL);
-        if (refused) weft__sched_resubmit(ex, NULL, refused); /* back where it was */
-    }
+    if (s->policy && s->policy->heap && !weft__current_worker(ex)) drain_before_outside_submit(s);
     weft__mutex_lock(&s->q.lock);
     int st = weft__squeue_reserve_locked(&s->q, (unsigned)(prio + 1), on_remove, out);
     if (st == WEFT_OK) s->q.slots[out->slot].job = job;
