@@ -368,13 +368,14 @@ WEFT_NODISCARD static inline weft_status weft_parallel_scan_range_fused(
 }
 
 /* The size of an output, in bytes, from which the typed scans of algo_typed.h
- * write it with streaming (non-temporal) stores, on x86-64: the last-level
- * cache's size (32 MiB when the system does not say).  An output that large
+ * write it with streaming (non-temporal) stores, on x86-64: the size of the
+ * largest cache of CPU 0 as /sys gives it (32 MiB when /sys does not say),
+ * read once per process.  An output that large
  * cannot stay in cache for its reader anyway, and stores that go round the
  * cache save reading each line before writing it (a scan of 10^7 64-bit
  * values out of cache: ~0.8x the time); a smaller output is written normally,
  * for the reader to find in cache.  An in-place scan (in == out) never
- * streams.  Any thread. */
+ * streams.  Never fails, allocates nothing; any thread. */
 WEFT_API size_t weft_algo_stream_bytes(void);
 
 /* ---- sorting -------------------------------------------------------------------- */
