@@ -236,3 +236,123 @@ TEST(cancelling_a_run_of_many_sources_ends_it_promptly) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- How a range spreads (sources.c looks at its deque every few sources) ---- */
+
+enum { SPREAD_N = 64 };
+
+struct spread {
+    atomic_int ran;
+    atomic_int seen; /* sources source 0 saw finish while it waited */
+};
+
+static int spread_src(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add(&((struct spread *)arg)->ran, 1);
+    return 0;
+}
+
+/* Source 0 waits (up to 10 s) until half the others have run.  Its own thread
+ * is busy waiting, so they ran on others: the range's owner splits it in two
+ * before its first source, and a thief takes the upper half (the lower one
+ * waits behind source 0). */
+static int spread_first(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    struct spread *s = arg;
+    uint64_t until = now_ns() + 10 * SEC;
+    while (atomic_load(&s->ran) < SPREAD_N / 2 && now_ns() < until) sleep_us(50);
+    atomic_store(&s->seen, atomic_load(&s->ran));
+    atomic_fetch_add(&s->ran, 1);
+    return 0;
+}
+
+TEST(a_wide_fan_whose_first_source_blocks_is_run_by_the_other_workers) {
+    for (unsigned workers = 2; workers <= 3; workers++) {
+        weft_executor *ex = make_executor(workers);
+        struct spread s = { 0 };
+        weft_taskflow *tf = make_taskflow("spread");
+        must_emplace(tf, spread_first, &s);
+        for (int i = 1; i < SPREAD_N; i++) must_emplace(tf, spread_src, &s);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&s.ran), SPREAD_N);
+        ASSERT_GE(atomic_load(&s.seen), SPREAD_N / 2);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}
+
+/* Sources that leave fork-join children unsynced: the range's one context is
+ * reused from source to source, and each source's children are still synced
+ * when it returns, before the next source begins. */
+struct leftover {
+    atomic_int children;
+    atomic_int bad; /* a source saw children of an earlier source still running */
+    atomic_int running;
+};
+
+static int leftover_child(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    struct leftover *l = arg;
+    atomic_fetch_add(&l->children, 1);
+    atomic_fetch_sub(&l->running, 1);
+    return 0;
+}
+
+static int leftover_src(weft_ctx *ctx, void *arg) {
+    struct leftover *l = arg;
+    for (int k = 0; k < 3; k++) {
+        atomic_fetch_add(&l->running, 1);
+        if (weft_spawn(ctx, leftover_child, l) != WEFT_OK) return 1;
+    }
+    return 0; /* no sync: the run syncs them */
+}
+
+static int leftover_check(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    struct leftover *l = arg;
+    if (atomic_load(&l->running) != 0) atomic_fetch_add(&l->bad, 1);
+    return 0;
+}
+
+TEST(sources_of_a_range_that_leave_spawns_unsynced_have_them_synced_one_by_one) {
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        struct leftover l = { 0 };
+        weft_taskflow *tf = make_taskflow("leftovers");
+        for (int i = 0; i < 200; i++) must_emplace(tf, i % 2 ? leftover_check : leftover_src, &l);
+        for (int it = 0; it < 3; it++) ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&l.children), 3 * 100 * 3);
+        if (workers == 1) ASSERT_EQ(atomic_load(&l.bad), 0); /* one thread: strictly one source after another */
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}
+
+/* Emplace's fast path writes the sources array without a bound check of its
+ * own (task.c counts that room into fast_slots).  A recount at a run start
+ * (sources stale after an edge into an older task) rebuilds the array: tasks
+ * emplaced after it must still fit (ASan sees an overflow). */
+static int count_run(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+TEST(tasks_emplaced_after_a_run_that_recounted_the_sources_all_run) {
+    enum { FIRST = 100, MORE = 3000 };
+    static atomic_int runs[FIRST + MORE];
+    for (int i = 0; i < FIRST + MORE; i++) atomic_store(&runs[i], 0);
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("recount");
+    weft_task t[FIRST];
+    for (int i = 0; i < 10; i++) t[i] = must_emplace(tf, count_run, &runs[i]);
+    ASSERT_OK(weft_precede(t[0], t[5])); /* not the newest: the list goes stale */
+    /* Stale, the list is not kept: these slots are counted without it. */
+    for (int i = 10; i < FIRST; i++) t[i] = must_emplace(tf, count_run, &runs[i]);
+    ASSERT_OK(weft_run_and_wait(ex, tf)); /* recounts: the array holds FIRST - 1 of FIRST */
+    for (int i = FIRST; i < FIRST + MORE; i++) must_emplace(tf, count_run, &runs[i]);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    for (int i = 0; i < FIRST + MORE; i++) ASSERT_EQ(atomic_load(&runs[i]), i < FIRST ? 2 : 1);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -16,12 +16,28 @@
  *
  * Every source runs through its own job function and whatever it readies runs
  * as from any job (weft__execute), so ranges change when work runs, not what
- * it does. */
+ * it does.
+ *
+ * What a plain source costs is most of what a wide graph of independent tasks
+ * costs to run (embarrassing_parallelism at one worker: about 190 instructions a
+ * task in all, against OpenMP's 156).  So a range:
+ * - looks at its deque every SPLIT_LOOK sources, not before each: two loads of
+ *   the deque's ends, one of them a line thieves write; and not at all on an
+ *   executor of one worker, where no thief can take the upper half;
+ * - makes a plain source's context once (one weft_ctx for the range, only its
+ *   task changed per source), where weft__call_node fills eight fields a task;
+ * - skips the join re-arm of weft__node_enter: a source has no strong
+ *   predecessor, so nothing to re-arm. */
 #include "graph/node_run.h"
 #include "core/alloc.h"
 
 /* Below this many sources, pushing them one by one is cheaper than a range. */
 #define RANGE_MIN 16
+/* Sources a range runs between two looks at its deque (see the top).  A thief
+ * that finds nothing waits for at most this many of them before the owner
+ * splits again; the owner's first look, before its first source, splits at
+ * once. */
+#define SPLIT_LOOK 4
 
 static weft__job *range_run(weft__worker *w, weft__job *job);
 
@@ -37,6 +53,42 @@ static uint32_t split(weft__worker *w, weft__run *r, uint32_t lo, uint32_t hi) {
     return mid;
 }
 
+/* The context of the plain sources a range runs: weft__call_node's, with the
+ * task field set per source.  Made again after anything else ran on the worker
+ * (a job a source readied), which could leave the frame stack elsewhere. */
+static inline void source_ctx(weft__worker *w, weft__run *r, weft_ctx *cx) {
+    *cx = (weft_ctx){w, NULL, &r->top->stop, &r->fut, w->ctx, 0, 0, w->fj.head};
+}
+
+/* Plain source n of run r (job function weft__node_run), in context cx: what
+ * weft__node_chain does for its first node, and the chain it readies after.
+ * Returns the first job readied that is not a plain task, or NULL.  A source is
+ * of r (the taskflow's active run while r's sources run), has no strong
+ * predecessor (no join to re-arm), and a count held back for another run was
+ * applied by the caller. */
+static inline __attribute__((always_inline)) weft__job *run_source(weft__worker *w, weft__run *r, weft__node *n,
+                                                                   weft_ctx *cx) {
+    bool go = (atomic_load_explicit(cx->stop, memory_order_acquire) & WEFT__STOP_MASK) == 0 ||
+              weft__node_enter(w, n, r->top); /* counts the skip */
+    if (go && n->fn) {
+        cx->task = n;
+        w->ctx = cx;
+        int rc = weft__hook_task_call(w, weft__obs_get(w->ex), n, r, n->fn, cx, n->arg);
+        if (__builtin_expect(weft__fj_left_unsynced(w, cx), 0)) {
+            int left = weft__fj_sync_left(w, cx);
+            if (rc == 0) rc = left;
+            cx->fj_head0 = w->fj.head; /* the slow path may have marked it */
+            cx->fj_ovf0 = 0;
+        }
+        w->ctx = cx->outer;
+        if (rc != 0) weft__fail_node(r, n, rc);
+    }
+    weft__job *next = weft__release(w, r, n);
+    if (!next || next->run != weft__node_run) return next;
+    w->stats.jobs++; /* observe/: see weft__worker_stats */
+    return weft__node_chain(w, (weft__node *)next);
+}
+
 static weft__job *range_run(weft__worker *w, weft__job *job) {
     weft__range *g = (weft__range *)job;
     weft__run *r = g->r;
@@ -46,20 +98,39 @@ static weft__job *range_run(weft__worker *w, weft__job *job) {
      * allocated is ours to free. */
     if (g != &r->range) weft__free(g, sizeof *g);
     weft__node *const *src = r->tf->sources;
+    /* The next lo at which to look at the deque; never with no thief. */
+    uint32_t look = w->ex->nworkers > 1 ? lo : UINT32_MAX;
+    weft_ctx cx;
+    source_ctx(w, r, &cx);
     while (lo < hi) {
-        if (hi - lo > 1 && weft__deque_size(&w->deque) == 0) hi = split(w, r, lo, hi);
+        if (lo == look) {
+            look = lo + SPLIT_LOOK;
+            if (hi - lo > 1 && weft__deque_size(&w->deque) == 0) hi = split(w, r, lo, hi);
+        }
         weft__node *n = src[lo++];
         if (n->job.run != weft__node_run) {
             weft__execute(w, &n->job);
+            source_ctx(w, r, &cx);
             continue;
         }
         /* A plain task: weft__execute's step and weft__node_run's body inline
          * (node_run.h), without two calls per source (embarrassing_parallelism_rerun
          * at one worker: 19 instructions fewer per task, of about 145). */
         w->stats.jobs++; /* observe/: see weft__worker_stats */
-        if (__builtin_expect(w->defer_flush != NULL, 0) && w->defer_keep != weft__node_run) weft__defer_settle_local(w);
-        weft__job *next = weft__node_chain(w, n);
-        if (next) weft__execute(w, next);
+        /* Counts held back: after the first source, normally this run's -1s,
+         * which stay held (only the graph layer holds a run's count, with
+         * defer_keep weft__node_run, and a range's run has no priorities).
+         * Anything else is applied first, as weft__execute and
+         * weft__node_chain would. */
+        if (__builtin_expect(w->defer_obj != r, 0)) {
+            if (w->defer_flush != NULL && w->defer_keep != weft__node_run) weft__defer_settle_local(w);
+            if (w->defer_obj != NULL && w->defer_obj != r) weft__defer_settle_local(w);
+        }
+        weft__job *next = run_source(w, r, n, &cx);
+        if (next) {
+            weft__execute(w, next);
+            source_ctx(w, r, &cx);
+        }
     }
     return NULL;
 }

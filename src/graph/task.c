@@ -84,12 +84,16 @@ static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *a
      * high_water is fresh, its hot line not ours to read.  Reading the old line
      * stalls on a miss where writing it would not, so only when some cold part
      * of this taskflow was ever written. */
-    bool stale = tf->nnodes < tf->high_water &&
-                 ((tf->any_cold_dirty && n->cold_dirty) || atomic_load_explicit(&tf->cold_unmarked, memory_order_relaxed));
+    size_t i = tf->nnodes;
+    bool stale = false;
+    if (i < tf->high_water)
+        stale = (tf->any_cold_dirty && n->cold_dirty) || atomic_load_explicit(&tf->cold_unmarked, memory_order_relaxed);
+    else
+        tf->high_water = i + 1;
     node_init_hot(n, tf, fn, arg);
-    n->index = (uint32_t)tf->nnodes++;
+    n->index = (uint32_t)i;
+    tf->nnodes = i + 1;
     if (stale) *weft__cold(n) = (weft__node_cold){0};
-    else if (n->index >= tf->high_water) tf->high_water = tf->nnodes;
 }
 
 /* A slot weft_task_erase freed (edit.c) takes the new node: it keeps its index,
@@ -138,32 +142,38 @@ static __attribute__((noinline)) weft_task add_node_slow(weft_taskflow *tf, weft
      * passed, and whatever seals the taskflow sets it to 0). */
     size_t room = weft__chunk_capacity(tf->cur_chunk) - tf->cur_used;
     size_t limit = tf->nnodes < UINT32_MAX - 1 ? UINT32_MAX - 1 - tf->nnodes : 0;
-    tf->fast_slots = tf->free_slots ? 0 : room < limit ? room : limit;
+    if (limit < room) room = limit;
+    /* and room in the sources array, which the fast path then need not test
+     * (validate.c's recount keeps this bound) */
+    if (!tf->sources_stale && tf->sources_cap - tf->nsources < room) room = tf->sources_cap - tf->nsources;
+    tf->fast_slots = tf->free_slots ? 0 : room;
     return t;
 }
 
 /* The common case inline, with no call: a taskflow being built, no run in
- * flight (weft__tf_busy's other test), room in the sources array, and a slot
- * the slow path counted in fast_slots (room in the current chunk while not
+ * flight (weft__tf_busy's other test), and a slot the slow path counted in
+ * fast_slots (room in the current chunk and in the sources array while not
  * sealed and no erased slot waits).  A call to weft__tf_busy first made the
  * compiler save five registers on every emplace; this way a build of a
  * 2^20-task graph runs ~25 fewer instructions per task, and fast_slots'
- * one test instead of five ~14 fewer again. */
+ * one test instead of six ~17 fewer again. */
 weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
-    if (__builtin_expect(tf->fast_slots == 0 || atomic_load_explicit(&tf->runs_inflight, memory_order_acquire) != 0 ||
-                             tf->nsources >= tf->sources_cap,
-                         0))
+    if (__builtin_expect(tf->fast_slots == 0 || atomic_load_explicit(&tf->runs_inflight, memory_order_acquire) != 0, 0))
         return add_node_slow(tf, fn, arg);
     tf->fast_slots--;
     return add_at(tf, &tf->chunks[tf->cur_chunk][tf->cur_used], fn, arg);
 }
 
+/* weft_emplace's refusals, out of line: the checks then cost a test each and
+ * no stack frame on the way to weft__add_node. */
+static __attribute__((noinline, cold)) weft_task emplace_refused(weft_taskflow *tf) {
+    if (!tf) return weft__fail("weft_emplace", WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
+    weft__tf_error(tf, WEFT_EINVAL, "weft_emplace: task function is NULL (use weft_placeholder)");
+    return WEFT_TASK_NULL;
+}
+
 weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
-    if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
-    if (!fn) {
-        weft__tf_error(tf, WEFT_EINVAL, "weft_emplace: task function is NULL (use weft_placeholder)");
-        return WEFT_TASK_NULL;
-    }
+    if (__builtin_expect(!tf || !fn, 0)) return emplace_refused(tf);
     return weft__add_node(tf, fn, arg);
 }
 

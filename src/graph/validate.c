@@ -72,6 +72,8 @@ static weft_status recount_sources(weft_taskflow *tf) {
     });
     tf->nsources = k;
     tf->sources_stale = false;
+    /* Emplace's fast path counts on room in the array for its slots (task.c). */
+    if (tf->fast_slots > tf->sources_cap - k) tf->fast_slots = tf->sources_cap - k;
     return WEFT_OK;
 }
 
