@@ -38,6 +38,8 @@
  * splits again; the owner's first look, before its first source, splits at
  * once. */
 #define SPLIT_LOOK 4
+/* How many sources ahead a range asks for a source's node (see range_run). */
+#define PREFETCH_AHEAD 128
 
 static weft__job *range_run(weft__worker *w, weft__job *job);
 
@@ -108,6 +110,10 @@ static weft__job *range_run(weft__worker *w, weft__job *job) {
             if (hi - lo > 1 && weft__deque_size(&w->deque) == 0) hi = split(w, r, lo, hi);
         }
         weft__node *n = src[lo++];
+        /* Ask for a node well ahead: a wide graph's nodes are a stream, but one
+         * the hardware prefetcher falls behind on (a 2^20-source run at one
+         * worker, trivial tasks: 3.7 ms without, 2.5 with, 3.4 with 8 ahead). */
+        if (lo + PREFETCH_AHEAD < hi) __builtin_prefetch(src[lo + PREFETCH_AHEAD]);
         if (n->job.run != weft__node_run) {
             weft__execute(w, &n->job);
             source_ctx(w, r, &cx);
