@@ -55,6 +55,7 @@ SET = {
     "linear_chain_rerun": "--bench linear_chain_rerun --size-scale 0.02",
     "binary_tree_rerun": "--bench binary_tree_rerun --size-scale 0.02",
     "wavefront_rerun": "--bench wavefront_rerun --size-scale 0.02",
+    "embarrassing_parallelism": "--bench embarrassing_parallelism --size-scale 0.02",
     "linear_chain_profiled_rerun": "--bench linear_chain_profiled_rerun --size-scale 0.02",
     "fib": "--bench fib --size-scale 0.02",
     "async_task_in_task": "--bench async_task_in_task --size-scale 0.02",
