@@ -356,3 +356,133 @@ TEST(tasks_emplaced_after_a_run_that_recounted_the_sources_all_run) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- Sources kept implicit until the first edge (graph.h, sources_mode) ---- */
+
+enum { MANY = 5000 }; /* chunks 0..6 of the slab: the range's walk crosses chunk ends */
+static atomic_int many_runs[MANY + 64];
+
+static void many_reset(void) {
+    for (int i = 0; i < MANY + 64; i++) atomic_store(&many_runs[i], 0);
+}
+static void many_expect(int from, int to, int want, const char *when) {
+    for (int i = from; i < to; i++)
+        if (atomic_load(&many_runs[i]) != want)
+            TEST_FAIL_("%s: task %d ran %d times, want %d", when, i, atomic_load(&many_runs[i]), want);
+}
+
+TEST(independent_tasks_over_many_chunks_each_run_once_per_iteration) {
+    for (unsigned workers = 1; workers <= 4; workers *= 2) {
+        many_reset();
+        weft_executor *ex = make_executor(workers);
+        weft_taskflow *tf = make_taskflow("many");
+        for (int i = 0; i < MANY; i++) must_emplace(tf, count_run, &many_runs[i]);
+        weft_future *f;
+        ASSERT_OK(weft_run_n(ex, tf, 3, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        many_expect(0, MANY, 3, "weft_run_n(3)");
+        ASSERT_OK(weft_run_n_parallel(ex, tf, 2, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        many_expect(0, MANY, 5, "then weft_run_n_parallel(2)");
+        ASSERT_OK(weft_run_with_priority(ex, tf, WEFT_PRIORITY_HIGH, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        many_expect(0, MANY, 6, "then weft_run_with_priority");
+        /* Some tasks with a priority of their own: the sources go through the
+         * scheduling layer's queue. */
+        for (int i = 0; i < MANY; i += 97) {
+            weft_task t = must_emplace(tf, count_run, &many_runs[MANY + (i / 97) % 64]);
+            ASSERT_OK(weft_task_set_priority(t, WEFT_PRIORITY_LOW));
+        }
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        many_expect(0, MANY, 7, "then with prioritised tasks");
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}
+
+/* A task that checks that its predecessor ran first. */
+struct after {
+    atomic_int *before;
+    atomic_int *mine;
+    atomic_int bad;
+};
+static int after_task(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    struct after *a = arg;
+    if (atomic_load(a->before) == 0) atomic_fetch_add(&a->bad, 1);
+    atomic_fetch_add(a->mine, 1);
+    return 0;
+}
+
+TEST(a_first_edge_into_the_newest_task_or_an_older_one_keeps_every_source) {
+    for (int older = 0; older <= 1; older++) {
+        many_reset();
+        weft_executor *ex = make_executor(2);
+        weft_taskflow *tf = make_taskflow("first-edge");
+        weft_task t[300];
+        for (int i = 0; i < 300; i++) t[i] = must_emplace(tf, count_run, &many_runs[i]);
+        struct after a = { &many_runs[older ? 5 : 0], &many_runs[300], 0 };
+        weft_task last = must_emplace(tf, after_task, &a);
+        if (older) {
+            /* An edge into a task that is not the newest, then the new task's. */
+            struct after b = { &many_runs[5], &many_runs[301], 0 };
+            ASSERT_OK(weft_task_set_work(t[10], after_task, &b));
+            ASSERT_OK(weft_precede(t[5], t[10]));
+            ASSERT_OK(weft_precede(t[5], last));
+            for (int i = 302; i < 400; i++) must_emplace(tf, count_run, &many_runs[i]);
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            ASSERT_EQ(atomic_load(&b.bad), 0);
+            many_expect(0, 10, 1, "older");
+            many_expect(11, 301, 1, "older");
+            ASSERT_EQ(atomic_load(&many_runs[301]), 1); /* t[10]'s new work */
+            ASSERT_EQ(atomic_load(&many_runs[10]), 0);
+            many_expect(302, 400, 1, "older, emplaced after the edges");
+        } else {
+            ASSERT_OK(weft_precede(t[0], last)); /* into the newest: the list is written out */
+            for (int i = 301; i < 400; i++) must_emplace(tf, count_run, &many_runs[i]);
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            many_expect(0, 400, 2, "newest");
+        }
+        ASSERT_EQ(atomic_load(&a.bad), 0);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}
+
+TEST(an_erase_among_independent_tasks_and_a_clear_keep_every_source) {
+    many_reset();
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("erase-clear");
+    weft_task t[200];
+    for (int i = 0; i < 200; i++) t[i] = must_emplace(tf, count_run, &many_runs[i]);
+    ASSERT_OK(weft_task_erase(t[7]));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&many_runs[7]), 0);
+    many_expect(0, 7, 1, "after an erase");
+    many_expect(8, 200, 1, "after an erase");
+    must_emplace(tf, count_run, &many_runs[200]); /* takes the erased slot */
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    many_expect(0, 7, 2, "after the slot's reuse");
+    many_expect(8, 200, 2, "after the slot's reuse");
+    ASSERT_EQ(atomic_load(&many_runs[200]), 1);
+    /* A chain, then cleared: independent tasks again, all sources. */
+    ASSERT_OK(weft_taskflow_clear(tf));
+    weft_task prev = must_emplace(tf, count_run, &many_runs[0]);
+    for (int i = 1; i < 50; i++) {
+        weft_task n = must_emplace(tf, count_run, &many_runs[i]);
+        ASSERT_OK(weft_precede(prev, n));
+        prev = n;
+    }
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_taskflow_clear(tf));
+    many_reset();
+    for (int i = 0; i < 3000; i++) must_emplace(tf, count_run, &many_runs[i]);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    many_expect(0, 3000, 1, "after a clear");
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -13,7 +13,7 @@
 
 /* Takes back what the edge p -> s added to s's counts and tf's. */
 static void uncount_edge(weft_taskflow *tf, weft__node *p, weft__node *s, bool weak) {
-    tf->sources_stale = true; /* s may have become a source: recounted at the next run */
+    tf->sources_mode = WEFT__SOURCES_STALE; /* s may have become a source: recounted at the next run */
     if (weak) {
         weft__cold_mut(s)->num_weak--;
         return;
@@ -81,8 +81,8 @@ static void free_slot(weft__node *n) {
     n->num_deps = 0;
     atomic_store_explicit(&n->join, 0, memory_order_relaxed);
     /* n may be a source (a task with no edge in): recounted at the next run,
-     * or it would start the free slot. */
-    tf->sources_stale = true;
+     * or it would start the free slot.  The list is no longer every slot. */
+    tf->sources_mode = WEFT__SOURCES_STALE;
     n->job.run = NULL; /* erased (weft__node_erased) */
     n->job.next = (weft__job *)tf->free_slots;
     tf->free_slots = n;

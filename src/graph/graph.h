@@ -157,6 +157,9 @@ void weft__succ_free(weft__succ_pool *p, weft__node **a, uint32_t cap);
 /* Frees every block; the pool is empty and usable afterwards. */
 void weft__succ_pool_release(weft__succ_pool *p);
 
+/* weft_taskflow.sources_mode */
+enum { WEFT__SOURCES_KEPT, WEFT__SOURCES_STALE, WEFT__SOURCES_IMPLICIT };
+
 struct weft_taskflow {
     char *name;
     /* Slab: chunk k holds chunk_capacity(k) nodes; nodes never move. */
@@ -199,7 +202,13 @@ struct weft_taskflow {
      * no check either. */
     weft__node **sources;
     size_t nsources, sources_cap;
-    bool sources_stale; /* recount at prepare (see task.c) */
+    /* WEFT__SOURCES_KEPT: `sources` lists them (a stack while built, task.c).
+     * STALE: recount at prepare.  IMPLICIT: every slot below nnodes holds a
+     * source (no edge yet, none erased) and no list is kept: a wide graph of
+     * independent tasks is built and run without writing or reading 8 bytes
+     * a task there.  Read them through weft__nsources and weft__source_at;
+     * the first edge or erase ends IMPLICIT (task.c). */
+    uint8_t sources_mode;
     size_t backward; /* edges from index i to index j <= i (loops included) */
     size_t loops;    /* edges from a task to itself */
     bool dirty;
@@ -252,6 +261,22 @@ static inline weft__node *weft__node_at(const weft_taskflow *tf, size_t i) {
     if (i >= SMALL) return &tf->chunks[10 + (i - SMALL) / 65536][(i - SMALL) % 65536];
     unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(i >> 6) + 1);
     return &tf->chunks[k][i - ((size_t)64 << k) + 64];
+}
+
+/* One past the last hot line of the chunk holding the node of index i. */
+static inline weft__node *weft__chunk_end_of(const weft_taskflow *tf, size_t i) {
+    enum { SMALL = 64 * ((1 << 10) - 1) };
+    if (i >= SMALL) return &tf->chunks[10 + (i - SMALL) / 65536][65536];
+    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(i >> 6) + 1);
+    return &tf->chunks[k][(size_t)64 << k];
+}
+
+/* The sources of tf (see sources_mode; not STALE): how many, and the i-th. */
+static inline size_t weft__nsources(const weft_taskflow *tf) {
+    return tf->sources_mode == WEFT__SOURCES_IMPLICIT ? tf->nnodes : tf->nsources;
+}
+static inline weft__node *weft__source_at(const weft_taskflow *tf, size_t i) {
+    return tf->sources_mode == WEFT__SOURCES_IMPLICIT ? weft__node_at(tf, i) : tf->sources[i];
 }
 
 /* The cold part of n, for writing: marks it dirty (see cold_dirty).  Only while

@@ -319,15 +319,19 @@ weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r) {
     atomic_fetch_add_explicit(&r->pending, 1, memory_order_relaxed);
     /* The others first, the last source at the bottom: they pop in order, and
      * the tickets of HIGH and CRITICAL sources land above them. */
-    for (size_t i = tf->nsources; i-- > 0;)
-        if (weft__prio_index(tf->sources[i]->job.run) < 0) weft__push_local(w, &tf->sources[i]->job);
+    size_t ns = weft__nsources(tf);
+    for (size_t i = ns; i-- > 0;) {
+        weft__node *n = weft__source_at(tf, i);
+        if (weft__prio_index(n->job.run) < 0) weft__push_local(w, &n->job);
+    }
     weft__node *batch[ROUTE_MAX];
     uint8_t ixs[ROUTE_MAX];
     unsigned k = 0;
-    for (size_t i = 0; i < tf->nsources; i++) {
-        int ix = weft__prio_index(tf->sources[i]->job.run);
+    for (size_t i = 0; i < ns; i++) {
+        weft__node *n = weft__source_at(tf, i);
+        int ix = weft__prio_index(n->job.run);
         if (ix < 0) continue;
-        batch[k] = tf->sources[i];
+        batch[k] = n;
         ixs[k++] = (uint8_t)ix;
         if (k == ROUTE_MAX) weft__prio_route_all(w, batch, ixs, k), k = 0;
     }

@@ -190,7 +190,7 @@ static weft__job *begin_iteration(weft__worker *w, weft__run *r) {
 static weft__job *begin_iteration_seen(weft__worker *w, weft__run *r, int stop) {
     weft_taskflow *tf = r->tf;
     uint64_t done = atomic_load_explicit(&r->fut.iterations, memory_order_relaxed);
-    if (tf->nsources == 0) {
+    if (weft__nsources(tf) == 0) {
         /* An empty taskflow: each iteration completes at once, with no task. */
         if (r->pred) {
             while (!stop && !call_pred(w, r)) {
@@ -204,7 +204,7 @@ static weft__job *begin_iteration_seen(weft__worker *w, weft__run *r, int stop) 
     }
     if (stop || done >= r->target || (r->pred && call_pred(w, r))) return finish_run(w, r);
     if (tf->nconds) weft__rearm_joins(tf);
-    atomic_store_explicit(&r->pending, (int64_t)tf->nsources, memory_order_relaxed);
+    atomic_store_explicit(&r->pending, (int64_t)weft__nsources(tf), memory_order_relaxed);
     return weft__sources_start(w, r);
 }
 

@@ -136,13 +136,14 @@ static weft__job *inst_start(weft__worker *w, weft__job *job) {
         const weft__node *n = weft__node_at(tf, i);
         I->sh[i] = (shadow){{shadow_run, NULL}, I, n->num_deps, (uint32_t)i};
     }
-    if (tf->nsources == 0) { /* no task: the instance is done */
+    size_t ns = weft__nsources(tf);
+    if (ns == 0) { /* no task: the instance is done */
         settle(w, I, 0);
         return NULL;
     }
-    atomic_store_explicit(&I->pending, (int64_t)tf->nsources, memory_order_relaxed);
-    for (size_t i = tf->nsources; i-- > 1;) weft__push_local(w, &I->sh[tf->sources[i]->index].job);
-    return &I->sh[tf->sources[0]->index].job;
+    atomic_store_explicit(&I->pending, (int64_t)ns, memory_order_relaxed);
+    for (size_t i = ns; i-- > 1;) weft__push_local(w, &I->sh[weft__source_at(tf, i)->index].job);
+    return &I->sh[weft__source_at(tf, 0)->index].job;
 }
 
 /* The root: pushes every instance's start here (a push on a worker cannot fail). */

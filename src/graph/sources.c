@@ -91,15 +91,41 @@ static inline __attribute__((always_inline)) weft__job *run_source(weft__worker 
     return weft__node_chain(w, (weft__node *)next);
 }
 
-static weft__job *range_run(weft__worker *w, weft__job *job) {
-    weft__range *g = (weft__range *)job;
-    weft__run *r = g->r;
-    uint32_t lo = g->lo, hi = g->hi;
-    /* Done with g: the embedded range (r->range) is reused by the next
-     * iteration, which cannot start before our sources have run; one a split
-     * allocated is ours to free. */
-    if (g != &r->range) weft__free(g, sizeof *g);
-    weft__node *const *src = r->tf->sources;
+/* Where a range reads its sources: the list, or (the list implicit: every slot
+ * is a source, graph.h) the slots themselves, walked a chunk at a time. */
+typedef struct cursor {
+    weft__node *const *src; /* the list, or NULL: implicit */
+    weft__node *at, *end;   /* implicit: the next slot, and its chunk's end */
+} cursor;
+
+static inline void cursor_init(cursor *c, const weft_taskflow *tf) {
+    *c = (cursor){tf->sources_mode == WEFT__SOURCES_IMPLICIT ? NULL : tf->sources, NULL, NULL};
+}
+
+/* Source lo of the range (lo is the last index read plus one, or the first). */
+static inline __attribute__((always_inline)) weft__node *cursor_next(cursor *c, const weft_taskflow *tf, uint32_t lo,
+                                                                     uint32_t hi, const bool implicit) {
+    /* Ask for a node well ahead: a wide graph's nodes are a stream, but one
+     * the hardware prefetcher falls behind on (a 2^20-source run at one
+     * worker, trivial tasks: 3.7 ms without, 2.5 with, 3.4 with 8 ahead). */
+    if (!implicit) {
+        if (lo + 1 + PREFETCH_AHEAD < hi) __builtin_prefetch(c->src[lo + 1 + PREFETCH_AHEAD]);
+        return c->src[lo];
+    }
+    if (c->at == c->end) { /* the first source, or a new chunk */
+        c->at = weft__node_at(tf, lo);
+        c->end = weft__chunk_end_of(tf, lo);
+    }
+    if (c->at + PREFETCH_AHEAD < c->end) __builtin_prefetch(c->at + PREFETCH_AHEAD);
+    (void)hi;
+    return c->at++;
+}
+
+static inline __attribute__((always_inline)) weft__job *range_body(weft__worker *w, weft__run *r, uint32_t lo,
+                                                                   uint32_t hi, const bool implicit) {
+    const weft_taskflow *tf = r->tf;
+    cursor c;
+    cursor_init(&c, tf);
     /* The next lo at which to look at the deque; never with no thief. */
     uint32_t look = w->ex->nworkers > 1 ? lo : UINT32_MAX;
     weft_ctx cx;
@@ -109,14 +135,13 @@ static weft__job *range_run(weft__worker *w, weft__job *job) {
             look = lo + SPLIT_LOOK;
             if (hi - lo > 1 && weft__deque_size(&w->deque) == 0) hi = split(w, r, lo, hi);
         }
-        weft__node *n = src[lo++];
-        /* Ask for a node well ahead: a wide graph's nodes are a stream, but one
-         * the hardware prefetcher falls behind on (a 2^20-source run at one
-         * worker, trivial tasks: 3.7 ms without, 2.5 with, 3.4 with 8 ahead). */
-        if (lo + PREFETCH_AHEAD < hi) __builtin_prefetch(src[lo + PREFETCH_AHEAD]);
+        weft__node *n = cursor_next(&c, tf, lo++, hi, implicit);
         if (n->job.run != weft__node_run) {
             weft__execute(w, &n->job);
-            source_ctx(w, r, &cx);
+            /* Only if a source is left: after our last one the run may have
+             * ended, and r been freed (ASan: flow_tests'
+             * random_condition_graphs_match_a_serial_interpreter). */
+            if (lo < hi) source_ctx(w, r, &cx);
             continue;
         }
         /* A plain task: weft__execute's step and weft__node_run's body inline
@@ -135,20 +160,34 @@ static weft__job *range_run(weft__worker *w, weft__job *job) {
         weft__job *next = run_source(w, r, n, &cx);
         if (next) {
             weft__execute(w, next);
-            source_ctx(w, r, &cx);
+            if (lo < hi) source_ctx(w, r, &cx); /* as above */
         }
     }
     return NULL;
+}
+
+static weft__job *range_run(weft__worker *w, weft__job *job) {
+    weft__range *g = (weft__range *)job;
+    weft__run *r = g->r;
+    uint32_t lo = g->lo, hi = g->hi;
+    /* Done with g: the embedded range (r->range) is reused by the next
+     * iteration, which cannot start before our sources have run; one a split
+     * allocated is ours to free. */
+    if (g != &r->range) weft__free(g, sizeof *g);
+    /* (a run's taskflow is not changed while it runs: the mode holds) */
+    return r->tf->sources_mode == WEFT__SOURCES_IMPLICIT ? range_body(w, r, lo, hi, true)
+                                                          : range_body(w, r, lo, hi, false);
 }
 
 weft__job *weft__sources_start(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
     /* Tasks with priorities are queued together first (priority.c). */
     if (__builtin_expect(tf->nprio != 0 || r->prio != 0, 0)) return weft__prio_sources_start(w, r);
-    if (tf->nsources < RANGE_MIN) { /* (a taskflow holds fewer than 2^32 tasks) */
-        for (size_t i = tf->nsources; i-- > 1;) weft__push_local(w, &tf->sources[i]->job);
-        return &tf->sources[0]->job;
+    size_t ns = weft__nsources(tf);
+    if (ns < RANGE_MIN) { /* (a taskflow holds fewer than 2^32 tasks) */
+        for (size_t i = ns; i-- > 1;) weft__push_local(w, &weft__source_at(tf, i)->job);
+        return &weft__source_at(tf, 0)->job;
     }
-    r->range = (weft__range){ { range_run, NULL }, r, 0, (uint32_t)tf->nsources };
+    r->range = (weft__range){ { range_run, NULL }, r, 0, (uint32_t)ns };
     return &r->range.job;
 }

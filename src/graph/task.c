@@ -39,7 +39,7 @@ static weft__node *slab_take(weft_taskflow *tf) {
 
 /* Sources: nodes with no dependents, kept in tf->sources (order is irrelevant). */
 static bool sources_reserve(weft_taskflow *tf) {
-    if (tf->nsources < tf->sources_cap) return true;
+    if (tf->sources_mode == WEFT__SOURCES_IMPLICIT || tf->nsources < tf->sources_cap) return true;
     size_t ncap = tf->sources_cap ? tf->sources_cap * 2 : 64;
     weft__node **a = weft__realloc(tf->sources, tf->sources_cap * sizeof *a, ncap * sizeof *a);
     if (!a) return false;
@@ -48,17 +48,51 @@ static bool sources_reserve(weft_taskflow *tf) {
     return true;
 }
 
+/* Until the first edge every task is a source and the list is implicit (no
+ * array write per emplace, no read per source at run time).  The first edge
+ * into the newest task, as a chain is built, writes the list out (every slot
+ * in order, no node line read) less that task, and keeps it as a stack from
+ * there; an edge into any other task leaves it to the recount, as it would
+ * have gone stale anyway.  Without memory for the array: stale too
+ * (recounted, and the error given, at the next run), so that link() stays
+ * infallible. */
+static __attribute__((noinline, cold)) void sources_leave_implicit(weft_taskflow *tf, const weft__node *to) {
+    size_t n = tf->nnodes;
+    tf->sources_mode = WEFT__SOURCES_STALE;
+    tf->fast_slots = 0; /* the slow path counts its room afresh, with the array's */
+    if (to->index + 1 != n) return;
+    if (tf->sources_cap < n) {
+        size_t ncap = tf->sources_cap ? tf->sources_cap : 64;
+        while (ncap < n) ncap *= 2;
+        weft__node **a = weft__realloc(tf->sources, tf->sources_cap * sizeof *a, ncap * sizeof *a);
+        if (!a) return;
+        tf->sources = a;
+        tf->sources_cap = ncap;
+    }
+    size_t i = 0;
+    for (size_t k = 0; i < n - 1; k++)
+        for (size_t j = 0, cap = weft__chunk_capacity(k); j < cap && i < n - 1; j++) tf->sources[i++] = &tf->chunks[k][j];
+    tf->nsources = n - 1;
+    tf->sources_mode = WEFT__SOURCES_KEPT;
+}
+
 /* Sources are kept as a stack while every node that stops being a source is the
  * newest one, as when a chain is built; any other removal (fan-out built after
  * the tasks, random edges) marks the list stale instead of searching it, and
  * weft__taskflow_prepare recounts it in one pass over the nodes. */
-static void sources_add(weft_taskflow *tf, weft__node *n) { /* room reserved */
-    if (!tf->sources_stale) tf->sources[tf->nsources++] = n;
+static inline void sources_add(weft_taskflow *tf, weft__node *n) { /* room reserved */
+    if (tf->sources_mode == WEFT__SOURCES_KEPT) tf->sources[tf->nsources++] = n;
 }
 
-static void sources_remove(weft_taskflow *tf, weft__node *n) {
-    if (!tf->sources_stale && tf->nsources && tf->sources[tf->nsources - 1] == n) tf->nsources--;
-    else tf->sources_stale = true;
+static inline void sources_remove(weft_taskflow *tf, weft__node *n) {
+    if (tf->sources_mode == WEFT__SOURCES_STALE) return; /* tasks first, edges after: one test an edge */
+    if (__builtin_expect(tf->sources_mode == WEFT__SOURCES_IMPLICIT, 0)) {
+        sources_leave_implicit(tf, n); /* the first edge */
+    } else if (tf->nsources && tf->sources[tf->nsources - 1] == n) {
+        tf->nsources--;
+    } else {
+        tf->sources_mode = WEFT__SOURCES_STALE;
+    }
 }
 
 /* Field by field, not `*n = (weft__node){...}`: a compound literal compiles to
@@ -145,7 +179,8 @@ static __attribute__((noinline)) weft_task add_node_slow(weft_taskflow *tf, weft
     if (limit < room) room = limit;
     /* and room in the sources array, which the fast path then need not test
      * (validate.c's recount keeps this bound) */
-    if (!tf->sources_stale && tf->sources_cap - tf->nsources < room) room = tf->sources_cap - tf->nsources;
+    if (tf->sources_mode == WEFT__SOURCES_KEPT && tf->sources_cap - tf->nsources < room)
+        room = tf->sources_cap - tf->nsources;
     tf->fast_slots = tf->free_slots ? 0 : room;
     return t;
 }

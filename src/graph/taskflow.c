@@ -45,6 +45,7 @@ weft_taskflow *weft_taskflow_create(const char *name, weft_status *err) {
     atomic_init(&tf->runs_inflight, 0);
     atomic_init(&tf->cold_unmarked, false);
     atomic_init(&tf->last_error, WEFT_OK);
+    tf->sources_mode = WEFT__SOURCES_IMPLICIT; /* no task, so none with an edge (graph.h) */
     if (err) *err = WEFT_OK;
     return tf;
 oom:
@@ -69,7 +70,7 @@ static void release_nodes(weft_taskflow *tf) {
     weft__succ_pool_release(&tf->succ_pool);
     tf->cur_chunk = tf->cur_used = tf->fast_slots = 0;
     tf->nsources = 0;
-    tf->sources_stale = false;
+    tf->sources_mode = WEFT__SOURCES_IMPLICIT;
     tf->backward = tf->loops = 0;
     tf->dirty = false;
     tf->nconds = tf->next_owned = 0;

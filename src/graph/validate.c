@@ -71,7 +71,7 @@ static weft_status recount_sources(weft_taskflow *tf) {
         if (n->num_deps == 0 && (!tf->nconds || weft__cold(n)->num_weak == 0)) tf->sources[k++] = n;
     });
     tf->nsources = k;
-    tf->sources_stale = false;
+    tf->sources_mode = WEFT__SOURCES_KEPT;
     /* Emplace's fast path counts on room in the array for its slots (task.c). */
     if (tf->fast_slots > tf->sources_cap - k) tf->fast_slots = tf->sources_cap - k;
     return WEFT_OK;
@@ -97,7 +97,7 @@ weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
     /* Join counters are kept current while building (task.c); the sources too,
      * unless edges were added in an order that made that costly.  The cycle
      * check runs only when an edge points backward. */
-    if (tf->sources_stale && recount_sources(tf) != WEFT_OK)
+    if (tf->sources_mode == WEFT__SOURCES_STALE && recount_sources(tf) != WEFT_OK)
         return weft__fail("weft_taskflow_validate/weft_run", WEFT_ENOMEM, "out of memory preparing taskflow '%s'",
                           tf->name ? tf->name : "");
     if (!tf->dirty || tf->backward == 0) return WEFT_OK;
