@@ -19,15 +19,17 @@
  * it does.
  *
  * What a plain source costs is most of what a wide graph of independent tasks
- * costs to run (embarrassing_parallelism at one worker: about 190 instructions a
- * task in all, against OpenMP's 156).  So a range:
+ * costs to run (embarrassing_parallelism at one worker, before session 37: about
+ * 190 instructions a task in all, against OpenMP's 156; now fewer).  So a range:
  * - looks at its deque every SPLIT_LOOK sources, not before each: two loads of
  *   the deque's ends, one of them a line thieves write; and not at all on an
  *   executor of one worker, where no thief can take the upper half;
  * - makes a plain source's context once (one weft_ctx for the range, only its
  *   task changed per source), where weft__call_node fills eight fields a task;
  * - skips the join re-arm of weft__node_enter: a source has no strong
- *   predecessor, so nothing to re-arm. */
+ *   predecessor, so nothing to re-arm;
+ * - reads the sources from the slots themselves while the taskflow has no edge
+ *   (graph.h, sources_mode IMPLICIT), and asks for a node well ahead. */
 #include "graph/node_run.h"
 #include "core/alloc.h"
 
