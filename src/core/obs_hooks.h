@@ -35,7 +35,8 @@ typedef struct weft__obs_hooks {
      * hook (graph/graph.h, weft__call_node); returns what fn returned. */
     int (*task_call)(struct weft__obs *o, weft__worker *w, const void *node, const void *run, weft_task_fn fn,
                      weft_ctx *cx, void *arg);
-    void (*task_skipped)(struct weft__obs *o, weft__worker *w);
+    /* n tasks (or other work) not run: their run stopped first. */
+    void (*task_skipped)(struct weft__obs *o, weft__worker *w, uint64_t n);
     void (*steal)(struct weft__obs *o, weft__worker *w, int victim);
     void (*park)(struct weft__obs *o, weft__worker *w, bool begin);
     /* The worker ran out of work: closes its batch of short tasks, if one is open. */
@@ -113,11 +114,16 @@ static inline void weft__hook_work_end(weft__worker *w, struct weft__obs *o, con
     if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->work_end(o, w, id, rc);
 }
 
-/* Work that was not run because it was cancelled (counted as skipped). */
-static inline void weft__hook_skipped(weft__worker *w) {
+/* n tasks (or other work) not run because their run was cancelled or had
+ * failed (counted as skipped in the metrics): every count of skipped tasks in
+ * a future (weft_run_info.skipped) comes with one of these, so the two agree. */
+static inline void weft__hook_skipped_n(weft__worker *w, uint64_t n) {
     struct weft__obs *o = weft__obs_get(w->ex);
-    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->task_skipped(o, w);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->task_skipped(o, w, n);
 }
+
+/* One task or piece of work skipped (weft__hook_skipped_n). */
+static inline void weft__hook_skipped(weft__worker *w) { weft__hook_skipped_n(w, 1); }
 
 /* ---- call-site helpers for worker.c ---- */
 

@@ -214,7 +214,12 @@ static weft__job *run_start(weft__worker *w, weft__job *job) {
     /* Cancelled while queued: report the first iteration's tasks as skipped
      * (its tasks, not the slots weft_task_erase freed). */
     int stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
-    if (stop) atomic_fetch_add_explicit(&r->top->skipped, r->tf->nnodes - r->tf->nerased, memory_order_relaxed);
+    if (stop) {
+        atomic_fetch_add_explicit(&r->top->skipped, r->tf->nnodes - r->tf->nerased, memory_order_relaxed);
+        /* The metrics count them too (a subflow's or module's graph that starts
+         * after its run stopped, not only a queued run). */
+        weft__hook_skipped_n(w, r->tf->nnodes - r->tf->nerased);
+    }
     return begin_iteration_seen(w, r, stop);
 }
 

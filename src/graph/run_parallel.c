@@ -105,6 +105,7 @@ static weft__job *shadow_run(weft__worker *w, weft__job *job) {
     bool cond = weft__cold(n)->kind == WEFT__KIND_COND;
     if (atomic_load_explicit(&p->run.fut.stop, memory_order_acquire) & WEFT__STOP_MASK) {
         atomic_fetch_add_explicit(&p->run.fut.skipped, 1, memory_order_relaxed);
+        weft__hook_skipped(w); /* observe/: the metrics count it too */
         if (!cond) return release(w, I, n);
         settle(w, I, -1);
         return NULL;

@@ -607,7 +607,9 @@ static int weft__obs_run_fn(struct weft__obs *o, weft__worker *w, weft__work kin
     return rc;
 }
 
-static void weft__obs_task_skipped(struct weft__obs *o, weft__worker *w) { weft__stat_inc(&o->w[w->id].skipped); }
+static void weft__obs_task_skipped(struct weft__obs *o, weft__worker *w, uint64_t n) {
+    weft__owner_add(&o->w[w->id].skipped, n, memory_order_relaxed);
+}
 
 /* A span slot for a steal or park event, or NULL (profiler off or full).  Such
  * events come from idle workers at any time, so the write is bracketed by
