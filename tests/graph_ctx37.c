@@ -282,3 +282,22 @@ TEST(a_wide_run_stopped_by_one_of_its_sources_counts_every_task_once) {
         }
     }
 }
+
+/* A profile recorded from the executor's creation (weft_executor_config.profile)
+ * is as one weft_profiler_start began: stopping it switches off the metrics it
+ * alone switched on, their counts kept. */
+TEST(stopping_a_profile_begun_at_create_stops_the_metrics_it_switched_on) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1, .profile = true}, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = make_taskflow("profiled");
+    for (int i = 0; i < 40; i++) must_emplace(tf, child_noop, NULL);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_profiler_stop(ex));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_FALSE(m.enabled);
+    ASSERT_EQ(m.total.tasks, 40u); /* the profiled run's: was 80, still counting */
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

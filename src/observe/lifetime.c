@@ -173,6 +173,10 @@ static int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     atomic_store_explicit(&o->profile_t0, now, memory_order_relaxed);
     atomic_store_explicit(&o->metrics_on, true, memory_order_relaxed);
     atomic_store_explicit(&o->profile_on, profile, memory_order_relaxed);
+    /* A profile from the start is as after weft_profiler_start: metrics it
+     * alone switched on go off with weft_profiler_stop (else every task after
+     * the profiled section goes on paying for them). */
+    atomic_store_explicit(&o->metrics_by_profiler, profile && !metrics && !c->observer, memory_order_relaxed);
     weft__obs_publish(o);
     return 0;
 }
