@@ -226,7 +226,7 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
     weft_gpu_stream *s = weft_gpu_stream_begin(dev->pool, &p->guard);
     /* The task's context, as weft__task_enter makes it but unobserved
      * (observe_outcome says why). */
-    weft_ctx cx = {wk, n, &r->top->stop, &r->fut, wk->ctx, 0, 0, wk->fj.head};
+    weft_ctx cx = weft__run_ctx(wk, r, n);
     wk->ctx = &cx;
     weft__gpu_scope_enter(&p->scope, s);
     int rc = t->fn(&cx, s, t->arg);

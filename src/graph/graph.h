@@ -363,13 +363,21 @@ static inline bool weft__node_enter(weft__worker *w, weft__node *n, weft_future 
     return false;
 }
 
+/* The context a task of run r runs in on worker w (n: the task, or NULL for a
+ * predicate or a context whose task is set per call): chained on the worker's
+ * current one, with the frame stack's top taken for the unsynced-spawn check.
+ * The one literal of it for graph.h, run.c, sources.c and gpu/task.c. */
+static inline weft_ctx weft__run_ctx(weft__worker *w, weft__run *r, void *n) {
+    return (weft_ctx){w, n, &r->top->stop, &r->fut, w->ctx, 0, 0, w->fj.head};
+}
+
 /* Around the call of a task's function, whatever its kind: fills *cx, makes it
  * the worker's innermost context (the chain weft_future_wait checks for waits
  * that would deadlock), and tells the observer, if one is on.  Returns the
  * observer state for weft__task_leave: the same value both times, so begin and
  * end events come in pairs. */
 static inline struct weft__obs *weft__task_enter(weft__worker *w, weft_ctx *cx, weft__node *n, weft__run *r) {
-    *cx = (weft_ctx){w, n, &r->top->stop, &r->fut, w->ctx, 0, 0, w->fj.head};
+    *cx = weft__run_ctx(w, r, n);
     w->ctx = cx;
     struct weft__obs *o = weft__obs_get(w->ex); /* observe/: NULL unless switched on */
     weft__hook_task_begin(w, o, n, r);
@@ -411,7 +419,7 @@ static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n)
     if (weft__node_enter(w, n, r->top) && n->fn) {
         /* weft__task_enter and weft__task_leave, the observer's two events in
          * one hook around the call. */
-        weft_ctx cx = {w, n, &r->top->stop, &r->fut, w->ctx, 0, 0, w->fj.head};
+        weft_ctx cx = weft__run_ctx(w, r, n);
         w->ctx = &cx;
         int rc = weft__hook_task_call(w, weft__obs_get(w->ex), n, r, n->fn, &cx, n->arg);
         /* Spawns left unsynced: synced here, as weft_run_root does.  The

@@ -170,7 +170,7 @@ __attribute__((aligned(64))) weft__job *weft__node_run(weft__worker *w, weft__jo
  * wait hung the run.  Spawns it leaves unsynced are synced, as a task's. */
 static bool call_pred(weft__worker *w, weft__run *r) {
     if (!w) return r->pred(r->pred_arg);
-    weft_ctx cx = {w, NULL, &r->top->stop, &r->fut, w->ctx, 0, 0, w->fj.head};
+    weft_ctx cx = weft__run_ctx(w, r, NULL);
     w->ctx = &cx;
     bool done = r->pred(r->pred_arg);
     if (__builtin_expect(weft__fj_left_unsynced(w, &cx), 0)) (void)weft__fj_sync_left(w, &cx);

@@ -61,7 +61,7 @@ static uint32_t split(weft__worker *w, weft__run *r, uint32_t lo, uint32_t hi) {
  * task field set per source.  Made again after anything else ran on the worker
  * (a job a source readied), which could leave the frame stack elsewhere. */
 static inline void source_ctx(weft__worker *w, weft__run *r, weft_ctx *cx) {
-    *cx = (weft_ctx){w, NULL, &r->top->stop, &r->fut, w->ctx, 0, 0, w->fj.head};
+    *cx = weft__run_ctx(w, r, NULL);
 }
 
 /* Plain source n of run r (job function weft__node_run), in context cx: what
