@@ -64,6 +64,12 @@ static inline void source_ctx(weft__worker *w, weft__run *r, weft_ctx *cx) {
     *cx = weft__run_ctx(w, r, NULL);
 }
 
+/* weft__node_enter for a source of a run that stopped (it counts the skip),
+ * out of the loop: inline, its hooks took registers from every source. */
+static __attribute__((noinline, cold)) bool source_enter(weft__worker *w, weft__node *n, weft__run *r) {
+    return weft__node_enter(w, n, r->top);
+}
+
 /* Plain source n of run r (job function weft__node_run), in context cx: what
  * weft__node_chain does for its first node, and the chain it readies after.
  * Returns the first job readied that is not a plain task, or NULL.  A source is
@@ -72,8 +78,7 @@ static inline void source_ctx(weft__worker *w, weft__run *r, weft_ctx *cx) {
  * applied by the caller. */
 static inline __attribute__((always_inline)) weft__job *run_source(weft__worker *w, weft__run *r, weft__node *n,
                                                                    weft_ctx *cx) {
-    bool go = (atomic_load_explicit(cx->stop, memory_order_acquire) & WEFT__STOP_MASK) == 0 ||
-              weft__node_enter(w, n, r->top); /* counts the skip */
+    bool go = (atomic_load_explicit(cx->stop, memory_order_acquire) & WEFT__STOP_MASK) == 0 || source_enter(w, n, r);
     if (go && n->fn) {
         cx->task = n;
         w->ctx = cx;
