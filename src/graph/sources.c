@@ -22,8 +22,9 @@
  * costs to run (embarrassing_parallelism at one worker, before session 37: about
  * 190 instructions a task in all, against OpenMP's 156; now fewer).  So a range:
  * - looks at its deque every SPLIT_LOOK sources, not before each: two loads of
- *   the deque's ends, one of them a line thieves write; and not at all on an
- *   executor of one worker, where no thief can take the upper half;
+ *   the deque's ends, one of them a line thieves write; and on an executor of
+ *   one worker only before its first source, where no thief can take the
+ *   upper half (one split per range job, as before: the waiting case below);
  * - makes a plain source's context once (one weft_ctx for the range, only its
  *   task changed per source), where weft__call_node fills eight fields a task;
  * - skips the join re-arm of weft__node_enter: a source has no strong
@@ -133,13 +134,18 @@ static inline __attribute__((always_inline)) weft__job *range_body(weft__worker 
     const weft_taskflow *tf = r->tf;
     cursor c;
     cursor_init(&c, tf);
-    /* The next lo at which to look at the deque; never with no thief. */
-    uint32_t look = w->ex->nworkers > 1 ? lo : UINT32_MAX;
+    /* The next lo at which to look at the deque: at once, then every
+     * SPLIT_LOOK sources while thieves may want some.  With one worker the
+     * first look is all, as splitting was before: a source that waits (and
+     * helps) while a later source of the range has to run can then run the
+     * upper half from the deque. */
+    uint32_t look = lo;
+    const uint32_t every = w->ex->nworkers > 1 ? SPLIT_LOOK : UINT32_MAX;
     weft_ctx cx;
     source_ctx(w, r, &cx);
     while (lo < hi) {
         if (lo == look) {
-            look = lo + SPLIT_LOOK;
+            look = every == UINT32_MAX ? UINT32_MAX : lo + every;
             if (hi - lo > 1 && weft__deque_size(&w->deque) == 0) hi = split(w, r, lo, hi);
         }
         weft__node *n = cursor_next(&c, tf, lo++, hi, implicit);
