@@ -254,21 +254,24 @@ static inline void weft__edge_uncount(weft_taskflow *tf, const weft__node *from,
     }
 }
 
-/* The node of tf with emplace index i (i < tf->nnodes): chunks 0..9 hold
- * 64 << k nodes and start at 64 * (2^k - 1); every later chunk holds 65536. */
-static inline weft__node *weft__node_at(const weft_taskflow *tf, size_t i) {
+/* The chunk holding the node of emplace index i, and the node's slot in it:
+ * chunks 0..9 hold 64 << k nodes and start at 64 * (2^k - 1); every later
+ * chunk holds 65536. */
+static inline size_t weft__chunk_locate(size_t i, size_t *slot) {
     enum { SMALL = 64 * ((1 << 10) - 1) }; /* nodes in chunks 0..9 */
-    if (i >= SMALL) return &tf->chunks[10 + (i - SMALL) / 65536][(i - SMALL) % 65536];
+    if (i >= SMALL) {
+        *slot = (i - SMALL) % 65536;
+        return 10 + (i - SMALL) / 65536;
+    }
     unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(i >> 6) + 1);
-    return &tf->chunks[k][i - ((size_t)64 << k) + 64];
+    *slot = i - ((size_t)64 << k) + 64;
+    return k;
 }
 
-/* One past the last hot line of the chunk holding the node of index i. */
-static inline weft__node *weft__chunk_end_of(const weft_taskflow *tf, size_t i) {
-    enum { SMALL = 64 * ((1 << 10) - 1) };
-    if (i >= SMALL) return &tf->chunks[10 + (i - SMALL) / 65536][65536];
-    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(i >> 6) + 1);
-    return &tf->chunks[k][(size_t)64 << k];
+/* The node of tf with emplace index i (i < tf->nnodes). */
+static inline weft__node *weft__node_at(const weft_taskflow *tf, size_t i) {
+    size_t slot, k = weft__chunk_locate(i, &slot);
+    return &tf->chunks[k][slot];
 }
 
 /* The sources of tf (see sources_mode; not STALE): how many, and the i-th. */

@@ -58,13 +58,6 @@ static uint32_t split(weft__worker *w, weft__run *r, uint32_t lo, uint32_t hi) {
     return mid;
 }
 
-/* The context of the plain sources a range runs: weft__call_node's, with the
- * task field set per source.  Made again after anything else ran on the worker
- * (a job a source readied), which could leave the frame stack elsewhere. */
-static inline void source_ctx(weft__worker *w, weft__run *r, weft_ctx *cx) {
-    *cx = weft__run_ctx(w, r, NULL);
-}
-
 /* weft__node_enter for a source of a run that stopped (it counts the skip),
  * out of the loop: inline, its hooks took registers from every source. */
 static __attribute__((noinline, cold)) bool source_enter(weft__worker *w, weft__node *n, weft__run *r) {
@@ -121,11 +114,11 @@ static inline __attribute__((always_inline)) weft__node *cursor_next(cursor *c, 
         return c->src[lo];
     }
     if (c->at == c->end) { /* the first source, or a new chunk */
-        c->at = weft__node_at(tf, lo);
-        c->end = weft__chunk_end_of(tf, lo);
+        size_t slot, k = weft__chunk_locate(lo, &slot);
+        c->at = &tf->chunks[k][slot];
+        c->end = &tf->chunks[k][weft__chunk_capacity(k)];
     }
     if (c->at + PREFETCH_AHEAD < c->end) __builtin_prefetch(c->at + PREFETCH_AHEAD);
-    (void)hi;
     return c->at++;
 }
 
@@ -141,8 +134,10 @@ static inline __attribute__((always_inline)) weft__job *range_body(weft__worker 
      * upper half from the deque. */
     uint32_t look = lo;
     const uint32_t every = w->ex->nworkers > 1 ? SPLIT_LOOK : UINT32_MAX;
-    weft_ctx cx;
-    source_ctx(w, r, &cx);
+    /* The context of its plain sources: weft__call_node's, with the task set
+     * per source; made again after anything else ran on the worker (a job a
+     * source readied), which could leave the frame stack elsewhere. */
+    weft_ctx cx = weft__run_ctx(w, r, NULL);
     while (lo < hi) {
         if (lo == look) {
             look = every == UINT32_MAX ? UINT32_MAX : lo + every;
@@ -154,7 +149,7 @@ static inline __attribute__((always_inline)) weft__job *range_body(weft__worker 
             /* Only if a source is left: after our last one the run may have
              * ended, and r been freed (ASan: flow_tests'
              * random_condition_graphs_match_a_serial_interpreter). */
-            if (lo < hi) source_ctx(w, r, &cx);
+            if (lo < hi) cx = weft__run_ctx(w, r, NULL);
             continue;
         }
         /* A plain task: weft__execute's step and weft__node_run's body inline
@@ -173,7 +168,7 @@ static inline __attribute__((always_inline)) weft__job *range_body(weft__worker 
         weft__job *next = run_source(w, r, n, &cx);
         if (next) {
             weft__execute(w, next);
-            if (lo < hi) source_ctx(w, r, &cx); /* as above */
+            if (lo < hi) cx = weft__run_ctx(w, r, NULL); /* as above */
         }
     }
     return NULL;

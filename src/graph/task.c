@@ -39,7 +39,8 @@ static weft__node *slab_take(weft_taskflow *tf) {
 
 /* Sources: nodes with no dependents, kept in tf->sources (order is irrelevant). */
 static bool sources_reserve(weft_taskflow *tf) {
-    if (tf->sources_mode == WEFT__SOURCES_IMPLICIT || tf->nsources < tf->sources_cap) return true;
+    /* Only a kept list is pushed to (sources_add). */
+    if (tf->sources_mode != WEFT__SOURCES_KEPT || tf->nsources < tf->sources_cap) return true;
     size_t ncap = tf->sources_cap ? tf->sources_cap * 2 : 64;
     weft__node **a = weft__realloc(tf->sources, tf->sources_cap * sizeof *a, ncap * sizeof *a);
     if (!a) return false;
