@@ -329,9 +329,10 @@ weft_status weft_profiler_write_folded(const weft_executor *ex, const weft_folde
     if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     flines m = { 0 };
     weft_status st = build_lines(ex, opt, &m);
+    const struct weft__obs *o = weft__obs_state_get(ex); /* set: build_lines found lines in it */
     for (size_t i = 0; i < m.n && st == WEFT_OK; i++) {
         int64_t ticks = m.v[i].ticks > 0 ? m.v[i].ticks : 0;
-        uint64_t ns = (uint64_t)(weft__ticks_ns(weft__obs_state_get(ex), (uint64_t)ticks) + 0.5);
+        uint64_t ns = (uint64_t)(weft__ticks_ns(o, (uint64_t)ticks) + 0.5);
         /* Every stack that ran keeps its line: a task of a batch of short ones
          * still open (its worker has not yet gone idle) has a provisional time
          * that may round to 0 ns, and dropping it hid the task (seen: a
@@ -450,7 +451,7 @@ weft_status weft_profiler_write_flame_svg(const weft_executor *ex, const weft_fo
                  "<rect width=\"100%%\" height=\"100%%\" fill=\"#fdfdf8\"/>\n"
                  "<text x=\"%d\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">Flame graph: busy time ",
             SVG_WIDTH, c.height, SVG_WIDTH, c.height, SVG_WIDTH / 2);
-    weft__put_duration(out, weft__obs_state_get(ex) ? weft__ticks_ns(weft__obs_state_get(ex), (uint64_t)total) : 0, "&#181;s");
+    weft__put_duration(out, c.o ? weft__ticks_ns(c.o, (uint64_t)total) : 0, "&#181;s");
     fputs(" (hover a frame for its time)</text>\n", out);
     if (total > 0) svg_frames(&c, &m);
     fputs("</svg>\n", out);

@@ -305,7 +305,8 @@ void weft__live_stop(struct weft__obs *o) {
 
 weft_status weft_stats_stop(weft_executor *ex) {
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
-    if (weft__obs_state_get(ex)) weft__live_stop(weft__obs_state_get(ex));
+    struct weft__obs *o = weft__obs_state_get(ex);
+    if (o) weft__live_stop(o);
     return WEFT_OK;
 }
 

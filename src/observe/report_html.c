@@ -271,7 +271,8 @@ static weft_status report_open(struct report *r, const weft_executor *ex, struct
     /* Never profiled: an empty report (the state is not made here, which would
      * race with a thread switching things on). */
     *none = (struct weft__obs){ .ex = (weft_executor *)ex, .ns_per_tick = 1.0 };
-    const struct weft__obs *o = weft__obs_state_get(ex) ? weft__obs_state_get(ex) : none;
+    const struct weft__obs *o = weft__obs_state_get(ex);
+    if (!o) o = none;
     *r = (struct report){ .o = o, .out = out, .t_min = UINT64_MAX };
     r->busy = weft__calloc((o->nworkers ? o->nworkers : 1) * sizeof *r->busy);
     if (!r->busy) return weft__fail_st("weft_profiler_write_html/timeline_svg", WEFT_ENOMEM);
