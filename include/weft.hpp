@@ -105,6 +105,16 @@ inline void check(weft_status st, const char *call) {
     if (st != WEFT_OK) throw error(st, call, weft_last_error_message());
 }
 
+/* ~taskflow from a task of one of the taskflow's own runs: see class taskflow. */
+[[noreturn]] inline void own_run_destroyed(weft_taskflow *tf) {
+    const char *name = weft_taskflow_name(tf);
+    std::fprintf(stderr,
+                 "weft::taskflow '%s' destroyed by a task of its own run: the destructor would wait for "
+                 "that task; destroy the taskflow after the run (its future) instead\n",
+                 name);
+    std::terminate();
+}
+
 /* The handle of an object that may have been moved from: weft::error
  * (WEFT_EINVAL) for a moved-from one (never a NULL handle to the C API, which
  * would crash, or pick the default executor). */
@@ -1694,7 +1704,10 @@ task flow_builder::emplace_as(void *arg) {
  * task handles stay valid); the destructor waits for the runs submitted
  * through executor::run* (inside a task, on their futures, running other work
  * meanwhile: it never holds the worker) and then frees the graph and its
- * callables. */
+ * callables.  Destroying it from a task of one of those runs (or from work
+ * that such a task's wait runs) would wait for that task itself: the
+ * destructor then prints what happened to stderr and calls std::terminate
+ * instead of hanging. */
 class taskflow : public flow_builder {
 public:
     explicit taskflow(const std::string &name = "") : taskflow(std::make_unique<state>(name)) {}
@@ -1771,7 +1784,13 @@ public:
                     detail::state_base *r = runs.back();
                     r->retain(); /* listed: its callback has not released it yet */
                     lock.unlock();
-                    (void)weft_future_wait(r->run_f);
+                    /* WEFT_EDEADLK: this task is one of that run's (or runs
+                     * it); the run can only end after the task returns, so
+                     * the wait below would never end.  A destructor cannot
+                     * report it, and carrying on would free the callable that
+                     * is running: stop with a message, as std::thread's
+                     * destructor does for a joinable thread. */
+                    if (weft_future_wait(r->run_f) == WEFT_EDEADLK) detail::own_run_destroyed(tf);
                     lock.lock();
                     cv.wait(lock, [&] { return std::find(runs.begin(), runs.end(), r) == runs.end(); });
                     lock.unlock();

@@ -3,6 +3,11 @@
  * of them reaching future::get() / wait(). */
 #include "cpp_test.hpp"
 
+#include <csignal>
+#include <cstring>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <unordered_set>
 #include <vector>
 
@@ -836,6 +841,45 @@ TEST(cpp_taskflow_destroyed_inside_a_task_does_not_block_its_worker) {
         }));
     for (auto &g : fs) ASSERT_TRUE(g.wait_for(std::chrono::seconds(10)));
     ASSERT_EQ(n.load(), 8);
+}
+
+/* A taskflow whose own task destroys it: the destructor would wait for that
+ * task's run, that is for the task itself.  It used to hang (the worker and
+ * the program's exit with it); now it stops the process at once with a
+ * message naming the taskflow. */
+TEST(cpp_taskflow_destroyed_by_its_own_task_stops_with_a_message_instead_of_hanging) {
+    int err[2];
+    ASSERT_EQ(pipe(err), 0);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        dup2(err[1], 2);
+        close(err[0]);
+        weft::executor ex(2);
+        auto tf = std::make_unique<weft::taskflow>("selfish");
+        weft::taskflow *raw = tf.get();
+        raw->emplace([&] { tf.reset(); });
+        weft::future<void> f = ex.run(*raw);
+        (void)f.wait_for(std::chrono::seconds(10));
+        _exit(3); /* neither stopped nor hung: the run ended */
+    }
+    close(err[1]);
+    int status = 0;
+    pid_t w = 0;
+    for (int ms = 0; ms < 10000 && (w = waitpid(pid, &status, WNOHANG)) == 0; ms++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (w == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        TEST_FAIL_("the child hung in ~taskflow");
+    }
+    char buf[512] = {0};
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof buf - 1 && (r = read(err[0], buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)r;
+    close(err[0]);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    ASSERT_TRUE(std::strstr(buf, "weft::taskflow 'selfish' destroyed by a task of its own run") != nullptr);
 }
 
 TEST(cpp_emplace_of_several_callables_adds_them_in_order) {
