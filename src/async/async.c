@@ -81,12 +81,16 @@ static weft__job *async_job_run(weft__worker *w, weft__job *job) {
 }
 
 /* Undoes a task that could not be queued (nothing else can reference it); w is
- * the submitting thread's worker, or NULL.  Returns st, why it failed. */
-static weft_status give_up(weft__async *a, weft__worker *w, bool keep_handle, int st) {
+ * the submitting thread's worker, or NULL.  Returns st, why it failed, with the
+ * message naming `call` (the public function): the queue's refusal is where
+ * the failure is decided, and returning st alone left the thread's message
+ * as an earlier failure had set it (weft/core.h, weft_last_error_message). */
+static weft_status give_up(const char *call, weft__async *a, weft__worker *w, bool keep_handle, int st) {
     if (keep_handle) weft__future_release(&a->fut);
     weft__runs_end(a->fut.ex, w);
     weft__future_release(&a->fut);
-    return (weft_status)st;
+    if (st == WEFT_EFORKED) return weft__fail(call, WEFT_EFORKED, WEFT__FORKED_WHY);
+    return weft__fail(call, (weft_status)st, "no memory to queue the task on the executor (nothing was queued)");
 }
 
 /* Links a after dependency d; false if d has finished already. */
@@ -184,7 +188,7 @@ static weft_status submit(const char *call, weft_executor *ex, weft_task_fn fn, 
         }
         a->nedges = ndeps;
     }
-    if (ndeps == 0) return weft__async_start(a, w, out);
+    if (ndeps == 0) return weft__async_start(call, a, w, out);
     weft__runs_begin(ex, w);
     atomic_store_explicit(&a->join, (uint32_t)ndeps + 1, memory_order_relaxed);
     uint32_t finished = 0;
@@ -195,13 +199,13 @@ static weft_status submit(const char *call, weft_executor *ex, weft_task_fn fn, 
     /* Our own 1 plus the dependencies that had finished before we linked. */
     if (atomic_fetch_sub_explicit(&a->join, finished + 1, memory_order_acq_rel) == finished + 1) {
         int st = enqueue(a, w);
-        if (st != 0) return give_up(a, w, out != NULL, st); /* all edges were consumed: nothing points at a */
+        if (st != 0) return give_up(call, a, w, out != NULL, st); /* all edges were consumed: nothing points at a */
     }
     if (out) *out = &a->fut;
     return WEFT_OK;
 }
 
-weft_status weft__async_start(weft__async *a, weft__worker *w, weft_future **out) {
+weft_status weft__async_start(const char *call, weft__async *a, weft__worker *w, weft_future **out) {
     weft__runs_begin(a->fut.ex, w);
     /* Nobody else can see a yet: no count to take down.  join = 0 says it may
      * run (weft_future_wait_isolated reads it). */
@@ -210,7 +214,7 @@ weft_status weft__async_start(weft__async *a, weft__worker *w, weft_future **out
     if (st != 0) {
         if (a->sems) weft__async_sems_free(a->sems);
         a->sems = NULL;
-        return give_up(a, w, out != NULL, st);
+        return give_up(call, a, w, out != NULL, st);
     }
     if (out) *out = &a->fut;
     return WEFT_OK;

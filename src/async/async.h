@@ -107,8 +107,9 @@ void weft__silent_free_cache(weft__async_worker *aw);
 
 /* Queues a fresh task with no dependencies (w: the caller's worker of its
  * executor, or NULL) and hands out its future if `out`; on failure undoes it
- * and returns why (WEFT_ENOMEM, WEFT_EFORKED). */
-weft_status weft__async_start(weft__async *a, weft__worker *w, weft_future **out);
+ * and returns why (WEFT_ENOMEM, WEFT_EFORKED), with a message naming `call`,
+ * the public function. */
+weft_status weft__async_start(const char *call, weft__async *a, weft__worker *w, weft_future **out);
 
 /* Semaphores of an async task (semaphore.c): take them all before it runs
  * (false: parked, its job is queued again later), give them back when it has

@@ -210,5 +210,5 @@ weft_status weft_async_acquire(weft_executor *ex, weft_task_fn fn, void *arg, we
         return weft__fail_st(__func__, WEFT_ENOMEM);
     }
     a->sems = set;
-    return weft__async_start(a, w, out);
+    return weft__async_start(__func__, a, w, out);
 }

@@ -1,0 +1,123 @@
+/* Async tasks and the executor's lifecycle as a user who submits from threads
+ * that are not workers uses them (session-38 hunt). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+/* ---- helpers ---- */
+
+static atomic_int gate; /* tasks that wait_gate block until it is 1 */
+static int wait_gate(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    while (atomic_load_explicit(&gate, memory_order_acquire) == 0) sleep_us(50);
+    return 0;
+}
+static int ret_arg(weft_ctx *cx, void *p) {
+    (void)cx;
+    return (int)(intptr_t)p;
+}
+static int mark(weft_ctx *cx, void *p) {
+    (void)cx;
+    atomic_fetch_add_explicit((atomic_int *)p, 1, memory_order_relaxed);
+    return 0;
+}
+
+/* A failing allocator: fails every allocation after the first `budget`. */
+static atomic_long budget;
+static void *fail_alloc(void *ctx, size_t n) { (void)ctx; return atomic_fetch_sub(&budget, 1) > 0 ? malloc(n) : NULL; }
+static void *fail_realloc(void *ctx, void *p, size_t o, size_t n) {
+    (void)ctx, (void)o;
+    return atomic_fetch_sub(&budget, 1) > 0 ? realloc(p, n) : NULL;
+}
+static void plain_free(void *ctx, void *p, size_t n) { (void)ctx, (void)n; free(p); }
+
+/* ---- out of memory in the shared queue ---- */
+
+/* weft_async from a thread that is not a worker queues through the injector,
+ * whose blocks of 63 slots are allocated as it fills.  With the workers held
+ * in a task, the 62nd push needs the next block: refused, it must leave
+ * nothing queued, no run counted, a message naming the call, and work on. */
+TEST(an_outside_weft_async_refused_by_a_full_injector_says_why_and_leaves_no_run_behind) {
+    weft_executor *ex = make_executor(1);
+    atomic_store(&gate, 0);
+    weft_future *hold = NULL;
+    ASSERT_OK(weft_async(ex, wait_gate, NULL, &hold));
+    sleep_us(20000); /* the worker takes `hold`: the injector then holds only ours */
+    atomic_int ran = 0;
+    int queued = 0;
+    weft_status st = WEFT_OK;
+    for (int i = 0; i < 200; i++) {
+        atomic_store(&budget, 1); /* the record, not a block */
+        weft_set_allocator(&(weft_allocator){fail_alloc, fail_realloc, plain_free, NULL});
+        weft_future *f = (weft_future *)1;
+        st = weft_async(ex, mark, &ran, &f);
+        weft_set_allocator(NULL);
+        if (st == WEFT_OK) {
+            queued++;
+            weft_future_destroy(f);
+            continue;
+        }
+        ASSERT_STATUS(st, WEFT_ENOMEM);
+        ASSERT_NULL(f);
+        break;
+    }
+    ASSERT_STATUS(st, WEFT_ENOMEM);
+    const char *msg = weft_last_error_message();
+    if (!strstr(msg, "weft_async")) TEST_FAIL_("the message after ENOMEM is \"%s\"", msg);
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_future_wait(hold));
+    weft_future_destroy(hold);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&ran), queued);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_async(ex, mark, &ran, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&ran), queued + 1);
+    weft_executor_destroy(ex);
+}
+
+static void *claim_a_slot(void *p) {
+    (void)!weft_silent_async(p, ret_arg, NULL);
+    return NULL;
+}
+
+/* With every submitter slot taken (8 other threads), weft_silent_async from
+ * a further thread mallocs a record and queues it through the injector: the
+ * same refusal there must say why too, and count no run. */
+TEST(a_weft_silent_async_refused_by_a_full_injector_says_why_and_leaves_no_run_behind) {
+    weft_executor *ex = make_executor(1);
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++) ASSERT_EQ(pthread_create(&t[i], NULL, claim_a_slot, ex), 0);
+    for (int i = 0; i < 8; i++) ASSERT_EQ(pthread_join(t[i], NULL), 0);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    atomic_store(&gate, 0);
+    weft_future *hold = NULL;
+    ASSERT_OK(weft_async(ex, wait_gate, NULL, &hold));
+    sleep_us(20000);
+    atomic_int ran = 0;
+    int queued = 0;
+    weft_status st = WEFT_OK;
+    for (int i = 0; i < 200; i++) {
+        atomic_store(&budget, 1); /* the record, not a block */
+        weft_set_allocator(&(weft_allocator){fail_alloc, fail_realloc, plain_free, NULL});
+        st = weft_silent_async(ex, mark, &ran);
+        weft_set_allocator(NULL);
+        if (st != WEFT_OK) break;
+        queued++;
+    }
+    ASSERT_STATUS(st, WEFT_ENOMEM);
+    const char *msg = weft_last_error_message();
+    if (!strstr(msg, "weft_silent_async")) TEST_FAIL_("the message after ENOMEM is \"%s\"", msg);
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_future_wait(hold));
+    weft_future_destroy(hold);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&ran), queued);
+    weft_executor_destroy(ex);
+}
