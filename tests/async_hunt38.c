@@ -121,3 +121,34 @@ TEST(a_weft_silent_async_refused_by_a_full_injector_says_why_and_leaves_no_run_b
     ASSERT_EQ(atomic_load(&ran), queued);
     weft_executor_destroy(ex);
 }
+
+/* A priority or a handle reserves the task's place in the executor's priority
+ * queue, whose slot array grows on demand: refused for want of memory, the
+ * call must say so in the thread's message (it kept an earlier failure's),
+ * and queue nothing. */
+TEST(weft_async_with_a_priority_refused_for_want_of_memory_says_why) {
+    weft_executor *ex = make_executor(2);
+    atomic_int ran = 0;
+    for (int handle = 0; handle < 2; handle++) {
+        (void)weft_future_wait(NULL); /* an unrelated message, which must be replaced */
+        weft_sched_handle h = {0, 0};
+        weft_async_options o = {.priority = WEFT_PRIORITY_HIGH, .handle = handle ? &h : NULL};
+        weft_future *f = (weft_future *)1;
+        atomic_store(&budget, 1); /* the record, not the queue's slots */
+        weft_set_allocator(&(weft_allocator){fail_alloc, fail_realloc, plain_free, NULL});
+        weft_status st = weft_async_with(ex, mark, &ran, &o, &f);
+        weft_set_allocator(NULL);
+        ASSERT_STATUS(st, WEFT_ENOMEM);
+        ASSERT_NULL(f);
+        const char *msg = weft_last_error_message();
+        if (!strstr(msg, "weft_async_with")) TEST_FAIL_("handle %d: the message after ENOMEM is \"%s\"", handle, msg);
+    }
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&ran), 0);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_async_with(ex, mark, &ran, &(weft_async_options){.priority = WEFT_PRIORITY_HIGH}, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&ran), 1);
+    weft_executor_destroy(ex);
+}

@@ -176,7 +176,12 @@ static weft_status submit(const char *call, weft_executor *ex, weft_task_fn fn, 
     if (sst != WEFT_OK) {
         if (out) weft__future_release(&a->fut);
         weft__future_release(&a->fut);
-        return (weft_status)sst;
+        /* The scheduling layer returns a bare status (its queue's slots could
+         * not grow): the message is set here, or the thread kept an earlier
+         * failure's (weft/core.h, weft_last_error_message). */
+        if (sst == WEFT_ENOMEM)
+            return weft__fail(call, WEFT_ENOMEM, "no memory for the task's place in the executor's priority queue");
+        return weft__fail_st(call, (weft_status)sst);
     }
     if (ndeps) {
         a->edges = weft__alloc(ndeps * sizeof *a->edges);
