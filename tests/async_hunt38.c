@@ -152,3 +152,73 @@ TEST(weft_async_with_a_priority_refused_for_want_of_memory_says_why) {
     ASSERT_EQ(atomic_load(&ran), 1);
     weft_executor_destroy(ex);
 }
+
+/* ---- fairness between threads that submit ---- */
+
+static atomic_long flood_ran, urgent_at;
+static int flood_task(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    atomic_fetch_add_explicit(&flood_ran, 1, memory_order_relaxed);
+    return 0;
+}
+static int urgent_task(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    atomic_store(&urgent_at, atomic_load(&flood_ran));
+    return 0;
+}
+
+struct flood {
+    weft_executor *ex;
+    long n;
+    atomic_int phase; /* 1: first part queued; 2: go on; 3: all queued */
+    int failed;
+};
+static void *flood_thread(void *p) {
+    struct flood *fl = p;
+    for (long i = 0; i < fl->n / 8; i++) fl->failed |= weft_silent_async(fl->ex, flood_task, NULL) != WEFT_OK;
+    atomic_store(&fl->phase, 1);
+    while (atomic_load(&fl->phase) != 2) sleep_us(100);
+    for (long i = fl->n / 8; i < fl->n; i++) fl->failed |= weft_silent_async(fl->ex, flood_task, NULL) != WEFT_OK;
+    atomic_store(&fl->phase, 3);
+    return NULL;
+}
+
+/* weft/async.h: an outside thread's tasks go to its submitter slot, which the
+ * workers take from in batches.  A worker that ran out of work looked at the
+ * slots always from the same one (its random number did not move while slots
+ * had work, and the fairness look began at slot 0), so while one thread kept
+ * its slot full, a task in another thread's slot waited for all of it, the
+ * tasks queued after it included: for ever, for a thread that never stops. */
+TEST(a_task_in_one_threads_slot_does_not_wait_for_all_of_another_threads_flood) {
+    long n = 64000; /* ~ 30 re-steal streaks of 2048 jobs after the urgent task */
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        /* This thread takes the first slot: the flooding thread the second. */
+        ASSERT_OK(weft_silent_async(ex, flood_task, NULL));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        atomic_store(&flood_ran, 0);
+        atomic_store(&urgent_at, -1);
+        atomic_store(&gate, 0);
+        /* Hold every worker, so that the queues fill in a known order. */
+        weft_future *hold[2] = {NULL, NULL};
+        for (unsigned i = 0; i < workers; i++) ASSERT_OK(weft_async(ex, wait_gate, NULL, &hold[i]));
+        struct flood fl = {ex, n, 0, 0};
+        pthread_t t;
+        ASSERT_EQ(pthread_create(&t, NULL, flood_thread, &fl), 0);
+        while (atomic_load(&fl.phase) != 1) sleep_us(100);
+        ASSERT_OK(weft_silent_async(ex, urgent_task, NULL));
+        atomic_store(&fl.phase, 2);
+        while (atomic_load(&fl.phase) != 3) sleep_us(100);
+        atomic_store(&gate, 1);
+        ASSERT_EQ(pthread_join(t, NULL), 0);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(fl.failed, 0);
+        ASSERT_EQ(atomic_load(&flood_ran), n);
+        long at = atomic_load(&urgent_at);
+        if (at < 0 || at > n * 3 / 4)
+            TEST_FAIL_("%u workers: the task queued after %ld of the other thread's ran after %ld of its %ld", workers,
+                       n / 8, at, n);
+        for (unsigned i = 0; i < workers; i++) weft_future_destroy(hold[i]);
+        weft_executor_destroy(ex);
+    }
+}

@@ -119,13 +119,31 @@ static weft__job *steal_slot(weft__worker *w, unsigned k, bool every) {
     return got[0];
 }
 
+/* Where worker w starts its look at `used` slots: a fresh random one each
+ * time (w's xorshift, as worker.c's next_rand steps it; never 0 from non-0).
+ * A start taken from w->rng without stepping it stayed the same while the
+ * slots had work (the worker steps it only when it tries other workers), and
+ * the fairness look began at slot 0: while one thread kept its slot full, a
+ * task in another thread's slot waited for all of it, the tasks queued after
+ * it included (for ever, for a thread that never stops).  One slot (a lone
+ * submitting thread, the usual case): no step. */
+static inline unsigned slot_start(weft__worker *w, unsigned used) {
+    if (used == 1) return 0;
+    uint64_t x = w->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    w->rng = x;
+    return (unsigned)(x % used);
+}
+
 /* Worker w: a job from the submitter slots, or NULL.  `every` (the last look
  * before parking): retry lost races until each slot is seen empty. */
 weft__job *weft__submitters_steal(weft__worker *w, bool every) {
     weft_executor *ex = w->ex;
     unsigned used = atomic_load_explicit(&ex->nsubmitters, memory_order_acquire);
     if (used == 0) return NULL;
-    unsigned start = (unsigned)(w->rng % used);
+    unsigned start = slot_start(w, used);
     for (unsigned i = 0; i < used; i++) {
         unsigned k = start + i;
         if (k >= used) k -= used;
@@ -138,7 +156,11 @@ weft__job *weft__submitters_steal(weft__worker *w, bool every) {
 weft__job *weft__submitters_steal_one(weft__worker *w) {
     weft_executor *ex = w->ex;
     unsigned used = atomic_load_explicit(&ex->nsubmitters, memory_order_acquire);
-    for (unsigned k = 0; k < used; k++) {
+    if (used == 0) return NULL;
+    unsigned start = slot_start(w, used); /* not slot 0 first: see slot_start */
+    for (unsigned i = 0; i < used; i++) {
+        unsigned k = start + i;
+        if (k >= used) k -= used;
         weft__job *j;
         if (weft__deque_steal(&slot_at(ex, k)->deque, &j) == WEFT__STEAL_OK) {
             weft__hook_steal(w, true, -1); /* observe/: as steal_slot's */
