@@ -229,9 +229,15 @@ WEFT_API unsigned weft_executor_workers(const weft_executor *ex);
  * caller is not one of ex's workers.  Any thread; wait-free. */
 WEFT_API int weft_executor_worker_id(const weft_executor *ex);
 
-/* Blocks until every run submitted so far has finished.  Returns WEFT_OK,
- * WEFT_EINVAL for NULL, or WEFT_EDEADLK when called from one of ex's own workers
- * (the caller's own run could never finish).  Any other thread. */
+/* Blocks until every run submitted so far has finished.  It returns at a
+ * moment when no run at all is in flight on ex (runs are counted, not
+ * listed): runs that other threads submit while it waits are waited for too,
+ * and while another thread keeps one in flight all the time (a producer that
+ * never pauses) it does not return, though every run submitted before the
+ * call has long finished.  To wait for your own runs alone, wait on their
+ * futures.  Returns WEFT_OK, WEFT_EINVAL for NULL, or WEFT_EDEADLK when
+ * called from one of ex's own workers (the caller's own run could never
+ * finish).  Any other thread. */
 WEFT_API weft_status weft_executor_wait_all(weft_executor *ex);
 
 /* ---------------------------------------------------------------------------------
