@@ -222,3 +222,21 @@ TEST(a_task_in_one_threads_slot_does_not_wait_for_all_of_another_threads_flood) 
         weft_executor_destroy(ex);
     }
 }
+
+/* weft_async_with_sized refusing an options struct from a newer header (a
+ * non-zero byte this library does not know) left *out as it was: a caller
+ * that destroys *out on any failure freed garbage.  Every refusal sets NULL. */
+TEST(weft_async_with_refusing_a_newer_options_struct_sets_out_to_null) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, NULL);
+    ASSERT_TRUE(ex != NULL);
+    struct {
+        weft_async_options base;
+        unsigned char tail[16];
+    } o;
+    memset(&o, 0, sizeof o);
+    o.tail[3] = 1;
+    weft_future *f = (weft_future *)(uintptr_t)0x1; /* not NULL: must be overwritten */
+    ASSERT_EQ(weft_async_with_sized(ex, ret_arg, NULL, &o.base, sizeof o, &f), WEFT_EINVAL);
+    ASSERT_TRUE(f == NULL);
+    weft_executor_destroy(ex);
+}

@@ -14,6 +14,8 @@ _Static_assert(
 weft_status weft_async_with_sized(weft_executor *ex, weft_task_fn fn, void *arg,
                                   const weft_async_options *opt, size_t opt_size,
                                   weft_future **out) {
+    /* NULL on every refusal, a bad options tail included (as weft_async). */
+    if (out) *out = NULL;
     WEFT__CONFIG_IN(weft_async_options, opt, opt_size);
     return weft__async_with(ex, fn, arg, opt, out);
 }
