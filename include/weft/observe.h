@@ -106,7 +106,9 @@ typedef struct weft_worker_metrics {
     uint64_t succeeded, /* of those, work that returned 0 (or has no result) */
         failed;         /* of those, work that returned non-zero */
     uint64_t skipped;      /* tasks of failed or cancelled runs and cancelled
-                            * async tasks, not run */
+                            * async tasks, not run (a task weft_sched_remove
+                            * took out on a thread that is no worker is
+                            * counted in worker 0's) */
     uint64_t steals;       /* jobs taken from another worker or the injector */
     uint64_t steal_fails;  /* steal attempts that found nothing or lost a race */
     uint64_t parks;        /* times the worker went to sleep */

@@ -61,9 +61,9 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
         if (r != 0) weft__future_fail(f, r, "", 0);
     } else {
         atomic_fetch_add_explicit(&f->skipped, 1, memory_order_relaxed); /* weft_future_info; complete releases */
-        /* observe/: cancelled before it ran.  Counted per worker: a removal
-         * reported off the workers (w NULL, sched/api.c) has none to count in. */
-        if (w) weft__hook_skipped(w);
+        /* observe/: cancelled before it ran.  A removal reported off the
+         * workers (w NULL, sched/api.c) is counted too: in worker 0's figures. */
+        weft__hook_skipped_on(ex, w);
     }
     if (a->sems) weft__async_sems_release(w, a); /* before the future: a waiter may reuse them */
     weft__future_complete(f);

@@ -35,7 +35,8 @@ typedef struct weft__obs_hooks {
      * hook (graph/graph.h, weft__call_node); returns what fn returned. */
     int (*task_call)(struct weft__obs *o, weft__worker *w, const void *node, const void *run, weft_task_fn fn,
                      weft_ctx *cx, void *arg);
-    /* n tasks (or other work) not run: their run stopped first. */
+    /* n tasks (or other work) not run: their run stopped first.  w NULL: reported
+     * on a thread that is no worker of the executor. */
     void (*task_skipped)(struct weft__obs *o, weft__worker *w, uint64_t n);
     void (*steal)(struct weft__obs *o, weft__worker *w, int victim);
     void (*park)(struct weft__obs *o, weft__worker *w, bool begin);
@@ -124,6 +125,15 @@ static inline void weft__hook_skipped_n(weft__worker *w, uint64_t n) {
 
 /* One task or piece of work skipped (weft__hook_skipped_n). */
 static inline void weft__hook_skipped(weft__worker *w) { weft__hook_skipped_n(w, 1); }
+
+/* One piece of work of ex skipped, reported on worker w or, with w NULL, on a
+ * thread that is none of ex's workers (weft_sched_remove from another thread
+ * reports the task it took out there): observe/ counts that one in worker 0's
+ * figures, as the metrics promise every cancelled async task counted. */
+static inline void weft__hook_skipped_on(weft_executor *ex, weft__worker *w) {
+    struct weft__obs *o = weft__obs_get(ex);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->task_skipped(o, w, 1);
+}
 
 /* ---- call-site helpers for worker.c ---- */
 

@@ -205,7 +205,8 @@ typedef struct weft__obs_worker {
     uint64_t batch_run;    /* run id of the batch's tasks (a batch holds one run) */
     const void *batch_tf;  /* and their taskflow (one too) */
     weft__span *batch_hdr; /* its header slot, NULL when its spans were dropped */
-    /* Task metrics (relaxed load + store by the owner). */
+    /* Task metrics (relaxed load + store by the owner; skipped by fetch_add from
+     * any thread, see weft__obs_task_skipped). */
     _Atomic uint64_t tasks, failed, skipped, busy_ticks;
     _Atomic uint64_t hist[WEFT_METRICS_BUCKETS];
     /* Spans: chunks head..cur are in use (cur holds `used`), later ones spare. */

@@ -607,8 +607,12 @@ static int weft__obs_run_fn(struct weft__obs *o, weft__worker *w, weft__work kin
     return rc;
 }
 
+/* A read-modify-write, not the owner's load and store: work reported skipped
+ * on a thread that is no worker (w NULL: a task weft_sched_remove took out on
+ * another thread) is counted in worker 0's figures, beside worker 0's own
+ * counts.  Skips are off the task path: the atomic costs nothing there. */
 static void weft__obs_task_skipped(struct weft__obs *o, weft__worker *w, uint64_t n) {
-    weft__owner_add(&o->w[w->id].skipped, n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&o->w[w ? w->id : 0].skipped, n, memory_order_relaxed);
 }
 
 /* A span slot for a steal or park event, or NULL (profiler off or full).  Such
