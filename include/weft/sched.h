@@ -11,7 +11,9 @@
  * everything else (LOW): when its deque runs empty, and also once every 61
  * jobs it runs, so that a worker whose deque never empties still
  * takes HIGH and CRITICAL work, and jobs queued from other threads, within a
- * bounded number of jobs.  Among equal priorities, tasks run in the order they
+ * bounded number of jobs (each task of a graph's chain, of a condition loop
+ * and of a wide fan of sources counts as one: such work yields to that look
+ * too).  Among equal priorities, tasks run in the order they
  * were queued (a sequence number, kept through every re-prioritisation).
  * Async tasks take a priority in weft_async_options (weft/async.h); graph
  * tasks with weft_task_set_priority and whole graph runs with
@@ -59,7 +61,8 @@ typedef enum weft_sched_kind {
      * and other seeds explore other orders of the ready tasks.  The same
      * program runs unchanged on a normal executor.  What the seed does not
      * choose: a finished graph task hands its first ready successor straight
-     * to its worker (that one runs next), fork-join children run at their
+     * to its worker (that one runs next; at the worker's look every 61 jobs, see
+ * the top, it waits in the pool instead), fork-join children run at their
      * sync, and submissions from other threads while the worker runs land
      * when the worker next looks (submit before it starts, or from tasks). */
     WEFT_SCHED_RANDOM = 5,

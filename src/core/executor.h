@@ -285,6 +285,18 @@ static inline void weft__job_next(weft__worker *w, const weft__job *j) {
     if (__builtin_expect(w->defer_flush != NULL, 0) && j->run != w->defer_keep) weft__defer_settle_local(w);
 }
 
+/* Fairness (worker.c, find_local): true once w has run WEFT__FAIR_INTERVAL
+ * jobs since it last looked at the shared queues (the priority queue, the
+ * injector, the submitters'), so that its next pop must look there first.  A
+ * layer that runs job after job without going back to the worker's loop (a
+ * graph's chain of tasks, a range of sources) asks it every so often and,
+ * once it is true, puts what it would run next on the deque and returns:
+ * otherwise a CRITICAL task from another thread waits for the whole chain
+ * (sched.h promises it within a bounded number of jobs).  Owner only. */
+static inline bool weft__fair_due(const weft__worker *w) {
+    return (int32_t)((uint32_t)w->stats.jobs - w->fair_next) >= 0;
+}
+
 static inline void weft__execute(weft__worker *w, weft__job *j) {
     while (j) {
         weft__job_next(w, j);

@@ -132,7 +132,7 @@ static __attribute__((noinline)) weft__job *find_local_fair(weft__worker *w) {
 static inline __attribute__((always_inline)) weft__job *find_local(weft__worker *w) {
     /* Against the job count the worker keeps anyway (w->stats.jobs, one per
      * job run): a load and a compare, nothing stored per job. */
-    if (__builtin_expect((int32_t)((uint32_t)w->stats.jobs - w->fair_next) >= 0, 0)) return find_local_fair(w);
+    if (__builtin_expect(weft__fair_due(w), 0)) return find_local_fair(w);
     weft__job *j = pop_local(w);
     /* Run empty: the search that follows looks at the shared queues, so the
      * interval starts again.  A worker that drains a batch from a submitter

@@ -41,7 +41,9 @@ weft__job *weft__cond_run(weft__worker *w, weft__job *job) {
         if (k < 0) {
             weft__fail_node(r, n, k);
         } else if ((uint32_t)k < n->nsucc) {
-            return &weft__succ_array(n)[k]->job; /* takes over this node's count */
+            /* takes over this node's count; to the deque when the worker's
+             * look at the shared queues is due (a condition loop) */
+            return weft__hand_on(w, &weft__succ_array(n)[k]->job);
         }
     }
     return weft__run_settle(w, r, -1);
@@ -81,7 +83,7 @@ static weft__job *hand_out(weft__worker *w, weft__run *r, const weft__node *n, u
     int more = __builtin_popcountll(picked);
     if (more) atomic_fetch_add_explicit(&r->pending, more, memory_order_relaxed);
     for (; picked; picked &= picked - 1) weft__push_local(w, &succ[__builtin_ctzll(picked)]->job);
-    return &succ[first]->job;
+    return weft__hand_on(w, &succ[first]->job); /* as weft__cond_run's */
 }
 
 /* The successors one word of picks names (bit i: succ[base + i]): the first
@@ -108,7 +110,7 @@ static __attribute__((noinline)) weft__job *hand_out_more(weft__worker *w, weft_
     for (size_t k = 0; k < words; k++) hand_word(w, succ, 64 + 64 * k, b->more[k], &first);
     weft__free(b->more, words * sizeof *b->more);
     b->more = NULL;
-    return first ? first : weft__run_settle(w, r, -1); /* none picked: give the count back */
+    return first ? weft__hand_on(w, first) : weft__run_settle(w, r, -1); /* none picked: give the count back */
 }
 
 weft__job *weft__mcond_run(weft__worker *w, weft__job *job) {

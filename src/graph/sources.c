@@ -58,6 +58,29 @@ static uint32_t split(weft__worker *w, weft__run *r, uint32_t lo, uint32_t hi) {
     return mid;
 }
 
+/* The worker's look at the shared queues is due (weft__fair_due): [lo, hi)
+ * goes to the deque as a range job, for the worker to run after that look,
+ * as a job it pops.  A range is one job however many sources it runs, so
+ * without this a CRITICAL task from another thread waited for the whole of
+ * it (half a wide fan at one worker).  False (out of memory): the range goes
+ * on here. */
+static __attribute__((noinline, cold)) bool yield_rest(weft__worker *w, weft__run *r, uint32_t lo, uint32_t hi) {
+    weft__range *g = weft__alloc(sizeof *g);
+    if (!g) return false;
+    *g = (weft__range){ { range_run, NULL }, r, lo, hi };
+    weft__push_local(w, &g->job);
+    return true;
+}
+
+/* Sources from lo to the range's next look: `every` (the split interval), or
+ * fewer when the worker's look at the shared queues comes sooner (each source
+ * counts at least one job, so that look is due by then). */
+static inline uint32_t next_look(const weft__worker *w, uint32_t lo, uint32_t every) {
+    int32_t fair = (int32_t)(w->fair_next - (uint32_t)w->stats.jobs);
+    uint32_t d = fair > 0 ? (uint32_t)fair : 1;
+    return lo + (d < every ? d : every);
+}
+
 /* weft__node_enter for a source of a run that stopped (it counts the skip),
  * out of the loop: inline, its hooks took registers from every source. */
 static __attribute__((noinline, cold)) bool source_enter(weft__worker *w, weft__node *n, weft__run *r) {
@@ -129,19 +152,26 @@ static inline __attribute__((always_inline)) weft__job *range_body(weft__worker 
     cursor_init(&c, tf);
     /* The next lo at which to look at the deque: at once, then every
      * SPLIT_LOOK sources while thieves may want some.  With one worker the
-     * first look is all, as splitting was before: a source that waits (and
-     * helps) while a later source of the range has to run can then run the
-     * upper half from the deque. */
+     * first look is the only one that splits, as splitting was before: a
+     * source that waits (and helps) while a later source of the range has to
+     * run can then run the upper half from the deque.  A look also comes when
+     * the worker's look at the shared queues is due (next_look), and then the
+     * range yields to it (yield_rest). */
     uint32_t look = lo;
     const uint32_t every = w->ex->nworkers > 1 ? SPLIT_LOOK : UINT32_MAX;
+    const uint32_t first = lo;
     /* The context of its plain sources: weft__call_node's, with the task set
      * per source; made again after anything else ran on the worker (a job a
      * source readied), which could leave the frame stack elsewhere. */
     weft_ctx cx = weft__run_ctx(w, r, NULL);
     while (lo < hi) {
         if (lo == look) {
-            look = every == UINT32_MAX ? UINT32_MAX : lo + every;
-            if (hi - lo > 1 && weft__deque_size(&w->deque) == 0) hi = split(w, r, lo, hi);
+            /* Not before the first source: the worker has just taken this job. */
+            if (lo != first && weft__fair_due(w) && yield_rest(w, r, lo, hi)) return NULL;
+            /* One worker: a split before the first source only (see above). */
+            if ((lo == first || every != UINT32_MAX) && hi - lo > 1 && weft__deque_size(&w->deque) == 0)
+                hi = split(w, r, lo, hi);
+            look = next_look(w, lo, every);
         }
         weft__node *n = cursor_next(&c, tf, lo++, hi, implicit);
         if (n->job.run != weft__node_run) {
