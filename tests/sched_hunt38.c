@@ -92,3 +92,59 @@ TEST(work_from_main_starts_within_a_bounded_number_of_jobs_of_a_long_chain_a_loo
         }
     }
 }
+
+/* A task that spins ~200 us, then queues itself again on its own worker's
+ * deque, until told to stop: a worker whose deque never runs empty. */
+typedef struct feeder {
+    weft_executor *ex;
+    atomic_int stop;
+    atomic_long links;
+} feeder;
+
+static int feed_link(weft_ctx *cx, void *arg) {
+    (void)cx;
+    feeder *c = arg;
+    uint64_t t0 = now_ns();
+    while (now_ns() - t0 < 200000) {
+    }
+    atomic_fetch_add_explicit(&c->links, 1, memory_order_relaxed);
+    if (!atomic_load_explicit(&c->stop, memory_order_relaxed)) ASSERT_OK(weft_silent_async(c->ex, feed_link, c));
+    return 0;
+}
+
+static int set_flag(weft_ctx *cx, void *arg) {
+    (void)cx;
+    atomic_store((atomic_int *)arg, 1);
+    return 0;
+}
+
+/* sched.h: a LOW task queued escalate_low_ns becomes NORMAL, then HIGH after
+ * escalate_normal_ns, workers looking every tick_ns; the guide's guarantee is
+ * HIGH by low + normal + 2 (tick + the time until some worker looks).  A
+ * worker whose deque never empties looked at the clock only once per 64 of
+ * its fairness looks (one per 61 jobs): every 3904 jobs, so with 200 us jobs
+ * a LOW task from main (2 + 2 ms thresholds, 1 ms ticks) started after about
+ * 800 ms, and after 4 s with 0.5 ms jobs: the time scaled with the jobs. */
+TEST(a_low_task_escalates_by_the_clock_while_its_worker_keeps_its_deque_full) {
+    weft_sched_config sc = { .escalate_low_ns = 2 * MS, .escalate_normal_ns = 2 * MS, .tick_ns = MS };
+    weft_status err;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .sched = &sc }, &err);
+    ASSERT_NOT_NULL(ex);
+    feeder c = { ex, 0, 0 };
+    ASSERT_OK(weft_silent_async(ex, feed_link, &c));
+    while (atomic_load(&c.links) < 20) sleep_us(100); /* the worker feeds itself */
+    atomic_int started = 0;
+    weft_future *f = NULL;
+    ASSERT_OK(weft_async_with(ex, set_flag, &started, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW }, &f));
+    uint64_t t0 = now_ns();
+    while (!atomic_load(&started) && now_ns() - t0 < 3 * SEC) sleep_us(200);
+    uint64_t waited = now_ns() - t0;
+    atomic_store(&c.stop, 1);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_executor_destroy(ex);
+    /* ~4 ms of thresholds, ~2 ticks and a fairness look (~12 ms): 300 ms is
+     * slack for a loaded machine, and under the ~800 ms it took before. */
+    if (waited > 300 * MS) TEST_FAIL_("the LOW task started after %.0f ms", (double)waited / 1e6);
+}

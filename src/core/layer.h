@@ -156,6 +156,11 @@ int weft__executor_set_nodes(weft_executor *ex, const int *node, unsigned nnodes
  *                      job before it calls weft__source_notify, and a look at
  *                      this stage must order after the worker's seq_cst idle
  *                      announcement, e.g. by taking a lock the pusher took).
+ *   WEFT__TAKE_FAIR    the fairness look of a busy worker (worker.c: once
+ *                      every WEFT__FAIR_INTERVAL jobs, its deque not empty):
+ *                      as STEAL, and the only call a worker whose deque never
+ *                      empties makes, so a source with a clock to look at
+ *                      (sched/'s escalation) looks at it here.
  * push(w, state, j): optional.  When set, the workers' deques are sealed
  * (weft__deque_seal) and every job a worker queues (weft__push_local) goes
  * here, found on the push's failure path, so an executor without such a
@@ -168,7 +173,7 @@ int weft__executor_set_nodes(weft_executor *ex, const int *node, unsigned nnodes
  *
  * Nothing calls take() per job: a source that wants a job to run before the
  * rest of a worker's deque pushes a job onto that deque (sched/'s tickets). */
-enum { WEFT__TAKE_STEAL = 1, WEFT__TAKE_LAST = 2, WEFT__TAKE_FINAL = 3 };
+enum { WEFT__TAKE_STEAL = 1, WEFT__TAKE_LAST = 2, WEFT__TAKE_FINAL = 3, WEFT__TAKE_FAIR = 4 };
 typedef struct weft__source {
     weft__job *(*take)(weft__worker *w, void *state, int stage);
     int (*push)(weft__worker *w, void *state, weft__job *j);

@@ -103,7 +103,7 @@ enum { WEFT__FAIR_INTERVAL = 61 };
 static __attribute__((noinline)) weft__job *look_shared(weft__worker *w) {
     weft_executor *ex = w->ex;
     const weft__source *src = source_of(ex);
-    weft__job *j = src ? src->take(w, ex->source_state, WEFT__TAKE_STEAL) : NULL;
+    weft__job *j = src ? src->take(w, ex->source_state, WEFT__TAKE_FAIR) : NULL;
     if (j) return j;
     /* A source that takes every job (push) holds the injector's too. */
     if ((j = take_mail_or_injector(w, !(src && src->push))) != NULL) return j;

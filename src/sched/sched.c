@@ -158,13 +158,17 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
     weft__sched *s = state;
     /* A worker about to sleep looks at the clock; one that searches between
      * jobs (the LOW ones: the loop takes them after stealing) every
-     * TICK_EVERY, as when it takes from weft__sched_next. */
-    if (stage == WEFT__TAKE_FINAL || !lanes_of(s, w)) maybe_tick(s);
+     * TICK_EVERY, as when it takes from weft__sched_next.  So does a busy
+     * worker's fairness look (once per 61 jobs): counted down, a worker that
+     * keeps its deque full looked once per 64 of them, every 3904 jobs
+     * whatever they took (a LOW task from main escalated after 4 s of 0.5 ms
+     * jobs, not after its 40 ms). */
+    if (stage == WEFT__TAKE_FINAL || stage == WEFT__TAKE_FAIR || !lanes_of(s, w)) maybe_tick(s);
     else count_down(sched_worker(w));
     weft__policy *p = s->policy;
     weft__job *j = p ? drain_injector(s, w) : NULL;
     if (j) return j;
-    unsigned min = stage == WEFT__TAKE_STEAL && !(p && p->heap) ? 1 : 0;
+    unsigned min = (stage == WEFT__TAKE_STEAL || stage == WEFT__TAKE_FAIR) && !(p && p->heap) ? 1 : 0;
     /* FINAL looks under every lock whatever the hints say (core/layer.h: no
      * lost wake-up; lanes are filled only by their owner, who finds its own). */
     j = weft__sched_take(s, w, min, stage == WEFT__TAKE_FINAL);
