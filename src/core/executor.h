@@ -290,12 +290,19 @@ static inline void weft__job_next(weft__worker *w, const weft__job *j) {
  * injector, the submitters'), so that its next pop must look there first.  A
  * layer that runs job after job without going back to the worker's loop (a
  * graph's chain of tasks, a range of sources) asks it every so often and,
- * once it is true, puts what it would run next on the deque and returns:
- * otherwise a CRITICAL task from another thread waits for the whole chain
- * (sched.h promises it within a bounded number of jobs).  Owner only. */
+ * once it is true, makes that look itself (weft__fair_look): otherwise a
+ * CRITICAL task from another thread waits for the whole chain (sched.h
+ * promises it within a bounded number of jobs).  Owner only. */
 static inline bool weft__fair_due(const weft__worker *w) {
     return (int32_t)((uint32_t)w->stats.jobs - w->fair_next) >= 0;
 }
+
+/* The fairness look of such a layer, once weft__fair_due: starts the next
+ * interval and returns a job of the shared queues for w to run before what it
+ * was about to run (which it then queues on its deque), or NULL: nothing is
+ * waiting there, go on.  So a chain with no one waiting pays a look per 61
+ * jobs and nothing more.  Owner only. */
+weft__job *weft__fair_look(weft__worker *w);
 
 static inline void weft__execute(weft__worker *w, weft__job *j) {
     while (j) {

@@ -121,6 +121,12 @@ static inline weft__job *pop_local(weft__worker *w) {
     return j;
 }
 
+/* executor.h: the look for a layer that runs job after job itself. */
+__attribute__((noinline, cold)) weft__job *weft__fair_look(weft__worker *w) {
+    w->fair_next = (uint32_t)w->stats.jobs + WEFT__FAIR_INTERVAL;
+    return look_shared(w);
+}
+
 /* The fairness look, then the pop (out of line: the pop's path keeps no
  * register across a call). */
 static __attribute__((noinline)) weft__job *find_local_fair(weft__worker *w) {

@@ -346,16 +346,20 @@ weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta);
 
 /* j, a ready job of a graph run that this worker would run next as the
  * continuation of the task it ends (the next link of a chain, the successor
- * a condition picked): to the deque instead, and NULL, when the worker's look
- * at the shared queues is due (core/executor.h, weft__fair_due).  A chain or a
- * condition loop hands each task straight on to the next, never back through
- * the worker's loop where that look is made, so a CRITICAL task from another
- * thread waited until it ended (3000 tasks at one worker).  j keeps the count
- * it took over: pushed, it is a ready job like any. */
+ * a condition picked), or, when the worker's look at the shared queues is due
+ * (core/executor.h, weft__fair_due) and finds a job there, that job, with j
+ * queued on the deque to run after it.  A chain or a condition loop hands each
+ * task straight on to the next, never back through the worker's loop where
+ * that look is made, so a CRITICAL task from another thread waited until it
+ * ended (3000 tasks at one worker).  j keeps the count it took over: pushed,
+ * it is a ready job like any. */
 static inline weft__job *weft__hand_on(weft__worker *w, weft__job *j) {
     if (__builtin_expect(weft__fair_due(w), 0)) {
-        weft__push_local(w, j);
-        return NULL;
+        weft__job *g = weft__fair_look(w);
+        if (g) {
+            weft__push_local(w, j);
+            return g;
+        }
     }
     return j;
 }

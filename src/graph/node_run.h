@@ -133,8 +133,9 @@ static inline __attribute__((always_inline)) weft__job *weft__node_chain(weft__w
         weft__job *next = weft__release(w, r, n);
         if (!next || next->run != weft__node_run) return next;
         w->stats.jobs++; /* observe/: see weft__worker_stats */
-        /* Time for the worker's look at the shared queues: the next link
-         * waits on the deque meanwhile (graph.h, weft__hand_on). */
+        /* Time for the worker's look at the shared queues: what it finds
+         * runs first, the next link waits on the deque (graph.h,
+         * weft__hand_on). */
         if (__builtin_expect(weft__fair_due(w), 0)) return weft__hand_on(w, next);
         n = (weft__node *)next;
     }

@@ -58,18 +58,25 @@ static uint32_t split(weft__worker *w, weft__run *r, uint32_t lo, uint32_t hi) {
     return mid;
 }
 
-/* The worker's look at the shared queues is due (weft__fair_due): [lo, hi)
- * goes to the deque as a range job, for the worker to run after that look,
- * as a job it pops.  A range is one job however many sources it runs, so
- * without this a CRITICAL task from another thread waited for the whole of
- * it (half a wide fan at one worker).  False (out of memory): the range goes
- * on here. */
-static __attribute__((noinline, cold)) bool yield_rest(weft__worker *w, weft__run *r, uint32_t lo, uint32_t hi) {
+/* The worker's look at the shared queues is due (weft__fair_due): a job it
+ * finds there is returned, to run first, and [lo, hi) goes to the deque as a
+ * range job, to run after it; NULL: nothing waits there, the range goes on.
+ * A range is one job however many sources it runs, so without this a
+ * CRITICAL task from another thread waited for the whole of it (half a wide
+ * fan at one worker).  Out of memory for the range job, the job found goes to
+ * the deque instead, to run after the range (late, not lost). */
+static __attribute__((noinline, cold)) weft__job *yield_rest(weft__worker *w, weft__run *r, uint32_t lo,
+                                                              uint32_t hi) {
+    weft__job *found = weft__fair_look(w);
+    if (!found) return NULL;
     weft__range *g = weft__alloc(sizeof *g);
-    if (!g) return false;
+    if (!g) {
+        weft__push_local(w, found);
+        return NULL;
+    }
     *g = (weft__range){ { range_run, NULL }, r, lo, hi };
     weft__push_local(w, &g->job);
-    return true;
+    return found;
 }
 
 /* Sources from lo to the range's next look: `every` (the split interval), or
@@ -155,8 +162,8 @@ static inline __attribute__((always_inline)) weft__job *range_body(weft__worker 
      * first look is the only one that splits, as splitting was before: a
      * source that waits (and helps) while a later source of the range has to
      * run can then run the upper half from the deque.  A look also comes when
-     * the worker's look at the shared queues is due (next_look), and then the
-     * range yields to it (yield_rest). */
+     * the worker's look at the shared queues is due (next_look), and the range
+     * yields to what that look finds (yield_rest). */
     uint32_t look = lo;
     const uint32_t every = w->ex->nworkers > 1 ? SPLIT_LOOK : UINT32_MAX;
     const uint32_t first = lo;
@@ -167,7 +174,10 @@ static inline __attribute__((always_inline)) weft__job *range_body(weft__worker 
     while (lo < hi) {
         if (lo == look) {
             /* Not before the first source: the worker has just taken this job. */
-            if (lo != first && weft__fair_due(w) && yield_rest(w, r, lo, hi)) return NULL;
+            if (lo != first && weft__fair_due(w)) {
+                weft__job *found = yield_rest(w, r, lo, hi);
+                if (found) return found;
+            }
             /* One worker: a split before the first source only (see above). */
             if ((lo == first || every != UINT32_MAX) && hi - lo > 1 && weft__deque_size(&w->deque) == 0)
                 hi = split(w, r, lo, hi);
