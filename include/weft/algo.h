@@ -18,6 +18,10 @@
  *     reads *desc when it runs, not when it is emplaced, so a graph can be built
  *     before its data exists; *desc must stay valid while the taskflow may run.
  *     A failing call fails the task with its (negative) status as task_code.
+ *     The task stops with its run: once the run is cancelled (weft_future_cancel,
+ *     an attached token) or has failed, chunks not yet started are skipped as
+ *     for the config's token (a sort stops between its phases), and the task
+ *     returns 0, so the run reports its own cancel or failure.
  *
  * The generic API takes element sizes and function pointers, called once per
  * element.  For speed on common types, include <weft/algo_typed.h>: its macros

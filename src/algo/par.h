@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "weft/algo.h"
+#include "core/future.h"       /* WEFT__STOP_MASK */
 #include "platform/platform.h" /* WEFT__CACHE_LINE */
 
 /* Runs fn(ctx, t, n) once for every t < n, spread over ex's workers, and
@@ -53,6 +54,7 @@ typedef struct weft__plan {
     size_t *bounds; /* guided only: nchunks + 1 entries */
     unsigned ntasks;
     const weft_cancel_token *cancel; /* weft_algo_config.cancel */
+    const _Atomic int *run_stop;     /* an emplaced call's run (weft__algo_take_run_stop), or NULL */
 } weft__plan;
 
 /* Default chunk policy of an algorithm: `fixed` (non-zero) makes every
@@ -93,6 +95,28 @@ weft_status weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_ord
 /* True once a call's token (weft_algo_config.cancel; NULL: never) is cancelled. */
 static inline bool weft__algo_cancelled(const weft_cancel_token *t) {
     return t && weft_cancel_token_is_cancelled(t);
+}
+
+/* The stop word of the graph run whose emplaced algorithm task (task.c) is
+ * making its call on this thread, or NULL: set by the task around the call
+ * and taken (cleared) by the call's first plan or sort, so that a parallel
+ * call nested in one of its chunks, made on this thread, does not see it.
+ * Without it an emplaced call ran every chunk of a cancelled (or failed)
+ * run, against "an algorithm emplaced in a taskflow stops with the
+ * taskflow's run" (weft/cancel.h). */
+extern _Thread_local const _Atomic int *weft__algo_run_stop __attribute__((tls_model("initial-exec")));
+static inline const _Atomic int *weft__algo_take_run_stop(void) {
+    const _Atomic int *s = weft__algo_run_stop;
+    if (__builtin_expect(s != NULL, 0)) weft__algo_run_stop = NULL;
+    return s;
+}
+
+/* True once the call must stop: its token cancelled, or its run (run_stop,
+ * NULL for a direct call) cancelled or failed.  relaxed: a flag looked at
+ * between chunks, guarding no data (as a pipeline's look at its run). */
+static inline bool weft__algo_stopped(const weft_cancel_token *t, const _Atomic int *run_stop) {
+    return weft__algo_cancelled(t) ||
+           (run_stop && (atomic_load_explicit(run_stop, memory_order_relaxed) & WEFT__STOP_MASK));
 }
 
 /* Tasks a call may use: the executor's workers, capped by cfg->max_tasks when

@@ -61,7 +61,8 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
     weft_partitioner kind = asked == WEFT_PARTITION_AUTO ? WEFT_PARTITION_DYNAMIC : asked;
     if (kind != WEFT_PARTITION_STATIC && kind != WEFT_PARTITION_DYNAMIC && kind != WEFT_PARTITION_GUIDED)
         return weft__fail("weft_parallel_*", WEFT_EINVAL, "config partitioner %d is unknown", (int)asked);
-    *p = (weft__plan){ .kind = kind, .n = n, .cancel = cfg ? cfg->cancel : NULL };
+    *p = (weft__plan){ .kind = kind, .n = n, .cancel = cfg ? cfg->cancel : NULL,
+                       .run_stop = weft__algo_take_run_stop() };
     /* AUTO with neither a chunk asked for nor one the algorithm fixes. */
     bool shrinking = asked == WEFT_PARTITION_AUTO && !(cfg && cfg->chunk) && !rules.fixed_chunk;
     size_t chunk = cfg && cfg->chunk ? cfg->chunk : default_chunk(n, kind, rules);
@@ -102,7 +103,7 @@ typedef struct chunk_run {
 /* Static plans: looked at before each chunk of a task's share.  Relaxed store:
  * par_tasks joins the tasks before `skipped` is read. */
 static bool stopped(chunk_run *r) {
-    if (__builtin_expect(!weft__algo_cancelled(r->plan->cancel), 1)) return false;
+    if (__builtin_expect(!weft__algo_stopped(r->plan->cancel, r->plan->run_stop), 1)) return false;
     atomic_store_explicit(&r->skipped, true, memory_order_relaxed);
     return true;
 }
@@ -126,7 +127,7 @@ static void chunk_task(void *ctx, unsigned t, unsigned n) {
      * chunk is taken, so every chunk taken runs (a scan waits for each chunk's
      * predecessor), and chunks were skipped iff the counter ends below total. */
     for (size_t k;;) {
-        if (__builtin_expect(weft__algo_cancelled(r->plan->cancel), 0)) return;
+        if (__builtin_expect(weft__algo_stopped(r->plan->cancel, r->plan->run_stop), 0)) return;
         if ((k = atomic_fetch_add_explicit(&r->next, 1, memory_order_relaxed)) >= total) return;
         run_chunk(r, k);
     }

@@ -165,7 +165,7 @@ static weft_status scan_one_task(const weft__plan *p, const scan_core *s) {
     if (has) memcpy(prefix, s->init, s->acc_size);
     weft_status st = WEFT_OK;
     for (size_t k = 0; k < p->nchunks; k++) {
-        if (weft__algo_cancelled(p->cancel)) {
+        if (weft__algo_stopped(p->cancel, p->run_stop)) {
             st = WEFT_ECANCELED;
             break;
         }

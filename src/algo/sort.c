@@ -159,15 +159,16 @@ static void merge_round(weft_executor *ex, sorter *s, unsigned tasks) {
 /* A token stops the sort between phases only: after each phase, s->a holds
  * every element, so stopping there leaves a permutation.  Returns WEFT_OK or
  * WEFT_ECANCELED. */
-static weft_status sort_parallel(weft_executor *ex, sorter *s, unsigned tasks, const weft_cancel_token *tok) {
+static weft_status sort_parallel(weft_executor *ex, sorter *s, unsigned tasks, const weft_cancel_token *tok,
+                                 const _Atomic int *run_stop) {
     unsigned char *orig = s->a;
     for (unsigned t = 0; t <= tasks; t++) s->runs[t] = s->n * t / tasks;
     s->nruns = tasks;
     weft_status st = WEFT_OK;
-    if (weft__algo_cancelled(tok)) return WEFT_ECANCELED;
+    if (weft__algo_stopped(tok, run_stop)) return WEFT_ECANCELED;
     weft__par_tasks(ex, tasks, sort_block, s);
     while (s->nruns > 1) {
-        if (weft__algo_cancelled(tok)) {
+        if (weft__algo_stopped(tok, run_stop)) {
             st = WEFT_ECANCELED;
             break;
         }
@@ -218,9 +219,10 @@ weft_status weft__sort_ops(const char *call, weft_executor *ex, void *base, size
     if (cfg && cfg->partitioner > WEFT_PARTITION_GUIDED)
         return weft__fail(call, WEFT_EINVAL, "config partitioner %d is unknown", (int)cfg->partitioner);
     const weft_cancel_token *tok = cfg ? cfg->cancel : NULL;
+    const _Atomic int *run_stop = weft__algo_take_run_stop(); /* an emplaced sort's run */
     /* One element is sorted, but a cancelled call says so as every algorithm's
      * one-chunk call does (nothing is left to skip only for n == 0). */
-    if (n < 2) return n == 1 && weft__algo_cancelled(tok) ? WEFT_ECANCELED : WEFT_OK;
+    if (n < 2) return n == 1 && weft__algo_stopped(tok, run_stop) ? WEFT_ECANCELED : WEFT_OK;
     size_t bytes = n * size;
     if (bytes / size != n) return weft__fail(call, WEFT_ENOMEM, "%zu elements of %zu bytes are too many", n, size);
     unsigned tasks = sort_tasks(ex, n, cfg);
@@ -237,8 +239,8 @@ weft_status weft__sort_ops(const char *call, weft_executor *ex, void *base, size
     }
     unsigned char *buf = s.buf;
     weft_status st = WEFT_OK;
-    if (tasks > 1) st = sort_parallel(ex, &s, tasks, tok);
-    else if (weft__algo_cancelled(tok)) st = WEFT_ECANCELED;
+    if (tasks > 1) st = sort_parallel(ex, &s, tasks, tok, run_stop);
+    else if (weft__algo_stopped(tok, run_stop)) st = WEFT_ECANCELED;
     else ops->sort(base, n, buf, arg);
     lists_put(&s, tasks);
     weft__free_aligned(buf, bytes, 64);

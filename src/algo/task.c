@@ -6,28 +6,55 @@
 #include "core/error_detail.h"
 #include "graph/graph.h" /* weft__tf_error */
 
+_Thread_local const _Atomic int *weft__algo_run_stop __attribute__((tls_model("initial-exec")));
+
 /* The call runs at its graph task's own priority (weft_task_set_priority),
  * whatever the worker thread's setting: its chunks are queued at that level
  * (par.c).  It carries no NUMA hint: the descriptor has no room for one and
  * the emplacing thread's setting is not captured (a worker's own setting,
  * inherited from a hinted call it is helping, is not the task's either).  The
- * worker's settings are put back after. */
-#define AT_TASK_PRIORITY(ctx, call)                                                      \
+ * worker's settings are put back after.
+ *
+ * It stops with its run (weft/cancel.h): the run's stop word goes to the
+ * call's plan (weft__algo_run_stop, par.h), whose chunks not yet started are
+ * skipped once the run is cancelled or has failed, as for the config's token.
+ * The call then says WEFT_ECANCELED; unless the config's own token fired,
+ * the task returns 0, so that the run reports its cancel or its failure:
+ * failing the task would have turned a cancelled run into a failed one
+ * (WEFT_ETASK naming this task), as a pipeline's task does not either. */
+#define AT_TASK_PRIORITY(ctx, call, token)                                               \
     do {                                                                                 \
         uint32_t saved_ = weft__algo_how;                                                \
+        const _Atomic int *saved_stop_ = weft__algo_run_stop;                            \
         weft__algo_how = (uint8_t)weft_task_get_priority(weft_ctx_task(ctx));            \
+        weft__algo_run_stop = (ctx)->stop;                                               \
         int st_ = (call);                                                                \
         weft__algo_how = saved_;                                                         \
+        weft__algo_run_stop = saved_stop_;                                               \
+        if (st_ == WEFT_ECANCELED && !weft__algo_cancelled(token)) st_ = 0;              \
         return st_;                                                                      \
     } while (0)
 
-static int for_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__for_range(weft_ctx_executor(ctx), arg)); }
-static int transform_task(weft_ctx *ctx, void *arg) {
-    AT_TASK_PRIORITY(ctx, weft__transform(weft_ctx_executor(ctx), arg));
+static int for_task(weft_ctx *ctx, void *arg) {
+    const weft_for_desc *d = arg;
+    AT_TASK_PRIORITY(ctx, weft__for_range(weft_ctx_executor(ctx), d), d->config.cancel);
 }
-static int reduce_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__reduce(weft_ctx_executor(ctx), arg)); }
-static int scan_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__scan(weft_ctx_executor(ctx), arg)); }
-static int sort_task(weft_ctx *ctx, void *arg) { AT_TASK_PRIORITY(ctx, weft__sort(weft_ctx_executor(ctx), arg)); }
+static int transform_task(weft_ctx *ctx, void *arg) {
+    const weft_transform_desc *d = arg;
+    AT_TASK_PRIORITY(ctx, weft__transform(weft_ctx_executor(ctx), d), d->config.cancel);
+}
+static int reduce_task(weft_ctx *ctx, void *arg) {
+    const weft_reduce_desc *d = arg;
+    AT_TASK_PRIORITY(ctx, weft__reduce(weft_ctx_executor(ctx), d), d->config.cancel);
+}
+static int scan_task(weft_ctx *ctx, void *arg) {
+    const weft_scan_desc *d = arg;
+    AT_TASK_PRIORITY(ctx, weft__scan(weft_ctx_executor(ctx), d), d->config.cancel);
+}
+static int sort_task(weft_ctx *ctx, void *arg) {
+    const weft_sort_desc *d = arg;
+    AT_TASK_PRIORITY(ctx, weft__sort(weft_ctx_executor(ctx), d), d->config.cancel);
+}
 
 /* A NULL tf or descriptor is WEFT_EINVAL (the descriptor's recorded as the
  * taskflow's last error), with a message naming the call: passing a NULL
