@@ -137,3 +137,55 @@ TEST(an_emplaced_algorithm_stops_when_another_task_fails_its_run) {
     }
     weft_executor_destroy(ex);
 }
+
+/* ---- after fork() ----------------------------------------------------------------
+ *
+ * weft/core.h: in a child made by fork() an executor has no workers and "the
+ * parallel algorithms run on the calling thread alone".  A call made at a
+ * priority (weft_algo_set_priority) queued its jobs 1..n-1 in the scheduling
+ * layer, which takes them after a fork too, and then waited for workers the
+ * child does not have: the child hung.  Every kind of call, at every level,
+ * on an unbound and on a bound executor, must finish with the right result. */
+static void add_one(size_t i, void *arg) {
+    (void)i;
+    atomic_fetch_add((_Atomic size_t *)arg, 1);
+}
+
+/* In the child: 0 when every call gave the right answer. */
+static int forked_calls(weft_executor *ex) {
+    enum { N = 100003 };
+    uint64_t *v = random_u64(N, 5), *o = xmalloc(N * 8), want = 0, r = 0;
+    for (size_t i = 0; i < N; i++) want += v[i];
+    for (int prio = WEFT_PRIORITY_LOW; prio <= WEFT_PRIORITY_CRITICAL; prio++) {
+        if (weft_algo_set_priority((weft_priority)prio, NULL) != WEFT_OK) return 1;
+        _Atomic size_t k = 0;
+        if (weft_parallel_for(ex, 0, N, 1, add_one, &k, NULL) != WEFT_OK || atomic_load(&k) != N) return 2;
+        r = 0;
+        if (weft_parallel_reduce(ex, v, N, 8, &r, add_u64, NULL, NULL) != WEFT_OK || r != want) return 3;
+        if (weft_u64_sum_inclusive_scan(ex, v, o, N, NULL, NULL) != WEFT_OK || o[N - 1] != want) return 4;
+        memcpy(o, v, N * 8);
+        if (weft_parallel_sort(ex, o, N, 8, cmp_u64, NULL, NULL) != WEFT_OK) return 5;
+        for (size_t i = 1; i < N; i++)
+            if (o[i - 1] > o[i]) return 6;
+    }
+    free(v), free(o);
+    return 0;
+}
+
+TEST(a_prioritised_algorithm_call_in_a_forked_child_runs_on_the_calling_thread) {
+    const weft_affinity how[] = { WEFT_AFFINITY_NONE, WEFT_AFFINITY_CPUS };
+    for (int b = 0; b < 2; b++) {
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 3, .affinity = how[b] }, NULL);
+        ASSERT_NOT_NULL(ex);
+        _Atomic size_t c = 0;
+        ASSERT_OK(weft_parallel_for(ex, 0, 1000, 1, add_one, &c, NULL)); /* the workers and their queues exist */
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) _exit(forked_calls(ex));
+        int status = wait_child(pid, 30.0, b ? "bound executor: a call in the forked child hung"
+                                              : "a call in the forked child hung");
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ(WEXITSTATUS(status), 0);
+        weft_executor_destroy(ex);
+    }
+}

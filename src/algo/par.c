@@ -236,7 +236,17 @@ void weft__par_tasks(weft_executor *ex, unsigned n, weft__task_fn fn, void *ctx)
         return;
     }
     p.how = weft__algo_how;
-    if (!ex->bound && !weft__current_worker(ex) && !weft__forked(ex)) {
+    bool outside = weft__current_worker(ex) == NULL;
+    /* In a child made by fork() the executor has no workers (weft/core.h: the
+     * algorithms run on the calling thread alone): all n shares here, as one.
+     * A call made at a priority queued jobs 1..n-1 in the scheduling layer,
+     * which refuses nothing after a fork, and waited forever for workers the
+     * child does not have. */
+    if (outside && __builtin_expect(weft__forked(ex), 0)) {
+        fn(ctx, 0, 1);
+        return;
+    }
+    if (!ex->bound && outside) {
         par *sp = shared_state(fn, ctx, p.n, p.how);
         if (sp) {
             fork_join(ex, sp);
