@@ -257,3 +257,59 @@ TEST(pipe_a_second_run_on_another_executor_meanwhile_is_busy_and_harmless) {
     }
     weft_executor_destroy(ex1), weft_executor_destroy(ex2);
 }
+
+/* ---- weft_pipeline_num_inline_tokens during an inline run ------------------------
+ *
+ * The header bounds its lag during a run to one phase (16384 tokens, or 32
+ * per line).  An INLINE run, and an AUTO run on a one-worker executor (which
+ * runs inline throughout), is a single phase as long as the run, and the
+ * count was only brought up to date when it ended: a stage at token 50000
+ * read 0. */
+typedef struct inl_probe {
+    const weft_pipeline *p;
+    uint64_t inline_at, tokens_at;
+} inl_probe;
+
+static int inl_first(weft_pipeflow *pf, void *arg) {
+    inl_probe *s = arg;
+    uint64_t t = weft_pipeflow_token(pf);
+    if (t == 50000) {
+        s->inline_at = weft_pipeline_num_inline_tokens(s->p);
+        s->tokens_at = weft_pipeline_num_tokens(s->p);
+    }
+    if (t == 60000) weft_pipeflow_stop(pf);
+    return 0;
+}
+static int inl_next(weft_pipeflow *pf, void *arg) {
+    (void)pf, (void)arg;
+    return 0;
+}
+
+TEST(pipe_num_inline_tokens_lags_by_at_most_a_phase_in_an_inline_run) {
+    const struct { weft_pipeline_scheduling how; unsigned workers; } runs[] = {
+        { WEFT_PIPELINE_AUTO, 1 }, { WEFT_PIPELINE_INLINE, 1 }, { WEFT_PIPELINE_INLINE, 2 } };
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        weft_executor *ex = make_executor(runs[r].workers);
+        inl_probe s = { 0 };
+        weft_stage st[] = { { WEFT_STAGE_SERIAL, inl_first, &s, "first" }, { WEFT_STAGE_PARALLEL, inl_next, NULL, "next" } };
+        weft_status err;
+        weft_pipeline *p = weft_pipeline_create(2, st, 2, &err);
+        ASSERT_NOT_NULL(p);
+        s.p = p;
+        ASSERT_OK(weft_pipeline_set_scheduling(p, runs[r].how));
+        weft_taskflow *tf = make_taskflow("inline");
+        ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+        for (int again = 0; again < 2; again++) { /* counted since the run began */
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            if (s.inline_at + 16384 < 50000 || s.inline_at > 50000 || s.tokens_at > 50000)
+                TEST_FAIL_("run %zu: at token 50000 num_inline_tokens said %llu (num_tokens %llu)", r,
+                           (unsigned long long)s.inline_at, (unsigned long long)s.tokens_at);
+            ASSERT_EQ(weft_pipeline_num_inline_tokens(p), 60000);
+            ASSERT_OK(weft_pipeline_reset(p));
+            s.inline_at = s.tokens_at = 0;
+        }
+        weft_taskflow_destroy(tf);
+        ASSERT_OK(weft_pipeline_destroy(p));
+        weft_executor_destroy(ex);
+    }
+}

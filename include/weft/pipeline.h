@@ -256,10 +256,12 @@ WEFT_API weft_priority weft_pipeline_priority(const weft_pipeline *p);
 /* How many tokens of the current run (or, once it is over, the last run) went
  * through inline phases; the run's other tokens were spread.  For seeing what
  * WEFT_PIPELINE_AUTO chose.  Counted since the run began, not since the last
- * reset (unlike weft_pipeline_num_tokens), and updated as each phase ends, so
- * during a run it lags by up to one phase (16384 tokens, or 32 per line where
- * that is more: 2^21 with 65536 lines).  Any thread, also
- * while the pipeline runs.  0 for NULL. */
+ * reset (unlike weft_pipeline_num_tokens), and updated as each phase ends and
+ * every 64 tokens of an inline phase (an INLINE run, or an AUTO run on a
+ * one-worker executor, is one phase as long as the run), so during a run it
+ * lags by up to one phase (16384 tokens, or 32 per line where that is more:
+ * 2^21 with 65536 lines).  Any thread, also while the pipeline runs.  0 for
+ * NULL. */
 WEFT_API uint64_t weft_pipeline_num_inline_tokens(const weft_pipeline *p);
 
 /* Frees the pipeline.  WEFT_EBUSY (and frees nothing) while it runs; NULL gives

@@ -283,8 +283,8 @@ static inline __attribute__((always_inline)) uint64_t inline_tokens(weft__worker
  * with none of the hand-offs.  Whether something observes is read once per
  * INLINE_LOOK tokens, not at each stage call: three loads and a test per stage
  * call cost pipeline_sps_rerun 9 of its ~135 instructions a token. */
-static void inline_phase(weft__worker *w, weft_pipeline *p, uint64_t end) {
-    uint64_t t = atomic_load_explicit(&p->next_token, memory_order_relaxed);
+static void inline_phase(weft__worker *w, weft_pipeline *p, uint64_t end, uint64_t inline_before) {
+    uint64_t t0 = atomic_load_explicit(&p->next_token, memory_order_relaxed), t = t0;
     uint32_t line = (uint32_t)(t % p->nlines);
     while (t < end) {
         uint64_t to = end - t > INLINE_LOOK ? t + INLINE_LOOK : end;
@@ -293,6 +293,13 @@ static void inline_phase(weft__worker *w, weft_pipeline *p, uint64_t end) {
         bool stopped = made < to;
         t = made;
         if (stopped) break;
+        /* The counts for other threads, every INLINE_LOOK tokens: an INLINE run
+         * (AUTO's on a one-worker executor too) is one phase without end, and
+         * weft_pipeline_num_inline_tokens read 0 until the run was over,
+         * against its bound of one phase (16384 tokens, 32 per line) of lag.
+         * Nothing else reads them during an inline phase. */
+        atomic_store_explicit(&p->next_token, t, memory_order_relaxed);
+        atomic_store_explicit(&p->inline_tokens, inline_before + (t - t0), memory_order_relaxed);
     }
     atomic_store_explicit(&p->next_token, t, memory_order_relaxed); /* the first token not made */
     p->ended = t < end;
@@ -367,7 +374,7 @@ static int drive(weft_ctx *cx, void *arg) {
     if (how != WEFT_PIPELINE_AUTO) { /* one phase, nothing to measure */
         uint64_t t0 = atomic_load_explicit(&p->next_token, memory_order_relaxed);
         if (how == WEFT_PIPELINE_SPREAD) spread_phase(cx->worker, p, UINT64_MAX);
-        else inline_phase(cx->worker, p, UINT64_MAX);
+        else inline_phase(cx->worker, p, UINT64_MAX, 0);
         if (how == WEFT_PIPELINE_INLINE) inline_made = atomic_load_explicit(&p->next_token, memory_order_relaxed) - t0;
     }
     while (!p->ended) {
@@ -376,7 +383,7 @@ static int drive(weft_ctx *cx, void *arg) {
         uint64_t end = t0 + phase_tokens(p, k);
         uint64_t c0 = weft__ticks();
         if (k == PHASE_SPREAD) spread_phase(cx->worker, p, end);
-        else inline_phase(cx->worker, p, end);
+        else inline_phase(cx->worker, p, end, inline_made);
         uint64_t made = atomic_load_explicit(&p->next_token, memory_order_relaxed) - t0;
         phase_measured(p, k, weft__ticks() - c0, made);
         if (k == PHASE_INLINE) {
