@@ -353,15 +353,11 @@ weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta);
  * that look is made, so a CRITICAL task from another thread waited until it
  * ended (3000 tasks at one worker).  j keeps the count it took over: pushed,
  * it is a ready job like any. */
+weft__job *weft__hand_on_look(weft__worker *w, weft__job *j); /* the look (run.c) */
 static inline weft__job *weft__hand_on(weft__worker *w, weft__job *j) {
-    if (__builtin_expect(weft__fair_due(w), 0)) {
-        weft__job *g = weft__fair_look(w);
-        if (g) {
-            weft__push_local(w, j);
-            return g;
-        }
-    }
-    return j;
+    /* The look out of line: inline, its push cost a condition task 5
+     * instructions in register moves whether or not it was due. */
+    return __builtin_expect(weft__fair_due(w), 0) ? weft__hand_on_look(w, j) : j;
 }
 
 /* Releases n's successors in run r (n finished); returns a job to run next.

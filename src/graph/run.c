@@ -138,6 +138,14 @@ weft__job *weft__release_many_alone(weft__worker *w, weft__run *r, weft__node *n
 
 weft__job *weft__release_successors(weft__worker *w, weft__run *r, weft__node *n) { return weft__release(w, r, n); }
 
+/* graph.h, weft__hand_on: the look is due. */
+__attribute__((noinline)) weft__job *weft__hand_on_look(weft__worker *w, weft__job *j) {
+    weft__job *g = weft__fair_look(w);
+    if (!g) return j;
+    weft__push_local(w, j);
+    return g;
+}
+
 weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta) {
     int64_t left = atomic_fetch_add_explicit(&r->pending, delta, memory_order_acq_rel) + delta;
     if (left != 0) return NULL;
