@@ -191,6 +191,32 @@ TEST(emplaced_algorithm_task_takes_its_graph_tasks_priority) {
     weft_executor_destroy(ex);
 }
 
+/* With no priority of its own, under weft_run_with_priority: the run's, as
+ * graph.h says ("as if it had been given it").  Its chunks were queued at
+ * NORMAL before. */
+TEST(emplaced_algorithm_task_without_a_priority_takes_its_runs) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("prio_for_run");
+    seen s = {.want = WEFT_PRIORITY_HIGH, .ex = ex, .slow = true};
+    weft_for_desc d = {.first = 0, .last = 128, .step = 1, .body = see_level, .arg = &s,
+                       .config = {.partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 8}};
+    ASSERT_NOT_NULL(weft_emplace_for(tf, &d).node_);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run_with_priority(ex, tf, WEFT_PRIORITY_HIGH, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&s.chunks), 16);
+    ASSERT_EQ(atomic_load(&s.wrong), 0);
+    /* A plain run of the same graph: NORMAL again. */
+    atomic_store(&s.chunks, 0);
+    s.want = WEFT_PRIORITY_NORMAL;
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&s.chunks), 16);
+    ASSERT_EQ(atomic_load(&s.wrong), 0);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}
+
 /* ---- errors, empty inputs, cancellation ---- */
 
 TEST(algo_priority_outside_the_levels_is_einval_and_changes_nothing) {

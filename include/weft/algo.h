@@ -133,8 +133,9 @@ typedef struct weft_algo_config {
  * call's jobs run with the level set on whichever worker runs them, so a
  * parallel call nested in a chunk inherits it; other tasks a worker runs while
  * it waits for a call see the default.  An emplaced algorithm task
- * (weft_emplace_for & co.) queues its chunks at its graph task's own priority
- * (weft_task_set_priority).  Pipelines take theirs with weft_pipeline_set_priority.
+ * (weft_emplace_for & co.) queues its chunks at its graph task's priority: its
+ * own (weft_task_set_priority), else its run's (weft_run_with_priority).
+ * Pipelines take theirs with weft_pipeline_set_priority.
  * What it does not: a call whose work fits one task (n below two chunks, a
  * one-worker executor, max_tasks 1) queues nothing, so the level changes
  * nothing; jobs already running are never preempted.  At NORMAL (the default)

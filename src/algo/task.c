@@ -8,7 +8,8 @@
 
 _Thread_local const _Atomic int *weft__algo_run_stop __attribute__((tls_model("initial-exec")));
 
-/* The call runs at its graph task's own priority (weft_task_set_priority),
+/* The call runs at its graph task's priority: its own (weft_task_set_priority),
+ * else its run's (weft_run_with_priority: "as if it had been given it"),
  * whatever the worker thread's setting: its chunks are queued at that level
  * (par.c).  It carries no NUMA hint: the descriptor has no room for one and
  * the emplacing thread's setting is not captured (a worker's own setting,
@@ -22,11 +23,20 @@ _Thread_local const _Atomic int *weft__algo_run_stop __attribute__((tls_model("i
  * the task returns 0, so that the run reports its cancel or its failure:
  * failing the task would have turned a cancelled run into a failed one
  * (WEFT_ETASK naming this task), as a pipeline's task does not either. */
+static uint8_t task_level(weft_ctx *ctx) {
+    weft_task t = weft_ctx_task(ctx);
+    if (t.node_ && weft__cold(t.node_)->prio) return (uint8_t)weft_task_get_priority(t);
+    /* A graph task's run is the future its context names (fut is the run's
+     * first member); a run without a priority of its own has prio 0. */
+    const weft__run *r = (const weft__run *)(const void *)ctx->run;
+    return r && r->prio ? (uint8_t)(weft_priority)((int)r->prio - 2) : (uint8_t)WEFT_PRIORITY_NORMAL;
+}
+
 #define AT_TASK_PRIORITY(ctx, call, token)                                               \
     do {                                                                                 \
         uint32_t saved_ = weft__algo_how;                                                \
         const _Atomic int *saved_stop_ = weft__algo_run_stop;                            \
-        weft__algo_how = (uint8_t)weft_task_get_priority(weft_ctx_task(ctx));            \
+        weft__algo_how = task_level(ctx);                                                \
         weft__algo_run_stop = (ctx)->stop;                                               \
         int st_ = (call);                                                                \
         weft__algo_how = saved_;                                                         \
