@@ -12,6 +12,7 @@
 #include "fj_work.h"
 #include "graph2_work.h"
 #include "gpu_work.h"
+#include "tfsuite_work.h"
 
 /* cancel_weft.c (issue 19): token polling, an attached token never fired,
  * cancel-to-skip, deadline lateness. */
@@ -175,6 +176,16 @@ const bench_def bench_table[] = {
     { "sort_generic", 10000000, false, &bench_work_algo_sort,
       { [BENCH_WEFT] = &bench_weft_sort_generic, [BENCH_SERIAL] = &bench_serial_sort_generic } },
     { "inclusive_scan", 10000000, false, &bench_work_algo_scan, ALL_OPS(inclusive_scan) },
+    /* Taskflow's application benchmarks (tfsuite_*.c): size = the interval's end v
+     * (integrate), pixels (mandelbrot, N x N), elements, numbers tested (primes)
+     * and output cells (N x N).  Each is the largest size of Taskflow's sweep that
+     * runs in 5-50 ms serially here (mandelbrot: its smallest, N = 100). */
+    { "integrate", 1000, false, &bench_work_integrate, ALL_OPS(integrate) },
+    { "mandelbrot", 100 * 100, false, &bench_work_mandelbrot, ALL_OPS(mandelbrot) },
+    { "merge_sort", 100000, false, &bench_work_merge_sort, ALL_OPS(merge_sort) },
+    { "primes", 1000000, false, &bench_work_primes, ALL_OPS(primes) },
+    { "matrix_multiplication", 384 * 384, false, &bench_work_matrix_multiplication,
+      ALL_OPS(matrix_multiplication) },
     /* Issue 18 (sched_weft.c), weft only: size = async tasks / latency samples / queued handles. */
     { "async_plain", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_plain } },
     { "async_prio", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_prio } },
