@@ -179,12 +179,13 @@ const bench_def bench_table[] = {
     /* Taskflow's application benchmarks (tfsuite_*.c): size = the interval's end v
      * (integrate), pixels (mandelbrot, N x N), elements, numbers tested (primes)
      * and output cells (N x N).  Each is the largest size of Taskflow's sweep that
-     * runs in 5-50 ms serially here (mandelbrot: its smallest, N = 100). */
-    { "integrate", 1000, false, &bench_work_integrate, ALL_OPS(integrate) },
+     * runs in 5-50 ms serially here (weft-bench's serial row; mandelbrot: its smallest,
+     * N = 100, ~33 ms; primes: 10^6, ~40 ms). */
+    { "integrate", 1200, false, &bench_work_integrate, ALL_OPS(integrate) },
     { "mandelbrot", 100 * 100, false, &bench_work_mandelbrot, ALL_OPS(mandelbrot) },
     { "merge_sort", 100000, false, &bench_work_merge_sort, ALL_OPS(merge_sort) },
     { "primes", 1000000, false, &bench_work_primes, ALL_OPS(primes) },
-    { "matrix_multiplication", 384 * 384, false, &bench_work_matrix_multiplication,
+    { "matrix_multiplication", 448 * 448, false, &bench_work_matrix_multiplication,
       ALL_OPS(matrix_multiplication) },
     /* Issue 18 (sched_weft.c), weft only: size = async tasks / latency samples / queued handles. */
     { "async_plain", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_plain } },
