@@ -122,6 +122,12 @@ static void chunk_task(void *ctx, unsigned t, unsigned n) {
         for (size_t k = from; k < to && !stopped(r); k++) run_chunk(r, k);
         return;
     }
+    if (n == 1) { /* the only task: no one to race for a chunk, no RMW per chunk */
+        size_t k = 0;
+        for (; k < total && !weft__algo_stopped(r->plan->cancel, r->plan->run_stop); k++) run_chunk(r, k);
+        atomic_store_explicit(&r->next, k, memory_order_relaxed); /* below total: skipped */
+        return;
+    }
     /* relaxed: the counter only hands out indices; the data each chunk reads was
      * published before the tasks were started.  The token is looked at before a
      * chunk is taken, so every chunk taken runs (a scan waits for each chunk's
