@@ -101,7 +101,10 @@ WEFT_API weft_taskflow *weft_subflow_graph(weft_subflow *sf);
 /* Detaches the subflow: the task's successors start as soon as the task returns,
  * and the subflow's graph joins the end of the enclosing run iteration (of the
  * top-level run, or of the module run it is part of): the run's future is ready
- * only after it has finished.  WEFT_EINVAL for NULL. */
+ * only after it has finished.  The graph is the task's one graph: a detached
+ * subflow task that runs again in the same iteration (a condition loop) while
+ * its previous graph still runs fails the run with task_code WEFT_EBUSY
+ * (docs/guide-control-flow.md).  WEFT_EINVAL for NULL. */
 WEFT_API weft_status weft_subflow_detach(weft_subflow *sf);
 
 
@@ -109,8 +112,11 @@ WEFT_API weft_status weft_subflow_detach(weft_subflow *sf);
  * join inside the subflow).  The worker runs other tasks meanwhile, so this never
  * blocks it.  Afterwards the graph is sealed: adding to it fails with WEFT_EBUSY,
  * and the task's successors start when the function returns.  A failure inside
- * the graph fails the run (check weft_ctx_cancelled).  WEFT_OK (also when called
- * twice), WEFT_EINVAL (NULL, outside the subflow's function, or detached),
+ * the graph fails the run (check weft_ctx_cancelled).  From the subflow's
+ * function, or from a fork-join child it spawned (on whichever worker runs the
+ * child, which then runs the graph); one thread at a time, as for building.
+ * WEFT_OK (also when called twice), WEFT_EINVAL (NULL, outside the subflow's
+ * function, detached, or on a thread that is no worker of the run's executor),
  * WEFT_ECYCLE (the graph has a strong cycle; the run fails). */
 WEFT_API weft_status weft_subflow_join(weft_subflow *sf);
 

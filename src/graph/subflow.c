@@ -118,6 +118,14 @@ weft_status weft_subflow_join(weft_subflow *sf) {
     if (!s || !s->w || s->detached)
         return weft__fail(__func__, WEFT_EINVAL, "sf is NULL, detached, or not the running subflow");
     if (s->joined) return WEFT_OK;
+    /* The worker the calling thread is: the function's, or a thief's running a
+     * child the function spawned (the function waits in its sync meanwhile).
+     * Running the graph as s->w from a thief's thread pushed onto s->w's deque
+     * and ran its tasks with s->w's context chain and frame stack, which only
+     * s->w's own thread may touch.  A thread that is no worker of the run's
+     * executor cannot run the graph: refused. */
+    weft__worker *w = weft__current_worker(s->w->ex);
+    if (!w) return weft__fail(__func__, WEFT_EINVAL, "not called on a worker of the subflow's executor");
     s->joined = true;
     if (s->graph->nnodes > 0) {
         weft__nested_init(s->run, s->parent, s->node, s->graph, WEFT__ROLE_SYNC);
@@ -128,9 +136,9 @@ weft_status weft_subflow_join(weft_subflow *sf) {
             weft__fail_node(s->parent, s->node, st);
             return weft__fail_st(__func__, st);
         }
-        int64_t mark = weft__worker_mark(s->w);
-        weft__push_local(s->w, now);
-        weft__worker_wait_until_own(s->w, mark, sync_done, s->run);
+        int64_t mark = weft__worker_mark(w);
+        weft__push_local(w, now);
+        weft__worker_wait_until_own(w, mark, sync_done, s->run);
     }
     /* Seal the graph: building it now fails with WEFT_EBUSY, as its tasks have run. */
     s->graph->sealed = true;
