@@ -199,13 +199,10 @@ struct weft_ctx {
      * wait that ran it). */
     const weft_future *run;
     weft_ctx *outer;
-    /* 1 + the depth of the worker's frame stack when weft__fj_run_task opened
-     * this context, or 0 (a context opened elsewhere: graph tasks).  Tells
-     * which task spawned a frame when frames are published (fj_frames.c). */
-    uint32_t fj_mark;
     /* The frame stack's top when the task began, to sync what it left
      * unsynced (graph tasks: graph/graph.h, weft__task_enter; and
-     * weft__fj_run_task).  Bit 0 of the top: the task made an overflow spawn
+     * weft__fj_run_task), and to tell which task spawned a frame when frames
+     * are published (fj_frames.c, label).  Bit 0 of the top: the task made an overflow spawn
      * (weft__fj_mark_ovf), and fj_ovf0 is the overflow count it found then
      * (0 and unused until that mark: taken only on that slow path). */
     uint32_t fj_ovf0;

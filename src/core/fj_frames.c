@@ -25,14 +25,14 @@
  * The label lives in the frame's `result` and `reserved_` fields, which hold
  * nothing until a thief stores the child's value (after reading the label).
  * Which task spawned frame k: the worker's contexts (w->ctx, innermost first)
- * and, for those weft__fj_run_task opened, the depth of the frame stack when
- * each began (weft_ctx.fj_mark, 0 in contexts others open).  Frames at or
- * above a marked context's depth, and below the next marked one's, belong to
- * that task or to a context opened above it without a mark (a graph task run
- * by a wait); if those disagree on their stop word the frames get none, as
- * before.  The mark rides in the context weft__fj_run_task builds anyway: one
- * store per task (a list of marks in thread-local storage cost ~12
- * instructions per async task). */
+ * each took the frame stack's top when it began (weft_ctx.fj_head0, for the
+ * unsynced-spawn check), so a context's frames are those from its top up to
+ * the top of the next context inside it.  The labels used to go by a depth
+ * mark that only the contexts weft__fj_run_task opens (roots, async tasks,
+ * stolen children) carried: a graph task run by such a task's wait (a
+ * weft_future_wait or weft_run_and_wait in a root) shared a segment with it,
+ * the two stop words disagreed, and its frames went out unlabelled: a thief's
+ * child never saw the graph run cancelled or failed. */
 typedef const _Atomic int *fj_stop;
 _Static_assert(sizeof(fj_stop) <= sizeof(int) * 2 && offsetof(weft__fj_frame, reserved_) == offsetof(weft__fj_frame, result) + sizeof(int),
                "a frame's result and reserved_ hold a pointer");
@@ -44,27 +44,18 @@ static fj_stop label_get(const weft__fj_frame *f) {
     return stop;
 }
 
+static size_t depth_at(const weft__fj *fj, const weft__fj_frame *top);
+
 /* Labels w's frames [lo, hi) (indices) with their spawners' stop words, before
  * they are published (the publishing release carries the labels).  Owner only. */
 static void label(weft__worker *w, uint32_t lo, uint32_t hi) {
-    weft__fj_frame *base = w->fj.base;
-    const weft_ctx *c = w->ctx;
+    weft__fj *fj = &w->fj;
     uint32_t k = hi;
-    while (k > lo) {
-        /* A segment: contexts from c out to the first marked one, m (its
-         * frames are those from m's depth up). */
-        const weft_ctx *m = c;
-        while (m && !m->fj_mark) m = m->outer;
-        fj_stop stop = c ? c->stop : NULL;
-        for (const weft_ctx *x = c; x; x = x->outer) {
-            if (x->stop != stop) stop = NULL; /* ambiguous: no label */
-            if (x == m) break;
-        }
-        uint32_t floor = m ? m->fj_mark - 1 : 0;
-        while (k > lo && k > floor) label_set(&base[--k], stop);
-        if (!m) break;
-        c = m->outer;
+    for (const weft_ctx *c = w->ctx; c && k > lo; c = c->outer) {
+        uint32_t floor = (uint32_t)depth_at(fj, c->fj_head0);
+        while (k > lo && k > floor) label_set(&fj->base[--k], c->stop);
     }
+    while (k > lo) label_set(&fj->base[--k], NULL); /* no context (none spawns so) */
 }
 
 /* The `limit` a worker goes back to when it has shared what it should: 0 (a
@@ -441,9 +432,9 @@ int weft__fj_sync_left(weft__worker *w, weft_ctx *cx) {
 int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn, void *arg) {
     weft__fj *fj = &w->fj;
     /* Chained on w->ctx like a graph task, so waits inside see what is on the
-     * stack below (core/future.c refuses waits that would deadlock). */
-    /* fj_mark: frames from this depth up are this task's (label). */
-    weft_ctx cx = {w, NULL, stop, NULL, w->ctx, (uint32_t)depth(fj) + 1, 0, fj->head};
+     * stack below (core/future.c refuses waits that would deadlock).  fj_head0:
+     * frames from this top up are this task's (label, the leftover sync). */
+    weft_ctx cx = {w, NULL, stop, NULL, w->ctx, 0, fj->head};
     w->ctx = &cx;
     int r = fn(&cx, arg);
     /* Implicit sync of whatever fn left unsynced. */
