@@ -119,6 +119,12 @@ static inline weft__fj *weft__fj_of(weft_ctx *ctx) { return *(weft__fj **)(void 
  * Every spawn must be matched by one weft_sync in the same task, innermost first.
  * Spawns a task leaves unsynced when it returns (a root, async or taskflow task)
  * are synced by weft right then, so their `arg` must outlive the task.
+ * The child's ctx is its parent's when the sync runs it here, and one of its
+ * own when a thief runs it: that one sees the parent's cancellation and
+ * failure (weft_ctx_cancelled, weft_ctx_check), but belongs to no graph task
+ * (weft_ctx_task is the null task, weft_ctx_run NULL, weft_ctx_iteration 0,
+ * and a wait for the parent's own run is not refused with WEFT_EDEADLK):
+ * read those in the parent and pass them in arg.
  * Returns WEFT_OK, or WEFT_EINVAL for a NULL ctx or fn.  Only from inside a task
  * (ctx is the context it received); wait-free. */
 static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) {
