@@ -1176,10 +1176,26 @@ struct fj_link {
     fj_link *prev;
 };
 
-/* The running task and how many of this object's children are not joined yet. */
+/* How many C++ fork-join children (task_group and spawn trampolines) are
+ * running on this thread, nested: a child that runs on its parent's worker
+ * (in the parent's join) has the parent's weft_ctx, so the context alone does
+ * not tell the two tasks apart; the context and this depth do. */
+inline thread_local unsigned fj_depth = 0;
+
+/* Counts a child trampoline's call in fj_depth. */
+struct fj_child_scope {
+    fj_child_scope() noexcept { ++fj_depth; }
+    ~fj_child_scope() { --fj_depth; }
+    fj_child_scope(const fj_child_scope &) = delete;
+    fj_child_scope &operator=(const fj_child_scope &) = delete;
+};
+
+/* The running task (its context and fj_depth) and how many of this object's
+ * children are not joined yet. */
 struct fj_owner {
     weft_ctx *ctx = nullptr;
     std::size_t pending = 0;
+    unsigned depth = fj_depth;
 };
 
 /* The innermost child frame pushed on this thread through fj_spawn. */
@@ -1195,6 +1211,16 @@ inline weft_status fj_spawn(fj_owner &o, fj_link &link, weft_task_fn fn, void *a
         ++o.pending;
     }
     return st;
+}
+
+/* Throws weft::error (WEFT_EINVAL) unless the running task is o's: an
+ * object's frames are on the stack of the task that made it, on that task's
+ * worker, so a child (or any other task) that reached the object by reference
+ * and spawned or joined through it would push onto, or pop, another thread's
+ * frame list (a NULL link: a crash; or another task's frame). */
+inline void fj_check_owner(const fj_owner &o, const char *call) {
+    if (weft_current_ctx() != o.ctx || fj_depth != o.depth)
+        throw error(WEFT_EINVAL, call, "only from the task that made the object (not from one of its children)");
 }
 
 /* Joins every child of o, and the children of other objects spawned after
@@ -1218,7 +1244,9 @@ inline void fj_join(fj_owner &o) noexcept {
  * only (see above: groups and spawns of one task are independent, waited in
  * any order) and rethrows the first exception one of them threw; the
  * destructor waits (and drops exceptions) if wait was not called.  Only inside
- * a task (graph task, async task, run_root). */
+ * a task (graph task, async task, run_root), and run() and wait() only from
+ * that task: from another one, a child of the group included, they throw
+ * weft::error (WEFT_EINVAL); a child adds work with a group of its own. */
 class task_group {
 public:
     explicit task_group(weft_ctx *ctx) : store_(buf_, sizeof buf_) {
@@ -1236,6 +1264,7 @@ public:
     template <class F>
     void run(F &&f) {
         using Fn = std::decay_t<F>;
+        detail::fj_check_owner(own_, "weft::task_group::run");
         auto *h = store_.make<holder<Fn>>(holder<Fn>{{}, &sink_, std::forward<F>(f)});
         detail::check(detail::fj_spawn(own_, h->link, &holder<Fn>::call, h), "weft::task_group::run");
     }
@@ -1245,6 +1274,7 @@ public:
     /* Waits for this group's children (and joins any child of another object
      * spawned after them); rethrows the first exception one of them threw. */
     void wait() {
+        detail::fj_check_owner(own_, "weft::task_group::wait");
         detail::fj_join(own_);
         store_.clear();
         sink_.rethrow_and_reset();
@@ -1268,6 +1298,7 @@ private:
         Fn f;
         static int call(weft_ctx *ctx, void *p) noexcept {
             auto *h = static_cast<holder *>(p);
+            detail::fj_child_scope scope;
             try {
                 detail::invoke_task(h->f, ctx);
                 return 0;
@@ -1298,7 +1329,8 @@ inline task_group executor::task_group() {
  * y's child first, keeping its result in y).  No allocation: the callable lives
  * in the returned object, which stays where it was declared (neither copyable
  * nor movable).  Unsynced, its destructor syncs (dropping an exception).  Only
- * inside a task. */
+ * inside a task, and sync() only from that task (weft::error WEFT_EINVAL from
+ * another, e.g. a child that captured the object by reference). */
 template <class F>
 class spawned {
 public:
@@ -1319,6 +1351,7 @@ public:
      * exception.  Once only: weft::error (WEFT_EINVAL) the second time. */
     result_type sync() {
         if (!armed_) throw error(WEFT_EINVAL, "weft::spawned::sync", "already synced");
+        detail::fj_check_owner(own_, "weft::spawned::sync");
         armed_ = false;
         detail::fj_join(own_);
         if (ex_) std::rethrow_exception(ex_);
@@ -1328,6 +1361,7 @@ public:
 private:
     static int call(weft_ctx *ctx, void *p) noexcept {
         auto *s = static_cast<spawned *>(p);
+        detail::fj_child_scope scope;
         try {
             if constexpr (std::is_void_v<result_type>) detail::invoke_task(s->f_, ctx);
             else s->value_.emplace(detail::invoke_task(s->f_, ctx));
