@@ -922,12 +922,20 @@ void require_random_access() {
                   "weft algorithms need random-access iterators");
 }
 
+/* it + i for an index i of the range: the conversion to the iterator's
+ * difference_type spelled out, so that users building with -Wconversion
+ * (clang) or -Wsign-conversion get no warning from this header. */
+template <class It>
+It iter_at(It it, std::size_t i) {
+    return it + static_cast<typename std::iterator_traits<It>::difference_type>(i);
+}
+
 template <class It, class F>
 void for_each(weft_executor *ex, It first, It last, F &f, const weft_algo_config *cfg) {
     require_random_access<It>();
     auto n = static_cast<std::size_t>(last - first);
     auto body = [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t i = lo; i < hi; ++i) f(first[i]);
+        for (std::size_t i = lo; i < hi; ++i) f(*detail::iter_at(first, i));
     };
     for_range(ex, n, body, cfg, "weft::for_each");
 }
@@ -952,7 +960,7 @@ void transform(weft_executor *ex, It first, It last, Out d_first, F &op) {
     require_random_access<Out>();
     auto n = static_cast<std::size_t>(last - first);
     auto body = [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t i = lo; i < hi; ++i) d_first[i] = op(first[i]);
+        for (std::size_t i = lo; i < hi; ++i) *detail::iter_at(d_first, i) = op(*detail::iter_at(first, i));
     };
     for_range(ex, n, body, nullptr, "weft::transform");
 }
@@ -964,7 +972,7 @@ void transform2(weft_executor *ex, It1 first1, It1 last1, It2 first2, Out d_firs
     require_random_access<Out>();
     auto n = static_cast<std::size_t>(last1 - first1);
     auto body = [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t i = lo; i < hi; ++i) d_first[i] = op(first1[i], first2[i]);
+        for (std::size_t i = lo; i < hi; ++i) *detail::iter_at(d_first, i) = op(*detail::iter_at(first1, i), *detail::iter_at(first2, i));
     };
     for_range(ex, n, body, nullptr, "weft::transform");
 }
@@ -988,8 +996,8 @@ T transform_reduce(weft_executor *ex, It first, It last, T init, BOp &bop, UOp &
     };
     for_chunks(ex, n, k, [&](std::size_t c, std::size_t lo, std::size_t hi) {
         if (lo == hi) return;
-        T acc = uop(first[lo]);
-        for (std::size_t i = lo + 1; i < hi; ++i) acc = step(acc, uop(first[i]));
+        T acc = uop(*detail::iter_at(first, lo));
+        for (std::size_t i = lo + 1; i < hi; ++i) acc = step(acc, uop(*detail::iter_at(first, i)));
         part[c].emplace(std::move(acc));
     }, "weft::reduce");
     for (auto &p : part)
@@ -1009,8 +1017,8 @@ void scan(weft_executor *ex, It first, It last, Out d_first, std::optional<T> in
     /* Pass 1: each chunk's sum (the last chunk's is never needed). */
     for_chunks(ex, n, k, [&](std::size_t c, std::size_t lo, std::size_t hi) {
         if (lo == hi || c + 1 == k) return;
-        T acc = first[lo];
-        for (std::size_t i = lo + 1; i < hi; ++i) acc = op(std::move(acc), first[i]);
+        T acc = *detail::iter_at(first, lo);
+        for (std::size_t i = lo + 1; i < hi; ++i) acc = op(std::move(acc), *detail::iter_at(first, i));
         part[c].emplace(std::move(acc));
     }, "weft::scan");
     /* The prefix before each chunk, serially (k is small). */
@@ -1024,13 +1032,13 @@ void scan(weft_executor *ex, It first, It last, Out d_first, std::optional<T> in
     for_chunks(ex, n, k, [&](std::size_t c, std::size_t lo, std::size_t hi) {
         std::optional<T> acc = before[c];
         for (std::size_t i = lo; i < hi; ++i) {
-            T x = first[i];
+            T x = *detail::iter_at(first, i);
             if (exclusive) {
-                d_first[i] = *acc; /* exclusive scans always have an init */
+                *detail::iter_at(d_first, i) = *acc; /* exclusive scans always have an init */
                 acc = op(std::move(*acc), std::move(x));
             } else {
                 acc = acc ? std::optional<T>(op(std::move(*acc), std::move(x))) : std::optional<T>(std::move(x));
-                d_first[i] = *acc;
+                *detail::iter_at(d_first, i) = *acc;
             }
         }
     }, "weft::scan");
@@ -1049,14 +1057,14 @@ void sort(weft_executor *ex, It first, It last, Cmp &cmp) {
     std::size_t want = chunk_count(ex, n, 2048);
     while (k < want) k *= 2;
     for_chunks(ex, n, k, [&](std::size_t, std::size_t lo, std::size_t hi) {
-        std::sort(first + lo, first + hi, cmp);
+        std::sort(detail::iter_at(first, lo), detail::iter_at(first, hi), cmp);
     }, "weft::sort");
     for (std::size_t width = 1; width < k; width *= 2) {
         std::size_t pairs = k / (2 * width);
         for_chunks(ex, pairs, pairs, [&](std::size_t p, std::size_t, std::size_t) {
             std::size_t lo = n * (2 * p * width) / k, mid = n * ((2 * p + 1) * width) / k,
                         hi = n * ((2 * p + 2) * width) / k;
-            std::inplace_merge(first + lo, first + mid, first + hi, cmp);
+            std::inplace_merge(detail::iter_at(first, lo), detail::iter_at(first, mid), detail::iter_at(first, hi), cmp);
         }, "weft::sort");
     }
 }
@@ -1970,7 +1978,7 @@ template <class T, class F>
 struct async_state : value_state<T> {
     F f;
     template <class G>
-    async_state(int refs, G &&g) : value_state<T>(refs, true), f(std::forward<G>(g)) {}
+    async_state(int nrefs, G &&g) : value_state<T>(nrefs, true), f(std::forward<G>(g)) {}
 
     static int call(weft_ctx *ctx, void *p) noexcept {
         auto *st = static_cast<async_state *>(p);

@@ -14,6 +14,11 @@ if(CMAKE_CXX_COMPILER)
   add_test(NAME cpp.weft_hpp_compiles_alone_as_cxx17
     COMMAND sh -c "printf '#include <weft.hpp>\\n#include <weft.hpp>\\nint main(void) { return 0; }\\n' | \"$0\" -std=c++17 -Wall -Wextra -Wshadow -pedantic -Werror -fsyntax-only -I\"$1\" -x c++ -"
             ${CMAKE_CXX_COMPILER} ${PROJECT_SOURCE_DIR}/include)
+  # weft.hpp with its templates instantiated (cpp_hunt38_strict.cpp), under the
+  # warnings users build with: templates show theirs only when instantiated.
+  add_test(NAME cpp.weft_hpp_instantiated_is_warning_free
+    COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion -pedantic
+            -Werror -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/cpp_hunt38_strict.cpp)
 else()
   add_test(NAME cpp.weft_hpp_compiles_alone_as_cxx17 COMMAND sh -c "echo 'SKIP: no C++ compiler'; exit 77")
   set_tests_properties(cpp.weft_hpp_compiles_alone_as_cxx17 PROPERTIES SKIP_RETURN_CODE 77)
