@@ -529,20 +529,38 @@ inline weft_ctx *this_task_context() noexcept { return weft_current_ctx(); }
 
 namespace detail {
 
+/* What a callable that is not a task gives: its call sites have already
+ * failed a static_assert saying so, and this keeps them from adding pages of
+ * follow-on errors. */
+struct not_a_task {};
+
+/* A callable weft can run as a task: f() or f(weft::runtime&). */
+template <class F>
+inline constexpr bool task_callable_v = std::is_invocable_v<F &> || std::is_invocable_v<F &, runtime &>;
+
+#define WEFT_HPP_TASK_CALLABLE_(F, call)                                                                   \
+    static_assert(::weft::detail::task_callable_v<F>,                                                      \
+                  call ": the callable must be invocable as f() or f(weft::runtime&), as a non-const "   \
+                  "lvalue (a lambda taking other arguments, or only callable as an rvalue, is not a task)")
+
 /* Calls f, passing a runtime when it takes one. */
 template <class F>
 decltype(auto) invoke_task(F &f, weft_ctx *ctx) {
     if constexpr (std::is_invocable_v<F &, runtime &>) {
         runtime rt(ctx);
         return f(rt);
-    } else {
+    } else if constexpr (std::is_invocable_v<F &>) {
         return f();
+    } else {
+        (void)f, (void)ctx;
+        return not_a_task{};
     }
 }
 
 template <class F>
-using task_result_t = std::conditional_t<std::is_invocable_v<F &, runtime &>, std::invoke_result<F &, runtime &>,
-                                         std::invoke_result<F &>>;
+using task_result_t = std::conditional_t<
+    std::is_invocable_v<F &, runtime &>, std::invoke_result<F &, runtime &>,
+    std::conditional_t<std::is_invocable_v<F &>, std::invoke_result<F &>, std::enable_if<true, not_a_task>>>;
 
 /* ---- shared state of futures -------------------------------------------------- */
 struct state_base {
@@ -584,6 +602,8 @@ struct state_base {
 
 template <class T>
 struct value_state : state_base {
+    static_assert(!std::is_reference_v<T>, "weft: an async task, run_root or spawn callable returning a reference is "
+                                           "not supported: return a pointer or a std::reference_wrapper");
     using stored = std::conditional_t<std::is_void_v<T>, char, T>;
     std::optional<stored> value;
     using state_base::state_base;
@@ -1272,6 +1292,7 @@ public:
     template <class F>
     void run(F &&f) {
         using Fn = std::decay_t<F>;
+        WEFT_HPP_TASK_CALLABLE_(Fn, "weft::task_group::run");
         detail::fj_check_owner(own_, "weft::task_group::run");
         auto *h = store_.make<holder<Fn>>(holder<Fn>{{}, &sink_, std::forward<F>(f)});
         detail::check(detail::fj_spawn(own_, h->link, &holder<Fn>::call, h), "weft::task_group::run");
@@ -1343,6 +1364,9 @@ template <class F>
 class spawned {
 public:
     using result_type = typename detail::task_result_t<F>::type;
+    WEFT_HPP_TASK_CALLABLE_(F, "weft::spawn");
+    static_assert(!std::is_reference_v<result_type>, "weft::spawn: a callable returning a reference is not supported: "
+                                                     "return a pointer or a std::reference_wrapper");
 
     template <class G>
     spawned(weft_ctx *ctx, G &&g) : f_(std::forward<G>(g)) {
@@ -1716,6 +1740,9 @@ task flow_builder::emplace(F &&f) {
         auto *h = arena_->make<detail::subflow_holder<Fn>>(sink_, std::forward<F>(f));
         return made(weft_emplace_subflow(g_, &detail::subflow_tramp<Fn>, h), "weft::emplace (subflow)");
     } else {
+        static_assert(detail::task_callable_v<Fn>,
+                      "weft::emplace: the callable must be invocable as f(), f(weft::runtime&), f(weft::subflow&) "
+                      "or f(weft::subflow&, weft::runtime&), as a non-const lvalue");
         if constexpr (detail::packable_v<Fn>) {
             if (pack_) return emplace_as<Fn, true>(detail::pack<Fn>(f));
         }
@@ -1736,7 +1763,8 @@ task flow_builder::emplace_as(void *arg) {
         return made(weft_emplace_multi_condition(g_, &detail::multi_tramp<Fn, Packed>, arg),
                     "weft::emplace (multi-condition)");
     } else {
-        static_assert(std::is_void_v<R>, "a task returns void, an integer or bool (condition) or weft::branches");
+        static_assert(std::is_void_v<R> || std::is_same_v<R, detail::not_a_task>, /* not_a_task: reported above */
+                      "a task returns void, an integer or bool (condition) or weft::branches");
         return made(weft_emplace(g_, &detail::static_tramp<Fn, Packed>, arg), "weft::emplace");
     }
 }
@@ -2000,6 +2028,7 @@ struct async_state : value_state<T> {
 template <class F>
 auto executor::async(F &&f) -> future<typename detail::task_result_t<std::decay_t<F>>::type> {
     using Fn = std::decay_t<F>;
+    WEFT_HPP_TASK_CALLABLE_(Fn, "weft::executor::async");
     using T = typename detail::task_result_t<Fn>::type;
     using S = detail::async_state<T, Fn>;
     weft_executor *ex = exec("weft::executor::async");
@@ -2017,6 +2046,7 @@ template <class F, class... Ds>
 auto executor::dependent_async(F &&f, const future<Ds> &...deps)
     -> future<typename detail::task_result_t<std::decay_t<F>>::type> {
     using Fn = std::decay_t<F>;
+    WEFT_HPP_TASK_CALLABLE_(Fn, "weft::executor::dependent_async");
     using T = typename detail::task_result_t<Fn>::type;
     using S = detail::async_state<T, Fn>;
     weft_future *const d[] = {deps.native()..., nullptr}; /* never empty */
@@ -2034,6 +2064,7 @@ auto executor::dependent_async(F &&f, const future<Ds> &...deps)
 template <class F>
 void executor::silent_async(F &&f) {
     using Fn = std::decay_t<F>;
+    WEFT_HPP_TASK_CALLABLE_(Fn, "weft::executor::silent_async");
     using T = typename detail::task_result_t<Fn>::type;
     using S = detail::async_state<T, Fn>;
     weft_executor *ex = exec("weft::executor::silent_async");
@@ -2048,7 +2079,10 @@ void executor::silent_async(F &&f) {
 template <class F>
 auto executor::run_root(F &&f) -> typename detail::task_result_t<std::decay_t<F>>::type {
     using Fn = std::decay_t<F>;
+    WEFT_HPP_TASK_CALLABLE_(Fn, "weft::executor::run_root");
     using T = typename detail::task_result_t<Fn>::type;
+    static_assert(!std::is_reference_v<T>, "weft::executor::run_root: a callable returning a reference is not "
+                                           "supported: return a pointer or a std::reference_wrapper");
     struct root {
         Fn &f;
         std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value;

@@ -19,6 +19,12 @@ if(CMAKE_CXX_COMPILER)
   add_test(NAME cpp.weft_hpp_instantiated_is_warning_free
     COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion -pedantic
             -Werror -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/cpp_hunt38_strict.cpp)
+  # Callables that are not tasks: the first error is weft's static_assert.
+  foreach(bad RANGE 1 10)
+    add_test(NAME cpp.wrong_callables_fail_with_a_weft_static_assert_${bad}
+      COMMAND sh -c "\"$0\" -std=c++17 -fsyntax-only -DWEFT_BAD_CASE=$2 -I\"$1\" \"$3\" 2>&1 | grep -m1 'error' | grep -Eq 'static.*weft(::[a-z_:]+)?: '"
+              ${CMAKE_CXX_COMPILER} ${PROJECT_SOURCE_DIR}/include ${bad} ${CMAKE_CURRENT_SOURCE_DIR}/cpp_hunt38_bad_callables.cpp)
+  endforeach()
 else()
   add_test(NAME cpp.weft_hpp_compiles_alone_as_cxx17 COMMAND sh -c "echo 'SKIP: no C++ compiler'; exit 77")
   set_tests_properties(cpp.weft_hpp_compiles_alone_as_cxx17 PROPERTIES SKIP_RETURN_CODE 77)

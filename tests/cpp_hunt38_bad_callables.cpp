@@ -1,0 +1,37 @@
+/* Callables weft cannot run, one per WEFT_BAD_CASE: each must stop the build
+ * with a static_assert that names the weft call and what it takes, as the
+ * first error (before, most gave "no type named 'type' in task_result_t" or
+ * pages of <optional>).  Compiled by cpp.wrong_callables_fail_with_a_weft_static_assert_N. */
+#include <weft.hpp>
+
+int main() {
+    weft::executor ex(1);
+    weft::taskflow tf;
+    static int x = 0;
+    (void)x;
+#if WEFT_BAD_CASE == 1
+    tf.emplace([](int) {});
+#elif WEFT_BAD_CASE == 2
+    (void)ex.async([](int) { return 1; });
+#elif WEFT_BAD_CASE == 3
+    ex.silent_async([](int &) {});
+#elif WEFT_BAD_CASE == 4
+    ex.run_root([](int) {});
+#elif WEFT_BAD_CASE == 5
+    ex.run_root([] {
+        weft::task_group tg;
+        tg.run([](int) {});
+    });
+#elif WEFT_BAD_CASE == 6
+    ex.run_root([] { auto s = weft::spawn([](int) {}); });
+#elif WEFT_BAD_CASE == 7
+    (void)ex.async([]() -> int & { return x; });
+#elif WEFT_BAD_CASE == 8
+    ex.run_root([]() -> int & { return x; });
+#elif WEFT_BAD_CASE == 9
+    tf.emplace([](weft::subflow &, int) {});
+#elif WEFT_BAD_CASE == 10
+    (void)ex.dependent_async([](int) {}, ex.async([] {}));
+#endif
+    return 0;
+}
