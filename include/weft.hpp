@@ -330,7 +330,7 @@ private:
             for (std::size_t i = 0; i < caught_.size(); ++i)
                 if (!run || caught_[i].run == k || !caught_[i].run.f) {
                     e = std::move(caught_[i].ex);
-                    caught_.erase(caught_.begin() + (std::ptrdiff_t)i);
+                    caught_.erase(caught_.begin() + static_cast<std::ptrdiff_t>(i));
                     break;
                 }
             ncaught.store(caught_.size(), std::memory_order_release);

@@ -17,8 +17,9 @@ if(CMAKE_CXX_COMPILER)
   # weft.hpp with its templates instantiated (cpp_hunt38_strict.cpp), under the
   # warnings users build with: templates show theirs only when instantiated.
   add_test(NAME cpp.weft_hpp_instantiated_is_warning_free
-    COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion -pedantic
-            -Werror -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/cpp_hunt38_strict.cpp)
+    COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion
+            -Wzero-as-null-pointer-constant -pedantic -Werror -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
+            ${CMAKE_CURRENT_SOURCE_DIR}/cpp_hunt38_strict.cpp)
   # Callables that are not tasks: the first error is weft's static_assert.
   foreach(bad RANGE 1 10)
     add_test(NAME cpp.wrong_callables_fail_with_a_weft_static_assert_${bad}

@@ -1,6 +1,7 @@
 /* weft.hpp instantiated in every template a user reaches, compiled (not run)
  * by the test cpp.weft_hpp_instantiated_is_warning_free with -Wall -Wextra
- * -Wshadow -Wconversion -Wsign-conversion -pedantic -Werror: a header's
+ * -Wshadow -Wconversion -Wsign-conversion -Wzero-as-null-pointer-constant
+ * -pedantic -Werror: a header's
  * warnings land in its users' builds, and only instantiated templates show
  * them (cpp.weft_hpp_compiles_alone_as_cxx17 instantiates none). */
 #include <weft.hpp>

@@ -43,7 +43,7 @@ typedef struct weft_task {
 
 /* The null task, and the test for it (true for what a failed builder returned). */
 #define WEFT_TASK_NULL ((weft_task){0})
-static inline bool weft_task_is_null(weft_task t) { return t.node_ == 0; }
+static inline bool weft_task_is_null(weft_task t) { return !t.node_; }
 
 /* The work of a task.  Return 0 on success; any other value fails the run: tasks
  * of that run that have not started are skipped, and the run's future reports
