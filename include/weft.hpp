@@ -1942,7 +1942,7 @@ inline void run_done(weft_future *f, weft_status status, void *arg) {
 }
 
 template <class Submit>
-future<void> submit_run(taskflow &tf, run_state *st, Submit &&submit) {
+future<void> submit_run(taskflow &tf, run_state *st, Submit &&submit, const char *call) {
     taskflow::state *flow = tf.state_();
     flow->begin_run();
     weft_future *f = nullptr;
@@ -1950,7 +1950,7 @@ future<void> submit_run(taskflow &tf, run_state *st, Submit &&submit) {
     if (s != WEFT_OK) {
         flow->end_run();
         delete st;
-        throw error(s, "weft::executor::run", weft_last_error_message());
+        throw error(s, call, weft_last_error_message());
     }
     st->run_f = f;
     try {
@@ -1973,13 +1973,15 @@ future<void> submit_run(taskflow &tf, run_state *st, Submit &&submit) {
 inline future<void> executor::run(taskflow &tf) {
     weft_executor *ex = exec("weft::executor::run");
     auto *st = new detail::run_state(tf.live_state_("weft::executor::run"));
-    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run(ex, tf.native(), f); });
+    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run(ex, tf.native(), f); },
+                               "weft::executor::run");
 }
 
 inline future<void> executor::run_n(taskflow &tf, std::uint64_t n) {
     weft_executor *ex = exec("weft::executor::run_n");
     auto *st = new detail::run_state(tf.live_state_("weft::executor::run_n"));
-    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run_n(ex, tf.native(), n, f); });
+    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run_n(ex, tf.native(), n, f); },
+                               "weft::executor::run_n");
 }
 
 template <class P>
@@ -1996,7 +1998,8 @@ future<void> executor::run_until(taskflow &tf, P &&pred) {
             return true; /* stop: get() rethrows */
         }
     };
-    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run_until(ex, tf.native(), fn, st, f); });
+    return detail::submit_run(tf, st, [&](weft_future **f) { return weft_run_until(ex, tf.native(), fn, st, f); },
+                               "weft::executor::run_until");
 }
 
 inline void executor::corun(taskflow &tf) { run(tf).get(); }

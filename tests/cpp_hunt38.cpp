@@ -68,3 +68,28 @@ TEST(cpp_spawned_synced_from_another_task_is_an_error_not_a_crash) {
     }
     ASSERT_EQ(refused.load(), 20);
 }
+
+/* A run that cannot start (a cycle) names the call that submitted it: run_n
+ * and run_until said "weft::executor::run".  Nothing is left in flight: the
+ * taskflow clears at once. */
+TEST(cpp_refused_run_n_and_run_until_name_their_own_call) {
+    weft::executor ex(cpp_test_workers());
+    weft::taskflow tf("loop");
+    auto a = tf.emplace([] {}), b = tf.emplace([] {});
+    a.precede(b);
+    b.precede(a);
+    ASSERT_THROWS(ex.run(tf), weft::error, e, {
+        ASSERT_EQ(e.status(), WEFT_ECYCLE);
+        ASSERT_EQ(std::string(e.what()).rfind("weft::executor::run: ", 0), 0u);
+    });
+    ASSERT_THROWS(ex.run_n(tf, 3), weft::error, e, {
+        ASSERT_EQ(e.status(), WEFT_ECYCLE);
+        ASSERT_EQ(std::string(e.what()).rfind("weft::executor::run_n: ", 0), 0u);
+    });
+    ASSERT_THROWS(ex.run_until(tf, [] { return false; }), weft::error, e, {
+        ASSERT_EQ(e.status(), WEFT_ECYCLE);
+        ASSERT_EQ(std::string(e.what()).rfind("weft::executor::run_until: ", 0), 0u);
+    });
+    tf.clear();
+    ASSERT_EQ(tf.num_tasks(), 0u);
+}
