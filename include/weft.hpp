@@ -1680,6 +1680,11 @@ class subflow : public flow_builder {
 public:
     subflow(weft_subflow *sf, detail::arena *a, detail::sink *s) noexcept
         : flow_builder(weft_subflow_graph(sf), a, s, false), sf_(sf) {}
+    /* Not copyable, as Taskflow's Subflow: a copy kept after the task's
+     * function returns would build into a graph that has already run.  Take
+     * it by reference: [](weft::subflow &sf) { ... }. */
+    subflow(const subflow &) = delete;
+    subflow &operator=(const subflow &) = delete;
     /* Runs the graph built so far now and returns when it has finished. */
     void join() {
         detail::check(weft_subflow_join(sf_), "weft::subflow::join");

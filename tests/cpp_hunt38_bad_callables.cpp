@@ -32,6 +32,8 @@ int main() {
     tf.emplace([](weft::subflow &, int) {});
 #elif WEFT_BAD_CASE == 10
     (void)ex.dependent_async([](int) {}, ex.async([] {}));
+#elif WEFT_BAD_CASE == 11
+    tf.emplace([](weft::subflow) {}); /* by value: a subflow is not copyable */
 #endif
     return 0;
 }
