@@ -1106,12 +1106,16 @@ public:
     ~executor() {
         if (owned_) weft_executor_destroy(ex_);
     }
-    executor(executor &&o) noexcept : ex_(std::exchange(o.ex_, nullptr)), owned_(o.owned_) {}
+    /* A move takes the pool from an owning executor (which is then empty:
+     * weft::error EINVAL).  A handle that owns nothing (default_executor())
+     * stays as it was: moving from the shared default left it empty for the
+     * rest of the program. */
+    executor(executor &&o) noexcept : ex_(take(o)), owned_(o.owned_) {}
     executor &operator=(executor &&o) noexcept {
         if (this != &o) {
             if (owned_) weft_executor_destroy(ex_);
-            ex_ = std::exchange(o.ex_, nullptr);
             owned_ = o.owned_;
+            ex_ = take(o);
         }
         return *this;
     }
@@ -1169,6 +1173,7 @@ public:
     weft_executor *exec(const char *call) const { return detail::live(ex_, call); }
 
 private:
+    static weft_executor *take(executor &o) noexcept { return o.owned_ ? std::exchange(o.ex_, nullptr) : o.ex_; }
     executor(weft_executor *ex, bool owned) noexcept : ex_(ex), owned_(owned) {}
     void create(const weft_executor_config &cfg) {
         weft_status st = WEFT_OK;

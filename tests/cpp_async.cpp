@@ -288,4 +288,14 @@ TEST(cpp_executor_moves_and_default_executor_is_shared) {
     ASSERT_TRUE(&d1 == &d2);
     ASSERT_TRUE(d1.native() == weft_default_executor());
     ASSERT_EQ(d1.async([] { return 5; }).get(), 5);
+    /* Moving from the shared default (it owns nothing) leaves it usable: it
+     * was empty for the rest of the program (every call EINVAL). */
+    weft::executor moved(std::move(weft::executor::default_executor()));
+    ASSERT_TRUE(moved.native() == weft_default_executor());
+    ASSERT_TRUE(weft::executor::default_executor().native() == weft_default_executor());
+    ASSERT_EQ(weft::executor::default_executor().async([] { return 6; }).get(), 6);
+    weft::executor other(1);
+    other = std::move(weft::executor::default_executor());
+    ASSERT_EQ(weft::executor::default_executor().async([] { return 7; }).get(), 7);
+    ASSERT_EQ(other.async([] { return 8; }).get(), 8);
 }
