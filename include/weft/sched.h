@@ -67,7 +67,10 @@ typedef enum weft_sched_kind {
      * to its worker (that one runs next; at the worker's look every 61 jobs, see
  * the top, it waits in the pool instead), fork-join children run at their
      * sync, and submissions from other threads while the worker runs land
-     * when the worker next looks (submit before it starts, or from tasks). */
+     * when the worker next looks (submit before it starts, or from tasks).
+     * With more workers it is accepted too, as one pool that every worker
+     * takes from in the generator's order: the schedule then also depends on
+     * timing, and a seed no longer reproduces it. */
     WEFT_SCHED_RANDOM = 5,
 } weft_sched_kind;
 
