@@ -93,47 +93,6 @@ TEST(work_from_main_starts_within_a_bounded_number_of_jobs_of_a_long_chain_a_loo
     }
 }
 
-/* The first stage of the pipeline below: a token per fair_task, N in all. */
-static int fair_stage(weft_pipeflow *pf, void *arg) {
-    fair_graph *g = arg;
-    if (atomic_load(&g->ran) >= 3000) return weft_pipeflow_stop(pf), 0;
-    return fair_task(NULL, g);
-}
-
-/* The same for a pipeline run inline (its tokens are no jobs, so the
- * worker's look never came): at one worker a CRITICAL task from main waited
- * for all 3000 tokens. */
-TEST(work_from_main_starts_within_a_bounded_number_of_tokens_of_an_inline_pipeline) {
-    enum { AT = 100, BOUND = 300 };
-    for (int how = 0; how < 2; how++) {
-        weft_executor *ex = make_executor(1);
-        fair_graph g = { .at = AT };
-        atomic_init(&g.when, -1);
-        weft_stage st = { WEFT_STAGE_SERIAL, fair_stage, &g, "make" };
-        weft_pipeline *p = weft_pipeline_create(4, &st, 1, NULL);
-        ASSERT_TRUE(p != NULL);
-        /* AUTO at one worker runs inline too */
-        ASSERT_OK(weft_pipeline_set_scheduling(p, how ? WEFT_PIPELINE_AUTO : WEFT_PIPELINE_INLINE));
-        weft_taskflow *tf = make_taskflow("pipe");
-        ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
-        weft_future *run = NULL, *f = NULL;
-        ASSERT_OK(weft_run(ex, tf, &run));
-        ASSERT_TRUE(wait_flag(&g.go, 1, 10));
-        ASSERT_OK(weft_async_with(ex, fair_mark, &g, &(weft_async_options){ .priority = WEFT_PRIORITY_CRITICAL }, &f));
-        atomic_store(&g.queued, 1);
-        ASSERT_OK(weft_future_wait(run));
-        ASSERT_OK(weft_future_wait(f));
-        int when = atomic_load(&g.when);
-        if (when < 0 || when > AT + BOUND)
-            TEST_FAIL_("how %d: the task from main started after %d of 3000 tokens, queued after %d", how, when, AT + 1);
-        weft_future_destroy(run);
-        weft_future_destroy(f);
-        weft_taskflow_destroy(tf);
-        ASSERT_OK(weft_pipeline_destroy(p));
-        weft_executor_destroy(ex);
-    }
-}
-
 /* A task that spins ~200 us, then queues itself again on its own worker's
  * deque, until told to stop: a worker whose deque never runs empty. */
 typedef struct feeder {

@@ -13,9 +13,10 @@
  * takes HIGH and CRITICAL work, and jobs queued from other threads, within a
  * bounded number of jobs (each task of a graph's chain, of a condition loop
  * and of a wide fan of sources counts as one: such work yields to that look
- * too; an inline pipeline makes it every 64 tokens, between two tokens), and
- * looks at the clock for escalation there.  Jobs already running are never
- * preempted: a single task that runs long holds its worker.  Among equal
+ * too), and looks at the clock for escalation there.  Jobs already running
+ * are never preempted: a single task that runs long holds its worker, and so
+ * does a pipeline's task for the tokens it runs inline (weft/pipeline.h:
+ * WEFT_PIPELINE_INLINE, and AUTO on one worker).  Among equal
  * priorities, tasks run in the order they were queued (a sequence number,
  * kept through every re-prioritisation).
  * Async tasks take a priority in weft_async_options (weft/async.h); graph

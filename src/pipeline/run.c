@@ -300,13 +300,6 @@ static void inline_phase(weft__worker *w, weft_pipeline *p, uint64_t end, uint64
          * Nothing else reads them during an inline phase. */
         atomic_store_explicit(&p->next_token, t, memory_order_relaxed);
         atomic_store_explicit(&p->inline_tokens, inline_before + (t - t0), memory_order_relaxed);
-        /* And the worker's look at the shared queues (core/executor.h): the
-         * tokens are no jobs, so the look the worker makes every 61 jobs
-         * never came, and at one worker a CRITICAL task from another thread
-         * waited for the whole pipeline (3000 of 3000 tokens).  What it finds
-         * runs here, between two tokens, as a wait that helps runs work. */
-        weft__job *found = weft__fair_look(w);
-        if (found) weft__execute(w, found);
     }
     atomic_store_explicit(&p->next_token, t, memory_order_relaxed); /* the first token not made */
     p->ended = t < end;
