@@ -282,6 +282,16 @@ static inline void weft__job_next(weft__worker *w, const weft__job *j) {
     if (__builtin_expect(w->defer_flush != NULL, 0) && j->run != w->defer_keep) weft__defer_settle_local(w);
 }
 
+/* The next number of w's xorshift generator (w->rng, never 0 from non-0):
+ * victim and slot choices.  Owner only. */
+static inline uint64_t weft__worker_rand(weft__worker *w) {
+    uint64_t x = w->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return w->rng = x;
+}
+
 /* Fairness (worker.c, find_local): true once w has run WEFT__FAIR_INTERVAL
  * jobs since it last looked at the shared queues (the priority queue, the
  * injector, the submitters'), so that its next pop must look there first.  A

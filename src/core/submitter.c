@@ -120,21 +120,15 @@ static weft__job *steal_slot(weft__worker *w, unsigned k, bool every) {
 }
 
 /* Where worker w starts its look at `used` slots: a fresh random one each
- * time (w's xorshift, as worker.c's next_rand steps it; never 0 from non-0).
- * A start taken from w->rng without stepping it stayed the same while the
- * slots had work (the worker steps it only when it tries other workers), and
- * the fairness look began at slot 0: while one thread kept its slot full, a
+ * time (weft__worker_rand).  A start taken from w->rng without stepping it
+ * stayed the same while the slots had work (the worker steps it only when it
+ * tries other workers), and the fairness look began at slot 0: while one
+ * thread kept its slot full, a
  * task in another thread's slot waited for all of it, the tasks queued after
  * it included (for ever, for a thread that never stops).  One slot (a lone
  * submitting thread, the usual case): no step. */
 static inline unsigned slot_start(weft__worker *w, unsigned used) {
-    if (used == 1) return 0;
-    uint64_t x = w->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    w->rng = x;
-    return (unsigned)(x % used);
+    return used == 1 ? 0 : (unsigned)(weft__worker_rand(w) % used);
 }
 
 /* Worker w: a job from the submitter slots, or NULL.  `every` (the last look

@@ -24,14 +24,6 @@ weft_ctx *weft_current_ctx(void) {
     return w ? w->ctx : NULL;
 }
 
-static inline uint64_t next_rand(weft__worker *w) {
-    uint64_t x = w->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return w->rng = x;
-}
-
 /* ex's source of work besides the deques (core/layer.h), or NULL: one load.
  * Acquire: its state, written before it was published, is visible. */
 static inline const weft__source *source_of(weft_executor *ex) {
@@ -183,7 +175,7 @@ static weft__job *steal_tiers(weft__worker *w) {
     for (unsigned t = 0; t < w->ntiers; t++) {
         unsigned hi = w->tier_end[t], len = hi - lo;
         unsigned tries = w->tier_tries ? w->tier_tries[t] : len;
-        unsigned i = (unsigned)(next_rand(w) % len);
+        unsigned i = (unsigned)(weft__worker_rand(w) % len);
         for (unsigned k = 0; k < tries; k++) {
             weft__job *j = try_victim(w, w->victims[lo + i]);
             if (j) return j;
@@ -204,7 +196,7 @@ static weft__job *steal_victims(weft__worker *w, bool injector) {
     if (w->victims) return steal_tiers(w);
     unsigned n = ex->nworkers;
     if (n < 2) return NULL;
-    unsigned start = (unsigned)(next_rand(w) % n);
+    unsigned start = (unsigned)(weft__worker_rand(w) % n);
     for (unsigned k = 0; k < n; k++) {
         unsigned v = start + k;
         if (v >= n) v -= n;
