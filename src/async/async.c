@@ -63,7 +63,7 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
         atomic_fetch_add_explicit(&f->skipped, 1, memory_order_relaxed); /* weft_future_info; complete releases */
         /* observe/: cancelled before it ran.  A removal reported off the
          * workers (w NULL, sched/api.c) is counted too: in worker 0's figures. */
-        weft__hook_skipped_on(ex, w);
+        weft__hook_skipped_on(ex, w, 1);
     }
     if (a->sems) weft__async_sems_release(w, a); /* before the future: a waiter may reuse them */
     weft__future_complete(f);

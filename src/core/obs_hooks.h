@@ -115,25 +115,20 @@ static inline void weft__hook_work_end(weft__worker *w, struct weft__obs *o, con
     if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->work_end(o, w, id, rc);
 }
 
-/* n tasks (or other work) not run because their run was cancelled or had
- * failed (counted as skipped in the metrics): every count of skipped tasks in
- * a future (weft_run_info.skipped) comes with one of these, so the two agree. */
-static inline void weft__hook_skipped_n(weft__worker *w, uint64_t n) {
-    struct weft__obs *o = weft__obs_get(w->ex);
+/* n tasks (or other work) of ex not run because their run was cancelled or
+ * had failed (counted as skipped in the metrics): every count of skipped tasks
+ * in a future (weft_run_info.skipped) comes with one of these, so the two
+ * agree.  Reported on worker w or, with w NULL, on a thread that is none of
+ * ex's workers (weft_sched_remove from another thread reports the task it took
+ * out there): observe/ counts those in worker 0's figures. */
+static inline void weft__hook_skipped_on(weft_executor *ex, weft__worker *w, uint64_t n) {
+    struct weft__obs *o = weft__obs_get(ex);
     if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->task_skipped(o, w, n);
 }
 
-/* One task or piece of work skipped (weft__hook_skipped_n). */
-static inline void weft__hook_skipped(weft__worker *w) { weft__hook_skipped_n(w, 1); }
-
-/* One piece of work of ex skipped, reported on worker w or, with w NULL, on a
- * thread that is none of ex's workers (weft_sched_remove from another thread
- * reports the task it took out there): observe/ counts that one in worker 0's
- * figures, as the metrics promise every cancelled async task counted. */
-static inline void weft__hook_skipped_on(weft_executor *ex, weft__worker *w) {
-    struct weft__obs *o = weft__obs_get(ex);
-    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->task_skipped(o, w, 1);
-}
+/* n, or one, skipped on worker w (weft__hook_skipped_on). */
+static inline void weft__hook_skipped_n(weft__worker *w, uint64_t n) { weft__hook_skipped_on(w->ex, w, n); }
+static inline void weft__hook_skipped(weft__worker *w) { weft__hook_skipped_on(w->ex, w, 1); }
 
 /* ---- call-site helpers for worker.c ---- */
 
