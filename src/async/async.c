@@ -89,6 +89,10 @@ static weft_status give_up(const char *call, weft__async *a, weft__worker *w, bo
     if (keep_handle) weft__future_release(&a->fut);
     weft__runs_end(a->fut.ex, w);
     weft__future_release(&a->fut);
+    return weft__async_queue_refused(call, st);
+}
+
+__attribute__((cold)) weft_status weft__async_queue_refused(const char *call, int st) {
     if (st == WEFT_EFORKED) return weft__fail(call, WEFT_EFORKED, WEFT__FORKED_WHY);
     return weft__fail(call, (weft_status)st, "no memory to queue the task on the executor (nothing was queued)");
 }

@@ -111,6 +111,12 @@ void weft__silent_free_cache(weft__async_worker *aw);
  * the public function. */
 weft_status weft__async_start(const char *call, weft__async *a, weft__worker *w, weft_future **out);
 
+/* The executor's queue refused a task (st: WEFT_ENOMEM, or WEFT_EFORKED in a
+ * forked child): returns st with the thread's message set, naming `call`
+ * (weft/core.h, weft_last_error_message; returning the bare status left an
+ * earlier failure's message).  async.c. */
+weft_status weft__async_queue_refused(const char *call, int st);
+
 /* Semaphores of an async task (semaphore.c): take them all before it runs
  * (false: parked, its job is queued again later), give them back when it has
  * run (a release without an acquire fails the task with task_code

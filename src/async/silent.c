@@ -145,16 +145,6 @@ static inline __attribute__((always_inline)) silent *take(weft__worker *ww) {
     return s;
 }
 
-/* The shared queue refused a task (out of memory, or a forked child): the
- * failure is decided here, so the message is set here (weft/core.h,
- * weft_last_error_message); returning the status alone left the thread's
- * message as an earlier failure had set it. */
-__attribute__((cold)) static weft_status queue_refused(int st) {
-    if (st == WEFT_EFORKED) return weft__fail("weft_silent_async", WEFT_EFORKED, WEFT__FORKED_WHY);
-    return weft__fail("weft_silent_async", (weft_status)st,
-                      "no memory to queue the task on the executor (nothing was queued)");
-}
-
 /* From the owner of a submitter slot: a record from the slot's cache (home: the
  * slot, to which the worker that runs it gives it back), queued on the slot. */
 static weft_status submit_from_slot(weft_executor *ex, weft__worker *slot, weft_task_fn fn, void *arg) {
@@ -168,7 +158,7 @@ static weft_status submit_from_slot(weft_executor *ex, weft__worker *slot, weft_
     if (st != 0) {
         weft__runs_end(ex, NULL);
         keep_local(weft__async_worker_of(slot), s);
-        return queue_refused(st);
+        return weft__async_queue_refused("weft_silent_async", st);
     }
     return WEFT_OK;
 }
@@ -192,7 +182,7 @@ weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
     if (st != 0) {
         weft__runs_end(ex, NULL);
         weft__free(s, sizeof *s);
-        return queue_refused(st);
+        return weft__async_queue_refused("weft_silent_async", st);
     }
     return WEFT_OK;
 }
