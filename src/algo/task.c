@@ -24,12 +24,10 @@ _Thread_local const _Atomic int *weft__algo_run_stop __attribute__((tls_model("i
  * failing the task would have turned a cancelled run into a failed one
  * (WEFT_ETASK naming this task), as a pipeline's task does not either. */
 static uint8_t task_level(weft_ctx *ctx) {
-    weft_task t = weft_ctx_task(ctx);
-    if (t.node_ && weft__cold(t.node_)->prio) return (uint8_t)weft_task_get_priority(t);
-    /* A graph task's run is the future its context names (fut is the run's
-     * first member); a run without a priority of its own has prio 0. */
-    const weft__run *r = (const weft__run *)(const void *)ctx->run;
-    return r && r->prio ? (uint8_t)(weft_priority)((int)r->prio - 2) : (uint8_t)WEFT_PRIORITY_NORMAL;
+    /* A graph task's context names its node and its run's future, the run's
+     * first member (weft__run_ctx). */
+    uint8_t level = weft__task_level(ctx->task, (const weft__run *)(const void *)ctx->run);
+    return (uint8_t)(level ? (weft_priority)(level - 2) : WEFT_PRIORITY_NORMAL);
 }
 
 #define AT_TASK_PRIORITY(ctx, call, token)                                               \

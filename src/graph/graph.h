@@ -336,6 +336,14 @@ struct weft__run {
  * anchor; SYNC: sets fut.done for a weft_subflow_join waiting inside its task. */
 enum { WEFT__ROLE_TOP, WEFT__ROLE_JOINED, WEFT__ROLE_DETACHED, WEFT__ROLE_SYNC };
 
+/* The level task n runs at in run r, stored as a priority + 2 (0: none, as
+ * NORMAL): its own (weft_task_set_priority), else the run's
+ * (weft_run_with_priority: "as if it had been given it"). */
+static inline uint8_t weft__task_level(const weft__node *n, const weft__run *r) {
+    uint8_t own = weft__cold(n)->prio;
+    return own ? own : r->prio;
+}
+
 /* The job function of every node (run.c). */
 weft__job *weft__node_run(weft__worker *w, weft__job *job);
 

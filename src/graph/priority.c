@@ -343,10 +343,7 @@ void weft__prio_run_begin(weft__run *r) {
     weft_taskflow *tf = r->tf;
     if (r->prio) {
         /* A task's own level, or the run's. */
-        WEFT__FOR_EACH_NODE(tf, n, {
-            uint8_t own = weft__cold(n)->prio;
-            weft__node_set_run(n, wrapper_of(n, own ? own : r->prio));
-        });
+        WEFT__FOR_EACH_NODE(tf, n, { weft__node_set_run(n, wrapper_of(n, weft__task_level(n, r))); });
         return;
     }
     /* Tasks with priorities of their own: the plain ones queue their ready
