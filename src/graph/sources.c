@@ -202,7 +202,7 @@ static inline __attribute__((always_inline)) weft__job *range_body(weft__worker 
          * Anything else is applied first, as weft__execute and
          * weft__node_chain would. */
         if (__builtin_expect(w->defer_obj != r, 0)) {
-            if (w->defer_flush != NULL && w->defer_keep != weft__node_run) weft__defer_settle_local(w);
+            weft__job_next(w, &n->job);
             if (w->defer_obj != NULL && w->defer_obj != r) weft__defer_settle_local(w);
         }
         weft__job *next = run_source(w, r, n, &cx);
