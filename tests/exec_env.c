@@ -24,14 +24,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_THREAD__)
-#  define UNDER_TSAN 1
-#elif defined(__has_feature)
-#  if __has_feature(thread_sanitizer)
-#    define UNDER_TSAN 1
-#  endif
-#endif
-
 /* ---- capturing weft's log ---------------------------------------------------- */
 
 static struct {

@@ -9,14 +9,6 @@
 #include <pthread.h>
 #include <string.h>
 
-#if defined(__SANITIZE_THREAD__)
-#  define UNDER_TSAN 1
-#elif defined(__has_feature)
-#  if __has_feature(thread_sanitizer)
-#    define UNDER_TSAN 1
-#  endif
-#endif
-
 static const unsigned WORKERS[] = {1, 2, 4};
 
 static weft_executor *make_big_stack_executor(unsigned workers) {

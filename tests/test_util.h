@@ -2,6 +2,17 @@
 #ifndef WEFT_TEST_UTIL_H
 #define WEFT_TEST_UTIL_H
 
+/* Defined in a ThreadSanitizer build (gcc's and clang's -fsanitize=thread):
+ * for the tests it cannot run (threads after a multi-threaded fork, stacks
+ * deeper than its shadow stack holds). */
+#if defined(__SANITIZE_THREAD__)
+#  define UNDER_TSAN 1
+#elif defined(__has_feature)
+#  if __has_feature(thread_sanitizer)
+#    define UNDER_TSAN 1
+#  endif
+#endif
+
 #include <stdatomic.h>
 #include <time.h>
 
