@@ -38,15 +38,22 @@ static weft__node *slab_take(weft_taskflow *tf) {
 }
 
 /* Sources: nodes with no dependents, kept in tf->sources (order is irrelevant). */
-static bool sources_reserve(weft_taskflow *tf) {
-    /* Only a kept list is pushed to (sources_add). */
-    if (tf->sources_mode != WEFT__SOURCES_KEPT || tf->nsources < tf->sources_cap) return true;
-    size_t ncap = tf->sources_cap ? tf->sources_cap * 2 : 64;
+
+/* Room for `need` entries in tf->sources (capacities double from 64). */
+static bool sources_grow(weft_taskflow *tf, size_t need) {
+    if (need <= tf->sources_cap) return true;
+    size_t ncap = tf->sources_cap ? tf->sources_cap : 64;
+    while (ncap < need) ncap *= 2;
     weft__node **a = weft__realloc(tf->sources, tf->sources_cap * sizeof *a, ncap * sizeof *a);
     if (!a) return false;
     tf->sources = a;
     tf->sources_cap = ncap;
     return true;
+}
+
+/* Room for one more, in a kept list (the only kind sources_add pushes to). */
+static bool sources_reserve(weft_taskflow *tf) {
+    return tf->sources_mode != WEFT__SOURCES_KEPT || sources_grow(tf, tf->nsources + 1);
 }
 
 /* Until the first edge every task is a source and the list is implicit (no
@@ -61,15 +68,7 @@ static __attribute__((noinline, cold)) void sources_leave_implicit(weft_taskflow
     size_t n = tf->nnodes;
     tf->sources_mode = WEFT__SOURCES_STALE;
     tf->fast_slots = 0; /* the slow path counts its room afresh, with the array's */
-    if (to->index + 1 != n) return;
-    if (tf->sources_cap < n) {
-        size_t ncap = tf->sources_cap ? tf->sources_cap : 64;
-        while (ncap < n) ncap *= 2;
-        weft__node **a = weft__realloc(tf->sources, tf->sources_cap * sizeof *a, ncap * sizeof *a);
-        if (!a) return;
-        tf->sources = a;
-        tf->sources_cap = ncap;
-    }
+    if (to->index + 1 != n || !sources_grow(tf, n)) return;
     size_t i = 0;
     for (size_t k = 0; i < n - 1; k++)
         for (size_t j = 0, cap = weft__chunk_capacity(k); j < cap && i < n - 1; j++) tf->sources[i++] = &tf->chunks[k][j];
