@@ -8,6 +8,7 @@
  * tasks on a device whose pool has 1 or 4 streams: the ratio is the overlap.
  */
 #include "gpu_work.h"
+#include "gpu_bench_ptx.h" /* bump and scale for CUDA (kernels/gpu_bench_kernels.cu) */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,9 +55,9 @@ static weft_gpu_device *dev(int four) {
     weft_status st;
     devs[four] = weft_gpu_open(&(weft_gpu_config){.streams = four ? 4 : 1}, &st);
     if (!devs[four]) return fail("weft_gpu_open", st), NULL;
-    bump_k[four] = weft_gpu_kernel_create(devs[four], &(weft_gpu_kernel_source){.name = "bump", .opencl = cl_src, .host = bump_host}, &st);
+    bump_k[four] = weft_gpu_kernel_create(devs[four], &(weft_gpu_kernel_source){.name = "bump", .opencl = cl_src, .cuda = gpu_bench_ptx, .host = bump_host}, &st);
     if (st) return fail("bump kernel", st), NULL;
-    scale_k[four] = weft_gpu_kernel_create(devs[four], &(weft_gpu_kernel_source){.name = "scale", .opencl = cl_src, .host = scale_host}, &st);
+    scale_k[four] = weft_gpu_kernel_create(devs[four], &(weft_gpu_kernel_source){.name = "scale", .opencl = cl_src, .cuda = gpu_bench_ptx, .host = scale_host}, &st);
     if (st) return fail("scale kernel", st), NULL;
     static bool once;
     if (!once) {
@@ -175,13 +176,22 @@ enum { CHUNK = 256 * 1024 };
 
 typedef struct overlap_data {
     size_t n;
-    float *host; /* n * CHUNK */
+    float *host; /* n * CHUNK, pinned where the device has pinned memory */
+    weft_gpu_device *pinned_on; /* the device host was allocated on; NULL: malloc */
 } overlap_data;
 
+/* The chunks live in pinned memory (weft_gpu_host_alloc): on CUDA a copy from
+ * pageable memory goes through a staging buffer and does not overlap with
+ * anything, so a pool of streams would show nothing.  Both pool sizes' devices
+ * share the device's primary context, so memory pinned on one serves both. */
 static void *overlap_create(size_t n) {
     overlap_data *d = calloc(1, sizeof *d);
-    if (d && !(d->host = malloc(n * CHUNK * sizeof(float)))) d = (free(d), NULL);
-    if (d) d->n = n;
+    if (!d) return NULL;
+    d->n = n;
+    weft_status st;
+    weft_gpu_device *g = dev(0);
+    if (g && (d->host = weft_gpu_host_alloc(g, n * CHUNK * sizeof(float), &st))) d->pinned_on = g;
+    else if (!(d->host = malloc(n * CHUNK * sizeof(float)))) d = (free(d), NULL);
     return d;
 }
 static void overlap_reset(void *data) {
@@ -196,7 +206,8 @@ static int overlap_verify(const void *data, char *msg, size_t len) {
 }
 static void overlap_free(void *data) {
     overlap_data *d = data;
-    if (d) free(d->host);
+    if (d && d->pinned_on) weft_gpu_host_free(d->pinned_on, d->host);
+    else if (d) free(d->host);
     free(d);
 }
 const bench_work bench_work_gpu_overlap = {same, overlap_create, overlap_reset, overlap_verify, overlap_free};
