@@ -293,7 +293,10 @@ typedef struct weft_run_info {
      * starts; once it has started, the tasks of its graph that were not run
      * count instead. */
     uint64_t skipped;
-    /* Iterations of the taskflow that completed (run_n / run_until). */
+    /* Iterations of the taskflow that completed (run_n / run_until): those
+     * whose every task ran.  The iteration under way when the run is cancelled
+     * counts if the cancel came after all its tasks had started (none of them
+     * skipped); one with a failing task does not. */
     uint64_t iterations;
 } weft_run_info;
 

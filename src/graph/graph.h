@@ -327,6 +327,9 @@ struct weft__run {
     uint8_t role; /* WEFT__ROLE_* */
     uint8_t prio; /* the run's priority + 2 (weft_run_with_priority), 0: none */
     weft__range range; /* the iteration's first range of sources (sources.c) */
+    /* top->skipped when the current iteration began: an iteration that a cancel
+     * reached with none of its tasks skipped still completed (weft__run_settle). */
+    uint64_t skip_mark;
     /* Nodes made runnable and not yet finished in the current iteration. */
     _Alignas(WEFT__CACHE_LINE) _Atomic int64_t pending;
     _Alignas(WEFT__CACHE_LINE) char pad_;

@@ -149,8 +149,14 @@ __attribute__((noinline)) weft__job *weft__hand_on_look(weft__worker *w, weft__j
 weft__job *weft__run_settle(weft__worker *w, weft__run *r, int64_t delta) {
     int64_t left = atomic_fetch_add_explicit(&r->pending, delta, memory_order_acq_rel) + delta;
     if (left != 0) return NULL;
-    /* Only an iteration that nothing stopped counts as completed. */
-    if ((atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK) == 0)
+    /* An iteration completed when every one of its tasks ran: nothing stopped
+     * the run, or a cancel came too late to skip any of them (a task that
+     * failed stops the run with STOP_FAIL, and its iteration did not
+     * complete).  The skip counts of this iteration's tasks are seen here: each
+     * is made before that task's release of `pending` above. */
+    int stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
+    if (stop == 0 || (stop == WEFT__STOP_CANCEL &&
+                      atomic_load_explicit(&r->top->skipped, memory_order_relaxed) == r->skip_mark))
         atomic_fetch_add_explicit(&r->fut.iterations, 1, memory_order_relaxed);
     return begin_iteration(w, r);
 }
@@ -212,6 +218,7 @@ static weft__job *begin_iteration_seen(weft__worker *w, weft__run *r, int stop) 
     }
     if (stop || done >= r->target || (r->pred && call_pred(w, r))) return finish_run(w, r);
     if (tf->nconds) weft__rearm_joins(tf);
+    r->skip_mark = atomic_load_explicit(&r->top->skipped, memory_order_relaxed);
     atomic_store_explicit(&r->pending, (int64_t)weft__nsources(tf), memory_order_relaxed);
     return weft__sources_start(w, r);
 }
