@@ -4,6 +4,9 @@
  * gpu_tasks: a chain of n GPU tasks, each launching x[0] += 1, against the n
  * launches by hand on one stream and one synchronize (the serial column).
  * The difference per task is what a GPU task costs over a launch.
+ * gpu_busy: the same chain with kernels that run ~BUSY_US each, against the
+ * same by hand: the difference per task is the time from a kernel's end to
+ * the next one's start, i.e. how soon a GPU task's completion is seen.
  * gpu_overlap_1 / _4: n independent chunks (copy up, scale, copy down) as GPU
  * tasks on a device whose pool has 1 or 4 streams: the ratio is the overlap.
  */
@@ -12,6 +15,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <weft.h>
 #include <weft/gpu.h>
@@ -23,10 +27,11 @@ static int fail(const char *what, int st) {
 
 /* One device per pool size, opened on first use, closed at exit. */
 static weft_gpu_device *devs[2];
-static weft_gpu_kernel *bump_k[2], *scale_k[2];
+static weft_gpu_kernel *bump_k[2], *scale_k[2], *busy_k;
 
 static void close_all(void) {
     for (int i = 0; i < 2; i++) {
+        if (i == 0) weft_gpu_kernel_destroy(busy_k);
         weft_gpu_kernel_destroy(bump_k[i]);
         weft_gpu_kernel_destroy(scale_k[i]);
         weft_gpu_close(devs[i]);
@@ -46,9 +51,34 @@ static int scale_host(const weft_gpu_range *r, void *const *a) {
     return 0;
 }
 
+/* busy's length: the argument is in the device's own unit, ticks of its clock
+ * (CUDA: ~2 per ns at 2 GHz), loop turns (OpenCL), microseconds (emulator);
+ * each is set for about BUSY_US (busy_arg). */
+enum { BUSY_US = 500 };
+
+static int busy_host(const weft_gpu_range *r, void *const *a) {
+    (void)r;
+    unsigned long long us = *(const unsigned long long *)a[1];
+    struct timespec ts = {0, (long)(us * 1000)};
+    nanosleep(&ts, NULL);
+    *(float *)a[0] += 1;
+    return 0;
+}
+
 static const char cl_src[] = "__kernel void bump(__global float *x) { x[0] += 1; }\n"
                              "__kernel void scale(__global float *x, float a, uint n) {\n"
-                             "    size_t i = get_global_id(0); if (i < n) x[i] = a * x[i]; }\n";
+                             "    size_t i = get_global_id(0); if (i < n) x[i] = a * x[i]; }\n"
+                             "__kernel void busy(__global float *x, ulong turns) {\n"
+                             "    float a = x[0]; for (ulong i = 0; i < turns; i++) a = a * 0.999999f + 1e-6f;\n"
+                             "    x[0] = a == 12345.5f ? 0 : x[0] + 1; }\n";
+
+static unsigned long long busy_arg(weft_gpu_device *g) {
+    switch (weft_gpu_device_kind(g)) {
+    case WEFT_GPU_EMULATOR: return BUSY_US;
+    case WEFT_GPU_OPENCL: return 400ull * BUSY_US; /* loop turns: a rough guess per us */
+    default: return 2000ull * BUSY_US;            /* clock ticks at ~2 GHz */
+    }
+}
 
 static weft_gpu_device *dev(int four) {
     if (devs[four]) return devs[four];
@@ -59,6 +89,10 @@ static weft_gpu_device *dev(int four) {
     if (st) return fail("bump kernel", st), NULL;
     scale_k[four] = weft_gpu_kernel_create(devs[four], &(weft_gpu_kernel_source){.name = "scale", .opencl = cl_src, .cuda = gpu_bench_ptx, .host = scale_host}, &st);
     if (st) return fail("scale kernel", st), NULL;
+    if (!four) {
+        busy_k = weft_gpu_kernel_create(devs[0], &(weft_gpu_kernel_source){.name = "busy", .opencl = cl_src, .cuda = gpu_bench_ptx, .host = busy_host}, &st);
+        if (st) return fail("busy kernel", st), NULL;
+    }
     static bool once;
     if (!once) {
         once = true;
@@ -74,12 +108,18 @@ static weft_gpu_device *dev(int four) {
 typedef struct tasks_data {
     size_t n;
     float got;
+    bool busy; /* gpu_busy: each kernel runs ~BUSY_US */
 } tasks_data;
 
 static size_t same(size_t req) { return req ? req : 1; }
 static void *tasks_create(size_t n) {
     tasks_data *d = calloc(1, sizeof *d);
     if (d) d->n = n;
+    return d;
+}
+static void *busy_create(size_t n) {
+    tasks_data *d = tasks_create(n);
+    if (d) d->busy = true;
     return d;
 }
 static void tasks_reset(void *data) { ((tasks_data *)data)->got = 0; }
@@ -90,6 +130,7 @@ static int tasks_verify(const void *data, char *msg, size_t len) {
     return -1;
 }
 const bench_work bench_work_gpu_tasks = {same, tasks_create, tasks_reset, tasks_verify, free};
+const bench_work bench_work_gpu_busy = {same, busy_create, tasks_reset, tasks_verify, free};
 
 typedef struct chain {
     weft_gpu_device *d;
@@ -98,11 +139,17 @@ typedef struct chain {
     tasks_data *data;
 } chain;
 
+/* One link's kernel: bump, or busy for gpu_busy. */
+static int launch_link(weft_gpu_stream *s, weft_gpu_buffer *x, bool busy) {
+    unsigned long long arg = busy ? busy_arg(dev(0)) : 0;
+    weft_gpu_arg a[2] = {WEFT_GPU_ARG_BUFFER(x), WEFT_GPU_ARG_VALUE(arg)};
+    return weft_gpu_launch(s, busy ? busy_k : bump_k[0], &(weft_gpu_range){.global = {1}}, a, busy ? 2 : 1);
+}
+
 static int bump_task(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
     (void)ctx;
     chain *c = arg;
-    weft_gpu_arg a = WEFT_GPU_ARG_BUFFER(c->x);
-    return weft_gpu_launch(s, bump_k[0], &(weft_gpu_range){.global = {1}}, &a, 1);
+    return launch_link(s, c->x, c->data->busy);
 }
 
 static int chain_build(void *env, void *data, void **graph) {
@@ -161,8 +208,7 @@ static int by_hand(void *env, void *data) {
     weft_gpu_stream *s = weft_gpu_stream_pool_get(weft_gpu_device_pool(g), 0);
     float zero = 0;
     if (x) st = weft_gpu_copy_to_device(x, 0, &zero, 1);
-    weft_gpu_arg a = WEFT_GPU_ARG_BUFFER(x);
-    for (size_t i = 0; !st && i < d->n; i++) st = weft_gpu_launch(s, bump_k[0], &(weft_gpu_range){.global = {1}}, &a, 1);
+    for (size_t i = 0; !st && i < d->n; i++) st = launch_link(s, x, d->busy);
     if (!st) st = weft_gpu_stream_synchronize(s);
     if (!st) st = weft_gpu_copy_to_host(x, 0, &d->got, 1);
     weft_gpu_buffer_destroy(x);

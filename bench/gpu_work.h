@@ -11,6 +11,10 @@
  * synchronized once at the end. */
 extern const bench_work bench_work_gpu_tasks;
 extern const bench_ops bench_weft_gpu_tasks, bench_serial_gpu_tasks;
+/* size = GPU tasks in a chain as above, each kernel running ~0.5 ms: the
+ * difference per task from the serial column is how late a task's completion
+ * is seen (the watcher's nap, or a wake-up where the backend calls back). */
+extern const bench_work bench_work_gpu_busy;
 /* size = chunks of 256 K floats: copy up, scale, copy down, per chunk as a
  * GPU task with no edges between chunks, on a device pool of 1 or 4 streams. */
 extern const bench_work bench_work_gpu_overlap;

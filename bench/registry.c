@@ -210,6 +210,7 @@ const bench_def bench_table[] = {
     { "sem_k1", 100000, true, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_sem_k1 } },
     /* Issue 21 (gpu_weft.c): GPU task overhead vs launches by hand (serial), stream overlap. */
     { "gpu_tasks", 2000, true, &bench_work_gpu_tasks, { [BENCH_WEFT] = &bench_weft_gpu_tasks, [BENCH_SERIAL] = &bench_serial_gpu_tasks } },
+    { "gpu_busy", 200, true, &bench_work_gpu_busy, { [BENCH_WEFT] = &bench_weft_gpu_tasks, [BENCH_SERIAL] = &bench_serial_gpu_tasks } },
     { "gpu_overlap_1", 16, false, &bench_work_gpu_overlap, { [BENCH_WEFT] = &bench_weft_gpu_overlap_1 } },
     { "gpu_overlap_4", 16, false, &bench_work_gpu_overlap, { [BENCH_WEFT] = &bench_weft_gpu_overlap_4 } },
     /* Issue 19 (cancel_weft.c), weft only: size = calls / tasks / tasks / deadlines per rep. */
