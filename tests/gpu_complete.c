@@ -317,6 +317,47 @@ TEST(gpu_task_completion_reaches_its_successor_within_a_bound) {
     gpu_then_stamp_close(&g);
 }
 
+/* weft_gpu_call from an async task on an otherwise idle executor: its worker
+ * waits cooperatively and naps while nothing else can run; the nap ends when
+ * the kernel does (a host function rings it, stream.c), so the call returns
+ * within a wake-up of the kernel's end, under the same loose bound. */
+struct call_job {
+    weft_gpu_device *d;
+    struct sleepy_job j;
+};
+
+static int call_then_stamp(weft_ctx *ctx, void *arg) {
+    struct call_job *c = arg;
+    int st = weft_gpu_call(c->d, record_sleepy, &c->j);
+    c->j.succ_start = now_s(CLOCK_MONOTONIC);
+    return st;
+}
+
+TEST(gpu_call_returns_within_a_bound_of_its_kernels_end) {
+    struct call_job c = {.d = gpu_test_open(WEFT_GPU_EMULATOR)};
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    ASSERT_OK(st);
+    sleepy_init(c.d, &c.j, 10);
+    enum { RUNS = 20 };
+    double lat[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+        weft_future *f;
+        ASSERT_OK(weft_async(ex, call_then_stamp, &c, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        lat[i] = c.j.succ_start - c.j.end;
+        ASSERT_TRUE(lat[i] >= 0.0);
+    }
+    qsort(lat, RUNS, sizeof *lat, cmp_double);
+    printf("kernel end -> weft_gpu_call's return: median %.1f us, max %.1f us\n", lat[RUNS / 2] * 1e6,
+           lat[RUNS - 1] * 1e6);
+    ASSERT_TRUE(lat[RUNS - 1] < 0.020);
+    weft_executor_destroy(ex);
+    sleepy_fini(&c.j);
+    weft_gpu_close(c.d);
+}
+
 /* A GPU task given a priority (docs/guide-scheduling.md, Limits) runs as
  * weft_run_n_parallel runs it, synchronously, but runs: its kernel finishes
  * before its successor starts, and the run completes, at every level. */
