@@ -14,6 +14,9 @@
 // Rows:  gpu_tasks       impl=cuda_graph  build + instantiate + launch + sync + destroy
 //        gpu_tasks_rerun impl=cuda_graph  launch the instantiated graph + sync
 //        gpu_tasks       impl=by_hand     n launches on one stream + one sync
+//        gpu_overlap_1/4 impl=by_hand     16 chunks of 256 K floats from pinned memory: copy
+//                                         up, scale, copy down, round-robin on 1 or 4 streams
+//                                         (what weft's gpu_overlap rows do, without tasks)
 // SPDX-License-Identifier: MIT
 #include <cuda_runtime.h>
 
@@ -26,6 +29,11 @@
 
 __global__ void bump(float *x) {
     if (blockIdx.x == 0 && threadIdx.x == 0) x[0] += 1;
+}
+
+__global__ void scale(float *x, float a, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = a * x[i];
 }
 
 static double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -121,5 +129,41 @@ int main(int argc, char **argv) {
     });
     CHECK(cudaStreamDestroy(s));
     CHECK(cudaFree(dx));
+
+    // Overlap by hand: the ceiling for weft's gpu_overlap rows on this machine.
+    const unsigned chunk = 256 * 1024, chunks = 16;
+    float *host = nullptr, *dev = nullptr;
+    CHECK(cudaMallocHost(&host, sizeof(float) * chunk * chunks));
+    CHECK(cudaMalloc(&dev, sizeof(float) * chunk * chunks));
+    cudaStream_t ss[4];
+    for (auto &q : ss) CHECK(cudaStreamCreateWithFlags(&q, cudaStreamNonBlocking));
+    for (unsigned streams : {1u, 4u}) {
+        std::vector<double> t;
+        for (int r = 0; r <= reps; r++) {
+            for (size_t i = 0; i < (size_t)chunk * chunks; i++) host[i] = (float)(i % 17);
+            auto t0 = std::chrono::steady_clock::now();
+            for (unsigned c = 0; c < chunks; c++) {
+                cudaStream_t q = ss[c % streams];
+                float *h = host + (size_t)c * chunk, *d = dev + (size_t)c * chunk;
+                CHECK(cudaMemcpyAsync(d, h, sizeof(float) * chunk, cudaMemcpyHostToDevice, q));
+                scale<<<(chunk + 255) / 256, 256, 0, q>>>(d, 2.0f, chunk);
+                CHECK(cudaMemcpyAsync(h, d, sizeof(float) * chunk, cudaMemcpyDeviceToHost, q));
+            }
+            for (unsigned k = 0; k < streams; k++) CHECK(cudaStreamSynchronize(ss[k]));
+            double ms = ms_since(t0);
+            for (size_t i = 0; i < (size_t)chunk * chunks; i++)
+                if (host[i] != 2.0f * (float)(i % 17)) {
+                    std::fprintf(stderr, "overlap: element %zu is %g\n", i, host[i]);
+                    return 1;
+                }
+            if (r) t.push_back(ms);
+        }
+        std::sort(t.begin(), t.end());
+        std::printf("bench=gpu_overlap_%u impl=by_hand threads=1 size=%u median_ms=%.3f min_ms=%.3f ns_per_task=%.2f\n",
+                    streams, chunks, t[t.size() / 2], t[0], t[t.size() / 2] * 1e6 / chunks);
+    }
+    for (auto &q : ss) CHECK(cudaStreamDestroy(q));
+    CHECK(cudaFreeHost(host));
+    CHECK(cudaFree(dev));
     return rc;
 }
