@@ -318,9 +318,9 @@ TEST(gpu_task_completion_reaches_its_successor_within_a_bound) {
 }
 
 /* weft_gpu_call from an async task on an otherwise idle executor: its worker
- * waits cooperatively and naps while nothing else can run; the nap ends when
- * the kernel does (a host function rings it, stream.c), so the call returns
- * within a wake-up of the kernel's end, under the same loose bound. */
+ * waits cooperatively and naps while nothing else can run (20 us doubling to
+ * 1 ms, stream.c), so the call returns at most a nap after the kernel's end,
+ * under the same loose bound as a graph task's successor. */
 struct call_job {
     weft_gpu_device *d;
     struct sleepy_job j;

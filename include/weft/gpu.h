@@ -410,8 +410,7 @@ typedef struct weft_gpu_stage {
  * parallel stage get different streams, so their copies and kernels
  * overlap), calls fn, and waits for the work cooperatively: the worker runs
  * other jobs (other tokens' stages included) meanwhile, and naps when there
- * are none (woken when the work ends on CUDA, HIP and the emulator; at most
- * 1 ms late on OpenCL); the token goes on to the next stage once the work is done.
+ * are none; the token goes on to the next stage once the work is done.
  * Returns fn's non-zero value, the failure of the work fn queued
  * (WEFT_EDEVICE: "Failed work" above), or
  * WEFT_EINVAL (NULL pf or stage, stage without dev or fn); any of them fails

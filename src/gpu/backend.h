@@ -59,13 +59,6 @@ typedef struct weft__gpu_ops {
     /* range has every global[i] >= 1; args checked (buffers of dev). */
     int (*launch)(weft_gpu_device *dev, void *stream, void *kernel, const weft_gpu_range *range,
                   const weft_gpu_arg *args, size_t nargs);
-    /* Optional (NULL: the backend has none): queues fn(arg) on the stream, to
-     * be called on a thread of the backend's once the work queued before it
-     * is done, and before work queued after it starts.  A GPU task queues a
-     * wake-up of its executor's pollers this way ahead of its completion
-     * event (task.c), so the event is seen done without waiting for the
-     * watcher's nap.  fn must be short and must not call the backend. */
-    int (*host_fn)(weft_gpu_device *dev, void *stream, void (*fn)(void *), void *arg);
 } weft__gpu_ops;
 
 extern const weft__gpu_ops weft__gpu_emulator_ops;

@@ -102,11 +102,6 @@ static int cuda_load(weft__drv *d) {
     atomic_store_explicit(&ctx_set_current, (drv_res(*)(void *))f[2], memory_order_relaxed);
     atomic_store_explicit(&primary_retain, (drv_res(*)(void **, int))f[3], memory_order_relaxed);
     atomic_store_explicit(&primary_release, (drv_res(*)(int))f[4], memory_order_relaxed);
-    /* Optional (CUDA 10.0 on): without it a GPU task's completion is seen by
-     * the watcher's naps alone (task.c). */
-    void *host_fn = NULL;
-    if (gpa("cuLaunchHostFunc", &host_fn, CUDA_API_VERSION, 0) == 0 && host_fn)
-        *(void **)&d->api.launch_host_fn = host_fn;
     d->api.describe = cuda_describe;
     d->api.make_current = cuda_make_current;
     d->api.release = cuda_release;

@@ -195,12 +195,6 @@ static int drv_launch(weft_gpu_device *dev, void *stream, void *kernel, const we
     return st == WEFT_ENOMEM ? WEFT_EDEVICE : st; /* out of resources for a launch: refused */
 }
 
-/* WEFT_ENOENT where the driver has no host functions (backend.h: optional). */
-static int drv_host_fn(weft_gpu_device *dev, void *stream, void (*fn)(void *), void *arg) {
-    weft__drv *d = DRV(dev);
-    return d->api.launch_host_fn ? DRV_CALL(d, launch_host_fn, stream, fn, arg) : WEFT_ENOENT;
-}
-
 #define DRV_OPS(KIND, OPEN)                                                                                    \
     {                                                                                                          \
         .kind = KIND, .open = OPEN, .close = drv_close, .mem_info = drv_mem_info, .alloc = drv_alloc,          \
@@ -208,7 +202,7 @@ static int drv_host_fn(weft_gpu_device *dev, void *stream, void (*fn)(void *), v
         .download = drv_download, .stream_create = drv_stream_create, .stream_destroy = drv_stream_destroy,    \
         .stream_sync = drv_stream_sync, .event_record = drv_event_record, .event_query = drv_event_query,      \
         .event_sync = drv_event_sync, .event_destroy = drv_event_destroy, .kernel_create = drv_kernel_create, \
-        .kernel_destroy = drv_kernel_destroy, .launch = drv_launch, .host_fn = drv_host_fn,                    \
+        .kernel_destroy = drv_kernel_destroy, .launch = drv_launch,                                            \
     }
 
 int weft__gpu_cuda_open(weft_gpu_device *dev, const weft_gpu_config *cfg);

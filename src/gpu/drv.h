@@ -41,8 +41,6 @@ typedef struct weft__drv_api {
     drv_res (*launch)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                       unsigned shared, void *stream, void **params, void **extra);
     drv_res (*mem_info)(size_t *free_b, size_t *total_b);
-    /* cuLaunchHostFunc / hipLaunchHostFunc; NULL where the driver has none. */
-    drv_res (*launch_host_fn)(void *stream, void (*fn)(void *), void *arg);
     /* Adapters written by cuda.c / hip.c. */
     void (*describe)(weft__drv *d, drv_res r, char *buf, size_t len); /* "NAME: text" */
     drv_res (*make_current)(weft__drv *d);                             /* on the calling thread */

@@ -49,7 +49,6 @@ typedef struct emu_op {
     bool launch;       /* false: a copy or a marker */
     emu_kernel kernel; /* a launch's */
     struct emu_event *mark;   /* a marker: the event to stamp */
-    void (*host)(void *);     /* a host function (emu_host_fn): called with dst */
     weft__gpu_scope *scope;   /* a kernel queued in a task's scope, or NULL */
     void *dst;
     const void *src;
@@ -125,9 +124,7 @@ static void note_failure(emu_stream *s, const emu_op *op, int rc) {
 }
 
 static void run_op(emu_stream *s, emu_op *op) {
-    if (op->host) {
-        op->host(op->dst);
-    } else if (op->mark) {
+    if (op->mark) {
         stamp(s, op->mark);
     } else if (!op->launch) {
         memcpy(op->dst, op->src, op->n);
@@ -252,17 +249,6 @@ static int copy(void *stream, void *dst, const void *src, size_t n) {
     op->dst = dst;
     op->src = src;
     op->n = n;
-    (void)push(stream, op);
-    return 0;
-}
-
-/* A host function runs on the stream's thread in its turn, as CUDA's
- * cuLaunchHostFunc runs on a driver thread. */
-static int emu_host_fn(weft_gpu_device *dev, void *stream, void (*fn)(void *), void *arg) {
-    emu_op *op = new_op(0);
-    if (!op) return WEFT_ENOMEM;
-    op->host = fn;
-    op->dst = arg;
     (void)push(stream, op);
     return 0;
 }
@@ -492,5 +478,4 @@ const weft__gpu_ops weft__gpu_emulator_ops = {
     .kernel_create = emu_kernel_create,
     .kernel_destroy = emu_kernel_destroy,
     .launch = emu_launch,
-    .host_fn = emu_host_fn,
 };

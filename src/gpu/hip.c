@@ -73,8 +73,6 @@ static int hip_load(weft__drv *d) {
     atomic_store_explicit(&error_string, (const char *(*)(drv_res))f[1], memory_order_relaxed);
     atomic_store_explicit(&set_device, (drv_res(*)(int))f[2], memory_order_relaxed);
     atomic_store_explicit(&host_malloc, (drv_res(*)(void **, size_t, unsigned))f[3], memory_order_relaxed);
-    /* Optional, as CUDA's (cuda.c). */
-    *(void **)&d->api.launch_host_fn = weft__dl_sym(d->lib, "hipLaunchHostFunc");
     d->api.host_alloc = hip_host_alloc;
     d->api.describe = hip_describe;
     d->api.make_current = hip_make_current;

@@ -97,26 +97,7 @@ struct event_wait {
     weft__worker *w;
     int status;
     uint32_t nap; /* the last nap's length in ns; 0: none since work was seen */
-    _Atomic uint32_t *bell; /* rung by ring() ahead of the event, or NULL */
 };
-
-/* Queued on the stream ahead of the event a cooperative wait waits for, where
- * the backend has host functions (backend.h): the waiting worker's nap ends
- * when the work is done, not at the nap's end (up to 1 ms).  The bell lives
- * in the waiter's frame, which cannot go before the event, so before this
- * call has returned. */
-static void ring(void *bell) {
-    atomic_fetch_add_explicit((_Atomic uint32_t *)bell, 1, memory_order_release);
-    weft__futex_wake(bell, 1);
-}
-
-/* Records e on s, after a ring of bell where the backend can call back
- * (bell is then the wait's to nap on; left alone otherwise). */
-static int record_rung(weft_gpu_stream *s, weft_gpu_event *e, _Atomic uint32_t *bell, _Atomic uint32_t **use) {
-    const weft__gpu_ops *ops = s->dev->ops;
-    *use = ops->host_fn && ops->host_fn(s->dev, s->h, ring, (void *)bell) == 0 ? bell : NULL;
-    return ops->event_record(s->dev, s->h, &e->h);
-}
 
 /* True if w sees no job anywhere: its own deque and overflow, the injector,
  * every other worker's deque.  A hint (a job pushed just after is found on
@@ -136,8 +117,6 @@ static bool nothing_to_run(weft__worker *w) {
  * most one nap late and a long wait costs a wake-up per millisecond. */
 static bool event_done(void *arg) {
     struct event_wait *ew = arg;
-    /* Read before the query: a ring after it ends the nap below at once. */
-    uint32_t rung = ew->bell ? atomic_load_explicit(ew->bell, memory_order_acquire) : 0;
     int st = ew->e->dev->ops->event_query(ew->e->dev, ew->e->h);
     if (st != WEFT_EAGAIN) {
         ew->status = st;
@@ -148,8 +127,8 @@ static bool event_done(void *arg) {
         return false;
     }
     ew->nap = weft__poll_nap_next(ew->nap);
-    _Atomic uint32_t never = 0; /* without a bell, a timed sleep: nobody wakes this word */
-    (void)weft__futex_wait(ew->bell ? ew->bell : &never, rung, ew->nap);
+    _Atomic uint32_t never = 0; /* a timed sleep: nobody wakes this word */
+    (void)weft__futex_wait(&never, 0, ew->nap);
     return false;
 }
 
@@ -165,8 +144,7 @@ static bool event_done(void *arg) {
 enum { MAX_NESTED_WAITS = 64 };
 static _Thread_local unsigned nested_waits;
 
-/* weft__gpu_event_wait_on with the bell a ring queued ahead of e rings (NULL: none). */
-static int event_wait_bell(weft_gpu_event *e, weft__worker *w, _Atomic uint32_t *bell) {
+int weft__gpu_event_wait_on(weft_gpu_event *e, weft__worker *w) {
     if (!w) {
         weft_ctx *cx = weft_current_ctx();
         w = cx ? cx->worker : NULL;
@@ -175,14 +153,12 @@ static int event_wait_bell(weft_gpu_event *e, weft__worker *w, _Atomic uint32_t 
     /* On a worker: run other ready jobs until the event has passed, so the
      * worker is never idle behind the device (docs/design.md, "GPU
      * completion"). */
-    struct event_wait ew = {.e = e, .w = w, .bell = bell};
+    struct event_wait ew = {.e = e, .w = w};
     nested_waits++;
     weft__worker_wait_until(w, event_done, &ew);
     nested_waits--;
     return ew.status;
 }
-
-int weft__gpu_event_wait_on(weft_gpu_event *e, weft__worker *w) { return event_wait_bell(e, w, NULL); }
 
 int weft__gpu_event_wait_any(weft_gpu_event *e) { return weft__gpu_event_wait_on(e, NULL); }
 
@@ -203,10 +179,9 @@ static int sync_status(weft_gpu_stream *s, weft_gpu_event *e, int event_status, 
  * calling thread's worker, else blocking). */
 static weft_status stream_wait_on(weft_gpu_stream *s, weft__worker *w) {
     weft_gpu_event e = {.dev = s->dev};
-    _Atomic uint32_t bell = 0, *use;
-    int st = record_rung(s, &e, &bell, &use);
+    int st = s->dev->ops->event_record(s->dev, s->h, &e.h);
     if (st) return (weft_status)s->dev->ops->stream_sync(s->dev, s->h);
-    st = sync_status(s, &e, event_wait_bell(&e, w, use), true);
+    st = sync_status(s, &e, weft__gpu_event_wait_on(&e, w), true);
     s->dev->ops->event_destroy(s->dev, e.h);
     return (weft_status)st;
 }
@@ -265,10 +240,9 @@ int weft__gpu_scope_status(weft_gpu_device *dev, weft__gpu_scope *sc, int event_
 int weft__gpu_scope_end(weft__gpu_scope *sc, weft_gpu_stream_guard *g, weft__worker *w) {
     weft_gpu_stream *s = g->pool_->streams[g->slot_];
     weft_gpu_event e = {.dev = s->dev};
-    _Atomic uint32_t bell = 0, *use;
-    int st = record_rung(s, &e, &bell, &use);
+    int st = s->dev->ops->event_record(s->dev, s->h, &e.h);
     if (st == 0) {
-        st = event_wait_bell(&e, w, use);
+        st = weft__gpu_event_wait_on(&e, w);
         s->dev->ops->event_destroy(s->dev, e.h);
     } else {
         st = s->dev->ops->stream_sync(s->dev, s->h);

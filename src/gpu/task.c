@@ -212,17 +212,6 @@ static weft__job *complete_run(weft__worker *wk, weft__job *job) {
     return finish(wk, n, r, status);
 }
 
-/* Queued on the task's stream after its work and before its event (where
- * the backend has host functions): when every worker is parked, one is woken
- * as soon as the work is done, instead of at the watcher's next nap, which
- * doubles up to 1 ms while the work runs.  When a worker is searching, nobody
- * is woken: searchers call the pollers every round (waking one per task cost
- * a futex call and a competing thread per tiny kernel: gpu_tasks at two
- * workers took 2.3x as long on the emulator).  The executor is alive for the
- * call: the task, and with it its run, cannot end before the event recorded
- * after this call is done. */
-static void wake_pollers(void *ex) { weft__pollers_kick(ex); }
-
 /* The job of a GPU task's node: records the work, parks on the watch. */
 static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
     weft__node *n = (weft__node *)job;
@@ -248,7 +237,6 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
     }
     weft__gpu_scope_leave(&p->scope);
     wk->ctx = cx.outer;
-    if (rc == 0 && dev->ops->host_fn) (void)dev->ops->host_fn(dev, s->h, wake_pollers, wk->ex); /* best effort */
     int st = rc ? rc : dev->ops->event_record(dev, s->h, &p->event);
     if (st == 0) {
         st = dev->ops->event_query(dev, p->event);
