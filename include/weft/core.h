@@ -219,7 +219,10 @@ static inline weft_executor *weft__executor_create_inline(const weft_executor_co
  * (a task may hand the executor to such a thread, e.g. by completing a
  * future that thread waits on).  The default executor (weft_default_executor)
  * is refused the same way: a warning, nothing done; exit destroys it.  NULL is
- * a no-op.  No other thread may use ex during or after the call. */
+ * a no-op.  No other thread may use ex during or after the call: there is no
+ * error status for a call on an executor being or already destroyed (once
+ * destroy has stopped waiting, a submission may be lost or reach freed
+ * memory), so stop every other thread's use of ex before calling it. */
 WEFT_API void weft_executor_destroy(weft_executor *ex);
 
 /* Number of worker threads.  0 for NULL.  Any thread. */

@@ -125,6 +125,17 @@ static inline weft__fj *weft__fj_of(weft_ctx *ctx) { return *(weft__fj **)(void 
  * (weft_ctx_task is the null task, weft_ctx_run NULL, weft_ctx_iteration 0,
  * and a wait for the parent's own run is not refused with WEFT_EDEADLK):
  * read those in the parent and pass them in arg.
+ * When another worker gets the child: a spawn is private to its worker until
+ * an idle worker asks for work, and the parent answers a request only at its
+ * next spawn or sync (that keeps both free of atomic operations).  A worker
+ * already idle or asleep at the spawn has asked, and takes the child at once;
+ * one that runs out of work only after the spawn gets it at the parent's next
+ * spawn, or never (the parent's sync runs it).  So in
+ *     weft_spawn(ctx, a, &x); long_work_that_spawns_nothing(); weft_sync(ctx);
+ * `a` overlaps the long work only if a worker was idle at the spawn.  For two
+ * long pieces that must overlap whatever the timing, queue one with weft_async
+ * (weft/async.h) and wait for its future: any worker that frees up takes it
+ * (docs/guide-forkjoin.md, "When a child is shared").
  * Returns WEFT_OK, or WEFT_EINVAL for a NULL ctx or fn.  Only from inside a task
  * (ctx is the context it received); wait-free. */
 static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) {
