@@ -4,6 +4,11 @@
  * one (weft_silent_async), or after earlier async tasks (weft_dependent_async);
  * and what lets a future wake an event loop: a completion callback and an eventfd.
  * docs/guide-forkjoin.md says when to use these rather than weft_spawn.
+ * An async task is a C function run to completion on a worker: there are no
+ * suspendable (async fn, coroutine) tasks as a Tokio-based AsyncExecutor's
+ * emplace_async / run_n_async have; to compose with an event loop, have it
+ * wait on weft_future_fd or weft_future_then below, and keep blocking I/O out
+ * of tasks (it holds the worker).
  */
 #ifndef WEFT_ASYNC_H
 #define WEFT_ASYNC_H

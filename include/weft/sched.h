@@ -44,7 +44,10 @@ typedef enum weft_priority {
 
 /* A queued task: generation-checked, so a handle whose task has started, ran
  * or was removed gives WEFT_ENOENT and never reaches freed memory.  A value
- * type; copy it freely.  {0, 0} is never a valid handle. */
+ * type; copy it freely.  {0, 0} is never a valid handle.  It is used with the
+ * executor it came from, which must still exist: unlike a weak reference, a
+ * handle cannot tell that its executor was destroyed (passing a destroyed
+ * executor is a use after free, not WEFT_ENOENT). */
 typedef struct weft_sched_handle {
     uint32_t slot; /* which queue entry holds the task (opaque to the caller) */
     uint32_t gen;  /* that entry's generation when the task was queued (opaque) */
