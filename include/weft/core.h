@@ -212,17 +212,20 @@ static inline weft_executor *weft__executor_create_inline(const weft_executor_co
  * joins the workers and frees the executor.  Runs still queued when it is called
  * are run to completion, not dropped (cancel their futures first to make that
  * quick).  Futures obtained from this executor stay valid and must still be
- * destroyed.  Must not be called from one of this executor's own workers (it
+ * destroyed; other threads may go on calling weft_future_* on them during the
+ * call and after it (a thread blocked in weft_future_wait returns when its run
+ * ends, as the destroy runs it to completion).  Must not be called from one of this executor's own workers (it
  * would wait for itself): that call logs a warning (WEFT_LOG=warn, the
  * default level) and returns without doing anything; destroy an executor from
  * the thread that created it, or from a thread that is not one of its workers
  * (a task may hand the executor to such a thread, e.g. by completing a
  * future that thread waits on).  The default executor (weft_default_executor)
  * is refused the same way: a warning, nothing done; exit destroys it.  NULL is
- * a no-op.  No other thread may use ex during or after the call: there is no
- * error status for a call on an executor being or already destroyed (once
- * destroy has stopped waiting, a submission may be lost or reach freed
- * memory), so stop every other thread's use of ex before calling it. */
+ * a no-op.  No other thread may use ex itself (pass it to any call) during
+ * or after the call: there is no error status for a call on an executor
+ * being or already destroyed (once destroy has stopped waiting, a submission
+ * may be lost or reach freed memory), so stop every other thread's use of ex
+ * before calling it. */
 WEFT_API void weft_executor_destroy(weft_executor *ex);
 
 /* Number of worker threads.  0 for NULL.  Any thread. */

@@ -14,6 +14,7 @@ void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*
     atomic_init(&f->stop, 0);
     atomic_init(&f->fail_claimed, 0);
     f->ex = ex;
+    f->fork_generation = ex->fork_generation;
     f->id = 0; /* numbered by the producer if it is traced (graph runs) */
     f->free_fn = free_fn;
     f->owner = NULL;
@@ -137,6 +138,10 @@ static weft_status wait_impl(weft_future *f, uint64_t deadline) {
     if (weft__future_waits_on_itself(f))
         return weft__fail("weft_future_wait", WEFT_EDEADLK,
                           "called from a task the run waits for: it would wait for itself");
+    /* From here on f->ex is compared, never read: weft_executor_destroy
+     * (another thread's, while this one is not a worker of f->ex) returns as
+     * soon as the run has ended, and frees the executor (core.h allows waiting
+     * on a future of an executor being destroyed: its runs still end). */
     weft__worker *w = weft__current_worker(f->ex);
     if (w) {
         /* Inside a task: keep the worker busy with other work; the awaited run
@@ -151,7 +156,8 @@ static weft_status wait_impl(weft_future *f, uint64_t deadline) {
         return is_done(f) ? f->status : WEFT_ETIMEDOUT;
     }
     /* An executor created before fork() has no workers in this child process. */
-    if (weft__forked(f->ex)) return weft__fail("weft_future_wait", WEFT_EFORKED, WEFT__FORKED_WHY);
+    if (f->fork_generation != atomic_load_explicit(&weft__fork_generation, memory_order_relaxed))
+        return weft__fail("weft_future_wait", WEFT_EFORKED, WEFT__FORKED_WHY);
     atomic_fetch_add_explicit(&f->waiters, 1, memory_order_seq_cst);
     while (atomic_load_explicit(&f->done, memory_order_seq_cst) == 0) {
         uint64_t left = UINT64_MAX;

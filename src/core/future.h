@@ -22,6 +22,10 @@ struct weft_future {
     _Atomic uint32_t refs; /* the caller's handle + the producer */
     _Atomic int stop; /* WEFT__STOP_* bits */
     _Atomic int fail_claimed; /* first error wins */
+    /* ex->fork_generation, copied at init (in what was padding): a wait that
+     * finds the run unfinished tests weft__forked from here, since ex may be
+     * destroyed (by another thread) as soon as the run ends. */
+    uint32_t fork_generation;
     weft_executor *ex;
     uint64_t id; /* observe/: run id (weft_future_id); 0 but for graph runs (run.c) */
     void (*free_fn)(weft_future *);

@@ -1,0 +1,147 @@
+/* Doubts left open by earlier hunts, each settled by a test:
+ *  - a wait that overlaps the destroy of its future's executor (core/future.c
+ *    read the executor after seeing the run unfinished);
+ *  - a huge deque_capacity (each ring was written in full at create);
+ *  - tasks with priorities after weft_taskflow_clear, a reused slot or a
+ *    priority set back to NORMAL (the plain tasks were not armed again);
+ *  - weft_run_until on an empty taskflow (calls its predicate: graph.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "sched_util.h"
+
+#include "graph/graph.h" /* a node's job function (priorities after clear) */
+
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ---- 1. a wait overlapping the executor's destroy -------------------------------
+ *
+ * weft_executor_destroy waits for every run, so a thread waiting on a future
+ * of the executor may see the run unfinished, then the run end and the
+ * executor be freed, all before the wait goes on.  The wait must not read the
+ * executor after that first look.  The moment is made certain: the set of a
+ * weft_run_many of MANY members (member 0 a gated run, the others refused
+ * submissions) lives in memory this test maps; one page of its member list is
+ * protected, and the wait's walk over the members (core/future.c,
+ * weft__future_waits_on_itself) faults there.  The handler opens the gate and
+ * holds the waiter until the destroy has returned.  The freed executor is
+ * filled with a pattern, so a read of it shows without ASan too (its fork
+ * generation no longer matches: WEFT_EFORKED instead of the set's status). */
+
+enum { MANY = 2048 };
+
+static struct {
+    atomic_int arm; /* 1 during weft_run_many: its set's block is mapped here */
+    char *block;
+    size_t block_size;
+    char *guard; /* the protected page */
+    size_t page;
+    atomic_int gate, destroyed, faults;
+} D1;
+
+static void *d1_alloc(void *ctx, size_t n) {
+    (void)ctx;
+    if (atomic_load(&D1.arm) && n >= MANY * sizeof(void *) && !D1.block) {
+        size_t sz = (n + D1.page - 1) / D1.page * D1.page;
+        void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return NULL;
+        D1.block = p;
+        D1.block_size = sz;
+        return p;
+    }
+    return malloc(n);
+}
+
+static void d1_free(void *ctx, void *p, size_t n) {
+    (void)ctx, (void)n;
+    if (!p) return;
+    if ((char *)p == D1.block) {
+        munmap(p, D1.block_size);
+        D1.block = NULL;
+        return;
+    }
+    memset(p, 0xA5, malloc_usable_size(p)); /* a read after free reads the pattern */
+    __asm__ volatile("" : : "r"(p) : "memory"); /* (a store before free is otherwise dropped) */
+    free(p);
+}
+
+static void d1_segv(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    char *a = si->si_addr;
+    if (!D1.guard || a < D1.guard || a >= D1.guard + D1.page) {
+        signal(sig, SIG_DFL); /* not ours: fault again, and die of it */
+        return;
+    }
+    atomic_fetch_add(&D1.faults, 1);
+    mprotect(D1.guard, D1.page, PROT_READ | PROT_WRITE);
+    atomic_store(&D1.gate, 1);
+    struct timespec ts = {0, 100000};
+    while (!atomic_load(&D1.destroyed)) nanosleep(&ts, NULL);
+}
+
+static int d1_gated(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    while (!atomic_load(&D1.gate)) sleep_us(50);
+    return 0;
+}
+
+struct d1_wait {
+    weft_future *f;
+    weft_status st;
+};
+
+static void *d1_waiter(void *arg) {
+    struct d1_wait *w = arg;
+    w->st = weft_future_wait(w->f);
+    return NULL;
+}
+
+TEST(a_wait_overlapping_the_destroy_of_its_executor_reads_no_freed_executor) {
+    D1.page = (size_t)sysconf(_SC_PAGESIZE);
+    weft_set_allocator(&(weft_allocator){.alloc = d1_alloc, .free = d1_free});
+    struct sigaction sa = {0}, old;
+    sa.sa_sigaction = d1_segv;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ASSERT_EQ(sigaction(SIGSEGV, &sa, &old), 0);
+
+    weft_executor *ex = make_executor(1);
+    weft_taskflow *tf = make_taskflow("gated");
+    must_emplace(tf, d1_gated, NULL);
+    weft_taskflow **tfs = calloc(MANY, sizeof *tfs);
+    ASSERT_NOT_NULL(tfs);
+    tfs[0] = tf; /* the others NULL: refused, kept as NULL members */
+    weft_future *set = NULL;
+    atomic_store(&D1.arm, 1);
+    ASSERT_OK(weft_run_many(ex, tfs, MANY, &set));
+    atomic_store(&D1.arm, 0);
+    ASSERT_NOT_NULL(D1.block);
+    ASSERT_GE(D1.block_size, 4 * D1.page); /* the member list spans pages 0 .. 4 */
+    D1.guard = D1.block + 2 * D1.page;
+    ASSERT_EQ(mprotect(D1.guard, D1.page, PROT_NONE), 0);
+
+    struct d1_wait w = {set, WEFT_EAGAIN};
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, NULL, d1_waiter, &w), 0);
+    ASSERT_TRUE(wait_flag(&D1.gate, 1, 10.0)); /* the waiter is in its walk */
+    weft_executor_destroy(ex);                 /* the set ends; ex is freed */
+    atomic_store(&D1.destroyed, 1);
+    pthread_join(th, NULL);
+    ASSERT_EQ(atomic_load(&D1.faults), 1);
+    /* Member 1 was refused (tf NULL): the set's status is WEFT_ETASK. */
+    ASSERT_STATUS(w.st, WEFT_ETASK);
+
+    weft_future_destroy(set);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    free(tfs);
+    ASSERT_EQ(sigaction(SIGSEGV, &old, NULL), 0);
+    weft_set_allocator(NULL);
+}
+
