@@ -145,3 +145,78 @@ TEST(a_wait_overlapping_the_destroy_of_its_executor_reads_no_freed_executor) {
     weft_set_allocator(NULL);
 }
 
+/* ---- 3. a huge deque_capacity ---------------------------------------------------
+ *
+ * Up to 2^30 slots (8 GiB) per worker is allowed (core.h).  The ring was
+ * written slot by slot at create: 2^27 slots took a second and 1 GiB of
+ * resident memory per worker, 2^30 eight times that (21 s for one worker; a
+ * few workers were killed by the OOM killer, no WEFT_ENOMEM).  Zeroed memory
+ * is taken lazily now: only the slots used are ever touched. */
+
+static long rss_kb(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, res = 0;
+    if (!f) return -1;
+    if (fscanf(f, "%ld %ld", &size, &res) != 2) res = -1;
+    fclose(f);
+    return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static int bump_task(weft_ctx *cx, void *arg) {
+    (void)cx;
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+TEST(a_huge_deque_capacity_is_reserved_not_written_at_create) {
+#ifdef UNDER_TSAN
+    SKIP("ThreadSanitizer's calloc writes the memory it hands out");
+#endif
+    const size_t slots = (size_t)1 << 27; /* 1 GiB of ring per worker */
+    long before = rss_kb();
+    if (before < 0) SKIP("no /proc/self/statm");
+    double t0 = now_s();
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2, .deque_capacity = slots}, &err);
+    if (!ex) { /* strict overcommit: the refusal must say why */
+        ASSERT_STATUS(err, WEFT_ENOMEM);
+        ASSERT_TRUE(strstr(weft_last_error_message(), "deque_capacity") != NULL);
+        SKIP("2 GiB of deques cannot be reserved here");
+    }
+    double took = now_s() - t0;
+    long grew = rss_kb() - before;
+    printf("create took %.3f s, resident memory grew by %ld KiB\n", took, grew);
+    ASSERT_LT(grew, (long)(slots * sizeof(void *) / 1024 / 4)); /* not the rings written */
+    /* It works: tasks go through the big deques. */
+    atomic_int n = 0;
+    weft_taskflow *tf = make_taskflow("fan");
+    weft_task root = must_emplace(tf, bump_task, &n);
+    for (int i = 0; i < 1000; i++) ASSERT_OK(weft_precede(root, must_emplace(tf, bump_task, &n)));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&n), 1001);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+static void *refuse_big(void *ctx, size_t n) {
+    (void)ctx;
+    return n >= ((size_t)1 << 30) ? NULL : malloc(n);
+}
+
+TEST(deques_that_cannot_be_allocated_fail_create_with_enomem_naming_deque_capacity) {
+    weft_set_allocator(&(weft_allocator){.alloc = refuse_big});
+    weft_status err = WEFT_OK;
+    weft_executor *ex =
+        weft_executor_create(&(weft_executor_config){.workers = 2, .deque_capacity = (size_t)1 << 30}, &err);
+    ASSERT_NULL(ex);
+    ASSERT_STATUS(err, WEFT_ENOMEM);
+    const char *msg = weft_last_error_message();
+    printf("message: %s\n", msg);
+    ASSERT_TRUE(strstr(msg, "deque_capacity") != NULL);
+    /* A bound as large is only a bound: nothing is reserved for it. */
+    ex = weft_executor_create(&(weft_executor_config){.workers = 2, .local_queue_capacity = (size_t)1 << 30}, &err);
+    ASSERT_NOT_NULL(ex);
+    weft_executor_destroy(ex);
+    weft_set_allocator(NULL);
+}
+

@@ -90,7 +90,12 @@ typedef struct weft_executor_config {
      * most WEFT_SEARCH_ROUNDS_MAX. */
     unsigned yield_rounds;
     /* Initial slots of each worker's deque (rounded up to a power of two); it
-     * grows as needed.  Default 1024; at most 2^30 (more is WEFT_EINVAL). */
+     * grows as needed.  Default 1024; at most 2^30 (more is WEFT_EINVAL).
+     * 8 bytes a slot, allocated zeroed at create and not written then: with
+     * the C library's allocator a big deque takes memory only as its slots
+     * are used (an allocator of weft_set_allocator's gets it zeroed by weft,
+     * so written in full).  Allocation failing: WEFT_ENOMEM, its message
+     * naming deque_capacity. */
     size_t deque_capacity;
     /* Stack size of each worker thread in bytes.  Default: the system default
      * (ulimit -s, usually 8 MiB).  It bounds how deep fork-join recursion can go

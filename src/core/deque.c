@@ -5,12 +5,17 @@
 
 static size_t ring_bytes(int64_t cap) { return sizeof(weft__ring) + (size_t)cap * sizeof(weft__job *); }
 
+/* Zeroed memory, not a loop storing NULL in every slot (the same bits): a
+ * big ring (deque_capacity up to 2^30 slots, 8 GiB) is then mapped lazily, so
+ * only the slots a worker uses are ever touched, by that worker (first touch:
+ * its NUMA node).  The loop wrote every page at create: 2^30 slots took 21 s
+ * and 8 GiB of memory per worker, and a few workers' worth ended in the OOM
+ * killer instead of WEFT_ENOMEM. */
 static weft__ring *ring_new(int64_t cap) {
-    weft__ring *r = weft__alloc(ring_bytes(cap));
+    weft__ring *r = weft__calloc(ring_bytes(cap));
     if (!r) return NULL;
     r->mask = cap - 1;
     r->retired_next = NULL;
-    for (int64_t i = 0; i < cap; i++) atomic_init(&r->slot[i], NULL);
     return r;
 }
 

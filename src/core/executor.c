@@ -169,7 +169,10 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         /* A slot starts small: most executors never see a submitter. */
         if (weft__deque_init(&w->deque, slot && cap > 64 ? 64 : cap) != 0) {
             teardown(ex, 0);
-            return weft__fail_null(err, "weft_executor_create", WEFT_ENOMEM, NULL);
+            return weft__fail_null(err, "weft_executor_create", WEFT_ENOMEM,
+                                   "out of memory for the deque of worker %u (%lld initial slots: "
+                                   "config->deque_capacity)",
+                                   i, (long long)(slot && cap > 64 ? 64 : cap));
         }
         weft__deque_set_limit(&w->deque, bound); /* a full one overflows to the injector (worker.c) */
     }
