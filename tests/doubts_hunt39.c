@@ -220,3 +220,127 @@ TEST(deques_that_cannot_be_allocated_fail_create_with_enomem_naming_deque_capaci
     weft_set_allocator(NULL);
 }
 
+/* ---- 4. priorities after clear, slot reuse and a reset priority ------------------
+ *
+ * A run of a taskflow with priorities arms its plain tasks (they queue the
+ * successors they ready at once, weft__node_run_prio) and remembers it by the
+ * task count (tf->prio_armed).  weft_taskflow_clear and a reused slot keep
+ * the count while the tasks are new, and a priority set back to NORMAL
+ * disarms its task; the next run skipped arming, so a plain task's wide fan
+ * of successors waited on the deque and ran out of priority order. */
+
+enum { FAN = 150 };
+static const int LEVELS[] = {WEFT_PRIORITY_LOW, WEFT_PRIORITY_HIGH, WEFT_PRIORITY_CRITICAL};
+
+static int fan_prio[FAN];
+static order_log fan_log;
+static logged fan_args[FAN];
+static weft_task fan_tasks[FAN];
+
+static void fan_init(void) {
+    uint64_t rng = 0x2545f4914f6cdd1dull;
+    for (int i = 0; i < FAN; i++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        fan_prio[i] = LEVELS[rng % 3];
+        fan_args[i] = (logged){&fan_log, i};
+    }
+}
+
+/* Adds root -> FAN logged successors with their priorities; returns root. */
+static weft_task fan_build(weft_taskflow *tf) {
+    weft_task root = weft_placeholder(tf);
+    ASSERT_FALSE(weft_task_is_null(root));
+    for (int i = 0; i < FAN; i++) {
+        weft_task t = fan_tasks[i] = must_emplace(tf, log_task, &fan_args[i]);
+        ASSERT_OK(weft_task_set_priority(t, (weft_priority)fan_prio[i]));
+        ASSERT_OK(weft_precede(root, t));
+    }
+    return root;
+}
+
+/* One run on one worker; the fan must start in priority order (FIFO among equals). */
+static void fan_check(weft_executor *ex, weft_taskflow *tf, const char *when) {
+    int want[FAN], k = 0;
+    for (int p = WEFT_PRIORITY_CRITICAL; p >= WEFT_PRIORITY_LOW; p--)
+        for (int i = 0; i < FAN; i++)
+            if (fan_prio[i] == p) want[k++] = i;
+    atomic_store(&fan_log.n, 0);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&fan_log.n), FAN);
+    for (int i = 0; i < FAN; i++)
+        if (fan_log.ids[i] != want[i])
+            TEST_FAIL_("%s: position %d: task %d ran, task %d was due", when, i, fan_log.ids[i], want[i]);
+}
+
+TEST(a_cleared_taskflow_rebuilt_with_priorities_runs_them_in_order) {
+    fan_init();
+    weft_executor *ex = make_executor(1);
+    weft_taskflow *tf = make_taskflow("fan");
+    fan_build(tf);
+    fan_check(ex, tf, "first build");
+    ASSERT_OK(weft_taskflow_clear(tf));
+    fan_build(tf); /* as many tasks as before */
+    fan_check(ex, tf, "rebuilt after clear");
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+TEST(a_plain_task_in_a_reused_slot_queues_its_successors_by_priority) {
+    fan_init();
+    weft_executor *ex = make_executor(1);
+    weft_taskflow *tf = make_taskflow("fan");
+    weft_task root = fan_build(tf);
+    fan_check(ex, tf, "first build");
+    /* A new root in the old one's slot: the task count stays. */
+    size_t ix = weft_task_index(root);
+    ASSERT_OK(weft_task_erase(root));
+    root = weft_placeholder(tf);
+    ASSERT_EQ(weft_task_index(root), ix);
+    for (int i = 0; i < FAN; i++) ASSERT_OK(weft_precede(root, fan_tasks[i]));
+    fan_check(ex, tf, "new root in a reused slot");
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+TEST(a_task_whose_priority_is_set_back_to_normal_queues_its_successors_by_priority) {
+    fan_init();
+    weft_executor *ex = make_executor(1);
+    weft_taskflow *tf = make_taskflow("fan");
+    weft_task root = fan_build(tf);
+    fan_check(ex, tf, "first build");
+    ASSERT_OK(weft_task_set_priority(root, WEFT_PRIORITY_HIGH));
+    ASSERT_OK(weft_task_set_priority(root, WEFT_PRIORITY_NORMAL));
+    fan_check(ex, tf, "root set HIGH then NORMAL");
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+/* A taskflow cleared and rebuilt without priorities runs its plain path
+ * (no task count of priorities: the runs never look at prio_armed): each task
+ * once a run, every task on weft__node_run, the plain job function. */
+static bool is_plain_job(weft_task t, void *arg) {
+    if (t.node_->job.run != weft__node_run) atomic_fetch_add((atomic_int *)arg, 1);
+    return true;
+}
+
+TEST(a_cleared_taskflow_rebuilt_without_priorities_runs_plainly) {
+    fan_init();
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("fan");
+    fan_build(tf);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_taskflow_clear(tf));
+    atomic_int n = 0;
+    weft_task root = must_emplace(tf, bump_task, &n);
+    for (int i = 0; i < FAN; i++) ASSERT_OK(weft_precede(root, must_emplace(tf, bump_task, &n)));
+    for (int r = 1; r <= 3; r++) {
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&n), r * (FAN + 1));
+    }
+    atomic_int not_plain = 0;
+    ASSERT_OK(weft_taskflow_for_each_task(tf, is_plain_job, &not_plain));
+    ASSERT_EQ(atomic_load(&not_plain), 0);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+

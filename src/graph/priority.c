@@ -350,8 +350,11 @@ void weft__prio_run_begin(weft__run *r) {
      * successors with wrappers at once.  They stay so between runs (in a run
      * without priorities weft__node_run_prio finds none, at the cost of a few
      * compares per successor): a walk per run would cost a pass over every
-     * node.  Nodes added since run weft__node_run, also correct, until the
-     * next walk (the count of nodes changed). */
+     * node.  A node added since runs weft__node_run, also correct but its
+     * ready successors wait on the deque (a wide fan then starts out of
+     * order), until the next walk: the count of nodes changed, or whatever
+     * else makes a plain task anew (weft_taskflow_clear, a reused slot, a
+     * priority set back to NORMAL) set prio_armed to 0. */
     if (tf->prio_armed == tf->nnodes) return;
     WEFT__FOR_EACH_NODE(tf, n, {
         if (n->job.run == weft__node_run) weft__node_set_run(n, weft__node_run_prio);
@@ -379,6 +382,8 @@ weft_status weft_task_set_priority(weft_task t, weft_priority priority) {
     /* NORMAL is the plain path's level: no wrapper, except in a run with a
      * priority, where it keeps the task NORMAL (weft__prio_run_begin). */
     weft__node_set_run(n, wrapped_alone(n) ? wrapper_of(n, c->prio) : inner_of(n));
+    /* Back to plain (NORMAL), n runs weft__node_run: arm it again at the next run. */
+    n->tf->prio_armed = 0;
     return weft__tf_done(n->tf, WEFT_OK);
 }
 

@@ -140,6 +140,7 @@ static __attribute__((noinline)) weft_task add_in_erased_slot(weft_taskflow *tf,
         return WEFT_TASK_NULL;
     }
     weft__slot_unfree(tf);
+    tf->prio_armed = 0; /* a new plain task, the task count unchanged: arm again (priority.c) */
     node_init_hot(n, tf, fn, arg);
     sources_add(tf, n);
     weft__tf_done(tf, WEFT_OK);

@@ -65,6 +65,9 @@ static void release_nodes(weft_taskflow *tf) {
             if (c->sems) weft__sem_use_free(nd);
         });
     tf->nnodes = tf->nerased = tf->nsems = tf->nprio = 0;
+    /* The tasks added next are new (weft__node_run): the next run with
+     * priorities arms them again, even if as many (priority.c). */
+    tf->prio_armed = 0;
     tf->free_slots = NULL;
     tf->nnamed = 0;
     weft__succ_pool_release(&tf->succ_pool);
