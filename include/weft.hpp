@@ -1139,6 +1139,10 @@ public:
     /* Taskflow-style runs; see the definitions after class taskflow. */
     future<void> run(taskflow &tf);
     future<void> run_n(taskflow &tf, std::uint64_t n);
+    /* weft_run_until's rule: pred() is called before every iteration, the
+     * first included, on an empty taskflow too (until it returns true; each
+     * empty iteration completes at once).  Unlike Taskflow, whose run_until
+     * returns at once on an empty taskflow without calling pred. */
     template <class P>
     future<void> run_until(taskflow &tf, P &&pred);
     /* Runs tf and waits (from a task: runs other work meanwhile); rethrows. */

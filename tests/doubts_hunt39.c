@@ -344,3 +344,42 @@ TEST(a_cleared_taskflow_rebuilt_without_priorities_runs_plainly) {
     weft_executor_destroy(ex);
 }
 
+/* ---- 5. weft_run_until on an empty taskflow --------------------------------------
+ *
+ * weft's contract (graph.h): the predicate is asked before every iteration,
+ * the first included, an empty taskflow's iterations completing at once; so
+ * the predicate runs until it returns true, as for any taskflow.  (Taskflow's
+ * run_until returns at once on an empty taskflow without asking it.) */
+
+struct until_count {
+    atomic_int calls;
+    int limit;
+};
+
+static bool until_limit(void *arg) {
+    struct until_count *u = arg;
+    return atomic_fetch_add(&u->calls, 1) >= u->limit;
+}
+
+TEST(run_until_on_an_empty_taskflow_asks_its_predicate_until_it_returns_true) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("empty");
+    struct until_count u = {0, 0};
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run_until(ex, tf, until_limit, &u, &f)); /* true at once */
+    ASSERT_OK(weft_future_wait(f));
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(info.iterations, 0);
+    ASSERT_EQ(atomic_load(&u.calls), 1);
+    weft_future_destroy(f);
+    u = (struct until_count){0, 5};
+    ASSERT_OK(weft_run_until(ex, tf, until_limit, &u, &f));
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(info.iterations, 5);
+    ASSERT_EQ(atomic_load(&u.calls), 6);
+    weft_future_destroy(f);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

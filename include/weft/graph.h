@@ -294,7 +294,11 @@ WEFT_API weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n
                                                weft_future **out);
 
 /* Runs the taskflow repeatedly until pred(arg) returns true.  pred is called
- * before every iteration, the first included (so it may run zero times), on one
+ * before every iteration, the first included (so it may run zero times), an
+ * empty taskflow's too: its iterations complete at once, so pred is called
+ * until it returns true, each false counting an iteration (Taskflow's
+ * run_until returns at once on an empty taskflow without calling pred; weft's
+ * rule is the same for every taskflow, as weft_run_n's).  On one
  * thread at a time, never concurrently with a task of this run.  It runs on a
  * worker of the run's executor, between iterations, and counts as part of the
  * run for the waits it makes: waiting there for this run, or for another run
