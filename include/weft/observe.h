@@ -525,10 +525,14 @@ WEFT_API weft_status weft_stats_stop(weft_executor *ex);
  * with write(2), so it is safe to call on a hung program, from another thread or
  * from a debugger (`call weft_executor_dump_fd(ex, 2)`).  The values are not one
  * consistent snapshot.  One caveat on a busy executor: the task line follows a
- * worker's task and run records without a lock, and a run that ends between
- * the two loads is read while it is freed (stale text; ASan and TSan report
- * it).  What it is for, a stuck executor, holds those records still.
- * WEFT_EINVAL, WEFT_ESYS. */
+ * worker's task (a node of its taskflow, with its name) and its run record
+ * without a lock, and may read them after they are freed: when the task's
+ * run ends between those loads (the line is then wrong; ASan and TSan report
+ * the read), or, rarer, when its taskflow is destroyed too, whose memory may
+ * have gone back to the system (the read then faults).  What it is for, a
+ * stuck executor, holds those records still; on a busy one with metrics on,
+ * that is the risk (with metrics off there are no task lines, and nothing is
+ * read that does not live as long as the executor).  WEFT_EINVAL, WEFT_ESYS. */
 WEFT_API weft_status weft_executor_dump_fd(const weft_executor *ex, int fd);
 /* The same to a stdio stream (flushed first, then written through its fd). */
 WEFT_API weft_status weft_executor_dump(const weft_executor *ex, FILE *out);

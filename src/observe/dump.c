@@ -6,9 +6,12 @@
  * called from gdb (`call weft_executor_dump_fd(ex, 2)`) or a signal handler.  The
  * one thing it follows is the task a worker is running (when metrics are on): the
  * task and its run are alive while the worker is inside it, which is what a hang
- * looks like, but on a busy executor the run can finish between our two loads;
- * the values are then stale, never a crash in practice (the memory of a finished
- * run is only read, and only while it is being reused). */
+ * looks like, but on a busy executor the run can finish between our loads; the
+ * values are then stale, and a taskflow destroyed meanwhile may even have
+ * given its node chunks back to the system (a fault: observe.h says so).
+ * Making that safe needs either a hazard the run and taskflow frees check
+ * (a load per run end) or a fault-proof read of another thread's memory
+ * (a syscall per field); neither was taken (session 39). */
 #include "observe/obs.h"
 #include "graph/graph.h"
 #include "core/error_detail.h"
