@@ -155,7 +155,9 @@ typedef struct weft_executor_config {
      * round it again) before moving on.  0: each victim of the tier once.  At
      * most WEFT_SEARCH_ROUNDS_MAX.  Only workers with tiers (bound workers on a
      * machine with more than one L3 or node) use it; other workers try every
-     * other worker once per round. */
+     * other worker once per round.  Not the design seed's steal_attempts
+     * ("attempts before parking"): that one is steal_rounds above
+     * (docs/seed-names.md). */
     unsigned steal_attempts[3];
     /* The most jobs one steal from a worker's deque takes: 0, the
      * WEFT_STEAL_BATCH environment variable (a number up to 256) if set, else 1;
