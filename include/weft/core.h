@@ -86,8 +86,10 @@ typedef struct weft_executor_config {
      * an idle worker makes before it starts yielding.  Default 16; at most
      * WEFT_SEARCH_ROUNDS_MAX.  No call ever waits for a search to end. */
     unsigned steal_rounds;
-    /* sched_yield() calls between the steal rounds and parking.  Default 8; at
-     * most WEFT_SEARCH_ROUNDS_MAX. */
+    /* Further steal rounds, each followed by a sched_yield() instead of a
+     * short spin, made after the steal_rounds and before the worker parks (so
+     * an idle worker makes steal_rounds + yield_rounds rounds in all).
+     * Default 8; at most WEFT_SEARCH_ROUNDS_MAX. */
     unsigned yield_rounds;
     /* Initial slots of each worker's deque (rounded up to a power of two); it
      * grows as needed.  Default 1024; at most 2^30 (more is WEFT_EINVAL).
