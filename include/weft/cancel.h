@@ -254,7 +254,10 @@ WEFT_API WEFT_NODISCARD weft_status weft_run_root_with_token(weft_executor *ex, 
 WEFT_API weft_status weft_ctx_check(const weft_ctx *ctx);
 
 /* weft_ctx_check, and if it returns WEFT_OK, lets the OS run another thread
- * (a yield) before returning: for a polling loop that waits on something. */
+ * (sched_yield) before returning: for a polling loop that waits on something.
+ * It is not a task-level yield (Tokio's yield_now, a Go scheduler point): the
+ * task keeps its worker and no other weft task runs on it meanwhile; weft
+ * tasks run to completion (weft/async.h). */
 WEFT_API weft_status weft_ctx_check_and_yield(const weft_ctx *ctx);
 
 /* The reason the task's run was cancelled by a token attached to it, copied
