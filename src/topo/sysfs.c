@@ -17,19 +17,74 @@
 
 enum { PATH_CAP = 1024, MAX_CACHE_INDEX = 32 };
 
+/* Formats root + fmt into path (PATH_CAP bytes); false when too long. */
+static bool make_path(char *path, const char *root, const char *fmt, va_list ap) {
+    size_t len = strlen(root);
+    if (len >= PATH_CAP) return false;
+    memcpy(path, root, len);
+    int n = vsnprintf(path + len, PATH_CAP - len, fmt, ap);
+    return n >= 0 && (size_t)n < PATH_CAP - len;
+}
+
 /* Reads root + the formatted path; the length, or -1 (also when the path is
  * too long).  *path keeps the path, for warnings. */
 __attribute__((format(printf, 5, 6))) static int read_attr(char *buf, size_t cap, char *path, const char *root,
                                                            const char *fmt, ...) {
-    size_t len = strlen(root);
-    if (len >= PATH_CAP) return -1;
-    memcpy(path, root, len);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(path + len, PATH_CAP - len, fmt, ap);
+    bool ok = make_path(path, root, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= PATH_CAP - len) return -1;
-    return weft__file_read(path, buf, cap);
+    return ok ? weft__file_read(path, buf, cap) : -1;
+}
+
+enum { LIST_CAP_MAX = 1 << 21 }; /* every CPU up to WEFT__TOPO_MAX_CPU, one by one, fits */
+
+/* Reads and parses the CPU list file root + the formatted path (*path keeps
+ * it) into *cpus, *n (weft__cpulist_parse).  The file is read whole: Linux
+ * writes a node's cpulist at any length (a bin attribute since 5.14: 2048
+ * CPUs numbered alternately across two nodes take over 4 KiB), and a list
+ * cut at a buffer's end still parses, into a list that leaves CPUs out.  So
+ * a read that fills the buffer is made again with a larger one.  0,
+ * WEFT_EINVAL (missing, not a list, or longer than any list can be),
+ * WEFT_ENOMEM. */
+__attribute__((format(printf, 5, 6))) static int read_cpulist(int **cpus, unsigned *n, char *path,
+                                                              const char *root, const char *fmt, ...) {
+    *cpus = NULL;
+    *n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    bool ok = make_path(path, root, fmt, ap);
+    va_end(ap);
+    if (!ok) return WEFT_EINVAL;
+    char small[4096], *buf = small;
+    size_t cap = sizeof small;
+    int st;
+    for (;;) {
+        int len = weft__file_read(path, buf, cap);
+        if (len < 0) {
+            st = WEFT_EINVAL;
+            break;
+        }
+        if ((size_t)len + 1 < cap) { /* the whole file */
+            st = weft__cpulist_parse(buf, cpus, n);
+            break;
+        }
+        if (buf != small) weft__free(buf, cap);
+        buf = small;
+        if (cap >= LIST_CAP_MAX) {
+            st = WEFT_EINVAL;
+            break;
+        }
+        cap *= 8;
+        char *bigger = weft__alloc(cap);
+        if (!bigger) {
+            st = WEFT_ENOMEM;
+            break;
+        }
+        buf = bigger;
+    }
+    if (buf != small) weft__free(buf, cap);
+    return st;
 }
 
 /* A whole decimal number, allowing a minus sign and trailing white space. */
@@ -140,10 +195,8 @@ static void cache_details(weft__topo_raw *raw, const char *root, int cpu, int k,
 
 /* The CPUs sharing cache k of cpu; just cpu itself when the list is bad. */
 static int cache_cpus(weft__topo_raw *raw, const char *root, int cpu, int k, weft__raw_set *c) {
-    char buf[4096], path[PATH_CAP];
-    int st = WEFT_EINVAL;
-    if (read_attr(buf, sizeof buf, path, root, CPU_DIR "/cpu%d/cache/index%d/shared_cpu_list", cpu, k) >= 0)
-        st = weft__cpulist_parse(buf, &c->cpus, &c->ncpus);
+    char path[PATH_CAP];
+    int st = read_cpulist(&c->cpus, &c->ncpus, path, root, CPU_DIR "/cpu%d/cache/index%d/shared_cpu_list", cpu, k);
     if (st == WEFT_ENOMEM) return st;
     if (st == 0 && c->ncpus) return 0;
     weft__cpus_free(c->cpus, c->ncpus);
@@ -230,10 +283,9 @@ static int load_nodes(weft__topo_raw *raw, const char *root) {
     int st = list_numbered(root, NODE_DIR, "node", &d);
     if (st) return st == WEFT_ENOMEM ? st : 0; /* no node directory: a machine without NUMA */
     for (unsigned i = 0; i < d.n && st == 0; i++) {
-        char buf[4096], path[PATH_CAP];
+        char path[PATH_CAP];
         weft__raw_set node = {.os = d.v[i]};
-        int r = read_attr(buf, sizeof buf, path, root, NODE_DIR "/node%d/cpulist", node.os);
-        st = r < 0 ? WEFT_EINVAL : weft__cpulist_parse(buf, &node.cpus, &node.ncpus);
+        st = read_cpulist(&node.cpus, &node.ncpus, path, root, NODE_DIR "/node%d/cpulist", node.os);
         if (st == WEFT_EINVAL) {
             weft__raw_warn(raw, "missing or unreadable cpulist", path);
             st = 0;
