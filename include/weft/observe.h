@@ -502,14 +502,17 @@ typedef struct weft_stats_config {
 } weft_stats_config;
 
 /* Starts publishing ex's live statistics (see above).  At least one of the
- * paths must be set; both files are created (or truncated) and written once
- * before this returns.  WEFT_EINVAL (NULL ex or config, no path), WEFT_EBUSY
+ * paths must be set; both files are created and written once before this
+ * returns.  Each is made as a new file renamed over the path (so the
+ * directory must be writable): a file already there, even one another
+ * executor or process still publishes to, is replaced, never truncated under
+ * its writer; that writer's stop then leaves the new block alone.  WEFT_EINVAL (NULL ex or config, no path), WEFT_EBUSY
  * (already publishing: stop first), WEFT_ESYS (a file cannot be created or
  * written; nothing is left running), WEFT_ENOMEM.  Any thread not a worker of
  * ex, and not at the same time as another start or stop on ex. */
 WEFT_API WEFT_NODISCARD weft_status weft_stats_start(weft_executor *ex, const weft_stats_config *config);
 /* Stops publishing: a last refresh marked WEFT_STATS_F_CLOSED, then both files
- * are removed.  WEFT_OK (also when not publishing), WEFT_EINVAL (NULL ex).
+ * are removed (the live block only while the path still names it).  WEFT_OK (also when not publishing), WEFT_EINVAL (NULL ex).
  * Same threads as weft_stats_start. */
 WEFT_API weft_status weft_stats_stop(weft_executor *ex);
 

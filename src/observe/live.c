@@ -237,7 +237,9 @@ static void live_free(struct weft__live *l) {
 }
 
 static void remove_files(struct weft__live *l) {
-    if (l->path) (void)weft__file_remove(l->path);
+    /* Only the block this publisher made: another one given the same path
+     * since has replaced it (weft__mapfile_create) and keeps it. */
+    if (l->path) (void)weft__mapfile_remove(&l->map, l->path);
     if (l->prom_path) (void)weft__file_remove(l->prom_path);
 }
 
@@ -278,7 +280,7 @@ weft_status weft_stats_start(weft_executor *ex, const weft_stats_config *c) {
         /* Only the files this call made go: one it could not make (an
          * existing file it may not open, a textfile whose write failed, or
          * one never reached) may be the caller's. */
-        if (step > 1 && l->path) (void)weft__file_remove(l->path);
+        if (step > 1 && l->path) (void)weft__mapfile_remove(&l->map, l->path);
         if (step > 2 && l->prom_path) (void)weft__file_remove(l->prom_path);
         weft_status fst = step == 3 ? weft__fail_st(__func__, (weft_status)st)
                           : weft__fail(__func__, (weft_status)st, "'%s' could not be %s",

@@ -5,24 +5,53 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int weft__mapfile_create(const char *path, size_t len, weft__mapfile *out) {
     if (!out) return WEFT_EINVAL;
     memset(out, 0, sizeof *out);
     if (!path || !len) return WEFT_EINVAL;
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* A new file renamed over path, not path opened with O_TRUNC: a file
+     * there may be mapped by another publisher, whose writes past the
+     * truncated end would raise SIGBUS in its process (mapfile.h). */
+    static atomic_uint seq;
+    char tmp[4096];
+    int n = snprintf(tmp, sizeof tmp, "%s.%u.%u.tmp", path, weft__process_id(),
+                     atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed));
+    if (n < 0 || (size_t)n >= sizeof tmp) return WEFT_ESYS;
+    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return WEFT_ESYS;
     void *p = MAP_FAILED;
-    if (ftruncate(fd, (off_t)len) == 0) p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    struct stat st;
+    if (ftruncate(fd, (off_t)len) == 0 && fstat(fd, &st) == 0)
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd); /* the mapping keeps the file */
-    if (p == MAP_FAILED) return WEFT_ESYS;
+    if (p != MAP_FAILED && rename(tmp, path) != 0) {
+        munmap(p, len);
+        p = MAP_FAILED;
+    }
+    if (p == MAP_FAILED) {
+        unlink(tmp);
+        return WEFT_ESYS;
+    }
     out->addr = p;
     out->len = len;
+    out->dev = (unsigned long long)st.st_dev;
+    out->ino = (unsigned long long)st.st_ino;
     return 0;
+}
+
+int weft__mapfile_remove(const weft__mapfile *m, const char *path) {
+    struct stat st;
+    if (!m || !m->addr || !path || stat(path, &st) != 0 || (unsigned long long)st.st_dev != m->dev ||
+        (unsigned long long)st.st_ino != m->ino)
+        return WEFT_ESYS;
+    return unlink(path) == 0 ? 0 : WEFT_ESYS;
 }
 
 void weft__mapfile_close(weft__mapfile *m) {

@@ -9,14 +9,24 @@
 typedef struct weft__mapfile {
     void *addr; /* len bytes, shared with every process that maps the file */
     size_t len;
+    unsigned long long dev, ino; /* the file's identity (weft__mapfile_remove) */
 } weft__mapfile;
 
-/* Creates (or truncates) `path` (mode 0644), sizes it to len bytes of zeros and
- * maps it shared, read-write.  0, WEFT_EINVAL (NULL path or out, len 0) or
- * WEFT_ESYS (cannot create, size or map it: *out is then zeroed).  Any thread. */
+/* Makes `path` a new file (mode 0644) of len bytes of zeros and maps it
+ * shared, read-write.  The file is made beside it ("<path>.<pid>.<n>.tmp"),
+ * sized, then renamed over path: a file already there is replaced, never
+ * truncated, since another publisher (an executor, another process) may
+ * still map it, and its writes past a shrunk end would kill it with SIGBUS;
+ * and a reader never finds path empty.  0, WEFT_EINVAL (NULL path or out,
+ * len 0) or WEFT_ESYS (cannot create, size, map or rename it: the temporary
+ * file is removed and *out zeroed).  Any thread. */
 int weft__mapfile_create(const char *path, size_t len, weft__mapfile *out);
 /* Unmaps m (a zeroed m is allowed) and zeroes it. */
 void weft__mapfile_close(weft__mapfile *m);
+/* Removes `path` if it still names the file m maps (not one another publisher
+ * has put there since).  0, or WEFT_ESYS (gone, another file, or cannot be
+ * removed).  Before weft__mapfile_close. */
+int weft__mapfile_remove(const weft__mapfile *m, const char *path);
 
 /* Replaces `path` with len bytes of buf in one step: writes a temporary file
  * beside it ("<path>.<pid>.tmp"), then renames it over path, so a reader sees
