@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "topo_fixture.h"
@@ -376,4 +378,102 @@ TEST(node_cpulists_longer_than_a_page_are_read_whole) {
     ASSERT_EQ(weft_topology_numa_node_count(t), 2);
     weft_topology_destroy(t);
     fake_remove(root);
+}
+
+/* ---- bad environment variables ---- */
+
+static atomic_int env_warns;
+static const char *env_name;
+static void count_env(void *user, weft_log_level level, const char *message) {
+    (void)user;
+    if (level == WEFT_LOG_WARN && strstr(message, env_name)) atomic_fetch_add(&env_warns, 1);
+}
+
+static atomic_int widest;
+static int note_mask(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set), seen = atomic_load(&widest);
+        while (n > seen && !atomic_compare_exchange_weak(&widest, &seen, n)) {}
+    }
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+
+/* In a child: sets name=value, creates two executors of 3 workers and runs
+ * 200 tasks on each; exits 0 when every task ran, the variable was warned
+ * about `warns` times, and (unbound) a worker's mask held every CPU. */
+static void env_case(const char *name, const char *value, int warns, bool unbound) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        setenv(name, value, 1);
+        env_name = name;
+        weft_log_set_callback(count_env, NULL);
+        cpu_set_t mine;
+        sched_getaffinity(0, sizeof mine, &mine);
+        for (int k = 0; k < 2; k++) {
+            weft_status st;
+            weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 3}, &st);
+            if (!ex) _exit(2);
+            atomic_store(&ran, 0);
+            atomic_store(&widest, 0);
+            for (int i = 0; i < 200; i++)
+                if (weft_silent_async(ex, note_mask, NULL) != WEFT_OK) _exit(3);
+            if (weft_executor_wait_all(ex) != WEFT_OK || atomic_load(&ran) != 200) _exit(4);
+            weft_executor_destroy(ex);
+            if (unbound && atomic_load(&widest) != CPU_COUNT(&mine)) _exit(5);
+        }
+        weft_topology *t;
+        if (weft_topology_detect(NULL, &t) != WEFT_OK) _exit(6);
+        weft_topology_destroy(t);
+        _exit(atomic_load(&env_warns) == warns ? 0 : 7);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        TEST_FAIL_("%s=\"%s\": child status %d", name, value, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+TEST(bad_placement_affinity_and_topology_variables_warn_once_and_change_nothing) {
+    const char *bad[] = {"bogus", "", " compact", "compact,scatter", "3", "numa-dense"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        env_case("WEFT_PLACEMENT", bad[i], 1, true);
+        env_case("WEFT_AFFINITY", bad[i], 1, true);
+        env_case("WEFT_TOPOLOGY", bad[i], 1, false);
+    }
+    /* Good words in any case: no warning. */
+    env_case("WEFT_PLACEMENT", "L3_Domain", 0, false);
+    env_case("WEFT_PLACEMENT", "none", 0, true);
+    env_case("WEFT_AFFINITY", "Sparse", 0, false);
+    env_case("WEFT_TOPOLOGY", "HWLOC", 0, false);
+}
+
+/* guide-topology.md: a CPU whose core_id is missing or bad gets "a core of
+ * its own".  Its OS number stood in for the core id, so with SMT siblings
+ * numbered next to each other (cpu 2k and 2k+1 share core k) cpu 1 became a
+ * third SMT thread of core 1 (cpus 2 and 3). */
+TEST(a_cpu_with_no_core_id_gets_a_core_of_its_own) {
+    const fake_machine m = {.packages = 1, .cores = 4, .threads = 2, .l3s = 1, .nodes = 1,
+                            .numbering = NUMBER_SIBLINGS_NEAR};
+    const char *bad[] = {NULL, "banana\n", "-7\n"};
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        const char *root = fake_write(&m);
+        fake_put(root, SYS "cpu/cpu1/topology/core_id", bad[b]);
+        weft_topology *t = fake_detect(root);
+        check_topology(t);
+        ASSERT_EQ(weft_topology_core_count(t), 5);
+        weft_cpu_info c1, c2;
+        ASSERT_OK(weft_topology_cpu(t, 1, &c1));
+        ASSERT_OK(weft_topology_cpu(t, 2, &c2));
+        ASSERT_NE(c1.core, c2.core);
+        weft_core_info core;
+        ASSERT_OK(weft_topology_core(t, c1.core, &core));
+        ASSERT_EQ(core.ncpus, 1);
+        ASSERT_OK(weft_topology_core(t, c2.core, &core));
+        ASSERT_EQ(core.ncpus, 2);
+        weft_topology_destroy(t);
+        fake_remove(root);
+    }
 }

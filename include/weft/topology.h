@@ -130,7 +130,8 @@ typedef struct weft_package_info {
 
 /* A core: its CPUs are SMT siblings of each other. */
 typedef struct weft_core_info {
-    int os_index;      /* core_id (unique within its package only), or hwloc's logical index */
+    int os_index;      /* core_id (unique within its package only), or hwloc's logical index;
+                        * -1 when sysfs does not say (the CPU is then a core of its own) */
     unsigned package;  /* index of its package */
     const int *cpus;   /* its listed CPUs (OS numbers), SMT siblings of each other */
     unsigned ncpus;    /* entries of cpus (its listed SMT threads) */

@@ -84,6 +84,7 @@ static int number_cores(weft_topology *t, const weft__raw_cpu *c) {
         for (unsigned i = 0; st == 0 && i < nc; i++) {
             weft__tgroup *g = &t->group[WEFT__G_CORE][i];
             g->os = (int)(int32_t)(uint32_t)ck[i];
+            if (g->os < 0) g->os = -1; /* a CPU whose core_id is unknown: a core of its own (topo.h) */
             g->parent = key_index(pk, np, ck[i] >> 32);
             t->group[WEFT__G_PKG][g->parent].parent++; /* the package's core count */
         }

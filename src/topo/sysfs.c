@@ -250,7 +250,11 @@ static int load_cpus(weft__topo_raw *raw, const char *root) {
         int cpu = d.v[i];
         if (cpu_offline(root, cpu)) continue;
         int pkg = cpu_number(raw, root, cpu, "physical_package_id", 0);
-        int core = cpu_number(raw, root, cpu, "core_id", cpu);
+        /* Unknown: a core of its own.  Not its OS number, which may be the
+         * core_id of another core of the package (siblings numbered next to
+         * each other: cpu 1 would join core 1, cpus 2 and 3); no core_id is
+         * negative (cpu_number). */
+        int core = cpu_number(raw, root, cpu, "core_id", -1 - cpu);
         weft__raw_add_cpu(raw, cpu, pkg, core);
         st = raw->oom ? WEFT_ENOMEM : load_caches(raw, root, cpu);
     }

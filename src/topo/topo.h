@@ -13,7 +13,7 @@
 typedef struct weft__raw_cpu {
     int os;       /* OS CPU number */
     int pkg;      /* the package's OS number (0 when unknown) */
-    int core;     /* a key for its core, unique within the package (the OS number when unknown) */
+    int core;     /* a key for its core, unique within the package (-1 - os when unknown: no core_id is negative) */
 } weft__raw_cpu;
 
 /* A cache or a NUMA node: attributes and the CPUs it covers (owned). */
