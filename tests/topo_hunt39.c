@@ -477,3 +477,52 @@ TEST(a_cpu_with_no_core_id_gets_a_core_of_its_own) {
         fake_remove(root);
     }
 }
+
+/* The creating thread's mask decides which CPUs a placement may use: with a
+ * mask of one CPU, every strategy binds every worker to that CPU, and the
+ * topology it detects lists no other. */
+static atomic_int off_cpu;
+static int check_cpu(weft_ctx *cx, void *arg) {
+    (void)cx;
+    if (sched_getcpu() != *(int *)arg) atomic_fetch_add(&off_cpu, 1);
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+
+TEST(a_placement_from_a_thread_bound_to_one_cpu_uses_only_that_cpu) {
+    weft_topology *t;
+    ASSERT_OK(weft_topology_detect(NULL, &t));
+    weft_cpu_info last;
+    ASSERT_OK(weft_topology_cpu(t, weft_topology_cpu_count(t) - 1, &last));
+    unsigned before = weft_topology_cpu_count(t);
+    weft_topology_destroy(t);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        int cpu = last.os_index;
+        if (weft_thread_bind(&cpu, 1) != WEFT_OK) _exit(2);
+        weft_topology *mine;
+        if (weft_topology_detect(NULL, &mine) != WEFT_OK || weft_topology_cpu_count(mine) != 1) _exit(3);
+        for (int os = 0; os < 64; os++)
+            if (os != cpu && (weft_topology_cpu_index(mine, os) != -1 || weft_topology_numa_node_for_cpu(mine, os) != -1))
+                _exit(4);
+        weft_topology_destroy(mine);
+        for (int s = WEFT_PLACE_COMPACT; s <= WEFT_PLACE_L3_DOMAIN; s++) {
+            weft_placement_config pc = {.strategy = (weft_placement)s};
+            weft_status st;
+            weft_executor *ex =
+                weft_executor_create(&(weft_executor_config){.workers = 2 * before + 1, .placement = &pc}, &st);
+            if (!ex) _exit(5);
+            atomic_store(&ran, 0);
+            for (int i = 0; i < 300; i++)
+                if (weft_silent_async(ex, check_cpu, &cpu) != WEFT_OK) _exit(6);
+            if (weft_executor_wait_all(ex) != WEFT_OK || atomic_load(&ran) != 300) _exit(7);
+            weft_executor_destroy(ex);
+        }
+        _exit(atomic_load(&off_cpu) == 0 ? 0 : 8);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+}
