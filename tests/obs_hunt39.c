@@ -368,6 +368,27 @@ TEST(exports_to_unwritable_places_fail_with_esys_and_a_message) {
     weft_executor_destroy(ex);
 }
 
+/* observe.h: ntaskflows counts entries of taskflows; a count with no array
+ * is refused (WEFT_EINVAL, naming the field), not taken as "no names". */
+TEST(folded_options_with_a_count_and_no_taskflows_are_einval) {
+    weft_executor *ex = make_profiled(1, 0);
+    atomic_int count = 0;
+    weft_taskflow *tf = make_chains(4, 1, &count, true);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    FILE *out = tmpfile();
+    ASSERT_NOT_NULL(out);
+    weft_folded_options bad = {.taskflows = NULL, .ntaskflows = 2};
+    ASSERT_STATUS(weft_profiler_write_folded(ex, &bad, out), WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "ntaskflows") != NULL);
+    ASSERT_STATUS(weft_profiler_write_flame_svg(ex, &bad, out), WEFT_EINVAL);
+    const weft_taskflow *named[] = {tf};
+    ASSERT_OK(weft_profiler_write_folded(ex, &(weft_folded_options){.taskflows = named, .ntaskflows = 1}, out));
+    fclose(out);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
 /* WEFT_PROFILE naming a place that cannot be written: the destroy logs an
  * error naming it, and neither crashes nor hangs. */
 static atomic_int errors_logged;

@@ -65,6 +65,13 @@ stale)
     echo "not a block" > "$dir/junk.stats"
     "$top" -n 1 -d 0.1 "$dir/junk.stats" > "$dir/junk.txt" 2>&1 && fail "weft-top accepted a file that is not a block"
     grep -q "not a weft statistics file" "$dir/junk.txt" || fail "no reason given for a bad file"
+    # A delay that is not a number of seconds from 1 ms to a day is refused
+    # (atof took nan and 1e30: frames with no pause).
+    for d in nan 1e30 0 -1 abc ""; do
+        timeout 5 "$top" -n 1 -d "$d" "$dir/live.stats" > "$dir/delay.txt" 2>&1
+        [ $? -eq 2 ] || fail "weft-top -d '$d' was not refused with status 2"
+        grep -q "want seconds" "$dir/delay.txt" || [ -z "$d" ] || fail "no reason given for -d '$d'"
+    done
     ;;
 *) echo "unknown mode $mode"; exit 2 ;;
 esac

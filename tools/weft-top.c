@@ -214,7 +214,17 @@ int main(int argc, char **argv) {
     long frames = -1;
     int opt;
     while ((opt = getopt(argc, argv, "d:n:h")) != -1) {
-        if (opt == 'd') delay = atof(optarg);
+        if (opt == 'd') {
+            /* A number of seconds, 1 ms to a day: atof took "nan" and "1e30",
+             * which made the sleep's conversion to time_t undefined (frames
+             * with no pause). */
+            char *end;
+            delay = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !(delay >= 0.001 && delay <= 86400)) {
+                fprintf(stderr, "weft-top: -d %s: want seconds from 0.001 to 86400\n", optarg);
+                return 2;
+            }
+        }
         else if (opt == 'n') frames = atol(optarg);
         else { usage(); return opt == 'h' ? 0 : 2; }
     }

@@ -324,7 +324,7 @@ typedef struct weft_folded_options {
      * ("taskflow <name>"); any other taskflow is "taskflow N", numbered in
      * order of appearance in the profile.  May be NULL. */
     const weft_taskflow *const *taskflows;
-    size_t ntaskflows; /* entries of taskflows (0 when it is NULL) */
+    size_t ntaskflows; /* entries of taskflows (0 when it is NULL: else WEFT_EINVAL) */
     /* A frame per worker ("worker W") under the executor's. */
     bool per_worker;
 } weft_folded_options;
@@ -344,8 +344,9 @@ typedef struct weft_folded_options {
  * sorted; ';' and control characters in names are written '?', bytes that are
  * not UTF-8 as U+FFFD.  Same rules as weft_profiler_write_json (call it while
  * no run is in flight); nothing is written when the profiler never ran.
- * WEFT_EINVAL (NULL ex or out), WEFT_ENOMEM (its working memory: about 80
- * bytes per span), WEFT_ESYS (write failed).  Any thread not a worker of ex. */
+ * WEFT_EINVAL (NULL ex or out, or opt->ntaskflows without opt->taskflows),
+ * WEFT_ENOMEM (its working memory: about 80 bytes per span), WEFT_ESYS (write
+ * failed).  Any thread not a worker of ex. */
 WEFT_API weft_status weft_profiler_write_folded(const weft_executor *ex, const weft_folded_options *opt,
                                                 FILE *out);
 /* The same stacks drawn as a self-contained SVG flame graph (no script, no

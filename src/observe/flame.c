@@ -291,6 +291,14 @@ static int by_stack(const void *pa, const void *pb) {
 
 /* The distinct stacks of ex's profile with their self times, sorted.  WEFT_OK
  * or WEFT_ENOMEM (m then holds what it held, to free). */
+/* The options' own check: a count with no array is a caller's slip (the
+ * names it meant to give would silently not appear). */
+static weft_status check_options(const char *call, const weft_folded_options *opt) {
+    if (opt && !opt->taskflows && opt->ntaskflows)
+        return weft__fail(call, WEFT_EINVAL, "opt->taskflows is NULL but opt->ntaskflows is %zu", opt->ntaskflows);
+    return WEFT_OK;
+}
+
 static weft_status build_lines(const weft_executor *ex, const weft_folded_options *opt, flines *m) {
     const struct weft__obs *o = weft__obs_state_get(ex);
     if (!o) return WEFT_OK;
@@ -327,6 +335,7 @@ static void put_ascii(FILE *out, unsigned char c) { fputc(c, out); }
 
 weft_status weft_profiler_write_folded(const weft_executor *ex, const weft_folded_options *opt, FILE *out) {
     if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
+    if (check_options(__func__, opt) != WEFT_OK) return WEFT_EINVAL;
     flines m = { 0 };
     weft_status st = build_lines(ex, opt, &m);
     const struct weft__obs *o = weft__obs_state_get(ex); /* set: build_lines found lines in it */
@@ -432,6 +441,7 @@ static void svg_frames(const svg_ctx *c, const flines *m) {
 
 weft_status weft_profiler_write_flame_svg(const weft_executor *ex, const weft_folded_options *opt, FILE *out) {
     if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
+    if (check_options(__func__, opt) != WEFT_OK) return WEFT_EINVAL;
     flines m = { 0 };
     weft_status st = build_lines(ex, opt, &m);
     if (st != WEFT_OK) return flines_free(&m), st;
