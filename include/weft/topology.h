@@ -70,14 +70,16 @@ typedef struct weft_topology_config {
     /* A directory holding a sysfs tree (DIR/sys/devices/system/{cpu,node}) to
      * read instead of the real /sys: tools and tests describe machines they
      * do not run on this way.  Set, it means the sysfs backend and every CPU
-     * of the tree (the affinity mask is about this machine, not that one).
-     * NULL: the real machine. */
+     * of the tree (the affinity mask is about this machine, not that one);
+     * a directory that cannot be read is WEFT_ENOENT.  NULL: the real
+     * machine. */
     const char *sysfs_root;
 } weft_topology_config;
 
 /* Detects the machine's topology and returns it in *out (set to NULL on
  * failure).  Errors: WEFT_EINVAL (out NULL, an unknown source), WEFT_ENOENT
- * (source HWLOC and hwloc cannot be loaded or fails), WEFT_ENOMEM.  Any
+ * (source HWLOC and hwloc cannot be loaded or fails; a sysfs_root that is not
+ * a readable directory), WEFT_ENOMEM.  Any
  * thread; the calling thread's affinity mask decides which CPUs are listed. */
 WEFT_API WEFT_NODISCARD weft_status weft_topology_detect(const weft_topology_config *config,
                                                          weft_topology **out);

@@ -103,6 +103,11 @@ static weft_topology_source env_source(void) {
     return k < 0 ? WEFT_TOPOLOGY_AUTO : (weft_topology_source)k;
 }
 
+static int stop_at_first(void *ctx, const char *name) {
+    (void)ctx, (void)name;
+    return 1;
+}
+
 weft_status weft_topology_detect(const weft_topology_config *config, weft_topology **out) {
     if (!out) return weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     *out = NULL;
@@ -111,6 +116,12 @@ weft_status weft_topology_detect(const weft_topology_config *config, weft_topolo
         return weft__fail(__func__, WEFT_EINVAL, "source %d is unknown", (int)c.source);
     int st;
     if (c.sysfs_root) {
+        /* A root that is not there is the caller's slip (a typo, a tree not
+         * made yet): refused, where it gave the one-CPU synthetic machine.
+         * A tree without cpu/ files still describes a machine: synthetic. */
+        if (weft__dir_each(c.sysfs_root, stop_at_first, NULL) != 0)
+            return weft__fail(__func__, WEFT_ENOENT, "sysfs_root '%s' is not a directory that can be read",
+                              c.sysfs_root);
         st = weft__topology_detect_at(c.sysfs_root, NULL, 0, out);
         return st == 0 ? WEFT_OK
                        : weft__fail(__func__, (weft_status)st, "no topology under '%s': %s", c.sysfs_root,
