@@ -360,6 +360,19 @@ static void hand_over_watch(weft__worker *w) {
     weft__sleep_notify(&w->ex->sleep);
 }
 
+/* The counts w holds back (executor.h, defer_flush), applied before w goes
+ * searching: a job to run, or NULL.  Applying one may queue jobs on w's own
+ * deque and return none (a run with priorities starts its next iteration so:
+ * graph/priority.c publishes every source and keeps none), and the search
+ * looks at other queues only: w's deque is looked at again here, or w slept
+ * with work on it (Taskflow's SimplePriority.Sequential, run_n of a taskflow
+ * with a prioritised successor, hung at its second iteration on one worker). */
+static inline weft__job *settle_held(weft__worker *w) {
+    if (__builtin_expect(w->defer_flush == NULL, 1)) return NULL;
+    weft__job *j = weft__defer_settle(w);
+    return j ? j : find_local(w);
+}
+
 void *weft__worker_main(void *arg) {
     weft__worker *w = arg;
     weft_executor *ex = w->ex;
@@ -401,7 +414,7 @@ void *weft__worker_main(void *arg) {
         weft__hook_busy(w, true); /* observe/ */
         unsigned streak = 0;
         do weft__execute(w, j);
-        while ((j = find_local(w)) != NULL || (j = weft__defer_settle(w)) != NULL ||
+        while ((j = find_local(w)) != NULL || (j = settle_held(w)) != NULL ||
                (j = steal_again(w, &streak)) != NULL);
         weft__hook_busy(w, false); /* observe/ */
         weft__runs_busy_end(ex); /* the last run may have ended in this stretch */
