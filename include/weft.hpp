@@ -1145,7 +1145,9 @@ public:
      * returns at once on an empty taskflow without calling pred. */
     template <class P>
     future<void> run_until(taskflow &tf, P &&pred);
-    /* Runs tf and waits (from a task: runs other work meanwhile); rethrows. */
+    /* Runs tf and waits (from a task: runs other work meanwhile); rethrows.
+     * From a task of tf, or of a graph nested in a run of tf, it throws
+     * weft::error WEFT_EDEADLK and runs nothing (as weft_run_and_wait). */
     void corun(taskflow &tf);
 
     /* Runs f() once on a worker; its value (or exception) comes from the future. */
@@ -2016,7 +2018,17 @@ future<void> executor::run_until(taskflow &tf, P &&pred) {
                                "weft::executor::run_until");
 }
 
-inline void executor::corun(taskflow &tf) { run(tf).get(); }
+inline void executor::corun(taskflow &tf) {
+    future<void> f = run(tf);
+    /* From a task of tf (or of a graph nested in a run of tf) the wait is
+     * refused at once (WEFT_EDEADLK: the run queues behind the caller's), but
+     * the run was submitted: it would execute once the caller's run ended,
+     * and one whose task coruns again, for ever.  weft_run_and_wait refuses
+     * before submitting; here the queued run is cancelled, so that it runs
+     * no task, and get() throws the EDEADLK. */
+    if (weft_future_wait(f.native()) == WEFT_EDEADLK && !weft_future_ready(f.native())) (void)f.cancel();
+    f.get();
+}
 
 namespace detail {
 template <class T, class F>

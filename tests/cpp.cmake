@@ -10,6 +10,11 @@ if(CMAKE_CXX_COMPILER)
     TIMEOUT 120)
   set_target_properties(cpp_tests PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                              CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Taskflow's own unit tests (unittests/test_*.cpp), their checks ported to
+  # weft.hpp (session 39).
+  weft_add_test_program(cpp_tfport39 SOURCES cpp_tfport39.cc TIMEOUT 120)
+  set_target_properties(cpp_tfport39 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                                CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # weft.hpp on its own (twice, for its guard), as strict C++17.
   add_test(NAME cpp.weft_hpp_compiles_alone_as_cxx17
     COMMAND sh -c "printf '#include <weft.hpp>\\n#include <weft.hpp>\\nint main(void) { return 0; }\\n' | \"$0\" -std=c++17 -Wall -Wextra -Wshadow -pedantic -Werror -fsyntax-only -I\"$1\" -x c++ -"
