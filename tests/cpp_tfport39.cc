@@ -1249,9 +1249,9 @@ TEST(tf_dependent_asyncs_made_and_waited_inside_a_task) {
         weft::taskflow taskflow;
         std::atomic<int> counter{0}, bad{0};
         taskflow.emplace([&] {
+            int base = counter.load();
             auto a = executor.dependent_async([&] { counter++; });
             auto b = executor.dependent_async([&] { counter++; }, a);
-            int base = counter.load();
             auto c = executor.dependent_async(
                 [&, base] {
                     if (counter.load() != base + 2) bad++;
@@ -1472,8 +1472,9 @@ TEST(tf_for_each_covers_every_element_for_small_and_empty_ranges) {
                 weft::for_each(ex, v.begin(), v.end(), [](int &x) { x++; }, p);
                 for (int x : v) ASSERT_EQ(x, 1);
                 weft::taskflow tf;
-                tf.for_each(v.begin(), v.end(), [](int &x) { x++; }, p);
-                tf.for_each_index(0, static_cast<int>(n), 1, [&](int i) { v[static_cast<size_t>(i)]++; }, p);
+                auto t1 = tf.for_each(v.begin(), v.end(), [](int &x) { x++; }, p);
+                auto t2 = tf.for_each_index(0, static_cast<int>(n), 1, [&](int i) { v[static_cast<size_t>(i)]++; }, p);
+                t1.precede(t2);
                 ex.run(tf).get();
                 for (int x : v) ASSERT_EQ(x, 3);
             }
@@ -2803,4 +2804,74 @@ TEST(tf_for_each_by_index_subranges_cover_the_range_once) {
             ASSERT_EQ(r.size(), total);
         }
     }
+}
+
+/* Prioritised tasks readied every other way (by a condition, a
+ * multi-condition, a subflow's graph, a module's body, a semaphore's
+ * release), in run_n and run_until on one and on several workers: every
+ * iteration completes and counts exactly. */
+TEST(tf_priorities_tasks_readied_by_conditions_subflows_modules_and_semaphores_in_run_n) {
+    const weft_priority levels[3] = {WEFT_PRIORITY_LOW, WEFT_PRIORITY_HIGH, WEFT_PRIORITY_CRITICAL};
+    for (unsigned W : {1u, 2u, 4u})
+        for (weft_priority lv : levels) {
+            weft::executor executor(W);
+            weft::taskflow body, tf;
+            std::atomic<int> n_body{0}, n_loop{0}, n_multi{0}, n_sub{0}, n_sem{0};
+            prio(body.emplace([&] { n_body++; }), lv);
+            auto bsrc = body.emplace([] {});
+            auto bsucc = body.emplace([&] { n_body++; });
+            prio(bsucc, lv);
+            bsrc.precede(bsucc);
+            weft_semaphore *s = weft_semaphore_create(1, nullptr);
+            int iter = 0;
+            auto init = tf.emplace([&] { iter = 0; });
+            auto loop = tf.emplace([&] { n_loop++; });
+            prio(loop, lv);
+            auto cond = tf.emplace([&] { return ++iter < 3 ? 0 : 1; });
+            prio(cond, lv);
+            auto multi = tf.emplace([&]() -> weft::branches { return {0, 1}; });
+            auto m0 = tf.emplace([&] { n_multi++; });
+            auto m1 = tf.emplace([&] { n_multi++; });
+            prio(m0, lv);
+            auto sub = tf.emplace([&](weft::subflow &sf) {
+                auto a = sf.emplace([&] { n_sub++; });
+                auto b = sf.emplace([&] { n_sub++; });
+                prio(b, lv);
+                a.precede(b);
+            });
+            prio(sub, lv);
+            auto mod = tf.composed_of(body);
+            prio(mod, lv);
+            std::vector<weft::task> sems;
+            for (int i = 0; i < 4; i++) {
+                auto t = tf.emplace([&] { n_sem++; });
+                prio(t, i % 2 ? lv : WEFT_PRIORITY_NORMAL);
+                ASSERT_OK(weft_task_acquire(t.native(), s));
+                ASSERT_OK(weft_task_release(t.native(), s));
+                sems.push_back(t);
+            }
+            auto done = tf.emplace([] {});
+            init.precede(loop);
+            loop.precede(cond);
+            cond.precede(loop, multi);
+            multi.precede(m0, m1);
+            m0.precede(sub);
+            sub.precede(mod);
+            mod.precede(done);
+            for (auto &t : sems) t.precede(done);
+            auto fu = executor.run_n(tf, 20);
+            ASSERT_TRUE(fu.wait_for(std::chrono::seconds(20)));
+            fu.get();
+            int k = 0;
+            auto fu2 = executor.run_until(tf, [&] { return ++k > 5; });
+            ASSERT_TRUE(fu2.wait_for(std::chrono::seconds(20)));
+            const int R = 25;
+            ASSERT_EQ(n_loop.load(), 3 * R);
+            ASSERT_EQ(n_multi.load(), 2 * R);
+            ASSERT_EQ(n_sub.load(), 2 * R);
+            ASSERT_EQ(n_body.load(), 2 * R);
+            ASSERT_EQ(n_sem.load(), 4 * R);
+            ASSERT_EQ(weft_semaphore_value(s), 1u);
+            ASSERT_OK(weft_semaphore_destroy(s));
+        }
 }
