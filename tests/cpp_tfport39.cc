@@ -2875,3 +2875,53 @@ TEST(tf_priorities_tasks_readied_by_conditions_subflows_modules_and_semaphores_i
             ASSERT_OK(weft_semaphore_destroy(s));
         }
 }
+
+/* A pipeline queued at a priority (weft_pipeline_set_priority, spread) in
+ * run_n, and runs with priorities cancelled while their tasks wait in the
+ * priority queue: every run ends, counts exact where it completed. */
+TEST(tf_priorities_pipelines_at_a_level_in_run_n_and_cancelled_prioritised_runs_end) {
+    for (unsigned W : {1u, 2u, 4u}) {
+        weft::executor executor(W);
+        std::atomic<int> seen{0};
+        int made = 0; /* per iteration: token numbers go on across runs */
+        weft::pipeline pl(4, weft::pipe{weft::pipe_type::serial, [&made](weft::pipeflow &pf) {
+                              if (made++ == 99) {
+                                  made = 0;
+                                  pf.stop();
+                              }
+                          }},
+                          weft::pipe{weft::pipe_type::parallel, [&](weft::pipeflow &) { seen++; }});
+        ASSERT_OK(weft_pipeline_set_scheduling(pl.native(), WEFT_PIPELINE_SPREAD));
+        ASSERT_OK(weft_pipeline_set_priority(pl.native(), WEFT_PRIORITY_HIGH));
+        weft::taskflow tf;
+        auto a = tf.emplace([] {});
+        auto p = tf.composed_of(pl);
+        prio(p, WEFT_PRIORITY_LOW);
+        a.precede(p);
+        auto fu = executor.run_n(tf, 10);
+        ASSERT_TRUE(fu.wait_for(std::chrono::seconds(20)));
+        ASSERT_EQ(seen.load(), 990);
+        /* cancelled runs with prioritised tasks */
+        weft::taskflow big;
+        std::atomic<int> ran{0};
+        auto src = big.emplace([] {});
+        for (int i = 0; i < 2000; i++) {
+            auto t = big.emplace([&] {
+                ran++;
+                std::this_thread::yield();
+            });
+            prio(t, i % 3 == 0 ? WEFT_PRIORITY_LOW : i % 3 == 1 ? WEFT_PRIORITY_HIGH : WEFT_PRIORITY_NORMAL);
+            src.precede(t);
+        }
+        for (int r = 0; r < 10; r++) {
+            auto f1 = executor.run_n(big, 5);
+            std::this_thread::sleep_for(std::chrono::microseconds(200 * r));
+            (void)f1.cancel();
+            weft_status st = weft_future_wait_for(f1.native(), 20ull * 1000 * 1000 * 1000);
+            ASSERT_TRUE(st == WEFT_OK || st == WEFT_ECANCELED);
+        }
+        ran = 0;
+        executor.run(big).get();
+        ASSERT_EQ(ran.load(), 2000);
+    }
+}
