@@ -845,3 +845,55 @@ TEST(a_run_cancelled_while_queued_behind_another_executors_run_is_counted_skippe
     weft_taskflow_destroy(tf);
 }
 
+/* ---- a wait for a run whose module body is the waiter's own taskflow ---------------- */
+
+typedef struct modwait {
+    weft_executor *a;
+    weft_taskflow *parent, *grand;
+    weft_status wait_st, grand_st, and_wait_st, many_st;
+    bool submitted;
+} modwait;
+
+static int wait_for_parent(weft_ctx *cx, void *arg) {
+    modwait *m = arg;
+    weft_future *f;
+    if (weft_run(m->a, m->parent, &f) != WEFT_OK) return 1;
+    m->wait_st = weft_future_wait_for(f, 300 * MS);
+    (void)weft_future_cancel(f);
+    weft_future_destroy(f);
+    if (weft_run(m->a, m->grand, &f) != WEFT_OK) return 1;
+    m->grand_st = weft_future_wait_for(f, 300 * MS);
+    (void)weft_future_cancel(f);
+    weft_future_destroy(f);
+    if (m->wait_st != WEFT_EDEADLK || m->grand_st != WEFT_EDEADLK) return 0; /* the calls below would hang */
+    m->and_wait_st = weft_run_and_wait(m->a, m->parent);
+    weft_taskflow *tfs[1] = {m->grand};
+    m->many_st = weft_run_many_and_wait(m->a, tfs, 1, NULL);
+    return 0;
+}
+
+TEST(a_task_waiting_for_a_run_that_has_its_taskflow_as_a_module_body_gets_edeadlk) {
+    weft_executor *a = make_executor(2), *b = make_executor(2);
+    modwait m = {.a = a};
+    weft_taskflow *tf = make_taskflow("inner");
+    must_emplace(tf, wait_for_parent, &m);
+    m.parent = make_taskflow("parent");
+    must_emplace(m.parent, noop, NULL);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_module(m.parent, tf)));
+    weft_taskflow *mid = make_taskflow("mid");
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_module(mid, tf)));
+    m.grand = make_taskflow("grand"); /* tf two modules down */
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_module(m.grand, mid)));
+    ASSERT_OK(weft_run_and_wait(b, tf));
+    ASSERT_STATUS(m.wait_st, WEFT_EDEADLK);
+    ASSERT_STATUS(m.grand_st, WEFT_EDEADLK);
+    ASSERT_STATUS(m.and_wait_st, WEFT_EDEADLK);
+    ASSERT_STATUS(m.many_st, WEFT_EDEADLK);
+    ASSERT_OK(weft_executor_wait_all(a));
+    weft_executor_destroy(a);
+    weft_executor_destroy(b);
+    weft_taskflow_destroy(m.grand);
+    weft_taskflow_destroy(mid);
+    weft_taskflow_destroy(m.parent);
+    weft_taskflow_destroy(tf);
+}

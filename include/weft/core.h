@@ -323,6 +323,11 @@ typedef struct weft_run_info {
  *   - the run belongs to the taskflow of such a task, or to a taskflow whose
  *     run that task's graph is nested in (a module's body, a subflow, at any
  *     depth); on any executor, as runs of one taskflow go one at a time;
+ *   - the run is of a taskflow that has such a taskflow as a module body, at
+ *     any depth of modules (weft_emplace_module): its module would wait for
+ *     the body's run that the task belongs to (refused even where a
+ *     condition task would skip that module: the rule looks at the graph,
+ *     not at the branches this run will take);
  *   - f is the future of such a task itself: an async task waiting on its own
  *     future, or on one whose wait ran this one on top of it (B waits for C,
  *     its wait runs A, A waits for B), or a graph task on its own run's.

@@ -386,8 +386,9 @@ WEFT_API weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf
  * (WEFT_OK, WEFT_ETASK, WEFT_ECANCELED).  From a task of `ex` it does not block
  * the worker: it runs other tasks meanwhile.  WEFT_EDEADLK, with nothing
  * submitted, when called from a task of tf, or from a task of a graph nested
- * in a run of tf (a module's body, a subflow), on any executor: that run would
- * queue behind the caller's, which waits for it (weft_future_wait's rule). */
+ * in a run of tf (a module's body, a subflow), or from a task of a module body
+ * of tf (at any depth), on any executor: that run (or its module) would queue
+ * behind the caller's, which waits for it (weft_future_wait's rule). */
 WEFT_API weft_status weft_run_and_wait(weft_executor *ex, weft_taskflow *tf);
 
 WEFT_EXTERN_C_END

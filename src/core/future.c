@@ -18,6 +18,8 @@ void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*
     f->id = 0; /* numbered by the producer if it is traced (graph runs) */
     f->free_fn = free_fn;
     f->owner = NULL;
+    f->bodies = NULL;
+    f->nbodies = 0;
     f->up = NULL;
     f->parts = NULL;
     f->nparts = 0;
@@ -126,6 +128,10 @@ bool weft__future_waits_on_itself(const weft_future *f) {
     for (const weft_ctx *c = top; c; c = c->outer)
         if (c->stop == &f->stop) return true;
     if (f->owner && chain_runs_under(top, f->owner)) return true;
+    /* A run whose module body is the taskflow of a task here (or of a run
+     * that one is nested in) runs that body behind the caller's run. */
+    for (size_t i = 0; i < f->nbodies; i++)
+        if (chain_runs_under(top, f->bodies[i])) return true;
     for (size_t i = 0; i < f->nparts; i++)
         if (f->parts[i] && !is_done(f->parts[i]) && weft__future_waits_on_itself(f->parts[i])) return true;
     return false;

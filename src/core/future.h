@@ -33,6 +33,12 @@ struct weft_future {
      * task whose run (weft_ctx.run), or a run that one is nested in, has the
      * same owner can never end (WEFT_EDEADLK). */
     const void *owner;
+    /* Further owners the run waits behind (a graph run's module bodies, at
+     * every depth: graph/module.c), in memory of the future's producer;
+     * compared, never read.  A task of one of them waiting on this run waits
+     * for a run that cannot start the body before that task returns. */
+    const void *const *bodies;
+    size_t nbodies;
     /* A nested run's (a module's or a subflow's graph): the run it is nested
      * in, which cannot end before it; NULL for a run of its own. */
     const weft_future *up;

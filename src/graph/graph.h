@@ -426,6 +426,16 @@ weft_status weft__refuse_own_run(weft_taskflow *tf, const char *call);
  * change between the two calls.  module.c. */
 void weft__module_hold_bodies(weft_taskflow *tf, int delta);
 
+/* Every module body below tf, along every path as weft__module_hold_bodies
+ * walks them (a body reached twice is listed twice), in a new array of *n
+ * entries (weft__free it with *n * sizeof(void *)); NULL and 0 for a
+ * taskflow without modules.  WEFT_ENOMEM: nothing made.  module.c. */
+weft_status weft__module_list_bodies(const weft_taskflow *tf, const void *const **out, size_t *n);
+/* True if the calling thread runs a task of a module body below tf (or of a
+ * graph nested in a run of one): a run of tf would wait behind it for that
+ * body.  False too when the list cannot be made (no memory).  module.c. */
+bool weft__module_body_runs_here(const weft_taskflow *tf);
+
 /* Fails the outermost run of r on behalf of node n (its name and index go into
  * the run's info).  run.c. */
 void weft__fail_node(weft__run *r, weft__node *n, int code);

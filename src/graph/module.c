@@ -92,6 +92,44 @@ static void hold_bodies_below(weft_taskflow *tf, int delta, const struct body_pa
 
 void weft__module_hold_bodies(weft_taskflow *tf, int delta) { hold_bodies_below(tf, delta, NULL); }
 
+/* The walk of hold_bodies_below, writing each body into out[n..] (counting
+ * only, for out NULL); returns the new n. */
+static size_t bodies_below(const weft_taskflow *tf, const void **out, size_t n, const struct body_path *up) {
+    const struct body_path here = {tf, up};
+    for (size_t i = 0; i < tf->nbodies; i++) {
+        const weft_taskflow *b = tf->bodies[i];
+        bool cycle = false;
+        for (const struct body_path *p = &here; p && !cycle; p = p->up) cycle = p->tf == b;
+        if (cycle) continue;
+        if (out) out[n] = b;
+        n = bodies_below(b, out, n + 1, &here);
+    }
+    return n;
+}
+
+weft_status weft__module_list_bodies(const weft_taskflow *tf, const void *const **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    if (!tf->nbodies) return WEFT_OK;
+    size_t count = bodies_below(tf, NULL, 0, NULL);
+    const void **a = weft__alloc(count * sizeof *a);
+    if (!a) return WEFT_ENOMEM;
+    (void)bodies_below(tf, a, 0, NULL);
+    *out = a;
+    *n = count;
+    return WEFT_OK;
+}
+
+bool weft__module_body_runs_here(const weft_taskflow *tf) {
+    const void *const *all;
+    size_t n;
+    if (weft__module_list_bodies(tf, &all, &n) != WEFT_OK) return false;
+    bool here = false;
+    for (size_t k = 0; k < n && !here; k++) here = weft__runs_under(all[k]);
+    weft__free((void *)all, n * sizeof *all);
+    return here;
+}
+
 weft_taskflow *weft_task_module(weft_task t) {
     if (!t.node_ || weft__cold(t.node_)->kind != WEFT__KIND_MODULE) return NULL;
     return ((struct weft__module *)weft__cold(t.node_)->ext)->body;

@@ -244,7 +244,10 @@ static weft__job *run_start(weft__worker *w, weft__job *job) {
     return begin_iteration_seen(w, r, stop);
 }
 
-static void run_free(weft_future *f) { weft__free_aligned(f, sizeof(weft__run), WEFT__CACHE_LINE); }
+static void run_free(weft_future *f) {
+    weft__free((void *)f->bodies, f->nbodies * sizeof *f->bodies);
+    weft__free_aligned(f, sizeof(weft__run), WEFT__CACHE_LINE);
+}
 
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
                           uint8_t prio, weft_future **out) {
@@ -261,6 +264,14 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     if (!r) return weft__tf_error(tf, WEFT_ENOMEM, "weft_run: out of memory");
     weft__future_init(&r->fut, ex, out ? 2 : 1, run_free);
     r->fut.owner = tf; /* a task of tf waiting on this run would wait forever */
+    /* So would a task of one of tf's module bodies: the run's module waits
+     * for the body's run that task belongs to (core/future.c).  Copied, since
+     * a waiter may still look after the run has ended and tf is gone. */
+    if (__builtin_expect(tf->nbodies != 0, 0) &&
+        weft__module_list_bodies(tf, &r->fut.bodies, &r->fut.nbodies) != WEFT_OK) {
+        weft__free_aligned(r, sizeof *r, WEFT__CACHE_LINE);
+        return weft__tf_error(tf, WEFT_ENOMEM, "weft_run: out of memory");
+    }
     /* observe/: the run id of traces and observer events.  Graph runs only: an
      * async task is not traced, and this RMW is on the executor's shared line. */
     r->fut.id = atomic_fetch_add_explicit(&ex->next_run_id, 1, memory_order_relaxed) + 1;
@@ -302,7 +313,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     }
     weft__mutex_unlock(&tf->mu);
     if (st != WEFT_OK) {
-        weft__free_aligned(r, sizeof *r, WEFT__CACHE_LINE);
+        run_free(&r->fut);
         return st;
     }
     if (out) *out = &r->fut;
@@ -335,14 +346,15 @@ weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf, weft_pr
     return submit(ex, tf, 1, NULL, NULL, prio, out);
 }
 
-/* From a task of tf (or of a graph nested in a run of tf), a run of tf queues
- * behind the run that task belongs to: waiting for it can never end.  Told
+/* From a task of tf or of a module body below tf (or of a graph nested in a
+ * run of one), a run of tf queues (or its module waits) behind the run that
+ * task belongs to: waiting for it can never end.  Told
  * before submitting, so that the refused call leaves nothing behind (the run
  * would otherwise execute later, and one whose tasks do the same, forever). */
 weft_status weft__refuse_own_run(weft_taskflow *tf, const char *call) {
-    if (!weft__runs_under(tf)) return WEFT_OK;
+    if (!weft__runs_under(tf) && !(tf->nbodies && weft__module_body_runs_here(tf))) return WEFT_OK;
     return weft__tf_error(tf, WEFT_EDEADLK,
-                          "%s: called from a task of taskflow '%s' (or of a graph its run runs): its run would "
+                          "%s: called from a task of taskflow '%s' or of one of its module bodies (or of a graph its run runs): its run would "
                           "wait for that task, which waits for it; nothing was submitted",
                           call, tf->name ? tf->name : "");
 }
