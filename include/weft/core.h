@@ -252,7 +252,12 @@ WEFT_API int weft_executor_worker_id(const weft_executor *ex);
  * call has long finished.  To wait for your own runs alone, wait on their
  * futures.  Returns WEFT_OK, WEFT_EINVAL for NULL, or WEFT_EDEADLK when
  * called from one of ex's own workers (the caller's own run could never
- * finish).  Any other thread. */
+ * finish).  Any other thread; from a task of another executor it blocks that
+ * worker, and it never returns (not detected) when one of ex's runs waits
+ * behind the caller's own run: a run on ex of the caller's taskflow, or of
+ * one that has it as a module body, submitted while the caller runs (runs of
+ * one taskflow go one at a time, on any executor).  weft_executor_destroy
+ * waits the same way. */
 WEFT_API weft_status weft_executor_wait_all(weft_executor *ex);
 
 /* ---------------------------------------------------------------------------------
