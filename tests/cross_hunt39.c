@@ -897,3 +897,46 @@ TEST(a_task_waiting_for_a_run_that_has_its_taskflow_as_a_module_body_gets_edeadl
     weft_taskflow_destroy(m.parent);
     weft_taskflow_destroy(tf);
 }
+
+/* ---- a run submitted from the completion callback of the taskflow's previous run --- */
+
+typedef struct chain_cb {
+    weft_executor *b;
+    weft_taskflow *tf;
+    weft_future *next;
+    atomic_int runs, cbs;
+} chain_cb;
+
+static int count_run(weft_ctx *cx, void *arg) {
+    atomic_fetch_add(&((chain_cb *)arg)->runs, 1);
+    return 0;
+}
+
+static void run_again_on_b(weft_future *f, weft_status st, void *arg) {
+    chain_cb *c = arg;
+    if (weft_run(c->b, c->tf, &c->next) != WEFT_OK) c->next = NULL;
+    atomic_fetch_add(&c->cbs, 1);
+}
+
+TEST(a_run_submitted_on_another_executor_from_the_callback_of_the_taskflows_previous_run_runs) {
+    chain_cb c = {0};
+    weft_executor *a = make_executor(2);
+    c.b = make_executor(2);
+    c.tf = make_taskflow("again");
+    must_emplace(c.tf, count_run, &c);
+    for (int r = 0; r < 100; r++) {
+        weft_future *f;
+        ASSERT_OK(weft_run(a, c.tf, &f));
+        ASSERT_OK(weft_future_then(f, run_again_on_b, &c));
+        ASSERT_OK(weft_future_wait(f));
+        while (atomic_load(&c.cbs) != r + 1) sleep_us(10);
+        ASSERT_NOT_NULL(c.next);
+        ASSERT_OK(weft_future_wait_for(c.next, 5 * SEC));
+        weft_future_destroy(c.next);
+        weft_future_destroy(f);
+    }
+    ASSERT_EQ(atomic_load(&c.runs), 200);
+    weft_executor_destroy(a);
+    weft_executor_destroy(c.b);
+    weft_taskflow_destroy(c.tf);
+}
