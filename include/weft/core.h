@@ -330,9 +330,10 @@ typedef struct weft_run_info {
  *     depth); on any executor, as runs of one taskflow go one at a time;
  *   - the run is of a taskflow that has such a taskflow as a module body, at
  *     any depth of modules (weft_emplace_module): its module would wait for
- *     the body's run that the task belongs to (refused even where a
- *     condition task would skip that module: the rule looks at the graph,
- *     not at the branches this run will take);
+ *     the body's run that the task belongs to.  Refused also where this run
+ *     would in fact not wait for that body (a condition task skips the
+ *     module, or the module has already run and the run does not come back
+ *     to it): the rule looks at the graph, not at how far the run has got;
  *   - f is the future of such a task itself: an async task waiting on its own
  *     future, or on one whose wait ran this one on top of it (B waits for C,
  *     its wait runs A, A waits for B), or a graph task on its own run's.
