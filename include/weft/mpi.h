@@ -95,8 +95,8 @@ typedef struct weft_mpi_stats {
  * duplicates comm, so weft's messages never match the program's).  `name` may
  * be NULL; it is copied.  Returns NULL with *err (err may be NULL) set to
  * WEFT_EINVAL when MPI is not initialised, already finalised, its thread level
- * is below MPI_THREAD_FUNNELED, or comm is MPI_COMM_NULL
- * (weft_mpi_flow_error_message(NULL) says which), WEFT_ENOMEM, or WEFT_ESYS when MPI reports an error.  Call from
+ * is below MPI_THREAD_FUNNELED, or comm is MPI_COMM_NULL or an
+ * intercommunicator (weft_mpi_flow_error_message(NULL) says which), WEFT_ENOMEM, or WEFT_ESYS when MPI reports an error.  Call from
  * the thread that will call weft_mpi_run. */
 WEFT_API WEFT_NODISCARD weft_mpi_flow *weft_mpi_flow_create(MPI_Comm comm, const char *name,
                                                             weft_status *err);
@@ -280,7 +280,7 @@ typedef struct weft_mpi_pool_figures {
 /* Creates an empty pool over `comm` (collective: it duplicates comm).  cfg is
  * copied (the fns array too).  Returns NULL with *err (err may be NULL) set to
  * WEFT_EINVAL (MPI unusable from this thread as for weft_mpi_flow_create,
- * comm MPI_COMM_NULL, cfg NULL, no fns or a NULL one;
+ * comm MPI_COMM_NULL or an intercommunicator, cfg NULL, no fns or a NULL one;
  * weft_mpi_flow_error_message(NULL) says which), WEFT_ENOMEM or WEFT_ESYS.
  * Call from the thread that will call weft_mpi_pool_run. */
 WEFT_API WEFT_NODISCARD weft_mpi_pool *weft_mpi_pool_create(MPI_Comm comm, const weft_mpi_pool_config *cfg,

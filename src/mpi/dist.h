@@ -159,5 +159,8 @@ void weft__mpi_set_create_error(const char *fmt, ...);
 /* Checks that MPI can be used from this thread by weft: 0 or WEFT_EINVAL with
  * a message in *why (a static string). */
 int weft__mpi_check_thread(const char **why);
+/* Checks that weft can work over comm (not MPI_COMM_NULL, not an
+ * intercommunicator): 0 or WEFT_EINVAL with a message in *why (static). */
+int weft__mpi_check_comm(MPI_Comm comm, const char **why);
 
 #endif

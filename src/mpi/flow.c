@@ -15,6 +15,24 @@ void weft__mpi_set_create_error(const char *fmt, ...) {
     va_end(ap);
 }
 
+int weft__mpi_check_comm(MPI_Comm comm, const char **why) {
+    int inter = 0;
+    if (comm == MPI_COMM_NULL) {
+        *why = "comm is MPI_COMM_NULL";
+        return WEFT_EINVAL;
+    }
+    /* An intercommunicator's ranks are its local group's, but its messages
+     * go to the remote group's ranks and its collectives combine the remote
+     * group's values: a flow or pool over one would send data to the wrong
+     * processes and succeed with wrong results.  Every rank of it says the
+     * same, so none is left waiting in MPI_Comm_dup. */
+    if (MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter) {
+        *why = "comm is an intercommunicator (use an intracommunicator, e.g. from MPI_Intercomm_merge)";
+        return WEFT_EINVAL;
+    }
+    return WEFT_OK;
+}
+
 int weft__mpi_check_thread(const char **why) {
     int inited = 0, finalized = 0, level = MPI_THREAD_SINGLE, is_main = 0;
     MPI_Initialized(&inited);
@@ -80,8 +98,8 @@ weft_mpi_flow *weft_mpi_flow_create(MPI_Comm comm, const char *name, weft_status
         weft__mpi_set_create_error("weft_mpi_flow_create: %s", why);
         return fail_create(NULL, err, WEFT_EINVAL);
     }
-    if (comm == MPI_COMM_NULL) {
-        weft__mpi_set_create_error("weft_mpi_flow_create: comm is MPI_COMM_NULL");
+    if (weft__mpi_check_comm(comm, &why) != WEFT_OK) {
+        weft__mpi_set_create_error("weft_mpi_flow_create: %s", why);
         return fail_create(NULL, err, WEFT_EINVAL);
     }
     weft_mpi_flow *f = weft_mem_calloc(sizeof *f);

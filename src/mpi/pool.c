@@ -544,9 +544,8 @@ weft_mpi_pool *weft_mpi_pool_create(MPI_Comm comm, const weft_mpi_pool_config *c
     }
     bool fns_ok = cfg && cfg->fns && cfg->nfns > 0 && cfg->nfns < UINT32_MAX;
     for (size_t i = 0; fns_ok && i < cfg->nfns; i++) fns_ok = cfg->fns[i] != NULL;
-    if (comm == MPI_COMM_NULL || !fns_ok) {
-        weft__mpi_set_create_error("weft_mpi_pool_create: %s", comm == MPI_COMM_NULL ? "comm is MPI_COMM_NULL"
-                                   : "cfg must name one function at least, none NULL");
+    if (weft__mpi_check_comm(comm, &why) != WEFT_OK || !fns_ok) {
+        weft__mpi_set_create_error("weft_mpi_pool_create: %s", why ? why : "cfg must name one function at least, none NULL");
         goto fail;
     }
     st = WEFT_ENOMEM;
