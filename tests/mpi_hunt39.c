@@ -9,6 +9,14 @@
 
 #include "mpi_util.h"
 
+#if defined(__SANITIZE_THREAD__) /* as tests/test_util.h */
+#  define UNDER_TSAN 1
+#elif defined(__has_feature)
+#  if __has_feature(thread_sanitizer)
+#    define UNDER_TSAN 1
+#  endif
+#endif
+
 static weft_executor *h39_executor(size_t workers) {
     weft_status st = WEFT_OK;
     weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = workers }, &st);
@@ -344,6 +352,16 @@ TEST(flows_and_pools_run_from_several_threads_at_once_at_thread_multiple) {
         MPI_Finalize();
         SKIP("MPI_THREAD_MULTIPLE not provided");
     }
+#ifdef UNDER_TSAN
+    /* At MPI_THREAD_MULTIPLE any thread's MPI call progresses every thread's
+     * requests: Open MPI (not instrumented) reads one thread's collective
+     * input on weft's stack from another thread and signals completion with
+     * atomics TSan cannot see, so once in ~20 runs TSan reports the stack
+     * slot's reuse as a race (the reading frame lost, no suppression
+     * applies). */
+    MPI_Finalize();
+    SKIP("TSan cannot see Open MPI's cross-thread progress at MPI_THREAD_MULTIPLE");
+#endif
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     weft_executor *ex = h39_executor(1);
@@ -636,5 +654,55 @@ TEST(a_flow_or_pool_over_an_intercommunicator_is_refused_clearly) {
     ASSERT_TRUE(strstr(weft_mpi_flow_error_message(NULL), "intercommunicator") != NULL);
     MPI_Comm_free(&inter);
     MPI_Comm_free(&half);
+    MPI_Finalize();
+}
+
+/* ---- a taskflow whose output is too large for a message ------------------------------- */
+
+static long h39_tf_out;
+
+static int h39_tf_nop(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    return 0;
+}
+
+static int h39_tf_rank(weft_task t, void *arg) {
+    (void)arg;
+    return (int)(weft_task_index(t) % 2);
+}
+
+/* The first task hands on a long; the second claims an output of 2 GiB, more
+ * than a handle (a message) may be. */
+static void *h39_tf_output(weft_task t, size_t *size, void *arg) {
+    (void)arg;
+    *size = weft_task_index(t) == 0 ? sizeof h39_tf_out : (size_t)INT32_MAX + 1;
+    return &h39_tf_out;
+}
+
+/* An output too large for a message is a bad argument like a rank out of
+ * range: WEFT_EINVAL, the message names the task, and f is left as it was
+ * (no handle registered for the tasks before it).  It used to register the
+ * first task's handle, then fail with an empty message. */
+TEST(a_taskflow_output_over_int_max_bytes_is_refused_by_name_leaving_the_flow_as_it_was) {
+    int size = 0, rank = mpi_test_init(&size);
+    (void)rank;
+    weft_executor *ex = mpi_test_executor();
+    weft_taskflow *tf = weft_taskflow_create("big-out", NULL);
+    weft_task a = weft_emplace(tf, h39_tf_nop, NULL), b = weft_emplace(tf, h39_tf_nop, NULL);
+    weft_task_set_name(b, "huge");
+    ASSERT_OK(weft_precede(a, b));
+    weft_status st = WEFT_OK;
+    weft_mpi_flow *f = weft_mpi_flow_create(MPI_COMM_WORLD, "big-out", &st);
+    ASSERT_OK(st);
+    ASSERT_STATUS(weft_mpi_insert_taskflow(f, tf, &(weft_mpi_taskflow_map){ h39_tf_rank, h39_tf_output, NULL }),
+                  WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_mpi_flow_error_message(f), "'huge'") != NULL);
+    ASSERT_STATUS(weft_mpi_flow_last_error(f), WEFT_EINVAL);
+    ASSERT_EQ(weft_mpi_data_owner(f, (weft_mpi_data){ 1 }), -1);
+    ASSERT_EQ(weft_mpi_flow_num_tasks(f), 0);
+    ASSERT_OK(weft_mpi_run(ex, f));
+    ASSERT_OK(weft_mpi_flow_destroy(f));
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
     MPI_Finalize();
 }

@@ -162,9 +162,11 @@ typedef struct weft_mpi_taskflow_map {
  * wrapped: conditions choose a branch at run time on one rank, subflows build
  * their graph at run time, semaphores limit concurrency inside one process;
  * for those, run a whole taskflow per distributed task instead
- * (weft_mpi_taskflow_task below; docs/guide-mpi.md).  Returns WEFT_OK,
+ * (weft_mpi_taskflow_task below; docs/guide-mpi.md).  map->output is asked
+ * once per task, before anything is added.  Returns WEFT_OK,
  * WEFT_EINVAL (NULLs, map->rank NULL or out of range, a task of another kind,
- * more than 63 predecessors; weft_mpi_flow_error_message(f) says which task),
+ * more than 63 predecessors, an output over INT_MAX bytes; f is left as it
+ * was, weft_mpi_flow_error_message(f) says which task),
  * WEFT_ECYCLE, WEFT_ENOMEM (f may then hold part of tf: destroy it),
  * WEFT_EBUSY (f has run).  Not thread-safe per flow. */
 WEFT_API weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const weft_mpi_taskflow_map *map);

@@ -3,6 +3,7 @@
  * rank the map names; an edge becomes a read of the predecessor's output
  * handle (its declared output, or a one-byte token that only orders), so an
  * edge across ranks is one message and the rest is the usual machinery. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -140,7 +141,8 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
     size_t *preds = weft_mem_alloc(nedges * sizeof *preds);
     weft_mpi_data *handle = weft_mem_calloc(w.n * sizeof *handle);
     int *rank = weft_mem_alloc(w.n * sizeof *rank);
-    if (!preds || !handle || !rank) {
+    struct out { void *buf; size_t size; } *out = weft_mem_alloc(w.n * sizeof *out);
+    if (!preds || !handle || !rank || !out) {
         st = f->last_error = WEFT_ENOMEM;
     } else if (topo_order(&w, order, indeg, pred_first, preds) != w.n) {
         size_t stuck = 0; /* a task Kahn never freed: on a cycle or after one */
@@ -160,11 +162,19 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
             else if (pred_first[i + 1] - pred_first[i] + 1 > WEFT__MPI_MAX_ACCESS)
                 st = fail(f, WEFT_EINVAL, "weft_mpi_insert_taskflow: %s: task '%s'", "more than 63 predecessors",
                           weft_task_name(w.tasks[i]));
+            /* The outputs too (map->output is asked once per task): one over
+             * a handle's INT_MAX bytes used to be refused by the registration
+             * below, with handles of earlier tasks registered already and no
+             * message. */
+            else if (out[i].size = 0, out[i].buf = map->output ? map->output(w.tasks[i], &out[i].size, map->arg) : NULL,
+                     out[i].buf && out[i].size > INT_MAX)
+                st = fail(f, WEFT_EINVAL, "weft_mpi_insert_taskflow: %s: task '%s'",
+                          "an output over INT_MAX bytes (a handle's most)", weft_task_name(w.tasks[i]));
         }
         for (size_t k = 0; k < w.n && st == WEFT_OK; k++) {
             size_t i = order[k];
-            size_t size = 0;
-            void *buf = map->output ? map->output(w.tasks[i], &size, map->arg) : NULL;
+            size_t size = out[i].size;
+            void *buf = out[i].buf;
             if (!buf || size == 0) {
                 buf = rank[i] == f->rank ? &token_byte : NULL;
                 size = 1;
@@ -185,6 +195,7 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
     weft_mem_free(preds, nedges * sizeof *preds);
     weft_mem_free(handle, w.n * sizeof *handle);
     weft_mem_free(rank, w.n * sizeof *rank);
+    weft_mem_free(out, w.n * sizeof *out);
 out:
     weft_mem_free(w.tasks, w.n * sizeof *w.tasks);
     weft_mem_free(w.pos, w.npos * sizeof *w.pos);
