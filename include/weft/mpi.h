@@ -211,6 +211,9 @@ WEFT_API size_t weft_mpi_flow_num_tasks(const weft_mpi_flow *f);
  *   WEFT_EDEADLK  called from a worker of ex;
  *   WEFT_ENOMEM   a rank lacked memory to prepare the run (nothing ran);
  *   WEFT_ESYS     MPI returned an error.
+ * A run cannot be cancelled from outside: to end one early, have a task
+ * return non-zero (WEFT_ETASK above: its rank skips the rest, the other ranks
+ * still run theirs).
  * Not thread-safe per flow; runs of different flows may happen from different
  * threads only at MPI_THREAD_MULTIPLE. */
 WEFT_API weft_status weft_mpi_run(weft_executor *ex, weft_mpi_flow *f);
