@@ -264,8 +264,10 @@ typedef struct weft_mpi_pool_config {
     const weft_mpi_pool_fn *fns;
     size_t nfns;     /* 1 or more */
     void *arg;       /* passed to every task this rank runs */
-    size_t batch_max; /* most tasks one steal takes; 0: 1024.  A steal takes
-                       * ceil(unstarted / ranks) of the victim's, at most this */
+    size_t batch_max; /* most tasks one steal takes; 0 or over 1024: 1024.
+                       * A steal takes ceil(unstarted / ranks) of the victim's,
+                       * at most this, and at most 16 MiB of inputs and outputs
+                       * (one task at least, whatever its size) */
     bool no_steal;    /* true: every task runs where it was submitted (to measure) */
 } weft_mpi_pool_config;
 
