@@ -13,6 +13,7 @@
 #include "graph2_work.h"
 #include "gpu_work.h"
 #include "tfsuite_work.h"
+#include "tfsuite2_work.h"
 
 /* cancel_weft.c (issue 19): token polling, an attached token never fired,
  * cancel-to-skip, deadline lateness. */
@@ -187,6 +188,14 @@ const bench_def bench_table[] = {
     { "primes", 1000000, false, &bench_work_primes, ALL_OPS(primes) },
     { "matrix_multiplication", 448 * 448, false, &bench_work_matrix_multiplication,
       ALL_OPS(matrix_multiplication) },
+    /* Two more (tfsuite2_*.c): size = options (black_scholes prices N options N
+     * times over: Taskflow's NUM_RUNS = N; N = 1000, its sweep's smallest) and
+     * tokens (linear_pipeline: 8 lines, 8 serial pipes, each a 10 us sleep; no
+     * OpenMP peer, see tfsuite2_omp.c). */
+    { "tfsuite_black_scholes", 1000, false, &bench_work_black_scholes, ALL_OPS(black_scholes) },
+    { "tfsuite_linear_pipeline", 64, false, &bench_work_linear_pipeline,
+      { [BENCH_WEFT] = &bench_weft_linear_pipeline, [BENCH_TBB] = TBB_OPS(linear_pipeline),
+        [BENCH_SERIAL] = &bench_serial_linear_pipeline, [BENCH_TF] = TF_OPS(linear_pipeline) } },
     /* Issue 18 (sched_weft.c), weft only: size = async tasks / latency samples / queued handles. */
     { "async_plain", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_plain } },
     { "async_prio", 1000000, false, &bench_work_sem, { [BENCH_WEFT] = &bench_weft_async_prio } },
