@@ -433,7 +433,7 @@ void weft__module_hold_bodies(weft_taskflow *tf, int delta);
 weft_status weft__module_list_bodies(const weft_taskflow *tf, const void *const **out, size_t *n);
 /* True if the calling thread runs a task of a module body below tf (or of a
  * graph nested in a run of one): a run of tf would wait behind it for that
- * body.  False too when the list cannot be made (no memory).  module.c. */
+ * body.  Allocates nothing.  module.c. */
 bool weft__module_body_runs_here(const weft_taskflow *tf);
 
 /* Fails the outermost run of r on behalf of node n (its name and index go into

@@ -73,61 +73,74 @@ struct body_path {
     const struct body_path *up;
 };
 
-static void hold_bodies_below(weft_taskflow *tf, int delta, const struct body_path *up) {
+/* Calls visit(b, ctx) for every module body b below tf, parents first, along
+ * every path (a body reached twice is visited twice; one already on the path,
+ * a cycle, is skipped with what is below it).  Stops at the first visit that
+ * returns true, and returns true then.  The one walk of hold, list and
+ * runs-here below. */
+static bool each_body_below(weft_taskflow *tf, bool (*visit)(weft_taskflow *b, void *ctx), void *ctx,
+                            const struct body_path *up) {
     const struct body_path here = {tf, up};
     for (size_t i = 0; i < tf->nbodies; i++) {
         weft_taskflow *b = tf->bodies[i];
         bool cycle = false;
         for (const struct body_path *p = &here; p && !cycle; p = p->up) cycle = p->tf == b;
         if (cycle) continue;
-        /* As tf's own count: taken under the submitter's program order (its
-         * later edits see it); given back with release before the run's
-         * future is ready (an edit after the wait sees the run's reads
-         * done). */
-        if (delta > 0) atomic_fetch_add_explicit(&b->runs_inflight, 1, memory_order_relaxed);
-        else atomic_fetch_sub_explicit(&b->runs_inflight, 1, memory_order_release);
-        hold_bodies_below(b, delta, &here);
+        if (visit(b, ctx) || each_body_below(b, visit, ctx, &here)) return true;
     }
+    return false;
 }
 
-void weft__module_hold_bodies(weft_taskflow *tf, int delta) { hold_bodies_below(tf, delta, NULL); }
+static bool hold_one(weft_taskflow *b, void *delta) {
+    /* As tf's own count: taken under the submitter's program order (its
+     * later edits see it); given back with release before the run's
+     * future is ready (an edit after the wait sees the run's reads
+     * done). */
+    if (*(const int *)delta > 0) atomic_fetch_add_explicit(&b->runs_inflight, 1, memory_order_relaxed);
+    else atomic_fetch_sub_explicit(&b->runs_inflight, 1, memory_order_release);
+    return false;
+}
 
-/* The walk of hold_bodies_below, writing each body into out[n..] (counting
- * only, for out NULL); returns the new n. */
-static size_t bodies_below(const weft_taskflow *tf, const void **out, size_t n, const struct body_path *up) {
-    const struct body_path here = {tf, up};
-    for (size_t i = 0; i < tf->nbodies; i++) {
-        const weft_taskflow *b = tf->bodies[i];
-        bool cycle = false;
-        for (const struct body_path *p = &here; p && !cycle; p = p->up) cycle = p->tf == b;
-        if (cycle) continue;
-        if (out) out[n] = b;
-        n = bodies_below(b, out, n + 1, &here);
-    }
-    return n;
+void weft__module_hold_bodies(weft_taskflow *tf, int delta) { (void)each_body_below(tf, hold_one, &delta, NULL); }
+
+/* list_bodies' visit: counts (out NULL) or writes out[n++]. */
+struct body_list {
+    const void **out;
+    size_t n;
+};
+
+static bool list_one(weft_taskflow *b, void *ctx) {
+    struct body_list *l = ctx;
+    if (l->out) l->out[l->n] = b;
+    l->n++;
+    return false;
 }
 
 weft_status weft__module_list_bodies(const weft_taskflow *tf, const void *const **out, size_t *n) {
     *out = NULL;
     *n = 0;
     if (!tf->nbodies) return WEFT_OK;
-    size_t count = bodies_below(tf, NULL, 0, NULL);
-    const void **a = weft__alloc(count * sizeof *a);
-    if (!a) return WEFT_ENOMEM;
-    (void)bodies_below(tf, a, 0, NULL);
-    *out = a;
+    weft_taskflow *t = (weft_taskflow *)tf; /* the walk only reads here */
+    struct body_list l = {NULL, 0};
+    (void)each_body_below(t, list_one, &l, NULL);
+    size_t count = l.n;
+    if (!(l.out = weft__alloc(count * sizeof *l.out))) return WEFT_ENOMEM;
+    l.n = 0;
+    (void)each_body_below(t, list_one, &l, NULL);
+    *out = l.out;
     *n = count;
     return WEFT_OK;
 }
 
+static bool runs_here(weft_taskflow *b, void *ctx) {
+    (void)ctx;
+    return weft__runs_under(b);
+}
+
+/* The same walk, stopped at the first body a task here belongs to: no list
+ * made (it was allocated and freed per call, and its ENOMEM said "no"). */
 bool weft__module_body_runs_here(const weft_taskflow *tf) {
-    const void *const *all;
-    size_t n;
-    if (weft__module_list_bodies(tf, &all, &n) != WEFT_OK) return false;
-    bool here = false;
-    for (size_t k = 0; k < n && !here; k++) here = weft__runs_under(all[k]);
-    weft__free((void *)all, n * sizeof *all);
-    return here;
+    return each_body_below((weft_taskflow *)tf, runs_here, NULL, NULL);
 }
 
 weft_taskflow *weft_task_module(weft_task t) {
