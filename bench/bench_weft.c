@@ -28,11 +28,26 @@ static int weft_env_init(unsigned threads, void **env) {
         weft_executor_destroy(ex);
         return -1;
     }
+    /* WEFT_BENCH_METRICS=1: counts steals and parks over the whole thread count
+     * (every benchmark and rep of this invocation at it), printed at the end,
+     * for finding why a case scales as it does.  The counting costs time. */
+    const char *m = getenv("WEFT_BENCH_METRICS");
+    if (m && *m && *m != '0' && weft_metrics_enable(ex, true) != WEFT_OK)
+        fprintf(stderr, "weft: WEFT_BENCH_METRICS: weft_metrics_enable failed\n");
     *env = ex;
     return 0;
 }
 
-static void weft_env_fini(void *env) { weft_executor_destroy(env); }
+static void weft_env_fini(void *env) {
+    weft_metrics m;
+    if (weft_executor_metrics(env, &m, NULL, 0) == WEFT_OK && m.enabled)
+        printf("# weft metrics: workers=%u tasks=%llu steals=%llu steal_fails=%llu parks=%llu wakeups=%llu "
+               "busy_ms=%.3f idle_ms=%.3f\n",
+               m.workers, (unsigned long long)m.total.tasks, (unsigned long long)m.total.steals,
+               (unsigned long long)m.total.steal_fails, (unsigned long long)m.total.parks,
+               (unsigned long long)m.total.wakeups, (double)m.total.busy_ns / 1e6, (double)m.total.idle_ns / 1e6);
+    weft_executor_destroy(env);
+}
 
 const bench_impl bench_impl_weft = { "weft", NULL, 0, weft_env_init, weft_env_fini };
 

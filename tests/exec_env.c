@@ -439,3 +439,79 @@ TEST(executors_created_on_four_threads_at_once_all_work) {
     for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
     ASSERT_EQ(atomic_load(&bad), 0);
 }
+
+/* ---- WEFT_STEAL_ROUNDS / WEFT_YIELD_ROUNDS ------------------------------------- */
+
+static int one_task(weft_ctx *cx, void *p) {
+    (void)cx;
+    atomic_fetch_add((atomic_int *)p, 1);
+    return 0;
+}
+
+/* Parks of a one-worker executor made with the environment as it is, after one
+ * task and `idle_us` of idleness (0: waits up to 5 s for the first park). */
+static uint64_t parks_after_idle(unsigned idle_us) {
+    weft_status err = WEFT_EINVAL;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &err);
+    ASSERT_NOT_NULL(ex);
+    ASSERT_OK(err);
+    ASSERT_OK(weft_metrics_enable(ex, true));
+    atomic_int ran = 0;
+    ASSERT_OK(weft_silent_async(ex, one_task, &ran));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&ran), 1);
+    weft_metrics m;
+    if (idle_us) {
+        sleep_us(idle_us);
+        ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    } else {
+        double t0 = now_s();
+        do {
+            sleep_us(1000);
+            ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+        } while (m.total.parks == 0 && now_s() - t0 < 5);
+    }
+    weft_executor_destroy(ex); /* prompt: the search looks at shutdown every round */
+    return m.total.parks;
+}
+
+/* 65536 + 65536 rounds take far longer than 20 ms (each yield round is a
+ * system call), so a worker that read them is still searching then; one that
+ * kept the defaults (16 + 8 rounds: microseconds) has parked. */
+TEST(weft_steal_rounds_and_yield_rounds_keep_an_idle_worker_searching_instead_of_parking) {
+    unsetenv("WEFT_STEAL_ROUNDS");
+    unsetenv("WEFT_YIELD_ROUNDS");
+    ASSERT_TRUE(parks_after_idle(0) >= 1);
+    ASSERT_EQ(setenv("WEFT_STEAL_ROUNDS", "65536", 1), 0);
+    ASSERT_EQ(setenv("WEFT_YIELD_ROUNDS", "65536", 1), 0);
+    uint64_t parks = parks_after_idle(20000);
+    unsetenv("WEFT_STEAL_ROUNDS");
+    unsetenv("WEFT_YIELD_ROUNDS");
+    ASSERT_EQ(parks, 0);
+}
+
+TEST(a_bad_weft_steal_rounds_or_yield_rounds_warns_once_and_keeps_the_default) {
+    capture_log();
+    ASSERT_EQ(setenv("WEFT_STEAL_ROUNDS", "65537", 1), 0);
+    for (int i = 0; i < 2; i++) {
+        weft_status err = WEFT_EINVAL;
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &err);
+        ASSERT_NOT_NULL(ex);
+        ASSERT_OK(err);
+        ASSERT_EQ(weft_run_root(ex, root_fn, NULL), 7);
+        weft_executor_destroy(ex);
+    }
+    unsetenv("WEFT_STEAL_ROUNDS");
+    ASSERT_EQ(atomic_load(&logged.warnings), 1);
+    ASSERT_TRUE(strstr(logged.last, "WEFT_STEAL_ROUNDS=\"65537\"") != NULL);
+    ASSERT_TRUE(strstr(logged.last, "using 16") != NULL);
+    ASSERT_EQ(setenv("WEFT_YIELD_ROUNDS", "-3", 1), 0);
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, NULL);
+    unsetenv("WEFT_YIELD_ROUNDS");
+    ASSERT_NOT_NULL(ex);
+    weft_executor_destroy(ex);
+    ASSERT_EQ(atomic_load(&logged.warnings), 2);
+    ASSERT_TRUE(strstr(logged.last, "WEFT_YIELD_ROUNDS=\"-3\"") != NULL);
+    ASSERT_TRUE(strstr(logged.last, "using 8") != NULL);
+    weft_log_set_callback(NULL, NULL);
+}

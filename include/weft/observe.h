@@ -109,7 +109,8 @@ typedef struct weft_worker_metrics {
                             * async tasks, not run (a task weft_sched_remove
                             * took out on a thread that is no worker is
                             * counted in worker 0's) */
-    uint64_t steals;       /* jobs taken from another worker or the injector */
+    uint64_t steals;       /* jobs taken from another worker or the injector
+                            * (stolen fork-join frames included) */
     uint64_t steal_fails;  /* steal attempts that found nothing or lost a race */
     uint64_t parks;        /* times the worker went to sleep */
     uint64_t wakeups;      /* times it woke from sleep and then found work */

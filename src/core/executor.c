@@ -34,6 +34,16 @@ static unsigned steal_batch_from_env(void) {
     return v ? (unsigned)v : 1;
 }
 
+/* WEFT_STEAL_ROUNDS / WEFT_YIELD_ROUNDS: an idle worker's search before it
+ * parks (weft_executor_config.steal_rounds, .yield_rounds), for tuning a
+ * program on a machine where waking a parked worker is dear (a VM whose idle
+ * vCPUs halt) without rebuilding it. */
+static unsigned rounds_from_env(const char *name, unsigned dflt, const char *dflt_text) {
+    uint64_t v;
+    if (!weft__env_uint(name, WEFT_SEARCH_ROUNDS_MAX, &v, dflt_text)) return dflt;
+    return v ? (unsigned)v : dflt;
+}
+
 /* WEFT_AFFINITY: "cpus" binds here; "none" does not.  The names of placement
  * strategies are accepted too (no warning) and stay WEFT_AFFINITY_DEFAULT,
  * unbound to the core: the layer that places workers reads WEFT_AFFINITY only
@@ -124,8 +134,8 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
     weft_executor *ex = weft__calloc_aligned(sizeof *ex, WEFT__CACHE_LINE);
     if (!ex) return weft__fail_null(err, "weft_executor_create", WEFT_ENOMEM, NULL);
     ex->nworkers = c.workers;
-    ex->steal_rounds = c.steal_rounds ? c.steal_rounds : 16;
-    ex->yield_rounds = c.yield_rounds ? c.yield_rounds : 8;
+    ex->steal_rounds = c.steal_rounds ? c.steal_rounds : rounds_from_env("WEFT_STEAL_ROUNDS", 16, "16");
+    ex->yield_rounds = c.yield_rounds ? c.yield_rounds : rounds_from_env("WEFT_YIELD_ROUNDS", 8, "8");
     ex->steal_batch = c.steal_batch ? c.steal_batch : steal_batch_from_env();
     ex->bound = c.affinity == WEFT_AFFINITY_CPUS;
     ex->fork_generation = atomic_load_explicit(&weft__fork_generation, memory_order_relaxed);

@@ -411,6 +411,7 @@ weft__job *weft__fj_steal(weft__worker *w, weft__worker *v) {
         return NULL;
     weft__fj_frame *f = q->frames + WEFT__FJ_TAIL(ts);
     __atomic_store_n(&f->state, (uintptr_t)w->id + 1, __ATOMIC_RELAXED);
+    weft__hook_steal(w, true, (int)v->id); /* observe/: a job taken from another worker, as a deque's is */
     w->fj_job.job.run = run_stolen;
     w->fj_job.frame = f;
     return &w->fj_job.job;
