@@ -15,6 +15,11 @@ if(CMAKE_CXX_COMPILER)
   weft_add_test_program(cpp_tfport39 SOURCES cpp_tfport39.cc TIMEOUT 120)
   set_target_properties(cpp_tfport39 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                                 CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Taskflow's example programs (examples/*.cpp), ported to weft.hpp with
+  # exact checks on 1, 2 and 4 workers (session 40).
+  weft_add_test_program(cpp_port40 SOURCES cpp_port40.cpp TIMEOUT 120)
+  set_target_properties(cpp_port40 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                              CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # weft.hpp on its own (twice, for its guard), as strict C++17.
   add_test(NAME cpp.weft_hpp_compiles_alone_as_cxx17
     COMMAND sh -c "printf '#include <weft.hpp>\\n#include <weft.hpp>\\nint main(void) { return 0; }\\n' | \"$0\" -std=c++17 -Wall -Wextra -Wshadow -pedantic -Werror -fsyntax-only -I\"$1\" -x c++ -"
