@@ -994,3 +994,112 @@ TEST(tf_example_attach_data_task_reads_the_data_of_each_run) {
     ASSERT_EQ(got.size(), 10u);
     for (int i = 0; i < 10; i++) ASSERT_EQ(got[static_cast<size_t>(i)], i);
 }
+
+/* tsp.cpp: branch and bound over tours, one task group per node (the first
+ * branch followed in place, the others as children), a shared best bound;
+ * here 8 cities, against a serial search of every tour. */
+namespace {
+constexpr int kCities = 8;
+int tsp_dist[kCities][kCities];
+weft::executor *tsp_executor;
+std::atomic<int> best_cost{INT_MAX};
+int tsp_lower_bound(int current, const std::vector<bool> &visited, int cost) {
+    int min_curr = INT_MAX;
+    for (int v = 0; v < kCities; v++)
+        if (!visited[static_cast<size_t>(v)]) min_curr = std::min(min_curr, tsp_dist[current][v]);
+    if (min_curr == INT_MAX) return cost;
+    int bound = cost + min_curr;
+    for (int u = 0; u < kCities; u++) {
+        if (visited[static_cast<size_t>(u)]) continue;
+        int min_u = INT_MAX;
+        for (int v = 0; v < kCities; v++)
+            if (v != u) min_u = std::min(min_u, tsp_dist[u][v]);
+        bound += min_u;
+    }
+    return bound;
+}
+void branch_and_bound(int current, std::vector<bool> visited, int cost, int depth) {
+    if (tsp_lower_bound(current, visited, cost) >= best_cost.load(std::memory_order_relaxed)) return;
+    if (depth == kCities) {
+        int total = cost + tsp_dist[current][0];
+        int cur = best_cost.load(std::memory_order_relaxed);
+        while (total < cur && !best_cost.compare_exchange_weak(cur, total, std::memory_order_relaxed)) {}
+        return;
+    }
+    auto tg = tsp_executor->task_group();
+    bool first = true;
+    for (int v = 0; v < kCities; v++) {
+        if (visited[static_cast<size_t>(v)]) continue;
+        std::vector<bool> nv = visited;
+        nv[static_cast<size_t>(v)] = true;
+        int nc = cost + tsp_dist[current][v];
+        if (first) {
+            first = false;
+            branch_and_bound(v, nv, nc, depth + 1);
+        } else {
+            tg.silent_async([=] { branch_and_bound(v, nv, nc, depth + 1); });
+        }
+    }
+    tg.corun();
+}
+int tsp_serial(int current, std::vector<bool> &visited, int cost, int depth) {
+    if (depth == kCities) return cost + tsp_dist[current][0];
+    int best = INT_MAX;
+    for (int v = 0; v < kCities; v++) {
+        if (visited[static_cast<size_t>(v)]) continue;
+        visited[static_cast<size_t>(v)] = true;
+        best = std::min(best, tsp_serial(v, visited, cost + tsp_dist[current][v], depth + 1));
+        visited[static_cast<size_t>(v)] = false;
+    }
+    return best;
+}
+} // namespace
+TEST(tf_example_tsp_branch_and_bound_by_task_groups_finds_the_optimal_tour) {
+    for (int seed = 1; seed <= 3; seed++) {
+        for (int i = 0; i < kCities; i++)
+            for (int j = 0; j <= i; j++)
+                tsp_dist[i][j] = tsp_dist[j][i] = i == j ? 0 : 1 + static_cast<int>((i * 131 + j * 71 + seed * 977) % 97);
+        std::vector<bool> visited(kCities, false);
+        visited[0] = true;
+        int want = tsp_serial(0, visited, 0, 1);
+        for (unsigned w : kWorkers) {
+            weft::executor executor(w);
+            tsp_executor = &executor;
+            best_cost = INT_MAX;
+            executor.async([&] { branch_and_bound(0, visited, 0, 1); }).get();
+            ASSERT_EQ(best_cost.load(), want);
+            tsp_executor = nullptr;
+        }
+    }
+}
+
+/* composition.cpp, example 2's end: run_untils queued and never waited; the
+ * taskflows and the executor go out of scope (the taskflows first: each waits
+ * for its runs, the modules' bodies after the taskflows composing them). */
+TEST(tf_example_composition_runs_left_queued_at_scope_end_all_complete) {
+    std::atomic<int> f1A{0}, f3A{0};
+    for (unsigned w : kWorkers) {
+        f1A = 0;
+        f3A = 0;
+        {
+            weft::executor executor(w);
+            weft::taskflow f1("F1");
+            f1.emplace([&] { f1A++; });
+            weft::taskflow f2("F2");
+            f2.emplace([] {});
+            f2.composed_of(f1);
+            weft::taskflow f3("F3");
+            f3.composed_of(f2);
+            f3.emplace([&] { f3A++; });
+            weft::taskflow f4("F4");
+            auto m3 = f4.composed_of(f3);
+            auto m2 = f4.composed_of(f2);
+            m3.precede(m2);
+            (void)executor.run_until(f4, [iter = 1]() mutable { return iter-- == 0; });
+            (void)executor.run_until(f4, [iter = 2]() mutable { return iter-- == 0; });
+            (void)executor.run_until(f4, [iter = 3]() mutable { return iter-- == 0; });
+        }
+        ASSERT_EQ(f3A.load(), 6);
+        ASSERT_EQ(f1A.load(), 12);
+    }
+}

@@ -638,3 +638,69 @@ TEST(lace_uts_unbalanced_trees_count_every_node_once_typed_and_grouped) {
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- RUN from every kind of task, and LACE_WORKER_ID through WEFT_FJ_CTX ------- */
+
+/* Lace's pi seeds a generator per worker from LACE_WORKER_ID: here the worker
+ * index through WEFT_FJ_CTX, which must be one of the executor's. */
+static atomic_int pi_bad_worker;
+static unsigned pi_workers;
+WEFT_FJ_TASK(long, pi_ids, struct pi_range, r) {
+    int id = weft_ctx_worker_id(WEFT_FJ_CTX);
+    if (id < 0 || (unsigned)id >= pi_workers) atomic_fetch_add(&pi_bad_worker, 1);
+    if (r.cnt <= 1) return r.cnt;
+    WEFT_FJ_SLOT(pi_ids) lo;
+    WEFT_FJ_SPAWN(pi_ids, &lo, ((struct pi_range){r.start, r.cnt / 2}));
+    long hi = WEFT_FJ_CALL(pi_ids, ((struct pi_range){r.start + r.cnt / 2, (r.cnt + 1) / 2}));
+    /* a second look after the call: the hidden top was written back, then moved on */
+    id = weft_ctx_worker_id(WEFT_FJ_CTX);
+    if (id < 0 || (unsigned)id >= pi_workers) atomic_fetch_add(&pi_bad_worker, 1);
+    return hi + WEFT_FJ_SYNC(pi_ids, &lo);
+}
+
+struct fib_in_task {
+    int n;
+    long r;
+};
+static int fib_in_task_fn(weft_ctx *cx, void *p) {
+    struct fib_in_task *a = p;
+    a->r = WEFT_FJ_RUN(cx, pfib, a->n);
+    struct pi_range pr = {0, 999};
+    if (WEFT_FJ_RUN(cx, pi_ids, pr) != 999) a->r = -2;
+    return 0;
+}
+
+TEST(lace_typed_runs_from_graph_async_and_root_tasks_at_once_give_exact_results) {
+    enum { NT = 24 };
+    for (size_t w = 0; w < NW; w++) {
+        weft_executor *ex = make_executor(kWorkers[w]);
+        pi_workers = kWorkers[w];
+        atomic_store(&pi_bad_worker, 0);
+        struct fib_in_task g[NT], a[NT];
+        weft_taskflow *tf = make_taskflow("typed");
+        for (int i = 0; i < NT; i++) {
+            g[i] = (struct fib_in_task){i % 18, -1};
+            must_emplace(tf, fib_in_task_fn, &g[i]);
+        }
+        weft_future *run = NULL, *fut[NT];
+        ASSERT_OK(weft_run(ex, tf, &run));
+        for (int i = 0; i < NT; i++) {
+            a[i] = (struct fib_in_task){(i * 7) % 18, -1};
+            ASSERT_OK(weft_async(ex, fib_in_task_fn, &a[i], &fut[i]));
+        }
+        struct fib_in_task r = {17, -1};
+        ASSERT_EQ(weft_run_root(ex, fib_in_task_fn, &r), 0);
+        ASSERT_OK(weft_future_wait(run));
+        weft_future_destroy(run);
+        for (int i = 0; i < NT; i++) {
+            ASSERT_OK(weft_future_wait(fut[i]));
+            weft_future_destroy(fut[i]);
+            ASSERT_EQ(a[i].r, fib_serial(a[i].n));
+            ASSERT_EQ(g[i].r, fib_serial(g[i].n));
+        }
+        ASSERT_EQ(r.r, fib_serial(17));
+        ASSERT_EQ(atomic_load(&pi_bad_worker), 0);
+        weft_taskflow_destroy(tf);
+        weft_executor_destroy(ex);
+    }
+}
