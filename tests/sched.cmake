@@ -4,7 +4,7 @@
 # and whole runs' priorities.
 weft_add_test_program(sched_tests
   SOURCES sched_order.c sched_policy.c sched_stress.c sched_graph.c sched_lanes.c sched_fair.c
-          sched_hunt35.c sched_hunt38.c
+          sched_hunt35.c sched_hunt38.c sched_hunt40.c
   TIMEOUT 120)
 # Taskflow's unit tests ported (session 39): the defects the C++ port
 # (cpp_tfport39.cc) found, in C.

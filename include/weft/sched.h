@@ -47,7 +47,11 @@ typedef enum weft_priority {
  * type; copy it freely.  {0, 0} is never a valid handle.  It is used with the
  * executor it came from, which must still exist: unlike a weak reference, a
  * handle cannot tell that its executor was destroyed (passing a destroyed
- * executor is a use after free, not WEFT_ENOENT). */
+ * executor is a use after free, not WEFT_ENOENT).  A handle passed to another
+ * executor is refused with WEFT_EINVAL ("given out by another executor") by
+ * every call below, and touches none of that executor's tasks (told apart
+ * by a mark of its executor, one of 255 dealt in turn: sure among the last
+ * 255 executors created, not beyond). */
 typedef struct weft_sched_handle {
     uint32_t slot; /* which queue entry holds the task (opaque to the caller) */
     uint32_t gen;  /* that entry's generation when the task was queued (opaque) */

@@ -10,10 +10,21 @@ static inline bool prio_ok(int p) { return p >= WEFT_PRIORITY_LOW && p <= WEFT_P
 
 static weft__sched *sched_or_null(weft_executor *ex) { return ex ? weft__sched_of(ex) : NULL; }
 
+/* A handle another executor gave out: WEFT_EINVAL, said so.  Its slot index
+ * and generation could name a task queued here (every queue's first handle
+ * was {0, 1}), which the call then re-prioritised or removed: a task the
+ * caller never saw, reported cancelled with WEFT_OK. */
+static weft_status foreign(const char *call) {
+    return weft__fail(call, WEFT_EINVAL,
+                      "the handle was given out by another executor (use it with the executor its task was "
+                      "queued on)");
+}
+
 weft_status weft_sched_reprioritize(weft_executor *ex, weft_sched_handle h, weft_priority priority) {
     weft__sched *s = sched_or_null(ex);
     if (!s || !prio_ok((int)priority))
         return weft__fail(__func__, WEFT_EINVAL, "ex is NULL, or %d is not a priority", (int)priority);
+    if (weft__squeue_foreign(&s->q, h)) return foreign(__func__);
     weft__mutex_lock(&s->q.lock);
     weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
     if (sl) weft__squeue_set_level_locked(&s->q, h.slot, (unsigned)priority + 1, weft__now_ns());
@@ -38,6 +49,7 @@ static void report_removed(weft_executor *ex, weft__job *job) {
 weft_status weft_sched_remove(weft_executor *ex, weft_sched_handle h) {
     weft__sched *s = sched_or_null(ex);
     if (!s) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
+    if (weft__squeue_foreign(&s->q, h)) return foreign(__func__);
     weft__mutex_lock(&s->q.lock);
     weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
     /* A job queued without a handle (queue_now: a graph task's from another
@@ -69,6 +81,7 @@ weft_status weft_sched_priority(weft_executor *ex, weft_sched_handle h, weft_pri
      * last error message as it was. */
     weft__sched *s = sched_or_null(ex);
     if (!s) return WEFT_ENOENT; /* no task of this executor was ever queued with a priority */
+    if (weft__squeue_foreign(&s->q, h)) return foreign(__func__);
     weft__mutex_lock(&s->q.lock);
     weft__sched_slot *sl = weft__squeue_slot_locked(&s->q, h);
     if (sl) *out = (weft_priority)((int)sl->level - 1);

@@ -10,8 +10,22 @@
 enum { SLOT_FREE = 0, SLOT_RESERVED = 1, SLOT_QUEUED = 2 };
 #define NO_SLOT UINT32_MAX
 
+/* Marks for the queues, dealt in turn: executors alive at once differ (up to
+ * 255 of them).  The first handle of every queue used to be {0, 1}, so one
+ * executor's handle named a task of another (weft/sched.h: a handle is used
+ * with the executor it came from; now that misuse is refused, api.c). */
+static _Atomic uint32_t next_mark;
+
+/* The generation after g in a queue marked `mark`: the low 24 bits count,
+ * skipping 0, so a generation is never 0 and always carries the mark. */
+static inline uint32_t gen_next(uint32_t mark, uint32_t g) {
+    uint32_t low = (g + 1) & ~WEFT__GEN_MARK;
+    return mark | (low ? low : 1u);
+}
+
 int weft__squeue_init(weft__sched_queue *q) {
     memset(q, 0, sizeof *q);
+    q->mark = ((atomic_fetch_add_explicit(&next_mark, 1, memory_order_relaxed) % 255u) + 1u) << 24;
     q->free_head = NO_SLOT;
     for (unsigned l = 0; l < WEFT__LEVELS; l++) atomic_init(&q->count[l], 0);
     atomic_init(&q->next_seq, 0);
@@ -80,7 +94,7 @@ int weft__squeue_reserve_locked(weft__sched_queue *q, unsigned level, weft__sche
     } else {
         if (q->nslots == q->cap && grow(q) != WEFT_OK) return WEFT_ENOMEM;
         idx = q->nslots++;
-        q->slots[idx].gen = 1;
+        q->slots[idx].gen = gen_next(q->mark, 0);
     }
     weft__sched_slot *s = &q->slots[idx];
     s->job = NULL;
@@ -147,7 +161,7 @@ void weft__squeue_free_locked(weft__sched_queue *q, uint32_t idx) {
     weft__sched_slot *s = &q->slots[idx];
     s->state = SLOT_FREE;
     s->job = NULL;
-    if (++s->gen == 0) s->gen = 1; /* every handle to it is stale now */
+    s->gen = gen_next(q->mark, s->gen); /* every handle to it is stale now */
     s->next_free = q->free_head;
     q->free_head = idx;
 }

@@ -56,6 +56,11 @@ typedef struct weft__sched_queue {
     uint32_t cap;
     uint32_t n;       /* in the heap */
     uint32_t free_head;
+    /* This queue's mark, in the top byte of every generation it gives out
+     * (WEFT__GEN_MARK): handles of different executors differ there, so a
+     * handle passed to another executor is told apart (api.c) instead of
+     * naming that executor's slot of the same index and generation. */
+    uint32_t mark;
     /* Written under the lock; read without it by lanes (their items' stamps). */
     _Atomic uint64_t next_seq;
     /* Queued per level: written under the lock, read without it (hints). */
@@ -215,6 +220,13 @@ static inline uint32_t weft__squeue_count_from(weft__sched_queue *q, unsigned mi
 int weft__squeue_reserve_locked(weft__sched_queue *q, unsigned level, weft__sched_removed_fn on_remove,
                                 weft_sched_handle *out);
 weft__sched_slot *weft__squeue_slot_locked(weft__sched_queue *q, weft_sched_handle h);
+/* The top byte of a generation: the mark of the queue that gave it out. */
+#define WEFT__GEN_MARK 0xff000000u
+/* True if h was given out by another executor's queue (its mark differs;
+ * {0, 0}, never valid, is nobody's).  Needs no lock. */
+static inline bool weft__squeue_foreign(const weft__sched_queue *q, weft_sched_handle h) {
+    return (h.gen & WEFT__GEN_MARK) != 0 && (h.gen & WEFT__GEN_MARK) != q->mark;
+}
 void weft__squeue_insert_locked(weft__sched_queue *q, uint32_t idx, weft__job *job, uint64_t now);
 void weft__squeue_set_level_locked(weft__sched_queue *q, uint32_t idx, unsigned level, uint64_t now);
 void weft__squeue_erase_locked(weft__sched_queue *q, uint32_t idx);
