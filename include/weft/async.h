@@ -69,7 +69,13 @@ typedef struct weft_async_options {
     weft_sched_handle *handle;
     /* Dependencies, as weft_dependent_async's.  With a priority, each one
      * still queued below it is raised to it (priority inheritance, unless the
-     * executor was created with weft_sched_config.no_inheritance). */
+     * executor was created with weft_sched_config.no_inheritance): each
+     * direct dependency that has a queue slot (a priority or a handle), also
+     * one still waiting for its own dependencies (it is queued at the raised
+     * level), but not those it waits for: in a chain C -> B -> A, a CRITICAL
+     * C raises B, and a LOW A stays LOW (give A the priority, or raise it
+     * through its handle).  Plain NORMAL dependencies sit in the deques, out
+     * of the queue's reach. */
     weft_future *const *deps;
     size_t ndeps; /* entries of deps; 0: no dependencies (deps may be NULL) */
     /* A NUMA node hint, written WEFT_NUMA_NODE(n) for node n (an index of the
