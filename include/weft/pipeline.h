@@ -78,9 +78,16 @@ WEFT_API weft_status weft_pipeflow_stop(weft_pipeflow *pf);
 /* The run the pipeline's task belongs to, as weft_ctx_run gives it for that
  * task: the future weft_run (or weft_run_n, ...) returned, also when the
  * pipeline is in a module's or subflow's graph nested in that run.  A stage
- * may run on any worker, where weft_current_ctx() is not the pipeline's task;
- * this says which run the token is part of (weft.hpp keeps a stage's
- * exception for that run).  NULL for NULL.  Only from inside a stage. */
+ * may run on any worker, where weft_current_ctx() is not always the
+ * pipeline's task (it may be a context of the pipeline's run whose
+ * weft_ctx_task is the null task and weft_ctx_run NULL); this says which run
+ * the token is part of (weft.hpp keeps a stage's exception for that run).
+ * On every worker that context belongs to the run: weft_ctx_cancelled sees
+ * the run's cancellation, a stage may spawn and sync through it (weft/
+ * forkjoin.h; sync what it spawns before it returns), and a wait from a stage
+ * for the run, for a run of the pipeline's taskflow or of a graph its task
+ * is nested in is refused with WEFT_EDEADLK, as from the pipeline's task.
+ * NULL for NULL.  Only from inside a stage. */
 WEFT_API const weft_future *weft_pipeflow_run(const weft_pipeflow *pf);
 
 /* ---- token pipelines -------------------------------------------------------- */

@@ -103,6 +103,10 @@ struct weft_pipeline {
     bool simple;
     const _Atomic int *cancel; /* the graph run's stop bits */
     const weft_future *run;    /* the driving task's run (weft_ctx_run), for weft_pipeflow_run */
+    /* The driving task's own run (its context's `run`: a module's or subflow's
+     * nested run, whose `up` chain reaches the top one), for the context a slot
+     * runs in on another worker (run.c, weft__slot_run). */
+    const weft_future *nest;
     weft_pipeline_scheduling scheduling;
     /* weft_pipeline_set_priority: the level (a weft_priority) at which a spread
      * phase queues the slots it readies; 0 hands them on as jobs of the worker.

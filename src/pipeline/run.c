@@ -102,14 +102,29 @@ static inline int call_stage(weft__worker *w, struct weft__obs *o, weft_pipeline
     return stage_fn(p, ln, pf);
 }
 
+/* In a slot (`slot` below: a spread phase's stage call, in weft__slot_run's
+ * context): spawns the stage left unsynced are synced now, before the
+ * count-downs after which the pipeline, and the run its context names, may be
+ * gone; a failing one fails the stage.  (An inline phase's stage calls run in
+ * the driving task's context, which syncs them as any task's.) */
+static __attribute__((noinline, cold)) int slot_sync_left_slow(weft__worker *w, int rc) {
+    int left = weft__fj_sync_left(w, w->ctx);
+    return rc != 0 ? rc : left;
+}
+static inline int slot_sync_left(weft__worker *w, int rc) {
+    return __builtin_expect(weft__fj_left_unsynced(w, w->ctx), 0) ? slot_sync_left_slow(w, rc) : rc;
+}
+
 /* Runs the first stage for token t on `line`.  False if it stopped (t was not
  * made).  The caller keeps p->next_token. */
-static inline bool make_token(weft__worker *w, struct weft__obs *o, weft_pipeline *p, uint64_t t, uint32_t line) {
+static inline bool make_token(weft__worker *w, struct weft__obs *o, weft_pipeline *p, uint64_t t, uint32_t line,
+                              const bool slot) {
     weft__line *ln = &p->lines[line];
     weft_pipeflow pf = {p, t, line, 0, false};
     ln->token = t;
     ln->skip = false;
     int rc = call_stage(w, o, p, ln, &pf);
+    if (slot) rc = slot_sync_left(w, rc);
     if (rc != 0) record_failure(p, ln, rc); /* a stop with an error still fails */
     return !pf.stop;
 }
@@ -117,11 +132,12 @@ static inline bool make_token(weft__worker *w, struct weft__obs *o, weft_pipelin
 /* Runs stage `stage` (> 0) for the token on `line`, unless an earlier stage of
  * that token failed. */
 static inline void later_call(weft__worker *w, struct weft__obs *o, weft_pipeline *p, uint32_t line,
-                              uint32_t stage) {
+                              uint32_t stage, const bool slot) {
     weft__line *ln = &p->lines[line];
     if (ln->skip) return;
     weft_pipeflow pf = {p, ln->token, line, stage, false};
     int rc = call_stage(w, o, p, ln, &pf);
+    if (slot) rc = slot_sync_left(w, rc);
     if (rc != 0) record_failure(p, ln, rc);
 }
 
@@ -169,7 +185,7 @@ static weft__job *first_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
         if (must_stop(p)) {
             p->ended = true;
         } else if (t < p->epoch_end) {
-            if (make_token(w, weft__obs_get(w->ex), p, t, s->line)) {
+            if (make_token(w, weft__obs_get(w->ex), p, t, s->line, true)) {
                 weft__slot *same = p->nstages > 1 ? s + 1 : NULL;
                 weft__slot *a = same && count_down(same) ? same : NULL;
                 weft__slot *gen = next_line(p, s);
@@ -191,7 +207,7 @@ static weft__job *later_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
     rearm(s);
     uint32_t st = s->stage;
     signed char prio = p->prio; /* p may be gone after the last count-down */
-    later_call(w, weft__obs_get(w->ex), p, s->line, st);
+    later_call(w, weft__obs_get(w->ex), p, s->line, st, true);
     weft__slot *b = NULL;
     if (!p->stages[st].parallel) {
         weft__slot *c = next_line(p, s);
@@ -209,11 +225,25 @@ static weft__job *later_stage(weft__worker *w, weft_pipeline *p, weft__slot *s) 
  * another call (what weft__execute does between two jobs is kept:
  * weft__job_next). */
 weft__job *weft__slot_run(weft__worker *w, weft__job *job) {
+    /* The stages run in a context of the pipeline's run, chained on the
+     * worker's as a task's is: on a worker other than the driver's (a spread
+     * phase's thief) there was none, so a stage's wait for a run of its own
+     * taskflow, of a graph its task is nested in, or for its run's future
+     * (weft_pipeflow_run) was not refused with WEFT_EDEADLK as from the
+     * driver's worker, and hung the run.  Read before the first slot: p may be
+     * gone after the last count-down, and the run with it (the context is
+     * only read by waits made from a stage). */
+    weft_pipeline *p0 = ((weft__slot *)job)->p;
+    weft_ctx cx = {w, NULL, p0->cancel, p0->nest, w->ctx, 0, w->fj.head};
+    w->ctx = &cx;
     for (;;) {
         weft__slot *s = (weft__slot *)job;
         weft_pipeline *p = s->p;
         weft__job *next = s->stage == 0 ? first_stage(w, p, s) : later_stage(w, p, s);
-        if (!next || next->run != weft__slot_run) return next;
+        if (!next || next->run != weft__slot_run) {
+            w->ctx = cx.outer;
+            return next;
+        }
         weft__job_next(w, next);
         job = next;
     }
@@ -265,8 +295,8 @@ static inline __attribute__((always_inline)) uint64_t inline_tokens(weft__worker
                                                                     uint32_t *linep) {
     uint32_t line = *linep;
     for (; t < end; t++) {
-        if (must_stop(p) || !make_token(w, o, p, t, line)) break;
-        for (uint32_t s = 1; s < p->nstages; s++) later_call(w, o, p, line, s);
+        if (must_stop(p) || !make_token(w, o, p, t, line, false)) break;
+        for (uint32_t s = 1; s < p->nstages; s++) later_call(w, o, p, line, s, false);
         line = line + 1 == p->nlines ? 0 : line + 1;
     }
     *linep = line;
@@ -363,6 +393,7 @@ static int drive(weft_ctx *cx, void *arg) {
     if (p->simple) atomic_store_explicit(&p->next_token, 0, memory_order_relaxed);
     p->cancel = cx->stop;
     p->run = weft_ctx_run(cx);
+    p->nest = cx->run;
     p->ended = false;
     atomic_store_explicit(&p->inline_tokens, 0, memory_order_relaxed);
     atomic_store_explicit(&p->failed, 0, memory_order_relaxed);
