@@ -51,15 +51,27 @@
 
 #include "weft/algo.h"
 
+/* What every function the macros below generate is: static inline, and marked
+ * unused (as forkjoin.h's typed macros mark theirs).  A macro's expansion lands
+ * in the user's own file, where clang -Wall warns of each unused static
+ * function: a user who calls name_sort but not name_stable_sort, or expands a
+ * macro for later, got warnings (errors with -Werror), and every expansion of
+ * WEFT_ALGO_SORT_NANS_LAST got one for a kernel of its own it never calls. */
+#if defined(__GNUC__)
+#define WEFT__ALGO_FN static inline __attribute__((unused))
+#else
+#define WEFT__ALGO_FN static inline
+#endif
+
 /* ---- sort ------------------------------------------------------------------- */
 
 #define WEFT__SORT_KERNELS(name, type, lt)                                                   \
-    static inline void name##__swap(type *x, type *y) {                                      \
+    WEFT__ALGO_FN void name##__swap(type *x, type *y) {                                      \
         type t_ = *x;                                                                        \
         *x = *y;                                                                             \
         *y = t_;                                                                             \
     }                                                                                        \
-    static inline void name##__insertion(type *a, size_t n) {                                \
+    WEFT__ALGO_FN void name##__insertion(type *a, size_t n) {                                \
         for (size_t i = 1; i < n; i++) {                                                     \
             type v = a[i];                                                                   \
             size_t j = i;                                                                    \
@@ -67,7 +79,7 @@
             a[j] = v;                                                                        \
         }                                                                                    \
     }                                                                                        \
-    static inline void name##__sift(type *a, size_t root, size_t n) {                        \
+    WEFT__ALGO_FN void name##__sift(type *a, size_t root, size_t n) {                        \
         type v = a[root];                                                                    \
         for (size_t c; (c = 2 * root + 1) < n; root = c) {                                   \
             if (c + 1 < n && lt(a[c], a[c + 1])) c++;                                        \
@@ -76,7 +88,7 @@
         }                                                                                    \
         a[root] = v;                                                                         \
     }                                                                                        \
-    static inline void name##__heapsort(type *a, size_t n) {                                 \
+    WEFT__ALGO_FN void name##__heapsort(type *a, size_t n) {                                 \
         for (size_t i = n / 2; i-- > 0;) name##__sift(a, i, n);                              \
         for (size_t i = n; i-- > 1;) {                                                       \
             name##__swap(&a[0], &a[i]);                                                      \
@@ -84,7 +96,7 @@
         }                                                                                    \
     }                                                                                        \
     /* Orders *x <= *y <= *z. */                                                             \
-    static inline void name##__sort3(type *x, type *y, type *z) {                            \
+    WEFT__ALGO_FN void name##__sort3(type *x, type *y, type *z) {                            \
         if (lt(*y, *x)) name##__swap(x, y);                                                  \
         if (lt(*z, *y)) {                                                                    \
             name##__swap(y, z);                                                              \
@@ -93,7 +105,7 @@
     }                                                                                        \
     /* Branch-free Lomuto around the pivot a[0]: elements < pivot (or, with     */          \
     /* `le`, <= pivot) end up left of it.  Returns the pivot's final place.     */          \
-    static inline size_t name##__partition(type *a, size_t n, int le) {                      \
+    WEFT__ALGO_FN size_t name##__partition(type *a, size_t n, int le) {                      \
         type p = a[0];                                                                       \
         size_t l = 1;                                                                        \
         if (le) {                                                                            \
@@ -118,7 +130,7 @@
         return l - 1;                                                                        \
     }                                                                                        \
     /* Introsort; `leftmost` is 0 when a[-1] exists and is <= every element. */              \
-    static inline void name##__qsort(type *a, size_t n, unsigned depth, int leftmost) {      \
+    WEFT__ALGO_FN void name##__qsort(type *a, size_t n, unsigned depth, int leftmost) {      \
         while (n > 24) {                                                                     \
             if (depth-- == 0) {                                                              \
                 name##__heapsort(a, n);                                                      \
@@ -144,7 +156,7 @@
         }                                                                                    \
         name##__insertion(a, n);                                                             \
     }                                                                                        \
-    static inline void name##__merge(const void *a_, size_t na, const void *b_, size_t nb,   \
+    WEFT__ALGO_FN void name##__merge(const void *a_, size_t na, const void *b_, size_t nb,   \
                                      void *out_, void *arg) {                                \
         const type *a = (const type *)a_, *b = (const type *)b_;                             \
         type *o = (type *)out_;                                                              \
@@ -159,7 +171,7 @@
         while (i < na) *o++ = a[i++];                                                        \
         while (j < nb) *o++ = b[j++];                                                        \
     }                                                                                        \
-    static inline size_t name##__split(const void *a_, size_t na, const void *b_, size_t nb, \
+    WEFT__ALGO_FN size_t name##__split(const void *a_, size_t na, const void *b_, size_t nb, \
                                        size_t k, void *arg) {                                \
         const type *a = (const type *)a_, *b = (const type *)b_;                             \
         size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;                               \
@@ -171,7 +183,7 @@
         }                                                                                    \
         return lo;                                                                           \
     }                                                                                        \
-    static inline void name##__msort(type *a, size_t n, type *buf) {                         \
+    WEFT__ALGO_FN void name##__msort(type *a, size_t n, type *buf) {                         \
         type *src = a, *dst = buf;                                                           \
         for (size_t lo = 0; lo < n; lo += 16) name##__insertion(a + lo, n - lo < 16 ? n - lo : 16); \
         for (size_t w = 16; w < n; w *= 2) {                                                 \
@@ -186,24 +198,24 @@
         if (src != a)                                                                        \
             for (size_t i = 0; i < n; i++) a[i] = src[i];                                    \
     }                                                                                        \
-    static inline void name##__sort_block(void *a, size_t n, void *buf, void *arg) {         \
+    WEFT__ALGO_FN void name##__sort_block(void *a, size_t n, void *buf, void *arg) {         \
         unsigned depth = 0;                                                                  \
         (void)buf, (void)arg;                                                                \
         for (size_t m = n; m > 1; m >>= 1) depth += 2;                                       \
         name##__qsort((type *)a, n, depth, 1);                                               \
     }                                                                                        \
-    static inline void name##__stable_block(void *a, size_t n, void *buf, void *arg) {       \
+    WEFT__ALGO_FN void name##__stable_block(void *a, size_t n, void *buf, void *arg) {       \
         (void)arg;                                                                           \
         name##__msort((type *)a, n, (type *)buf);                                            \
     }
 
 #define WEFT__SORT_FUNCTIONS(name, type, block, stable_block, merge, split)                \
-    static inline weft_status name##_sort(weft_executor *ex, type *a, size_t n,              \
+    WEFT__ALGO_FN weft_status name##_sort(weft_executor *ex, type *a, size_t n,              \
                                           const weft_algo_config *cfg) {                     \
         static const weft_sort_ops ops = { block, merge, split };                            \
         return weft_parallel_sort_ops(ex, a, n, sizeof(type), &ops, 0, cfg);                 \
     }                                                                                        \
-    static inline weft_status name##_stable_sort(weft_executor *ex, type *a, size_t n,       \
+    WEFT__ALGO_FN weft_status name##_stable_sort(weft_executor *ex, type *a, size_t n,       \
                                                  const weft_algo_config *cfg) {              \
         static const weft_sort_ops ops = { stable_block, merge, split };                     \
         return weft_parallel_sort_ops(ex, a, n, sizeof(type), &ops, 0, cfg);                 \
@@ -231,7 +243,7 @@
     WEFT__SORT_KERNELS(name##__num, type, WEFT__LT)                                          \
     /* The NaNs of a[0..n) moved to its end, in order (buf: scratch of n); returns */       \
     /* the count of numbers. */                                                              \
-    static inline size_t name##__nans_to_end(type *a, size_t n, type *buf) {                 \
+    WEFT__ALGO_FN size_t name##__nans_to_end(type *a, size_t n, type *buf) {                 \
         size_t i = 0, m, q = 0;                                                              \
         while (i < n && !isnan(a[i])) i++;                                                   \
         for (m = i; i < n; i++) {                                                            \
@@ -242,7 +254,7 @@
         return m;                                                                            \
     }                                                                                        \
     /* One Lomuto step of the partition below. */                                           \
-    static inline void name##__step(type *a, size_t i, size_t *l, type v, type p) {          \
+    WEFT__ALGO_FN void name##__step(type *a, size_t i, size_t *l, type v, type p) {          \
         a[i] = a[*l];                                                                        \
         a[*l] = v;                                                                           \
         *l += v < p ? 1 : 0;                                                                 \
@@ -250,7 +262,7 @@
     /* name##__num__partition(a, n, 0) that also says whether a[0..n) may hold a NaN: */    \
     /* one test per four elements, (v + w) and (x + y) unordered, which a NaN makes  */      \
     /* true (and inf + -inf, a false alarm that costs time only). */                         \
-    static inline size_t name##__partition_seeing_nan(type *a, size_t n, int *nan) {         \
+    WEFT__ALGO_FN size_t name##__partition_seeing_nan(type *a, size_t n, int *nan) {         \
         type p = a[0];                                                                       \
         size_t l = 1, i = 1;                                                                 \
         int seen = isnan(p) != 0;                                                            \
@@ -274,7 +286,7 @@
     /* The introsort's first step, seeing NaNs; then its two sides (the right one */        \
     /* has the pivot, <= all of it, at a[-1]) or, after a NaN (or a false alarm),  */       \
     /* the numbers again from the start. */                                                  \
-    static inline void name##__sort_block(void *a_, size_t n, void *buf, void *arg) {        \
+    WEFT__ALGO_FN void name##__sort_block(void *a_, size_t n, void *buf, void *arg) {        \
         type *a = (type *)a_;                                                                \
         unsigned depth = 0;                                                                  \
         int nan = 1;                                                                         \
@@ -292,11 +304,11 @@
         name##__num__qsort(a, m, depth - 1, 1);                                              \
         name##__num__qsort(a + m + 1, n - m - 1, depth - 1, 0);                              \
     }                                                                                        \
-    static inline void name##__stable_block(void *a, size_t n, void *buf, void *arg) {       \
+    WEFT__ALGO_FN void name##__stable_block(void *a, size_t n, void *buf, void *arg) {       \
         name##__num__stable_block(a, name##__nans_to_end((type *)a, n, (type *)buf), buf, arg); \
     }                                                                                        \
     /* Numbers in a sorted run (its NaNs are last): binary search. */                        \
-    static inline size_t name##__numbers(const type *a, size_t n) {                          \
+    WEFT__ALGO_FN size_t name##__numbers(const type *a, size_t n) {                          \
         size_t lo = 0, hi = n;                                                               \
         while (lo < hi) {                                                                    \
             size_t mid = lo + (hi - lo) / 2;                                                 \
@@ -305,7 +317,7 @@
         }                                                                                    \
         return lo;                                                                           \
     }                                                                                        \
-    static inline void name##__merge(const void *a_, size_t na, const void *b_, size_t nb,   \
+    WEFT__ALGO_FN void name##__merge(const void *a_, size_t na, const void *b_, size_t nb,   \
                                      void *out_, void *arg) {                                \
         const type *a = (const type *)a_, *b = (const type *)b_;                             \
         type *o = (type *)out_;                                                              \
@@ -315,7 +327,7 @@
         for (size_t i = ma; i < na; i++) *o++ = a[i];                                        \
         for (size_t j = mb; j < nb; j++) *o++ = b[j];                                        \
     }                                                                                        \
-    static inline size_t name##__split(const void *a_, size_t na, const void *b_, size_t nb, \
+    WEFT__ALGO_FN size_t name##__split(const void *a_, size_t na, const void *b_, size_t nb, \
                                        size_t k, void *arg) {                                \
         const type *a = (const type *)a_, *b = (const type *)b_;                             \
         size_t ma = name##__numbers(a, na), mb = name##__numbers(b, nb);                     \
@@ -330,17 +342,17 @@
 /* Defines name_reduce (static inline): *result = *result op in[0] op ... op
  * in[n-1], with op(a, b) an associative type -> type.  See weft_parallel_reduce. */
 #define WEFT_ALGO_REDUCE(name, type, op)                                                     \
-    static inline void name##__rbody(size_t lo, size_t hi, void *acc, void *arg) {           \
+    WEFT__ALGO_FN void name##__rbody(size_t lo, size_t hi, void *acc, void *arg) {           \
         const type *in = (const type *)arg;                                                  \
         type s = in[lo];                                                                     \
         for (size_t i = lo + 1; i < hi; i++) s = op(s, in[i]);                               \
         *(type *)acc = s;                                                                    \
     }                                                                                        \
-    static inline void name##__rop(void *acc, const void *x, void *arg) {                    \
+    WEFT__ALGO_FN void name##__rop(void *acc, const void *x, void *arg) {                    \
         (void)arg;                                                                           \
         *(type *)acc = op(*(type *)acc, *(const type *)x);                                   \
     }                                                                                        \
-    static inline weft_status name##_reduce(weft_executor *ex, const type *in, size_t n,     \
+    WEFT__ALGO_FN weft_status name##_reduce(weft_executor *ex, const type *in, size_t n,     \
                                             type *result, const weft_algo_config *cfg) {     \
         /* The generic call refuses it, setting weft_last_error_message. */                 \
         if (!in && n)                                                                        \
@@ -393,19 +405,19 @@ static inline bool weft__scan_streams(const void *in, const void *out, size_t n,
         type *out;                                                                           \
         bool stream; /* weft__scan_streams */                                                \
     } name##__scan_io;                                                                       \
-    static inline void name##__sreduce(size_t lo, size_t hi, void *acc, void *arg) {         \
+    WEFT__ALGO_FN void name##__sreduce(size_t lo, size_t hi, void *acc, void *arg) {         \
         const type *in = ((const name##__scan_io *)arg)->in;                                 \
         type s = in[lo];                                                                     \
         for (size_t i = lo + 1; i < hi; i++) s = op(s, in[i]);                               \
         *(type *)acc = s;                                                                    \
     }                                                                                        \
-    static inline void name##__sop(void *acc, const void *x, void *arg) {                    \
+    WEFT__ALGO_FN void name##__sop(void *acc, const void *x, void *arg) {                    \
         (void)arg;                                                                           \
         *(type *)acc = op(*(type *)acc, *(const type *)x);                                   \
     }                                                                                        \
     /* Each body in two forms, streaming or not (one branch per chunk); a      \
      * streaming one ends with the fence, before the chunk is published. */     \
-    static inline void name##__incl(size_t lo, size_t hi, void *acc, bool has, void *arg) {  \
+    WEFT__ALGO_FN void name##__incl(size_t lo, size_t hi, void *acc, bool has, void *arg) {  \
         const name##__scan_io *io = (const name##__scan_io *)arg;                            \
         size_t i = lo;                                                                       \
         type s = has ? *(type *)acc : io->in[i++];                                           \
@@ -421,7 +433,7 @@ static inline bool weft__scan_streams(const void *in, const void *out, size_t n,
         if (!has) io->out[lo] = s;                                                           \
         for (; i < hi; i++) io->out[i] = s = op(s, io->in[i]);                               \
     }                                                                                        \
-    static inline void name##__excl(size_t lo, size_t hi, void *acc, bool has, void *arg) {  \
+    WEFT__ALGO_FN void name##__excl(size_t lo, size_t hi, void *acc, bool has, void *arg) {  \
         const name##__scan_io *io = (const name##__scan_io *)arg;                            \
         type s = *(type *)acc;                                                               \
         (void)has;                                                                           \
@@ -440,7 +452,7 @@ static inline bool weft__scan_streams(const void *in, const void *out, size_t n,
             s = op(s, v);                                                                    \
         }                                                                                    \
     }                                                                                        \
-    static inline void name##__incl1(size_t lo, size_t hi, void *acc, bool has, void *total, \
+    WEFT__ALGO_FN void name##__incl1(size_t lo, size_t hi, void *acc, bool has, void *total, \
                                      void *arg) {                                            \
         const name##__scan_io *io = (const name##__scan_io *)arg;                            \
         type x = io->in[lo], t = x, s = has ? op(*(type *)acc, x) : x;                       \
@@ -464,7 +476,7 @@ static inline bool weft__scan_streams(const void *in, const void *out, size_t n,
         }                                                                                    \
         *(type *)total = t;                                                                  \
     }                                                                                        \
-    static inline void name##__excl1(size_t lo, size_t hi, void *acc, bool has, void *total, \
+    WEFT__ALGO_FN void name##__excl1(size_t lo, size_t hi, void *acc, bool has, void *total, \
                                      void *arg) {                                            \
         const name##__scan_io *io = (const name##__scan_io *)arg;                            \
         type s = *(type *)acc, x = io->in[lo], t = x;                                        \
@@ -492,7 +504,7 @@ static inline bool weft__scan_streams(const void *in, const void *out, size_t n,
         }                                                                                    \
         *(type *)total = t;                                                                  \
     }                                                                                        \
-    static inline weft_status name##_inclusive_scan(weft_executor *ex, const type *in,       \
+    WEFT__ALGO_FN weft_status name##_inclusive_scan(weft_executor *ex, const type *in,       \
                                                     type *out, size_t n, const type *init,   \
                                                     const weft_algo_config *cfg) {           \
         name##__scan_io io = { in, out, weft__scan_streams(in, out, n, sizeof(type)) };      \
@@ -503,7 +515,7 @@ static inline bool weft__scan_streams(const void *in, const void *out, size_t n,
                                               name##__incl, name##__incl1, name##__sop, &io, \
                                               cfg);                                          \
     }                                                                                        \
-    static inline weft_status name##_exclusive_scan(weft_executor *ex, const type *in,       \
+    WEFT__ALGO_FN weft_status name##_exclusive_scan(weft_executor *ex, const type *in,       \
                                                     type *out, size_t n, type init,          \
                                                     const weft_algo_config *cfg) {           \
         name##__scan_io io = { in, out, weft__scan_streams(in, out, n, sizeof(type)) };      \
