@@ -205,7 +205,16 @@ WEFT_API weft_status weft_algo_set_numa_node(unsigned node_hint, unsigned *previ
 WEFT_API unsigned weft_algo_numa_node(void);
 
 /* ---- function types (all are called concurrently from several threads: the
- *      workers, and the calling thread when it is not a worker) ---- */
+ *      workers, and the calling thread when it is not a worker) ----
+ *
+ * They return nothing, so an element that fails cannot fail the call by
+ * itself.  A body that must stop the call cancels the config's token
+ * (weft_algo_config.cancel) and records its own error where the caller will
+ * look: the chunks not yet started are skipped, none runs twice, and the call
+ * returns WEFT_ECANCELED, unless every chunk had already started (WEFT_OK,
+ * each element having run once).  A reduction or search stopped that way
+ * leaves *result / *index as they were.  An emplaced call's task then fails
+ * with WEFT_ECANCELED as its task_code (its own token fired). */
 
 /* Loop bodies.  A range body gets [lo, hi) and loops itself: the fast form. */
 typedef void (*weft_index_fn)(size_t i, void *arg);
