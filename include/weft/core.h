@@ -85,16 +85,20 @@ typedef struct weft_executor_config {
     /* Rounds of stealing (each tries every other worker once, in random order)
      * an idle worker makes before it starts yielding.  0: the WEFT_STEAL_ROUNDS
      * environment variable if it is a number from 1 to WEFT_SEARCH_ROUNDS_MAX,
-     * else 16 (a bad value is warned about once, docs/errors.md).  Raise it
-     * where waking a parked worker is dear (a VM whose idle vCPUs halt): a
-     * worker that is still searching takes new work without being woken.  No
-     * call ever waits for a search to end. */
+     * else 16 (a bad value is warned about once, docs/errors.md).  No call
+     * ever waits for a search to end. */
     unsigned steal_rounds;
     /* Further steal rounds, each followed by a sched_yield() instead of a
      * short spin, made after the steal_rounds and before the worker parks (so
      * an idle worker makes steal_rounds + yield_rounds rounds in all).
      * 0: the WEFT_YIELD_ROUNDS environment variable (as WEFT_STEAL_ROUNDS),
-     * else 8. */
+     * else 8.  A longer search (steal_rounds + yield_rounds) keeps workers
+     * awake between runs, which pays where runs are short and frequent and a
+     * wake-up is dear (a VM whose idle vCPUs halt: ~1000-task fork-join runs
+     * on 16 workers took 0.18 ms with the default and 0.02 ms with 1024 yield
+     * rounds), and costs CPU time and some throughput elsewhere (a flat
+     * parallel loop on one worker 1.38x, a pipeline on 16 workers 1.16x);
+     * bench/README.md, "Session 40". */
     unsigned yield_rounds;
     /* Initial slots of each worker's deque (rounded up to a power of two); it
      * grows as needed.  Default 1024; at most 2^30 (more is WEFT_EINVAL).
