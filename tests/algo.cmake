@@ -15,7 +15,7 @@ foreach(cc IN ITEMS "${CMAKE_C_COMPILER}" "${WEFT_CLANG_FOR_TESTS}")
   if(cc AND NOT ccname IN_LIST weft_typed_ccnames)
     list(APPEND weft_typed_ccnames ${ccname})
     add_test(NAME algo.typed_macros_expanded_in_a_user_file_are_warning_free_${ccname}
-      COMMAND ${cc} -std=c11 -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion -pedantic -Werror
+      COMMAND ${cc} -std=c11 -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion -Wcast-qual -pedantic -Werror
               -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/algo_hunt40_typed.c)
   endif()
 endforeach()

@@ -359,7 +359,7 @@
             return weft_parallel_reduce(ex, in, n, sizeof(type), result, name##__rop, 0,     \
                                         cfg);                                                \
         return weft_parallel_reduce_range(ex, n, sizeof(type), result, name##__rbody,        \
-                                          name##__rop, (void *)in, cfg);                     \
+                                          name##__rop, (void *)(uintptr_t)in, cfg);          \
     }
 
 /* ---- scans ---------------------------------------------------------------------- */
