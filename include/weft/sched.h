@@ -101,7 +101,9 @@ typedef struct weft_sched_item weft_sched_item;
  *         or NULL when it holds none.  Each pushed item must come out exactly once.
  *   steal: optional (NULL: pop is used): an item for an idle worker, any.
  *   size: optional: items held now (diagnostics).
- *   destroy: optional: called once at executor destroy (the queue is empty).
+ *   destroy: optional: called once at executor destroy (the queue is empty);
+ *         never when weft_executor_create fails, whatever step failed: the
+ *         state is then still the caller's to free.
  * Violations the executor detects (always: every item a user policy holds is
  * kept in a locked hash set beside it, a lock and a probe per push and per
  * take): an item returned twice, or one never pushed: it is not run, counted in
@@ -127,7 +129,8 @@ typedef struct weft_sched_policy {
     weft_sched_item *(*steal)(void *state, int worker);
     /* Items held now, for diagnostics.  May be NULL. */
     size_t (*size)(void *state);
-    /* Called once at executor destroy, the queue empty.  May be NULL. */
+    /* Called once at executor destroy, the queue empty; never by a create
+     * that fails (the state stays the caller's).  May be NULL. */
     void (*destroy)(void *state);
 } weft_sched_policy;
 

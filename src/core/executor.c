@@ -217,6 +217,7 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
                                    weft_strerror(st));
         }
     }
+    ex->created = true; /* read only by teardown, on the destroying thread */
     weft__log(WEFT_LOG_INFO, "executor %p created: %u workers%s", (void *)ex, ex->nworkers,
               c.affinity == WEFT_AFFINITY_CPUS ? ", bound to CPUs" : "");
     set_err(err, WEFT_OK);

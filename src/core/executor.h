@@ -127,6 +127,11 @@ struct weft_executor {
     struct weft__mailbox *mailboxes;
     unsigned nnodes;
     bool bound; /* WEFT_AFFINITY_CPUS: each worker owns a CPU */
+    /* Set once weft_executor_create has succeeded (every worker started):
+     * a layer's executor_fini tells a destroy from the unwinding of a failed
+     * create, where what the caller handed over (a user's ready-queue
+     * policy) is still the caller's. */
+    bool created;
     /* nworkers workers, then WEFT__SUBMITTERS submitter slots: weft__worker
      * structures with no thread (core/submitter.c), whose deques only their
      * owner pushes to and the workers steal from. */

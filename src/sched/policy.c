@@ -248,7 +248,13 @@ int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nwo
 void weft__policy_destroy(weft__sched *s) {
     weft__policy *p = s->policy;
     if (!p) return;
-    if (p->ops.destroy) p->ops.destroy(p->ops.state);
+    /* A user's policy (checked) is destroyed only with an executor that was
+     * made: a create that fails (out of memory in a later layer, a worker
+     * that cannot start) unwinds through here too, and its caller still owns
+     * the state it passed (weft/sched.h).  Calling destroy on some of those
+     * failures and not on others left the caller no way to know whether to
+     * free it: a leak or a double free.  The built-in rings are ours. */
+    if (p->ops.destroy && (!p->checked || s->ex->created)) p->ops.destroy(p->ops.state);
     held_free(p->held);
     weft__free(p, sizeof *p);
     s->policy = NULL;

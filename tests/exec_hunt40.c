@@ -1,0 +1,356 @@
+/* Session 40's hunt in the executor's lifecycle: every submission path in a
+ * child made by fork() (each must fail fast with WEFT_EFORKED, none may hang),
+ * create/destroy churn with work in flight, and executors with every option
+ * created under an allocator that fails each allocation in turn. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "harness.h"
+#include "test_util.h"
+
+#include <weft.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int count_one(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+static int sleep_300ms(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    sleep_us(300000);
+    return 0;
+}
+
+static bool stop_at_once(void *arg) {
+    (void)arg;
+    return true;
+}
+
+/* ---- fork(): the submission paths the first fork test does not take --------- */
+
+/* Each check's bit is set when the call did not fail fast with WEFT_EFORKED. */
+static int forked_child_checks(weft_executor *ex, weft_executor *prio_ex, weft_taskflow *tf,
+                               weft_future *dep) {
+    int bad = 0;
+    weft_log_set_level(WEFT_LOG_OFF);
+    atomic_int n = 0;
+    weft_future *f = NULL;
+    weft_status st;
+    st = weft_dependent_async(ex, count_one, &n, &dep, 1, &f);
+    if (st != WEFT_EFORKED && !(st == WEFT_OK && weft_future_wait(f) == WEFT_EFORKED)) bad |= 1 << 0;
+    f = NULL;
+    st = weft_async_with(ex, count_one, &n, &(weft_async_options){ .priority = WEFT_PRIORITY_HIGH }, &f);
+    if (st != WEFT_EFORKED && !(st == WEFT_OK && weft_future_wait(f) == WEFT_EFORKED)) bad |= 1 << 1;
+    if (weft_run_and_wait(ex, tf) != WEFT_EFORKED) bad |= 1 << 2;
+    f = NULL;
+    st = weft_run_n(ex, tf, 3, &f);
+    if (st != WEFT_EFORKED && !(st == WEFT_OK && weft_future_wait(f) == WEFT_EFORKED)) bad |= 1 << 3;
+    f = NULL;
+    st = weft_run_until(ex, tf, stop_at_once, NULL, &f);
+    if (st != WEFT_EFORKED && !(st == WEFT_OK && weft_future_wait(f) == WEFT_EFORKED)) bad |= 1 << 4;
+    weft_taskflow *one[1] = { tf };
+    weft_status each[1] = { WEFT_OK };
+    st = weft_run_many_and_wait(ex, one, 1, each);
+    if (st != WEFT_EFORKED && each[0] != WEFT_EFORKED) bad |= 1 << 5;
+    int r = 0;
+    if (weft_run_root_status(ex, count_one, &n, &r) != WEFT_EFORKED) bad |= 1 << 6;
+    weft_cancel_token *t = weft_cancel_token_create(NULL, NULL);
+    if (!t || weft_run_root_with_token(ex, t, count_one, &n, &r) != WEFT_EFORKED) bad |= 1 << 7;
+    weft_cancel_token_destroy(t);
+    if (weft_future_wait_for(dep, 5 * SEC) != WEFT_EFORKED) bad |= 1 << 8;
+    if (weft_future_wait_isolated(dep) != WEFT_EFORKED) bad |= 1 << 9;
+    /* An executor with a ready-queue policy queues through its injector. */
+    if (weft_silent_async(prio_ex, count_one, &n) != WEFT_EFORKED) bad |= 1 << 10;
+    f = NULL;
+    st = weft_run_with_priority(prio_ex, tf, WEFT_PRIORITY_HIGH, &f);
+    if (st != WEFT_EFORKED && !(st == WEFT_OK && weft_future_wait(f) == WEFT_EFORKED)) bad |= 1 << 11;
+    if (atomic_load(&n) != 0) bad |= 1 << 12; /* nothing of the parent's ran here */
+    return bad;
+}
+
+TEST(every_other_submission_path_on_a_parents_executor_fails_fast_in_a_forked_child) {
+    weft_executor *ex = make_executor(2);
+    weft_status err;
+    weft_executor *prio_ex = weft_executor_create(
+        &(weft_executor_config){ .workers = 2, .sched = &(weft_sched_config){ .kind = WEFT_SCHED_PRIORITY } }, &err);
+    ASSERT_NOT_NULL(prio_ex);
+    weft_taskflow *tf = make_taskflow("forked");
+    atomic_int n = 0;
+    must_emplace(tf, count_one, &n);
+    weft_future *dep = NULL;
+    ASSERT_OK(weft_async(ex, sleep_300ms, NULL, &dep)); /* in flight at the fork */
+    fflush(NULL);
+#ifdef __SANITIZE_ADDRESS__
+    sleep_us(50000); /* see exec_env.c: ASan's allocator lock is not held across fork */
+#endif
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) _exit(forked_child_checks(ex, prio_ex, tf, dep));
+    int status = wait_child(pid, 20, "the child hung using the parent's executor");
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0) TEST_FAIL_("child checks failed: mask 0x%x", WEXITSTATUS(status));
+    ASSERT_OK(weft_future_wait(dep));
+    weft_future_destroy(dep);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&n), 1);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(prio_ex);
+    weft_executor_destroy(ex);
+}
+
+/* ---- a counting allocator that fails the Nth allocation ---------------------- */
+
+static struct {
+    atomic_long calls, fail_at, failures;
+    atomic_llong outstanding; /* bytes handed out and not yet freed */
+} A;
+#define HDR ((size_t)_Alignof(max_align_t))
+
+static bool should_fail(void) {
+    long n = atomic_fetch_add(&A.calls, 1) + 1;
+    if (n != atomic_load(&A.fail_at)) return false;
+    atomic_fetch_add(&A.failures, 1);
+    return true;
+}
+static void *c_alloc(void *ctx, size_t size) {
+    (void)ctx;
+    if (should_fail()) return NULL;
+    unsigned char *p = malloc(size + HDR);
+    if (!p) return NULL;
+    memcpy(p, &size, sizeof size);
+    atomic_fetch_add(&A.outstanding, (long long)size);
+    return p + HDR;
+}
+static void c_free(void *ctx, void *ptr, size_t size) {
+    (void)ctx;
+    (void)size;
+    if (!ptr) return;
+    unsigned char *p = (unsigned char *)ptr - HDR;
+    size_t real;
+    memcpy(&real, p, sizeof real);
+    atomic_fetch_sub(&A.outstanding, (long long)real);
+    free(p);
+}
+static void *c_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
+    (void)old_size;
+    if (!ptr) return c_alloc(ctx, new_size);
+    if (should_fail()) return NULL;
+    unsigned char *p = (unsigned char *)ptr - HDR;
+    size_t real;
+    memcpy(&real, p, sizeof real);
+    unsigned char *q = realloc(p, new_size + HDR);
+    if (!q) return NULL;
+    memcpy(q, &new_size, sizeof new_size);
+    atomic_fetch_add(&A.outstanding, (long long)new_size - (long long)real);
+    return q + HDR;
+}
+static const weft_allocator counting = { .alloc = c_alloc, .realloc = c_realloc, .free = c_free };
+
+static void fail_allocation(long n) {
+    atomic_store(&A.calls, 0);
+    atomic_store(&A.failures, 0);
+    atomic_store(&A.fail_at, n);
+}
+
+/* ---- a user policy that counts its destroy calls ---------------------------- */
+
+typedef struct {
+    pthread_mutex_t m;
+    weft_sched_item *items[1024];
+    size_t n;
+    int destroyed;
+} lifo_policy;
+
+static int lifo_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    (void)p;
+    (void)worker;
+    lifo_policy *s = st;
+    pthread_mutex_lock(&s->m);
+    int full = s->n == sizeof s->items / sizeof s->items[0];
+    if (!full) s->items[s->n++] = it;
+    pthread_mutex_unlock(&s->m);
+    return full;
+}
+static weft_sched_item *lifo_pop(void *st, int worker) {
+    (void)worker;
+    lifo_policy *s = st;
+    pthread_mutex_lock(&s->m);
+    weft_sched_item *it = s->n ? s->items[--s->n] : NULL;
+    pthread_mutex_unlock(&s->m);
+    return it;
+}
+static void lifo_destroy(void *st) { ((lifo_policy *)st)->destroyed++; }
+
+static void observe_nothing(void *user, const weft_task_event *ev) {
+    (void)user;
+    (void)ev;
+}
+
+/* Runs a little of every kind of work on ex: all of it must run exactly. */
+static void some_work(weft_executor *ex, long fail_at) {
+    atomic_int n = 0;
+    weft_future *f = NULL;
+    weft_status st = weft_async(ex, count_one, &n, &f);
+    if (st == WEFT_ENOMEM) st = weft_async(ex, count_one, &n, &f); /* the failure was spent */
+    if (st != WEFT_OK) TEST_FAIL_("fail_at %ld: weft_async: %s", fail_at, weft_errname(st));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    int r = 0;
+    st = weft_run_root_status(ex, count_one, &n, &r);
+    if (st == WEFT_ENOMEM) st = weft_run_root_status(ex, count_one, &n, &r);
+    if (st != WEFT_OK) TEST_FAIL_("fail_at %ld: weft_run_root_status: %s", fail_at, weft_errname(st));
+    ASSERT_EQ(atomic_load(&n), 2);
+}
+
+/* Creates an executor with config c while allocation N fails, for every N
+ * until one create meets no failure.  Each create must succeed or fail with
+ * WEFT_ENOMEM, leave nothing allocated when it fails, and the user policy's
+ * destroy must be called exactly when an executor was made and destroyed. */
+static void create_under_every_failure(const char *what, weft_executor_config c, lifo_policy *pol) {
+    for (long n = 1;; n++) {
+        if (pol) pol->destroyed = 0;
+        fail_allocation(n);
+        long long before = atomic_load(&A.outstanding);
+        weft_status err = WEFT_OK;
+        weft_executor *ex = weft_executor_create(&c, &err);
+        bool failed_here = atomic_load(&A.failures) > 0;
+        if (!ex) {
+            if (err != WEFT_ENOMEM)
+                TEST_FAIL_("%s, allocation %ld failing: create gave %s, not WEFT_ENOMEM (%s)", what, n,
+                           weft_errname(err), weft_last_error_message());
+            if (atomic_load(&A.outstanding) != before)
+                TEST_FAIL_("%s, allocation %ld failing: a failed create left %lld bytes", what, n,
+                           atomic_load(&A.outstanding) - before);
+            if (pol && pol->destroyed != 0)
+                TEST_FAIL_("%s, allocation %ld failing: a failed create called the user policy's destroy "
+                           "(%d times): its owner cannot tell whether to free the state",
+                           what, n, pol->destroyed);
+            continue;
+        }
+        fail_allocation(0);
+        some_work(ex, n);
+        weft_executor_destroy(ex);
+        if (pol && pol->destroyed != 1)
+            TEST_FAIL_("%s, allocation %ld failing: destroy called the policy's destroy %d times", what, n,
+                       pol->destroyed);
+        if (!failed_here) break;
+        if (n > 100000) TEST_FAIL_("%s: the allocation count keeps growing", what);
+    }
+}
+
+TEST(executors_with_every_option_are_created_or_refused_whole_when_any_allocation_fails) {
+    weft_log_level level = weft_log_get_level();
+    weft_log_set_level(WEFT_LOG_OFF); /* each refused layer logs an error */
+    weft_set_allocator(&counting);
+    static lifo_policy pol;
+    pthread_mutex_init(&pol.m, NULL);
+    const weft_sched_policy user = { .state = &pol, .push = lifo_push, .pop = lifo_pop, .destroy = lifo_destroy };
+    const weft_observer obs = { .task_begin = observe_nothing, .task_end = observe_nothing };
+    const weft_sched_kind kinds[] = { WEFT_SCHED_FIFO, WEFT_SCHED_PRIORITY, WEFT_SCHED_ROUND_ROBIN,
+                                      WEFT_SCHED_RANDOM };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "sched kind %d", (int)kinds[k]);
+        create_under_every_failure(what,
+                                   (weft_executor_config){ .workers = 2, .sched = &(weft_sched_config){ .kind = kinds[k] } },
+                                   NULL);
+    }
+    create_under_every_failure("a user policy",
+                               (weft_executor_config){ .workers = 2,
+                                                       .sched = &(weft_sched_config){ .kind = WEFT_SCHED_CUSTOM, .policy = &user } },
+                               &pol);
+    /* The layers after the scheduling one can fail too: the policy's state
+     * stays the caller's whichever layer refuses. */
+    create_under_every_failure("a user policy with metrics and a placement",
+                               (weft_executor_config){ .workers = 2, .metrics = true, .profile = true,
+                                                       .sched = &(weft_sched_config){ .kind = WEFT_SCHED_CUSTOM, .policy = &user },
+                                                       .placement = &(weft_placement_config){ .strategy = WEFT_PLACE_COMPACT } },
+                               &pol);
+    create_under_every_failure("metrics, profile and an observer",
+                               (weft_executor_config){ .workers = 2, .metrics = true, .profile = true,
+                                                       .profile_max_spans = 64, .observer = &obs },
+                               NULL);
+    create_under_every_failure("bounded local queues and batch steals",
+                               (weft_executor_config){ .workers = 3, .local_queue_capacity = 16, .steal_batch = 4 },
+                               NULL);
+    create_under_every_failure("a compact placement",
+                               (weft_executor_config){ .workers = 2,
+                                                       .placement = &(weft_placement_config){ .strategy = WEFT_PLACE_COMPACT } },
+                               NULL);
+    weft_set_allocator(NULL);
+    weft_log_set_level(level);
+}
+
+/* ---- create/destroy churn with work in flight ------------------------------- */
+
+struct chain {
+    atomic_int ran;
+    int left; /* links still to queue */
+};
+
+/* A task that queues the next link of its chain, from its worker. */
+static int chain_link(weft_ctx *ctx, void *arg) {
+    struct chain *c = arg;
+    atomic_fetch_add(&c->ran, 1);
+    if (c->left-- > 0 && weft_silent_async(weft_ctx_executor(ctx), chain_link, c) != WEFT_OK) return 1;
+    return 0;
+}
+
+static int spawn_two(weft_ctx *ctx, void *arg) {
+    atomic_int *n = arg;
+    weft_spawn(ctx, count_one, n);
+    weft_spawn(ctx, count_one, n);
+    return weft_sync(ctx);
+}
+
+/* destroy waits for every run in flight, queued ones and those that tasks
+ * queue meanwhile (a chain of async tasks), whatever the executor's size and
+ * however soon after create it comes: nothing lost, nothing run twice. */
+TEST(a_thousand_executors_destroyed_with_work_in_flight_run_all_of_it_exactly_once) {
+    int rounds = (int)test_scale(1000);
+    weft_taskflow *tf = make_taskflow("churn");
+    atomic_int in_graph = 0;
+    for (int k = 0; k < 8; k++) must_emplace(tf, count_one, &in_graph);
+    weft_cancel_token *tok = weft_cancel_token_create(NULL, NULL);
+    ASSERT_NOT_NULL(tok);
+    for (int i = 0; i < rounds; i++) {
+        weft_executor_config c = { .workers = 1 + (unsigned)i % 4 };
+        const weft_sched_config fifo = { .kind = WEFT_SCHED_FIFO };
+        if (i % 5 == 1) c.sched = &fifo;
+        if (i % 7 == 2) c.local_queue_capacity = 16;
+        weft_executor *ex = weft_executor_create(&c, NULL);
+        ASSERT_NOT_NULL(ex);
+        struct chain ch = { .left = 20 };
+        atomic_int n = 0;
+        int before = atomic_load(&in_graph);
+        weft_future *run = NULL, *fa = NULL;
+        ASSERT_OK(weft_silent_async(ex, chain_link, &ch));
+        ASSERT_OK(weft_run_n(ex, tf, 2, &run));
+        ASSERT_OK(weft_async(ex, spawn_two, &n, &fa));
+        ASSERT_OK(weft_cancel_attach(tok, fa)); /* a token outliving the executor */
+        for (int k = 0; k < 10; k++) ASSERT_OK(weft_silent_async(ex, count_one, &n));
+        if (i % 2) weft_future_destroy(run), run = NULL; /* detached: destroy still waits for it */
+        weft_executor_destroy(ex);
+        ASSERT_EQ(atomic_load(&ch.ran), 21);
+        ASSERT_EQ(atomic_load(&n), 12);
+        ASSERT_EQ(atomic_load(&in_graph) - before, 16);
+        if (run) {
+            ASSERT_OK(weft_future_status(run));
+            weft_future_destroy(run);
+        }
+        ASSERT_OK(weft_future_status(fa));
+        weft_future_destroy(fa);
+    }
+    weft_cancel_token_destroy(tok);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
