@@ -354,3 +354,33 @@ TEST(a_thousand_executors_destroyed_with_work_in_flight_run_all_of_it_exactly_on
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
 
+/* ---- a placement that cannot be made --------------------------------------- */
+
+static void refused_with(const weft_placement_config *pc, const char *says) {
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .placement = pc }, &err);
+    if (ex) {
+        weft_executor_destroy(ex);
+        TEST_FAIL_("a placement that cannot be made was accepted (%s)", says);
+    }
+    /* weft/core.h: EINVAL, ENOMEM or ESYS; a placement that cannot be made is
+     * the program's config error. */
+    if (err != WEFT_EINVAL) TEST_FAIL_("create gave %s, not WEFT_EINVAL (%s)", weft_errname(err), says);
+    if (!strstr(weft_last_error_message(), says))
+        TEST_FAIL_("the message \"%s\" does not say \"%s\"", weft_last_error_message(), says);
+}
+
+TEST(a_placement_naming_no_usable_numa_node_is_refused_with_einval_saying_which_field) {
+    weft_log_level level = weft_log_get_level();
+    weft_log_set_level(WEFT_LOG_OFF);
+    unsigned node0[1] = { 0 }, far[2] = { 0, 4000 };
+    /* A list with no entry chooses no node, so no CPU: create may not return
+     * weft_topology_place's WEFT_ENOENT, which core.h does not list. */
+    refused_with(&(weft_placement_config){ .strategy = WEFT_PLACE_COMPACT, .numa_nodes = node0, .numa_node_count = 0 },
+                 "numa_node_count is 0");
+    refused_with(&(weft_placement_config){ .strategy = WEFT_PLACE_SCATTER, .numa_nodes = far, .numa_node_count = 2 },
+                 "numa_nodes[1] is 4000");
+    refused_with(&(weft_placement_config){ .strategy = WEFT_PLACE_COMPACT, .numa_node_count = 1 },
+                 "numa_nodes is NULL with numa_node_count 1");
+    weft_log_set_level(level);
+}

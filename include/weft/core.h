@@ -156,8 +156,10 @@ typedef struct weft_executor_config {
      * `affinity`.  A placement binds each worker to its CPU (as
      * WEFT_AFFINITY_CPUS does) and bound workers steal from their own L3, then
      * their NUMA node, then the rest.  A placement that cannot be made fails
-     * the create (WEFT_EINVAL for a NUMA node that does not exist or a strategy
-     * out of range); a bad WEFT_PLACEMENT is warned about and ignored. */
+     * the create (WEFT_EINVAL for a NUMA node that does not exist, numa_nodes
+     * choosing no node with a CPU to run on, or a strategy out of range; the
+     * message names the field); a bad WEFT_PLACEMENT is warned about and
+     * ignored. */
     const struct weft_placement_config *placement;
     /* Steal attempts per tier of a bound worker's victims (docs/guide-topology.md,
      * "Stealing"): [0] its own L3 domain, [1] the rest of its NUMA node, [2] the

@@ -155,6 +155,11 @@ static int topo_executor_init(weft_executor *ex, const weft_executor_config *con
                               "config->placement->strategy %d is not a weft_placement",
                               (int)config->placement->strategy);
         int st = weft__topo_place_workers_as(ex, config->placement);
+        /* Nodes with no CPU to run on are a config the program got wrong, as
+         * a node that does not exist is: WEFT_EINVAL, the status weft/core.h
+         * gives a placement that cannot be made (WEFT_ENOENT is
+         * weft_topology_place's own, not one create may return). */
+        if (st == WEFT_ENOENT) st = WEFT_EINVAL;
         if (st) /* weft_topology_place said why, if it was the one */
             return *weft_last_error_message() ? st : weft__fail("weft_executor_create", (weft_status)st,
                                                                "config->placement cannot be made: %s",

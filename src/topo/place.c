@@ -97,12 +97,32 @@ static int rank_cpus(const weft_topology *t, keyed *e, unsigned n, where *w) {
     return ok && l3_rank ? 0 : WEFT_ENOMEM;
 }
 
-static int check_config(const weft_topology *t, const weft_placement_config *c) {
-    if ((unsigned)c->strategy > WEFT_PLACE_L3_DOMAIN) return WEFT_EINVAL;
-    if (c->numa_node_count && !c->numa_nodes) return WEFT_EINVAL;
+/* WEFT_OK, or WEFT_EINVAL with a message (naming `call`) that says which
+ * field is wrong: "does not fit this topology" left the user to guess, and an
+ * executor's create passes the message on (topo/layer.c). */
+static weft_status check_config(const char *call, const weft_topology *t, const weft_placement_config *c) {
+    if ((unsigned)c->strategy > WEFT_PLACE_L3_DOMAIN)
+        return weft__fail(call, WEFT_EINVAL, "placement strategy %d is not a weft_placement", (int)c->strategy);
+    if (c->numa_node_count && !c->numa_nodes)
+        return weft__fail(call, WEFT_EINVAL, "placement numa_nodes is NULL with numa_node_count %u",
+                          c->numa_node_count);
     for (unsigned i = 0; i < c->numa_node_count; i++)
-        if (c->numa_nodes[i] >= t->ngroup[WEFT__G_NODE]) return WEFT_EINVAL;
-    return 0;
+        if (c->numa_nodes[i] >= t->ngroup[WEFT__G_NODE])
+            return weft__fail(call, WEFT_EINVAL, "placement numa_nodes[%u] is %u; the topology has %u NUMA node%s", i,
+                              c->numa_nodes[i], t->ngroup[WEFT__G_NODE], t->ngroup[WEFT__G_NODE] == 1 ? "" : "s");
+    return WEFT_OK;
+}
+
+/* order_cpus's failure, named: WEFT_ENOENT is a config whose nodes have no
+ * CPU (none listed, or memory-only nodes, or nodes outside the mask). */
+static weft_status order_failed(const char *call, const weft_placement_config *c, int st) {
+    if (st != WEFT_ENOENT) return weft__fail_st(call, (weft_status)st);
+    if (c->numa_node_count == 0)
+        return weft__fail(call, WEFT_ENOENT, "placement numa_nodes is not NULL but numa_node_count is 0: no NUMA node "
+                                             "is chosen, so no CPU");
+    return weft__fail(call, WEFT_ENOENT, "none of the %u NUMA node%s in placement numa_nodes has a CPU in the topology "
+                                         "(a memory-only node, or its CPUs outside the affinity mask)",
+                      c->numa_node_count, c->numa_node_count == 1 ? "" : "s");
 }
 
 static bool node_chosen(const weft_placement_config *c, unsigned node) {
@@ -147,10 +167,8 @@ weft_status weft_topology_place(const weft_topology *t, const weft_placement_con
                                 int *cpus) {
     if (!t || !cpus || workers == 0) return weft__fail(__func__, WEFT_EINVAL, "t or cpus is NULL or workers is 0");
     weft_placement_config c = config ? *config : (weft_placement_config){0};
-    int st = check_config(t, &c);
-    if (st)
-        return weft__fail(__func__, (weft_status)st, "the placement config does not fit this topology: %s",
-                          weft_strerror((weft_status)st));
+    int st = check_config(__func__, t, &c);
+    if (st) return (weft_status)st;
     if (c.strategy == WEFT_PLACE_NONE) {
         for (unsigned i = 0; i < workers; i++) cpus[i] = -1;
         return WEFT_OK;
@@ -158,7 +176,7 @@ weft_status weft_topology_place(const weft_topology *t, const weft_placement_con
     keyed *e;
     unsigned n;
     st = order_cpus(t, &c, &e, &n);
-    if (st) return weft__fail_st(__func__, (weft_status)st);
+    if (st) return order_failed(__func__, &c, st);
     for (unsigned i = 0; i < workers; i++) cpus[i] = e[i % n].os;
     weft__free(e, (size_t)t->ncpus * sizeof *e);
     return WEFT_OK;
@@ -170,10 +188,8 @@ weft_status weft_topology_worker_cpu(const weft_topology *t, const weft_placemen
         return weft__fail(__func__, WEFT_EINVAL, "t or cpu is NULL, or worker %u is not below workers %u", worker,
                           workers);
     weft_placement_config c = config ? *config : (weft_placement_config){0};
-    int st = check_config(t, &c);
-    if (st)
-        return weft__fail(__func__, (weft_status)st, "the placement config does not fit this topology: %s",
-                          weft_strerror((weft_status)st));
+    int st = check_config(__func__, t, &c);
+    if (st) return (weft_status)st;
     if (c.strategy == WEFT_PLACE_NONE) {
         *cpu = -1;
         return WEFT_OK;
@@ -181,7 +197,7 @@ weft_status weft_topology_worker_cpu(const weft_topology *t, const weft_placemen
     keyed *e;
     unsigned n;
     st = order_cpus(t, &c, &e, &n);
-    if (st) return weft__fail_st(__func__, (weft_status)st);
+    if (st) return order_failed(__func__, &c, st);
     *cpu = e[worker % n].os;
     weft__free(e, (size_t)t->ncpus * sizeof *e);
     return WEFT_OK;
