@@ -384,3 +384,50 @@ TEST(a_placement_naming_no_usable_numa_node_is_refused_with_einval_saying_which_
                  "numa_nodes is NULL with numa_node_count 1");
     weft_log_set_level(level);
 }
+
+/* ---- waiting for the executor from an algorithm's share on the caller ------- */
+
+/* A parallel algorithm called from a thread that is not a worker runs a share
+ * of the loop on that thread, counted as a run of ex (algo/par.c).  A
+ * callback of that share that waits for every run of ex waits for its own:
+ * weft_executor_wait_all must say WEFT_EDEADLK, as it does from a worker, and
+ * weft_executor_destroy must warn and do nothing; both hung for ever. */
+struct caller_share {
+    weft_executor *ex;
+    atomic_int tried;
+    weft_status wait_all;
+    atomic_int warned;
+};
+
+static void wait_from_the_callers_share(size_t i, void *arg) {
+    (void)i;
+    struct caller_share *c = arg;
+    if (weft_executor_worker_id(c->ex) >= 0 || atomic_exchange(&c->tried, 1)) return;
+    c->wait_all = weft_executor_wait_all(c->ex);
+    weft_executor_destroy(c->ex); /* must refuse: the loop is still running */
+}
+
+static void count_warnings(void *user, weft_log_level level, const char *msg) {
+    (void)msg;
+    if (level == WEFT_LOG_WARN) atomic_fetch_add(&((struct caller_share *)user)->warned, 1);
+}
+
+TEST(wait_all_or_destroy_from_an_algorithm_callback_on_the_calling_thread_is_refused_not_a_hang) {
+    watchdog_start(20);
+    struct caller_share c = { .ex = make_executor(2), .wait_all = WEFT_OK };
+    weft_log_set_callback(count_warnings, &c);
+    for (int attempt = 0; attempt < 100 && !atomic_load(&c.tried); attempt++)
+        ASSERT_OK(weft_parallel_for(c.ex, 0, 4096, 1, wait_from_the_callers_share, &c, NULL));
+    weft_log_set_callback(NULL, NULL);
+    if (!atomic_load(&c.tried)) SKIP("no index ran on the calling thread");
+    ASSERT_STATUS(c.wait_all, WEFT_EDEADLK);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "weft_executor_wait_all") != NULL);
+    ASSERT_EQ(atomic_load(&c.warned), 1);
+    /* The executor is whole: the refused destroy did nothing. */
+    atomic_int n = 0;
+    ASSERT_OK(weft_run_root_status(c.ex, count_one, &n, NULL));
+    ASSERT_EQ(atomic_load(&n), 1);
+    ASSERT_OK(weft_executor_wait_all(c.ex)); /* from here, outside any call: fine */
+    weft_executor_destroy(c.ex);
+    watchdog_stop();
+}

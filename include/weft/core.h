@@ -235,8 +235,10 @@ static inline weft_executor *weft__executor_create_inline(const weft_executor_co
  * destroyed; other threads may go on calling weft_future_* on them during the
  * call and after it (a thread blocked in weft_future_wait returns when its run
  * ends, as the destroy runs it to completion).  Must not be called from one of this executor's own workers (it
- * would wait for itself): that call logs a warning (WEFT_LOG=warn, the
- * default level) and returns without doing anything; destroy an executor from
+ * would wait for itself), nor from a callback of a parallel algorithm called
+ * on ex that runs on the calling thread (a thread that is not a worker runs a
+ * share of the call, which is a run of ex): that call logs a warning
+ * (WEFT_LOG=warn, the default level) and returns without doing anything; destroy an executor from
  * the thread that created it, or from a thread that is not one of its workers
  * (a task may hand the executor to such a thread, e.g. by completing a
  * future that thread waits on).  The default executor (weft_default_executor)
@@ -262,8 +264,9 @@ WEFT_API int weft_executor_worker_id(const weft_executor *ex);
  * never pauses) it does not return, though every run submitted before the
  * call has long finished.  To wait for your own runs alone, wait on their
  * futures.  Returns WEFT_OK, WEFT_EINVAL for NULL, or WEFT_EDEADLK when
- * called from one of ex's own workers (the caller's own run could never
- * finish).  Any other thread; from a task of another executor it blocks that
+ * called from one of ex's own workers, or from a callback of a parallel
+ * algorithm called on ex that runs on the thread that called it (the
+ * caller's own run could never finish).  Any other thread; from a task of another executor it blocks that
  * worker, and it never returns (not detected) when one of ex's runs waits
  * behind the caller's own run: a run on ex of the caller's taskflow, or of
  * one that has it as a module body, submitted while the caller runs (runs of

@@ -197,6 +197,10 @@ static void fork_join(weft_executor *ex, par *p) {
      * (core/runs.c: weft_executor_wait_all's wake-up relies on it). */
     unsigned first = ex->bound ? 0 : 1;
     weft__runs_begin(ex, NULL);
+    /* This thread runs shares of the call (user code) while it is a run of
+     * ex: a callback's weft_executor_wait_all or destroy must see that. */
+    weft__own_run own;
+    weft__own_run_enter(&own, ex);
     if (p->shared) atomic_store_explicit(&p->refs, p->n - first + 1, memory_order_relaxed);
     unsigned pushed = __builtin_expect(p->how != 0, 0)
                           ? queue_how(ex, NULL, p, first)
@@ -213,6 +217,7 @@ static void fork_join(weft_executor *ex, par *p) {
                 if (claim(&p->jobs[t])) run_one(NULL, p, t);
     }
     wait_outside(p);
+    weft__own_run_leave(&own);
     weft__runs_end(ex, NULL);
 }
 

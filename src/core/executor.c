@@ -230,6 +230,9 @@ static const char *destroy_refused(const weft_executor *ex) {
     if (weft__current_worker(ex))
         return "called from one of its own workers: it would wait for itself, so nothing was done; "
                "destroy it from the thread that created it";
+    if (weft__runs_here(ex)) /* an algorithm's share on its calling thread: it hung */
+        return "called from a parallel algorithm's callback on the thread that called the algorithm: it would "
+               "wait for that call, so nothing was done";
     if (weft__is_default_executor(ex)) /* shared by the whole process: exit destroys it */
         return "the default executor is shared by the process; it is destroyed at exit, not by a caller";
     if (weft__forked(ex)) /* no workers to join here; freeing would save the parent's profile again */

@@ -446,4 +446,19 @@ void weft__runs_quiet_check(weft_executor *ex);
 /* Runs begun and not yet ended (0: every run seen begun has ended).  Any thread. */
 uint64_t weft__runs_in_flight(const weft_executor *ex);
 
+/* A run of ex that a thread which is not one of ex's workers is carrying out
+ * itself (a parallel algorithm's share run on the calling thread: algo/par.c),
+ * pushed on that thread's list for the time it runs user code.  From there a
+ * wait for every run of ex (weft_executor_wait_all, destroy) would wait for
+ * itself, as from a worker.  Caller storage (the stack); calls nest. */
+typedef struct weft__own_run {
+    const weft_executor *ex;
+    struct weft__own_run *outer;
+} weft__own_run;
+void weft__own_run_enter(weft__own_run *r, const weft_executor *ex);
+void weft__own_run_leave(weft__own_run *r);
+/* True if the calling thread is carrying out a run of ex: one of ex's workers,
+ * or a thread inside weft__own_run_enter for ex.  Any thread. */
+bool weft__runs_here(const weft_executor *ex);
+
 #endif

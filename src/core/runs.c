@@ -89,10 +89,35 @@ void weft__runs_quiet_check(weft_executor *ex) {
     weft__futex_wake(&ex->quiet_epoch, INT32_MAX);
 }
 
+/* The runs this thread is carrying out though it is not a worker of their
+ * executor (weft__own_run_enter), innermost first. */
+static _Thread_local weft__own_run *tls_own_runs;
+
+void weft__own_run_enter(weft__own_run *r, const weft_executor *ex) {
+    r->ex = ex;
+    r->outer = tls_own_runs;
+    tls_own_runs = r;
+}
+
+void weft__own_run_leave(weft__own_run *r) { tls_own_runs = r->outer; }
+
+bool weft__runs_here(const weft_executor *ex) {
+    if (weft__current_worker(ex)) return true;
+    for (const weft__own_run *r = tls_own_runs; r; r = r->outer)
+        if (r->ex == ex) return true;
+    return false;
+}
+
 weft_status weft_executor_wait_all(weft_executor *ex) {
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     if (weft__current_worker(ex))
         return weft__fail(__func__, WEFT_EDEADLK, "called from one of the executor's own workers");
+    /* A parallel algorithm's callback on the thread that called it: that
+     * call is a run of ex, which would never end (it hung for ever). */
+    if (weft__runs_here(ex))
+        return weft__fail(__func__, WEFT_EDEADLK,
+                          "called from a parallel algorithm's callback running on the thread that called the "
+                          "algorithm: that call is a run of the executor, which could never finish");
     if (weft__forked(ex)) return weft__fail(__func__, WEFT_EFORKED, WEFT__FORKED_WHY);
     atomic_fetch_add_explicit(&ex->quiet_waiters, 1, memory_order_seq_cst);
     /* Registered, then the counters: pairs with the light fence of
