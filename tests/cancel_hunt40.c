@@ -230,3 +230,46 @@ TEST(a_cancel_racing_the_end_of_every_kind_of_run_reports_what_the_run_became) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- a deadline scope copied between begin and end ---------------------------- */
+
+/* A C helper that opens a budget returns the scope by value: the caller ends
+ * a copy.  The timer heap linked the scope by the address begin was given,
+ * in the helper's dead frame: the timer read and wrote that stack memory (a
+ * budget that never fired, or a crash, once another call reused it). */
+static __attribute__((noinline)) weft_deadline open_budget(weft_cancel_token *t, uint64_t budget_ns) {
+    weft_deadline d;
+    memset(&d, 0, sizeof d);
+    if (weft_deadline_begin(&d, t, budget_ns) != WEFT_OK) TEST_FAIL_("weft_deadline_begin failed");
+    return d;
+}
+
+/* Reuses the stack the helper's frame had, with bytes that make a deadline
+ * that never comes, and waits there for the budget to run out. */
+static __attribute__((noinline)) bool scribble_and_wait(weft_cancel_token *t, double secs) {
+    volatile unsigned char junk[16384];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = 0xff;
+    double end = now_s() + secs;
+    while (!weft_cancel_token_is_cancelled(t) && now_s() < end) {
+        junk[0] = 0xff;
+        sleep_us(1000);
+    }
+    return weft_cancel_token_is_cancelled(t);
+}
+
+TEST(a_deadline_scope_returned_by_value_from_a_helper_fires_and_ends_on_the_copy) {
+    weft_cancel_token *t = new_token();
+    weft_deadline d = open_budget(t, 2 * MS);
+    ASSERT_TRUE(scribble_and_wait(t, 5.0));
+    ASSERT_STREQ(weft_cancel_token_reason(t), "deadline exceeded");
+    ASSERT_STATUS(weft_deadline_end(&d), WEFT_ETIMEDOUT);
+    /* One ended within its budget, on a copy of a copy. */
+    ASSERT_OK(weft_cancel_token_reset(t));
+    weft_deadline d1 = open_budget(t, 3600 * SEC);
+    (void)scribble_and_wait(t, 0.002);
+    weft_deadline d2 = d1;
+    memset(&d1, 0xff, sizeof d1);
+    ASSERT_OK(weft_deadline_end(&d2));
+    ASSERT_FALSE(weft_cancel_token_is_cancelled(t));
+    weft_cancel_token_destroy(t);
+}

@@ -175,22 +175,26 @@ WEFT_API bool weft_cancel_disarm(weft_cancel_token *t);
  * budget runs out; at the end, a budget that was exceeded cancels it too (if
  * the timer had not yet).  Scopes are independent of the token's own deadline
  * and of each other (they may nest).  The struct lives with the caller (its
- * stack) and is filled by begin; its fields are private. */
+ * stack) and is filled by begin; its fields are private.  It may be copied
+ * or moved between begin and end (a helper may return it by value): end
+ * closes the scope given any copy, once for all of them. */
 typedef struct weft_deadline {
     weft_cancel_token *token; /* private: the token the scope cancels (referenced until end) */
     uint64_t start_ns;        /* private: monotonic clock at begin, in ns */
     uint64_t budget_ns;       /* private: the scope's budget from begin, in ns */
-    uint64_t private_[4];     /* private: the scope's timer */
+    uint64_t private_[4];     /* private: [0] the scope's timer, a block of its own (or 0) */
 } weft_deadline;
 
-/* Opens a scope on t (which it keeps a reference to until end).  Returns
- * WEFT_OK, WEFT_EINVAL (NULL d or t), WEFT_ENOMEM or WEFT_ESYS (no timer: the
- * scope is not open; do not call end).  Any thread. */
+/* Opens a scope on t (which it keeps a reference to until end); a budget that
+ * can run out takes one small allocation for its timer.  Returns WEFT_OK,
+ * WEFT_EINVAL (NULL d or t), WEFT_ENOMEM or WEFT_ESYS (no timer: the scope
+ * is not open; do not call end).  Any thread. */
 WEFT_API WEFT_NODISCARD weft_status weft_deadline_begin(weft_deadline *d, weft_cancel_token *t, uint64_t budget_ns);
 
-/* Closes the scope.  Returns WEFT_OK if it ended within its budget, else
- * WEFT_ETIMEDOUT (and the token is cancelled); WEFT_EINVAL for NULL.  Call it
- * once, on any thread, for every successful begin. */
+/* Closes the scope (and frees its timer).  Returns WEFT_OK if it ended within
+ * its budget, else WEFT_ETIMEDOUT (and the token is cancelled); WEFT_EINVAL
+ * for NULL.  Call it once, on any thread, for every successful begin, with
+ * the struct begin filled or a copy of it. */
 WEFT_API weft_status weft_deadline_end(weft_deadline *d);
 
 /* The function weft_with_deadline runs. */

@@ -12,8 +12,8 @@
  * (the self-deadlock of the seed's watchdog): it pops the due timer, takes a
  * reference to its token, unlocks, and only then cancels, which runs
  * callbacks that may arm or disarm deadlines themselves.  A timer's memory
- * (in the token, or in a weft_deadline on the caller's stack) is not touched
- * after the pop, so its owner may free it as soon as disarm returns. */
+ * (in the token, or a deadline scope's own block) is not touched after the
+ * pop, so its owner may free it as soon as disarm returns. */
 #include "cancel/cancel.h"
 #include "core/alloc.h"
 #include "core/error_detail.h"
@@ -107,8 +107,8 @@ static void fire_top(void) {
      * (weft_cancel_token_reset: WEFT_EBUSY) instead of a token cancelled just
      * after it said the token was re-armed.  Only the token's own deadline
      * says so: its memory lives as long as the reference just taken, while a
-     * scope's timer (weft_deadline, on its caller's stack) may be gone as soon
-     * as weft_deadline_end has disarmed it, which does not wait for this
+     * scope's timer (a weft_deadline's block) may be gone as soon as
+     * weft_deadline_end has disarmed it, which does not wait for this
      * cancel, and reset never asks about a scope. */
     bool own = live && e == &t->deadline;
     if (own) atomic_store_explicit(&e->firing, true, memory_order_relaxed);
@@ -233,22 +233,38 @@ bool weft_cancel_disarm(weft_cancel_token *t) { return t && weft__timer_disarm(&
 
 /* ---- scoped budgets ---- */
 
-_Static_assert(sizeof(weft__timer) <= sizeof(((weft_deadline *)0)->private_), "weft_deadline too small");
-
-static weft__timer *scope_timer(weft_deadline *d) { return (weft__timer *)(void *)d->private_; }
+/* A scope's timer lives in a block of its own, which the struct points to
+ * (private_[0]; NULL when no timer was needed).  It was embedded in the
+ * struct, and the heap linked it by that address: a struct copied between
+ * begin and end (a helper returning the scope by value) left the heap
+ * pointing into a dead stack frame, which the timer thread read (a budget
+ * that never fired, or a crash) and end wrote.  Now any copy ends it. */
+static weft__timer *scope_timer(const weft_deadline *d) { return (weft__timer *)(uintptr_t)d->private_[0]; }
 
 weft_status weft_deadline_begin(weft_deadline *d, weft_cancel_token *t, uint64_t budget_ns) {
     if (!d || !t) return weft__fail(__func__, WEFT_EINVAL, "d or t is NULL");
     d->token = weft_cancel_token_retain(t);
     d->start_ns = weft__now_ns();
     d->budget_ns = budget_ns;
-    weft__timer *e = scope_timer(d);
-    *e = (weft__timer){0, WEFT__TIMER_IDLE, t, false};
+    d->private_[0] = 0;
     uint64_t when = d->start_ns + budget_ns < d->start_ns ? UINT64_MAX : d->start_ns + budget_ns;
     if (when == UINT64_MAX || weft_cancel_token_is_cancelled(t)) return WEFT_OK;
-    int st = budget_ns == 0 ? 0 : weft__timer_arm(e, when);
-    if (budget_ns == 0) (void)weft_cancel_token_cancel_with(t, WEFT__DEADLINE_REASON);
-    if (st == 0) return WEFT_OK;
+    if (budget_ns == 0) {
+        (void)weft_cancel_token_cancel_with(t, WEFT__DEADLINE_REASON);
+        return WEFT_OK;
+    }
+    weft__timer *e = weft__alloc(sizeof *e);
+    int st = e ? 0 : WEFT_ENOMEM;
+    if (e) {
+        *e = (weft__timer){0, WEFT__TIMER_IDLE, t, false};
+        st = weft__timer_arm(e, when);
+    }
+    if (st == 0) {
+        d->private_[0] = (uint64_t)(uintptr_t)e;
+        return WEFT_OK;
+    }
+    weft__free(e, sizeof *e);
+    d->token = NULL;
     weft_cancel_token_destroy(t);
     return weft__fail(__func__, (weft_status)st, "the timer could not be armed");
 }
@@ -256,7 +272,11 @@ weft_status weft_deadline_begin(weft_deadline *d, weft_cancel_token *t, uint64_t
 weft_status weft_deadline_end(weft_deadline *d) {
     if (!d || !d->token) return weft__fail(__func__, WEFT_EINVAL, "d or d->token is NULL");
     weft_cancel_token *t = d->token;
-    (void)weft__timer_disarm(scope_timer(d));
+    weft__timer *e = scope_timer(d);
+    /* Once disarm returns, the timer thread no longer touches e (timer.c, top). */
+    if (e) (void)weft__timer_disarm(e);
+    weft__free(e, sizeof *e);
+    d->private_[0] = 0;
     bool over = weft__now_ns() - d->start_ns >= d->budget_ns;
     if (over) (void)weft_cancel_token_cancel_with(t, WEFT__DEADLINE_REASON);
     d->token = NULL;
