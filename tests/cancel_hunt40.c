@@ -273,3 +273,55 @@ TEST(a_deadline_scope_returned_by_value_from_a_helper_fires_and_ends_on_the_copy
     ASSERT_FALSE(weft_cancel_token_is_cancelled(t));
     weft_cancel_token_destroy(t);
 }
+
+/* ---- a token attached to a set of runs ---------------------------------------- */
+
+struct gate {
+    atomic_int ran, open;
+};
+
+static int wait_for_gate(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    struct gate *g = arg;
+    atomic_fetch_add(&g->ran, 1);
+    while (!atomic_load(&g->open)) sleep_us(200);
+    return 0;
+}
+
+/* weft_cancel_attach: when t is cancelled, f's tasks not yet started are
+ * skipped.  For the future of a weft_run_many set, the cancel reached only
+ * the set's own future, which cancels nothing submitted (weft/graph.h): every
+ * member ran to the end and the set said WEFT_OK, the token's cancel lost. */
+TEST(a_token_attached_to_a_run_many_set_stops_its_members) {
+    weft_executor *ex = make_executor(2);
+    enum { CHAIN = 10 };
+    struct gate g = { 0 };
+    weft_taskflow *tf[2];
+    for (int k = 0; k < 2; k++) {
+        tf[k] = make_taskflow("member");
+        weft_task prev = must_emplace(tf[k], wait_for_gate, &g);
+        for (int i = 1; i < CHAIN; i++) {
+            weft_task t = must_emplace(tf[k], wait_for_gate, &g);
+            ASSERT_OK(weft_precede(prev, t));
+            prev = t;
+        }
+    }
+    weft_future *all = NULL;
+    ASSERT_OK(weft_run_many(ex, tf, 2, &all));
+    weft_cancel_token *t = new_token();
+    ASSERT_OK(weft_cancel_attach(t, all));
+    ASSERT_TRUE(wait_flag(&g.ran, 2, 5.0)); /* each member's first task is running */
+    ASSERT_OK(weft_cancel_token_cancel_with(t, "stop the set"));
+    atomic_store(&g.open, 1);
+    ASSERT_STATUS(weft_future_wait(all), WEFT_ECANCELED);
+    ASSERT_STATUS(weft_run_many_status(all, 0), WEFT_ECANCELED);
+    ASSERT_STATUS(weft_run_many_status(all, 1), WEFT_ECANCELED);
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(all, &info));
+    ASSERT_EQ(atomic_load(&g.ran), 2);
+    ASSERT_EQ(info.skipped, 2 * (CHAIN - 1));
+    weft_future_destroy(all);
+    weft_cancel_token_destroy(t);
+    for (int k = 0; k < 2; k++) ASSERT_OK(weft_taskflow_destroy(tf[k]));
+    weft_executor_destroy(ex);
+}

@@ -344,7 +344,8 @@ WEFT_API uint64_t weft_ctx_iteration(const weft_ctx *ctx);
  * task_code and failed task, or for a submission error WEFT_ETASK with the
  * error as task_code; its `skipped` sums the members', its `iterations`
  * counts the members that succeeded.  weft_future_cancel on it cancels
- * nothing submitted: use weft_run_many_cancel.  A task of a member must not
+ * nothing submitted: use weft_run_many_cancel (a token attached to it with
+ * weft_cancel_attach cancels the members too).  A task of a member must not
  * wait for the set (its own run would have to end first).  Returns WEFT_OK
  * (*out, if out is not NULL, the set's future, to destroy as any), WEFT_EINVAL
  * (tfs NULL with n > 0), WEFT_ENOMEM (nothing submitted).  A member that

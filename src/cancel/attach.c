@@ -98,6 +98,12 @@ static void attach_fire(weft__cancel_reg *reg, const char *reason) {
     (void)reason;
     struct weft__attach *a = (struct weft__attach *)reg;
     if (a->f) {
+        /* A set's future (weft_run_many) stands for its members' runs, and its
+         * own cancel stops none of them (weft/graph.h): cancel the members, as
+         * weft_run_many_cancel does, or the token's cancel was lost and every
+         * member ran to the end.  A member not submitted is NULL. */
+        for (size_t i = 0; i < a->f->nparts; i++)
+            if (a->f->parts[i]) (void)weft_future_cancel(a->f->parts[i]);
         (void)weft_future_cancel(a->f);
         return;
     }
