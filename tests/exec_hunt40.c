@@ -431,3 +431,59 @@ TEST(wait_all_or_destroy_from_an_algorithm_callback_on_the_calling_thread_is_ref
     weft_executor_destroy(c.ex);
     watchdog_stop();
 }
+
+/* weft_sched_remove reports a queued task cancelled on the remover's thread,
+ * which then carries out that task's run: its weft_future_then callback
+ * runs there.  A callback that waits for every run of the executor would
+ * wait for that one: refused (WEFT_EDEADLK, destroy warns), as from a
+ * worker; both hung for ever. */
+struct removed_report {
+    weft_executor *ex;
+    atomic_int called, warned;
+    weft_status wait_all;
+};
+
+static void wait_all_in_then(weft_future *f, weft_status st, void *arg) {
+    (void)f;
+    (void)st;
+    struct removed_report *r = arg;
+    r->wait_all = weft_executor_wait_all(r->ex);
+    weft_executor_destroy(r->ex);
+    atomic_store(&r->called, 1);
+}
+
+static void count_warn(void *user, weft_log_level level, const char *msg) {
+    (void)msg;
+    if (level == WEFT_LOG_WARN) atomic_fetch_add(&((struct removed_report *)user)->warned, 1);
+}
+
+static int hold_until(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    while (!atomic_load((atomic_int *)arg)) sleep_us(200);
+    return 0;
+}
+
+TEST(wait_all_or_destroy_from_a_then_callback_run_by_sched_remove_is_refused_not_a_hang) {
+    watchdog_start(20);
+    struct removed_report r = { .ex = make_executor(1), .wait_all = WEFT_OK };
+    atomic_int gate = 0, n = 0;
+    ASSERT_OK(weft_silent_async(r.ex, hold_until, &gate)); /* the one worker is busy */
+    weft_sched_handle h;
+    weft_future *f = NULL;
+    ASSERT_OK(weft_async_with(r.ex, count_one, &n, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW, .handle = &h },
+                              &f));
+    ASSERT_OK(weft_future_then(f, wait_all_in_then, &r));
+    weft_log_set_callback(count_warn, &r);
+    ASSERT_OK(weft_sched_remove(r.ex, h));
+    weft_log_set_callback(NULL, NULL);
+    ASSERT_EQ(atomic_load(&r.called), 1); /* ran here, on this thread */
+    ASSERT_STATUS(r.wait_all, WEFT_EDEADLK);
+    ASSERT_EQ(atomic_load(&r.warned), 1);
+    ASSERT_STATUS(weft_future_status(f), WEFT_ECANCELED);
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_executor_wait_all(r.ex));
+    ASSERT_EQ(atomic_load(&n), 0);
+    weft_future_destroy(f);
+    weft_executor_destroy(r.ex);
+    watchdog_stop();
+}

@@ -235,9 +235,11 @@ static inline weft_executor *weft__executor_create_inline(const weft_executor_co
  * destroyed; other threads may go on calling weft_future_* on them during the
  * call and after it (a thread blocked in weft_future_wait returns when its run
  * ends, as the destroy runs it to completion).  Must not be called from one of this executor's own workers (it
- * would wait for itself), nor from a callback of a parallel algorithm called
- * on ex that runs on the calling thread (a thread that is not a worker runs a
- * share of the call, which is a run of ex): that call logs a warning
+ * would wait for itself), nor from inside a run of ex that a thread which is
+ * not a worker carries out itself: a callback of a parallel algorithm called
+ * on ex that runs on the calling thread (that thread runs a share of the
+ * call), or a weft_future_then callback that weft_sched_remove runs on its
+ * caller's thread (weft/sched.h): that call logs a warning
  * (WEFT_LOG=warn, the default level) and returns without doing anything; destroy an executor from
  * the thread that created it, or from a thread that is not one of its workers
  * (a task may hand the executor to such a thread, e.g. by completing a
@@ -264,9 +266,11 @@ WEFT_API int weft_executor_worker_id(const weft_executor *ex);
  * never pauses) it does not return, though every run submitted before the
  * call has long finished.  To wait for your own runs alone, wait on their
  * futures.  Returns WEFT_OK, WEFT_EINVAL for NULL, or WEFT_EDEADLK when
- * called from one of ex's own workers, or from a callback of a parallel
- * algorithm called on ex that runs on the thread that called it (the
- * caller's own run could never finish).  Any other thread; from a task of another executor it blocks that
+ * called from one of ex's own workers, or from inside a run of ex that a
+ * thread which is not a worker carries out (a parallel algorithm's callback
+ * on the thread that called it, a weft_future_then callback run by
+ * weft_sched_remove: see weft_executor_destroy) (the caller's own run could
+ * never finish).  Any other thread; from a task of another executor it blocks that
  * worker, and it never returns (not detected) when one of ex's runs waits
  * behind the caller's own run: a run on ex of the caller's taskflow, or of
  * one that has it as a module body, submitted while the caller runs (runs of

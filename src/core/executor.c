@@ -230,9 +230,10 @@ static const char *destroy_refused(const weft_executor *ex) {
     if (weft__current_worker(ex))
         return "called from one of its own workers: it would wait for itself, so nothing was done; "
                "destroy it from the thread that created it";
-    if (weft__runs_here(ex)) /* an algorithm's share on its calling thread: it hung */
-        return "called from a parallel algorithm's callback on the thread that called the algorithm: it would "
-               "wait for that call, so nothing was done";
+    if (weft__runs_here(ex)) /* a run this thread carries out off the workers: it hung */
+        return "called from inside a run of the executor that this thread carries out (a parallel algorithm's "
+               "callback on the thread that called it, or a weft_future_then callback run by "
+               "weft_sched_remove): it would wait for that run, so nothing was done";
     if (weft__is_default_executor(ex)) /* shared by the whole process: exit destroys it */
         return "the default executor is shared by the process; it is destroyed at exit, not by a caller";
     if (weft__forked(ex)) /* no workers to join here; freeing would save the parent's profile again */

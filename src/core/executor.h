@@ -447,7 +447,8 @@ void weft__runs_quiet_check(weft_executor *ex);
 uint64_t weft__runs_in_flight(const weft_executor *ex);
 
 /* A run of ex that a thread which is not one of ex's workers is carrying out
- * itself (a parallel algorithm's share run on the calling thread: algo/par.c),
+ * itself (a parallel algorithm's share run on the calling thread: algo/par.c;
+ * a removed task's report on the remover's thread: sched/api.c),
  * pushed on that thread's list for the time it runs user code.  From there a
  * wait for every run of ex (weft_executor_wait_all, destroy) would wait for
  * itself, as from a worker.  Caller storage (the stack); calls nest. */

@@ -112,12 +112,14 @@ weft_status weft_executor_wait_all(weft_executor *ex) {
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
     if (weft__current_worker(ex))
         return weft__fail(__func__, WEFT_EDEADLK, "called from one of the executor's own workers");
-    /* A parallel algorithm's callback on the thread that called it: that
-     * call is a run of ex, which would never end (it hung for ever). */
+    /* A run of ex this thread carries out itself (a parallel algorithm's
+     * callback on the thread that called it, a weft_future_then callback run
+     * by weft_sched_remove's report), which would never end: it hung. */
     if (weft__runs_here(ex))
         return weft__fail(__func__, WEFT_EDEADLK,
-                          "called from a parallel algorithm's callback running on the thread that called the "
-                          "algorithm: that call is a run of the executor, which could never finish");
+                          "called from inside a run of the executor that this thread carries out (a parallel "
+                          "algorithm's callback on the thread that called it, or a weft_future_then callback run "
+                          "by weft_sched_remove): that run could never finish");
     if (weft__forked(ex)) return weft__fail(__func__, WEFT_EFORKED, WEFT__FORKED_WHY);
     atomic_fetch_add_explicit(&ex->quiet_waiters, 1, memory_order_seq_cst);
     /* Registered, then the counters: pairs with the light fence of

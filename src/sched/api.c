@@ -42,7 +42,14 @@ weft_status weft_sched_reprioritize(weft_executor *ex, weft_sched_handle h, weft
  * run, weft_executor_wait_all may return and the executor be destroyed. */
 static void report_removed(weft_executor *ex, weft__job *job) {
     weft__worker *w = weft__current_worker(ex);
+    /* Off the workers this thread carries out the task's run, whose
+     * weft_future_then callback runs here: its weft_executor_wait_all or
+     * destroy would wait for that run (they hung); they see it (core/runs.c).
+     * The leave touches only this thread's list, not ex. */
+    weft__own_run own;
+    if (!w) weft__own_run_enter(&own, ex);
     weft__job *next = job->run(w, job);
+    if (!w) weft__own_run_leave(&own);
     if (next) weft__sched_resubmit(ex, w, next); /* none for a marked job (sched.h); kept for safety */
 }
 
