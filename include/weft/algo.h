@@ -214,7 +214,22 @@ WEFT_API unsigned weft_algo_numa_node(void);
  * returns WEFT_ECANCELED, unless every chunk had already started (WEFT_OK,
  * each element having run once).  A reduction or search stopped that way
  * leaves *result / *index as they were.  An emplaced call's task then fails
- * with WEFT_ECANCELED as its task_code (its own token fired). */
+ * with WEFT_ECANCELED as its task_code (its own token fired).
+ *
+ * Called from a task (a graph task, an emplaced call, a fork-join child, a
+ * pipeline stage, or another call's callback), a callback runs in a context
+ * of that task's run on every worker (weft_current_ctx()): on the calling
+ * worker the task's own, on any other one chained on that worker's, with the
+ * task's stop word and run, whose weft_ctx_task is the null task and
+ * weft_ctx_run NULL.  Either way weft_ctx_cancelled sees the run's
+ * cancellation (a direct call runs every chunk of a cancelled run; a body may
+ * poll it to stop early), a callback may spawn and sync through it
+ * (weft/forkjoin.h; it must sync what it spawns before it returns), and a
+ * wait from it is refused with WEFT_EDEADLK wherever it would be from the
+ * calling task (for its run, a run of its taskflow or of a graph it is nested
+ * in).  Called from a thread that is not one of ex's workers, a callback has
+ * no context of the call: on a worker it sees whatever task that worker is
+ * running around it, if any. */
 
 /* Loop bodies.  A range body gets [lo, hi) and loops itself: the fast form. */
 typedef void (*weft_index_fn)(size_t i, void *arg);

@@ -297,9 +297,13 @@ WEFT_API bool weft_ctx_cancelled(const weft_ctx *ctx);
  * each is innermost while it runs), or NULL on a thread that is not a worker or
  * between tasks.  For code that is not handed a context (weft.hpp finds the
  * running task this way for task_group and spawn).  Inside a pipeline stage or
- * an algorithm's chunk, which are not tasks, it is the task the worker is
- * running around them, if any; inside a weft_run_until predicate, a context of
- * that run whose task is the null task.  Valid as the context of weft_ctx_* and
+ * an algorithm's callback, which are not tasks, it is the task that made the
+ * call (or runs the pipeline) on that task's own worker, and on any other
+ * worker a context of that task's run whose task is the null task
+ * (weft/pipeline.h, weft/algo.h); for an algorithm called from a thread that
+ * is not a worker, the task the worker is running around it, if any.  Inside
+ * a weft_run_until predicate, a context of that run whose task is the null
+ * task.  Valid as the context of weft_ctx_* and
  * fork-join calls while that task runs.  Any thread; wait-free. */
 WEFT_API weft_ctx *weft_current_ctx(void);
 

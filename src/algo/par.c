@@ -32,6 +32,7 @@
 
 #include "core/alloc.h"
 #include "core/executor.h"
+#include "core/fj.h"        /* weft__fj_sync_left: spawns a job's chunks left unsynced */
 #include "core/obs_hooks.h" /* metrics and profiler: each job is a span */
 #include "platform/platform.h"
 #include "sched/sched.h" /* weft__sched_submit: jobs of a call made at a priority */
@@ -53,6 +54,11 @@ struct par {
     unsigned n;
     uint32_t how; /* the call's settings (weft__algo_how when it was made) */
     bool external; /* the caller sleeps on `left` */
+    /* The calling worker's context (its task's, w->ctx), NULL from any other
+     * thread (the shared state is never a worker's): on the caller's stack
+     * until every job has finished.  A job another worker runs runs in a
+     * context of the same run (job_run). */
+    const weft_ctx *cx;
     par_job *jobs;
     /* A heap block (this and the jobs after it) that the calling thread may
      * outlive: `refs` holds one per job queued and one for the caller. */
@@ -79,12 +85,16 @@ static void finish(par *p) {
         weft__futex_wake(word, 1);
 }
 
-static void run_one(weft__worker *w, par *p, unsigned t) {
+static inline void run_one_body(weft__worker *w, par *p, unsigned t) {
     /* observe/: counted when a worker runs it (w NULL: the calling thread). */
     const void *id = (const void *)(uintptr_t)p->fn;
     struct weft__obs *o = w ? weft__hook_work_begin(w, WEFT__WORK_CHUNK, id, t, p->n) : NULL;
     p->fn(p->ctx, t, p->n);
     weft__hook_work_end(w, o, id, 0);
+}
+
+static void run_one(weft__worker *w, par *p, unsigned t) {
+    run_one_body(w, p, t);
     finish(p);
 }
 
@@ -93,11 +103,35 @@ static inline bool claim(par_job *j) {
     return atomic_exchange_explicit(&j->claimed, 1, memory_order_relaxed) == 0;
 }
 
+/* A job of a call made by a task (p->cx), run by a worker whose innermost
+ * context is not that task's: another worker (a thief), or the caller's after
+ * a wait of its ran another task.  Its chunks run in a context of the call's
+ * run, chained on the worker's as a task's is (the null task, as a pipeline
+ * stage's on a thief, pipeline/run.c): there was none, or an unrelated
+ * task's, so a chunk's wait for its own run (its future, a run of its
+ * taskflow or of one its task is nested in) was not refused with
+ * WEFT_EDEADLK as on the caller's worker and hung the run, weft_current_ctx()
+ * gave it nothing to spawn through, and it did not see its run's
+ * cancellation.  Spawns its chunks left unsynced are synced before the job
+ * finishes: after that the caller may return, and the run may end.  Their
+ * results are dropped: a chunk returns nothing (weft/algo.h). */
+static __attribute__((noinline)) void run_in_ctx(weft__worker *w, par *p, unsigned t) {
+    const weft_ctx *c = p->cx;
+    weft_ctx cx = {w, NULL, c->stop, c->run, w->ctx, 0, w->fj.head};
+    w->ctx = &cx;
+    run_one_body(w, p, t);
+    if (weft__fj_left_unsynced(w, &cx)) (void)weft__fj_sync_left(w, &cx);
+    w->ctx = cx.outer;
+    finish(p);
+}
+
 static weft__job *job_run(weft__worker *w, weft__job *self) {
     par_job *j = (par_job *)self;
     par *p = j->owner;
     if (!p->shared) {
-        run_one(w, p, j->t);
+        /* Two loads and a compare on the plain path (the caller's own jobs). */
+        if (__builtin_expect(p->cx != NULL && w->ctx != p->cx, 0)) run_in_ctx(w, p, j->t);
+        else run_one(w, p, j->t);
         return NULL;
     }
     if (claim(j)) run_one(w, p, j->t);
@@ -170,6 +204,7 @@ static void fork_join(weft_executor *ex, par *p) {
     weft__worker *w = weft__current_worker(ex);
     atomic_store_explicit(&p->left, p->n, memory_order_relaxed);
     p->external = (w == NULL);
+    p->cx = w ? w->ctx : NULL;
     weft__job_fn run = __builtin_expect(p->how != 0, 0) ? job_run_how : job_run;
     for (unsigned t = 0; t < p->n; t++) {
         p->jobs[t] = (par_job){ { run, NULL }, p, t, 0 };
