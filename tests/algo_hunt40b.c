@@ -308,3 +308,108 @@ TEST(algo_chunks_on_every_worker_see_their_runs_cancellation_in_their_current_co
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- other callers: a chunk, a prioritised emplaced call, an async task, a
+ *      pipeline stage ---------------------------------------------------------
+ *
+ * The context a job carries to another worker is its caller's, whatever that
+ * is: a call nested in a chunk (itself on a thief), an emplaced call queued
+ * at a priority (its jobs go through the scheduling layer), a call from an
+ * async task (its future's own), or from a pipeline stage on any worker.  On
+ * every worker the innermost callbacks find a context in which a wait for
+ * the run's (or async task's) future is refused. */
+struct others {
+    weft_executor *ex;
+    _Atomic(weft_future *) f;
+    atomic_long calls;
+    atomic_int nullctx, wrong;
+    weft_for_desc d;
+};
+static struct others g_ot;
+static void ot_inner(size_t lo, size_t hi, void *arg) {
+    (void)arg;
+    for (size_t i = lo; i < hi; i++) {
+        atomic_fetch_add(&g_ot.calls, 1);
+        now_and_then_sleep();
+        weft_ctx *cx = weft_current_ctx();
+        if (!cx) {
+            atomic_fetch_add(&g_ot.nullctx, 1);
+            continue;
+        }
+        weft_future *f;
+        while (!(f = atomic_load(&g_ot.f))) sleep_us(10);
+        if (weft_future_wait_for(f, 0) != WEFT_EDEADLK) atomic_fetch_add(&g_ot.wrong, 1);
+    }
+}
+static void ot_outer(size_t lo, size_t hi, void *arg) {
+    (void)arg;
+    weft_algo_config cfg = {.partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 4};
+    for (size_t i = lo; i < hi; i++)
+        if (weft_parallel_for_range(g_ot.ex, 0, 64, 1, ot_inner, NULL, &cfg) != WEFT_OK)
+            atomic_fetch_add(&g_ot.wrong, 1);
+}
+static int ot_nested_task(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    weft_algo_config cfg = {.partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 1};
+    return weft_parallel_for_range(weft_ctx_executor(ctx), 0, 8, 1, ot_outer, NULL, &cfg);
+}
+static int ot_async(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    weft_algo_config cfg = {.partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 2};
+    return weft_parallel_for_range(weft_ctx_executor(ctx), 0, 256, 1, ot_inner, NULL, &cfg);
+}
+static int ot_first(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_token(pf) >= 16) return weft_pipeflow_stop(pf) == WEFT_OK ? 0 : 5;
+    return 0;
+}
+static int ot_stage(weft_pipeflow *pf, void *arg) {
+    (void)pf, (void)arg;
+    weft_algo_config cfg = {.partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 4};
+    return weft_parallel_for_range(g_ot.ex, 0, 32, 1, ot_inner, NULL, &cfg) == WEFT_OK ? 0 : 7;
+}
+TEST(algo_nested_prioritised_async_and_stage_calls_callbacks_on_every_worker_belong_to_their_callers_run) {
+    for (size_t wi = 0; wi < NWORKERS; wi++)
+        for (int kind = 0; kind < 4; kind++) {
+            memset(&g_ot, 0, sizeof g_ot);
+            g_ot.ex = make_executor(WORKERS[wi]);
+            weft_taskflow *tf = make_taskflow("callers");
+            weft_pipeline *p = NULL;
+            long want = 0;
+            if (kind == 0) {
+                must_emplace(tf, ot_nested_task, NULL);
+                want = 8 * 64;
+            } else if (kind == 1) {
+                g_ot.d = (weft_for_desc){0, 300, 1, ot_inner, NULL, {.partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 2}};
+                weft_task t = weft_emplace_for(tf, &g_ot.d);
+                ASSERT_OK(weft_task_set_priority(t, WEFT_PRIORITY_HIGH));
+                want = 300;
+            } else if (kind == 3) {
+                weft_stage st[2] = {{WEFT_STAGE_SERIAL, ot_first, NULL, "first"},
+                                    {WEFT_STAGE_PARALLEL, ot_stage, NULL, "algo"}};
+                p = weft_pipeline_create(4, st, 2, NULL);
+                ASSERT_NOT_NULL(p);
+                ASSERT_OK(weft_pipeline_set_scheduling(p, WEFT_PIPELINE_SPREAD));
+                ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+                want = 16 * 32;
+            }
+            watchdog_start(20);
+            weft_future *f;
+            if (kind == 2) {
+                ASSERT_OK(weft_async(g_ot.ex, ot_async, NULL, &f));
+                want = 256;
+            } else {
+                ASSERT_OK(weft_run(g_ot.ex, tf, &f));
+            }
+            atomic_store(&g_ot.f, f);
+            ASSERT_OK(weft_future_wait(f));
+            watchdog_stop();
+            weft_future_destroy(f);
+            ASSERT_EQ(atomic_load(&g_ot.calls), want);
+            ASSERT_EQ(atomic_load(&g_ot.nullctx), 0);
+            ASSERT_EQ(atomic_load(&g_ot.wrong), 0);
+            ASSERT_OK(weft_taskflow_destroy(tf));
+            if (p) ASSERT_OK(weft_pipeline_destroy(p));
+            weft_executor_destroy(g_ot.ex);
+        }
+}
