@@ -165,11 +165,15 @@ public:
         static orphanage *o = new orphanage; /* never destroyed: tasks may throw during exit */
         return *o;
     }
-    /* Records the current exception for the task running in ctx. */
-    void add(weft_ctx *ctx) noexcept {
+    /* Records the current exception for the task running in ctx.  by_run: the
+     * task may be in any graph of its run (task::work's callables, which know
+     * no sink: a subflow's task too), so a failed run takes it by its run
+     * alone, not by walking its graph's tasks. */
+    void add(weft_ctx *ctx, bool by_run = false) noexcept {
         try {
             std::lock_guard<std::mutex> lock(mu_);
-            list_.push_back(entry{weft_ctx_task(ctx).node_, key_of(weft_ctx_run(ctx)), std::current_exception()});
+            list_.push_back(
+                entry{weft_ctx_task(ctx).node_, key_of(weft_ctx_run(ctx)), std::current_exception(), by_run});
             count_.store(list_.size(), std::memory_order_release);
         } catch (...) {
             /* No memory to keep it: the run still fails, and get() throws weft::error. */
@@ -196,6 +200,12 @@ public:
                 }
             return true;
         }, &w);
+        if (w.run.f)
+            for (std::size_t i = 0; i < list_.size(); ++i)
+                if (list_[i].by_run && list_[i].run == w.run) {
+                    w.hit[i] = true;
+                    w.first = std::min(w.first, i);
+                }
         std::exception_ptr e = w.first < list_.size() ? list_[w.first].ex : nullptr;
         std::size_t keep = 0;
         for (std::size_t i = 0; i < list_.size(); ++i)
@@ -230,6 +240,7 @@ private:
         const void *node;
         run_key run; /* of weft_ctx_run of the task that threw */
         std::exception_ptr ex;
+        bool by_run;
     };
     std::mutex mu_;
     std::vector<entry> list_;
@@ -771,6 +782,32 @@ public:
         return *this;
     }
     std::string name() const { return weft_task_name(t_); }
+    /* Replaces the task's work (Taskflow's work()): a placeholder's, or a
+     * plain task's (emplaced with f() or f(weft::runtime&), or a pipeline's
+     * task, which then runs f instead), by f() or f(weft::runtime&) returning
+     * void.  f is moved (or copied) to the heap and owned by the task, which
+     * destroys it once: when its work is replaced again (then at once), the
+     * task erased, or the taskflow (or subflow graph) cleared or destroyed.
+     * A callable the task was emplaced with lives in the taskflow's arena: it
+     * stays, unused, until the taskflow is cleared or destroyed.  A
+     * condition's, multi-condition's, subflow's or module's work cannot be
+     * replaced (unlike Taskflow, a task keeps its kind): a callable returning
+     * other than void does not compile, and such a task throws weft::error
+     * WEFT_EINVAL.  Builder rules: weft::error WEFT_EBUSY while the taskflow
+     * (or one it is a module of) runs, WEFT_EINVAL for an empty handle; an
+     * exception copying f, or any error, leaves the task's work as it was.
+     * f's exceptions reach the run's future as any task's. */
+    template <class F>
+    task &work(F &&f);
+    /* The task's user pointer (Taskflow's data()); nullptr if none was set. */
+    void *data() const noexcept { return weft_task_data(t_); }
+    /* Attaches a user pointer (Taskflow's data(void*)); weft never touches it.
+     * Allowed while the taskflow runs (reading it in a task of that run is
+     * then the caller's to order).  weft::error WEFT_EINVAL for an empty handle. */
+    task &data(void *d) {
+        detail::check(weft_task_set_data(t_, d), "weft::task::data");
+        return *this;
+    }
     std::size_t num_successors() const noexcept { return weft_task_num_successors(t_); }
     std::size_t num_dependents() const noexcept { return weft_task_num_dependents(t_); }
     std::size_t num_weak_dependents() const noexcept { return weft_task_num_weak_dependents(t_); }
@@ -1525,7 +1562,54 @@ int multi_tramp(weft_ctx *ctx, void *p, weft_branches *out) noexcept {
     }
 }
 
+/* A callable given by task::work: on the heap, owned by the task through a
+ * weft_work (weft_task_set_shared_work), which deletes it when the task lets
+ * it go.  It knows no sink (the task handle does not say whose graph it is
+ * in): its exceptions go to the orphanage, taken by their run. */
+template <class F>
+struct work_holder {
+    F f;
+};
+
+template <class F>
+int work_tramp(weft_ctx *ctx, void *p) noexcept {
+    try {
+        invoke_task(static_cast<work_holder<F> *>(p)->f, ctx);
+        return 0;
+    } catch (...) {
+        orphanage::get().add(ctx, true);
+        return task_threw;
+    }
+}
+
 } // namespace detail
+
+template <class F>
+task &task::work(F &&f) {
+    using Fn = std::decay_t<F>;
+    WEFT_HPP_TASK_CALLABLE_(Fn, "weft::task::work");
+    static_assert(std::is_void_v<typename detail::task_result_t<Fn>::type> ||
+                      std::is_same_v<typename detail::task_result_t<Fn>::type, detail::not_a_task>,
+                  "weft::task::work: the callable must return void: a condition's or multi-condition's work "
+                  "cannot be replaced (emplace a new task for it)");
+    auto *h = new detail::work_holder<Fn>{std::forward<F>(f)}; /* a throwing copy changes nothing */
+    weft_status st = WEFT_OK;
+    weft_work *w = weft_work_create(&detail::work_tramp<Fn>, h,
+                                    [](void *p) { delete static_cast<detail::work_holder<Fn> *>(p); }, &st);
+    if (!w) {
+        delete h;
+        detail::check(st, "weft::task::work");
+    }
+    /* The creator's reference goes on the way out: after a success the task
+     * holds the only other one; after a failure (the error, with the
+     * message, is made first) it deletes h. */
+    struct release {
+        weft_work *w;
+        ~release() { weft_work_release(w); }
+    } guard{w};
+    detail::check(weft_task_set_shared_work(t_, w), "weft::task::work");
+    return *this;
+}
 
 /* What building a graph needs: the C graph, where its callables live, and where
  * its tasks' exceptions go.  taskflow and subflow are flow_builders (as in

@@ -20,6 +20,11 @@ if(CMAKE_CXX_COMPILER)
   weft_add_test_program(cpp_port40 SOURCES cpp_port40.cpp TIMEOUT 120)
   set_target_properties(cpp_port40 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                               CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Round 40: task::work / task::data (Taskflow's work() and attach_data) and
+  # the ownership of the callables work() replaces; subflow join/detach rules.
+  weft_add_test_program(cpp_hunt40 SOURCES cpp_hunt40.cpp TIMEOUT 120)
+  set_target_properties(cpp_hunt40 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                              CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # weft.hpp on its own (twice, for its guard), as strict C++17.
   add_test(NAME cpp.weft_hpp_compiles_alone_as_cxx17
     COMMAND sh -c "printf '#include <weft.hpp>\\n#include <weft.hpp>\\nint main(void) { return 0; }\\n' | \"$0\" -std=c++17 -Wall -Wextra -Wshadow -pedantic -Werror -fsyntax-only -I\"$1\" -x c++ -"
@@ -31,7 +36,7 @@ if(CMAKE_CXX_COMPILER)
             -Wzero-as-null-pointer-constant -pedantic -Werror -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
             ${CMAKE_CURRENT_SOURCE_DIR}/cpp_hunt38_strict.cpp)
   # Callables that are not tasks: the first error is weft's static_assert.
-  foreach(bad RANGE 1 11)
+  foreach(bad RANGE 1 14)
     add_test(NAME cpp.wrong_callables_fail_with_a_weft_static_assert_${bad}
       COMMAND sh -c "\"$0\" -std=c++17 -fsyntax-only -DWEFT_BAD_CASE=$2 -I\"$1\" \"$3\" 2>&1 | grep -m1 'error' | grep -Eq 'static.*weft(::[a-z_:]+)?: '"
               ${CMAKE_CXX_COMPILER} ${PROJECT_SOURCE_DIR}/include ${bad} ${CMAKE_CURRENT_SOURCE_DIR}/cpp_hunt38_bad_callables.cpp)

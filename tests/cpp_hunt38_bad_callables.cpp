@@ -34,6 +34,12 @@ int main() {
     (void)ex.dependent_async([](int) {}, ex.async([] {}));
 #elif WEFT_BAD_CASE == 11
     tf.emplace([](weft::subflow) {}); /* by value: a subflow is not copyable */
+#elif WEFT_BAD_CASE == 12
+    tf.placeholder().work([] { return 1; }); /* a condition's work: a task keeps its kind */
+#elif WEFT_BAD_CASE == 13
+    tf.placeholder().work([](weft::subflow &) {});
+#elif WEFT_BAD_CASE == 14
+    tf.placeholder().work([](int) {});
 #endif
     return 0;
 }

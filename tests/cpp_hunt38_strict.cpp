@@ -38,6 +38,7 @@ int strict_instantiations(weft::executor &ex) {
     auto g = tf.emplace([m = strict_moveonly{std::make_unique<int>(1)}]() mutable { ++*m.p; });
     auto [h, i, j] = tf.emplace([] {}, [] {}, [] {});
     auto ph = tf.placeholder();
+    ph.data(&v).work([m = strict_moveonly{std::make_unique<int>(2)}](weft::runtime &) mutable { ++*m.p; });
     a.precede(b, c, d);
     e.succeed(d);
     f.precede(g, h);

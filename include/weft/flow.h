@@ -167,6 +167,18 @@ WEFT_API size_t weft_work_refs(const weft_work *w);
 /* Adds a plain task running w's function on w's state; the task holds a
  * reference.  Errors as weft_emplace (WEFT_EINVAL for w NULL). */
 WEFT_API weft_task weft_emplace_work(weft_taskflow *tf, weft_work *w);
+/* Gives plain task t (made by weft_emplace, weft_placeholder or
+ * weft_emplace_work) w's function and state, as weft_emplace_work does: t takes
+ * a reference on w and then drops the one it held on earlier shared work (whose
+ * drop runs if that was the last).  So a layer that allocates a task's state
+ * hands it to the taskflow, which drops it once: when t's work is replaced
+ * again (by this call: weft_task_set_work refuses a task holding shared work),
+ * t is erased, or its taskflow cleared or destroyed (weft.hpp's task::work
+ * does so).  Builder rules (weft_taskflow_last_error): WEFT_EINVAL (null or
+ * erased task, w NULL, a task of another kind or a GPU task), WEFT_EBUSY while
+ * the taskflow runs; on an error nothing changes and w keeps the references it
+ * had. */
+WEFT_API weft_status weft_task_set_shared_work(weft_task t, weft_work *w);
 
 /* ---- compositions ----------------------------------------------------------- */
 

@@ -91,7 +91,8 @@ WEFT_API weft_status weft_taskflow_validate(weft_taskflow *tf, weft_task *on_cyc
 
 /* Status of the most recent builder call on `tf`: every call that changes tf
  * or its tasks (weft_emplace and the other emplace calls, weft_placeholder,
- * the precede/succeed family, weft_task_set_name, weft_task_set_work,
+ * the precede/succeed family, weft_task_set_name, weft_task_set_work and
+ * weft_task_set_shared_work,
  * weft_taskflow_set_name, weft_taskflow_clear, weft_composition_instantiate
  * into tf, weft_pipeline_emplace), weft_taskflow_validate and the submission of
  * weft_run* sets it, and a success resets it to WEFT_OK: it is not sticky.  Read
@@ -124,10 +125,11 @@ WEFT_API weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg);
 WEFT_API weft_task weft_placeholder(weft_taskflow *tf);
 
 /* Sets (or replaces) the work of a plain task or placeholder; fn may be NULL
- * (a no-op).  WEFT_EINVAL for the null task, an erased one, or a task of
- * another kind (condition, multi-condition, subflow, module or GPU task: its
- * function has another signature or is weft's), WEFT_EBUSY while the taskflow
- * runs. */
+ * (a no-op).  WEFT_EINVAL for the null task, an erased one, a task of another
+ * kind (condition, multi-condition, subflow, module or GPU task: its function
+ * has another signature or is weft's), or one holding shared work
+ * (weft_emplace_work; weft_task_set_shared_work, weft/flow.h, replaces that);
+ * WEFT_EBUSY while the taskflow runs; on an error nothing changes. */
 WEFT_API weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg);
 
 /* Adds the edge from -> to: `to` starts only after `from` has finished.  Both

@@ -1,5 +1,6 @@
 /* Tasks: creation from the slab, edges, names and queries. */
 #include "graph/graph.h"
+#include "graph/flow.h" /* shared work (weft_task_set_shared_work) */
 #include "core/alloc.h"
 #include "core/error_detail.h"
 
@@ -218,18 +219,52 @@ weft_task weft_placeholder(weft_taskflow *tf) {
     return weft__add_node(tf, NULL, NULL);
 }
 
-weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
-    weft__node *n = t.node_;
-    if (!n) return weft__fail(__func__, WEFT_EINVAL, "the task is the null task");
-    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_work: the task was erased");
+/* The checks of the calls that give a plain task its work: WEFT_OK when n may
+ * take new work.  A task holding shared work (weft_emplace_work) takes other
+ * shared work only (`shared`): weft_task_set_work keeps refusing it, as
+ * docs/guide-control-flow.md says, while weft.hpp's task::work replaces the
+ * shared work it gave a task before.  A GPU task's work is the layer's own
+ * (weft__own_job): never replaced. */
+static weft_status check_settable(weft__node *n, bool shared, const char *call) {
+    if (!n) return weft__fail(call, WEFT_EINVAL, "the task is the null task");
+    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "%s: the task was erased", call);
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
-    if (weft__cold(n)->kind != WEFT__KIND_STATIC || weft__cold(n)->ext)
-        return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_work: task '%s' is not a plain task",
-                              weft__cold(n)->name ? weft__cold(n)->name : "");
+    if (weft__cold(n)->kind != WEFT__KIND_STATIC || weft__own_job(n) || (!shared && weft__cold(n)->ext))
+        return weft__tf_error(n->tf, WEFT_EINVAL, "%s: task '%s' is not a plain task%s", call,
+                              weft__cold(n)->name ? weft__cold(n)->name : "",
+                              weft__cold(n)->kind == WEFT__KIND_STATIC && !weft__own_job(n)
+                                  ? " (its work is shared work: use weft_task_set_shared_work)"
+                                  : "");
+    return WEFT_OK;
+}
+
+/* Gives n fn/arg and the shared work w (NULL: none), dropping the reference n
+ * held on earlier shared work last, once n is consistent (its drop runs user
+ * code). */
+static weft_status set_work(weft__node *n, weft_task_fn fn, void *arg, weft_work *w) {
+    weft_taskflow *tf = n->tf;
+    weft_work *old = weft__cold(n)->ext;
+    if (w) weft_work_retain(w);
+    if (w && !old) tf->next_owned++; /* n owns a record now: clear and destroy walk it */
+    if (!w && old) tf->next_owned--;
+    weft__cold_mut(n)->ext = w;
     n->fn = fn;
     n->arg = arg;
     if (weft__cold(n)->single) weft__cold_mut(n)->single = 0; /* no longer a pipeline's task */
-    return weft__tf_done(n->tf, WEFT_OK);
+    weft_work_release(old);
+    return weft__tf_done(tf, WEFT_OK);
+}
+
+weft_status weft_task_set_work(weft_task t, weft_task_fn fn, void *arg) {
+    weft_status st = check_settable(t.node_, false, __func__);
+    return st != WEFT_OK ? st : set_work(t.node_, fn, arg, NULL);
+}
+
+weft_status weft_task_set_shared_work(weft_task t, weft_work *w) {
+    weft_status st = check_settable(t.node_, true, __func__);
+    if (st != WEFT_OK) return st;
+    if (!w) return weft__tf_error(t.node_->tf, WEFT_EINVAL, "weft_task_set_shared_work: work is NULL");
+    return set_work(t.node_, w->fn, w->state, w);
 }
 
 /* Makes room for `extra` more successors of n, so that link() cannot fail: one
