@@ -1785,7 +1785,9 @@ public:
         detail::check(weft_subflow_join(sf_), "weft::subflow::join");
         joined_ = true;
     }
-    /* The task's successors do not wait for this graph (it joins the run's end). */
+    /* The task's successors do not wait for this graph (it joins the run's
+     * end).  weft::error WEFT_EINVAL after join(): a joined subflow cannot be
+     * detached (as Taskflow). */
     void detach() { detail::check(weft_subflow_detach(sf_), "weft::subflow::detach"); }
     bool detached() const noexcept { return weft_subflow_detached(sf_); }
     /* Taskflow's joinable(): neither joined nor detached yet (join() or

@@ -361,3 +361,74 @@ TEST(task_work_under_a_failing_allocator_throws_enomem_and_keeps_the_old_work) {
     ex.run(tf).wait();
     ASSERT_EQ(old_hits, 1);
 }
+
+/* ---- subflow join / detach ---- */
+
+TEST(subflow_detach_after_join_throws_einval_and_the_subflow_stays_joined) {
+    weft::executor ex(2);
+    weft::taskflow tf;
+    std::atomic<int> kids{0};
+    int after_kids = -1;
+    bool detached_after = true, joinable_after = true, threw = false;
+    weft_status st = WEFT_OK;
+    auto s = tf.emplace([&](weft::subflow &sf) {
+        sf.emplace([&kids] { kids++; });
+        sf.emplace([&kids] { kids++; });
+        sf.join();
+        try {
+            sf.detach();
+        } catch (const weft::error &e) {
+            threw = true;
+            st = e.status();
+        }
+        detached_after = sf.detached();
+        joinable_after = sf.joinable();
+    });
+    auto t = tf.emplace([&] { after_kids = kids.load(); });
+    s.precede(t);
+    ex.run(tf).get();
+    ASSERT_TRUE(threw);
+    ASSERT_EQ(st, WEFT_EINVAL);
+    ASSERT_FALSE(detached_after);
+    ASSERT_FALSE(joinable_after);
+    ASSERT_EQ(after_kids, 2);
+}
+
+static int c_noop(weft_ctx *, void *) { return 0; }
+
+struct c_sub {
+    weft_status detach_after_join = WEFT_OK, detach_twice = WEFT_EINVAL;
+    bool detached_after_join = true;
+    weft_subflow *kept = nullptr;
+};
+static int c_sub_join_fn(weft_ctx *, weft_subflow *sf, void *arg) {
+    auto *s = static_cast<c_sub *>(arg);
+    (void)weft_emplace(weft_subflow_graph(sf), c_noop, nullptr);
+    if (weft_subflow_join(sf) != WEFT_OK) return 1;
+    s->detach_after_join = weft_subflow_detach(sf);
+    s->detached_after_join = weft_subflow_detached(sf);
+    return 0;
+}
+static int c_sub_detach_fn(weft_ctx *, weft_subflow *sf, void *arg) {
+    auto *s = static_cast<c_sub *>(arg);
+    (void)weft_emplace(weft_subflow_graph(sf), c_noop, nullptr);
+    if (weft_subflow_detach(sf) != WEFT_OK) return 1;
+    s->detach_twice = weft_subflow_detach(sf);
+    s->kept = sf;
+    return 0;
+}
+
+TEST(weft_subflow_detach_is_refused_after_join_and_outside_the_function_and_idempotent_before) {
+    weft::executor ex(2);
+    c_sub a, b;
+    weft::taskflow tf;
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf.native(), c_sub_join_fn, &a)));
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf.native(), c_sub_detach_fn, &b)));
+    ex.run(tf).get();
+    ASSERT_STATUS(a.detach_after_join, WEFT_EINVAL);
+    ASSERT_FALSE(a.detached_after_join);
+    ASSERT_OK(b.detach_twice);
+    /* The record outlives the call (it is kept with its task), but the
+     * function has returned: a stale handle is refused. */
+    ASSERT_STATUS(weft_subflow_detach(b.kept), WEFT_EINVAL);
+}

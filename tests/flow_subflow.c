@@ -283,7 +283,8 @@ static int join_inside(weft_ctx *ctx, weft_subflow *sf, void *arg) {
     j->seen_after_join = atomic_load(&j->ran);
     j->late_status = weft_task_is_null(weft_emplace(g, bump, &j->ran)) ? (int)weft_taskflow_last_error(g) : 0;
     j->late_says_joined = strstr(weft_taskflow_error_message(g), "joined") != NULL;
-    return weft_subflow_detach(sf) == WEFT_OK ? 0 : 3;
+    /* A joined subflow cannot be detached (its graph has run): refused. */
+    return weft_subflow_detach(sf) == WEFT_EINVAL && !weft_subflow_detached(sf) ? 0 : 3;
 }
 
 TEST(subflow_join_inside_the_function_runs_the_graph_there) {

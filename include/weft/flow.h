@@ -104,7 +104,10 @@ WEFT_API weft_taskflow *weft_subflow_graph(weft_subflow *sf);
  * only after it has finished.  The graph is the task's one graph: a detached
  * subflow task that runs again in the same iteration (a condition loop) while
  * its previous graph still runs fails the run with task_code WEFT_EBUSY
- * (docs/guide-control-flow.md).  WEFT_EINVAL for NULL. */
+ * (docs/guide-control-flow.md).  Detaching twice is the same as once.
+ * WEFT_EINVAL (nothing changed) for NULL, after weft_subflow_join (the graph
+ * has run: a joined subflow cannot be detached, as in Taskflow), or outside
+ * the subflow's function. */
 WEFT_API weft_status weft_subflow_detach(weft_subflow *sf);
 
 
@@ -120,7 +123,8 @@ WEFT_API weft_status weft_subflow_detach(weft_subflow *sf);
  * WEFT_ECYCLE (the graph has a strong cycle; the run fails). */
 WEFT_API weft_status weft_subflow_join(weft_subflow *sf);
 
-/* True if weft_subflow_detach was called (false for NULL). */
+/* True if weft_subflow_detach succeeded during this execution of the
+ * subflow's function (false for NULL, and for a joined subflow). */
 WEFT_API bool weft_subflow_detached(const weft_subflow *sf);
 
 /* ---- modules ---------------------------------------------------------------- */

@@ -70,8 +70,18 @@ weft_taskflow *weft_subflow_graph(weft_subflow *sf) {
 }
 
 weft_status weft_subflow_detach(weft_subflow *sf) {
-    if (!sf) return weft__fail(__func__, WEFT_EINVAL, "sf is NULL");
-    ((struct weft__subflow *)(void *)sf)->detached = true;
+    struct weft__subflow *s = (struct weft__subflow *)(void *)sf;
+    if (!s) return weft__fail(__func__, WEFT_EINVAL, "sf is NULL");
+    /* A joined graph has run already: detaching it afterwards returned
+     * WEFT_OK and made weft_subflow_detached say true of a graph that had
+     * joined its task.  Refused, as Taskflow refuses to detach a subflow that
+     * is not joinable; and outside the subflow's function (s->w is set only
+     * during it), as weft_subflow_join is. */
+    if (!s->w) return weft__fail(__func__, WEFT_EINVAL, "not the running subflow (its function has returned)");
+    if (s->joined)
+        return weft__fail(__func__, WEFT_EINVAL,
+                          "the subflow was joined (weft_subflow_join): its graph has run, it cannot be detached");
+    s->detached = true;
     return WEFT_OK;
 }
 
