@@ -25,6 +25,11 @@ if(CMAKE_CXX_COMPILER)
   weft_add_test_program(cpp_hunt40 SOURCES cpp_hunt40.cpp TIMEOUT 120)
   set_target_properties(cpp_hunt40 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                               CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Round-40 probes of weft.hpp's contracts (h40-9): futures, captures
+  # destroyed once, exceptions from every callable, lifetimes.
+  weft_add_test_program(cpp_hunt40b SOURCES cpp_hunt40b.cpp TIMEOUT 120)
+  set_target_properties(cpp_hunt40b PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                               CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # weft.hpp on its own (twice, for its guard), as strict C++17.
   add_test(NAME cpp.weft_hpp_compiles_alone_as_cxx17
     COMMAND sh -c "printf '#include <weft.hpp>\\n#include <weft.hpp>\\nint main(void) { return 0; }\\n' | \"$0\" -std=c++17 -Wall -Wextra -Wshadow -pedantic -Werror -fsyntax-only -I\"$1\" -x c++ -"
