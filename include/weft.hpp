@@ -1126,6 +1126,59 @@ void sort(weft_executor *ex, It first, It last, Cmp &cmp) {
     }
 }
 
+/* The index of the first element x of [first, first + n) with pred(x) ==
+ * want, or n.  Chunks run in parallel, each from its start; a match found
+ * replaces the best one only when it comes earlier, and a chunk stops (or
+ * never starts) once a match before its position is known, so the answer is
+ * always the first, as std::find_if's. */
+template <class It, class P>
+std::size_t find_first(weft_executor *ex, It first, It last, P &pred, bool want, const char *call) {
+    require_random_access<It>();
+    auto n = static_cast<std::size_t>(last - first);
+    if (n == 0) return 0;
+    std::atomic<std::size_t> best{n};
+    for_chunks(ex, n, chunk_count(ex, n, 1024), [&](std::size_t, std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) {
+            if ((i - lo) % 64 == 0 && best.load(std::memory_order_relaxed) < i) return;
+            if (static_cast<bool>(pred(*detail::iter_at(first, i))) == want) {
+                std::size_t cur = best.load(std::memory_order_relaxed);
+                while (i < cur && !best.compare_exchange_weak(cur, i, std::memory_order_relaxed)) {
+                }
+                return;
+            }
+        }
+    }, call);
+    return best.load(std::memory_order_relaxed); /* the call's end ordered every store before this */
+}
+
+/* The index of the first smallest (max: first largest) element by cmp, or n
+ * for an empty range: std::min_element's and std::max_element's answer.
+ * Each chunk finds its own, then the chunks' are compared in order. */
+template <class It, class Cmp>
+std::size_t extreme(weft_executor *ex, It first, It last, Cmp &cmp, bool max, const char *call) {
+    require_random_access<It>();
+    auto n = static_cast<std::size_t>(last - first);
+    if (n == 0) return 0;
+    /* i replaces b only when strictly better, so the first of equals stays. */
+    auto better = [&](std::size_t i, std::size_t b) -> bool {
+        return max ? static_cast<bool>(cmp(*detail::iter_at(first, b), *detail::iter_at(first, i)))
+                   : static_cast<bool>(cmp(*detail::iter_at(first, i), *detail::iter_at(first, b)));
+    };
+    std::size_t k = chunk_count(ex, n, 1024);
+    std::vector<std::size_t> part(k, n);
+    for_chunks(ex, n, k, [&](std::size_t c, std::size_t lo, std::size_t hi) {
+        if (lo == hi) return;
+        std::size_t b = lo;
+        for (std::size_t i = lo + 1; i < hi; ++i)
+            if (better(i, b)) b = i;
+        part[c] = b;
+    }, call);
+    std::size_t b = n;
+    for (std::size_t c = 0; c < k; ++c)
+        if (part[c] != n && (b == n || better(part[c], b))) b = part[c];
+    return b;
+}
+
 } // namespace detail
 
 /* ---- executor ----------------------------------------------------------------------
@@ -1710,6 +1763,36 @@ public:
     task exclusive_scan(It first, It last, Out d_first, T init, Op op) {
         return emplace([=](runtime &rt) mutable {
             detail::scan<It, Out, T>(rt.native_executor(), first, last, d_first, std::optional<T>(init), op, true);
+        });
+    }
+    /* result = the first iterator in [first, last) whose element satisfies pred
+     * (find_if) or does not (find_if_not), else last (Taskflow's find_if:
+     * result is a reference, written when the task runs). */
+    template <class It, class R, class P>
+    task find_if(It first, It last, R &result, P pred) {
+        return emplace([first, last, &result, pred](runtime &rt) mutable {
+            result = detail::iter_at(first, detail::find_first(rt.native_executor(), first, last, pred, true, "weft::find_if"));
+        });
+    }
+    template <class It, class R, class P>
+    task find_if_not(It first, It last, R &result, P pred) {
+        return emplace([first, last, &result, pred](runtime &rt) mutable {
+            result = detail::iter_at(first,
+                                     detail::find_first(rt.native_executor(), first, last, pred, false, "weft::find_if_not"));
+        });
+    }
+    /* result = the first smallest (min_element) or first largest (max_element)
+     * element by cmp, else last (an empty range). */
+    template <class It, class R, class Cmp = std::less<>>
+    task min_element(It first, It last, R &result, Cmp cmp = {}) {
+        return emplace([first, last, &result, cmp](runtime &rt) mutable {
+            result = detail::iter_at(first, detail::extreme(rt.native_executor(), first, last, cmp, false, "weft::min_element"));
+        });
+    }
+    template <class It, class R, class Cmp = std::less<>>
+    task max_element(It first, It last, R &result, Cmp cmp = {}) {
+        return emplace([first, last, &result, cmp](runtime &rt) mutable {
+            result = detail::iter_at(first, detail::extreme(rt.native_executor(), first, last, cmp, true, "weft::max_element"));
         });
     }
 
@@ -2417,6 +2500,35 @@ template <class It, class Out, class T, class Op = std::plus<>>
 Out exclusive_scan(executor &ex, It first, It last, Out d_first, T init, Op op = {}) {
     detail::scan<It, Out, T>(ex.exec("weft algorithm"), first, last, d_first, std::optional<T>(std::move(init)), op, true);
     return d_first + (last - first);
+}
+
+/* The first iterator in [first, last) whose element satisfies pred, or last
+ * (std::find_if's answer, also with several matches: the first). */
+template <class It, class P>
+It find_if(executor &ex, It first, It last, P pred) {
+    return detail::iter_at(first, detail::find_first(ex.exec("weft algorithm"), first, last, pred, true, "weft::find_if"));
+}
+/* The first iterator whose element does not satisfy pred, or last. */
+template <class It, class P>
+It find_if_not(executor &ex, It first, It last, P pred) {
+    return detail::iter_at(first,
+                           detail::find_first(ex.exec("weft algorithm"), first, last, pred, false, "weft::find_if_not"));
+}
+/* The first iterator whose element == value, or last. */
+template <class It, class T>
+It find(executor &ex, It first, It last, const T &value) {
+    auto eq = [&value](const auto &x) { return x == value; };
+    return detail::iter_at(first, detail::find_first(ex.exec("weft algorithm"), first, last, eq, true, "weft::find"));
+}
+/* The first smallest element by cmp (std::min_element), or last if empty. */
+template <class It, class Cmp = std::less<>>
+It min_element(executor &ex, It first, It last, Cmp cmp = {}) {
+    return detail::iter_at(first, detail::extreme(ex.exec("weft algorithm"), first, last, cmp, false, "weft::min_element"));
+}
+/* The first largest element by cmp (std::max_element), or last if empty. */
+template <class It, class Cmp = std::less<>>
+It max_element(executor &ex, It first, It last, Cmp cmp = {}) {
+    return detail::iter_at(first, detail::extreme(ex.exec("weft algorithm"), first, last, cmp, true, "weft::max_element"));
 }
 
 } // namespace weft

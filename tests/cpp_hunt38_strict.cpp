@@ -105,6 +105,22 @@ int strict_instantiations(weft::executor &ex) {
     weft::inclusive_scan(ex, v.begin(), v.end(), out.begin(), std::plus<int>(), 1);
     weft::exclusive_scan(ex, v.begin(), v.end(), out.begin(), 0);
     weft::exclusive_scan(ex, sv.begin(), sv.end(), sv.begin(), std::string());
+    /* the searches (session 40) */
+    total += static_cast<int>(weft::find_if(ex, v.begin(), v.end(), [](int x) { return x > 3; }) - v.begin());
+    total += static_cast<int>(weft::find_if_not(ex, bytes.begin(), bytes.end(), [](unsigned char u) { return u < 9; }) -
+                              bytes.begin());
+    total += static_cast<int>(weft::find(ex, sv.begin(), sv.end(), "b") - sv.begin());
+    total += *weft::min_element(ex, v.begin(), v.end()) + *weft::max_element(ex, dv.begin(), dv.end(), std::less<>()) > 0;
+    {
+        weft::taskflow ft;
+        auto r = v.begin();
+        auto si = sv.begin();
+        ft.find_if(v.begin(), v.end(), r, [](int x) { return x == 2; });
+        ft.find_if_not(v.begin(), v.end(), r, [](int x) { return x != 2; });
+        ft.min_element(sv.begin(), sv.end(), si);
+        ft.max_element(v.begin(), v.end(), r, std::greater<>());
+        ex.run(ft).get();
+    }
     return total;
 }
 

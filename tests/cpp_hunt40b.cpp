@@ -573,3 +573,59 @@ TEST(cpp40b_a_fork_join_childs_exception_caught_by_its_parent_does_not_fail_the_
     });
     ASSERT_EQ(r, 4);
 }
+/* Taskflow's test_find.cpp with weft.hpp's own calls: find_if, find_if_not,
+ * find, min_element, max_element, as free functions and as tasks, give the
+ * std answer (the first match, the first of equal extremes) on 1, 2 and 4
+ * workers, sizes 0, 1, 2, odd and prime, matches at the ends and many. */
+TEST(cpp40b_find_and_min_max_element_give_the_first_answer_as_std_does) {
+    for (unsigned w : {1u, 2u, 4u}) {
+        weft::executor ex(w);
+        for (std::size_t n : {0u, 1u, 2u, 3u, 7u, 1023u, 1024u, 1025u, 4099u, 65537u}) {
+            std::vector<int> v(n);
+            for (std::size_t i = 0; i < n; i++) v[i] = static_cast<int>((i * 7919) % 997); /* many equal values */
+            for (int target : {0, 5, 996, -1}) {
+                auto eq = [target](int x) { return x == target; };
+                ASSERT_TRUE(weft::find_if(ex, v.begin(), v.end(), eq) == std::find_if(v.begin(), v.end(), eq));
+                ASSERT_TRUE(weft::find(ex, v.begin(), v.end(), target) == std::find(v.begin(), v.end(), target));
+                auto ne = [target](int x) { return x != target; };
+                ASSERT_TRUE(weft::find_if_not(ex, v.begin(), v.end(), ne) == std::find_if_not(v.begin(), v.end(), ne));
+            }
+            if (n > 0) { /* a match only at the last element */
+                std::vector<int> z(n, 0);
+                z[n - 1] = 1;
+                ASSERT_EQ(weft::find(ex, z.begin(), z.end(), 1) - z.begin(), static_cast<long>(n - 1));
+                ASSERT_EQ(weft::find_if_not(ex, z.begin(), z.end(), [](int x) { return x == 0; }) - z.begin(),
+                          static_cast<long>(n - 1));
+            }
+            ASSERT_TRUE(weft::min_element(ex, v.begin(), v.end()) == std::min_element(v.begin(), v.end()));
+            ASSERT_TRUE(weft::max_element(ex, v.begin(), v.end()) == std::max_element(v.begin(), v.end()));
+            auto gt = [](int a, int b) { return a > b; };
+            ASSERT_TRUE(weft::min_element(ex, v.begin(), v.end(), gt) == std::min_element(v.begin(), v.end(), gt));
+            ASSERT_TRUE(weft::max_element(ex, v.begin(), v.end(), gt) == std::max_element(v.begin(), v.end(), gt));
+            /* all equal: the first */
+            std::vector<std::string> same(n, "x");
+            ASSERT_TRUE(weft::min_element(ex, same.begin(), same.end()) == same.begin());
+            ASSERT_TRUE(weft::max_element(ex, same.begin(), same.end()) == same.begin());
+            /* as tasks */
+            weft::taskflow tf;
+            auto r1 = v.begin(), r2 = v.begin(), r3 = v.begin(), r4 = v.begin();
+            tf.find_if(v.begin(), v.end(), r1, [](int x) { return x == 5; });
+            tf.find_if_not(v.begin(), v.end(), r2, [](int x) { return x < 990; });
+            tf.min_element(v.begin(), v.end(), r3);
+            tf.max_element(v.begin(), v.end(), r4, std::less<int>());
+            ex.run(tf).get();
+            ASSERT_TRUE(r1 == std::find(v.begin(), v.end(), 5));
+            ASSERT_TRUE(r2 == std::find_if(v.begin(), v.end(), [](int x) { return x >= 990; }));
+            ASSERT_TRUE(r3 == std::min_element(v.begin(), v.end()));
+            ASSERT_TRUE(r4 == std::max_element(v.begin(), v.end()));
+        }
+        /* a predicate or comparator that throws: rethrown once, executor usable */
+        std::vector<int> big(50000, 1);
+        big[40000] = 2;
+        ASSERT_THROWS(weft::find_if(ex, big.begin(), big.end(), [](int x) -> bool { if (x == 2) throw boom(1); return false; }),
+                      boom, b, ASSERT_EQ(b.id, 1));
+        ASSERT_THROWS(weft::min_element(ex, big.begin(), big.end(), [](int a, int c) -> bool { if (a == 2 || c == 2) throw boom(2); return a < c; }),
+                      boom, b, ASSERT_EQ(b.id, 2));
+        ASSERT_EQ(weft::find(ex, big.begin(), big.end(), 2) - big.begin(), 40000);
+    }
+}
