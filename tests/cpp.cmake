@@ -40,6 +40,25 @@ if(CMAKE_CXX_COMPILER)
     COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion
             -Wzero-as-null-pointer-constant -pedantic -Werror -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
             ${CMAKE_CURRENT_SOURCE_DIR}/cpp_hunt38_strict.cpp)
+  # The same under C++20, and with the other of g++ / clang++ where this
+  # machine has it, in C++17 and C++20: users build with any of the four
+  # (session 40).
+  set(weft_strict_flags -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion -Wzero-as-null-pointer-constant
+                        -Wdeprecated -pedantic -Werror -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
+                        ${CMAKE_CURRENT_SOURCE_DIR}/cpp_hunt38_strict.cpp)
+  add_test(NAME cpp.weft_hpp_instantiated_is_warning_free_cxx20
+    COMMAND ${CMAKE_CXX_COMPILER} -std=c++20 ${weft_strict_flags})
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    find_program(WEFT_OTHER_CXX NAMES g++)
+  else()
+    find_program(WEFT_OTHER_CXX NAMES clang++)
+  endif()
+  if(WEFT_OTHER_CXX)
+    foreach(std 17 20)
+      add_test(NAME cpp.weft_hpp_instantiated_is_warning_free_other_compiler_cxx${std}
+        COMMAND ${WEFT_OTHER_CXX} -std=c++${std} ${weft_strict_flags})
+    endforeach()
+  endif()
   # Callables that are not tasks: the first error is weft's static_assert.
   foreach(bad RANGE 1 14)
     add_test(NAME cpp.wrong_callables_fail_with_a_weft_static_assert_${bad}
