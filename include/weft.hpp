@@ -1184,7 +1184,12 @@ std::size_t extreme(weft_executor *ex, It first, It last, Cmp &cmp, bool max, co
 /* ---- executor ----------------------------------------------------------------------
  * Owns a pool of workers (weft_executor).  Move-only; the destructor waits for
  * every run submitted to it.  weft::executor(4) has 4 workers; 0 (the default)
- * means WEFT_WORKERS or the CPUs this process may use. */
+ * means WEFT_WORKERS or the CPUs this process may use.  Destroy it from a
+ * thread that is not one of its own workers (any other thread, or a task of
+ * another executor, may): from one of its own tasks the wait would be for
+ * that task itself, so weft_executor_destroy refuses it (a warning on stderr,
+ * nothing done) and the pool, its threads and queued work are left running,
+ * never freed, while the object is gone. */
 class executor {
 public:
     explicit executor(unsigned workers = 0) {
