@@ -49,6 +49,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -1257,6 +1258,11 @@ public:
     template <class F, class... Ds>
     auto dependent_async(F &&f, const future<Ds> &...deps)
         -> future<typename detail::task_result_t<std::decay_t<F>>::type>;
+    /* dependent_async(f, deps...) with no future (Taskflow's
+     * silent_dependent_async): an exception f throws is dropped, and nothing
+     * can wait on it or depend on it (use dependent_async for that). */
+    template <class F, class... Ds>
+    void silent_dependent_async(F &&f, const future<Ds> &...deps);
     /* Runs f() as a fork-join root on a worker, waits, and returns its value
      * (weft_run_root): f may use task_group and spawn.  Rethrows. */
     template <class F>
@@ -1801,6 +1807,34 @@ public:
         });
     }
 
+    /* Chains the tasks: each precedes the next (Taskflow's linearize); all
+     * edges or none. */
+    void linearize(const std::vector<task> &tasks) { linearize(tasks.data(), tasks.size()); }
+    void linearize(std::initializer_list<task> tasks) { linearize(tasks.begin(), tasks.size()); }
+
+    /* Calls f(weft::task) for every task of the graph, in emplace order
+     * (Taskflow's for_each_task).  An exception from f ends the walk and is
+     * rethrown here (it never crosses the C walk's frames). */
+    template <class F>
+    void for_each_task(F &&f) const {
+        struct walk {
+            std::remove_reference_t<F> *f;
+            std::exception_ptr ex;
+        } w{&f, nullptr};
+        weft_status st = weft_taskflow_for_each_task(graph("weft::for_each_task"), [](weft_task t, void *arg) -> bool {
+            auto *ww = static_cast<walk *>(arg);
+            try {
+                (*ww->f)(task(t));
+                return true;
+            } catch (...) {
+                ww->ex = std::current_exception();
+                return false;
+            }
+        }, &w);
+        if (w.ex) std::rethrow_exception(w.ex);
+        detail::check(st, "weft::for_each_task");
+    }
+
     std::size_t num_tasks() const { return weft_taskflow_num_tasks(graph("weft::num_tasks")); }
     bool empty() const { return num_tasks() == 0; }
     weft_taskflow *native() const noexcept { return g_; }
@@ -1840,6 +1874,14 @@ protected:
     ~flow_builder() = default;
 
     weft_taskflow *graph(const char *call) const { return detail::live(g_, call); }
+
+    void linearize(const task *ts, std::size_t n) {
+        (void)graph("weft::linearize");
+        std::vector<weft_task> nat;
+        nat.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) nat.push_back(ts[i].native());
+        detail::check(weft_linearize(nat.data(), n), "weft::linearize");
+    }
 
     task made(weft_task t, const char *call) {
         if (weft_task_is_null(t))
@@ -2011,6 +2053,12 @@ public:
         std::lock_guard<std::mutex> lock(st_->errs.mu);
         st_->errs.children.clear();
         st_->errs.transient.clear();
+    }
+    /* Removes the edges from -> to (Taskflow's remove_dependency): weft::error
+     * WEFT_ENOENT if there is none, WEFT_EBUSY while the taskflow runs. */
+    void remove_dependency(task from, task to) {
+        (void)graph("weft::taskflow::remove_dependency");
+        detail::check(weft_edge_remove(from.native(), to.native()), "weft::taskflow::remove_dependency");
     }
     /* Checks the graph for a strong cycle (weft::error WEFT_ECYCLE). */
     void validate() {
@@ -2262,6 +2310,22 @@ auto executor::dependent_async(F &&f, const future<Ds> &...deps)
         throw error(s, "weft::executor::dependent_async", weft_last_error_message());
     }
     return future<T>(out, st);
+}
+
+template <class F, class... Ds>
+void executor::silent_dependent_async(F &&f, const future<Ds> &...deps) {
+    using Fn = std::decay_t<F>;
+    WEFT_HPP_TASK_CALLABLE_(Fn, "weft::executor::silent_dependent_async");
+    using T = typename detail::task_result_t<Fn>::type;
+    using S = detail::async_state<T, Fn>;
+    weft_future *const d[] = {deps.native()..., nullptr}; /* never empty */
+    weft_executor *ex = exec("weft::executor::silent_dependent_async");
+    auto *st = new S(1, std::forward<F>(f)); /* the task's reference only: no future */
+    weft_status s = weft_dependent_async(ex, &S::call, st, d, sizeof...(Ds), nullptr);
+    if (s != WEFT_OK) {
+        delete st;
+        throw error(s, "weft::executor::silent_dependent_async", weft_last_error_message());
+    }
 }
 
 template <class F>

@@ -120,6 +120,17 @@ int strict_instantiations(weft::executor &ex) {
         ft.min_element(sv.begin(), sv.end(), si);
         ft.max_element(v.begin(), v.end(), r, std::greater<>());
         ex.run(ft).get();
+        auto t1 = ft.placeholder(), t2 = ft.placeholder(), t3 = ft.placeholder();
+        ft.linearize({t1, t2});
+        ft.linearize(std::vector<weft::task>{t2, t3});
+        ft.remove_dependency(t1, t2);
+        std::size_t seen = 0;
+        ft.for_each_task([&seen](weft::task) { seen++; });
+        total += static_cast<int>(seen);
+        auto fa = ex.async([] { return 1; });
+        ex.silent_dependent_async([] {}, fa);
+        ex.silent_dependent_async([](weft::runtime &) {});
+        ex.wait_for_all();
     }
     return total;
 }

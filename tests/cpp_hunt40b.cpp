@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -628,4 +629,61 @@ TEST(cpp40b_find_and_min_max_element_give_the_first_answer_as_std_does) {
                       boom, b, ASSERT_EQ(b.id, 2));
         ASSERT_EQ(weft::find(ex, big.begin(), big.end(), 2) - big.begin(), 40000);
     }
+}
+
+/* Taskflow calls a port meets that the C API carries: linearize (vector and
+ * braced list), remove_dependency, for_each_task (an exception from the
+ * visitor ends the walk and reaches the caller), silent_dependent_async. */
+TEST(cpp40b_linearize_remove_dependency_for_each_task_and_silent_dependent_async_work_as_taskflows) {
+    weft::executor ex(4);
+    weft::taskflow tf;
+    std::mutex mu;
+    std::string order;
+    std::vector<weft::task> chain;
+    for (char ch : std::string("abcde")) chain.push_back(tf.emplace([&, ch] { std::lock_guard<std::mutex> l(mu); order += ch; }).name(std::string(1, ch)));
+    tf.linearize(chain);
+    auto x = tf.emplace([&] { std::lock_guard<std::mutex> l(mu); order += 'x'; }).name("x");
+    auto y = tf.emplace([&] { std::lock_guard<std::mutex> l(mu); order += 'y'; }).name("y");
+    tf.linearize({chain.back(), x, y});
+    ex.run(tf).get();
+    ASSERT_TRUE(order == "abcdexy");
+    ASSERT_EQ(chain[0].num_successors(), 1u);
+    tf.linearize(std::vector<weft::task>{}); /* fewer than two: nothing */
+    tf.linearize({x});
+    /* remove_dependency: c no longer waits for b */
+    tf.remove_dependency(chain[1], chain[2]);
+    ASSERT_EQ(chain[2].num_dependents(), 0u);
+    ASSERT_THROWS(tf.remove_dependency(chain[1], chain[2]), weft::error, e, ASSERT_STATUS(e.status(), WEFT_ENOENT));
+    /* for_each_task: every task, in emplace order */
+    std::string names;
+    tf.for_each_task([&](weft::task t) { names += t.name(); });
+    ASSERT_TRUE(names == "abcdexy");
+    int visited = 0;
+    ASSERT_THROWS(tf.for_each_task([&](weft::task t) { visited++; if (t.name() == "c") throw boom(5); }), boom, b,
+                  ASSERT_EQ(b.id, 5));
+    ASSERT_EQ(visited, 3);
+    weft::taskflow moved = std::move(tf);
+    ASSERT_THROWS(tf.for_each_task([](weft::task) {}), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    ASSERT_THROWS(tf.linearize({x, y}), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    /* silent_dependent_async: after its dependencies; captures freed once */
+    counted::reset();
+    {
+        counted c;
+        std::atomic<bool> go{false};
+        std::atomic<int> seen{-1};
+        std::atomic<int> u{0}, v{0};
+        auto a = ex.async([&] { while (!go.load()) std::this_thread::yield(); u = 1; return 7; });
+        auto b2 = ex.async([&] { v = 1; });
+        ex.silent_dependent_async([c, &u, &v, &seen] { seen = u.load() == 1 && v.load() == 1 ? 1 : 0; }, a, b2);
+        ex.silent_dependent_async([c] { throw boom(6); }, a); /* dropped */
+        go = true;
+        ASSERT_EQ(a.get(), 7);
+        ex.wait_for_all();
+        ASSERT_EQ(seen.load(), 1);
+        weft::future<int> none;
+        ASSERT_THROWS(ex.silent_dependent_async([c] {}, none), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    }
+    ex.wait_for_all();
+    for (int i = 0; i < 200 && counted::live() != 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_EQ(counted::live(), 0);
 }
