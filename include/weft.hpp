@@ -2572,7 +2572,11 @@ Out exclusive_scan(executor &ex, It first, It last, Out d_first, T init, Op op =
 }
 
 /* The first iterator in [first, last) whose element satisfies pred, or last
- * (std::find_if's answer, also with several matches: the first). */
+ * (std::find_if's answer, also with several matches: the first).  pred runs
+ * on several workers at once and may be called on elements after the first
+ * match (never on all of them once one is found); an exception from any call
+ * is rethrown here, also when an earlier element matched.  The same holds for
+ * find_if_not, find, min_element and max_element (their comparator). */
 template <class It, class P>
 It find_if(executor &ex, It first, It last, P pred) {
     return detail::iter_at(first, detail::find_first(ex.exec("weft algorithm"), first, last, pred, true, "weft::find_if"));
