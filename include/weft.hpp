@@ -679,7 +679,13 @@ public:
         if constexpr (!std::is_void_v<T>) return std::move(*st_->value);
     }
 
-    /* Asks the work to stop (weft_future_cancel).  True if it was still going. */
+    /* Asks the work to stop (weft_future_cancel).  True if it was still going:
+     * then wait() and get() throw weft::error WEFT_ECANCELED, also when the
+     * cancel came while an async task's function ran (it is not interrupted:
+     * it runs to its end, once, sees runtime::cancelled(), and its value is
+     * dropped; an exception it throws is rethrown instead).  So a true here
+     * does not mean the function did not run: have it record that if it
+     * matters.  For a run: no task starts after this call (running ones end). */
     bool cancel() {
         if (!f_) return false;
         if (is_run_) return weft_future_cancel(f_) == WEFT_OK;

@@ -687,3 +687,107 @@ TEST(cpp40b_linearize_remove_dependency_for_each_task_and_silent_dependent_async
     for (int i = 0; i < 200 && counted::live() != 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     ASSERT_EQ(counted::live(), 0);
 }
+
+/* Four threads at once submit async, dependent and silent tasks and runs of
+ * their own and of one shared taskflow, cancel some, drop some futures before
+ * their task ran, and get the rest: every task that was not cancelled runs
+ * exactly once, every get returns its own value or exception, and every
+ * capture is destroyed once. */
+TEST(cpp40b_concurrent_futures_from_four_threads_lose_nothing_and_run_nothing_twice) {
+    counted::reset();
+    const int iters = 1000;
+    std::atomic<long> ran{0}, expected{0}, shared_runs{0};
+    {
+        weft::executor ex(2);
+        weft::taskflow shared;
+        shared.emplace([&] { shared_runs++; });
+        std::atomic<int> errors{0};
+        auto worker = [&](int tid) {
+            counted c;
+            weft::taskflow own;
+            std::atomic<int> own_runs{0};
+            own.emplace([&own_runs, c, tid] { own_runs++; if (tid % 2 && own_runs % 5 == 0) throw boom(tid); });
+            for (int i = 0; i < iters; i++) {
+                auto a = ex.async([c, &ran, i] { ran++; if (i % 7 == 0) throw boom(i); return i; });
+                auto d = ex.dependent_async([c, &ran, i] { ran++; return -i; }, a);
+                expected += 2;
+                if (i % 3 == 0) {
+                    /* A cancel that reaches the task before it starts skips
+                     * it; one that comes while it runs lets it finish (and
+                     * get() still throws ECANCELED): it runs at most once. */
+                    auto once = std::make_shared<std::atomic<int>>(0);
+                    auto z = ex.async([c, &ran, once] { ran++; (*once)++; return 0; });
+                    bool going = z.cancel();
+                    try {
+                        (void)z.get();
+                        if (going) errors++;
+                    } catch (const weft::error &e) {
+                        if (e.status() != WEFT_ECANCELED || !going) errors++;
+                    }
+                    if (once->load() > 1) errors++;
+                    expected += once->load();
+                }
+                if (i % 4 == 0) {
+                    { auto dropped = ex.async([c, &ran] { ran++; }); }
+                    expected++;
+                }
+                ex.silent_async([c, &ran] { ran++; });
+                expected++;
+                auto r1 = ex.run(own);
+                auto r2 = ex.run(shared);
+                try {
+                    if (a.get() != i) errors++;
+                } catch (const boom &b) {
+                    if (b.id != i || i % 7) errors++;
+                }
+                if (d.get() != -i) errors++;
+                try {
+                    r1.get();
+                } catch (const boom &b) {
+                    if (b.id != tid) errors++;
+                }
+                r2.get();
+            }
+            if (own_runs.load() != iters) errors++;
+        };
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 4; t++) ts.emplace_back(worker, t);
+        for (auto &t : ts) t.join();
+        ex.wait_for_all();
+        ASSERT_EQ(errors.load(), 0);
+    }
+    ASSERT_EQ(ran.load(), expected.load());
+    ASSERT_EQ(shared_runs.load(), 4 * iters);
+    ASSERT_EQ(counted::live(), 0);
+}
+
+/* A cancel that reaches an async task while its function runs does not stop
+ * it: the function runs to its end, once, and sees rt.cancelled(); get()
+ * then throws weft::error WEFT_ECANCELED (the value is dropped), unless the
+ * function threw, whose exception wins.  (weft_future_cancel's rule: the run
+ * ends with ECANCELED unless it failed.) */
+TEST(cpp40b_an_async_cancelled_while_it_runs_finishes_once_and_get_throws_ecanceled_or_its_exception) {
+    weft::executor ex(2);
+    for (int throws = 0; throws < 2; throws++) {
+        std::atomic<int> started{0}, ran{0};
+        std::atomic<bool> go{false}, saw_cancel{false};
+        auto f = ex.async([&, throws](weft::runtime &rt) {
+            started = 1;
+            while (!go.load()) std::this_thread::yield();
+            saw_cancel = rt.cancelled();
+            ran++;
+            if (throws) throw boom(8);
+            return 42;
+        });
+        while (!started.load()) std::this_thread::yield();
+        ASSERT_TRUE(f.cancel());
+        go = true;
+        if (throws)
+            ASSERT_THROWS(f.get(), boom, b, ASSERT_EQ(b.id, 8));
+        else
+            ASSERT_THROWS(f.get(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_ECANCELED));
+        ASSERT_EQ(ran.load(), 1);
+        ASSERT_TRUE(saw_cancel.load());
+        ASSERT_FALSE(f.cancel()); /* finished: nothing to stop */
+    }
+}

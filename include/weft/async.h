@@ -23,7 +23,11 @@ WEFT_EXTERN_C_BEGIN
 /* Queues fn(ctx, arg) to run once on ex.  If `out` is not NULL, *out receives a
  * future (release it with weft_future_destroy) whose status is WEFT_OK, WEFT_ETASK
  * (fn returned non-zero: weft_run_info.task_code holds the value) or
- * WEFT_ECANCELED (weft_future_cancel before it started: fn is not called).
+ * WEFT_ECANCELED (weft_future_cancel before it started: fn is not called; or
+ * while fn ran: fn is not interrupted, it runs to its end and sees
+ * weft_ctx_cancelled true, and unless it returned non-zero the status is
+ * WEFT_ECANCELED, as weft_future_cancel's rule in core.h says: so ECANCELED
+ * alone does not tell whether fn ran; fn records that itself if it matters).
  * `arg` is not copied and must stay valid until fn has run.  Inside fn, the task
  * may spawn and sync (forkjoin.h) and wait on futures.  The task record comes from
  * the calling worker's free list, or from the allocator when called from a
