@@ -2011,8 +2011,9 @@ task flow_builder::emplace_as(void *arg) {
  * A graph built once and run many times.  Movable (its state is on the heap, so
  * task handles stay valid); the destructor waits for the runs submitted
  * through executor::run* (inside a task, on their futures, running other work
- * meanwhile: it never holds the worker) and then frees the graph and its
- * callables.  Destroying it from a task of one of those runs (or from work
+ * meanwhile: it never holds the worker), then for runs of native() submitted
+ * through the C API (inside a task likewise, behind a cancelled run of its
+ * own, which runs no task), and then frees the graph and its callables.  Destroying it from a task of one of those runs (or from work
  * that such a task's wait runs) would wait for that task itself: the
  * destructor then prints what happened to stderr and calls std::terminate
  * instead of hanging. */
@@ -2115,7 +2116,29 @@ public:
             }
             if (!detail::orphanage::get().empty()) (void)detail::orphanage::get().take(tf); /* unharvested: drop */
             /* Runs queued through the C API directly are not counted: wait them out. */
-            while (weft_taskflow_destroy(tf) == WEFT_EBUSY) std::this_thread::yield();
+            while (weft_taskflow_destroy(tf) == WEFT_EBUSY) wait_out_c_runs();
+        }
+        /* One step of waiting for runs of tf that went through the C API (on
+         * native()).  Off the workers, a yield.  Inside a task, a yield loop
+         * would hold the worker those runs need (one worker: a hang); so a run
+         * of tf is queued here and cancelled at once: it runs no task, but
+         * runs of a taskflow go one at a time, so it ends only after the runs
+         * queued before it, and waiting on its future runs other work
+         * meanwhile, those runs included.  From a task of one of those runs
+         * (EDEADLK) the wait could never end: stop with a message, as for a
+         * run through executor::run*. */
+        void wait_out_c_runs() {
+            weft_ctx *ctx = weft_current_ctx();
+            weft_future *f = nullptr;
+            if (!ctx || weft_run(weft_ctx_executor(ctx), tf, &f) != WEFT_OK) {
+                std::this_thread::yield(); /* no memory to queue one: try again */
+                return;
+            }
+            (void)weft_future_cancel(f);
+            weft_status st = weft_future_wait(f);
+            bool deadlock = st == WEFT_EDEADLK && !weft_future_ready(f);
+            weft_future_destroy(f);
+            if (deadlock) detail::own_run_destroyed(tf);
         }
         void begin_run() {
             std::lock_guard<std::mutex> lock(mu);

@@ -791,3 +791,27 @@ TEST(cpp40b_an_async_cancelled_while_it_runs_finishes_once_and_get_throws_ecance
         ASSERT_FALSE(f.cancel()); /* finished: nothing to stop */
     }
 }
+
+/* ~taskflow inside a task waits for runs of it submitted through the C API on
+ * native() ("wait them out") by running other work, as it does for runs of
+ * executor::run*: on one worker, a yield loop held the worker that run needed
+ * and never ended. */
+TEST(cpp40b_taskflow_destroyed_in_a_task_while_a_c_api_run_of_it_is_queued_does_not_hang_one_worker) {
+    weft::executor ex(1);
+    std::atomic<int> ran{0};
+    auto *tf = new weft::taskflow;
+    tf->emplace([&ran] { ran++; });
+    tf->emplace([&ran] { ran++; });
+    weft_future *c_run = nullptr;
+    auto f = ex.async([&] {
+        if (weft_run(ex.native(), tf->native(), &c_run) != WEFT_OK) return -1;
+        delete tf; /* the C-API run is queued behind this task on the only worker */
+        return ran.load();
+    });
+    if (!f.wait_for(std::chrono::seconds(10))) TEST_FAIL_("~taskflow in a task never returned (hang)");
+    ASSERT_EQ(f.get(), 2);
+    ASSERT_TRUE(weft_future_ready(c_run));
+    ASSERT_STATUS(weft_future_status(c_run), WEFT_OK);
+    weft_future_destroy(c_run);
+    ASSERT_EQ(ran.load(), 2);
+}
