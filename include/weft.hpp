@@ -924,6 +924,22 @@ private:
  * chunks that have not started and is rethrown here; a failing weft call throws
  * weft::error.  An empty range does nothing (a reduction returns init). */
 namespace detail {
+/* first, last or step of for_each_index as the common index type I: a negative
+ * value of a signed argument is refused when I is unsigned (for_each_index(10,
+ * 0u, -1) made I unsigned, the step a huge positive one, and ran nothing). */
+template <class I, class T>
+I index_arg(T v) {
+    if constexpr (std::is_signed<T>::value && std::is_unsigned<I>::value) {
+        if (v < 0)
+            throw error(WEFT_EINVAL, "weft::for_each_index",
+                        "a negative argument with an unsigned index type (the common type of first, last and "
+                        "step): it would wrap; give all three the same signed type");
+    }
+    return static_cast<I>(v);
+}
+} // namespace detail
+
+namespace detail {
 
 struct algo_sink {
     std::atomic<bool> failed{false};
@@ -1726,7 +1742,7 @@ public:
     template <class B, class E, class S, class F>
     task for_each_index(B first, E last, S step, F f, partitioner p = {}) {
         using I = std::common_type_t<B, E, S>;
-        index_range<I> r(static_cast<I>(first), static_cast<I>(last), static_cast<I>(step));
+        index_range<I> r(detail::index_arg<I>(first), detail::index_arg<I>(last), detail::index_arg<I>(step));
         return emplace([r, f, p](runtime &rt) mutable {
             weft_algo_config c = p.config();
             detail::for_each_index(rt.native_executor(), r, f, &c);
@@ -2528,8 +2544,8 @@ template <class B, class E, class S, class F>
 void for_each_index(executor &ex, B first, E last, S step, F f, partitioner p = {}) {
     using I = std::common_type_t<B, E, S>;
     weft_algo_config c = p.config();
-    detail::for_each_index(ex.exec("weft algorithm"), index_range<I>(static_cast<I>(first), static_cast<I>(last),
-                                                       static_cast<I>(step)), f, &c);
+    index_range<I> r(detail::index_arg<I>(first), detail::index_arg<I>(last), detail::index_arg<I>(step));
+    detail::for_each_index(ex.exec("weft algorithm"), r, f, &c);
 }
 /* f(i) for i in [first, last) (for_each_index with step 1). */
 template <class B, class E, class F>

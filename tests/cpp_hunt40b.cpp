@@ -815,3 +815,25 @@ TEST(cpp40b_taskflow_destroyed_in_a_task_while_a_c_api_run_of_it_is_queued_does_
     weft_future_destroy(c_run);
     ASSERT_EQ(ran.load(), 2);
 }
+
+/* for_each_index(10, 0u, -1): the common type of first, last and step was
+ * unsigned, the step -1 became 2^32 - 1, and the call ran nothing and
+ * returned.  A negative argument with an unsigned index type is refused. */
+TEST(cpp40_for_each_index_with_a_negative_argument_and_an_unsigned_common_type_throws_einval) {
+    weft::executor ex(2);
+    std::atomic<int> ran{0};
+    ASSERT_THROWS(weft::for_each_index(ex, 10, 0u, -1, [&](unsigned) { ran++; }), weft::error, e,
+                  ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    ASSERT_THROWS(weft::for_each_index(ex, -5, 10u, 1, [&](unsigned) { ran++; }), weft::error, e,
+                  ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    weft::taskflow tf;
+    ASSERT_THROWS(tf.for_each_index(10, 0u, -1, [&](unsigned) { ran++; }), weft::error, e,
+                  ASSERT_STATUS(e.status(), WEFT_EINVAL));
+    ASSERT_EQ(ran.load(), 0);
+    /* The same signed type for all three: runs 10, 9, ..., 1. */
+    weft::for_each_index(ex, 10, 0, -1, [&](int) { ran++; });
+    ASSERT_EQ(ran.load(), 10);
+    /* Unsigned arguments that are not negative still work. */
+    weft::for_each_index(ex, 0, 5u, 1, [&](unsigned) { ran++; });
+    ASSERT_EQ(ran.load(), 15);
+}
