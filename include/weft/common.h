@@ -86,7 +86,10 @@ WEFT_API const char *weft_errname(int status);
  * Install it before creating any weft object: memory is freed with the allocator
  * that was current when it was released, so switching allocators while objects are
  * alive is only safe if the two can free each other's memory.  Not thread-safe with
- * concurrent weft calls.  Passing NULL restores the C library allocator. */
+ * concurrent weft calls, and a live executor's workers count as such even when no
+ * call of yours runs: a worker may still free a finished call's state after the
+ * call returned, so switch allocators with no executor alive.  Passing NULL
+ * restores the C library allocator. */
 typedef struct weft_allocator {
     /* Returns size bytes (size >= 1) aligned for any type, or NULL.  NULL: malloc. */
     void *(*alloc)(void *ctx, size_t size);
