@@ -113,7 +113,9 @@ typedef struct weft_worker_metrics {
                             * (stolen fork-join frames included) */
     uint64_t steal_fails;  /* steal attempts that found nothing or lost a race */
     uint64_t parks;        /* times the worker went to sleep */
-    uint64_t wakeups;      /* times it woke from sleep and then found work */
+    uint64_t wakeups;      /* times it woke from sleep and then found work (a
+                            * sleep begun before the last reset is not counted:
+                            * parks >= wakeups + the workers asleep now) */
     uint64_t busy_ns;      /* time inside task functions (for tasks run back to back,
                             * with the scheduler's hand-off between them) */
     uint64_t idle_ns;      /* wall time since metrics were enabled, minus busy_ns */

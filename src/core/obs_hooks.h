@@ -158,7 +158,15 @@ static inline void weft__hook_park(weft__worker *w, bool begin) {
 /* The worker found work (running) or ran out of it (searching again). */
 static inline void weft__hook_busy(weft__worker *w, bool running) {
     if (running && w->stats.woke) {
-        weft__stat_inc(&w->stats.wakeups);
+        /* Only a sleep that began since the counters were last reset
+         * (weft_metrics_enable zeroes parks and wakeups, also of a worker
+         * asleep then): its park is counted, so wakeups never pass parks.
+         * Counting every wake-up let a worker asleep at the reset show a
+         * wake-up for no park.  Only this worker moves either counter: as many
+         * parks as wakeups means the sleep it woke from began before the reset
+         * (a park sets woke, a counted wake-up clears it). */
+        if (weft__stat_read(&w->stats.parks) > weft__stat_read(&w->stats.wakeups))
+            weft__stat_inc(&w->stats.wakeups);
         w->stats.woke = false;
     }
     atomic_store_explicit(&w->stats.state, running ? WEFT__WSTATE_RUNNING : WEFT__WSTATE_SEARCHING,

@@ -1,0 +1,292 @@
+/* Session-40 hunt: the metrics and the profiler agree with the work that ran,
+ * for every kind of work (weft/observe.h), on 1, 2 and 4 workers: exact task
+ * counts where the program knows them, tasks == succeeded + failed, per-worker
+ * sums == totals, the histogram holds every task, busy <= wall * workers,
+ * the profile's spans == the metrics' tasks, folded weights == busy time. */
+#define _GNU_SOURCE
+#include "obs_util.h"
+#include "weft/gpu.h"
+
+#include "core/executor.h"
+
+/* ---- the invariants ---- */
+
+typedef struct want {
+    int64_t tasks, failed, skipped; /* -1: not known exactly */
+} want;
+
+/* Checks every invariant of ex's metrics and, with a profile, its agreement
+ * with them; returns the total metrics. */
+static weft_metrics check_agree(weft_executor *ex, want w, bool profiled, const char *what) {
+    weft_metrics m;
+    weft_worker_metrics pw[8];
+    unsigned n = weft_executor_workers(ex);
+    ASSERT_TRUE(n <= 8);
+    ASSERT_OK(weft_executor_metrics(ex, &m, pw, 8));
+    weft_worker_metrics sum = { 0 };
+    for (unsigned i = 0; i < n; i++) {
+        const weft_worker_metrics *p = &pw[i];
+        if (p->tasks != p->succeeded + p->failed) TEST_FAIL_("%s: worker %u tasks %llu != %llu + %llu", what, i,
+                                                             (unsigned long long)p->tasks,
+                                                             (unsigned long long)p->succeeded,
+                                                             (unsigned long long)p->failed);
+        uint64_t h = 0;
+        for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) h += p->histogram[b];
+        if (h != p->tasks) TEST_FAIL_("%s: worker %u histogram holds %llu of %llu tasks", what, i,
+                                      (unsigned long long)h, (unsigned long long)p->tasks);
+        if (p->busy_ns + p->idle_ns != m.wall_ns) TEST_FAIL_("%s: worker %u busy + idle != wall", what, i);
+        sum.tasks += p->tasks, sum.succeeded += p->succeeded, sum.failed += p->failed;
+        sum.skipped += p->skipped, sum.steals += p->steals, sum.parks += p->parks, sum.wakeups += p->wakeups;
+        sum.busy_ns += p->busy_ns;
+    }
+    if (sum.tasks != m.total.tasks || sum.succeeded != m.total.succeeded || sum.failed != m.total.failed ||
+        sum.skipped != m.total.skipped || sum.steals != m.total.steals || sum.parks != m.total.parks ||
+        sum.wakeups != m.total.wakeups || sum.busy_ns != m.total.busy_ns)
+        TEST_FAIL_("%s: per-worker sums differ from the totals", what);
+    if (m.total.busy_ns > m.wall_ns * n) TEST_FAIL_("%s: busy %llu > wall %llu * %u", what,
+                                                   (unsigned long long)m.total.busy_ns,
+                                                   (unsigned long long)m.wall_ns, n);
+    if (m.total.wakeups > m.total.parks) TEST_FAIL_("%s: %llu wakeups for %llu parks", what,
+                                                   (unsigned long long)m.total.wakeups,
+                                                   (unsigned long long)m.total.parks);
+    if (w.tasks >= 0 && m.total.tasks != (uint64_t)w.tasks)
+        TEST_FAIL_("%s: metrics count %llu tasks, want %lld", what, (unsigned long long)m.total.tasks,
+                   (long long)w.tasks);
+    if (w.failed >= 0 && m.total.failed != (uint64_t)w.failed)
+        TEST_FAIL_("%s: metrics count %llu failed, want %lld", what, (unsigned long long)m.total.failed,
+                   (long long)w.failed);
+    if (w.skipped >= 0 && m.total.skipped != (uint64_t)w.skipped)
+        TEST_FAIL_("%s: metrics count %llu skipped, want %lld", what, (unsigned long long)m.total.skipped,
+                   (long long)w.skipped);
+    if (!profiled) return m;
+    uint64_t spans = 0, dropped = 0;
+    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+    ASSERT_EQ(dropped, 0);
+    if (spans != m.total.tasks) TEST_FAIL_("%s: %llu spans for %llu tasks", what, (unsigned long long)spans,
+                                           (unsigned long long)m.total.tasks);
+    weft_profile *p = NULL;
+    ASSERT_OK(weft_profile_get(ex, &p));
+    ASSERT_EQ(p->spans, spans);
+    uint64_t cnt = 0, failed = 0;
+    for (size_t i = 0; i < p->ntasks; i++) cnt += p->tasks[i].count, failed += p->tasks[i].failed;
+    if (cnt != spans || failed != m.total.failed)
+        TEST_FAIL_("%s: profile entries count %llu runs (%llu failed), metrics %llu (%llu)", what,
+                   (unsigned long long)cnt, (unsigned long long)failed, (unsigned long long)m.total.tasks,
+                   (unsigned long long)m.total.failed);
+    for (unsigned i = 0; i < n; i++)
+        if (p->per_worker[i].tasks != pw[i].tasks)
+            TEST_FAIL_("%s: worker %u: profile %llu runs, metrics %llu", what, i,
+                       (unsigned long long)p->per_worker[i].tasks, (unsigned long long)pw[i].tasks);
+    weft_profile_free(p);
+    /* Folded weights: one line per stack, weight its self time (or 1). */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(weft_profiler_write_folded(ex, NULL, f));
+    fclose(f);
+    uint64_t weight = 0, lines = 0;
+    for (char *line = buf; line && *line;) {
+        char *nl = strchr(line, '\n');
+        char *sp = nl ? nl : line + strlen(line);
+        while (sp > line && sp[-1] != ' ') sp--;
+        weight += strtoull(sp, NULL, 10);
+        lines++;
+        line = nl ? nl + 1 : NULL;
+    }
+    free(buf);
+    /* Busy time and the weights are the same ticks converted apart (and the
+     * weights of stacks under 1 ns are 1): within 1 us a line. */
+    uint64_t busy = m.total.busy_ns, slack = 1000 * lines + 1000;
+    if (weight + slack < busy || weight > busy + slack)
+        TEST_FAIL_("%s: folded weights %llu ns, busy %llu ns (%llu lines)", what, (unsigned long long)weight,
+                   (unsigned long long)busy, (unsigned long long)lines);
+    return m;
+}
+
+static weft_executor *make_metered(unsigned workers, bool profile) {
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(
+        &(weft_executor_config){ .workers = workers, .metrics = true, .profile = profile }, &err);
+    if (!ex) TEST_FAIL_("weft_executor_create failed: %s", weft_errname(err));
+    return ex;
+}
+
+/* Resets the counters (and the spans) between parts of a test. */
+static void restart(weft_executor *ex, bool profile) {
+    ASSERT_OK(weft_executor_wait_all(ex));
+    if (profile) {
+        ASSERT_OK(weft_profiler_stop(ex));
+        ASSERT_OK(weft_metrics_enable(ex, false));
+        ASSERT_OK(weft_metrics_enable(ex, true));
+        ASSERT_OK(weft_profiler_start(ex));
+    } else {
+        ASSERT_OK(weft_metrics_enable(ex, true));
+    }
+}
+
+/* ---- work of every kind ---- */
+
+static atomic_int ran;
+static int count_fn(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+static int fail_fn(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    atomic_fetch_add(&ran, 1);
+    return 7;
+}
+
+static atomic_int cond_left;
+static int loop_cond(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    atomic_fetch_add(&ran, 1);
+    return atomic_fetch_sub(&cond_left, 1) > 1 ? 0 : 1;
+}
+static int mcond(weft_ctx *cx, void *arg, weft_branches *out) {
+    (void)cx, (void)arg;
+    atomic_fetch_add(&ran, 1);
+    if (weft_branches_add(out, 0) != WEFT_OK || weft_branches_add(out, 2) != WEFT_OK) return -1;
+    return 0;
+}
+static int sub_fn(weft_ctx *cx, weft_subflow *sf, void *arg) {
+    (void)cx;
+    atomic_fetch_add(&ran, 1);
+    weft_taskflow *g = weft_subflow_graph(sf);
+    for (intptr_t i = 0; i < (intptr_t)arg; i++)
+        if (weft_task_is_null(weft_emplace(g, count_fn, NULL))) return -1;
+    return 0;
+}
+
+static void run_tf(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_status want_st) {
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run_n(ex, tf, n, &f));
+    ASSERT_EQ(weft_future_wait(f), want_st);
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(ex));
+}
+
+static void taskflow_kinds(unsigned workers, bool profile) {
+    weft_executor *ex = make_metered(workers, profile);
+    char what[64];
+    /* Plain: 10 tasks, 3 iterations. */
+    weft_taskflow *tf = make_taskflow("plain");
+    for (int i = 0; i < 10; i++) must_emplace(tf, count_fn, NULL);
+    restart(ex, profile);
+    run_tf(ex, tf, 3, WEFT_OK);
+    snprintf(what, sizeof what, "plain x3 on %u", workers);
+    check_agree(ex, (want){ 30, 0, 0 }, profile, what);
+    weft_taskflow_destroy(tf);
+
+    /* A condition loop: i -> a -> cond -(0)-> a, cond -(1)-> b.  cond runs 4
+     * times (a task whose predecessors are all weak is no source: i starts it). */
+    tf = make_taskflow("cond");
+    weft_task i0 = must_emplace(tf, count_fn, NULL);
+    weft_task a = must_emplace(tf, count_fn, NULL);
+    ASSERT_OK(weft_precede(i0, a));
+    weft_task c = weft_emplace_condition(tf, loop_cond, NULL);
+    weft_task b = must_emplace(tf, count_fn, NULL);
+    ASSERT_OK(weft_precede(a, c));
+    ASSERT_OK(weft_precede(c, a));
+    ASSERT_OK(weft_precede(c, b));
+    atomic_store(&cond_left, 4);
+    restart(ex, profile);
+    run_tf(ex, tf, 1, WEFT_OK);
+    snprintf(what, sizeof what, "condition loop on %u", workers);
+    check_agree(ex, (want){ 1 + 4 + 4 + 1, 0, 0 }, profile, what);
+    weft_taskflow_destroy(tf);
+
+    /* A multi-condition picking 2 of 3. */
+    tf = make_taskflow("mcond");
+    weft_task m = weft_emplace_multi_condition(tf, mcond, NULL);
+    for (int i = 0; i < 3; i++) ASSERT_OK(weft_precede(m, must_emplace(tf, count_fn, NULL)));
+    restart(ex, profile);
+    run_tf(ex, tf, 2, WEFT_OK);
+    snprintf(what, sizeof what, "multi-condition on %u", workers);
+    check_agree(ex, (want){ 2 * 3, 0, 0 }, profile, what);
+    weft_taskflow_destroy(tf);
+
+    /* A subflow of 5 and a module of 4 plus a placeholder-free body. */
+    weft_taskflow *body = make_taskflow("body");
+    for (int i = 0; i < 4; i++) must_emplace(body, count_fn, NULL);
+    tf = make_taskflow("sub+mod");
+    weft_task s = weft_emplace_subflow(tf, sub_fn, (void *)(intptr_t)5);
+    weft_task mod = weft_emplace_module(tf, body);
+    ASSERT_FALSE(weft_task_is_null(mod));
+    ASSERT_OK(weft_precede(s, mod));
+    restart(ex, profile);
+    run_tf(ex, tf, 2, WEFT_OK);
+    snprintf(what, sizeof what, "subflow and module on %u", workers);
+    check_agree(ex, (want){ 2 * (1 + 5 + 4), 0, 0 }, profile, what);
+    weft_taskflow_destroy(tf);
+    weft_taskflow_destroy(body);
+
+    /* A failing task: its chain successor skipped.  a(fail) -> b; c alone. */
+    tf = make_taskflow("fail");
+    a = must_emplace(tf, fail_fn, NULL);
+    b = must_emplace(tf, count_fn, NULL);
+    ASSERT_OK(weft_precede(a, b));
+    restart(ex, profile);
+    run_tf(ex, tf, 1, WEFT_ETASK);
+    snprintf(what, sizeof what, "failing task on %u", workers);
+    check_agree(ex, (want){ 1, 1, 1 }, profile, what);
+    weft_taskflow_destroy(tf);
+
+    weft_executor_destroy(ex);
+}
+
+TEST(taskflow_tasks_of_every_kind_are_counted_exactly_on_1_2_and_4_workers) {
+    for (unsigned w = 1; w <= 4; w *= 2) taskflow_kinds(w, false);
+}
+
+TEST(taskflow_tasks_of_every_kind_agree_with_the_profile_on_1_2_and_4_workers) {
+    for (unsigned w = 1; w <= 4; w *= 2) taskflow_kinds(w, true);
+}
+
+/* ---- parks and wake-ups across a reset ---- */
+
+/* Waits until every worker of ex is asleep (up to 5 s); false if not. */
+static bool all_parked(weft_executor *ex) {
+    for (int k = 0; k < 5000; k++) {
+        unsigned asleep = 0;
+        for (unsigned i = 0; i < ex->nworkers; i++)
+            asleep += atomic_load(&ex->workers[i].stats.state) == WEFT__WSTATE_PARKED;
+        if (asleep == ex->nworkers) return true;
+        sleep_us(1000);
+    }
+    return false;
+}
+
+static int nap_2ms(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    sleep_us(2000);
+    return 0;
+}
+
+/* Every wake-up counted ends a park counted (a worker asleep now has parked
+ * once more than it woke): parks >= wakeups + workers asleep.  A worker asleep
+ * when weft_metrics_enable reset the counters woke up after it: that wake-up
+ * was counted though its park was zeroed, so a quiet executor showed as many
+ * wake-ups as parks with every worker asleep (and, mid-run, more wake-ups
+ * than parks). */
+TEST(wakeups_never_outnumber_the_parks_counted_since_the_metrics_were_reset) {
+    weft_executor *ex = make_metered(4, false);
+    for (int round = 0; round < 3; round++) {
+        if (!all_parked(ex)) TEST_FAIL_("the workers never went to sleep");
+        ASSERT_OK(weft_metrics_enable(ex, true)); /* every worker asleep: parks 0 */
+        for (int i = 0; i < 16; i++) ASSERT_OK(weft_silent_async(ex, nap_2ms, NULL));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        if (!all_parked(ex)) TEST_FAIL_("the workers never went back to sleep");
+        weft_metrics m;
+        weft_worker_metrics pw[4];
+        ASSERT_OK(weft_executor_metrics(ex, &m, pw, 4));
+        ASSERT_EQ(m.total.tasks, 16);
+        for (unsigned i = 0; i < 4; i++)
+            if (pw[i].parks < pw[i].wakeups + 1)
+                TEST_FAIL_("round %d: worker %u asleep after %llu parks and %llu wake-ups", round, i,
+                           (unsigned long long)pw[i].parks, (unsigned long long)pw[i].wakeups);
+    }
+    weft_executor_destroy(ex);
+}
