@@ -290,3 +290,200 @@ TEST(wakeups_never_outnumber_the_parks_counted_since_the_metrics_were_reset) {
     }
     weft_executor_destroy(ex);
 }
+
+/* ---- other work: async, fork-join, algorithms, pipelines, GPU tasks ---- */
+
+static void spin_ns_(uint64_t ns) {
+    uint64_t t0 = now_ns();
+    while (now_ns() - t0 < ns) {
+    }
+}
+
+static int spin_2ms(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    spin_ns_(2 * MS);
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+
+static int child_fn(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    spin_ns_(200000);
+    return 0;
+}
+
+static int spawn_16(weft_ctx *cx, void *arg) {
+    (void)arg;
+    for (int i = 0; i < 16; i++)
+        if (weft_spawn(cx, child_fn, NULL) != WEFT_OK) return -1;
+    return weft_sync(cx);
+}
+
+static void nop_index(size_t i, void *arg) { (void)i, (void)arg; }
+
+static int stage_fn(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_stage(pf) == 0 && weft_pipeflow_token(pf) == 9) weft_pipeflow_stop(pf);
+    return 0;
+}
+
+static int gpu_fn(weft_ctx *cx, weft_gpu_stream *s, void *arg) {
+    (void)cx, (void)s, (void)arg;
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+
+/* A task that waits for an async task: the worker runs it while waiting (or
+ * another does); each counts once and the wait is not busy time twice. */
+static int waiter(weft_ctx *cx, void *arg) {
+    (void)arg;
+    weft_future *f = NULL;
+    if (weft_async(weft_ctx_executor(cx), spin_2ms, NULL, &f) != WEFT_OK) return -1;
+    weft_status st = weft_future_wait(f);
+    weft_future_destroy(f);
+    return st == WEFT_OK ? 0 : -2;
+}
+
+static void other_kinds(unsigned workers, bool profile) {
+    weft_executor *ex = make_metered(workers, profile);
+    char what[64];
+
+    restart(ex, profile);
+    weft_future *a = NULL, *b = NULL;
+    ASSERT_OK(weft_async(ex, count_fn, NULL, &a));
+    ASSERT_OK(weft_dependent_async(ex, count_fn, NULL, &a, 1, &b));
+    for (int i = 0; i < 5; i++) ASSERT_OK(weft_silent_async(ex, count_fn, NULL));
+    ASSERT_OK(weft_future_wait(b));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_future_destroy(a), weft_future_destroy(b);
+    snprintf(what, sizeof what, "async kinds on %u", workers);
+    check_agree(ex, (want){ 7, 0, 0 }, profile, what);
+
+    /* A failing async task. */
+    restart(ex, profile);
+    ASSERT_OK(weft_async(ex, fail_fn, NULL, &a));
+    ASSERT_EQ(weft_future_wait(a), WEFT_ETASK);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_future_destroy(a);
+    snprintf(what, sizeof what, "failing async on %u", workers);
+    check_agree(ex, (want){ 1, 1, 0 }, profile, what);
+
+    /* A fork-join root: 1 root + the frames thieves ran. */
+    restart(ex, profile);
+    ASSERT_EQ(weft_run_root(ex, spawn_16, NULL), 0);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    snprintf(what, sizeof what, "fork-join on %u", workers);
+    weft_metrics m = check_agree(ex, (want){ -1, 0, 0 }, profile, what);
+    ASSERT_TRUE(m.total.tasks >= 1 && m.total.tasks <= 17);
+    if (workers == 1) ASSERT_EQ(m.total.tasks, 1);
+    if (m.total.steals < m.total.tasks) TEST_FAIL_("%s: %llu steals for %llu roots/frames", what,
+                                                   (unsigned long long)m.total.steals,
+                                                   (unsigned long long)m.total.tasks);
+
+    /* Algorithm jobs from the main thread. */
+    restart(ex, profile);
+    ASSERT_OK(weft_parallel_for(ex, 0, 100000, 1, nop_index, NULL, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    snprintf(what, sizeof what, "parallel_for on %u", workers);
+    check_agree(ex, (want){ -1, 0, 0 }, profile, what);
+
+    /* A pipeline of 10 tokens and 2 stages in a taskflow: 19 stage calls
+     * (token 9 stops it in stage 0) and the pipeline's task. */
+    weft_stage st[2] = { { WEFT_STAGE_SERIAL, stage_fn, NULL, "a" }, { WEFT_STAGE_PARALLEL, stage_fn, NULL, "b" } };
+    for (int how = WEFT_PIPELINE_SPREAD; how <= WEFT_PIPELINE_INLINE; how++) {
+        weft_pipeline *p = weft_pipeline_create(4, st, 2, NULL);
+        ASSERT_NOT_NULL(p);
+        ASSERT_OK(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)how));
+        weft_taskflow *tf = make_taskflow("pipe");
+        ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+        restart(ex, profile);
+        run_tf(ex, tf, 1, WEFT_OK);
+        snprintf(what, sizeof what, "pipeline (%d) on %u", how, workers);
+        check_agree(ex, (want){ 20, 0, 0 }, profile, what);
+        weft_taskflow_destroy(tf);
+        ASSERT_OK(weft_pipeline_destroy(p));
+    }
+
+    /* A task waiting for an async task. */
+    weft_taskflow *tf = make_taskflow("wait");
+    must_emplace(tf, waiter, NULL);
+    restart(ex, profile);
+    run_tf(ex, tf, 1, WEFT_OK);
+    snprintf(what, sizeof what, "cooperative wait on %u", workers);
+    m = check_agree(ex, (want){ 2, 0, 0 }, profile, what);
+    /* The waiting task is busy while it waits (observe.h, busy_ns); on one
+     * worker the async task runs inside the wait and counts once. */
+    if (m.total.busy_ns < 2 * MS || (workers == 1 && m.total.busy_ns > 3 * MS))
+        TEST_FAIL_("%s: busy %.2f ms for 2 ms of work", what, m.total.busy_ns / 1e6);
+    weft_taskflow_destroy(tf);
+
+    /* GPU tasks on the emulator. */
+    weft_gpu_device *dev = weft_gpu_open(&(weft_gpu_config){ .kind = WEFT_GPU_EMULATOR }, NULL);
+    ASSERT_NOT_NULL(dev);
+    {
+        tf = make_taskflow("gpu");
+        weft_task prev = { 0 };
+        for (int i = 0; i < 6; i++) {
+            weft_task t = weft_emplace_gpu(tf, dev, gpu_fn, NULL);
+            ASSERT_FALSE(weft_task_is_null(t));
+            if (i % 2) ASSERT_OK(weft_precede(prev, t));
+            prev = t;
+        }
+        restart(ex, profile);
+        run_tf(ex, tf, 2, WEFT_OK);
+        snprintf(what, sizeof what, "gpu tasks on %u", workers);
+        check_agree(ex, (want){ 12, 0, 0 }, profile, what);
+        weft_taskflow_destroy(tf);
+        weft_gpu_close(dev);
+    }
+    weft_executor_destroy(ex);
+}
+
+TEST(other_work_of_every_kind_is_counted_exactly_on_1_2_and_4_workers) {
+    for (unsigned w = 1; w <= 4; w *= 2) other_kinds(w, false);
+}
+
+TEST(other_work_of_every_kind_agrees_with_the_profile_on_1_2_and_4_workers) {
+    for (unsigned w = 1; w <= 4; w *= 2) other_kinds(w, true);
+}
+
+/* ---- snapshots while work runs, and resets mid-run ---- */
+
+static int fail_3(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    return 3;
+}
+
+/* A snapshot taken while tasks run, or after a reset that came while they ran,
+ * is approximate (observe.h), but its figures still add up: succeeded and
+ * failed are parts of tasks.  A task counts in tasks and then in failed, and
+ * a reset (or a snapshot) between the two saw one without the other: with
+ * every task failing, a snapshot read failed 1 for tasks 0 and succeeded as
+ * tasks - failed = 18446744073709551615. */
+TEST(a_snapshot_while_failing_work_runs_never_has_more_failed_than_tasks) {
+    weft_executor *ex = make_metered(2, false);
+    weft_metrics m;
+    weft_worker_metrics pw[2];
+    uint64_t t0 = now_ns();
+    for (int r = 0; now_ns() - t0 < 500 * MS; r++) { /* a race: half a second of tries */
+        for (int i = 0; i < 3000; i++) ASSERT_OK(weft_silent_async(ex, fail_3, NULL));
+        for (int k = 0; k < 50; k++) {
+            ASSERT_OK(weft_metrics_enable(ex, k % 3 != 0)); /* off, and on again: a reset mid-run */
+            ASSERT_OK(weft_executor_metrics(ex, &m, pw, 2));
+            for (unsigned i = 0; i < 3; i++) {
+                const weft_worker_metrics *p = i < 2 ? &pw[i] : &m.total;
+                if (p->failed > p->tasks || p->succeeded > p->tasks || p->succeeded + p->failed != p->tasks)
+                    TEST_FAIL_("round %d: %s: tasks %llu, succeeded %llu, failed %llu", r,
+                               i < 2 ? "a worker" : "the total", (unsigned long long)p->tasks,
+                               (unsigned long long)p->succeeded, (unsigned long long)p->failed);
+            }
+        }
+        ASSERT_OK(weft_executor_wait_all(ex));
+        /* With no run in flight the reset is exact. */
+        ASSERT_OK(weft_metrics_enable(ex, true));
+        for (int i = 0; i < 100; i++) ASSERT_OK(weft_silent_async(ex, fail_3, NULL));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        check_agree(ex, (want){ 100, 100, 0 }, false, "after a quiet reset");
+    }
+    weft_executor_destroy(ex);
+}

@@ -140,8 +140,9 @@ typedef struct weft_metrics {
 /* Snapshots the metrics into *out, and worker i's into per_worker[i] for
  * i < min(n, workers) (per_worker may be NULL with n == 0).  Counters are read
  * without stopping the workers, so a snapshot taken while tasks run is
- * approximate (each counter is exact, they are not taken at one instant).
- * WEFT_EINVAL for NULL ex or out.  Any thread. */
+ * approximate (each counter is exact, they are not taken at one instant),
+ * as is one after a reset while work ran; succeeded + failed == tasks holds in
+ * every snapshot.  WEFT_EINVAL for NULL ex or out.  Any thread. */
 WEFT_API weft_status weft_executor_metrics(const weft_executor *ex, weft_metrics *out,
                                            weft_worker_metrics *per_worker, size_t n);
 

@@ -29,6 +29,11 @@ static void read_worker(const weft_executor *ex, unsigned i, uint64_t wall_ns, w
     const weft__obs_worker *ow = &o->w[i];
     m->tasks = weft__stat_read(&ow->tasks);
     m->failed = weft__stat_read(&ow->failed);
+    /* A task counts in tasks and then in failed: a snapshot between the two
+     * reads, or a reset (weft_metrics_enable mid-run) between the two
+     * increments, can see a failure without its task, and tasks - failed
+     * wrapped to ~1.8e19 succeeded.  An approximate snapshot still adds up. */
+    if (m->failed > m->tasks) m->failed = m->tasks;
     m->succeeded = m->tasks - m->failed;
     m->skipped = weft__stat_read(&ow->skipped);
     m->busy_ns = (uint64_t)weft__ticks_ns(o, weft__stat_read(&ow->busy_ticks));
