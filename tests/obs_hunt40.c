@@ -74,6 +74,11 @@ static weft_metrics check_agree(weft_executor *ex, want w, bool profiled, const 
                    (unsigned long long)cnt, (unsigned long long)failed, (unsigned long long)m.total.tasks,
                    (unsigned long long)m.total.failed);
     for (unsigned i = 0; i < n; i++)
+        if (p->per_worker[i].steals != pw[i].steals || p->per_worker[i].parks > pw[i].parks + 1)
+            TEST_FAIL_("%s: worker %u: profile %llu steals %llu parks, metrics %llu steals %llu parks", what, i,
+                       (unsigned long long)p->per_worker[i].steals, (unsigned long long)p->per_worker[i].parks,
+                       (unsigned long long)pw[i].steals, (unsigned long long)pw[i].parks);
+    for (unsigned i = 0; i < n; i++)
         if (p->per_worker[i].tasks != pw[i].tasks)
             TEST_FAIL_("%s: worker %u: profile %llu runs, metrics %llu", what, i,
                        (unsigned long long)p->per_worker[i].tasks, (unsigned long long)pw[i].tasks);
@@ -485,5 +490,197 @@ TEST(a_snapshot_while_failing_work_runs_never_has_more_failed_than_tasks) {
         ASSERT_OK(weft_executor_wait_all(ex));
         check_agree(ex, (want){ 100, 100, 0 }, false, "after a quiet reset");
     }
+    weft_executor_destroy(ex);
+}
+
+/* ---- skipped work agrees with the runs' figures ---- */
+
+static atomic_int gate; /* 0: tasks wait; 1: go */
+static int gated(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    while (!atomic_load(&gate)) sleep_us(100);
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+
+static int cancel_own_run(weft_ctx *cx, void *arg) {
+    (void)arg;
+    atomic_fetch_add(&ran, 1);
+    (void)weft_future_cancel((weft_future *)weft_ctx_run(cx));
+    return 0;
+}
+
+static int fail_stage(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_stage(pf) == 1 && weft_pipeflow_token(pf) == 3) return 5;
+    if (weft_pipeflow_stage(pf) == 0 && weft_pipeflow_token(pf) == 9) weft_pipeflow_stop(pf);
+    return 0;
+}
+
+static int fail_child(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    spin_ns_(100000);
+    return 9;
+}
+
+static int spawn_failing(weft_ctx *cx, void *arg) {
+    (void)arg;
+    for (int i = 0; i < 8; i++)
+        if (weft_spawn(cx, fail_child, NULL) != WEFT_OK) return -1;
+    return weft_sync(cx);
+}
+
+static void skipped_kinds(unsigned workers, bool profile) {
+    weft_executor *ex = make_metered(workers, profile);
+    char what[64];
+    weft_run_info info;
+
+    /* A run_n of a chain whose second task cancels the run: 1 iteration of
+     * tasks 0..1 ran, the rest skipped (by the future's count). */
+    weft_taskflow *tf = make_taskflow("cancel");
+    weft_task prev = must_emplace(tf, count_fn, NULL);
+    weft_task c = must_emplace(tf, cancel_own_run, NULL);
+    ASSERT_OK(weft_precede(prev, c));
+    prev = c;
+    for (int i = 0; i < 5; i++) {
+        weft_task t = must_emplace(tf, count_fn, NULL);
+        ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    restart(ex, profile);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run_n(ex, tf, 4, &f));
+    ASSERT_EQ(weft_future_wait(f), WEFT_ECANCELED);
+    ASSERT_OK(weft_future_info(f, &info));
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    snprintf(what, sizeof what, "cancelled run_n on %u", workers);
+    check_agree(ex, (want){ 2, 0, (int64_t)info.skipped }, profile, what);
+    ASSERT_TRUE(info.skipped >= 5);
+    weft_taskflow_destroy(tf);
+
+    /* A run cancelled before it starts: every task skipped. */
+    tf = make_taskflow("blocked");
+    must_emplace(tf, gated, NULL);
+    weft_taskflow *tf2 = make_taskflow("victim");
+    for (int i = 0; i < 7; i++) must_emplace(tf2, count_fn, NULL);
+    weft_task sub = weft_emplace_subflow(tf2, sub_fn, (void *)(intptr_t)3);
+    ASSERT_FALSE(weft_task_is_null(sub));
+    restart(ex, profile);
+    atomic_store(&gate, 0);
+    weft_future *blockers[4] = { 0 };
+    /* Every worker held by a gated task, so the victim run waits in the queue. */
+    ASSERT_OK(weft_run(ex, tf, &blockers[0]));
+    ASSERT_OK(weft_run_n_parallel(ex, tf, workers - 1, &blockers[1]));
+    sleep_us(2000);
+    ASSERT_OK(weft_run(ex, tf2, &f));
+    ASSERT_OK(weft_future_cancel(f));
+    atomic_store(&gate, 1);
+    ASSERT_EQ(weft_future_wait(f), WEFT_ECANCELED);
+    ASSERT_OK(weft_future_info(f, &info));
+    weft_future_destroy(f);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_OK(weft_future_wait(blockers[i]));
+        weft_future_destroy(blockers[i]);
+    }
+    ASSERT_OK(weft_executor_wait_all(ex));
+    snprintf(what, sizeof what, "cancelled before it ran on %u", workers);
+    check_agree(ex, (want){ workers, 0, (int64_t)info.skipped }, profile, what);
+    ASSERT_EQ(info.skipped, 8);
+    weft_taskflow_destroy(tf);
+    weft_taskflow_destroy(tf2);
+
+    /* run_n_parallel: 5 instances of 6 tasks with a condition. */
+    tf = make_taskflow("parallel");
+    weft_task i0 = must_emplace(tf, count_fn, NULL);
+    for (int i = 0; i < 5; i++) ASSERT_OK(weft_precede(i0, must_emplace(tf, count_fn, NULL)));
+    restart(ex, profile);
+    ASSERT_OK(weft_run_n_parallel(ex, tf, 5, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    snprintf(what, sizeof what, "run_n_parallel on %u", workers);
+    check_agree(ex, (want){ 30, 0, 0 }, profile, what);
+    weft_taskflow_destroy(tf);
+
+    /* A failing pipeline stage call. */
+    weft_stage st[2] = { { WEFT_STAGE_SERIAL, fail_stage, NULL, "a" }, { WEFT_STAGE_SERIAL, fail_stage, NULL, "b" } };
+    weft_pipeline *p = weft_pipeline_create(2, st, 2, NULL);
+    ASSERT_NOT_NULL(p);
+    tf = make_taskflow("pipe");
+    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+    restart(ex, profile);
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_EQ(weft_future_wait(f), WEFT_ETASK);
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    snprintf(what, sizeof what, "failing stage on %u", workers);
+    weft_metrics m = check_agree(ex, (want){ -1, -1, -1 }, profile, what);
+    ASSERT_TRUE(m.total.failed >= 1);
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_pipeline_destroy(p));
+
+    /* Failing fork-join frames: the root fails, and each stolen frame. */
+    restart(ex, profile);
+    ASSERT_EQ(weft_run_root(ex, spawn_failing, NULL), 9);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    snprintf(what, sizeof what, "failing fork-join on %u", workers);
+    m = check_agree(ex, (want){ -1, -1, 0 }, profile, what);
+    if (m.total.failed != m.total.tasks) TEST_FAIL_("%s: %llu of %llu failed", what,
+                                                    (unsigned long long)m.total.failed,
+                                                    (unsigned long long)m.total.tasks);
+    weft_executor_destroy(ex);
+}
+
+TEST(skipped_and_failed_work_agrees_with_the_runs_on_1_2_and_4_workers) {
+    for (unsigned w = 1; w <= 4; w *= 2) skipped_kinds(w, false);
+    for (unsigned w = 1; w <= 4; w *= 2) skipped_kinds(w, true);
+}
+
+/* ---- metrics switched off while the profiler runs ---- */
+
+static int spin_20ms(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    spin_ns_(20 * MS);
+    return 0;
+}
+
+static void run_one_async(weft_executor *ex, weft_task_fn fn) {
+    weft_future *f = NULL;
+    ASSERT_OK(weft_async(ex, fn, NULL, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(ex));
+}
+
+/* Task metrics are collected while a profiler is on, even with
+ * weft_metrics_enable(false) (observe.h): the snapshot says so (enabled) and
+ * its wall clock runs until the collection really stops, so the busy time of
+ * the work it counts fits in it.  The wall clock stopped at the
+ * weft_metrics_enable(false) while the tasks went on being counted: enabled
+ * false, a 20 ms task counted with busy_ns 0 (clamped to a wall of 0). */
+TEST(metrics_switched_off_while_profiling_count_the_busy_time_of_the_work_they_count) {
+    weft_executor *ex = make_metered(1, false);
+    ASSERT_OK(weft_metrics_enable(ex, false));
+    ASSERT_OK(weft_profiler_start(ex)); /* metrics on again, by the profiler */
+    ASSERT_OK(weft_metrics_enable(ex, false));
+    run_one_async(ex, spin_20ms);
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_EQ(m.total.tasks, 1);
+    ASSERT_TRUE(m.enabled); /* the profiler collects them */
+    if (m.total.busy_ns < 18 * MS) TEST_FAIL_("busy %.2f ms for 20 ms of work (wall %.2f ms)", m.total.busy_ns / 1e6,
+                                             m.wall_ns / 1e6);
+    ASSERT_OK(weft_profiler_stop(ex));
+    /* Now nothing collects: the figures stay as they are. */
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_FALSE(m.enabled);
+    uint64_t wall = m.wall_ns;
+    run_one_async(ex, spin_20ms);
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_EQ(m.total.tasks, 1);
+    ASSERT_EQ(m.wall_ns, wall);
+    if (m.total.busy_ns < 18 * MS) TEST_FAIL_("busy %.2f ms after the profiler stopped", m.total.busy_ns / 1e6);
+    check_agree(ex, (want){ 1, 0, 0 }, false, "after the profiler stopped");
     weft_executor_destroy(ex);
 }

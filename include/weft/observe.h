@@ -126,9 +126,11 @@ typedef struct weft_worker_metrics {
 /* An executor's metrics (weft_executor_metrics): totals over its workers. */
 typedef struct weft_metrics {
     unsigned workers;      /* the executor's worker count */
-    bool enabled;          /* task metrics being collected now */
+    bool enabled;          /* task metrics being collected now: enabled, or a
+                              profiler or an observer on (also after
+                              weft_metrics_enable(false) while one is) */
     uint64_t wall_ns;      /* time since task metrics were enabled, or from then
-                              to when they were disabled (0 if never) */
+                              to when the collection stopped (0 if never) */
     double tasks_per_second; /* total.tasks / wall time */
     /* Bytes weft holds for this executor: its own structures, deques, profiler
      * buffers.  Taskflows and run records are owned by the caller and not counted

@@ -41,7 +41,7 @@ struct weft__live {
 };
 
 static bool tasks_on(const struct weft__obs *o) {
-    return atomic_load_explicit(&o->metrics_on, memory_order_relaxed) || o->has_observer;
+    return weft__obs_collecting(o);
 }
 
 /* ---- one refresh ------------------------------------------------------------------ */

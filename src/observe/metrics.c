@@ -80,7 +80,7 @@ weft_status weft_executor_metrics(const weft_executor *ex, weft_metrics *out, we
     out->workers = ex->nworkers;
     const struct weft__obs *o = weft__obs_state_get(ex);
     if (o) {
-        out->enabled = atomic_load_explicit(&o->metrics_on, memory_order_relaxed) || o->has_observer;
+        out->enabled = weft__obs_collecting(o);
         uint64_t t0 = atomic_load_explicit(&o->metrics_t0, memory_order_relaxed);
         uint64_t t1 = atomic_load_explicit(&o->metrics_t1, memory_order_relaxed);
         uint64_t end = out->enabled || t1 < t0 ? weft__ticks() : t1; /* off: the time they were on */

@@ -276,6 +276,16 @@ struct weft__obs {
 /* ---- lifetime.c ---- */
 /* The state of ex, allocated on first use.  NULL when out of memory. */
 struct weft__obs *weft__obs_state(weft_executor *ex);
+/* Task metrics are being collected: asked for (metrics_on), or implicitly
+ * while an observer or the profiler is on (weft/observe.h): whenever the
+ * hooks run, they count.  weft_metrics.enabled, the live view's TASKS flag
+ * and the end of the metrics' wall clock (metrics_t1) follow this, not
+ * metrics_on alone. */
+static inline bool weft__obs_collecting(const struct weft__obs *o) {
+    return o->has_observer || atomic_load_explicit(&((struct weft__obs *)o)->metrics_on, memory_order_relaxed) ||
+           atomic_load_explicit(&((struct weft__obs *)o)->profile_on, memory_order_relaxed);
+}
+
 /* The state of ex, or NULL if none was made yet.  Acquire: pairs with the
  * release CAS in weft__obs_state, as a state may be made on first use by one
  * thread (weft_metrics_enable) while another reads it (weft_executor_metrics,

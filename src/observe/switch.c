@@ -3,10 +3,13 @@
 #include "core/future.h"
 #include "core/error_detail.h"
 
-/* Metrics going off: their wall time ends now (weft_metrics.wall_ns), once. */
+/* Called after a switch went off: when nothing collects task metrics any
+ * more (weft__obs_collecting), their wall time ends now (weft_metrics.wall_ns),
+ * once.  Not at weft_metrics_enable(false) while the profiler (or an observer)
+ * still counts: the wall clock stopped there while tasks went on being
+ * counted, and their busy time, clamped to it, read 0. */
 static void metrics_off(struct weft__obs *o) {
-    if (atomic_load_explicit(&o->metrics_on, memory_order_relaxed) &&
-        atomic_load_explicit(&o->metrics_t1, memory_order_relaxed) == 0)
+    if (!weft__obs_collecting(o) && atomic_load_explicit(&o->metrics_t1, memory_order_relaxed) == 0)
         atomic_store_explicit(&o->metrics_t1, weft__ticks(), memory_order_relaxed);
 }
 
@@ -23,10 +26,9 @@ static void set_metrics(struct weft__obs *o, bool on) {
         weft__obs_reset_counters(o);
         atomic_store_explicit(&o->metrics_t1, 0, memory_order_relaxed);
         atomic_store_explicit(&o->metrics_t0, weft__ticks(), memory_order_relaxed);
-    } else {
-        metrics_off(o);
     }
     atomic_store_explicit(&o->metrics_on, on, memory_order_relaxed);
+    if (!on) metrics_off(o);
 }
 
 weft_status weft_metrics_enable(weft_executor *ex, bool on) {
@@ -73,10 +75,9 @@ weft_status weft_profiler_stop(weft_executor *ex) {
     /* Metrics the start switched on go off with the profiler (their counts
      * stay readable): else every task after a profiled section would go on
      * paying for them, a stage call of a pipeline ten times over. */
-    if (atomic_exchange_explicit(&o->metrics_by_profiler, false, memory_order_relaxed)) {
-        metrics_off(o);
+    if (atomic_exchange_explicit(&o->metrics_by_profiler, false, memory_order_relaxed))
         atomic_store_explicit(&o->metrics_on, false, memory_order_relaxed);
-    }
+    metrics_off(o); /* also metrics switched off while the profiler ran */
     weft__obs_publish(o);
     return WEFT_OK;
 }
