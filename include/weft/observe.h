@@ -117,7 +117,9 @@ typedef struct weft_worker_metrics {
                             * sleep begun before the last reset is not counted:
                             * parks >= wakeups + the workers asleep now) */
     uint64_t busy_ns;      /* time inside task functions (for tasks run back to back,
-                            * with the scheduler's hand-off between them) */
+                            * with the scheduler's hand-off between them); a task
+                            * waiting in weft_future_wait is busy while it waits,
+                            * and work its worker runs meanwhile counts once */
     uint64_t idle_ns;      /* wall time since metrics were enabled, minus busy_ns */
     double utilisation;    /* busy_ns / (busy_ns + idle_ns), 0..1 */
     uint64_t histogram[WEFT_METRICS_BUCKETS]; /* durations: tasks per bucket (WEFT_METRICS_BUCKETS) */
