@@ -856,3 +856,55 @@ TEST(async_paths_and_run_variants_are_counted_exactly_on_1_2_and_4_workers) {
     for (unsigned w = 1; w <= 4; w *= 2) async_paths(w, false);
     for (unsigned w = 1; w <= 4; w *= 2) async_paths(w, true);
 }
+
+/* ---- steals of prioritised work ---- */
+
+static atomic_int source_worker;
+static int note_worker(weft_ctx *cx, void *arg) {
+    (void)arg;
+    atomic_store(&source_worker, weft_ctx_worker_id(cx));
+    spin_ns_(50000);
+    return 0;
+}
+static int spin_50us(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    spin_ns_(50000);
+    return 0;
+}
+
+/* One task releases 200 of a priority: every one the other worker runs moved
+ * from the first worker's queues to it, so that worker counts a steal for
+ * each (observe.h: steals, jobs taken from another worker or the injector).
+ * HIGH and CRITICAL jobs wait in the scheduling layer's queues (a lane per
+ * worker, a shared heap), and a job taken from another worker's lane or the
+ * heap was not counted: the other worker ran ~100 tasks with 0 steals. */
+TEST(prioritised_jobs_taken_from_another_worker_count_as_steals) {
+    weft_executor *ex = make_metered(2, false);
+    for (int prio = WEFT_PRIORITY_HIGH; prio <= WEFT_PRIORITY_CRITICAL; prio++) {
+        weft_taskflow *tf = make_taskflow("fan");
+        weft_task s = must_emplace(tf, note_worker, NULL);
+        for (int i = 0; i < 200; i++) {
+            weft_task t = must_emplace(tf, spin_50us, NULL);
+            ASSERT_OK(weft_precede(s, t));
+            ASSERT_OK(weft_task_set_priority(t, (weft_priority)prio));
+        }
+        int moved_runs = 0;
+        for (int r = 0; r < 20 && moved_runs < 3; r++) {
+            ASSERT_OK(weft_metrics_enable(ex, true));
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            ASSERT_OK(weft_executor_wait_all(ex));
+            weft_metrics m;
+            weft_worker_metrics pw[2];
+            ASSERT_OK(weft_executor_metrics(ex, &m, pw, 2));
+            ASSERT_EQ(m.total.tasks, 201);
+            int other = 1 - atomic_load(&source_worker);
+            if (pw[other].tasks == 0) continue;
+            moved_runs++;
+            if (pw[other].steals < pw[other].tasks)
+                TEST_FAIL_("priority %d: worker %d ran %llu of the tasks the other released, with %llu steals", prio,
+                           other, (unsigned long long)pw[other].tasks, (unsigned long long)pw[other].steals);
+        }
+        weft_taskflow_destroy(tf);
+    }
+    weft_executor_destroy(ex);
+}

@@ -110,7 +110,9 @@ typedef struct weft_worker_metrics {
                             * took out on a thread that is no worker is
                             * counted in worker 0's) */
     uint64_t steals;       /* jobs taken from another worker or the injector
-                            * (stolen fork-join frames included) */
+                            * (stolen fork-join frames included, and prioritised
+                            * jobs taken from another worker's queue, the shared
+                            * priority queue or a policy's steal) */
     uint64_t steal_fails;  /* steal attempts that found nothing or lost a race */
     uint64_t parks;        /* times the worker went to sleep */
     uint64_t wakeups;      /* times it woke from sleep and then found work (a

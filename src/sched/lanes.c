@@ -151,16 +151,18 @@ weft__job *weft__lanes_pop(weft__lanes *l, unsigned level) {
     return j;
 }
 
-weft__job *weft__lanes_pop_or_heap(weft__lanes *l, unsigned level, weft__sched_queue *q) {
+weft__job *weft__lanes_pop_or_heap(weft__lanes *l, unsigned level, weft__sched_queue *q, bool *from_heap) {
     lock(l);
     weft__lane *ln = first_lane(l, level);
     weft__job *j = NULL;
+    *from_heap = false;
     if (ln) {
         uint64_t stamp = at(ln, 0)->stamp;
         weft__mutex_lock(&q->lock); /* lock order: lanes, then the queue */
         if (q->n && q->slots[q->heap[0]].level == level && q->slots[q->heap[0]].seq < stamp)
             j = weft__squeue_take_top_locked(q);
         weft__mutex_unlock(&q->lock);
+        *from_heap = j != NULL;
         if (!j) j = lane_take(l, ln, level);
     }
     unlock(l);

@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/error_detail.h"
 #include "core/log.h"
+#include "core/obs_hooks.h" /* steals counted for the metrics */
 
 #include <string.h>
 
@@ -324,7 +325,10 @@ weft__job *weft__policy_final(weft__sched *s, int worker) {
     if (j) return j;
     uint64_t mine = 1;
     if (p->ops.steal) {
-        if ((j = weft__policy_take(s, worker, false)) != NULL) return j;
+        if ((j = weft__policy_take(s, worker, false)) != NULL) {
+            weft__hook_steal(&s->ex->workers[worker], true, -1); /* the policy's steal: as in sched.c, take */
+            return j;
+        }
         mine++;
     }
     if (!quiet || atomic_load_explicit(&p->outstanding, memory_order_seq_cst) <= 0) return NULL;

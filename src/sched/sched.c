@@ -4,6 +4,7 @@
 #include "sched/sched.h"
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/obs_hooks.h" /* steals counted for the metrics */
 
 /* ---- the source the worker loop calls ---- */
 
@@ -95,6 +96,17 @@ static inline weft__lanes *lanes_of(weft__sched *s, weft__worker *w) {
     return w && w->ex == s->ex && w->id < s->ex->nworkers ? &sched_worker(w)->lanes : NULL;
 }
 
+/* j (non-NULL) came to worker w from a queue that is not w's own: another
+ * worker's lane (victim its index), the shared heap or the injector (-1).  A
+ * steal for the metrics, as the core counts one from a deque or the injector
+ * (weft_worker_metrics.steals); they were not counted here, so a worker that
+ * ran prioritised jobs another worker released showed no steals.  Counted on
+ * s's workers only (a submitter slot has no figures). */
+static inline weft__job *stolen(weft__sched *s, weft__worker *w, weft__job *j, int victim) {
+    if (j && lanes_of(s, w)) weft__hook_steal(w, true, victim);
+    return j;
+}
+
 /* A job of exactly `level` from other workers' lanes (after w's own), or NULL. */
 static weft__job *take_others(weft__sched *s, weft__worker *w, unsigned level, bool final) {
     unsigned n = s->ex->nworkers, me = w && w->id < n ? w->id : n;
@@ -104,7 +116,7 @@ static weft__job *take_others(weft__sched *s, weft__worker *w, unsigned level, b
         weft__lanes *l = &sched_worker(&s->ex->workers[v])->lanes;
         if (!final && !(atomic_load_explicit(&l->mask, memory_order_relaxed) >> level & 1)) continue;
         weft__job *j = weft__lanes_pop(l, level);
-        if (j) return j;
+        if (j) return stolen(s, w, j, (int)v);
     }
     return NULL;
 }
@@ -114,10 +126,12 @@ static weft__job *take_others(weft__sched *s, weft__worker *w, unsigned level, b
 static weft__job *take_level(weft__sched *s, weft__worker *w, weft__lanes *own, unsigned level, bool final) {
     bool heap = final || atomic_load_explicit(&s->q.count[level], memory_order_relaxed) != 0;
     weft__job *j = NULL;
+    bool from_heap = false;
     if (own && (final || atomic_load_explicit(&own->mask, memory_order_relaxed) >> level & 1))
-        j = heap ? weft__lanes_pop_or_heap(own, level, &s->q) : weft__lanes_pop(own, level);
-    if (!j && heap) j = weft__squeue_pop(&s->q, level);
-    return j ? j : take_others(s, w, level, final);
+        j = heap ? weft__lanes_pop_or_heap(own, level, &s->q, &from_heap) : weft__lanes_pop(own, level);
+    if (j) return from_heap ? stolen(s, w, j, -1) : j;
+    if (heap && (j = weft__squeue_pop(&s->q, level)) != NULL) return stolen(s, w, j, -1);
+    return take_others(s, w, level, final);
 }
 
 weft__job *weft__sched_take(weft__sched *s, weft__worker *w, unsigned min_level, bool final) {
@@ -167,7 +181,7 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
     else count_down(sched_worker(w));
     weft__policy *p = s->policy;
     weft__job *j = p ? drain_injector(s, w) : NULL;
-    if (j) return j;
+    if (j) return stolen(s, w, j, -1); /* from the injector, which the policy refused */
     unsigned min = (stage == WEFT__TAKE_STEAL || stage == WEFT__TAKE_FAIR) && !(p && p->heap) ? 1 : 0;
     /* FINAL looks under every lock whatever the hints say (core/layer.h: no
      * lost wake-up; lanes are filled only by their owner, who finds its own). */
@@ -175,7 +189,7 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
     if (j || !p || p->heap) return j;
     if (stage == WEFT__TAKE_FINAL) return weft__policy_final(s, (int)w->id);
     if ((j = weft__policy_take(s, (int)w->id, true)) != NULL) return j; /* its own first */
-    return p->ops.steal ? weft__policy_take(s, (int)w->id, false) : NULL;
+    return p->ops.steal ? stolen(s, w, weft__policy_take(s, (int)w->id, false), -1) : NULL; /* the policy's steal */
 }
 
 /* A ticket: pushed onto the submitting worker's own deque for each HIGH or

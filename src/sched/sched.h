@@ -248,8 +248,9 @@ size_t weft__lanes_push_many(weft__lanes *l, size_t k, const uint8_t *level, wef
 /* The head of lane `level`, or NULL.  Any thread. */
 weft__job *weft__lanes_pop(weft__lanes *l, unsigned level);
 /* The head of lane `level` or q's top, whichever was queued first, when q's
- * top is of that level too; NULL if the lane is empty.  Any thread. */
-weft__job *weft__lanes_pop_or_heap(weft__lanes *l, unsigned level, weft__sched_queue *q);
+ * top is of that level too; NULL if the lane is empty.  *from_heap says which
+ * (the metrics count a job from the heap as a steal).  Any thread. */
+weft__job *weft__lanes_pop_or_heap(weft__lanes *l, unsigned level, weft__sched_queue *q, bool *from_heap);
 /* Moves items that waited after_ticks[level] at LOW or NORMAL up one level.
  * Returns how many.  Any thread. */
 size_t weft__lanes_escalate(weft__lanes *l, const uint64_t after_ticks[2], uint64_t now);
