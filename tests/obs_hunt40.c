@@ -908,3 +908,46 @@ TEST(prioritised_jobs_taken_from_another_worker_count_as_steals) {
     }
     weft_executor_destroy(ex);
 }
+
+/* ---- a reset while a batch of short tasks is open ---- */
+
+static atomic_int reset_asked, reset_done;
+static int gate_task(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    atomic_store(&reset_asked, 1);
+    return wait_flag(&reset_done, 1, 10.0) ? 0 : -1;
+}
+
+/* Metrics reset (weft_metrics_enable) while a run of short tasks goes on,
+ * inside a batch: the batch's close moved all its tasks' histogram counts to
+ * their bucket, the ones the reset had zeroed too, so the histogram held more
+ * tasks than `tasks` from then on.  One worker, the reset made while it waits
+ * in a task of the batch: no race, the counts after it are exact. */
+TEST(a_reset_inside_a_batch_of_short_tasks_leaves_the_histogram_holding_the_tasks) {
+    weft_executor *ex = make_metered(1, false);
+    weft_taskflow *tf = make_taskflow("chain");
+    weft_task prev = { 0 };
+    for (int i = 0; i < 400; i++) {
+        weft_task t = must_emplace(tf, i == 210 ? gate_task : count_fn, NULL);
+        if (i) ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    atomic_store(&reset_done, 1);
+    ASSERT_OK(weft_run_and_wait(ex, tf)); /* warm: the stretch is short, batching is on */
+    for (int r = 0; r < 3; r++) {
+        atomic_store(&reset_asked, 0);
+        atomic_store(&reset_done, 0);
+        weft_future *f = NULL;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_TRUE(wait_flag(&reset_asked, 1, 10.0));
+        ASSERT_OK(weft_metrics_enable(ex, true));
+        atomic_store(&reset_done, 1);
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        /* The gate task and the 189 after it. */
+        check_agree(ex, (want){ 190, 0, 0 }, false, "after a reset inside a batch");
+    }
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}

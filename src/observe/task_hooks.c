@@ -316,7 +316,13 @@ static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end,
     uint64_t closed = end > begin ? end : begin + 1; /* non-zero end: closed */
     uint8_t est = held_long ? WEFT__EST_LONG : 1;
     if (in_run) {
-        batch_count(o, ow, total, n, bucket);
+        /* Not after a reset since the batch opened (weft_metrics_enable while
+         * the run went on): the counts it zeroed held its first tasks, and
+         * moving all n of them to `bucket` left the histogram holding more
+         * tasks than `tasks` for good.  The tasks counted since stay in the
+         * provisional bucket; the batch's time is not the new counts' either. */
+        if (atomic_load_explicit(&o->metrics_epoch, memory_order_relaxed) == ow->batch_mepoch)
+            batch_count(o, ow, total, n, bucket);
         note_stretch(o, ow, step, bucket);
         if (h) h->end = closed, h->estimated = est;
         return;
