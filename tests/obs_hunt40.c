@@ -425,7 +425,7 @@ static void other_kinds(unsigned workers, bool profile) {
     /* The waiting task is busy while it waits (observe.h, busy_ns); on one
      * worker the async task runs inside the wait and counts once (twice
      * would be 20 ms or more). */
-    if (m.total.busy_ns < 10 * MS || (workers == 1 && m.total.busy_ns > 18 * MS))
+    if (m.total.busy_ns < 9 * MS || (workers == 1 && m.total.busy_ns > 18 * MS))
         TEST_FAIL_("%s: busy %.2f ms for 10 ms of work", what, m.total.busy_ns / 1e6);
     weft_taskflow_destroy(tf);
 
