@@ -951,3 +951,70 @@ TEST(a_reset_inside_a_batch_of_short_tasks_leaves_the_histogram_holding_the_task
     weft_taskflow_destroy(tf);
     weft_executor_destroy(ex);
 }
+
+/* ---- cancellation at every point of a nested graph ---- */
+
+static atomic_int cancel_at; /* the count of `ran` at which a task cancels its run */
+static int maybe_cancel(weft_ctx *cx, void *arg) {
+    (void)arg;
+    if (atomic_fetch_add(&ran, 1) + 1 == atomic_load(&cancel_at))
+        (void)weft_future_cancel((weft_future *)weft_ctx_run(cx));
+    return 0;
+}
+static int sub_cancel(weft_ctx *cx, weft_subflow *sf, void *arg) {
+    (void)maybe_cancel(cx, NULL);
+    weft_taskflow *g = weft_subflow_graph(sf);
+    weft_task prev = { 0 };
+    for (intptr_t i = 0; i < (intptr_t)arg; i++) {
+        weft_task t = weft_emplace(g, maybe_cancel, NULL);
+        if (weft_task_is_null(t)) return -1;
+        if (i && weft_precede(prev, t) != WEFT_OK) return -1;
+        prev = t;
+    }
+    return 0;
+}
+
+/* A run cancelled by its own task at each point in turn (a chain, a subflow
+ * of 4, a module of a chain of 3, all in a run_n of 2): the metrics' skipped
+ * equals the future's (obs_hooks.h: every count of skipped tasks in a future
+ * comes with the metrics'), and the tasks counted are the ones that ran. */
+TEST(a_run_cancelled_at_any_point_skips_as_many_tasks_in_the_metrics_as_in_its_future) {
+    for (unsigned workers = 1; workers <= 4; workers *= 2) {
+        weft_executor *ex = make_metered(workers, false);
+        weft_taskflow *body = make_taskflow("body");
+        weft_task bp = { 0 };
+        for (int i = 0; i < 3; i++) {
+            weft_task t = must_emplace(body, maybe_cancel, NULL);
+            if (i) ASSERT_OK(weft_precede(bp, t));
+            bp = t;
+        }
+        weft_taskflow *tf = make_taskflow("nested");
+        weft_task a = must_emplace(tf, maybe_cancel, NULL);
+        weft_task s = weft_emplace_subflow(tf, sub_cancel, (void *)(intptr_t)4);
+        weft_task m = weft_emplace_module(tf, body);
+        weft_task z = must_emplace(tf, maybe_cancel, NULL);
+        ASSERT_OK(weft_precede(a, s));
+        ASSERT_OK(weft_precede(s, m));
+        ASSERT_OK(weft_precede(m, z));
+        /* 1 + (1 + 4) + 3 + 1 = 10 a pass, 20 in all. */
+        for (int at = 1; at <= 21; at++) {
+            atomic_store(&ran, 0);
+            atomic_store(&cancel_at, at);
+            ASSERT_OK(weft_metrics_enable(ex, true));
+            weft_future *f = NULL;
+            ASSERT_OK(weft_run_n(ex, tf, 2, &f));
+            weft_status st = weft_future_wait(f);
+            weft_run_info info;
+            ASSERT_OK(weft_future_info(f, &info));
+            weft_future_destroy(f);
+            ASSERT_OK(weft_executor_wait_all(ex));
+            char what[64];
+            snprintf(what, sizeof what, "cancelled at %d on %u", at, workers);
+            ASSERT_EQ(st, at <= 20 ? WEFT_ECANCELED : WEFT_OK);
+            check_agree(ex, (want){ atomic_load(&ran), 0, (int64_t)info.skipped }, false, what);
+        }
+        weft_taskflow_destroy(tf);
+        weft_taskflow_destroy(body);
+        weft_executor_destroy(ex);
+    }
+}
