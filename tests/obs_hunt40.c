@@ -1018,3 +1018,43 @@ TEST(a_run_cancelled_at_any_point_skips_as_many_tasks_in_the_metrics_as_in_its_f
         weft_executor_destroy(ex);
     }
 }
+
+/* Under a ready-queue policy of one shared queue (FIFO, RANDOM, PRIORITY),
+ * every job a worker takes comes from that queue, as from the injector: a
+ * steal each.  The worker that did not run the fan-out's first task counts a
+ * steal per task it ran.  FIFO's and RANDOM's pops were not counted (after
+ * the fix above, PRIORITY's were, through the heap).  (ROUND_ROBIN deals jobs
+ * to the workers' own queues: those are not steals, only the ones an idle
+ * worker takes from another's queue.) */
+TEST(jobs_taken_from_a_policys_shared_queue_count_as_steals) {
+    weft_sched_kind kinds[] = { WEFT_SCHED_FIFO, WEFT_SCHED_PRIORITY };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        weft_sched_config sc = { .kind = kinds[k] };
+        weft_status err = WEFT_OK;
+        weft_executor *ex = weft_executor_create(
+            &(weft_executor_config){ .workers = 2, .metrics = true, .sched = &sc }, &err);
+        ASSERT_NOT_NULL(ex);
+        weft_taskflow *tf = make_taskflow("fan");
+        weft_task s = must_emplace(tf, note_worker, NULL);
+        for (int i = 0; i < 200; i++) ASSERT_OK(weft_precede(s, must_emplace(tf, spin_50us, NULL)));
+        int moved_runs = 0;
+        for (int r = 0; r < 20 && moved_runs < 3; r++) {
+            ASSERT_OK(weft_metrics_enable(ex, true));
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            ASSERT_OK(weft_executor_wait_all(ex));
+            weft_metrics m;
+            weft_worker_metrics pw[2];
+            ASSERT_OK(weft_executor_metrics(ex, &m, pw, 2));
+            ASSERT_EQ(m.total.tasks, 201);
+            int other = 1 - atomic_load(&source_worker);
+            if (pw[other].tasks == 0) continue;
+            moved_runs++;
+            if (pw[other].steals < pw[other].tasks)
+                TEST_FAIL_("policy %d: worker %d ran %llu of the tasks the other released, with %llu steals",
+                           (int)kinds[k], other, (unsigned long long)pw[other].tasks,
+                           (unsigned long long)pw[other].steals);
+        }
+        weft_taskflow_destroy(tf);
+        weft_executor_destroy(ex);
+    }
+}

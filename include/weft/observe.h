@@ -112,7 +112,8 @@ typedef struct weft_worker_metrics {
     uint64_t steals;       /* jobs taken from another worker or the injector
                             * (stolen fork-join frames included, and prioritised
                             * jobs taken from another worker's queue, the shared
-                            * priority queue or a policy's steal) */
+                            * priority queue, the one queue of a FIFO, RANDOM or
+                            * PRIORITY policy, or by a policy's steal) */
     uint64_t steal_fails;  /* steal attempts that found nothing or lost a race */
     uint64_t parks;        /* times the worker went to sleep */
     uint64_t wakeups;      /* times it woke from sleep and then found work (a

@@ -241,6 +241,7 @@ int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nwo
         p->ops.push = one ? fifo_push : rr_push;
         p->ops.pop = kind == WEFT_SCHED_FIFO ? fifo_pop : kind == WEFT_SCHED_RANDOM ? random_pop : rr_pop;
         p->ops.steal = one ? NULL : rr_steal;
+        p->shared = one; /* a job from it is taken as from the injector: a steal */
     }
     s->policy = p;
     return WEFT_OK;
@@ -322,7 +323,10 @@ weft__job *weft__policy_final(weft__sched *s, int worker) {
     uint64_t begun = atomic_load_explicit(&p->calls_begun, memory_order_seq_cst);
     bool quiet = p->checked && atomic_load_explicit(&p->calls_ended, memory_order_seq_cst) == begun;
     weft__job *j = weft__policy_take(s, worker, true);
-    if (j) return j;
+    if (j) {
+        if (p->shared) weft__hook_steal(&s->ex->workers[worker], true, -1); /* as in sched.c, take */
+        return j;
+    }
     uint64_t mine = 1;
     if (p->ops.steal) {
         if ((j = weft__policy_take(s, worker, false)) != NULL) {

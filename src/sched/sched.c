@@ -188,7 +188,8 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
     j = weft__sched_take(s, w, min, stage == WEFT__TAKE_FINAL);
     if (j || !p || p->heap) return j;
     if (stage == WEFT__TAKE_FINAL) return weft__policy_final(s, (int)w->id);
-    if ((j = weft__policy_take(s, (int)w->id, true)) != NULL) return j; /* its own first */
+    if ((j = weft__policy_take(s, (int)w->id, true)) != NULL) /* its own first */
+        return p->shared ? stolen(s, w, j, -1) : j; /* one queue for all: as the injector's */
     return p->ops.steal ? stolen(s, w, weft__policy_take(s, (int)w->id, false), -1) : NULL; /* the policy's steal */
 }
 

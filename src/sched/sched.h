@@ -118,6 +118,7 @@ typedef struct weft__policy {
     bool checked;           /* the user's: items entered in `held` and counted */
     struct weft__held *held; /* policy.c */
     bool heap;              /* WEFT_SCHED_PRIORITY: every job goes to the queue */
+    bool shared;            /* FIFO, RANDOM: one queue for all, each pop a steal in the metrics */
     _Atomic int64_t outstanding; /* checked policies: pushed minus taken */
     /* Checked policies: calls into the user's push and pop begun and ended
      * (with their bookkeeping), so that the check before sleeping judges only
