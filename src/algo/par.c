@@ -117,7 +117,7 @@ static inline bool claim(par_job *j) {
  * results are dropped: a chunk returns nothing (weft/algo.h). */
 static __attribute__((noinline)) void run_in_ctx(weft__worker *w, par *p, unsigned t) {
     const weft_ctx *c = p->cx;
-    weft_ctx cx = {w, NULL, c->stop, c->run, w->ctx, 0, w->fj.head};
+    weft_ctx cx = weft__ctx_on(w, NULL, c->stop, c->run);
     w->ctx = &cx;
     run_one_body(w, p, t);
     if (weft__fj_left_unsynced(w, &cx)) (void)weft__fj_sync_left(w, &cx);

@@ -214,6 +214,17 @@ struct weft_ctx {
     weft__fj_frame *fj_head0;
 };
 
+/* The context of work run on w for a run with stop word `stop` and future
+ * `run` (NULL: none), as task `task` (NULL: the null task): chained on w's
+ * current one, with the frame stack's top taken for the unsynced-spawn check
+ * (weft__fj_left_unsynced).  The one literal of a weft_ctx: graph tasks
+ * (graph.h, weft__run_ctx), fork-join roots and stolen frames (fj_frames.c),
+ * and the jobs other workers run for a task's pipeline or parallel call
+ * (pipeline/run.c, algo/par.c). */
+static inline weft_ctx weft__ctx_on(weft__worker *w, void *task, const _Atomic int *stop, const weft_future *run) {
+    return (weft_ctx){w, task, stop, run, w->ctx, 0, w->fj.head};
+}
+
 /* Whether the task of cx (a graph task, or one weft__fj_run_task runs) left
  * spawns unsynced: the frame stack's top moved from the mark its context took
  * when it began (then weft__fj_sync_left, core/fj.h).  One compare when it did

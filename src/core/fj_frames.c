@@ -431,11 +431,10 @@ int weft__fj_sync_left(weft__worker *w, weft_ctx *cx) {
 }
 
 int weft__fj_run_task(weft__worker *w, const _Atomic int *stop, weft_task_fn fn, void *arg) {
-    weft__fj *fj = &w->fj;
     /* Chained on w->ctx like a graph task, so waits inside see what is on the
      * stack below (core/future.c refuses waits that would deadlock).  fj_head0:
      * frames from this top up are this task's (label, the leftover sync). */
-    weft_ctx cx = {w, NULL, stop, NULL, w->ctx, 0, fj->head};
+    weft_ctx cx = weft__ctx_on(w, NULL, stop, NULL);
     w->ctx = &cx;
     int r = fn(&cx, arg);
     /* Implicit sync of whatever fn left unsynced. */

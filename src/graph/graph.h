@@ -396,9 +396,9 @@ static inline bool weft__node_enter(weft__worker *w, weft__node *n, weft_future 
 /* The context a task of run r runs in on worker w (n: the task, or NULL for a
  * predicate or a context whose task is set per call): chained on the worker's
  * current one, with the frame stack's top taken for the unsynced-spawn check.
- * The one literal of it for graph.h, run.c, sources.c and gpu/task.c. */
+ * For graph.h, run.c, sources.c and gpu/task.c. */
 static inline weft_ctx weft__run_ctx(weft__worker *w, weft__run *r, void *n) {
-    return (weft_ctx){w, n, &r->top->stop, &r->fut, w->ctx, 0, w->fj.head};
+    return weft__ctx_on(w, n, &r->top->stop, &r->fut);
 }
 
 /* Around the call of a task's function, whatever its kind: fills *cx, makes it

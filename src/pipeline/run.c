@@ -234,7 +234,7 @@ weft__job *weft__slot_run(weft__worker *w, weft__job *job) {
      * gone after the last count-down, and the run with it (the context is
      * only read by waits made from a stage). */
     weft_pipeline *p0 = ((weft__slot *)job)->p;
-    weft_ctx cx = {w, NULL, p0->cancel, p0->nest, w->ctx, 0, w->fj.head};
+    weft_ctx cx = weft__ctx_on(w, NULL, p0->cancel, p0->nest);
     w->ctx = &cx;
     for (;;) {
         weft__slot *s = (weft__slot *)job;
