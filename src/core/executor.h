@@ -469,8 +469,9 @@ typedef struct weft__own_run {
 } weft__own_run;
 void weft__own_run_enter(weft__own_run *r, const weft_executor *ex);
 void weft__own_run_leave(weft__own_run *r);
-/* True if the calling thread is carrying out a run of ex: one of ex's workers,
- * or a thread inside weft__own_run_enter for ex.  Any thread. */
+/* True if the calling thread is inside weft__own_run_enter for ex.  Its
+ * callers test weft__current_worker(ex) first (with a message of its own), so
+ * a worker of ex is not looked for again here.  Any thread. */
 bool weft__runs_here(const weft_executor *ex);
 
 #endif

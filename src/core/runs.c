@@ -102,7 +102,6 @@ void weft__own_run_enter(weft__own_run *r, const weft_executor *ex) {
 void weft__own_run_leave(weft__own_run *r) { tls_own_runs = r->outer; }
 
 bool weft__runs_here(const weft_executor *ex) {
-    if (weft__current_worker(ex)) return true;
     for (const weft__own_run *r = tls_own_runs; r; r = r->outer)
         if (r->ex == ex) return true;
     return false;
