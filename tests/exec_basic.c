@@ -208,6 +208,7 @@ TEST(an_out_of_range_config_field_is_named_in_the_message_with_its_value) {
         {{ .yield_rounds = WEFT_SEARCH_ROUNDS_MAX + 1 }, "config->yield_rounds"},
         {{ .steal_batch = 300 }, "config->steal_batch is 300, more than 256"},
         {{ .local_queue_capacity = ((size_t)1 << 30) + 1 }, "config->local_queue_capacity"},
+        {{ .fork_join_frames = WEFT_FORK_JOIN_FRAMES_MAX + 1 }, "config->fork_join_frames is 16777217, more than 16777216"},
         {{ .affinity = (weft_affinity)-1 }, "config->affinity is -1, not a weft_affinity"},
         {{ .workers = 1, .stack_size = 1 }, "config->stack_size 1"},
     };

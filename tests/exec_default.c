@@ -10,6 +10,7 @@
 #endif
 #include "harness.h"
 #include "test_util.h"
+#include "warn_capture.h"
 
 #include <weft.h>
 #include <weft/algo_typed.h>
@@ -233,17 +234,6 @@ TEST(every_call_that_takes_an_executor_accepts_null) {
 }
 
 /* ---- destroy is refused ------------------------------------------------------------ */
-
-static struct {
-    atomic_int warnings;
-    char last[512];
-} logged;
-
-static void capture(void *user, weft_log_level level, const char *msg) {
-    if (level != WEFT_LOG_WARN) return;
-    snprintf(logged.last, sizeof logged.last, "%s", msg);
-    atomic_fetch_add(&logged.warnings, 1);
-}
 
 TEST(destroying_the_default_executor_is_refused) {
     weft_executor *d = use_default();

@@ -7,6 +7,7 @@
 #endif
 #include "harness.h"
 #include "test_util.h"
+#include "warn_capture.h"
 
 #include <weft.h>
 
@@ -23,33 +24,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* ---- capturing weft's log ---------------------------------------------------- */
-
-static struct {
-    atomic_int warnings;
-    char last[512];
-} logged;
-
-static void capture(void *user, weft_log_level level, const char *msg) {
-    (void)user;
-    if (level != WEFT_LOG_WARN) return;
-    snprintf(logged.last, sizeof logged.last, "%s", msg);
-    atomic_fetch_add(&logged.warnings, 1);
-}
-
-/* Captures warnings, leaving the level to WEFT_LOG (a level the program sets
- * wins over it). */
-static void capture_log_at_default_level(void) {
-    atomic_store(&logged.warnings, 0);
-    logged.last[0] = 0;
-    weft_log_set_callback(capture, NULL);
-}
-
-static void capture_log(void) {
-    capture_log_at_default_level();
-    weft_log_set_level(WEFT_LOG_WARN);
-}
 
 static unsigned default_workers(void) { return weft__cpu_count(); }
 

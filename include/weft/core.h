@@ -185,7 +185,23 @@ typedef struct weft_executor_config {
      * 0: unbounded (the default).  At most 2^30.  Fork-join spawns
      * (weft/forkjoin.h) keep their own bounded frames and are not affected. */
     size_t local_queue_capacity;
+    /* Fork-join frames per worker (weft/forkjoin.h): the most spawns a
+     * worker holds unsynced at once, over all the tasks it is running.  Past
+     * it a spawn runs its child at once, on the spawning thread (correct, but
+     * a flat loop of more spawns than this runs the rest serially).  0: the
+     * WEFT_FORK_JOIN_FRAMES environment variable if it is a number from 1 to
+     * WEFT_FORK_JOIN_FRAMES_MAX, else 65536 (a bad value is warned about once,
+     * docs/errors.md); below 16 it is raised to 16.  More than
+     * WEFT_FORK_JOIN_FRAMES_MAX is WEFT_EINVAL.  32 bytes a frame, allocated
+     * zeroed at the worker's first spawn: with the C library's allocator the
+     * pages are touched only as frames are used (lace_start's dqsize is the
+     * same knob; its default is 100000). */
+    size_t fork_join_frames;
 } weft_executor_config;
+
+/* The largest weft_executor_config.fork_join_frames: 2^24 frames (512 MiB of
+ * address space per worker). */
+#define WEFT_FORK_JOIN_FRAMES_MAX ((size_t)1 << 24)
 
 /* Creates an executor and starts its workers.  `config` may be NULL (all
  * defaults).  Returns NULL on failure with the reason in *err (if err is not NULL):

@@ -115,10 +115,12 @@ static inline weft__fj *weft__fj_of(weft_ctx *ctx) { return *(weft__fj **)(void 
  * worker, at any time until the matching weft_sync returns.  `arg` is not
  * copied: it may point into the caller's stack frame, and must stay valid until
  * that sync.  No allocation: the child is a frame on this worker's frame stack
- * (65536 frames; a spawn beyond that runs the child at once, before returning:
- * so a flat loop of more spawns than that runs the rest on this worker alone,
- * one after another, whatever the idle workers; for 10^6 children split the
- * loop in halves recursively, or use weft_parallel_for).
+ * (65536 frames by default, weft_executor_config.fork_join_frames or
+ * WEFT_FORK_JOIN_FRAMES to change it; a spawn beyond that runs the child at
+ * once, before returning: so a flat loop of more spawns than that runs the
+ * rest on this worker alone, one after another, whatever the idle workers;
+ * for 10^6 children raise fork_join_frames above 10^6, split the loop in
+ * halves recursively, or use weft_parallel_for).
  * Every spawn must be matched by one weft_sync in the same task, innermost first.
  * Spawns a task leaves unsynced when it returns (a root, async or taskflow task)
  * are synced by weft right then, so their `arg` must outlive the task.

@@ -44,6 +44,16 @@ static unsigned rounds_from_env(const char *name, unsigned dflt, const char *dfl
     return v ? (unsigned)v : dflt;
 }
 
+/* WEFT_FORK_JOIN_FRAMES: a worker's fork-join frames (weft_executor_config
+ * .fork_join_frames), for a program whose flat loops of spawns outgrow the
+ * default, run on the default executor or built without a config. */
+static size_t fj_frames_of(size_t configured) {
+    uint64_t v = configured;
+    if (v == 0 && (!weft__env_uint("WEFT_FORK_JOIN_FRAMES", WEFT_FORK_JOIN_FRAMES_MAX, &v, "65536") || v == 0))
+        v = (uint64_t)1 << 16;
+    return v < 16 ? 16 : (size_t)v; /* a stack shares half of its frames: keep some to share */
+}
+
 /* WEFT_AFFINITY: "cpus" binds here; "none" does not.  The names of placement
  * strategies are accepted too (no warning) and stay WEFT_AFFINITY_DEFAULT,
  * unbound to the core: the layer that places workers reads WEFT_AFFINITY only
@@ -109,6 +119,7 @@ static const char *field_out_of_range(const weft_executor_config *c, size_t *val
         {"steal_batch", c->steal_batch, MAX_STEAL_BATCH},
         {"deque_capacity", c->deque_capacity, queue},
         {"local_queue_capacity", c->local_queue_capacity, queue},
+        {"fork_join_frames", c->fork_join_frames, WEFT_FORK_JOIN_FRAMES_MAX},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].value > f[i].max) return *value = f[i].value, *max = f[i].max, f[i].name;
@@ -137,6 +148,7 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
     ex->steal_rounds = c.steal_rounds ? c.steal_rounds : rounds_from_env("WEFT_STEAL_ROUNDS", 16, "16");
     ex->yield_rounds = c.yield_rounds ? c.yield_rounds : rounds_from_env("WEFT_YIELD_ROUNDS", 8, "8");
     ex->steal_batch = c.steal_batch ? c.steal_batch : steal_batch_from_env();
+    ex->fj_frames = fj_frames_of(c.fork_join_frames);
     ex->bound = c.affinity == WEFT_AFFINITY_CPUS;
     ex->fork_generation = atomic_load_explicit(&weft__fork_generation, memory_order_relaxed);
     ex->serial = weft__submitter_serial();

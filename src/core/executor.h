@@ -120,6 +120,7 @@ struct weft_executor {
     uint32_t fork_generation; /* weft__fork_generation when created (weft__forked) */
     unsigned steal_rounds;
     unsigned yield_rounds;
+    size_t fj_frames;     /* frames of each worker's fork-join stack (weft_executor_config.fork_join_frames) */
     unsigned steal_batch; /* the most jobs one steal takes (weft_executor_config.steal_batch): 1 or more */
     /* Per NUMA node: jobs hinted to it (weft__submit_to_node), taken by its
      * workers in every steal round and by the others only in their last look

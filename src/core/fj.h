@@ -10,9 +10,10 @@
 #include "core/job.h"
 #include "weft/forkjoin.h"
 
-/* Frames per worker.  The stack is allocated at the worker's first spawn
- * (2 MiB of address space; pages the worker never reaches are never touched). */
-#define WEFT__FJ_FRAMES ((size_t)1 << 16)
+/* Frames per worker: the executor's fj_frames (weft_executor_config
+ * .fork_join_frames, 65536 by default).  The stack is allocated at the
+ * worker's first spawn (2 MiB of address space by default; pages the worker
+ * never reaches are never touched). */
 
 #define WEFT__FJ_TS(tail, split) (((uint64_t)(tail) << 32) | (uint64_t)(split))
 #define WEFT__FJ_TAIL(ts) ((uint32_t)((ts) >> 32))

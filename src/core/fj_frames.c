@@ -99,10 +99,11 @@ static bool alloc_stack(weft__worker *w) {
     weft__fj *fj = &w->fj;
     /* Zeroed: every frame's state starts at 0 (spawn does not write it).  A
      * fresh calloc maps zero pages without touching them. */
-    weft__fj_frame *b = weft__calloc(WEFT__FJ_FRAMES * sizeof *b);
+    size_t frames = w->ex->fj_frames;
+    weft__fj_frame *b = weft__calloc(frames * sizeof *b);
     if (!b) return false;
     fj->base = fj->head = fj->split = b;
-    fj->end = b + WEFT__FJ_FRAMES;
+    fj->end = b + frames;
     /* A thief that asked before there was a stack (floor all ones) is still
      * waiting: keep its request, or the first spawns stay private while it
      * parks (2 blocking children of a group on 2 workers ran one after the
@@ -115,7 +116,7 @@ static bool alloc_stack(weft__worker *w) {
 }
 
 void weft__fj_destroy(weft__fj *fj) {
-    weft__free(fj->base, WEFT__FJ_FRAMES * sizeof *fj->base);
+    weft__free(fj->base, (size_t)(fj->end - fj->base) * sizeof *fj->base);
     weft__free(fj->ovf_status, fj->ovf_cap * sizeof *fj->ovf_status);
     fj->base = fj->head = fj->split = fj->end = fj->frames = NULL;
     set_limit(fj, 0);
