@@ -206,7 +206,9 @@ typedef struct weft_executor_config {
 /* Creates an executor and starts its workers.  `config` may be NULL (all
  * defaults).  Returns NULL on failure with the reason in *err (if err is not NULL):
  * WEFT_EINVAL (config->workers > 4096, config->affinity is not a weft_affinity,
- * steal_rounds or yield_rounds > WEFT_SEARCH_ROUNDS_MAX, or the system refused
+ * steal_rounds or yield_rounds > WEFT_SEARCH_ROUNDS_MAX, fork_join_frames >
+ * WEFT_FORK_JOIN_FRAMES_MAX, another field above its documented maximum (the
+ * message names the field), or the system refused
  * config->stack_size for a worker thread), WEFT_ENOMEM (also a stack_size
  * too large to map), WEFT_ESYS (a thread could not be started).  Environment variables never make it fail: a bad one
  * is logged once (warn) and its default used.  Any thread.
