@@ -19,3 +19,11 @@ if(WEFT_SANITIZE STREQUAL "address")
   set_tests_properties(api_hunt35_tests.a_gpu_open_that_finds_a_device_leaves_the_message_alone PROPERTIES
     ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/gpu-lsan.supp")
 endif()
+
+# Session 41: the contracts of core.h, graph.h, flow.h, async.h and
+# forkjoin.h call by call: messages naming the call that failed (getters,
+# builders out of memory, erased tasks), the task they failed on, and a
+# subflow join's cycle detail kept.
+weft_add_test_program(api_hunt41_tests
+  SOURCES api_hunt41.c
+  TIMEOUT 60)

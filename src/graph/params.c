@@ -109,13 +109,13 @@ weft_status weft_params_set_string(weft_params *p, const char *name, const char 
 static _Thread_local bool last_get_failed;
 
 /* The entry `name` if it has type `want` (an int also passes as a float);
- * otherwise the thread's message says what is wrong. */
-static weft_status lookup(const weft_params *p, const char *name, weft_param_type want, const struct param **out) {
-    last_get_failed = true;
-    if (!p || !name) {
-        weft__set_error_message("weft_params_get: %s is NULL", p ? "the name" : "the parameter set");
-        return WEFT_EINVAL;
-    }
+ * otherwise the thread's message says what is wrong.  `fn` is the getter the
+ * user called: a NULL argument is that call's plain failure, which R3 has
+ * name the call ("weft_params_get" named none of the four). */
+static weft_status lookup(const char *fn, const weft_params *p, const char *name, weft_param_type want,
+                          const void *user_out, const struct param **out) {
+    last_get_failed = true; /* a NULL out too: weft_params_error_message reports it */
+    if (!p || !name || !user_out) return weft__fail(fn, WEFT_EINVAL, "%s is NULL", !p ? "p" : !name ? "name" : "out");
     const struct param *e = find(p, name);
     if (!e) {
         weft__set_error_message("parameter '%s' is missing (want %s)", name, type_names[want]);
@@ -133,25 +133,25 @@ static weft_status lookup(const weft_params *p, const char *name, weft_param_typ
 
 weft_status weft_params_get_int(const weft_params *p, const char *name, int64_t *out) {
     const struct param *e;
-    weft_status st = out ? lookup(p, name, WEFT_PARAM_INT, &e) : weft__fail(__func__, WEFT_EINVAL, "out is NULL");
+    weft_status st = lookup(__func__, p, name, WEFT_PARAM_INT, out, &e);
     if (st == WEFT_OK) *out = e->v.i;
     return st;
 }
 weft_status weft_params_get_float(const weft_params *p, const char *name, double *out) {
     const struct param *e;
-    weft_status st = out ? lookup(p, name, WEFT_PARAM_FLOAT, &e) : weft__fail(__func__, WEFT_EINVAL, "out is NULL");
+    weft_status st = lookup(__func__, p, name, WEFT_PARAM_FLOAT, out, &e);
     if (st == WEFT_OK) *out = e->type == WEFT_PARAM_INT ? (double)e->v.i : e->v.f;
     return st;
 }
 weft_status weft_params_get_string(const weft_params *p, const char *name, const char **out) {
     const struct param *e;
-    weft_status st = out ? lookup(p, name, WEFT_PARAM_STRING, &e) : weft__fail(__func__, WEFT_EINVAL, "out is NULL");
+    weft_status st = lookup(__func__, p, name, WEFT_PARAM_STRING, out, &e);
     if (st == WEFT_OK) *out = e->v.s;
     return st;
 }
 weft_status weft_params_get_bool(const weft_params *p, const char *name, bool *out) {
     const struct param *e;
-    weft_status st = out ? lookup(p, name, WEFT_PARAM_BOOL, &e) : weft__fail(__func__, WEFT_EINVAL, "out is NULL");
+    weft_status st = lookup(__func__, p, name, WEFT_PARAM_BOOL, out, &e);
     if (st == WEFT_OK) *out = e->v.b;
     return st;
 }
@@ -211,7 +211,7 @@ static weft_status factory_error(weft_factory *f, weft_status st, const char *wh
 static weft_status check_params(weft_factory *f, const weft_params *p) {
     for (size_t i = 0; i < f->required->n; i++) {
         const struct param *req = &f->required->v[i], *e;
-        weft_status st = p ? lookup(p, req->name, req->type, &e) : WEFT_ENOENT;
+        weft_status st = p ? lookup("weft_factory_make", p, req->name, req->type, &e, &e) : WEFT_ENOENT;
         if (st != WEFT_OK) return factory_error(f, st, p ? weft_last_error_message() : "no parameters given");
     }
     return WEFT_OK;

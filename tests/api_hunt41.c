@@ -1,0 +1,88 @@
+/* Session 41: the contracts of weft/core.h, graph.h, flow.h, async.h and
+ * forkjoin.h, call by call: each documented error produced by a call, and the
+ * thread's message (docs/errors.md, R3) naming the call that failed and the
+ * task or parameter it failed on, never a family's internal helper, an empty
+ * name, or a message that replaced the detail of the failure.  Each test
+ * below pins a shape the sweep found broken. */
+#include "harness.h"
+
+#include "counting_alloc.h"
+
+#include <weft.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static int work(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return 0;
+}
+static int cond(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return 0;
+}
+
+/* A message of another call's failure, so that a call which sets none is
+ * seen (as tests/api_hunt35.c). */
+static char sentinel[256];
+static void set_sentinel(void) {
+    weft_status st = WEFT_OK;
+    ASSERT_NULL(weft_semaphore_create(0, &st));
+    ASSERT_STATUS(st, WEFT_EINVAL);
+    snprintf(sentinel, sizeof sentinel, "%s", weft_last_error_message());
+}
+/* The message is the call's own: set since the sentinel, naming `fn` (and
+ * `detail`, if given). */
+static bool message_is(const char *fn, const char *detail) {
+    const char *m = weft_last_error_message();
+    bool ok = strcmp(m, sentinel) != 0 && (!fn || strstr(m, fn)) && (!detail || strstr(m, detail));
+    if (!ok)
+        fprintf(stderr, "  want \"%s\"%s%s, got \"%s\"\n", fn ? fn : "", detail ? " ... " : "", detail ? detail : "", m);
+    return ok;
+}
+
+/* ---- weft_params_get_* ---------------------------------------------------- */
+
+TEST(a_params_get_given_a_null_set_or_name_names_the_getter_that_was_called) {
+    weft_status st;
+    weft_params *p = weft_params_create(&st);
+    ASSERT_NOT_NULL(p);
+    ASSERT_OK(weft_params_set_int(p, "n", 1));
+    int64_t i;
+    double d;
+    const char *s;
+    bool b;
+    int bad = 0;
+    set_sentinel();
+    ASSERT_STATUS(weft_params_get_int(NULL, "n", &i), WEFT_EINVAL);
+    bad += !message_is("weft_params_get_int", "NULL");
+    set_sentinel();
+    ASSERT_STATUS(weft_params_get_float(p, NULL, &d), WEFT_EINVAL);
+    bad += !message_is("weft_params_get_float", "NULL");
+    set_sentinel();
+    ASSERT_STATUS(weft_params_get_string(NULL, "n", &s), WEFT_EINVAL);
+    bad += !message_is("weft_params_get_string", "NULL");
+    set_sentinel();
+    ASSERT_STATUS(weft_params_get_bool(p, NULL, &b), WEFT_EINVAL);
+    bad += !message_is("weft_params_get_bool", "NULL");
+    /* The deprecated per-set message says the same. */
+    ASSERT_TRUE(strstr(weft_params_error_message(p), "weft_params_get_bool") != NULL);
+    ASSERT_EQ(bad, 0);
+    weft_params_destroy(p);
+}
+
+TEST(a_params_get_with_a_null_out_is_reported_by_the_sets_deprecated_message_too) {
+    weft_status st;
+    weft_params *p = weft_params_create(&st);
+    ASSERT_NOT_NULL(p);
+    ASSERT_OK(weft_params_set_int(p, "n", 1));
+    int64_t i;
+    ASSERT_OK(weft_params_get_int(p, "n", &i)); /* a success: "" */
+    ASSERT_STREQ(weft_params_error_message(p), "");
+    set_sentinel();
+    ASSERT_STATUS(weft_params_get_int(p, "n", NULL), WEFT_EINVAL);
+    ASSERT_TRUE(message_is("weft_params_get_int", "out is NULL"));
+    /* "If the calling thread's most recent get failed, its message". */
+    ASSERT_TRUE(strstr(weft_params_error_message(p), "out is NULL") != NULL);
+    weft_params_destroy(p);
+}
