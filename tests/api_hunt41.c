@@ -86,3 +86,37 @@ TEST(a_params_get_with_a_null_out_is_reported_by_the_sets_deprecated_message_too
     ASSERT_TRUE(strstr(weft_params_error_message(p), "out is NULL") != NULL);
     weft_params_destroy(p);
 }
+
+/* ---- weft_subflow_join --------------------------------------------------- */
+
+static char join_msg[256];
+static weft_status join_st;
+static int cyclic_subflow(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx, (void)arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    weft_task x = weft_emplace(g, work, NULL), y = weft_emplace(g, work, NULL);
+    weft_task_set_name(x, "x");
+    weft_task_set_name(y, "y");
+    weft_precede(x, y);
+    weft_precede(y, x);
+    set_sentinel();
+    join_st = weft_subflow_join(sf);
+    snprintf(join_msg, sizeof join_msg, "%s", weft_last_error_message());
+    return 0;
+}
+
+TEST(a_subflow_join_refusing_a_strong_cycle_says_which_task_is_on_it) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = weft_taskflow_create("tf", NULL);
+    ASSERT_NOT_NULL(tf);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, cyclic_subflow, NULL)));
+    ASSERT_STATUS(weft_run_and_wait(ex, tf), WEFT_ETASK);
+    ASSERT_STATUS(join_st, WEFT_ECYCLE);
+    /* As weft_run and weft_taskflow_validate say it (R3: the detail of a
+     * cycle, never replaced on the way out). */
+    if (!strstr(join_msg, "cycle through task 'x'") && !strstr(join_msg, "cycle through task 'y'"))
+        TEST_FAIL_("join's message names no task on the cycle: \"%s\"", join_msg);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -144,7 +144,10 @@ weft_status weft_subflow_join(weft_subflow *sf) {
         if (st != WEFT_OK) {
             s->joined = false;
             weft__fail_node(s->parent, s->node, st);
-            return weft__fail_st(__func__, st);
+            /* weft__taskflow_prepare said why (which task is on the cycle, or
+             * what ran out of memory): R3 keeps that detail, as weft_run does;
+             * "weft_subflow_join: taskflow has a cycle" replaced it. */
+            return st;
         }
         int64_t mark = weft__worker_mark(w);
         weft__push_local(w, now);
