@@ -120,3 +120,83 @@ TEST(a_subflow_join_refusing_a_strong_cycle_says_which_task_is_on_it) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- builders on an erased task, a NULL semaphore, an unnamed task -------- */
+
+TEST(every_builder_refusing_an_erased_task_names_itself) {
+    weft_taskflow *tf = weft_taskflow_create("tf", NULL);
+    ASSERT_NOT_NULL(tf);
+    weft_semaphore *s = weft_semaphore_create(1, NULL);
+    ASSERT_NOT_NULL(s);
+    weft_task a = weft_emplace(tf, work, NULL), e = weft_emplace(tf, work, NULL);
+    ASSERT_OK(weft_task_erase(e));
+    int bad = 0;
+#define ERASED(call, fn)                                                                     \
+    do {                                                                                     \
+        set_sentinel();                                                                      \
+        weft_status st_ = (call);                                                            \
+        if (st_ != WEFT_EINVAL || !message_is(fn, "erased"))                                 \
+            fprintf(stderr, "  %s: %s\n", fn, weft_errname(st_)), bad++;                     \
+        if (weft_taskflow_last_error(tf) != WEFT_EINVAL) fprintf(stderr, "  %s: last_error\n", fn), bad++; \
+    } while (0)
+    ERASED(weft_task_erase(e), "weft_task_erase");
+    ERASED(weft_task_remove_successors(e), "weft_task_remove_successors");
+    ERASED(weft_task_remove_dependents(e), "weft_task_remove_dependents");
+    ERASED(weft_edge_remove(a, e), "weft_edge_remove");
+    ERASED(weft_task_acquire(e, s), "weft_task_acquire");
+    ERASED(weft_task_release(e, s), "weft_task_release");
+    ERASED(weft_task_set_priority(e, WEFT_PRIORITY_HIGH), "weft_task_set_priority");
+#undef ERASED
+    /* A NULL semaphore: the call made, not "weft_task_acquire/release". */
+    set_sentinel();
+    ASSERT_STATUS(weft_task_release(a, NULL), WEFT_EINVAL);
+    if (!message_is("weft_task_release: ", "NULL")) bad++;
+    set_sentinel();
+    ASSERT_STATUS(weft_task_acquire(a, NULL), WEFT_EINVAL);
+    if (!message_is("weft_task_acquire: ", "NULL")) bad++;
+    ASSERT_EQ(bad, 0);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_semaphore_destroy(s));
+}
+
+TEST(refusing_work_for_an_unnamed_task_names_it_by_its_index) {
+    weft_taskflow *tf = weft_taskflow_create("tf", NULL);
+    ASSERT_NOT_NULL(tf);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(tf, work, NULL)));
+    weft_task c = weft_emplace_condition(tf, cond, NULL); /* index 1, unnamed */
+    ASSERT_FALSE(weft_task_is_null(c));
+    weft_work *w = weft_work_create(work, NULL, NULL, NULL);
+    ASSERT_NOT_NULL(w);
+    /* graph.h: "unnamed tasks are reported as "#<index>"" (not ''). */
+    set_sentinel();
+    ASSERT_STATUS(weft_task_set_work(c, work, NULL), WEFT_EINVAL);
+    ASSERT_TRUE(message_is("weft_task_set_work", "task '#1'"));
+    set_sentinel();
+    ASSERT_STATUS(weft_task_set_shared_work(c, w), WEFT_EINVAL);
+    ASSERT_TRUE(message_is("weft_task_set_shared_work", "task '#1'"));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_work_release(w);
+}
+
+TEST(run_n_parallel_refusing_a_task_with_a_semaphore_names_the_task) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = weft_taskflow_create("tf", NULL);
+    ASSERT_NOT_NULL(tf);
+    weft_semaphore *s = weft_semaphore_create(1, NULL);
+    ASSERT_NOT_NULL(s);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(tf, work, NULL)));
+    weft_task t = weft_emplace(tf, work, NULL);
+    ASSERT_OK(weft_task_set_name(t, "guarded"));
+    ASSERT_OK(weft_task_acquire(t, s));
+    weft_future *f = (weft_future *)&f;
+    set_sentinel();
+    /* graph.h: "a task with a semaphore, gives WEFT_EINVAL
+     * (weft_last_error_message names it)". */
+    ASSERT_STATUS(weft_run_n_parallel(ex, tf, 2, &f), WEFT_EINVAL);
+    ASSERT_NULL(f);
+    ASSERT_TRUE(message_is("weft_run_n_parallel", "'guarded'"));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+}

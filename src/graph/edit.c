@@ -55,7 +55,8 @@ static void drop_dependents(weft__node *n) {
 /* A task an edit may change: WEFT_OK, else the error (recorded on its taskflow). */
 static weft_status editable(weft__node *n, const char *fn) {
     if (!n) return weft__fail(fn, WEFT_EINVAL, "the task is the null task");
-    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "the task was erased");
+    /* R3: a plain failure names the call ("the task was erased" named none). */
+    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "%s: the task was erased", fn);
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     return WEFT_OK;
 }

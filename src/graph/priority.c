@@ -374,7 +374,7 @@ weft_status weft_task_set_priority(weft_task t, weft_priority priority) {
     if (!n) return weft__fail(__func__, WEFT_EINVAL, "the task is the null task");
     if (!prio_ok((int)priority))
         return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_priority: %d is not a priority", (int)priority);
-    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "the task was erased");
+    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_priority: the task was erased");
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     weft__node_cold *c = weft__cold_mut(n);
     if (!c->prio) n->tf->nprio++;

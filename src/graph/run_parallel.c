@@ -156,10 +156,16 @@ static weft__job *root_start(weft__worker *w, weft__job *job) {
 
 /* Kinds a shadow runs: plain tasks and conditions; no semaphores. */
 static weft_status check_kinds(weft_taskflow *tf) {
-    if (tf->nsems)
-        return weft__tf_error(tf, WEFT_EINVAL, "weft_run_n_parallel: tasks with semaphores cannot run in parallel instances");
     WEFT__FOR_EACH_NODE(tf, n, {
         uint8_t k = weft__cold(n)->kind;
+        /* graph.h promises the message names the task (it named none). */
+        if (tf->nsems && weft__cold(n)->sems) {
+            char b[24];
+            return weft__tf_error(tf, WEFT_EINVAL,
+                                  "weft_run_n_parallel: task '%s' acquires or releases a semaphore, which parallel "
+                                  "instances cannot share",
+                                  weft__node_label(n, b, sizeof b));
+        }
         if (weft__cold(n)->single) {
             char b[24];
             return weft__tf_error(tf, WEFT_EINVAL,
@@ -176,6 +182,8 @@ static weft_status check_kinds(weft_taskflow *tf) {
                                   weft__node_label(n, b, sizeof b));
         }
     });
+    if (tf->nsems) /* a record on no live task: refused as before */
+        return weft__tf_error(tf, WEFT_EINVAL, "weft_run_n_parallel: tasks with semaphores cannot run in parallel instances");
     return WEFT_OK;
 }
 

@@ -198,8 +198,9 @@ static struct weft__sem_use *use_of(weft__node *n) {
 static weft_status attach(weft_task t, weft_semaphore *s, int which, const char *fn) {
     weft__node *n = t.node_;
     if (!n) return weft__fail(fn, WEFT_EINVAL, "the task is the null task");
-    if (!s) return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_acquire/release: the semaphore is NULL");
-    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "the task was erased");
+    /* R3: name the call made (fn), not the pair or nothing. */
+    if (!s) return weft__tf_error(n->tf, WEFT_EINVAL, "%s: the semaphore is NULL", fn);
+    if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "%s: the task was erased", fn);
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     struct weft__sem_use *u = use_of(n);
     if (!u) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);

@@ -229,9 +229,10 @@ static weft_status check_settable(weft__node *n, bool shared, const char *call) 
     if (!n) return weft__fail(call, WEFT_EINVAL, "the task is the null task");
     if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "%s: the task was erased", call);
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
+    char b[24]; /* an unnamed task is "#<index>", as graph.h reports tasks (it was '') */
     if (weft__cold(n)->kind != WEFT__KIND_STATIC || weft__own_job(n) || (!shared && weft__cold(n)->ext))
         return weft__tf_error(n->tf, WEFT_EINVAL, "%s: task '%s' is not a plain task%s", call,
-                              weft__cold(n)->name ? weft__cold(n)->name : "",
+                              weft__node_label(n, b, sizeof b),
                               weft__cold(n)->kind == WEFT__KIND_STATIC && !weft__own_job(n)
                                   ? " (its work is shared work: use weft_task_set_shared_work)"
                                   : "");
