@@ -200,3 +200,75 @@ TEST(run_n_parallel_refusing_a_task_with_a_semaphore_names_the_task) {
     ASSERT_OK(weft_semaphore_destroy(s));
     weft_executor_destroy(ex);
 }
+
+/* ---- builders out of memory ----------------------------------------------- */
+
+static weft_task oom_tasks[80];
+enum { OOM_N = 80 };
+static weft_taskflow *oom_tf;
+static weft_semaphore *oom_sem;
+static void oom_fresh(void) {
+    if (oom_tf) ASSERT_OK(weft_taskflow_destroy(oom_tf));
+    oom_tf = weft_taskflow_create("oomtf", NULL);
+    ASSERT_NOT_NULL(oom_tf);
+    for (int i = 0; i < OOM_N; i++) ASSERT_FALSE(weft_task_is_null(oom_tasks[i] = weft_emplace(oom_tf, work, NULL)));
+}
+static weft_status b_precede_many(void) { return weft_precede_many(oom_tasks[0], oom_tasks + 1, OOM_N - 1); }
+static weft_status b_precede(void) {
+    for (int i = 1; i < OOM_N; i++) {
+        weft_status st = weft_precede(oom_tasks[0], oom_tasks[i]);
+        if (st) return st;
+    }
+    return WEFT_OK;
+}
+static weft_status b_succeed_many(void) {
+    /* Each predecessor's successor array grows from its inline room. */
+    for (int k = 0; k < 8; k++) {
+        weft_status st = weft_succeed_many(oom_tasks[40 + k], oom_tasks, 40);
+        if (st) return st;
+    }
+    return WEFT_OK;
+}
+static weft_status b_task_set_name(void) { return weft_task_set_name(oom_tasks[0], "a name"); }
+static weft_status b_taskflow_set_name(void) { return weft_taskflow_set_name(oom_tf, "a name"); }
+static weft_status b_task_acquire(void) { return weft_task_acquire(oom_tasks[0], oom_sem); }
+static weft_status b_task_release(void) { return weft_task_release(oom_tasks[0], oom_sem); }
+
+TEST(a_builder_out_of_memory_names_itself_and_records_the_status_on_its_taskflow) {
+    static const struct {
+        const char *fn;
+        weft_status (*call)(void);
+    } rows[] = {
+        {"weft_precede_many", b_precede_many},   {"weft_precede", b_precede},
+        {"weft_succeed_many", b_succeed_many},   {"weft_task_set_name", b_task_set_name},
+        {"weft_taskflow_set_name", b_taskflow_set_name}, {"weft_task_acquire", b_task_acquire},
+        {"weft_task_release", b_task_release},
+    };
+    weft_set_allocator(&counting);
+    oom_sem = weft_semaphore_create(1, NULL);
+    ASSERT_NOT_NULL(oom_sem);
+    int bad = 0;
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        int enomem = 0;
+        for (long k = 1; k < 400; k++) {
+            oom_fresh();
+            set_sentinel();
+            fail_allocation(k);
+            weft_status st = rows[r].call();
+            long failures = atomic_load(&A.failures);
+            fail_allocation(0);
+            if (failures == 0) break; /* every allocation of the call passed */
+            if (st != WEFT_ENOMEM) continue;
+            enomem++;
+            /* R3: "<function>: " and the status's sentence at least. */
+            if (!message_is(rows[r].fn, "out of memory") || weft_taskflow_last_error(oom_tf) != WEFT_ENOMEM)
+                fprintf(stderr, "  row %s, allocation %ld\n", rows[r].fn, k), bad++;
+        }
+        if (enomem == 0) fprintf(stderr, "  row %s never ran out of memory\n", rows[r].fn), bad++;
+    }
+    ASSERT_OK(weft_taskflow_destroy(oom_tf));
+    oom_tf = NULL;
+    ASSERT_OK(weft_semaphore_destroy(oom_sem));
+    weft_set_allocator(NULL);
+    ASSERT_EQ(bad, 0);
+}

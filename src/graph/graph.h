@@ -567,6 +567,10 @@ void weft__flow_free_pool(weft_taskflow *tf);
  * message (weft_last_error_message; fmt NULL: the status's sentence); returns
  * st. */
 weft_status weft__tf_error(weft_taskflow *tf, weft_status st, const char *fmt, ...);
+/* weft__tf_error for WEFT_ENOMEM in builder `fn`: "<fn>: out of memory
+ * (taskflow '<name>')", which names the call as R3 asks (the sentence alone,
+ * "taskflow 'x': out of memory", named none). */
+weft_status weft__tf_oom(weft_taskflow *tf, const char *fn);
 
 /* Records the outcome of a builder call on tf: WEFT_OK resets the last error
  * (failures go through weft__tf_error, which also says why).  Returns st. */

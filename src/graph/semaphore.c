@@ -203,10 +203,10 @@ static weft_status attach(weft_task t, weft_semaphore *s, int which, const char 
     if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "%s: the task was erased", fn);
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     struct weft__sem_use *u = use_of(n);
-    if (!u) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
+    if (!u) return weft__tf_oom(n->tf, fn);
     if (!ledger_reserve(n->tf, s)) {
         if (u->n[ACQ] + u->n[REL] == 0) weft__sem_use_free(n); /* as before the call */
-        return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
+        return weft__tf_oom(n->tf, fn);
     }
     if (u->n[which] == u->cap[which]) {
         uint32_t cap = 2 * u->cap[which];
@@ -216,7 +216,7 @@ static weft_status attach(weft_task t, weft_semaphore *s, int which, const char 
         if (a && inl) memcpy(a, u->inl[which], sizeof u->inl[which]);
         if (!a) {
             if (u->n[ACQ] + u->n[REL] == 0) weft__sem_use_free(n); /* as before the call */
-            return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
+            return weft__tf_oom(n->tf, fn);
         }
         u->set[which] = a;
         u->cap[which] = cap;

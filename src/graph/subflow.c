@@ -49,7 +49,7 @@ weft_task weft_emplace_subflow(weft_taskflow *tf, weft_subflow_fn fn, void *arg)
     if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
     struct weft__subflow *s = subflow_take(tf);
     if (!s) {
-        weft__tf_error(tf, WEFT_ENOMEM, NULL);
+        weft__tf_oom(tf, "weft_emplace_subflow");
         return WEFT_TASK_NULL;
     }
     weft_task t = weft__add_kind(tf, WEFT__KIND_SUBFLOW, weft__subflow_run, NULL, NULL);

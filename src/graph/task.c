@@ -380,7 +380,7 @@ static void unlink_last(weft__node *from, weft__node *to) {
 weft_status weft_precede(weft_task from, weft_task to) {
     weft_status st = check_pair(__func__, from.node_, to.node_);
     if (st) return st;
-    if (reserve_succ(from.node_, 1)) return weft__tf_error(from.node_->tf, WEFT_ENOMEM, NULL);
+    if (reserve_succ(from.node_, 1)) return weft__tf_oom(from.node_->tf, __func__);
     link(from.node_, to.node_);
     return weft__tf_done(from.node_->tf, WEFT_OK);
 }
@@ -401,7 +401,7 @@ weft_status weft_precede_many(weft_task from, const weft_task *to, size_t n) {
     /* Every target is in from's taskflow: one look at its state for them all
      * (a call and a lock-free load per edge were a sixth of a wide build). */
     if (weft__tf_busy(from.node_->tf)) return WEFT_EBUSY;
-    if (reserve_succ(from.node_, n)) return weft__tf_error(from.node_->tf, WEFT_ENOMEM, NULL);
+    if (reserve_succ(from.node_, n)) return weft__tf_oom(from.node_->tf, __func__);
     for (size_t i = 0; i < n; i++) link(from.node_, to[i].node_);
     return weft__tf_done(from.node_->tf, WEFT_OK);
 }
@@ -418,7 +418,7 @@ weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (reserve_succ(before[i].node_, 1)) {
             while (i-- > 0) unlink_last(before[i].node_, t.node_);
-            return weft__tf_error(t.node_->tf, WEFT_ENOMEM, NULL);
+            return weft__tf_oom(t.node_->tf, __func__);
         }
         link(before[i].node_, t.node_);
     }
@@ -434,7 +434,7 @@ weft_status weft_task_set_name(weft_task t, const char *name) {
     if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "weft_task_set_name: the task was erased");
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
     char *copy = NULL;
-    if (name && !(copy = weft__strdup(name))) return weft__tf_error(n->tf, WEFT_ENOMEM, NULL);
+    if (name && !(copy = weft__strdup(name))) return weft__tf_oom(n->tf, __func__);
     weft__node_cold *c = weft__cold_mut(n);
     n->tf->nnamed += (copy != NULL) - (c->name != NULL);
     weft__free_str(c->name);

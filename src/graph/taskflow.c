@@ -21,6 +21,10 @@ weft_status weft__tf_error(weft_taskflow *tf, weft_status st, const char *fmt, .
     return tf ? weft__tf_done(tf, st) : st;
 }
 
+weft_status weft__tf_oom(weft_taskflow *tf, const char *fn) {
+    return weft__tf_error(tf, WEFT_ENOMEM, "%s: out of memory (taskflow '%s')", fn, tf && tf->name ? tf->name : "");
+}
+
 bool weft__tf_busy(weft_taskflow *tf) {
     if (tf->sealed) {
         weft__tf_error(tf, WEFT_EBUSY, "this subflow's graph was joined (its tasks have run); it cannot be "
@@ -111,7 +115,7 @@ weft_status weft_taskflow_set_name(weft_taskflow *tf, const char *name) {
     if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     char *copy = NULL;
-    if (name && !(copy = weft__strdup(name))) return weft__tf_error(tf, WEFT_ENOMEM, NULL);
+    if (name && !(copy = weft__strdup(name))) return weft__tf_oom(tf, __func__);
     weft__free_str(tf->name);
     tf->name = copy;
     return weft__tf_done(tf, WEFT_OK);
