@@ -272,3 +272,46 @@ TEST(a_builder_out_of_memory_names_itself_and_records_the_status_on_its_taskflow
     weft_set_allocator(NULL);
     ASSERT_EQ(bad, 0);
 }
+
+/* ---- compositions and owned graphs ---------------------------------------- */
+
+static int keep_graph(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    set_sentinel();
+    *(bool *)arg = weft_taskflow_destroy(g) == WEFT_EINVAL && message_is("weft_taskflow_destroy", "subflow");
+    return 0;
+}
+
+TEST(composition_and_owned_graph_refusals_name_the_call_that_was_made) {
+    weft_composition *c = weft_composition_create("comp", NULL);
+    ASSERT_NOT_NULL(c);
+    weft_taskflow *tf = weft_taskflow_create("tf", NULL);
+    ASSERT_NOT_NULL(tf);
+    weft_task foreign = weft_emplace(tf, work, NULL);
+    ASSERT_FALSE(weft_task_is_null(foreign));
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(weft_composition_graph(c), work, NULL)));
+    set_sentinel();
+    ASSERT_STATUS(weft_composition_set_entry(c, "in", foreign), WEFT_EINVAL);
+    ASSERT_TRUE(message_is("weft_composition_set_entry", "comp"));
+    set_sentinel();
+    ASSERT_STATUS(weft_composition_set_exit(c, "out", foreign), WEFT_EINVAL);
+    ASSERT_TRUE(message_is("weft_composition_set_exit", "comp"));
+    weft_instance in;
+    set_sentinel();
+    ASSERT_STATUS(weft_composition_instantiate(c, weft_composition_graph(c), NULL, &in), WEFT_EINVAL);
+    ASSERT_TRUE(message_is("weft_composition_instantiate", NULL));
+    set_sentinel();
+    ASSERT_STATUS(weft_taskflow_destroy(weft_composition_graph(c)), WEFT_EINVAL);
+    ASSERT_TRUE(message_is("weft_taskflow_destroy", "composition"));
+    /* A subflow's graph, from inside its task. */
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    ASSERT_NOT_NULL(ex);
+    bool refused = false;
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, keep_graph, &refused)));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_TRUE(refused);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_composition_destroy(c);
+}

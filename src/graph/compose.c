@@ -59,7 +59,8 @@ static const struct point *point_find(const weft_composition *c, size_t n, bool 
 static weft_status set_point(weft_composition *c, bool exit, const char *name, weft_task t, const char *fn) {
     if (!c || !name || !t.node_) return weft__fail(fn, WEFT_EINVAL, "c or name is NULL, or the task is the null task");
     if (t.node_->tf != c->graph)
-        return weft__tf_error(c->graph, WEFT_EINVAL, "task is not in composition '%s'", weft_taskflow_name(c->graph));
+        return weft__tf_error(c->graph, WEFT_EINVAL, "%s: the task is not in composition '%s'", fn,
+                              weft_taskflow_name(c->graph));
     /* An erased task's handle is invalid (graph.h): its slot may be reused by
      * the next task added, which the name would then silently resolve to. */
     if (weft__node_erased(t.node_))
@@ -137,7 +138,7 @@ weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflo
     if (!c || !dst || !out)
         return dst ? weft__tf_error(dst, WEFT_EINVAL, "weft_composition_instantiate: NULL argument")
                    : weft__fail(__func__, WEFT_EINVAL, "dst is NULL");
-    if (dst == c->graph) return weft__tf_error(dst, WEFT_EINVAL, "a composition cannot be copied into itself");
+    if (dst == c->graph) return weft__tf_error(dst, WEFT_EINVAL, "weft_composition_instantiate: a composition cannot be copied into its own graph");
     const weft_taskflow *src = c->graph;
     size_t base = dst->nnodes;
     /* Copies keep the source's indices (base + i), erased slots included: new

@@ -85,10 +85,11 @@ static void release_nodes(weft_taskflow *tf) {
 
 weft_status weft_taskflow_destroy(weft_taskflow *tf) {
     if (!tf) return WEFT_OK;
-    if (tf->is_subflow_graph) return weft__tf_error(tf, WEFT_EINVAL, "a subflow's graph belongs to its task");
+    if (tf->is_subflow_graph) return weft__tf_error(tf, WEFT_EINVAL, "weft_taskflow_destroy: a subflow's graph belongs to its task");
     if (tf->is_composition_graph)
         return weft__tf_error(tf, WEFT_EINVAL,
-                              "a composition's graph belongs to it: weft_composition_destroy frees both");
+                              "weft_taskflow_destroy: a composition's graph belongs to it: weft_composition_destroy "
+                              "frees both");
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     release_nodes(tf);
     weft__flow_free_pool(tf); /* (the modules' release freed tf->bodies) */
