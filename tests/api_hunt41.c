@@ -315,3 +315,50 @@ TEST(composition_and_owned_graph_refusals_name_the_call_that_was_made) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_composition_destroy(c);
 }
+
+TEST(a_composition_copy_running_out_of_memory_names_weft_composition_instantiate) {
+    weft_set_allocator(&counting);
+    weft_composition *c = weft_composition_create("comp", NULL);
+    ASSERT_NOT_NULL(c);
+    weft_taskflow *g = weft_composition_graph(c);
+    weft_semaphore *s = weft_semaphore_create(1, NULL);
+    ASSERT_NOT_NULL(s);
+    /* Enough tasks and edges that the copy grows the slab, the sources and
+     * the successor arrays; names (prefixed), a semaphore, a priority. */
+    weft_task t[40];
+    for (int i = 0; i < 40; i++) {
+        t[i] = weft_emplace(g, work, NULL);
+        ASSERT_FALSE(weft_task_is_null(t[i]));
+        ASSERT_OK(weft_task_set_name(t[i], "step"));
+        if (i) ASSERT_OK(weft_precede_many(t[0], &t[i], 1));
+    }
+    ASSERT_OK(weft_task_acquire(t[1], s));
+    ASSERT_OK(weft_task_release(t[2], s));
+    ASSERT_OK(weft_task_set_priority(t[3], WEFT_PRIORITY_HIGH));
+    int enomem = 0, bad = 0;
+    for (long k = 1; k < 1000; k++) {
+        weft_taskflow *dst = weft_taskflow_create("dst", NULL);
+        ASSERT_NOT_NULL(dst);
+        weft_instance in;
+        set_sentinel();
+        fail_allocation(k);
+        weft_status st = weft_composition_instantiate(c, dst, "copy", &in);
+        long failures = atomic_load(&A.failures);
+        fail_allocation(0);
+        if (st == WEFT_ENOMEM) {
+            enomem++;
+            if (!message_is("weft_composition_instantiate", "out of memory") ||
+                weft_taskflow_last_error(dst) != WEFT_ENOMEM)
+                fprintf(stderr, "  allocation %ld\n", k), bad++;
+        } else {
+            ASSERT_OK(st);
+        }
+        ASSERT_OK(weft_taskflow_destroy(dst));
+        if (failures == 0) break;
+    }
+    weft_composition_destroy(c);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_set_allocator(NULL);
+    ASSERT_GT(enomem, 2);
+    ASSERT_EQ(bad, 0);
+}

@@ -114,15 +114,24 @@ static weft_status copy_name(weft_task t, const weft__node *n, const char *prefi
     return st;
 }
 
+/* A step of the copy failed with st.  Out of memory anywhere in it (a node,
+ * a name, a semaphore record, an edge) is the instantiate's own failure:
+ * the steps' texts ("taskflow 'd': out of memory", "weft_precede: ...")
+ * named a call the user did not make, or none (R3).  Other statuses keep
+ * the step's message. */
+static weft_status copy_failed(weft_taskflow *dst, weft_status st) {
+    return st == WEFT_ENOMEM ? weft__tf_oom(dst, "weft_composition_instantiate") : weft__tf_done(dst, st);
+}
+
 static weft_status copy_tasks(const weft_taskflow *src, weft_taskflow *dst, const char *prefix) {
     for (size_t i = 0; i < src->nnodes; i++) {
         const weft__node *n = weft__node_at(src, i);
         weft_task t = weft__node_erased(n) ? weft_placeholder(dst) : copy_work(dst, n);
-        if (weft_task_is_null(t)) return weft_taskflow_last_error(dst);
+        if (weft_task_is_null(t)) return copy_failed(dst, weft_taskflow_last_error(dst));
         weft_status st = copy_name(t, n, prefix);
         if (st == WEFT_OK) st = weft__sem_copy(t, n);
         if (st == WEFT_OK) st = weft__prio_copy(t, n);
-        if (st != WEFT_OK) return weft__tf_error(dst, st, NULL);
+        if (st != WEFT_OK) return copy_failed(dst, st);
         if (weft__cold(n)->single) weft__task_mark_single(t); /* a copied pipeline task */
         /* An erased task is copied as an erased slot that is never reused:
          * an entry or exit naming it then stays the null task in this
@@ -153,7 +162,7 @@ weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflo
         weft__node *const *succ = weft__succ_array(n);
         for (uint32_t k = 0; k < n->nsucc; k++) {
             st = weft_precede((weft_task){weft__node_at(dst, base + i)}, (weft_task){weft__node_at(dst, base + succ[k]->index)});
-            if (st != WEFT_OK) return st;
+            if (st != WEFT_OK) return copy_failed(dst, st);
         }
     }
     *out = (weft_instance){c, dst, base, src->nnodes, c->nlog};
