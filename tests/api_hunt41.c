@@ -362,3 +362,90 @@ TEST(a_composition_copy_running_out_of_memory_names_weft_composition_instantiate
     ASSERT_GT(enomem, 2);
     ASSERT_EQ(bad, 0);
 }
+
+/* ---- every call that adds a task, out of memory --------------------------- */
+
+static weft_taskflow *add_body;
+static weft_work *add_work;
+static weft_pipeline *add_pipe;
+static int add_data[4], add_result;
+static void add_range(size_t lo, size_t hi, void *arg) { (void)lo, (void)hi, (void)arg; }
+static void add_index(size_t i, void *arg) { (void)i, (void)arg; }
+static int add_mcond(weft_ctx *ctx, void *arg, weft_branches *b) {
+    (void)ctx, (void)arg, (void)b;
+    return 0;
+}
+static int add_subflow(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx, (void)sf, (void)arg;
+    return 0;
+}
+static int add_stage(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    return weft_pipeflow_stop(pf);
+}
+static void add_combine(void *acc, const void *x, void *arg) { (void)acc, (void)x, (void)arg; }
+static weft_for_desc add_for = {.first = 0, .last = 4, .step = 1, .body = add_range};
+static weft_reduce_desc add_reduce = {.in = add_data, .n = 4, .size = 4, .result = &add_result, .op = add_combine};
+static weft_task a_emplace(weft_taskflow *tf) { return weft_emplace(tf, work, NULL); }
+static weft_task a_placeholder(weft_taskflow *tf) { return weft_placeholder(tf); }
+static weft_task a_condition(weft_taskflow *tf) { return weft_emplace_condition(tf, cond, NULL); }
+static weft_task a_multi(weft_taskflow *tf) { return weft_emplace_multi_condition(tf, add_mcond, NULL); }
+static weft_task a_subflow(weft_taskflow *tf) { return weft_emplace_subflow(tf, add_subflow, NULL); }
+static weft_task a_module(weft_taskflow *tf) { return weft_emplace_module(tf, add_body); }
+static weft_task a_work(weft_taskflow *tf) { return weft_emplace_work(tf, add_work); }
+static weft_task a_pipeline(weft_taskflow *tf) { return weft_pipeline_emplace(tf, add_pipe); }
+static weft_task a_for(weft_taskflow *tf) { return weft_emplace_for(tf, &add_for); }
+static weft_task a_reduce(weft_taskflow *tf) { return weft_emplace_reduce(tf, &add_reduce); }
+
+TEST(every_call_adding_a_task_names_itself_when_memory_runs_out) {
+    static const struct {
+        const char *fn;
+        weft_task (*call)(weft_taskflow *tf);
+    } rows[] = {
+        {"weft_emplace", a_emplace},
+        {"weft_placeholder", a_placeholder},
+        {"weft_emplace_condition", a_condition},
+        {"weft_emplace_multi_condition", a_multi},
+        {"weft_emplace_subflow", a_subflow},
+        {"weft_emplace_module", a_module},
+        {"weft_emplace_work", a_work},
+        {"weft_pipeline_emplace", a_pipeline},
+        {"weft_emplace_for", a_for},
+        {"weft_emplace_reduce", a_reduce},
+    };
+    weft_set_allocator(&counting);
+    weft_status st;
+    add_body = weft_taskflow_create("body", &st);
+    ASSERT_NOT_NULL(add_body);
+    add_work = weft_work_create(work, NULL, NULL, &st);
+    ASSERT_NOT_NULL(add_work);
+    add_pipe = weft_pipeline_create(1, (weft_stage[]){{.fn = add_stage}}, 1, &st);
+    ASSERT_NOT_NULL(add_pipe);
+    (void)add_index;
+    int bad = 0;
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        int enomem = 0;
+        for (long k = 1; k < 100; k++) {
+            weft_taskflow *tf = weft_taskflow_create("tf", &st); /* empty: the first task allocates */
+            ASSERT_NOT_NULL(tf);
+            set_sentinel();
+            fail_allocation(k);
+            weft_task t = rows[r].call(tf);
+            long failures = atomic_load(&A.failures);
+            fail_allocation(0);
+            if (weft_task_is_null(t)) {
+                ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_ENOMEM);
+                enomem++;
+                if (!message_is(rows[r].fn, "out of memory")) fprintf(stderr, "  row %s, allocation %ld\n", rows[r].fn, k), bad++;
+            }
+            ASSERT_OK(weft_taskflow_destroy(tf));
+            if (failures == 0) break;
+        }
+        if (enomem == 0) fprintf(stderr, "  row %s never ran out of memory\n", rows[r].fn), bad++;
+    }
+    ASSERT_OK(weft_pipeline_destroy(add_pipe));
+    weft_work_release(add_work);
+    ASSERT_OK(weft_taskflow_destroy(add_body));
+    weft_set_allocator(NULL);
+    ASSERT_EQ(bad, 0);
+}

@@ -72,7 +72,9 @@ static int sort_task(weft_ctx *ctx, void *arg) {
 static weft_task emplace(const char *call, weft_taskflow *tf, weft_task_fn fn, const void *d) {
     if (!tf) return weft__fail(call, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
     if (!d) return weft__tf_error(tf, WEFT_EINVAL, "%s: the descriptor is NULL", call), WEFT_TASK_NULL;
-    return weft_emplace(tf, fn, (void *)d);
+    weft_task t = weft_emplace(tf, fn, (void *)d);
+    if (weft_task_is_null(t)) weft__add_named_oom(tf, call); /* out of memory: this call's name (R3) */
+    return t;
 }
 
 weft_task weft_emplace_for(weft_taskflow *tf, const weft_for_desc *d) { return emplace(__func__, tf, for_task, d); }

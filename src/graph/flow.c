@@ -5,7 +5,16 @@
 
 weft_task weft__add_kind(weft_taskflow *tf, uint8_t kind, weft__job_fn run, weft_task_fn fn, void *arg) {
     weft_task t = weft__add_node(tf, fn, arg);
-    if (weft_task_is_null(t)) return t;
+    if (weft_task_is_null(t)) {
+        /* The emplace call of this kind, not weft_emplace, ran out (R3). */
+        static const char *const call[] = {
+            [WEFT__KIND_STATIC] = "weft_emplace", [WEFT__KIND_COND] = "weft_emplace_condition",
+            [WEFT__KIND_MCOND] = "weft_emplace_multi_condition", [WEFT__KIND_SUBFLOW] = "weft_emplace_subflow",
+            [WEFT__KIND_MODULE] = "weft_emplace_module",
+        };
+        if (kind < sizeof call / sizeof call[0] && call[kind]) weft__add_named_oom(tf, call[kind]);
+        return t;
+    }
     weft__cold_mut(t.node_)->kind = kind;
     t.node_->job.run = run;
     if (kind == WEFT__KIND_COND || kind == WEFT__KIND_MCOND) tf->nconds++;

@@ -557,6 +557,10 @@ weft__node *weft__ctx_node(const weft_ctx *ctx);
 /* Adds a plain node (task.c); the flow code then sets its kind.  Errors as
  * weft_emplace. */
 weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg);
+/* After weft__add_node gave the null task: its WEFT_ENOMEM message names
+ * `fn`, the call that was adding the task, instead of weft_emplace (R3);
+ * other statuses keep theirs.  Returns tf's last error. */
+weft_status weft__add_named_oom(weft_taskflow *tf, const char *fn);
 
 /* Gives back what a node's `ext` record holds (flow code), and frees the spare
  * subflow records of a taskflow being destroyed. */

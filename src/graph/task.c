@@ -137,7 +137,7 @@ static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *a
 static __attribute__((noinline)) weft_task add_in_erased_slot(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     weft__node *n = tf->free_slots;
     if (!sources_reserve(tf)) {
-        weft__tf_error(tf, WEFT_ENOMEM, NULL);
+        weft__tf_oom(tf, "weft_emplace"); /* see add_node_slow */
         return WEFT_TASK_NULL;
     }
     weft__slot_unfree(tf);
@@ -169,7 +169,10 @@ static __attribute__((noinline)) weft_task add_node_slow(weft_taskflow *tf, weft
     if (__builtin_expect(tf->free_slots != NULL, 0) && !tf->no_reuse) return add_in_erased_slot(tf, fn, arg);
     weft__node *n = slab_take(tf);
     if (!n || !sources_reserve(tf)) {
-        weft__tf_error(tf, WEFT_ENOMEM, NULL);
+        /* weft_emplace's own message (R3 names the call; the status's
+         * sentence alone named none): the other calls that add a task
+         * through here put their name in it (weft__add_named_oom). */
+        weft__tf_oom(tf, "weft_emplace");
         return WEFT_TASK_NULL;
     }
     weft_task t = add_at(tf, n, fn, arg);
@@ -214,9 +217,16 @@ weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     return weft__add_node(tf, fn, arg);
 }
 
+weft_status weft__add_named_oom(weft_taskflow *tf, const char *fn) {
+    weft_status st = weft_taskflow_last_error(tf);
+    return st == WEFT_ENOMEM ? weft__tf_oom(tf, fn) : st;
+}
+
 weft_task weft_placeholder(weft_taskflow *tf) {
     if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
-    return weft__add_node(tf, NULL, NULL);
+    weft_task t = weft__add_node(tf, NULL, NULL);
+    if (weft_task_is_null(t)) weft__add_named_oom(tf, __func__);
+    return t;
 }
 
 /* The checks of the calls that give a plain task its work: WEFT_OK when n may

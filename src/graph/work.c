@@ -49,7 +49,7 @@ weft_task weft_emplace_work(weft_taskflow *tf, weft_work *w) {
         return WEFT_TASK_NULL;
     }
     weft_task t = weft__add_node(tf, w->fn, w->state);
-    if (weft_task_is_null(t)) return t;
+    if (weft_task_is_null(t)) return weft__add_named_oom(tf, __func__), t;
     weft__cold_mut(t.node_)->ext = weft_work_retain(w);
     tf->next_owned++;
     return t;

@@ -437,6 +437,7 @@ weft_task weft_pipeline_emplace(weft_taskflow *tf, weft_pipeline *p) {
         return WEFT_TASK_NULL;
     }
     weft_task t = weft_emplace(tf, drive, p);
+    if (weft_task_is_null(t)) return weft__add_named_oom(tf, __func__), t; /* R3: this call's name */
     weft__task_mark_single(t); /* weft_run_n_parallel refuses it */
     return t;
 }
