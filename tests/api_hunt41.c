@@ -449,3 +449,28 @@ TEST(every_call_adding_a_task_names_itself_when_memory_runs_out) {
     weft_set_allocator(NULL);
     ASSERT_EQ(bad, 0);
 }
+
+TEST(a_module_refused_for_want_of_memory_leaves_nothing_behind_once_its_taskflow_is_destroyed) {
+    weft_set_allocator(&counting);
+    weft_taskflow *body = weft_taskflow_create("body", NULL);
+    ASSERT_NOT_NULL(body);
+    int refused = 0;
+    for (long k = 1; k < 50; k++) {
+        long long before = atomic_load(&A.outstanding);
+        weft_taskflow *tf = weft_taskflow_create("tf", NULL); /* no module yet: the first one allocates its table */
+        ASSERT_NOT_NULL(tf);
+        fail_allocation(k);
+        weft_task t = weft_emplace_module(tf, body);
+        long failures = atomic_load(&A.failures);
+        fail_allocation(0);
+        refused += weft_task_is_null(t);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        if (atomic_load(&A.outstanding) != before)
+            TEST_FAIL_("allocation %ld failed: %lld bytes still held after the destroy", k,
+                       (long long)(atomic_load(&A.outstanding) - before));
+        if (failures == 0) break;
+    }
+    ASSERT_GT(refused, 1);
+    ASSERT_OK(weft_taskflow_destroy(body));
+    weft_set_allocator(NULL);
+}

@@ -58,6 +58,14 @@ weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body) {
     if (weft_task_is_null(t)) {
         if (!room) weft__tf_oom(tf, "weft_emplace_module");
         module_free(m);
+        /* The table bodies_reserve made for the first module: only a
+         * module's release frees it (the destroy relies on that), and no
+         * module holds it now, so it leaked with the taskflow. */
+        if (tf->nbodies == 0 && tf->bodies) {
+            weft__free(tf->bodies, tf->bodies_cap * sizeof *tf->bodies);
+            tf->bodies = NULL;
+            tf->bodies_cap = 0;
+        }
         return t;
     }
     m->body = body;
