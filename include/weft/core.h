@@ -53,9 +53,12 @@ typedef enum weft_affinity {
     WEFT_AFFINITY_DEFAULT = 0,
     /* The OS places and moves the workers freely. */
     WEFT_AFFINITY_NONE,
-    /* Worker i is bound to the i-th CPU of the creating thread's affinity mask
-     * (the process's, unless something such as OMP_PROC_BIND narrowed that
-     * thread's; modulo their count), so two workers never share a CPU while another sits idle.
+    /* Worker i is bound to the i-th CPU of the process's CPUs (modulo their
+     * count): the CPUs the workers field counts (the mask at load, the main
+     * thread's and the creating thread's), not the creating thread's mask
+     * alone, so a creator pinned to one CPU does not put every worker there,
+     * and two workers never share a CPU while another sits idle.  (A
+     * `placement`, below, lays out the creating thread's mask instead.)
      * Use it on a machine (or cgroup) the program has to itself: Linux may put
      * a freshly woken worker on the CPU of the worker that woke it and leave it
      * there for a scheduler tick (milliseconds), which halves a parallel loop's
@@ -429,9 +432,10 @@ WEFT_API void weft_future_destroy(weft_future *f);
  * concurrent first calls create one executor and all get it) with the default
  * settings: weft_executor_create(NULL, ...), so WEFT_WORKERS, WEFT_AFFINITY,
  * WEFT_PROFILE and the other environment variables apply, and the worker count
- * is otherwise the CPUs in the affinity mask of the thread that makes it, which
- * its workers inherit: call it early from main if threads may be bound to CPUs
- * later (OpenMP's OMP_PROC_BIND), or set WEFT_WORKERS.  Returns NULL if it
+ * is otherwise the process's CPUs (weft_executor_config.workers: the mask at
+ * load, the main thread's and the caller's), on all of which its workers run,
+ * whichever thread makes it: a thread pinned to one CPU does not make a
+ * one-worker pool or pass its pin on.  Returns NULL if it
  * could not be created (out of memory, threads refused: weft_last_error_message
  * says which; a later call tries again) or once exit has destroyed it.
  *
