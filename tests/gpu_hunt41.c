@@ -1,0 +1,474 @@
+/* Session 41's hunt in the GPU layer (weft/gpu.h): copies of zero elements
+ * and past the end, objects of two devices mixed, a failing kernel in a
+ * taskflow re-run many times, GPU tasks cancelled, in subflows, modules,
+ * parallel runs and pipelines, stream-count extremes, two executors sharing
+ * one device, and the failing allocator. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "gpu_test.h"
+#include "weft/flow.h"
+#include "weft/pipeline.h"
+
+/* ---- copies ---------------------------------------------------------------- */
+
+static void check_zero_and_past_end_copies(weft_gpu_kind kind) {
+    weft_gpu_device *d = gpu_test_open(kind);
+    weft_status st;
+    weft_gpu_buffer *b = weft_gpu_buffer_create(d, sizeof(int), 8, 0, &st);
+    ASSERT_OK(st);
+    weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+    ASSERT_OK(st);
+    int host[8] = {1, 2, 3, 4, 5, 6, 7, 8}, back[8] = {0};
+    ASSERT_OK(weft_gpu_copy_to_device(b, 0, host, 8));
+    /* count 0 is a no-op, at any first up to the end, host pointer NULL or not. */
+    ASSERT_OK(weft_gpu_copy_to_device(b, 8, NULL, 0));
+    ASSERT_OK(weft_gpu_copy_to_device(b, 0, NULL, 0));
+    ASSERT_OK(weft_gpu_copy_to_host(b, 8, NULL, 0));
+    ASSERT_OK(weft_gpu_copy_to_device_async(s, b, 8, NULL, 0));
+    ASSERT_OK(weft_gpu_copy_to_host_async(s, b, 3, back, 0));
+    /* Past the end, also where first + count wraps. */
+    ASSERT_STATUS(weft_gpu_copy_to_device(b, 9, host, 0), WEFT_EINVAL);
+    ASSERT_STATUS(weft_gpu_copy_to_device(b, 7, host, 2), WEFT_EINVAL);
+    ASSERT_STATUS(weft_gpu_copy_to_host(b, SIZE_MAX, back, 2), WEFT_EINVAL);
+    ASSERT_STATUS(weft_gpu_copy_to_host(b, 1, back, SIZE_MAX), WEFT_EINVAL);
+    ASSERT_STATUS(weft_gpu_copy_to_host_async(s, b, 2, back, SIZE_MAX - 1), WEFT_EINVAL);
+    ASSERT_STATUS(weft_gpu_copy_to_host(b, 0, NULL, 1), WEFT_EINVAL);
+    /* Nothing above changed the buffer. */
+    ASSERT_OK(weft_gpu_stream_synchronize(s));
+    ASSERT_OK(weft_gpu_copy_to_host(b, 0, back, 8));
+    for (int i = 0; i < 8; i++) ASSERT_EQ(back[i], host[i]);
+    /* A copy inside one buffer's range, overlapping an earlier queued one:
+     * stream order decides. */
+    int a[4] = {10, 11, 12, 13}, c[4] = {20, 21, 22, 23};
+    ASSERT_OK(weft_gpu_copy_to_device_async(s, b, 2, a, 4));
+    ASSERT_OK(weft_gpu_copy_to_device_async(s, b, 4, c, 4));
+    ASSERT_OK(weft_gpu_copy_to_host_async(s, b, 0, back, 8));
+    ASSERT_OK(weft_gpu_stream_synchronize(s));
+    int want[8] = {1, 2, 10, 11, 20, 21, 22, 23};
+    for (int i = 0; i < 8; i++) ASSERT_EQ(back[i], want[i]);
+    weft_gpu_stream_destroy(s);
+    weft_gpu_buffer_destroy(b);
+    weft_gpu_close(d);
+}
+TEST(emu_copies_of_zero_elements_are_no_ops_and_past_the_end_is_einval) {
+    check_zero_and_past_end_copies(WEFT_GPU_EMULATOR);
+}
+TEST(opencl_copies_of_zero_elements_are_no_ops_and_past_the_end_is_einval) {
+    check_zero_and_past_end_copies(WEFT_GPU_OPENCL);
+}
+
+TEST(objects_of_two_devices_mixed_are_einval) {
+    weft_gpu_device *d1 = gpu_test_open(WEFT_GPU_EMULATOR), *d2 = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_buffer *b1 = weft_gpu_buffer_create(d1, sizeof(float), 4, 0, &st);
+    weft_gpu_stream *s2 = weft_gpu_stream_create(d2, &st);
+    weft_gpu_kernel *k1 = weft_gpu_kernel_create(d1, &gpu_test_scale, &st);
+    weft_gpu_kernel *k2 = weft_gpu_kernel_create(d2, &gpu_test_scale, &st);
+    ASSERT_TRUE(b1 && s2 && k1 && k2);
+    float host[4] = {0};
+    ASSERT_STATUS(weft_gpu_copy_to_device_async(s2, b1, 0, host, 4), WEFT_EINVAL);
+    ASSERT_STATUS(weft_gpu_copy_to_host_async(s2, b1, 0, host, 0), WEFT_EINVAL);
+    float a = 2;
+    unsigned n = 4;
+    weft_gpu_arg args[] = {WEFT_GPU_ARG_BUFFER(b1), WEFT_GPU_ARG_VALUE(a), WEFT_GPU_ARG_VALUE(n)};
+    weft_gpu_range r = {.global = {4}};
+    ASSERT_STATUS(weft_gpu_launch(s2, k1, &r, args, 3), WEFT_EINVAL);
+    ASSERT_STATUS(weft_gpu_launch(s2, k2, &r, args, 3), WEFT_EINVAL);
+    ASSERT_OK(weft_gpu_stream_synchronize(s2));
+    weft_gpu_kernel_destroy(k2);
+    weft_gpu_kernel_destroy(k1);
+    weft_gpu_stream_destroy(s2);
+    weft_gpu_buffer_destroy(b1);
+    weft_gpu_close(d2);
+    weft_gpu_close(d1);
+}
+
+/* ---- stream counts ------------------------------------------------------------ */
+
+TEST(stream_counts_at_and_past_the_limit) {
+    weft_status st;
+    weft_gpu_device *d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 256}, &st);
+    ASSERT_OK(st);
+    ASSERT_EQ(weft_gpu_stream_pool_size(weft_gpu_device_pool(d)), 256);
+    ASSERT_OK(weft_gpu_synchronize(d));
+    weft_gpu_close(d);
+    ASSERT_NULL(weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 257}, &st));
+    ASSERT_STATUS(st, WEFT_EINVAL);
+    ASSERT_NULL(weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = UINT32_MAX}, &st));
+    ASSERT_STATUS(st, WEFT_EINVAL);
+    d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 1}, &st);
+    ASSERT_OK(st);
+    weft_gpu_stream_pool *p = weft_gpu_stream_pool_create(d, 256, &st);
+    ASSERT_OK(st);
+    ASSERT_EQ(weft_gpu_stream_pool_size(p), 256);
+    ASSERT_TRUE(weft_gpu_stream_pool_get(p, UINT32_MAX) == weft_gpu_stream_pool_get(p, UINT32_MAX % 256));
+    weft_gpu_stream_pool_destroy(p);
+    ASSERT_NULL(weft_gpu_stream_pool_create(d, 257, &st));
+    ASSERT_STATUS(st, WEFT_EINVAL);
+    ASSERT_NULL(weft_gpu_stream_pool_create(d, UINT32_MAX, &st));
+    ASSERT_STATUS(st, WEFT_EINVAL);
+    /* One stream, three guards: the later ones share it, each end closes its own. */
+    weft_gpu_stream_pool *one = weft_gpu_device_pool(d);
+    weft_gpu_stream_guard g1, g2, g3;
+    weft_gpu_stream *s1 = weft_gpu_stream_begin(one, &g1);
+    weft_gpu_stream *s2 = weft_gpu_stream_begin(one, &g2);
+    ASSERT_TRUE(s1 == s2);
+    ASSERT_OK(weft_gpu_stream_end(&g1));
+    weft_gpu_stream *s3 = weft_gpu_stream_begin(one, &g3);
+    ASSERT_TRUE(s3 == s1);
+    ASSERT_OK(weft_gpu_stream_end(&g2));
+    ASSERT_OK(weft_gpu_stream_end(&g3));
+    ASSERT_STATUS(weft_gpu_stream_end(&g3), WEFT_EINVAL);
+    /* After all of them ended, the stream is free for a reserving guard again:
+     * two begins get it once reserved, once shared. */
+    weft_gpu_stream_begin(one, &g1);
+    weft_gpu_stream_begin(one, &g2);
+    ASSERT_OK(weft_gpu_stream_end(&g2));
+    ASSERT_OK(weft_gpu_stream_end(&g1));
+    weft_gpu_close(d);
+}
+
+/* ---- GPU tasks in taskflows ----------------------------------------------------- */
+
+/* A kernel that adds 1 to x[0] (atomically: tasks on other streams may run
+ * it at the same time), or fails when *fail is set. */
+static int add_one_host(const weft_gpu_range *r, void *const *a) {
+    atomic_int *x = a[0];
+    const int *fail = a[1];
+    if (*fail) return 5;
+    atomic_fetch_add(x, 1);
+    return 0;
+}
+static const weft_gpu_kernel_source add_one_src = {.name = "add_one", .host = add_one_host};
+
+struct counter {
+    weft_gpu_kernel *k;
+    weft_gpu_buffer *b;
+    int fail; /* passed by value at launch */
+    atomic_int calls;
+};
+
+static int launch_add_one(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    struct counter *c = arg;
+    atomic_fetch_add(&c->calls, 1);
+    weft_gpu_arg args[] = {WEFT_GPU_ARG_BUFFER(c->b), WEFT_GPU_ARG_VALUE(c->fail)};
+    return weft_gpu_launch(s, c->k, &(weft_gpu_range){.global = {1}}, args, 2);
+}
+
+static void counter_open(struct counter *c, weft_gpu_device *d) {
+    weft_status st;
+    memset(c, 0, sizeof *c);
+    c->k = weft_gpu_kernel_create(d, &add_one_src, &st);
+    ASSERT_OK(st);
+    c->b = weft_gpu_buffer_create(d, sizeof(int), 1, 0, &st);
+    ASSERT_OK(st);
+    int zero = 0;
+    ASSERT_OK(weft_gpu_copy_to_device(c->b, 0, &zero, 1));
+}
+
+static int counter_value(struct counter *c) {
+    int v = -1;
+    ASSERT_OK(weft_gpu_copy_to_host(c->b, 0, &v, 1));
+    return v;
+}
+
+static void counter_close(struct counter *c) {
+    weft_gpu_buffer_destroy(c->b);
+    weft_gpu_kernel_destroy(c->k);
+}
+
+TEST(a_gpu_taskflow_rerun_100_times_runs_its_kernel_100_times_and_fails_only_when_it_fails) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    ASSERT_OK(st);
+    struct counter c;
+    counter_open(&c, d);
+    weft_taskflow *tf = weft_taskflow_create("gpu-rerun", &st);
+    weft_task g = weft_emplace_gpu(tf, d, launch_add_one, &c);
+    ASSERT_FALSE(weft_task_is_null(g));
+    ASSERT_OK(weft_run_n(ex, tf, 100, NULL) == WEFT_OK ? WEFT_OK : WEFT_EINVAL);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(counter_value(&c), 100);
+    /* Every other run fails its kernel: exactly those runs fail. */
+    for (int i = 0; i < 100; i++) {
+        c.fail = i % 2;
+        weft_status want = c.fail ? WEFT_ETASK : WEFT_OK;
+        ASSERT_STATUS(weft_run_and_wait(ex, tf), want);
+    }
+    ASSERT_EQ(counter_value(&c), 150);
+    ASSERT_EQ(atomic_load(&c.calls), 200);
+    /* The failures were the tasks': no synchronize reports them again. */
+    ASSERT_OK(weft_gpu_synchronize(d));
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    counter_close(&c);
+    weft_gpu_close(d);
+}
+
+/* A kernel that takes a while: the first task of a chain is still on the
+ * device when the run is cancelled. */
+static int slow_host(const weft_gpu_range *r, void *const *a) {
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    atomic_fetch_add((atomic_int *)a[0], 1);
+    return 0;
+}
+static const weft_gpu_kernel_source slow_src = {.name = "slow", .host = slow_host};
+
+struct slow {
+    weft_gpu_kernel *k;
+    weft_gpu_buffer *b; /* managed: holds the kernel count */
+    atomic_int recorded;
+};
+
+static int launch_slow(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    struct slow *sl = arg;
+    atomic_fetch_add(&sl->recorded, 1);
+    return weft_gpu_launch(s, sl->k, &(weft_gpu_range){.global = {1}}, &WEFT_GPU_ARG_BUFFER(sl->b), 1);
+}
+
+TEST(a_cancelled_run_of_gpu_tasks_ends_and_the_taskflow_runs_whole_again) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    struct slow sl = {0};
+    sl.k = weft_gpu_kernel_create(d, &slow_src, &st);
+    sl.b = weft_gpu_buffer_create(d, sizeof(atomic_int), 1, WEFT_GPU_MANAGED, &st);
+    ASSERT_OK(st);
+    atomic_int *kernels = weft_gpu_buffer_host_ptr(sl.b);
+    atomic_init(kernels, 0);
+    weft_taskflow *tf = weft_taskflow_create("gpu-cancel", &st);
+    enum { N = 40 };
+    weft_task prev = WEFT_TASK_NULL;
+    for (int i = 0; i < N; i++) {
+        weft_task t = weft_emplace_gpu(tf, d, launch_slow, &sl);
+        if (i) ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    for (int round = 0; round < 5; round++) {
+        atomic_store(&sl.recorded, 0);
+        ASSERT_OK(weft_gpu_synchronize(d));
+        atomic_store(kernels, 0);
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        while (atomic_load(&sl.recorded) < 2) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+        ASSERT_OK(weft_future_cancel(f));
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+        weft_future_destroy(f);
+        int rec = atomic_load(&sl.recorded);
+        ASSERT_LT(rec, N);
+        /* Every kernel a task recorded ran before the run ended (a GPU task
+         * completes when its work does). */
+        ASSERT_EQ(atomic_load(kernels), rec);
+    }
+    atomic_store(&sl.recorded, 0);
+    atomic_store(kernels, 0);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&sl.recorded), N);
+    ASSERT_EQ(atomic_load(kernels), N);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    weft_gpu_buffer_destroy(sl.b);
+    weft_gpu_kernel_destroy(sl.k);
+    weft_gpu_close(d);
+}
+
+/* GPU tasks as children of a subflow, inside a module body used twice, and
+ * in a taskflow run n times in parallel. */
+struct sub_arg {
+    weft_gpu_device *d;
+    struct counter *c;
+};
+
+static void make_gpu_children(weft_subflow *sf, void *arg) {
+    struct sub_arg *sa = arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    weft_task a = weft_emplace_gpu(g, sa->d, launch_add_one, sa->c);
+    weft_task b = weft_emplace_gpu(g, sa->d, launch_add_one, sa->c);
+    ASSERT_FALSE(weft_task_is_null(a));
+    ASSERT_OK(weft_precede(a, b));
+}
+
+static int plain_gpu_children(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    make_gpu_children(sf, arg);
+    return 0;
+}
+
+static int join_gpu_children(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    make_gpu_children(sf, arg);
+    ASSERT_OK(weft_subflow_join(sf));
+    return 0;
+}
+
+static int detach_gpu_children(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    make_gpu_children(sf, arg);
+    ASSERT_OK(weft_subflow_detach(sf));
+    return 0;
+}
+
+TEST(gpu_tasks_in_subflows_modules_and_parallel_runs_each_run_once) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    struct counter c;
+    counter_open(&c, d);
+    struct sub_arg sa = {d, &c};
+    weft_taskflow *tf = weft_taskflow_create("gpu-sub", &st);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, plain_gpu_children, &sa)));
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, join_gpu_children, &sa)));
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, detach_gpu_children, &sa)));
+    for (int i = 0; i < 20; i++) ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(counter_value(&c), 20 * 6);
+    weft_taskflow_destroy(tf);
+
+    weft_taskflow *body = weft_taskflow_create("gpu-body", &st);
+    weft_task a = weft_emplace_gpu(body, d, launch_add_one, &c);
+    weft_task b = weft_emplace_gpu(body, d, launch_add_one, &c);
+    ASSERT_OK(weft_precede(a, b));
+    weft_taskflow *top = weft_taskflow_create("gpu-top", &st);
+    weft_task m1 = weft_emplace_module(top, body);
+    weft_task m2 = weft_emplace_module(top, body);
+    weft_task m3 = weft_emplace_module(top, body);
+    ASSERT_OK(weft_precede(m1, m3));
+    ASSERT_FALSE(weft_task_is_null(m2));
+    for (int i = 0; i < 20; i++) ASSERT_OK(weft_run_and_wait(ex, top));
+    ASSERT_EQ(counter_value(&c), 20 * 6 + 20 * 6);
+    weft_future *f;
+    ASSERT_OK(weft_run_n_parallel(ex, body, 10, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(counter_value(&c), 20 * 6 + 20 * 6 + 20);
+    weft_taskflow_destroy(top);
+    weft_taskflow_destroy(body);
+    weft_executor_destroy(ex);
+    counter_close(&c);
+    weft_gpu_close(d);
+}
+
+/* ---- two executors, one device -------------------------------------------------- */
+
+TEST(two_executors_running_gpu_tasks_on_one_device_lose_none) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_executor *e1 = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    weft_executor *e2 = weft_executor_create(&(weft_executor_config){.workers = 1}, &st);
+    struct counter c1, c2;
+    counter_open(&c1, d);
+    counter_open(&c2, d);
+    weft_taskflow *t1 = weft_taskflow_create("one", &st), *t2 = weft_taskflow_create("two", &st);
+    weft_task p1 = WEFT_TASK_NULL, p2 = WEFT_TASK_NULL;
+    for (int i = 0; i < 8; i++) {
+        weft_task a = weft_emplace_gpu(t1, d, launch_add_one, &c1);
+        weft_task b = weft_emplace_gpu(t2, d, launch_add_one, &c2);
+        if (i) {
+            ASSERT_OK(weft_precede(p1, a));
+            ASSERT_OK(weft_precede(p2, b));
+        }
+        p1 = a;
+        p2 = b;
+    }
+    enum { RUNS = 50 };
+    weft_future *f1, *f2;
+    ASSERT_OK(weft_run_n(e1, t1, RUNS, &f1));
+    ASSERT_OK(weft_run_n(e2, t2, RUNS, &f2));
+    /* The same taskflow on both executors at once: its runs queue. */
+    weft_future *f3;
+    ASSERT_OK(weft_run_n(e2, t1, RUNS, &f3));
+    ASSERT_OK(weft_future_wait(f1));
+    ASSERT_OK(weft_future_wait(f2));
+    ASSERT_OK(weft_future_wait(f3));
+    weft_future_destroy(f1);
+    weft_future_destroy(f2);
+    weft_future_destroy(f3);
+    ASSERT_EQ(counter_value(&c1), 2 * RUNS * 8);
+    ASSERT_EQ(counter_value(&c2), RUNS * 8);
+    weft_taskflow_destroy(t1);
+    weft_taskflow_destroy(t2);
+    weft_executor_destroy(e1);
+    weft_executor_destroy(e2);
+    counter_close(&c1);
+    counter_close(&c2);
+    weft_gpu_close(d);
+}
+
+/* ---- out of memory ------------------------------------------------------------ */
+
+#include "counting_alloc.h"
+
+/* One whole life of a device, an executor and a GPU taskflow, with the nth
+ * allocation failing: every call fails cleanly (ENOMEM, or a failed run), and
+ * everything is given back. */
+static void gpu_life(weft_status *first_failure) {
+    weft_status st;
+    *first_failure = WEFT_OK;
+    weft_gpu_device *d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 2}, &st);
+    if (!d) {
+        *first_failure = st;
+        return;
+    }
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    struct counter c = {0};
+    c.k = weft_gpu_kernel_create(d, &add_one_src, &st);
+    if (!c.k && !*first_failure) *first_failure = st;
+    c.b = weft_gpu_buffer_create(d, sizeof(int), 1, 0, &st);
+    if (!c.b && !*first_failure) *first_failure = st;
+    weft_taskflow *tf = ex && c.k && c.b ? weft_taskflow_create("oom", &st) : NULL;
+    if (tf) {
+        int zero = 0;
+        ASSERT_OK(weft_gpu_copy_to_device(c.b, 0, &zero, 1));
+        weft_task prev = WEFT_TASK_NULL;
+        bool built = true;
+        for (int i = 0; i < 4 && built; i++) {
+            weft_task t = weft_emplace_gpu(tf, d, launch_add_one, &c);
+            if (weft_task_is_null(t)) {
+                ASSERT_STATUS(weft_taskflow_last_error(tf), WEFT_ENOMEM);
+                built = false;
+            } else if (i && weft_precede(prev, t) != WEFT_OK) {
+                built = false;
+            }
+            prev = t;
+        }
+        if (built) {
+            for (int r = 0; r < 3; r++) {
+                st = weft_run_and_wait(ex, tf);
+                if (st != WEFT_OK) {
+                    if (!*first_failure) *first_failure = st;
+                    continue;
+                }
+            }
+            int v = counter_value(&c);
+            ASSERT_LE(v, 12);
+        }
+        weft_taskflow_destroy(tf);
+    }
+    weft_executor_destroy(ex);
+    counter_close(&c);
+    weft_gpu_close(d);
+}
+
+TEST(every_allocation_failing_in_turn_in_a_gpu_taskflow_fails_cleanly_and_leaks_nothing) {
+    weft_set_allocator(&counting);
+    fail_allocation(0);
+    weft_status st;
+    gpu_life(&st);
+    ASSERT_OK(st);
+    long total = atomic_load(&A.calls);
+    if (getenv("HUNT_VERBOSE")) fprintf(stderr, "%ld allocations\n", total);
+    ASSERT_EQ(atomic_load(&A.outstanding), 0);
+    for (long n = 1; n <= total + 5; n++) {
+        fail_allocation(n);
+        gpu_life(&st);
+        fail_allocation(0);
+        if (atomic_load(&A.outstanding) != 0)
+            TEST_FAIL_("allocation %ld of %ld failing (%s): %lld bytes not given back", n, total, weft_errname(st),
+                       (long long)atomic_load(&A.outstanding));
+    }
+    weft_set_allocator(NULL);
+}
