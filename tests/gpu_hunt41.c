@@ -472,3 +472,232 @@ TEST(every_allocation_failing_in_turn_in_a_gpu_taskflow_fails_cleanly_and_leaks_
     }
     weft_set_allocator(NULL);
 }
+
+/* ---- the task's context, condition loops ---------------------------------------- */
+
+struct seen_ctx {
+    struct counter *c;
+    weft_task self;
+    atomic_int bad;
+    uint64_t iterations[8];
+    atomic_int calls;
+    int loops; /* the condition's count */
+};
+
+static int gpu_checks_ctx(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    struct seen_ctx *sc = arg;
+    if (!ctx || weft_current_ctx() != ctx || weft_ctx_task(ctx).node_ != sc->self.node_ || weft_ctx_worker_id(ctx) < 0)
+        atomic_fetch_add(&sc->bad, 1);
+    int k = atomic_fetch_add(&sc->calls, 1);
+    if (ctx && k < 8) sc->iterations[k] = weft_ctx_iteration(ctx);
+    return launch_add_one(ctx, s, sc->c);
+}
+
+static int loop_back(weft_ctx *ctx, void *arg) {
+    struct seen_ctx *sc = arg;
+    return ++sc->loops < 25 ? 0 : 1; /* successor 0: the GPU task again; 1: none */
+}
+
+TEST(a_gpu_tasks_fn_gets_its_own_context_and_runs_again_in_a_condition_loop) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    struct counter c;
+    counter_open(&c, d);
+    struct seen_ctx sc = {.c = &c};
+    weft_taskflow *tf = weft_taskflow_create("gpu-ctx", &st);
+    sc.self = weft_emplace_gpu(tf, d, gpu_checks_ctx, &sc);
+    ASSERT_OK(weft_run_n(ex, tf, 5, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&sc.bad), 0);
+    ASSERT_EQ(atomic_load(&sc.calls), 5);
+    for (int i = 0; i < 5; i++) ASSERT_EQ(sc.iterations[i], i);
+    ASSERT_EQ(counter_value(&c), 5);
+    /* start -> gpu <-> cond: the GPU task runs 25 times in one run. */
+    weft_task start = weft_placeholder(tf);
+    weft_task cond = weft_emplace_condition(tf, loop_back, &sc);
+    ASSERT_OK(weft_precede(start, sc.self));
+    ASSERT_OK(weft_precede(sc.self, cond));
+    ASSERT_OK(weft_precede(cond, sc.self));
+    atomic_store(&sc.calls, 0);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&sc.bad), 0);
+    ASSERT_EQ(atomic_load(&sc.calls), 25);
+    ASSERT_EQ(counter_value(&c), 30);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    counter_close(&c);
+    weft_gpu_close(d);
+}
+
+/* ---- pipelines cancelled, executors destroyed with GPU work in flight ----------- */
+
+struct gpipe {
+    struct slow *sl;
+    atomic_int made, gpu_done, last;
+    int stop_at;
+};
+
+static int gp_make(weft_pipeflow *pf, void *arg) {
+    struct gpipe *g = arg;
+    if ((int)weft_pipeflow_token(pf) == g->stop_at) return weft_pipeflow_stop(pf), 0;
+    atomic_fetch_add(&g->made, 1);
+    return 0;
+}
+
+static int gp_gpu(weft_pipeflow *pf, weft_gpu_stream *s, void *arg) {
+    struct gpipe *g = arg;
+    return weft_gpu_launch(s, g->sl->k, &(weft_gpu_range){.global = {1}}, &WEFT_GPU_ARG_BUFFER(g->sl->b), 1);
+}
+
+static int gp_last(weft_pipeflow *pf, void *arg) {
+    struct gpipe *g = arg;
+    atomic_fetch_add(&g->last, 1);
+    return 0;
+}
+
+static void check_cancelled_gpu_pipeline(weft_pipeline_scheduling how) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    struct slow sl = {0};
+    sl.k = weft_gpu_kernel_create(d, &slow_src, &st);
+    sl.b = weft_gpu_buffer_create(d, sizeof(atomic_int), 1, WEFT_GPU_MANAGED, &st);
+    ASSERT_OK(st);
+    atomic_int *kernels = weft_gpu_buffer_host_ptr(sl.b);
+    struct gpipe g = {.sl = &sl, .stop_at = 1000};
+    weft_gpu_stage gs = {.dev = d, .ex = ex, .fn = gp_gpu, .arg = &g};
+    weft_stage stages[] = {{WEFT_STAGE_SERIAL, gp_make, &g, "make"},
+                           {WEFT_STAGE_PARALLEL, weft_gpu_stage_run, &gs, "gpu"},
+                           {WEFT_STAGE_SERIAL, gp_last, &g, "last"}};
+    weft_pipeline *pl = weft_pipeline_create(3, stages, 3, &st);
+    ASSERT_OK(st);
+    ASSERT_OK(weft_pipeline_set_scheduling(pl, how));
+    weft_taskflow *tf = weft_taskflow_create("gpu-pipe-cancel", &st);
+    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, pl)));
+    atomic_init(kernels, 0);
+    weft_future *f;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    while (atomic_load(kernels) < 3) {
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    ASSERT_OK(weft_future_cancel(f));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+    weft_future_destroy(f);
+    ASSERT_LT(atomic_load(&g.made), 1000);
+    /* No token's GPU work outlives the run. */
+    int k = atomic_load(kernels);
+    ASSERT_OK(weft_gpu_synchronize(d));
+    ASSERT_EQ(atomic_load(kernels), k);
+    /* Reset, it runs whole: 12 tokens. */
+    atomic_store(&g.made, 0);
+    atomic_store(&g.last, 0);
+    atomic_store(kernels, 0);
+    g.stop_at = 12;
+    ASSERT_OK(weft_pipeline_reset(pl));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&g.made), 12);
+    ASSERT_EQ(atomic_load(&g.last), 12);
+    ASSERT_EQ(atomic_load(kernels), 12);
+    /* Run again, and destroy the executor without waiting: the destroy waits. */
+    atomic_store(kernels, 0);
+    ASSERT_OK(weft_pipeline_reset(pl));
+    ASSERT_OK(weft_run(ex, tf, NULL));
+    weft_executor_destroy(ex);
+    ASSERT_EQ(atomic_load(kernels), 12);
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_pipeline_destroy(pl));
+    weft_gpu_buffer_destroy(sl.b);
+    weft_gpu_kernel_destroy(sl.k);
+    weft_gpu_close(d);
+}
+TEST(a_cancelled_gpu_pipeline_spread_ends_with_its_gpu_work_and_runs_whole_after_a_reset) {
+    check_cancelled_gpu_pipeline(WEFT_PIPELINE_SPREAD);
+}
+TEST(a_cancelled_gpu_pipeline_inline_ends_with_its_gpu_work_and_runs_whole_after_a_reset) {
+    check_cancelled_gpu_pipeline(WEFT_PIPELINE_INLINE);
+}
+
+TEST(destroying_an_executor_with_gpu_tasks_in_flight_waits_for_them) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    struct slow sl = {0};
+    sl.k = weft_gpu_kernel_create(d, &slow_src, &st);
+    sl.b = weft_gpu_buffer_create(d, sizeof(atomic_int), 1, WEFT_GPU_MANAGED, &st);
+    ASSERT_OK(st);
+    atomic_int *kernels = weft_gpu_buffer_host_ptr(sl.b);
+    atomic_init(kernels, 0);
+    weft_taskflow *tf = weft_taskflow_create("gpu-destroy", &st);
+    for (int i = 0; i < 6; i++) ASSERT_FALSE(weft_task_is_null(weft_emplace_gpu(tf, d, launch_slow, &sl)));
+    for (int round = 1; round <= 3; round++) {
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = (unsigned)round}, &st);
+        ASSERT_OK(st);
+        ASSERT_OK(weft_run_n(ex, tf, 2, NULL));
+        weft_executor_destroy(ex);
+        ASSERT_EQ(atomic_load(kernels), 12 * round);
+    }
+    weft_taskflow_destroy(tf);
+    weft_gpu_buffer_destroy(sl.b);
+    weft_gpu_kernel_destroy(sl.k);
+    weft_gpu_close(d);
+}
+
+/* ---- OpenCL: GPU tasks re-run, refused launches, two executors -------------------- */
+
+struct cl_count {
+    weft_gpu_kernel *vadd;
+    weft_gpu_buffer *x, *ones;
+    int refuse; /* launch with too few arguments: refused, the task fails */
+};
+
+static int cl_add_one(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    struct cl_count *c = arg;
+    unsigned n = 1;
+    weft_gpu_arg args[] = {WEFT_GPU_ARG_BUFFER(c->x), WEFT_GPU_ARG_BUFFER(c->ones), WEFT_GPU_ARG_BUFFER(c->x),
+                           WEFT_GPU_ARG_VALUE(n)};
+    return weft_gpu_launch(s, c->vadd, &(weft_gpu_range){.global = {1}}, args, c->refuse ? 3 : 4);
+}
+
+TEST(opencl_gpu_tasks_rerun_on_two_executors_count_exactly_and_a_refused_launch_fails_only_its_run) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_OPENCL);
+    weft_status st;
+    struct cl_count c = {0};
+    c.vadd = weft_gpu_kernel_create(d, &gpu_test_vadd, &st);
+    ASSERT_OK(st);
+    c.x = weft_gpu_buffer_create(d, sizeof(float), 1, 0, &st);
+    c.ones = weft_gpu_buffer_create(d, sizeof(float), 1, 0, &st);
+    ASSERT_OK(st);
+    float zero = 0, one = 1;
+    ASSERT_OK(weft_gpu_copy_to_device(c.x, 0, &zero, 1));
+    ASSERT_OK(weft_gpu_copy_to_device(c.ones, 0, &one, 1));
+    weft_executor *e1 = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    weft_executor *e2 = weft_executor_create(&(weft_executor_config){.workers = 1}, &st);
+    weft_taskflow *tf = weft_taskflow_create("cl-rerun", &st);
+    weft_task a = weft_emplace_gpu(tf, d, cl_add_one, &c), b = weft_emplace_gpu(tf, d, cl_add_one, &c);
+    ASSERT_OK(weft_precede(a, b)); /* in order: the kernels read and write x */
+    weft_future *f1, *f2;
+    ASSERT_OK(weft_run_n(e1, tf, 50, &f1));
+    ASSERT_OK(weft_run_n(e2, tf, 50, &f2));
+    ASSERT_OK(weft_future_wait(f1));
+    ASSERT_OK(weft_future_wait(f2));
+    weft_future_destroy(f1);
+    weft_future_destroy(f2);
+    float x = -1;
+    ASSERT_OK(weft_gpu_copy_to_host(c.x, 0, &x, 1));
+    ASSERT_TRUE(x == 200.0f);
+    for (int i = 0; i < 10; i++) {
+        c.refuse = i % 2;
+        ASSERT_STATUS(weft_run_and_wait(i % 3 ? e1 : e2, tf), c.refuse ? WEFT_ETASK : WEFT_OK);
+    }
+    ASSERT_OK(weft_gpu_copy_to_host(c.x, 0, &x, 1));
+    ASSERT_TRUE(x == 210.0f);
+    ASSERT_OK(weft_gpu_synchronize(d));
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(e1);
+    weft_executor_destroy(e2);
+    weft_gpu_buffer_destroy(c.x);
+    weft_gpu_buffer_destroy(c.ones);
+    weft_gpu_kernel_destroy(c.vadd);
+    weft_gpu_close(d);
+}

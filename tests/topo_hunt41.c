@@ -172,6 +172,9 @@ static int fork_here(weft_ctx *cx, void *arg) {
 }
 
 TEST(a_child_forked_by_a_bound_worker_runs_its_own_executors_on_every_process_cpu) {
+#ifdef __SANITIZE_THREAD__ /* gcc's and clang's -fsanitize=thread */
+    SKIP("TSan cannot start threads after a multi-threaded fork");
+#endif
     cpu_set_t mask = my_mask();
     if (CPU_COUNT(&mask) < 2) SKIP("one CPU");
     weft_status st;
@@ -222,4 +225,84 @@ TEST(cpus_affinity_from_a_pinned_thread_binds_workers_to_the_processs_cpus) {
             TEST_FAIL_("worker %d runs on %d, not CPU %d", i, w.cpu_of[i], nth[i]);
     ASSERT_EQ(atomic_load(&off_cpu), 0);
     weft_executor_destroy(w.ex);
+}
+
+/* ---- out of memory ------------------------------------------------------------ */
+
+#include "counting_alloc.h"
+
+/* Detection through each backend, placement and steal tiers, and an executor
+ * with a placement, with the nth allocation failing: each call fails with
+ * WEFT_ENOMEM (the executor: NULL) or works, and every byte comes back. */
+static weft_status topo_life(weft_topology_source src, bool executor) {
+    weft_topology *t = (weft_topology *)1;
+    weft_status st = weft_topology_detect(&(weft_topology_config){.source = src, .all_cpus = true}, &t);
+    if (st != WEFT_OK) {
+        ASSERT_NULL(t);
+        return st;
+    }
+    int cpus[5];
+    unsigned victims[4], ends[WEFT_TIERS];
+    weft_status first = WEFT_OK;
+    for (int s = WEFT_PLACE_COMPACT; s <= WEFT_PLACE_L3_DOMAIN; s++) {
+        st = weft_topology_place(t, &(weft_placement_config){.strategy = (weft_placement)s}, 5, cpus);
+        if (st == WEFT_OK) st = weft_topology_steal_tiers(t, cpus, 5, 1, victims, ends);
+        if (st != WEFT_OK && !first) first = st;
+    }
+    weft_topology_destroy(t);
+    if (!executor) return first;
+    weft_executor *ex = weft_executor_create(
+        &(weft_executor_config){.workers = 3, .placement = &(weft_placement_config){.strategy = WEFT_PLACE_SCATTER}},
+        &st);
+    if (!ex && !first) first = st;
+    weft_executor_destroy(ex);
+    return first;
+}
+
+TEST(every_allocation_failing_in_turn_in_detection_and_placement_fails_cleanly_and_leaks_nothing) {
+    weft_topology *probe;
+    bool hwloc = weft_topology_detect(&(weft_topology_config){.source = WEFT_TOPOLOGY_HWLOC}, &probe) == WEFT_OK;
+    if (hwloc) weft_topology_destroy(probe);
+    /* The process's machine, detected once and kept until exit, before the
+     * counting starts. */
+    ASSERT_OK(topo_life(WEFT_TOPOLOGY_SYSFS, true));
+    weft_set_allocator(&counting);
+    fail_allocation(0);
+    ASSERT_OK(topo_life(WEFT_TOPOLOGY_SYSFS, false));
+    long before_executor = atomic_load(&A.calls); /* detection, placements and tiers */
+    fail_allocation(0);
+    ASSERT_OK(topo_life(WEFT_TOPOLOGY_SYSFS, true));
+    long total = atomic_load(&A.calls);
+    ASSERT_EQ(atomic_load(&A.outstanding), 0);
+    for (long n = 1; n <= total + 3; n++) {
+        fail_allocation(n);
+        /* The executor (16 ms a time) only once the failure falls in it. */
+        weft_status st = topo_life(WEFT_TOPOLOGY_SYSFS, n > before_executor);
+        fail_allocation(0);
+        if (st != WEFT_OK && st != WEFT_ENOMEM)
+            TEST_FAIL_("allocation %ld of %ld failing: %s", n, total, weft_errname(st));
+        if (atomic_load(&A.outstanding) != 0)
+            TEST_FAIL_("allocation %ld of %ld failing (%s): %lld bytes not given back", n, total, weft_errname(st),
+                       (long long)atomic_load(&A.outstanding));
+    }
+    /* hwloc's detection alone (60 ms a time): the first allocations, which
+     * are its own loader's (hwloc.c, raw.c); the build after them is the one
+     * the sysfs sweep above went through. */
+    weft_topology_config hc = {.source = WEFT_TOPOLOGY_HWLOC, .all_cpus = true};
+    weft_topology *t;
+    fail_allocation(0);
+    if (hwloc) ASSERT_OK(weft_topology_detect(&hc, &t));
+    if (hwloc) weft_topology_destroy(t);
+    total = hwloc ? atomic_load(&A.calls) : 0;
+    if (getenv("HUNT_VERBOSE")) fprintf(stderr, "hwloc detection: %ld allocations\n", total);
+    for (long n = 1; n <= total && n <= 10; n++) {
+        fail_allocation(n);
+        t = (weft_topology *)1;
+        weft_status st = weft_topology_detect(&hc, &t);
+        fail_allocation(0);
+        ASSERT_STATUS(st, WEFT_ENOMEM);
+        ASSERT_NULL(t);
+        ASSERT_EQ(atomic_load(&A.outstanding), 0);
+    }
+    weft_set_allocator(NULL);
 }
