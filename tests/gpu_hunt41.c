@@ -701,3 +701,93 @@ TEST(opencl_gpu_tasks_rerun_on_two_executors_count_exactly_and_a_refused_launch_
     weft_gpu_kernel_destroy(c.vadd);
     weft_gpu_close(d);
 }
+
+/* docs/errors.md R3: every public call that fails sets the thread's message,
+ * ENOMEM from the allocator included.  Each call below runs with each of its
+ * allocations failing in turn; a failure must replace a marker message. */
+static const char *marker(void) {
+    (void)weft_gpu_stream_synchronize(NULL); /* "weft_gpu_stream_synchronize: s is NULL" */
+    return weft_last_error_message();
+}
+
+static void expect_message(const char *call, long n, int st) {
+    if (st == WEFT_OK) return;
+    const char *m = weft_last_error_message();
+    if (!*m || strstr(m, "weft_gpu_stream_synchronize: s is NULL"))
+        TEST_FAIL_("%s with allocation %ld failing: %s and no message of its own (\"%s\")", call, n, weft_errname(st),
+                   m);
+}
+
+enum { CALLS = 9 };
+static int pf_host(const weft_gpu_range *r, void *const *a) { return 0; }
+static int one_call(int which, weft_gpu_device *d, weft_gpu_stream *s, weft_gpu_kernel *k, weft_gpu_buffer *b) {
+    weft_status st = WEFT_OK;
+    switch (which) {
+    case 0: {
+        weft_gpu_device *x = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 1}, &st);
+        weft_gpu_close(x);
+        break;
+    }
+    case 1: weft_gpu_stream_destroy(weft_gpu_stream_create(d, &st)); break;
+    case 2: weft_gpu_event_destroy(weft_gpu_event_record(s, &st)); break;
+    case 3: weft_gpu_kernel_destroy(weft_gpu_kernel_create(d, &add_one_src, &st)); break;
+    case 4: weft_gpu_buffer_destroy(weft_gpu_buffer_create(d, 4, 4, 0, &st)); break;
+    case 5: weft_gpu_stream_pool_destroy(weft_gpu_stream_pool_create(d, 2, &st)); break;
+    case 6: {
+        int fail = 0;
+        weft_gpu_arg args[] = {WEFT_GPU_ARG_BUFFER(b), WEFT_GPU_ARG_VALUE(fail)};
+        st = weft_gpu_launch(s, k, &(weft_gpu_range){.global = {1}}, args, 2);
+        if (st == WEFT_OK) st = weft_gpu_stream_synchronize(s);
+        break;
+    }
+    case 7: {
+        int v = 0;
+        st = weft_gpu_copy_to_device_async(s, b, 0, &v, 1);
+        if (st == WEFT_OK) st = weft_gpu_stream_synchronize(s);
+        break;
+    }
+    case 8: { /* a device of its own: its parallel_for cache is empty */
+        weft_gpu_device *x = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 1}, &st);
+        if (!x) break;
+        static const weft_gpu_for_kernel fk = {.body = "", .host = pf_host};
+        st = weft_gpu_parallel_for(weft_gpu_stream_pool_get(weft_gpu_device_pool(x), 0), 4, &fk, NULL, 0);
+        weft_gpu_close(x);
+        break;
+    }
+    }
+    return st;
+}
+
+static const char *const call_names[CALLS] = {"weft_gpu_open", "weft_gpu_stream_create", "weft_gpu_event_record",
+                                              "weft_gpu_kernel_create", "weft_gpu_buffer_create",
+                                              "weft_gpu_stream_pool_create", "weft_gpu_launch",
+                                              "weft_gpu_copy_to_device_async",
+                                              "weft_gpu_parallel_for"};
+
+TEST(every_gpu_call_failing_for_lack_of_memory_says_why) {
+    weft_set_allocator(&counting);
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+    weft_gpu_kernel *k = weft_gpu_kernel_create(d, &add_one_src, &st);
+    weft_gpu_buffer *b = weft_gpu_buffer_create(d, sizeof(int), 1, 0, &st);
+    ASSERT_OK(st);
+    for (int which = 0; which < CALLS; which++) {
+        fail_allocation(0);
+        ASSERT_OK(one_call(which, d, s, k, b));
+        long total = atomic_load(&A.calls);
+        for (long n = 1; n <= total; n++) {
+            (void)marker();
+            fail_allocation(n);
+            int r = one_call(which, d, s, k, b);
+            fail_allocation(0);
+            ASSERT_TRUE(r == WEFT_OK || r == WEFT_ENOMEM);
+            expect_message(call_names[which], n, r);
+        }
+    }
+    weft_gpu_buffer_destroy(b);
+    weft_gpu_kernel_destroy(k);
+    weft_gpu_stream_destroy(s);
+    weft_gpu_close(d);
+    weft_set_allocator(NULL);
+}

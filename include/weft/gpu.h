@@ -187,7 +187,10 @@ WEFT_API weft_gpu_device *weft_gpu_stream_device(const weft_gpu_stream *s);
 /* Blocks the calling thread until the stream's work is done.  WEFT_OK, or the
  * error of a failed copy or kernel queued since the previous synchronize of s
  * and not a GPU task's (WEFT_EDEVICE, message set; "Failed work" above:
- * OpenCL and CUDA may report a failure again); WEFT_EINVAL. */
+ * OpenCL and CUDA may report a failure again); WEFT_EINVAL; WEFT_ENOMEM when
+ * no marker could be queued to tell its failures apart (the emulator, OpenCL):
+ * the work is waited for all the same, and its failures are left for the
+ * next synchronize. */
 WEFT_API weft_status weft_gpu_stream_synchronize(weft_gpu_stream *s);
 /* Waits for the stream's work without blocking a worker: called from a task
  * (graph, async, pipeline stage) on one of an executor's workers, the worker
@@ -197,7 +200,8 @@ WEFT_API weft_status weft_gpu_stream_synchronize(weft_gpu_stream *s);
 WEFT_API weft_status weft_gpu_stream_wait(weft_gpu_stream *s);
 /* WEFT_OK when all work queued so far is done, WEFT_EAGAIN while some is
  * pending, or the error weft_gpu_stream_synchronize would report now (which
- * the query leaves for it to report); WEFT_EINVAL.  Never blocks.  It queues
+ * the query leaves for it to report); WEFT_EINVAL; WEFT_ENOMEM (no memory for
+ * the marker, nothing waited for).  Never blocks.  It queues
  * a marker behind the work and asks about it; while no work is queued on s
  * since, later queries ask about the same marker, so polling an idle stream
  * reaches WEFT_OK.  Not at the same time as other calls on s. */

@@ -18,10 +18,13 @@ const char *weft_gpu_kind_name(weft_gpu_kind kind) {
     return (unsigned)kind < sizeof kind_names / sizeof *kind_names ? kind_names[kind] : "?";
 }
 
+/* Each failure below says why (docs/errors.md R3: every failing call sets
+ * the thread's message; out of memory left the message of an earlier,
+ * unrelated failure in place). */
 static weft_gpu_device *open_one(const weft__gpu_ops *ops, const weft_gpu_config *cfg, int *st) {
     weft_gpu_device *d = weft__calloc(sizeof *d);
     if (!d) {
-        *st = WEFT_ENOMEM;
+        *st = weft__fail("weft_gpu_open", WEFT_ENOMEM, "no memory for the device");
         return NULL;
     }
     d->ops = ops;
@@ -29,13 +32,13 @@ static weft_gpu_device *open_one(const weft__gpu_ops *ops, const weft_gpu_config
     d->cfg.kind = ops->kind;
     if (weft__mutex_init(&d->lock) != 0) {
         weft__free(d, sizeof *d);
-        *st = WEFT_ENOMEM;
+        *st = weft__fail("weft_gpu_open", WEFT_ENOMEM, "the device's lock could not be made");
         return NULL;
     }
     if (weft__mutex_init(&d->watch_lock) != 0) {
         weft__mutex_destroy(&d->lock);
         weft__free(d, sizeof *d);
-        *st = WEFT_ENOMEM;
+        *st = weft__fail("weft_gpu_open", WEFT_ENOMEM, "the device's lock could not be made");
         return NULL;
     }
     *st = ops->open(d, &d->cfg);

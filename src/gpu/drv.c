@@ -48,7 +48,7 @@ int weft__drv_open(weft_gpu_device *dev, const weft_gpu_config *cfg, const char 
     weft__drv *d = weft__calloc(sizeof *d);
     if (!d || weft__mutex_init(&d->lock) != 0) {
         if (d) weft__free(d, sizeof *d);
-        return WEFT_ENOMEM;
+        return weft__fail(prefix, WEFT_ENOMEM, "no host memory for the device");
     }
     d->prefix = prefix;
     dev->impl = d;
@@ -137,7 +137,7 @@ static int get_module(weft__drv *d, const void *image, void **out) {
         }
     }
     drv_module *m = weft__calloc(sizeof *m);
-    if (!m) return WEFT_ENOMEM;
+    if (!m) return weft__fail(d->prefix, WEFT_ENOMEM, "no host memory for a module");
     int st = DRV_CALL(d, module_load, &m->module, image);
     if (st) {
         weft__free(m, sizeof *m);

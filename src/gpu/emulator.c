@@ -200,7 +200,7 @@ static int emu_open(weft_gpu_device *dev, const weft_gpu_config *cfg) {
         return WEFT_ENOENT;
     }
     emu_device *sd = weft__calloc(sizeof *sd);
-    if (!sd) return WEFT_ENOMEM;
+    if (!sd) return weft__fail("emulator", WEFT_ENOMEM, "no host memory for the device");
     sd->limit = cfg->emulator_memory;
     dev->impl = sd;
     snprintf(dev->name, sizeof dev->name, "weft emulator (host memory, %zu MiB)", sd->limit >> 20);
@@ -245,7 +245,7 @@ static int copy(void *stream, void *dst, const void *src, size_t n) {
         return 0;
     }
     emu_op *op = new_op(0);
-    if (!op) return WEFT_ENOMEM;
+    if (!op) return weft__fail("emulator", WEFT_ENOMEM, "no host memory to queue a copy of %zu bytes", n);
     op->dst = dst;
     op->src = src;
     op->n = n;
@@ -263,7 +263,7 @@ static int emu_download(weft_gpu_device *dev, void *stream, void *dst, uint64_t 
 
 static int emu_stream_create(weft_gpu_device *dev, void **stream) {
     emu_stream *s = weft__calloc(sizeof *s);
-    if (!s) return WEFT_ENOMEM;
+    if (!s) return weft__fail("emulator", WEFT_ENOMEM, "no host memory for a stream");
     if (weft__mutex_init(&s->lock) != 0) goto fail;
     int st = weft__thread_start(&s->thread, stream_main, s, 0);
     if (st == 0) {
@@ -273,7 +273,7 @@ static int emu_stream_create(weft_gpu_device *dev, void **stream) {
     weft__mutex_destroy(&s->lock);
 fail:
     weft__free(s, sizeof *s);
-    return WEFT_ENOMEM;
+    return weft__fail("emulator", WEFT_ENOMEM, "a stream's lock or thread could not be made");
 }
 
 /* Blocks until `completed` reaches seq. */
@@ -302,7 +302,7 @@ static int emu_event_record(weft_gpu_device *dev, void *stream, void **event) {
     emu_op *op = e ? new_op(0) : NULL;
     if (!op) {
         if (e) weft__free(e, sizeof *e);
-        return WEFT_ENOMEM;
+        return weft__fail("emulator", WEFT_ENOMEM, "no host memory for a marker (an event)");
     }
     e->s = s;
     atomic_init(&e->refs, 2);
@@ -399,7 +399,7 @@ static int emu_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source 
         return WEFT_ENOENT;
     }
     emu_kernel *k = weft__calloc(sizeof *k);
-    if (!k) return WEFT_ENOMEM;
+    if (!k) return weft__fail("emulator", WEFT_ENOMEM, "no host memory for a kernel");
     k->fn = src->host;
     snprintf(k->name, sizeof k->name, "%s", src->name ? src->name : "(host)");
     *kernel = k;

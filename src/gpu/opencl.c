@@ -52,6 +52,7 @@ enum {
     X(EnqueueReadBuffer, cl_int,                                                                            \
       (cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint, const cl_event *, cl_event *))   \
     X(Flush, cl_int, (cl_command_queue))                                                                    \
+    X(Finish, cl_int, (cl_command_queue))                                                                   \
     X(EnqueueMarkerWithWaitList, cl_int, (cl_command_queue, cl_uint, const cl_event *, cl_event *))         \
     X(GetEventInfo, cl_int, (cl_event, cl_uint, size_t, void *, size_t *))                                  \
     X(WaitForEvents, cl_int, (cl_uint, const cl_event *))                                                   \
@@ -215,10 +216,10 @@ static void cl_close(weft_gpu_device *dev) {
 
 static int cl_open(weft_gpu_device *dev, const weft_gpu_config *cfg) {
     cl_dev *cd = weft__calloc(sizeof *cd);
-    if (!cd) return WEFT_ENOMEM;
+    if (!cd) return weft__fail("opencl", WEFT_ENOMEM, "no host memory for the device");
     if (weft__mutex_init(&cd->lock) != 0) {
         weft__free(cd, sizeof *cd);
-        return WEFT_ENOMEM;
+        return weft__fail("opencl", WEFT_ENOMEM, "the device's lock could not be made");
     }
     dev->impl = cd;
     int st = load_api(cd);
@@ -286,11 +287,16 @@ static int cl_event_record(weft_gpu_device *dev, void *stream, void **event);
 static int cl_event_sync(weft_gpu_device *dev, void *event);
 
 /* A marker waited for, rather than clFinish: its status tells whether the
- * work before it failed. */
+ * work before it failed.  Without a marker, clFinish all the same (as the
+ * emulator waits): weft_gpu_stream_destroy relies on the wait, and its caller
+ * may free the host memory of queued copies once it returns. */
 static int cl_stream_sync(weft_gpu_device *dev, void *stream) {
     void *e;
     int st = cl_event_record(dev, stream, &e);
-    if (st) return st;
+    if (st) {
+        (void)API(dev)->Finish(stream);
+        return st;
+    }
     st = cl_event_sync(dev, e);
     API(dev)->ReleaseEvent(e);
     return st;
@@ -341,7 +347,7 @@ static int get_program(cl_dev *cd, const char *source, cl_program *out) {
     cl_prog *p = e ? NULL : weft__calloc(sizeof *p);
     if (p) p->source = weft__strdup(source);
     if (!p || !p->source) {
-        int st = e ? build_failed(cd, prog, e) : WEFT_ENOMEM;
+        int st = e ? build_failed(cd, prog, e) : weft__fail("opencl", WEFT_ENOMEM, "no host memory for a program");
         if (p) weft__free(p, sizeof *p);
         cd->cl.ReleaseProgram(prog);
         return st;
@@ -362,7 +368,7 @@ static int cl_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source *
     cl_kern *k = weft__calloc(sizeof *k);
     if (!k || weft__mutex_init(&k->lock) != 0) {
         if (k) weft__free(k, sizeof *k);
-        return WEFT_ENOMEM;
+        return weft__fail("opencl", WEFT_ENOMEM, "no host memory for a kernel");
     }
     cl_program prog = NULL;
     weft__mutex_lock(&cd->lock);

@@ -78,11 +78,13 @@ static int build(weft_gpu_device *dev, const weft_gpu_for_kernel *fk, struct wef
         src.host = fk->host;
         break;
     case WEFT_GPU_OPENCL:
-        if (!(text = make_source(opencl_fmt, fk, &text_bytes))) return WEFT_ENOMEM;
+        if (!(text = make_source(opencl_fmt, fk, &text_bytes)))
+            return weft__fail("weft_gpu_parallel_for", WEFT_ENOMEM, "no memory for the kernel's source");
         src.opencl = text;
         break;
     case WEFT_GPU_CUDA:
-        if (!(text = make_source(cuda_fmt, fk, &text_bytes))) return WEFT_ENOMEM;
+        if (!(text = make_source(cuda_fmt, fk, &text_bytes)))
+            return weft__fail("weft_gpu_parallel_for", WEFT_ENOMEM, "no memory for the kernel's source");
         st = weft__gpu_nvrtc_ptx(text, "compute_75", &e->image, &e->image_bytes);
         weft__free(text, text_bytes);
         text = NULL;
@@ -121,7 +123,7 @@ static weft_gpu_kernel *kernel_for(weft_gpu_device *dev, const weft_gpu_for_kern
     struct weft__gpu_for *e = weft__calloc(sizeof *e);
     if (!e || !(e->key = weft__alloc(key_bytes))) {
         if (e) weft__free(e, sizeof *e);
-        *st = WEFT_ENOMEM;
+        *st = weft__fail("weft_gpu_parallel_for", WEFT_ENOMEM, "no memory for the kernel's cache entry");
         return NULL;
     }
     e->key_bytes = key_bytes;
