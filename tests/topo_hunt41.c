@@ -306,3 +306,51 @@ TEST(every_allocation_failing_in_turn_in_detection_and_placement_fails_cleanly_a
     }
     weft_set_allocator(NULL);
 }
+
+/* topology.h: without all_cpus, the calling thread's affinity mask decides
+ * which CPUs are listed, also when memory runs short: the copy of the mask
+ * failing to allocate gave every online CPU (WEFT_OK), so a thread bound to
+ * one CPU got a machine of all of them, and an executor's placement could put
+ * workers outside the creator's mask. */
+static void *detect_pinned_under_failures(void *arg) {
+    weft_topology_source src = *(weft_topology_source *)arg;
+    cpu_set_t m = my_mask();
+    int last = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &m)) last = c;
+    ASSERT_OK(weft_thread_bind(&last, 1));
+    weft_topology *t;
+    fail_allocation(0);
+    ASSERT_OK(weft_topology_detect(&(weft_topology_config){.source = src}, &t));
+    ASSERT_EQ(weft_topology_cpu_count(t), 1);
+    weft_topology_destroy(t);
+    long total = atomic_load(&A.calls);
+    for (long n = 1; n <= total; n++) {
+        fail_allocation(n);
+        t = NULL;
+        weft_status st = weft_topology_detect(&(weft_topology_config){.source = src}, &t);
+        fail_allocation(0);
+        if (st == WEFT_OK && weft_topology_cpu_count(t) != 1)
+            TEST_FAIL_("%s with allocation %ld of %ld failing: WEFT_OK listing %u CPUs outside the mask {%d}",
+                       src == WEFT_TOPOLOGY_HWLOC ? "hwloc" : "sysfs", n, total, weft_topology_cpu_count(t), last);
+        if (st == WEFT_OK) weft_topology_destroy(t);
+        else ASSERT_STATUS(st, WEFT_ENOMEM);
+    }
+    return NULL;
+}
+
+TEST(a_detection_short_of_memory_lists_only_the_callers_cpus_or_fails) {
+    cpu_set_t mask = my_mask();
+    if (CPU_COUNT(&mask) < 2) SKIP("one CPU");
+    weft_topology *probe;
+    bool hwloc = weft_topology_detect(&(weft_topology_config){.source = WEFT_TOPOLOGY_HWLOC}, &probe) == WEFT_OK;
+    if (hwloc) weft_topology_destroy(probe);
+    weft_set_allocator(&counting);
+    weft_topology_source srcs[] = {WEFT_TOPOLOGY_SYSFS, WEFT_TOPOLOGY_HWLOC};
+    for (int i = 0; i < 1 + hwloc; i++) {
+        pthread_t th;
+        ASSERT_EQ(pthread_create(&th, NULL, detect_pinned_under_failures, &srcs[i]), 0);
+        ASSERT_EQ(pthread_join(th, NULL), 0);
+    }
+    weft_set_allocator(NULL);
+}

@@ -80,21 +80,32 @@ int weft__topology_detect_at(const char *root, const int *allowed, unsigned nall
     return detect(WEFT_TOPOLOGY_SYSFS, false, root, allowed, nallowed, out);
 }
 
-/* The calling thread's affinity mask, sorted (weft__alloc'd, *n entries), or
- * NULL when it cannot be read. */
-static int *affinity(unsigned *n) {
-    *n = 0;
-    int count = weft__affinity_cpus(NULL, 0);
-    if (count <= 0) return NULL;
-    int *cpus = weft__alloc((size_t)count * sizeof *cpus);
-    if (!cpus) return NULL;
-    int again = weft__affinity_cpus(cpus, count);
-    if (again <= 0 || again > count) { /* the mask changed in between: use what fits */
+/* The calling thread's affinity mask, sorted, in *out (weft__alloc'd, *cap
+ * entries of which *n are the mask's): 0, with *out NULL when the mask
+ * cannot be read (every CPU is listed then), or WEFT_ENOMEM.  A failed
+ * allocation is WEFT_ENOMEM, not "cannot be read": that listed every online
+ * CPU, outside the caller's mask, as a success.  A mask that changes between
+ * the count and the read is read again (a grown one was taken as unreadable;
+ * a shrunk one left entries unwritten). */
+static int affinity(int **out, unsigned *n, unsigned *cap) {
+    *out = NULL;
+    *n = *cap = 0;
+    for (int tries = 0; tries < 4; tries++) {
+        int count = weft__affinity_cpus(NULL, 0);
+        if (count <= 0) return 0;
+        int *cpus = weft__alloc((size_t)count * sizeof *cpus);
+        if (!cpus) return WEFT_ENOMEM;
+        int again = weft__affinity_cpus(cpus, count);
+        if (again > 0 && again <= count) {
+            *out = cpus;
+            *n = (unsigned)again;
+            *cap = (unsigned)count;
+            return 0;
+        }
         weft__free(cpus, (size_t)count * sizeof *cpus);
-        return NULL;
+        if (again <= 0) return 0;
     }
-    *n = (unsigned)count;
-    return cpus;
+    return 0; /* still changing: every CPU */
 }
 
 static weft_topology_source env_source(void) {
@@ -131,9 +142,10 @@ weft_status weft_topology_detect(const weft_topology_config *config, weft_topolo
     /* The environment only states a preference: hwloc asked for there but
      * missing means sysfs, not a failure. */
     if (c.source == WEFT_TOPOLOGY_AUTO) c.source = env_source();
-    unsigned n = 0;
-    int *allowed = c.all_cpus ? NULL : affinity(&n);
-    st = detect(c.source, required, "", allowed, n, out);
-    weft__free(allowed, (size_t)n * sizeof *allowed);
+    unsigned n = 0, cap = 0;
+    int *allowed = NULL;
+    st = c.all_cpus ? 0 : affinity(&allowed, &n, &cap);
+    if (st == 0) st = detect(c.source, required, "", allowed, n, out);
+    weft__free(allowed, (size_t)cap * sizeof *allowed);
     return st == 0 ? WEFT_OK : weft__fail_st(__func__, (weft_status)st);
 }
