@@ -791,3 +791,108 @@ TEST(every_gpu_call_failing_for_lack_of_memory_says_why) {
     weft_gpu_close(d);
     weft_set_allocator(NULL);
 }
+
+/* core.h's run info for a run whose GPU task fails: the task's name and code
+ * (WEFT_EDEVICE from its kernel, or fn's own value), its successors skipped,
+ * the iterations completed before it. */
+struct fail_on {
+    struct counter *c;
+    atomic_int runs;
+    int fail_run; /* the call (0-based) whose kernel fails */
+    int fn_code;  /* non-zero: fn returns this instead of launching on that call */
+};
+
+static int maybe_failing(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    struct fail_on *f = arg;
+    int k = atomic_fetch_add(&f->runs, 1);
+    if (k == f->fail_run && f->fn_code) return f->fn_code;
+    int fail = k == f->fail_run;
+    weft_gpu_arg args[] = {WEFT_GPU_ARG_BUFFER(f->c->b), WEFT_GPU_ARG_VALUE(fail)};
+    return weft_gpu_launch(s, f->c->k, &(weft_gpu_range){.global = {1}}, args, 2);
+}
+
+static int cpu_tick(weft_ctx *ctx, void *arg) {
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+TEST(a_failing_gpu_tasks_run_info_names_it_with_its_code_and_counts_the_rest) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    struct counter c;
+    counter_open(&c, d);
+    for (int mode = 0; mode < 2; mode++) {
+        struct fail_on f = {.c = &c, .fail_run = 2, .fn_code = mode ? 77 : 0};
+        atomic_int ticks = 0;
+        weft_taskflow *tf = weft_taskflow_create("gpu-info", &st);
+        weft_task g = weft_emplace_gpu(tf, d, maybe_failing, &f);
+        ASSERT_OK(weft_task_set_name(g, "the-gpu-task"));
+        weft_task a = weft_emplace(tf, cpu_tick, &ticks), b = weft_emplace(tf, cpu_tick, &ticks);
+        ASSERT_OK(weft_precede(g, a));
+        ASSERT_OK(weft_precede(a, b));
+        weft_future *fu;
+        ASSERT_OK(weft_run_n(ex, tf, 5, &fu));
+        ASSERT_STATUS(weft_future_wait(fu), WEFT_ETASK);
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(fu, &info));
+        ASSERT_STATUS(info.status, WEFT_ETASK);
+        ASSERT_EQ(info.task_code, mode ? 77 : WEFT_EDEVICE);
+        ASSERT_STREQ(info.failed_task, "the-gpu-task");
+        ASSERT_EQ(info.iterations, 2);
+        ASSERT_EQ(info.skipped, 2);
+        ASSERT_EQ(atomic_load(&ticks), 4);
+        ASSERT_EQ(atomic_load(&f.runs), 3);
+        weft_future_destroy(fu);
+        weft_taskflow_destroy(tf);
+    }
+    ASSERT_OK(weft_gpu_synchronize(d));
+    weft_executor_destroy(ex);
+    counter_close(&c);
+    weft_gpu_close(d);
+}
+
+/* gpu.h: weft_gpu_stream_begin reserves a stream no other guard holds, and
+ * shares one only when all are held.  A guard sharing a stream kept no claim
+ * on it: once the guard that had reserved it ended, the next begin could
+ * "reserve" that stream, ordering its work behind the sharer's, while another
+ * stream of the pool sat idle. */
+TEST(a_guard_never_reserves_a_stream_a_sharing_guard_still_holds_while_another_is_free) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_stream_pool *p = weft_gpu_stream_pool_create(d, 3, &st);
+    ASSERT_OK(st);
+    for (int round = 0; round < 6; round++) {
+        weft_gpu_stream_guard g[3], shared, x, y;
+        weft_gpu_stream *s[3];
+        for (int i = 0; i < 3; i++) s[i] = weft_gpu_stream_begin(p, &g[i]);
+        ASSERT_TRUE(s[0] != s[1] && s[1] != s[2] && s[0] != s[2]);
+        weft_gpu_stream *sh = weft_gpu_stream_begin(p, &shared); /* all held: shares */
+        int at = sh == s[0] ? 0 : sh == s[1] ? 1 : 2;
+        /* Every guard but the sharer's partner and one other ends: one stream
+         * is free, the sharer's is not. */
+        int other = (at + 1) % 3, keep = (at + 2) % 3;
+        ASSERT_OK(weft_gpu_stream_end(&g[at]));
+        ASSERT_OK(weft_gpu_stream_end(&g[other]));
+        /* The pool's rotation starts each begin one stream further: one
+         * begin and end (it takes the free stream, after the sharer's) makes
+         * the next begin start at the keeper's, then the sharer's.  It must
+         * take the free stream, and the one after it share. */
+        weft_gpu_stream_begin(p, &x);
+        ASSERT_OK(weft_gpu_stream_end(&x));
+        weft_gpu_stream *a = weft_gpu_stream_begin(p, &x);
+        ASSERT_TRUE(a != sh);
+        ASSERT_TRUE(a == s[other]);
+        weft_gpu_stream *b = weft_gpu_stream_begin(p, &y);
+        ASSERT_TRUE(b == s[0] || b == s[1] || b == s[2]);
+        ASSERT_OK(weft_gpu_stream_end(&y));
+        ASSERT_OK(weft_gpu_stream_end(&x));
+        ASSERT_OK(weft_gpu_stream_end(&shared));
+        ASSERT_OK(weft_gpu_stream_end(&g[keep]));
+        /* A begin to shift the rotation for the next round. */
+        weft_gpu_stream_begin(p, &x);
+        ASSERT_OK(weft_gpu_stream_end(&x));
+    }
+    weft_gpu_stream_pool_destroy(p);
+    weft_gpu_close(d);
+}

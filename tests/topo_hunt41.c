@@ -234,6 +234,28 @@ TEST(cpus_affinity_from_a_pinned_thread_binds_workers_to_the_processs_cpus) {
 /* Detection through each backend, placement and steal tiers, and an executor
  * with a placement, with the nth allocation failing: each call fails with
  * WEFT_ENOMEM (the executor: NULL) or works, and every byte comes back. */
+/* What a detection found, in a few numbers: an allocation that fails must not
+ * make a detection that succeeds find less (a cache or node left out). */
+static uint64_t signature(const weft_topology *t) {
+    uint64_t h = weft_topology_cpu_count(t);
+    h = h * 131 + weft_topology_package_count(t);
+    h = h * 131 + weft_topology_core_count(t);
+    h = h * 131 + weft_topology_cache_count(t);
+    h = h * 131 + weft_topology_numa_node_count(t);
+    for (unsigned i = 0; i < weft_topology_cache_count(t); i++) {
+        weft_cache_info c;
+        ASSERT_OK(weft_topology_cache(t, i, &c));
+        h = h * 131 + c.size + c.level * 7 + c.ncpus;
+    }
+    for (unsigned i = 0; i < weft_topology_cpu_count(t); i++) {
+        weft_cpu_info c;
+        ASSERT_OK(weft_topology_cpu(t, i, &c));
+        h = h * 131 + (uint64_t)(c.os_index + c.cache[0] * 3 + c.cache[1] * 5 + c.cache[2] * 7 + c.numa_node);
+    }
+    return h;
+}
+static uint64_t expected_signature[3];
+
 static weft_status topo_life(weft_topology_source src, bool executor) {
     weft_topology *t = (weft_topology *)1;
     weft_status st = weft_topology_detect(&(weft_topology_config){.source = src, .all_cpus = true}, &t);
@@ -241,6 +263,9 @@ static weft_status topo_life(weft_topology_source src, bool executor) {
         ASSERT_NULL(t);
         return st;
     }
+    uint64_t sig = signature(t);
+    if (!expected_signature[src]) expected_signature[src] = sig;
+    if (sig != expected_signature[src]) TEST_FAIL_("a detection that succeeded found another machine");
     int cpus[5];
     unsigned victims[4], ends[WEFT_TIERS];
     weft_status first = WEFT_OK;

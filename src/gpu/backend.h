@@ -117,7 +117,10 @@ struct weft_gpu_stream_pool {
     weft_gpu_device *dev;
     unsigned n;
     _Atomic unsigned next; /* where the next reservation starts looking */
-    _Atomic bool *held;    /* n flags: a guard holds stream i */
+    /* n counts: the open guards on stream i, the one that reserved it and
+     * those sharing it (a flag cleared by the reserver's end let the next
+     * begin reserve a stream a sharer still held, while another was free). */
+    _Atomic unsigned *held;
     weft_gpu_stream **streams;
 };
 

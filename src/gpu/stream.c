@@ -311,24 +311,27 @@ weft_gpu_stream *weft_gpu_stream_begin(weft_gpu_stream_pool *p, weft_gpu_stream_
         return weft__fail(__func__, WEFT_EINVAL, "p or g is NULL"), NULL;
     }
     unsigned start = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
-    *g = (weft_gpu_stream_guard){.pool_ = p, .slot_ = start % p->n};
+    *g = (weft_gpu_stream_guard){.pool_ = p, .slot_ = start % p->n, .reserved_ = true};
     for (unsigned k = 0; k < p->n; k++) {
         unsigned i = (start + k) % p->n;
-        bool free_slot = false;
+        unsigned none = 0;
         /* acquire: pairs with the release in weft_gpu_stream_end, so the last
          * holder's enqueues happen before ours. */
-        if (atomic_compare_exchange_strong_explicit(&p->held[i], &free_slot, true, memory_order_acquire,
+        if (atomic_compare_exchange_strong_explicit(&p->held[i], &none, 1, memory_order_acquire,
                                                     memory_order_relaxed)) {
             g->slot_ = i;
-            g->reserved_ = true;
-            break;
+            return p->streams[i];
         }
     }
+    /* Every stream is held: share the one the rotation starts at, counted, so
+     * that it is not taken as free while this guard is open. */
+    atomic_fetch_add_explicit(&p->held[g->slot_], 1, memory_order_acquire);
     return p->streams[g->slot_];
 }
 
 void weft__gpu_guard_release(weft_gpu_stream_guard *g) {
-    if (g->reserved_) atomic_store_explicit(&g->pool_->held[g->slot_], false, memory_order_release);
+    if (g->reserved_) atomic_fetch_sub_explicit(&g->pool_->held[g->slot_], 1, memory_order_release);
+    g->reserved_ = false;
     g->pool_ = NULL;
 }
 
