@@ -896,3 +896,71 @@ TEST(a_guard_never_reserves_a_stream_a_sharing_guard_still_holds_while_another_i
     weft_gpu_stream_pool_destroy(p);
     weft_gpu_close(d);
 }
+
+/* More devices with GPU tasks outstanding on one executor than it has idle
+ * pollers for (8): the tasks past them wait cooperatively; none is lost. */
+TEST(gpu_tasks_of_more_devices_than_pollers_on_one_executor_all_complete) {
+    enum { DEVS = 12, PER = 4 };
+    weft_gpu_device *d[DEVS];
+    struct slow sl[DEVS];
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    weft_taskflow *tf = weft_taskflow_create("many-devices", &st);
+    for (int i = 0; i < DEVS; i++) {
+        d[i] = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 2}, &st);
+        ASSERT_OK(st);
+        memset(&sl[i], 0, sizeof sl[i]);
+        sl[i].k = weft_gpu_kernel_create(d[i], &slow_src, &st);
+        sl[i].b = weft_gpu_buffer_create(d[i], sizeof(atomic_int), 1, WEFT_GPU_MANAGED, &st);
+        ASSERT_OK(st);
+        atomic_init((atomic_int *)weft_gpu_buffer_host_ptr(sl[i].b), 0);
+        for (int k = 0; k < PER; k++) ASSERT_FALSE(weft_task_is_null(weft_emplace_gpu(tf, d[i], launch_slow, &sl[i])));
+    }
+    for (int r = 1; r <= 3; r++) {
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        for (int i = 0; i < DEVS; i++) ASSERT_EQ(atomic_load((atomic_int *)weft_gpu_buffer_host_ptr(sl[i].b)), PER * r);
+    }
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    for (int i = 0; i < DEVS; i++) {
+        weft_gpu_buffer_destroy(sl[i].b);
+        weft_gpu_kernel_destroy(sl[i].k);
+        weft_gpu_close(d[i]);
+    }
+}
+
+/* gpu.h: a bad WEFT_GPU value is logged once and ignored (the probe runs);
+ * in a child, so that the once is this test's. */
+#include <sys/wait.h>
+#include <unistd.h>
+
+static atomic_int gpu_env_warns;
+static void count_gpu_env(void *user, weft_log_level level, const char *message) {
+    if (level == WEFT_LOG_WARN && strstr(message, "WEFT_GPU")) atomic_fetch_add(&gpu_env_warns, 1);
+}
+
+TEST(bad_weft_gpu_values_warn_once_and_the_probe_runs) {
+#ifdef __SANITIZE_THREAD__ /* gcc's and clang's -fsanitize=thread */
+    SKIP("TSan cannot start threads after a multi-threaded fork (PoCL's, when tests share a process)");
+#endif
+    const char *bad[] = {"", " emulator", "emulator,opencl", "gpu", "emu"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            setenv("WEFT_GPU", bad[i], 1);
+            weft_log_set_callback(count_gpu_env, NULL);
+            for (int k = 0; k < 3; k++) {
+                weft_status st;
+                weft_gpu_device *d = weft_gpu_open(NULL, &st);
+                if (!d || st != WEFT_OK) _exit(2);
+                weft_gpu_close(d);
+            }
+            _exit(atomic_load(&gpu_env_warns) == 1 ? 0 : 3);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            TEST_FAIL_("WEFT_GPU=\"%s\": child status %d", bad[i], WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+}
