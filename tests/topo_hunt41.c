@@ -379,3 +379,32 @@ TEST(a_detection_short_of_memory_lists_only_the_callers_cpus_or_fails) {
     }
     weft_set_allocator(NULL);
 }
+
+/* topology.h, WEFT_PLACE_NUMA_ROUND_ROBIN on nodes of unequal size (a mask
+ * leaving 3 CPUs of node 0 and 1 of node 1): the nodes take turns while each
+ * has a CPU left for the round; then the one with CPUs left goes on, so every
+ * CPU takes a worker before any takes two (the rule every strategy keeps). */
+#include "topo/topo.h"
+#include "topo_fixture.h"
+
+TEST(numa_round_robin_on_unequal_nodes_alternates_then_fills_before_doubling_up) {
+    const char *root = fake_write(&FAKE_TWO_SOCKET);
+    const fake_machine *m = &FAKE_TWO_SOCKET;
+    int allowed[] = {fake_os(m, 0, 0, 0), fake_os(m, 0, 1, 0), fake_os(m, 0, 2, 0), fake_os(m, 1, 0, 0)};
+    weft_topology *t;
+    ASSERT_OK(weft__topology_detect_at(root, allowed, 4, &t));
+    ASSERT_EQ(weft_topology_numa_node_count(t), 2);
+    int cpus[8];
+    ASSERT_OK(weft_topology_place(t, &(weft_placement_config){.strategy = WEFT_PLACE_NUMA_ROUND_ROBIN}, 8, cpus));
+    int want[8] = {allowed[0], allowed[3], allowed[1], allowed[2], allowed[0], allowed[3], allowed[1], allowed[2]};
+    for (int w = 0; w < 8; w++)
+        if (cpus[w] != want[w]) TEST_FAIL_("worker %d on CPU %d, not %d", w, cpus[w], want[w]);
+    for (unsigned w = 0; w < 8; w++) {
+        int one;
+        ASSERT_OK(weft_topology_worker_cpu(t, &(weft_placement_config){.strategy = WEFT_PLACE_NUMA_ROUND_ROBIN}, w,
+                                           8, &one));
+        ASSERT_EQ(one, cpus[w]);
+    }
+    weft_topology_destroy(t);
+    fake_remove(root);
+}

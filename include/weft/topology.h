@@ -213,9 +213,13 @@ typedef enum weft_placement {
     /* One NUMA node after the other, cores first within each. */
     WEFT_PLACE_NUMA_DENSE = 4,
     /* Worker w on NUMA node w mod nodes (nodes with CPUs), cores first within
-     * each node. */
+     * each node.  On nodes of unequal size (or a mask that leaves them so) the
+     * nodes take turns while each has a CPU left for the round; a node out of
+     * CPUs drops out of the turn, so every CPU takes a worker before any takes
+     * two (3 + 1 CPUs: nodes 0, 1, 0, 0, then again). */
     WEFT_PLACE_NUMA_ROUND_ROBIN = 5,
-    /* Worker w on L3 domain w mod domains, cores first within each domain. */
+    /* Worker w on L3 domain w mod domains, cores first within each domain;
+     * on domains of unequal size, as NUMA_ROUND_ROBIN on unequal nodes. */
     WEFT_PLACE_L3_DOMAIN = 6
 } weft_placement;
 /* The seed's name for SCATTER. */
