@@ -27,3 +27,9 @@ endif()
 weft_add_test_program(api_hunt41_tests
   SOURCES api_hunt41.c
   TIMEOUT 60)
+# Contracts of the C headers, part 2 (session 41): algo.h, pipeline.h,
+# sched.h, cancel.h, observe.h, semaphores: a call per documented error and
+# per promise, each failing if the promise broke.
+weft_add_test_program(api_hunt41b_tests
+  SOURCES api_hunt41b.c
+  TIMEOUT 60)

@@ -188,10 +188,16 @@ weft_pipeline *weft_data_pipeline_create(size_t lines, const weft_data_stage *st
 /* ---- simple pipelines -------------------------------------------------------- */
 
 /* Whether count items of item_size bytes from items end inside the address
- * space: the last one starts at items + (count - 1) * item_size, which for a
- * larger count wraps (no such array can exist). */
+ * space (pipeline.h): the batch's last byte, at offset count * item_size - 1
+ * from items, must be at most UINTPTR_MAX - items.  Checking only where the
+ * last item starts let one that starts on the last bytes and runs past them
+ * through.  Written so that nothing overflows: the last item's own bytes
+ * must fit, then the items before it. */
 static bool items_fit(const void *items, size_t count, size_t item_size) {
-    return count == 0 || count - 1 <= (UINTPTR_MAX - (uintptr_t)items) / item_size;
+    if (count == 0) return true;
+    uintptr_t room = UINTPTR_MAX - (uintptr_t)items; /* offset of the last byte there is */
+    if (item_size - 1 > room) return false;
+    return count - 1 <= (room - (item_size - 1)) / item_size;
 }
 
 weft_pipeline *weft_simple_pipeline_create(size_t lines, void *items, size_t count, size_t item_size,
