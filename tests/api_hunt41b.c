@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int item_nop(void *item, size_t index, void *arg) {
     (void)item, (void)index, (void)arg;
@@ -42,4 +43,48 @@ TEST(a_simple_batch_whose_last_item_runs_past_the_end_of_memory_is_einval) {
     ASSERT_OK(weft_simple_pipeline_set_items(p, exact, 2));
     ASSERT_OK(weft_simple_pipeline_set_items(p, near_end, 0));
     ASSERT_OK(weft_pipeline_destroy(p));
+}
+
+/* weft/cancel.h, weft_cancel_callback_remove: "If it is running on another
+ * thread right now, this waits until it has returned ...; from inside the
+ * callback itself it does not wait."  A callback running further up the
+ * calling thread's own stack is not running on another thread: a callback of
+ * token 1 cancels token 2, whose callback removes the first one's handle
+ * (an object that tears down both registrations when either fires).  Waiting
+ * there for the outer callback to return waits forever.  The remove returns
+ * false (the callback ran), frees the handle once the outer callback returns,
+ * and nothing is left registered. */
+static weft_cancel_token *nest_t1, *nest_t2;
+static weft_cancel_callback *nest_h1, *nest_h2;
+static int nest_removed = -1, nest_outer_after = 0;
+static void nest_outer(void *arg, const char *reason) {
+    (void)arg, (void)reason;
+    ASSERT_OK(weft_cancel_token_cancel(nest_t2));
+    nest_outer_after = 1; /* the inner remove returned: this callback goes on */
+}
+static void nest_inner(void *arg, const char *reason) {
+    (void)arg, (void)reason;
+    nest_removed = weft_cancel_callback_remove(nest_h1);
+}
+TEST(removing_a_callback_that_runs_further_up_the_same_thread_does_not_wait_for_it) {
+    alarm(10); /* the broken remove waits forever: fail instead of hanging */
+    nest_t1 = weft_cancel_token_create(NULL, NULL);
+    nest_t2 = weft_cancel_token_create(NULL, NULL);
+    ASSERT_NOT_NULL(nest_t1);
+    ASSERT_NOT_NULL(nest_t2);
+    ASSERT_OK(weft_cancel_token_on_cancel(nest_t1, nest_outer, NULL, &nest_h1));
+    ASSERT_OK(weft_cancel_token_on_cancel(nest_t2, nest_inner, NULL, &nest_h2));
+    ASSERT_OK(weft_cancel_token_cancel(nest_t1));
+    ASSERT_EQ(nest_removed, 0); /* it had run (it was running) */
+    ASSERT_EQ(nest_outer_after, 1);
+    ASSERT_FALSE(weft_cancel_callback_remove(nest_h2));
+    /* Both tokens still work: a reset re-arms t1 and nothing runs on its
+     * next cancel (the removed callback is gone). */
+    nest_outer_after = 0;
+    ASSERT_OK(weft_cancel_token_reset(nest_t1));
+    ASSERT_OK(weft_cancel_token_cancel(nest_t1));
+    ASSERT_EQ(nest_outer_after, 0);
+    weft_cancel_token_destroy(nest_t1);
+    weft_cancel_token_destroy(nest_t2);
+    alarm(0);
 }

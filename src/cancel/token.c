@@ -20,9 +20,24 @@
 #include <stddef.h>
 #include <string.h>
 
-/* The registration this thread's cancel is running (innermost), so that a
- * callback that removes itself does not wait for itself. */
-static _Thread_local weft__cancel_reg *tls_running;
+/* The registrations this thread is running, innermost first (one frame on
+ * the stack of each run_unlocked), so that removing one of them from this
+ * thread does not wait for it: not the callback itself, nor one nested in it
+ * (a callback of token 1 cancels token 2, whose callback removes the first
+ * one's handle).  Only the innermost was kept once, and that nested remove
+ * waited for a callback that could only return after it. */
+struct running_frame {
+    weft__cancel_reg *reg;
+    struct running_frame *outer;
+};
+static _Thread_local struct running_frame *tls_running;
+
+/* Whether reg is running on this thread, at any depth. */
+static bool running_here(const weft__cancel_reg *reg) {
+    for (const struct running_frame *f = tls_running; f; f = f->outer)
+        if (f->reg == reg) return true;
+    return false;
+}
 
 static void unlink_reg(weft_cancel_token *t, weft__cancel_reg *reg) {
     if (reg->prev) reg->prev->next = reg->next;
@@ -37,10 +52,10 @@ static void unlink_reg(weft_cancel_token *t, weft__cancel_reg *reg) {
 static void run_unlocked(weft_cancel_token *t, weft__cancel_reg *reg) {
     t->running++; /* reset waits for it: fn reads t->reason */
     weft__mutex_unlock(&t->mu);
-    weft__cancel_reg *outer = tls_running;
-    tls_running = reg;
+    struct running_frame frame = {reg, tls_running};
+    tls_running = &frame;
     reg->fn(reg, t->reason);
-    tls_running = outer;
+    tls_running = frame.outer;
     weft__mutex_lock(&t->mu);
     reg->state = WEFT__REG_DONE;
     t->running--;
@@ -84,7 +99,7 @@ int weft__cancel_deregister(weft_cancel_token *t, weft__cancel_reg *reg,
             break;
         }
         if (reg->state != WEFT__REG_RUNNING) break;
-        if (tls_running == reg) { /* from inside its own callback */
+        if (running_here(reg)) { /* from inside its own callback, or one nested in it */
             reg->dispose = self_dispose;
             result = -1;
             break;
