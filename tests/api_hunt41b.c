@@ -88,3 +88,59 @@ TEST(removing_a_callback_that_runs_further_up_the_same_thread_does_not_wait_for_
     weft_cancel_token_destroy(nest_t2);
     alarm(0);
 }
+
+/* weft/observe.h counts "each pipeline stage call (one per token and
+ * stage)" and a profile entry's index is "a stage's number"; weft/pipeline.h
+ * numbers a simple pipeline's stages as given at creation (its own first
+ * stage, which hands out the items, is not counted: weft_pipeline_num_stages,
+ * weft_pipeflow_stage).  The metrics and the profile counted that internal
+ * stage as a stage call of its own ("stage 0", count + 1 calls of no user
+ * function) and named the user's stages from 1.  A simple pipeline of 2
+ * stages over 10 items makes 20 stage calls, "stage 0" and "stage 1", 10
+ * each, with every way of scheduling. */
+static int item_add_one(void *item, size_t index, void *arg) {
+    (void)index, (void)arg;
+    *(int *)item += 1;
+    return 0;
+}
+TEST(a_simple_pipeline_profiles_and_counts_the_stages_it_was_given_and_no_other) {
+    for (int how = WEFT_PIPELINE_AUTO; how <= WEFT_PIPELINE_INLINE; how++) {
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2 }, NULL);
+        ASSERT_NOT_NULL(ex);
+        int items[10] = { 0 };
+        weft_item_stage st[2] = { { WEFT_STAGE_PARALLEL, item_add_one, NULL, "x" },
+                                  { WEFT_STAGE_SERIAL, item_add_one, NULL, "y" } };
+        weft_status err;
+        weft_pipeline *p = weft_simple_pipeline_create(3, items, 10, sizeof(int), st, 2, &err);
+        ASSERT_NOT_NULL(p);
+        ASSERT_OK(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)how));
+        weft_taskflow *tf = weft_taskflow_create("simple", NULL);
+        ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+        ASSERT_OK(weft_profiler_start(ex));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_OK(weft_profiler_stop(ex));
+        for (int i = 0; i < 10; i++) ASSERT_EQ(items[i], 2);
+        weft_metrics m;
+        ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+        ASSERT_EQ(m.total.tasks, 1 + 10 * 2); /* the pipeline's task and its stage calls */
+        weft_profile *pr = NULL;
+        ASSERT_OK(weft_profile_get(ex, &pr));
+        uint64_t calls[2] = { 0, 0 };
+        for (size_t i = 0; i < pr->ntasks; i++) {
+            const weft_task_stats *t = &pr->tasks[i];
+            if (t->kind != WEFT_PROFILE_PIPELINE_STAGE) continue;
+            ASSERT_TRUE(t->id == (const void *)p);
+            ASSERT_LT(t->index, 2);
+            char want[16];
+            snprintf(want, sizeof want, "stage %u", (unsigned)t->index);
+            ASSERT_STREQ(t->name, want);
+            calls[t->index] += t->count;
+        }
+        ASSERT_EQ(calls[0], 10);
+        ASSERT_EQ(calls[1], 10);
+        weft_profile_free(pr);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_pipeline_destroy(p));
+        weft_executor_destroy(ex);
+    }
+}

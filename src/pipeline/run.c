@@ -88,7 +88,15 @@ static inline __attribute__((always_inline)) int stage_fn(weft_pipeline *p, weft
 static __attribute__((noinline)) int call_stage_observed(weft__worker *w, struct weft__obs *o, weft_pipeline *p,
                                                          weft__line *ln, weft_pipeflow *pf) {
     if (!weft__obs_get(w->ex)) return stage_fn(p, ln, pf);
-    weft__obs_hooks_of(o)->work_begin(o, w, WEFT__WORK_STAGE, p, pf->stage, (uint32_t)pf->token);
+    /* A simple pipeline's stage 0 is our generator, not a stage the user
+     * gave: it is no stage call in the metrics or the profile, and the
+     * user's stages go by their own numbers (s - simple), as
+     * weft_pipeflow_stage and weft_pipeline_num_stages count them.  Observed,
+     * it was "stage 0" with count + 1 calls and the user's stages were
+     * numbered from 1. */
+    if (p->simple && pf->stage == 0) return stage_fn(p, ln, pf);
+    weft__obs_hooks_of(o)->work_begin(o, w, WEFT__WORK_STAGE, p, pf->stage - (uint32_t)p->simple,
+                                      (uint32_t)pf->token);
     int rc = stage_fn(p, ln, pf);
     weft__obs_hooks_of(o)->work_end(o, w, p, rc);
     return rc;
