@@ -144,3 +144,59 @@ TEST(a_simple_pipeline_profiles_and_counts_the_stages_it_was_given_and_no_other)
         weft_executor_destroy(ex);
     }
 }
+
+/* weft/observe.h (as now written): a condition task that returns a branch
+ * index is no failure (SUCCEEDED, code 0, counted succeeded); one that
+ * returns a negative value FAILED with that code.  Pins what the observer and
+ * the metrics report for the one kind of task whose non-zero return is not a
+ * failure. */
+static int cond_branch_one(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return 1;
+}
+static int cond_fails(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return -5;
+}
+static int task_ok(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return 0;
+}
+static int cond_seen_outcome = -1, cond_seen_code = -99;
+static void cond_task_end(void *user, const weft_task_event *ev) {
+    (void)user;
+    if (strcmp(ev->name, "cond") != 0) return;
+    cond_seen_outcome = (int)ev->outcome;
+    cond_seen_code = ev->code;
+}
+TEST(the_observer_reports_a_condition_tasks_branch_as_success_and_a_negative_return_as_failure) {
+    weft_observer ob = { NULL, cond_task_end, NULL };
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .observer = &ob }, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = weft_taskflow_create("branch", NULL);
+    weft_task c = weft_emplace_condition(tf, cond_branch_one, NULL);
+    weft_task a = weft_emplace(tf, task_ok, NULL), b = weft_emplace(tf, task_ok, NULL);
+    ASSERT_OK(weft_task_set_name(c, "cond"));
+    ASSERT_OK(weft_precede(c, a));
+    ASSERT_OK(weft_precede(c, b));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(cond_seen_outcome, WEFT_TASK_SUCCEEDED);
+    ASSERT_EQ(cond_seen_code, 0);
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_EQ(m.total.tasks, 2); /* the condition and branch 1 */
+    ASSERT_EQ(m.total.succeeded, 2);
+    ASSERT_EQ(m.total.failed, 0);
+    weft_taskflow *tf2 = weft_taskflow_create("fails", NULL);
+    weft_task c2 = weft_emplace_condition(tf2, cond_fails, NULL);
+    ASSERT_OK(weft_task_set_name(c2, "cond"));
+    ASSERT_OK(weft_precede(c2, weft_emplace(tf2, task_ok, NULL)));
+    ASSERT_STATUS(weft_run_and_wait(ex, tf2), WEFT_ETASK);
+    ASSERT_EQ(cond_seen_outcome, WEFT_TASK_FAILED);
+    ASSERT_EQ(cond_seen_code, -5);
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_EQ(m.total.failed, 1);
+    ASSERT_OK(weft_taskflow_destroy(tf2));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

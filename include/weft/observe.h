@@ -40,11 +40,13 @@ WEFT_EXTERN_C_BEGIN
  * Observer
  * ------------------------------------------------------------------------------ */
 
-/* How a task ended (weft_task_event.outcome at exit). */
+/* How a task ended (weft_task_event.outcome at exit).  A condition task
+ * (weft/flow.h) fails only by returning a negative value: the branch index it
+ * returns otherwise is no failure, and is not reported (SUCCEEDED, code 0). */
 typedef enum weft_task_outcome {
     WEFT_TASK_RUNNING = 0,   /* at entry */
-    WEFT_TASK_SUCCEEDED = 1, /* returned 0 */
-    WEFT_TASK_FAILED = 2     /* returned non-zero (weft_task_event.code) */
+    WEFT_TASK_SUCCEEDED = 1, /* returned 0 (a condition task: any branch index) */
+    WEFT_TASK_FAILED = 2     /* returned non-zero (weft_task_event.code); a condition task: negative */
 } weft_task_outcome;
 
 /* What an observer callback receives.  Valid only during the call. */
@@ -56,7 +58,9 @@ typedef struct weft_task_event {
     size_t index;              /* the task's index in emplace order */
     uint64_t run_id;           /* the run it belongs to (weft_future_id) */
     weft_task_outcome outcome; /* RUNNING at entry; SUCCEEDED or FAILED at exit */
-    int code;                  /* at exit: the task's return value */
+    int code;                  /* at exit: the task's return value; for a condition
+                                * task 0 when it picked a branch (its index is not
+                                * given), its negative value when it failed */
 } weft_task_event;
 
 /* Callbacks called on the worker that runs a taskflow task, right before and
@@ -103,8 +107,10 @@ typedef struct weft_worker_metrics {
                             * or subflow task is counted as the tasks of its graph
                             * (and a subflow task's own call), not once more as
                             * itself */
-    uint64_t succeeded, /* of those, work that returned 0 (or has no result) */
-        failed;         /* of those, work that returned non-zero */
+    uint64_t succeeded, /* of those, work that returned 0 (or has no result; a
+                         * condition task that picked a branch) */
+        failed;         /* of those, work that returned non-zero (a condition
+                         * task: negative) */
     uint64_t skipped;      /* tasks of failed or cancelled runs and cancelled
                             * async tasks, not run (a task weft_sched_remove
                             * took out on a thread that is no worker is
