@@ -433,7 +433,11 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_stable_sort(weft_executor *ex,
  * within the arrays it is given and leave a permutation of its input whatever
  * its comparisons say; the driver checks what split returns (a value outside
  * the runs, or cuts that cross, make it merge the pair whole), so a split that
- * is wrong costs speed, never memory safety. */
+ * is wrong never costs memory safety.  What it cannot check without comparing
+ * elements is a cut inside the runs that is not where the merge would cut (a
+ * split off by one): the pieces are then merged as cut, and the array ends a
+ * permutation of its input in an unspecified order, as with a comparison that
+ * is not a strict weak order. */
 typedef struct weft_sort_ops {
     /* Sorts a[0..n) in place; buf has room for n elements (scratch). */
     void (*sort)(void *a, size_t n, void *buf, void *arg);
