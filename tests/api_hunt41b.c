@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -248,5 +250,38 @@ TEST(a_sort_with_a_wrong_split_keeps_memory_safe_and_a_permutation_and_sorts_whe
         if (split_mode < 3) ASSERT_EQ(descents, 0); /* the driver saw it was wrong */
     }
     free(v);
+    weft_executor_destroy(ex);
+}
+
+/* weft/algo.h, a direct call from a thread that is not a worker: with the
+ * workers bound to CPUs it only sleeps (every chunk runs on a worker, never
+ * beside a bound one on this thread's CPU); a call whose work fits one task
+ * (max_tasks 1, a one-worker executor) is not spread and runs on the calling
+ * thread, bound or not (what the header now says; it promised "only sleeps"
+ * for every call). */
+static pthread_t caller_thread;
+static atomic_int chunks_on_caller, chunks_elsewhere;
+static void where_chunks_run(size_t lo, size_t hi, void *arg) {
+    (void)lo, (void)hi, (void)arg;
+    if (pthread_equal(pthread_self(), caller_thread)) atomic_fetch_add(&chunks_on_caller, 1);
+    else atomic_fetch_add(&chunks_elsewhere, 1);
+}
+TEST(a_call_from_outside_bound_workers_only_sleeps_unless_its_work_fits_one_task) {
+    caller_thread = pthread_self();
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .affinity = WEFT_AFFINITY_CPUS }, NULL);
+    ASSERT_NOT_NULL(ex);
+    for (int part = WEFT_PARTITION_AUTO; part <= WEFT_PARTITION_GUIDED; part++) {
+        atomic_store(&chunks_on_caller, 0);
+        atomic_store(&chunks_elsewhere, 0);
+        weft_algo_config cfg = { .partitioner = (weft_partitioner)part, .chunk = part ? 64 : 0 };
+        ASSERT_OK(weft_parallel_for_range(ex, 0, 20000, 1, where_chunks_run, NULL, &cfg));
+        ASSERT_EQ(atomic_load(&chunks_on_caller), 0);
+        ASSERT_GT(atomic_load(&chunks_elsewhere), 0);
+    }
+    atomic_store(&chunks_on_caller, 0);
+    atomic_store(&chunks_elsewhere, 0);
+    ASSERT_OK(weft_parallel_for_range(ex, 0, 20000, 1, where_chunks_run, NULL, &(weft_algo_config){ .max_tasks = 1 }));
+    ASSERT_GT(atomic_load(&chunks_on_caller), 0);
+    ASSERT_EQ(atomic_load(&chunks_elsewhere), 0);
     weft_executor_destroy(ex);
 }

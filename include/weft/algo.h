@@ -10,7 +10,10 @@
  *   - directly, from any thread: weft_parallel_X(ex, ...) returns when the work is
  *     done.  A thread that is not one of ex's workers runs a share of the work
  *     itself and then sleeps until the workers finish theirs (with workers
- *     bound to CPUs, WEFT_AFFINITY_CPUS, it only sleeps); from
+ *     bound to CPUs, WEFT_AFFINITY_CPUS or a placement, it only sleeps); a call
+ *     whose work fits one task (n below two chunks, a one-worker executor,
+ *     max_tasks 1) is not spread at all: the calling thread runs it, bound
+ *     workers or not (no worker is woken for it).  From
  *     inside a task of ex it runs other tasks meanwhile (it never blocks a worker,
  *     so nested parallel calls cannot deadlock).
  *   - as a task of a taskflow: weft_emplace_X(tf, &desc) adds a task that runs the
