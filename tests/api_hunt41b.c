@@ -285,3 +285,70 @@ TEST(a_call_from_outside_bound_workers_only_sleeps_unless_its_work_fits_one_task
     ASSERT_EQ(atomic_load(&chunks_elsewhere), 0);
     weft_executor_destroy(ex);
 }
+
+/* weft/observe.h, weft_future_id: ids of runs are > 0, unique per executor
+ * and in submission order, and each is the run_id of its tasks' events; 0 for
+ * NULL, an async task's future, and (as the header now says) a weft_run_many
+ * set's future: the set is no run, its members' runs take ids of their own in
+ * index order.  Checked across every way of submitting a run. */
+static uint64_t event_ids[32];
+static char event_names[32];
+static atomic_int event_count;
+static void record_run_id(void *user, const weft_task_event *ev) {
+    (void)user;
+    int i = atomic_fetch_add(&event_count, 1);
+    if (i < 32) event_ids[i] = ev->run_id, event_names[i] = ev->name[0];
+}
+static bool stop_at_two(void *arg) { return ++*(int *)arg >= 2; }
+TEST(run_ids_follow_submission_order_and_a_run_many_set_has_none_of_its_own) {
+    weft_observer ob = { NULL, record_run_id, NULL };
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .observer = &ob }, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *a = weft_taskflow_create("a", NULL), *b = weft_taskflow_create("b", NULL);
+    ASSERT_OK(weft_task_set_name(weft_emplace(a, task_ok, NULL), "a"));
+    ASSERT_OK(weft_task_set_name(weft_emplace(b, task_ok, NULL), "b"));
+    weft_future *f[7];
+    int calls = 0;
+    weft_taskflow *both[2] = { a, b };
+    ASSERT_OK(weft_run(ex, a, &f[0]));
+    ASSERT_OK(weft_future_wait(f[0]));
+    ASSERT_OK(weft_run_n(ex, a, 2, &f[1]));
+    ASSERT_OK(weft_future_wait(f[1]));
+    ASSERT_OK(weft_run_until(ex, a, stop_at_two, &calls, &f[2]));
+    ASSERT_OK(weft_future_wait(f[2]));
+    ASSERT_OK(weft_run_with_priority(ex, a, WEFT_PRIORITY_HIGH, &f[3]));
+    ASSERT_OK(weft_future_wait(f[3]));
+    ASSERT_OK(weft_run_n_parallel(ex, a, 2, &f[4]));
+    ASSERT_OK(weft_future_wait(f[4]));
+    ASSERT_OK(weft_run_many(ex, both, 2, &f[5]));
+    ASSERT_OK(weft_future_wait(f[5]));
+    ASSERT_OK(weft_run(ex, b, &f[6]));
+    ASSERT_OK(weft_future_wait(f[6]));
+    /* Runs 1..5, the set's members 6 and 7, then 8. */
+    for (int i = 0; i < 5; i++) ASSERT_EQ(weft_future_id(f[i]), (uint64_t)i + 1);
+    ASSERT_EQ(weft_future_id(f[5]), 0);
+    ASSERT_EQ(weft_future_id(f[6]), 8);
+    ASSERT_EQ(weft_future_id(NULL), 0);
+    weft_future *af;
+    ASSERT_OK(weft_async(ex, task_ok, NULL, &af));
+    ASSERT_OK(weft_future_wait(af));
+    ASSERT_EQ(weft_future_id(af), 0);
+    weft_future_destroy(af);
+    /* Each task's event names its run: 1, 2 2, 3 (the predicate stops it at
+     * its second call), 4, 5 5, 6 and 7, 8. */
+    ASSERT_EQ(atomic_load(&event_count), 10);
+    uint64_t seen[9] = { 0 };
+    for (int i = 0; i < 10; i++) {
+        ASSERT_GE(event_ids[i], 1);
+        ASSERT_LE(event_ids[i], 8);
+        seen[event_ids[i]]++;
+        if (event_ids[i] == 6) ASSERT_EQ(event_names[i], 'a'); /* the set's member 0 */
+        if (event_ids[i] == 7) ASSERT_EQ(event_names[i], 'b'); /* and member 1 */
+    }
+    const uint64_t want[9] = { 0, 1, 2, 1, 1, 2, 1, 1, 1 };
+    for (int i = 1; i <= 8; i++) ASSERT_EQ(seen[i], want[i]);
+    for (int i = 0; i < 7; i++) weft_future_destroy(f[i]);
+    ASSERT_OK(weft_taskflow_destroy(a));
+    ASSERT_OK(weft_taskflow_destroy(b));
+    weft_executor_destroy(ex);
+}

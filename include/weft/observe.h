@@ -80,9 +80,11 @@ typedef struct weft_observer {
 } weft_observer;
 
 /* The id of a taskflow run (> 0, unique per executor, in submission order): the
- * run_id of its tasks' events and of its spans in a trace.  0 for NULL and for
+ * run_id of its tasks' events and of its spans in a trace.  0 for NULL, for
  * the future of an async task (whose span in a trace names its function, not a
- * run).  Any thread. */
+ * run) and for the future of a weft_run_many set, which is no run itself: each
+ * member's run takes an id of its own, in index order, which its tasks'
+ * events carry.  Any thread. */
 WEFT_API uint64_t weft_future_id(const weft_future *f);
 
 /* ---------------------------------------------------------------------------------
