@@ -1,6 +1,9 @@
 /* Contracts of the C headers, part 2 (session 41): weft/algo.h, pipeline.h,
  * sched.h, cancel.h, observe.h and the semaphores of async.h.  Each test
  * checks one promise a header makes, by a call that would see it broken. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* usleep */
+#endif
 #include "harness.h"
 
 #include <weft.h>
@@ -350,5 +353,57 @@ TEST(run_ids_follow_submission_order_and_a_run_many_set_has_none_of_its_own) {
     for (int i = 0; i < 7; i++) weft_future_destroy(f[i]);
     ASSERT_OK(weft_taskflow_destroy(a));
     ASSERT_OK(weft_taskflow_destroy(b));
+    weft_executor_destroy(ex);
+}
+
+/* graph.h: a cancel does not take a task parked on a semaphore off it; the
+ * task is skipped when the holder's release hands it the unit, gives the unit
+ * straight back, and its run ends then with ECANCELED: its function never
+ * runs and the semaphore is whole afterwards. */
+static atomic_int sem_held, sem_release, sem_parked_ran;
+
+static int sem_holder(weft_ctx *cx, void *a) {
+    (void)cx, (void)a;
+    atomic_store(&sem_held, 1);
+    while (!atomic_load(&sem_release)) usleep(1000);
+    return 0;
+}
+
+static int sem_parked(weft_ctx *cx, void *a) {
+    (void)cx, (void)a;
+    atomic_store(&sem_parked_ran, 1);
+    return 0;
+}
+
+TEST(a_cancelled_run_parked_on_a_semaphore_ends_at_the_holders_release_skipped_and_leaves_it_whole) {
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2 }, &st);
+    ASSERT_NOT_NULL(ex);
+    weft_semaphore *s = weft_semaphore_create(1, &st);
+    ASSERT_NOT_NULL(s);
+    weft_taskflow *t1 = weft_taskflow_create("holder", &st), *t2 = weft_taskflow_create("parked", &st);
+    weft_task a = weft_emplace(t1, sem_holder, NULL), b = weft_emplace(t2, sem_parked, NULL);
+    ASSERT_OK(weft_task_acquire(a, s));
+    ASSERT_OK(weft_task_release(a, s));
+    ASSERT_OK(weft_task_acquire(b, s));
+    ASSERT_OK(weft_task_release(b, s));
+    weft_future *f1 = NULL, *f2 = NULL;
+    ASSERT_OK(weft_run(ex, t1, &f1));
+    while (!atomic_load(&sem_held)) usleep(100);
+    ASSERT_OK(weft_run(ex, t2, &f2));
+    usleep(20 * 1000);
+    ASSERT_OK(weft_future_cancel(f2));
+    usleep(20 * 1000);
+    ASSERT_FALSE(weft_future_ready(f2)); /* parked behind the holder, cancelled or not */
+    atomic_store(&sem_release, 1);
+    ASSERT_STATUS(weft_future_wait(f2), WEFT_ECANCELED);
+    ASSERT_OK(weft_future_wait(f1));
+    ASSERT_EQ(atomic_load(&sem_parked_ran), 0);
+    ASSERT_EQ(weft_semaphore_value(s), 1);
+    weft_future_destroy(f1);
+    weft_future_destroy(f2);
+    weft_taskflow_destroy(t1);
+    weft_taskflow_destroy(t2);
+    ASSERT_OK(weft_semaphore_destroy(s));
     weft_executor_destroy(ex);
 }

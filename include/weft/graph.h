@@ -218,7 +218,12 @@ typedef struct weft_semaphore weft_semaphore;
 /* Makes t acquire one unit of s before it starts: a task that finds none free
  * is parked, using no worker, until a release hands it one; its successors
  * wait as for any task.  A task acquiring several semaphores takes them in a
- * fixed order (repeats count once).  WEFT_EINVAL (NULL s, null or erased task),
+ * fixed order (repeats count once).  A cancel (or a failure) of its run does
+ * not take a parked task off the semaphore: it is skipped when a release
+ * hands it its unit, which it gives straight back, so the run ends only
+ * after the holder's release (as in Taskflow).  A holder of the same run sees
+ * the cancel (weft_ctx_cancelled) and may return early; a holder of another
+ * run keeps the cancelled one waiting.  WEFT_EINVAL (NULL s, null or erased task),
  * WEFT_ENOMEM, WEFT_EBUSY.  Builder rules. */
 WEFT_API weft_status weft_task_acquire(weft_task t, weft_semaphore *s);
 /* Makes t release one unit of s when its function returns (for a subflow or a
