@@ -1,6 +1,8 @@
 /* Escaping user-given names for text formats (escape.h). */
 #include "core/escape.h"
 
+#include <stdbool.h>
+
 /* The length of the valid UTF-8 sequence at p (1..4), or 0 if the bytes there
  * are not one (overlong forms, surrogates and code points past U+10FFFF
  * included, as RFC 3629 says). */
@@ -18,15 +20,24 @@ static unsigned utf8_len(const unsigned char *p) {
     return n;
 }
 
-void weft__put_utf8(FILE *out, const char *s, void (*ascii)(FILE *, unsigned char)) {
+/* U+FFFE or U+FFFF (EF BF BE, EF BF BF): valid UTF-8, but no XML character. */
+static bool xml_nonchar(const unsigned char *p, unsigned n) {
+    return n == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe;
+}
+
+static void put_utf8(FILE *out, const char *s, void (*ascii)(FILE *, unsigned char), bool xml) {
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         unsigned n = utf8_len(p);
         if (n == 1) ascii(out, *p);
-        else if (n) fwrite(p, 1, n, out);
+        else if (n && !(xml && xml_nonchar(p, n))) fwrite(p, 1, n, out);
         else fputs(WEFT__REPLACEMENT, out);
         p += n ? n : 1;
     }
 }
+
+void weft__put_utf8(FILE *out, const char *s, void (*ascii)(FILE *, unsigned char)) { put_utf8(out, s, ascii, false); }
+
+void weft__put_utf8_xml(FILE *out, const char *s, void (*ascii)(FILE *, unsigned char)) { put_utf8(out, s, ascii, true); }
 
 static void dot_ascii(FILE *out, unsigned char c) {
     if (c == '"' || c == '\\') fprintf(out, "\\%c", c);

@@ -14,6 +14,10 @@
 /* Writes s to out: each ASCII byte through `ascii` (the format's escaping),
  * each other valid UTF-8 sequence as it is, each invalid byte as U+FFFD. */
 void weft__put_utf8(FILE *out, const char *s, void (*ascii)(FILE *, unsigned char));
+/* The same for XML and HTML text (the SVG files and the HTML report): U+FFFE
+ * and U+FFFF, valid UTF-8 but no character XML 1.0 allows (a parser rejects
+ * the whole file), come out as U+FFFD too. */
+void weft__put_utf8_xml(FILE *out, const char *s, void (*ascii)(FILE *, unsigned char));
 
 /* s as the inside of a Graphviz DOT double-quoted string (no quotes added):
  * `"` and `\` escaped, newlines as \n, other control characters U+FFFD. */

@@ -34,7 +34,7 @@ static void html_ascii(FILE *out, unsigned char c) {
     }
 }
 
-void weft__put_html(FILE *out, const char *s) { weft__put_utf8(out, s, html_ascii); }
+void weft__put_html(FILE *out, const char *s) { weft__put_utf8_xml(out, s, html_ascii); }
 
 void weft__put_dot_str(FILE *out, const char *s) {
     fputc('"', out);
