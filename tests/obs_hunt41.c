@@ -149,3 +149,34 @@ TEST(every_profile_output_is_valid_with_no_task_at_all) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- log messages are one line ---- */
+
+static char h41_msgs[8][600];
+static int h41_nmsgs;
+static void h41_log(void *user, weft_log_level level, const char *message) {
+    (void)user, (void)level;
+    if (h41_nmsgs < 8) snprintf(h41_msgs[h41_nmsgs++], sizeof h41_msgs[0], "%s", message);
+}
+
+/* observe.h promises a callback "one line, no newline"; a warning quoting a
+ * bad environment value with a newline in it used to pass it on as is (and
+ * the stderr sink wrote two lines). */
+TEST(a_log_message_quoting_a_value_with_a_newline_is_still_one_line) {
+    ASSERT_EQ(setenv("WEFT_METRICS", "1\nsecond line\r\x1b[31m", 1), 0);
+    weft_log_set_callback(h41_log, NULL);
+    weft_status st = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+    ASSERT_NOT_NULL(ex);
+    weft_executor_destroy(ex);
+    weft_log_set_callback(NULL, NULL);
+    unsetenv("WEFT_METRICS");
+    int seen = 0;
+    for (int i = 0; i < h41_nmsgs; i++) {
+        if (!strstr(h41_msgs[i], "WEFT_METRICS")) continue;
+        seen++;
+        for (const char *p = h41_msgs[i]; *p; p++)
+            if ((unsigned char)*p < 0x20 && *p != '\t') TEST_FAIL_("control character %#x in '%s'", *p, h41_msgs[i]);
+    }
+    ASSERT_EQ(seen, 1);
+}

@@ -390,7 +390,9 @@ typedef enum weft_log_level {
     WEFT_LOG_DEBUG = 4  /* everything: the most detail */
 } weft_log_level;
 
-/* Receives each message at or under the current level (one line, no newline).
+/* Receives each message at or under the current level (one line, no newline:
+ * a control character other than tab in what it quotes, such as an
+ * environment value, is written as '?').
  * Called from whichever thread logs, possibly several at once. */
 typedef void (*weft_log_fn)(void *user, weft_log_level level, const char *message);
 
