@@ -72,6 +72,16 @@ stale)
         [ $? -eq 2 ] || fail "weft-top -d '$d' was not refused with status 2"
         grep -q "want seconds" "$dir/delay.txt" || [ -z "$d" ] || fail "no reason given for -d '$d'"
     done
+    # A frame count that is not a number from 1 is refused too (atol read
+    # "abc" as no frame at all, exit 0, and "-3" as frames forever).
+    for n in abc -3 0 2x ""; do
+        timeout 5 "$top" -n "$n" -d 0.01 "$dir/live.stats" > "$dir/frames.txt" 2>&1
+        [ $? -eq 2 ] || fail "weft-top -n '$n' was not refused with status 2"
+        grep -q "want a number of frames" "$dir/frames.txt" || [ -z "$n" ] || fail "no reason given for -n '$n'"
+    done
+    # A pid with no process says so (not "cannot read /proc/N/maps").
+    timeout 5 "$top" -n 1 -d 0.01 2147483646 > "$dir/nopid.txt" 2>&1 && fail "weft-top accepted a pid with no process"
+    grep -q "no process 2147483646" "$dir/nopid.txt" || fail "a pid with no process not named as such"
     ;;
 *) echo "unknown mode $mode"; exit 2 ;;
 esac

@@ -84,6 +84,10 @@ static int blocks_of_pid(const char *pid, struct block *out, int max) {
     char maps[64];
     snprintf(maps, sizeof maps, "/proc/%s/maps", pid);
     FILE *f = fopen(maps, "r");
+    if (!f && errno == ENOENT) { /* "cannot read /proc/N/maps" left the user to guess */
+        fprintf(stderr, "weft-top: no process %s (it has exited, or the pid is wrong)\n", pid);
+        return -1;
+    }
     if (!f) {
         fprintf(stderr, "weft-top: cannot read %s: %s\n", maps, strerror(errno));
         return -1;
@@ -225,7 +229,17 @@ int main(int argc, char **argv) {
                 return 2;
             }
         }
-        else if (opt == 'n') frames = atol(optarg);
+        else if (opt == 'n') {
+            /* A count from 1: atol read "abc" as 0 frames (nothing shown,
+             * exit 0) and "-3" or "2x"'s garbage as forever or a guess. */
+            char *end;
+            errno = 0;
+            frames = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || errno || frames < 1) {
+                fprintf(stderr, "weft-top: -n %s: want a number of frames from 1\n", optarg);
+                return 2;
+            }
+        }
         else { usage(); return opt == 'h' ? 0 : 2; }
     }
     if (optind >= argc || delay <= 0) { usage(); return 2; }
@@ -233,7 +247,7 @@ int main(int argc, char **argv) {
     int n = 0;
     for (int a = optind; a < argc && n < MAX_BLOCKS; a++) {
         const char *arg = argv[a];
-        if (strspn(arg, "0123456789") == strlen(arg)) {
+        if (*arg && strspn(arg, "0123456789") == strlen(arg)) { /* "" is a file name, not pid "" */
             int k = blocks_of_pid(arg, blocks + n, MAX_BLOCKS - n);
             if (k == 0) fprintf(stderr, "weft-top: process %s publishes no weft statistics (start it with WEFT_STATS=<path>)\n", arg);
             if (k > 0) n += k;
