@@ -180,3 +180,122 @@ TEST(a_log_message_quoting_a_value_with_a_newline_is_still_one_line) {
     }
     ASSERT_EQ(seen, 1);
 }
+
+/* An executor whose profiler never ran: every export is still a valid (empty)
+ * file of its format, and a folded export writes nothing. */
+TEST(every_profile_output_is_valid_for_an_executor_never_profiled) {
+    if (!have_program("python3")) SKIP("python3 not installed");
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("never \"profiled\"\n");
+    atomic_int count = 0;
+    weft_task t = must_emplace(tf, bump, &count);
+    ASSERT_OK(weft_task_set_name(t, "a<b>&\"c\"\n"));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    h41_check_all(ex, tf, 0);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+/* Folded stacks with the caller's taskflows named (names holding ';', a
+ * newline, quotes and bad UTF-8) and a frame per worker: still one line per
+ * stack, every frame non-empty, the flame graph well-formed. */
+TEST(folded_stacks_with_named_taskflows_and_workers_stay_one_line_per_stack) {
+    if (!have_program("python3")) SKIP("python3 not installed");
+    weft_executor *ex = make_profiled(2, 0);
+    weft_taskflow *a = make_taskflow("semi;colon\nnew \"line\" \xff"), *b = make_taskflow("");
+    atomic_int count = 0;
+    for (size_t i = 0; i < H41_NNAMES; i++) {
+        ASSERT_OK(weft_task_set_name(must_emplace(a, bump, &count), h41_names[i]));
+        ASSERT_OK(weft_task_set_name(must_emplace(b, bump, &count), h41_names[i]));
+    }
+    ASSERT_OK(weft_run_and_wait(ex, a));
+    ASSERT_OK(weft_run_and_wait(ex, b));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    const weft_taskflow *named[] = { a, b };
+    weft_folded_options opt = { .taskflows = named, .ntaskflows = 2, .per_worker = true };
+    char fo[64], fl[64], args[256];
+    temp_path(fo, sizeof fo, ".folded");
+    temp_path(fl, sizeof fl, ".svg");
+    FILE *f = fopen(fo, "w");
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(weft_profiler_write_folded(ex, &opt, f));
+    fclose(f);
+    f = fopen(fl, "w");
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(weft_profiler_write_flame_svg(ex, &opt, f));
+    fclose(f);
+    snprintf(args, sizeof args, "%s %s %d", fo, fl, (int)(2 * H41_NNAMES));
+    ASSERT_EQ(h41_python("import sys,xml.dom.minidom\n"
+                         "fo,fl,n=sys.argv[1],sys.argv[2],int(sys.argv[3])\n"
+                         "t=open(fo,encoding='utf-8',errors='strict').read()\n"
+                         "lines=t.split('\\n'); assert lines[-1]=='', 'no final newline'\n"
+                         "total=0\n"
+                         "for l in lines[:-1]:\n"
+                         "  st,_,w=l.rpartition(' ')\n"
+                         "  assert w.isdigit() and int(w)>0, repr(l)\n"
+                         "  fr=st.split(';')\n"
+                         "  assert all(fr) and fr[0].startswith('executor ') and fr[1].startswith('worker '), repr(l)\n"
+                         "  assert fr[2].startswith('taskflow '), repr(l)\n"
+                         "  total+=1\n"
+                         "assert total>=2, total\n"
+                         "xml.dom.minidom.parseString(open(fl,'rb').read())\n",
+                         args),
+              0);
+    unlink(fo), unlink(fl);
+    ASSERT_OK(weft_taskflow_destroy(a));
+    ASSERT_OK(weft_taskflow_destroy(b));
+    weft_executor_destroy(ex);
+}
+
+/* ---- the state dump ---- */
+
+static atomic_int h41_go, h41_in;
+static int h41_block(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    atomic_fetch_add(&h41_in, 1);
+    while (!atomic_load(&h41_go)) sleep_us(100);
+    return 0;
+}
+
+/* The dump is a line per worker and a line per task it runs: a task name
+ * with a newline split its line, and a 400-byte name cut the line before its
+ * newline, so the next worker's line was glued to it. */
+TEST(the_state_dump_keeps_a_line_per_worker_and_task_whatever_the_names) {
+    weft_status st = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .metrics = true }, &st);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = make_taskflow("dump");
+    char name[400];
+    memset(name, 'x', sizeof name);
+    name[sizeof name - 1] = '\0';
+    name[5] = '\n';
+    ASSERT_OK(weft_task_set_name(must_emplace(tf, h41_block, NULL), name));
+    ASSERT_OK(weft_task_set_name(must_emplace(tf, h41_block, NULL), "two\nlines\r"));
+    weft_future *fu = NULL;
+    ASSERT_OK(weft_run(ex, tf, &fu));
+    while (atomic_load(&h41_in) < 2) sleep_us(100);
+    char path[64];
+    temp_path(path, sizeof path, ".txt");
+    FILE *f = fopen(path, "w");
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(weft_executor_dump(ex, f));
+    fclose(f);
+    atomic_store(&h41_go, 1);
+    ASSERT_OK(weft_future_wait(fu));
+    weft_future_destroy(fu);
+    char *text = read_file(path);
+    int workers = 0, tasks = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "  worker ", 9) == 0) workers++;
+        else if (strncmp(line, "    task '", 10) == 0) tasks++;
+        else if (strncmp(line, "weft executor ", 14) != 0 && strncmp(line, "  ", 2) != 0)
+            TEST_FAIL_("a line that is no line of the dump: '%s'", line);
+        if (strstr(line + 1, "  worker ")) TEST_FAIL_("two lines in one: '%s'", line);
+    }
+    ASSERT_EQ(workers, 2);
+    ASSERT_EQ(tasks, 2);
+    free(text);
+    unlink(path);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -545,7 +545,8 @@ WEFT_API weft_status weft_stats_stop(weft_executor *ex);
 /* Writes the executor's state: runs in flight, the sleep state (searching, idle,
  * wake tokens), the injector, and for each worker its state (running, searching,
  * parked), deque size, counters and, while metrics are on, the task it runs and
- * that run's pending count.  It takes no lock and allocates nothing: every value
+ * that run's pending count (the task's name on that one line: control
+ * characters as '?', cut with "..." past 90 bytes).  It takes no lock and allocates nothing: every value
  * is an atomic read (relaxed) and the text is formatted on the stack and written
  * with write(2), so it is safe to call on a hung program, from another thread or
  * from a debugger (`call weft_executor_dump_fd(ex, 2)`).  The values are not one

@@ -39,6 +39,9 @@ __attribute__((format(printf, 2, 3))) static void put(struct sink *s, const char
     va_end(ap);
     if (n < 0) return;
     size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    /* Every format ends its line: a cut one keeps its newline, or the next
+     * worker's line was glued to it. */
+    if ((size_t)n >= sizeof line) line[len - 1] = '\n';
     if (s->len + len > sizeof s->buf) flush_sink(s);
     memcpy(s->buf + s->len, line, len);
     s->len += len;
@@ -68,9 +71,18 @@ static void put_current_task(struct sink *s, const struct weft__obs *o, unsigned
         return;
     }
     if (!r) return;
-    char buf[24];
+    char buf[24], name[96];
+    /* The name on one line, and short: a newline in it split the task's line
+     * (a reader takes a line per worker and per task), and a long one cut the
+     * line before its end. */
+    const char *label = weft__node_label(n, buf, sizeof buf);
+    size_t k = 0;
+    for (; label[k] && k < sizeof name - 1; k++)
+        name[k] = (unsigned char)label[k] < 0x20 || label[k] == 0x7f ? '?' : label[k];
+    name[k] = '\0';
+    if (label[k]) memcpy(name + sizeof name - 4, "...", 4);
     put(s, "    task '%s' (depth %u) of run %llu, %lld task(s) of that run pending\n",
-        weft__node_label(n, buf, sizeof buf), d, (unsigned long long)r->top->id,
+        name, d, (unsigned long long)r->top->id,
         (long long)atomic_load_explicit((_Atomic int64_t *)&r->pending, memory_order_relaxed));
 }
 
