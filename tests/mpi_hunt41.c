@@ -219,3 +219,60 @@ TEST(a_deadline_that_cancels_a_tasks_inner_run_fails_every_rank_without_a_hang) 
     weft_executor_destroy(ex);
     MPI_Finalize();
 }
+
+/* ---- unnamed tasks in failure messages ---------------------------------------------- */
+
+static int h41_ok(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    return 0;
+}
+static int h41_fail5(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    return 5;
+}
+static int h41_nothing(weft_ctx *cx, void *const *bufs, void *arg) {
+    (void)cx, (void)bufs, (void)arg;
+    return 0;
+}
+static int h41_rank_by_index(weft_task t, void *arg) {
+    return (int)(weft_task_index(t) % (size_t)*(int *)arg);
+}
+
+/* An unnamed task of an ordinary taskflow that fails is named as the
+ * taskflow's own tools name it ("#index"), and a distributed task given the
+ * name "" by its position: the message was "task '' failed ...", which says
+ * nothing of which task. */
+TEST(an_unnamed_failing_task_is_named_by_its_index_in_the_message) {
+    int size = 0, rank = mpi_test_init(&size);
+    (void)rank;
+    weft_executor *ex = mpi_test_executor();
+    weft_taskflow *tf = weft_taskflow_create("unnamed", NULL);
+    weft_task a = weft_emplace(tf, h41_ok, NULL), b = weft_emplace(tf, h41_fail5, NULL);
+    ASSERT_OK(weft_precede(a, b));
+    weft_status st = WEFT_OK;
+    weft_mpi_flow *f = weft_mpi_flow_create(MPI_COMM_WORLD, "unnamed", &st);
+    ASSERT_OK(st);
+    /* A task before the taskflow's: its tasks' positions in f are 1 and 2. */
+    ASSERT_OK(weft_mpi_insert(f, &(weft_mpi_task_desc){ .fn = h41_nothing, .name = "before" }));
+    ASSERT_OK(weft_mpi_insert_taskflow(f, tf, &(weft_mpi_taskflow_map){ .rank = h41_rank_by_index, .arg = &size }));
+    ASSERT_STATUS(weft_mpi_run(ex, f), WEFT_ETASK);
+    char want[128];
+    snprintf(want, sizeof want, "task '#1' failed on rank %d with code 5", 1 % size);
+    ASSERT_STREQ(weft_mpi_flow_error_message(f), want);
+    ASSERT_OK(weft_mpi_flow_destroy(f));
+
+    f = weft_mpi_flow_create(MPI_COMM_WORLD, "empty name", &st);
+    ASSERT_OK(st);
+    long v = 0;
+    weft_mpi_data d = weft_mpi_data_register(f, rank == size - 1 ? &v : NULL, sizeof v, size - 1);
+    ASSERT_OK(weft_mpi_insert(f, &(weft_mpi_task_desc){ .fn = h41_add, .name = "first", .access = MPI_ACC({ d, WEFT_MPI_RW }), .naccess = 1 }));
+    ASSERT_OK(weft_mpi_insert(f, &(weft_mpi_task_desc){ .fn = h41_maybe_fail, .name = "", .access = MPI_ACC({ d, WEFT_MPI_RW }), .naccess = 1 }));
+    atomic_store(&h41_fail_now, 1);
+    ASSERT_STATUS(weft_mpi_run(ex, f), WEFT_ETASK);
+    snprintf(want, sizeof want, "task '#1' failed on rank %d with code 7", size - 1);
+    ASSERT_STREQ(weft_mpi_flow_error_message(f), want);
+    ASSERT_OK(weft_mpi_flow_destroy(f));
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    MPI_Finalize();
+}

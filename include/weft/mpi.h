@@ -70,7 +70,8 @@ typedef int (*weft_mpi_task_fn)(weft_ctx *ctx, void *const *bufs, void *arg);
 typedef struct weft_mpi_task_desc {
     weft_mpi_task_fn fn; /* required */
     void *arg;           /* passed to fn on the rank that runs it; not copied */
-    const char *name;    /* copied; names the task in errors */
+    const char *name;    /* copied; names the task in errors (NULL or "":
+                          * "#N", its position among the flow's tasks) */
     const weft_mpi_access *access; /* naccess entries (copied), at most 64 */
     size_t naccess;      /* entries of access, 0 to 64; 0: access may be NULL */
     /* Which rank runs the task: `rank` when rank_set is true, else the owner
@@ -156,7 +157,8 @@ typedef struct weft_mpi_taskflow_map {
  * run), after its predecessors, and an edge across ranks becomes one message
  * (the predecessor's output, map->output, or a one-byte token).  Every rank
  * must make the same call with the same taskflow (built by the same calls),
- * as for weft_mpi_insert.  Inside a wrapped task, weft_ctx_task(ctx) is the
+ * as for weft_mpi_insert.  A wrapped task's name names it in errors (an
+ * unnamed one "#index", its weft_task_index).  Inside a wrapped task, weft_ctx_task(ctx) is the
  * null task and weft_ctx_iteration(ctx) is 0.  tf must outlive f, unchanged.
  * Only static tasks (weft_emplace, weft_placeholder, weft_emplace_work) can be
  * wrapped: conditions choose a branch at run time on one rank, subflows build

@@ -322,7 +322,8 @@ static int agree_outcome(weft_mpi_flow *f, int local_err) {
         const weft__mpi_task *t = &f->tasks[f->fail_task];
         char idx[32];
         snprintf(idx, sizeof idx, "#%llu", (unsigned long long)t->global_index);
-        snprintf(fail, sizeof fail, "task '%.127s' failed on rank %d with code %d", t->name ? t->name : idx, f->rank,
+        /* "" names no task: its position does ("task '' failed" did not). */
+        snprintf(fail, sizeof fail, "task '%.127s' failed on rank %d with code %d", t->name && *t->name ? t->name : idx, f->rank,
                  f->fail_code);
     }
     int st = weft__mpi_agree_outcome(f->comm, f->rank, atomic_load_explicit(&f->failed, memory_order_relaxed) ? fail : NULL,

@@ -185,10 +185,15 @@ weft_status weft_mpi_insert_taskflow(weft_mpi_flow *f, weft_taskflow *tf, const 
         for (size_t k = 0; k < w.n && st == WEFT_OK; k++) {
             size_t i = order[k], np = pred_first[i + 1] - pred_first[i];
             weft_mpi_access acc[WEFT__MPI_MAX_ACCESS];
+            /* An unnamed task is "#index" in errors, as weft's other tools
+             * label it (its position in f would name no task of tf). */
+            char label[32];
+            const char *name = weft_task_name(w.tasks[i]);
+            if (!*name) snprintf(label, sizeof label, "#%zu", weft_task_index(w.tasks[i])), name = label;
             acc[0] = (weft_mpi_access){ handle[i], WEFT_MPI_W };
             for (size_t p = 0; p < np; p++) acc[p + 1] = (weft_mpi_access){ handle[preds[pred_first[i] + p]], WEFT_MPI_R };
             st = weft_mpi_insert(f, &(weft_mpi_task_desc){ .fn = run_wrapped, .arg = w.tasks[i].node_,
-                                                           .name = weft_task_name(w.tasks[i]), .access = acc,
+                                                           .name = name, .access = acc,
                                                            .naccess = np + 1, .rank_set = true, .rank = rank[i] });
         }
     }
