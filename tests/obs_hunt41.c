@@ -299,3 +299,49 @@ TEST(the_state_dump_keeps_a_line_per_worker_and_task_whatever_the_names) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- the JSON log sink ---- */
+
+static int h41_destroy_own(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    weft_executor_destroy(weft_ctx_executor(ctx)); /* refused from a worker: a warning */
+    return 0;
+}
+
+/* A warning logged by a task whose name holds quotes, a newline, markup and
+ * bad UTF-8 (longer than the 63 bytes the entry keeps, cut inside a
+ * multi-byte character) is one JSON object on one line, with the task, the
+ * worker and the run. */
+TEST(the_json_log_sink_writes_one_valid_object_per_line_for_awkward_task_names) {
+    if (!have_program("python3")) SKIP("python3 not installed");
+    char path[64], args[128];
+    temp_path(path, sizeof path, ".jsonl");
+    FILE *f = fopen(path, "w");
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(weft_log_set_json(f));
+    weft_status st = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .metrics = true }, &st);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = make_taskflow("log");
+    char name[80];
+    snprintf(name, sizeof name, "%s", "q\"b\\n\nl<&>\xff 0123456789012345678901234567890123456789012345\xe2\x82\xac\xe2\x82\xac");
+    ASSERT_OK(weft_task_set_name(must_emplace(tf, h41_destroy_own, NULL), name));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_log_set_json(NULL));
+    fclose(f);
+    snprintf(args, sizeof args, "%s", path);
+    ASSERT_EQ(h41_python("import json,sys\n"
+                         "lines=open(sys.argv[1],'rb').read().split(b'\\n')\n"
+                         "assert lines[-1]==b'', 'no final newline'\n"
+                         "objs=[json.loads(l.decode('utf-8')) for l in lines[:-1]]\n"
+                         "w=[o for o in objs if 'weft_executor_destroy' in o['message']]\n"
+                         "assert len(w)==1, objs\n"
+                         "o=w[0]\n"
+                         "assert o['level']=='warn' and o['worker']==0 and o['run']>=1, o\n"
+                         "assert o['task'].startswith('q\"b\\\\n\\nl<&>\\ufffd 0123'), o['task']\n",
+                         args),
+              0);
+    unlink(path);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
