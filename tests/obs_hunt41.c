@@ -345,3 +345,34 @@ TEST(the_json_log_sink_writes_one_valid_object_per_line_for_awkward_task_names) 
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* Past 20000 spans the timeline switches to one busy-ness bar per pixel
+ * column: that drawing too is well-formed XML, in the SVG and in the report,
+ * with names that need escaping. */
+TEST(the_dense_timeline_of_over_20000_spans_is_well_formed) {
+    if (!have_program("python3")) SKIP("python3 not installed");
+    weft_executor *ex = make_profiled(2, 0);
+    weft_taskflow *tf = make_taskflow("dense <&>");
+    atomic_int count = 0;
+    for (int i = 0; i < 2000; i++) ASSERT_OK(weft_task_set_name(must_emplace(tf, bump, &count), h41_names[i % H41_NNAMES]));
+    for (int r = 0; r < 12; r++) ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    uint64_t spans = 0;
+    ASSERT_OK(weft_profiler_count(ex, &spans, NULL));
+    ASSERT_TRUE(spans > 20000);
+    char tl[64], html[64], args[256];
+    temp_path(tl, sizeof tl, ".svg");
+    temp_path(html, sizeof html, ".html");
+    h41_write(tl, weft_profiler_write_timeline_svg, ex);
+    h41_write(html, weft_profiler_write_html, ex);
+    snprintf(args, sizeof args, "%s %s", tl, html);
+    ASSERT_EQ(h41_python("import sys,re,xml.dom.minidom\n"
+                         "xml.dom.minidom.parseString(open(sys.argv[1],'rb').read())\n"
+                         "h=open(sys.argv[2],encoding='utf-8',errors='strict').read()\n"
+                         "for m in re.finditer(r'<svg.*?</svg>', h, re.S): xml.dom.minidom.parseString(m.group(0).encode())\n",
+                         args),
+              0);
+    unlink(tl), unlink(html);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
