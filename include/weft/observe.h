@@ -412,7 +412,9 @@ WEFT_API void weft_log_set_callback(weft_log_fn fn, void *user);
 typedef struct weft_log_entry {
     uint64_t time_ns;          /* wall clock (CLOCK_REALTIME), ns since 1970 */
     weft_log_level level;      /* the message's level */
-    const char *message;       /* one line, no newline */
+    const char *message;       /* the text as formatted: what it quotes (an
+                                * environment value, a path) may hold control
+                                * characters, which weft_log_set_json escapes */
     /* Where it was logged: set when the logging thread is a worker running a
      * task, else NULL / -1 / 0. */
     const weft_executor *executor;

@@ -89,19 +89,19 @@ void weft__log_emit(weft_log_level level, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    /* A message is one line (observe.h), but it may quote what a user gave:
-     * an environment variable's value, a path.  A newline there split the
-     * stderr line and reached callbacks promised none: control characters
-     * (tab aside) become '?'. */
-    for (unsigned char *p = (unsigned char *)msg; *p; p++)
-        if ((*p < 0x20 && *p != '\t') || *p == 0x7f) *p = '?';
     weft_log_entry_fn efn = atomic_load_explicit(&entry_fn, memory_order_relaxed);
-    if (efn) {
+    if (efn) { /* the text as it is: a structured sink escapes it (JSON: \u000a) */
         weft_log_entry e = { .time_ns = weft__wall_ns(), .level = level, .message = msg };
         fill_context(&e);
         efn(atomic_load_explicit(&log_user, memory_order_relaxed), &e);
         return;
     }
+    /* A message is one line (observe.h), but it may quote what a user gave:
+     * an environment variable's value, a path.  A newline there split the
+     * stderr line and reached message callbacks promised none: for those
+     * two, control characters (tab aside) become '?'. */
+    for (unsigned char *p = (unsigned char *)msg; *p; p++)
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f) *p = '?';
     weft_log_fn fn = atomic_load_explicit(&log_fn, memory_order_relaxed);
     if (fn) {
         fn(atomic_load_explicit(&log_user, memory_order_relaxed), level, msg);
