@@ -376,3 +376,73 @@ TEST(the_dense_timeline_of_over_20000_spans_is_well_formed) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- exports when memory runs out ---- */
+
+#include "counting_alloc.h"
+
+static weft_status h41_profile_get(const weft_executor *ex, FILE *f) {
+    (void)f;
+    weft_profile *p = NULL;
+    weft_status st = weft_profile_get(ex, &p);
+    if (st != WEFT_OK && p) return WEFT_EINVAL; /* *out must be NULL on failure */
+    weft_profile_free(p);
+    return st;
+}
+static const weft_taskflow *h41_dot_tf;
+static weft_status h41_dot_profiled(const weft_executor *ex, FILE *f) {
+    return weft_taskflow_dump_dot_profiled(h41_dot_tf, ex, f);
+}
+
+/* Each export, with its k-th allocation failing for every k in turn: it
+ * returns WEFT_OK or WEFT_ENOMEM, nothing else, and gives back every byte it
+ * took (the counting allocator's balance is unchanged after each call). */
+TEST(every_profile_export_fails_cleanly_at_each_allocation) {
+    weft_set_allocator(&counting);
+    weft_executor *ex = make_profiled(2, 0);
+    weft_taskflow *tf = make_taskflow("oom");
+    atomic_int count = 0;
+    for (size_t i = 0; i < 40; i++) ASSERT_OK(weft_task_set_name(must_emplace(tf, bump, &count), h41_names[i % H41_NNAMES]));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_OK(weft_profiler_stop(ex));
+    h41_dot_tf = tf;
+    static weft_status (*const fns[])(const weft_executor *, FILE *) = {
+        weft_profiler_write_json, weft_profiler_write_html, weft_profiler_write_timeline_svg, h41_flame, h41_folded,
+        h41_profile_get, h41_dot_profiled,
+    };
+    FILE *sink = fopen("/dev/null", "w");
+    ASSERT_NOT_NULL(sink);
+    for (size_t k = 0; k < sizeof fns / sizeof *fns; k++) {
+        for (long n = 1, tries = 0;; n++) {
+            long long before = atomic_load(&A.outstanding);
+            fail_allocation(n);
+            weft_status st = fns[k](ex, sink);
+            bool hit = atomic_load(&A.failures) > 0;
+            fail_allocation(0);
+            if (st != WEFT_OK && st != WEFT_ENOMEM) TEST_FAIL_("export %zu, allocation %ld failing: %s", k, n, weft_errname(st));
+            if (atomic_load(&A.outstanding) != before) {
+                /* A worker going idle may still flush its last batch of
+                 * spans into a new chunk (its allocation, not the export's):
+                 * the same failure again, once the workers are quiet. */
+                if (++tries < 4) {
+                    sleep_us(50000);
+                    n--;
+                    continue;
+                }
+                TEST_FAIL_("export %zu, allocation %ld failing: %lld bytes not given back", k, n,
+                           atomic_load(&A.outstanding) - before);
+            }
+            tries = 0;
+            if (!hit) {
+                ASSERT_OK(st);
+                break;
+            }
+            if (n > 100000) TEST_FAIL_("export %zu never succeeds", k);
+        }
+    }
+    fclose(sink);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+    weft_set_allocator(NULL);
+}
