@@ -276,3 +276,41 @@ TEST(an_unnamed_failing_task_is_named_by_its_index_in_the_message) {
     weft_executor_destroy(ex);
     MPI_Finalize();
 }
+
+/* ---- one flow, several executors ------------------------------------------------------ */
+
+/* The same flow run on one executor, then on another of one worker, then on
+ * the default one: each run gives the serial result and its own figures. */
+TEST(one_flow_runs_on_different_executors_in_turn_with_the_serial_result) {
+    int size = 0, rank = mpi_test_init(&size);
+    weft_executor *a = mpi_test_executor();
+    weft_status st = WEFT_OK;
+    weft_executor *b = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+    ASSERT_NOT_NULL(b);
+    weft_mpi_flow *f = weft_mpi_flow_create(MPI_COMM_WORLD, "turns", &st);
+    ASSERT_OK(st);
+    long v = 0, out = 0;
+    weft_mpi_data d = weft_mpi_data_register(f, rank == 0 ? &v : NULL, sizeof v, 0);
+    weft_mpi_data o = weft_mpi_data_register(f, rank == size - 1 ? &out : NULL, sizeof out, size - 1);
+    for (int r = 0; r < size; r++)
+        ASSERT_OK(weft_mpi_insert(f, &(weft_mpi_task_desc){ .fn = h41_add, .arg = (void *)(intptr_t)(r + 1),
+                                                           .access = MPI_ACC({ d, WEFT_MPI_RW }), .naccess = 1,
+                                                           .rank_set = true, .rank = r }));
+    ASSERT_OK(weft_mpi_insert(f, &(weft_mpi_task_desc){ .fn = h41_copy, .access = MPI_ACC({ d, WEFT_MPI_R }, { o, WEFT_MPI_W }),
+                                                       .naccess = 2 }));
+    weft_executor *exs[3] = { a, b, NULL };
+    long chain = (long)size * (size + 1) / 2;
+    for (int i = 0; i < 3; i++) {
+        ASSERT_OK(weft_mpi_run(exs[i], f));
+        if (rank == 0) ASSERT_EQ(v, (i + 1) * chain);
+        if (rank == size - 1) ASSERT_EQ(out, (i + 1) * chain * 10);
+        weft_mpi_stats ms;
+        ASSERT_OK(weft_mpi_flow_stats(f, &ms));
+        ASSERT_EQ(ms.runs, (uint64_t)i + 1);
+        ASSERT_EQ(mpi_test_sum(ms.tasks_run), (uint64_t)size + 1);
+    }
+    ASSERT_OK(weft_mpi_flow_destroy(f));
+    weft_executor_destroy(b);
+    weft_executor_destroy(a);
+    MPI_Finalize();
+}
