@@ -79,6 +79,11 @@ stale)
         [ $? -eq 2 ] || fail "weft-top -n '$n' was not refused with status 2"
         grep -q "want a number of frames" "$dir/frames.txt" || [ -z "$n" ] || fail "no reason given for -n '$n'"
     done
+    # A directory or a device is no block, and is not called "too short".
+    for d in "$dir" /dev/null; do
+        "$top" -n 1 -d 0.01 "$d" > "$dir/notfile.txt" 2>&1 && fail "weft-top accepted $d"
+        grep -q "not a regular file" "$dir/notfile.txt" || fail "no clear reason for $d"
+    done
     # A pid with no process says so (not "cannot read /proc/N/maps").
     timeout 5 "$top" -n 1 -d 0.01 2147483646 > "$dir/nopid.txt" 2>&1 && fail "weft-top accepted a pid with no process"
     grep -q "no process 2147483646" "$dir/nopid.txt" || fail "a pid with no process not named as such"

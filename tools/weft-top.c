@@ -63,7 +63,13 @@ static int block_open(struct block *b, const char *path, char *why, size_t whyle
     }
     struct stat st;
     void *p = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && (size_t)st.st_size >= WEFT_STATS_HEADER_WORDS * 8)
+    bool have_st = fstat(fd, &st) == 0;
+    if (have_st && !S_ISREG(st.st_mode)) { /* a directory or a device was "too short" */
+        close(fd);
+        snprintf(why, whylen, "%s: not a weft statistics file (not a regular file)", path);
+        return -1;
+    }
+    if (have_st && (size_t)st.st_size >= WEFT_STATS_HEADER_WORDS * 8)
         p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) {
