@@ -2,3 +2,7 @@
 # destroy, huge deques, priorities after clear or slot reuse, run_until on an
 # empty taskflow.
 weft_add_test_program(doubts_tests SOURCES doubts_hunt39.c TIMEOUT 60)
+# Session 40's open doubts (session 41): modules built in subflows hold their
+# body, a busy composition's destroy, deadlines that never fire, the reason a
+# set's token gives its members, placeholders in the metrics.
+weft_add_test_program(doubts_tests41 SOURCES doubts_hunt41.c TIMEOUT 60)

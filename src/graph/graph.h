@@ -227,6 +227,14 @@ struct weft_taskflow {
      * instead; flow.h). */
     weft_taskflow **bodies;
     size_t nbodies, bodies_cap;
+    /* A subflow's graph is built while its parent's run goes, after that
+     * run took its holds: each module emplaced into it holds its body (and
+     * those below) from the emplace on, as a run would, and this says every
+     * entry of `bodies` is so held, until the graph's nested run ends or it
+     * is not to run (module.c, weft__module_drop_held).  Without it a body
+     * could be edited or destroyed between the emplace and the module's
+     * start. */
+    bool bodies_held;
     struct weft__subflow *free_subs;
     bool is_subflow_graph; /* owned by a subflow task: not destroyable by users */
     bool is_composition_graph; /* owned by a composition (compose.c): not destroyable by users */
@@ -425,6 +433,12 @@ weft_status weft__refuse_own_run(weft_taskflow *tf, const char *call);
  * run time with WEFT_EDEADLK).  While tf is busy, so its modules cannot
  * change between the two calls.  module.c. */
 void weft__module_hold_bodies(weft_taskflow *tf, int delta);
+
+/* Gives back the holds a subflow's graph took on its modules' bodies
+ * (bodies_held above): its nested run has ended, or it will not run.  A
+ * no-op when none are held.  Only by the graph's run or its subflow task.
+ * module.c. */
+void weft__module_drop_held(weft_taskflow *tf);
 
 /* Every module body below tf, along every path as weft__module_hold_bodies
  * walks them (a body reached twice is listed twice), in a new array of *n

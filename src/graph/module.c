@@ -27,6 +27,8 @@ static bool bodies_reserve(weft_taskflow *tf) {
     return true;
 }
 
+static void hold_body(weft_taskflow *tf, weft_taskflow *b, int delta);
+
 void weft__module_release(weft_taskflow *tf, struct weft__module *m) {
     if (!m) return;
     /* The newest entries first: a clear or an erase of recent modules finds
@@ -34,8 +36,12 @@ void weft__module_release(weft_taskflow *tf, struct weft__module *m) {
     for (size_t i = tf->nbodies; i-- > 0;)
         if (tf->bodies[i] == m->body) {
             tf->bodies[i] = tf->bodies[--tf->nbodies];
+            /* A module erased from a subflow's graph while it is built gives
+             * back the hold its emplace took (the body lives: it was held). */
+            if (tf->bodies_held) hold_body(tf, m->body, -1);
             break;
         }
+    if (tf->nbodies == 0) tf->bodies_held = false;
     if (tf->nbodies == 0) {
         weft__free(tf->bodies, tf->bodies_cap * sizeof *tf->bodies);
         tf->bodies = NULL;
@@ -72,6 +78,14 @@ weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body) {
     tf->bodies[tf->nbodies++] = body;
     weft__cold_mut(t.node_)->ext = m;
     tf->next_owned++;
+    /* A subflow's graph is built inside its parent's run, whose holds came
+     * before this module: the module holds its body now, until the graph's
+     * run ends (graph.h, bodies_held).  A graph is built by the subflow's
+     * function only, and sealed once joined, so every entry is held. */
+    if (tf->is_subflow_graph) {
+        hold_body(tf, body, 1);
+        tf->bodies_held = true;
+    }
     return t;
 }
 
@@ -110,6 +124,20 @@ static bool hold_one(weft_taskflow *b, void *delta) {
 }
 
 void weft__module_hold_bodies(weft_taskflow *tf, int delta) { (void)each_body_below(tf, hold_one, &delta, NULL); }
+
+/* The part of weft__module_hold_bodies(tf, delta) that is b's, b an entry of
+ * tf->bodies: b, then what is below it, along the same paths (tf on them). */
+static void hold_body(weft_taskflow *tf, weft_taskflow *b, int delta) {
+    const struct body_path here = {tf, NULL};
+    (void)hold_one(b, &delta);
+    (void)each_body_below(b, hold_one, &delta, &here);
+}
+
+void weft__module_drop_held(weft_taskflow *tf) {
+    if (!tf->bodies_held) return;
+    tf->bodies_held = false;
+    weft__module_hold_bodies(tf, -1);
+}
 
 /* list_bodies' visit: counts (out NULL) or writes out[n++]. */
 struct body_list {

@@ -51,7 +51,10 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
     if (!next) tf->tail = NULL;
     /* The module bodies submit() held (under the lock, after it: a run may
      * end before its submitter has left the lock), before tf is seen idle. */
-    if (__builtin_expect(tf->nbodies != 0, 0) && r->role == WEFT__ROLE_TOP) weft__module_hold_bodies(tf, -1);
+    if (__builtin_expect(tf->nbodies != 0, 0)) {
+        if (r->role == WEFT__ROLE_TOP) weft__module_hold_bodies(tf, -1);
+        else weft__module_drop_held(tf); /* a subflow's graph: its modules' holds */
+    }
     /* Before the future is ready: whoever waited on it may change tf at once. */
     atomic_fetch_sub_explicit(&tf->runs_inflight, 1, memory_order_release);
     weft__mutex_unlock(&tf->mu);
@@ -410,6 +413,8 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
             tf->tail = sub;
         }
         atomic_fetch_add_explicit(&tf->runs_inflight, 1, memory_order_relaxed);
+    } else {
+        weft__module_drop_held(tf); /* a subflow's graph that will not run */
     }
     weft__mutex_unlock(&tf->mu);
     return now;

@@ -111,10 +111,14 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
     s->w = NULL;
     s->graph->sealed = false; /* see weft_subflow_join */
     if (rc != 0) {
+        weft__module_drop_held(s->graph); /* its graph does not run */
         weft__fail_node(r, n, rc);
         return weft__release_successors(w, r, n);
     }
-    if (s->graph->nnodes == 0 || s->joined) return weft__release_successors(w, r, n);
+    if (s->graph->nnodes == 0 || s->joined) {
+        weft__module_drop_held(s->graph); /* (a joined graph's run gave them back) */
+        return weft__release_successors(w, r, n);
+    }
     return weft__enter_nested(w, r, n, s->run, s->graph, s->detached ? WEFT__ROLE_DETACHED : WEFT__ROLE_JOINED);
 }
 

@@ -1,0 +1,204 @@
+/* Doubts left open by session 40, each settled by a test:
+ *  - a module built inside a subflow at run time holds its body, as a module
+ *    of the taskflow itself does (an edit or a destroy of the body was let
+ *    through while the run could still start it). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cancel_test.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- 1. a module built inside a subflow holds its body ------------------------ */
+
+/* What the subflow task builds, and the handshake with the test's thread. */
+static struct {
+    weft_taskflow *body;
+    atomic_int built;  /* the subflow's function has emplaced the module */
+    atomic_int go;     /* the test has tried its edits: return */
+    atomic_int gate;   /* opens the gate task ahead of the module */
+    atomic_int count;  /* the body's tasks that ran */
+    int fail;          /* the subflow's function returns this */
+    bool erase;        /* erase the module before returning */
+    bool gated;        /* put a gate task ahead of the module */
+} S;
+
+static int s_gate(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return wait_flag(&S.gate, 1, 20.0) ? 0 : 1;
+}
+
+static int s_build(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx, (void)arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    weft_task m = weft_emplace_module(g, S.body);
+    if (weft_task_is_null(m)) return 100;
+    if (S.gated) {
+        weft_task gt = weft_emplace(g, s_gate, NULL);
+        if (weft_task_is_null(gt) || weft_precede(gt, m) != WEFT_OK) return 101;
+    }
+    if (S.erase && weft_task_erase(m) != WEFT_OK) return 102;
+    atomic_store(&S.built, 1);
+    if (!wait_flag(&S.go, 1, 20.0)) return 103;
+    return S.fail;
+}
+
+static void s_reset(weft_taskflow *body) {
+    memset(&S, 0, sizeof S);
+    S.body = body;
+}
+
+/* A body of 4 counting tasks. */
+static weft_taskflow *s_body(void) {
+    weft_taskflow *body = make_taskflow("body");
+    for (int i = 0; i < 4; i++) must_emplace(body, bump, &S.count);
+    return body;
+}
+
+TEST(a_module_built_in_a_running_subflow_holds_its_body_from_its_emplace) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("outer"), *body = s_body();
+    s_reset(body);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, s_build, NULL)));
+    watchdog_start(30);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_TRUE(wait_flag(&S.built, 1, 20.0));
+    /* The module exists and the run will start it: the body is in use. */
+    ASSERT_STATUS(weft_taskflow_clear(body), WEFT_EBUSY);
+    ASSERT_STATUS(weft_taskflow_set_name(body, "x"), WEFT_EBUSY);
+    ASSERT_STATUS(weft_taskflow_destroy(body), WEFT_EBUSY);
+    atomic_store(&S.go, 1);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&S.count), 4);
+    /* The run is over: the body is the builder's again. */
+    ASSERT_OK(weft_taskflow_set_name(body, "y"));
+    watchdog_stop();
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(body)); /* before its parent: the run no longer uses it */
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
+TEST(a_module_of_a_subflow_graph_holds_its_body_until_the_module_has_run) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("outer"), *body = s_body();
+    s_reset(body);
+    S.gated = true;
+    atomic_store(&S.go, 1); /* the function returns at once */
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, s_build, NULL)));
+    watchdog_start(30);
+    for (int round = 0; round < 3; round++) {
+        atomic_store(&S.gate, 0);
+        atomic_store(&S.built, 0);
+        atomic_store(&S.count, 0);
+        weft_future *f = NULL;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_TRUE(wait_flag(&S.built, 1, 20.0));
+        /* The subflow's graph runs (its gate holds the module back). */
+        ASSERT_STATUS(weft_taskflow_clear(body), WEFT_EBUSY);
+        ASSERT_TRUE(weft_task_is_null(weft_emplace(body, noop, NULL)));
+        ASSERT_STATUS(weft_taskflow_last_error(body), WEFT_EBUSY);
+        atomic_store(&S.gate, 1);
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        ASSERT_EQ(atomic_load(&S.count), 4);
+        ASSERT_EQ(weft_taskflow_num_tasks(body), 4u);
+        ASSERT_OK(weft_taskflow_set_name(body, "free again"));
+    }
+    watchdog_stop();
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(body));
+}
+
+/* The hold ends with the run also where the subflow's graph never runs. */
+TEST(a_body_held_by_a_subflow_is_given_back_when_the_subflow_fails_or_erases_its_module) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("outer"), *body = s_body();
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, s_build, NULL)));
+    watchdog_start(30);
+    /* The function fails after building: its graph does not run. */
+    s_reset(body);
+    S.fail = 7;
+    atomic_store(&S.go, 1);
+    weft_run_info info;
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(info.task_code, 7);
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&S.count), 0);
+    ASSERT_OK(weft_taskflow_set_name(body, "after a failed subflow"));
+    /* The module is erased before the function returns: refused while it
+     * existed, given back by the erase. */
+    s_reset(body);
+    S.erase = true;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_TRUE(wait_flag(&S.built, 1, 20.0));
+    ASSERT_OK(weft_taskflow_set_name(body, "after an erased module"));
+    atomic_store(&S.go, 1);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&S.count), 0);
+    /* A joined subflow (weft_subflow_join) gives it back after its graph. */
+    watchdog_stop();
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(body));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
+static int s_build_join(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx, (void)arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    if (weft_task_is_null(weft_emplace_module(g, S.body))) return 100;
+    if (weft_subflow_join(sf) != WEFT_OK) return 101;
+    /* The graph has run: the body is free again, while the task still runs. */
+    if (weft_taskflow_set_name(S.body, "joined") != WEFT_OK) return 102;
+    return 0;
+}
+
+TEST(a_subflow_that_joins_its_module_gives_the_body_back_at_the_join) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("outer"), *body = s_body();
+    s_reset(body);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, s_build_join, NULL)));
+    for (int i = 0; i < 5; i++) {
+        atomic_store(&S.count, 0);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&S.count), 4);
+        ASSERT_STREQ(weft_taskflow_name(body), "joined");
+        ASSERT_OK(weft_taskflow_set_name(body, "body"));
+    }
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(body));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
+/* Nested: the subflow's module body has a module of its own; both are held. */
+TEST(a_subflow_module_holds_the_bodies_below_its_body_too) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("outer"), *mid = make_taskflow("mid"), *body = s_body();
+    s_reset(mid);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_module(mid, body)));
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, s_build, NULL)));
+    watchdog_start(30);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_TRUE(wait_flag(&S.built, 1, 20.0));
+    ASSERT_STATUS(weft_taskflow_clear(mid), WEFT_EBUSY);
+    ASSERT_STATUS(weft_taskflow_clear(body), WEFT_EBUSY);
+    atomic_store(&S.go, 1);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&S.count), 4);
+    ASSERT_OK(weft_taskflow_set_name(mid, "m"));
+    ASSERT_OK(weft_taskflow_set_name(body, "b"));
+    watchdog_stop();
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(mid));
+    ASSERT_OK(weft_taskflow_destroy(body));
+}
