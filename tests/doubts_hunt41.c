@@ -1,11 +1,14 @@
 /* Doubts left open by session 40, each settled by a test:
  *  - a module built inside a subflow at run time holds its body, as a module
  *    of the taskflow itself does (an edit or a destroy of the body was let
- *    through while the run could still start it). */
+ *    through while the run could still start it);
+ *  - weft_composition_destroy of a graph a run still uses (a module's body)
+ *    refuses, instead of freeing the composition and leaking its graph. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "cancel_test.h"
+#include "counting_alloc.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -201,4 +204,44 @@ TEST(a_subflow_module_holds_the_bodies_below_its_body_too) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     ASSERT_OK(weft_taskflow_destroy(mid));
     ASSERT_OK(weft_taskflow_destroy(body));
+}
+
+/* ---- 2. a composition whose graph is in use -------------------------------------- */
+
+static int c_gate(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    return wait_flag(arg, 1, 20.0) ? 0 : 1;
+}
+
+TEST(composition_destroy_of_a_graph_a_run_uses_refuses_and_frees_nothing) {
+    weft_set_allocator(&counting);
+    fail_allocation(0); /* count only */
+    long long base = atomic_load(&A.outstanding);
+    weft_executor *ex = make_executor(2);
+    weft_status st;
+    weft_composition *c = weft_composition_create("piece", &st);
+    ASSERT_OK(st);
+    atomic_int count = 0, open = 0;
+    for (int i = 0; i < 3; i++) must_emplace(weft_composition_graph(c), bump, &count);
+    weft_taskflow *tf = make_taskflow("user");
+    weft_task g = must_emplace(tf, c_gate, &open), m = weft_emplace_module(tf, weft_composition_graph(c));
+    ASSERT_FALSE(weft_task_is_null(m));
+    ASSERT_OK(weft_precede(g, m));
+    watchdog_start(30);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    /* The run will start the graph: it must neither go nor leak. */
+    ASSERT_STATUS(weft_composition_destroy(c), WEFT_EBUSY);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "piece") != NULL);
+    ASSERT_TRUE(weft_composition_graph(c) != NULL); /* c is whole */
+    atomic_store(&open, 1);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&count), 3);
+    ASSERT_OK(weft_composition_destroy(c));
+    ASSERT_OK(weft_composition_destroy(NULL));
+    watchdog_stop();
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+    ASSERT_EQ(atomic_load(&A.outstanding), base); /* nothing leaked */
 }

@@ -194,8 +194,13 @@ typedef struct weft_composition weft_composition;
 /* Creates an empty composition (name copied, may be NULL).  NULL with *err =
  * WEFT_ENOMEM. */
 WEFT_API WEFT_NODISCARD weft_composition *weft_composition_create(const char *name, weft_status *err);
-/* Frees it (copies already made are unaffected).  NULL is a no-op. */
-WEFT_API void weft_composition_destroy(weft_composition *c);
+/* Frees it and its graph (copies already made are unaffected).  Returns
+ * WEFT_OK (also for NULL), or WEFT_EBUSY, freeing nothing (c stays whole and
+ * usable), while a run uses its graph: a run of it, or of a taskflow with a
+ * module whose body it is (weft_emplace_module), from the run's submission to
+ * its end; wait for that run, then destroy c.  (It returned nothing
+ * before, and then freed c and leaked the graph.) */
+WEFT_API weft_status weft_composition_destroy(weft_composition *c);
 /* The graph to build the composition in (owned by c: weft_taskflow_destroy
  * refuses it with WEFT_EINVAL); NULL for NULL. */
 WEFT_API weft_taskflow *weft_composition_graph(weft_composition *c);

@@ -37,13 +37,22 @@ weft_composition *weft_composition_create(const char *name, weft_status *err) {
     return NULL; /* weft_taskflow_create set *err and said why */
 }
 
-void weft_composition_destroy(weft_composition *c) {
-    if (!c) return;
+weft_status weft_composition_destroy(weft_composition *c) {
+    if (!c) return WEFT_OK;
+    /* A graph a run still uses (a module's body) cannot go: refused, with c
+     * whole.  It was handed to weft_taskflow_destroy, which refused it while
+     * c was freed: the graph leaked, and the caller had nothing to retry. */
+    if (atomic_load_explicit(&c->graph->runs_inflight, memory_order_acquire) != 0)
+        return weft__tf_error(c->graph, WEFT_EBUSY,
+                              "a run uses the graph of composition '%s' (as a module's body, "
+                              "or its own run): wait for it, then destroy",
+                              weft_taskflow_name(c->graph));
     c->graph->is_composition_graph = false;
     (void)weft_taskflow_destroy(c->graph);
     for (size_t i = 0; i < c->nlog; i++) weft__free_str(c->log[i].name);
     weft__free(c->log, c->cap * sizeof *c->log);
     weft__free(c, sizeof *c);
+    return WEFT_OK;
 }
 
 weft_taskflow *weft_composition_graph(weft_composition *c) { return c ? c->graph : NULL; }

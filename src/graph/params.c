@@ -226,7 +226,7 @@ weft_composition *weft_factory_make(weft_factory *f, const weft_params *p, weft_
         char why[64];
         snprintf(why, sizeof why, "build failed: %s", weft_errname(st));
         factory_error(f, st, why);
-        weft_composition_destroy(c);
+        (void)weft_composition_destroy(c); /* (nothing runs its graph: its build failed) */
         c = NULL;
     }
     if (f && st == WEFT_OK) f->errmsg[0] = '\0'; /* the most recent make succeeded */
