@@ -3,7 +3,9 @@
  *    of the taskflow itself does (an edit or a destroy of the body was let
  *    through while the run could still start it);
  *  - weft_composition_destroy of a graph a run still uses (a module's body)
- *    refuses, instead of freeing the composition and leaking its graph. */
+ *    refuses, instead of freeing the composition and leaking its graph;
+ *  - weft_cancel_at(t, UINT64_MAX) and weft_cancel_after(t, UINT64_MAX) leave
+ *    the same deadline (none: weft_cancel_disarm says false after both). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -244,4 +246,30 @@ TEST(composition_destroy_of_a_graph_a_run_uses_refuses_and_frees_nothing) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
     ASSERT_EQ(atomic_load(&A.outstanding), base); /* nothing leaked */
+}
+
+/* ---- 3. deadlines that never fire --------------------------------------------------- */
+
+TEST(cancel_at_and_cancel_after_with_uint64_max_both_leave_no_deadline_to_disarm) {
+    weft_cancel_token *a = new_token(), *b = new_token();
+    ASSERT_OK(weft_cancel_at(a, UINT64_MAX));
+    ASSERT_OK(weft_cancel_after(b, UINT64_MAX));
+    ASSERT_EQ(weft_cancel_disarm(a), weft_cancel_disarm(b));
+    ASSERT_FALSE(weft_cancel_disarm(a));
+    /* Each replaces an earlier deadline, the same way. */
+    ASSERT_OK(weft_cancel_after(a, 3600 * SEC));
+    ASSERT_OK(weft_cancel_after(b, 3600 * SEC));
+    ASSERT_OK(weft_cancel_at(a, UINT64_MAX));
+    ASSERT_OK(weft_cancel_after(b, UINT64_MAX));
+    ASSERT_FALSE(weft_cancel_disarm(a));
+    ASSERT_FALSE(weft_cancel_disarm(b));
+    ASSERT_FALSE(weft_cancel_token_is_cancelled(a));
+    ASSERT_FALSE(weft_cancel_token_is_cancelled(b));
+    /* A finite far deadline is one to disarm, through either call. */
+    ASSERT_OK(weft_cancel_at(a, UINT64_MAX - 1));
+    ASSERT_OK(weft_cancel_after(b, UINT64_MAX - weft_cancel_now_ns() - 3600 * SEC));
+    ASSERT_TRUE(weft_cancel_disarm(a));
+    ASSERT_TRUE(weft_cancel_disarm(b));
+    weft_cancel_token_destroy(a);
+    weft_cancel_token_destroy(b);
 }

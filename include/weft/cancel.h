@@ -149,14 +149,18 @@ WEFT_API uint64_t weft_cancel_now_ns(void);
 
 /* Cancels t with the reason "deadline exceeded" `timeout_ns` from now.  A
  * token has one deadline: this replaces an earlier one.  0 cancels at once, on
- * the calling thread; a timeout beyond the clock's range never fires.  Returns
+ * the calling thread; a timeout beyond the clock's range (UINT64_MAX) never
+ * fires, and is no deadline: it removes an earlier one, and
+ * weft_cancel_disarm then returns false.  Returns
  * WEFT_OK, WEFT_EINVAL (NULL), WEFT_ENOMEM or WEFT_ESYS (the timer thread could
  * not be started; nothing armed).  Armed on a cancelled token it does nothing
  * and returns WEFT_OK.  Any thread; O(log n) in the armed deadlines. */
 WEFT_API WEFT_NODISCARD weft_status weft_cancel_after(weft_cancel_token *t, uint64_t timeout_ns);
 
 /* The same at a time of weft_cancel_now_ns's clock (a past time cancels at
- * once). */
+ * once).  UINT64_MAX, the end of the clock, never comes: like a timeout of
+ * weft_cancel_after past the clock's range, it leaves t no deadline (it
+ * removes an earlier one; weft_cancel_disarm then returns false). */
 WEFT_API WEFT_NODISCARD weft_status weft_cancel_at(weft_cancel_token *t, uint64_t when_ns);
 
 /* Removes t's deadline, if it has one that has not fired.  Returns true if one

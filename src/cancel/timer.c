@@ -204,6 +204,14 @@ uint64_t weft_cancel_now_ns(void) { return weft__now_ns(); }
 weft_status weft_cancel_at(weft_cancel_token *t, uint64_t when_ns) {
     if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");
     if (weft_cancel_token_is_cancelled(t)) return WEFT_OK;
+    /* The end of the clock never comes: no deadline, as weft_cancel_after
+     * makes of a timeout past the clock's range (it armed one here, which
+     * weft_cancel_disarm then reported removed, and after which it did not:
+     * cancel.h). */
+    if (when_ns == UINT64_MAX) {
+        (void)weft__timer_disarm(&t->deadline);
+        return WEFT_OK;
+    }
     if (when_ns <= weft__now_ns()) {
         (void)weft__timer_disarm(&t->deadline);
         (void)weft_cancel_token_cancel_with(t, WEFT__DEADLINE_REASON);
@@ -221,12 +229,9 @@ static uint64_t deadline_from_now(uint64_t d) {
 
 weft_status weft_cancel_after(weft_cancel_token *t, uint64_t timeout_ns) {
     if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");
-    uint64_t when = deadline_from_now(timeout_ns);
-    if (when == UINT64_MAX) { /* never fires: the same as no deadline */
-        (void)weft__timer_disarm(&t->deadline);
-        return WEFT_OK;
-    }
-    return weft_cancel_at(t, when);
+    /* UINT64_MAX, past the clock's range, never fires: weft_cancel_at makes
+     * it no deadline. */
+    return weft_cancel_at(t, deadline_from_now(timeout_ns));
 }
 
 bool weft_cancel_disarm(weft_cancel_token *t) { return t && weft__timer_disarm(&t->deadline); }
