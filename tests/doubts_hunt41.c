@@ -5,7 +5,9 @@
  *  - weft_composition_destroy of a graph a run still uses (a module's body)
  *    refuses, instead of freeing the composition and leaking its graph;
  *  - weft_cancel_at(t, UINT64_MAX) and weft_cancel_after(t, UINT64_MAX) leave
- *    the same deadline (none: weft_cancel_disarm says false after both). */
+ *    the same deadline (none: weft_cancel_disarm says false after both);
+ *  - a member of a weft_run_many set cancelled by a token attached to the set
+ *    sees the token's reason. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -272,4 +274,92 @@ TEST(cancel_at_and_cancel_after_with_uint64_max_both_leave_no_deadline_to_disarm
     ASSERT_TRUE(weft_cancel_disarm(b));
     weft_cancel_token_destroy(a);
     weft_cancel_token_destroy(b);
+}
+
+/* ---- 4. the reason a set's token gives its members ----------------------------------- */
+
+static struct {
+    atomic_int started, open;
+    char reason[2][WEFT_CANCEL_REASON_MAX];
+    weft_status check[2];
+    char message[2][WEFT_CANCEL_REASON_MAX];
+} R;
+
+static int r_wait(weft_ctx *ctx, void *arg) {
+    int i = (int)(intptr_t)arg;
+    atomic_fetch_add(&R.started, 1);
+    if (!wait_flag(&R.open, 1, 20.0)) return 1;
+    R.check[i] = weft_ctx_check(ctx);
+    snprintf(R.message[i], sizeof R.message[i], "%s", weft_last_error_message());
+    snprintf(R.reason[i], sizeof R.reason[i], "%s", weft_ctx_cancel_reason(ctx));
+    return 0;
+}
+
+TEST(members_of_a_run_many_set_cancelled_through_its_token_see_the_token_reason) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tfs[3] = {make_taskflow("m0"), make_taskflow("m1"), NULL /* refused: no run */};
+    atomic_int after = 0;
+    for (int i = 0; i < 2; i++) {
+        weft_task t = must_emplace(tfs[i], r_wait, (void *)(intptr_t)i);
+        ASSERT_OK(weft_precede(t, must_emplace(tfs[i], bump, &after)));
+    }
+    weft_cancel_token *tok = new_token();
+    watchdog_start(30);
+    weft_future *all = NULL;
+    ASSERT_OK(weft_run_many(ex, tfs, 3, &all));
+    ASSERT_OK(weft_cancel_attach(tok, all));
+    ASSERT_TRUE(wait_flag(&R.started, 2, 20.0));
+    ASSERT_OK(weft_cancel_token_cancel_with(tok, "quota spent"));
+    atomic_store(&R.open, 1);
+    ASSERT_STATUS(weft_future_wait(all), WEFT_ECANCELED);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_STATUS(R.check[i], WEFT_ECANCELED);
+        ASSERT_STREQ(R.reason[i], "quota spent");
+        ASSERT_STREQ(R.message[i], "quota spent");
+        ASSERT_STATUS(weft_run_many_status(all, (size_t)i), WEFT_ECANCELED);
+    }
+    ASSERT_STATUS(weft_run_many_status(all, 2), WEFT_EINVAL);
+    ASSERT_EQ(atomic_load(&after), 0);
+    weft_future_destroy(all);
+    watchdog_stop();
+    weft_cancel_token_destroy(tok);
+    weft_executor_destroy(ex);
+    for (int i = 0; i < 2; i++) ASSERT_OK(weft_taskflow_destroy(tfs[i]));
+}
+
+static int g_wait(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    return wait_flag(arg, 1, 20.0) ? 0 : 1;
+}
+
+/* All the records or none: a token that could not be attached cancels
+ * nothing, and leaves nothing behind. */
+TEST(a_token_attached_to_a_set_without_memory_attaches_to_no_member) {
+    weft_set_allocator(&counting);
+    fail_allocation(0);
+    long long base = atomic_load(&A.outstanding);
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tfs[2] = {make_taskflow("m0"), make_taskflow("m1")};
+    atomic_int open = 0;
+    for (int i = 0; i < 2; i++) must_emplace(tfs[i], g_wait, &open);
+    watchdog_start(30);
+    weft_future *all = NULL;
+    ASSERT_OK(weft_run_many(ex, tfs, 2, &all));
+    for (long k = 1; k <= 3; k++) { /* the records of member 0, member 1, the set */
+        weft_cancel_token *tok = new_token();
+        fail_allocation(k);
+        ASSERT_STATUS(weft_cancel_attach(tok, all), WEFT_ENOMEM);
+        fail_allocation(0);
+        ASSERT_OK(weft_cancel_token_cancel(tok));
+        weft_cancel_token_destroy(tok);
+        ASSERT_STATUS(weft_run_many_status(all, 0), WEFT_EAGAIN);
+        ASSERT_STATUS(weft_run_many_status(all, 1), WEFT_EAGAIN);
+    }
+    atomic_store(&open, 1);
+    ASSERT_OK(weft_future_wait(all));
+    weft_future_destroy(all);
+    watchdog_stop();
+    weft_executor_destroy(ex);
+    for (int i = 0; i < 2; i++) ASSERT_OK(weft_taskflow_destroy(tfs[i]));
+    ASSERT_EQ(atomic_load(&A.outstanding), base);
 }

@@ -222,8 +222,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_with_deadline(uint64_t budget_ns, weft_
  * and running ones see it through weft_ctx_check, which also gives them t's
  * reason.  A pipeline or a parallel algorithm emplaced in a taskflow stops
  * with the taskflow's run.  For the future of a weft_run_many set, every
- * member's run is cancelled, as weft_run_many_cancel does (their tasks see
- * WEFT_ECANCELED without t's reason, which is linked to the set).  A future may have several tokens, and a token any
+ * member's run is cancelled, as weft_run_many_cancel does, and its tasks
+ * see t's reason (t is attached to each member's run as well; a member
+ * that was not submitted has none).  A future may have several tokens, and a token any
  * number of futures; the link holds a reference to f (the caller may destroy
  * its own at once) until f is finished and t is next attached or freed, so a
  * long-lived token costs memory for the work it is attached to that is still

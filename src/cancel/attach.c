@@ -135,25 +135,61 @@ static void sweep(weft_cancel_token *t) {
     t->prune_at = t->nattached * 2 > 16 ? t->nattached * 2 : 16;
 }
 
-weft_status weft_cancel_attach(weft_cancel_token *t, weft_future *f) {
-    if (!t || !f) return weft__fail(__func__, WEFT_EINVAL, "t or f is NULL");
-    int st = weft__cancel_once(&shards_once, shards_setup);
-    if (st != 0) return weft__fail_st(__func__, (weft_status)st);
+/* One attachment of t to f, registered in the registry (not yet on t). */
+static struct weft__attach *attach_make(weft_cancel_token *t, weft_future *f) {
     struct weft__attach *a = weft__calloc(sizeof *a);
-    if (!a) return weft__fail_st(__func__, WEFT_ENOMEM);
+    if (!a) return NULL;
     a->reg.fn = attach_fire;
     a->f = f;
     a->stop = &f->stop;
     a->t = t;
     atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed); /* the caller holds one */
     registry_add(a); /* before it can fire: a task that sees the cancel finds the reason */
+    return a;
+}
+
+weft_status weft_cancel_attach(weft_cancel_token *t, weft_future *f) {
+    if (!t || !f) return weft__fail(__func__, WEFT_EINVAL, "t or f is NULL");
+    int st = weft__cancel_once(&shards_once, shards_setup);
+    if (st != 0) return weft__fail_st(__func__, (weft_status)st);
+    /* A set's future (weft_run_many): each member's run is attached too, so
+     * that its tasks find t's reason under their own run's stop word (the
+     * set's record alone cancelled them, and they saw no reason).  All the
+     * records are made first: on ENOMEM none is attached. */
+    struct weft__attach *list = NULL;
+    size_t made = 0;
+    for (size_t k = f->nparts + 1; k-- > 0;) { /* pushed: the list is in index order, the set last */
+        weft_future *g = k < f->nparts ? f->parts[k] : f;
+        if (!g) continue; /* a member not submitted */
+        struct weft__attach *a = attach_make(t, g);
+        if (!a) {
+            while (list) {
+                struct weft__attach *next = list->next;
+                registry_remove(list);
+                weft__future_release(list->f);
+                weft__free(list, sizeof *list);
+                list = next;
+            }
+            return weft__fail_st(__func__, WEFT_ENOMEM);
+        }
+        a->next = list;
+        list = a;
+        made++;
+    }
     weft__mutex_lock(&t->attach_mu);
-    if (t->nattached >= t->prune_at) sweep(t);
-    a->next = t->attached;
-    t->attached = a;
-    t->nattached++;
-    /* Under attach_mu, so a sweep cannot free it half registered. */
-    weft__cancel_register(t, &a->reg);
+    if (t->nattached + made > t->prune_at) sweep(t);
+    while (list) {
+        struct weft__attach *a = list;
+        list = a->next;
+        a->next = t->attached;
+        t->attached = a;
+        t->nattached++;
+        /* Under attach_mu, so a sweep cannot free it half registered.  The
+         * set's own record comes last: by the time it can cancel the
+         * members, theirs are registered (each registration may fire at
+         * once, t being cancelled already). */
+        weft__cancel_register(t, &a->reg);
+    }
     weft__mutex_unlock(&t->attach_mu);
     return WEFT_OK;
 }
