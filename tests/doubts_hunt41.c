@@ -7,7 +7,9 @@
  *  - weft_cancel_at(t, UINT64_MAX) and weft_cancel_after(t, UINT64_MAX) leave
  *    the same deadline (none: weft_cancel_disarm says false after both);
  *  - a member of a weft_run_many set cancelled by a token attached to the set
- *    sees the token's reason. */
+ *    sees the token's reason;
+ *  - placeholder tasks count as run in the metrics when they run, as they
+ *    count as skipped when they do not. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -362,4 +364,89 @@ TEST(a_token_attached_to_a_set_without_memory_attaches_to_no_member) {
     weft_executor_destroy(ex);
     for (int i = 0; i < 2; i++) ASSERT_OK(weft_taskflow_destroy(tfs[i]));
     ASSERT_EQ(atomic_load(&A.outstanding), base);
+}
+
+/* ---- 5. placeholders in the metrics ------------------------------------------------- */
+
+static weft_worker_metrics totals(weft_executor *ex) {
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    return m.total;
+}
+
+static uint64_t hist_sum(const weft_worker_metrics *t) {
+    uint64_t s = 0;
+    for (int i = 0; i < WEFT_METRICS_BUCKETS; i++) s += t->histogram[i];
+    return s;
+}
+
+static atomic_int obs_begins, obs_ends;
+static void on_begin(void *u, const weft_task_event *ev) {
+    (void)u, (void)ev;
+    atomic_fetch_add(&obs_begins, 1);
+}
+static void on_end(void *u, const weft_task_event *ev) {
+    (void)u;
+    if (ev->outcome == WEFT_TASK_SUCCEEDED) atomic_fetch_add(&obs_ends, 1);
+}
+
+TEST(placeholder_tasks_that_run_count_as_run_as_those_skipped_count_as_skipped) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("shape");
+    atomic_int count = 0;
+    /* A placeholder source (sources.c), a placeholder after a task (the
+     * successor path), a task with its work set back to none, and plain tasks. */
+    weft_task p0 = weft_placeholder(tf), a = must_emplace(tf, bump, &count), p1 = weft_placeholder(tf);
+    weft_task z = must_emplace(tf, bump, &count), b = must_emplace(tf, bump, &count);
+    ASSERT_FALSE(weft_task_is_null(p0));
+    ASSERT_FALSE(weft_task_is_null(p1));
+    ASSERT_OK(weft_task_set_work(z, NULL, NULL));
+    ASSERT_OK(weft_precede(p0, a));
+    ASSERT_OK(weft_precede(a, p1));
+    ASSERT_OK(weft_precede(p1, z));
+    ASSERT_OK(weft_precede(z, b));
+    const uint64_t n = weft_taskflow_num_tasks(tf); /* 5 */
+    ASSERT_OK(weft_metrics_enable(ex, true));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    weft_worker_metrics t = totals(ex);
+    ASSERT_EQ(atomic_load(&count), 2);
+    ASSERT_EQ(t.tasks, n);
+    ASSERT_EQ(t.succeeded, n);
+    ASSERT_EQ(t.skipped, 0u);
+    ASSERT_EQ(hist_sum(&t), n);
+    /* The same run cancelled before it starts: every task is skipped. */
+    ASSERT_OK(weft_metrics_enable(ex, true));
+    weft_cancel_token *tok = new_token();
+    ASSERT_OK(weft_cancel_token_cancel(tok));
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_OK(weft_cancel_attach(tok, f));
+    weft_run_info info;
+    (void)weft_future_wait(f);
+    ASSERT_OK(weft_future_info(f, &info));
+    weft_future_destroy(f);
+    t = totals(ex);
+    ASSERT_EQ(t.tasks + t.skipped, n);
+    ASSERT_EQ(info.skipped, t.skipped);
+    /* Instances of weft_run_n_parallel: 3 x 5. */
+    ASSERT_OK(weft_metrics_enable(ex, true));
+    ASSERT_OK(weft_run_n_parallel(ex, tf, 3, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    t = totals(ex);
+    ASSERT_EQ(t.tasks, 3 * n);
+    ASSERT_EQ(hist_sum(&t), 3 * n);
+    weft_cancel_token_destroy(tok);
+    weft_executor_destroy(ex);
+    /* An observer hears of each as of any task that runs. */
+    weft_observer obs = {.task_begin = on_begin, .task_end = on_end};
+    weft_executor_config cfg = {.workers = 2, .observer = &obs};
+    weft_status st;
+    ex = weft_executor_create(&cfg, &st);
+    ASSERT_OK(st);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ((uint64_t)atomic_load(&obs_begins), n);
+    ASSERT_EQ((uint64_t)atomic_load(&obs_ends), n);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
 }

@@ -68,7 +68,9 @@ typedef struct weft_task_event {
  * the metrics and traced but not reported here).  Either may be NULL.  They must be thread-safe (all
  * workers call them at once) and quick: they run on the task path.  They must not
  * destroy the executor.  Tasks skipped because their run failed or was cancelled
- * are not reported here (they are counted in the metrics). */
+ * are not reported here (they are counted in the metrics).  A task with no
+ * function (weft_placeholder, or its work set to NULL) runs as a no-op: it is
+ * reported, with code 0, as a task whose function returned at once. */
 typedef struct weft_observer {
     /* Called right before the task function (ev->outcome: WEFT_TASK_RUNNING);
      * NULL: not called. */
@@ -108,7 +110,9 @@ typedef struct weft_worker_metrics {
                             * jobs run by workers, pipeline stage calls.  A module
                             * or subflow task is counted as the tasks of its graph
                             * (and a subflow task's own call), not once more as
-                            * itself */
+                            * itself.  A task with no function (a placeholder)
+                            * counts as run and succeeded when it runs, as it
+                            * counts as skipped when it does not */
     uint64_t succeeded, /* of those, work that returned 0 (or has no result; a
                          * condition task that picked a branch) */
         failed;         /* of those, work that returned non-zero (a condition

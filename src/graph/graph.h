@@ -467,10 +467,21 @@ static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__
     w->ctx = cx->outer;
 }
 
+/* A plain task with no function (a placeholder, or work set to NULL) runs
+ * as a no-op: while something observes, it is reported as a task that ran
+ * and returned 0 (its begin and end events, the metrics' tasks and
+ * succeeded, a span), as it is counted skipped when its run stops first
+ * (observe.h).  Only called while ex->obs is set.  run.c. */
+void weft__noop_observed(weft__worker *w, weft__run *r, weft__node *n);
+
 /* Calls plain node n's function (unless the run stopped): run.c, and
  * graph/semaphore.c for a plain task holding semaphores. */
 static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n) {
-    if (weft__node_enter(w, n, r->top) && n->fn) {
+    if (weft__node_enter(w, n, r->top)) {
+        if (__builtin_expect(!n->fn, 0)) {
+            if (weft__obs_get(w->ex)) weft__noop_observed(w, r, n);
+            return;
+        }
         /* weft__task_enter and weft__task_leave, the observer's two events in
          * one hook around the call. */
         weft_ctx cx = weft__run_ctx(w, r, n);

@@ -111,11 +111,13 @@ static weft__job *shadow_run(weft__worker *w, weft__job *job) {
         return NULL;
     }
     int rc = 0;
-    if (n->fn) {
+    /* A placeholder runs too: reported (and counted) while something
+     * observes, as in a serial run (run.c, weft__noop_observed). */
+    if (n->fn || weft__obs_get(w->ex)) {
         weft_ctx cx;
         struct weft__obs *o = weft__task_enter(w, &cx, (weft__node *)n, &p->run);
         cx.task = x; /* weft_ctx_iteration finds the instance, weft_ctx_task the node */
-        rc = n->fn(&cx, n->arg);
+        rc = n->fn ? n->fn(&cx, n->arg) : 0;
         weft__task_leave(w, &cx, o, (weft__node *)n, &p->run, cond && rc > 0 ? 0 : rc);
     }
     if (!cond) {
