@@ -51,6 +51,7 @@
 #include <functional>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -905,14 +906,32 @@ public:
         using U = unsigned long long;
         return static_cast<I>(U(begin_) + U(k) * U(step_));
     }
-    /* The sub-range of the k-th to the (m-1)-th index. */
+    /* The sub-range of the k-th to the (m-1)-th index (m past size() reads
+     * as size()).  Its end is at(m), the index after its last, for the last
+     * sub-range too (Taskflow's), so that consecutive sub-ranges meet and a
+     * loop `i != end()` stops; where at(m) lies past I's range, the range's
+     * own end stands for it (the sub-range's size is right either way). */
     index_range sub(std::size_t k, std::size_t m) const noexcept {
+        std::size_t n = size();
+        if (m > n) m = n;
         index_range r;
         r.begin_ = at(k);
-        r.end_ = m >= size() ? end_ : at(m);
+        r.end_ = m < n || aligned_end_fits(n) ? at(m) : end_;
         r.step_ = step_;
         return r;
     }
+
+private:
+    /* at(n) for n = size() > 0 is in I's range: the last index plus a step
+     * does not overflow.  (An empty range's at(0) is begin.) */
+    bool aligned_end_fits(std::size_t n) const noexcept {
+        if (n == 0) return true;
+        I last = at(n - 1);
+        if (step_ > I(0)) return last <= std::numeric_limits<I>::max() - step_;
+        return last >= std::numeric_limits<I>::min() - step_;
+    }
+
+public:
 
 private:
     I begin_{}, end_{}, step_{1};
