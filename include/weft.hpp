@@ -710,6 +710,11 @@ public:
 
     /* Private: marks a run's future (its exception comes through a callback). */
     void mark_run_() noexcept { is_run_ = true; }
+    /* Private: wait(), its errors naming `call` (executor::corun's). */
+    void wait_as_(const char *call) const {
+        if (!f_) throw error(WEFT_EINVAL, call, "the future has no state");
+        finish(weft_future_wait(f_), call);
+    }
 
 private:
     /* d in nanoseconds, saturated: negative is 0 (a poll), and anything past
@@ -2305,7 +2310,12 @@ future<void> executor::run_until(taskflow &tf, P &&pred) {
 }
 
 inline void executor::corun(taskflow &tf) {
-    future<void> f = run(tf);
+    /* Its errors name corun (they named weft::executor::run, from the
+     * submission, or weft::future::wait). */
+    weft_executor *ex = exec("weft::executor::corun");
+    auto *st = new detail::run_state(tf.live_state_("weft::executor::corun"));
+    future<void> f = detail::submit_run(tf, st, [&](weft_future **out) { return weft_run(ex, tf.native(), out); },
+                                        "weft::executor::corun");
     /* From a task of tf (or of a graph nested in a run of tf) the wait is
      * refused at once (WEFT_EDEADLK: the run queues behind the caller's), but
      * the run was submitted: it would execute once the caller's run ended,
@@ -2313,7 +2323,7 @@ inline void executor::corun(taskflow &tf) {
      * before submitting; here the queued run is cancelled, so that it runs
      * no task, and get() throws the EDEADLK. */
     if (weft_future_wait(f.native()) == WEFT_EDEADLK && !weft_future_ready(f.native())) (void)f.cancel();
-    f.get();
+    f.wait_as_("weft::executor::corun");
 }
 
 namespace detail {

@@ -1,7 +1,9 @@
 /* weft.hpp, hunt 41 (session 40's open doubts):
  *  - index_range::sub ends every sub-range at begin + m * step, the last one
  *    included (it gave the range's own end there, unaligned: a loop `i !=
- *    end()` over the last sub-range ran past it). */
+ *    end()` over the last sub-range ran past it);
+ *  - an error thrown by executor::corun names weft::executor::corun (it named
+ *    weft::future::wait or weft::executor::run). */
 #include "cpp_test.hpp"
 
 #include <atomic>
@@ -83,4 +85,48 @@ TEST(cpp41_for_each_by_index_sub_ranges_are_aligned_and_cover_each_index_once) {
         ASSERT_EQ(seen.size(), r.size());
         for (std::size_t k = 0; k < r.size(); ++k) ASSERT_EQ(seen.count(r.at(k)), 1u);
     }
+}
+
+static bool names_corun(const weft::error &e) {
+    return std::strncmp(e.what(), "weft::executor::corun: ", 23) == 0;
+}
+
+static int fails_five(weft_ctx *, void *) { return 5; }
+
+TEST(cpp41_corun_errors_name_corun_not_future_wait_or_run) {
+    weft::executor ex(2);
+    /* The run fails (a C task returning 5): weft::error WEFT_ETASK. */
+    weft::taskflow bad("bad");
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(bad.native(), fails_five, nullptr)));
+    ASSERT_THROWS(ex.corun(bad), weft::error, e, {
+        ASSERT_EQ(e.status(), WEFT_ETASK);
+        if (!names_corun(e)) TEST_FAIL_("corun's error names another call: %s", e.what());
+    });
+    /* Submission refused (a strong cycle): WEFT_ECYCLE. */
+    weft::taskflow cyc("cyc");
+    auto a = cyc.emplace([] {}), b = cyc.emplace([] {});
+    a.precede(b);
+    b.precede(a);
+    ASSERT_THROWS(ex.corun(cyc), weft::error, e, {
+        ASSERT_EQ(e.status(), WEFT_ECYCLE);
+        if (!names_corun(e)) TEST_FAIL_("corun's error names another call: %s", e.what());
+    });
+    /* From a task of the taskflow itself: WEFT_EDEADLK, named so, and no run
+     * of it left queued. */
+    weft::taskflow self("self");
+    std::string what;
+    std::atomic<int> calls{0};
+    self.emplace([&] {
+        calls++;
+        try {
+            ex.corun(self);
+        } catch (const weft::error &e) {
+            what = e.what();
+        }
+    });
+    ex.run(self).get();
+    ex.wait_for_all();
+    ASSERT_EQ(calls.load(), 1);
+    if (what.rfind("weft::executor::corun: ", 0) != 0) TEST_FAIL_("corun's error names another call: %s", what.c_str());
+    ASSERT_TRUE(what.find("EDEADLK") != std::string::npos);
 }
