@@ -186,6 +186,38 @@ TEST(a_subflow_that_joins_its_module_gives_the_body_back_at_the_join) {
     ASSERT_OK(weft_taskflow_destroy(tf));
 }
 
+static int s_build_detached(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    if (weft_subflow_detach(sf) != WEFT_OK) return 104;
+    return s_build(ctx, sf, arg);
+}
+
+/* Detached: the graph outlives its task; the body is held until it ends. */
+TEST(a_detached_subflow_module_holds_its_body_until_the_detached_graph_ends) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("outer"), *body = s_body();
+    s_reset(body);
+    S.gated = true;
+    atomic_store(&S.go, 1);
+    atomic_int after = 0;
+    weft_task sub = weft_emplace_subflow(tf, s_build_detached, NULL);
+    ASSERT_FALSE(weft_task_is_null(sub));
+    ASSERT_OK(weft_precede(sub, must_emplace(tf, bump, &after)));
+    watchdog_start(30);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_TRUE(wait_flag(&after, 1, 20.0)); /* the task's successor ran: the graph waits at its gate */
+    ASSERT_STATUS(weft_taskflow_clear(body), WEFT_EBUSY);
+    atomic_store(&S.gate, 1);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(atomic_load(&S.count), 4);
+    ASSERT_OK(weft_taskflow_clear(body));
+    watchdog_stop();
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(body));
+}
+
 /* Nested: the subflow's module body has a module of its own; both are held. */
 TEST(a_subflow_module_holds_the_bodies_below_its_body_too) {
     weft_executor *ex = make_executor(2);

@@ -134,7 +134,10 @@ WEFT_API bool weft_subflow_detached(const weft_subflow *sf);
  * failure), and its successors start when body has finished.  `body` must
  * outlive `tf`'s runs and cannot be changed while a run uses it (WEFT_EBUSY):
  * a run of tf uses body, and the bodies of body's modules, from its submission
- * until it ends, also before its module starts.
+ * until it ends, also before its module starts; a module emplaced into a
+ * subflow's graph (tf = weft_subflow_graph) uses them from the emplace until
+ * that graph's run ends (or, if the graph does not run, the subflow's task
+ * ends).
  * One taskflow may be the body of many modules and graphs: runs of one taskflow
  * never overlap, so a module whose body is already running (another module, or
  * a weft_run of it) waits in the body's queue and runs after it, without blocking
