@@ -218,6 +218,35 @@ TEST(a_detached_subflow_module_holds_its_body_until_the_detached_graph_ends) {
     ASSERT_OK(weft_taskflow_destroy(body));
 }
 
+static int s_build_self(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx;
+    /* A module of the taskflow the subflow runs in: it waits for itself. */
+    return weft_task_is_null(weft_emplace_module(weft_subflow_graph(sf), arg)) ? 100 : 0;
+}
+
+/* A module in a subflow whose body is the subflow's own taskflow fails the
+ * run (WEFT_EDEADLK) and leaves that taskflow free afterwards: the hold its
+ * emplace took on it is given back. */
+TEST(a_subflow_module_of_its_own_taskflow_fails_with_edeadlk_and_gives_the_hold_back) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("self");
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, s_build_self, tf)));
+    watchdog_start(30);
+    for (int i = 0; i < 3; i++) {
+        weft_future *f = NULL;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(f, &info));
+        ASSERT_EQ(info.task_code, WEFT_EDEADLK);
+        weft_future_destroy(f);
+        ASSERT_OK(weft_taskflow_set_name(tf, "self")); /* not left busy */
+    }
+    watchdog_stop();
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
 /* Nested: the subflow's module body has a module of its own; both are held. */
 TEST(a_subflow_module_holds_the_bodies_below_its_body_too) {
     weft_executor *ex = make_executor(2);
