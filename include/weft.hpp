@@ -182,6 +182,16 @@ public:
         }
     }
     bool empty() const noexcept { return count_.load(std::memory_order_acquire) == 0; }
+    /* The earliest entry of `run`, left in place (subflow::join rethrows it,
+     * and the run's end still takes it). */
+    std::exception_ptr peek(const weft_future *run) noexcept {
+        if (!run || empty()) return nullptr;
+        run_key k = key_of(run);
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const entry &e : list_)
+            if (e.run == k) return e.ex;
+        return nullptr;
+    }
     /* Removes the entries of g's tasks of `run` (NULL: of every run) and
      * returns the earliest (O(tasks of g)). */
     std::exception_ptr take(weft_taskflow *g, const weft_future *run = nullptr) noexcept {
@@ -285,6 +295,36 @@ struct sink {
         } catch (...) {
             /* No memory to keep it: the run still fails, and get() throws weft::error. */
         }
+    }
+    /* The first exception of `run` kept here or in a sink reachable from here
+     * (module bodies and pipelines), else an orphan of that run, left in place
+     * for the run's end to take: what subflow::join rethrows. */
+    std::exception_ptr peek(const weft_future *run) noexcept {
+        if (!run) return nullptr;
+        try {
+            run_key k = key_of(run);
+            std::vector<sink *> seen{this}, todo{this};
+            while (!todo.empty()) {
+                sink *s = todo.back();
+                todo.pop_back();
+                std::vector<sink *> next;
+                {
+                    std::lock_guard<std::mutex> lock(s->mu);
+                    for (const caught &c : s->caught_)
+                        if (c.run == k) return c.ex;
+                    next = s->children;
+                    next.insert(next.end(), s->transient.begin(), s->transient.end());
+                }
+                for (sink *n : next)
+                    if (std::find(seen.begin(), seen.end(), n) == seen.end()) {
+                        seen.push_back(n);
+                        todo.push_back(n);
+                    }
+            }
+        } catch (...) {
+            /* No memory for the walk: join returns, and the run's end still reports the failure. */
+        }
+        return orphanage::get().peek(run);
     }
     void add_child(sink *c) { add(children, c); }
     void add_transient(sink *c) { add(transient, c); }
@@ -1949,17 +1989,33 @@ protected:
  * during that call. */
 class subflow : public flow_builder {
 public:
-    subflow(weft_subflow *sf, detail::arena *a, detail::sink *s) noexcept
-        : flow_builder(weft_subflow_graph(sf), a, s, false), sf_(sf) {}
+    subflow(weft_subflow *sf, detail::arena *a, detail::sink *s, const weft_future *run = nullptr) noexcept
+        : flow_builder(weft_subflow_graph(sf), a, s, false), sf_(sf), run_(run) {}
     /* Not copyable, as Taskflow's Subflow: a copy kept after the task's
      * function returns would build into a graph that has already run.  Take
      * it by reference: [](weft::subflow &sf) { ... }. */
     subflow(const subflow &) = delete;
     subflow &operator=(const subflow &) = delete;
-    /* Runs the graph built so far now and returns when it has finished. */
+    /* Runs the graph built so far now and returns when it has finished.  If
+     * the run has failed with an exception by then (a task of this graph, or
+     * of a graph nested in it, threw; or another task of the run did, which
+     * skipped this graph's remaining tasks as well), join() rethrows the
+     * run's first exception, as Taskflow's join() rethrows its children's, so
+     * the code after it does not go on as if the graph had run.  The run's
+     * future rethrows it too: catching it here does not make the run succeed.
+     * A run cancelled, or failed without an exception (a C task's code), is
+     * not thrown here: check weft::runtime::cancelled() for that. */
     void join() {
         detail::check(weft_subflow_join(sf_), "weft::subflow::join");
         joined_ = true;
+        /* weft_subflow_join returns WEFT_OK when a task of the graph failed
+         * (the C rule: the failure fails the run); an exception is looked up
+         * only once the run is known to have failed, so a join that succeeds
+         * takes no lock. */
+        weft_ctx *ctx = weft_current_ctx();
+        if (ctx && weft_ctx_cancelled(ctx) && sink_) {
+            if (std::exception_ptr e = sink_->peek(run_)) std::rethrow_exception(e);
+        }
     }
     /* The task's successors do not wait for this graph (it joins the run's
      * end).  weft::error WEFT_EINVAL after join(): a joined subflow cannot be
@@ -1975,6 +2031,7 @@ public:
 
 private:
     weft_subflow *sf_;
+    const weft_future *run_; /* the run the subflow task belongs to (weft_ctx_run) */
     bool joined_ = false;
 };
 
@@ -1994,7 +2051,7 @@ int subflow_tramp(weft_ctx *ctx, weft_subflow *sf, void *p) noexcept {
     auto *h = static_cast<subflow_holder<F> *>(p);
     h->children.clear(); /* the graph of the last execution has finished and was cleared */
     try {
-        subflow sub(sf, &h->children, h->s);
+        subflow sub(sf, &h->children, h->s, weft_ctx_run(ctx));
         if constexpr (std::is_invocable_v<F &, subflow &, runtime &>) {
             runtime rt(ctx);
             h->f(sub, rt);
