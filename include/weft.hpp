@@ -553,6 +553,18 @@ private:
     dtor *dtors_ = nullptr;
 };
 
+/* An iterator over weft::future<T>s (a range of dependencies). */
+template <class T>
+struct is_future : std::false_type {};
+template <class T>
+struct is_future<future<T>> : std::true_type {};
+template <class It, class = void>
+struct is_future_iterator : std::false_type {};
+template <class It>
+struct is_future_iterator<It, std::void_t<decltype(*std::declval<It &>()), decltype(++std::declval<It &>()),
+                                          decltype(std::declval<It &>() != std::declval<It &>())>>
+    : is_future<std::remove_cv_t<std::remove_reference_t<decltype(*std::declval<It &>())>>> {};
+
 template <class T, class = void>
 struct is_range : std::false_type {};
 template <class T>
@@ -1349,6 +1361,15 @@ public:
      * can wait on it or depend on it (use dependent_async for that). */
     template <class F, class... Ds>
     void silent_dependent_async(F &&f, const future<Ds> &...deps);
+    /* The same with the dependencies as a range [first, last) of futures
+     * (Taskflow's dependent_async(f, first, last), e.g. a std::vector of
+     * them); an empty range has none.  The rules of the forms above apply to
+     * each future of the range. */
+    template <class F, class It, class = std::enable_if_t<detail::is_future_iterator<It>::value>>
+    auto dependent_async(F &&f, It first, It last)
+        -> future<typename detail::task_result_t<std::decay_t<F>>::type>;
+    template <class F, class It, class = std::enable_if_t<detail::is_future_iterator<It>::value>>
+    void silent_dependent_async(F &&f, It first, It last);
     /* Runs f() as a fork-join root on a worker, waits, and returns its value
      * (weft_run_root): f may use task_group and spawn.  Rethrows. */
     template <class F>
@@ -2453,6 +2474,47 @@ void executor::silent_dependent_async(F &&f, const future<Ds> &...deps) {
     weft_executor *ex = exec("weft::executor::silent_dependent_async");
     auto *st = new S(1, std::forward<F>(f)); /* the task's reference only: no future */
     weft_status s = weft_dependent_async(ex, &S::call, st, d, sizeof...(Ds), nullptr);
+    if (s != WEFT_OK) {
+        delete st;
+        throw error(s, "weft::executor::silent_dependent_async", weft_last_error_message());
+    }
+}
+
+template <class F, class It, class>
+auto executor::dependent_async(F &&f, It first, It last)
+    -> future<typename detail::task_result_t<std::decay_t<F>>::type> {
+    using Fn = std::decay_t<F>;
+    WEFT_HPP_TASK_CALLABLE_(Fn, "weft::executor::dependent_async");
+    using T = typename detail::task_result_t<Fn>::type;
+    using S = detail::async_state<T, Fn>;
+    weft_executor *ex = exec("weft::executor::dependent_async");
+    std::vector<weft_future *> d;
+    for (; first != last; ++first) d.push_back((*first).native());
+    const std::size_t n = d.size();
+    d.push_back(nullptr); /* never empty */
+    auto *st = new S(2, std::forward<F>(f));
+    weft_future *out = nullptr;
+    weft_status s = weft_dependent_async(ex, &S::call, st, d.data(), n, &out);
+    if (s != WEFT_OK) {
+        delete st;
+        throw error(s, "weft::executor::dependent_async", weft_last_error_message());
+    }
+    return future<T>(out, st);
+}
+
+template <class F, class It, class>
+void executor::silent_dependent_async(F &&f, It first, It last) {
+    using Fn = std::decay_t<F>;
+    WEFT_HPP_TASK_CALLABLE_(Fn, "weft::executor::silent_dependent_async");
+    using T = typename detail::task_result_t<Fn>::type;
+    using S = detail::async_state<T, Fn>;
+    weft_executor *ex = exec("weft::executor::silent_dependent_async");
+    std::vector<weft_future *> d;
+    for (; first != last; ++first) d.push_back((*first).native());
+    const std::size_t n = d.size();
+    d.push_back(nullptr); /* never empty */
+    auto *st = new S(1, std::forward<F>(f)); /* the task's reference only: no future */
+    weft_status s = weft_dependent_async(ex, &S::call, st, d.data(), n, nullptr);
     if (s != WEFT_OK) {
         delete st;
         throw error(s, "weft::executor::silent_dependent_async", weft_last_error_message());

@@ -130,6 +130,10 @@ int strict_instantiations(weft::executor &ex) {
         auto fa = ex.async([] { return 1; });
         ex.silent_dependent_async([] {}, fa);
         ex.silent_dependent_async([](weft::runtime &) {});
+        std::vector<weft::future<int>> deps;
+        deps.push_back(ex.async([] { return 2; }));
+        ex.silent_dependent_async([] {}, deps.begin(), deps.end());
+        total += ex.dependent_async([] { return 3; }, deps.cbegin(), deps.cend()).get();
         ex.wait_for_all();
     }
     return total;

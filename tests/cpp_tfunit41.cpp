@@ -778,6 +778,43 @@ TEST(tf_dependent_asyncs_without_dependencies_all_run_once) {
     }
 }
 
+/* DependentAsync.CompleteLinearChain: task i depends on every earlier task,
+ * given as a range of futures (Taskflow's dependent_async(f, first, last)),
+ * on two executors in turn. */
+TEST(tf_dependent_asyncs_range_of_every_earlier_future_orders_a_chain) {
+    for (unsigned W : kWorkers) {
+        weft::executor executor0(W), executor1(W);
+        const int N = 300;
+        std::vector<long> results(2 * N, 0);
+        for (int e = 0; e < 2; e++) {
+            weft::executor &ex = e ? executor1 : executor0;
+            std::vector<weft::future<void>> tasks;
+            for (int i = 0; i < N; ++i) {
+                int k = i + e * N;
+                if (i == 0) tasks.push_back(ex.dependent_async([&results, k, e] { results[k] = e ? results[k - 1] : 1; }));
+                else if (i % 2) tasks.push_back(ex.dependent_async([&results, k, i] { results[k] = results[k - 1] + i; },
+                                                                  tasks.begin(), tasks.end()));
+                else {
+                    const std::vector<weft::future<void>> &ct = tasks;
+                    tasks.push_back(ex.dependent_async([&results, k, i] { results[k] = results[k - 1] + i; },
+                                                       ct.cbegin(), ct.cend()));
+                }
+            }
+            ex.silent_dependent_async([] {}, tasks.begin(), tasks.end());
+            ex.wait_for_all();
+        }
+        ASSERT_EQ(results[0], 1);
+        for (int i = 1; i < 2 * N; ++i) ASSERT_EQ(results[i], results[i - 1] + (i % N));
+        /* an empty range is no dependency */
+        std::vector<weft::future<void>> none;
+        ASSERT_EQ(executor0.dependent_async([] { return 7; }, none.begin(), none.end()).get(), 7);
+        /* a future without a state in the range is refused as in the variadic form */
+        none.emplace_back();
+        ASSERT_THROWS((void)executor0.dependent_async([] {}, none.begin(), none.end()), weft::error, e,
+                      ASSERT_EQ(e.status(), WEFT_EINVAL));
+    }
+}
+
 /* DependentAsync.ParallelGraphConstruction: the tasks of a taskflow (a Pascal
  * triangle of L rows) each make a dependent async on the futures the tasks
  * before them made; every async runs after both of its parents. */
