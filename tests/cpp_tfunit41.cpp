@@ -1830,3 +1830,136 @@ TEST(tf_priorities_concurrent_runs_with_and_without_priorities_lose_no_task) {
         ASSERT_EQ(counter.load(), 120);
     }
 }
+
+/* Exception.StaticTask: a chain whose middle task's work is replaced by a
+ * throwing one: the two before it run, get() rethrows, every run alike. */
+TEST(tf_exceptions_replaced_work_that_throws_stops_a_chain_each_run) {
+    for (unsigned W = 1; W <= 4; W++) {
+        weft::taskflow taskflow;
+        weft::executor executor(W);
+        std::atomic<size_t> counter{0};
+        std::vector<weft::task> chain;
+        for (int i = 0; i < 6; i++) chain.push_back(taskflow.emplace([&] { counter.fetch_add(1); }));
+        taskflow.linearize(chain);
+        executor.run(taskflow).get();
+        ASSERT_EQ(counter.load(), 6u);
+        counter = 0;
+        chain[2].work([] { throw std::runtime_error("x"); });
+        ASSERT_THROWS_MSG(executor.run(taskflow).get(), "x");
+        ASSERT_EQ(counter.load(), 2u);
+        counter = 0;
+        ASSERT_THROWS_MSG(executor.run(taskflow).get(), "x");
+        ASSERT_EQ(counter.load(), 2u);
+    }
+}
+
+/* Exception.Algorithm / NestedAlgorithm: a for_each_index task whose body
+ * throws, and one whose body coruns a taskflow whose for_each_index throws:
+ * get() rethrows the body's exception, ten times over. */
+TEST(tf_exceptions_from_algorithm_bodies_and_nested_corun_algorithms_reach_get) {
+    for (unsigned W = 1; W <= 4; W++) {
+        weft::executor executor(W);
+        for (size_t j = 0; j < 10; ++j) {
+            weft::taskflow taskflow;
+            taskflow.for_each_index(0, 50, 1, [](int) { throw std::runtime_error("algorithm"); });
+            ASSERT_THROWS_MSG(executor.run(taskflow).get(), "algorithm");
+        }
+        for (size_t j = 0; j < 10; ++j) {
+            weft::taskflow taskflow;
+            taskflow.for_each_index(0, 10, 1, [&](int) {
+                weft::taskflow taskflow2;
+                taskflow2.for_each_index(0, 10, 1, [](int) { throw std::runtime_error("oops"); });
+                executor.corun(taskflow2);
+            });
+            ASSERT_THROWS_MSG(executor.run(taskflow).get(), "oops");
+        }
+    }
+}
+
+/* Exception.Probe1 / Probe2: tasks that throw together (W of them waiting for
+ * each other first) fail the run once with their exception; the task after
+ * them does not run. */
+TEST(tf_exceptions_tasks_throwing_together_fail_the_run_once) {
+    for (unsigned W : kWorkers) {
+        weft::executor executor(W);
+        weft::taskflow taskflow;
+        std::atomic<size_t> arrivals{0};
+        std::atomic<int> after{0}, timeouts{0};
+        auto S = taskflow.emplace([&] { arrivals = 0; });
+        auto T = taskflow.emplace([&] { after++; });
+        for (size_t n = 0; n < W; ++n) {
+            auto t = taskflow.emplace([&] {
+                ++arrivals;
+                if (!spin_until([&] { return arrivals.load() == W; })) timeouts++;
+                throw std::runtime_error("oops");
+            });
+            S.precede(t);
+            t.precede(T);
+        }
+        for (int r = 0; r < 3; r++) {
+            ASSERT_THROWS_MSG(executor.run(taskflow).get(), "oops");
+            ASSERT_EQ(arrivals.load(), W);
+        }
+        ASSERT_EQ(after.load(), 0);
+        ASSERT_EQ(timeouts.load(), 0);
+    }
+}
+
+/* subflow::join() (the fix for Exception.JoinedSubflow2) with the throw in a
+ * module body the subflow composes, in a module body that runs the subflow,
+ * and with the run cancelled instead (join returns; no exception to throw). */
+TEST(tf_exceptions_subflow_join_rethrows_from_module_bodies_and_not_on_cancel) {
+    for (unsigned W = 1; W <= 4; W++) {
+        weft::executor executor(W);
+        weft::taskflow body, top;
+        std::atomic<int> caught{0}, after{0};
+        body.emplace([] { throw std::runtime_error("in body"); });
+        top.emplace([&](weft::subflow &sf) {
+            sf.composed_of(body);
+            try {
+                sf.join();
+                after++;
+            } catch (const std::runtime_error &e) {
+                if (std::string(e.what()) == "in body") caught++;
+            }
+        });
+        ASSERT_THROWS_MSG(executor.run(top).get(), "in body");
+        ASSERT_EQ(caught.load(), 1);
+        ASSERT_EQ(after.load(), 0);
+
+        /* the subflow runs inside a module body; its child throws */
+        weft::taskflow inner, outer;
+        inner.emplace([&](weft::subflow &sf) {
+            sf.emplace([] { throw std::runtime_error("in child"); });
+            sf.join();
+            after++;
+        });
+        outer.composed_of(inner);
+        ASSERT_THROWS_MSG(executor.run(outer).get(), "in child");
+        ASSERT_EQ(after.load(), 0);
+
+        /* cancelled while the subflow's graph runs: join() returns */
+        weft::taskflow tc;
+        std::atomic<bool> started{false};
+        std::atomic<int> returned{0};
+        weft::future<void> fu;
+        std::mutex fu_mu;
+        tc.emplace([&](weft::subflow &sf) {
+            sf.emplace([&] {
+                started = true;
+                std::lock_guard<std::mutex> l(fu_mu);
+                (void)fu.cancel();
+            });
+            sf.emplace([] {});
+            sf.join();
+            returned++;
+        });
+        {
+            std::lock_guard<std::mutex> l(fu_mu);
+            fu = executor.run(tc);
+        }
+        ASSERT_THROWS(fu.get(), weft::error, e, ASSERT_EQ(e.status(), WEFT_ECANCELED));
+        ASSERT_TRUE(started.load());
+        ASSERT_EQ(returned.load(), 1);
+    }
+}
