@@ -2032,3 +2032,80 @@ TEST(tf_semaphores_linear_chain_of_neighbouring_one_unit_semaphores) {
         }
     }
 }
+
+/* ---- test_cancellation.cpp ---------------------------------------------------------- */
+
+/* EmptyFuture, CancelFromAnother, CancelFromAsync, MultipleCancellations: a
+ * future without a state is not valid and cancel() is false; an endless
+ * condition loop is cancelled from a task of another taskflow and from an
+ * async task (cancel() true); four long runs cancelled at once all end.
+ * Unlike Taskflow's, a cancelled run's wait()/wait_for()/get() throw
+ * weft::error WEFT_ECANCELED (weft.hpp's future::cancel, guide-cpp.md). */
+TEST(tf_cancellation_empty_futures_and_cancels_from_tasks_and_async_tasks) {
+    weft::future<void> empty;
+    ASSERT_FALSE(empty.valid());
+    ASSERT_FALSE(empty.cancel());
+
+    weft::executor executor(4);
+    weft::taskflow loop, another;
+    auto a = loop.emplace([] {});
+    auto b = loop.emplace([] { return 0; });
+    a.precede(b);
+    b.precede(b);
+    auto fu = executor.run(loop);
+    ASSERT_FALSE(fu.wait_for(std::chrono::milliseconds(50)));
+    std::atomic<int> cancelled{0};
+    another.emplace([&] { if (fu.cancel()) cancelled++; });
+    executor.run(another).wait();
+    ASSERT_EQ(cancelled.load(), 1);
+    ASSERT_THROWS(fu.wait(), weft::error, e, ASSERT_EQ(e.status(), WEFT_ECANCELED));
+
+    executor.async([&] {
+        auto f = executor.run_n(loop, 100);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (f.cancel()) cancelled++;
+    });
+    executor.wait_for_all();
+    ASSERT_EQ(cancelled.load(), 2);
+
+    std::atomic<int> counter{0};
+    std::vector<weft::taskflow> flows(4);
+    for (auto &tf : flows)
+        for (int i = 0; i < 1000; i++)
+            tf.emplace([&] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                counter++;
+            });
+    std::vector<weft::future<void>> fus;
+    for (auto &tf : flows) fus.push_back(executor.run(tf));
+    for (auto &f : fus) ASSERT_TRUE(f.cancel());
+    executor.wait_for_all();
+    ASSERT_LT(counter.load(), 4000);
+    for (auto &f : fus) {
+        ASSERT_TRUE(f.ready());
+        ASSERT_THROWS((void)f.wait_for(std::chrono::milliseconds(0)), weft::error, e, ASSERT_EQ(e.status(), WEFT_ECANCELED));
+    }
+}
+
+/* Type (test_basics.cpp): what each kind of lambda makes, read with the C
+ * weft_task_get_kind on native() (weft.hpp has no task.type(); a lambda
+ * taking weft::runtime& is a plain task, Taskflow's RUNTIME). */
+TEST(tf_basics_each_kind_of_lambda_makes_its_kind_of_task) {
+    weft::taskflow taskflow, taskflow2;
+    auto t1 = taskflow.emplace([] {});
+    auto t2 = taskflow.emplace([] { return 1; });
+    auto t3 = taskflow.emplace([](weft::subflow &) {});
+    auto t4 = taskflow.composed_of(taskflow2);
+    auto t5 = taskflow.emplace([] { return weft::branches{1, 2}; });
+    auto t6 = taskflow.emplace([](weft::runtime &) {});
+    auto t7 = taskflow.emplace([](weft::runtime &) { return true; });
+    auto t8 = taskflow.placeholder();
+    ASSERT_EQ(weft_task_get_kind(t1.native()), WEFT_TASK_STATIC);
+    ASSERT_EQ(weft_task_get_kind(t2.native()), WEFT_TASK_CONDITION);
+    ASSERT_EQ(weft_task_get_kind(t3.native()), WEFT_TASK_SUBFLOW);
+    ASSERT_EQ(weft_task_get_kind(t4.native()), WEFT_TASK_MODULE);
+    ASSERT_EQ(weft_task_get_kind(t5.native()), WEFT_TASK_MULTI_CONDITION);
+    ASSERT_EQ(weft_task_get_kind(t6.native()), WEFT_TASK_STATIC);
+    ASSERT_EQ(weft_task_get_kind(t7.native()), WEFT_TASK_CONDITION);
+    ASSERT_EQ(weft_task_get_kind(t8.native()), WEFT_TASK_STATIC);
+}
