@@ -2109,3 +2109,38 @@ TEST(tf_basics_each_kind_of_lambda_makes_its_kind_of_task) {
     ASSERT_EQ(weft_task_get_kind(t7.native()), WEFT_TASK_CONDITION);
     ASSERT_EQ(weft_task_get_kind(t8.native()), WEFT_TASK_STATIC);
 }
+
+/* Task groups where Taskflow's Runtime tasks use them (test_runtimes.cpp's
+ * Fibonacci inside subflows and conditions): a subflow's lambda and a
+ * condition task open task groups; the values are exact and the condition's
+ * choice follows them. */
+TEST(tf_task_group_inside_subflow_lambdas_and_condition_tasks) {
+    std::function<long(long)> fib = [&](long n) -> long {
+        if (n < 2) return n;
+        long a = 0, b = 0;
+        weft::task_group tg;
+        tg.run([&a, &fib, n] { a = fib(n - 1); });
+        b = fib(n - 2);
+        tg.wait();
+        return a + b;
+    };
+    for (unsigned W : kWorkers) {
+        weft::executor executor(W);
+        weft::taskflow taskflow;
+        std::atomic<long> in_subflow{0}, picked{-1}, child{0};
+        auto s = taskflow.emplace([&](weft::subflow &sf) {
+            in_subflow = fib(18);
+            sf.emplace([&] { child = fib(10); });
+            sf.join();
+        });
+        auto c = taskflow.emplace([&] { return fib(12) == 144 ? 1 : 0; });
+        auto no = taskflow.emplace([&] { picked = 0; });
+        auto yes = taskflow.emplace([&] { picked = 1; });
+        s.precede(c);
+        c.precede(no, yes);
+        executor.run_n(taskflow, 3).get();
+        ASSERT_EQ(in_subflow.load(), 2584);
+        ASSERT_EQ(child.load(), 55);
+        ASSERT_EQ(picked.load(), 1);
+    }
+}
