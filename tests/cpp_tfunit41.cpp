@@ -2144,3 +2144,43 @@ TEST(tf_task_group_inside_subflow_lambdas_and_condition_tasks) {
         ASSERT_EQ(picked.load(), 1);
     }
 }
+
+/* subflow::join()'s rethrow is per run: ten queued runs of one taskflow whose
+ * subflow child throws the run's own number; each join() catches its own
+ * run's exception and each future rethrows it. */
+TEST(tf_exceptions_join_in_queued_runs_rethrows_each_runs_own_exception) {
+    for (unsigned W : {1u, 2u, 4u}) {
+        weft::executor executor(W);
+        weft::taskflow taskflow;
+        std::atomic<int> next{0};
+        std::mutex mu;
+        std::vector<std::pair<int, std::string>> seen; /* (run number, what join threw) */
+        taskflow.emplace([&](weft::subflow &sf) {
+            int k = next++;
+            sf.emplace([k] { throw std::runtime_error("run " + std::to_string(k)); });
+            try {
+                sf.join();
+            } catch (const std::runtime_error &e) {
+                std::lock_guard<std::mutex> l(mu);
+                seen.emplace_back(k, e.what());
+                throw;
+            }
+        });
+        std::vector<weft::future<void>> fus;
+        for (int i = 0; i < 10; i++) fus.push_back(executor.run(taskflow));
+        std::vector<std::string> got;
+        for (auto &f : fus) {
+            try {
+                f.get();
+                got.push_back("none");
+            } catch (const std::runtime_error &e) {
+                got.push_back(e.what());
+            }
+        }
+        ASSERT_EQ(seen.size(), 10u);
+        for (auto &s : seen)
+            if (s.second != "run " + std::to_string(s.first)) TEST_FAIL_("run %d's join threw \"%s\"", s.first, s.second.c_str());
+        for (int i = 0; i < 10; i++)
+            if (got[i] != "run " + std::to_string(i)) TEST_FAIL_("future %d threw \"%s\"", i, got[i].c_str());
+    }
+}
