@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -806,6 +807,16 @@ TEST(tf_dependent_asyncs_range_of_every_earlier_future_orders_a_chain) {
         }
         ASSERT_EQ(results[0], 1);
         for (int i = 1; i < 2 * N; ++i) ASSERT_EQ(results[i], results[i - 1] + (i % N));
+        /* any iterator over futures: a std::list's, a plain array's */
+        std::list<weft::future<int>> lst;
+        weft::future<int> arr[2];
+        std::atomic<int> order{0};
+        for (int i = 0; i < 3; i++) lst.push_back(executor0.async([&order] { return order++; }));
+        arr[0] = executor0.dependent_async([&order] { return order++; }, lst.begin(), lst.end());
+        arr[1] = executor0.dependent_async([&order] { return order++; }, arr, arr + 1);
+        ASSERT_EQ(executor0.dependent_async([&order] { return order.load(); }, arr, arr + 2).get(), 5);
+        ASSERT_EQ(arr[0].get(), 3);
+        ASSERT_EQ(arr[1].get(), 4);
         /* an empty range is no dependency */
         std::vector<weft::future<void>> none;
         ASSERT_EQ(executor0.dependent_async([] { return 7; }, none.begin(), none.end()).get(), 7);
