@@ -13,7 +13,11 @@
  * takes HIGH and CRITICAL work, and jobs queued from other threads, within a
  * bounded number of jobs (each task of a graph's chain, of a condition loop
  * and of a wide fan of sources counts as one: such work yields to that look
- * too), and looks at the clock for escalation there.  Jobs already running
+ * too), and looks at the clock for escalation there.  At those looks,
+ * queued NORMAL tasks and default-priority jobs queued from other threads
+ * take turns, so neither kind waits for ever behind the other (a NORMAL
+ * task that requeues itself with a handle on every worker does not hold
+ * back a weft_async from main).  Jobs already running
  * are never preempted: a single task that runs long holds its worker, and so
  * does a pipeline's task for the tokens it runs inline (weft/pipeline.h:
  * WEFT_PIPELINE_INLINE, and AUTO on one worker).  Among equal

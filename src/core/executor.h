@@ -72,6 +72,11 @@ struct weft__worker {
     /* Idle-time pollers (core/poll.c): this worker is the one napping with a
      * timeout for them, and the nap's current length in ns.  Owner only. */
     bool poll_watching;
+    /* With a source without push (sched/'s priority queue): whether the next
+     * fairness look (worker.c, look_shared) takes the injector's and the
+     * submitters' jobs before the source's NORMAL ones; it alternates.  In
+     * the padding after poll_watching.  Owner only. */
+    bool fair_others;
     uint32_t poll_nap;
     weft__deque deque; /* cache-line aligned inside */
     weft_executor *ex;

@@ -157,10 +157,20 @@ int weft__executor_set_nodes(weft_executor *ex, const int *node, unsigned nnodes
  *                      this stage must order after the worker's seq_cst idle
  *                      announcement, e.g. by taking a lock the pusher took).
  *   WEFT__TAKE_FAIR    the fairness look of a busy worker (worker.c: once
- *                      every WEFT__FAIR_INTERVAL jobs, its deque not empty):
- *                      as STEAL, and the only call a worker whose deque never
- *                      empties makes, so a source with a clock to look at
- *                      (sched/'s escalation) looks at it here.
+ *                      every WEFT__FAIR_INTERVAL jobs, its deque not empty,
+ *                      or, with a source without push, whatever its deque
+ *                      holds): as STEAL, and the only call a worker whose
+ *                      deque never empties makes, so a source with a clock
+ *                      to look at (sched/'s escalation) looks at it here.
+ *   WEFT__TAKE_URGENT  every other fairness look of a source without push,
+ *                      before the injector and the submitters' queues: as
+ *                      FAIR, but only work that must go ahead of the
+ *                      default-priority jobs (sched/: HIGH and CRITICAL);
+ *                      FAIR follows if those queues are empty.  Without it,
+ *                      NORMAL jobs the source keeps being given (a task
+ *                      that requeues itself with a handle) kept every
+ *                      default-priority job from another thread waiting
+ *                      for ever (tests/seeds_hunt41.c).
  * push(w, state, j): optional.  When set, the workers' deques are sealed
  * (weft__deque_seal) and every job a worker queues (weft__push_local) goes
  * here, found on the push's failure path, so an executor without such a
@@ -173,7 +183,7 @@ int weft__executor_set_nodes(weft_executor *ex, const int *node, unsigned nnodes
  *
  * Nothing calls take() per job: a source that wants a job to run before the
  * rest of a worker's deque pushes a job onto that deque (sched/'s tickets). */
-enum { WEFT__TAKE_STEAL = 1, WEFT__TAKE_LAST = 2, WEFT__TAKE_FINAL = 3, WEFT__TAKE_FAIR = 4 };
+enum { WEFT__TAKE_STEAL = 1, WEFT__TAKE_LAST = 2, WEFT__TAKE_FINAL = 3, WEFT__TAKE_FAIR = 4, WEFT__TAKE_URGENT = 5 };
 typedef struct weft__source {
     weft__job *(*take)(weft__worker *w, void *state, int stage);
     int (*push)(weft__worker *w, void *state, weft__job *j);

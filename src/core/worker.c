@@ -89,17 +89,34 @@ static inline weft__job *take_mail_or_injector(weft__worker *w, bool injector) {
 enum { WEFT__FAIR_INTERVAL = 61 };
 
 /* The shared queues, in the order a search looks at them: the source's
- * queued HIGH/CRITICAL work (sched/), the node mailbox, the injector, the
+ * queued work (sched/: NORMAL and up), the node mailbox, the injector, the
  * submitters' queues (one job, not a batch: this worker has work of its own).
- * Not other workers' deques: those workers run them. */
+ * Not other workers' deques: those workers run them.
+ * With a source without push, every other look takes only the source's
+ * HIGH and CRITICAL work before the mailbox, the injector and the
+ * submitters, and its NORMAL work after them: otherwise NORMAL jobs the
+ * source keeps being given (a task that requeues itself with a handle, on
+ * every worker) were taken at every look, and a default-priority job from
+ * another thread, NORMAL too, never ran (tests/seeds_hunt41.c). */
 static __attribute__((noinline)) weft__job *look_shared(weft__worker *w) {
     weft_executor *ex = w->ex;
     const weft__source *src = source_of(ex);
-    weft__job *j = src ? src->take(w, ex->source_state, WEFT__TAKE_FAIR) : NULL;
+    bool others = src && !src->push && (w->fair_others = !w->fair_others);
+    weft__job *j = src ? src->take(w, ex->source_state, others ? WEFT__TAKE_URGENT : WEFT__TAKE_FAIR) : NULL;
     if (j) return j;
     /* A source that takes every job (push) holds the injector's too. */
     if ((j = take_mail_or_injector(w, !(src && src->push))) != NULL) return j;
-    return weft__submitters_steal_one(w);
+    if ((j = weft__submitters_steal_one(w)) != NULL) return j;
+    return others ? src->take(w, ex->source_state, WEFT__TAKE_FAIR) : NULL;
+}
+
+/* Whether ex has a source that does not take every job (sched/'s priority
+ * queue beside the deques): its NORMAL work comes before the injector in a
+ * search.  Relaxed: a worker that misses a source just set only starts its
+ * fairness interval again once more. */
+static inline bool has_plain_source(weft__worker *w) {
+    const weft__source *src = atomic_load_explicit(&w->ex->source, memory_order_relaxed);
+    return src && !src->push;
 }
 
 static inline weft__job *pop_local(weft__worker *w) {
@@ -136,8 +153,11 @@ static inline __attribute__((always_inline)) weft__job *find_local(weft__worker 
      * interval starts again.  A worker that drains a batch from a submitter
      * and goes back for the next (async_task) never takes the fairness look,
      * which cost it 1.3-1.9x there (the look's steal from the slot main is
-     * pushing to, and the records' lines moving between the two). */
-    if (!j) w->fair_next = (uint32_t)w->stats.jobs + WEFT__FAIR_INTERVAL;
+     * pushing to, and the records' lines moving between the two).  Not with
+     * a source without push: its search takes the source's NORMAL work
+     * before the injector, so the interval goes on and the search makes the
+     * look when it is due (steal_round). */
+    if (!j && !has_plain_source(w)) w->fair_next = (uint32_t)w->stats.jobs + WEFT__FAIR_INTERVAL;
     return j;
 }
 
@@ -212,7 +232,12 @@ static weft__job *steal_victims(weft__worker *w, bool injector) {
 static weft__job *steal_round(weft__worker *w) {
     const weft__source *src = source_of(w->ex);
     if (__builtin_expect(src == NULL, 1)) return steal_victims(w, true);
-    weft__job *j = take_source(w, WEFT__TAKE_STEAL);
+    weft__job *j = NULL;
+    /* A worker that lives on the source's NORMAL work (its deque empty, the
+     * source never so) makes the fairness look here, or the injector and the
+     * submitters' queues would wait for ever behind that work. */
+    if (!src->push && weft__fair_due(w)) j = weft__fair_look(w);
+    if (!j) j = take_source(w, WEFT__TAKE_STEAL);
     if (!j) j = steal_victims(w, src->push == NULL);
     if (!j) j = take_source(w, WEFT__TAKE_LAST);
     return j;

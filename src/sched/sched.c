@@ -152,6 +152,10 @@ static inline void count_down(weft__sched_worker *sw) {
     }
 }
 
+/* Takes of a worker beside a policy after which the policy's items go before
+ * the NORMAL tasks with handles (take); prime, as the core's 61. */
+enum { POLICY_FAIR_INTERVAL = 61 };
+
 /* Jobs weft__sched_next hands on in a row at most. */
 enum { STREAK_MAX = 64 };
 
@@ -177,20 +181,39 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
      * keeps its deque full looked once per 64 of them, every 3904 jobs
      * whatever they took (a LOW task from main escalated after 4 s of 0.5 ms
      * jobs, not after its 40 ms). */
-    if (stage == WEFT__TAKE_FINAL || stage == WEFT__TAKE_FAIR || !lanes_of(s, w)) maybe_tick(s);
+    if (stage == WEFT__TAKE_FINAL || stage == WEFT__TAKE_FAIR || stage == WEFT__TAKE_URGENT || !lanes_of(s, w))
+        maybe_tick(s);
     else count_down(sched_worker(w));
     weft__policy *p = s->policy;
+    /* Every other fairness look (worker.c, look_shared): HIGH and CRITICAL
+     * only, so that the injector's and the submitters' default-priority jobs
+     * come before queued NORMAL ones there (FAIR follows).  Only asked
+     * without a policy (a policy's source has push: it orders every job). */
+    if (stage == WEFT__TAKE_URGENT && !p) return weft__sched_take(s, w, 2, false);
     weft__job *j = p ? drain_injector(s, w) : NULL;
     if (j) return stolen(s, w, j, -1); /* from the injector, which the policy refused */
     unsigned min = (stage == WEFT__TAKE_STEAL || stage == WEFT__TAKE_FAIR) && !(p && p->heap) ? 1 : 0;
+    /* Beside a policy that is not the priority heap, tasks with handles wait
+     * in the priority queue and NORMAL ones go before the policy's items.
+     * Every POLICY_FAIR_INTERVAL such takes the policy's items go first (after
+     * HIGH and CRITICAL): otherwise a NORMAL task that requeues itself with a
+     * handle kept every other job (the policy holds them all) waiting for
+     * ever (tests/seeds_hunt41.c). */
+    bool policy_first = false;
+    if (min == 1 && p) {
+        weft__sched_worker *sw = sched_worker(w);
+        if (++sw->fair >= POLICY_FAIR_INTERVAL) sw->fair = 0, policy_first = true;
+    }
     /* FINAL looks under every lock whatever the hints say (core/layer.h: no
      * lost wake-up; lanes are filled only by their owner, who finds its own). */
-    j = weft__sched_take(s, w, min, stage == WEFT__TAKE_FINAL);
+    j = weft__sched_take(s, w, policy_first ? 2 : min, stage == WEFT__TAKE_FINAL);
     if (j || !p || p->heap) return j;
     if (stage == WEFT__TAKE_FINAL) return weft__policy_final(s, (int)w->id);
     if ((j = weft__policy_take(s, (int)w->id, true)) != NULL) /* its own first */
         return p->shared ? stolen(s, w, j, -1) : j; /* one queue for all: as the injector's */
-    return p->ops.steal ? stolen(s, w, weft__policy_take(s, (int)w->id, false), -1) : NULL; /* the policy's steal */
+    if (p->ops.steal && (j = stolen(s, w, weft__policy_take(s, (int)w->id, false), -1)) != NULL)
+        return j; /* the policy's steal */
+    return policy_first ? weft__sched_take(s, w, 1, false) : NULL; /* the NORMAL tasks with handles after all */
 }
 
 /* A ticket: pushed onto the submitting worker's own deque for each HIGH or

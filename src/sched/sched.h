@@ -142,6 +142,7 @@ typedef struct weft__sched_worker {
     weft__sched *s;
     unsigned countdown; /* takes until the next look at the clock */
     unsigned streak;    /* jobs weft__sched_next handed on in a row */
+    unsigned fair;      /* takes before the policy's items next go first (sched.c, take) */
     weft__lanes lanes;  /* workers only (not submitter slots) */
 } weft__sched_worker;
 
