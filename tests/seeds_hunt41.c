@@ -163,3 +163,76 @@ TEST(a_critical_task_from_main_still_starts_while_normal_tasks_requeue_with_hand
     for (int kind = 0; kind < KINDS; kind++)
         for (int busy = 0; busy <= 1; busy++) outside_task_runs(kind, 1, busy, VIA_CRITICAL);
 }
+
+/* ---- fork-join children and sleeping workers (seed 003's fib; seed 004's
+ *      progressive sleep at its shortest) ------------------------------------ */
+
+/* forkjoin.h: "a worker asleep at the spawn ... takes the child at once".
+ * Every worker is made to park first (weft_worker_metrics.parks, counted
+ * always), then a root spawns one child per other worker and meets them all
+ * without a spawn or sync in between: only thieves that took the children at
+ * once can meet it. */
+static atomic_int fj_arrived, fj_timed_out;
+static int fj_n;
+
+static int fj_meet(weft_ctx *ctx, void *arg) {
+    atomic_fetch_add(&fj_arrived, 1);
+    uint64_t until = now_ns() + 3 * SEC;
+    while (atomic_load(&fj_arrived) < fj_n) {
+        if (now_ns() > until) {
+            atomic_store(&fj_timed_out, 1);
+            break;
+        }
+        sched_yield();
+    }
+    return 0;
+}
+
+static int fj_root(weft_ctx *ctx, void *arg) {
+    for (int i = 1; i < fj_n; i++)
+        if (weft_spawn(ctx, fj_meet, NULL) != WEFT_OK) return 1;
+    fj_meet(ctx, NULL);
+    int r = 0;
+    for (int i = 1; i < fj_n; i++) r |= weft_sync(ctx);
+    return r;
+}
+
+/* Waits until each of ex's workers has parked `times` times in all. */
+static bool all_parked(weft_executor *ex, unsigned workers, uint64_t times) {
+    weft_worker_metrics wm[8];
+    uint64_t until = now_ns() + 5 * SEC;
+    for (;;) {
+        weft_metrics m;
+        ASSERT_OK(weft_executor_metrics(ex, &m, wm, workers));
+        unsigned parked = 0;
+        for (unsigned i = 0; i < workers; i++) parked += wm[i].parks >= times;
+        if (parked == workers) return true;
+        if (now_ns() > until) return false;
+        sleep_us(200);
+    }
+}
+
+TEST(fork_join_children_are_taken_at_once_by_workers_asleep_at_the_spawn) {
+    for (unsigned workers = 2; workers <= 4; workers++) {
+        weft_status st;
+        /* The shortest search before parking: one steal round, one yield round. */
+        weft_executor *ex = weft_executor_create(
+            &(weft_executor_config){ .workers = workers, .steal_rounds = 1, .yield_rounds = 1 }, &st);
+        ASSERT_OK(st);
+        fj_n = (int)workers;
+        for (uint64_t rep = 1; rep <= 3; rep++) {
+            if (!all_parked(ex, workers, rep)) SKIP("the workers did not all park within 5 s");
+            atomic_store(&fj_arrived, 0);
+            atomic_store(&fj_timed_out, 0);
+            int result = -1;
+            ASSERT_OK(weft_run_root_status(ex, fj_root, NULL, &result));
+            if (atomic_load(&fj_timed_out))
+                TEST_FAIL_("%u workers, run %" PRIu64 ": a child spawned while the others slept was not taken "
+                           "at once",
+                           workers, rep);
+            ASSERT_EQ(atomic_load(&fj_arrived), (int)workers);
+            ASSERT_OK(weft_executor_wait_all(ex));
+        }
+        weft_executor_destroy(ex);
+    }
+}

@@ -133,11 +133,17 @@ static inline weft__fj *weft__fj_of(weft_ctx *ctx) { return *(weft__fj **)(void 
  * When another worker gets the child: a spawn is private to its worker until
  * an idle worker asks for work, and the parent answers a request only at its
  * next spawn or sync (that keeps both free of atomic operations).  A worker
- * already idle or asleep at the spawn has asked, and takes the child at once;
- * one that runs out of work only after the spawn gets it at the parent's next
- * spawn, or never (the parent's sync runs it).  So in
+ * asleep at the spawn (parked: it has searched and found nothing), or one
+ * that has already asked this worker, takes the child at once.  One that is
+ * still searching at the spawn and has not yet asked this worker (searches
+ * are short, but the workers of a just-created executor all start out
+ * searching, and so does a worker that has just finished a task) asks only
+ * after it, and so does one that runs out of work after the spawn: each gets
+ * the child at the parent's next spawn, or never (the parent's sync runs
+ * it).  So in
  *     weft_spawn(ctx, a, &x); long_work_that_spawns_nothing(); weft_sync(ctx);
- * `a` overlaps the long work only if a worker was idle at the spawn.  For two
+ * `a` overlaps the long work only if a worker was asleep at the spawn (or
+ * had asked): right after weft_executor_create it often does not.  For two
  * long pieces that must overlap whatever the timing, queue one with weft_async
  * (weft/async.h) and wait for its future: any worker that frees up takes it
  * (docs/guide-forkjoin.md, "When a child is shared").
