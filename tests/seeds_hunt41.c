@@ -164,6 +164,42 @@ TEST(a_critical_task_from_main_still_starts_while_normal_tasks_requeue_with_hand
         for (int busy = 0; busy <= 1; busy++) outside_task_runs(kind, 1, busy, VIA_CRITICAL);
 }
 
+/* Seed 001's EscalationPolicy ("anti-starvation for Low / Normal tasks"):
+ * while a HIGH task requeues itself for ever, a LOW task and a NORMAL one
+ * with a handle from main rise to HIGH (20 ms each step) and run, in their
+ * turn among the HIGH ones (sched.h: escalation of queued tasks). */
+static atomic_int queued_flag;
+static int queued_task(weft_ctx *ctx, void *arg) {
+    atomic_store(&queued_flag, 1);
+    return 0;
+}
+
+TEST(low_and_handled_normal_tasks_escalate_past_a_high_task_that_requeues_itself) {
+    spin_prio = WEFT_PRIORITY_HIGH;
+    for (int which = 0; which < 2; which++)
+        for (unsigned workers = 1; workers <= 2; workers++) {
+            weft_status st;
+            weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = workers }, &st);
+            ASSERT_OK(st);
+            atomic_store(&spin_stop, 0);
+            atomic_store(&spin_busy, 0);
+            atomic_store(&queued_flag, 0);
+            for (unsigned i = 0; i < workers; i++) ASSERT_OK(weft_silent_async(ex, requeue_task, NULL));
+            sleep_us(2000);
+            weft_sched_handle h;
+            weft_async_options o = { .priority = which ? WEFT_PRIORITY_NORMAL : WEFT_PRIORITY_LOW,
+                                     .handle = which ? &h : NULL };
+            ASSERT_OK(weft_async_with(ex, queued_task, NULL, &o, NULL));
+            bool queued_ran = wait_flag(&queued_flag, 1, 2.0);
+            atomic_store(&spin_stop, 1);
+            ASSERT_OK(weft_executor_wait_all(ex));
+            if (!queued_ran)
+                TEST_FAIL_("%u worker(s): a %s task from main did not escalate past the HIGH tasks in 2 s", workers,
+                           which ? "NORMAL (with a handle)" : "LOW");
+            weft_executor_destroy(ex);
+        }
+}
+
 /* ---- fork-join children and sleeping workers (seed 003's fib; seed 004's
  *      progressive sleep at its shortest) ------------------------------------ */
 

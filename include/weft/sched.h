@@ -145,7 +145,14 @@ typedef struct weft_sched_config {
     /* Escalation (weft_sched_escalate): a LOW task queued this long becomes
      * NORMAL, a NORMAL one this long (since its last change) becomes HIGH.
      * 0: 20 ms each.  `tick_ns`: how often workers look (0: 2 ms).
-     * `no_escalation`: never escalate automatically. */
+     * `no_escalation`: never escalate automatically.  Only tasks in the
+     * priority queue escalate (queued with a priority other than NORMAL, or
+     * with a handle; under WEFT_SCHED_PRIORITY, every task).  Under work
+     * stealing a default-priority task (weft_async, weft_run, a graph task
+     * without a priority) never does: while HIGH work keeps coming (a HIGH
+     * task that requeues itself) it waits for ever, where a LOW task from
+     * the same thread rises to HIGH and runs.  Queue it with a handle
+     * (weft_async_options.handle) if it must escalate. */
     uint64_t escalate_low_ns, /* LOW -> NORMAL after this long queued, in ns; 0: 20 ms */
         escalate_normal_ns,   /* NORMAL -> HIGH after this long, in ns; 0: 20 ms */
         tick_ns;              /* how often workers look, in ns; 0: 2 ms */
