@@ -200,6 +200,71 @@ TEST(low_and_handled_normal_tasks_escalate_past_a_high_task_that_requeues_itself
         }
 }
 
+/* ---- the injector beside the submitters' queues (seed 002's Injector;
+ *      seed 003: Go checks its global queue "every few scheduling cycles") -- */
+
+/* Threads that keep the executor's shared queue (the injector: weft_async
+ * from a thread that is not a worker) from running empty, each with at most
+ * FLOOD_CAP tasks of its own waiting, so the backlog stays bounded. */
+enum { FLOODERS = 3, FLOOD_CAP = 4096 };
+static atomic_int flood_stop, flood_waiting;
+
+static int flood_task(weft_ctx *ctx, void *arg) {
+    for (volatile int i = 0; i < 2000; i++) {
+    }
+    atomic_fetch_sub(&flood_waiting, 1);
+    return 0;
+}
+
+static void *flooder(void *arg) {
+    weft_executor *ex = arg;
+    while (!atomic_load(&flood_stop)) {
+        if (atomic_load(&flood_waiting) >= FLOODERS * FLOOD_CAP) {
+            sched_yield();
+            continue;
+        }
+        atomic_fetch_add(&flood_waiting, 1);
+        weft_future *f;
+        if (weft_async(ex, flood_task, NULL, &f) != WEFT_OK) abort();
+        weft_future_destroy(f);
+    }
+    return NULL;
+}
+
+/* A task that keeps its worker's deque from running empty until told to stop. */
+static int self_requeue(weft_ctx *ctx, void *arg) {
+    if (!atomic_load(&spin_stop) && weft_silent_async(weft_ctx_executor(ctx), self_requeue, NULL) != WEFT_OK)
+        abort();
+    return 0;
+}
+
+TEST(a_silent_task_from_main_runs_while_other_threads_keep_the_shared_queue_full) {
+    for (int busy = 0; busy <= 1; busy++) {
+        weft_status st;
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+        ASSERT_OK(st);
+        atomic_store(&flood_stop, 0);
+        atomic_store(&flood_waiting, 0);
+        atomic_store(&spin_stop, 0);
+        atomic_store(&outside_ran, 0);
+        if (busy) ASSERT_OK(weft_silent_async(ex, self_requeue, NULL));
+        pthread_t th[FLOODERS];
+        for (int i = 0; i < FLOODERS; i++) ASSERT_EQ(pthread_create(&th[i], NULL, flooder, ex), 0);
+        sleep_us(20000); /* the shared queue filled */
+        /* main's submitter slot: a queue of its own that the workers take from */
+        ASSERT_OK(weft_silent_async(ex, outside_task, NULL));
+        bool ran = wait_flag(&outside_ran, 1, 2.0);
+        atomic_store(&flood_stop, 1);
+        atomic_store(&spin_stop, 1);
+        for (int i = 0; i < FLOODERS; i++) pthread_join(th[i], NULL);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        if (!ran)
+            TEST_FAIL_("%s: a weft_silent_async from main waited 2 s while other threads kept the shared queue full",
+                       busy ? "its worker's deque never empty" : "its worker living off the shared queue");
+        weft_executor_destroy(ex);
+    }
+}
+
 /* ---- fork-join children and sleeping workers (seed 003's fib; seed 004's
  *      progressive sleep at its shortest) ------------------------------------ */
 

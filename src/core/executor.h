@@ -77,6 +77,10 @@ struct weft__worker {
      * submitters' jobs before the source's NORMAL ones; it alternates.  In
      * the padding after poll_watching.  Owner only. */
     bool fair_others;
+    /* Whether this worker's next look at the shared queues (a steal round,
+     * a fairness look) tries the submitters' queues before the node mailbox
+     * and the injector; it alternates (worker.c, steal_victims).  Owner only. */
+    bool subs_first;
     uint32_t poll_nap;
     weft__deque deque; /* cache-line aligned inside */
     weft_executor *ex;

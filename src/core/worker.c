@@ -104,9 +104,11 @@ static __attribute__((noinline)) weft__job *look_shared(weft__worker *w) {
     bool others = src && !src->push && (w->fair_others = !w->fair_others);
     weft__job *j = src ? src->take(w, ex->source_state, others ? WEFT__TAKE_URGENT : WEFT__TAKE_FAIR) : NULL;
     if (j) return j;
+    bool subs = (w->subs_first = !w->subs_first); /* see steal_victims */
+    if (subs && (j = weft__submitters_steal_one(w)) != NULL) return j;
     /* A source that takes every job (push) holds the injector's too. */
     if ((j = take_mail_or_injector(w, !(src && src->push))) != NULL) return j;
-    if ((j = weft__submitters_steal_one(w)) != NULL) return j;
+    if (!subs && (j = weft__submitters_steal_one(w)) != NULL) return j;
     return others ? src->take(w, ex->source_state, WEFT__TAKE_FAIR) : NULL;
 }
 
@@ -210,9 +212,16 @@ static weft__job *steal_tiers(weft__worker *w) {
  * one (or in the order a layer gave). */
 static weft__job *steal_victims(weft__worker *w, bool injector) {
     weft_executor *ex = w->ex;
-    weft__job *j = take_mail_or_injector(w, injector);
-    if (j) return j;
-    if ((j = weft__submitters_steal(w, false)) != NULL) return j;
+    weft__job *j;
+    /* The submitters' queues and the injector (with the node mailbox) take
+     * turns at going first: always the injector first, threads that kept it
+     * from running empty (weft_async from other threads faster than the
+     * workers ran them) kept a weft_silent_async of a thread with a slot
+     * waiting for as long as they went on (tests/seeds_hunt41.c). */
+    bool subs = (w->subs_first = !w->subs_first);
+    if (subs && (j = weft__submitters_steal(w, false)) != NULL) return j;
+    if ((j = take_mail_or_injector(w, injector)) != NULL) return j;
+    if (!subs && (j = weft__submitters_steal(w, false)) != NULL) return j;
     if (w->victims) return steal_tiers(w);
     unsigned n = ex->nworkers;
     if (n < 2) return NULL;
