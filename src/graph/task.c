@@ -217,7 +217,7 @@ weft_task weft_emplace(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     return weft__add_node(tf, fn, arg);
 }
 
-weft_status weft__add_named_oom(weft_taskflow *tf, const char *fn) {
+__attribute__((noinline, cold)) weft_status weft__add_named_oom(weft_taskflow *tf, const char *fn) {
     weft_status st = weft_taskflow_last_error(tf);
     return st == WEFT_ENOMEM ? weft__tf_oom(tf, fn) : st;
 }
@@ -225,7 +225,7 @@ weft_status weft__add_named_oom(weft_taskflow *tf, const char *fn) {
 weft_task weft_placeholder(weft_taskflow *tf) {
     if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL"), WEFT_TASK_NULL;
     weft_task t = weft__add_node(tf, NULL, NULL);
-    if (weft_task_is_null(t)) weft__add_named_oom(tf, __func__);
+    if (__builtin_expect(weft_task_is_null(t), 0)) weft__add_named_oom(tf, __func__);
     return t;
 }
 
@@ -235,17 +235,25 @@ weft_task weft_placeholder(weft_taskflow *tf) {
  * docs/guide-control-flow.md says, while weft.hpp's task::work replaces the
  * shared work it gave a task before.  A GPU task's work is the layer's own
  * (weft__own_job): never replaced. */
+/* check_settable's refusal of a task that is not plain, out of line: its
+ * label buffer kept check_settable from being inlined into weft_task_set_work,
+ * which cost a graph build ~15 instructions a task (icount wavefront_rerun
+ * +2.2%). */
+static __attribute__((noinline, cold)) weft_status not_plain(weft__node *n, const char *call) {
+    char b[24]; /* an unnamed task is "#<index>", as graph.h reports tasks (it was '') */
+    return weft__tf_error(n->tf, WEFT_EINVAL, "%s: task '%s' is not a plain task%s", call,
+                          weft__node_label(n, b, sizeof b),
+                          weft__cold(n)->kind == WEFT__KIND_STATIC && !weft__own_job(n)
+                              ? " (its work is shared work: use weft_task_set_shared_work)"
+                              : "");
+}
+
 static weft_status check_settable(weft__node *n, bool shared, const char *call) {
     if (!n) return weft__fail(call, WEFT_EINVAL, "the task is the null task");
     if (weft__node_erased(n)) return weft__tf_error(n->tf, WEFT_EINVAL, "%s: the task was erased", call);
     if (weft__tf_busy(n->tf)) return WEFT_EBUSY;
-    char b[24]; /* an unnamed task is "#<index>", as graph.h reports tasks (it was '') */
     if (weft__cold(n)->kind != WEFT__KIND_STATIC || weft__own_job(n) || (!shared && weft__cold(n)->ext))
-        return weft__tf_error(n->tf, WEFT_EINVAL, "%s: task '%s' is not a plain task%s", call,
-                              weft__node_label(n, b, sizeof b),
-                              weft__cold(n)->kind == WEFT__KIND_STATIC && !weft__own_job(n)
-                                  ? " (its work is shared work: use weft_task_set_shared_work)"
-                                  : "");
+        return not_plain(n, call);
     return WEFT_OK;
 }
 
