@@ -827,6 +827,27 @@ private:
 /* ---- task handles -------------------------------------------------------------
  * A small value naming one task of a taskflow (or subflow), valid while its
  * graph is not cleared or destroyed.  Builders throw weft::error on failure. */
+/* A task's priority (weft/sched.h's weft_priority; Taskflow's TaskPriority,
+ * whose HIGH, NORMAL and LOW are high, normal and low; critical is weft's). */
+enum class task_priority {
+    low = WEFT_PRIORITY_LOW,
+    normal = WEFT_PRIORITY_NORMAL,
+    high = WEFT_PRIORITY_HIGH,
+    critical = WEFT_PRIORITY_CRITICAL
+};
+
+/* What a task does (weft/flow.h's weft_task_kind; Taskflow's TaskType).
+ * Taskflow's PLACEHOLDER, STATIC and RUNTIME are all `plain` here (a
+ * placeholder is a plain task with no work yet, and a lambda taking
+ * weft::runtime& is a plain task); graph tasks are never ASYNC. */
+enum class task_type {
+    plain = WEFT_TASK_STATIC,
+    condition = WEFT_TASK_CONDITION,
+    multi_condition = WEFT_TASK_MULTI_CONDITION,
+    subflow = WEFT_TASK_SUBFLOW,
+    module = WEFT_TASK_MODULE
+};
+
 class task {
 public:
     task() noexcept = default;
@@ -884,6 +905,37 @@ public:
     void for_each_successor(F &&f) const {
         for (std::size_t i = 0, n = num_successors(); i < n; i++) f(task(weft_task_successor(t_, i)));
     }
+    /* Sets the task's priority (weft_task_set_priority; Taskflow's
+     * priority(p)).  weft::error WEFT_EINVAL for an empty handle, WEFT_EBUSY
+     * while a run of its taskflow is queued or going. */
+    task &priority(task_priority p) {
+        detail::check(weft_task_set_priority(t_, static_cast<weft_priority>(p)), "weft::task::priority");
+        return *this;
+    }
+    /* The task's own priority: the last one set, normal if none was (or for
+     * an empty handle).  A run's priority (weft_run_with_priority) is not
+     * reported here. */
+    task_priority priority() const noexcept { return static_cast<task_priority>(weft_task_get_priority(t_)); }
+    /* What the task does (Taskflow's type()); plain for an empty handle. */
+    task_type type() const noexcept { return static_cast<task_type>(weft_task_get_kind(t_)); }
+    /* Removes the edges this -> t for each t (Taskflow's remove_successors):
+     * every copy of a doubled edge.  As in Taskflow, a t that is not a
+     * successor is skipped.  Not all or nothing: on an error (weft::error
+     * WEFT_EINVAL for an empty handle or a task of another taskflow,
+     * WEFT_EBUSY while the taskflow runs) the edges to the ts before the
+     * failing one are already gone. */
+    template <class... Ts>
+    task &remove_successors(const Ts &...ts) {
+        (unlink(t_, as_native(ts), "weft::task::remove_successors"), ...);
+        return *this;
+    }
+    /* Removes the edges t -> this for each t (Taskflow's
+     * remove_predecessors); as remove_successors. */
+    template <class... Ts>
+    task &remove_predecessors(const Ts &...ts) {
+        (unlink(as_native(ts), t_, "weft::task::remove_predecessors"), ...);
+        return *this;
+    }
     std::size_t index() const noexcept { return weft_task_index(t_); }
     bool empty() const noexcept { return weft_task_is_null(t_); }
     explicit operator bool() const noexcept { return !empty(); }
@@ -908,6 +960,11 @@ private:
             (void)one, (void)many, (void)call;
         }
         return *this;
+    }
+    /* weft_edge_remove, with a missing edge skipped (Taskflow's). */
+    static void unlink(weft_task from, weft_task to, const char *call) {
+        weft_status st = weft_edge_remove(from, to);
+        if (st != WEFT_ENOENT) detail::check(st, call);
     }
     static weft_task as_native(const task &t) noexcept { return t.t_; }
     static weft_task as_native(weft_task t) noexcept { return t; }
@@ -1389,6 +1446,7 @@ public:
 private:
     static weft_executor *take(executor &o) noexcept { return o.owned_ ? std::exchange(o.ex_, nullptr) : o.ex_; }
     executor(weft_executor *ex, bool owned) noexcept : ex_(ex), owned_(owned) {}
+    friend class task_group; /* its view() of the executor its task runs on */
     void create(const weft_executor_config &cfg) {
         weft_status st = WEFT_OK;
         ex_ = weft_executor_create(&cfg, &st);
@@ -1491,9 +1549,12 @@ inline void fj_join(fj_owner &o) noexcept {
  * only (see above: groups and spawns of one task are independent, waited in
  * any order) and rethrows the first exception one of them threw; the
  * destructor waits (and drops exceptions) if wait was not called.  Only inside
- * a task (graph task, async task, run_root), and run() and wait() only from
- * that task: from another one, a child of the group included, they throw
- * weft::error (WEFT_EINVAL); a child adds work with a group of its own. */
+ * a task (graph task, async task, run_root), and run(), async(),
+ * dependent_async() and wait() only from that task: from another one, a child
+ * of the group included, they throw weft::error (WEFT_EINVAL); a child adds
+ * work with a group of its own (cancel() and is_cancelled() work from any
+ * thread).  async() and dependent_async() give a child a future; cancel()
+ * skips the children that have not started. */
 class task_group {
 public:
     explicit task_group(weft_ctx *ctx) : store_(buf_, sizeof buf_) {
@@ -1505,6 +1566,7 @@ public:
     task_group &operator=(const task_group &) = delete;
     ~task_group() {
         detail::fj_join(own_);
+        wait_tracked();
         store_.clear();
     }
 
@@ -1515,22 +1577,112 @@ public:
         detail::fj_check_owner(own_, "weft::task_group::run");
         auto *h = store_.make<holder<Fn>>(holder<Fn>{{}, &sink_, std::forward<F>(f)});
         detail::check(detail::fj_spawn(own_, h->link, &holder<Fn>::call, h), "weft::task_group::run");
+        ++size_;
     }
     template <class F>
     void silent_async(F &&f) { run(std::forward<F>(f)); }
+
+    /* A group child with a future (Taskflow's TaskGroup::async): f() or
+     * f(weft::runtime&) runs as the executor's async task (executor::async),
+     * and wait(), corun() and the destructor wait for it too.  Its value or
+     * exception goes to the returned weft::future only (wait() does not
+     * rethrow it; Taskflow's does not either).  Costs one more async task
+     * than executor::async (the group's own wait on it).  Only from the
+     * task that made the group, as run(). */
+    template <class F>
+    auto async(F &&f) -> future<typename detail::task_result_t<std::decay_t<F>>::type> {
+        using Fn = std::decay_t<F>;
+        WEFT_HPP_TASK_CALLABLE_(Fn, "weft::task_group::async");
+        detail::fj_check_owner(own_, "weft::task_group::async");
+        executor ex = view();
+        make_room(); /* track()'s push_back cannot throw */
+        auto fut = ex.async(guarded<Fn>{&sink_.cancelled, std::forward<F>(f)});
+        track(ex, fut.native());
+        return fut;
+    }
+    /* async(f) started only after the async tasks of deps have finished
+     * (executor::dependent_async; Taskflow's TaskGroup::dependent_async, with
+     * futures for tf::AsyncTask handles): the futures of the group's async
+     * or dependent_async children, or of any async task of the executor. */
+    template <class F, class... Ds>
+    auto dependent_async(F &&f, const future<Ds> &...deps)
+        -> future<typename detail::task_result_t<std::decay_t<F>>::type> {
+        using Fn = std::decay_t<F>;
+        WEFT_HPP_TASK_CALLABLE_(Fn, "weft::task_group::dependent_async");
+        detail::fj_check_owner(own_, "weft::task_group::dependent_async");
+        executor ex = view();
+        make_room();
+        auto fut = ex.dependent_async(guarded<Fn>{&sink_.cancelled, std::forward<F>(f)}, deps...);
+        track(ex, fut.native());
+        return fut;
+    }
+
+    /* Cancels the group (Taskflow's TaskGroup::cancel): children that have
+     * not started yet are skipped (a run() child does nothing; an async one
+     * does not call f, and its future throws weft::error WEFT_ECANCELED);
+     * children already running are not interrupted (they may poll
+     * is_cancelled()).  The group stays cancelled: children added later are
+     * skipped too.  Any thread, a child of the group included. */
+    void cancel() noexcept { sink_.cancelled.store(true, std::memory_order_release); }
+    bool is_cancelled() const noexcept { return sink_.cancelled.load(std::memory_order_acquire); }
+    /* The number of children (run, silent_async, async, dependent_async)
+     * added since the group was made or last waited for: wait() and corun()
+     * set it back to 0 (Taskflow counts the group's tasks since its creation). */
+    std::size_t size() const noexcept { return size_; }
 
     /* Waits for this group's children (and joins any child of another object
      * spawned after them); rethrows the first exception one of them threw. */
     void wait() {
         detail::fj_check_owner(own_, "weft::task_group::wait");
         detail::fj_join(own_);
+        wait_tracked();
         store_.clear();
+        size_ = 0;
         sink_.rethrow_and_reset();
     }
     void corun() { wait(); }
 
 private:
+    /* A non-owning view of the executor the group's task runs on. */
+    executor view() const { return executor(weft_ctx_executor(own_.ctx), false); }
+    /* The group's own hold on an async child: a no-op dependent task after
+     * it, whose future wait_tracked() waits for (the caller's future is the
+     * caller's, and may be gone first).  Where that cannot be queued (out of
+     * memory), the child is waited for here. */
+    void track(executor &ex, weft_future *child) noexcept {
+        ++size_;
+        weft_future *hold = nullptr;
+        if (weft_dependent_async(ex.native(), &noop, nullptr, &child, 1, &hold) == WEFT_OK)
+            tracked_.push_back(hold);
+        else
+            (void)weft_future_wait(child);
+    }
+    static int noop(weft_ctx *, void *) noexcept { return 0; }
+    /* Room for one more tracked future, grown geometrically (reserve(size + 1)
+     * would copy the vector on every async). */
+    void make_room() {
+        if (tracked_.size() == tracked_.capacity()) tracked_.reserve(tracked_.empty() ? 8 : 2 * tracked_.size());
+    }
+    void wait_tracked() noexcept {
+        for (weft_future *h : tracked_) {
+            (void)weft_future_wait(h);
+            weft_future_destroy(h);
+        }
+        tracked_.clear();
+    }
+    /* An async child's callable: skipped once the group is cancelled. */
+    template <class Fn>
+    struct guarded {
+        std::atomic<bool> *cancelled;
+        Fn f;
+        typename detail::task_result_t<Fn>::type operator()(runtime &rt) {
+            if (cancelled->load(std::memory_order_acquire))
+                throw error(WEFT_ECANCELED, "weft::task_group::async", "the group was cancelled before the task started");
+            return detail::invoke_task(f, rt.native());
+        }
+    };
     struct group_sink : detail::algo_sink {
+        std::atomic<bool> cancelled{false};
         void rethrow_and_reset() {
             if (!failed.load(std::memory_order_acquire)) return;
             std::exception_ptr e = std::move(ex);
@@ -1547,6 +1699,7 @@ private:
         static int call(weft_ctx *ctx, void *p) noexcept {
             auto *h = static_cast<holder *>(p);
             detail::fj_child_scope scope;
+            if (h->sink->cancelled.load(std::memory_order_acquire)) return 0; /* cancel(): skipped */
             try {
                 detail::invoke_task(h->f, ctx);
                 return 0;
@@ -1558,6 +1711,8 @@ private:
     };
     detail::fj_owner own_;
     group_sink sink_;
+    std::vector<weft_future *> tracked_;
+    std::size_t size_ = 0;
     alignas(std::max_align_t) unsigned char buf_[256];
     detail::arena store_;
 };

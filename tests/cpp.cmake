@@ -25,6 +25,12 @@ if(CMAKE_CXX_COMPILER)
   weft_add_test_program(cpp_tfunit41 SOURCES cpp_tfunit41.cpp TIMEOUT 120)
   set_target_properties(cpp_tfunit41 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                                 CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Round 41: Taskflow members weft.hpp lacked (task priority, type,
+  # remove_successors / remove_predecessors; task_group async,
+  # dependent_async, cancel, is_cancelled, size).
+  weft_add_test_program(cpp_gaps41 SOURCES cpp_gaps41.cpp TIMEOUT 120)
+  set_target_properties(cpp_gaps41 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                              CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # Round 40: task::work / task::data (Taskflow's work() and attach_data) and
   # the ownership of the callables work() replaces; subflow join/detach rules.
   weft_add_test_program(cpp_hunt40 SOURCES cpp_hunt40.cpp TIMEOUT 120)

@@ -43,6 +43,9 @@ int strict_instantiations(weft::executor &ex) {
     e.succeed(d);
     f.precede(g, h);
     i.succeed(h).precede(j, ph);
+    a.priority(weft::task_priority::high).remove_successors(d).remove_predecessors(b, c);
+    a.precede(d);
+    if (a.priority() == weft::task_priority::low || a.type() != weft::task_type::plain) total++;
     tf.for_each(v.begin(), v.end(), [](int &x) { x++; }, weft::static_partitioner(4));
     tf.for_each_index(0, 100, 2, [](int) {});
     tf.for_each_index(std::size_t(0), v.size(), 1, [](std::size_t) {});
@@ -80,7 +83,13 @@ int strict_instantiations(weft::executor &ex) {
         int r = 0;
         tg.run([&r] { r = 1; });
         tg.silent_async([] {});
+        auto ga = tg.async([] { return 3; });
+        auto gb = tg.async([](weft::runtime &) {});
+        auto gc = tg.dependent_async([] { return 4L; }, ga, gb);
+        r += static_cast<int>(tg.size());
+        if (tg.is_cancelled()) tg.cancel();
         tg.corun();
+        r += ga.get() + static_cast<int>(gc.get());
         auto s = weft::spawn([] { return 2; });
         return r + s.sync();
     });
