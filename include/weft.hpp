@@ -1346,6 +1346,18 @@ std::size_t extreme(weft_executor *ex, It first, It last, Cmp &cmp, bool max, co
  * that task itself, so weft_executor_destroy refuses it (a warning on stderr,
  * nothing done) and the pool, its threads and queued work are left running,
  * never freed, while the object is gone. */
+/* A worker of an executor as executor::this_worker() gives it (Taskflow's
+ * tf::Worker, its id() only). */
+class worker {
+public:
+    /* The worker's index in its executor, 0 to num_workers() - 1. */
+    std::size_t id() const noexcept { return static_cast<std::size_t>(id_); }
+
+private:
+    friend class executor;
+    int id_ = -1;
+};
+
 class executor {
 public:
     explicit executor(unsigned workers = 0) {
@@ -1386,6 +1398,14 @@ public:
     std::size_t num_workers() const { return weft_executor_workers(exec("weft::executor::num_workers")); }
     /* This thread's worker index in this executor, or -1. */
     int this_worker_id() const { return weft_executor_worker_id(exec("weft::executor::this_worker_id")); }
+    /* This thread's worker of this executor (Taskflow's this_worker(),
+     * which returns a tf::Worker*), or nullptr off its workers.  The object
+     * is the thread's own: its id() is this_worker_id(). */
+    const worker *this_worker() const {
+        static thread_local worker w;
+        w.id_ = this_worker_id();
+        return w.id_ < 0 ? nullptr : &w;
+    }
 
     /* Taskflow-style runs; see the definitions after class taskflow. */
     future<void> run(taskflow &tf);
@@ -1613,6 +1633,20 @@ public:
         executor ex = view();
         make_room();
         auto fut = ex.dependent_async(guarded<Fn>{&sink_.cancelled, std::forward<F>(f)}, deps...);
+        track(ex, fut.native());
+        return fut;
+    }
+    /* The same with the dependencies as a range [first, last) of futures
+     * (Taskflow's dependent_async(f, first, last)). */
+    template <class F, class It, class = std::enable_if_t<detail::is_future_iterator<It>::value>>
+    auto dependent_async(F &&f, It first, It last)
+        -> future<typename detail::task_result_t<std::decay_t<F>>::type> {
+        using Fn = std::decay_t<F>;
+        WEFT_HPP_TASK_CALLABLE_(Fn, "weft::task_group::dependent_async");
+        detail::fj_check_owner(own_, "weft::task_group::dependent_async");
+        executor ex = view();
+        make_room();
+        auto fut = ex.dependent_async(guarded<Fn>{&sink_.cancelled, std::forward<F>(f)}, first, last);
         track(ex, fut.native());
         return fut;
     }

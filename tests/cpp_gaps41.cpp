@@ -267,3 +267,34 @@ TEST(task_group_with_a_thousand_async_children_sums_exactly) {
     });
     ASSERT_EQ(total, 500500);
 }
+
+TEST(this_worker_is_null_off_the_executor_and_names_the_worker_on_it) {
+    weft::executor ex(3), other(1);
+    ASSERT_TRUE(ex.this_worker() == nullptr);
+    std::atomic<int> bad{0};
+    weft::taskflow tf;
+    for (int i = 0; i < 32; i++)
+        tf.emplace([&] {
+            const weft::worker *w = ex.this_worker();
+            if (!w || w->id() >= ex.num_workers() || static_cast<int>(w->id()) != ex.this_worker_id()) bad++;
+            if (other.this_worker() != nullptr) bad++; /* a worker of ex is none of other's */
+        });
+    ex.run(tf).get();
+    ASSERT_EQ(bad.load(), 0);
+}
+
+TEST(task_group_dependent_async_takes_a_range_of_futures) {
+    weft::executor ex(2);
+    int got = ex.run_root([] {
+        weft::task_group tg;
+        std::atomic<int> n{0};
+        std::vector<weft::future<void>> deps;
+        for (int i = 0; i < 10; i++) deps.push_back(tg.async([&n] { n++; }));
+        auto f = tg.dependent_async([&n] { return n.load(); }, deps.begin(), deps.end());
+        std::vector<weft::future<void>> none;
+        auto g = tg.dependent_async([] { return 5; }, none.begin(), none.end());
+        tg.corun();
+        return f.get() * 10 + g.get();
+    });
+    ASSERT_EQ(got, 105);
+}

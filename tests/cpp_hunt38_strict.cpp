@@ -89,11 +89,16 @@ int strict_instantiations(weft::executor &ex) {
         r += static_cast<int>(tg.size());
         if (tg.is_cancelled()) tg.cancel();
         tg.corun();
+        std::vector<weft::future<int>> gv;
+        gv.push_back(tg.async([] { return 1; }));
+        auto gd = tg.dependent_async([] { return 2; }, gv.begin(), gv.end());
         r += ga.get() + static_cast<int>(gc.get());
+        r += gd.get();
         auto s = weft::spawn([] { return 2; });
         return r + s.sync();
     });
     ex.wait_for_all();
+    if (const weft::worker *w = ex.this_worker()) total += static_cast<int>(w->id());
 
     weft::for_each(ex, v.begin(), v.end(), [](int &x) { x--; });
     weft::for_each(ex, v, [](int &x) { x++; }, weft::guided_partitioner());
