@@ -94,6 +94,7 @@ TEST(remove_successors_while_the_taskflow_runs_throws_ebusy) {
     });
     auto f = ex.run(tf);
     ASSERT_THROWS(a.remove_successors(b), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EBUSY));
+    ASSERT_THROWS(b.priority(weft::task_priority::high), weft::error, e, ASSERT_STATUS(e.status(), WEFT_EBUSY));
     go = true;
     f.get();
     ASSERT_EQ(a.num_successors(), 1u);
@@ -297,4 +298,29 @@ TEST(task_group_dependent_async_takes_a_range_of_futures) {
         return f.get() * 10 + g.get();
     });
     ASSERT_EQ(got, 105);
+}
+
+TEST(task_group_async_in_graph_and_async_tasks_of_one_worker) {
+    /* One worker: every wait must run the work it waits for. */
+    weft::executor ex(1);
+    weft::taskflow tf;
+    std::atomic<int> sum{0};
+    for (int k = 0; k < 4; k++)
+        tf.emplace([&sum] {
+            weft::task_group tg;
+            auto a = tg.async([] { return 1; });
+            auto b = tg.dependent_async([] { return 2; }, a);
+            sum += a.get() + b.get(); /* before the group's wait */
+            tg.corun();
+        });
+    ex.run(tf).get();
+    ASSERT_EQ(sum.load(), 12);
+    auto f = ex.async([] {
+        weft::task_group tg;
+        auto a = tg.async([] { return 40; });
+        tg.run([] {});
+        tg.wait();
+        return a.get() + 2;
+    });
+    ASSERT_EQ(f.get(), 42);
 }
