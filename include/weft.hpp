@@ -1661,7 +1661,7 @@ public:
     bool is_cancelled() const noexcept { return sink_.cancelled.load(std::memory_order_acquire); }
     /* The number of children (run, silent_async, async, dependent_async)
      * added since the group was made or last waited for: wait() and corun()
-     * set it back to 0 (Taskflow counts the group's tasks since its creation). */
+     * set it back to 0. */
     std::size_t size() const noexcept { return size_; }
 
     /* Waits for this group's children (and joins any child of another object
