@@ -6,3 +6,7 @@ weft_add_test_program(doubts_tests SOURCES doubts_hunt39.c TIMEOUT 60)
 # body, a busy composition's destroy, deadlines that never fire, the reason a
 # set's token gives its members, placeholders in the metrics.
 weft_add_test_program(doubts_tests41 SOURCES doubts_hunt41.c TIMEOUT 60)
+# Session 41's review of its riskiest changes (h41-9): module holds in subflows,
+# composition destroys, placeholders observed, fairness flips, cancel
+# callbacks removed from nested runs, GPU stream guards.
+weft_add_test_program(review_tests41 SOURCES review_hunt41.c TIMEOUT 60)

@@ -83,7 +83,13 @@ weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body) {
      * run ends (graph.h, bodies_held).  A graph is built by the subflow's
      * function only, and sealed once joined, so every entry is held. */
     if (tf->is_subflow_graph) {
-        hold_body(tf, body, 1);
+        /* bodies_held says every entry is held.  Entries emplaced before
+         * their holds were given back early (a weft_subflow_join whose start
+         * failed: its cycle) are not: hold them all again, or the drop at the
+         * end gave theirs back twice (runs_inflight wrapped: the body busy
+         * for ever). */
+        if (tf->bodies_held) hold_body(tf, body, 1);
+        else weft__module_hold_bodies(tf, 1);
         tf->bodies_held = true;
     }
     return t;

@@ -1,0 +1,192 @@
+/* Session 41 review (h41-9): attacks on the session's riskiest changes, one
+ * test per suspicion:
+ *  - cc0a61d (a module built in a running subflow holds its body): the holds
+ *    are given back once, and only once, on every path: a module emplaced
+ *    after a weft_subflow_join that failed to start (its cycle) included;
+ *  - 8888bb0 (weft_composition_destroy refuses a busy graph) with cc0a61d: a
+ *    composition's graph used as a module body built in a running subflow
+ *    is busy until that run ends, then destroyable;
+ *  - 7561359 (removing a callback running further up the thread): a
+ *    callback registered on the same token inside its callback (it runs at
+ *    once) removes the outer one's handle: no wait, no leak;
+ *  - 84bd7f9 (GPU stream guards counted): threads opening and closing
+ *    guards on a small pool leave every count at zero: afterwards each
+ *    stream is reserved once by as many begins.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "harness.h"
+
+#include <weft.h>
+#include <weft/gpu.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+static int noop(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return 0;
+}
+
+/* ---- cc0a61d: subflow module holds ------------------------------------------- */
+
+static weft_taskflow *R_body1, *R_body2;
+static weft_status R_join;
+
+/* Emplaces a module of body1 and a cycle, joins (refused: the cycle), then
+ * emplaces a module of body2 and returns 0: the graph's start fails again. */
+static int r_build_after_failed_join(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx, (void)arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    if (weft_task_is_null(weft_emplace_module(g, R_body1))) return 100;
+    weft_task a = weft_emplace(g, noop, NULL), b = weft_emplace(g, noop, NULL);
+    if (weft_task_is_null(a) || weft_task_is_null(b)) return 101;
+    if (weft_precede(a, b) != WEFT_OK || weft_precede(b, a) != WEFT_OK) return 102;
+    R_join = weft_subflow_join(sf);
+    if (weft_task_is_null(weft_emplace_module(g, R_body2))) return 103;
+    return 0;
+}
+
+TEST(a_subflow_module_emplaced_after_a_failed_join_leaves_every_body_free_after_the_run) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = weft_taskflow_create("outer", NULL);
+    R_body1 = weft_taskflow_create("body1", NULL);
+    R_body2 = weft_taskflow_create("body2", NULL);
+    ASSERT_NOT_NULL(tf);
+    ASSERT_NOT_NULL(R_body1);
+    ASSERT_NOT_NULL(R_body2);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(R_body1, noop, NULL)));
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(R_body2, noop, NULL)));
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, r_build_after_failed_join, NULL)));
+    R_join = WEFT_OK;
+    ASSERT_NE(weft_run_and_wait(ex, tf), WEFT_OK); /* the cycle */
+    ASSERT_NE(R_join, WEFT_OK);                     /* the join was refused */
+    /* The run has ended: both bodies are free.  Without the fix the first
+     * one's hold was given back twice: its count wrapped, busy for ever. */
+    ASSERT_OK(weft_taskflow_clear(R_body1));
+    ASSERT_OK(weft_taskflow_clear(R_body2));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(R_body1));
+    ASSERT_OK(weft_taskflow_destroy(R_body2));
+    weft_executor_destroy(ex);
+}
+
+/* ---- 8888bb0 with cc0a61d: a composition as a subflow module's body ----------- */
+
+static weft_composition *C_comp;
+static atomic_int C_built, C_go;
+static weft_status C_busy;
+
+static int c_build(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx, (void)arg;
+    if (weft_task_is_null(weft_emplace_module(weft_subflow_graph(sf), weft_composition_graph(C_comp)))) return 100;
+    /* The module is built and not run yet: the composition is busy. */
+    C_busy = weft_composition_destroy(C_comp);
+    return 0;
+}
+
+TEST(a_composition_whose_graph_a_running_subflow_module_uses_refuses_its_destroy_until_the_run_ends) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, NULL);
+    ASSERT_NOT_NULL(ex);
+    C_comp = weft_composition_create("comp", NULL);
+    ASSERT_NOT_NULL(C_comp);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(weft_composition_graph(C_comp), noop, NULL)));
+    weft_taskflow *tf = weft_taskflow_create("outer", NULL);
+    ASSERT_NOT_NULL(tf);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, c_build, NULL)));
+    for (int i = 0; i < 3; i++) {
+        C_busy = WEFT_OK;
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(C_busy, WEFT_EBUSY);
+    }
+    ASSERT_OK(weft_composition_destroy(C_comp));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+/* ---- 7561359: a callback on the same token removes the outer one ------------- */
+
+static weft_cancel_token *K_t;
+static weft_cancel_callback *K_outer, *K_inner;
+static int K_removed = -1, K_inner_ran, K_outer_after;
+
+static void k_inner(void *arg, const char *reason) {
+    (void)arg, (void)reason;
+    K_inner_ran++;
+    K_removed = weft_cancel_callback_remove(K_outer); /* runs further up: no wait */
+}
+
+static void k_outer(void *arg, const char *reason) {
+    (void)arg, (void)reason;
+    /* t is cancelled: the new callback runs at once, inside this one. */
+    if (weft_cancel_token_on_cancel(K_t, k_inner, NULL, &K_inner) != WEFT_OK) return;
+    K_outer_after++;
+}
+
+TEST(a_callback_registered_inside_a_callback_of_the_same_token_may_remove_the_outer_one) {
+    alarm(10); /* a wait for the outer callback never ends: fail, do not hang */
+    K_t = weft_cancel_token_create(NULL, NULL);
+    ASSERT_NOT_NULL(K_t);
+    ASSERT_OK(weft_cancel_token_on_cancel(K_t, k_outer, NULL, &K_outer));
+    ASSERT_OK(weft_cancel_token_cancel(K_t));
+    ASSERT_EQ(K_inner_ran, 1);
+    ASSERT_EQ(K_removed, 0); /* it was running: false */
+    ASSERT_EQ(K_outer_after, 1);
+    ASSERT_FALSE(weft_cancel_callback_remove(K_inner));
+    /* Re-armed, the token runs neither again. */
+    ASSERT_OK(weft_cancel_token_reset(K_t));
+    ASSERT_OK(weft_cancel_token_cancel(K_t));
+    ASSERT_EQ(K_inner_ran, 1);
+    ASSERT_EQ(K_outer_after, 1);
+    weft_cancel_token_destroy(K_t);
+    alarm(0);
+}
+
+/* ---- 84bd7f9: GPU stream guards counted ------------------------------------- */
+
+enum { G_THREADS = 4, G_ROUNDS = 3000, G_STREAMS = 2 };
+static weft_gpu_stream_pool *G_pool;
+static atomic_int G_bad;
+
+static void *g_churn(void *arg) {
+    (void)arg;
+    for (int i = 0; i < G_ROUNDS; i++) {
+        weft_gpu_stream_guard g1, g2;
+        weft_gpu_stream *a = weft_gpu_stream_begin(G_pool, &g1);
+        weft_gpu_stream *b = (i & 1) ? weft_gpu_stream_begin(G_pool, &g2) : NULL;
+        if (!a || ((i & 1) && !b)) atomic_fetch_add(&G_bad, 1);
+        if (b && weft_gpu_stream_end(&g2) != WEFT_OK) atomic_fetch_add(&G_bad, 1);
+        if (weft_gpu_stream_end(&g1) != WEFT_OK) atomic_fetch_add(&G_bad, 1);
+        /* A second end of a closed guard is refused and gives nothing back. */
+        if (weft_gpu_stream_end(&g1) != WEFT_EINVAL) atomic_fetch_add(&G_bad, 1);
+    }
+    return NULL;
+}
+
+TEST(threads_sharing_and_reserving_gpu_streams_leave_every_stream_free_at_the_end) {
+    weft_status st;
+    weft_gpu_device *d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 1}, &st);
+    if (!d) SKIP("no GPU emulator");
+    G_pool = weft_gpu_stream_pool_create(d, G_STREAMS, &st);
+    ASSERT_OK(st);
+    pthread_t th[G_THREADS];
+    for (int i = 0; i < G_THREADS; i++) ASSERT_EQ(pthread_create(&th[i], NULL, g_churn, NULL), 0);
+    for (int i = 0; i < G_THREADS; i++) pthread_join(th[i], NULL);
+    ASSERT_EQ(atomic_load(&G_bad), 0);
+    /* Every count is back at zero: G_STREAMS begins reserve G_STREAMS
+     * different streams, whatever the rotation. */
+    for (int r = 0; r < 3; r++) {
+        weft_gpu_stream_guard g[G_STREAMS];
+        weft_gpu_stream *s[G_STREAMS];
+        for (int i = 0; i < G_STREAMS; i++) s[i] = weft_gpu_stream_begin(G_pool, &g[i]);
+        ASSERT_TRUE(s[0] != s[1]);
+        for (int i = 0; i < G_STREAMS; i++) ASSERT_OK(weft_gpu_stream_end(&g[i]));
+    }
+    weft_gpu_stream_pool_destroy(G_pool);
+    weft_gpu_close(d);
+}
