@@ -11,7 +11,11 @@
  *    once) removes the outer one's handle: no wait, no leak;
  *  - 84bd7f9 (GPU stream guards counted): threads opening and closing
  *    guards on a small pool leave every count at zero: afterwards each
- *    stream is reserved once by as many begins.
+ *    stream is reserved once by as many begins;
+ *  - daf6f6e (placeholders counted as run): in subflow graphs, module
+ *    bodies and under semaphores, each counts once;
+ *  - dc6cc41 with 195d636 (the two fairness flips): on one worker a NORMAL
+ *    handle chain, a flooded injector and main's submitter queue all progress.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,6 +26,8 @@
 #include <weft/gpu.h>
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -79,7 +85,6 @@ TEST(a_subflow_module_emplaced_after_a_failed_join_leaves_every_body_free_after_
 /* ---- 8888bb0 with cc0a61d: a composition as a subflow module's body ----------- */
 
 static weft_composition *C_comp;
-static atomic_int C_built, C_go;
 static weft_status C_busy;
 
 static int c_build(weft_ctx *ctx, weft_subflow *sf, void *arg) {
@@ -189,4 +194,127 @@ TEST(threads_sharing_and_reserving_gpu_streams_leave_every_stream_free_at_the_en
     }
     weft_gpu_stream_pool_destroy(G_pool);
     weft_gpu_close(d);
+}
+
+/* ---- daf6f6e: placeholders counted in nested graphs and under semaphores ----- */
+
+static int p_sub(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx, (void)arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    weft_task a = weft_placeholder(g), b = weft_placeholder(g);
+    if (weft_task_is_null(a) || weft_task_is_null(b)) return 100;
+    return weft_precede(a, b) == WEFT_OK ? 0 : 101;
+}
+
+TEST(placeholders_in_subflows_module_bodies_and_under_semaphores_count_once_each_as_run) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = weft_taskflow_create("outer", NULL), *body = weft_taskflow_create("body", NULL);
+    ASSERT_NOT_NULL(tf);
+    ASSERT_NOT_NULL(body);
+    weft_semaphore *sem = weft_semaphore_create(1, NULL);
+    ASSERT_NOT_NULL(sem);
+    /* body: a placeholder, then a task. */
+    weft_task bp = weft_placeholder(body), bt = weft_emplace(body, noop, NULL);
+    ASSERT_OK(weft_precede(bp, bt));
+    /* tf: a subflow of 2 placeholders -> a module of body -> a placeholder
+     * holding the semaphore; and a second placeholder holding it too. */
+    weft_task s = weft_emplace_subflow(tf, p_sub, NULL), m = weft_emplace_module(tf, body);
+    weft_task p = weft_placeholder(tf), q = weft_placeholder(tf);
+    ASSERT_FALSE(weft_task_is_null(s) || weft_task_is_null(m) || weft_task_is_null(p) || weft_task_is_null(q));
+    ASSERT_OK(weft_precede(s, m));
+    ASSERT_OK(weft_precede(m, p));
+    ASSERT_OK(weft_task_acquire(p, sem));
+    ASSERT_OK(weft_task_release(p, sem));
+    ASSERT_OK(weft_task_acquire(q, sem));
+    ASSERT_OK(weft_task_release(q, sem));
+    /* The subflow's call and its 2, the body's 2 (not the module), p, q. */
+    const uint64_t want = 1 + 2 + 2 + 1 + 1;
+    for (int round = 0; round < 5; round++) {
+        ASSERT_OK(weft_metrics_enable(ex, true));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        weft_metrics mt;
+        ASSERT_OK(weft_executor_metrics(ex, &mt, NULL, 0));
+        ASSERT_EQ(mt.total.tasks, want);
+        ASSERT_EQ(mt.total.succeeded, want);
+        ASSERT_EQ(mt.total.skipped, 0u);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(body));
+    ASSERT_OK(weft_semaphore_destroy(sem));
+    weft_executor_destroy(ex);
+}
+
+/* ---- dc6cc41 with 195d636: both fairness flips at once ------------------------ */
+
+/* One worker, three shares of work that each never run empty: NORMAL tasks
+ * that requeue themselves with handles (sched/'s queue), other threads that
+ * keep the injector full, and main's submitter queue.  Each of the two flips
+ * alone was tested; together one could cancel the other (the look that puts
+ * the others first always landing on the injector, say).  Every share
+ * progresses: main's silent task runs, and so do the flood and the chain. */
+static atomic_int F_stop, F_waiting, F_flood_ran, F_chain_ran, F_main_ran;
+
+static int f_chain(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    atomic_fetch_add(&F_chain_ran, 1);
+    if (atomic_load(&F_stop)) return 0;
+    weft_sched_handle h;
+    weft_async_options o = {.priority = WEFT_PRIORITY_NORMAL, .handle = &h};
+    if (weft_async_with(weft_ctx_executor(ctx), f_chain, NULL, &o, NULL) != WEFT_OK) abort();
+    return 0;
+}
+
+static int f_flood(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    for (volatile int i = 0; i < 2000; i++) {
+    }
+    atomic_fetch_add(&F_flood_ran, 1);
+    atomic_fetch_sub(&F_waiting, 1);
+    return 0;
+}
+
+static void *f_flooder(void *arg) {
+    weft_executor *ex = arg;
+    while (!atomic_load(&F_stop)) {
+        if (atomic_load(&F_waiting) >= 3 * 4096) {
+            sched_yield();
+            continue;
+        }
+        atomic_fetch_add(&F_waiting, 1);
+        weft_future *f;
+        if (weft_async(ex, f_flood, NULL, &f) != WEFT_OK) abort();
+        weft_future_destroy(f);
+    }
+    return NULL;
+}
+
+static int f_main(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    atomic_store(&F_main_ran, 1);
+    return 0;
+}
+
+TEST(handle_chains_a_flooded_injector_and_mains_queue_all_progress_on_one_worker) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    ASSERT_NOT_NULL(ex);
+    atomic_store(&F_stop, 0);
+    ASSERT_OK(weft_silent_async(ex, f_chain, NULL));
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) ASSERT_EQ(pthread_create(&th[i], NULL, f_flooder, ex), 0);
+    usleep(20000); /* the injector full, the chain going */
+    int flood0 = atomic_load(&F_flood_ran), chain0 = atomic_load(&F_chain_ran);
+    ASSERT_OK(weft_silent_async(ex, f_main, NULL));
+    int ran = 0;
+    for (int i = 0; i < 400 && !(ran = atomic_load(&F_main_ran)); i++) usleep(5000);
+    usleep(20000);
+    int flood1 = atomic_load(&F_flood_ran), chain1 = atomic_load(&F_chain_ran);
+    atomic_store(&F_stop, 1);
+    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_executor_destroy(ex);
+    if (getenv("REVIEW_VERBOSE")) printf("flood %d->%d chain %d->%d\n", flood0, flood1, chain0, chain1);
+    ASSERT_TRUE(ran);           /* main's submitter queue */
+    ASSERT_TRUE(flood1 > flood0); /* the injector */
+    ASSERT_TRUE(chain1 > chain0); /* the source's NORMAL work */
 }
