@@ -318,3 +318,68 @@ TEST(handle_chains_a_flooded_injector_and_mains_queue_all_progress_on_one_worker
     ASSERT_TRUE(flood1 > flood0); /* the injector */
     ASSERT_TRUE(chain1 > chain0); /* the source's NORMAL work */
 }
+
+/* ---- cc0a61d: more paths of a subflow module's hold --------------------------- */
+
+enum { H_DETACH, H_CLEAR_REBUILD, H_CANCEL_FIRST, H_NESTED_BODIES, H_WAYS };
+static weft_taskflow *H_body, *H_inner;
+static int H_way;
+
+static int h_fail(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return 7;
+}
+
+static int h_build(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx, (void)arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    weft_task m = weft_emplace_module(g, H_body);
+    if (weft_task_is_null(m)) return 100;
+    switch (H_way) {
+    case H_DETACH:
+        if (weft_subflow_detach(sf) != WEFT_OK) return 101;
+        break;
+    case H_CLEAR_REBUILD: /* gives the hold back, then takes it again */
+        if (weft_taskflow_clear(g) != WEFT_OK) return 102;
+        if (weft_task_is_null(weft_emplace_module(g, H_body))) return 103;
+        if (weft_task_is_null(weft_emplace_module(g, H_body))) return 104;
+        break;
+    case H_CANCEL_FIRST: { /* a failing task ahead of the module: it is skipped */
+        weft_task f = weft_emplace(g, h_fail, NULL);
+        if (weft_task_is_null(f) || weft_precede(f, m) != WEFT_OK) return 105;
+        break;
+    }
+    case H_NESTED_BODIES: /* body -> inner, twice through the graph */
+        if (weft_task_is_null(weft_emplace_module(g, H_inner))) return 106;
+        break;
+    }
+    return 0;
+}
+
+TEST(a_subflow_modules_bodies_are_free_after_detached_cleared_failing_and_nested_runs) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, NULL);
+    ASSERT_NOT_NULL(ex);
+    for (H_way = 0; H_way < H_WAYS; H_way++) {
+        weft_taskflow *tf = weft_taskflow_create("outer", NULL);
+        H_body = weft_taskflow_create("body", NULL);
+        H_inner = weft_taskflow_create("inner", NULL);
+        ASSERT_NOT_NULL(tf);
+        ASSERT_NOT_NULL(H_body);
+        ASSERT_NOT_NULL(H_inner);
+        ASSERT_FALSE(weft_task_is_null(weft_emplace(H_inner, noop, NULL)));
+        ASSERT_FALSE(weft_task_is_null(weft_emplace_module(H_body, H_inner)));
+        ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, h_build, NULL)));
+        for (int r = 0; r < 3; r++) {
+            weft_status st = weft_run_and_wait(ex, tf);
+            if (H_way == H_CANCEL_FIRST) ASSERT_NE(st, WEFT_OK);
+            else ASSERT_OK(st);
+            /* The run has ended: every body is free. */
+            ASSERT_OK(weft_taskflow_set_name(H_body, "body"));
+            ASSERT_OK(weft_taskflow_set_name(H_inner, "inner"));
+        }
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_taskflow_destroy(H_body));
+        ASSERT_OK(weft_taskflow_destroy(H_inner));
+    }
+    weft_executor_destroy(ex);
+}
