@@ -383,3 +383,50 @@ TEST(a_subflow_modules_bodies_are_free_after_detached_cleared_failing_and_nested
     }
     weft_executor_destroy(ex);
 }
+
+/* ---- 7561359: the last reference dropped by a remove inside a callback -------- */
+
+/* cancel.h allows a callback to drop a reference of its token that is not
+ * the last (its handle holds one) and to remove its own handle, or, since
+ * 7561359, the handle of a callback further up the same thread.  The remove
+ * drops the handle's reference: the token's last one, while its cancel was
+ * still running its callbacks (ASan: heap-use-after-free in run_unlocked). */
+static weft_cancel_token *L_t1, *L_t2;
+static weft_cancel_callback *L_h1, *L_h2;
+static int L_way, L_inner_ran;
+
+static void l_teardown(void) {
+    weft_cancel_token_destroy(L_t1);          /* the owner's: not the last, the handle holds one */
+    (void)weft_cancel_callback_remove(L_h1);  /* running (here, or further up): false, drops the last */
+}
+
+static void l_inner(void *arg, const char *reason) {
+    (void)arg, (void)reason;
+    L_inner_ran++;
+    l_teardown();
+}
+
+static void l_outer(void *arg, const char *reason) {
+    (void)arg, (void)reason;
+    if (L_way == 0) l_teardown();                       /* its own handle */
+    else (void)weft_cancel_token_cancel(L_t2);          /* t2's callback tears t1 down */
+}
+
+TEST(a_callback_that_drops_its_tokens_owner_reference_and_removes_a_running_handle_leaves_the_cancel_sound) {
+    for (L_way = 0; L_way < 2; L_way++) {
+        L_inner_ran = 0;
+        L_t1 = weft_cancel_token_create(NULL, NULL);
+        L_t2 = weft_cancel_token_create(NULL, NULL);
+        ASSERT_NOT_NULL(L_t1);
+        ASSERT_NOT_NULL(L_t2);
+        ASSERT_OK(weft_cancel_token_on_cancel(L_t1, l_outer, NULL, &L_h1));
+        ASSERT_OK(weft_cancel_token_on_cancel(L_t2, l_inner, NULL, &L_h2));
+        /* The caller's pointer is the owner's reference, which the callback
+         * drops: the cancel must not touch the token after its last one. */
+        ASSERT_OK(weft_cancel_token_cancel(L_t1));
+        ASSERT_EQ(L_inner_ran, L_way);
+        if (L_way == 0) ASSERT_TRUE(weft_cancel_callback_remove(L_h2)); /* never ran */
+        else ASSERT_FALSE(weft_cancel_callback_remove(L_h2));
+        weft_cancel_token_destroy(L_t2);
+    }
+}

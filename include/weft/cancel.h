@@ -128,8 +128,12 @@ WEFT_API WEFT_NODISCARD weft_status weft_cancel_token_on_cancel(weft_cancel_toke
 /* Deregisters and frees cb.  Returns true if the callback had not run (and now
  * never will), false if it ran.  If it is running on another thread right
  * now, this waits until it has returned, so that after the call nothing uses
- * `arg` any more; from inside the callback itself it does not wait.  NULL:
- * false.  Any thread; call it once per handle. */
+ * `arg` any more; from inside the callback itself (or one nested in it on
+ * the same thread) it does not wait.  The handle's reference to the token
+ * is dropped here; a callback may drop its owner's reference and then
+ * remove its handle (the token's last reference): the cancel running it
+ * holds one of its own until its callbacks are done.  NULL: false.  Any
+ * thread; call it once per handle. */
 WEFT_API bool weft_cancel_callback_remove(weft_cancel_callback *cb);
 
 /* ---------------------------------------------------------------------------------

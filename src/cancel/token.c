@@ -269,7 +269,15 @@ static void copy_reason(char *dst, const char *src) {
 weft_status weft_cancel_token_cancel_with(weft_cancel_token *t, const char *reason) {
     if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");
     if (!mark_cancelled(t, reason)) return WEFT_ECANCELED;
+    /* A reference of the cancel's own while the callbacks run (the caller's
+     * holds: a plain retain).  A callback may drop a reference that is not
+     * the last (its handle holds one) and then remove its own handle, or one
+     * further up this thread: that remove dropped the token's last reference
+     * with its callbacks still running here (use after free); now the last
+     * one goes after them, below. */
+    (void)weft_cancel_token_retain(t);
     fire_and_drain(t);
+    weft_cancel_token_destroy(t);
     return WEFT_OK;
 }
 
