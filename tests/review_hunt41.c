@@ -430,3 +430,68 @@ TEST(a_callback_that_drops_its_tokens_owner_reference_and_removes_a_running_hand
         weft_cancel_token_destroy(L_t2);
     }
 }
+
+/* ---- 7561359 under threads: nested removes while other threads remove ------- */
+
+/* Thread A cancels t1; t1's callback cancels t2, whose callback removes t1's
+ * handle (running further up: false at once).  Thread B removes t2's handle
+ * meanwhile: it waits for t2's callback if that is running on A, else takes
+ * it off.  Repeated: no hang, no handle freed twice, each callback at most
+ * once, and when B's remove says true the inner callback never ran. */
+static struct {
+    weft_cancel_token *t1, *t2;
+    weft_cancel_callback *h1, *h2;
+    atomic_int inner, outer, h1_result, go;
+} N;
+
+static void n_inner(void *arg, const char *reason) {
+    (void)arg, (void)reason;
+    atomic_fetch_add(&N.inner, 1);
+    atomic_store(&N.h1_result, weft_cancel_callback_remove(N.h1) ? 1 : 0);
+}
+
+static void n_outer(void *arg, const char *reason) {
+    (void)arg, (void)reason;
+    atomic_fetch_add(&N.outer, 1);
+    (void)weft_cancel_token_cancel(N.t2);
+}
+
+static void *n_remover(void *arg) {
+    (void)arg;
+    while (!atomic_load(&N.go)) {
+    }
+    return (void *)(intptr_t)(weft_cancel_callback_remove(N.h2) ? 1 : 0);
+}
+
+TEST(nested_removes_race_with_removes_from_other_threads_without_a_hang_or_a_double_free) {
+    alarm(30);
+    for (int i = 0; i < 300; i++) {
+        N.t1 = weft_cancel_token_create(NULL, NULL);
+        N.t2 = weft_cancel_token_create(NULL, NULL);
+        ASSERT_NOT_NULL(N.t1);
+        ASSERT_NOT_NULL(N.t2);
+        atomic_store(&N.inner, 0);
+        atomic_store(&N.outer, 0);
+        atomic_store(&N.h1_result, -1);
+        atomic_store(&N.go, 0);
+        ASSERT_OK(weft_cancel_token_on_cancel(N.t1, n_outer, NULL, &N.h1));
+        ASSERT_OK(weft_cancel_token_on_cancel(N.t2, n_inner, NULL, &N.h2));
+        pthread_t b;
+        ASSERT_EQ(pthread_create(&b, NULL, n_remover, NULL), 0);
+        atomic_store(&N.go, 1);
+        ASSERT_OK(weft_cancel_token_cancel(N.t1));
+        void *removed;
+        pthread_join(b, &removed);
+        ASSERT_EQ(atomic_load(&N.outer), 1);
+        if (removed) {
+            ASSERT_EQ(atomic_load(&N.inner), 0); /* taken off before it ran */
+            ASSERT_FALSE(weft_cancel_callback_remove(N.h1)); /* it ran: false, freed */
+        } else {
+            ASSERT_EQ(atomic_load(&N.inner), 1);
+            ASSERT_EQ(atomic_load(&N.h1_result), 0); /* h1 was running further up */
+        }
+        weft_cancel_token_destroy(N.t1);
+        weft_cancel_token_destroy(N.t2);
+    }
+    alarm(0);
+}
