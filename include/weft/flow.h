@@ -201,7 +201,9 @@ WEFT_API WEFT_NODISCARD weft_composition *weft_composition_create(const char *na
  * WEFT_OK (also for NULL), or WEFT_EBUSY, freeing nothing (c stays whole and
  * usable), while a run uses its graph: a run of it, or of a taskflow with a
  * module whose body it is (weft_emplace_module), from the run's submission to
- * its end; wait for that run, then destroy c.  (It returned nothing
+ * its end, or a module built in a running subflow's graph, from its emplace
+ * to that graph's end (weft_emplace_module says when); wait for that run,
+ * then destroy c.  (It returned nothing
  * before, and then freed c and leaked the graph.) */
 WEFT_API weft_status weft_composition_destroy(weft_composition *c);
 /* The graph to build the composition in (owned by c: weft_taskflow_destroy
