@@ -25,3 +25,17 @@ else()
   set_tests_properties(abi.config_calls_have_sized_forms_and_old_names_stay_exported
     PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+
+# A WEFT_NODISCARD call keeps its warning through the macro that makes it pass
+# its struct size (weft_executor_create -> weft__executor_create_inline): the
+# compiler only warns for the function a program actually calls.
+if(Python3_FOUND)
+  add_test(NAME abi.nodiscard_calls_still_warn_through_their_sized_wrappers
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/abi_nodiscard_check.py
+            ${PROJECT_SOURCE_DIR}/include ${CMAKE_C_COMPILER})
+else()
+  add_test(NAME abi.nodiscard_calls_still_warn_through_their_sized_wrappers
+    COMMAND sh -c "echo 'SKIP: no python3'; exit 77")
+  set_tests_properties(abi.nodiscard_calls_still_warn_through_their_sized_wrappers
+    PROPERTIES SKIP_RETURN_CODE 77)
+endif()

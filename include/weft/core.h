@@ -240,9 +240,11 @@ WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create_sized(const weft_exe
  * which passes this header's struct size (docs/abi.md), so a program built
  * against this header runs on later libraries too.  The exported symbol of
  * that name, which binaries built before the sizes were passed call, reads
- * the 1.0 layout. */
-static inline weft_executor *weft__executor_create_inline(const weft_executor_config *config,
-                                                          weft_status *err) {
+ * the 1.0 layout.  WEFT_NODISCARD here too: a program calls this function, not
+ * the declaration above, and only the function called carries the warning for
+ * an ignored result (tests/abi_nodiscard_check.py). */
+WEFT_NODISCARD static inline weft_executor *weft__executor_create_inline(const weft_executor_config *config,
+                                                                         weft_status *err) {
     return weft_executor_create_sized(config, sizeof(weft_executor_config), err);
 }
 /* weft_executor_create, with this header's sizeof weft_executor_config. */
