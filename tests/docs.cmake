@@ -10,7 +10,7 @@ set_tests_properties(docs.reference_builds_without_warnings PROPERTIES SKIP_RETU
 # undeclared name, a wrong argument type and an ignored NODISCARD status made
 # errors, run, and print what a `prints:` comment says; each reported by file and
 # line.  Skipped (77) with no C compiler or no python3; an MPI program needs
-# mpicc (and is run on one rank when mpirun is found).
+# mpicc (and is run on two ranks when mpirun is found).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_FOUND AND TARGET weft_static)
   set(WEFT_DOCS_MPI_LIB "")

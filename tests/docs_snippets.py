@@ -12,7 +12,7 @@ usage: docs_snippets.py SOURCE_DIR LIBWEFT_OR_BUILD_DIR [LIBWEFT_MPI]
 (a build directory: libweft.a and libweft_mpi.a are looked for under it)
 Exit 0: all passed; 1: some failed; 77: no C compiler (skipped).
 Blocks that include <mpi.h> are compiled only when mpicc is found (and run
-with one rank when mpirun is found too); blocks in C++ only when a C++
+on two ranks when mpirun is found too); blocks in C++ only when a C++
 compiler is found.
 """
 import glob
@@ -33,6 +33,23 @@ CXX_FLAGS = ['-std=c++17', '-Wall', '-Werror=unused-result',
              '-Werror=return-type']
 LIBS = ['-lpthread', '-lm', '-ldl']
 RUN_TIMEOUT = 20
+
+
+def OPEN_MPI_FLAGS(mpirun):
+    """Open MPI's mpirun as tests/mpi.cmake runs it: two ranks on one machine
+    (shared memory, no CMA, which containers often forbid), as root if need be."""
+    try:
+        ver = subprocess.run([mpirun, '--version'], capture_output=True, text=True,
+                             timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if 'Open MPI' not in ver and 'OpenRTE' not in ver:
+        return []
+    flags = ['--oversubscribe', '--mca', 'btl', 'self,vader',
+             '--mca', 'btl_vader_single_copy_mechanism', 'none']
+    if hasattr(os, 'geteuid') and os.geteuid() == 0:
+        flags.append('--allow-run-as-root')
+    return flags
 
 
 def blocks(path):
@@ -91,7 +108,7 @@ def check(job):
         if is_mpi:
             if not mpirun:
                 return where, 'ok', 'compiled (no mpirun to run it)'
-            run = [mpirun, '-n', '1', exe]
+            run = [mpirun, '-n', '2'] + OPEN_MPI_FLAGS(mpirun) + [exe]
         env = dict(os.environ)
         env.setdefault('WEFT_WORKERS', '2')
         try:
