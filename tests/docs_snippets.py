@@ -8,8 +8,10 @@ or an ignored NODISCARD status made errors), runs it, and reports each block by
 file and line.  A block whose text says what it prints in a `/* prints: ... */`
 or `// prints: ...` comment has its output checked for that text.
 
-usage: docs_snippets.py SOURCE_DIR LIBWEFT_OR_BUILD_DIR [LIBWEFT_MPI]
-(a build directory: libweft.a and libweft_mpi.a are looked for under it)
+usage: docs_snippets.py SOURCE_DIR LIBWEFT_OR_BUILD_DIR [LIBWEFT_MPI | none]
+(a build directory: libweft.a and libweft_mpi.a are looked for under it;
+none: no MPI library, MPI programs skipped).  Environment: CC, CXX, and
+WEFT_DOCS_FLAGS, flags added to every compile and link (a sanitizer's).
 Exit 0: all passed; 1: some failed; 77: no C compiler (skipped).
 Blocks that include <mpi.h> are compiled only when mpicc is found (and run
 on two ranks when mpirun is found too); blocks in C++ only when a C++
@@ -32,6 +34,9 @@ C_FLAGS = ['-std=c11', '-Wall', '-Werror=implicit-function-declaration',
 CXX_FLAGS = ['-std=c++17', '-Wall', '-Werror=unused-result',
              '-Werror=return-type']
 LIBS = ['-lpthread', '-lm', '-ldl']
+# A sanitizer build's library needs its programs built the same way
+# (tests/docs.cmake sets WEFT_DOCS_FLAGS=-fsanitize=... there).
+EXTRA_FLAGS = os.environ.get('WEFT_DOCS_FLAGS', '').split()
 RUN_TIMEOUT = 20
 
 
@@ -89,7 +94,7 @@ def check(job):
     if is_mpi and not mpicc:
         return where, 'skip', 'no mpicc'
     if is_mpi and not mpi_lib:
-        return where, 'skip', 'weft_mpi not built'
+        return where, 'skip', 'no weft_mpi library (not built, or a sanitizer build)'
     with tempfile.TemporaryDirectory(prefix='weft-doc-') as tmp:
         ext = '.cpp' if lang == 'cpp' else '.c'
         path = os.path.join(tmp, 'snippet' + ext)
@@ -97,7 +102,7 @@ def check(job):
         with open(path, 'w', encoding='utf-8') as f:
             f.write(text)
         comp = mpicc if is_mpi else (cxx if lang == 'cpp' else cc)
-        flags = CXX_FLAGS if lang == 'cpp' else C_FLAGS
+        flags = (CXX_FLAGS if lang == 'cpp' else C_FLAGS) + EXTRA_FLAGS
         libs = ([mpi_lib] if is_mpi else []) + [lib] + LIBS
         cmd = [comp] + flags + ['-I', os.path.join(src, 'include'), path,
                                 '-o', exe] + libs
@@ -130,9 +135,13 @@ def main():
         print(__doc__)
         return 2
     src, build = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    mpi_lib = find_lib(os.path.abspath(sys.argv[3]) if len(sys.argv) == 4 else
-                       (build if os.path.isdir(build) else os.path.dirname(build)),
-                       ('libweft_mpi.a',))
+    if sys.argv[3:] == ['none']:
+        mpi_lib = None
+    elif len(sys.argv) == 4:
+        mpi_lib = find_lib(os.path.abspath(sys.argv[3]), ('libweft_mpi.a',))
+    else:
+        mpi_lib = find_lib(build if os.path.isdir(build) else os.path.dirname(build),
+                           ('libweft_mpi.a',))
     cc = shutil.which(os.environ.get('CC', 'cc')) or shutil.which('gcc') or shutil.which('clang')
     if not cc:
         print('SKIP: no C compiler')
