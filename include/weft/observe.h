@@ -556,7 +556,10 @@ WEFT_API weft_status weft_stats_stop(weft_executor *ex);
  * is an atomic read (relaxed) and the text is formatted on the stack and written
  * with write(2), so it is safe to call on a hung program, from another thread or
  * from a debugger (`call weft_executor_dump_fd(ex, 2)`).  The values are not one
- * consistent snapshot.  One caveat on a busy executor: the task line follows a
+ * consistent snapshot: a run whose wait (weft_run_and_wait, weft_future_wait) has
+ * just returned may still show in "runs in flight" and its worker as running for
+ * a moment, as the worker counts the run's end just after completing its future
+ * (weft_executor_wait_all does wait for that count).  One caveat on a busy executor: the task line follows a
  * worker's task (a node of its taskflow, with its name) and its run record
  * without a lock, and may read them after they are freed: when the task's
  * run ends between those loads (the line is then wrong; ASan and TSan report
