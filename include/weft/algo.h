@@ -130,7 +130,7 @@ typedef struct weft_algo_config {
  *     st = weft_parallel_for(ex, 0, n, 1, body, arg, NULL);  // chunks at CRITICAL
  *     (void)weft_algo_set_priority(old, NULL);
  *
- * What it covers: every weft_parallel_* call and the weft_algo_typed.h macros
+ * What it covers: every weft_parallel_* call and the weft/algo_typed.h macros
  * made by this thread; jobs 1..n-1 of the call go to the executor's priority
  * queue at that level (the calling thread runs job 0 itself, as always).  The
  * call's jobs run with the level set on whichever worker runs them, so a
