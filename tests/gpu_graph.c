@@ -315,6 +315,62 @@ TEST(emu_failed_gpu_task_is_failed_in_metrics_observer_and_profile) {
     weft_gpu_close(d);
 }
 
+/* A GPU task's recording (its fn, on a worker) is that worker's busy time,
+ * though the task's begin and end are observed at its outcome: metrics skipped
+ * it, so a task that spent 30 ms preparing its launch showed busy_ns near 0.
+ * The kernel sleeps 5 ms, so the task parks and completes on the watch. */
+static int slow_ok_host(const weft_gpu_range *r, void *const *a) {
+    (void)r, (void)a;
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    return 0;
+}
+
+static uint64_t mono_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int prepare_30ms_then_launch(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    (void)ctx;
+    uint64_t until = mono_ns() + 30 * 1000 * 1000;
+    while (mono_ns() < until) {
+    }
+    return weft_gpu_launch(s, arg, &(weft_gpu_range){.global = {1}}, NULL, 0);
+}
+
+TEST(emu_a_gpu_tasks_recording_counts_in_busy_ns) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_kernel *k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "s", .host = slow_ok_host}, &st);
+    ASSERT_OK(st);
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = workers, .metrics = true}, &st);
+        ASSERT_OK(st);
+        weft_taskflow *tf = weft_taskflow_create("recording", &st);
+        ASSERT_FALSE(weft_task_is_null(weft_emplace_gpu(tf, d, prepare_30ms_then_launch, k)));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        weft_metrics m;
+        ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+        ASSERT_EQ(m.total.tasks, 1);
+        ASSERT_EQ(m.total.succeeded, 1);
+        /* 30 ms of recording at least (a descheduled worker only adds). */
+        if (m.total.busy_ns < 29 * 1000 * 1000)
+            TEST_FAIL_("busy_ns %llu on %u workers: the 30 ms recording is not in it",
+                       (unsigned long long)m.total.busy_ns, workers);
+        if (m.total.busy_ns > m.wall_ns * workers)
+            TEST_FAIL_("busy_ns %llu over wall %llu x %u workers", (unsigned long long)m.total.busy_ns,
+                       (unsigned long long)m.wall_ns, workers);
+        weft_taskflow_destroy(tf);
+        weft_executor_destroy(ex);
+    }
+    weft_gpu_kernel_destroy(k);
+    weft_gpu_close(d);
+}
+
 /* ---- GPU work from an async task ------------------------------------------------------ */
 
 struct async_job {

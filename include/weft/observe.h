@@ -14,6 +14,10 @@
  * roots (weft_run_root) and frames run by a thief, the jobs of the parallel
  * algorithms run by workers, and each pipeline stage call (one per token and
  * stage).  Each is a "task" in the counts and a span of its kind in the trace.
+ * A graph GPU task (weft_emplace_gpu) is a task at its outcome (a span of that
+ * moment, when it parked); its recording, the fn call on a worker, is busy
+ * time and a "gpu recording" span, never a run: not in the task counts, nor in
+ * weft_profiler_count, nor in weft_task_stats.count.
  *  - logging with levels, to stderr or your callback;
  *  - a state dump of an executor that takes no lock (for hangs).
  *
@@ -112,7 +116,9 @@ typedef struct weft_worker_metrics {
                             * (and a subflow task's own call), not once more as
                             * itself.  A task with no function (a placeholder)
                             * counts as run and succeeded when it runs, as it
-                            * counts as skipped when it does not */
+                            * counts as skipped when it does not.  A graph GPU
+                            * task counts once, at its outcome (its recording is
+                            * no run: see busy_ns) */
     uint64_t succeeded, /* of those, work that returned 0 (or has no result; a
                          * condition task that picked a branch) */
         failed;         /* of those, work that returned non-zero (a condition
@@ -134,7 +140,10 @@ typedef struct weft_worker_metrics {
     uint64_t busy_ns;      /* time inside task functions (for tasks run back to back,
                             * with the scheduler's hand-off between them); a task
                             * waiting in weft_future_wait is busy while it waits,
-                            * and work its worker runs meanwhile counts once */
+                            * and work its worker runs meanwhile counts once; a
+                            * graph GPU task's recording (its fn) is busy time of
+                            * the worker that ran it, though the task is timed at
+                            * its outcome (docs/guide-gpu.md) */
     uint64_t idle_ns;      /* wall time since metrics were enabled, minus busy_ns */
     double utilisation;    /* busy_ns / (busy_ns + idle_ns), 0..1 */
     uint64_t histogram[WEFT_METRICS_BUCKETS]; /* durations: tasks per bucket (WEFT_METRICS_BUCKETS) */
@@ -229,8 +238,9 @@ WEFT_API weft_status weft_profiler_count(const weft_executor *ex, uint64_t *span
  * "stolen frame", "algorithm job", "stage N") in categories "async",
  * "forkjoin", "algo" and "pipeline", with args naming the function or
  * pipeline (and the job, or the stage and token), "nested": true when it ran
- * inside another span of its worker; park spans ("cat":"park") and steal
- * instants ("cat":"steal").  Open it in https://ui.perfetto.dev or chrome://tracing.
+ * inside another span of its worker; a GPU task's recording as an event named
+ * after its task, "cat":"gpu recording", args {run, index} (busy time, not a
+ * run); park spans ("cat":"park") and steal instants ("cat":"steal").  Open it in https://ui.perfetto.dev or chrome://tracing.
  * Call it while no run is in flight (after weft_executor_wait_all or the runs'
  * futures), else spans still being written may be missed.  WEFT_EINVAL,
  * WEFT_ESYS (write failed). */
@@ -300,7 +310,8 @@ typedef struct weft_task_stats {
 /* One worker's totals in a profile (weft_profile.per_worker), or their sums. */
 typedef struct weft_worker_profile {
     uint64_t tasks;        /* runs recorded (tasks and other work) */
-    uint64_t busy_ns;      /* time inside them (nested runs counted once) */
+    uint64_t busy_ns;      /* time inside them (nested runs counted once), and
+                            * in GPU tasks' recordings (not runs: not in tasks) */
     uint64_t parks,        /* times the worker went to sleep */
         park_ns; /* sleeps, and their time */
     uint64_t steals;       /* jobs taken from others or the injector */
@@ -331,8 +342,8 @@ WEFT_API WEFT_NODISCARD weft_status weft_profile_get(const weft_executor *ex, we
 WEFT_API void weft_profile_free(weft_profile *profile);
 
 /* Writes the timeline of the recorded spans (the one in the HTML report) as a
- * standalone SVG file: a row per worker, a rectangle per run (hover: name,
- * kind, duration), parks as grey lines; past 20000 spans each pixel column
+ * standalone SVG file: a row per worker, a rectangle per run and per GPU
+ * task's recording (hover: name, kind, duration), parks as grey lines; past 20000 spans each pixel column
  * shows how busy the worker was.  Same rules and errors as
  * weft_profiler_write_html. */
 WEFT_API weft_status weft_profiler_write_timeline_svg(const weft_executor *ex, FILE *out);
@@ -357,8 +368,9 @@ typedef struct weft_folded_options {
  * speedscope and inferno draw as a flame graph.  A stack is "executor N", then
  * for a taskflow task its run's taskflow, the subflow or module graph it
  * belongs to when that is another one ("subflow/module N"), and the task's
- * name (or "#index"); for other work its kind ("async", "fork-join root",
- * "algorithm job", "pipeline N;stage K", ...).  Work that ran inside another
+ * name (or "#index"), and "GPU recording" above that for a GPU task's
+ * recording (its fn, on a worker, before its outcome); for other work its kind
+ * ("async", "fork-join root", "algorithm job", "pipeline N;stage K", ...).  Work that ran inside another
  * span of its worker (a task that waited and ran others meanwhile) is stacked
  * on that span.  The weight is the span's self time in nanoseconds (its time
  * less what ran nested in it), so the weights add up to the executor's busy

@@ -48,6 +48,12 @@ typedef struct weft__obs_hooks {
     /* weft__fj_run_task(w, stop, fn, arg) as work of `kind`. */
     int (*run_fn)(struct weft__obs *o, weft__worker *w, weft__work kind, const _Atomic int *stop, weft_task_fn fn,
                   void *arg);
+    /* The part of a graph task that runs before its outcome is known (a GPU
+     * task's recording, gpu/task.c): between begin and end, w's busy time and
+     * a "GPU recording" span of the task, never a task run (the task is
+     * counted, and its begin and end observed, at its outcome). */
+    void (*record_begin)(struct weft__obs *o, weft__worker *w, const void *node);
+    void (*record_end)(struct weft__obs *o, weft__worker *w, const void *node, const void *run);
 } weft__obs_hooks;
 
 /* The first member of the state ex->obs points to: a copy of the table, so a
@@ -113,6 +119,19 @@ static inline struct weft__obs *weft__hook_work_begin(weft__worker *w, weft__wor
 
 static inline void weft__hook_work_end(weft__worker *w, struct weft__obs *o, const void *id, int rc) {
     if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->work_end(o, w, id, rc);
+}
+
+/* Around a GPU task's recording (record_begin above): begin returns the
+ * state to give to end, as weft__hook_work_begin.  One predictable branch
+ * each while nothing is on. */
+static inline struct weft__obs *weft__hook_record_begin(weft__worker *w, const void *node) {
+    struct weft__obs *o = weft__obs_get(w->ex);
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->record_begin(o, w, node);
+    return o;
+}
+
+static inline void weft__hook_record_end(weft__worker *w, struct weft__obs *o, const void *node, const void *run) {
+    if (__builtin_expect(o != NULL, 0)) weft__obs_hooks_of(o)->record_end(o, w, node, run);
 }
 
 /* n tasks (or other work) of ex not run because their run was cancelled or

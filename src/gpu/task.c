@@ -19,6 +19,7 @@
  * it queued may use memory the caller frees once it returns). */
 #include "core/alloc.h"
 #include "core/layer.h"
+#include "core/obs_hooks.h" /* the recording: busy time and a span */
 #include "gpu/backend.h"
 #include "graph/flow.h" /* weft__task_set_own_job */
 #include "weft/flow.h"
@@ -222,6 +223,11 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
     struct gpu_task *t = n->arg;
     weft_gpu_device *dev = t->dev;
     gpu_pending *p = &t->pending;
+    /* The recording (fn and the event) is this worker's busy time and a
+     * "GPU recording" span of the task, though the task's begin and end are
+     * observed at its outcome (observe_outcome): without this, a task that
+     * spent 30 ms preparing its launch showed in no busy_ns and no span. */
+    struct weft__obs *obs = weft__hook_record_begin(wk, n);
     *p = (gpu_pending){.job = {.run = complete_run}, .node = n, .run = r};
     weft_gpu_stream *s = weft_gpu_stream_begin(dev->pool, &p->guard);
     /* The task's context, as weft__task_enter makes it but unobserved
@@ -240,6 +246,10 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
     int st = rc ? rc : dev->ops->event_record(dev, s->h, &p->event);
     if (st == 0) {
         st = dev->ops->event_query(dev, p->event);
+        /* Before the park (once parked, another worker may finish the task
+         * and its run, and n and r may be gone) and before any wait (work
+         * run meanwhile counts itself). */
+        weft__hook_record_end(wk, obs, n, r);
         if (st == WEFT_EAGAIN && watch_park(dev, wk->ex, p) == 0) return NULL; /* completes later */
         if (st == WEFT_EAGAIN) {
             weft_gpu_event e = {.dev = dev, .h = p->event};
@@ -249,6 +259,7 @@ static weft__job *gpu_node_run(weft__worker *wk, weft__job *job) {
         dev->ops->event_destroy(dev, p->event);
         weft__gpu_guard_release(&p->guard);
     } else {
+        weft__hook_record_end(wk, obs, n, r);
         /* fn failed, or no event: wait for what was queued, cooperatively. */
         int end = weft__gpu_scope_end(&p->scope, &p->guard, wk);
         if (st == 0) st = end;

@@ -51,6 +51,10 @@ static bool add_span(const weft__span *s, unsigned w, void *arg) {
         t->estimated[s->index] += s->estimated == 1;
         return true;
     }
+    if (s->kind == WEFT__SPAN_RECORDING) { /* a GPU task's recording: its task's time, no run */
+        if (s->tf == t->tf && s->index < t->ntasks) t->ticks[s->index] += d;
+        return true;
+    }
     if (s->kind < WEFT__SPAN_WORK || s->kind - WEFT__SPAN_WORK >= WEFT__WORK_KINDS) return true;
     size_t i = s->kind - WEFT__SPAN_WORK == WEFT__WORK_STAGE ? pipe_task(t, s->tf) : t->ntasks;
     if (i < t->ntasks) {

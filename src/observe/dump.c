@@ -64,6 +64,10 @@ static void put_current_task(struct sink *s, const struct weft__obs *o, unsigned
     const weft__node *n = atomic_load_explicit(&ow->frame[d - 1].node, memory_order_relaxed);
     const weft__run *r = atomic_load_explicit(&ow->frame[d - 1].run, memory_order_relaxed);
     if (!n) { /* other work: its kind (a span of that kind says how it is named) */
+        if (atomic_load_explicit(&ow->frame[d - 1].work, memory_order_relaxed) == WEFT__WORK_RECORDING) {
+            put(s, "    GPU recording (depth %u)\n", d); /* a GPU task's fn (gpu/task.c) */
+            return;
+        }
         weft__span k = { .kind = (uint8_t)(WEFT__SPAN_WORK + atomic_load_explicit(&ow->frame[d - 1].work,
                                                                                    memory_order_relaxed)) };
         char buf[24];

@@ -41,7 +41,7 @@ typedef struct fspans {
 
 static bool collect(const weft__span *s, unsigned worker, void *arg) {
     fspans *a = arg;
-    if (!weft__span_is_run(s)) return true; /* parks and steals are not busy time */
+    if (!weft__span_is_busy(s)) return true; /* parks and steals are not busy time */
     if (a->n == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 1024;
         fspan *v = weft__realloc(a->v, a->cap * sizeof *v, cap * sizeof *v);
@@ -54,10 +54,14 @@ static bool collect(const weft__span *s, unsigned worker, void *arg) {
 
 static int cmp_u64(uint64_t a, uint64_t b) { return (a > b) - (a < b); }
 
+/* A span of a taskflow task: its run, or its GPU recording (which has the
+ * task's taskflow, run and index). */
+static bool of_task(const fspan *f) { return f->s.kind == WEFT__SPAN_TASK || f->s.kind == WEFT__SPAN_RECORDING; }
+
 /* Task spans first, by run, then by begin: each run's first span is its top graph's. */
 static int by_run(const void *pa, const void *pb) {
     const fspan *a = pa, *b = pb;
-    bool ta = a->s.kind == WEFT__SPAN_TASK, tb = b->s.kind == WEFT__SPAN_TASK;
+    bool ta = of_task(a), tb = of_task(b);
     if (ta != tb) return ta ? -1 : 1;
     int c = cmp_u64(a->s.run, b->s.run);
     return c ? c : cmp_u64(a->s.begin, b->s.begin);
@@ -75,7 +79,7 @@ static int by_worker_time(const void *pa, const void *pb) {
 static void find_top_graphs(fspans *a) {
     if (a->n > 1) qsort(a->v, a->n, sizeof *a->v, by_run);
     const void *top = NULL;
-    for (size_t i = 0; i < a->n && a->v[i].s.kind == WEFT__SPAN_TASK; i++) {
+    for (size_t i = 0; i < a->n && of_task(&a->v[i]); i++) {
         if (i == 0 || a->v[i].s.run != a->v[i - 1].s.run) top = a->v[i].s.tf;
         a->v[i].top = top;
     }
@@ -202,10 +206,12 @@ static void graph_frame(strbuf *b, idents *t, const void *tf, const char *what) 
 /* The frames of span f itself (not the spans it ran in). */
 static void own_frames(strbuf *b, const struct weft__obs *o, idents *t, const fspan *f) {
     char buf[48];
-    if (f->s.kind == WEFT__SPAN_TASK) {
+    if (of_task(f)) {
         graph_frame(b, t, f->top ? f->top : f->s.tf, "taskflow");
         if (f->top && f->top != f->s.tf) graph_frame(b, t, f->s.tf, "subflow/module");
         sb_frame(b, weft__span_label(o, f->worker, &f->s, buf, sizeof buf));
+        /* A GPU task's recording: a frame on top of its task's. */
+        if (f->s.kind == WEFT__SPAN_RECORDING) sb_frame(b, "GPU recording");
         return;
     }
     if (f->s.kind - WEFT__SPAN_WORK == WEFT__WORK_STAGE) {

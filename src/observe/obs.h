@@ -24,6 +24,12 @@
  * algorithm's job, a pipeline stage call. */
 enum { WEFT__SPAN_TASK = 0, WEFT__SPAN_PARK = 1, WEFT__SPAN_STEAL = 2, WEFT__SPAN_BATCH = 3, WEFT__SPAN_NONE = 4,
        WEFT__SPAN_WORK = 5 };
+/* A GPU task's recording (its fn and event, gpu/task.c): busy time of its
+ * worker but no run of the task (the task's own span, at its outcome, is
+ * that).  tf, run, index and name are the task's, as in its task span.  Its
+ * frame (while it runs) holds work WEFT__WORK_RECORDING. */
+#define WEFT__WORK_RECORDING WEFT__WORK_KINDS
+#define WEFT__SPAN_RECORDING (WEFT__SPAN_WORK + WEFT__WORK_RECORDING)
 #define WEFT__SPAN_CHUNK 4096
 #define WEFT__DEFAULT_MAX_SPANS ((size_t)1 << 20)
 
@@ -49,9 +55,15 @@ typedef struct weft__span {
     };
 } weft__span;
 
-/* A span of something run (a taskflow task or other work), not a park or steal. */
+/* A span of something run (a taskflow task or other work), not a park or
+ * steal, nor a GPU task's recording (counted with its task's run). */
 static inline bool weft__span_is_run(const weft__span *s) {
-    return s->kind == WEFT__SPAN_TASK || s->kind >= WEFT__SPAN_WORK;
+    return s->kind == WEFT__SPAN_TASK || (s->kind >= WEFT__SPAN_WORK && s->kind < WEFT__SPAN_RECORDING);
+}
+
+/* A span of busy time: a run, or a GPU task's recording. */
+static inline bool weft__span_is_busy(const weft__span *s) {
+    return weft__span_is_run(s) || s->kind == WEFT__SPAN_RECORDING;
 }
 
 /* A batch of short tasks (task_hooks.c) is stored compactly: a header slot (a

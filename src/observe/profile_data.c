@@ -92,6 +92,10 @@ static bool visit(const weft__span *s, unsigned w, void *arg) {
         wp->steals++;
         return true;
     }
+    if (s->kind == WEFT__SPAN_RECORDING) { /* a GPU task's recording: busy time, no run */
+        if (!s->nested) ps->busy[w] += s->end - s->begin;
+        return true;
+    }
     if (!weft__span_is_run(s)) return true;
     struct group *g = find(ps, s, w);
     if (!g) {

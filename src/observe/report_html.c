@@ -48,6 +48,8 @@ static bool scan_span(const weft__span *s, unsigned w, void *arg) {
     struct report *r = arg;
     if (s->begin < r->t_min) r->t_min = s->begin;
     if (s->end > r->t_max) r->t_max = s->end;
+    /* A GPU task's recording: busy time, not a task (nor a duration). */
+    if (s->kind == WEFT__SPAN_RECORDING && !s->nested) r->busy[w] += s->end - s->begin;
     if (!weft__span_is_run(s)) return true;
     r->tasks++;
     r->estimated += s->estimated != 0;
@@ -84,7 +86,7 @@ static bool draw_span(const weft__span *s, unsigned w, void *arg) {
                 y + TL_ROW - 8, x1 - x0 < 0.5 ? 0.5 : x1 - x0);
         return true;
     }
-    if (!weft__span_is_run(s) || (bool)s->nested != r->nested_pass) return true;
+    if (!weft__span_is_busy(s) || (bool)s->nested != r->nested_pass) return true;
     if (r->px) {
         if (s->nested) return true; /* its time is inside its parent's */
         /* Dense: spread the span's ticks over the pixels it covers. */

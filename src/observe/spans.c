@@ -216,13 +216,16 @@ static const char *const WORK_CATS[WEFT__WORK_KINDS] = { "async", "async", "fork
 
 const char *weft__span_category(const weft__span *s) {
     if (s->kind == WEFT__SPAN_TASK) return "task";
+    if (s->kind == WEFT__SPAN_RECORDING) return "gpu recording";
     unsigned k = (unsigned)s->kind - WEFT__SPAN_WORK;
     return k < WEFT__WORK_KINDS ? WORK_CATS[k] : "other";
 }
 
 const char *weft__span_label(const struct weft__obs *o, unsigned worker, const weft__span *s, char *buf,
                              size_t len) {
-    if (s->kind == WEFT__SPAN_TASK) {
+    /* A GPU task's recording is labelled as its task (its category says
+     * what it is). */
+    if (s->kind == WEFT__SPAN_TASK || s->kind == WEFT__SPAN_RECORDING) {
         if (s->name) return o->w[worker].names.copy[s->name - 1];
         snprintf(buf, len, "#%u", s->index);
         return buf;

@@ -613,6 +613,49 @@ static int weft__obs_run_fn(struct weft__obs *o, weft__worker *w, weft__work kin
     return rc;
 }
 
+/* ---- a GPU task's recording ---------------------------------------------------------
+ *
+ * Its fn runs on a worker before its outcome is known; the task's begin and
+ * end are observed at the outcome, from whichever worker sees it (gpu/task.c
+ * says why).  The recording is a frame like other work's (so that work run
+ * inside it, and it inside a task that waits, is counted once) whose end adds
+ * busy time and a WEFT__SPAN_RECORDING span, but no task: no count, no
+ * histogram entry, no batching estimate, no recorded span in
+ * weft_profiler_count. */
+
+static void weft__obs_record_begin(struct weft__obs *o, weft__worker *w, const void *node) {
+    weft__obs_work_begin(o, w, (weft__work)WEFT__WORK_RECORDING, node, ((const weft__node *)node)->index, 0);
+}
+
+static void weft__obs_record_end(struct weft__obs *o, weft__worker *w, const void *node, const void *run) {
+    weft__obs_worker *ow = &o->w[w->id];
+    unsigned d = atomic_load_explicit(&ow->depth, memory_order_relaxed);
+    if (d == 0) return;
+    d -= 1;
+    uint64_t end = weft__ticks();
+    weft__obs_frame *f = &ow->frame[d];
+    if (d < WEFT__OBS_DEPTH && atomic_load_explicit(&f->node, memory_order_relaxed) == NULL && f->id == node) {
+        uint64_t total = end - f->begin;
+        weft__owner_add(&ow->busy_ticks, total - f->child, memory_order_relaxed);
+        if (d > 0) ow->frame[d - 1].child += total;
+        weft__span *s;
+        /* The limit counts it (nspans), the recorded and dropped counts do not:
+         * they count runs. */
+        if (atomic_load_explicit(&o->profile_on, memory_order_relaxed) &&
+            (s = weft__span_slots(o, ow, 1, 1, false)) != NULL) {
+            const weft__node *n = node;
+            ow->nspans++;
+            *s = (weft__span){ .begin = f->begin, .end = end, .tf = n->tf,
+                               .run = (uint32_t)((const weft__run *)run)->top->id, .index = n->index,
+                               .name = n->tf->nnamed ? name_id(ow, n) : 0, .kind = WEFT__SPAN_RECORDING,
+                               .estimated = f->estimated, .nested = d > 0 };
+        }
+    }
+    atomic_store_explicit(&ow->depth, d, memory_order_relaxed);
+    ow->mark = end;
+    ow->mark_job = o->has_observer ? NO_MARK : w->stats.jobs;
+}
+
 /* A read-modify-write, not the owner's load and store: work reported skipped
  * on a thread that is no worker (w NULL: a task weft_sched_remove took out on
  * another thread) is counted in worker 0's figures, beside worker 0's own
@@ -675,4 +718,6 @@ const weft__obs_hooks weft__obs_hook_table = {
     .work_begin = weft__obs_work_begin,
     .work_end = weft__obs_work_end,
     .run_fn = weft__obs_run_fn,
+    .record_begin = weft__obs_record_begin,
+    .record_end = weft__obs_record_end,
 };

@@ -71,6 +71,13 @@ static bool put_span(const weft__span *s, unsigned w, void *arg) {
         fprintf(out, ",\"args\":{\"run\":%" PRIu32 ",\"index\":%" PRIu32 "%s%s%s}", s->run, s->index,
                 s->failed ? ",\"failed\":true" : "", s->estimated ? ",\"estimated\":true" : "",
                 s->estimated == WEFT__EST_LONG ? ",\"batch_held_long_task\":true" : "");
+    } else if (s->kind == WEFT__SPAN_RECORDING) {
+        /* A GPU task's recording: named after its task, on the worker that ran it. */
+        weft__put_json_str(out, weft__span_label(c->o, w, s, buf, sizeof buf));
+        fputs(",\"cat\":\"gpu recording\",\"ph\":\"X\"", out);
+        put_times(c, s);
+        fprintf(out, ",\"args\":{\"run\":%" PRIu32 ",\"index\":%" PRIu32 "%s}", s->run, s->index,
+                s->nested ? ",\"nested\":true" : "");
     } else if (s->kind >= WEFT__SPAN_WORK) {
         put_work(c, s);
     } else if (s->kind == WEFT__SPAN_PARK) {
