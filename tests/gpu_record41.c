@@ -142,3 +142,77 @@ TEST(a_gpu_tasks_recording_is_busy_time_and_a_span_under_the_task_in_the_profile
     weft_gpu_kernel_destroy(k);
     weft_gpu_close(d);
 }
+
+/* A recording that waits for a taskflow (weft_run_and_wait from fn: its worker
+ * runs the inner tasks meanwhile): each nanosecond is counted once, the inner
+ * tasks are stacked on the recording in the folded output, and the weights
+ * still add up to busy_ns. */
+static int spin_2ms(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    for (uint64_t until = now_ns() + 2 * MS; now_ns() < until;) {
+    }
+    return 0;
+}
+
+struct waits {
+    weft_taskflow *inner;
+    weft_gpu_kernel *k;
+};
+
+static int record_waiting_for_a_taskflow(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    const struct waits *w = arg;
+    weft_status st = weft_run_and_wait(weft_ctx_executor(ctx), w->inner);
+    if (st != WEFT_OK) return 1;
+    return weft_gpu_launch(s, w->k, &(weft_gpu_range){.global = {1}}, NULL, 0);
+}
+
+TEST(a_gpu_recording_that_runs_a_taskflow_counts_each_nanosecond_once) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_kernel *k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "s", .host = sleep_5ms}, &st);
+    ASSERT_OK(st);
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = workers, .profile = true}, &st);
+        ASSERT_OK(st);
+        weft_taskflow *inner = weft_taskflow_create("inner", &st);
+        for (int i = 0; i < 4; i++) ASSERT_FALSE(weft_task_is_null(weft_emplace(inner, spin_2ms, NULL)));
+        weft_taskflow *tf = weft_taskflow_create("outer", &st);
+        struct waits w = {inner, k};
+        weft_task g = weft_emplace_gpu(tf, d, record_waiting_for_a_taskflow, &w);
+        ASSERT_OK(weft_task_set_name(g, "launcher"));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        weft_metrics m;
+        ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+        ASSERT_EQ(m.total.tasks, 5);
+        if (m.total.busy_ns < 7 * MS || m.total.busy_ns > m.wall_ns * workers + MS)
+            TEST_FAIL_("%u workers: busy_ns %llu for 8 ms of work in a wall of %llu", workers,
+                       (unsigned long long)m.total.busy_ns, (unsigned long long)m.wall_ns);
+        uint64_t spans = 0;
+        ASSERT_OK(weft_profiler_count(ex, &spans, NULL));
+        ASSERT_EQ(spans, 5);
+        char *folded = read_out(write_folded, ex);
+        ASSERT_NOT_NULL(folded);
+        uint64_t weight = 0, lines = 0;
+        for (char *line = folded; line && *line;) {
+            char *nl = strchr(line, '\n');
+            char *sp = nl ? nl : line + strlen(line);
+            while (sp > line && sp[-1] != ' ') sp--;
+            weight += strtoull(sp, NULL, 10);
+            lines++;
+            line = nl ? nl + 1 : NULL;
+        }
+        uint64_t slack = 1000 * lines + 1000;
+        if (weight + slack < m.total.busy_ns || weight > m.total.busy_ns + slack)
+            TEST_FAIL_("%u workers: folded weights %llu ns, busy %llu ns:\n%s", workers, (unsigned long long)weight,
+                       (unsigned long long)m.total.busy_ns, folded);
+        if (workers == 1 && !strstr(folded, ";launcher;GPU recording;"))
+            TEST_FAIL_("1 worker: the inner tasks are not stacked on the recording:\n%s", folded);
+        free(folded);
+        weft_taskflow_destroy(tf);
+        weft_taskflow_destroy(inner);
+        weft_executor_destroy(ex);
+    }
+    weft_gpu_kernel_destroy(k);
+    weft_gpu_close(d);
+}
