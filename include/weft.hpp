@@ -1057,6 +1057,16 @@ private:
  * chunks that have not started and is rethrown here; a failing weft call throws
  * weft::error.  An empty range does nothing (a reduction returns init). */
 namespace detail {
+/* The C futures of a range of weft::futures, for weft_dependent_async: n of
+ * them, then a NULL, so that data() is never empty. */
+template <class It>
+std::vector<weft_future *> native_futures(It first, It last) {
+    std::vector<weft_future *> d;
+    for (; first != last; ++first) d.push_back((*first).native());
+    d.push_back(nullptr);
+    return d;
+}
+
 /* first, last or step of for_each_index as the common index type I: a negative
  * value of a signed argument is refused when I is unsigned (for_each_index(10,
  * 0u, -1) made I unsigned, the step a huge positive one, and ran nothing). */
@@ -2677,10 +2687,8 @@ auto executor::dependent_async(F &&f, It first, It last)
     using T = typename detail::task_result_t<Fn>::type;
     using S = detail::async_state<T, Fn>;
     weft_executor *ex = exec("weft::executor::dependent_async");
-    std::vector<weft_future *> d;
-    for (; first != last; ++first) d.push_back((*first).native());
-    const std::size_t n = d.size();
-    d.push_back(nullptr); /* never empty */
+    std::vector<weft_future *> d = detail::native_futures(first, last);
+    const std::size_t n = d.size() - 1;
     auto *st = new S(2, std::forward<F>(f));
     weft_future *out = nullptr;
     weft_status s = weft_dependent_async(ex, &S::call, st, d.data(), n, &out);
@@ -2698,10 +2706,8 @@ void executor::silent_dependent_async(F &&f, It first, It last) {
     using T = typename detail::task_result_t<Fn>::type;
     using S = detail::async_state<T, Fn>;
     weft_executor *ex = exec("weft::executor::silent_dependent_async");
-    std::vector<weft_future *> d;
-    for (; first != last; ++first) d.push_back((*first).native());
-    const std::size_t n = d.size();
-    d.push_back(nullptr); /* never empty */
+    std::vector<weft_future *> d = detail::native_futures(first, last);
+    const std::size_t n = d.size() - 1;
     auto *st = new S(1, std::forward<F>(f)); /* the task's reference only: no future */
     weft_status s = weft_dependent_async(ex, &S::call, st, d.data(), n, nullptr);
     if (s != WEFT_OK) {
