@@ -7,20 +7,6 @@
 #define _GNU_SOURCE
 #include "obs_util.h"
 
-/* Runs a python3 program (text) with the given arguments; its exit status. */
-static int python(const char *program, const char *args) {
-    char script[64], cmd[1024];
-    temp_path(script, sizeof script, ".py");
-    FILE *f = fopen(script, "w");
-    ASSERT_NOT_NULL(f);
-    fputs(program, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "python3 %s %s", script, args);
-    int rc = shell(cmd);
-    unlink(script);
-    return rc;
-}
-
 static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
 
 /* ---- the profile at exit ---- */
@@ -72,7 +58,7 @@ TEST(a_program_that_exits_without_destroying_its_executor_still_writes_its_profi
     run_child("idle", json, err);
     ASSERT_TRUE(file_exists(json));
     snprintf(args, sizeof args, "%s", json);
-    ASSERT_EQ(python("import json,sys\n"
+    ASSERT_EQ(run_python("import json,sys\n"
                      "d=json.load(open(sys.argv[1],encoding='utf-8'))\n"
                      "ev=[e for e in d['traceEvents'] if e.get('cat')=='task']\n"
                      "assert len(ev)==100, len(ev)\n",
@@ -123,7 +109,7 @@ TEST(names_that_are_not_utf8_still_give_valid_json_html_and_dot) {
     ASSERT_OK(weft_taskflow_dump_dot_profiled(tf, ex, f));
     fclose(f);
     snprintf(args, sizeof args, "%s %s %s", json, html, dot);
-    ASSERT_EQ(python("import json,sys\n"
+    ASSERT_EQ(run_python("import json,sys\n"
                      /* Strict UTF-8 decoding of all three files. */
                      "t=[open(p,encoding='utf-8',errors='strict').read() for p in sys.argv[1:4]]\n"
                      "d=json.loads(t[0])\n"
@@ -157,7 +143,7 @@ TEST(traces_of_two_executors_merge_without_colliding_tracks) {
     ASSERT_OK(weft_profiler_save(a, ja));
     ASSERT_OK(weft_profiler_save(b, jb));
     snprintf(args, sizeof args, "%s %s %d", ja, jb, (int)getpid());
-    ASSERT_EQ(python("import json,sys\n"
+    ASSERT_EQ(run_python("import json,sys\n"
                      "tracks=[]\n"
                      "for p in sys.argv[1:3]:\n"
                      "  ev=json.load(open(p))['traceEvents']\n"

@@ -7,19 +7,6 @@
 #define _GNU_SOURCE
 #include "obs_util.h"
 
-static int h41_python(const char *program, const char *args) {
-    char script[64], cmd[2048];
-    temp_path(script, sizeof script, ".py");
-    FILE *f = fopen(script, "w");
-    ASSERT_NOT_NULL(f);
-    fputs(program, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "python3 %s %s", script, args);
-    int rc = shell(cmd);
-    unlink(script);
-    return rc;
-}
-
 /* Names that stress every escaping rule. */
 static const char *const h41_names[] = {
     "q\"uote", "back\\slash", "new\nline", "cr\rtab\t", "lt<gt>amp&", "semi;colon", "sp ace",
@@ -114,7 +101,7 @@ static void h41_check_all(weft_executor *ex, weft_taskflow *tf, size_t ntasks) {
     ASSERT_OK(weft_taskflow_dump_dot(tf, f));
     fclose(f);
     snprintf(args, sizeof args, "%s %s %s %s %s %s %s %zu", js, html, tl, fl, fo, dot, plain, ntasks);
-    int rc = h41_python(h41_check, args);
+    int rc = run_python(h41_check, args);
     if (rc != 0 && getenv("H41_KEEP")) fprintf(stderr, "kept %s\n", args);
     else unlink(js), unlink(html), unlink(tl), unlink(fl), unlink(fo), unlink(dot), unlink(plain);
     ASSERT_EQ(rc, 0);
@@ -225,7 +212,7 @@ TEST(folded_stacks_with_named_taskflows_and_workers_stay_one_line_per_stack) {
     ASSERT_OK(weft_profiler_write_flame_svg(ex, &opt, f));
     fclose(f);
     snprintf(args, sizeof args, "%s %s %d", fo, fl, (int)(2 * H41_NNAMES));
-    ASSERT_EQ(h41_python("import sys,xml.dom.minidom\n"
+    ASSERT_EQ(run_python("import sys,xml.dom.minidom\n"
                          "fo,fl,n=sys.argv[1],sys.argv[2],int(sys.argv[3])\n"
                          "t=open(fo,encoding='utf-8',errors='strict').read()\n"
                          "lines=t.split('\\n'); assert lines[-1]=='', 'no final newline'\n"
@@ -330,7 +317,7 @@ TEST(the_json_log_sink_writes_one_valid_object_per_line_for_awkward_task_names) 
     ASSERT_OK(weft_log_set_json(NULL));
     fclose(f);
     snprintf(args, sizeof args, "%s", path);
-    ASSERT_EQ(h41_python("import json,sys\n"
+    ASSERT_EQ(run_python("import json,sys\n"
                          "lines=open(sys.argv[1],'rb').read().split(b'\\n')\n"
                          "assert lines[-1]==b'', 'no final newline'\n"
                          "objs=[json.loads(l.decode('utf-8')) for l in lines[:-1]]\n"
@@ -366,7 +353,7 @@ TEST(the_dense_timeline_of_over_20000_spans_is_well_formed) {
     h41_write(tl, weft_profiler_write_timeline_svg, ex);
     h41_write(html, weft_profiler_write_html, ex);
     snprintf(args, sizeof args, "%s %s", tl, html);
-    ASSERT_EQ(h41_python("import sys,re,xml.dom.minidom\n"
+    ASSERT_EQ(run_python("import sys,re,xml.dom.minidom\n"
                          "xml.dom.minidom.parseString(open(sys.argv[1],'rb').read())\n"
                          "h=open(sys.argv[2],encoding='utf-8',errors='strict').read()\n"
                          "for m in re.finditer(r'<svg.*?</svg>', h, re.S): xml.dom.minidom.parseString(m.group(0).encode())\n",

@@ -56,6 +56,20 @@ static inline int shell(const char *cmd) {
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+/* Runs a python3 program (text) with the given arguments; its exit status. */
+static inline int run_python(const char *program, const char *args) {
+    char script[64], cmd[2048];
+    temp_path(script, sizeof script, ".py");
+    FILE *f = fopen(script, "w");
+    ASSERT_NOT_NULL(f);
+    fputs(program, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "python3 %s %s", script, args);
+    int rc = shell(cmd);
+    unlink(script);
+    return rc;
+}
+
 /* A whole file as a malloc'ed string (the caller frees it). */
 static inline char *read_file(const char *path) {
     FILE *f = fopen(path, "r");
