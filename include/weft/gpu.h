@@ -392,12 +392,15 @@ WEFT_API int weft_gpu_call(weft_gpu_device *dev, weft_gpu_task_fn fn, void *arg)
 typedef int (*weft_gpu_stage_fn)(weft_pipeflow *pf, weft_gpu_stream *s, void *arg);
 
 /* What weft_gpu_stage_run needs: the device, the executor the pipeline runs
- * on (so that a stage run as a job of its own, with no task around it, still
- * waits cooperatively; NULL: only inside a task, else the wait blocks the
- * thread), and the stage's function and argument. */
+ * on, and the stage's function and argument.  The stage's wait for its GPU
+ * work is cooperative (its worker runs other jobs meanwhile) wherever it runs
+ * on a worker: every stage call there has a context of its run, through which
+ * the wait finds the worker, so `ex` may be NULL; it is the fallback for a
+ * call with no context.  Off the workers (a thread that is not one) the wait
+ * blocks that thread. */
 typedef struct weft_gpu_stage {
     weft_gpu_device *dev; /* the device whose stream pool the stage takes a stream from; required */
-    weft_executor *ex;    /* the pipeline's executor; NULL: waits cooperatively only inside a task */
+    weft_executor *ex;    /* the pipeline's executor, or NULL (see above) */
     weft_gpu_stage_fn fn; /* records the token's GPU work; required */
     void *arg;            /* passed to fn */
 } weft_gpu_stage;
