@@ -2679,23 +2679,34 @@ void executor::silent_dependent_async(F &&f, const future<Ds> &...deps) {
     }
 }
 
+namespace detail {
+/* The range forms' submission: fn as a dependent async task after the n = d.size() - 1
+ * futures of d (detail::native_futures), with a future in *out, or none (out NULL:
+ * the task's reference only).  Throws weft::error named `who`. */
+template <class T, class Fn, class F>
+async_state<T, Fn> *submit_dependent(weft_executor *ex, F &&f, const std::vector<weft_future *> &d,
+                                     weft_future **out, const char *who) {
+    using S = async_state<T, Fn>;
+    auto *st = new S(out ? 2 : 1, std::forward<F>(f));
+    weft_status s = weft_dependent_async(ex, &S::call, st, d.data(), d.size() - 1, out);
+    if (s != WEFT_OK) {
+        delete st;
+        throw error(s, who, weft_last_error_message());
+    }
+    return st;
+}
+} // namespace detail
+
 template <class F, class It, class>
 auto executor::dependent_async(F &&f, It first, It last)
     -> future<typename detail::task_result_t<std::decay_t<F>>::type> {
     using Fn = std::decay_t<F>;
     WEFT_HPP_TASK_CALLABLE_(Fn, "weft::executor::dependent_async");
     using T = typename detail::task_result_t<Fn>::type;
-    using S = detail::async_state<T, Fn>;
     weft_executor *ex = exec("weft::executor::dependent_async");
-    std::vector<weft_future *> d = detail::native_futures(first, last);
-    const std::size_t n = d.size() - 1;
-    auto *st = new S(2, std::forward<F>(f));
     weft_future *out = nullptr;
-    weft_status s = weft_dependent_async(ex, &S::call, st, d.data(), n, &out);
-    if (s != WEFT_OK) {
-        delete st;
-        throw error(s, "weft::executor::dependent_async", weft_last_error_message());
-    }
+    auto *st = detail::submit_dependent<T, Fn>(ex, std::forward<F>(f), detail::native_futures(first, last), &out,
+                                               "weft::executor::dependent_async");
     return future<T>(out, st);
 }
 
@@ -2704,16 +2715,9 @@ void executor::silent_dependent_async(F &&f, It first, It last) {
     using Fn = std::decay_t<F>;
     WEFT_HPP_TASK_CALLABLE_(Fn, "weft::executor::silent_dependent_async");
     using T = typename detail::task_result_t<Fn>::type;
-    using S = detail::async_state<T, Fn>;
     weft_executor *ex = exec("weft::executor::silent_dependent_async");
-    std::vector<weft_future *> d = detail::native_futures(first, last);
-    const std::size_t n = d.size() - 1;
-    auto *st = new S(1, std::forward<F>(f)); /* the task's reference only: no future */
-    weft_status s = weft_dependent_async(ex, &S::call, st, d.data(), n, nullptr);
-    if (s != WEFT_OK) {
-        delete st;
-        throw error(s, "weft::executor::silent_dependent_async", weft_last_error_message());
-    }
+    (void)detail::submit_dependent<T, Fn>(ex, std::forward<F>(f), detail::native_futures(first, last), nullptr,
+                                          "weft::executor::silent_dependent_async");
 }
 
 template <class F>
