@@ -16,6 +16,7 @@ weft_add_test_program(tooling_log_tests
   TIMEOUT 60)
 # bench/tools: the regression gate's rule (icount.py selftest: no valgrind needed)
 # and change-point detection on synthetic series (changepoint.py --self-test).
+# rounds.py's reporting is checked against a fake weft-bench (tests/bench_rounds_check.py).
 # Plain build only: they do not depend on the sanitizers.
 if(WEFT_SANITIZE STREQUAL "")
   find_program(WEFT_PYTHON3 python3)
@@ -31,6 +32,13 @@ if(WEFT_SANITIZE STREQUAL "")
     endif()
     set_tests_properties(bench_tools.${name} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
   endforeach()
+  # rounds.py against a fake weft-bench: ratios, round counts, --time-limit.
+  if(WEFT_PYTHON3)
+    add_test(NAME bench_tools.rounds_reports_paired_ratios_and_the_rounds_a_time_limit_left
+             COMMAND ${WEFT_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/bench_rounds_check.py)
+    set_tests_properties(bench_tools.rounds_reports_paired_ratios_and_the_rounds_a_time_limit_left
+                         PROPERTIES TIMEOUT 120)
+  endif()
 endif()
 # weft-top against examples/live_view: under tmux (skipped without it), on a
 # pipe, and on a file a killed process left.  Plain build with the examples.

@@ -31,6 +31,10 @@ as the peer "base", so weft/base is a paired A/B of two versions of weft:
     bench/tools/rounds.py --rounds 7 --baseline-bin /tmp/old/b/bench/weft-bench \\
         -- --bench fib --threads 1,2 --impl weft --reps 9
 
+With --time-limit S, no round starts after S seconds and the rounds done are
+reported (the header says how many of those asked): a run on a lent machine
+with a deadline keeps what it measured.
+
 With --ratio A/B (repeatable), it also prints the median over rounds of
 bench A's weft time over bench B's at each thread count, both from the same
 process of each round (two variants of weft, e.g. run_n_parallel_64/run_n_copies_64);
@@ -51,6 +55,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 LINE = re.compile(r"^bench=(\S+) impl=(\S+) threads=(\d+) .*median_ms=([0-9.]+)")
 
@@ -98,6 +103,9 @@ def main():
     p.add_argument("--same-copy", action="store_true",
                    help="run the binaries where they are (default: a fresh copy of each for every run, so that "
                         "no build keeps one placement of its code in memory over all rounds)")
+    p.add_argument("--time-limit", type=float, metavar="S",
+                   help="start no new round once S seconds have passed; report the rounds done so far (a run "
+                        "that must end by a deadline, such as a lent machine's, still leaves its rounds)")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="-- then weft-bench options, with --impl")
     a = p.parse_args()
     args = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
@@ -128,7 +136,12 @@ def main():
     ratios = collections.defaultdict(lambda: collections.defaultdict(list))  # case -> peer -> [x]
     best = collections.defaultdict(list)  # case -> [(weft / fastest peer, that peer)]
     pairs = collections.defaultdict(list)  # (A/B, threads) -> [x]
+    started = time.monotonic()
+    done = 0
     for r in range(a.rounds):
+        if r > 0 and a.time_limit is not None and time.monotonic() - started > a.time_limit:
+            print(f"# time limit: {r} of {a.rounds} rounds done", file=sys.stderr)
+            break
         got = {impl: run_impl(impl) for impl in impls}
         for ab in a.ratio:
             num, den = ab.split("/")
@@ -148,9 +161,11 @@ def main():
             if peers:
                 fastest = min(peers)
                 best[case].append((ms / fastest[0], fastest[1]))
+        done = r + 1
         print(f"# round {r + 1}/{a.rounds} done", file=sys.stderr)
 
-    print(f"# {a.rounds} rounds of: weft-bench {' '.join(args)} --impl I, for I in {','.join(impls)}")
+    cut = "" if done == a.rounds else f" (of {a.rounds} asked: --time-limit)"
+    print(f"# {done} rounds{cut} of: weft-bench {' '.join(args)} --impl I, for I in {','.join(impls)}")
 
     def spread(v):
         return f"{statistics.median(v):.3f} (rounds {min(v):.3f}..{max(v):.3f})"
