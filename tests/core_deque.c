@@ -101,6 +101,8 @@ static void *thief(void *arg) {
 /* The owner's side of a storm: pushes n_items in bursts (growing the ring
  * from 2 slots) and pops some after each, while THIEVES threads run
  * thief_fn; then checks every item was taken exactly once. */
+static bool storm_nopop; /* the owner pushes with weft__deque_push_nopop and never pops (a submitter slot) */
+
 static void run_storm(void *(*thief_fn)(void *)) {
     uint64_t n_items = test_scale(2000000);
     uint64_t seed = test_seed();
@@ -120,8 +122,9 @@ static void run_storm(void *(*thief_fn)(void *)) {
          * the last items). */
         uint64_t burst = 1 + test_rand(&seed) % 300;
         for (uint64_t k = 0; k < burst && pushed < n_items; k++)
-            ASSERT_OK(weft__deque_push(&storm_q, &items[pushed++]));
-        uint64_t pops = test_rand(&seed) % (burst + 2);
+            ASSERT_OK(storm_nopop ? weft__deque_push_nopop(&storm_q, &items[pushed++])
+                                  : weft__deque_push(&storm_q, &items[pushed++]));
+        uint64_t pops = storm_nopop ? 0 : test_rand(&seed) % (burst + 2);
         for (uint64_t k = 0; k < pops; k++) {
             weft__job *j = weft__deque_pop(&storm_q);
             if (!j) break;
@@ -130,7 +133,7 @@ static void run_storm(void *(*thief_fn)(void *)) {
         }
     }
     weft__job *j;
-    while ((j = weft__deque_pop(&storm_q))) {
+    while (!storm_nopop && (j = weft__deque_pop(&storm_q))) {
         take(j);
         popped++;
     }
@@ -208,6 +211,43 @@ TEST(deque_batch_steal_takes_every_item_exactly_once_under_storm_with_resizes) {
     atomic_store(&batch_calls, 0);
     run_storm(batch_thief);
     printf("  %llu stolen in %llu batch calls\n", (unsigned long long)atomic_load(&stolen_count),
+           (unsigned long long)atomic_load(&batch_calls));
+}
+
+/* A submitter slot's deque: the owner only pushes (weft__deque_push_nopop,
+ * which reads top only when the top it read last says the ring is full) and
+ * thieves claim up to half with one CAS (weft__deque_steal_many, a random cap
+ * of 1..32).  Starting from 2 slots, the ring wraps and grows under the
+ * thieves; every item must be taken exactly once.  A push that trusted its
+ * stale top past a wrap would overwrite a slot no thief had read yet: an item
+ * lost (taken 0 times) and another taken twice. */
+static void *many_thief(void *arg) {
+    uint64_t seed = (uint64_t)(uintptr_t)arg * 0x9E3779B97F4A7C15ull + 7;
+    uint64_t n = 0, calls = 0;
+    weft__job *out[32];
+    while (!atomic_load_explicit(&storm_done, memory_order_acquire) || weft__deque_size(&storm_q) > 0) {
+        unsigned got, max = 1 + (unsigned)(test_rand(&seed) % 32);
+        if (weft__deque_steal_many(&storm_q, out, max, &got) == WEFT__STEAL_OK) {
+            if (got == 0 || got > max) {
+                fprintf(stderr, "steal_many took %u with max %u\n", got, max);
+                exit(1);
+            }
+            for (unsigned i = 0; i < got; i++) take(out[i]);
+            n += got;
+            calls++;
+        }
+    }
+    atomic_fetch_add(&stolen_count, n);
+    atomic_fetch_add(&batch_calls, calls);
+    return NULL;
+}
+
+TEST(deque_push_only_owner_and_steal_many_thieves_take_every_item_exactly_once_across_wraps_and_resizes) {
+    atomic_store(&batch_calls, 0);
+    storm_nopop = true;
+    run_storm(many_thief);
+    storm_nopop = false;
+    printf("  %llu stolen in %llu steal_many calls\n", (unsigned long long)atomic_load(&stolen_count),
            (unsigned long long)atomic_load(&batch_calls));
 }
 

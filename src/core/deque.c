@@ -33,6 +33,7 @@ int weft__deque_init(weft__deque *q, int64_t capacity) {
     atomic_init(&q->ring, r);
     q->retired = NULL;
     q->max_mask = INT64_MAX;
+    q->top_seen = 0;
     return WEFT_OK;
 }
 

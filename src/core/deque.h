@@ -38,6 +38,7 @@ typedef struct weft__deque {
     _Atomic(weft__ring *) ring;
     weft__ring *retired; /* owner only */
     int64_t max_mask; /* owner only: the largest ring a grow may make, less one (weft__deque_set_limit) */
+    int64_t top_seen; /* owner only: a top it read lately (weft__deque_push_nopop) */
 } weft__deque;
 
 typedef enum weft__steal_result { WEFT__STEAL_EMPTY, WEFT__STEAL_OK, WEFT__STEAL_RETRY } weft__steal_result;
@@ -82,6 +83,30 @@ static inline int weft__deque_push_sized(weft__deque *q, weft__job *job, int64_t
      * contents and, after a grow, the new ring. (The paper's release fence +
      * relaxed store, written as a release store so ThreadSanitizer can see it.) */
     atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+    return 0;
+}
+
+/* Owner only, on a deque whose owner never pops (a submitter slot,
+ * core/submitter.c).  As weft__deque_push, but top is read only when the
+ * top the owner last read says the ring may be full.  top only grows, so a
+ * stale one can only make the deque look fuller, never let a push overwrite a
+ * slot a thief has yet to read: that slot's index is below the top the owner
+ * read (acquire, from the thief's CAS) before it last found room.  Saves the
+ * owner a cache miss per push while thieves take jobs (their CAS moves top's
+ * line to them): async_task from main at 2 and more workers. */
+static inline int weft__deque_push_nopop(weft__deque *q, weft__job *job) {
+    int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+    weft__ring *a = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    if (b - q->top_seen > a->mask) {
+        int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+        q->top_seen = t;
+        if (b - t > a->mask) {
+            a = weft__deque_grow(q, a, t, b);
+            if (!a) return WEFT_ENOMEM;
+        }
+    }
+    atomic_store_explicit(&a->slot[b & a->mask], job, memory_order_relaxed);
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_release); /* as weft__deque_push_sized */
     return 0;
 }
 

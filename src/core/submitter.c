@@ -81,8 +81,7 @@ weft__worker *weft__submitter_get(weft_executor *ex) {
 }
 
 int weft__submitter_push(weft_executor *ex, weft__worker *slot, weft__job *job) {
-    int64_t before;
-    if (weft__deque_push_sized(&slot->deque, job, &before) != 0) return WEFT_ENOMEM;
+    if (weft__deque_push_nopop(&slot->deque, job) != 0) return WEFT_ENOMEM;
     /* Always: the workers may all have emptied this deque and parked without
      * our stale view of top showing it (a worker's own push may skip this, as
      * it runs its jobs itself; nobody runs ours).  The light fence pairs with
