@@ -26,6 +26,16 @@ static uint32_t levels_queued(weft__sched *s) {
     return m;
 }
 
+/* ns as a count of the lanes' clock ticks, plus one, saturated: an escalation
+ * time near UINT64_MAX ns (a config's "practically never") is more ticks than
+ * a uint64_t holds, and converting that double is undefined (it gave 1 tick on
+ * x86-64, so such a time escalated at once).  The lanes add two of these
+ * (weft__lanes_escalate), so they stay below 2^63 each. */
+static uint64_t ticks_of(uint64_t ns, double ns_per_tick) {
+    double t = (double)ns / ns_per_tick;
+    return t < 0x1p62 ? (uint64_t)t + 1 : (uint64_t)1 << 62;
+}
+
 /* One escalation pass over the heap and every worker's lanes; how many moved. */
 static size_t escalate_all(weft__sched *s, uint64_t now) {
     weft__mutex_lock(&s->q.lock);
@@ -34,7 +44,7 @@ static size_t escalate_all(weft__sched *s, uint64_t now) {
     /* The lanes' clock is weft__ticks (cheaper per job than the monotonic
      * clock), calibrated once per process on the first tick. */
     double npt = weft__ns_per_tick();
-    uint64_t after[2] = {(uint64_t)((double)s->esc_ns[0] / npt) + 1, (uint64_t)((double)s->esc_ns[1] / npt) + 1};
+    uint64_t after[2] = {ticks_of(s->esc_ns[0], npt), ticks_of(s->esc_ns[1], npt)};
     uint64_t ticks = weft__ticks();
     for (unsigned i = 0; i < s->ex->nworkers; i++) {
         weft__lanes *l = &sched_worker(&s->ex->workers[i])->lanes;
@@ -49,13 +59,18 @@ size_t weft__sched_escalate_now(weft__sched *s) {
     return moved;
 }
 
+/* a + b, or UINT64_MAX where it would wrap: a tick_ns near UINT64_MAX (a
+ * config's "never look") wrapped the next tick into the past, so every look
+ * made a pass. */
+static inline uint64_t saturating_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
 /* Escalates if a tick is due (a worker's countdown ran out, or it is idle). */
 static void maybe_tick(weft__sched *s) {
     if (!s->auto_escalate || levels_queued(s) == 0) return;
     uint64_t now = weft__now_ns(), due = atomic_load_explicit(&s->next_tick, memory_order_relaxed);
     if (now < due ||
-        !atomic_compare_exchange_strong_explicit(&s->next_tick, &due, now + s->tick_ns, memory_order_relaxed,
-                                                 memory_order_relaxed))
+        !atomic_compare_exchange_strong_explicit(&s->next_tick, &due, saturating_add(now, s->tick_ns),
+                                                 memory_order_relaxed, memory_order_relaxed))
         return; /* not yet, or another worker does it */
     size_t moved = escalate_all(s, now);
     if (moved) atomic_fetch_add_explicit(&s->escalations, moved, memory_order_relaxed);
@@ -442,7 +457,7 @@ static int executor_init(weft_executor *ex, const weft_executor_config *config) 
     s->tick_ns = c && c->tick_ns ? c->tick_ns : 2000000u;
     s->auto_escalate = !(c && c->no_escalation);
     s->inherit = !(c && c->no_inheritance);
-    atomic_init(&s->next_tick, weft__now_ns() + s->tick_ns);
+    atomic_init(&s->next_tick, saturating_add(weft__now_ns(), s->tick_ns));
     if ((st = weft__policy_create(s, c, ex->nworkers)) != WEFT_OK) {
         weft__squeue_fini(&s->q);
         weft__free(s, sizeof *s);

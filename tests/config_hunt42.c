@@ -1,0 +1,73 @@
+/* Session 42's hunt in configuration and lifecycle: every config struct's
+ * extremes and one past them, bad environment variables (warn once, naming
+ * the variable and the value, and fall back), combinations of settings, and
+ * the executor's lifecycle (destroy with work in flight or parked, exit with
+ * the default executor busy, fork(), threads that exit without cleaning up). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "harness.h"
+#include "test_util.h"
+#include "warn_capture.h"
+
+#include <weft.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int nop(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    return 0;
+}
+
+/* ---- weft_sched_config: escalation times at their extreme ------------------- */
+
+static size_t moved_by_escalate = 99;
+
+static int escalate_after_2ms(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    sleep_us(2000);
+    ASSERT_OK(weft_sched_escalate(weft_ctx_executor(ctx), &moved_by_escalate));
+    return 0;
+}
+
+/* A root task releases eight LOW tasks (into the worker's lanes) and a NORMAL
+ * one that runs first, waits 2 ms and asks for an escalation pass. */
+static size_t low_tasks_moved_after_2ms(uint64_t escalate_ns) {
+    weft_sched_config sc = {.escalate_low_ns = escalate_ns, .escalate_normal_ns = escalate_ns, .no_escalation = true};
+    weft_status err;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1, .sched = &sc}, &err);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = weft_taskflow_create("lanes", &err);
+    ASSERT_NOT_NULL(tf);
+    weft_task root = weft_emplace(tf, nop, NULL), check = weft_emplace(tf, escalate_after_2ms, NULL);
+    ASSERT_OK(weft_precede(root, check));
+    for (int i = 0; i < 8; i++) {
+        weft_task low = weft_emplace(tf, nop, NULL);
+        ASSERT_OK(weft_task_set_priority(low, WEFT_PRIORITY_LOW));
+        ASSERT_OK(weft_precede(root, low));
+    }
+    moved_by_escalate = 99;
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    return moved_by_escalate;
+}
+
+/* escalate_low_ns / escalate_normal_ns are uint64_t nanoseconds: the largest
+ * (about 584 years) or 2^63 must mean "not within this test", not "at once".
+ * The lanes converted them to clock ticks through a double whose value did
+ * not fit a uint64_t (undefined; 1 tick on x86-64), so every LOW task queued
+ * by a worker escalated on the first pass. */
+TEST(an_escalation_time_of_centuries_does_not_escalate_after_two_milliseconds) {
+    ASSERT_EQ(low_tasks_moved_after_2ms(1000), (size_t)8); /* the pass does move due tasks */
+    ASSERT_EQ(low_tasks_moved_after_2ms(UINT64_MAX), (size_t)0);
+    ASSERT_EQ(low_tasks_moved_after_2ms((uint64_t)1 << 63), (size_t)0);
+    ASSERT_EQ(low_tasks_moved_after_2ms((uint64_t)1 << 62), (size_t)0);
+}
