@@ -71,3 +71,44 @@ TEST(an_escalation_time_of_centuries_does_not_escalate_after_two_milliseconds) {
     ASSERT_EQ(low_tasks_moved_after_2ms((uint64_t)1 << 63), (size_t)0);
     ASSERT_EQ(low_tasks_moved_after_2ms((uint64_t)1 << 62), (size_t)0);
 }
+
+/* ---- environment variables: a bad one warns once, naming it and its value --- */
+
+/* Creates and destroys `n` one-worker executors, each running one task. */
+static void executors_run_one_task(int n) {
+    for (int i = 0; i < n; i++) {
+        weft_status err;
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, &err);
+        ASSERT_NOT_NULL(ex);
+        weft_future *f = NULL;
+        ASSERT_OK(weft_async(ex, nop, NULL, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        weft_executor_destroy(ex);
+    }
+}
+
+/* WEFT_STATS is read by every executor; a value that cannot be published (no
+ * path in it, a directory that does not exist) was warned about by each, a
+ * line per executor, where the README's rule is once per process. */
+TEST(a_weft_stats_that_cannot_be_published_warns_once_for_many_executors) {
+    static const char *const bad[] = {",", "/nonexistent-dir-h42/live.stats"};
+    for (int b = 0; b < 2; b++) {
+        pid_t pid = fork(); /* a fresh process for each: the warning is once per process */
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+            setenv("WEFT_STATS", bad[b], 1);
+            capture_log();
+            executors_run_one_task(5);
+            int ok = atomic_load(&logged.warnings) == 1 && strstr(logged.last, "WEFT_STATS") &&
+                     strstr(logged.last, bad[b]);
+            if (!ok) fprintf(stderr, "WEFT_STATS=\"%s\": %d warnings, last: %s\n", bad[b],
+                             atomic_load(&logged.warnings), logged.last);
+            _exit(ok ? 0 : 1);
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ(WEXITSTATUS(status), 0);
+    }
+}

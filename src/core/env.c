@@ -32,6 +32,8 @@ static bool first_warning(const char *name) {
     return true;
 }
 
+bool weft__env_first_warning(const char *name) { return first_warning(name); }
+
 static void warn_bad(const char *name, const char *value, const char *expect, const char *fallback) {
     if (first_warning(name))
         weft__log(WEFT_LOG_WARN, "%s=\"%s\" is not %s; using %s", name, value, expect, fallback);

@@ -23,4 +23,9 @@ int weft__env_choice(const char *name, const char *const *words, const char *fal
  * when unset or bad (warned about once). */
 bool weft__env_flag(const char *name, bool dflt);
 
+/* True the first time it is asked for `name` in this process: for a variable
+ * read by hand (a path that only its use can find bad: WEFT_STATS) to warn
+ * about once like the others.  Any thread. */
+bool weft__env_first_warning(const char *name);
+
 #endif

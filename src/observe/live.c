@@ -336,7 +336,9 @@ void weft__live_from_env(weft_executor *ex) {
     weft__error_message_save(&saved);
     weft_status st = c.path || c.prom_path ? weft_stats_start(ex, &c) : WEFT_EINVAL;
     weft__error_message_restore(&saved);
-    if (st != WEFT_OK)
+    /* Once per process, as every bad variable (core/env.h): each executor
+     * reads it, and a program making many would log a line for each. */
+    if (st != WEFT_OK && weft__env_first_warning("WEFT_STATS"))
         weft__log(WEFT_LOG_WARN, "WEFT_STATS=\"%s\": cannot publish the live statistics: %s; not published", s,
                   weft_strerror(st));
 }
