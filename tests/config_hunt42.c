@@ -112,3 +112,76 @@ TEST(a_weft_stats_that_cannot_be_published_warns_once_for_many_executors) {
         ASSERT_EQ(WEXITSTATUS(status), 0);
     }
 }
+
+/* ---- fork(): what the child may do --------------------------------------------- */
+
+static atomic_int slow_started, slow_release;
+
+static int slow_until_released(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    atomic_store(&slow_started, 1);
+    while (!atomic_load(&slow_release)) sleep_us(1000);
+    return 0;
+}
+
+static atomic_int child_count;
+
+static int count_in_child(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    atomic_fetch_add(&child_count, 1);
+    return 0;
+}
+
+/* In the child: a bit per check that went wrong. */
+static int child_runs_a_taskflow_busy_at_fork(weft_taskflow *busy) {
+    int bad = 0;
+    weft_log_set_level(WEFT_LOG_OFF);
+    weft_executor *mine = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    if (!mine) return 1;
+    /* busy's run is in flight on the parent's executor, which has no workers
+     * here: a run queued behind it never starts, so the call must fail now. */
+    weft_future *f = NULL;
+    weft_status st = weft_run(mine, busy, &f);
+    if (st == WEFT_OK) {
+        bad |= 2;
+        if (weft_future_wait_for(f, 200 * MS) == WEFT_ETIMEDOUT) bad |= 4; /* the hang */
+    } else if (st != WEFT_EFORKED || !strstr(weft_last_error_message(), "fork")) {
+        bad |= 8;
+    }
+    if (weft_run_and_wait(NULL, busy) != WEFT_EFORKED) bad |= 16; /* the child's default executor too */
+    /* A taskflow of the child's own runs, on its executor and the default one. */
+    weft_taskflow *own = weft_taskflow_create("own", NULL);
+    if (!own || weft_task_is_null(weft_emplace(own, count_in_child, NULL))) return bad | 32;
+    if (weft_run_and_wait(mine, own) != WEFT_OK || weft_run_and_wait(NULL, own) != WEFT_OK) bad |= 64;
+    if (atomic_load(&child_count) != 2) bad |= 128;
+    weft_executor_destroy(mine);
+    return bad;
+}
+
+TEST(a_taskflow_whose_run_was_in_flight_at_fork_fails_fast_in_the_child_instead_of_hanging) {
+#ifdef UNDER_TSAN
+    SKIP("TSan cannot start threads after a multi-threaded fork");
+#endif
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *busy = weft_taskflow_create("busy", NULL);
+    ASSERT_NOT_NULL(busy);
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(busy, slow_until_released, NULL)));
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, busy, &f));
+    while (!atomic_load(&slow_started)) sleep_us(100);
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) _exit(child_runs_a_taskflow_busy_at_fork(busy));
+    int status = wait_child(pid, 20, "the child hung");
+    atomic_store(&slow_release, 1);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_OK(weft_taskflow_destroy(busy));
+    weft_executor_destroy(ex);
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0) TEST_FAIL_("child checks failed: mask 0x%x", WEXITSTATUS(status));
+}

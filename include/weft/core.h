@@ -222,7 +222,9 @@ typedef struct weft_executor_config {
  * weft_future_wait on one of its unfinished runs, weft_executor_wait_all), the
  * parallel algorithms run on the calling thread alone, and
  * weft_executor_destroy leaves it alone with a warning.  A child may create and use executors of its
- * own; exec() is the usual way on. */
+ * own; exec() is the usual way on.  A taskflow whose run was in flight at the
+ * fork cannot run in the child (that run never ends there): weft_run of it
+ * returns WEFT_EFORKED on any executor. */
 WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_config *config,
                                                             weft_status *err);
 /* weft_executor_create for a config of `size` bytes: the sizeof

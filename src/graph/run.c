@@ -310,6 +310,13 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
 
     weft__mutex_lock(&tf->mu);
     weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL);
+    /* In a child of fork(), a run of tf that was in flight on an executor of
+     * the parent never ends (that executor has no workers here), so a run
+     * queued behind it would never start and its waiter would hang: say so. */
+    if (st == WEFT_OK && tf->active && weft__forked(tf->active->ex))
+        st = weft__tf_error(tf, WEFT_EFORKED,
+                            "weft_run: a run of this taskflow was in flight at fork() on an executor of the parent "
+                            "process; in this child it never ends, so no run of it can start here");
     if (st == WEFT_OK && !tf->active) {
         /* Nothing ahead of us: start now.  Submitting under the lock keeps a
          * failure simple to undo, as no other run can have queued behind us. */
