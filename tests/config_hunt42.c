@@ -185,3 +185,110 @@ TEST(a_taskflow_whose_run_was_in_flight_at_fork_fails_fast_in_the_child_instead_
     ASSERT_TRUE(WIFEXITED(status));
     if (WEXITSTATUS(status) != 0) TEST_FAIL_("child checks failed: mask 0x%x", WEXITSTATUS(status));
 }
+
+/* ---- lifecycle: destroy with runs parked, threads that exit without cleanup --- */
+
+static atomic_int holder_may_go, parked_ran;
+
+static int hold_until_told(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    while (!atomic_load(&holder_may_go)) sleep_us(200);
+    return 0;
+}
+
+static int count_parked(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    atomic_fetch_add(&parked_ran, 1);
+    return 0;
+}
+
+static void *let_the_holder_go(void *arg) {
+    sleep_us((unsigned)(uintptr_t)arg);
+    atomic_store(&holder_may_go, 1);
+    return NULL;
+}
+
+/* Executor A's async tasks are parked on a semaphore that a task of executor
+ * B holds.  Destroying A waits for them (they are runs in flight): the
+ * holder's release, on B's worker, hands each its unit and queues it on A,
+ * and A's destroy returns only after all ran, whatever the timing. */
+TEST(destroy_waits_for_runs_parked_on_a_semaphore_held_by_another_executors_task) {
+    for (int round = 0; round < 60; round++) {
+        atomic_store(&holder_may_go, 0);
+        atomic_store(&parked_ran, 0);
+        weft_semaphore *sem = weft_semaphore_create(1, NULL);
+        ASSERT_NOT_NULL(sem);
+        weft_executor *a = weft_executor_create(&(weft_executor_config){.workers = 1 + round % 3}, NULL);
+        weft_executor *b = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+        ASSERT_NOT_NULL(a);
+        ASSERT_NOT_NULL(b);
+        weft_future *held = NULL;
+        ASSERT_OK(weft_async_acquire(b, hold_until_told, NULL, &sem, 1, &held));
+        while (weft_semaphore_value(sem) != 0) sleep_us(50);
+        for (int i = 0; i < 10; i++) ASSERT_OK(weft_async_acquire(a, count_parked, NULL, &sem, 1, NULL));
+        pthread_t t;
+        ASSERT_EQ(pthread_create(&t, NULL, let_the_holder_go, (void *)(uintptr_t)(round == 0 ? 20000 : round % 4 * 50)), 0);
+        weft_executor_destroy(a);
+        ASSERT_EQ(atomic_load(&parked_ran), 10);
+        ASSERT_EQ(pthread_join(t, NULL), 0);
+        ASSERT_OK(weft_future_wait(held));
+        weft_future_destroy(held);
+        weft_executor_destroy(b);
+        ASSERT_OK(weft_semaphore_destroy(sem));
+    }
+}
+
+static weft_executor *shared_ex;
+static atomic_long submitted_ran;
+static atomic_int threads_alive;
+
+static int count_submitted(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    atomic_fetch_add(&submitted_ran, 1);
+    return 0;
+}
+
+static void add_one(size_t i, void *arg) {
+    (void)i;
+    atomic_fetch_add((atomic_long *)arg, 1);
+}
+
+/* A detached thread that submits (taking a submitter slot), leaves a future
+ * it never waits for, runs a parallel loop, and exits with no cleanup call. */
+static void *submit_and_exit(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 50; i++)
+        if (weft_silent_async(shared_ex, count_submitted, NULL) != WEFT_OK) abort();
+    weft_future *f = NULL;
+    if (weft_async(shared_ex, count_submitted, NULL, &f) != WEFT_OK) abort();
+    weft_future_destroy(f); /* detached: still runs */
+    if (weft_parallel_for(shared_ex, 0, 20, 1, add_one, &submitted_ran, NULL) != WEFT_OK) abort();
+    atomic_fetch_sub(&threads_alive, 1);
+    return NULL;
+}
+
+/* More short-lived submitting threads than the executor has submitter slots
+ * (8), a few alive at a time, none of which says goodbye: every task runs
+ * exactly once, and wait_all and destroy see them all. */
+TEST(many_threads_that_submit_and_exit_without_cleanup_lose_no_task) {
+    const int threads = 64;
+    shared_ex = weft_executor_create(&(weft_executor_config){.workers = 2}, NULL);
+    ASSERT_NOT_NULL(shared_ex);
+    pthread_attr_t attr;
+    ASSERT_EQ(pthread_attr_init(&attr), 0);
+    ASSERT_EQ(pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED), 0);
+    for (int i = 0; i < threads; i++) {
+        while (atomic_load(&threads_alive) >= 4) sleep_us(100);
+        atomic_fetch_add(&threads_alive, 1);
+        pthread_t t;
+        ASSERT_EQ(pthread_create(&t, &attr, submit_and_exit, NULL), 0);
+    }
+    pthread_attr_destroy(&attr);
+    while (atomic_load(&threads_alive) != 0) sleep_us(100);
+    ASSERT_OK(weft_executor_wait_all(shared_ex));
+    ASSERT_EQ(atomic_load(&submitted_ran), (long)threads * (50 + 1 + 20));
+    weft_executor_destroy(shared_ex);
+}
