@@ -292,3 +292,91 @@ TEST(many_threads_that_submit_and_exit_without_cleanup_lose_no_task) {
     ASSERT_EQ(atomic_load(&submitted_ran), (long)threads * (50 + 1 + 20));
     weft_executor_destroy(shared_ex);
 }
+
+/* ---- the README's table of environment variables and the code ----------------- */
+
+#include <dirent.h>
+
+enum { MAX_VARS = 64 };
+typedef struct { char name[MAX_VARS][48]; int n; } var_set;
+
+static void var_add(var_set *s, const char *p, size_t len) {
+    if (len == 0 || len >= sizeof s->name[0]) return;
+    for (int i = 0; i < s->n; i++)
+        if (strlen(s->name[i]) == len && memcmp(s->name[i], p, len) == 0) return;
+    if (s->n < MAX_VARS) memcpy(s->name[s->n], p, len), s->name[s->n][len] = 0, s->n++;
+}
+
+static bool var_has(const var_set *s, const char *name) {
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->name[i], name) == 0) return true;
+    return false;
+}
+
+static size_t var_len(const char *p) {
+    size_t n = 0;
+    while ((p[n] >= 'A' && p[n] <= 'Z') || (p[n] >= '0' && p[n] <= '9') || p[n] == '_') n++;
+    return n;
+}
+
+/* Every "WEFT_..." string literal on a line that reads the environment
+ * (weft__getenv, weft__env_*, rounds_from_env, ...) of the .c files in dir
+ * and its subdirectories. */
+static void vars_read_in(const char *dir, var_set *s) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        size_t len = strlen(e->d_name);
+        if (len > 2 && strcmp(e->d_name + len - 2, ".c") == 0) {
+            FILE *f = fopen(path, "r");
+            if (!f) continue;
+            char line[1024];
+            while (fgets(line, sizeof line, f))
+                if (strstr(line, "env"))
+                    for (char *p = line; (p = strstr(p, "\"WEFT_")) != NULL; p++) var_add(s, p + 1, var_len(p + 1));
+            fclose(f);
+        } else {
+            vars_read_in(path, s); /* a directory (opendir fails on a file) */
+        }
+    }
+    closedir(d);
+}
+
+/* The README promises a table of every variable weft reads: each row's first
+ * cell names one or two (`WEFT_STEAL_ROUNDS`, `WEFT_YIELD_ROUNDS`). */
+TEST(every_environment_variable_the_code_reads_is_in_the_readme_table_and_no_other) {
+    char root[1024];
+    snprintf(root, sizeof root, "%s", __FILE__);
+    char *slash = strrchr(root, '/');
+    if (!slash) SKIP("__FILE__ has no directory");
+    *slash = 0;
+    slash = strrchr(root, '/');
+    if (slash) *slash = 0;
+    else snprintf(root, sizeof root, ".");
+    char path[1100];
+    snprintf(path, sizeof path, "%s/README.md", root);
+    FILE *f = fopen(path, "r");
+    if (!f) SKIP("the source tree's README.md is not reachable from here");
+    var_set documented = {0}, read = {0};
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "| `WEFT_", 8) != 0) continue;
+        char *end = strchr(line + 1, '|'); /* the first cell only */
+        if (end) *end = 0;
+        for (char *p = line; (p = strstr(p, "`WEFT_")) != NULL; p++) var_add(&documented, p + 1, var_len(p + 1));
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/src", root);
+    vars_read_in(path, &read);
+    ASSERT_GE(documented.n, 10);
+    ASSERT_GE(read.n, 10);
+    for (int i = 0; i < read.n; i++)
+        if (!var_has(&documented, read.name[i])) TEST_FAIL_("%s is read by src/ but not in README.md's table", read.name[i]);
+    for (int i = 0; i < documented.n; i++)
+        if (!var_has(&read, documented.name[i]))
+            TEST_FAIL_("%s is in README.md's table but src/ never reads it", documented.name[i]);
+}
