@@ -380,3 +380,30 @@ TEST(every_environment_variable_the_code_reads_is_in_the_readme_table_and_no_oth
         if (!var_has(&read, documented.name[i]))
             TEST_FAIL_("%s is in README.md's table but src/ never reads it", documented.name[i]);
 }
+
+static int sleep_1ms(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    sleep_us(1000);
+    return 0;
+}
+
+/* tick_ns is how often workers look for tasks to escalate: UINT64_MAX must
+ * mean "never", but the next tick (now + tick_ns) wrapped into the past, so
+ * every look escalated (here LOW tasks due after 1 ns). */
+TEST(a_tick_of_uint64_max_never_escalates_on_its_own) {
+    weft_sched_config sc = {.escalate_low_ns = 1, .escalate_normal_ns = 1, .tick_ns = UINT64_MAX};
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2, .sched = &sc}, NULL);
+    ASSERT_NOT_NULL(ex);
+    for (int i = 0; i < 20; i++) {
+        ASSERT_OK(weft_silent_async(ex, sleep_1ms, NULL)); /* keeps a worker busy meanwhile */
+        for (int k = 0; k < 4; k++)
+            ASSERT_OK(weft_async_with(ex, nop, NULL, &(weft_async_options){.priority = WEFT_PRIORITY_LOW}, NULL));
+        sleep_us(200);
+    }
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_sched_stats st;
+    ASSERT_OK(weft_sched_get_stats(ex, &st));
+    ASSERT_EQ(st.escalations, 0);
+    weft_executor_destroy(ex);
+}
