@@ -407,3 +407,71 @@ TEST(a_tick_of_uint64_max_never_escalates_on_its_own) {
     ASSERT_EQ(st.escalations, 0);
     weft_executor_destroy(ex);
 }
+
+/* ---- WEFT_STATS / weft_stats_start on a path that is not a regular file ------- */
+
+#include <sys/stat.h>
+
+static bool is_fifo(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+/* The live block and the Prometheus file are made beside their path and
+ * renamed over it, and stop removes them: a FIFO (or /dev/null: WEFT_STATS=
+ * /dev/null run as root) was replaced, then deleted at stop.  Anything but a
+ * regular file is now refused and left as it is; a regular file is still
+ * replaced. */
+TEST(weft_stats_on_a_device_fifo_or_symlink_refuses_it_and_leaves_it_alone) {
+    char dir[] = "/tmp/weft_h42_statsXXXXXX";
+    ASSERT_NOT_NULL(mkdtemp(dir));
+    char fifo[128], prom[128], link[128], target[128], plain[128];
+    snprintf(fifo, sizeof fifo, "%s/live.stats", dir);
+    snprintf(prom, sizeof prom, "%s/live.prom", dir);
+    snprintf(link, sizeof link, "%s/link.stats", dir);
+    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(plain, sizeof plain, "%s/plain.stats", dir);
+    ASSERT_EQ(mkfifo(fifo, 0644), 0);
+    ASSERT_EQ(mkfifo(prom, 0644), 0);
+    FILE *f = fopen(target, "w");
+    ASSERT_NOT_NULL(f);
+    fputs("keep", f);
+    fclose(f);
+    ASSERT_EQ(symlink(target, link), 0);
+    f = fopen(plain, "w");
+    ASSERT_NOT_NULL(f);
+    fclose(f);
+
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    ASSERT_NOT_NULL(ex);
+    ASSERT_STATUS(weft_stats_start(ex, &(weft_stats_config){.path = fifo}), WEFT_ESYS);
+    ASSERT_STATUS(weft_stats_start(ex, &(weft_stats_config){.prom_path = prom}), WEFT_ESYS);
+    ASSERT_STATUS(weft_stats_start(ex, &(weft_stats_config){.path = link}), WEFT_ESYS);
+    ASSERT_OK(weft_stats_stop(ex));
+    ASSERT_TRUE(is_fifo(fifo));
+    ASSERT_TRUE(is_fifo(prom));
+    struct stat st;
+    ASSERT_EQ(lstat(link, &st), 0);
+    ASSERT_TRUE(S_ISLNK(st.st_mode));
+    ASSERT_EQ(stat(target, &st), 0);
+    ASSERT_EQ(st.st_size, 4);
+    /* A regular file there is replaced, and removed at stop, as before. */
+    ASSERT_OK(weft_stats_start(ex, &(weft_stats_config){.path = plain}));
+    ASSERT_OK(weft_stats_stop(ex));
+    ASSERT_NE(lstat(plain, &st), 0);
+    weft_executor_destroy(ex);
+
+    /* Through the variable: a warning, and the FIFO is still there. */
+    setenv("WEFT_STATS", fifo, 1);
+    capture_log();
+    ex = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_executor_destroy(ex);
+    unsetenv("WEFT_STATS");
+    ASSERT_EQ(atomic_load(&logged.warnings), 1);
+    ASSERT_TRUE(strstr(logged.last, fifo) != NULL);
+    ASSERT_TRUE(is_fifo(fifo));
+
+    unlink(fifo), unlink(prom), unlink(link), unlink(target);
+    rmdir(dir);
+}

@@ -546,9 +546,12 @@ typedef struct weft_stats_config {
  * returns.  Each is made as a new file renamed over the path (so the
  * directory must be writable): a file already there, even one another
  * executor or process still publishes to, is replaced, never truncated under
- * its writer; that writer's stop then leaves the new block alone.  WEFT_EINVAL (NULL ex or config, no path), WEFT_EBUSY
+ * its writer; that writer's stop then leaves the new block alone.  A path
+ * naming anything but a regular file (a device such as /dev/null, a FIFO, a
+ * directory, a symbolic link) is refused and left as it is: replacing it, and
+ * removing the file at stop, would delete it.  WEFT_EINVAL (NULL ex or config, no path), WEFT_EBUSY
  * (already publishing: stop first), WEFT_ESYS (a file cannot be created or
- * written; nothing is left running), WEFT_ENOMEM.  Any thread not a worker of
+ * written, or a path is not a regular file; nothing is left running), WEFT_ENOMEM.  Any thread not a worker of
  * ex, and not at the same time as another start or stop on ex. */
 WEFT_API WEFT_NODISCARD weft_status weft_stats_start(weft_executor *ex, const weft_stats_config *config);
 /* Stops publishing: a last refresh marked WEFT_STATS_F_CLOSED, then both files

@@ -12,10 +12,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* True if path names something that is not a regular file: a device
+ * (/dev/null), a FIFO, a socket, a directory or a symbolic link.  Renaming
+ * over it would replace it, and the publisher's stop would then remove the
+ * file it put there: WEFT_STATS=/dev/null, run as root, deleted /dev/null.
+ * Such a path is refused and left alone.  (Checked before the rename: a path
+ * that changes in between is the caller's race.) */
+static bool not_a_regular_file(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 int weft__mapfile_create(const char *path, size_t len, weft__mapfile *out) {
     if (!out) return WEFT_EINVAL;
     memset(out, 0, sizeof *out);
     if (!path || !len) return WEFT_EINVAL;
+    if (not_a_regular_file(path)) return WEFT_ESYS;
     /* A new file renamed over path, not path opened with O_TRUNC: a file
      * there may be mapped by another publisher, whose writes past the
      * truncated end would raise SIGBUS in its process (mapfile.h). */
@@ -71,6 +83,7 @@ static int write_all(int fd, const char *p, size_t len) {
 
 int weft__file_replace(const char *path, const void *buf, size_t len) {
     if (!path || (len && !buf)) return WEFT_EINVAL;
+    if (not_a_regular_file(path)) return WEFT_ESYS;
     char tmp[4096];
     int n = snprintf(tmp, sizeof tmp, "%s.%u.tmp", path, weft__process_id());
     if (n < 0 || (size_t)n >= sizeof tmp) return WEFT_EINVAL;

@@ -18,8 +18,9 @@ typedef struct weft__mapfile {
  * truncated, since another publisher (an executor, another process) may
  * still map it, and its writes past a shrunk end would kill it with SIGBUS;
  * and a reader never finds path empty.  0, WEFT_EINVAL (NULL path or out,
- * len 0) or WEFT_ESYS (cannot create, size, map or rename it: the temporary
- * file is removed and *out zeroed).  Any thread. */
+ * len 0) or WEFT_ESYS (path names something that is not a regular file, left
+ * alone; or cannot create, size, map or rename it: the temporary file is
+ * removed and *out zeroed).  Any thread. */
 int weft__mapfile_create(const char *path, size_t len, weft__mapfile *out);
 /* Unmaps m (a zeroed m is allowed) and zeroes it. */
 void weft__mapfile_close(weft__mapfile *m);
@@ -31,8 +32,9 @@ int weft__mapfile_remove(const weft__mapfile *m, const char *path);
 /* Replaces `path` with len bytes of buf in one step: writes a temporary file
  * beside it ("<path>.<pid>.tmp"), then renames it over path, so a reader sees
  * the old file or the new one, never a part (node_exporter's textfile rule).
- * 0, WEFT_EINVAL (NULL path, or buf with len > 0 NULL) or WEFT_ESYS (the
- * temporary file is removed).  Any thread; two threads replacing one path at
+ * 0, WEFT_EINVAL (NULL path, or buf with len > 0 NULL) or WEFT_ESYS (path
+ * names something that is not a regular file, left alone; or the write
+ * failed: the temporary file is removed).  Any thread; two threads replacing one path at
  * once race on the temporary file (callers have one writer per path). */
 int weft__file_replace(const char *path, const void *buf, size_t len);
 /* Removes `path`.  0, or WEFT_ESYS (it did not exist, or cannot be removed). */
