@@ -475,3 +475,39 @@ TEST(weft_stats_on_a_device_fifo_or_symlink_refuses_it_and_leaves_it_alone) {
     unlink(fifo), unlink(prom), unlink(link), unlink(target);
     rmdir(dir);
 }
+
+/* ---- WEFT_LOG before the first executor ---------------------------------------- */
+
+static int warnings_before_any_executor(const char *log_value) {
+    setenv("WEFT_LOG", log_value, 1);
+    setenv("WEFT_TOPOLOGY", "bogus", 1);
+    setenv("WEFT_BLOCK_CACHE_MB", "lots", 1);
+    capture_log_at_default_level(); /* a callback only: the level stays WEFT_LOG's */
+    weft_topology *topo = NULL;
+    if (weft_topology_detect(NULL, &topo) != WEFT_OK) return 100;
+    weft_topology_destroy(topo);
+    weft_taskflow *tf = weft_taskflow_create("cache", NULL); /* its destroy reads WEFT_BLOCK_CACHE_MB */
+    if (!tf || weft_task_is_null(weft_emplace(tf, nop, NULL))) return 101;
+    if (weft_taskflow_destroy(tf) != WEFT_OK) return 102;
+    return atomic_load(&logged.warnings);
+}
+
+/* WEFT_LOG=off (or error) silences the warnings about other variables also
+ * when they are read before any executor exists: WEFT_LOG was read only at
+ * the first executor's creation, so those warnings went out at the default
+ * level. */
+TEST(weft_log_off_silences_warnings_about_variables_read_before_any_executor) {
+    static const char *const levels[] = {"off", "error", "warn"};
+    static const int want[] = {0, 0, 2};
+    for (int i = 0; i < 3; i++) {
+        fflush(NULL);
+        pid_t pid = fork(); /* WEFT_LOG and the warnings are once per process */
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) _exit(warnings_before_any_executor(levels[i]));
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        if (WEXITSTATUS(status) != want[i])
+            TEST_FAIL_("WEFT_LOG=%s: %d warnings, want %d", levels[i], WEXITSTATUS(status), want[i]);
+    }
+}

@@ -84,6 +84,15 @@ void weft__log_init_from_env(void) {
 }
 
 void weft__log_emit(weft_log_level level, const char *fmt, ...) {
+    /* WEFT_LOG is read at the first executor's creation; a message logged
+     * before one exists (a bad WEFT_TOPOLOGY in weft_topology_detect, a bad
+     * WEFT_GPU in weft_gpu_open, a bad WEFT_BLOCK_CACHE_MB at a taskflow's
+     * destroy) passed the default level and was printed under WEFT_LOG=off.
+     * Read it now and look at the level again. */
+    if (!atomic_load_explicit(&env_read, memory_order_relaxed)) {
+        weft__log_init_from_env();
+        if ((int)level > atomic_load_explicit(&weft__log_level_, memory_order_relaxed)) return;
+    }
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
