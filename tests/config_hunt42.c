@@ -511,3 +511,39 @@ TEST(weft_log_off_silences_warnings_about_variables_read_before_any_executor) {
             TEST_FAIL_("WEFT_LOG=%s: %d warnings, want %d", levels[i], WEXITSTATUS(status), want[i]);
     }
 }
+
+/* In a child of fork(), weft_stats_stop on an executor of the parent removed
+ * the parent's live block while the parent went on publishing to it (and a
+ * start there would have replaced it): both now return WEFT_EFORKED and leave
+ * the parent's files alone. */
+TEST(weft_stats_start_or_stop_in_a_forked_child_leaves_the_parents_files_alone) {
+    char dir[] = "/tmp/weft_h42_forkstatsXXXXXX";
+    ASSERT_NOT_NULL(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/parent.stats", dir);
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
+    ASSERT_NOT_NULL(ex);
+    ASSERT_OK(weft_stats_start(ex, &(weft_stats_config){.path = path}));
+    struct stat before;
+    ASSERT_EQ(stat(path, &before), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        weft_log_set_level(WEFT_LOG_OFF);
+        int bad = 0;
+        if (weft_stats_stop(ex) != WEFT_EFORKED) bad |= 1;
+        if (weft_stats_start(ex, &(weft_stats_config){.path = path}) != WEFT_EFORKED) bad |= 2;
+        _exit(bad);
+    }
+    int status = wait_child(pid, 20, "the child hung in weft_stats_stop");
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0) TEST_FAIL_("child checks failed: mask 0x%x", WEXITSTATUS(status));
+    struct stat after;
+    ASSERT_EQ(stat(path, &after), 0); /* still there, and still the parent's block */
+    ASSERT_EQ(after.st_ino, before.st_ino);
+    ASSERT_OK(weft_stats_stop(ex));
+    ASSERT_NE(stat(path, &after), 0);
+    weft_executor_destroy(ex);
+    rmdir(dir);
+}

@@ -551,12 +551,15 @@ typedef struct weft_stats_config {
  * directory, a symbolic link) is refused and left as it is: replacing it, and
  * removing the file at stop, would delete it.  WEFT_EINVAL (NULL ex or config, no path), WEFT_EBUSY
  * (already publishing: stop first), WEFT_ESYS (a file cannot be created or
- * written, or a path is not a regular file; nothing is left running), WEFT_ENOMEM.  Any thread not a worker of
+ * written, or a path is not a regular file; nothing is left running), WEFT_ENOMEM,
+ * WEFT_EFORKED (in a child of fork(), ex created before it: its files are the
+ * parent's; nothing done).  Any thread not a worker of
  * ex, and not at the same time as another start or stop on ex. */
 WEFT_API WEFT_NODISCARD weft_status weft_stats_start(weft_executor *ex, const weft_stats_config *config);
 /* Stops publishing: a last refresh marked WEFT_STATS_F_CLOSED, then both files
- * are removed (the live block only while the path still names it).  WEFT_OK (also when not publishing), WEFT_EINVAL (NULL ex).
- * Same threads as weft_stats_start. */
+ * are removed (the live block only while the path still names it).  WEFT_OK (also when not publishing), WEFT_EINVAL (NULL ex),
+ * WEFT_EFORKED (in a child of fork(), ex created before it: the parent's
+ * publisher and files are left alone).  Same threads as weft_stats_start. */
 WEFT_API weft_status weft_stats_stop(weft_executor *ex);
 
 /* ---------------------------------------------------------------------------------

@@ -263,9 +263,19 @@ static struct weft__live *live_new(weft_executor *ex, struct weft__obs *o, const
     return l;
 }
 
+/* In a child of fork(), an executor of the parent publishes nothing here: its
+ * files are the parent's, which a stop in the child removed (and a start
+ * replaced) while the parent went on publishing to them. */
+static weft_status forked_refusal(const char *fn) {
+    return weft__fail(fn, WEFT_EFORKED,
+                      "the executor was created before fork(); its live statistics are the parent's, "
+                      "left alone in this child");
+}
+
 weft_status weft_stats_start(weft_executor *ex, const weft_stats_config *c) {
     if (!ex || !c || (!c->path && !c->prom_path))
         return weft__fail(__func__, WEFT_EINVAL, "ex or c is NULL, or c has neither path nor prom_path");
+    if (weft__forked(ex)) return forked_refusal(__func__);
     struct weft__obs *o = weft__obs_state(ex);
     if (!o) return weft__fail_st(__func__, WEFT_ENOMEM);
     if (o->live) return weft__fail(__func__, WEFT_EBUSY, "live stats are running already");
@@ -307,6 +317,7 @@ void weft__live_stop(struct weft__obs *o) {
 
 weft_status weft_stats_stop(weft_executor *ex) {
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
+    if (weft__forked(ex)) return forked_refusal(__func__);
     struct weft__obs *o = weft__obs_state_get(ex);
     if (o) weft__live_stop(o);
     return WEFT_OK;
