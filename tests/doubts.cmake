@@ -10,3 +10,5 @@ weft_add_test_program(doubts_tests41 SOURCES doubts_hunt41.c TIMEOUT 60)
 # composition destroys, placeholders observed, fairness flips, cancel
 # callbacks removed from nested runs, GPU stream guards.
 weft_add_test_program(review_tests41 SOURCES review_hunt41.c TIMEOUT 60)
+# Session 41's open doubts (session 42, h42-1): one section per doubt.
+weft_add_test_program(doubts_tests42 SOURCES doubts_hunt42.c TIMEOUT 60)

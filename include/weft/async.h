@@ -160,8 +160,15 @@ WEFT_API WEFT_NODISCARD weft_status weft_future_fd(weft_future *f, int *fd);
  * task waits on it; a task that parks or is woken takes its lock. */
 WEFT_API WEFT_NODISCARD weft_semaphore *weft_semaphore_create(size_t max, weft_status *err);
 
-/* Frees it.  WEFT_EBUSY (nothing freed) while a task is parked on it or holds
- * a unit; NULL gives WEFT_OK.  No task may use it afterwards. */
+/* Frees it.  WEFT_EBUSY (nothing freed, weft_last_error_message says why)
+ * while a task is parked on it or holds a unit, and while a task that may
+ * still acquire or release it is on its way: a run (queued or going, or a
+ * parent's run that holds the taskflow as a module body) of a taskflow with a
+ * task that names it in weft_task_acquire or weft_task_release, or a
+ * weft_async_acquire task not yet finished.  Wait for those (weft_future_wait,
+ * weft_executor_wait_all), then destroy.  NULL gives WEFT_OK.  A taskflow that
+ * still names it must not run afterwards (erase those tasks, clear or destroy
+ * it). */
 WEFT_API weft_status weft_semaphore_destroy(weft_semaphore *s);
 
 /* Units free now (0 for NULL): a snapshot, for tests and diagnostics.  Any thread. */

@@ -40,6 +40,7 @@ weft_semaphore *weft_semaphore_create(size_t max, weft_status *err) {
     if (s) {
         s->max = max;
         atomic_init(&s->state, (intptr_t)max);
+        atomic_init(&s->users, 0);
     }
     if (err) *err = st;
     return s;
@@ -48,9 +49,15 @@ weft_semaphore *weft_semaphore_create(size_t max, weft_status *err) {
 weft_status weft_semaphore_destroy(weft_semaphore *s) {
     if (!s) return WEFT_OK;
     weft__mutex_lock(&s->mu);
-    bool busy = s->head || s->tokens || atomic_load_explicit(&s->state, memory_order_acquire) != (intptr_t)s->max;
+    bool held = s->head || s->tokens || atomic_load_explicit(&s->state, memory_order_acquire) != (intptr_t)s->max;
+    /* Acquire: pairs with the release of the last user's count, taken after
+     * its last touch of s. */
+    size_t users = atomic_load_explicit(&s->users, memory_order_acquire);
     weft__mutex_unlock(&s->mu);
-    if (busy) return weft__fail(__func__, WEFT_EBUSY, "the semaphore is held or has waiters");
+    if (held) return weft__fail(__func__, WEFT_EBUSY, "the semaphore is held or has waiters");
+    if (users)
+        return weft__fail(__func__, WEFT_EBUSY,
+                          "%zu run(s) or async task(s) that may still acquire or release it are in flight", users);
     weft__mutex_destroy(&s->mu);
     weft__free(s, sizeof *s);
     return WEFT_OK;
@@ -169,7 +176,11 @@ struct weft__async_sems {
 };
 
 void weft__async_sems_free(struct weft__async_sems *set) {
-    if (set) weft__free(set, sizeof *set + set->cap * sizeof set->s[0]);
+    if (!set) return;
+    /* The set's count on each semaphore (weft_async_acquire took it), after
+     * its last use of them: a semaphore may be destroyed from here on. */
+    for (size_t i = 0; i < set->n; i++) atomic_fetch_sub_explicit(&set->s[i]->users, 1, memory_order_release);
+    weft__free(set, sizeof *set + set->cap * sizeof set->s[0]);
 }
 
 bool weft__async_sems_acquire(weft__async *a) {
@@ -204,6 +215,9 @@ weft_status weft_async_acquire(weft_executor *ex, weft_task_fn fn, void *arg, we
     for (size_t i = 0; i < nsems; i++) set->s[i] = sems[i];
     set->cap = nsems;
     set->n = weft__sem_set_normalize(set->s, nsems);
+    /* Counted on each semaphore until the set is freed (after its release):
+     * weft_semaphore_destroy refuses meanwhile. */
+    for (size_t i = 0; i < set->n; i++) atomic_fetch_add_explicit(&set->s[i]->users, 1, memory_order_relaxed);
     weft__async *a = weft__async_new(ex, w, fn, arg, out != NULL);
     if (!a) {
         weft__async_sems_free(set);

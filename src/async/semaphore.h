@@ -34,6 +34,13 @@ struct weft_semaphore {
      * acquirer takes one instead of parking. */
     size_t tokens;
     weft__sem_waiter *head, *tail; /* FIFO */
+    /* Users in flight that may still acquire or release it: runs (queued or
+     * going) of taskflows whose tasks name it (graph/semaphore.c,
+     * weft__sem_users) and weft_async_acquire tasks not yet finished.
+     * weft_semaphore_destroy refuses while it is not 0: a queued task that
+     * has not reached the semaphore holds no unit and waits on no list, and
+     * freeing it under that task was a use after free. */
+    _Atomic size_t users;
 };
 
 /* Sorts a set and drops repeats: every task takes semaphores in address order,

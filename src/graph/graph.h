@@ -517,6 +517,24 @@ void weft__slot_retire(weft_taskflow *tf);
  * there. */
 void weft__slot_unfree(weft_taskflow *tf);
 
+/* Counts a run of tf (queued or going, or a parent's hold on tf as a module
+ * body) in or out of tf->runs_inflight.  A taskflow whose tasks use
+ * semaphores also counts the run on each of them (weft__sem_users), so that
+ * weft_semaphore_destroy refuses while a run that may still acquire or
+ * release one is in flight: it freed a semaphore a queued run would then
+ * touch.  The ledger cannot change meanwhile (edits are refused while
+ * runs_inflight is not 0), so the out matches the in; it comes before the
+ * count drops, after which tf may be edited. */
+void weft__sem_users(weft_taskflow *tf, int delta);
+static inline void weft__tf_inflight_in(weft_taskflow *tf) {
+    atomic_fetch_add_explicit(&tf->runs_inflight, 1, memory_order_relaxed);
+    if (__builtin_expect(tf->nsem_ledger != 0, 0)) weft__sem_users(tf, 1);
+}
+static inline void weft__tf_inflight_out(weft_taskflow *tf) {
+    if (__builtin_expect(tf->nsem_ledger != 0, 0)) weft__sem_users(tf, -1);
+    atomic_fetch_sub_explicit(&tf->runs_inflight, 1, memory_order_release);
+}
+
 /* Frees node n's semaphore record and gives it its own job function back
  * (graph/semaphore.c). */
 void weft__sem_use_free(weft__node *n);

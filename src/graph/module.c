@@ -124,8 +124,8 @@ static bool hold_one(weft_taskflow *b, void *delta) {
      * later edits see it); given back with release before the run's
      * future is ready (an edit after the wait sees the run's reads
      * done). */
-    if (*(const int *)delta > 0) atomic_fetch_add_explicit(&b->runs_inflight, 1, memory_order_relaxed);
-    else atomic_fetch_sub_explicit(&b->runs_inflight, 1, memory_order_release);
+    if (*(const int *)delta > 0) weft__tf_inflight_in(b);
+    else weft__tf_inflight_out(b);
     return false;
 }
 

@@ -56,7 +56,7 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
         else weft__module_drop_held(tf); /* a subflow's graph: its modules' holds */
     }
     /* Before the future is ready: whoever waited on it may change tf at once. */
-    atomic_fetch_sub_explicit(&tf->runs_inflight, 1, memory_order_release);
+    weft__tf_inflight_out(tf);
     weft__mutex_unlock(&tf->mu);
     if (r->role != WEFT__ROLE_TOP) return finish_nested(w, r, next);
     weft__future_complete(&r->fut);
@@ -331,7 +331,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
         tf->tail = r;
     }
     if (st == WEFT_OK) {
-        atomic_fetch_add_explicit(&tf->runs_inflight, 1, memory_order_relaxed);
+        weft__tf_inflight_in(tf);
         if (tf->nbodies) weft__module_hold_bodies(tf, 1); /* finish_run gives them back */
         weft__runs_begin(ex, weft__current_worker(ex));
         weft__tf_done(tf, WEFT_OK); /* under the lock: tf may go once it is released */
@@ -434,7 +434,7 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
             tf->tail->next = sub; /* runs when the run ahead of it ends */
             tf->tail = sub;
         }
-        atomic_fetch_add_explicit(&tf->runs_inflight, 1, memory_order_relaxed);
+        weft__tf_inflight_in(tf);
     } else {
         weft__module_drop_held(tf); /* a subflow's graph that will not run */
     }

@@ -62,7 +62,7 @@ static void prun_finish(weft__worker *w, prun *p) {
     weft_taskflow *tf = p->run.tf;
     weft_executor *ex = p->run.ex;
     /* Before the future is ready: whoever waited on it may change tf at once. */
-    atomic_fetch_sub_explicit(&tf->runs_inflight, 1, memory_order_release);
+    weft__tf_inflight_out(tf);
     weft__future_complete(&p->run.fut);
     weft__runs_end(ex, w);
     weft__future_release(&p->run.fut);
@@ -229,7 +229,7 @@ static void prun_init(prun *p, weft_executor *ex, weft_taskflow *tf, bool keep) 
 static weft_status admit(weft_taskflow *tf) {
     weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL);
     if (st == WEFT_OK) st = check_kinds(tf);
-    if (st == WEFT_OK) atomic_fetch_add_explicit(&tf->runs_inflight, 1, memory_order_relaxed);
+    if (st == WEFT_OK) weft__tf_inflight_in(tf);
     return st;
 }
 
@@ -257,7 +257,7 @@ weft_status weft_run_n_parallel(weft_executor *ex, weft_taskflow *tf, uint64_t n
     }
     if (st != WEFT_OK) {
         if (p) prun_free(&p->run.fut);
-        atomic_fetch_sub_explicit(&tf->runs_inflight, 1, memory_order_release);
+        weft__tf_inflight_out(tf);
         return weft__tf_error(tf, st, "weft_run_n_parallel: %s", weft_strerror(st));
     }
     if (out) *out = &p->run.fut;

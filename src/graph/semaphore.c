@@ -241,6 +241,17 @@ size_t weft_task_num_releases(weft_task t) {
     return u ? u->n[REL] : 0;
 }
 
+void weft__sem_users(weft_taskflow *tf, int delta) {
+    /* The ledger lists every semaphore tf's tasks acquire or release (attach
+     * reserves an entry first); an entry left by an erased task counts too,
+     * which only refuses a destroy while such a run is in flight. */
+    for (size_t i = 0; i < tf->nsem_ledger; i++) {
+        weft_semaphore *s = tf->sem_ledger[i].s;
+        if (delta > 0) atomic_fetch_add_explicit(&s->users, 1, memory_order_relaxed);
+        else atomic_fetch_sub_explicit(&s->users, 1, memory_order_release); /* after the run's last touch */
+    }
+}
+
 weft_status weft__sem_copy(weft_task to, const weft__node *from) {
     const struct weft__sem_use *u = weft__cold(from)->sems;
     for (uint32_t k = 0; u && k < 2; k++)
