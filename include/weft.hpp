@@ -1406,6 +1406,9 @@ public:
 
     weft_executor *native() const noexcept { return ex_; }
     std::size_t num_workers() const { return weft_executor_workers(exec("weft::executor::num_workers")); }
+    /* Workers asleep now (Taskflow's num_waiters()): a snapshot
+     * (weft_executor_waiters). */
+    std::size_t num_waiters() const { return weft_executor_waiters(exec("weft::executor::num_waiters")); }
     /* This thread's worker index in this executor, or -1. */
     int this_worker_id() const { return weft_executor_worker_id(exec("weft::executor::this_worker_id")); }
     /* This thread's worker of this executor (Taskflow's this_worker(),

@@ -6,7 +6,7 @@ check_language(CXX)
 if(CMAKE_CXX_COMPILER)
   enable_language(CXX)
   weft_add_test_program(cpp_tests
-    SOURCES cpp_graph.cpp cpp_async.cpp cpp_algo.cpp cpp_forkjoin.cpp cpp_hunt38.cpp doubts_hunt39.cc doubts_hunt41.cc
+    SOURCES cpp_graph.cpp cpp_async.cpp cpp_algo.cpp cpp_forkjoin.cpp cpp_hunt38.cpp doubts_hunt39.cc doubts_hunt41.cc doubts_hunt42.cc
     TIMEOUT 120)
   set_target_properties(cpp_tests PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                              CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)

@@ -159,3 +159,33 @@ TEST(semaphores_shared_by_many_runs_and_async_tasks_are_destroyed_once_all_have_
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- (f) weft_executor_waiters --------------------------------------------------- */
+
+/* weft_executor_waiters reports the workers asleep (Taskflow's
+ * Executor::num_waiters(); weft had no way to ask). */
+
+static bool wait_waiters(weft_executor *ex, unsigned want, double secs) {
+    double deadline = now_s() + secs;
+    while (weft_executor_waiters(ex) != want) {
+        if (now_s() > deadline) return false;
+        sleep_us(100);
+    }
+    return true;
+}
+
+TEST(executor_waiters_counts_the_workers_asleep) {
+    ASSERT_EQ(weft_executor_waiters(NULL), 0);
+    weft_executor *ex = make_ex(&(weft_executor_config){.workers = 3});
+    ASSERT_TRUE(wait_waiters(ex, 3, 10.0)); /* idle: all asleep */
+    atomic_int gate = 0;
+    weft_future *f = NULL;
+    ASSERT_OK(weft_async(ex, gate_fn, &gate, &f));
+    ASSERT_TRUE(wait_waiters(ex, 2, 10.0)); /* one runs the gate, the others sleep again */
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_TRUE(wait_waiters(ex, 3, 10.0));
+    ASSERT_LE(weft_executor_waiters(ex), weft_executor_workers(ex));
+    weft_executor_destroy(ex);
+}

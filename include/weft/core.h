@@ -280,6 +280,13 @@ WEFT_API void weft_executor_destroy(weft_executor *ex);
 /* Number of worker threads.  0 for NULL.  Any thread. */
 WEFT_API unsigned weft_executor_workers(const weft_executor *ex);
 
+/* Number of ex's workers asleep now, or about to be (announced idle, no
+ * wake-up yet on its way to them): Taskflow's Executor::num_waiters().  A
+ * snapshot, for tests and diagnostics: it may be stale at once.  A worker
+ * idle but still searching (its steal and yield rounds) is not counted.
+ * 0 for NULL.  Any thread; wait-free. */
+WEFT_API unsigned weft_executor_waiters(const weft_executor *ex);
+
 /* The calling thread's worker index in `ex` (0 .. workers-1), or -1 if the
  * caller is not one of ex's workers.  Any thread; wait-free. */
 WEFT_API int weft_executor_worker_id(const weft_executor *ex);

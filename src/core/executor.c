@@ -267,6 +267,15 @@ void weft_executor_destroy(weft_executor *ex) {
 
 unsigned weft_executor_workers(const weft_executor *ex) { return ex ? ex->nworkers : 0; }
 
+unsigned weft_executor_waiters(const weft_executor *ex) {
+    if (!ex) return 0;
+    /* Workers that announced they go to sleep, less those a wake-up token
+     * is already on its way to (core/sleep.h).  A relaxed read: a snapshot. */
+    uint64_t v = atomic_load_explicit(&((weft_executor *)ex)->sleep.state, memory_order_relaxed);
+    unsigned idle = WEFT__SLEEP_IDLE(v), tokens = WEFT__SLEEP_TOKENS(v);
+    return idle > tokens ? idle - tokens : 0;
+}
+
 int weft_executor_worker_id(const weft_executor *ex) {
     weft__worker *w = ex ? weft__current_worker(ex) : NULL;
     return w ? (int)w->id : -1;
