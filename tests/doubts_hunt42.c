@@ -189,3 +189,68 @@ TEST(executor_waiters_counts_the_workers_asleep) {
     ASSERT_LE(weft_executor_waiters(ex), weft_executor_workers(ex));
     weft_executor_destroy(ex);
 }
+
+/* ---- (b) no yield phase --------------------------------------------------------- */
+
+/* yield_rounds = WEFT_YIELD_ROUNDS_NONE asks for no yield phase: 0 means the
+ * default, so it could not be asked for. */
+
+/* sched_yield() calls made on the workers of yield_ex (the idle search's yield
+ * rounds go through it). */
+static _Atomic(weft_executor *) yield_ex;
+static atomic_long yields;
+
+int sched_yield(void) {
+    weft_executor *ex = atomic_load(&yield_ex);
+    if (ex && weft_executor_worker_id(ex) >= 0) atomic_fetch_add(&yields, 1);
+    return (int)syscall(SYS_sched_yield);
+}
+
+/* Yields the only worker makes between its last task and its park, over `n`
+ * async tasks each waited for from here. */
+static long yields_after_tasks(unsigned yield_rounds, int n) {
+    weft_executor *ex = make_ex(&(weft_executor_config){.workers = 1, .steal_rounds = 1, .yield_rounds = yield_rounds});
+    ASSERT_TRUE(wait_waiters(ex, 1, 10.0));
+    atomic_store(&yield_ex, ex);
+    atomic_store(&yields, 0);
+    atomic_int ran = 0;
+    for (int i = 0; i < n; i++) {
+        weft_future *f = NULL;
+        ASSERT_OK(weft_async(ex, count_fn, &ran, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        ASSERT_TRUE(wait_waiters(ex, 1, 10.0)); /* parked again: its search is over */
+    }
+    long y = atomic_load(&yields);
+    atomic_store(&yield_ex, NULL);
+    ASSERT_EQ(atomic_load(&ran), n);
+    weft_executor_destroy(ex);
+    return y;
+}
+
+TEST(yield_rounds_none_makes_an_idle_worker_park_without_a_yield_round) {
+    /* The control: 8 yield rounds after each task. */
+    long with = yields_after_tasks(8, 5);
+    if (with < 5 * 8) TEST_FAIL_("8 yield rounds gave %ld yields over 5 searches", with);
+    ASSERT_EQ(yields_after_tasks(WEFT_YIELD_ROUNDS_NONE, 5), 0);
+    /* It is no out-of-range value, and the range check still holds. */
+    weft_status st;
+    ASSERT_NULL(weft_executor_create(
+        &(weft_executor_config){.workers = 1, .yield_rounds = WEFT_YIELD_ROUNDS_NONE - 1}, &st));
+    ASSERT_STATUS(st, WEFT_EINVAL);
+    ASSERT_NULL(weft_executor_create(&(weft_executor_config){.workers = 1, .steal_rounds = WEFT_YIELD_ROUNDS_NONE}, &st));
+    ASSERT_STATUS(st, WEFT_EINVAL);
+}
+
+TEST(yield_rounds_none_with_one_steal_round_loses_no_task_and_no_wake_up) {
+    weft_executor *ex = make_ex(
+        &(weft_executor_config){.workers = 3, .steal_rounds = 1, .yield_rounds = WEFT_YIELD_ROUNDS_NONE});
+    atomic_int ran = 0;
+    weft_status st;
+    weft_taskflow *tf = weft_taskflow_create("wide", &st);
+    for (int i = 0; i < 64; i++) (void)weft_emplace(tf, count_fn, &ran);
+    for (int k = 0; k < 200; k++) ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&ran), 64 * 200);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -70,6 +70,10 @@ typedef enum weft_affinity {
 /* The most steal or yield rounds an executor's idle search may make
  * (weft_executor_config.steal_rounds, .yield_rounds). */
 #define WEFT_SEARCH_ROUNDS_MAX 65536u
+/* weft_executor_config.yield_rounds = WEFT_YIELD_ROUNDS_NONE: no yield rounds
+ * at all (0 there means the default), so an idle worker parks right after its
+ * steal_rounds.  Not read from WEFT_YIELD_ROUNDS. */
+#define WEFT_YIELD_ROUNDS_NONE 0xFFFFFFFFu
 
 /* Executor settings.  Zero in any field means "the default", so
  *     weft_executor_create(&(weft_executor_config){ .workers = 4 }, &err)
@@ -95,9 +99,11 @@ typedef struct weft_executor_config {
      * short spin, made after the steal_rounds and before the worker parks (so
      * an idle worker makes steal_rounds + yield_rounds rounds in all).
      * 0: the WEFT_YIELD_ROUNDS environment variable (as WEFT_STEAL_ROUNDS),
-     * else 8.  A longer search (steal_rounds + yield_rounds) keeps workers
-     * awake between runs, which pays where runs are short and frequent and a
-     * wake-up is dear (a VM whose idle vCPUs halt: ~1000-task fork-join runs
+     * else 8.  WEFT_YIELD_ROUNDS_NONE: none (the worker parks after its
+     * steal_rounds; no sched_yield() at all).  A longer search
+     * (steal_rounds + yield_rounds) keeps workers awake between runs, which
+     * pays where runs are short and frequent and a wake-up is dear (a VM
+     * whose idle vCPUs halt: ~1000-task fork-join runs
      * on 16 workers took 0.18 ms with the default and 0.02 ms with 1024 yield
      * rounds), and costs CPU time and some throughput elsewhere (a flat
      * parallel loop on one worker 1.38x, a pipeline on 16 workers 1.16x);
@@ -209,7 +215,8 @@ typedef struct weft_executor_config {
 /* Creates an executor and starts its workers.  `config` may be NULL (all
  * defaults).  Returns NULL on failure with the reason in *err (if err is not NULL):
  * WEFT_EINVAL (config->workers > 4096, config->affinity is not a weft_affinity,
- * steal_rounds or yield_rounds > WEFT_SEARCH_ROUNDS_MAX, fork_join_frames >
+ * steal_rounds or yield_rounds > WEFT_SEARCH_ROUNDS_MAX (yield_rounds
+ * WEFT_YIELD_ROUNDS_NONE excepted), fork_join_frames >
  * WEFT_FORK_JOIN_FRAMES_MAX, another field above its documented maximum (the
  * message names the field), or the system refused
  * config->stack_size for a worker thread), WEFT_ENOMEM (also a stack_size

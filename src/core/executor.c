@@ -112,7 +112,7 @@ static const char *field_out_of_range(const weft_executor_config *c, size_t *val
     const struct { const char *name; size_t value, max; } f[] = {
         {"workers", c->workers, MAX_WORKERS},
         {"steal_rounds", c->steal_rounds, rounds},
-        {"yield_rounds", c->yield_rounds, rounds},
+        {"yield_rounds", c->yield_rounds == WEFT_YIELD_ROUNDS_NONE ? 0 : c->yield_rounds, rounds},
         {"steal_attempts[0]", c->steal_attempts[0], rounds},
         {"steal_attempts[1]", c->steal_attempts[1], rounds},
         {"steal_attempts[2]", c->steal_attempts[2], rounds},
@@ -146,7 +146,10 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
     if (!ex) return weft__fail_null(err, "weft_executor_create", WEFT_ENOMEM, NULL);
     ex->nworkers = c.workers;
     ex->steal_rounds = c.steal_rounds ? c.steal_rounds : rounds_from_env("WEFT_STEAL_ROUNDS", 16, "16");
-    ex->yield_rounds = c.yield_rounds ? c.yield_rounds : rounds_from_env("WEFT_YIELD_ROUNDS", 8, "8");
+    /* 0 is the default, so "no yield round" has a value of its own. */
+    ex->yield_rounds = c.yield_rounds == WEFT_YIELD_ROUNDS_NONE ? 0
+                       : c.yield_rounds                          ? c.yield_rounds
+                                                                 : rounds_from_env("WEFT_YIELD_ROUNDS", 8, "8");
     ex->steal_batch = c.steal_batch ? c.steal_batch : steal_batch_from_env();
     ex->fj_frames = fj_frames_of(c.fork_join_frames);
     ex->bound = c.affinity == WEFT_AFFINITY_CPUS;
