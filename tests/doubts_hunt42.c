@@ -254,3 +254,47 @@ TEST(yield_rounds_none_with_one_steal_round_loses_no_task_and_no_wake_up) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- (c) placement {WEFT_PLACE_NONE} with an affinity ---------------------------- */
+
+/* placement = {WEFT_PLACE_NONE} leaves the binding to `affinity`
+ * (WEFT_AFFINITY_CPUS binds, NONE does not) and keeps WEFT_PLACEMENT unread:
+ * which won was written nowhere. */
+
+static int mask_fn(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) != 0) return 1;
+    *(int *)arg = CPU_COUNT(&set);
+    return 0;
+}
+
+static int worker_cpus(weft_affinity aff, const weft_placement_config *pc) {
+    weft_executor *ex = make_ex(&(weft_executor_config){.workers = 1, .affinity = aff, .placement = pc});
+    int n = -1;
+    weft_future *f = NULL;
+    ASSERT_OK(weft_async(ex, mask_fn, &n, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    weft_executor_destroy(ex);
+    return n;
+}
+
+TEST(a_placement_of_place_none_leaves_the_binding_to_affinity_and_ignores_weft_placement) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    int process = CPU_COUNT(&set);
+    if (process < 2) SKIP("one CPU: bound and unbound look the same");
+    const weft_placement_config none = {.strategy = WEFT_PLACE_NONE};
+    /* WEFT_PLACEMENT would bind; a placement in the config keeps it unread. */
+    ASSERT_EQ(setenv("WEFT_PLACEMENT", "compact", 1), 0);
+    int cpus_bound = worker_cpus(WEFT_AFFINITY_CPUS, &none);
+    int none_unbound = worker_cpus(WEFT_AFFINITY_NONE, &none);
+    int env_bound = worker_cpus(WEFT_AFFINITY_NONE, NULL); /* the control: NULL reads it */
+    ASSERT_EQ(unsetenv("WEFT_PLACEMENT"), 0);
+    ASSERT_EQ(cpus_bound, 1);
+    ASSERT_EQ(none_unbound, process);
+    ASSERT_EQ(env_bound, 1);
+}

@@ -168,7 +168,12 @@ typedef struct weft_executor_config {
      * the create (WEFT_EINVAL for a NUMA node that does not exist, numa_nodes
      * choosing no node with a CPU to run on, or a strategy out of range; the
      * message names the field); a bad WEFT_PLACEMENT is warned about and
-     * ignored. */
+     * ignored.  A placement whose strategy is WEFT_PLACE_NONE places nothing
+     * and is not "unbound": `affinity` decides, as with NULL, except that
+     * WEFT_PLACEMENT is not read (so WEFT_AFFINITY_CPUS with {WEFT_PLACE_NONE}
+     * binds worker i as WEFT_AFFINITY_CPUS alone does, and
+     * WEFT_AFFINITY_NONE with it leaves them unbound whatever WEFT_PLACEMENT
+     * says). */
     const struct weft_placement_config *placement;
     /* Steal attempts per tier of a bound worker's victims (docs/guide-topology.md,
      * "Stealing"): [0] its own L3 domain, [1] the rest of its NUMA node, [2] the

@@ -227,7 +227,10 @@ typedef enum weft_placement {
 
 /* Placement settings; zero means the defaults (no binding). */
 typedef struct weft_placement_config {
-    /* Where worker w goes (weft_placement).  0: WEFT_PLACE_NONE, no binding. */
+    /* Where worker w goes (weft_placement).  0: WEFT_PLACE_NONE, no binding
+     * by the placement: as an executor's placement, the executor's `affinity`
+     * then decides (WEFT_AFFINITY_CPUS still binds each worker to a CPU;
+     * weft/core.h), and WEFT_PLACEMENT is not read. */
     weft_placement strategy;
     /* Use only the CPUs of these NUMA nodes (indices); NULL means all. */
     const unsigned *numa_nodes;
