@@ -298,3 +298,60 @@ TEST(a_placement_of_place_none_leaves_the_binding_to_affinity_and_ignores_weft_p
     ASSERT_EQ(none_unbound, process);
     ASSERT_EQ(env_bound, 1);
 }
+
+/* ---- (d) a GPU recording lost to the span limit is counted dropped --------------- */
+
+/* A GPU recording's span lost to the buffer limit is counted as dropped (it
+ * was not: its busy time left the profile with nothing saying so). */
+
+static int nop_kernel(const weft_gpu_range *r, void *const *a) {
+    (void)r, (void)a;
+    return 0;
+}
+
+static int record_fn(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    (void)ctx;
+    return weft_gpu_launch(s, arg, &(weft_gpu_range){.global = {1}}, NULL, 0);
+}
+
+static int plain_fn(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    return 0;
+}
+
+TEST(a_gpu_recording_span_past_the_limit_is_counted_as_dropped) {
+    weft_status st;
+    weft_gpu_device *d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR}, &st);
+    if (!d) SKIP("no GPU emulator in this build");
+    weft_gpu_kernel *k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "nop", .host = nop_kernel}, &st);
+    ASSERT_OK(st);
+    /* One span per worker: a's run (or a park before it) takes it, so the
+     * recording after it and g's outcome find no room. */
+    weft_executor *ex = make_ex(&(weft_executor_config){.workers = 1, .profile = true, .profile_max_spans = 1});
+    weft_taskflow *tf = weft_taskflow_create("rec", &st);
+    weft_task a = weft_emplace(tf, plain_fn, NULL);
+    weft_task g = weft_emplace_gpu(tf, d, record_fn, k);
+    ASSERT_FALSE(weft_task_is_null(g));
+    ASSERT_OK(weft_precede(a, g));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_OK(weft_profiler_stop(ex));
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_EQ(m.total.tasks, 2);
+    uint64_t spans = 0, dropped = 0;
+    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+    /* Every run and every recording is recorded or dropped: runs recorded +
+     * dropped (runs and the one recording) = tasks + 1. */
+    if (spans + dropped != m.total.tasks + 1)
+        TEST_FAIL_("spans %llu + dropped %llu: the recording lost to the limit is not counted",
+                   (unsigned long long)spans, (unsigned long long)dropped);
+    weft_profile *p = NULL;
+    ASSERT_OK(weft_profile_get(ex, &p));
+    ASSERT_EQ(p->dropped, dropped);
+    weft_profile_free(p);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+    weft_gpu_kernel_destroy(k);
+    weft_gpu_close(d);
+}

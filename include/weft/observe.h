@@ -186,8 +186,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  * Each worker records one span per task it runs (and, optionally, park and steal
  * events) into its own buffer: chunks of 4096 spans allocated as needed, up to
  * weft_executor_config.profile_max_spans per worker (default 2^20; the worker's
- * park and steal events use it up too); spans of runs past it are dropped and
- * counted (the report says how many), parks and steals past it left out.  Stopping keeps the spans;
+ * park and steal events use it up too); spans of runs and of GPU tasks'
+ * recordings past it are dropped and counted (the report says how many),
+ * parks and steals past it left out.  Stopping keeps the spans;
  * starting again clears them but keeps the memory.
  *
  * Timing.  Recording a span costs more than a short task, so short taskflow
@@ -220,8 +221,10 @@ WEFT_API WEFT_NODISCARD weft_status weft_profiler_start(weft_executor *ex);
  * are switched off (enabled with weft_metrics_enable, they stay on).
  * WEFT_EINVAL.  Any thread. */
 WEFT_API weft_status weft_profiler_stop(weft_executor *ex);
-/* Number of spans recorded (of tasks and other work; parks and steals are
- * not counted) and dropped, summed over workers,
+/* Number of spans recorded (runs of tasks and other work; parks, steals and
+ * GPU tasks' recordings are not counted) and dropped (runs, and GPU tasks'
+ * recordings, whose busy time a dropped span leaves out of the profile's
+ * figures; parks and steals are not counted), summed over workers,
  * into *spans and *dropped (either may be NULL).  WEFT_OK, WEFT_EINVAL (NULL ex).
  * Any thread; exact while no run is in flight. */
 WEFT_API weft_status weft_profiler_count(const weft_executor *ex, uint64_t *spans, uint64_t *dropped);
@@ -286,7 +289,15 @@ typedef enum weft_profile_kind {
 
 /* The runs of one task (or one kind of work of one function, or one pipeline
  * stage).  Durations run from a span's begin to its end: a task that waited
- * and ran others meanwhile includes their time. */
+ * and ran others meanwhile includes their time.  A graph GPU task's entry has
+ * its runs only, each timed at its outcome (the moment it is known: near 0
+ * ns); the host time of its recordings (its fn, on a worker, before the
+ * device work) is in none of these figures, as it is no run: it is in the
+ * workers' busy_ns (weft_worker_profile, weft_worker_metrics) and in the
+ * trace, flame graph, timeline and profiled DOT as the task's "gpu recording"
+ * spans.  Adding it here would make one run's duration two intervals apart
+ * (the recording and the outcome) and this struct, read in an array, cannot
+ * grow (docs/abi.md). */
 typedef struct weft_task_stats {
     const char *name;       /* the task's name, "#index" if unnamed, or the kind
                              * ("async", "stage 2", ...); owned by the profile */
@@ -324,7 +335,9 @@ typedef struct weft_profile {
     unsigned workers;      /* entries of per_worker: the executor's worker count */
     uint64_t wall_ns;      /* from the first span's begin to the last one's end */
     uint64_t spans;        /* run spans seen (tasks and other work) */
-    uint64_t dropped;      /* spans lost to the buffer limit (not in the figures) */
+    uint64_t dropped;      /* spans lost to the buffer limit (not in the
+                            * figures): runs, and GPU tasks' recordings
+                            * (weft_profiler_count) */
     size_t ntasks;         /* entries of tasks */
     weft_task_stats *tasks; /* ntasks entries, largest total_ns first */
     weft_worker_profile *per_worker; /* `workers` entries */

@@ -639,10 +639,12 @@ static void weft__obs_record_end(struct weft__obs *o, weft__worker *w, const voi
         weft__owner_add(&ow->busy_ticks, total - f->child, memory_order_relaxed);
         if (d > 0) ow->frame[d - 1].child += total;
         weft__span *s;
-        /* The limit counts it (nspans), the recorded and dropped counts do not:
-         * they count runs. */
+        /* The limit counts it (nspans), and so does the dropped count when it
+         * finds no room: a recording lost to the limit left its busy time out
+         * of the profile's figures with nothing saying so.  The recorded
+         * count does not: it counts runs (weft_profiler_count). */
         if (atomic_load_explicit(&o->profile_on, memory_order_relaxed) &&
-            (s = weft__span_slots(o, ow, 1, 1, false)) != NULL) {
+            (s = weft__span_slots(o, ow, 1, 1, true)) != NULL) {
             const weft__node *n = node;
             ow->nspans++;
             *s = (weft__span){ .begin = f->begin, .end = end, .tf = n->tf,
