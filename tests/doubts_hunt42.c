@@ -355,3 +355,117 @@ TEST(a_gpu_recording_span_past_the_limit_is_counted_as_dropped) {
     weft_gpu_kernel_destroy(k);
     weft_gpu_close(d);
 }
+
+/* ---- (e) policy moves count as steals -------------------------------------------- */
+
+/* Under ROUND_ROBIN and custom policies, a job run by a worker other than
+ * the one that queued it counts as a steal, and one run by its queuer does
+ * not (only a policy's steal counted: ROUND_ROBIN's dealing moved half the
+ * jobs unseen, a custom pop all of them). */
+
+#define MOVES 100
+
+struct fan {
+    weft_executor *ex;
+    atomic_int done;
+    atomic_int on_root;     /* children run by the root's worker */
+    int root_worker;
+    int fail;
+};
+
+static int child_fn(weft_ctx *ctx, void *arg) {
+    struct fan *f = arg;
+    if (weft_ctx_worker_id(ctx) == f->root_worker) atomic_fetch_add(&f->on_root, 1);
+    atomic_fetch_add(&f->done, 1);
+    return 0;
+}
+
+/* Queues MOVES children from its worker, then blocks it (not cooperatively)
+ * until they have all run: the other worker runs every one. */
+static int root_blocking_fn(weft_ctx *ctx, void *arg) {
+    struct fan *f = arg;
+    f->root_worker = weft_ctx_worker_id(ctx);
+    for (int i = 0; i < MOVES; i++)
+        if (weft_silent_async(f->ex, child_fn, f) != WEFT_OK) f->fail = 1;
+    return wait_flag(&f->done, MOVES, 20.0) ? 0 : 1;
+}
+
+/* Queues MOVES children from its worker and returns: its worker (the only
+ * one) runs them all. */
+static int root_fn(weft_ctx *ctx, void *arg) {
+    struct fan *f = arg;
+    f->root_worker = weft_ctx_worker_id(ctx);
+    for (int i = 0; i < MOVES; i++)
+        if (weft_silent_async(f->ex, child_fn, f) != WEFT_OK) f->fail = 1;
+    return 0;
+}
+
+static uint64_t steals_of_fan(const weft_sched_config *sc, unsigned workers, weft_task_fn root, struct fan *f) {
+    weft_executor *ex = make_ex(&(weft_executor_config){.workers = workers, .sched = sc});
+    memset(f, 0, sizeof *f);
+    f->ex = ex;
+    weft_metrics m0, m1;
+    ASSERT_OK(weft_executor_metrics(ex, &m0, NULL, 0));
+    weft_future *fu = NULL;
+    ASSERT_OK(weft_async(ex, root, f, &fu));
+    ASSERT_OK(weft_future_wait(fu));
+    weft_future_destroy(fu);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_OK(weft_executor_metrics(ex, &m1, NULL, 0));
+    ASSERT_EQ(f->fail, 0);
+    ASSERT_EQ(atomic_load(&f->done), MOVES);
+    weft_executor_destroy(ex);
+    return m1.total.steals - m0.total.steals;
+}
+
+/* A user policy: one locked LIFO stack for all workers. */
+static struct {
+    pthread_mutex_t m;
+    weft_sched_item *items[4 * MOVES];
+    size_t n;
+} stack = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+
+static int stack_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    (void)st, (void)p, (void)worker;
+    pthread_mutex_lock(&stack.m);
+    int full = stack.n == sizeof stack.items / sizeof stack.items[0];
+    if (!full) stack.items[stack.n++] = it;
+    pthread_mutex_unlock(&stack.m);
+    return full;
+}
+
+static weft_sched_item *stack_pop(void *st, int worker) {
+    (void)st, (void)worker;
+    pthread_mutex_lock(&stack.m);
+    weft_sched_item *it = stack.n ? stack.items[--stack.n] : NULL;
+    pthread_mutex_unlock(&stack.m);
+    return it;
+}
+
+static const weft_sched_policy stack_policy = {.push = stack_push, .pop = stack_pop};
+
+TEST(a_round_robin_job_run_by_a_worker_other_than_its_queuer_counts_as_a_steal) {
+    weft_sched_config rr = {.kind = WEFT_SCHED_ROUND_ROBIN};
+    struct fan f;
+    uint64_t steals = steals_of_fan(&rr, 2, root_blocking_fn, &f);
+    ASSERT_EQ(atomic_load(&f.on_root), 0); /* all moved to the other worker */
+    /* Half were dealt to the other worker's queue: its own pops used to count
+     * no steal (only the other half, taken by the policy's steal, did). */
+    if (steals < MOVES) TEST_FAIL_("%llu steals for %d jobs moved between workers", (unsigned long long)steals, MOVES);
+    /* On one worker nothing moves between workers: the root's own jobs are
+     * no steals (the root itself came from outside: at most a few). */
+    steals = steals_of_fan(&rr, 1, root_fn, &f);
+    ASSERT_EQ(atomic_load(&f.on_root), MOVES);
+    ASSERT_LT(steals, 4);
+}
+
+TEST(a_custom_policys_job_run_by_a_worker_other_than_its_queuer_counts_as_a_steal) {
+    weft_sched_config sc = {.kind = WEFT_SCHED_CUSTOM, .policy = &stack_policy};
+    struct fan f;
+    uint64_t steals = steals_of_fan(&sc, 2, root_blocking_fn, &f);
+    ASSERT_EQ(atomic_load(&f.on_root), 0);
+    if (steals < MOVES) TEST_FAIL_("%llu steals for %d jobs moved between workers", (unsigned long long)steals, MOVES);
+    steals = steals_of_fan(&sc, 1, root_fn, &f);
+    ASSERT_EQ(atomic_load(&f.on_root), MOVES);
+    ASSERT_LT(steals, 4);
+}

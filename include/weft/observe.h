@@ -131,7 +131,14 @@ typedef struct weft_worker_metrics {
                             * (stolen fork-join frames included, and prioritised
                             * jobs taken from another worker's queue, the shared
                             * priority queue, the one queue of a FIFO, RANDOM or
-                            * PRIORITY policy, or by a policy's steal) */
+                            * PRIORITY policy; under a ROUND_ROBIN or custom
+                            * policy, each job it hands (by pop or steal) to a
+                            * worker other than the one that queued it, one a
+                            * thread that is no worker queued included: a
+                            * ROUND_ROBIN job dealt to the next worker's queue
+                            * is a steal when that worker runs it, a job the
+                            * policy's steal gives back to its own queuer is
+                            * not) */
     uint64_t steal_fails;  /* steal attempts that found nothing or lost a race */
     uint64_t parks;        /* times the worker went to sleep */
     uint64_t wakeups;      /* times it woke from sleep and then found work (a

@@ -16,17 +16,25 @@
 
 /* ---- a locked ring of job pointers ---- */
 
+/* A job and the worker that queued it (-1: a thread that is no worker), so
+ * that a ROUND_ROBIN take can tell a job that moved between workers (a
+ * steal in the metrics) from the taker's own. */
+typedef struct rslot {
+    weft__job *j;
+    int from;
+} rslot;
+
 typedef struct ring {
     weft__mutex lock;
-    weft__job **a;
+    rslot *a;
     size_t head, n, cap;
 } ring;
 
-static int ring_push(ring *r, weft__job *j) {
+static int ring_push(ring *r, weft__job *j, int from) {
     weft__mutex_lock(&r->lock);
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 256;
-        weft__job **a = weft__alloc(sizeof *a * cap);
+        rslot *a = weft__alloc(sizeof *a * cap);
         if (!a) {
             weft__mutex_unlock(&r->lock);
             return WEFT_ENOMEM;
@@ -35,16 +43,17 @@ static int ring_push(ring *r, weft__job *j) {
         weft__free(r->a, sizeof *a * r->cap);
         r->a = a, r->cap = cap, r->head = 0;
     }
-    r->a[(r->head + r->n++) % r->cap] = j;
+    r->a[(r->head + r->n++) % r->cap] = (rslot){j, from};
     weft__mutex_unlock(&r->lock);
     return WEFT_OK;
 }
 
-static weft__job *ring_pop(ring *r) {
+static weft__job *ring_pop(ring *r, int *from) {
     weft__mutex_lock(&r->lock);
     weft__job *j = NULL;
     if (r->n) {
-        j = r->a[r->head];
+        j = r->a[r->head].j;
+        *from = r->a[r->head].from;
         r->head = (r->head + 1) % r->cap;
         r->n--;
     }
@@ -62,31 +71,38 @@ typedef struct rings {
 } rings;
 
 static int fifo_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
-    (void)p, (void)worker;
-    return ring_push(&((rings *)st)->r[0], (weft__job *)it);
+    (void)p;
+    return ring_push(&((rings *)st)->r[0], (weft__job *)it, worker);
 }
 static weft_sched_item *fifo_pop(void *st, int worker) {
     (void)worker;
-    return (weft_sched_item *)ring_pop(&((rings *)st)->r[0]);
+    int from;
+    return (weft_sched_item *)ring_pop(&((rings *)st)->r[0], &from);
 }
 static int rr_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
-    (void)p, (void)worker;
+    (void)p;
     rings *rs = st;
     unsigned k = atomic_fetch_add_explicit(&rs->deal, 1, memory_order_relaxed) % rs->n;
-    return ring_push(&rs->r[k], (weft__job *)it);
+    return ring_push(&rs->r[k], (weft__job *)it, worker);
 }
-static weft_sched_item *rr_pop(void *st, int worker) {
-    rings *rs = st;
-    return worker < 0 ? NULL : (weft_sched_item *)ring_pop(&rs->r[(unsigned)worker % rs->n]);
-}
-static weft_sched_item *rr_steal(void *st, int worker) {
-    rings *rs = st;
+/* ROUND_ROBIN's take: worker's own queue (own), or the first job of any
+ * queue from worker's on; *from: the worker that queued it. */
+static weft__job *rr_take(rings *rs, int worker, bool own, int *from) {
+    if (own) return worker < 0 ? NULL : ring_pop(&rs->r[(unsigned)worker % rs->n], from);
     unsigned start = worker < 0 ? 0 : (unsigned)worker;
     for (unsigned k = 0; k < rs->n; k++) {
-        weft__job *j = ring_pop(&rs->r[(start + k) % rs->n]);
-        if (j) return (weft_sched_item *)j;
+        weft__job *j = ring_pop(&rs->r[(start + k) % rs->n], from);
+        if (j) return j;
     }
     return NULL;
+}
+static weft_sched_item *rr_pop(void *st, int worker) {
+    int from;
+    return (weft_sched_item *)rr_take(st, worker, true, &from);
+}
+static weft_sched_item *rr_steal(void *st, int worker) {
+    int from;
+    return (weft_sched_item *)rr_take(st, worker, false, &from);
 }
 /* RANDOM: one pool (ring 0's array, unordered), a seeded xorshift picks. */
 static weft_sched_item *random_pop(void *st, int worker) {
@@ -96,13 +112,13 @@ static weft_sched_item *random_pop(void *st, int worker) {
     weft__mutex_lock(&r->lock);
     weft__job *j = NULL;
     if (r->n == 1) { /* no choice: the generator is not advanced, so a job that */
-        j = r->a[--r->n]; /* reached the worker another way changes nothing */
+        j = r->a[--r->n].j; /* reached the worker another way changes nothing */
     } else if (r->n) {
         uint64_t x = rs->rng;
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         rs->rng = x;
         size_t k = (size_t)(x % r->n); /* head stays 0: the ring is a plain array here */
-        j = r->a[k];
+        j = r->a[k].j;
         r->a[k] = r->a[--r->n];
     }
     weft__mutex_unlock(&r->lock);
@@ -112,7 +128,7 @@ static weft_sched_item *random_pop(void *st, int worker) {
 static void rings_destroy(void *st) {
     rings *rs = st;
     for (unsigned k = 0; k < rs->n; k++) {
-        weft__free(rs->r[k].a, sizeof(weft__job *) * rs->r[k].cap);
+        weft__free(rs->r[k].a, sizeof(rslot) * rs->r[k].cap);
         weft__mutex_destroy(&rs->r[k].lock);
     }
     weft__free(rs, sizeof *rs + sizeof(ring) * rs->n);
@@ -139,7 +155,7 @@ static rings *rings_new(unsigned n) {
 typedef struct weft__held weft__held;
 struct weft__held {
     weft__mutex lock;
-    weft__job **a; /* open addressing, linear probing; NULL free, TOMB deleted */
+    rslot *a; /* open addressing, linear probing on .j; NULL free, TOMB deleted; .from: who queued it */
     size_t cap, used; /* used: live + tombstones */
 };
 
@@ -151,42 +167,43 @@ static size_t slot_of(const weft__job *j, size_t cap) {
 /* Rehashes into twice the live count's room (under the lock). */
 static int held_grow(weft__held *h) {
     size_t cap = h->cap ? h->cap * 2 : 1024;
-    weft__job **a = weft__calloc(sizeof *a * cap);
+    rslot *a = weft__calloc(sizeof *a * cap);
     if (!a) return WEFT_ENOMEM;
     size_t used = 0;
     for (size_t i = 0; i < h->cap; i++) {
-        weft__job *j = h->a[i];
+        weft__job *j = h->a[i].j;
         if (!j || j == TOMB) continue;
         size_t k = slot_of(j, cap);
-        while (a[k]) k = (k + 1) & (cap - 1);
-        a[k] = j, used++;
+        while (a[k].j) k = (k + 1) & (cap - 1);
+        a[k] = h->a[i], used++;
     }
     weft__free(h->a, sizeof *a * h->cap);
     h->a = a, h->cap = cap, h->used = used;
     return WEFT_OK;
 }
 
-static int held_add(weft__held *h, weft__job *j) {
+static int held_add(weft__held *h, weft__job *j, int from) {
     weft__mutex_lock(&h->lock);
     int st = (h->used + 1) * 2 > h->cap ? held_grow(h) : WEFT_OK;
     if (st == WEFT_OK) {
         size_t k = slot_of(j, h->cap);
-        while (h->a[k] && h->a[k] != TOMB) k = (k + 1) & (h->cap - 1);
-        if (!h->a[k]) h->used++;
-        h->a[k] = j;
+        while (h->a[k].j && h->a[k].j != TOMB) k = (k + 1) & (h->cap - 1);
+        if (!h->a[k].j) h->used++;
+        h->a[k] = (rslot){j, from};
     }
     weft__mutex_unlock(&h->lock);
     return st;
 }
 
-/* True if j was held (it is not any more). */
-static bool held_take(weft__held *h, weft__job *j) {
+/* True if j was held (it is not any more); *from: who queued it. */
+static bool held_take(weft__held *h, weft__job *j, int *from) {
     bool found = false;
     weft__mutex_lock(&h->lock);
     if (h->cap)
-        for (size_t k = slot_of(j, h->cap); h->a[k]; k = (k + 1) & (h->cap - 1))
-            if (h->a[k] == j) {
-                h->a[k] = TOMB;
+        for (size_t k = slot_of(j, h->cap); h->a[k].j; k = (k + 1) & (h->cap - 1))
+            if (h->a[k].j == j) {
+                *from = h->a[k].from;
+                h->a[k].j = TOMB;
                 found = true;
                 break;
             }
@@ -242,6 +259,7 @@ int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nwo
         p->ops.pop = kind == WEFT_SCHED_FIFO ? fifo_pop : kind == WEFT_SCHED_RANDOM ? random_pop : rr_pop;
         p->ops.steal = one ? NULL : rr_steal;
         p->shared = one; /* a job from it is taken as from the injector: a steal */
+        p->rr = !one;
     }
     s->policy = p;
     return WEFT_OK;
@@ -274,21 +292,23 @@ int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker) {
     weft__policy *p = s->policy;
     call_begins(p);
     if (p->checked) {
-        if (held_add(p->held, job) != WEFT_OK) return call_ends(p), WEFT_ENOMEM;
+        if (held_add(p->held, job, worker) != WEFT_OK) return call_ends(p), WEFT_ENOMEM;
         atomic_fetch_add_explicit(&p->outstanding, 1, memory_order_relaxed);
     }
     int st = p->ops.push(p->ops.state, (weft_sched_item *)job, (weft_priority)prio, worker);
     if (st != 0 && p->checked) {
-        (void)held_take(p->held, job);
+        int from;
+        (void)held_take(p->held, job, &from);
         atomic_fetch_sub_explicit(&p->outstanding, 1, memory_order_relaxed);
     }
     call_ends(p);
     return st;
 }
 
-/* A checked policy handed out j: true if it was pushed and not handed out before. */
-static bool check_out(weft__sched *s, weft__job *j) {
-    if (held_take(s->policy->held, j)) {
+/* A checked policy handed out j: true if it was pushed and not handed out
+ * before; *from: who queued it. */
+static bool check_out(weft__sched *s, weft__job *j, int *from) {
+    if (held_take(s->policy->held, j, from)) {
         atomic_fetch_sub_explicit(&s->policy->outstanding, 1, memory_order_relaxed);
         return true;
     }
@@ -298,18 +318,30 @@ static bool check_out(weft__sched *s, weft__job *j) {
     return false;
 }
 
-weft__job *weft__policy_take(weft__sched *s, int worker, bool own) {
+weft__job *weft__policy_take(weft__sched *s, int worker, bool own, int *from) {
     weft__policy *p = s->policy;
+    *from = -1; /* one queue for all (FIFO, RANDOM): as the injector's */
+    if (p->rr) return rr_take(p->ops.state, worker, own, from);
     weft_sched_item *(*fn)(void *, int) = own || !p->ops.steal ? p->ops.pop : p->ops.steal;
     weft__job *j = NULL;
     call_begins(p);
     for (int tries = 0; tries < 4; tries++) { /* a broken policy may repeat itself: bounded */
         j = (weft__job *)fn(p->ops.state, worker);
-        if (!j || !p->checked || check_out(s, j)) break;
+        if (!j || !p->checked || check_out(s, j, from)) break;
         j = NULL;
     }
     call_ends(p);
     return j;
+}
+
+void weft__policy_moved(weft__sched *s, int worker, int from) {
+    /* A job taken from the queue of one worker by another, or that a thread
+     * that is no worker queued, moved: a steal (weft_worker_metrics.steals).
+     * Only a policy's steal used to count, so ROUND_ROBIN's dealing (a job
+     * queued on one worker and run by the next) and a custom policy's pop
+     * handing a worker another's job moved work unseen. */
+    if (from != worker)
+        weft__hook_steal(&s->ex->workers[worker], true, from >= 0 && (unsigned)from < s->ex->nworkers ? from : -1);
 }
 
 /* `outstanding` alone cannot judge an empty pop: it counts a job from before
@@ -322,17 +354,13 @@ weft__job *weft__policy_final(weft__sched *s, int worker) {
     weft__policy *p = s->policy;
     uint64_t begun = atomic_load_explicit(&p->calls_begun, memory_order_seq_cst);
     bool quiet = p->checked && atomic_load_explicit(&p->calls_ended, memory_order_seq_cst) == begun;
-    weft__job *j = weft__policy_take(s, worker, true);
-    if (j) {
-        if (p->shared) weft__hook_steal(&s->ex->workers[worker], true, -1); /* as in sched.c, take */
-        return j;
-    }
+    int from;
+    weft__job *j = weft__policy_take(s, worker, true, &from);
+    if (j) return weft__policy_moved(s, worker, from), j; /* as in sched.c, take */
     uint64_t mine = 1;
     if (p->ops.steal) {
-        if ((j = weft__policy_take(s, worker, false)) != NULL) {
-            weft__hook_steal(&s->ex->workers[worker], true, -1); /* the policy's steal: as in sched.c, take */
-            return j;
-        }
+        if ((j = weft__policy_take(s, worker, false, &from)) != NULL)
+            return weft__policy_moved(s, worker, from), j; /* the policy's steal: as in sched.c, take */
         mine++;
     }
     if (!quiet || atomic_load_explicit(&p->outstanding, memory_order_seq_cst) <= 0) return NULL;

@@ -224,10 +224,11 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
     j = weft__sched_take(s, w, policy_first ? 2 : min, stage == WEFT__TAKE_FINAL);
     if (j || !p || p->heap) return j;
     if (stage == WEFT__TAKE_FINAL) return weft__policy_final(s, (int)w->id);
-    if ((j = weft__policy_take(s, (int)w->id, true)) != NULL) /* its own first */
-        return p->shared ? stolen(s, w, j, -1) : j; /* one queue for all: as the injector's */
-    if (p->ops.steal && (j = stolen(s, w, weft__policy_take(s, (int)w->id, false), -1)) != NULL)
-        return j; /* the policy's steal */
+    int from; /* a job from another worker's queue, or from one for all, moved: a steal */
+    if ((j = weft__policy_take(s, (int)w->id, true, &from)) != NULL) /* its own first */
+        return weft__policy_moved(s, (int)w->id, from), j;
+    if (p->ops.steal && (j = weft__policy_take(s, (int)w->id, false, &from)) != NULL)
+        return weft__policy_moved(s, (int)w->id, from), j; /* the policy's steal */
     return policy_first ? weft__sched_take(s, w, 1, false) : NULL; /* the NORMAL tasks with handles after all */
 }
 

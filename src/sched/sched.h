@@ -119,6 +119,7 @@ typedef struct weft__policy {
     struct weft__held *held; /* policy.c */
     bool heap;              /* WEFT_SCHED_PRIORITY: every job goes to the queue */
     bool shared;            /* FIFO, RANDOM: one queue for all, each pop a steal in the metrics */
+    bool rr;                /* ROUND_ROBIN: its queues record who queued each job */
     _Atomic int64_t outstanding; /* checked policies: pushed minus taken */
     /* Checked policies: calls into the user's push and pop begun and ended
      * (with their bookkeeping), so that the check before sleeping judges only
@@ -283,8 +284,12 @@ int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nwo
 void weft__policy_destroy(weft__sched *s);
 /* A job the policy pushed (0) or refused (non-zero). */
 int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker);
-/* A job for worker (own first when `own`), or NULL. */
-weft__job *weft__policy_take(weft__sched *s, int worker, bool own);
+/* A job for worker (own first when `own`), or NULL.  *from: the worker that
+ * queued it (-1: a thread that is no worker, or a policy with one queue for
+ * all, which is taken as the injector's). */
+weft__job *weft__policy_take(weft__sched *s, int worker, bool own, int *from);
+/* Worker took a job `from` queued: counts a steal unless from == worker. */
+void weft__policy_moved(weft__sched *s, int worker, int from);
 /* A worker's last look before it sleeps: weft__policy_take, own then steal.
  * When it finds nothing although a checked policy holds jobs it did not hand
  * out, and no other push or pop overlapped the look, the policy broke its
