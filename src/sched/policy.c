@@ -339,8 +339,10 @@ void weft__policy_moved(weft__sched *s, int worker, int from) {
      * that is no worker queued, moved: a steal (weft_worker_metrics.steals).
      * Only a policy's steal used to count, so ROUND_ROBIN's dealing (a job
      * queued on one worker and run by the next) and a custom policy's pop
-     * handing a worker another's job moved work unseen. */
-    if (from != worker)
+     * handing a worker another's job moved work unseen.  Counted on the
+     * executor's workers only, as sched.c's stolen(): a submitter slot has
+     * no figures. */
+    if (from != worker && worker >= 0 && (unsigned)worker < s->ex->nworkers)
         weft__hook_steal(&s->ex->workers[worker], true, from >= 0 && (unsigned)from < s->ex->nworkers ? from : -1);
 }
 
