@@ -1,0 +1,590 @@
+/* Session 42: programs written from the seed documents (../shared/seeds/), as a
+ * checker reading them would write them, against weft's public headers, where
+ * seeds_hunt39.c and seeds_hunt41.c did not go: seed 001's priority
+ * inheritance, escalation and snapshot, its deadline watchdog, seed 002's
+ * injector and parking, seed 004's progressive sleep in numbers.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "harness.h"
+#include "test_util.h"
+
+#include <weft.h>
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a one-worker executor held by a gate ---------------------------------- */
+
+static atomic_int gate_open, gate_entered;
+
+static int gate_task(weft_ctx *ctx, void *arg) {
+    atomic_store(&gate_entered, 1);
+    while (!atomic_load(&gate_open)) sleep_us(100);
+    return 0;
+}
+
+/* Run order of the tasks below. */
+static atomic_int order_n;
+static int order[64];
+
+static int mark_task(weft_ctx *ctx, void *arg) {
+    int i = atomic_fetch_add(&order_n, 1);
+    if (i < 64) order[i] = (int)(intptr_t)arg;
+    return 0;
+}
+
+static weft_executor *held_executor(const weft_sched_config *sc) {
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_entered, 0);
+    atomic_store(&order_n, 0);
+    weft_status st = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .sched = sc }, &st);
+    if (!ex) TEST_FAIL_("create: %s", weft_errname(st));
+    if (weft_silent_async(ex, gate_task, NULL) != WEFT_OK) TEST_FAIL_("gate");
+    if (!wait_flag(&gate_entered, 1, 10.0)) TEST_FAIL_("gate never ran");
+    return ex;
+}
+
+/* Seed 001: "Priority inheritance for dependent tasks (Critical task promotes
+ * its blockers)"; async.h: a dependency with a queue slot still queued below
+ * the dependent's priority is raised to it, and runs before the NORMAL tasks
+ * queued before it. */
+TEST(a_critical_dependent_raises_its_queued_low_dependency_past_normal_work) {
+    weft_executor *ex = held_executor(NULL);
+    weft_sched_handle ha, hn[4], hc;
+    weft_future *fa = NULL, *fc = NULL;
+    ASSERT_OK(weft_async_with(ex, mark_task, (void *)1, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW, .handle = &ha }, &fa));
+    for (int i = 0; i < 4; i++)
+        ASSERT_OK(weft_async_with(ex, mark_task, (void *)(intptr_t)(10 + i), &(weft_async_options){ .handle = &hn[i] }, NULL));
+    ASSERT_OK(weft_async_with(ex, mark_task, (void *)2,
+                              &(weft_async_options){ .priority = WEFT_PRIORITY_CRITICAL, .handle = &hc, .deps = &fa, .ndeps = 1 }, &fc));
+    weft_priority p;
+    ASSERT_OK(weft_sched_priority(ex, ha, &p));
+    ASSERT_EQ(p, WEFT_PRIORITY_CRITICAL);
+    weft_sched_stats s;
+    ASSERT_OK(weft_sched_get_stats(ex, &s));
+    ASSERT_EQ(s.inherited, 1);
+    /* the snapshot lists the raised task first */
+    weft_sched_entry e[8];
+    size_t n = 0;
+    ASSERT_OK(weft_sched_snapshot(ex, e, 8, &n));
+    ASSERT_GE(n, 5);
+    ASSERT_EQ(e[0].handle.slot, ha.slot);
+    ASSERT_EQ(e[0].priority, WEFT_PRIORITY_CRITICAL);
+    atomic_store(&gate_open, 1);
+    ASSERT_OK(weft_future_wait(fc));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&order_n), 6);
+    ASSERT_EQ(order[0], 1);
+    ASSERT_EQ(order[1], 2);
+    for (int i = 0; i < 4; i++) ASSERT_EQ(order[2 + i], 10 + i);
+    weft_future_destroy(fa);
+    weft_future_destroy(fc);
+    weft_executor_destroy(ex);
+}
+
+TEST(with_no_inheritance_a_low_dependency_keeps_its_level_and_waits) {
+    weft_sched_config sc = { .no_inheritance = true };
+    weft_executor *ex = held_executor(&sc);
+    weft_sched_handle ha;
+    weft_future *fa = NULL, *fc = NULL;
+    ASSERT_OK(weft_async_with(ex, mark_task, (void *)1, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW, .handle = &ha }, &fa));
+    ASSERT_OK(weft_async_with(ex, mark_task, (void *)10, &(weft_async_options){ .priority = WEFT_PRIORITY_HIGH }, NULL));
+    ASSERT_OK(weft_async_with(ex, mark_task, (void *)2,
+                              &(weft_async_options){ .priority = WEFT_PRIORITY_CRITICAL, .deps = &fa, .ndeps = 1 }, &fc));
+    weft_priority p;
+    ASSERT_OK(weft_sched_priority(ex, ha, &p));
+    ASSERT_EQ(p, WEFT_PRIORITY_LOW);
+    weft_sched_stats s;
+    ASSERT_OK(weft_sched_get_stats(ex, &s));
+    ASSERT_EQ(s.inherited, 0);
+    atomic_store(&gate_open, 1);
+    ASSERT_OK(weft_future_wait(fc));
+    ASSERT_EQ(order[0], 10);
+    ASSERT_EQ(order[1], 1);
+    ASSERT_EQ(order[2], 2);
+    weft_future_destroy(fa);
+    weft_future_destroy(fc);
+    weft_executor_destroy(ex);
+}
+
+/* Seed 001's EscalationPolicy with escalate() called directly: LOW -> NORMAL
+ * -> HIGH, one level per pass once the level's age is reached (the age of
+ * NORMAL counted from the change), never CRITICAL; the sequence number kept. */
+TEST(escalate_called_by_hand_moves_one_level_per_threshold_and_never_to_critical) {
+    weft_sched_config sc = { .no_escalation = true, .escalate_low_ns = 30 * MS, .escalate_normal_ns = 30 * MS };
+    weft_executor *ex = held_executor(&sc);
+    weft_sched_handle h1, h2;
+    ASSERT_OK(weft_async_with(ex, mark_task, (void *)1, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW, .handle = &h1 }, NULL));
+    ASSERT_OK(weft_async_with(ex, mark_task, (void *)2, &(weft_async_options){ .priority = WEFT_PRIORITY_HIGH, .handle = &h2 }, NULL));
+    size_t moved = 99;
+    weft_priority p;
+    sleep_us(40000);
+    ASSERT_OK(weft_sched_escalate(ex, &moved));
+    ASSERT_EQ(moved, 1);
+    ASSERT_OK(weft_sched_priority(ex, h1, &p));
+    ASSERT_EQ(p, WEFT_PRIORITY_NORMAL);
+    ASSERT_OK(weft_sched_escalate(ex, &moved));
+    ASSERT_EQ(moved, 0); /* NORMAL's age starts at the change */
+    sleep_us(40000);
+    ASSERT_OK(weft_sched_escalate(ex, &moved));
+    ASSERT_EQ(moved, 1);
+    ASSERT_OK(weft_sched_priority(ex, h1, &p));
+    ASSERT_EQ(p, WEFT_PRIORITY_HIGH);
+    sleep_us(40000);
+    ASSERT_OK(weft_sched_escalate(ex, &moved));
+    ASSERT_EQ(moved, 0);
+    ASSERT_OK(weft_sched_priority(ex, h1, &p));
+    ASSERT_EQ(p, WEFT_PRIORITY_HIGH);
+    ASSERT_OK(weft_sched_priority(ex, h2, &p));
+    ASSERT_EQ(p, WEFT_PRIORITY_HIGH);
+    /* equal now: the older (task 1) first */
+    weft_sched_entry e[4];
+    size_t n = 0;
+    ASSERT_OK(weft_sched_snapshot(ex, e, 4, &n));
+    ASSERT_EQ(n, 2);
+    ASSERT_LT(e[0].seq, e[1].seq);
+    ASSERT_EQ(e[0].handle.slot, h1.slot);
+    weft_sched_stats s;
+    ASSERT_OK(weft_sched_get_stats(ex, &s));
+    ASSERT_EQ(s.escalations, 2);
+    atomic_store(&gate_open, 1);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(order[0], 1);
+    ASSERT_EQ(order[1], 2);
+    weft_executor_destroy(ex);
+}
+
+/* Seed 001's PriorityScheduler / FifoScheduler: one worker held, five tasks
+ * queued from main (LOW, plain, HIGH, CRITICAL, plain); PRIORITY runs them by
+ * level, FIFO among equals; FIFO in submission order. */
+TEST(priority_and_fifo_policies_run_queued_tasks_in_their_documented_orders) {
+    static const weft_priority pr[5] = { WEFT_PRIORITY_LOW, WEFT_PRIORITY_NORMAL, WEFT_PRIORITY_HIGH,
+                                         WEFT_PRIORITY_CRITICAL, WEFT_PRIORITY_NORMAL };
+    static const int want_prio[5] = { 3, 2, 1, 4, 0 };
+    for (int k = 0; k < 2; k++) {
+        weft_sched_config sc = { .kind = k ? WEFT_SCHED_FIFO : WEFT_SCHED_PRIORITY, .no_escalation = true };
+        weft_executor *ex = held_executor(&sc);
+        for (int i = 0; i < 5; i++) {
+            if (pr[i] == WEFT_PRIORITY_NORMAL) ASSERT_OK(weft_async(ex, mark_task, (void *)(intptr_t)i, NULL));
+            else ASSERT_OK(weft_async_with(ex, mark_task, (void *)(intptr_t)i, &(weft_async_options){ .priority = pr[i] }, NULL));
+        }
+        atomic_store(&gate_open, 1);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(atomic_load(&order_n), 5);
+        for (int i = 0; i < 5; i++) {
+            if (order[i] != (k ? i : want_prio[i]))
+                TEST_FAIL_("%s: position %d ran task %d", k ? "FIFO" : "PRIORITY", i, order[i]);
+        }
+        weft_executor_destroy(ex);
+    }
+}
+
+/* ---- seed 001's watchdog: a deadline's callbacks run on the timer thread and
+ *      may use deadlines themselves ("Watchdog self-deadlock-safe
+ *      implementation") ---------------------------------------------------- */
+
+typedef struct watchdog_case {
+    weft_cancel_token *later, *past, *disarmed, *scoped, *self;
+    atomic_int fired, scope_status;
+    atomic_int rearm_status, reset_status;
+    pthread_t timer_thread;
+} watchdog_case;
+
+static void watchdog_cb(void *arg, const char *reason) {
+    watchdog_case *c = arg;
+    c->timer_thread = pthread_self();
+    atomic_store(&c->rearm_status, (int)weft_cancel_after(c->later, 1 * MS));
+    if (weft_cancel_at(c->past, weft_cancel_now_ns() - 1) != WEFT_OK) abort();
+    (void)weft_cancel_disarm(c->disarmed);
+    weft_deadline d;
+    if (weft_deadline_begin(&d, c->scoped, 1 * SEC) == WEFT_OK) atomic_store(&c->scope_status, (int)weft_deadline_end(&d));
+    /* its own token: already cancelled, so arming does nothing; reset is busy */
+    if (weft_cancel_after(c->self, 1 * MS) != WEFT_OK) abort();
+    atomic_store(&c->reset_status, (int)weft_cancel_token_reset(c->self));
+    atomic_store(&c->fired, 1);
+}
+
+TEST(a_deadline_callback_on_the_timer_thread_arms_disarms_and_scopes_other_deadlines) {
+    watchdog_case c = { 0 };
+    atomic_store(&c.scope_status, -1);
+    weft_cancel_token **toks[] = { &c.later, &c.past, &c.disarmed, &c.scoped, &c.self };
+    for (size_t i = 0; i < 5; i++) ASSERT_NOT_NULL(*toks[i] = weft_cancel_token_create(NULL, NULL));
+    ASSERT_OK(weft_cancel_after(c.disarmed, 2 * SEC));
+    ASSERT_OK(weft_cancel_token_on_cancel(c.self, watchdog_cb, &c, NULL));
+    ASSERT_OK(weft_cancel_after(c.self, 2 * MS));
+    ASSERT_TRUE(wait_flag(&c.fired, 1, 10.0));
+    ASSERT_FALSE(pthread_equal(c.timer_thread, pthread_self()));
+    ASSERT_EQ(atomic_load(&c.rearm_status), WEFT_OK);
+    ASSERT_EQ(atomic_load(&c.scope_status), WEFT_OK);
+    ASSERT_EQ(atomic_load(&c.reset_status), WEFT_EBUSY);
+    ASSERT_TRUE(weft_cancel_token_is_cancelled(c.past));
+    ASSERT_STREQ(weft_cancel_token_reason(c.past), "deadline exceeded");
+    double until = now_s() + 10.0;
+    while (!weft_cancel_token_is_cancelled(c.later) && now_s() < until) sleep_us(200);
+    ASSERT_TRUE(weft_cancel_token_is_cancelled(c.later));
+    ASSERT_FALSE(weft_cancel_token_is_cancelled(c.disarmed));
+    ASSERT_FALSE(weft_cancel_disarm(c.disarmed));
+    ASSERT_FALSE(weft_cancel_token_is_cancelled(c.scoped));
+    ASSERT_TRUE(weft_cancel_token_is_cancelled(c.self));
+    ASSERT_EQ(weft_cancel_token_cancel_count(c.self), 1);
+    /* reset after the callback: the token is reusable, its deadline gone */
+    ASSERT_OK(weft_cancel_token_reset(c.self));
+    ASSERT_FALSE(weft_cancel_disarm(c.self));
+    ASSERT_OK(weft_cancel_after(c.self, 1 * MS));
+    until = now_s() + 10.0;
+    while (!weft_cancel_token_is_cancelled(c.self) && now_s() < until) sleep_us(200);
+    ASSERT_EQ(weft_cancel_token_cancel_count(c.self), 2); /* and the callback did not run again */
+    for (size_t i = 0; i < 5; i++) weft_cancel_token_destroy(*toks[i]);
+}
+
+/* Seed 001: cancel_after(Duration) fires "at deadline": at it or later, never
+ * earlier; cancel_after(0) on the calling thread; children take the reason. */
+static void thread_cb(void *arg, const char *reason) { *(pthread_t *)arg = pthread_self(); }
+
+TEST(deadlines_never_fire_early_zero_fires_here_and_children_get_the_reason) {
+    for (int i = 0; i < 20; i++) {
+        weft_cancel_token *t = weft_cancel_token_create(NULL, NULL);
+        weft_cancel_token *child = weft_cancel_token_create(t, NULL);
+        ASSERT_NOT_NULL(t);
+        ASSERT_NOT_NULL(child);
+        uint64_t timeout = (uint64_t)(i % 5 + 1) * MS;
+        uint64_t t0 = weft_cancel_now_ns();
+        ASSERT_OK(weft_cancel_after(t, timeout));
+        while (!weft_cancel_token_is_cancelled(child)) {
+            if (weft_cancel_now_ns() - t0 > 10 * SEC) TEST_FAIL_("deadline %d never fired", i);
+            if (!weft_cancel_token_is_cancelled(t) && weft_cancel_now_ns() - t0 < timeout) continue;
+            sleep_us(50);
+        }
+        /* fired: no earlier than asked, seen by this thread's clock */
+        ASSERT_GE(weft_cancel_now_ns() - t0, timeout);
+        ASSERT_STREQ(weft_cancel_token_reason(child), "deadline exceeded");
+        weft_cancel_token_destroy(child);
+        weft_cancel_token_destroy(t);
+    }
+    weft_cancel_token *t = weft_cancel_token_create(NULL, NULL);
+    pthread_t where = { 0 };
+    ASSERT_OK(weft_cancel_token_on_cancel(t, thread_cb, &where, NULL));
+    ASSERT_OK(weft_cancel_after(t, 0));
+    ASSERT_TRUE(weft_cancel_token_is_cancelled(t));
+    ASSERT_TRUE(pthread_equal(where, pthread_self()));
+    weft_cancel_token_destroy(t);
+    t = weft_cancel_token_create(NULL, NULL);
+    ASSERT_OK(weft_cancel_at(t, 0));
+    ASSERT_TRUE(weft_cancel_token_is_cancelled(t));
+    weft_cancel_token_destroy(t);
+}
+
+/* with_deadline at the edges: a budget of 0 (spent at once), one that never
+ * runs out, nested scopes, and the result passed through. */
+static int poll_fn(weft_cancel_token *t, void *arg) {
+    int *seen = arg;
+    *seen = weft_cancel_token_is_cancelled(t);
+    return 42;
+}
+
+static int nested_fn(weft_cancel_token *t, void *arg) {
+    int inner = 0, seen = -1;
+    weft_status st = weft_with_deadline(1 * MS, poll_fn, &seen, &inner);
+    /* the inner budget leaves this token alone */
+    return (st == WEFT_OK || st == WEFT_ETIMEDOUT) && inner == 42 && !weft_cancel_token_is_cancelled(t) ? 7 : -1;
+}
+
+TEST(with_deadline_at_zero_forever_and_nested_passes_results_and_statuses) {
+    int seen = -1, r = 0;
+    weft_status st = weft_with_deadline(0, poll_fn, &seen, &r);
+    ASSERT_EQ(r, 42);
+    ASSERT_EQ(seen, 1);
+    ASSERT_STATUS(st, WEFT_ETIMEDOUT);
+    seen = -1;
+    r = 0;
+    ASSERT_OK(weft_with_deadline(UINT64_MAX, poll_fn, &seen, &r));
+    ASSERT_EQ(seen, 0);
+    ASSERT_EQ(r, 42);
+    r = 0;
+    ASSERT_OK(weft_with_deadline(10 * SEC, nested_fn, NULL, &r));
+    ASSERT_EQ(r, 7);
+    ASSERT_STATUS(weft_with_deadline(1, NULL, NULL, NULL), WEFT_EINVAL);
+    /* a scope that can never run out, and one on a token cancelled already */
+    weft_cancel_token *t = weft_cancel_token_create(NULL, NULL);
+    weft_deadline d;
+    ASSERT_OK(weft_deadline_begin(&d, t, UINT64_MAX));
+    ASSERT_OK(weft_deadline_end(&d));
+    ASSERT_FALSE(weft_cancel_token_is_cancelled(t));
+    ASSERT_EQ(weft_cancel_token_cancel_with(t, "user"), WEFT_OK);
+    ASSERT_OK(weft_deadline_begin(&d, t, 10 * SEC));
+    ASSERT_OK(weft_deadline_end(&d));
+    ASSERT_STREQ(weft_cancel_token_reason(t), "user");
+    ASSERT_OK(weft_deadline_begin(&d, t, 1));
+    sleep_us(2000);
+    ASSERT_STATUS(weft_deadline_end(&d), WEFT_ETIMEDOUT);
+    ASSERT_STREQ(weft_cancel_token_reason(t), "user");
+    ASSERT_EQ(weft_cancel_token_cancel_count(t), 1);
+    weft_cancel_token_destroy(t);
+}
+
+/* ---- seed 001's "Real-time dashboard" (weft's live block, read as weft-top
+ *      reads it) while work waits: the held worker running, queued
+ *      submissions in the injector and in flight, deadlines counted -------- */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static uint64_t live_word(const _Atomic uint64_t *w, unsigned k) { return atomic_load_explicit(&w[k], memory_order_relaxed); }
+
+TEST(the_live_block_shows_a_held_worker_its_queued_runs_and_the_armed_deadlines) {
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/weft-h42-XXXXXX");
+    int tfd = mkstemp(path);
+    ASSERT_GE(tfd, 0);
+    close(tfd);
+    weft_executor *ex = held_executor(NULL);
+    ASSERT_OK(weft_stats_start(ex, &(weft_stats_config){ .path = path, .interval_ms = 5 }));
+    int fd = open(path, O_RDONLY);
+    ASSERT_GE(fd, 0);
+    struct stat sb;
+    ASSERT_EQ(fstat(fd, &sb), 0);
+    const _Atomic uint64_t *w = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    ASSERT_TRUE((void *)w != MAP_FAILED);
+    weft_future *f[5];
+    for (int i = 0; i < 5; i++) ASSERT_OK(weft_async(ex, mark_task, (void *)(intptr_t)i, &f[i]));
+    weft_cancel_token *t[3];
+    for (int i = 0; i < 3; i++) {
+        ASSERT_NOT_NULL(t[i] = weft_cancel_token_create(NULL, NULL));
+        ASSERT_OK(weft_cancel_after(t[i], 60 * SEC));
+    }
+    uint64_t u = live_word(w, WEFT_STATS_H_UPDATES) + 2;
+    for (int i = 0; i < 5000 && live_word(w, WEFT_STATS_H_UPDATES) < u; i++) sleep_us(1000);
+    ASSERT_GE(live_word(w, WEFT_STATS_H_UPDATES), u);
+    ASSERT_EQ(live_word(w, WEFT_STATS_H_RUNS_IN_FLIGHT), 6);
+    ASSERT_EQ(live_word(w, WEFT_STATS_H_INJECTOR), 5);
+    ASSERT_EQ(live_word(w, WEFT_STATS_H_TIMERS), 3);
+    ASSERT_EQ(live_word(w, WEFT_STATS_HEADER_WORDS + WEFT_STATS_W_STATE), WEFT_STATS_RUNNING);
+    ASSERT_TRUE(weft_cancel_disarm(t[0]));
+    u = live_word(w, WEFT_STATS_H_UPDATES) + 2;
+    for (int i = 0; i < 5000 && live_word(w, WEFT_STATS_H_UPDATES) < u; i++) sleep_us(1000);
+    ASSERT_EQ(live_word(w, WEFT_STATS_H_TIMERS), 2);
+    atomic_store(&gate_open, 1);
+    for (int i = 0; i < 5; i++) {
+        ASSERT_OK(weft_future_wait(f[i]));
+        weft_future_destroy(f[i]);
+    }
+    ASSERT_OK(weft_executor_wait_all(ex));
+    /* the worker parks once idle: its state says so */
+    weft_metrics m;
+    weft_worker_metrics pw;
+    for (int i = 0; i < 10000; i++) {
+        ASSERT_OK(weft_executor_metrics(ex, &m, &pw, 1));
+        if (pw.parks > 0 && live_word(w, WEFT_STATS_HEADER_WORDS + WEFT_STATS_W_STATE) == WEFT_STATS_PARKED) break;
+        sleep_us(1000);
+    }
+    ASSERT_EQ(live_word(w, WEFT_STATS_HEADER_WORDS + WEFT_STATS_W_STATE), WEFT_STATS_PARKED);
+    ASSERT_EQ(live_word(w, WEFT_STATS_H_RUNS_IN_FLIGHT), 0);
+    ASSERT_EQ(live_word(w, WEFT_STATS_H_INJECTOR), 0);
+    for (int i = 0; i < 3; i++) weft_cancel_token_destroy(t[i]);
+    u = live_word(w, WEFT_STATS_H_UPDATES) + 2;
+    for (int i = 0; i < 5000 && live_word(w, WEFT_STATS_H_UPDATES) < u; i++) sleep_us(1000);
+    ASSERT_EQ(live_word(w, WEFT_STATS_H_TIMERS), 0);
+    ASSERT_OK(weft_stats_stop(ex));
+    ASSERT_TRUE(live_word(w, WEFT_STATS_H_FLAGS) & WEFT_STATS_F_CLOSED);
+    ASSERT_NE(access(path, F_OK), 0);
+    munmap((void *)w, (size_t)sb.st_size);
+    weft_executor_destroy(ex);
+}
+
+/* ---- seed 004's progressive sleep in numbers; seed 002's "Park thread",
+ *      wake one, not all ------------------------------------------------- */
+
+/* Waits until every worker has parked at least `parks` times and no count
+ * moved for 20 ms; fills per[]. */
+static void wait_parked_quiet(weft_executor *ex, unsigned n, uint64_t parks, weft_worker_metrics *per) {
+    weft_metrics m;
+    weft_worker_metrics prev[8];
+    memset(prev, 0xff, sizeof prev);
+    for (int tries = 0; tries < 2000; tries++) {
+        if (weft_executor_metrics(ex, &m, per, n) != WEFT_OK) TEST_FAIL_("metrics");
+        bool ok = true;
+        for (unsigned i = 0; i < n; i++)
+            ok &= per[i].parks >= parks && per[i].parks == prev[i].parks && per[i].steal_fails == prev[i].steal_fails;
+        if (ok) return;
+        memcpy(prev, per, n * sizeof *per);
+        sleep_us(20000);
+    }
+    TEST_FAIL_("the workers never settled parked");
+}
+
+/* An idle worker makes steal_rounds + yield_rounds rounds, each trying every
+ * other worker once, then parks (core.h; seed 004's ROUNDS_UNTIL_SLEEPY is
+ * weft's steal_rounds + yield_rounds, docs/seed-names.md): on an executor
+ * that never had work, every park follows exactly that many failed steals
+ * per other worker (the last look before sleeping is not counted). */
+TEST(an_idle_worker_fails_steal_rounds_plus_yield_rounds_steals_per_victim_before_each_park) {
+    static const struct { unsigned steal, yield, workers; } cfg[] = { { 0, 0, 3 }, { 3, 2, 3 }, { 1, 1, 2 }, { 32, 1, 2 } };
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        weft_status st;
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = cfg[c].workers, .steal_rounds = cfg[c].steal,
+                                                                          .yield_rounds = cfg[c].yield }, &st);
+        ASSERT_NOT_NULL(ex);
+        unsigned rounds = (cfg[c].steal ? cfg[c].steal : 16) + (cfg[c].yield ? cfg[c].yield : 8);
+        weft_worker_metrics per[8];
+        wait_parked_quiet(ex, cfg[c].workers, 1, per);
+        for (unsigned i = 0; i < cfg[c].workers; i++)
+            if (per[i].steal_fails != per[i].parks * rounds * (cfg[c].workers - 1))
+                TEST_FAIL_("config %zu worker %u: %llu failed steals for %llu parks, want %u rounds x %u victims per park", c, i,
+                           (unsigned long long)per[i].steal_fails, (unsigned long long)per[i].parks, rounds, cfg[c].workers - 1);
+        weft_executor_destroy(ex);
+    }
+}
+
+/* One job from outside wakes one sleeper (and the baton it passes on as the
+ * last searcher, docs/design.md), never the whole pool: 40 lone tasks, each
+ * waited for, to four parked workers cost at most two parks each. */
+static int nop(weft_ctx *ctx, void *arg) { return 0; }
+
+TEST(a_lone_task_from_outside_wakes_one_sleeper_and_its_baton_not_the_herd) {
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 4, .steal_rounds = 1, .yield_rounds = 1 }, &st);
+    ASSERT_NOT_NULL(ex);
+    weft_worker_metrics per[4];
+    wait_parked_quiet(ex, 4, 1, per);
+    uint64_t parks0 = 0, parks1 = 0;
+    for (int i = 0; i < 4; i++) parks0 += per[i].parks;
+    enum { N = 40 };
+    for (int k = 0; k < N; k++) {
+        weft_future *f;
+        ASSERT_OK(weft_async(ex, nop, NULL, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        wait_parked_quiet(ex, 4, 1, per);
+    }
+    for (int i = 0; i < 4; i++) parks1 += per[i].parks;
+    if (parks1 - parks0 > 2 * N + 4) TEST_FAIL_("%llu parks for %d lone tasks: more than one sleeper and its baton woke per task",
+                                                (unsigned long long)(parks1 - parks0), N);
+    ASSERT_GE(parks1 - parks0, N);
+    weft_executor_destroy(ex);
+}
+
+/* Seed 004: "Fork overhead ~1 ns (push to deque)": a spawn and its sync
+ * allocate nothing once the worker's frames exist (counted by the test
+ * allocator), however many rounds. */
+#include "counting_alloc.h"
+
+static int leaf(weft_ctx *ctx, void *arg) { return 0; }
+
+static int spawn_rounds(weft_ctx *ctx, void *arg) {
+    long rounds = (long)(intptr_t)arg;
+    for (long r = 0; r < rounds; r++) {
+        for (int i = 0; i < 8; i++) weft_spawn(ctx, leaf, NULL);
+        for (int i = 0; i < 8; i++) weft_sync(ctx);
+    }
+    return 0;
+}
+
+TEST(spawn_and_sync_allocate_nothing_once_the_frames_exist) {
+    weft_set_allocator(&counting);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+    ASSERT_NOT_NULL(ex);
+    ASSERT_OK(weft_run_root(ex, spawn_rounds, (void *)(intptr_t)10)); /* warm: frames, records */
+    fail_allocation(0);
+    long before = atomic_load(&A.calls);
+    int r = -1;
+    ASSERT_OK(weft_run_root_status(ex, spawn_rounds, (void *)(intptr_t)100000, &r));
+    ASSERT_EQ(r, 0);
+    long during = atomic_load(&A.calls) - before;
+    /* the root's own run may take a record or two; 800000 spawns take none */
+    ASSERT_LE(during, 8);
+    weft_executor_destroy(ex);
+    weft_set_allocator(NULL);
+}
+
+/* ---- handles of tasks still waiting for their dependencies (seed 001's
+ *      PriorityHandle on a task that is not yet ready) --------------------- */
+TEST(a_handle_of_a_task_waiting_for_dependencies_reprioritises_and_removes_it) {
+    weft_executor *ex = held_executor(NULL);
+    weft_future *fa = NULL, *fb = NULL, *fc = NULL, *fd = NULL;
+    weft_sched_handle hb, hc;
+    /* A: queued behind the gate; B and C wait for A, with handles; D for C */
+    ASSERT_OK(weft_async(ex, mark_task, (void *)1, &fa));
+    ASSERT_OK(weft_async_with(ex, mark_task, (void *)2, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW, .handle = &hb, .deps = &fa, .ndeps = 1 }, &fb));
+    ASSERT_OK(weft_async_with(ex, mark_task, (void *)3, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW, .handle = &hc, .deps = &fa, .ndeps = 1 }, &fc));
+    ASSERT_OK(weft_async_with(ex, mark_task, (void *)4, &(weft_async_options){ .deps = &fc, .ndeps = 1 }, &fd));
+    weft_priority p;
+    ASSERT_OK(weft_sched_priority(ex, hb, &p));
+    ASSERT_EQ(p, WEFT_PRIORITY_LOW);
+    ASSERT_OK(weft_sched_reprioritize(ex, hb, WEFT_PRIORITY_HIGH));
+    ASSERT_OK(weft_sched_priority(ex, hb, &p));
+    ASSERT_EQ(p, WEFT_PRIORITY_HIGH);
+    /* C is reported once A has finished; D still runs after it */
+    ASSERT_OK(weft_sched_remove(ex, hc));
+    ASSERT_STATUS(weft_sched_remove(ex, hc), WEFT_ENOENT);
+    ASSERT_FALSE(weft_future_ready(fc));
+    atomic_store(&gate_open, 1);
+    ASSERT_OK(weft_future_wait(fd));
+    ASSERT_OK(weft_future_wait(fb));
+    ASSERT_STATUS(weft_future_wait(fc), WEFT_ECANCELED);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&order_n), 3);
+    ASSERT_EQ(order[0], 1);
+    for (int i = 0; i < 3; i++) ASSERT_NE(order[i], 3);
+    ASSERT_STATUS(weft_sched_priority(ex, hb, &p), WEFT_ENOENT);
+    weft_sched_stats s;
+    ASSERT_OK(weft_sched_get_stats(ex, &s));
+    ASSERT_EQ(s.removed, 1);
+    ASSERT_EQ(s.queued, 0);
+    weft_future_destroy(fa);
+    weft_future_destroy(fb);
+    weft_future_destroy(fc);
+    weft_future_destroy(fd);
+    weft_executor_destroy(ex);
+}
+
+/* ---- seed 001's token family: cancel_count and reset with a parent ------- */
+static atomic_int cb_seq;
+static int cb_at[4];
+static void seq_cb(void *arg, const char *reason) { cb_at[(intptr_t)arg] = atomic_fetch_add(&cb_seq, 1) + 1; }
+
+TEST(a_child_reset_under_a_cancelled_parent_is_cancelled_again_and_counts_it) {
+    weft_cancel_token *parent = weft_cancel_token_create(NULL, NULL);
+    weft_cancel_token *child = weft_cancel_token_create(parent, NULL);
+    weft_cancel_token *grandchild = weft_cancel_token_create(child, NULL);
+    ASSERT_NOT_NULL(grandchild);
+    ASSERT_OK(weft_cancel_token_on_cancel(grandchild, seq_cb, (void *)2, NULL));
+    ASSERT_OK(weft_cancel_token_on_cancel(child, seq_cb, (void *)1, NULL));
+    ASSERT_OK(weft_cancel_token_on_cancel(parent, seq_cb, (void *)0, NULL));
+    ASSERT_OK(weft_cancel_token_cancel_with(parent, "stop"));
+    /* the parent's callbacks, then its children's, recursively */
+    ASSERT_EQ(cb_at[0], 1);
+    ASSERT_EQ(cb_at[1], 2);
+    ASSERT_EQ(cb_at[2], 3);
+    ASSERT_STREQ(weft_cancel_token_reason(grandchild), "stop");
+    ASSERT_EQ(weft_cancel_token_cancel_count(child), 1);
+    ASSERT_EQ(weft_cancel_token_cancel_count(grandchild), 1);
+    ASSERT_OK(weft_cancel_token_reset(child));
+    ASSERT_TRUE(weft_cancel_token_is_cancelled(child));
+    ASSERT_STREQ(weft_cancel_token_reason(child), "stop");
+    ASSERT_EQ(weft_cancel_token_cancel_count(child), 2);
+    ASSERT_OK(weft_cancel_token_reset(parent));
+    ASSERT_OK(weft_cancel_token_reset(child));
+    ASSERT_OK(weft_cancel_token_reset(grandchild));
+    ASSERT_FALSE(weft_cancel_token_is_cancelled(grandchild));
+    ASSERT_STREQ(weft_cancel_token_reason(grandchild), "");
+    /* a deadline on the grandparent reaches the grandchild */
+    ASSERT_OK(weft_cancel_after(parent, 1 * MS));
+    double until = now_s() + 10.0;
+    while (!weft_cancel_token_is_cancelled(grandchild) && now_s() < until) sleep_us(200);
+    ASSERT_STREQ(weft_cancel_token_reason(grandchild), "deadline exceeded");
+    ASSERT_EQ(weft_cancel_token_cancel_count(grandchild), 2);
+    ASSERT_EQ(weft_cancel_token_cancel_count(parent), 2);
+    weft_cancel_token_destroy(grandchild);
+    weft_cancel_token_destroy(child);
+    weft_cancel_token_destroy(parent);
+}
