@@ -588,3 +588,90 @@ TEST(a_child_reset_under_a_cancelled_parent_is_cancelled_again_and_counts_it) {
     weft_cancel_token_destroy(child);
     weft_cancel_token_destroy(parent);
 }
+
+/* ---- seed 003's batch stealing: "taking half of its tasks (not just one)";
+ *      core.h: steal_batch n > 1 takes "up to half of the victim's jobs, at
+ *      most n", oldest first ------------------------------------------------ */
+
+static struct {
+    atomic_int arrivals, victim, pushed, first_child_seen, release, children_run, first_child_index;
+    int n;
+    weft_executor *ex;
+    uint64_t taken; /* the thief's steals from the victim's deque */
+} sb;
+
+static uint64_t worker_steals(weft_executor *ex, int w) {
+    weft_metrics m;
+    weft_worker_metrics per[2];
+    if (weft_executor_metrics(ex, &m, per, 2) != WEFT_OK) abort();
+    return per[w].steals;
+}
+
+static int sb_child(weft_ctx *ctx, void *arg) {
+    if (weft_ctx_worker_id(ctx) != atomic_load(&sb.victim) && atomic_exchange(&sb.first_child_seen, 1) == 0) {
+        atomic_store(&sb.first_child_index, (int)(intptr_t)arg);
+        double until = now_s() + 10.0;
+        while (!atomic_load(&sb.release) && now_s() < until) sched_yield();
+    }
+    atomic_fetch_add(&sb.children_run, 1);
+    return 0;
+}
+
+static int sb_role(weft_ctx *ctx, void *arg) {
+    double until = now_s() + 10.0;
+    if (atomic_fetch_add(&sb.arrivals, 1) == 0) { /* the victim */
+        int me = weft_ctx_worker_id(ctx);
+        atomic_store(&sb.victim, me);
+        while (atomic_load(&sb.arrivals) < 2)
+            if (now_s() > until) return 1;
+        uint64_t s0 = worker_steals(sb.ex, 1 - me);
+        for (int i = 0; i < sb.n; i++)
+            if (weft_silent_async(weft_ctx_executor(ctx), sb_child, (void *)(intptr_t)i) != WEFT_OK) return 2;
+        atomic_store(&sb.pushed, 1);
+        while (!atomic_load(&sb.first_child_seen))
+            if (now_s() > until) return 3;
+        sb.taken = worker_steals(sb.ex, 1 - me) - s0;
+        atomic_store(&sb.release, 1);
+        return 0;
+    }
+    while (!atomic_load(&sb.pushed)) /* the thief, busy until the victim's deque is full */
+        if (now_s() > until) return 4;
+    return 0;
+}
+
+static uint64_t batch_steal(unsigned batch, int n) {
+    memset(&sb, 0, sizeof sb);
+    atomic_store(&sb.victim, -1);
+    sb.n = n;
+    weft_status st;
+    sb.ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .steal_batch = batch }, &st);
+    if (!sb.ex) TEST_FAIL_("create: %s", weft_errname(st));
+    weft_future *f[2];
+    for (int i = 0; i < 2; i++)
+        if (weft_async(sb.ex, sb_role, NULL, &f[i]) != WEFT_OK) TEST_FAIL_("async");
+    for (int i = 0; i < 2; i++) {
+        weft_status r = weft_future_wait(f[i]);
+        weft_run_info info;
+        (void)weft_future_info(f[i], &info);
+        if (r != WEFT_OK) TEST_FAIL_("batch %u, %d jobs: role task failed with %d", batch, n, info.task_code);
+        weft_future_destroy(f[i]);
+    }
+    if (weft_executor_wait_all(sb.ex) != WEFT_OK) TEST_FAIL_("wait_all");
+    if (atomic_load(&sb.children_run) != n) TEST_FAIL_("%d of %d children ran", atomic_load(&sb.children_run), n);
+    if (atomic_load(&sb.first_child_index) != 0)
+        TEST_FAIL_("the thief's first job was child %d, not the oldest", atomic_load(&sb.first_child_index));
+    weft_executor_destroy(sb.ex);
+    return sb.taken;
+}
+
+TEST(a_batch_steal_takes_at_most_half_of_the_victims_jobs_and_at_most_the_batch) {
+    static const struct { unsigned batch; int n; uint64_t want; } c[] = {
+        { 256, 2, 1 }, { 256, 3, 2 }, { 256, 4, 2 }, { 256, 100, 50 }, { 256, 101, 51 }, { 4, 100, 4 }, { 1, 100, 1 }, { 2, 2, 1 },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        uint64_t got = batch_steal(c[i].batch, c[i].n);
+        if (got != c[i].want)
+            TEST_FAIL_("steal_batch %u from a deque of %d jobs took %llu, want %llu (half, rounded up, at most the batch)",
+                       c[i].batch, c[i].n, (unsigned long long)got, (unsigned long long)c[i].want);
+    }
+}

@@ -187,8 +187,15 @@ static inline weft__steal_result weft__deque_steal(weft__deque *q, weft__job **o
  * what it has.  What it saves over k single steals is the victim search and
  * the cold misses on a new victim's lines; the fences stay (crossbeam's
  * steal_batch for a LIFO worker claims one job at a time for this reason). */
-static inline weft__steal_result weft__deque_steal_batch(weft__deque *q, weft__job **out, unsigned max,
-                                                         unsigned *n) {
+/* The same for a thief that has just taken `taken` jobs of this deque by
+ * single steals (worker.c's steal_more, after weft__deque_steal): the half is
+ * of all the jobs the deque held, those included, so the batch takes
+ * ceil((held + taken) / 2) - taken more.  Counting only what was left made a
+ * thief take a victim's two jobs out of two (and 51 of 100): a steal_batch
+ * thief left the victim nothing to pop, so it went stealing back
+ * (tests/seeds_hunt42.c). */
+static inline weft__steal_result weft__deque_steal_batch_after(weft__deque *q, weft__job **out, unsigned max,
+                                                               unsigned taken, unsigned *n) {
     *n = 0;
     if (max == 0) return WEFT__STEAL_EMPTY;
     int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
@@ -198,8 +205,9 @@ static inline weft__steal_result weft__deque_steal_batch(weft__deque *q, weft__j
         int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire);
         if (t >= b) break;
         if (*n == 0) {
-            want = (b - t + 1) / 2;
+            want = (b - t + (int64_t)taken + 1) / 2 - (int64_t)taken;
             if (want > (int64_t)max) want = max;
+            if (want <= 0) break;
         }
         weft__ring *a = atomic_load_explicit(&q->ring, memory_order_acquire);
         weft__job *x = atomic_load_explicit(&a->slot[t & a->mask], memory_order_relaxed);
@@ -211,6 +219,11 @@ static inline weft__steal_result weft__deque_steal_batch(weft__deque *q, weft__j
         t = t + 1;
     }
     return *n ? WEFT__STEAL_OK : WEFT__STEAL_EMPTY;
+}
+
+static inline weft__steal_result weft__deque_steal_batch(weft__deque *q, weft__job **out, unsigned max,
+                                                         unsigned *n) {
+    return weft__deque_steal_batch_after(q, out, max, 0, n);
 }
 
 /* Any thread, on a deque whose owner pushes and never pops (a submitter slot,

@@ -163,13 +163,15 @@ static inline __attribute__((always_inline)) weft__job *find_local(weft__worker 
     return j;
 }
 
-/* Batch stealing (weft_executor_config.steal_batch): after a steal from v, up
- * to half of what v still holds, queued here oldest first, so this worker's
- * pops take the newest and its thieves the oldest (core/deque.h). */
+/* Batch stealing (weft_executor_config.steal_batch): after a steal of one job
+ * from v, more, so that this steal takes half of what v held (rounded up, the
+ * one job included: core.h), queued here oldest first, so this worker's pops
+ * take the newest and its thieves the oldest (core/deque.h). */
 __attribute__((noinline)) static void steal_more(weft__worker *w, unsigned v) {
     weft__job *got[256];
     unsigned n;
-    if (weft__deque_steal_batch(&w->ex->workers[v].deque, got, w->ex->steal_batch - 1, &n) != WEFT__STEAL_OK) return;
+    if (weft__deque_steal_batch_after(&w->ex->workers[v].deque, got, w->ex->steal_batch - 1, 1, &n) != WEFT__STEAL_OK)
+        return;
     for (unsigned i = 0; i < n; i++) {
         weft__hook_steal(w, true, (int)v); /* observe/: one per job, as single steals count */
         weft__push_local(w, got[i]);
