@@ -675,3 +675,198 @@ TEST(a_batch_steal_takes_at_most_half_of_the_victims_jobs_and_at_most_the_batch)
                        c[i].batch, c[i].n, (unsigned long long)got, (unsigned long long)c[i].want);
     }
 }
+
+/* ---- seed 002's local_queue_capacity ("Bounded Queues", seed 000): a
+ *      bounded deque overflows to the shared queue, as the live block shows -- */
+static struct {
+    const _Atomic uint64_t *w;
+    int n;
+    uint64_t deque, injector;
+} lq;
+
+static int lq_parent(weft_ctx *ctx, void *arg) {
+    for (int i = 0; i < lq.n; i++)
+        if (weft_silent_async(weft_ctx_executor(ctx), nop, NULL) != WEFT_OK) return 1;
+    uint64_t u = live_word(lq.w, WEFT_STATS_H_UPDATES) + 2;
+    for (int i = 0; i < 5000 && live_word(lq.w, WEFT_STATS_H_UPDATES) < u; i++) sleep_us(1000);
+    lq.deque = live_word(lq.w, WEFT_STATS_HEADER_WORDS + WEFT_STATS_W_DEQUE);
+    lq.injector = live_word(lq.w, WEFT_STATS_H_INJECTOR);
+    return 0;
+}
+
+/* One worker: a task queues 300 jobs on its deque, bounded at 1, 16, 17, 100
+ * (rounded up to a power of two, at least 16): the deque holds that many,
+ * the rest wait in the shared queue (the live block's injector count). */
+TEST(a_bounded_deque_holds_its_rounded_capacity_and_the_rest_waits_in_the_shared_queue) {
+    static const struct { size_t cap; uint64_t held; } c[] = { { 1, 16 }, { 16, 16 }, { 17, 32 }, { 100, 128 }, { 0, 300 } };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        char path[64];
+        snprintf(path, sizeof path, "/tmp/weft-h42-XXXXXX");
+        int tfd = mkstemp(path);
+        ASSERT_GE(tfd, 0);
+        close(tfd);
+        weft_status st;
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .local_queue_capacity = c[k].cap }, &st);
+        ASSERT_NOT_NULL(ex);
+        ASSERT_OK(weft_stats_start(ex, &(weft_stats_config){ .path = path, .interval_ms = 5 }));
+        int fd = open(path, O_RDONLY);
+        ASSERT_GE(fd, 0);
+        struct stat sb2;
+        ASSERT_EQ(fstat(fd, &sb2), 0);
+        lq.w = mmap(NULL, (size_t)sb2.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        ASSERT_TRUE((void *)lq.w != MAP_FAILED);
+        lq.n = 300;
+        ASSERT_OK(weft_run_root(ex, lq_parent, NULL));
+        if (lq.deque != c[k].held || lq.injector != 300 - c[k].held)
+            TEST_FAIL_("capacity %zu: %llu jobs in the deque and %llu in the shared queue, want %llu and %llu", c[k].cap,
+                       (unsigned long long)lq.deque, (unsigned long long)lq.injector, (unsigned long long)c[k].held,
+                       (unsigned long long)(300 - c[k].held));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_OK(weft_stats_stop(ex));
+        munmap((void *)lq.w, (size_t)sb2.st_size);
+        weft_executor_destroy(ex);
+    }
+}
+
+/* ---- seed 001's FifoScheduler with graphs: WEFT_SCHED_FIFO is "one shared
+ *      queue, submission order" (sched.h) -------------------------------- */
+
+/* One worker, FIFO: a graph's sources run in the order they were emplaced
+ * (fewer than 16, pushed one by one; and more, run as a range), and a task's
+ * successors in the order of its edges, on the executor's first run as on
+ * later ones; the same with a prioritised source among them for the plain
+ * ones. */
+static void expect_order(const char *what, int run, const int *want, int n) {
+    if (atomic_load(&order_n) != n) TEST_FAIL_("%s, run %d: %d tasks ran, want %d", what, run, atomic_load(&order_n), n);
+    for (int i = 0; i < n; i++)
+        if (order[i] != want[i]) {
+            char got[256] = "";
+            for (int k = 0; k < n; k++) snprintf(got + strlen(got), sizeof got - strlen(got), " %d", order[k]);
+            TEST_FAIL_("%s, run %d: ran%s", what, run, got);
+        }
+}
+
+TEST(a_fifo_executor_runs_graph_sources_and_successors_in_submission_order_from_its_first_run) {
+    static const int seq[20] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 };
+    static const int fan[7] = { 99, 0, 1, 2, 3, 4, 5 };
+    static const int crit_first[7] = { 99, 0, 1, 2, 3, 4, 5 };
+    weft_sched_config sc = { .kind = WEFT_SCHED_FIFO };
+    weft_status st;
+    for (int shape = 0; shape < 4; shape++) {
+        /* a fresh executor for each shape: its first run is the one that went wrong */
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .sched = &sc }, &st);
+        ASSERT_NOT_NULL(ex);
+        weft_taskflow *tf = weft_taskflow_create("fifo", &st);
+        ASSERT_NOT_NULL(tf);
+        const int *want = seq;
+        int n = 6;
+        if (shape == 0 || shape == 1) { /* 6 sources; 20 sources */
+            n = shape == 0 ? 6 : 20;
+            for (int i = 0; i < n; i++) ASSERT_FALSE(weft_task_is_null(weft_emplace(tf, mark_task, (void *)(intptr_t)i)));
+        } else { /* a fan-out of 6; the same after a CRITICAL source */
+            weft_task s = weft_emplace(tf, mark_task, (void *)99);
+            if (shape == 3) ASSERT_OK(weft_task_set_priority(s, WEFT_PRIORITY_CRITICAL));
+            for (int i = 0; i < 6; i++) ASSERT_OK(weft_precede(s, weft_emplace(tf, mark_task, (void *)(intptr_t)i)));
+            want = shape == 2 ? fan : crit_first;
+            n = 7;
+        }
+        static const char *const what[4] = { "6 sources", "20 sources", "a fan-out of 6", "a CRITICAL task's fan-out" };
+        for (int run = 0; run < 3; run++) {
+            atomic_store(&order_n, 0);
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            expect_order(what[shape], run, want, n);
+        }
+        weft_taskflow_destroy(tf);
+        weft_executor_destroy(ex);
+    }
+}
+
+/* ---- seed 001's DebugLogger / LogEntry: a message logged by a task carries
+ *      where it was logged ---------------------------------------------------- */
+static struct {
+    int n;
+    weft_log_level level;
+    const weft_executor *executor;
+    unsigned executor_number;
+    int worker;
+    char task[80];
+    uint64_t run;
+    char message[256];
+} le;
+
+static void entry_cb(void *user, const weft_log_entry *e) {
+    le.n++;
+    le.level = e->level;
+    le.executor = e->executor;
+    le.executor_number = e->executor_number;
+    le.worker = e->worker;
+    snprintf(le.task, sizeof le.task, "%s", e->task ? e->task : "(null)");
+    le.run = e->run;
+    snprintf(le.message, sizeof le.message, "%s", e->message);
+}
+
+static atomic_int logger_worker;
+static int logging_task(weft_ctx *ctx, void *arg) {
+    atomic_store(&logger_worker, weft_ctx_worker_id(ctx));
+    weft_executor_destroy(weft_ctx_executor(ctx)); /* refused from a worker: a warning */
+    return 0;
+}
+
+/* A warning logged by a graph task (metrics on) names the executor, its
+ * number, the worker, the task and the run; by an async task or a fork-join
+ * root, the executor and the worker (no taskflow task, run 0); from a thread
+ * that is not a worker, nothing of that (observe.h, weft_log_entry). */
+TEST(a_log_entry_from_a_task_names_its_executor_worker_task_and_run) {
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .metrics = true }, &st);
+    ASSERT_NOT_NULL(ex);
+    weft_log_set_entry_callback(entry_cb, NULL);
+    weft_taskflow *tf = weft_taskflow_create("logflow", &st);
+    weft_task t = weft_emplace(tf, logging_task, NULL);
+    ASSERT_OK(weft_task_set_name(t, "loader"));
+    weft_future *f;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_EQ(le.n, 1);
+    ASSERT_EQ(le.level, WEFT_LOG_WARN);
+    ASSERT_TRUE(le.executor == ex);
+    ASSERT_GE(le.executor_number, 1);
+    ASSERT_EQ(le.worker, atomic_load(&logger_worker));
+    ASSERT_STREQ(le.task, "loader");
+    ASSERT_EQ(le.run, weft_future_id(f));
+    ASSERT_TRUE(strstr(le.message, "weft_executor_destroy") != NULL);
+    unsigned number = le.executor_number;
+    weft_future_destroy(f);
+    le.n = 0;
+    ASSERT_OK(weft_async(ex, logging_task, NULL, &f));
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_EQ(le.n, 1);
+    ASSERT_TRUE(le.executor == ex);
+    ASSERT_EQ(le.executor_number, number);
+    ASSERT_EQ(le.worker, atomic_load(&logger_worker));
+    ASSERT_STREQ(le.task, "(null)");
+    ASSERT_EQ(le.run, 0);
+    weft_future_destroy(f);
+    le.n = 0;
+    ASSERT_OK(weft_run_root(ex, logging_task, NULL));
+    ASSERT_EQ(le.n, 1);
+    ASSERT_TRUE(le.executor == ex);
+    ASSERT_EQ(le.worker, atomic_load(&logger_worker));
+    le.n = 0;
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    /* from main: a bad environment value warned about at create */
+    ASSERT_EQ(setenv("WEFT_YIELD_ROUNDS", "lots", 1), 0);
+    ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+    ASSERT_NOT_NULL(ex);
+    ASSERT_EQ(le.n, 1);
+    ASSERT_TRUE(le.executor == NULL);
+    ASSERT_EQ(le.worker, -1);
+    ASSERT_STREQ(le.task, "(null)");
+    ASSERT_EQ(le.run, 0);
+    weft_log_set_entry_callback(NULL, NULL);
+    weft_executor_destroy(ex);
+    unsetenv("WEFT_YIELD_ROUNDS");
+}

@@ -51,6 +51,12 @@ void weft__deque_destroy(weft__deque *q);
  * (WEFT_ENOMEM, as if memory had run out) and thieves find it empty: for a
  * worker whose jobs a source takes (core/layer.h).  0 or WEFT_ENOMEM. */
 int weft__deque_seal(weft__deque *q);
+/* Owner only: true once the deque is sealed (weft__deque_seal): its pushes
+ * go to the source, which keeps them in the order pushed (a FIFO policy runs
+ * them in that order, not LIFO as the deque would). */
+static inline bool weft__deque_sealed(const weft__deque *q) {
+    return atomic_load_explicit(&q->ring, memory_order_relaxed)->mask < 0;
+}
 /* Before the owner starts: the deque never grows past `limit` jobs (rounded up
  * to a power of two, at least 16; 0: no limit): a push to a full deque fails
  * as one out of memory does, and the caller queues the job elsewhere. */

@@ -428,6 +428,13 @@ void *weft__worker_main(void *arg) {
     if (w->cpu >= 0) (void)weft__deque_rehome(&w->deque);
     weft__layers_thread_start(w);
 
+    /* Its first look at the shared queues is due WEFT__FAIR_INTERVAL jobs
+     * from now, as after any search (which looks there itself).  From 0 it
+     * was due at once, so the first chain on a fresh executor took a job of
+     * a policy before the successor handed to it: a fan-out's first run
+     * under WEFT_SCHED_FIFO went 1, 2, ..., 0, its later runs 0, 1, 2, ...
+     * (tests/seeds_hunt42.c). */
+    w->fair_next = (uint32_t)w->stats.jobs + WEFT__FAIR_INTERVAL;
     /* Every worker starts counted as searching (weft__sleep_init). */
     for (;;) {
         weft__job *j = search(w);

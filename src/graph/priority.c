@@ -320,8 +320,11 @@ weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r) {
     /* The others first, the last source at the bottom: they pop in order, and
      * the tickets of HIGH and CRITICAL sources land above them. */
     size_t ns = weft__nsources(tf);
-    for (size_t i = ns; i-- > 0;) {
-        weft__node *n = weft__source_at(tf, i);
+    /* A sealed deque hands them to the policy as pushed: first to last there
+     * (sources.c, weft__sources_start). */
+    bool sealed = weft__deque_sealed(&w->deque);
+    for (size_t k = 0; k < ns; k++) {
+        weft__node *n = weft__source_at(tf, sealed ? k : ns - 1 - k);
         if (weft__prio_index(n->job.run) < 0) weft__push_local(w, &n->job);
     }
     weft__node *batch[ROUTE_MAX];

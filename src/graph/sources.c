@@ -235,7 +235,15 @@ weft__job *weft__sources_start(weft__worker *w, weft__run *r) {
     if (__builtin_expect(tf->nprio != 0 || r->prio != 0, 0)) return weft__prio_sources_start(w, r);
     size_t ns = weft__nsources(tf);
     if (ns < RANGE_MIN) { /* (a taskflow holds fewer than 2^32 tasks) */
-        for (size_t i = ns; i-- > 1;) weft__push_local(w, &weft__source_at(tf, i)->job);
+        /* Pushed last to first, so that the deque's LIFO pops take them first
+         * to last.  A sealed deque (a policy takes every job: WEFT_SCHED_FIFO,
+         * ROUND_ROBIN, a user's) hands them to the policy as pushed, and FIFO
+         * ran sources 0, 5, 4, 3, 2, 1 where sched.h promises submission
+         * order (tests/seeds_hunt42.c): there, first to last. */
+        if (weft__deque_sealed(&w->deque))
+            for (size_t i = 1; i < ns; i++) weft__push_local(w, &weft__source_at(tf, i)->job);
+        else
+            for (size_t i = ns; i-- > 1;) weft__push_local(w, &weft__source_at(tf, i)->job);
         return &weft__source_at(tf, 0)->job;
     }
     r->range = (weft__range){ { range_run, NULL }, r, 0, (uint32_t)ns };
