@@ -870,3 +870,58 @@ TEST(a_log_entry_from_a_task_names_its_executor_worker_task_and_run) {
     weft_executor_destroy(ex);
     unsetenv("WEFT_YIELD_ROUNDS");
 }
+
+/* ---- seed 002's parking protocol under a user policy that refuses: lone
+ *      tasks from outside, each submitted while the workers park -------------- */
+static struct {
+    pthread_mutex_t m;
+    weft_sched_item *items[1024];
+    size_t head, tail;
+    unsigned pushes;
+} rp = { .m = PTHREAD_MUTEX_INITIALIZER };
+
+/* Keeps one push in three, refuses the others (the job then runs outside the
+ * policy's order: sched.h). */
+static int rp_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    pthread_mutex_lock(&rp.m);
+    int refuse = rp.pushes++ % 3 != 0 || rp.tail - rp.head == 1024;
+    if (!refuse) rp.items[rp.tail++ % 1024] = it;
+    pthread_mutex_unlock(&rp.m);
+    return refuse;
+}
+static weft_sched_item *rp_pop(void *st, int worker) {
+    pthread_mutex_lock(&rp.m);
+    weft_sched_item *it = rp.head != rp.tail ? rp.items[rp.head++ % 1024] : NULL;
+    pthread_mutex_unlock(&rp.m);
+    return it;
+}
+
+TEST(lone_tasks_from_outside_are_never_slept_through_by_workers_of_a_refusing_policy) {
+    weft_sched_policy pol = { .push = rp_push, .pop = rp_pop };
+    weft_sched_config sc = { .kind = WEFT_SCHED_CUSTOM, .policy = &pol };
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .steal_rounds = 1, .yield_rounds = 1,
+                                                                      .sched = &sc }, &st);
+    ASSERT_NOT_NULL(ex);
+    uint64_t seed = test_seed();
+    enum { N = 600 };
+    for (int i = 0; i < N; i++) {
+        weft_future *f;
+        weft_status s2;
+        switch (i % 3) {
+        case 0: s2 = weft_async(ex, nop, NULL, &f); break;
+        case 1: s2 = weft_async_with(ex, nop, NULL, &(weft_async_options){ .priority = WEFT_PRIORITY_HIGH }, &f); break;
+        default: s2 = weft_async_with(ex, nop, NULL, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW }, &f); break;
+        }
+        ASSERT_OK(s2);
+        if (weft_future_wait_for(f, 10 * SEC) != WEFT_OK) TEST_FAIL_("task %d was slept through for 10 s", i);
+        weft_future_destroy(f);
+        /* a gap of 0 to ~200 us: some submissions meet a search, some a park */
+        unsigned gap = (unsigned)(test_rand(&seed) % 200);
+        if (gap > 20) sleep_us(gap);
+    }
+    weft_sched_stats ss;
+    ASSERT_OK(weft_sched_get_stats(ex, &ss));
+    ASSERT_EQ(ss.policy_errors, 0);
+    weft_executor_destroy(ex);
+}
