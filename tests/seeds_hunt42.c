@@ -925,3 +925,130 @@ TEST(lone_tasks_from_outside_are_never_slept_through_by_workers_of_a_refusing_po
     ASSERT_EQ(ss.policy_errors, 0);
     weft_executor_destroy(ex);
 }
+
+/* ---- seed 001: "FIFO ordering preserved within equal-priority tasks
+ *      (sequence numbers)", with the submissions spread over threads -------- */
+static pthread_mutex_t fifo_mu = PTHREAD_MUTEX_INITIALIZER;
+static int fifo_next;
+static weft_executor *fifo_ex;
+static atomic_int fifo_run_n;
+static int fifo_run[256];
+
+static int fifo_mark(weft_ctx *ctx, void *arg) {
+    int i = atomic_fetch_add(&fifo_run_n, 1);
+    if (i < 256) fifo_run[i] = (int)(intptr_t)arg;
+    return 0;
+}
+
+static void *fifo_submitter(void *arg) {
+    weft_priority p = (weft_priority)(intptr_t)arg;
+    for (int k = 0; k < 16; k++) {
+        pthread_mutex_lock(&fifo_mu);
+        int id = fifo_next++;
+        weft_sched_handle h;
+        weft_status st = weft_async_with(fifo_ex, fifo_mark, (void *)(intptr_t)id,
+                                         &(weft_async_options){ .priority = p, .handle = (k & 1) ? &h : NULL }, NULL);
+        pthread_mutex_unlock(&fifo_mu);
+        if (st != WEFT_OK) return (void *)1;
+        sched_yield();
+    }
+    return NULL;
+}
+
+TEST(equal_priority_tasks_from_several_threads_run_in_the_order_they_were_queued) {
+    static const weft_priority levels[3] = { WEFT_PRIORITY_HIGH, WEFT_PRIORITY_LOW, WEFT_PRIORITY_CRITICAL };
+    for (int lv = 0; lv < 3; lv++) {
+        weft_sched_config sc = { .no_escalation = true };
+        fifo_ex = held_executor(&sc);
+        fifo_next = 0;
+        atomic_store(&fifo_run_n, 0);
+        pthread_t th[4];
+        for (int i = 0; i < 4; i++) ASSERT_EQ(pthread_create(&th[i], NULL, fifo_submitter, (void *)(intptr_t)levels[lv]), 0);
+        for (int i = 0; i < 4; i++) {
+            void *r;
+            ASSERT_EQ(pthread_join(th[i], &r), 0);
+            ASSERT_NULL(r);
+        }
+        atomic_store(&gate_open, 1);
+        ASSERT_OK(weft_executor_wait_all(fifo_ex));
+        ASSERT_EQ(atomic_load(&fifo_run_n), 64);
+        for (int i = 0; i < 64; i++)
+            if (fifo_run[i] != i) TEST_FAIL_("%s: position %d ran task %d", weft_priority_name(levels[lv]), i, fifo_run[i]);
+        weft_executor_destroy(fifo_ex);
+    }
+}
+
+/* ---- seed 001's GPU tasks among prioritised CPU tasks (guide-scheduling.md,
+ *      Limits: a GPU task given a priority is queued at its level) ---------- */
+static int add_one_host(const weft_gpu_range *r, void *const *a) {
+    int *x = a[0];
+    for (size_t i = 0; i < r->global[0]; i++) x[i] += 1;
+    return 0;
+}
+
+typedef struct gpu_mark {
+    int id;
+    weft_gpu_buffer *buf;
+    weft_gpu_kernel *k;
+} gpu_mark;
+
+static int gpu_mark_fn(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    gpu_mark *g = arg;
+    (void)mark_task(ctx, (void *)(intptr_t)g->id);
+    weft_gpu_arg a = WEFT_GPU_ARG_BUFFER(g->buf);
+    return weft_gpu_launch(s, g->k, &(weft_gpu_range){ .global = { 16 } }, &a, 1) == WEFT_OK ? 0 : 1;
+}
+
+TEST(a_prioritised_gpu_task_starts_in_its_levels_turn_among_cpu_tasks_and_its_successors_run_after_its_work) {
+    weft_status st;
+    weft_gpu_device *dev = weft_gpu_open(&(weft_gpu_config){ .kind = WEFT_GPU_EMULATOR }, &st);
+    ASSERT_NOT_NULL(dev);
+    weft_gpu_buffer *buf = weft_gpu_buffer_create(dev, sizeof(int), 16, 0, &st);
+    ASSERT_NOT_NULL(buf);
+    int zero[16] = { 0 };
+    ASSERT_OK(weft_gpu_copy_to_device(buf, 0, zero, 16));
+    weft_gpu_kernel *k = weft_gpu_kernel_create(dev, &(weft_gpu_kernel_source){ .name = "add_one", .host = add_one_host }, &st);
+    ASSERT_NOT_NULL(k);
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+    ASSERT_NOT_NULL(ex);
+    static const weft_priority pr[4] = { WEFT_PRIORITY_LOW, WEFT_PRIORITY_NORMAL, WEFT_PRIORITY_CRITICAL, WEFT_PRIORITY_HIGH };
+    for (int gpu_at = 0; gpu_at < 4; gpu_at++) {
+        weft_taskflow *tf = weft_taskflow_create("gpu", &st);
+        ASSERT_NOT_NULL(tf);
+        gpu_mark g = { gpu_at, buf, k };
+        weft_task gt = { 0 };
+        for (int i = 0; i < 4; i++) {
+            weft_task t = i == gpu_at ? weft_emplace_gpu(tf, dev, gpu_mark_fn, &g) : weft_emplace(tf, mark_task, (void *)(intptr_t)i);
+            ASSERT_FALSE(weft_task_is_null(t));
+            if (pr[i] != WEFT_PRIORITY_NORMAL) ASSERT_OK(weft_task_set_priority(t, pr[i]));
+            if (i == gpu_at) gt = t;
+        }
+        /* a successor of the GPU task sees its work done */
+        weft_task after = weft_emplace(tf, mark_task, (void *)10);
+        ASSERT_OK(weft_precede(gt, after));
+        atomic_store(&order_n, 0);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        static const int want[4] = { 2, 3, 1, 0 };
+        ASSERT_EQ(atomic_load(&order_n), 5);
+        int pos = 0;
+        for (int i = 0; i < 5; i++) {
+            if (order[i] == 10) continue;
+            if (order[i] != want[pos]) TEST_FAIL_("GPU task at %d: start %d was task %d, want %d", gpu_at, pos, order[i], want[pos]);
+            pos++;
+        }
+        int after_at = -1, gpu_pos = -1;
+        for (int i = 0; i < 5; i++) {
+            if (order[i] == 10) after_at = i;
+            if (order[i] == gpu_at) gpu_pos = i;
+        }
+        ASSERT_GT(after_at, gpu_pos);
+        weft_taskflow_destroy(tf);
+    }
+    int host[16];
+    ASSERT_OK(weft_gpu_copy_to_host(buf, 0, host, 16));
+    for (int i = 0; i < 16; i++) ASSERT_EQ(host[i], 4);
+    weft_executor_destroy(ex);
+    weft_gpu_kernel_destroy(k);
+    weft_gpu_buffer_destroy(buf);
+    weft_gpu_close(dev);
+}
