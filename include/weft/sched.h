@@ -197,7 +197,14 @@ typedef struct weft_sched_entry {
                                * {0, 0} for a task queued without one (graph tasks,
                                * default-priority jobs under WEFT_SCHED_PRIORITY) */
     weft_priority priority;   /* its priority now (escalation included) */
-    uint64_t seq;       /* submission order */
+    /* Submission order, for a task with a slot (a handle, or an async task
+     * with a priority).  A graph task waiting in a worker's lanes (handle
+     * {0, 0}) shows the number the next slot would have taken when it was
+     * queued: the tasks queued together share it (0 before any slot was
+     * taken), and a lane task runs before a slot task of its level whose
+     * seq is at least its own (a snapshot lists entries of equal priority
+     * and seq in no set order among themselves). */
+    uint64_t seq;
     uint64_t waited_ns; /* since it was queued */
 } weft_sched_entry;
 
