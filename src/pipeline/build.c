@@ -88,10 +88,13 @@ static void init_slots(weft_pipeline *p) {
 }
 
 /* Allocates a pipeline of n internal stages (filled in by the caller) whose lines
- * carry buffers of buf_size bytes (0: none). */
-static weft_pipeline *alloc_pipeline(size_t lines, size_t n, size_t buf_size, weft_status *err) {
+ * carry buffers of buf_size bytes (0: none).  `call` names the creating call
+ * in the message of a failure: "out of memory" alone did not say which call
+ * failed (docs/errors.md, R3: at least "<function>: " and the sentence). */
+static weft_pipeline *alloc_pipeline(const char *call, size_t lines, size_t n, size_t buf_size,
+                                     weft_status *err) {
     weft_pipeline *p = weft__calloc_aligned(sizeof *p, WEFT__CACHE_LINE);
-    if (!p) return fail(err, WEFT_ENOMEM, "out of memory");
+    if (!p) return fail(err, WEFT_ENOMEM, "%s: out of memory", call);
     p->nlines = lines;
     p->nstages = n;
     /* Round up so that every buffer stays aligned for any type. */
@@ -104,7 +107,7 @@ static weft_pipeline *alloc_pipeline(size_t lines, size_t n, size_t buf_size, we
     if (p->buf_size) p->bufs = weft__calloc_aligned(2 * lines * p->buf_size, WEFT__CACHE_LINE);
     if (!p->stages || !p->slots || !p->lines || (p->buf_size && !p->bufs)) {
         free_parts(p);
-        return fail(err, WEFT_ENOMEM, "out of memory");
+        return fail(err, WEFT_ENOMEM, "%s: out of memory", call);
     }
     atomic_init(&p->running, 0);
     atomic_init(&p->failed, 0);
@@ -126,7 +129,7 @@ weft_pipeline *weft_pipeline_create(size_t lines, const weft_stage *stages, size
     if (!check_shape(lines, stages, nstages, err)) return NULL;
     for (size_t i = 0; i < nstages; i++)
         if (!check_stage(i, (int)stages[i].kind, stages[i].fn != NULL, stages[i].name, true, err)) return NULL;
-    weft_pipeline *p = alloc_pipeline(lines, nstages, 0, err);
+    weft_pipeline *p = alloc_pipeline("weft_pipeline_create", lines, nstages, 0, err);
     if (!p) return NULL;
     for (size_t i = 0; i < nstages; i++)
         p->stages[i] = (weft__stage){.parallel = stages[i].kind == WEFT_STAGE_PARALLEL,
@@ -175,7 +178,7 @@ weft_pipeline *weft_data_pipeline_create(size_t lines, const weft_data_stage *st
                                          weft_status *err) {
     size_t max_size;
     if (!check_shape(lines, stages, nstages, err) || !check_data_stages(stages, nstages, &max_size, err)) return NULL;
-    weft_pipeline *p = alloc_pipeline(lines, nstages, max_size, err);
+    weft_pipeline *p = alloc_pipeline("weft_data_pipeline_create", lines, nstages, max_size, err);
     if (!p) return NULL;
     for (size_t i = 0; i < nstages; i++)
         p->stages[i] = (weft__stage){.parallel = stages[i].kind == WEFT_STAGE_PARALLEL,
@@ -212,7 +215,7 @@ weft_pipeline *weft_simple_pipeline_create(size_t lines, void *items, size_t cou
     for (size_t i = 0; i < nstages; i++)
         if (!check_stage(i, (int)stages[i].kind, stages[i].fn != NULL, stages[i].name, false, err)) return NULL;
     /* Internal stage 0 hands out the items; the user's stages follow it. */
-    weft_pipeline *p = alloc_pipeline(lines, nstages + 1, 0, err);
+    weft_pipeline *p = alloc_pipeline("weft_simple_pipeline_create", lines, nstages + 1, 0, err);
     if (!p) return NULL;
     p->stages[0] = (weft__stage){.parallel = 0, .call = WEFT__CALL_GEN};
     for (size_t i = 0; i < nstages; i++)
