@@ -259,7 +259,9 @@ WEFT_API weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out
  * workers, each worker's utilisation, the slowest tasks (each marked measured
  * or estimated), the duration histogram and the flame graph (empty if the
  * profiler never ran).  Same rules as
- * weft_profiler_write_json, plus WEFT_ENOMEM (its working memory). */
+ * weft_profiler_write_json, plus WEFT_ENOMEM (its working memory: nothing
+ * written; or only the flame graph's: the report is written whole without
+ * it, a note in its place, and the call still returns WEFT_ENOMEM). */
 WEFT_API weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out);
 /* Writes to `path` by its ending: ".html" or ".htm" the HTML report,
  * ".folded" folded stacks and ".svg" a flame graph (weft_profiler_write_folded

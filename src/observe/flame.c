@@ -116,6 +116,7 @@ typedef struct idents {
     size_t cap, n;
     unsigned next[2];
     const weft_folded_options *opt;
+    bool oom; /* a number could not be given: the stacks would say "taskflow 0" */
 } idents;
 
 static size_t ident_slot(const idents *t, const void *key) {
@@ -137,7 +138,7 @@ static bool idents_grow(idents *t) {
 
 /* The number of `key` in its class, assigned on first sight; 0 when out of memory. */
 static unsigned ident_number(idents *t, const void *key, uint8_t cls) {
-    if ((t->n + 1) * 2 > t->cap && !idents_grow(t)) return 0;
+    if ((t->n + 1) * 2 > t->cap && !idents_grow(t)) return t->oom = true, 0;
     size_t i = ident_slot(t, key);
     if (!t->v[i].key) t->v[i] = (ident){ key, ++t->next[cls], cls }, t->n++;
     return t->v[i].number;
@@ -328,7 +329,9 @@ static weft_status build_lines(const weft_executor *ex, const weft_folded_option
             sb_frame(&b, wbuf);
         }
         stack_of(&b, o, &t, &a, i);
-        if (b.oom || !flines_add(m, b.p, b.len, a.v[i].self)) st = WEFT_ENOMEM;
+        /* t.oom: a frame got the number 0, no taskflow's: out of memory, not
+         * a wrong stack written with WEFT_OK. */
+        if (b.oom || t.oom || !flines_add(m, b.p, b.len, a.v[i].self)) st = WEFT_ENOMEM;
     }
     weft__free(b.p, b.cap);
     weft__free(t.v, t.cap * sizeof *t.v);

@@ -240,7 +240,7 @@ static const char *const STYLE =
     "table{border-collapse:collapse}td,th{padding:3px 10px;text-align:left;border-bottom:1px solid #ddd}"
     ".bar{height:12px;background:#2a7}.note{color:#666;font-size:13px}svg text{font-size:12px}";
 
-static void put_report(struct report *r, uint64_t dropped) {
+static weft_status put_report(struct report *r, uint64_t dropped) {
     FILE *out = r->out;
     fprintf(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>weft profile</title><style>%s</style>"
                  "</head><body>\n<h1>weft profile</h1>\n<p>%u workers, %" PRIu64 " task spans", STYLE,
@@ -255,15 +255,22 @@ static void put_report(struct report *r, uint64_t dropped) {
     put_slowest(r);
     put_histogram(r);
     /* The flame graph (flame.c) inline: the same self-contained SVG that
-     * weft_profiler_write_flame_svg writes; out of memory, the report goes
-     * without it. */
+     * weft_profiler_write_flame_svg writes.  Out of memory, the report goes
+     * without it, says so, and the call returns WEFT_ENOMEM: a report short
+     * of a part with WEFT_OK was a success nobody could tell from a whole one. */
+    weft_status st = WEFT_OK;
     if (r->tasks) {
         fputs("<h2>Flame graph</h2>\n<p class=\"note\">Self time by stack: executor, taskflow, subflow or "
               "module, task (the folded stacks of weft_profiler_write_folded).</p>\n",
               out);
-        (void)weft_profiler_write_flame_svg(r->o->ex, NULL, out);
+        if (weft_profiler_write_flame_svg(r->o->ex, NULL, out) == WEFT_ENOMEM) {
+            fputs("<p class=\"note\" id=\"flame-missing\">Left out: out of memory.</p>\n", out);
+            st = weft__fail("weft_profiler_write_html", WEFT_ENOMEM,
+                            "out of memory for the flame graph; the report was written without it");
+        }
     }
     fputs("</body></html>\n", out);
+    return st;
 }
 
 /* Reads the spans into r (which the caller zeroes) for writing to out:
@@ -301,9 +308,10 @@ weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out) {
     if (st != WEFT_OK) return st;
     uint64_t dropped = 0;
     (void)weft_profiler_count(ex, NULL, &dropped);
-    put_report(&r, dropped);
+    weft_status part = put_report(&r, dropped);
     report_close(&r);
-    return weft__obs_finish_write(out);
+    st = weft__obs_finish_write(out);
+    return st != WEFT_OK ? st : part;
 }
 
 weft_status weft_profiler_write_timeline_svg(const weft_executor *ex, FILE *out) {
