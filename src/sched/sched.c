@@ -464,19 +464,28 @@ static int executor_init(weft_executor *ex, const weft_executor_config *config) 
         weft__free(s, sizeof *s);
         return st;
     }
-    for (unsigned i = 0; i < ex->nworkers; i++) {
+    unsigned i = 0;
+    for (; i < ex->nworkers; i++) {
         weft__sched_worker *sw = sched_worker(&ex->workers[i]);
-        if ((st = weft__lanes_init(&sw->lanes)) != WEFT_OK) {
-            lanes_fini(ex, i);
-            weft__policy_destroy(s);
-            weft__squeue_fini(&s->q);
-            weft__free(s, sizeof *s);
-            return st;
-        }
+        if ((st = weft__lanes_init(&sw->lanes)) != WEFT_OK) break;
         sw->s = s;
         sw->countdown = TICK_EVERY;
     }
-    if (s->policy) (void)weft__source_set(ex, &source_policy, s); /* before the workers start */
+    /* Before the workers start.  Setting a source with push seals every
+     * worker's deque, which takes a block each: without it the create must
+     * fail, not go on with no source (jobs then reached no queue any worker
+     * looks at: runs never ended and the executor leaked at destroy). */
+    if (st == WEFT_OK && s->policy) st = weft__source_set(ex, &source_policy, s);
+    if (st != WEFT_OK) {
+        lanes_fini(ex, i);
+        /* weft__layers_init calls executor_fini after a failed init: it must
+         * find no state to free a second time. */
+        for (unsigned j = 0; j < i; j++) sched_worker(&ex->workers[j])->s = NULL;
+        weft__policy_destroy(s);
+        weft__squeue_fini(&s->q);
+        weft__free(s, sizeof *s);
+        return st;
+    }
     return WEFT_OK;
 }
 
