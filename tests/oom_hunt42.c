@@ -29,6 +29,7 @@
 #include <weft/algo_typed.h>
 
 #include <execinfo.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdalign.h>
 #include <stdarg.h>
@@ -42,6 +43,7 @@
 
 static struct {
     atomic_long calls, fail_at, failures;
+    long burst; /* fail allocations fail_at .. fail_at + burst - 1 */
     atomic_llong bytes;
     atomic_long blocks;
     void *bt[24]; /* where the injected failure happened */
@@ -51,8 +53,8 @@ static struct {
 #define HDR ((size_t)alignof(max_align_t))
 
 static bool should_fail(size_t size) {
-    long n = atomic_fetch_add(&A.calls, 1) + 1;
-    if (n != atomic_load(&A.fail_at)) return false;
+    long n = atomic_fetch_add(&A.calls, 1) + 1, at = atomic_load(&A.fail_at);
+    if (!at || n < at || n >= at + A.burst) return false;
     atomic_fetch_add(&A.failures, 1);
     A.nbt = backtrace(A.bt, 24);
     A.fail_size = size;
@@ -315,8 +317,15 @@ static void sweep(const char *area, program_fn p, long samples) {
     if (total == 0) problem("the program allocates nothing through the hook");
     long step = total > 120 ? (total - 120) / samples + 1 : 1;
     long n = 0;
+    A.burst = 1;
     for (long k = 1; k <= total; k += k < 120 ? 1 : step, n++) run_once(p, k, true);
     run_once(p, total + 1, true);
+    /* Then three failures in a row from k: the failure paths' own
+     * allocations (unwinding, a fallback) meet one too.  The first report
+     * ends the burst, so the retry gets memory. */
+    A.burst = 3;
+    for (long k = 1; k <= total; k += k < 120 ? 1 : step) run_once(p, k, true);
+    A.burst = 1;
     weft_set_allocator(NULL);
     printf("%s: %ld allocations, %ld failed one at a time, %ld absorbed by a fallback\n", area, total, n,
            S.absorbed);
@@ -1144,13 +1153,19 @@ static void p_observe(void) {
     weft_worker_metrics wm[2];
     ST("weft_executor_metrics", weft_executor_metrics(g_ex, &m, wm, 2));
     if (m.total.tasks < 4) problem("metrics count %llu tasks, want at least 4", (unsigned long long)m.total.tasks);
-    to_file("weft_profiler_write_json", weft_profiler_write_json, "observed task", NULL);
+    /* Spans the profiler had no memory for are dropped, and counted so
+     * (weft_profiler_count): what is in the exports is then not checked. */
+    uint64_t spans = 0, dropped = 0;
+    ST("weft_profiler_count", weft_profiler_count(g_ex, &spans, &dropped));
+    bool whole = dropped == 0;
+    /* every task is named: none passes for an unnamed one ("#index") */
+    to_file("weft_profiler_write_json", weft_profiler_write_json, NULL, "\"#");
     /* a report whose flame graph is missing is no success */
     to_file("weft_profiler_write_html", weft_profiler_write_html, "Flame graph: busy time", "flame-missing");
-    to_file("weft_profiler_write_timeline_svg", weft_profiler_write_timeline_svg, "observed task", NULL);
+    to_file("weft_profiler_write_timeline_svg", weft_profiler_write_timeline_svg, NULL, "<title>#");
     /* frames of unnamed taskflows are numbered from 1: 0 is no taskflow's */
-    to_file("weft_profiler_write_folded", w_folded, "taskflow 1", "taskflow 0");
-    to_file("weft_profiler_write_flame_svg", w_flame, "taskflow 1", "taskflow 0");
+    to_file("weft_profiler_write_folded", w_folded, whole ? "taskflow 1" : NULL, "taskflow 0");
+    to_file("weft_profiler_write_flame_svg", w_flame, whole ? "taskflow 1" : NULL, "taskflow 0");
     to_file("weft_executor_dump", weft_executor_dump, NULL, NULL);
     weft_profile *pr = NULL;
     ST("weft_profile_get", weft_profile_get(g_ex, &pr));
@@ -1196,4 +1211,187 @@ static void p_semaphore(void) {
 
 TEST(semaphores_on_tasks_and_async_tasks_report_enomem_at_each_allocation) {
     sweep("semaphore", p_semaphore, 100);
+}
+
+/* ==== more paths: inside tasks, priorities, partitioners, overflow ========== */
+
+/* Algorithms called from a task (a worker: its own deque), at a priority
+ * (the scheduling layer's queue) and with each partitioner. */
+struct in_task { int prio; weft_algo_config cfg; weft_status st; const char *call; };
+static int algos_in_task(weft_ctx *cx, void *arg) {
+    struct in_task *it = arg;
+    weft_executor *ex = weft_ctx_executor(cx); /* (NULL would be the default executor) */
+    weft_priority old;
+    if (it->prio) (void)weft_algo_set_priority(WEFT_PRIORITY_CRITICAL, &old);
+    uint64_t r = 0, sum = 0;
+    for (size_t i = 0; i < AN; i++) sum += av[i];
+    memset((void *)ahit, 0, sizeof ahit);
+    it->call = "weft_parallel_for";
+    it->st = weft_parallel_for(ex, 0, AN, 1, a_index, NULL, &it->cfg);
+    if (it->st == WEFT_OK && !a_hits(1)) it->st = 1000;
+    if (it->st == WEFT_ENOMEM && !a_hits(0)) it->st = 1001;
+    if (it->st == WEFT_OK) {
+        it->call = "weft_parallel_reduce";
+        it->st = weft_u64_sum_reduce(ex, av, AN, &r, &it->cfg);
+        if (it->st == WEFT_OK && r != sum) it->st = 1002;
+    }
+    if (it->st == WEFT_OK) {
+        it->call = "weft_parallel_sort";
+        memcpy(aout, av, sizeof av);
+        it->st = weft_u64_stable_sort(ex, aout, AN, &it->cfg);
+        if (it->st == WEFT_OK && !a_sorted(aout)) it->st = 1003;
+        if (it->st == WEFT_ENOMEM && memcmp(aout, av, sizeof av)) it->st = 1004;
+    }
+    if (it->st == WEFT_OK) {
+        it->call = "weft_parallel_scan";
+        it->st = weft_u64_sum_exclusive_scan(ex, av, aout, AN, 0, &it->cfg);
+        if (it->st == WEFT_OK && aout[AN - 1] != sum - av[AN - 1]) it->st = 1005;
+    }
+    if (it->prio) (void)weft_algo_set_priority(old, NULL);
+    return it->st == WEFT_ENOMEM ? WEFT_ENOMEM : 0;
+}
+
+static void p_algo_inside(void) {
+    EXECUTOR(2);
+    a_fill();
+    static const weft_partitioner parts[] = { WEFT_PARTITION_AUTO, WEFT_PARTITION_GUIDED, WEFT_PARTITION_STATIC };
+    for (int prio = 0; prio < 2; prio++)
+        for (int p = 0; p < 3; p++) {
+            struct in_task it = { prio, { .partitioner = parts[p] }, 0, "" };
+            weft_future *f;
+            RUN("weft_async", f, weft_async(g_ex, algos_in_task, &it, &f));
+            if (it.st != WEFT_OK) problem("%s in a task (prio %d, partitioner %d): %d", it.call, prio, p, it.st);
+        }
+    weft_executor_destroy(g_ex);
+}
+
+TEST(algorithms_in_tasks_at_a_priority_and_with_each_partitioner_report_enomem_or_are_exact) {
+    sweep("algorithms in tasks", p_algo_inside, 200);
+}
+
+/* Async from inside tasks (the worker's free list), silent async from
+ * outside threads (a submitter slot each), an isolated wait and an eventfd. */
+static int async_inside(weft_ctx *cx, void *arg) {
+    atomic_int *c = arg;
+    weft_executor *ex = weft_ctx_executor(cx);
+    weft_future *a = NULL, *b = NULL;
+    weft_status st = weft_async(ex, bump, &c[0], &a);
+    if (st == WEFT_OK) st = weft_dependent_async(ex, bump, &c[1], &a, 1, &b);
+    if (st == WEFT_OK) st = weft_silent_async(ex, bump, &c[2]);
+    if (a) (void)weft_future_wait_isolated(a);
+    if (b) (void)weft_future_wait(b);
+    weft_future_destroy(a);
+    weft_future_destroy(b);
+    return st;
+}
+static void *outside_silent(void *arg) {
+    weft_status *st = arg;
+    static atomic_int sink;
+    for (int i = 0; i < 4 && *st == WEFT_OK; i++) *st = weft_silent_async(g_ex, bump, &sink);
+    return NULL;
+}
+
+static void p_async_paths(void) {
+    static atomic_int c[3];
+    EXECUTOR(2);
+    weft_future *f;
+    for (int i = 0; i < 3; i++) atomic_store(&c[i], 0);
+    RUN("weft_async", f, weft_async(g_ex, async_inside, c, &f));
+    pthread_t th[3];
+    weft_status sts[3] = { WEFT_OK, WEFT_OK, WEFT_OK };
+    for (int i = 0; i < 3; i++) pthread_create(&th[i], NULL, outside_silent, &sts[i]);
+    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 3; i++) {
+        if (sts[i] == WEFT_ENOMEM) enomem(NULL); /* its message is on that thread */
+        else if (sts[i] != WEFT_OK) problem("weft_silent_async from a thread: %s", weft_errname(sts[i]));
+    }
+    ST("weft_executor_wait_all", weft_executor_wait_all(g_ex));
+    f = NULL;
+    ST("weft_async", weft_async(g_ex, bump, &c[0], &f));
+    if (f) {
+        int fd = -1;
+        weft_status st = weft_future_fd(f, &fd);
+        if (st != WEFT_OK && st != WEFT_ESYS) problem("weft_future_fd: %s", weft_errname(st));
+        if (weft_future_wait_isolated(f) != WEFT_OK) problem("weft_future_wait_isolated failed");
+        weft_future_destroy(f);
+    }
+    weft_executor_destroy(g_ex);
+}
+
+TEST(async_from_tasks_and_from_several_outside_threads_reports_enomem_at_each_allocation) {
+    sweep("async paths", p_async_paths, 150);
+}
+
+/* Fork-join past the frame stack (16 frames): overflow spawns run at once
+ * and keep their statuses in a growing array. */
+static int fails_7(weft_ctx *cx, void *arg) {
+    (void)cx;
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 7;
+}
+static atomic_int flat_hits;
+static int flat_root(weft_ctx *cx, void *arg) {
+    (void)arg;
+    for (int i = 0; i < 100; i++) {
+        int st = weft_spawn(cx, i == 60 ? fails_7 : leaf, &flat_hits);
+        if (st) return st;
+    }
+    int first = 0;
+    for (int i = 0; i < 100; i++) {
+        int r = weft_sync(cx);
+        if (r && !first) first = r;
+    }
+    return first;
+}
+
+static void p_fj_overflow(void) {
+    NEW("weft_executor_create", g_ex,
+        weft_executor_create(&(weft_executor_config){ .workers = 2, .fork_join_frames = 16 }, &err_));
+    for (int try = 0; try < 2; try++) {
+        atomic_store(&flat_hits, 0);
+        int result = 0;
+        sentinel();
+        weft_status st = weft_run_root_status(g_ex, flat_root, NULL, &result);
+        if (st == WEFT_ENOMEM) {
+            enomem("weft_run_root");
+            continue;
+        }
+        if (st == WEFT_ETASK && result == WEFT_ENOMEM) {
+            enomem(NULL);
+            continue;
+        }
+        if (st != WEFT_ETASK || result != 7 || atomic_load(&flat_hits) != 100)
+            problem("a flat loop of 100 spawns past 16 frames: %s, result %d, %d ran; want WEFT_ETASK, 7, 100",
+                    weft_errname(st), result, atomic_load(&flat_hits));
+        break;
+    }
+    weft_executor_destroy(g_ex);
+}
+
+TEST(fork_join_spawns_past_the_frame_stack_keep_the_failing_childs_value_at_each_allocation) {
+    sweep("fork-join overflow", p_fj_overflow, 100);
+}
+
+/* Live statistics published to files. */
+static void p_stats(void) {
+    EXECUTOR(2);
+    char dir[] = "/tmp/oom_hunt42_XXXXXX";
+    if (!mkdtemp(dir)) return;
+    char path[64], prom[64];
+    snprintf(path, sizeof path, "%s/live", dir);
+    snprintf(prom, sizeof prom, "%s/weft.prom", dir);
+    const weft_stats_config sc = { .path = path, .prom_path = prom };
+    ST("weft_stats_start", weft_stats_start(g_ex, &sc));
+    static atomic_int c;
+    weft_future *f;
+    RUN("weft_async", f, weft_async(g_ex, bump, &c, &f));
+    ST("weft_stats_stop", weft_stats_stop(g_ex));
+    weft_executor_destroy(g_ex);
+    remove(path);
+    remove(prom);
+    rmdir(dir);
+}
+
+TEST(live_statistics_start_reports_enomem_at_each_allocation_and_leaves_nothing_running) {
+    sweep("stats", p_stats, 100);
 }

@@ -309,7 +309,10 @@ typedef enum weft_profile_kind {
  * grow (docs/abi.md). */
 typedef struct weft_task_stats {
     const char *name;       /* the task's name, "#index" if unnamed, or the kind
-                             * ("async", "stage 2", ...); owned by the profile */
+                             * ("async", "stage 2", ...); owned by the profile.
+                             * "(name lost: out of memory)" (here and in every
+                             * export) for runs of a named task whose name the
+                             * profiler had no memory to keep */
     weft_profile_kind kind; /* what ran: a taskflow task or another kind of work */
     const void *id;         /* a task's taskflow (compare with a weft_taskflow *);
                              * for other work, the function or the pipeline */

@@ -77,6 +77,11 @@ typedef struct weft__span_pair {
     uint32_t index, name;
 } weft__span_pair;
 #define WEFT__PAIR_FAILED 0x80000000u
+/* The name id of a named task whose name the worker's table could not take
+ * (out of memory): labelled WEFT__NAME_LOST_LABEL, not "#index" as if it had
+ * none.  Below WEFT__PAIR_FAILED, above any id a table hands out. */
+#define WEFT__NAME_LOST 0x7fffffffu
+#define WEFT__NAME_LOST_LABEL "(name lost: out of memory)"
 #define WEFT__PAIRS_PER_SLOT (sizeof(weft__span) / sizeof(weft__span_pair))
 #define WEFT__NARROW_PER_SLOT (sizeof(weft__span) / sizeof(uint32_t))
 

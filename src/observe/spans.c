@@ -226,6 +226,7 @@ const char *weft__span_label(const struct weft__obs *o, unsigned worker, const w
     /* A GPU task's recording is labelled as its task (its category says
      * what it is). */
     if (s->kind == WEFT__SPAN_TASK || s->kind == WEFT__SPAN_RECORDING) {
+        if (s->name == WEFT__NAME_LOST) return WEFT__NAME_LOST_LABEL;
         if (s->name) return o->w[worker].names.copy[s->name - 1];
         snprintf(buf, len, "#%u", s->index);
         return buf;

@@ -123,7 +123,11 @@ static __attribute__((noinline)) void batch_open(struct weft__obs *o, weft__obs_
  * per 64 nodes. */
 static __attribute__((noinline)) uint32_t name_id(weft__obs_worker *ow, const weft__node *n) {
     const char *name = weft__cold(n)->name;
-    return name ? weft__name_intern(&ow->names, name) : 0;
+    if (!name || !*name) return 0;
+    /* Out of memory for the table: the span says its name was lost, instead
+     * of passing for an unnamed task ("#index") in every export. */
+    uint32_t id = weft__name_intern(&ow->names, name);
+    return id ? id : WEFT__NAME_LOST;
 }
 
 /* Node n's task (depth 0) ended and joins the open batch. */
