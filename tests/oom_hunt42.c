@@ -1395,3 +1395,174 @@ static void p_stats(void) {
 TEST(live_statistics_start_reports_enomem_at_each_allocation_and_leaves_nothing_running) {
     sweep("stats", p_stats, 100);
 }
+
+/* ==== executors with a user policy, an observer, options ===================== */
+
+/* A user policy: a locked LIFO of at most 64 items (push refuses beyond). */
+struct upol {
+    pthread_mutex_t m;
+    weft_sched_item *v[64];
+    int n;
+    atomic_int destroyed;
+};
+static int up_push(void *st, weft_sched_item *it, weft_priority p, int w) {
+    (void)p, (void)w;
+    struct upol *u = st;
+    pthread_mutex_lock(&u->m);
+    int ok = u->n < 64;
+    if (ok) u->v[u->n++] = it;
+    pthread_mutex_unlock(&u->m);
+    return ok ? 0 : 1;
+}
+static weft_sched_item *up_pop(void *st, int w) {
+    (void)w;
+    struct upol *u = st;
+    pthread_mutex_lock(&u->m);
+    weft_sched_item *it = u->n ? u->v[--u->n] : NULL;
+    pthread_mutex_unlock(&u->m);
+    return it;
+}
+static size_t up_size(void *st) { return (size_t)((struct upol *)st)->n; }
+static void up_destroy(void *st) { atomic_fetch_add(&((struct upol *)st)->destroyed, 1); }
+
+static atomic_int obs_begin, obs_end;
+static void ob_begin(void *u, const weft_task_event *ev) { (void)u, (void)ev; atomic_fetch_add(&obs_begin, 1); }
+static void ob_end(void *u, const weft_task_event *ev) { (void)u, (void)ev; atomic_fetch_add(&obs_end, 1); }
+
+static void p_executor_options(void) {
+    static struct upol u = { .m = PTHREAD_MUTEX_INITIALIZER };
+    static atomic_int c[6];
+    u.n = 0;
+    atomic_store(&u.destroyed, 0);
+    const weft_sched_policy pol = { &u, up_push, up_pop, NULL, up_size, up_destroy };
+    const weft_sched_config sc = { .kind = WEFT_SCHED_CUSTOM, .policy = &pol };
+    const weft_observer ob = { ob_begin, ob_end, NULL };
+    /* The policy's state stays the caller's when a create fails: destroy is
+     * called only for an executor that was made (weft/sched.h). */
+    weft_status err = WEFT_OK;
+    sentinel();
+    g_ex = weft_executor_create(
+        &(weft_executor_config){ .workers = 3, .sched = &sc, .observer = &ob, .local_queue_capacity = 16 }, &err);
+    if (!g_ex) {
+        if (err != WEFT_ENOMEM) problem("weft_executor_create: %s", weft_errname(err));
+        enomem("weft_executor_create");
+        if (atomic_load(&u.destroyed)) problem("a create that failed called the policy's destroy");
+        g_ex = weft_executor_create(
+            &(weft_executor_config){ .workers = 3, .sched = &sc, .observer = &ob, .local_queue_capacity = 16 }, &err);
+        if (!g_ex) {
+            problem("weft_executor_create failed again: %s", weft_errname(err));
+            return;
+        }
+    }
+    atomic_store(&obs_begin, 0);
+    atomic_store(&obs_end, 0);
+    weft_taskflow *tf;
+    NEW("weft_taskflow_create", tf, weft_taskflow_create("custom", &err_));
+    weft_task t[6];
+    for (int i = 0; i < 6; i++) {
+        TASK("weft_emplace", tf, t[i], weft_emplace(tf, bump, &c[i]));
+        if (i) ST("weft_precede", weft_precede(t[0], t[i]));
+    }
+    weft_future *f;
+    for (int i = 0; i < 6; i++) atomic_store(&c[i], 0);
+    RUN("weft_run", f, (atomic_store(&obs_begin, 0), atomic_store(&obs_end, 0), weft_run_n(g_ex, tf, 3, &f)));
+    if (atomic_load(&obs_begin) != atomic_load(&obs_end) || atomic_load(&obs_end) < 18)
+        problem("observer saw %d begins and %d ends, want 18 each at least", atomic_load(&obs_begin),
+                atomic_load(&obs_end));
+    RUN("weft_async", f, weft_async(g_ex, bump, &c[0], &f));
+    ST("weft_taskflow_destroy", weft_taskflow_destroy(tf));
+    weft_executor_destroy(g_ex);
+    if (atomic_load(&u.destroyed) != 1) problem("the policy's destroy ran %d times, want 1", atomic_load(&u.destroyed));
+}
+
+TEST(an_executor_with_a_user_policy_and_an_observer_reports_enomem_and_destroys_the_policy_once) {
+    sweep("executor options", p_executor_options, 150);
+}
+
+/* ==== nested runs: a run from a task, a module in a subflow ================== */
+
+struct nest { weft_taskflow *inner; atomic_int *c; };
+static int run_inner(weft_ctx *cx, void *arg) {
+    struct nest *n = arg;
+    weft_status st = weft_run_and_wait(weft_ctx_executor(cx), n->inner);
+    if (st == WEFT_OK) st = weft_run_root(weft_ctx_executor(cx), bump, n->c);
+    return st;
+}
+static int sub_module(weft_ctx *cx, weft_subflow *sf, void *arg) {
+    (void)cx;
+    struct nest *n = arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    weft_task m = weft_emplace_module(g, n->inner);
+    if (weft_task_is_null(m)) return weft_taskflow_last_error(g); /* before the next builder resets it */
+    weft_task a = weft_emplace(g, bump, n->c);
+    if (weft_task_is_null(a)) return weft_taskflow_last_error(g);
+    return weft_precede(m, a);
+}
+
+static void p_nested(void) {
+    static atomic_int c[2];
+    EXECUTOR(2);
+    weft_taskflow *inner, *tf;
+    NEW("weft_taskflow_create", inner, weft_taskflow_create("inner", &err_));
+    NEW("weft_taskflow_create", tf, weft_taskflow_create("outer", &err_));
+    weft_task x, a, b;
+    TASK("weft_emplace", inner, x, weft_emplace(inner, bump, &c[0]));
+    struct nest n = { inner, &c[1] };
+    TASK("weft_emplace", tf, a, weft_emplace(tf, run_inner, &n));
+    TASK("weft_emplace_subflow", tf, b, weft_emplace_subflow(tf, sub_module, &n));
+    ST("weft_precede", weft_precede(a, b));
+    weft_future *f;
+    RUN("weft_run", f, (atomic_store(&c[0], 0), atomic_store(&c[1], 0), weft_run(g_ex, tf, &f)));
+    if (atomic_load(&c[0]) != 2 || atomic_load(&c[1]) != 2)
+        problem("nested: inner ran %d times, bumps %d; want 2 2", atomic_load(&c[0]), atomic_load(&c[1]));
+    ST("weft_taskflow_destroy", weft_taskflow_destroy(tf));
+    ST("weft_taskflow_destroy", weft_taskflow_destroy(inner));
+    weft_executor_destroy(g_ex);
+}
+
+TEST(runs_nested_in_tasks_and_modules_in_subflows_report_enomem_at_each_allocation) {
+    sweep("nested runs", p_nested, 150);
+}
+
+/* ==== the default executor ==================================================== */
+
+/* Its creation failing for want of memory is reported, and a later call
+ * makes it (weft/core.h).  It lives until exit, so in a child process. */
+TEST(the_default_executor_failing_to_be_made_for_want_of_memory_is_made_by_a_later_call) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        weft_log_set_level(WEFT_LOG_OFF);
+        weft_set_allocator(&counting);
+        static atomic_int c;
+        int bad = 0;
+        for (long k = 1; k < 1000; k++) {
+            atomic_store(&A.calls, 0);
+            atomic_store(&A.failures, 0);
+            A.burst = 1;
+            atomic_store(&A.fail_at, k);
+            weft_future *f = NULL;
+            weft_status st = weft_async(NULL, bump, &c, &f);
+            atomic_store(&A.fail_at, 0);
+            if (st == WEFT_ENOMEM) {
+                if (!atomic_load(&A.failures)) bad |= 1;
+                if (!strstr(weft_last_error_message(), "memory")) bad |= 2;
+                continue;
+            }
+            if (st != WEFT_OK) { bad |= 4; break; }
+            st = weft_future_wait_for(f, 10 * SEC);
+            weft_future_destroy(f);
+            if (st == WEFT_OK) break;
+            weft_run_info info = { 0 };
+            if (st != WEFT_ETASK) bad |= 8;
+            (void)info;
+        }
+        if (weft_default_executor() == NULL) bad |= 16;
+        if (weft_run_root(NULL, bump, &c) != 0) bad |= 32;
+        if (bad) fprintf(stderr, "default executor under out of memory: bad %#x\n", bad);
+        exit(bad ? 1 : 0); /* exit destroys it */
+    }
+    int status = wait_child(pid, 30, "default executor child");
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+}
