@@ -29,6 +29,7 @@
 #include <weft/algo_typed.h>
 
 #include <execinfo.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdalign.h>
@@ -43,7 +44,7 @@
 
 static struct {
     atomic_long calls, fail_at, failures;
-    long burst; /* fail allocations fail_at .. fail_at + burst - 1 */
+    atomic_long burst; /* fail allocations fail_at .. fail_at + burst - 1 */
     atomic_llong bytes;
     atomic_long blocks;
     void *bt[24]; /* where the injected failure happened */
@@ -54,7 +55,7 @@ static struct {
 
 static bool should_fail(size_t size) {
     long n = atomic_fetch_add(&A.calls, 1) + 1, at = atomic_load(&A.fail_at);
-    if (!at || n < at || n >= at + A.burst) return false;
+    if (!at || n < at || n >= at + atomic_load(&A.burst)) return false;
     atomic_fetch_add(&A.failures, 1);
     A.nbt = backtrace(A.bt, 24);
     A.fail_size = size;
@@ -317,15 +318,15 @@ static void sweep(const char *area, program_fn p, long samples) {
     if (total == 0) problem("the program allocates nothing through the hook");
     long step = total > 120 ? (total - 120) / samples + 1 : 1;
     long n = 0;
-    A.burst = 1;
+    atomic_store(&A.burst, 1);
     for (long k = 1; k <= total; k += k < 120 ? 1 : step, n++) run_once(p, k, true);
     run_once(p, total + 1, true);
     /* Then three failures in a row from k: the failure paths' own
      * allocations (unwinding, a fallback) meet one too.  The first report
      * ends the burst, so the retry gets memory. */
-    A.burst = 3;
+    atomic_store(&A.burst, 3);
     for (long k = 1; k <= total; k += k < 120 ? 1 : step) run_once(p, k, true);
-    A.burst = 1;
+    atomic_store(&A.burst, 1);
     weft_set_allocator(NULL);
     printf("%s: %ld allocations, %ld failed one at a time, %ld absorbed by a fallback\n", area, total, n,
            S.absorbed);
@@ -988,6 +989,7 @@ TEST(pipelines_data_and_simple_pipelines_report_enomem_at_each_allocation_and_re
 
 /* ==== cancellation: tokens, callbacks, deadlines ============================= */
 
+static atomic_int g_cb_runs, g_cb_failed;
 static void on_cancel(void *arg, const char *reason) {
     (void)reason; atomic_fetch_add((atomic_int *)arg, 1); }
 static int spin_until_cancelled(weft_ctx *ctx, void *arg) {
@@ -1539,7 +1541,7 @@ TEST(the_default_executor_failing_to_be_made_for_want_of_memory_is_made_by_a_lat
         for (long k = 1; k < 1000; k++) {
             atomic_store(&A.calls, 0);
             atomic_store(&A.failures, 0);
-            A.burst = 1;
+            atomic_store(&A.burst, 1);
             atomic_store(&A.fail_at, k);
             weft_future *f = NULL;
             weft_status st = weft_async(NULL, bump, &c, &f);
@@ -1565,4 +1567,148 @@ TEST(the_default_executor_failing_to_be_made_for_want_of_memory_is_made_by_a_lat
     int status = wait_child(pid, 30, "default executor child");
     ASSERT_TRUE(WIFEXITED(status));
     ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+/* ==== tokens attached to async tasks and run_many sets; handles ============= */
+
+static int wait_cancel(weft_ctx *cx, void *arg) {
+    (void)arg;
+    for (int i = 0; i < 20000 && weft_ctx_check(cx) == WEFT_OK; i++) sleep_us(50);
+    return 0;
+}
+static void nested_cancel_cb(void *arg, const char *reason) {
+    (void)reason;
+    /* a callback registering another on its own cancelled token: runs at once */
+    weft_cancel_token *t = arg;
+    weft_status st = weft_cancel_token_on_cancel(t, on_cancel, &g_cb_runs, NULL);
+    if (st != WEFT_OK) atomic_fetch_add(&g_cb_failed, 1);
+}
+
+static void p_cancel_attach(void) {
+    EXECUTOR(2);
+    atomic_store(&g_cb_runs, 0);
+    atomic_store(&g_cb_failed, 0);
+    weft_cancel_token *t;
+    NEW("weft_cancel_token_create", t, weft_cancel_token_create(NULL, &err_));
+    ST("weft_cancel_token_on_cancel", weft_cancel_token_on_cancel(t, nested_cancel_cb, t, NULL));
+    /* an async task and a run_many set, both stopped by the token */
+    weft_future *a = NULL, *set = NULL;
+    ST("weft_async", weft_async(g_ex, wait_cancel, NULL, &a));
+    weft_taskflow *tfs[2];
+    for (int i = 0; i < 2; i++) {
+        NEW("weft_taskflow_create", tfs[i], weft_taskflow_create("member", &err_));
+        weft_task x;
+        TASK("weft_emplace", tfs[i], x, weft_emplace(tfs[i], wait_cancel, NULL));
+    }
+    ST("weft_run_many", weft_run_many(g_ex, tfs, 2, &set));
+    ST("weft_cancel_attach", weft_cancel_attach(t, a));
+    ST("weft_cancel_attach", weft_cancel_attach(t, set));
+    /* a queued task with a handle: reprioritised, then removed */
+    weft_sched_handle h = { 0, 0 };
+    weft_future *q = NULL;
+    static atomic_int c;
+    ST("weft_async_with",
+       weft_async_with(g_ex, bump, &c, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW, .handle = &h }, &q));
+    weft_status rp = weft_sched_reprioritize(g_ex, h, WEFT_PRIORITY_HIGH);
+    if (q && rp != WEFT_OK && rp != WEFT_ENOENT) problem("weft_sched_reprioritize: %s", weft_errname(rp));
+    ST("weft_cancel_token_cancel_with", weft_cancel_token_cancel_with(t, "stop"));
+    if (weft_future_wait_for(a, 10 * SEC) != WEFT_ECANCELED) problem("an async task attached to a cancelled token did not end cancelled");
+    if (weft_future_wait_for(set, 10 * SEC) == WEFT_ETIMEDOUT) problem("a run_many set attached to a cancelled token did not end");
+    for (size_t i = 0; i < 2; i++) {
+        weft_status m = weft_run_many_status(set, i);
+        if (m == WEFT_ENOMEM) S.reported++; /* its submission: the set says so */
+        else if (m != WEFT_ECANCELED) problem("member %zu: %s", i, weft_errname(m));
+    }
+    if (weft_future_wait_for(q, 10 * SEC) == WEFT_ETIMEDOUT) problem("the reprioritised task never ended");
+    weft_future_destroy(a);
+    weft_future_destroy(set);
+    weft_future_destroy(q);
+    if (atomic_load(&g_cb_failed) == 0 && atomic_load(&g_cb_runs) != 1)
+        problem("the callback registered by a callback ran %d times", atomic_load(&g_cb_runs));
+    if (atomic_load(&g_cb_failed)) S.reported++; /* its WEFT_ENOMEM was told to the callback */
+    weft_cancel_token_destroy(t);
+    ST("weft_executor_wait_all", weft_executor_wait_all(g_ex));
+    for (int i = 0; i < 2; i++) ST("weft_taskflow_destroy", weft_taskflow_destroy(tfs[i]));
+    weft_executor_destroy(g_ex);
+}
+
+TEST(tokens_attached_to_async_tasks_and_run_many_sets_report_enomem_and_stop_them) {
+    sweep("cancel attach", p_cancel_attach, 150);
+}
+
+/* ==== a semaphore waking a task of another executor with no memory ========== */
+
+static int root_nothing(weft_ctx *ctx, void *arg) { (void)ctx, (void)arg; return 0; }
+
+/* Leaves ex's injector so that its next push needs a new block: weft_run_root
+ * from this thread pushes there and allocates nothing else, so with every
+ * allocation failing it fails exactly when a block is needed. */
+static void fill_injector(weft_executor *ex) {
+    atomic_store(&A.calls, 0);
+    atomic_store(&A.burst, LONG_MAX / 2);
+    atomic_store(&A.fail_at, 1);
+    int st = WEFT_OK;
+    for (int i = 0; i < 200 && st == WEFT_OK; i++) st = weft_run_root(ex, root_nothing, NULL);
+    atomic_store(&A.fail_at, 0);
+    atomic_store(&A.burst, 1);
+    if (st != WEFT_ENOMEM) TEST_FAIL_("filling the injector: %s", weft_errname(st));
+}
+
+struct holder { atomic_int running, go; };
+static int hold_until_go(weft_ctx *cx, void *arg) {
+    (void)cx;
+    struct holder *h = arg;
+    atomic_store(&h->running, 1);
+    wait_flag(&h->go, 1, 10);
+    return 0;
+}
+
+/* A task of executor A parked on a semaphore whose unit a task of executor B
+ * holds; B's task gives it back while A's queue cannot take the waiter for
+ * want of memory.  The waiter must still run (it stayed parked for ever,
+ * holding the unit: the run never ended and destroying A hung). */
+TEST(a_semaphore_release_on_one_executor_wakes_a_task_of_another_whose_queue_has_no_memory) {
+    memset(&A, 0, sizeof A);
+    atomic_store(&A.burst, 1);
+    weft_log_set_level(WEFT_LOG_OFF);
+    weft_set_allocator(&counting);
+    weft_executor *ea = weft_executor_create(&(weft_executor_config){ .workers = 1 }, NULL);
+    weft_executor *eb = weft_executor_create(&(weft_executor_config){ .workers = 1 }, NULL);
+    weft_semaphore *s = weft_semaphore_create(1, NULL);
+    ASSERT_TRUE(ea && eb && s);
+    static struct holder h;
+    static atomic_int ran;
+    atomic_store(&h.running, 0);
+    atomic_store(&h.go, 0);
+    atomic_store(&ran, 0);
+    weft_future *fh = NULL, *fw = NULL;
+    ASSERT_OK(weft_async_acquire(eb, hold_until_go, &h, &s, 1, &fh));
+    ASSERT_TRUE(wait_flag(&h.running, 1, 10));
+    ASSERT_OK(weft_async_acquire(ea, bump, &ran, &s, 1, &fw));
+    sleep_us(50000); /* A's worker takes the task and parks it on s */
+    ASSERT_FALSE(weft_future_ready(fw));
+    fill_injector(ea);
+    /* every allocation fails while B's task gives the unit back */
+    atomic_store(&A.calls, 0);
+    atomic_store(&A.burst, LONG_MAX / 2);
+    atomic_store(&A.fail_at, 1);
+    atomic_store(&h.go, 1);
+    ASSERT_OK(weft_future_wait_for(fh, 10 * SEC));
+    weft_status st = weft_future_wait_for(fw, 2 * SEC);
+    atomic_store(&A.fail_at, 0);
+    atomic_store(&A.burst, 1);
+    if (st == WEFT_ETIMEDOUT) TEST_FAIL_("the woken task of A never ran: it stays parked holding the unit");
+    ASSERT_OK(st);
+    ASSERT_EQ(atomic_load(&ran), 1);
+    ASSERT_EQ(weft_semaphore_value(s), 1);
+    weft_future_destroy(fh);
+    weft_future_destroy(fw);
+    /* both executors go on working */
+    ASSERT_OK(weft_run_root(ea, bump, &ran));
+    ASSERT_OK(weft_run_root(eb, bump, &ran));
+    weft_executor_destroy(ea);
+    weft_executor_destroy(eb);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    ASSERT_EQ(atomic_load(&A.bytes), 0);
+    weft_set_allocator(NULL);
 }

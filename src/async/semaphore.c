@@ -125,10 +125,11 @@ bool weft__sem_acquire(weft_semaphore *const *s, size_t n, weft__sem_waiter *wt)
 /* Queues a woken waiter's job on its executor. */
 static void wake(weft__worker *w, weft__sem_waiter *wt) {
     weft__worker *own = w && w->ex == wt->ex ? w : NULL;
-    /* From another executor's thread the job goes through wt->ex's injector,
-     * which fails only without memory; the task then stays parked holding its
-     * unit (docs/guide-graphs.md, "Semaphores", limits). */
-    (void)weft__submit_from(wt->ex, own, wt->job);
+    /* From another executor's thread the job goes through wt->ex's injector.
+     * It must not fail there for want of a block: the task, holding the unit
+     * handed to it, would stay parked for ever (its run never ending, the
+     * executor's destroy waiting for it).  So the injector's spare list. */
+    (void)weft__submit_from_always(wt->ex, own, wt->job);
 }
 
 /* Gives one unit of m back; false if all its units were free already. */

@@ -302,6 +302,20 @@ static int push_shared(weft_executor *ex, weft__injector *q, weft__job *job) {
     return st;
 }
 
+int weft__submit_from_always(weft_executor *ex, weft__worker *w, weft__job *job) {
+    if (w) {
+        weft__push_local(w, job);
+        return WEFT_OK;
+    }
+    if (weft__forked(ex)) return WEFT_EFORKED;
+    bool foreign = weft__on_worker_thread();
+    if (foreign) atomic_fetch_add_explicit(&ex->foreign_submits, 1, memory_order_relaxed); /* as push_shared */
+    weft__injector_push_spare(&ex->injector, job);
+    weft__sleep_notify(&ex->sleep);
+    if (foreign) atomic_fetch_sub_explicit(&ex->foreign_submits, 1, memory_order_release);
+    return WEFT_OK;
+}
+
 int weft__submit_to_node(weft_executor *ex, weft__worker *w, weft__job *job, unsigned node) {
     if (node >= ex->nnodes || ex->mailboxes[node].nworkers == 0 || (w && w->node == (int)node))
         return weft__submit_from(ex, w, job);

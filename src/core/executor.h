@@ -416,6 +416,10 @@ int weft__submit(weft_executor *ex, weft__job *job);
 /* The same for a caller that knows its worker: w is the calling thread's worker
  * of ex, or NULL when it is not one (saves the thread-local lookup). */
 int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job);
+/* weft__submit_from that does not fail for want of memory (the injector's
+ * spare list, weft__injector_push_spare): for a hand-over with nobody to
+ * report to.  0, or WEFT_EFORKED (an executor of the parent after fork()). */
+int weft__submit_from_always(weft_executor *ex, weft__worker *w, weft__job *job);
 /* The same for a job hinted to NUMA node `node`: from a worker of that node
  * its deque, else the node's mailbox (a worker of the node takes it first);
  * as weft__submit_from when ex has no mailboxes or that node no workers. */

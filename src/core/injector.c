@@ -50,6 +50,9 @@ int weft__injector_init(weft__injector *q) {
     atomic_init(&q->head_block, b);
     atomic_init(&q->tail_index, 0);
     atomic_init(&q->tail_block, b);
+    atomic_init(&q->spare_n, 0);
+    atomic_flag_clear(&q->spare_lock);
+    q->spare_head = q->spare_tail = NULL;
     return WEFT_OK;
 }
 
@@ -69,6 +72,38 @@ void weft__injector_destroy(weft__injector *q) {
     if (b) block_free(b);
     atomic_store_explicit(&q->head_block, NULL, memory_order_relaxed);
     atomic_store_explicit(&q->tail_block, NULL, memory_order_relaxed);
+    q->spare_head = q->spare_tail = NULL; /* dropped, as the blocks' jobs */
+    atomic_store_explicit(&q->spare_n, 0, memory_order_relaxed);
+}
+
+static void spare_lock(weft__injector *q) {
+    while (atomic_flag_test_and_set_explicit(&q->spare_lock, memory_order_acquire)) weft__cpu_relax();
+}
+static void spare_unlock(weft__injector *q) { atomic_flag_clear_explicit(&q->spare_lock, memory_order_release); }
+
+void weft__injector_push_spare(weft__injector *q, weft__job *job) {
+    if (weft__injector_push(q, job) == 0) return;
+    job->next = NULL;
+    spare_lock(q);
+    if (q->spare_tail) q->spare_tail->next = job;
+    else q->spare_head = job;
+    q->spare_tail = job;
+    /* seq_cst: pairs with the fence of a pop that finds the blocks empty and
+     * with weft__injector_empty, as the producers' CAS on tail does. */
+    atomic_fetch_add_explicit(&q->spare_n, 1, memory_order_seq_cst);
+    spare_unlock(q);
+}
+
+static weft__job *spare_pop(weft__injector *q) {
+    spare_lock(q);
+    weft__job *j = q->spare_head;
+    if (j) {
+        q->spare_head = j->next;
+        if (!q->spare_head) q->spare_tail = NULL;
+        atomic_fetch_sub_explicit(&q->spare_n, 1, memory_order_relaxed);
+    }
+    spare_unlock(q);
+    return j;
 }
 
 int weft__injector_push(weft__injector *q, weft__job *job) {
@@ -132,7 +167,8 @@ weft__job *weft__injector_pop(weft__injector *q) {
              * tail value no older than our head. */
             atomic_thread_fence(memory_order_seq_cst);
             size_t tail = atomic_load_explicit(&q->tail_index, memory_order_relaxed);
-            if ((head >> SHIFT) == (tail >> SHIFT)) return NULL;
+            if ((head >> SHIFT) == (tail >> SHIFT))
+                return atomic_load_explicit(&q->spare_n, memory_order_seq_cst) ? spare_pop(q) : NULL;
             if ((head >> SHIFT) / LAP != (tail >> SHIFT) / LAP) new_head |= HAS_NEXT;
         }
         if (atomic_compare_exchange_weak_explicit(&q->head_index, &head, new_head, memory_order_seq_cst,
@@ -162,13 +198,14 @@ weft__job *weft__injector_pop(weft__injector *q) {
 bool weft__injector_empty(weft__injector *q) {
     size_t head = atomic_load_explicit(&q->head_index, memory_order_seq_cst);
     size_t tail = atomic_load_explicit(&q->tail_index, memory_order_seq_cst);
-    return (head >> SHIFT) == (tail >> SHIFT);
+    return (head >> SHIFT) == (tail >> SHIFT) && atomic_load_explicit(&q->spare_n, memory_order_seq_cst) == 0;
 }
 
 size_t weft__injector_len(weft__injector *q) {
     size_t head = atomic_load_explicit(&q->head_index, memory_order_relaxed) >> SHIFT;
     size_t tail = atomic_load_explicit(&q->tail_index, memory_order_relaxed) >> SHIFT;
-    if (tail <= head) return 0; /* read in that order, tail may lag a pop */
+    size_t spare = atomic_load_explicit(&q->spare_n, memory_order_relaxed);
+    if (tail <= head) return spare; /* read in that order, tail may lag a pop */
     /* Every LAP-th position is a block's end, which holds no job. */
-    return (tail - head) - (tail / LAP - head / LAP);
+    return (tail - head) - (tail / LAP - head / LAP) + spare;
 }

@@ -40,6 +40,12 @@ typedef struct weft__injector {
     _Atomic(weft__inj_block *) head_block;
     _Alignas(WEFT__CACHE_LINE) _Atomic size_t tail_index;
     _Atomic(weft__inj_block *) tail_block;
+    /* The spare list: jobs weft__injector_push_spare queued when no block could
+     * be had, linked through their `next`, under spare_lock; spare_n counts
+     * them (pop looks at it only when the blocks are empty). */
+    _Alignas(WEFT__CACHE_LINE) _Atomic size_t spare_n;
+    atomic_flag spare_lock;
+    weft__job *spare_head, *spare_tail;
     _Alignas(WEFT__CACHE_LINE) char pad_;
 } weft__injector;
 
@@ -50,9 +56,17 @@ void weft__injector_destroy(weft__injector *q);
 /* Any thread; lock-free.  0, or WEFT_ENOMEM when a new block was needed and could
  * not be allocated (the queue is unchanged). */
 int weft__injector_push(weft__injector *q, weft__job *job);
-/* Any thread; lock-free.  The oldest job, or NULL when empty. */
+/* weft__injector_push that cannot fail: without a block the job goes to the
+ * spare list, taken after the blocks' jobs (so not in FIFO order with them).
+ * For a hand-over that has no caller to report a failure to (a semaphore
+ * waking a task of another executor): failing there left the task parked for
+ * ever.  Any thread. */
+void weft__injector_push_spare(weft__injector *q, weft__job *job);
+/* Any thread; lock-free while the spare list is empty.  The oldest job of the
+ * blocks, else one of the spare list, or NULL when both are empty. */
 weft__job *weft__injector_pop(weft__injector *q);
-/* Any thread.  True when no job is queued (seq_cst reads, for the sleep protocol). */
+/* Any thread.  True when no job is queued, spare list included (seq_cst
+ * reads, for the sleep protocol). */
 bool weft__injector_empty(weft__injector *q);
 /* Any thread.  About how many jobs are queued (relaxed reads, for statistics). */
 size_t weft__injector_len(weft__injector *q);
