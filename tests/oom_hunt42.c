@@ -56,9 +56,10 @@ static struct {
 static bool should_fail(size_t size) {
     long n = atomic_fetch_add(&A.calls, 1) + 1, at = atomic_load(&A.fail_at);
     if (!at || n < at || n >= at + atomic_load(&A.burst)) return false;
-    atomic_fetch_add(&A.failures, 1);
-    A.nbt = backtrace(A.bt, 24);
-    A.fail_size = size;
+    if (atomic_fetch_add(&A.failures, 1) == 0) { /* the first one (a burst may fail on two threads) */
+        A.nbt = backtrace(A.bt, 24);
+        A.fail_size = size;
+    }
     return true;
 }
 static void *c_alloc(void *ctx, size_t size) {
