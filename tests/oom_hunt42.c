@@ -270,7 +270,7 @@ static bool outcome(const char *what, weft_future *f, weft_status st, bool *agai
 static void on_alarm(int sig) {
     (void)sig;
     char msg[160];
-    int n = snprintf(msg, sizeof msg, "\nHANG: %s with allocation %ld failing did not end in 20 s\n",
+    int n = snprintf(msg, sizeof msg, "\nHANG: %s with allocation %ld failing did not end in time\n",
                      S.area, S.k);
     if (write(2, msg, (size_t)n) < 0) _exit(3);
     _exit(3);
@@ -1710,6 +1710,55 @@ TEST(a_semaphore_release_on_one_executor_wakes_a_task_of_another_whose_queue_has
     weft_executor_destroy(ea);
     weft_executor_destroy(eb);
     ASSERT_OK(weft_semaphore_destroy(s));
+    ASSERT_EQ(atomic_load(&A.bytes), 0);
+    weft_set_allocator(NULL);
+}
+
+/* ==== weft_sched_remove releasing dependents with no memory ================= */
+
+/* weft_sched_remove on a thread that is not a worker reports the removed task
+ * cancelled there and queues its dependents through the injector; with no
+ * memory for the injector's next block that must neither hang the caller nor
+ * lose the dependent (it spun until memory came back). */
+TEST(removing_a_queued_task_whose_dependent_must_go_through_a_full_injector_with_no_memory_does_not_hang) {
+    memset(&A, 0, sizeof A);
+    atomic_store(&A.burst, 1);
+    weft_log_set_level(WEFT_LOG_OFF);
+    weft_set_allocator(&counting);
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, NULL);
+    ASSERT_NOT_NULL(ex);
+    static struct holder h;
+    static atomic_int ran;
+    atomic_store(&h.running, 0);
+    atomic_store(&h.go, 0);
+    atomic_store(&ran, 0);
+    fill_injector(ex);
+    /* the worker busy (through this thread's submitter slot, not the injector) */
+    ASSERT_OK(weft_silent_async(ex, hold_until_go, &h));
+    ASSERT_TRUE(wait_flag(&h.running, 1, 10));
+    weft_sched_handle hd;
+    weft_future *fa = NULL, *fb = NULL;
+    ASSERT_OK(weft_async_with(ex, bump, &ran, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW, .handle = &hd }, &fa));
+    ASSERT_OK(weft_dependent_async(ex, bump, &ran, &fa, 1, &fb));
+    /* every allocation fails from here */
+    atomic_store(&A.calls, 0);
+    atomic_store(&A.burst, LONG_MAX / 2);
+    atomic_store(&A.fail_at, 1);
+    alarm(5);
+    signal(SIGALRM, on_alarm);
+    S.area = "weft_sched_remove";
+    weft_status st = weft_sched_remove(ex, hd);
+    alarm(0);
+    atomic_store(&A.fail_at, 0);
+    atomic_store(&A.burst, 1);
+    atomic_store(&h.go, 1);
+    ASSERT_OK(st);
+    ASSERT_STATUS(weft_future_wait_for(fa, 10 * SEC), WEFT_ECANCELED);
+    ASSERT_OK(weft_future_wait_for(fb, 10 * SEC));
+    ASSERT_EQ(atomic_load(&ran), 1);
+    weft_future_destroy(fa);
+    weft_future_destroy(fb);
+    weft_executor_destroy(ex);
     ASSERT_EQ(atomic_load(&A.bytes), 0);
     weft_set_allocator(NULL);
 }

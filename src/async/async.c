@@ -32,13 +32,15 @@ static int enqueue(weft__async *a, weft__worker *w) {
 /* Counts one finished dependency of a; the last one queues it.  Called on
  * worker w (a finishing task), where queueing cannot fail, or with w NULL by
  * weft_sched_remove reporting a removed task cancelled on another thread
- * (sched/api.c), where the injector may lack memory for a moment: a must
- * still run, so that is retried as weft__sched_resubmit does. */
+ * (sched/api.c), where the injector may lack memory: a must still run, so
+ * it then goes to the injector's spare list, as weft__sched_resubmit does. */
 static void dependency_done(weft__async *a, weft__worker *w) {
     /* acq_rel: the last decrement sees every dependency's effects, so fn does. */
     if (atomic_fetch_sub_explicit(&a->join, 1, memory_order_acq_rel) != 1) return;
-    unsigned idle = 0;
-    while (enqueue(a, w) == WEFT_ENOMEM) weft__spin_pause(&idle);
+    /* Spinning until the injector got memory hung the caller for as long as
+     * memory stayed short (weft_sched_remove never returned): the injector's
+     * spare list takes the job without memory. */
+    if (enqueue(a, w) == WEFT_ENOMEM) (void)weft__submit_from_always(a->fut.ex, w, &a->job);
 }
 
 /* The task finished on w: close its successor list and release each dependent. */

@@ -427,10 +427,10 @@ void weft__sched_inherit(weft_executor *ex, weft_sched_handle h, int prio) {
 }
 
 void weft__sched_resubmit(weft_executor *ex, weft__worker *w, weft__job *job) {
-    unsigned idle = 0;
-    /* From a thread that is not a worker the injector may lack memory for a
-     * moment; the job must still run (it reports the task cancelled). */
-    while (weft__submit_from(ex, w, job) == WEFT_ENOMEM) weft__spin_pause(&idle);
+    /* From a thread that is not a worker the injector may lack memory; the job
+     * must still run (it reports the task cancelled).  Spinning until memory
+     * came back hung the caller while it stayed short: the spare list. */
+    (void)weft__submit_from_always(ex, w, job);
 }
 
 /* ---- the layer ---- */
