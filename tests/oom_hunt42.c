@@ -1833,3 +1833,72 @@ static void p_composition(void) {
 TEST(compositions_factories_parameters_and_shared_work_report_enomem_at_each_allocation) {
     sweep("composition", p_composition, 150);
 }
+
+/* ==== larger shapes: growth paths ============================================= */
+
+static int wide_sub(weft_ctx *cx, weft_subflow *sf, void *arg) {
+    (void)cx;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    weft_task first = weft_emplace(g, bump, arg);
+    if (weft_task_is_null(first)) return weft_taskflow_last_error(g);
+    for (int i = 0; i < 99; i++) {
+        weft_task t = weft_emplace(g, bump, arg);
+        if (weft_task_is_null(t)) return weft_taskflow_last_error(g);
+        weft_status st = weft_precede(first, t);
+        if (st) return st;
+    }
+    return 0;
+}
+
+static void p_large(void) {
+    enum { NT = 300 };
+    static atomic_int c[NT], sub_hits, chain_hits;
+    EXECUTOR(3);
+    weft_taskflow *tf;
+    NEW("weft_taskflow_create", tf, weft_taskflow_create("large", &err_));
+    static weft_task t[NT];
+    for (int i = 0; i < NT; i++) TASK("weft_emplace", tf, t[i], weft_emplace(tf, bump, &c[i]));
+    /* a hub with many successors and one with many dependents, then a lattice */
+    ST("weft_precede_many", weft_precede_many(t[0], t + 1, 99));
+    ST("weft_succeed_many", weft_succeed_many(t[NT - 1], t + 100, 99));
+    for (int i = 1; i < 100; i++) ST("weft_precede", weft_precede(t[i], t[100 + (i * 7) % 99]));
+    for (int i = 200; i < NT - 1; i++) ST("weft_precede", weft_precede(t[i - 100], t[i]));
+    weft_future *f;
+    /* preparing the graph is shared by the weft_run family: "weft_taskflow_validate/weft_run" */
+    RUN("weft_run", f, (memset(c, 0, sizeof c), weft_run_n_parallel(g_ex, tf, 8, &f)));
+    expect_count("large graph in parallel", c, NT, 8);
+    weft_task s; /* (weft_run_n_parallel refuses subflows) */
+    TASK("weft_emplace_subflow", tf, s, weft_emplace_subflow(tf, wide_sub, &sub_hits));
+    ST("weft_precede", weft_precede(t[0], s));
+    RUN("weft_run", f, (memset(c, 0, sizeof c), atomic_store(&sub_hits, 0), weft_run_n(g_ex, tf, 2, &f)));
+    expect_count("large graph", c, NT, 2);
+    if (atomic_load(&sub_hits) != 200) problem("wide subflow: %d, want 200", atomic_load(&sub_hits));
+    /* a chain of 60 dependent async tasks, each on the three before it */
+    atomic_store(&chain_hits, 0);
+    weft_future *fs[60] = { 0 };
+    int made = 0;
+    for (; made < 60; made++) {
+        size_t nd = made < 3 ? (size_t)made : 3;
+        sentinel();
+        weft_status st = weft_dependent_async(g_ex, bump, &chain_hits, fs + made - nd, nd, &fs[made]);
+        if (st == WEFT_ENOMEM) {
+            enomem("weft_dependent_async");
+            st = weft_dependent_async(g_ex, bump, &chain_hits, fs + made - nd, nd, &fs[made]);
+        }
+        if (st != WEFT_OK) {
+            problem("weft_dependent_async: %s", weft_errname(st));
+            break;
+        }
+    }
+    for (int i = 0; i < made; i++) {
+        if (weft_future_wait_for(fs[i], 10 * SEC) != WEFT_OK) problem("chain task %d failed", i);
+        weft_future_destroy(fs[i]);
+    }
+    if (atomic_load(&chain_hits) != made) problem("chain: %d ran of %d", atomic_load(&chain_hits), made);
+    ST("weft_taskflow_destroy", weft_taskflow_destroy(tf));
+    weft_executor_destroy(g_ex);
+}
+
+TEST(a_large_graph_a_wide_subflow_and_a_long_dependent_chain_report_enomem_at_sampled_allocations) {
+    sweep("large", p_large, 150);
+}
