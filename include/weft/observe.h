@@ -194,8 +194,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  * events) into its own buffer: chunks of 4096 spans allocated as needed, up to
  * weft_executor_config.profile_max_spans per worker (default 2^20; the worker's
  * park and steal events use it up too); spans of runs and of GPU tasks'
- * recordings past it are dropped and counted (the report says how many),
- * parks and steals past it left out.  Stopping keeps the spans;
+ * recordings past it, or for which no chunk could be allocated (out of
+ * memory: the run goes on), are dropped and counted (the report says how
+ * many), parks and steals past it left out.  Stopping keeps the spans;
  * starting again clears them but keeps the memory.
  *
  * Timing.  Recording a span costs more than a short task, so short taskflow
@@ -347,9 +348,9 @@ typedef struct weft_profile {
     unsigned workers;      /* entries of per_worker: the executor's worker count */
     uint64_t wall_ns;      /* from the first span's begin to the last one's end */
     uint64_t spans;        /* run spans seen (tasks and other work) */
-    uint64_t dropped;      /* spans lost to the buffer limit (not in the
-                            * figures): runs, and GPU tasks' recordings
-                            * (weft_profiler_count) */
+    uint64_t dropped;      /* spans lost to the buffer limit or for want of
+                            * memory (not in the figures): runs, and GPU
+                            * tasks' recordings (weft_profiler_count) */
     size_t ntasks;         /* entries of tasks */
     weft_task_stats *tasks; /* ntasks entries, largest total_ns first */
     weft_worker_profile *per_worker; /* `workers` entries */

@@ -246,7 +246,7 @@ static weft_status put_report(struct report *r, uint64_t dropped) {
                  "</head><body>\n<h1>weft profile</h1>\n<p>%u workers, %" PRIu64 " task spans", STYLE,
             r->o->nworkers, r->tasks);
     if (r->estimated) fprintf(out, " (%" PRIu64 " estimated, see below)", r->estimated);
-    if (dropped) fprintf(out, ", <b>%" PRIu64 " dropped</b> (buffer limit)", dropped);
+    if (dropped) fprintf(out, ", <b>%" PRIu64 " dropped</b> (buffer limit or out of memory)", dropped);
     fputs(", over ", out);
     put_duration(out, r->tasks ? weft__ticks_ns(r->o, r->t_max - r->t_min) : 0);
     fputs(".</p>\n", out);
