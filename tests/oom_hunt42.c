@@ -237,6 +237,11 @@ static bool outcome(const char *what, weft_future *f, weft_status st, bool *agai
     return true;
 }
 
+/* The taskflow a RUN submits, for its last error (docs/errors.md R2: the
+ * submission of a weft_run* sets it); NULL for async tasks. */
+#define RUN_TF run_tf_
+static weft_taskflow *run_tf_;
+
 /* Submits with `submit` (a status expression writing future f) and waits;
  * reruns once when the failure was met. */
 #define RUN(call, f, submit)                                                             \
@@ -248,6 +253,9 @@ static bool outcome(const char *what, weft_future *f, weft_status st, bool *agai
             weft_status s_ = (submit);                                                   \
             if (s_ == WEFT_ENOMEM) {                                                     \
                 if (f) problem("%s: WEFT_ENOMEM with a future", call);                   \
+                if (RUN_TF && weft_taskflow_last_error(RUN_TF) != WEFT_ENOMEM)           \
+                    problem("%s: WEFT_ENOMEM but the taskflow's last error is %s", call, \
+                            weft_errname(weft_taskflow_last_error(RUN_TF)));             \
                 enomem(call);                                                            \
                 continue;                                                                \
             }                                                                            \
@@ -281,6 +289,7 @@ static void on_alarm(int sig) {
 typedef void (*program_fn)(void);
 
 static void run_once(program_fn p, long k, bool check_leak) {
+    run_tf_ = NULL; /* a program that returned early may have left its own */
     S.k = k;
     S.reported = 0;
     long long bytes0 = atomic_load(&A.bytes);
@@ -390,6 +399,7 @@ static void p_taskflow(void) {
     ST("weft_succeed_many", weft_succeed_many(t[NT - 1], t + 1, 3));
     ST("weft_taskflow_validate", weft_taskflow_validate(tf, NULL));
     weft_future *f;
+    run_tf_ = tf;
     RUN("weft_run", f, weft_run(g_ex, tf, &f));
     int n = 1;
     expect_count("weft_run", c, NT, n);
@@ -410,6 +420,7 @@ static void p_taskflow(void) {
     ST("weft_taskflow_clear", weft_taskflow_clear(tf));
     TASK("weft_emplace", tf, t[0], weft_emplace(tf, bump, &c[0]));
     RUN("weft_run", f, weft_run(g_ex, tf, &f));
+    run_tf_ = NULL;
     ST("weft_taskflow_destroy", weft_taskflow_destroy(tf));
     weft_executor_destroy(g_ex);
 }
