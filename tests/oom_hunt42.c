@@ -909,13 +909,22 @@ static void p_algo_tasks(void) {
     weft_for_desc fd = { .first = 0, .last = AN, .step = 1, .body = a_range };
     weft_reduce_desc rd = { .in = av, .n = AN, .size = 8, .result = &r, .op = a_add };
     weft_sort_desc sd = { .base = aout, .n = AN, .size = 8, .cmp = a_cmp };
-    weft_task t1, t2, t3;
+    static uint64_t tr[AN], sc[AN];
+    static const uint64_t zero = 0;
+    weft_transform_desc td = { .in = av, .in_size = 8, .out = tr, .out_size = 8, .n = AN, .f = a_double };
+    weft_scan_desc scd = { .in = av, .out = sc, .n = AN, .size = 8, .init = &zero, .op = a_add, .exclusive = true };
+    weft_task t1, t2, t3, t4, t5;
     TASK("weft_emplace_for", tf, t1, weft_emplace_for(tf, &fd));
     TASK("weft_emplace_reduce", tf, t2, weft_emplace_reduce(tf, &rd));
     TASK("weft_emplace_sort", tf, t3, weft_emplace_sort(tf, &sd));
+    TASK("weft_emplace_transform", tf, t4, weft_emplace_transform(tf, &td));
+    TASK("weft_emplace_scan", tf, t5, weft_emplace_scan(tf, &scd));
     weft_future *f;
     RUN("weft_run", f, (memset((void *)ahit, 0, sizeof ahit), r = 0, memcpy(aout, av, sizeof av), weft_run(g_ex, tf, &f)));
-    if (!a_hits(1) || !a_sorted(aout)) problem("emplaced algorithms: wrong result");
+    uint64_t sum = 0;
+    for (size_t i = 0; i < AN; i++) sum += av[i];
+    if (!a_hits(1) || !a_sorted(aout) || r != sum || tr[AN - 1] != 2 * av[AN - 1] || sc[AN - 1] != sum - av[AN - 1])
+        problem("emplaced algorithms: wrong result");
     ST("weft_taskflow_destroy", weft_taskflow_destroy(tf));
     weft_executor_destroy(g_ex);
 }
