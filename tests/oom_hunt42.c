@@ -1474,6 +1474,8 @@ static void p_executor_options(void) {
         &(weft_executor_config){ .workers = 3, .sched = &sc, .observer = &ob, .local_queue_capacity = 16 }, &err);
     if (!g_ex) {
         if (err != WEFT_ENOMEM) problem("weft_executor_create: %s", weft_errname(err));
+        const char *dq = strstr(weft_last_error_message(), "deque of worker ");
+        if (dq && atoi(dq + 16) >= 3) problem("a 3-worker executor's create blames \"%s\"", dq);
         enomem("weft_executor_create");
         if (atomic_load(&u.destroyed)) problem("a create that failed called the policy's destroy");
         g_ex = weft_executor_create(
