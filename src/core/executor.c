@@ -193,13 +193,14 @@ weft_executor *weft__executor_create(const weft_executor_config *config, weft__l
         w->cpu = c.affinity == WEFT_AFFINITY_CPUS && !slot ? weft__cpu_nth(i) : -1;
         /* A slot starts small: most executors never see a submitter. */
         if (weft__deque_init(&w->deque, slot && cap > 64 ? 64 : cap) != 0) {
+            unsigned nworkers = ex->nworkers; /* (ex is freed next) */
             teardown(ex, 0);
             /* A submitter slot is no worker: "worker 5" of a 3-worker executor,
              * sized by deque_capacity, misled whoever read it. */
             if (slot)
                 return weft__fail_null(err, "weft_executor_create", WEFT_ENOMEM,
                                        "out of memory for the deque of submitter slot %u (%lld initial slots)",
-                                       i - ex->nworkers, (long long)(cap > 64 ? 64 : cap));
+                                       i - nworkers, (long long)(cap > 64 ? 64 : cap));
             return weft__fail_null(err, "weft_executor_create", WEFT_ENOMEM,
                                    "out of memory for the deque of worker %u (%lld initial slots: "
                                    "config->deque_capacity)",
