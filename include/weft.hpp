@@ -1580,8 +1580,11 @@ inline void fj_join(fj_owner &o) noexcept {
  * lives on the task's stack; the callables are kept in the group (the first few
  * hundred bytes inline, no allocation).  wait() waits for this group's children
  * only (see above: groups and spawns of one task are independent, waited in
- * any order) and rethrows the first exception one of them threw; the
- * destructor waits (and drops exceptions) if wait was not called.  Only inside
+ * any order) and rethrows the first exception one of them threw; once one
+ * has thrown, the group's children that have not started are skipped, as in
+ * Taskflow (an async one's future throws weft::error WEFT_ECANCELED), until
+ * that wait().  The destructor waits (and drops exceptions) if wait was not
+ * called.  Only inside
  * a task (graph task, async task, run_root), and run(), async(),
  * dependent_async() and wait() only from that task: from another one, a child
  * of the group included, they throw weft::error (WEFT_EINVAL); a child adds
@@ -1629,7 +1632,7 @@ public:
         detail::fj_check_owner(own_, "weft::task_group::async");
         executor ex = view();
         make_room(); /* track()'s push_back cannot throw */
-        auto fut = ex.async(guarded<Fn>{&sink_.cancelled, std::forward<F>(f)});
+        auto fut = ex.async(guarded<Fn>{&sink_, std::forward<F>(f)});
         track(ex, fut.native());
         return fut;
     }
@@ -1645,7 +1648,7 @@ public:
         detail::fj_check_owner(own_, "weft::task_group::dependent_async");
         executor ex = view();
         make_room();
-        auto fut = ex.dependent_async(guarded<Fn>{&sink_.cancelled, std::forward<F>(f)}, deps...);
+        auto fut = ex.dependent_async(guarded<Fn>{&sink_, std::forward<F>(f)}, deps...);
         track(ex, fut.native());
         return fut;
     }
@@ -1659,7 +1662,7 @@ public:
         detail::fj_check_owner(own_, "weft::task_group::dependent_async");
         executor ex = view();
         make_room();
-        auto fut = ex.dependent_async(guarded<Fn>{&sink_.cancelled, std::forward<F>(f)}, first, last);
+        auto fut = ex.dependent_async(guarded<Fn>{&sink_, std::forward<F>(f)}, first, last);
         track(ex, fut.native());
         return fut;
     }
@@ -1678,7 +1681,9 @@ public:
     std::size_t size() const noexcept { return size_; }
 
     /* Waits for this group's children (and joins any child of another object
-     * spawned after them); rethrows the first exception one of them threw. */
+     * spawned after them); rethrows the first exception a run() child threw
+     * (the children that had not started by then were skipped), and the
+     * group runs the children added after it again. */
     void wait() {
         detail::fj_check_owner(own_, "weft::task_group::wait");
         detail::fj_join(own_);
@@ -1717,25 +1722,36 @@ private:
         }
         tracked_.clear();
     }
-    /* An async child's callable: skipped once the group is cancelled. */
-    template <class Fn>
-    struct guarded {
-        std::atomic<bool> *cancelled;
-        Fn f;
-        typename detail::task_result_t<Fn>::type operator()(runtime &rt) {
-            if (cancelled->load(std::memory_order_acquire))
-                throw error(WEFT_ECANCELED, "weft::task_group::async", "the group was cancelled before the task started");
-            return detail::invoke_task(f, rt.native());
-        }
-    };
     struct group_sink : detail::algo_sink {
         std::atomic<bool> cancelled{false};
+        /* A child that has not started is skipped: the group was cancelled,
+         * or a child of it threw since the last wait().  The second is
+         * Taskflow's rule (a TaskGroup child's exception cancels the
+         * children of its parent that have not started: of 100 children
+         * that all throw, at most one per worker runs); before it, every
+         * child ran, and wait() rethrew only after all of them had. */
+        bool skip() const noexcept { return cancelled.load(std::memory_order_acquire) || stop(); }
         void rethrow_and_reset() {
             if (!failed.load(std::memory_order_acquire)) return;
             std::exception_ptr e = std::move(ex);
             ex = nullptr;
             failed.store(false, std::memory_order_relaxed);
             std::rethrow_exception(e);
+        }
+    };
+    /* An async child's callable: skipped (its future throws weft::error
+     * WEFT_ECANCELED) once the group is cancelled or a run() child threw. */
+    template <class Fn>
+    struct guarded {
+        group_sink *sink;
+        Fn f;
+        typename detail::task_result_t<Fn>::type operator()(runtime &rt) {
+            if (sink->skip())
+                throw error(WEFT_ECANCELED, "weft::task_group::async",
+                            sink->cancelled.load(std::memory_order_acquire)
+                                ? "the group was cancelled before the task started"
+                                : "a child of the group threw before the task started");
+            return detail::invoke_task(f, rt.native());
         }
     };
     template <class Fn>
@@ -1746,7 +1762,7 @@ private:
         static int call(weft_ctx *ctx, void *p) noexcept {
             auto *h = static_cast<holder *>(p);
             detail::fj_child_scope scope;
-            if (h->sink->cancelled.load(std::memory_order_acquire)) return 0; /* cancel(): skipped */
+            if (h->sink->skip()) return 0; /* cancel(), or a sibling threw: skipped */
             try {
                 detail::invoke_task(h->f, ctx);
                 return 0;

@@ -205,7 +205,9 @@ TEST(cpp_task_group_and_spawn_compute_fibonacci) {
 
 TEST(cpp_fork_join_child_exception_reaches_wait_sync_and_get) {
     weft::executor ex(cpp_test_workers());
-    /* task_group::wait rethrows the first child's exception; the others ran. */
+    /* task_group::wait rethrows the first child's exception; the others ran,
+     * or were skipped if they had not started when it threw (Taskflow's
+     * rule: cpp_hunt42). */
     std::atomic<int> ran{0};
     int caught = ex.run_root([&] {
         weft::task_group g;
@@ -222,7 +224,8 @@ TEST(cpp_fork_join_child_exception_reaches_wait_sync_and_get) {
         return 0;
     });
     ASSERT_EQ(caught, 1);
-    ASSERT_EQ(ran.load(), 64);
+    ASSERT_GE(ran.load(), 1);
+    ASSERT_LE(ran.load(), 64);
     /* spawned::sync rethrows; uncaught, it leaves the async task for its future. */
     weft::future<int> f = ex.async([] {
         auto x = weft::spawn([]() -> int { throw std::length_error("spawned"); });

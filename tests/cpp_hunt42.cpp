@@ -1,0 +1,442 @@
+/* Round 42 (h42-7): weft.hpp's callables and lifetimes as a Taskflow user
+ * meets them.  Every API taking a callable, given callables that throw
+ * (std and non-std types, from their copy or move), move-only ones, 4 KiB
+ * captures, std::function, mutable state; moved-from and
+ * self-moved objects; an executor destroyed from another thread while its
+ * futures are waited; task-group children after a sibling threw (Taskflow's
+ * Exception.TaskGroup.Async). */
+#include "cpp_test.hpp"
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+/* A thrown type that is not a std::exception. */
+struct odd {
+    int id;
+};
+
+/* A callable whose copy or move throws (when armed), counting live objects. */
+struct bomb {
+    static std::atomic<int> live, calls;
+    static bool copy_throws, move_throws;
+    bomb() { live++; }
+    bomb(const bomb &) {
+        if (copy_throws) throw odd{1};
+        live++;
+    }
+    bomb(bomb &&) noexcept(false) {
+        if (move_throws) throw odd{2};
+        live++;
+    }
+    ~bomb() { live--; }
+    int operator()() const {
+        calls++;
+        return 7;
+    }
+};
+std::atomic<int> bomb::live{0}, bomb::calls{0};
+bool bomb::copy_throws = false, bomb::move_throws = false;
+
+/* The same shape taking a subflow. */
+struct sub_bomb : bomb {
+    void operator()(weft::subflow &) const { calls++; }
+};
+
+} // namespace
+
+/* Taskflow's Exception.TaskGroup.Async (unittests/test_exceptions.cpp): of
+ * 100 silent_async children that all throw, at most one per worker runs (a
+ * child that has not started when a sibling threw is skipped), corun rethrows
+ * the exception, and the group is not cancelled; 100 async children that all
+ * throw all run, their exceptions go to their futures, and corun returns. */
+TEST(task_group_children_not_started_after_a_sibling_threw_are_skipped_as_in_taskflow) {
+    for (unsigned W : {1u, 2u, 3u, 4u}) {
+        weft::executor executor(W);
+        std::atomic<int> bad{0};
+        executor.async([&]() {
+            std::atomic<size_t> counter;
+            weft::task_group tg = executor.task_group();
+            for (size_t r = 0; r < 20; r++) {
+                counter = 0;
+                for (size_t i = 0; i < 100; i = i + 1) (void)tg.async([&]() { ++counter; throw std::runtime_error("x"); });
+                try {
+                    tg.corun();
+                } catch (...) {
+                    bad++;
+                }
+                if (tg.is_cancelled() || counter != 100) bad++;
+                counter = 0;
+                for (size_t i = 0; i < 100; i = i + 1) tg.silent_async([&]() { ++counter; throw std::runtime_error("x"); });
+                bool threw = false;
+                try {
+                    tg.corun();
+                } catch (const std::runtime_error &e) {
+                    threw = std::string(e.what()) == "x";
+                }
+                if (!threw || counter > W || tg.is_cancelled()) bad++;
+            }
+        }).get();
+        ASSERT_EQ(bad.load(), 0);
+    }
+}
+
+/* On one worker the group's children run at wait(), newest first: the one
+ * added last throws first, and every other child (run or async) is skipped:
+ * the async one's future throws weft::error WEFT_ECANCELED.  The next batch
+ * runs again. */
+TEST(task_group_children_after_a_throw_are_skipped_and_the_next_batch_runs) {
+    weft::executor ex(1);
+    std::atomic<int> ran{0};
+    std::string got;
+    weft_status async_status = WEFT_OK;
+    ex.run_root([&] {
+        weft::task_group tg;
+        auto fut = tg.async([&] { ran++; return 1; });
+        for (int i = 0; i < 10; i++) tg.run([&] { ran++; });
+        tg.run([] { throw std::runtime_error("first"); });
+        try {
+            tg.wait();
+        } catch (const std::runtime_error &e) {
+            got = e.what();
+        }
+        try {
+            (void)fut.get();
+        } catch (const weft::error &e) {
+            async_status = e.status();
+        }
+        for (int i = 0; i < 10; i++) tg.run([&] { ran += 10; });
+        tg.wait();
+    });
+    ASSERT_TRUE(got == "first");
+    ASSERT_STATUS(async_status, WEFT_ECANCELED);
+    ASSERT_EQ(ran.load(), 100);
+}
+
+/* A thrown int or a type that is no std::exception reaches each API's wait as
+ * itself. */
+TEST(non_std_exceptions_reach_every_wait_as_themselves) {
+    weft::executor ex(2);
+    auto is_odd = [](auto &&call, int id) {
+        try {
+            call();
+        } catch (const odd &o) {
+            return o.id == id;
+        } catch (...) {
+            return false;
+        }
+        return false;
+    };
+    int p = 0, *pp = &p;
+    {
+        weft::taskflow tf;
+        tf.emplace([pp] { if (pp) throw odd{1}; }); /* packed */
+        ASSERT_TRUE(is_odd([&] { ex.run(tf).get(); }, 1));
+    }
+    {
+        weft::taskflow tf;
+        tf.emplace([pp]() -> int { if (pp) throw 5; return 0; });
+        bool ok = false;
+        try {
+            ex.run(tf).get();
+        } catch (int v) {
+            ok = v == 5;
+        }
+        ASSERT_TRUE(ok);
+    }
+    {
+        weft::taskflow tf;
+        tf.emplace([s = std::string("m")]() -> weft::branches { throw odd{3}; });
+        ASSERT_TRUE(is_odd([&] { ex.run(tf).get(); }, 3));
+        weft::taskflow outer;
+        outer.composed_of(tf);
+        ASSERT_TRUE(is_odd([&] { ex.run_n(outer, 2).get(); }, 3));
+    }
+    {
+        weft::taskflow tf;
+        tf.emplace([](weft::subflow &sf) { sf.emplace([] { throw odd{4}; }); });
+        ASSERT_TRUE(is_odd([&] { ex.run(tf).wait(); }, 4));
+    }
+    ASSERT_TRUE(is_odd([&] { ex.async([] { throw odd{5}; }).get(); }, 5));
+    ASSERT_TRUE(is_odd([&] { ex.run_root([]() -> int { throw odd{6}; }); }, 6));
+    ASSERT_TRUE(is_odd([&] {
+        ex.run_root([] {
+            auto s = weft::spawn([]() -> long { throw odd{7}; });
+            (void)s.sync();
+        });
+    }, 7));
+    ASSERT_TRUE(is_odd([&] {
+        ex.run_root([] {
+            weft::task_group tg;
+            tg.run([] { throw odd{8}; });
+            tg.wait();
+        });
+    }, 8));
+    {
+        weft::taskflow tf;
+        tf.emplace([] {});
+        ASSERT_TRUE(is_odd([&] { ex.run_until(tf, []() -> bool { throw odd{9}; }).get(); }, 9));
+    }
+    {
+        weft::pipeline pl(2, weft::pipe{weft::pipe_type::serial, [](weft::pipeflow &pf) {
+                              if (pf.token() == 3) throw odd{10};
+                          }});
+        weft::taskflow tf;
+        tf.composed_of(pl);
+        ASSERT_TRUE(is_odd([&] { ex.run(tf).get(); }, 10));
+    }
+    std::vector<int> v(5000);
+    std::iota(v.begin(), v.end(), 0);
+    ASSERT_TRUE(is_odd([&] { weft::for_each(ex, v.begin(), v.end(), [](int x) { if (x == 4000) throw odd{11}; }); }, 11));
+    ASSERT_TRUE(is_odd([&] { weft::sort(ex, v.begin(), v.end(), [](int, int) -> bool { throw odd{12}; }); }, 12));
+    ASSERT_TRUE(is_odd([&] {
+        (void)weft::reduce(ex, v.begin(), v.end(), 0, [](int a, int b) { if (b == 4321) throw odd{13}; return a + b; });
+    }, 13));
+}
+
+/* A callable whose copy (an lvalue given) or move (an rvalue given) throws:
+ * every API taking a callable throws that exception from the call itself,
+ * submits or adds nothing, keeps no object of it, and leaves the taskflow,
+ * group and executor usable. */
+TEST(callables_whose_copy_or_move_throws_are_refused_at_the_call_with_nothing_kept) {
+    weft::executor ex(2);
+    auto throws_odd = [](auto &&call) {
+        try {
+            call();
+        } catch (const odd &) {
+            return true;
+        } catch (...) {
+            return false;
+        }
+        return false;
+    };
+    bomb::calls = 0;
+    {
+        bomb b;
+        sub_bomb sb;
+        auto base = bomb::live.load();
+        weft::future<int> dep = ex.async([] { return 1; });
+        std::vector<weft::future<int>> deps;
+        deps.push_back(ex.async([] { return 2; }));
+        weft::taskflow tf;
+        for (int round = 0; round < 2; round++) {
+            bomb::copy_throws = round == 0;
+            bomb::move_throws = round == 1;
+            /* each call once with an lvalue (copy) and once with an rvalue (move) */
+            auto give = [&](auto &&submit) {
+                if (round == 0) return throws_odd([&] { submit(b); });
+                return throws_odd([&] { submit(std::move(b)); });
+            };
+            ASSERT_TRUE(give([&](auto &&x) { tf.emplace(std::forward<decltype(x)>(x)); }));
+            ASSERT_TRUE(round == 0 ? throws_odd([&] { tf.emplace(sb); }) : throws_odd([&] { tf.emplace(std::move(sb)); }));
+            ASSERT_EQ(tf.num_tasks(), 0u);
+            ASSERT_TRUE(give([&](auto &&x) { (void)ex.async(std::forward<decltype(x)>(x)); }));
+            ASSERT_TRUE(give([&](auto &&x) { ex.silent_async(std::forward<decltype(x)>(x)); }));
+            ASSERT_TRUE(give([&](auto &&x) { (void)ex.dependent_async(std::forward<decltype(x)>(x), dep); }));
+            ASSERT_TRUE(give([&](auto &&x) { (void)ex.dependent_async(std::forward<decltype(x)>(x), deps.begin(), deps.end()); }));
+            ASSERT_TRUE(give([&](auto &&x) { ex.silent_dependent_async(std::forward<decltype(x)>(x), dep); }));
+            ASSERT_TRUE(give([&](auto &&x) { ex.silent_dependent_async(std::forward<decltype(x)>(x), deps.begin(), deps.end()); }));
+            ASSERT_TRUE(give([&](auto &&x) { (void)ex.run_root(std::forward<decltype(x)>(x)); }));
+            ASSERT_TRUE(give([&](auto &&x) { (void)ex.run_until(tf, std::forward<decltype(x)>(x)); }));
+            tf.clear(); /* no run was left in flight */
+            std::atomic<int> inner_ok{0};
+            ex.run_root([&] {
+                weft::task_group tg;
+                if (give([&](auto &&x) { tg.run(std::forward<decltype(x)>(x)); })) inner_ok++;
+                if (give([&](auto &&x) { (void)tg.async(std::forward<decltype(x)>(x)); })) inner_ok++;
+                if (give([&](auto &&x) { (void)tg.dependent_async(std::forward<decltype(x)>(x), dep); })) inner_ok++;
+                if (tg.size() == 0) inner_ok++;
+                tg.wait();
+                if (give([&](auto &&x) { auto s = weft::spawn(std::forward<decltype(x)>(x)); (void)s.sync(); })) inner_ok++;
+            });
+            ASSERT_EQ(inner_ok.load(), 5);
+            ex.wait_for_all();
+            ASSERT_EQ(bomb::calls.load(), 0);
+            ASSERT_EQ(bomb::live.load(), base);
+        }
+        bomb::copy_throws = bomb::move_throws = false;
+        /* unarmed, the same objects work */
+        ASSERT_EQ(ex.async(b).get(), 7);
+        ASSERT_EQ(ex.run_root(b), 7);
+        tf.emplace(b);
+        tf.emplace(sb);
+        ex.run(tf).get();
+        ASSERT_EQ(bomb::calls.load(), 4);
+    }
+    ASSERT_EQ(bomb::live.load(), 0);
+}
+
+namespace {
+/* A 4 KiB capture, over-aligned, whose bytes the callable checks. */
+struct alignas(64) big_capture {
+    std::array<unsigned char, 4096> bytes;
+    explicit big_capture(unsigned char seed) {
+        for (std::size_t i = 0; i < bytes.size(); i++) bytes[i] = static_cast<unsigned char>(seed + i * 7);
+    }
+    bool intact(unsigned char seed) const {
+        if (reinterpret_cast<std::uintptr_t>(this) % 64 != 0) return false;
+        for (std::size_t i = 0; i < bytes.size(); i++)
+            if (bytes[i] != static_cast<unsigned char>(seed + i * 7)) return false;
+        return true;
+    }
+};
+} // namespace
+
+/* A callable with a 4 KiB, 64-byte-aligned capture works in every API that
+ * takes one: graph tasks of each kind, subflow children, work(), async,
+ * dependent async, run_root, spawn, task-group children, run_until's
+ * predicate and pipeline stages (and with a moved-only pointer beside it). */
+TEST(four_kib_over_aligned_captures_arrive_intact_in_every_api) {
+    weft::executor ex(2);
+    std::atomic<int> good{0}, bad{0};
+    auto check = [&](const big_capture &c, unsigned char seed) { (c.intact(seed) ? good : bad)++; };
+    big_capture c1(1);
+    weft::taskflow tf;
+    auto a = tf.emplace([c1, &check] { check(c1, 1); });
+    auto b = tf.emplace([c1, &check]() -> int { check(c1, 1); return 0; });
+    auto m = tf.emplace([c1, &check]() -> weft::branches { check(c1, 1); return {0}; });
+    auto s = tf.emplace([c1, &check](weft::subflow &sf) {
+        check(c1, 1);
+        for (int i = 0; i < 3; i++) sf.emplace([c1, &check, p = std::make_unique<int>(i)] { check(c1, 1); });
+    });
+    auto w = tf.placeholder();
+    w.work([c1, &check](weft::runtime &) { check(c1, 1); });
+    a.precede(b);
+    b.precede(m);
+    m.precede(s);
+    s.precede(w);
+    ex.run_n(tf, 2).get();
+    ASSERT_EQ(good.load(), 2 * 8);
+    good = 0;
+    auto f = ex.async([c1, &check] { check(c1, 1); return 3; });
+    ASSERT_EQ(ex.dependent_async([c1, &check] { check(c1, 1); return 4; }, f).get(), 4);
+    ASSERT_EQ(f.get(), 3);
+    ASSERT_EQ(ex.run_root([c1, &check] {
+        auto sp = weft::spawn([c1, &check] { check(c1, 1); return 5; });
+        weft::task_group tg;
+        for (int i = 0; i < 5; i++) tg.run([c1, &check] { check(c1, 1); });
+        auto tf2 = tg.async([c1, &check] { check(c1, 1); return 6; });
+        tg.wait();
+        return sp.sync() + tf2.get();
+    }), 11);
+    ASSERT_EQ(good.load(), 9);
+    good = 0;
+    weft::taskflow one;
+    one.emplace([] {});
+    ex.run_until(one, [c1, &check, n = 0]() mutable { check(c1, 1); return ++n > 3; }).get();
+    ASSERT_EQ(good.load(), 4);
+    good = 0;
+    weft::pipeline pl(2, weft::pipe{weft::pipe_type::serial, [c1, &check](weft::pipeflow &pf) {
+                          check(c1, 1);
+                          if (pf.token() == 4) pf.stop();
+                      }},
+                      weft::pipe{weft::pipe_type::parallel, [c1, &check](weft::pipeflow &) { check(c1, 1); }});
+    weft::taskflow ptf;
+    ptf.composed_of(pl);
+    ex.run(ptf).get();
+    ASSERT_EQ(good.load(), 5 + 4);
+    ASSERT_EQ(bad.load(), 0);
+}
+
+/* std::function objects (Taskflow's own task type) as every kind of
+ * callable; an empty one throws std::bad_function_call from the wait of the
+ * work that called it. */
+TEST(std_function_callables_work_everywhere_and_an_empty_one_throws_bad_function_call_at_the_wait) {
+    weft::executor ex(2);
+    std::atomic<int> n{0};
+    std::function<void()> plain = [&] { n++; };
+    std::function<int()> cond = [&] { n++; return 1; };
+    std::function<weft::branches()> multi = [&] { n++; return weft::branches{0, 1}; };
+    std::function<void(weft::subflow &)> sub = [&](weft::subflow &sf) { sf.emplace(plain); };
+    std::function<void(weft::runtime &)> rt = [&](weft::runtime &r) { if (r.worker_id() >= 0) n++; };
+    weft::taskflow tf;
+    auto c = tf.emplace(cond);
+    auto skipped = tf.emplace([&] { n += 100; });
+    auto m = tf.emplace(multi);
+    c.precede(skipped, m);
+    auto [x, y, z] = tf.emplace(sub, rt, plain);
+    m.precede(x, y);
+    y.precede(z);
+    ex.run(tf).get();
+    ASSERT_EQ(n.load(), 5);
+    std::function<int(weft::runtime &)> val = [](weft::runtime &r) { return r.worker_id() >= 0 ? 9 : -1; };
+    ASSERT_EQ(ex.async(val).get(), 9);
+    ASSERT_EQ(ex.run_root(val), 9);
+    std::function<bool()> pred = [k = 0]() mutable { return ++k > 2; };
+    n = 0;
+    weft::taskflow one;
+    one.emplace(plain);
+    ex.run_until(one, pred).get();
+    ASSERT_EQ(n.load(), 2);
+    std::function<void(weft::pipeflow &)> stage = [&](weft::pipeflow &pf) { if (pf.token() == 2) pf.stop(); else n++; };
+    weft::pipeline pl(1, weft::pipe{weft::pipe_type::serial, stage});
+    weft::taskflow ptf;
+    ptf.composed_of(pl);
+    n = 0;
+    ex.run(ptf).get();
+    ASSERT_EQ(n.load(), 2);
+    std::function<void(int &)> body = [](int &v) { v *= 2; };
+    std::vector<int> v(1000, 1);
+    weft::for_each(ex, v.begin(), v.end(), body);
+    ASSERT_EQ(std::accumulate(v.begin(), v.end(), 0), 2000);
+
+    std::function<void()> empty;
+    std::function<int()> empty_int;
+    weft::taskflow bad;
+    bad.emplace(empty);
+    ASSERT_THROWS(ex.run(bad).get(), std::bad_function_call, e, (void)e);
+    ASSERT_THROWS(ex.async(empty_int).get(), std::bad_function_call, e, (void)e);
+    ASSERT_THROWS(ex.run_root(empty), std::bad_function_call, e, (void)e);
+    ASSERT_THROWS(ex.run_root([&] {
+        weft::task_group tg;
+        tg.run(empty);
+        tg.wait();
+    }), std::bad_function_call, e, (void)e);
+}
+
+/* A mutable lambda keeps what it changes in its captures from call to call
+ * wherever weft.hpp keeps the callable: a serial pipeline stage (across
+ * tokens and runs), a subflow task and its children's builder (across runs),
+ * an async task, a task-group child, a spawned child and run_root. */
+TEST(mutable_lambdas_keep_their_state_in_stages_subflows_and_fork_join) {
+    weft::executor ex(2);
+    std::vector<int> seen;
+    weft::pipeline pl(2, weft::pipe{weft::pipe_type::serial, [k = 0, &seen](weft::pipeflow &pf) mutable {
+                          seen.push_back(k++);
+                          if (k % 3 == 0) pf.stop();
+                      }});
+    weft::taskflow ptf;
+    ptf.composed_of(pl);
+    ex.run(ptf).get();
+    pl.reset();
+    ex.run(ptf).get();
+    ASSERT_EQ(seen.size(), 6u);
+    for (int i = 0; i < 6; i++) ASSERT_EQ(seen[static_cast<std::size_t>(i)], i);
+    std::atomic<int> last{-1};
+    weft::taskflow tf;
+    tf.emplace([runs = 0, &last](weft::subflow &sf) mutable {
+        ++runs;
+        sf.emplace([runs, &last] { last = runs; });
+    });
+    for (int i = 0; i < 4; i++) ex.run(tf).get();
+    ASSERT_EQ(last.load(), 4);
+    ASSERT_EQ(ex.async([n = 1]() mutable { n *= 6; return n; }).get(), 6);
+    ASSERT_EQ(ex.run_root([n = 2]() mutable {
+        auto s = weft::spawn([m = 3]() mutable { m += 1; return m; });
+        int got = 0;
+        weft::task_group tg;
+        tg.run([k = 10, &got]() mutable { k++; got = k; });
+        tg.wait();
+        n += s.sync() + got;
+        return n;
+    }), 2 + 4 + 11);
+}
