@@ -608,14 +608,31 @@ inline constexpr bool task_callable_v = std::is_invocable_v<F &> || std::is_invo
                   call ": the callable must be invocable as f() or f(weft::runtime&), as a non-const "   \
                   "lvalue (a lambda taking other arguments, or only callable as an rvalue, is not a task)")
 
+/* f(a...) as std::invoke calls it, as the traits that pick the kind of task
+ * (std::is_invocable) and Taskflow's std::function do: a member pointer such
+ * as &weft::runtime::worker_id is a callable too (called as f(rt), it failed
+ * to compile inside this header although the traits had accepted it).  A
+ * member pointer goes through a call that is not inlined: inlined, GCC 12's
+ * -Wmaybe-uninitialized took the object (a local weft::runtime) for
+ * uninitialized. */
+template <class F, class... A>
+[[gnu::noinline]] decltype(auto) invoke_member(F &f, A &...a) {
+    return std::invoke(f, a...);
+}
+template <class F, class... A>
+decltype(auto) call(F &f, A &...a) {
+    if constexpr (std::is_member_pointer_v<F>) return detail::invoke_member(f, a...);
+    else return f(a...);
+}
+
 /* Calls f, passing a runtime when it takes one. */
 template <class F>
 decltype(auto) invoke_task(F &f, weft_ctx *ctx) {
     if constexpr (std::is_invocable_v<F &, runtime &>) {
         runtime rt(ctx);
-        return f(rt);
+        return detail::call(f, rt);
     } else if constexpr (std::is_invocable_v<F &>) {
-        return f();
+        return detail::call(f);
     } else {
         (void)f, (void)ctx;
         return not_a_task{};
@@ -2012,7 +2029,8 @@ public:
     /* Adds a task for f (or one task per callable, returned as a tuple):
      *  - f(weft::subflow&): a subflow task;
      *  - f() -> int: a condition task (the successor to run, in precede order);
-     *    any integer type or bool too (bool: false runs successor 0, true 1);
+     *    any integer type, bool or unscoped enum too (bool: false runs
+     *    successor 0, true 1);
      *  - f() -> weft::branches: a multi-condition task;
      *  - f() -> void: a static task.
      * f may also take a weft::runtime& (instead of nothing) for its context.
@@ -2293,9 +2311,9 @@ int subflow_tramp(weft_ctx *ctx, weft_subflow *sf, void *p) noexcept {
         subflow sub(sf, &h->children, h->s, weft_ctx_run(ctx));
         if constexpr (std::is_invocable_v<F &, subflow &, runtime &>) {
             runtime rt(ctx);
-            h->f(sub, rt);
+            detail::call(h->f, sub, rt);
         } else {
-            h->f(sub);
+            detail::call(h->f, sub);
         }
         return 0;
     } catch (...) {
@@ -2330,15 +2348,19 @@ task flow_builder::emplace_as(void *arg) {
     using R = typename detail::task_result_t<Fn>::type;
     /* Any integral result is a condition (bool too: false picks successor 0,
      * true successor 1), as in Taskflow, whose condition is "invocable as
-     * returning int". */
-    if constexpr (std::is_integral_v<R>) {
+     * returning int"; so is an unscoped enum (`enum branch { left, right }`,
+     * convertible to int: a condition in Taskflow, and before this a
+     * static_assert here).  A scoped enum is not (no conversion, in Taskflow
+     * either). */
+    if constexpr (std::is_integral_v<R> || (std::is_enum_v<R> && std::is_convertible_v<R, int>)) {
         return made(weft_emplace_condition(g_, &detail::cond_tramp<Fn, Packed>, arg), "weft::emplace (condition)");
     } else if constexpr (std::is_same_v<R, branches>) {
         return made(weft_emplace_multi_condition(g_, &detail::multi_tramp<Fn, Packed>, arg),
                     "weft::emplace (multi-condition)");
     } else {
         static_assert(std::is_void_v<R> || std::is_same_v<R, detail::not_a_task>, /* not_a_task: reported above */
-                      "a task returns void, an integer or bool (condition) or weft::branches");
+                      "weft::emplace: a task returns void, an integer, bool or unscoped enum (condition) "
+                      "or weft::branches");
         return made(weft_emplace(g_, &detail::static_tramp<Fn, Packed>, arg), "weft::emplace");
     }
 }
@@ -2863,7 +2885,7 @@ private:
             auto *h = static_cast<holder *>(arg);
             try {
                 pipeflow p(pf);
-                h->f(p);
+                detail::call(h->f, p);
                 return 0;
             } catch (...) {
                 /* Kept for the run the pipeline's task is part of: a failed

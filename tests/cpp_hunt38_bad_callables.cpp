@@ -40,6 +40,11 @@ int main() {
     tf.placeholder().work([](weft::subflow &) {});
 #elif WEFT_BAD_CASE == 14
     tf.placeholder().work([](int) {});
+#elif WEFT_BAD_CASE == 15
+    tf.emplace([] { return 1.5; }); /* neither void, an integer, an unscoped enum nor branches */
+#elif WEFT_BAD_CASE == 16
+    enum class side { left, right }; /* scoped: no conversion to int (not a condition in Taskflow either) */
+    tf.emplace([] { return side::right; });
 #endif
     return 0;
 }

@@ -1,7 +1,7 @@
 /* Round 42 (h42-7): weft.hpp's callables and lifetimes as a Taskflow user
  * meets them.  Every API taking a callable, given callables that throw
  * (std and non-std types, from their copy or move), move-only ones, 4 KiB
- * captures, std::function, mutable state; moved-from and
+ * captures, std::function, member pointers, mutable state; moved-from and
  * self-moved objects; an executor destroyed from another thread while its
  * futures are waited; task-group children after a sibling threw (Taskflow's
  * Exception.TaskGroup.Async). */
@@ -439,4 +439,52 @@ TEST(mutable_lambdas_keep_their_state_in_stages_subflows_and_fork_join) {
         n += s.sync() + got;
         return n;
     }), 2 + 4 + 11);
+}
+
+namespace {
+enum branch { go_left, go_right }; /* unscoped: converts to int */
+} // namespace
+
+/* A member pointer that std::invoke can call with the task's arguments is a
+ * task, as std::is_invocable (which picks the kind) and Taskflow's
+ * std::function say: &weft::runtime::worker_id as an async task,
+ * &weft::runtime::cancelled as a condition, &weft::pipeflow::stop as a
+ * stage.  Before, the traits accepted them and the call inside weft.hpp
+ * failed to compile. */
+TEST(member_pointers_are_callables_as_std_invoke_calls_them) {
+    weft::executor ex(2);
+    int id = ex.async(&weft::runtime::worker_id).get();
+    ASSERT_TRUE(id == 0 || id == 1);
+    ASSERT_GE(ex.run_root(&weft::runtime::worker_id), 0);
+    weft::taskflow tf;
+    int hit = -1;
+    auto c = tf.emplace(&weft::runtime::cancelled); /* bool: a condition */
+    auto a = tf.emplace([&] { hit = 0; });
+    auto b = tf.emplace([&] { hit = 1; });
+    c.precede(a, b);
+    ASSERT_TRUE(c.type() == weft::task_type::condition);
+    ex.run(tf).get();
+    ASSERT_EQ(hit, 0);
+    weft::pipeline pl(1, weft::pipe{weft::pipe_type::serial, &weft::pipeflow::stop});
+    weft::taskflow ptf;
+    ptf.composed_of(pl);
+    ex.run(ptf).get();
+    ASSERT_EQ(pl.num_tokens(), 0u);
+}
+
+/* A condition returning an unscoped enum picks the successor of its value, as
+ * in Taskflow (whose condition is any callable returning what converts to
+ * int); before, it was a static_assert. */
+TEST(a_condition_returning_an_unscoped_enum_picks_that_successor) {
+    weft::executor ex(2);
+    weft::taskflow tf;
+    std::atomic<int> left{0}, right{0};
+    auto c = tf.emplace([n = 0]() mutable { return n++ % 2 ? go_right : go_left; });
+    auto l = tf.emplace([&] { left++; });
+    auto r = tf.emplace([&] { right++; });
+    c.precede(l, r);
+    ASSERT_TRUE(c.type() == weft::task_type::condition);
+    ex.run_n(tf, 5).get();
+    ASSERT_EQ(left.load(), 3);
+    ASSERT_EQ(right.load(), 2);
 }
