@@ -488,3 +488,175 @@ TEST(a_condition_returning_an_unscoped_enum_picks_that_successor) {
     ASSERT_EQ(left.load(), 3);
     ASSERT_EQ(right.load(), 2);
 }
+
+/* Three threads wait on futures of an executor (get, wait_for in a loop,
+ * wait then info) while a fourth destroys it: the destructor runs every queued
+ * task to its end, each wait returns its own value or exception, and the
+ * futures stay usable afterwards (ready, info, cancel false, get again). */
+TEST(an_executor_destroyed_on_another_thread_while_its_futures_are_waited_completes_every_wait) {
+    auto ex = std::make_unique<weft::executor>(2);
+    weft::taskflow tf;
+    std::atomic<int> ran{0};
+    tf.emplace([&] { std::this_thread::sleep_for(std::chrono::microseconds(300)); ran++; });
+    auto thrower = std::make_unique<weft::taskflow>();
+    thrower->emplace([] { throw odd{42}; });
+    std::vector<weft::future<int>> vals;
+    for (int i = 0; i < 8; i++)
+        vals.push_back(ex->async([i] { std::this_thread::sleep_for(std::chrono::microseconds(200)); return i; }));
+    auto chained = ex->dependent_async([] { return 100; }, vals[0], vals[7]);
+    std::vector<weft::future<void>> runs;
+    for (int i = 0; i < 4; i++) runs.push_back(ex->run(tf));
+    auto failing = ex->run(*thrower);
+    std::atomic<int> bad{0};
+    std::thread t1([&] {
+        for (int i = 0; i < 4; i++) {
+            auto &f = vals[static_cast<std::size_t>(i)];
+            while (!f.wait_for(std::chrono::milliseconds(1))) {
+            }
+            if (f.get() != i) bad++;
+        }
+    });
+    std::thread t2([&] {
+        for (int i = 4; i < 8; i++)
+            if (vals[static_cast<std::size_t>(i)].get() != i) bad++;
+        if (chained.get() != 100) bad++;
+    });
+    std::thread t3([&] {
+        for (auto &r : runs) {
+            r.wait();
+            if (r.info().status != WEFT_OK) bad++;
+        }
+        try {
+            failing.wait();
+            bad++;
+        } catch (const odd &o) {
+            if (o.id != 42) bad++;
+        }
+    });
+    std::thread killer([&] { ex.reset(); });
+    killer.join();
+    t1.join();
+    t2.join();
+    t3.join();
+    ASSERT_EQ(bad.load(), 0);
+    ASSERT_EQ(ran.load(), 4);
+    thrower.reset(); /* the failed run's exception stays with its future */
+    ASSERT_THROWS(failing.get(), odd, o, ASSERT_EQ(o.id, 42));
+    for (auto &f : vals) {
+        ASSERT_TRUE(f.ready());
+        ASSERT_FALSE(f.cancel());
+    }
+    for (auto &r : runs) {
+        ASSERT_TRUE(r.ready());
+        ASSERT_FALSE(r.cancel());
+        r.get();
+    }
+    ASSERT_EQ(chained.info().status, WEFT_OK);
+}
+
+namespace {
+/* A value whose move throws when armed. */
+struct touchy {
+    static bool armed;
+    int v;
+    explicit touchy(int x) : v(x) {}
+    touchy(touchy &&o) noexcept(false) : v(o.v) {
+        if (armed) throw odd{o.v};
+    }
+};
+bool touchy::armed = false;
+} // namespace
+
+/* A value whose move throws while weft stores it (in the task) reaches get(),
+ * sync() and run_root as that exception; one whose move throws only as get()
+ * moves it out leaves it in place for a later get(). */
+TEST(a_result_whose_move_throws_reaches_the_wait_as_its_exception) {
+    weft::executor ex(2);
+    touchy::armed = true;
+    ASSERT_THROWS(ex.async([] { return touchy(1); }).get(), odd, o, ASSERT_EQ(o.id, 1));
+    ASSERT_THROWS(ex.run_root([] { return touchy(2); }), odd, o, ASSERT_EQ(o.id, 2));
+    int got = 0;
+    ex.run_root([&] {
+        auto s = weft::spawn([] { return touchy(3); });
+        try {
+            (void)s.sync();
+        } catch (const odd &o) {
+            got = o.id;
+        }
+    });
+    ASSERT_EQ(got, 3);
+    touchy::armed = false;
+    auto f = ex.async([] { return touchy(4); });
+    f.wait();
+    touchy::armed = true;
+    ASSERT_THROWS((void)f.get(), odd, o, ASSERT_EQ(o.id, 4));
+    touchy::armed = false;
+    ASSERT_EQ(f.get().v, 4);
+}
+
+/* Self-move leaves every movable object as it was; moved-from ones refuse
+ * every call with weft::error WEFT_EINVAL (the calls cpp_graph's test does
+ * not make), and a default-made future refuses too. */
+TEST(self_moved_objects_keep_working_and_moved_from_ones_refuse_every_call) {
+    weft::executor ex(2);
+    weft::taskflow tf;
+    std::atomic<int> n{0};
+    tf.emplace([&] { n++; });
+    weft::pipeline pl(1, weft::pipe{weft::pipe_type::serial, [](weft::pipeflow &pf) { pf.stop(); }});
+    auto fut = ex.async([] { return 5; });
+    weft::executor *pex = &ex;
+    weft::taskflow *ptf = &tf;
+    weft::pipeline *ppl = &pl;
+    weft::future<int> *pfut = &fut;
+    ex = std::move(*pex);
+    tf = std::move(*ptf);
+    pl = std::move(*ppl);
+    fut = std::move(*pfut);
+    ASSERT_EQ(fut.get(), 5);
+    ex.run(tf).get();
+    ASSERT_EQ(n.load(), 1);
+    ASSERT_EQ(pl.num_lines(), 1u);
+
+    weft::executor gone(std::move(ex));
+    weft::taskflow tf2(std::move(tf));
+#define HUNT42_EINVAL(expr) ASSERT_THROWS(expr, weft::error, err, ASSERT_STATUS(err.status(), WEFT_EINVAL))
+    auto dep = gone.async([] { return 1; });
+    HUNT42_EINVAL(ex.run_n(tf2, 2));
+    HUNT42_EINVAL(ex.run_until(tf2, [] { return true; }));
+    HUNT42_EINVAL(ex.corun(tf2));
+    HUNT42_EINVAL(ex.silent_async([] {}));
+    HUNT42_EINVAL(ex.dependent_async([] {}, dep));
+    HUNT42_EINVAL(ex.silent_dependent_async([] {}, dep));
+    HUNT42_EINVAL(ex.this_worker_id());
+    HUNT42_EINVAL(ex.this_worker());
+    HUNT42_EINVAL(gone.run(tf));
+    HUNT42_EINVAL(gone.run_until(tf, [] { return true; }));
+    HUNT42_EINVAL(gone.corun(tf));
+    HUNT42_EINVAL(tf.for_each_task([](weft::task) {}));
+    HUNT42_EINVAL(tf.linearize({}));
+    HUNT42_EINVAL(tf.validate());
+    HUNT42_EINVAL(tf.name("x"));
+    HUNT42_EINVAL(tf.remove_dependency(weft::task(), weft::task()));
+    std::vector<int> v(4);
+    HUNT42_EINVAL(tf.for_each(v.begin(), v.end(), [](int) {}));
+    HUNT42_EINVAL(tf.composed_of(tf2));
+    HUNT42_EINVAL(tf2.composed_of(tf));
+    HUNT42_EINVAL(gone.run_root([&ex] { weft::task_group tg = ex.task_group(); }));
+    weft::future<int> empty;
+    weft::future<int> from(std::move(dep));
+    for (weft::future<int> *f : {&empty, &dep}) {
+        ASSERT_FALSE(f->valid());
+        ASSERT_FALSE(f->ready());
+        ASSERT_FALSE(f->cancel());
+        ASSERT_NULL(f->native());
+        HUNT42_EINVAL(f->wait());
+        HUNT42_EINVAL(f->get());
+        HUNT42_EINVAL(f->wait_for(std::chrono::seconds(1)));
+        HUNT42_EINVAL(f->info());
+    }
+    HUNT42_EINVAL(gone.dependent_async([] {}, empty));
+#undef HUNT42_EINVAL
+    ASSERT_EQ(from.get(), 1);
+    gone.run(tf2).get();
+    ASSERT_EQ(n.load(), 2);
+}
