@@ -1430,11 +1430,16 @@ public:
     int this_worker_id() const { return weft_executor_worker_id(exec("weft::executor::this_worker_id")); }
     /* This thread's worker of this executor (Taskflow's this_worker(),
      * which returns a tf::Worker*), or nullptr off its workers.  The object
-     * is the thread's own: its id() is this_worker_id(). */
+     * is the thread's own: its id() is this_worker_id().  It is written only
+     * on a worker of this executor (a thread is a worker of one executor at
+     * most): asking another executor, which answers nullptr, once set the
+     * shared object's id to -1 under a pointer the task still held. */
     const worker *this_worker() const {
         static thread_local worker w;
-        w.id_ = this_worker_id();
-        return w.id_ < 0 ? nullptr : &w;
+        int id = this_worker_id();
+        if (id < 0) return nullptr;
+        w.id_ = id;
+        return &w;
     }
 
     /* Taskflow-style runs; see the definitions after class taskflow. */

@@ -660,3 +660,27 @@ TEST(self_moved_objects_keep_working_and_moved_from_ones_refuse_every_call) {
     gone.run(tf2).get();
     ASSERT_EQ(n.load(), 2);
 }
+
+/* The worker a task got from executor::this_worker() keeps its id while the
+ * task asks another executor (or any executor from a thread that is not its
+ * worker): Taskflow's this_worker() returns the worker object itself.  Before,
+ * every executor shared one thread_local object, and other.this_worker() (a
+ * nullptr) overwrote its id with -1: w->id() read SIZE_MAX. */
+TEST(a_worker_from_this_worker_keeps_its_id_when_another_executor_is_asked) {
+    weft::executor ex(2), other(1);
+    std::atomic<int> bad{0};
+    weft::taskflow tf;
+    for (int i = 0; i < 16; i++)
+        tf.emplace([&] {
+            const weft::worker *w = ex.this_worker();
+            if (!w) {
+                bad++;
+                return;
+            }
+            std::size_t id = w->id();
+            if (other.this_worker() != nullptr) bad++;
+            if (w->id() != id || static_cast<int>(id) != ex.this_worker_id()) bad++;
+        });
+    ex.run(tf).get();
+    ASSERT_EQ(bad.load(), 0);
+}
