@@ -118,7 +118,8 @@ WEFT_API weft_status weft_future_wait_isolated(weft_future *f);
 
 /* ---- composing with event loops ------------------------------------------- */
 
-/* Called once when the future becomes ready, with its final status. */
+/* Called once when the future becomes ready, with its final status.  From
+ * C++ it must not throw (weft's frames do not unwind; docs/guide-cpp.md). */
 typedef void (*weft_future_callback)(weft_future *f, weft_status status, void *arg);
 
 /* Registers cb(f, status, arg) to run once when f is ready: on the thread that

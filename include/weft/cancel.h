@@ -109,7 +109,10 @@ WEFT_API uint64_t weft_cancel_token_cancel_count(const weft_cancel_token *t);
  * call).  Keep it short and non-blocking: it runs on the cancelling thread
  * (a task, the timer thread, a user thread).  It may cancel tokens (this one
  * included: that call returns WEFT_ECANCELED), register callbacks (on this
- * token they run at once) and remove its own handle. */
+ * token they run at once) and remove its own handle.  From C++ it must not
+ * throw: weft's frames do not unwind, so the exception ends the program, or
+ * reaches the caller of the cancel with the token left half cancelled
+ * (docs/guide-cpp.md, "C callbacks must not throw"). */
 typedef void (*weft_cancel_fn)(void *arg, const char *reason);
 
 /* A registered callback (weft_cancel_token_on_cancel). */

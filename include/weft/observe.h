@@ -74,7 +74,9 @@ typedef struct weft_task_event {
  * destroy the executor.  Tasks skipped because their run failed or was cancelled
  * are not reported here (they are counted in the metrics).  A task with no
  * function (weft_placeholder, or its work set to NULL) runs as a no-op: it is
- * reported, with code 0, as a task whose function returned at once. */
+ * reported, with code 0, as a task whose function returned at once.  From
+ * C++ they must not throw (weft's frames do not unwind: an exception leaving
+ * one calls std::terminate; docs/guide-cpp.md). */
 typedef struct weft_observer {
     /* Called right before the task function (ev->outcome: WEFT_TASK_RUNNING);
      * NULL: not called. */
