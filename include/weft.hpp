@@ -2554,6 +2554,12 @@ struct run_until_state : run_state {
     P pred;
     template <class Q>
     run_until_state(taskflow::state *f, Q &&q) : run_state(f), pred(std::forward<Q>(q)) {}
+    /* noexcept, as state_base's: implicit, it took P's noexcept(false) (a
+     * lambda capturing an object whose destructor may throw) and did not
+     * compile ("looser exception specification").  A throw from it now
+     * terminates, as a throwing destructor does wherever weft destroys a
+     * callable (std::function requires destructors that do not throw). */
+    ~run_until_state() noexcept override {}
 };
 
 /* Runs on the thread that completed the run, right after its future became
@@ -2655,6 +2661,10 @@ struct async_state : value_state<T> {
     F f;
     template <class G>
     async_state(int nrefs, G &&g) : value_state<T>(nrefs, true), f(std::forward<G>(g)) {}
+    /* noexcept, as state_base's (see run_until_state): async, silent_async,
+     * dependent_async and task_group::async of a callable whose destructor is
+     * noexcept(false) did not compile. */
+    ~async_state() noexcept override {}
 
     static int call(weft_ctx *ctx, void *p) noexcept {
         auto *st = static_cast<async_state *>(p);
