@@ -2329,11 +2329,24 @@ int subflow_tramp(weft_ctx *ctx, weft_subflow *sf, void *p) noexcept {
 
 } // namespace detail
 
+namespace detail {
+/* A subflow task's callable: takes (subflow&) or (subflow&, runtime&), and
+ * cannot be called with no argument.  A callable that also can (a std::bind
+ * expression, which drops the arguments it has no placeholder for, or a
+ * variadic generic lambda) is taken as f(), by its result as Taskflow takes
+ * it: std::bind(&machine::pick, &m) returning int is a condition.  Taken as
+ * a subflow, its result was dropped and every successor of that "condition"
+ * ran. */
+template <class F>
+inline constexpr bool subflow_callable_v =
+    !std::is_invocable_v<F &> && (std::is_invocable_v<F &, subflow &> || std::is_invocable_v<F &, subflow &, runtime &>);
+} // namespace detail
+
 template <class F>
 task flow_builder::emplace(F &&f) {
     using Fn = std::decay_t<F>;
     (void)graph("weft::emplace"); /* before anything is stored in a moved-from taskflow's arena */
-    if constexpr (std::is_invocable_v<Fn &, subflow &> || std::is_invocable_v<Fn &, subflow &, runtime &>) {
+    if constexpr (detail::subflow_callable_v<Fn>) {
         auto *h = arena_->make<detail::subflow_holder<Fn>>(sink_, std::forward<F>(f));
         return made(weft_emplace_subflow(g_, &detail::subflow_tramp<Fn>, h), "weft::emplace (subflow)");
     } else {

@@ -727,3 +727,45 @@ TEST(callables_whose_destructor_is_noexcept_false_are_accepted_by_every_async_ap
     }), 1);
     ASSERT_EQ(n.load(), 10);
 }
+
+namespace {
+struct machine {
+    std::atomic<int> worked{0};
+    int pick() { return 1; }
+    void work() { worked++; }
+};
+} // namespace
+
+/* A std::bind expression (which drops the arguments it has no placeholder
+ * for, so it is invocable with a subflow too) is the task its result says,
+ * as in Taskflow: bind(&machine::pick) returning int is a condition that runs
+ * one successor, bind(&machine::work) a plain task; so is a variadic generic
+ * lambda.  Before, each became a subflow task: the condition's result was
+ * dropped and both successors ran.  A generic lambda taking (auto &sf) is
+ * still a subflow. */
+TEST(bind_expressions_and_variadic_lambdas_are_the_task_their_result_says_not_subflows) {
+    weft::executor ex(2);
+    weft::taskflow tf;
+    machine m;
+    std::atomic<int> hit0{0}, hit1{0}, hit2{0}, child{0};
+    auto c = tf.emplace(std::bind(&machine::pick, &m));
+    auto a = tf.emplace([&] { hit0++; });
+    auto b = tf.emplace([&] { hit1++; });
+    c.precede(a, b);
+    auto w = tf.emplace(std::bind(&machine::work, &m));
+    auto g = tf.emplace([](auto &&...) { return 0; });
+    auto d = tf.emplace([&] { hit2++; });
+    auto e = tf.emplace([&] { hit2 += 100; });
+    g.precede(d, e);
+    auto s = tf.emplace([&](auto &sf) { sf.emplace([&] { child++; }); });
+    ASSERT_TRUE(c.type() == weft::task_type::condition);
+    ASSERT_TRUE(w.type() == weft::task_type::plain);
+    ASSERT_TRUE(g.type() == weft::task_type::condition);
+    ASSERT_TRUE(s.type() == weft::task_type::subflow);
+    ex.run_n(tf, 2).get();
+    ASSERT_EQ(hit0.load(), 0);
+    ASSERT_EQ(hit1.load(), 2);
+    ASSERT_EQ(hit2.load(), 2);
+    ASSERT_EQ(m.worked.load(), 2);
+    ASSERT_EQ(child.load(), 2);
+}
