@@ -2368,11 +2368,13 @@ task flow_builder::emplace_as(void *arg) {
      * true successor 1), as in Taskflow, whose condition is "invocable as
      * returning int"; so is an unscoped enum (`enum branch { left, right }`,
      * convertible to int: a condition in Taskflow, and before this a
-     * static_assert here).  A scoped enum is not (no conversion, in Taskflow
+     * static_assert here), and a reference to either (`int &`, a choice kept
+     * in an object).  A scoped enum is not (no conversion, in Taskflow
      * either). */
-    if constexpr (std::is_integral_v<R> || (std::is_enum_v<R> && std::is_convertible_v<R, int>)) {
+    using V = std::remove_cv_t<std::remove_reference_t<R>>;
+    if constexpr (std::is_integral_v<V> || (std::is_enum_v<V> && std::is_convertible_v<V, int>)) {
         return made(weft_emplace_condition(g_, &detail::cond_tramp<Fn, Packed>, arg), "weft::emplace (condition)");
-    } else if constexpr (std::is_same_v<R, branches>) {
+    } else if constexpr (std::is_same_v<V, branches>) {
         return made(weft_emplace_multi_condition(g_, &detail::multi_tramp<Fn, Packed>, arg),
                     "weft::emplace (multi-condition)");
     } else {

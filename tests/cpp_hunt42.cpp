@@ -769,3 +769,31 @@ TEST(bind_expressions_and_variadic_lambdas_are_the_task_their_result_says_not_su
     ASSERT_EQ(m.worked.load(), 2);
     ASSERT_EQ(child.load(), 2);
 }
+
+/* A condition returning a reference to its choice (int &, kept in an object)
+ * is a condition, as in Taskflow (convertible to int); so is a
+ * multi-condition returning a reference to its branches.  Before, both were
+ * refused by the static_assert for results that are no task's. */
+TEST(conditions_returning_a_reference_to_their_choice_are_conditions) {
+    weft::executor ex(2);
+    weft::taskflow tf;
+    int choice = 1;
+    weft::branches both{0, 1};
+    std::atomic<int> a_hits{0}, b_hits{0}, x_hits{0};
+    auto c = tf.emplace([&choice]() -> int & { return choice; });
+    auto a = tf.emplace([&] { a_hits++; });
+    auto b = tf.emplace([&] { b_hits++; });
+    c.precede(a, b);
+    auto m = tf.emplace([&both]() -> const weft::branches & { return both; });
+    auto x = tf.emplace([&] { x_hits++; });
+    auto y = tf.emplace([&] { x_hits++; });
+    m.precede(x, y);
+    ASSERT_TRUE(c.type() == weft::task_type::condition);
+    ASSERT_TRUE(m.type() == weft::task_type::multi_condition);
+    ex.run(tf).get();
+    choice = 0;
+    ex.run(tf).get();
+    ASSERT_EQ(a_hits.load(), 1);
+    ASSERT_EQ(b_hits.load(), 1);
+    ASSERT_EQ(x_hits.load(), 4);
+}
