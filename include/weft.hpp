@@ -2861,6 +2861,11 @@ private:
 
 template <class F>
 struct pipe {
+    /* As for tasks (WEFT_HPP_TASK_CALLABLE_): a stage that cannot be called
+     * so stops here, not with "no match for call" inside pipeline. */
+    static_assert(std::is_invocable_v<F &, pipeflow &>,
+                  "weft::pipe: a stage must be invocable as f(weft::pipeflow&) (Taskflow's tf::Pipeflow&), as a "
+                  "non-const lvalue");
     pipe_type type;
     F callable;
     pipe(pipe_type t, F f) : type(t), callable(std::move(f)) {}

@@ -45,6 +45,8 @@ int main() {
 #elif WEFT_BAD_CASE == 16
     enum class side { left, right }; /* scoped: no conversion to int (not a condition in Taskflow either) */
     tf.emplace([] { return side::right; });
+#elif WEFT_BAD_CASE == 17
+    weft::pipeline pl(1, weft::pipe{weft::pipe_type::serial, [] {}}); /* a stage takes a weft::pipeflow& */
 #endif
     return 0;
 }
