@@ -608,6 +608,13 @@ inline constexpr bool task_callable_v = std::is_invocable_v<F &> || std::is_invo
                   call ": the callable must be invocable as f() or f(weft::runtime&), as a non-const "   \
                   "lvalue (a lambda taking other arguments, or only callable as an rvalue, is not a task)")
 
+/* A run_until predicate: pred() gives what converts to bool. */
+template <class P>
+constexpr bool predicate_v() {
+    if constexpr (std::is_invocable_v<P &>) return std::is_constructible_v<bool, std::invoke_result_t<P &>>;
+    else return false;
+}
+
 /* f(a...) as std::invoke calls it, as the traits that pick the kind of task
  * (std::is_invocable) and Taskflow's std::function do: a member pointer such
  * as &weft::runtime::worker_id is a callable too (called as f(rt), it failed
@@ -920,6 +927,8 @@ public:
     /* Calls f(weft::task) for each successor, in the order the edges were added. */
     template <class F>
     void for_each_successor(F &&f) const {
+        static_assert(std::is_invocable_v<F &, task>,
+                      "weft::task::for_each_successor: the visitor must be invocable as f(weft::task)");
         for (std::size_t i = 0, n = num_successors(); i < n; i++) f(task(weft_task_successor(t_, i)));
     }
     /* Sets the task's priority (weft_task_set_priority; Taskflow's
@@ -2165,6 +2174,8 @@ public:
      * rethrown here (it never crosses the C walk's frames). */
     template <class F>
     void for_each_task(F &&f) const {
+        static_assert(std::is_invocable_v<std::remove_reference_t<F> &, task>,
+                      "weft::for_each_task: the visitor must be invocable as f(weft::task)");
         struct walk {
             std::remove_reference_t<F> *f;
             std::exception_ptr ex;
@@ -2637,6 +2648,9 @@ inline future<void> executor::run_n(taskflow &tf, std::uint64_t n) {
 
 template <class P>
 future<void> executor::run_until(taskflow &tf, P &&pred) {
+    static_assert(detail::predicate_v<std::decay_t<P>>(),
+                  "weft::executor::run_until: the predicate must be invocable as pred(), as a non-const lvalue, "
+                  "returning bool (or what converts to bool)");
     using S = detail::run_until_state<std::decay_t<P>>;
     weft_executor *ex = exec("weft::executor::run_until");
     auto *st = new S(tf.live_state_("weft::executor::run_until"), std::forward<P>(pred));

@@ -78,7 +78,7 @@ if(CMAKE_CXX_COMPILER)
     endforeach()
   endif()
   # Callables that are not tasks: the first error is weft's static_assert.
-  foreach(bad RANGE 1 17)
+  foreach(bad RANGE 1 21)
     add_test(NAME cpp.wrong_callables_fail_with_a_weft_static_assert_${bad}
       COMMAND sh -c "\"$0\" -std=c++17 -fsyntax-only -DWEFT_BAD_CASE=$2 -I\"$1\" \"$3\" 2>&1 | grep -m1 'error' | grep -Eq 'static.*weft(::[a-z_:]+)?: '"
               ${CMAKE_CXX_COMPILER} ${PROJECT_SOURCE_DIR}/include ${bad} ${CMAKE_CURRENT_SOURCE_DIR}/cpp_hunt38_bad_callables.cpp)

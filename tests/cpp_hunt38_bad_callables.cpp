@@ -47,6 +47,14 @@ int main() {
     tf.emplace([] { return side::right; });
 #elif WEFT_BAD_CASE == 17
     weft::pipeline pl(1, weft::pipe{weft::pipe_type::serial, [] {}}); /* a stage takes a weft::pipeflow& */
+#elif WEFT_BAD_CASE == 18
+    (void)ex.run_until(tf, [] {}); /* a predicate returns bool */
+#elif WEFT_BAD_CASE == 19
+    (void)ex.run_until(tf, [](int) { return true; });
+#elif WEFT_BAD_CASE == 20
+    tf.for_each_task([] {}); /* a visitor takes a weft::task */
+#elif WEFT_BAD_CASE == 21
+    tf.placeholder().for_each_successor([](int *) {});
 #endif
     return 0;
 }
