@@ -2015,7 +2015,13 @@ task &task::work(F &&f) {
     auto *h = new detail::work_holder<Fn>{std::forward<F>(f)}; /* a throwing copy changes nothing */
     weft_status st = WEFT_OK;
     weft_work *w = weft_work_create(&detail::work_tramp<Fn>, h,
-                                    [](void *p) { delete static_cast<detail::work_holder<Fn> *>(p); }, &st);
+                                    /* noexcept: weft calls it from its C frames (the work
+                                     * replaced, the task erased, the graph cleared), which
+                                     * do not unwind; a destructor of f that throws ended
+                                     * there with weft's state half changed.  It terminates,
+                                     * as wherever else weft destroys a callable. */
+                                    [](void *p) noexcept { delete static_cast<detail::work_holder<Fn> *>(p); },
+                                    &st);
     if (!w) {
         delete h;
         detail::check(st, "weft::task::work");
