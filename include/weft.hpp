@@ -775,7 +775,10 @@ public:
 
     /* Details of the finished run (status, failing task and its code, skipped).
      * weft::error (WEFT_EINVAL) without a state, as wait(): a zeroed record
-     * would read as a run that succeeded (status WEFT_OK). */
+     * would read as a run that succeeded (status WEFT_OK).  Does not wait
+     * (status WEFT_EAGAIN while the work goes on).  failed_task points into
+     * this future: valid while it lives (copy it to keep it; the record of
+     * a temporary's info(), ex.run(tf).info(), dangles at once). */
     weft_run_info info() const {
         if (!f_) throw error(WEFT_EINVAL, "weft::future::info", "the future has no state");
         weft_run_info ri{};

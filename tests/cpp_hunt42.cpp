@@ -857,3 +857,28 @@ TEST(a_work_callable_whose_destructor_throws_terminates_instead_of_unwinding_wef
         ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
     }
 }
+
+/* future::info() does not wait (status WEFT_EAGAIN while the run goes on)
+ * and its failed_task is the future's: read while the future lives it names
+ * the task (a condition that returned a negative value: no exception). */
+TEST(future_info_does_not_wait_and_names_the_failed_task_while_the_future_lives) {
+    weft::executor ex(2);
+    weft::taskflow tf;
+    std::atomic<bool> go{false};
+    auto w = tf.emplace([&] {
+        while (!go.load()) std::this_thread::yield();
+    });
+    auto neg = tf.emplace([] { return -7; }).name("neg");
+    w.precede(neg);
+    std::string name;
+    {
+        auto f = ex.run(tf);
+        ASSERT_STATUS(f.info().status, WEFT_EAGAIN);
+        go = true;
+        ASSERT_THROWS(f.get(), weft::error, e, ASSERT_STATUS(e.status(), WEFT_ETASK));
+        weft_run_info ri = f.info();
+        ASSERT_EQ(ri.task_code, -7);
+        name = ri.failed_task; /* copied while f lives */
+    }
+    ASSERT_TRUE(name == "neg");
+}
