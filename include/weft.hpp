@@ -1084,7 +1084,10 @@ private:
  * Each runs on `ex` and returns when done (from a task of ex it runs other work
  * meanwhile).  Iterators must be random access.  A throw in a body stops the
  * chunks that have not started and is rethrown here; a failing weft call throws
- * weft::error.  An empty range does nothing (a reduction returns init). */
+ * weft::error.  An empty range does nothing (a reduction returns init).  One
+ * body (predicate, operator, comparator) object is called by every worker at
+ * once, not copied per worker as Taskflow's are: a mutable body, or one that
+ * changes its members, races (keep such state per thread). */
 namespace detail {
 /* The C futures of a range of weft::futures, for weft_dependent_async: n of
  * them, then a NULL, so that data() is never empty. */
