@@ -1,0 +1,993 @@
+/* Randomised mixed workloads (session 42): a seeded generator of short
+ * programs that nest every kind of work inside every other, from several
+ * outside threads at once, on two executors, and check invariants:
+ *
+ *  - every unit of work that must run runs exactly once per expected run
+ *    (one counter per unit), and one that may be cancelled at most once;
+ *  - nothing of a cancelled run runs after its wait has returned (its counters
+ *    are frozen then), and ran + weft_run_info.skipped covers its graph;
+ *  - every wait returns (a watchdog), results are exact (sums, fib, sorts),
+ *    serial pipeline stages see tokens in order, semaphores bound concurrency;
+ *  - the executors' metrics (weft/observe.h: tasks, skipped) equal the work the
+ *    program counted, exactly where only deterministic kinds ran, and within
+ *    the spawns' and algorithm jobs' bounds where fork-join and algorithms ran;
+ *  - the documented cross-executor errors (a dependency of another executor).
+ *
+ * Nesting only ever moves from executor 0 to executor 1 (a task of 1 never
+ * waits for work of 0), so blocking waits across executors cannot form a
+ * circle.  WEFT_TEST_SEED replays a run; WEFT_HUNT42_PROGS overrides the
+ * program count. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "test_util.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+
+enum { MAXID = 1 << 14, MAXDEPTH = 2, MAXFREEZE = 512, MAXTHREADS = 4 };
+
+struct freeze { int *ids; int n; long sum; };
+
+struct prog {
+    weft_executor *ex[2];
+    bool exact; /* no spawns, groups, typed tasks or algorithms: metrics exact */
+    atomic_int next_id;
+    atomic_int cnt[MAXID];
+    int expect[MAXID]; /* runs expected (exact), or the most allowed (loose) */
+    unsigned char loose[MAXID];
+    atomic_long exp_tasks[2], exp_skipped[2], maybe_tasks[2];
+    atomic_int budget;
+    pthread_mutex_t mu;
+    void **allocs;
+    size_t nallocs, capallocs;
+    struct freeze fr[MAXFREEZE];
+    int nfr;
+    atomic_int failed;
+    char fail[512];
+    uint64_t seed;
+};
+
+static void failf(struct prog *p, const char *fmt, ...) {
+    if (atomic_exchange(&p->failed, 1)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->fail, sizeof p->fail, fmt, ap);
+    va_end(ap);
+}
+#define CHECK(p, c, fmt, ...) do { if (!(c)) failf((p), "line %d: " fmt, __LINE__, ##__VA_ARGS__); } while (0)
+
+static void *palloc(struct prog *p, size_t n) {
+    void *m = calloc(1, n);
+    if (!m) abort();
+    pthread_mutex_lock(&p->mu);
+    if (p->nallocs == p->capallocs) {
+        p->capallocs = p->capallocs ? 2 * p->capallocs : 256;
+        p->allocs = realloc(p->allocs, p->capallocs * sizeof *p->allocs);
+        if (!p->allocs) abort();
+    }
+    p->allocs[p->nallocs++] = m;
+    pthread_mutex_unlock(&p->mu);
+    return m;
+}
+
+static int trace_flag; /* set before any thread starts */
+static int trace_on(void) { return trace_flag; }
+#define TRACE(...) do { if (trace_on()) fprintf(stderr, __VA_ARGS__); } while (0)
+
+static int rnd(uint64_t *s, int n) { return (int)(test_rand(s) % (uint64_t)n); }
+
+static int exi(struct prog *p, weft_ctx *ctx) {
+    if (!ctx) return -1;
+    weft_executor *e = weft_ctx_executor(ctx);
+    if (e == p->ex[0]) return 0;
+    if (e == p->ex[1]) return 1;
+    failf(p, "a context of an unknown executor");
+    return -1;
+}
+
+/* ---- units: the counted work ----------------------------------------------- */
+
+enum { K_TASK, K_MAYBE, K_NONE }; /* how the metrics count a call of the unit */
+
+struct unit {
+    struct prog *p;
+    int id;
+    int depth;
+    int kind;
+    bool nest;          /* runs a nested action */
+    uint64_t seed;      /* the nested action's */
+    atomic_int *cs;     /* semaphore section: holders now */
+    int csmax;
+    weft_cancel_token *cancel; /* cancels this when it runs */
+    int after;          /* a unit that must have run before this one (-1: none) */
+};
+
+static void action(struct prog *p, weft_ctx *ctx, int depth, uint64_t seed, int emin);
+
+static int new_id(struct prog *p) {
+    int id = atomic_fetch_add(&p->next_id, 1);
+    if (id >= MAXID) {
+        failf(p, "out of unit ids");
+        abort();
+    }
+    return id;
+}
+
+static struct unit *new_unit(struct prog *p, uint64_t *rng, int depth, int kind) {
+    struct unit *u = palloc(p, sizeof *u);
+    u->p = p;
+    u->id = new_id(p);
+    u->depth = depth;
+    u->kind = kind;
+    u->after = -1;
+    u->seed = test_rand(rng);
+    if (depth < MAXDEPTH && rnd(rng, 5) == 0 && atomic_fetch_sub(&p->budget, 1) > 0) u->nest = true;
+    return u;
+}
+
+static void count_task(struct prog *p, weft_ctx *ctx, int kind) {
+    int e = exi(p, ctx);
+    if (e < 0) return;
+    if (kind == K_TASK) atomic_fetch_add(&p->exp_tasks[e], 1);
+    else if (kind == K_MAYBE) atomic_fetch_add(&p->maybe_tasks[e], 1);
+}
+
+static void spin(unsigned n) {
+    for (volatile unsigned i = 0; i < n; i++) {
+    }
+}
+
+static int unit_fn(weft_ctx *ctx, void *arg) {
+    struct unit *u = arg;
+    struct prog *p = u->p;
+    atomic_fetch_add(&p->cnt[u->id], 1);
+    count_task(p, ctx, u->kind);
+    if (u->after >= 0) CHECK(p, atomic_load(&p->cnt[u->after]) >= 1, "unit %d ran before its dependency %d", u->id, u->after);
+    if (u->cs) {
+        int c = atomic_fetch_add(u->cs, 1) + 1;
+        CHECK(p, c <= u->csmax, "%d holders of a semaphore of %d", c, u->csmax);
+        spin(200);
+        atomic_fetch_sub(u->cs, 1);
+    }
+    if (u->cancel) (void)weft_cancel_token_cancel(u->cancel);
+    if (u->nest) action(p, ctx, u->depth + 1, u->seed, exi(p, ctx) < 0 ? 0 : exi(p, ctx));
+    return 0;
+}
+
+static void expect(struct prog *p, struct unit *u, int times) { p->expect[u->id] += times; }
+
+static void expect_loose(struct prog *p, struct unit *u, int most) {
+    p->expect[u->id] += most;
+    p->loose[u->id] = 1;
+}
+
+static long sum_ids(struct prog *p, const int *ids, int n) {
+    long s = 0;
+    for (int i = 0; i < n; i++) s += atomic_load(&p->cnt[ids[i]]);
+    return s;
+}
+
+/* Records the units' counts at a wait's return: none may change afterwards. */
+static void freeze(struct prog *p, const int *ids, int n) {
+    int *copy = palloc(p, (size_t)n * sizeof *copy);
+    memcpy(copy, ids, (size_t)n * sizeof *copy);
+    pthread_mutex_lock(&p->mu);
+    if (p->nfr < MAXFREEZE) p->fr[p->nfr++] = (struct freeze){ copy, n, sum_ids(p, ids, n) };
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Waits for f (cooperatively inside a task) and returns its status. */
+static weft_status wait_f(struct prog *p, weft_future *f) {
+    weft_status st = weft_future_wait(f);
+    CHECK(p, weft_future_ready(f), "a wait returned before its future was ready");
+    return st;
+}
+
+/* ---- taskflows --------------------------------------------------------------- */
+
+struct loop { struct prog *p; int id_init, id_cond, k, i; };
+
+static int loop_init(weft_ctx *ctx, void *arg) {
+    struct loop *l = arg;
+    atomic_fetch_add(&l->p->cnt[l->id_init], 1);
+    count_task(l->p, ctx, K_TASK);
+    l->i = 0;
+    return 0;
+}
+
+static int loop_cond(weft_ctx *ctx, void *arg) {
+    struct loop *l = arg;
+    atomic_fetch_add(&l->p->cnt[l->id_cond], 1);
+    count_task(l->p, ctx, K_TASK);
+    return ++l->i < l->k ? 0 : 1;
+}
+
+struct sub { struct prog *p; int id; int m; struct unit **kids; bool detach, join; };
+
+static int sub_fn(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    struct sub *s = arg;
+    atomic_fetch_add(&s->p->cnt[s->id], 1);
+    count_task(s->p, ctx, K_TASK);
+    weft_taskflow *g = weft_subflow_graph(sf);
+    weft_task prev = WEFT_TASK_NULL;
+    for (int i = 0; i < s->m; i++) {
+        weft_task t = weft_emplace(g, unit_fn, s->kids[i]);
+        if (weft_task_is_null(t)) return 1;
+        if (i % 2 && !weft_task_is_null(prev)) (void)weft_precede(prev, t);
+        prev = t;
+    }
+    if (s->detach) return weft_subflow_detach(sf) == WEFT_OK ? 0 : 2;
+    if (s->join) return weft_subflow_join(sf) == WEFT_OK ? 0 : 3;
+    return 0;
+}
+
+struct pipe { struct prog *p; int id[3]; int T, made; long last; };
+
+static int stage0(weft_pipeflow *pf, void *arg) {
+    struct pipe *q = arg;
+    /* the stopping call is a stage call too: the metrics count it */
+    count_task(q->p, weft_current_ctx(), K_TASK);
+    if (q->made == q->T) {
+        q->made = 0;
+        return weft_pipeflow_stop(pf) == WEFT_OK ? 0 : 1;
+    }
+    q->made++;
+    atomic_fetch_add(&q->p->cnt[q->id[0]], 1);
+    return 0;
+}
+
+static int stage1(weft_pipeflow *pf, void *arg) {
+    struct pipe *q = arg;
+    atomic_fetch_add(&q->p->cnt[q->id[1]], 1);
+    count_task(q->p, weft_current_ctx(), K_TASK);
+    return 0;
+}
+
+static int stage2(weft_pipeflow *pf, void *arg) {
+    struct pipe *q = arg;
+    atomic_fetch_add(&q->p->cnt[q->id[2]], 1);
+    count_task(q->p, weft_current_ctx(), K_TASK);
+    long t = (long)weft_pipeflow_token(pf);
+    CHECK(q->p, q->last < 0 || t == q->last + 1, "serial stage saw token %ld after %ld", t, q->last);
+    q->last = t;
+    return 0;
+}
+
+struct until { int left; };
+static bool until_pred(void *arg) { return ((struct until *)arg)->left-- <= 0; }
+
+/* A built taskflow: per iteration, unit u runs per[u] times. */
+struct built {
+    weft_taskflow *tf, *body;
+    weft_semaphore *sem;
+    weft_pipeline *pipe;
+    int ids[64];
+    int per[64];
+    int n;
+    int ntasks; /* graph tasks counted per iteration (metrics) */
+};
+
+static void add_id(struct built *b, int id, int per) {
+    if (b->n < 64) {
+        b->ids[b->n] = id;
+        b->per[b->n] = per;
+        b->n++;
+    }
+}
+
+static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, bool plain_only) {
+    memset(b, 0, sizeof *b);
+    b->tf = weft_taskflow_create("h42", NULL);
+    if (!b->tf) abort();
+    int n = 1 + rnd(rng, 5);
+    weft_task ts[8];
+    for (int i = 0; i < n; i++) {
+        struct unit *u = new_unit(p, rng, depth, K_TASK);
+        ts[i] = weft_emplace(b->tf, unit_fn, u);
+        add_id(b, u->id, 1);
+        if (rnd(rng, 4) == 0) (void)weft_task_set_priority(ts[i], (weft_priority)(rnd(rng, 4) - 1));
+        for (int j = 0; j < i; j++)
+            if (rnd(rng, 3) == 0) (void)weft_precede(ts[j], ts[i]);
+    }
+    TRACE("  taskflow of %d tasks%s\n", n, plain_only ? " (plain)" : "");
+    if (plain_only) return;
+    if (rnd(rng, 3) == 0) { /* a condition loop */
+        TRACE("  + loop\n");
+        struct loop *l = palloc(p, sizeof *l);
+        l->p = p;
+        l->k = 1 + rnd(rng, 4);
+        l->id_init = new_id(p);
+        l->id_cond = new_id(p);
+        struct unit *body = new_unit(p, rng, depth, K_TASK);
+        weft_task ti = weft_emplace(b->tf, loop_init, l);
+        weft_task tb = weft_emplace(b->tf, unit_fn, body);
+        weft_task tc = weft_emplace_condition(b->tf, loop_cond, l);
+        (void)weft_precede(ti, tb);
+        (void)weft_precede(tb, tc);
+        (void)weft_precede(tc, tb);
+        (void)weft_precede(ts[rnd(rng, n)], ti);
+        add_id(b, l->id_init, 1);
+        add_id(b, body->id, l->k);
+        add_id(b, l->id_cond, l->k);
+    }
+    if (rnd(rng, 3) == 0) { /* a subflow */
+        TRACE("  + subflow\n");
+        struct sub *s = palloc(p, sizeof *s);
+        s->p = p;
+        s->id = new_id(p);
+        s->m = 1 + rnd(rng, 4);
+        s->kids = palloc(p, (size_t)s->m * sizeof *s->kids);
+        int how = rnd(rng, 3);
+        s->detach = how == 1;
+        s->join = how == 2;
+        add_id(b, s->id, 1);
+        for (int i = 0; i < s->m; i++) {
+            s->kids[i] = new_unit(p, rng, depth, K_TASK);
+            add_id(b, s->kids[i]->id, 1);
+        }
+        weft_task t = weft_emplace_subflow(b->tf, sub_fn, s);
+        if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
+    }
+    if (rnd(rng, 4) == 0) { /* a module */
+        TRACE("  + module\n");
+        b->body = weft_taskflow_create("h42body", NULL);
+        if (!b->body) abort();
+        struct unit *u1 = new_unit(p, rng, depth, K_TASK), *u2 = new_unit(p, rng, depth, K_TASK);
+        (void)weft_precede(weft_emplace(b->body, unit_fn, u1), weft_emplace(b->body, unit_fn, u2));
+        add_id(b, u1->id, 1);
+        add_id(b, u2->id, 1);
+        weft_task m = weft_emplace_module(b->tf, b->body);
+        CHECK(p, !weft_task_is_null(m), "module: %s", weft_last_error_message());
+        if (rnd(rng, 2)) (void)weft_precede(m, ts[n - 1]);
+    }
+    if (rnd(rng, 4) == 0) { /* a semaphore over a few tasks */
+        TRACE("  + semaphore\n");
+        int max = 1 + rnd(rng, 2);
+        b->sem = weft_semaphore_create((size_t)max, NULL);
+        atomic_int *cs = palloc(p, sizeof *cs);
+        int k = 2 + rnd(rng, 3);
+        for (int i = 0; i < k; i++) {
+            struct unit *u = new_unit(p, rng, MAXDEPTH, K_TASK);
+            u->cs = cs;
+            u->csmax = max;
+            weft_task t = weft_emplace(b->tf, unit_fn, u);
+            (void)weft_task_acquire(t, b->sem);
+            (void)weft_task_release(t, b->sem);
+            add_id(b, u->id, 1);
+        }
+    }
+    if (rnd(rng, 5) == 0) { /* a pipeline */
+        TRACE("  + pipeline\n");
+        struct pipe *q = palloc(p, sizeof *q);
+        q->p = p;
+        q->T = 1 + rnd(rng, 12);
+        q->last = -1;
+        for (int i = 0; i < 3; i++) q->id[i] = new_id(p);
+        weft_stage st[3] = {
+            { WEFT_STAGE_SERIAL, stage0, q, "make" },
+            { WEFT_STAGE_PARALLEL, stage1, q, "work" },
+            { WEFT_STAGE_SERIAL, stage2, q, "order" },
+        };
+        b->pipe = weft_pipeline_create((size_t)(1 + rnd(rng, 3)), st, 3, NULL);
+        if (!b->pipe) abort();
+        weft_task t = weft_pipeline_emplace(b->tf, b->pipe);
+        CHECK(p, !weft_task_is_null(t), "pipeline emplace");
+        for (int i = 0; i < 3; i++) add_id(b, q->id[i], q->T);
+        /* the pipeline's own task: counted as a graph task (one per run) */
+        b->ntasks++;
+    }
+}
+
+static void free_built(struct prog *p, struct built *b) {
+    weft_status st = weft_taskflow_destroy(b->tf);
+    CHECK(p, st == WEFT_OK, "taskflow destroy after its runs: %s", weft_errname(st));
+    if (b->body) CHECK(p, weft_taskflow_destroy(b->body) == WEFT_OK, "body destroy");
+    if (b->sem) {
+        CHECK(p, weft_semaphore_value(b->sem) == weft_semaphore_max(b->sem), "semaphore not whole after its runs");
+        CHECK(p, weft_semaphore_destroy(b->sem) == WEFT_OK, "semaphore destroy");
+    }
+    if (b->pipe) CHECK(p, weft_pipeline_destroy(b->pipe) == WEFT_OK, "pipeline destroy");
+}
+
+static void expect_built(struct prog *p, struct built *b, int iters) {
+    for (int i = 0; i < b->n; i++) p->expect[b->ids[i]] += b->per[i] * iters;
+}
+
+static void act_taskflow(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
+    struct built b;
+    build_tf(p, rng, depth, &b, false);
+    int rounds = 1 + (rnd(rng, 3) == 0);
+    for (int r = 0; r < rounds; r++) {
+        int how = rnd(rng, 6);
+        TRACE("  run how %d\n", how);
+        weft_future *f = NULL, *g = NULL;
+        weft_status st;
+        int iters = 1;
+        switch (how) {
+        case 0:
+            st = weft_run(p->ex[e], b.tf, &f);
+            break;
+        case 1:
+            iters = rnd(rng, 4);
+            st = weft_run_n(p->ex[e], b.tf, (uint64_t)iters, &f);
+            break;
+        case 2: {
+            struct until *u = palloc(p, sizeof *u);
+            u->left = iters = rnd(rng, 3);
+            st = weft_run_until(p->ex[e], b.tf, until_pred, u, &f);
+            break;
+        }
+        case 3:
+            st = weft_run_with_priority(p->ex[e], b.tf, (weft_priority)(rnd(rng, 4) - 1), &f);
+            break;
+        case 4:
+            expect_built(p, &b, 1);
+            atomic_fetch_add(&p->exp_tasks[e], b.ntasks);
+            st = weft_run_and_wait(p->ex[e], b.tf);
+            CHECK(p, st == WEFT_OK, "run_and_wait: %s %s", weft_errname(st), weft_last_error_message());
+            continue;
+        default: /* the same taskflow on both executors at once (when allowed) */
+            st = weft_run(p->ex[e], b.tf, &f);
+            if (st == WEFT_OK && e == 0) {
+                weft_status st2 = weft_run(p->ex[1], b.tf, &g);
+                CHECK(p, st2 == WEFT_OK, "second run: %s", weft_errname(st2));
+                if (st2 == WEFT_OK) expect_built(p, &b, 1);
+                if (st2 == WEFT_OK) atomic_fetch_add(&p->exp_tasks[1], b.ntasks);
+            }
+            break;
+        }
+        CHECK(p, st == WEFT_OK, "submit (how %d): %s %s", how, weft_errname(st), weft_last_error_message());
+        if (st != WEFT_OK) continue;
+        expect_built(p, &b, iters);
+        atomic_fetch_add(&p->exp_tasks[e], (long)b.ntasks * iters);
+        st = wait_f(p, f);
+        CHECK(p, st == WEFT_OK, "taskflow run (how %d) ended %s", how, weft_errname(st));
+        weft_run_info info;
+        (void)weft_future_info(f, &info);
+        CHECK(p, info.skipped == 0, "a run that succeeded skipped %llu", (unsigned long long)info.skipped);
+        CHECK(p, how == 3 || how == 0 || how == 5 || info.iterations == (uint64_t)iters,
+              "run (how %d) reports %llu iterations, want %d", how, (unsigned long long)info.iterations, iters);
+        weft_future_destroy(f);
+        if (g) {
+            CHECK(p, wait_f(p, g) == WEFT_OK, "second executor's run failed");
+            weft_future_destroy(g);
+        }
+    }
+    free_built(p, &b);
+}
+
+/* A run cancelled at a random point: nothing runs after its wait, and every
+ * task of the graph either ran or was counted skipped. */
+static void act_cancel(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
+    weft_taskflow *tf = weft_taskflow_create("h42cancel", NULL), *body = NULL;
+    if (!tf) abort();
+    weft_cancel_token *tok = weft_cancel_token_create(NULL, NULL);
+    if (!tok) abort();
+    int fids[32], nf = 0;
+    int n = 2 + rnd(rng, 8);
+    struct unit *us[16];
+    weft_task ts[16];
+    for (int i = 0; i < n; i++) {
+        us[i] = new_unit(p, rng, MAXDEPTH, K_TASK);
+        expect_loose(p, us[i], 1);
+        ts[i] = weft_emplace(tf, unit_fn, us[i]);
+        fids[nf++] = us[i]->id;
+        if (i && rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, i)], ts[i]);
+    }
+    struct sub *s = NULL;
+    if (rnd(rng, 2)) {
+        s = palloc(p, sizeof *s);
+        s->p = p;
+        s->id = new_id(p);
+        p->expect[s->id] = 1;
+        p->loose[s->id] = 1;
+        fids[nf++] = s->id;
+        s->m = 1 + rnd(rng, 3);
+        s->kids = palloc(p, (size_t)s->m * sizeof *s->kids);
+        s->detach = rnd(rng, 2);
+        for (int i = 0; i < s->m; i++) {
+            s->kids[i] = new_unit(p, rng, MAXDEPTH, K_TASK);
+            expect_loose(p, s->kids[i], 1);
+            fids[nf++] = s->kids[i]->id;
+        }
+        weft_task t = weft_emplace_subflow(tf, sub_fn, s);
+        if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
+    }
+    struct unit *m1 = NULL, *m2 = NULL;
+    if (rnd(rng, 2)) {
+        body = weft_taskflow_create("h42cbody", NULL);
+        m1 = new_unit(p, rng, MAXDEPTH, K_TASK);
+        m2 = new_unit(p, rng, MAXDEPTH, K_TASK);
+        expect_loose(p, m1, 1);
+        expect_loose(p, m2, 1);
+        fids[nf++] = m1->id;
+        fids[nf++] = m2->id;
+        (void)weft_precede(weft_emplace(body, unit_fn, m1), weft_emplace(body, unit_fn, m2));
+        weft_task t = weft_emplace_module(tf, body);
+        if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
+    }
+    int mode = rnd(rng, 4);
+    int iters = rnd(rng, 3) == 0 ? 2 + rnd(rng, 3) : 1;
+    if (iters > 1) { /* each unit may run once per iteration */
+        for (int i = 0; i < nf; i++) p->expect[fids[i]] += iters - 1;
+    }
+    if (mode == 0) us[rnd(rng, n)]->cancel = tok;
+    weft_future *f = NULL;
+    if (mode == 3) (void)weft_cancel_token_cancel(tok);
+    weft_status st = iters > 1 ? weft_run_n(p->ex[e], tf, (uint64_t)iters, &f) : weft_run(p->ex[e], tf, &f);
+    CHECK(p, st == WEFT_OK, "cancel run submit: %s", weft_errname(st));
+    if (st != WEFT_OK) abort();
+    CHECK(p, weft_cancel_attach(tok, f) == WEFT_OK, "attach");
+    if (mode == 1) CHECK(p, weft_cancel_after(tok, (uint64_t)rnd(rng, 50) * 1000u) == WEFT_OK, "cancel_after");
+    if (mode == 2) (void)weft_future_cancel(f);
+    st = wait_f(p, f);
+    freeze(p, fids, nf);
+    weft_run_info info;
+    (void)weft_future_info(f, &info);
+    CHECK(p, st == WEFT_OK || st == WEFT_ECANCELED, "cancelled run ended %s", weft_errname(st));
+    if (iters > 1) {
+        /* every completed iteration ran every task once; the cancelled one at most once more */
+        CHECK(p, info.iterations <= (uint64_t)iters, "%llu iterations of %d", (unsigned long long)info.iterations, iters);
+        for (int i = 0; i < n; i++) {
+            long c = atomic_load(&p->cnt[us[i]->id]);
+            CHECK(p, c >= (long)info.iterations && c <= (long)info.iterations + 1,
+                  "run_n cancelled after %llu iterations: a task ran %ld times", (unsigned long long)info.iterations, c);
+        }
+        if (st == WEFT_OK) CHECK(p, info.iterations == (uint64_t)iters && info.skipped == 0, "run_n OK but short");
+        atomic_fetch_add(&p->exp_skipped[e], (long)info.skipped);
+        goto done;
+    }
+    long ran = 0;
+    for (int i = 0; i < n; i++) ran += atomic_load(&p->cnt[us[i]->id]);
+    long total = n, total_alt = n;
+    if (s) {
+        int sr = atomic_load(&p->cnt[s->id]);
+        ran += sr;
+        total += 1;
+        total_alt += 1;
+        if (sr) {
+            for (int i = 0; i < s->m; i++) ran += atomic_load(&p->cnt[s->kids[i]->id]);
+            total += s->m;
+            total_alt += s->m;
+        }
+    }
+    if (m1) {
+        long mr = atomic_load(&p->cnt[m1->id]) + atomic_load(&p->cnt[m2->id]);
+        ran += mr;
+        total += 2; /* started: its two tasks ran or were skipped */
+        total_alt += mr ? 2 : 1; /* not started: the module counts as one */
+    }
+    CHECK(p, ran + (long)info.skipped == total || ran + (long)info.skipped == total_alt,
+          "cancelled run (mode %d, %s): ran %ld + skipped %llu != %ld (or %ld)", mode, weft_errname(st), ran,
+          (unsigned long long)info.skipped, total, total_alt);
+    if (st == WEFT_OK) CHECK(p, info.skipped == 0 && ran == total, "a run that succeeded skipped tasks");
+    atomic_fetch_add(&p->exp_skipped[e], (long)info.skipped);
+done:
+    weft_future_destroy(f);
+    weft_cancel_token_destroy(tok);
+    CHECK(p, weft_taskflow_destroy(tf) == WEFT_OK, "cancelled taskflow destroy");
+    if (body) CHECK(p, weft_taskflow_destroy(body) == WEFT_OK, "cancelled body destroy");
+}
+
+static void act_many(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
+    int k = 1 + rnd(rng, 3);
+    struct built b[3];
+    weft_taskflow *tfs[4];
+    int null_at = rnd(rng, 3) == 0 ? rnd(rng, k + 1) : -1;
+    int j = 0;
+    for (int i = 0; i < k; i++) {
+        if (j == null_at) tfs[j++] = NULL;
+        build_tf(p, rng, depth, &b[i], true);
+        expect_built(p, &b[i], 1);
+        tfs[j++] = b[i].tf;
+    }
+    if (null_at == j) tfs[j++] = NULL;
+    if (rnd(rng, 2)) {
+        weft_future *f = NULL;
+        weft_status st = weft_run_many(p->ex[e], tfs, (size_t)j, &f);
+        CHECK(p, st == WEFT_OK, "run_many: %s", weft_errname(st));
+        st = wait_f(p, f);
+        CHECK(p, st == (null_at >= 0 ? WEFT_ETASK : WEFT_OK), "run_many set ended %s", weft_errname(st));
+        for (int i = 0; i < j; i++) {
+            weft_status ms = weft_run_many_status(f, (size_t)i);
+            CHECK(p, ms == (tfs[i] ? WEFT_OK : WEFT_EINVAL), "member %d: %s", i, weft_errname(ms));
+        }
+        weft_future_destroy(f);
+    } else {
+        weft_status sts[4];
+        weft_status st = weft_run_many_and_wait(p->ex[e], tfs, (size_t)j, sts);
+        CHECK(p, st == (null_at >= 0 ? WEFT_EINVAL : WEFT_OK), "run_many_and_wait: %s", weft_errname(st));
+        for (int i = 0; i < j; i++)
+            CHECK(p, sts[i] == (tfs[i] ? WEFT_OK : WEFT_EINVAL), "member %d: %s", i, weft_errname(sts[i]));
+    }
+    for (int i = 0; i < k; i++) free_built(p, &b[i]);
+}
+
+/* A run_many set cancelled (a token attached to the set, or run_many_cancel):
+ * every member's tasks ran or were skipped, none runs after the wait. */
+static void act_many_cancel(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
+    int k = 2 + rnd(rng, 3);
+    weft_taskflow *tfs[4];
+    struct unit *us[4][6];
+    int ns[4], fids[24], nf = 0;
+    weft_cancel_token *tok = weft_cancel_token_create(NULL, NULL);
+    for (int i = 0; i < k; i++) {
+        tfs[i] = weft_taskflow_create("h42mc", NULL);
+        ns[i] = 1 + rnd(rng, 6);
+        weft_task prev = WEFT_TASK_NULL;
+        for (int j = 0; j < ns[i]; j++) {
+            us[i][j] = new_unit(p, rng, MAXDEPTH, K_TASK);
+            expect_loose(p, us[i][j], 1);
+            fids[nf++] = us[i][j]->id;
+            weft_task t = weft_emplace(tfs[i], unit_fn, us[i][j]);
+            if (rnd(rng, 2) && !weft_task_is_null(prev)) (void)weft_precede(prev, t);
+            prev = t;
+        }
+    }
+    int mode = rnd(rng, 3);
+    if (mode == 0) us[rnd(rng, k)][0]->cancel = tok;
+    weft_future *f = NULL;
+    weft_status st = weft_run_many(p->ex[e], tfs, (size_t)k, &f);
+    CHECK(p, st == WEFT_OK, "run_many: %s", weft_errname(st));
+    if (mode != 2) CHECK(p, weft_cancel_attach(tok, f) == WEFT_OK, "attach to a set");
+    if (mode == 1) (void)weft_cancel_token_cancel(tok);
+    if (mode == 2) { st = weft_run_many_cancel(f); CHECK(p, st == WEFT_OK || st == WEFT_ENOENT, "run_many_cancel: %s", weft_errname(st)); }
+    st = wait_f(p, f);
+    freeze(p, fids, nf);
+    CHECK(p, st == WEFT_OK || st == WEFT_ECANCELED, "cancelled set: %s", weft_errname(st));
+    uint64_t sk = 0;
+    for (int i = 0; i < k; i++) {
+        weft_run_info info;
+        CHECK(p, weft_run_many_info(f, (size_t)i, &info) == WEFT_OK, "run_many_info");
+        long ran = 0;
+        for (int j = 0; j < ns[i]; j++) ran += atomic_load(&p->cnt[us[i][j]->id]);
+        CHECK(p, info.status == WEFT_OK || info.status == WEFT_ECANCELED, "member %d: %s", i, weft_errname(info.status));
+        CHECK(p, ran + (long)info.skipped == ns[i], "member %d (%s, mode %d): ran %ld + skipped %llu != %d", i,
+              weft_errname(info.status), mode, ran, (unsigned long long)info.skipped, ns[i]);
+        sk += info.skipped;
+        atomic_fetch_add(&p->exp_skipped[e], (long)info.skipped);
+    }
+    weft_run_info all;
+    (void)weft_future_info(f, &all);
+    CHECK(p, all.skipped == sk, "the set's skipped %llu != members' %llu", (unsigned long long)all.skipped, (unsigned long long)sk);
+    weft_future_destroy(f);
+    weft_cancel_token_destroy(tok);
+    for (int i = 0; i < k; i++) CHECK(p, weft_taskflow_destroy(tfs[i]) == WEFT_OK, "destroy member");
+}
+
+/* weft_run_n_parallel: N instances of a plain graph at once. */
+static void act_parallel_n(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
+    struct built b;
+    build_tf(p, rng, depth, &b, true);
+    int N = rnd(rng, 5);
+    weft_future *f = NULL;
+    weft_status st = weft_run_n_parallel(p->ex[e], b.tf, (uint64_t)N, &f);
+    CHECK(p, st == WEFT_OK, "run_n_parallel: %s", weft_errname(st));
+    expect_built(p, &b, N);
+    st = wait_f(p, f);
+    weft_run_info info;
+    (void)weft_future_info(f, &info);
+    CHECK(p, st == WEFT_OK && info.iterations == (uint64_t)N, "run_n_parallel ended %s, %llu instances",
+          weft_errname(st), (unsigned long long)info.iterations);
+    weft_future_destroy(f);
+    free_built(p, &b);
+}
+
+/* ---- async ----------------------------------------------------------------- */
+
+static void act_async(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
+    weft_future *fa = NULL, *fb = NULL, *fc = NULL;
+    struct unit *ua = new_unit(p, rng, depth, K_TASK);
+    bool cancel_a = rnd(rng, 4) == 0;
+    weft_status st = weft_async(p->ex[e], unit_fn, ua, &fa);
+    CHECK(p, st == WEFT_OK, "async: %s", weft_errname(st));
+    if (cancel_a) {
+        (void)weft_future_cancel(fa);
+        expect_loose(p, ua, 1);
+    } else {
+        expect(p, ua, 1);
+    }
+    struct unit *ub = new_unit(p, rng, depth, K_TASK);
+    if (!cancel_a) ub->after = ua->id;
+    st = weft_dependent_async(p->ex[e], unit_fn, ub, &fa, 1, &fb);
+    CHECK(p, st == WEFT_OK, "dependent_async: %s", weft_errname(st));
+    expect(p, ub, 1);
+    /* documented cross-executor error: a dependency of another executor */
+    struct unit *ux = new_unit(p, rng, MAXDEPTH, K_TASK);
+    weft_future *fx = (weft_future *)(uintptr_t)1;
+    st = weft_dependent_async(p->ex[1 - e], unit_fn, ux, &fa, 1, &fx);
+    CHECK(p, st == WEFT_EINVAL, "a dependency of another executor: %s", weft_errname(st));
+    CHECK(p, fx == NULL, "refused dependent_async left *out set");
+    /* silent and silent-dependent tasks: waited for at the program's end */
+    struct unit *us = new_unit(p, rng, depth, K_TASK);
+    CHECK(p, weft_silent_async(p->ex[e], unit_fn, us) == WEFT_OK, "silent_async");
+    expect(p, us, 1);
+    struct unit *usd = new_unit(p, rng, depth, K_TASK);
+    usd->after = ub->id;
+    CHECK(p, weft_dependent_async(p->ex[e], unit_fn, usd, &fb, 1, NULL) == WEFT_OK, "silent dependent");
+    expect(p, usd, 1);
+    /* a prioritised one */
+    struct unit *uc = new_unit(p, rng, depth, K_TASK);
+    weft_async_options o = { .priority = (weft_priority)(rnd(rng, 4) - 1), .deps = &fb, .ndeps = (size_t)rnd(rng, 2) };
+    if (o.ndeps) uc->after = ub->id;
+    st = weft_async_with(p->ex[e], unit_fn, uc, &o, &fc);
+    CHECK(p, st == WEFT_OK, "async_with: %s", weft_errname(st));
+    expect(p, uc, 1);
+    /* semaphore-bound async tasks */
+    if (rnd(rng, 3) == 0) {
+        weft_semaphore *sem = weft_semaphore_create(1, NULL);
+        atomic_int *cs = palloc(p, sizeof *cs);
+        weft_future *fs[3];
+        for (int i = 0; i < 3; i++) {
+            struct unit *u = new_unit(p, rng, MAXDEPTH, K_TASK);
+            u->cs = cs;
+            u->csmax = 1;
+            CHECK(p, weft_async_acquire(p->ex[e], unit_fn, u, &sem, 1, &fs[i]) == WEFT_OK, "async_acquire");
+            expect(p, u, 1);
+        }
+        for (int i = 0; i < 3; i++) {
+            CHECK(p, wait_f(p, fs[i]) == WEFT_OK, "semaphore async failed");
+            weft_future_destroy(fs[i]);
+        }
+        CHECK(p, weft_semaphore_destroy(sem) == WEFT_OK, "async semaphore destroy");
+    }
+    if (rnd(rng, 2) && ctx && exi(p, ctx) == e && !cancel_a) st = weft_future_wait_isolated(fa);
+    else st = wait_f(p, fa);
+    CHECK(p, st == (cancel_a ? st : WEFT_OK), "async a: %s", weft_errname(st));
+    if (cancel_a) {
+        CHECK(p, st == WEFT_OK || st == WEFT_ECANCELED, "cancelled async: %s", weft_errname(st));
+        freeze(p, &ua->id, 1);
+        if (atomic_load(&p->cnt[ua->id]) == 0) atomic_fetch_add(&p->exp_skipped[e], 1);
+    }
+    CHECK(p, wait_f(p, fb) == WEFT_OK, "dependent");
+    CHECK(p, wait_f(p, fc) == WEFT_OK, "async_with");
+    weft_future_destroy(fa);
+    weft_future_destroy(fb);
+    weft_future_destroy(fc);
+}
+
+/* ---- fork-join ------------------------------------------------------------------ */
+
+WEFT_FJ_TASK(long, fib42, int, n) {
+    if (n < 2) return n;
+    WEFT_FJ_SLOT(fib42) x;
+    WEFT_FJ_SPAWN(fib42, &x, n - 1);
+    long b = WEFT_FJ_CALL(fib42, n - 2);
+    return WEFT_FJ_SYNC(fib42, &x) + b;
+}
+static long fib_ref(int n) { long a = 0, b = 1; for (int i = 0; i < n; i++) { long t = a + b; a = b; b = t; } return a; }
+
+struct fj { struct prog *p; int depth; uint64_t seed; int kind; /* 0 spawn, 1 group, 2 typed */ int id; };
+
+static int fj_root(weft_ctx *ctx, void *arg) {
+    struct fj *j = arg;
+    struct prog *p = j->p;
+    atomic_fetch_add(&p->cnt[j->id], 1);
+    uint64_t rng = j->seed;
+    if (j->kind == 2) {
+        int n = 8 + rnd(&rng, 8);
+        long r = WEFT_FJ_RUN(ctx, fib42, n);
+        CHECK(p, r == fib_ref(n), "typed fib(%d) = %ld", n, r);
+        int e = exi(p, ctx);
+        if (e >= 0) atomic_fetch_add(&p->maybe_tasks[e], 1L << n); /* stolen frames, at most one per spawn */
+        return 0;
+    }
+    int k = 1 + rnd(&rng, 6);
+    struct unit *us[6];
+    for (int i = 0; i < k; i++) {
+        us[i] = new_unit(p, &rng, j->depth, K_MAYBE);
+        expect(p, us[i], 1);
+    }
+    if (j->kind == 0) {
+        for (int i = 0; i < k; i++) CHECK(p, weft_spawn(ctx, unit_fn, us[i]) == WEFT_OK, "spawn");
+        for (int i = 0; i < k; i++) CHECK(p, weft_sync(ctx) == 0, "sync");
+    } else {
+        weft_task_group g;
+        weft_task_group_init(&g, ctx);
+        for (int i = 0; i < k; i++) CHECK(p, weft_task_group_spawn(&g, unit_fn, us[i]) == WEFT_OK, "group spawn");
+        CHECK(p, weft_task_group_wait(&g) == 0, "group wait");
+    }
+    return 0;
+}
+
+static void act_fj(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
+    struct fj *j = palloc(p, sizeof *j);
+    j->p = p;
+    j->depth = depth;
+    j->seed = test_rand(rng);
+    j->kind = rnd(rng, 3);
+    j->id = new_id(p);
+    p->expect[j->id] = 1;
+    if (ctx && exi(p, ctx) == e && rnd(rng, 2)) {
+        fj_root(ctx, j); /* inline in the running task */
+        return;
+    }
+    int r = -1;
+    weft_status st = weft_run_root_status(p->ex[e], fj_root, j, &r);
+    CHECK(p, st == WEFT_OK && r == 0, "run_root: %s %d", weft_errname(st), r);
+    /* a root counts as a task (from a worker of ex it runs nested, right there) */
+    atomic_fetch_add(&p->exp_tasks[e], 1);
+}
+
+/* ---- algorithms ------------------------------------------------------------------ */
+
+struct algo { struct prog *p; int *slots; weft_cancel_token *tok; size_t stop_at; };
+
+static void algo_body(size_t i, void *arg) {
+    struct algo *a = arg;
+    a->slots[i]++;
+    if (a->tok && i == a->stop_at) (void)weft_cancel_token_cancel(a->tok);
+}
+
+static void add_long(void *acc, const void *x, void *arg) { *(long *)acc += *(const long *)x; }
+static int cmp_long(const void *a, const void *b, void *arg) {
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+static void act_algo(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
+    size_t n = 1 + (size_t)rnd(rng, 3000);
+    atomic_fetch_add(&p->maybe_tasks[e], 3 * (long)weft_executor_workers(p->ex[e]) + 3);
+    struct algo a = { p, calloc(n, sizeof(int)), NULL, 0 };
+    weft_algo_config cfg = { .partitioner = (weft_partitioner)rnd(rng, 4) };
+    if (rnd(rng, 3) == 0) {
+        a.tok = weft_cancel_token_create(NULL, NULL);
+        a.stop_at = (size_t)rnd(rng, (int)n);
+        cfg.cancel = a.tok;
+    }
+    weft_status st = weft_parallel_for(p->ex[e], 0, n, 1, algo_body, &a, &cfg);
+    size_t ones = 0;
+    for (size_t i = 0; i < n; i++) {
+        CHECK(p, a.slots[i] <= 1, "parallel_for ran index %zu %d times", i, a.slots[i]);
+        ones += a.slots[i] == 1;
+    }
+    if (a.tok) CHECK(p, st == WEFT_OK || st == WEFT_ECANCELED, "cancelled parallel_for: %s", weft_errname(st));
+    else CHECK(p, st == WEFT_OK, "parallel_for: %s", weft_errname(st));
+    if (st == WEFT_OK) CHECK(p, ones == n, "parallel_for OK but ran %zu of %zu", ones, n);
+    weft_cancel_token_destroy(a.tok);
+    free(a.slots);
+    long *v = malloc(n * sizeof *v);
+    long want = 0;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (long)(test_rand(rng) % 1000);
+        want += v[i];
+    }
+    long sum = 0;
+    st = weft_parallel_reduce(p->ex[e], v, n, sizeof *v, &sum, add_long, NULL, &(weft_algo_config){ .partitioner = cfg.partitioner });
+    CHECK(p, st == WEFT_OK && sum == want, "reduce: %s %ld vs %ld", weft_errname(st), sum, want);
+    st = weft_parallel_sort(p->ex[e], v, n, sizeof *v, cmp_long, NULL, NULL);
+    long s2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        s2 += v[i];
+        if (i) CHECK(p, v[i - 1] <= v[i], "sort out of order at %zu", i);
+    }
+    CHECK(p, st == WEFT_OK && s2 == want, "sort: %s", weft_errname(st));
+    free(v);
+}
+
+/* ---- the generator ------------------------------------------------------------ */
+
+static void action(struct prog *p, weft_ctx *ctx, int depth, uint64_t seed, int emin) {
+    uint64_t rng = seed ? seed : 1;
+    int e = emin >= 1 ? 1 : rnd(&rng, 2);
+    int kinds = p->exact ? 6 : 8;
+    int k = rnd(&rng, kinds);
+    TRACE( "action %d depth %d on ex %d from %s\n", k, depth, e, ctx ? "a task" : "outside");
+    switch (k) {
+    case 0: act_taskflow(p, ctx, depth, &rng, e); break;
+    case 1: act_cancel(p, ctx, depth, &rng, e); break;
+    case 2: act_many(p, ctx, depth, &rng, e); break;
+    case 3: act_async(p, ctx, depth, &rng, e); break;
+    case 4: act_many_cancel(p, ctx, depth, &rng, e); break;
+    case 5: act_parallel_n(p, ctx, depth, &rng, e); break;
+    case 6: act_fj(p, ctx, depth, &rng, e); break;
+    default: act_algo(p, ctx, depth, &rng, e); break;
+    }
+}
+
+struct thr { struct prog *p; uint64_t seed; int n; };
+
+static void *thread_main(void *arg) {
+    struct thr *t = arg;
+    uint64_t rng = t->seed;
+    for (int i = 0; i < t->n; i++) action(t->p, NULL, 0, test_rand(&rng), 0);
+    return NULL;
+}
+
+static void metrics_of(weft_executor *ex, uint64_t *tasks, uint64_t *skipped) {
+    weft_metrics m;
+    if (weft_executor_metrics(ex, &m, NULL, 0) != WEFT_OK) abort();
+    *tasks = m.total.tasks;
+    *skipped = m.total.skipped;
+}
+
+static void run_program(struct prog *p, uint64_t seed) {
+    memset(p->cnt, 0, sizeof p->cnt);
+    memset(p->expect, 0, sizeof p->expect);
+    memset(p->loose, 0, sizeof p->loose);
+    atomic_store(&p->next_id, 0);
+    for (int e = 0; e < 2; e++) {
+        atomic_store(&p->exp_tasks[e], 0);
+        atomic_store(&p->exp_skipped[e], 0);
+        atomic_store(&p->maybe_tasks[e], 0);
+    }
+    p->nfr = 0;
+    p->seed = seed;
+    uint64_t rng = seed;
+    p->exact = rnd(&rng, 3) == 0;
+    atomic_store(&p->budget, 10);
+    uint64_t t0[2], s0[2];
+    for (int e = 0; e < 2; e++) metrics_of(p->ex[e], &t0[e], &s0[e]);
+    int nt = 1 + rnd(&rng, MAXTHREADS);
+    pthread_t th[MAXTHREADS];
+    struct thr ta[MAXTHREADS];
+    for (int i = 0; i < nt; i++) {
+        ta[i] = (struct thr){ p, test_rand(&rng), 1 + rnd(&rng, 3) };
+        if (i > 0 && pthread_create(&th[i], NULL, thread_main, &ta[i]) != 0) abort();
+    }
+    thread_main(&ta[0]);
+    for (int i = 1; i < nt; i++) pthread_join(th[i], NULL);
+    for (int e = 0; e < 2; e++) ASSERT_OK(weft_executor_wait_all(p->ex[e]));
+    if (atomic_load(&p->failed)) TEST_FAIL_("seed %#llx: %s", (unsigned long long)seed, p->fail);
+    int ids = atomic_load(&p->next_id);
+    for (int i = 0; i < ids; i++) {
+        int c = atomic_load(&p->cnt[i]);
+        if (p->loose[i] ? c > p->expect[i] : c != p->expect[i])
+            TEST_FAIL_("seed %#llx: unit %d ran %d times, want %s%d", (unsigned long long)seed, i, c,
+                       p->loose[i] ? "at most " : "", p->expect[i]);
+    }
+    for (int i = 0; i < p->nfr; i++) {
+        long s = sum_ids(p, p->fr[i].ids, p->fr[i].n);
+        if (s != p->fr[i].sum)
+            TEST_FAIL_("seed %#llx: units from %d of a finished cancelled run ran after its wait (%ld -> %ld)",
+                       (unsigned long long)seed, p->fr[i].ids[0], p->fr[i].sum, s);
+    }
+    for (int e = 0; e < 2; e++) {
+        uint64_t t1, s1;
+        metrics_of(p->ex[e], &t1, &s1);
+        long dt = (long)(t1 - t0[e]), ds = (long)(s1 - s0[e]);
+        long want = atomic_load(&p->exp_tasks[e]), maybe = atomic_load(&p->maybe_tasks[e]);
+        if (dt < want || dt > want + maybe)
+            TEST_FAIL_("seed %#llx (%s): executor %d's metrics count %ld tasks, the program counted %ld (+ up to %ld)",
+                       (unsigned long long)seed, p->exact ? "exact" : "bounded", e, dt, want, maybe);
+        if (ds != atomic_load(&p->exp_skipped[e]))
+            TEST_FAIL_("seed %#llx: executor %d's metrics count %ld skipped, the runs reported %ld",
+                       (unsigned long long)seed, e, ds, atomic_load(&p->exp_skipped[e]));
+    }
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < p->nallocs; i++) free(p->allocs[i]);
+    p->nallocs = 0;
+    pthread_mutex_unlock(&p->mu);
+}
+
+TEST(random_mixed_programs_run_every_unit_exactly_once_and_metrics_match) {
+    struct prog *p = calloc(1, sizeof *p);
+    ASSERT_NOT_NULL(p);
+    pthread_mutex_init(&p->mu, NULL);
+    weft_status err;
+    p->ex[0] = weft_executor_create(&(weft_executor_config){ .workers = 3, .metrics = true }, &err);
+    p->ex[1] = weft_executor_create(&(weft_executor_config){ .workers = 2, .metrics = true }, &err);
+    ASSERT_NOT_NULL(p->ex[0]);
+    ASSERT_NOT_NULL(p->ex[1]);
+    trace_flag = getenv("WEFT_HUNT42_TRACE") != NULL;
+    const char *np = getenv("WEFT_HUNT42_PROGS");
+    uint64_t progs = np && *np ? strtoull(np, NULL, 0) : test_scale(300);
+    if (progs < 20 && !(np && *np)) progs = 20;
+    uint64_t base = test_seed();
+    const char *one = getenv("WEFT_HUNT42_ONE");
+    watchdog_start(120);
+    for (uint64_t i = 0; i < progs; i++) {
+        uint64_t seed = one && *one ? strtoull(one, NULL, 0) : base * 1000003u + i * 0x9e3779b97f4a7c15ULL + 1;
+        double t0 = now_s();
+        run_program(p, seed);
+        if (now_s() - t0 > 0.2) fprintf(stderr, "slow program: seed %#llx took %.2f s\n", (unsigned long long)seed, now_s() - t0);
+        if (one && *one) break;
+    }
+    watchdog_stop();
+    weft_executor_destroy(p->ex[0]);
+    weft_executor_destroy(p->ex[1]);
+    pthread_mutex_destroy(&p->mu);
+    free(p->allocs);
+    free(p);
+}
