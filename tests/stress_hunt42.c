@@ -43,8 +43,13 @@ struct prog {
     size_t nallocs, capallocs;
     struct freeze fr[MAXFREEZE];
     int nfr;
+    weft_taskflow *shared;       /* run by every thread, on both executors, and as a module body */
+    struct unit *shared_u[2];
+    atomic_long shared_runs;
+    atomic_int then_calls, then_expected;
     atomic_int failed;
     char fail[512];
+    char exdesc[2][128];
     uint64_t seed;
 };
 
@@ -55,6 +60,7 @@ static void failf(struct prog *p, const char *fmt, ...) {
     vsnprintf(p->fail, sizeof p->fail, fmt, ap);
     va_end(ap);
 }
+#define TEST_FAILP_(p, fmt, ...) TEST_FAIL_(fmt " [%s; %s]", ##__VA_ARGS__, (p)->exdesc[0], (p)->exdesc[1])
 #define CHECK(p, c, fmt, ...) do { if (!(c)) failf((p), "line %d: " fmt, __LINE__, ##__VA_ARGS__); } while (0)
 
 static void *palloc(struct prog *p, size_t n) {
@@ -441,6 +447,11 @@ static void act_taskflow(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng
         if (st != WEFT_OK) continue;
         expect_built(p, &b, iters);
         atomic_fetch_add(&p->exp_tasks[e], (long)b.ntasks * iters);
+        if (ctx && exi(p, ctx) == e && rnd(rng, 4) == 0) {
+            /* documented: from a worker of ex, an isolated wait takes only an async task's future */
+            weft_status iw = weft_future_wait_isolated(f);
+            CHECK(p, iw == WEFT_EINVAL, "isolated wait for a taskflow run from a worker: %s", weft_errname(iw));
+        }
         st = wait_f(p, f);
         CHECK(p, st == WEFT_OK, "taskflow run (how %d) ended %s", how, weft_errname(st));
         weft_run_info info;
@@ -507,8 +518,49 @@ static void act_cancel(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, 
         weft_task t = weft_emplace_module(tf, body);
         if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
     }
+    weft_semaphore *sem = NULL;
+    int nsem = 0;
+    struct unit *su[4];
+    if (rnd(rng, 3) == 0) { /* a semaphore section: parked tasks of a cancelled run are skipped */
+        sem = weft_semaphore_create(1, NULL);
+        atomic_int *cs = palloc(p, sizeof *cs);
+        nsem = 2 + rnd(rng, 3);
+        for (int i = 0; i < nsem; i++) {
+            su[i] = new_unit(p, rng, MAXDEPTH, K_TASK);
+            su[i]->cs = cs;
+            su[i]->csmax = 1;
+            expect_loose(p, su[i], 1);
+            fids[nf++] = su[i]->id;
+            weft_task t = weft_emplace(tf, unit_fn, su[i]);
+            (void)weft_task_acquire(t, sem);
+            (void)weft_task_release(t, sem);
+        }
+    }
+    struct pipe *q = NULL;
+    weft_pipeline *pl = NULL;
+    if (rnd(rng, 4) == 0) { /* a pipeline stops with its run */
+        q = palloc(p, sizeof *q);
+        q->p = p;
+        q->T = 1 + rnd(rng, 20);
+        q->last = -1;
+        for (int i = 0; i < 3; i++) {
+            q->id[i] = new_id(p);
+            p->expect[q->id[i]] = q->T;
+            p->loose[q->id[i]] = 1;
+            fids[nf++] = q->id[i];
+        }
+        weft_stage st3[3] = {
+            { WEFT_STAGE_SERIAL, stage0, q, "make" },
+            { WEFT_STAGE_PARALLEL, stage1, q, "work" },
+            { WEFT_STAGE_SERIAL, stage2, q, "order" },
+        };
+        pl = weft_pipeline_create((size_t)(1 + rnd(rng, 3)), st3, 3, NULL);
+        weft_task t = weft_pipeline_emplace(tf, pl);
+        if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
+    }
+    if (q) atomic_fetch_add(&p->maybe_tasks[e], 1); /* its task: run, or skipped before it started */
     int mode = rnd(rng, 4);
-    int iters = rnd(rng, 3) == 0 ? 2 + rnd(rng, 3) : 1;
+    int iters = rnd(rng, 3) == 0 && !q ? 2 + rnd(rng, 3) : 1;
     if (iters > 1) { /* each unit may run once per iteration */
         for (int i = 0; i < nf; i++) p->expect[fids[i]] += iters - 1;
     }
@@ -558,16 +610,33 @@ static void act_cancel(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, 
         total += 2; /* started: its two tasks ran or were skipped */
         total_alt += mr ? 2 : 1; /* not started: the module counts as one */
     }
-    CHECK(p, ran + (long)info.skipped == total || ran + (long)info.skipped == total_alt,
+    for (int i = 0; i < nsem; i++) ran += atomic_load(&p->cnt[su[i]->id]);
+    total += nsem;
+    total_alt += nsem;
+    if (q) { /* the pipeline's task: ran (1) or skipped (1) */
+        total += 1;
+        total_alt += 1;
+        ran += 0;
+    }
+    long pipe_ran = q ? 1 : 0; /* unknown whether it ran: accept either */
+    CHECK(p, ran + (long)info.skipped == total || ran + (long)info.skipped == total_alt ||
+                 (pipe_ran && (ran + 1 + (long)info.skipped == total || ran + 1 + (long)info.skipped == total_alt)),
           "cancelled run (mode %d, %s): ran %ld + skipped %llu != %ld (or %ld)", mode, weft_errname(st), ran,
           (unsigned long long)info.skipped, total, total_alt);
-    if (st == WEFT_OK) CHECK(p, info.skipped == 0 && ran == total, "a run that succeeded skipped tasks");
+    if (st == WEFT_OK) CHECK(p, info.skipped == 0 && ran + pipe_ran == total, "a run that succeeded skipped tasks");
+    if (q && st == WEFT_OK) CHECK(p, atomic_load(&p->cnt[q->id[2]]) == q->T, "pipeline of an OK run made %d of %d tokens", atomic_load(&p->cnt[q->id[2]]), q->T);
     atomic_fetch_add(&p->exp_skipped[e], (long)info.skipped);
+    goto done;
 done:
     weft_future_destroy(f);
     weft_cancel_token_destroy(tok);
     CHECK(p, weft_taskflow_destroy(tf) == WEFT_OK, "cancelled taskflow destroy");
     if (body) CHECK(p, weft_taskflow_destroy(body) == WEFT_OK, "cancelled body destroy");
+    if (sem) {
+        CHECK(p, weft_semaphore_value(sem) == 1, "a cancelled run left its semaphore at %zu", weft_semaphore_value(sem));
+        CHECK(p, weft_semaphore_destroy(sem) == WEFT_OK, "semaphore destroy after a cancelled run");
+    }
+    if (pl) CHECK(p, weft_pipeline_destroy(pl) == WEFT_OK, "pipeline destroy after a cancelled run");
 }
 
 static void act_many(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
@@ -674,6 +743,59 @@ static void act_parallel_n(struct prog *p, weft_ctx *ctx, int depth, uint64_t *r
     free_built(p, &b);
 }
 
+/* The program's shared taskflow: run by every thread at once, on both
+ * executors, directly and as the body of modules of other taskflows. */
+static void act_shared(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
+    int how = rnd(rng, 3);
+    /* Only from outside threads: runs of one taskflow go one at a time on any
+     * executor, so a task of executor 1 waiting for a run of it could wait
+     * behind a run on executor 0, whose workers may be waiting for executor 1:
+     * a circle of the program's making (weft_executor_wait_all says so). */
+    if (ctx) {
+        act_parallel_n(p, ctx, depth, rng, e);
+        return;
+    }
+    weft_future *f = NULL;
+    weft_status st;
+    if (how == 0) {
+        st = weft_run(p->ex[e], p->shared, &f);
+        CHECK(p, st == WEFT_OK, "shared run: %s", weft_errname(st));
+        atomic_fetch_add(&p->shared_runs, 1);
+        CHECK(p, wait_f(p, f) == WEFT_OK, "shared run failed");
+        weft_future_destroy(f);
+    } else if (how == 1) {
+        int k = rnd(rng, 4);
+        st = weft_run_n(p->ex[e], p->shared, (uint64_t)k, &f);
+        CHECK(p, st == WEFT_OK, "shared run_n: %s", weft_errname(st));
+        atomic_fetch_add(&p->shared_runs, k);
+        /* sometimes detached: waited for at the program's end */
+        if (rnd(rng, 2)) CHECK(p, wait_f(p, f) == WEFT_OK, "shared run_n failed");
+        weft_future_destroy(f);
+    } else {
+        weft_taskflow *tf = weft_taskflow_create("h42mod", NULL);
+        struct unit *u = new_unit(p, rng, depth, K_TASK);
+        weft_task a = weft_emplace(tf, unit_fn, u);
+        weft_task m = weft_emplace_module(tf, p->shared);
+        CHECK(p, !weft_task_is_null(m), "module of the shared taskflow: %s", weft_last_error_message());
+        if (rnd(rng, 2)) (void)weft_precede(a, m);
+        else (void)weft_precede(m, a);
+        int k = 1 + rnd(rng, 2);
+        st = weft_run_n(p->ex[e], tf, (uint64_t)k, &f);
+        CHECK(p, st == WEFT_OK, "run of a module of the shared taskflow: %s", weft_errname(st));
+        expect(p, u, k);
+        atomic_fetch_add(&p->shared_runs, k);
+        st = wait_f(p, f);
+        CHECK(p, st == WEFT_OK, "module of the shared taskflow ended %s", weft_errname(st));
+        weft_future_destroy(f);
+        CHECK(p, weft_taskflow_destroy(tf) == WEFT_OK, "module taskflow destroy");
+    }
+}
+
+static void then_cb(weft_future *f, weft_status status, void *arg) {
+    struct prog *p = arg;
+    atomic_fetch_add(&p->then_calls, 1);
+}
+
 /* ---- async ----------------------------------------------------------------- */
 
 static void act_async(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
@@ -732,13 +854,54 @@ static void act_async(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, i
         }
         CHECK(p, weft_semaphore_destroy(sem) == WEFT_OK, "async semaphore destroy");
     }
-    if (rnd(rng, 2) && ctx && exi(p, ctx) == e && !cancel_a) st = weft_future_wait_isolated(fa);
+    /* an isolated wait: cooperative on ex's own worker, a plain wait from a worker of the other executor */
+    if (rnd(rng, 2) && ctx && exi(p, ctx) <= e && !cancel_a) st = weft_future_wait_isolated(fa);
     else st = wait_f(p, fa);
     CHECK(p, st == (cancel_a ? st : WEFT_OK), "async a: %s", weft_errname(st));
     if (cancel_a) {
         CHECK(p, st == WEFT_OK || st == WEFT_ECANCELED, "cancelled async: %s", weft_errname(st));
         freeze(p, &ua->id, 1);
         if (atomic_load(&p->cnt[ua->id]) == 0) atomic_fetch_add(&p->exp_skipped[e], 1);
+    }
+    /* a task queued with a handle, re-prioritised and perhaps removed, and a dependent of it */
+    if (rnd(rng, 2)) {
+        weft_sched_handle h;
+        weft_future *fd = NULL, *fe = NULL;
+        struct unit *ud = new_unit(p, rng, depth, K_TASK);
+        struct unit *ue = new_unit(p, rng, MAXDEPTH, K_TASK);
+        weft_async_options od = { .priority = (weft_priority)(rnd(rng, 4) - 1), .handle = &h, .deps = &fb,
+                                  .ndeps = (size_t)rnd(rng, 2) };
+        CHECK(p, weft_async_with(p->ex[e], unit_fn, ud, &od, &fd) == WEFT_OK, "async_with a handle");
+        CHECK(p, weft_dependent_async(p->ex[e], unit_fn, ue, &fd, 1, &fe) == WEFT_OK, "dependent of a handle");
+        expect(p, ue, 1);
+        /* documented: a handle given to another executor is refused, and touches nothing there */
+        weft_priority pr;
+        CHECK(p, weft_sched_remove(p->ex[1 - e], h) == WEFT_EINVAL, "remove through another executor");
+        CHECK(p, weft_sched_reprioritize(p->ex[1 - e], h, WEFT_PRIORITY_HIGH) == WEFT_EINVAL, "reprioritize through another executor");
+        CHECK(p, weft_sched_priority(p->ex[1 - e], h, &pr) == WEFT_EINVAL, "priority through another executor");
+        if (rnd(rng, 2)) {
+            weft_status rs = weft_sched_reprioritize(p->ex[e], h, (weft_priority)(rnd(rng, 4) - 1));
+            CHECK(p, rs == WEFT_OK || rs == WEFT_ENOENT, "reprioritize: %s", weft_errname(rs));
+        }
+        weft_status rm = rnd(rng, 2) ? weft_sched_remove(p->ex[e], h) : WEFT_ENOENT;
+        CHECK(p, rm == WEFT_OK || rm == WEFT_ENOENT, "remove: %s", weft_errname(rm));
+        weft_status ds = wait_f(p, fd);
+        if (rm == WEFT_OK) {
+            CHECK(p, ds == WEFT_ECANCELED, "a removed task's future: %s", weft_errname(ds));
+            atomic_fetch_add(&p->exp_skipped[e], 1);
+        } else {
+            expect(p, ud, 1); /* removal failed (or none asked): it ran */
+            if (rm == WEFT_ENOENT && ds != WEFT_OK) failf(p, "a task not removed ended %s", weft_errname(ds));
+        }
+        freeze(p, &ud->id, 1);
+        CHECK(p, wait_f(p, fe) == WEFT_OK, "dependent of a removed task");
+        weft_future_destroy(fd);
+        weft_future_destroy(fe);
+    }
+    if (rnd(rng, 2)) {
+        atomic_fetch_add(&p->then_expected, 1);
+        CHECK(p, weft_future_then(fb, then_cb, p) == WEFT_OK, "then");
+        CHECK(p, weft_future_then(fb, then_cb, p) == WEFT_EBUSY, "a second then");
     }
     CHECK(p, wait_f(p, fb) == WEFT_OK, "dependent");
     CHECK(p, wait_f(p, fc) == WEFT_OK, "async_with");
@@ -804,7 +967,24 @@ static void act_fj(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int 
         return;
     }
     int r = -1;
-    weft_status st = weft_run_root_status(p->ex[e], fj_root, j, &r);
+    weft_status st;
+    if (rnd(rng, 3) == 0) { /* with a token, cancelled before or never: children are never skipped */
+        weft_cancel_token *tok = weft_cancel_token_create(NULL, NULL);
+        bool pre = rnd(rng, 2);
+        if (pre) (void)weft_cancel_token_cancel(tok);
+        st = weft_run_root_with_token(p->ex[e], tok, fj_root, j, &r);
+        weft_cancel_token_destroy(tok);
+        if (pre) {
+            CHECK(p, st == WEFT_ECANCELED && r == 0, "root with a cancelled token: %s", weft_errname(st));
+            p->expect[j->id] = 0;
+            /* not called: counted as skipped */
+            atomic_fetch_add(&p->exp_skipped[e], 1);
+            if (ctx && exi(p, ctx) == e) atomic_fetch_add(&p->maybe_tasks[e], 0);
+            return;
+        }
+    } else {
+        st = weft_run_root_status(p->ex[e], fj_root, j, &r);
+    }
     CHECK(p, st == WEFT_OK && r == 0, "run_root: %s %d", weft_errname(st), r);
     /* a root counts as a task (from a worker of ex it runs nested, right there) */
     atomic_fetch_add(&p->exp_tasks[e], 1);
@@ -871,7 +1051,7 @@ static void act_algo(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, in
 static void action(struct prog *p, weft_ctx *ctx, int depth, uint64_t seed, int emin) {
     uint64_t rng = seed ? seed : 1;
     int e = emin >= 1 ? 1 : rnd(&rng, 2);
-    int kinds = p->exact ? 6 : 8;
+    int kinds = p->exact ? 7 : 9;
     int k = rnd(&rng, kinds);
     TRACE( "action %d depth %d on ex %d from %s\n", k, depth, e, ctx ? "a task" : "outside");
     switch (k) {
@@ -881,7 +1061,8 @@ static void action(struct prog *p, weft_ctx *ctx, int depth, uint64_t seed, int 
     case 3: act_async(p, ctx, depth, &rng, e); break;
     case 4: act_many_cancel(p, ctx, depth, &rng, e); break;
     case 5: act_parallel_n(p, ctx, depth, &rng, e); break;
-    case 6: act_fj(p, ctx, depth, &rng, e); break;
+    case 6: act_shared(p, ctx, depth, &rng, e); break;
+    case 7: act_fj(p, ctx, depth, &rng, e); break;
     default: act_algo(p, ctx, depth, &rng, e); break;
     }
 }
@@ -914,9 +1095,15 @@ static void run_program(struct prog *p, uint64_t seed) {
     }
     p->nfr = 0;
     p->seed = seed;
+    atomic_store(&p->shared_runs, 0);
+    atomic_store(&p->then_calls, 0);
+    atomic_store(&p->then_expected, 0);
     uint64_t rng = seed;
     p->exact = rnd(&rng, 3) == 0;
     atomic_store(&p->budget, 10);
+    p->shared = weft_taskflow_create("h42shared", NULL);
+    for (int i = 0; i < 2; i++) p->shared_u[i] = new_unit(p, &rng, MAXDEPTH, K_TASK);
+    (void)weft_precede(weft_emplace(p->shared, unit_fn, p->shared_u[0]), weft_emplace(p->shared, unit_fn, p->shared_u[1]));
     uint64_t t0[2], s0[2];
     for (int e = 0; e < 2; e++) metrics_of(p->ex[e], &t0[e], &s0[e]);
     int nt = 1 + rnd(&rng, MAXTHREADS);
@@ -929,18 +1116,25 @@ static void run_program(struct prog *p, uint64_t seed) {
     thread_main(&ta[0]);
     for (int i = 1; i < nt; i++) pthread_join(th[i], NULL);
     for (int e = 0; e < 2; e++) ASSERT_OK(weft_executor_wait_all(p->ex[e]));
-    if (atomic_load(&p->failed)) TEST_FAIL_("seed %#llx: %s", (unsigned long long)seed, p->fail);
+    if (atomic_load(&p->failed)) TEST_FAILP_(p, "seed %#llx: %s", (unsigned long long)seed, p->fail);
+    for (int i = 0; i < 2; i++) p->expect[p->shared_u[i]->id] = (int)atomic_load(&p->shared_runs);
+    ASSERT_OK(weft_taskflow_destroy(p->shared));
+    /* a then callback runs after its future is ready: give it a moment */
+    for (int i = 0; i < 2000 && atomic_load(&p->then_calls) != atomic_load(&p->then_expected); i++) sleep_us(100);
+    if (atomic_load(&p->then_calls) != atomic_load(&p->then_expected))
+        TEST_FAILP_(p, "seed %#llx: %d then callbacks ran, want %d", (unsigned long long)seed, atomic_load(&p->then_calls),
+                   atomic_load(&p->then_expected));
     int ids = atomic_load(&p->next_id);
     for (int i = 0; i < ids; i++) {
         int c = atomic_load(&p->cnt[i]);
         if (p->loose[i] ? c > p->expect[i] : c != p->expect[i])
-            TEST_FAIL_("seed %#llx: unit %d ran %d times, want %s%d", (unsigned long long)seed, i, c,
+            TEST_FAILP_(p, "seed %#llx: unit %d ran %d times, want %s%d", (unsigned long long)seed, i, c,
                        p->loose[i] ? "at most " : "", p->expect[i]);
     }
     for (int i = 0; i < p->nfr; i++) {
         long s = sum_ids(p, p->fr[i].ids, p->fr[i].n);
         if (s != p->fr[i].sum)
-            TEST_FAIL_("seed %#llx: units from %d of a finished cancelled run ran after its wait (%ld -> %ld)",
+            TEST_FAILP_(p, "seed %#llx: units from %d of a finished cancelled run ran after its wait (%ld -> %ld)",
                        (unsigned long long)seed, p->fr[i].ids[0], p->fr[i].sum, s);
     }
     for (int e = 0; e < 2; e++) {
@@ -949,10 +1143,10 @@ static void run_program(struct prog *p, uint64_t seed) {
         long dt = (long)(t1 - t0[e]), ds = (long)(s1 - s0[e]);
         long want = atomic_load(&p->exp_tasks[e]), maybe = atomic_load(&p->maybe_tasks[e]);
         if (dt < want || dt > want + maybe)
-            TEST_FAIL_("seed %#llx (%s): executor %d's metrics count %ld tasks, the program counted %ld (+ up to %ld)",
+            TEST_FAILP_(p, "seed %#llx (%s): executor %d's metrics count %ld tasks, the program counted %ld (+ up to %ld)",
                        (unsigned long long)seed, p->exact ? "exact" : "bounded", e, dt, want, maybe);
         if (ds != atomic_load(&p->exp_skipped[e]))
-            TEST_FAIL_("seed %#llx: executor %d's metrics count %ld skipped, the runs reported %ld",
+            TEST_FAILP_(p, "seed %#llx: executor %d's metrics count %ld skipped, the runs reported %ld",
                        (unsigned long long)seed, e, ds, atomic_load(&p->exp_skipped[e]));
     }
     pthread_mutex_lock(&p->mu);
@@ -961,15 +1155,36 @@ static void run_program(struct prog *p, uint64_t seed) {
     pthread_mutex_unlock(&p->mu);
 }
 
+/* Executors of 1 to 4 workers, each ready-queue policy, small local queues,
+ * batch steals and few fork-join frames (spawns past them run at once). */
+static void make_executors(struct prog *p, uint64_t *rng) {
+    for (int e = 0; e < 2; e++) {
+        weft_executor_destroy(p->ex[e]);
+        static const weft_sched_kind kinds[] = { WEFT_SCHED_WORK_STEALING, WEFT_SCHED_WORK_STEALING, WEFT_SCHED_FIFO,
+                                                 WEFT_SCHED_PRIORITY, WEFT_SCHED_ROUND_ROBIN, WEFT_SCHED_RANDOM };
+        static weft_sched_config scs[2];
+        weft_sched_config *sc = &scs[e];
+        memset(sc, 0, sizeof *sc);
+        sc->kind = kinds[rnd(rng, 6)];
+        sc->seed = test_rand(rng);
+        weft_executor_config c = { .workers = 1 + (unsigned)rnd(rng, 4), .metrics = true, .sched = sc };
+        if (rnd(rng, 3) == 0) c.steal_batch = 1 + (unsigned)rnd(rng, 8);
+        if (rnd(rng, 3) == 0) c.local_queue_capacity = 16;
+        if (rnd(rng, 3) == 0) c.fork_join_frames = 16;
+        weft_status err;
+        p->ex[e] = weft_executor_create(&c, &err);
+        if (!p->ex[e]) TEST_FAIL_("executor create: %s", weft_errname(err));
+        snprintf(p->exdesc[e], sizeof p->exdesc[e], "ex%d: %u workers, policy %d, batch %u, lq %zu, frames %zu", e,
+                 c.workers, (int)sc->kind, c.steal_batch, c.local_queue_capacity, c.fork_join_frames);
+        TRACE("%s\n", p->exdesc[e]);
+    }
+}
+
 TEST(random_mixed_programs_run_every_unit_exactly_once_and_metrics_match) {
     struct prog *p = calloc(1, sizeof *p);
     ASSERT_NOT_NULL(p);
     pthread_mutex_init(&p->mu, NULL);
-    weft_status err;
-    p->ex[0] = weft_executor_create(&(weft_executor_config){ .workers = 3, .metrics = true }, &err);
-    p->ex[1] = weft_executor_create(&(weft_executor_config){ .workers = 2, .metrics = true }, &err);
-    ASSERT_NOT_NULL(p->ex[0]);
-    ASSERT_NOT_NULL(p->ex[1]);
+    p->ex[0] = p->ex[1] = NULL;
     trace_flag = getenv("WEFT_HUNT42_TRACE") != NULL;
     const char *np = getenv("WEFT_HUNT42_PROGS");
     uint64_t progs = np && *np ? strtoull(np, NULL, 0) : test_scale(300);
@@ -977,7 +1192,9 @@ TEST(random_mixed_programs_run_every_unit_exactly_once_and_metrics_match) {
     uint64_t base = test_seed();
     const char *one = getenv("WEFT_HUNT42_ONE");
     watchdog_start(120);
+    uint64_t xrng = base ^ 0xabcdefULL;
     for (uint64_t i = 0; i < progs; i++) {
+        if (i % 25 == 0) make_executors(p, &xrng);
         uint64_t seed = one && *one ? strtoull(one, NULL, 0) : base * 1000003u + i * 0x9e3779b97f4a7c15ULL + 1;
         double t0 = now_s();
         run_program(p, seed);
@@ -990,4 +1207,29 @@ TEST(random_mixed_programs_run_every_unit_exactly_once_and_metrics_match) {
     pthread_mutex_destroy(&p->mu);
     free(p->allocs);
     free(p);
+}
+
+/* ---- defects the generator found, minimised ------------------------------------ */
+
+/* Work nested more than 16 deep on one worker (the observer's timed frames,
+ * WEFT__OBS_DEPTH) is counted, not timed.  Its end formed the address of
+ * frame[depth] before testing the depth: out of bounds (undefined behaviour,
+ * which the ASan/UBSan build stops at), found by a program whose waits ran
+ * nested roots and async tasks 17 deep. */
+static int nest_root(weft_ctx *ctx, void *arg) {
+    int *left = arg;
+    if (--*left > 0) return weft_run_root(weft_ctx_executor(ctx), nest_root, arg);
+    return 0;
+}
+
+TEST(work_nested_deeper_than_the_timed_frames_is_counted_without_reading_past_them) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .metrics = true }, NULL);
+    ASSERT_NOT_NULL(ex);
+    int left = 24;
+    ASSERT_EQ(weft_run_root(ex, nest_root, &left), 0);
+    ASSERT_EQ(left, 0);
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    ASSERT_EQ(m.total.tasks, 24);
+    weft_executor_destroy(ex);
 }

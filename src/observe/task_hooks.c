@@ -600,8 +600,10 @@ static void weft__obs_work_end(struct weft__obs *o, weft__worker *w, const void 
     weft__stat_inc(&ow->tasks);
     if (rc != 0) weft__stat_inc(&ow->failed);
     uint64_t end = weft__ticks();
-    const weft__obs_frame *f = &ow->frame[d];
-    if (d < WEFT__OBS_DEPTH && atomic_load_explicit(&f->node, memory_order_relaxed) == NULL && f->id == id)
+    /* Work deeper than the frames is counted, not timed: no frame[d] to form
+     * (its address alone is out of bounds: undefined behaviour). */
+    if (d < WEFT__OBS_DEPTH && atomic_load_explicit(&ow->frame[d].node, memory_order_relaxed) == NULL &&
+        ow->frame[d].id == id)
         time_task(o, ow, d, end, rc);
     atomic_store_explicit(&ow->depth, d, memory_order_relaxed);
     ow->mark = end;
@@ -637,8 +639,9 @@ static void weft__obs_record_end(struct weft__obs *o, weft__worker *w, const voi
     if (d == 0) return;
     d -= 1;
     uint64_t end = weft__ticks();
-    weft__obs_frame *f = &ow->frame[d];
-    if (d < WEFT__OBS_DEPTH && atomic_load_explicit(&f->node, memory_order_relaxed) == NULL && f->id == node) {
+    /* frame[d] only below the depth: beyond it there is no frame to address. */
+    weft__obs_frame *f = d < WEFT__OBS_DEPTH ? &ow->frame[d] : NULL;
+    if (f && atomic_load_explicit(&f->node, memory_order_relaxed) == NULL && f->id == node) {
         uint64_t total = end - f->begin;
         weft__owner_add(&ow->busy_ticks, total - f->child, memory_order_relaxed);
         if (d > 0) ow->frame[d - 1].child += total;
