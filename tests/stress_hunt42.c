@@ -36,7 +36,7 @@ struct prog {
     atomic_int cnt[MAXID];
     int expect[MAXID]; /* runs expected (exact), or the most allowed (loose) */
     unsigned char loose[MAXID];
-    atomic_long exp_tasks[2], exp_skipped[2], maybe_tasks[2];
+    atomic_long exp_tasks[2], exp_skipped[2], maybe_tasks[2], exp_failed[2];
     atomic_int budget;
     pthread_mutex_t mu;
     void **allocs;
@@ -107,6 +107,7 @@ struct unit {
     int csmax;
     weft_cancel_token *cancel; /* cancels this when it runs */
     int after;          /* a unit that must have run before this one (-1: none) */
+    int fail;           /* returned (0: success) */
 };
 
 static void action(struct prog *p, weft_ctx *ctx, int depth, uint64_t seed, int emin);
@@ -158,7 +159,7 @@ static int unit_fn(weft_ctx *ctx, void *arg) {
     }
     if (u->cancel) (void)weft_cancel_token_cancel(u->cancel);
     if (u->nest) action(p, ctx, u->depth + 1, u->seed, exi(p, ctx) < 0 ? 0 : exi(p, ctx));
-    return 0;
+    return u->fail;
 }
 
 static void expect(struct prog *p, struct unit *u, int times) { p->expect[u->id] += times; }
@@ -185,7 +186,9 @@ static void freeze(struct prog *p, const int *ids, int n) {
 
 /* Waits for f (cooperatively inside a task) and returns its status. */
 static weft_status wait_f(struct prog *p, weft_future *f) {
-    weft_status st = weft_future_wait(f);
+    weft_status st = weft_future_wait_for(f, 0); /* a poll first */
+    if (st == WEFT_ETIMEDOUT) st = weft_future_wait_for(f, 1000);
+    if (st == WEFT_ETIMEDOUT) st = weft_future_wait(f);
     CHECK(p, weft_future_ready(f), "a wait returned before its future was ready");
     return st;
 }
@@ -207,6 +210,21 @@ static int loop_cond(weft_ctx *ctx, void *arg) {
     atomic_fetch_add(&l->p->cnt[l->id_cond], 1);
     count_task(l->p, ctx, K_TASK);
     return ++l->i < l->k ? 0 : 1;
+}
+
+struct mcond { struct prog *p; int id, k; unsigned pick; };
+
+static int mcond_fn(weft_ctx *ctx, void *arg, weft_branches *out) {
+    struct mcond *m = arg;
+    atomic_fetch_add(&m->p->cnt[m->id], 1);
+    count_task(m->p, ctx, K_TASK);
+    for (int i = 0; i < m->k; i++)
+        if ((m->pick >> i) & 1) {
+            weft_status st = weft_branches_add(out, (unsigned)i);
+            if (st != WEFT_OK) return 1;
+            if (i & 1) (void)weft_branches_add(out, (unsigned)i); /* twice is once */
+        }
+    return 0;
 }
 
 struct sub { struct prog *p; int id; int m; struct unit **kids; bool detach, join; };
@@ -260,6 +278,13 @@ static int stage2(weft_pipeflow *pf, void *arg) {
     return 0;
 }
 
+struct efor { struct prog *p; size_t n; int id[4]; weft_for_desc d; };
+
+static void efor_body(size_t lo, size_t hi, void *arg) {
+    struct efor *ef = arg;
+    for (size_t i = lo; i < hi; i++) atomic_fetch_add(&ef->p->cnt[ef->id[i % 4]], 1);
+}
+
 struct until { int left; };
 static bool until_pred(void *arg) { return ((struct until *)arg)->left-- <= 0; }
 
@@ -272,6 +297,7 @@ struct built {
     int per[64];
     int n;
     int ntasks; /* graph tasks counted per iteration (metrics) */
+    int algo_jobs; /* emplaced algorithms: their jobs on other workers are counted too */
 };
 
 static void add_id(struct built *b, int id, int per) {
@@ -316,6 +342,22 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
         add_id(b, l->id_init, 1);
         add_id(b, body->id, l->k);
         add_id(b, l->id_cond, l->k);
+    }
+    if (rnd(rng, 4) == 0) { /* a multi-condition picking some of its successors */
+        TRACE("  + multi-condition\n");
+        struct mcond *mc = palloc(p, sizeof *mc);
+        mc->p = p;
+        mc->id = new_id(p);
+        mc->k = 1 + rnd(rng, 4);
+        mc->pick = (unsigned)rnd(rng, 1 << mc->k);
+        weft_task c = weft_emplace_multi_condition(b->tf, mcond_fn, mc);
+        add_id(b, mc->id, 1);
+        for (int i = 0; i < mc->k; i++) {
+            struct unit *u = new_unit(p, rng, depth, K_TASK);
+            (void)weft_precede(c, weft_emplace(b->tf, unit_fn, u));
+            add_id(b, u->id, (mc->pick >> i) & 1);
+        }
+        if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], c);
     }
     if (rnd(rng, 3) == 0) { /* a subflow */
         TRACE("  + subflow\n");
@@ -362,6 +404,21 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
             (void)weft_task_release(t, b->sem);
             add_id(b, u->id, 1);
         }
+    }
+    if (!p->exact && rnd(rng, 4) == 0) { /* an emplaced parallel_for: every index once per run */
+        TRACE("  + emplaced for\n");
+        struct efor *ef = palloc(p, sizeof *ef);
+        ef->p = p;
+        ef->n = 1 + (size_t)rnd(rng, 2000);
+        for (int i = 0; i < 4; i++) ef->id[i] = new_id(p); /* index i counts on id[i % 4] */
+        ef->d = (weft_for_desc){ .first = 0, .last = ef->n, .step = 1, .body = efor_body, .arg = ef,
+                                 .config = { .partitioner = (weft_partitioner)rnd(rng, 4) } };
+        weft_task t = weft_emplace_for(b->tf, &ef->d);
+        CHECK(p, !weft_task_is_null(t), "emplace_for");
+        for (int i = 0; i < 4; i++) add_id(b, ef->id[i], (int)((ef->n + 3 - (size_t)i) / 4));
+        b->ntasks++; /* its graph task */
+        b->algo_jobs++;
+        if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
     }
     if (rnd(rng, 5) == 0) { /* a pipeline */
         TRACE("  + pipeline\n");
@@ -430,6 +487,7 @@ static void act_taskflow(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng
         case 4:
             expect_built(p, &b, 1);
             atomic_fetch_add(&p->exp_tasks[e], b.ntasks);
+            atomic_fetch_add(&p->maybe_tasks[e], (long)b.algo_jobs * (long)weft_executor_workers(p->ex[e]));
             st = weft_run_and_wait(p->ex[e], b.tf);
             CHECK(p, st == WEFT_OK, "run_and_wait: %s %s", weft_errname(st), weft_last_error_message());
             continue;
@@ -447,6 +505,8 @@ static void act_taskflow(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng
         if (st != WEFT_OK) continue;
         expect_built(p, &b, iters);
         atomic_fetch_add(&p->exp_tasks[e], (long)b.ntasks * iters);
+        atomic_fetch_add(&p->maybe_tasks[e], (long)b.algo_jobs * iters * (long)weft_executor_workers(p->ex[e]));
+        if (g) atomic_fetch_add(&p->maybe_tasks[1], (long)b.algo_jobs * (long)weft_executor_workers(p->ex[1]));
         if (ctx && exi(p, ctx) == e && rnd(rng, 4) == 0) {
             /* documented: from a worker of ex, an isolated wait takes only an async task's future */
             weft_status iw = weft_future_wait_isolated(f);
@@ -496,7 +556,8 @@ static void act_cancel(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, 
         fids[nf++] = s->id;
         s->m = 1 + rnd(rng, 3);
         s->kids = palloc(p, (size_t)s->m * sizeof *s->kids);
-        s->detach = rnd(rng, 2);
+        s->detach = rnd(rng, 3) == 0;
+        s->join = !s->detach && rnd(rng, 2);
         for (int i = 0; i < s->m; i++) {
             s->kids[i] = new_unit(p, rng, MAXDEPTH, K_TASK);
             expect_loose(p, s->kids[i], 1);
@@ -559,24 +620,54 @@ static void act_cancel(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, 
         if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
     }
     if (q) atomic_fetch_add(&p->maybe_tasks[e], 1); /* its task: run, or skipped before it started */
-    int mode = rnd(rng, 4);
+    int mode = rnd(rng, 6);
     int iters = rnd(rng, 3) == 0 && !q ? 2 + rnd(rng, 3) : 1;
     if (iters > 1) { /* each unit may run once per iteration */
         for (int i = 0; i < nf; i++) p->expect[fids[i]] += iters - 1;
     }
     if (mode == 0) us[rnd(rng, n)]->cancel = tok;
+    struct unit *failing = NULL;
+    if (mode == 5) { /* a task fails: the rest of the run is skipped, as for a cancel */
+        failing = us[rnd(rng, n)];
+        failing->fail = 7;
+        for (int i = 0; i < n; i++)
+            if (us[i] == failing) (void)weft_task_set_name(ts[i], "failing");
+    }
     weft_future *f = NULL;
     if (mode == 3) (void)weft_cancel_token_cancel(tok);
-    weft_status st = iters > 1 ? weft_run_n(p->ex[e], tf, (uint64_t)iters, &f) : weft_run(p->ex[e], tf, &f);
+    weft_status st;
+    int sub_how = rnd(rng, 3);
+    struct until *un = palloc(p, sizeof *un);
+    un->left = 1;
+    if (iters > 1) st = weft_run_n(p->ex[e], tf, (uint64_t)iters, &f);
+    else if (sub_how == 1) st = weft_run_with_priority(p->ex[e], tf, (weft_priority)(rnd(rng, 4) - 1), &f);
+    else if (sub_how == 2) st = weft_run_until(p->ex[e], tf, until_pred, un, &f);
+    else st = weft_run(p->ex[e], tf, &f);
     CHECK(p, st == WEFT_OK, "cancel run submit: %s", weft_errname(st));
     if (st != WEFT_OK) abort();
     CHECK(p, weft_cancel_attach(tok, f) == WEFT_OK, "attach");
     if (mode == 1) CHECK(p, weft_cancel_after(tok, (uint64_t)rnd(rng, 50) * 1000u) == WEFT_OK, "cancel_after");
     if (mode == 2) (void)weft_future_cancel(f);
+    if (mode == 4) {
+        spin((unsigned)rnd(rng, 20000));
+        weft_status cs = weft_future_cancel(f);
+        CHECK(p, cs == WEFT_OK || cs == WEFT_ENOENT, "future_cancel: %s", weft_errname(cs));
+    }
     st = wait_f(p, f);
     freeze(p, fids, nf);
     weft_run_info info;
     (void)weft_future_info(f, &info);
+    if (failing) {
+        bool failed = atomic_load(&p->cnt[failing->id]) > 0;
+        CHECK(p, failed ? st == WEFT_ETASK : st == WEFT_OK, "a run with a failing task ended %s (it ran: %d)",
+              weft_errname(st), failed);
+        if (failed) {
+            CHECK(p, info.task_code == 7, "task_code %d", info.task_code);
+            CHECK(p, strcmp(info.failed_task, "failing") == 0, "failed_task '%s'", info.failed_task);
+            atomic_fetch_add(&p->exp_failed[e], 1);
+        }
+        if (st == WEFT_ETASK) st = WEFT_ECANCELED; /* the accounting below is the same */
+    }
     CHECK(p, st == WEFT_OK || st == WEFT_ECANCELED, "cancelled run ended %s", weft_errname(st));
     if (iters > 1) {
         /* every completed iteration ran every task once; the cancelled one at most once more */
@@ -1072,16 +1163,24 @@ struct thr { struct prog *p; uint64_t seed; int n; };
 static void *thread_main(void *arg) {
     struct thr *t = arg;
     uint64_t rng = t->seed;
-    for (int i = 0; i < t->n; i++) action(t->p, NULL, 0, test_rand(&rng), 0);
+    for (int i = 0; i < t->n; i++) {
+        action(t->p, NULL, 0, test_rand(&rng), 0);
+        /* wait_all from an outside thread while others still submit: returns */
+        if (rnd(&rng, 4) == 0) CHECK(t->p, weft_executor_wait_all(t->p->ex[rnd(&rng, 2)]) == WEFT_OK, "wait_all");
+    }
     return NULL;
 }
 
-static void metrics_of(weft_executor *ex, uint64_t *tasks, uint64_t *skipped) {
+static void metrics_of(weft_executor *ex, uint64_t *tasks, uint64_t *skipped, uint64_t *failed) {
     weft_metrics m;
     if (weft_executor_metrics(ex, &m, NULL, 0) != WEFT_OK) abort();
     *tasks = m.total.tasks;
     *skipped = m.total.skipped;
+    *failed = m.total.failed;
+    if (m.total.succeeded + m.total.failed != m.total.tasks) TEST_FAIL_("succeeded + failed != tasks");
 }
+
+static int budget_env; /* WEFT_HUNT42_BUDGET: nested actions per program */
 
 static void run_program(struct prog *p, uint64_t seed) {
     memset(p->cnt, 0, sizeof p->cnt);
@@ -1092,6 +1191,7 @@ static void run_program(struct prog *p, uint64_t seed) {
         atomic_store(&p->exp_tasks[e], 0);
         atomic_store(&p->exp_skipped[e], 0);
         atomic_store(&p->maybe_tasks[e], 0);
+        atomic_store(&p->exp_failed[e], 0);
     }
     p->nfr = 0;
     p->seed = seed;
@@ -1100,17 +1200,17 @@ static void run_program(struct prog *p, uint64_t seed) {
     atomic_store(&p->then_expected, 0);
     uint64_t rng = seed;
     p->exact = rnd(&rng, 3) == 0;
-    atomic_store(&p->budget, 10);
+    atomic_store(&p->budget, budget_env > 0 ? budget_env : 16);
     p->shared = weft_taskflow_create("h42shared", NULL);
     for (int i = 0; i < 2; i++) p->shared_u[i] = new_unit(p, &rng, MAXDEPTH, K_TASK);
     (void)weft_precede(weft_emplace(p->shared, unit_fn, p->shared_u[0]), weft_emplace(p->shared, unit_fn, p->shared_u[1]));
-    uint64_t t0[2], s0[2];
-    for (int e = 0; e < 2; e++) metrics_of(p->ex[e], &t0[e], &s0[e]);
+    uint64_t t0[2], s0[2], f0[2];
+    for (int e = 0; e < 2; e++) metrics_of(p->ex[e], &t0[e], &s0[e], &f0[e]);
     int nt = 1 + rnd(&rng, MAXTHREADS);
     pthread_t th[MAXTHREADS];
     struct thr ta[MAXTHREADS];
     for (int i = 0; i < nt; i++) {
-        ta[i] = (struct thr){ p, test_rand(&rng), 1 + rnd(&rng, 3) };
+        ta[i] = (struct thr){ p, test_rand(&rng), 1 + rnd(&rng, 4) };
         if (i > 0 && pthread_create(&th[i], NULL, thread_main, &ta[i]) != 0) abort();
     }
     thread_main(&ta[0]);
@@ -1138,8 +1238,11 @@ static void run_program(struct prog *p, uint64_t seed) {
                        (unsigned long long)seed, p->fr[i].ids[0], p->fr[i].sum, s);
     }
     for (int e = 0; e < 2; e++) {
-        uint64_t t1, s1;
-        metrics_of(p->ex[e], &t1, &s1);
+        uint64_t t1, s1, f1;
+        metrics_of(p->ex[e], &t1, &s1, &f1);
+        if ((long)(f1 - f0[e]) != atomic_load(&p->exp_failed[e]))
+            TEST_FAILP_(p, "seed %#llx: executor %d's metrics count %ld failed, the program saw %ld", (unsigned long long)seed,
+                        e, (long)(f1 - f0[e]), atomic_load(&p->exp_failed[e]));
         long dt = (long)(t1 - t0[e]), ds = (long)(s1 - s0[e]);
         long want = atomic_load(&p->exp_tasks[e]), maybe = atomic_load(&p->maybe_tasks[e]);
         if (dt < want || dt > want + maybe)
@@ -1186,6 +1289,7 @@ TEST(random_mixed_programs_run_every_unit_exactly_once_and_metrics_match) {
     pthread_mutex_init(&p->mu, NULL);
     p->ex[0] = p->ex[1] = NULL;
     trace_flag = getenv("WEFT_HUNT42_TRACE") != NULL;
+    if (getenv("WEFT_HUNT42_BUDGET")) budget_env = atoi(getenv("WEFT_HUNT42_BUDGET"));
     const char *np = getenv("WEFT_HUNT42_PROGS");
     uint64_t progs = np && *np ? strtoull(np, NULL, 0) : test_scale(300);
     if (progs < 20 && !(np && *np)) progs = 20;
