@@ -155,7 +155,10 @@ typedef struct weft_worker_metrics {
                             * its outcome (docs/guide-gpu.md) */
     uint64_t idle_ns;      /* wall time since metrics were enabled, minus busy_ns */
     double utilisation;    /* busy_ns / (busy_ns + idle_ns), 0..1 */
-    uint64_t histogram[WEFT_METRICS_BUCKETS]; /* durations: tasks per bucket (WEFT_METRICS_BUCKETS) */
+    uint64_t histogram[WEFT_METRICS_BUCKETS]; /* durations: tasks per bucket (WEFT_METRICS_BUCKETS);
+                                               * work nested more than 16 deep on a worker
+                                               * is counted in `tasks` but not timed, so
+                                               * not here (nor as a span: see "Profiler") */
 } weft_worker_metrics;
 
 /* An executor's metrics (weft_executor_metrics): totals over its workers. */
@@ -198,7 +201,10 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  * park and steal events use it up too); spans of runs and of GPU tasks'
  * recordings past it, or for which no chunk could be allocated (out of
  * memory: the run goes on), are dropped and counted (the report says how
- * many), parks and steals past it left out.  Stopping keeps the spans;
+ * many), parks and steals past it left out.  Work nested more than 16 deep on
+ * one worker (waits that run other work, which waits in turn) is counted in
+ * the metrics but not timed: it has no span, and counts as dropped, so spans
+ * + dropped is every run's span (weft_profiler_count).  Stopping keeps the spans;
  * starting again clears them but keeps the memory.
  *
  * Timing.  Recording a span costs more than a short task, so short taskflow
@@ -350,9 +356,10 @@ typedef struct weft_profile {
     unsigned workers;      /* entries of per_worker: the executor's worker count */
     uint64_t wall_ns;      /* from the first span's begin to the last one's end */
     uint64_t spans;        /* run spans seen (tasks and other work) */
-    uint64_t dropped;      /* spans lost to the buffer limit or for want of
-                            * memory (not in the figures): runs, and GPU
-                            * tasks' recordings (weft_profiler_count) */
+    uint64_t dropped;      /* spans lost to the buffer limit, for want of
+                            * memory, or of work nested too deep to time (not
+                            * in the figures): runs, and GPU tasks'
+                            * recordings (weft_profiler_count) */
     size_t ntasks;         /* entries of tasks */
     weft_task_stats *tasks; /* ntasks entries, largest total_ns first */
     weft_worker_profile *per_worker; /* `workers` entries */

@@ -474,6 +474,14 @@ record_task_span(struct weft__obs *o, weft__obs_worker *ow, const weft__obs_fram
     return s;
 }
 
+/* A task or other work that ended deeper than the frames (WEFT__OBS_DEPTH):
+ * counted, not timed, so it has no span.  While the profiler records, that
+ * span is counted as dropped, so that spans + dropped still equals the runs
+ * (weft_profiler_count); it went missing without a trace before. */
+static void note_untimed(struct weft__obs *o, weft__obs_worker *ow) {
+    if (atomic_load_explicit(&o->profile_on, memory_order_relaxed)) weft__stat_inc(&ow->dropped);
+}
+
 /* Times the task that just ended in frame d on its own: metrics, then its span. */
 /* Inlined: on the task path of every task timed alone (a call here cost 2 ns
  * per task in exact mode). */
@@ -513,6 +521,8 @@ static __attribute__((noinline)) void task_end_slow(struct weft__obs *o, weft__w
         if (__builtin_expect(f->suspect, 0) && end - f->begin < o->batch_long && f->begin != WEFT__BEGIN_BATCHED)
             drop_suspect(o, ((const weft__node *)node)->tf, ((const weft__node *)node)->index);
         time_task(o, ow, d, end, rc);
+    } else if (d >= WEFT__OBS_DEPTH) {
+        note_untimed(o, ow);
     }
     atomic_store_explicit(&ow->depth, d, memory_order_relaxed);
     /* An observer's callback would run inside the next task's span: no mark. */
@@ -605,6 +615,8 @@ static void weft__obs_work_end(struct weft__obs *o, weft__worker *w, const void 
     if (d < WEFT__OBS_DEPTH && atomic_load_explicit(&ow->frame[d].node, memory_order_relaxed) == NULL &&
         ow->frame[d].id == id)
         time_task(o, ow, d, end, rc);
+    else if (d >= WEFT__OBS_DEPTH)
+        note_untimed(o, ow);
     atomic_store_explicit(&ow->depth, d, memory_order_relaxed);
     ow->mark = end;
     ow->mark_job = o->has_observer ? NO_MARK : w->stats.jobs;
