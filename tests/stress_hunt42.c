@@ -246,7 +246,14 @@ static int sub_fn(weft_ctx *ctx, weft_subflow *sf, void *arg) {
     return 0;
 }
 
-struct pipe { struct prog *p; int id[3]; int T, made; long last; };
+struct pipe { struct prog *p; int id[3]; int T, made; long last; bool work; };
+
+static int stage_child(weft_ctx *ctx, void *arg) {
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+static void stage_index(size_t i, void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
 
 static int stage0(weft_pipeflow *pf, void *arg) {
     struct pipe *q = arg;
@@ -264,7 +271,28 @@ static int stage0(weft_pipeflow *pf, void *arg) {
 static int stage1(weft_pipeflow *pf, void *arg) {
     struct pipe *q = arg;
     atomic_fetch_add(&q->p->cnt[q->id[1]], 1);
-    count_task(q->p, weft_current_ctx(), K_TASK);
+    weft_ctx *cx = weft_current_ctx();
+    count_task(q->p, cx, K_TASK);
+    if (q->work && cx) {
+        /* a stage may spawn and sync through its context, and call an algorithm */
+        atomic_int kids = 0, idx = 0;
+        int e = exi(q->p, cx);
+        CHECK(q->p, weft_spawn(cx, stage_child, &kids) == WEFT_OK, "stage spawn");
+        CHECK(q->p, weft_spawn(cx, stage_child, &kids) == WEFT_OK, "stage spawn");
+        CHECK(q->p, weft_sync(cx) == 0 && weft_sync(cx) == 0, "stage sync");
+        CHECK(q->p, atomic_load(&kids) == 2, "stage children ran %d times", atomic_load(&kids));
+        size_t n = 64 + (size_t)weft_pipeflow_token(pf) % 200;
+        weft_status st = weft_parallel_for(weft_ctx_executor(cx), 0, n, 1, stage_index, &idx, NULL);
+        CHECK(q->p, st == WEFT_OK && atomic_load(&idx) == (int)n, "parallel_for in a stage: %s, %d of %zu",
+              weft_errname(st), atomic_load(&idx), n);
+        if (e >= 0) atomic_fetch_add(&q->p->maybe_tasks[e], 2 + (long)weft_executor_workers(q->p->ex[e]));
+    }
+    return 0;
+}
+
+/* A simple pipeline's stage: each item gains one per stage per run. */
+static int item_stage(void *item, size_t index, void *arg) {
+    atomic_fetch_add((atomic_int *)item, 1);
     return 0;
 }
 
@@ -298,6 +326,11 @@ struct built {
     int n;
     int ntasks; /* graph tasks counted per iteration (metrics) */
     int algo_jobs; /* emplaced algorithms: their jobs on other workers are counted too */
+    atomic_int *items; /* a simple pipeline's batch */
+    size_t nitems;
+    int item_stages;
+    bool simple;
+    int runs; /* completed runs (items check) */
 };
 
 static void add_id(struct built *b, int id, int per) {
@@ -420,7 +453,28 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
         b->algo_jobs++;
         if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
     }
-    if (rnd(rng, 5) == 0) { /* a pipeline */
+    if (!b->pipe && rnd(rng, 6) == 0) { /* a simple pipeline: items mutated in place */
+        TRACE("  + simple pipeline\n");
+        size_t count = (size_t)rnd(rng, 40);
+        int nst = 1 + rnd(rng, 3);
+        b->items = palloc(p, (count + 1) * sizeof(atomic_int));
+        b->nitems = count;
+        weft_item_stage ist[3];
+        for (int i = 0; i < nst; i++)
+            ist[i] = (weft_item_stage){ (weft_stage_kind)rnd(rng, 2), item_stage, NULL, "item" };
+        b->pipe = weft_simple_pipeline_create((size_t)(1 + rnd(rng, 4)), b->items, count, sizeof(atomic_int), ist,
+                                              (size_t)nst, NULL);
+        CHECK(p, b->pipe != NULL, "simple pipeline: %s", weft_last_error_message());
+        if (!b->pipe) abort();
+        b->item_stages = nst;
+        weft_task t = weft_pipeline_emplace(b->tf, b->pipe);
+        CHECK(p, !weft_task_is_null(t), "simple pipeline emplace");
+        /* metrics: its task, and one call per item and stage (not the
+         * pipeline's own first stage, which makes the tokens) */
+        b->ntasks += 1 + (int)count * nst;
+        b->simple = true;
+    }
+    if (!b->pipe && rnd(rng, 5) == 0) { /* a pipeline */
         TRACE("  + pipeline\n");
         struct pipe *q = palloc(p, sizeof *q);
         q->p = p;
@@ -432,8 +486,10 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
             { WEFT_STAGE_PARALLEL, stage1, q, "work" },
             { WEFT_STAGE_SERIAL, stage2, q, "order" },
         };
+        q->work = !p->exact && rnd(rng, 2);
         b->pipe = weft_pipeline_create((size_t)(1 + rnd(rng, 3)), st, 3, NULL);
         if (!b->pipe) abort();
+        (void)weft_pipeline_set_scheduling(b->pipe, (weft_pipeline_scheduling)rnd(rng, 3));
         weft_task t = weft_pipeline_emplace(b->tf, b->pipe);
         CHECK(p, !weft_task_is_null(t), "pipeline emplace");
         for (int i = 0; i < 3; i++) add_id(b, q->id[i], q->T);
@@ -443,6 +499,9 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
 }
 
 static void free_built(struct prog *p, struct built *b) {
+    for (size_t i = 0; b->simple && i < b->nitems; i++)
+        CHECK(p, atomic_load(&b->items[i]) == b->item_stages * b->runs, "simple pipeline item %zu: %d, want %d x %d", i,
+              atomic_load(&b->items[i]), b->item_stages, b->runs);
     weft_status st = weft_taskflow_destroy(b->tf);
     CHECK(p, st == WEFT_OK, "taskflow destroy after its runs: %s", weft_errname(st));
     if (b->body) CHECK(p, weft_taskflow_destroy(b->body) == WEFT_OK, "body destroy");
@@ -454,6 +513,7 @@ static void free_built(struct prog *p, struct built *b) {
 }
 
 static void expect_built(struct prog *p, struct built *b, int iters) {
+    b->runs += iters;
     for (int i = 0; i < b->n; i++) p->expect[b->ids[i]] += b->per[i] * iters;
 }
 
