@@ -894,6 +894,72 @@ static void act_parallel_n(struct prog *p, weft_ctx *ctx, int depth, uint64_t *r
     free_built(p, &b);
 }
 
+/* Deadlines: a run under weft_with_deadline's token, or under a scope
+ * (weft_deadline_begin/end) on a token of the caller's. */
+struct dl { struct prog *p; weft_taskflow *tf; struct unit *us[8]; int n, e; weft_status run_st; };
+
+static int dl_body(weft_cancel_token *t, void *arg) {
+    struct dl *d = arg;
+    struct prog *p = d->p;
+    weft_future *f = NULL;
+    weft_status st = weft_run(p->ex[d->e], d->tf, &f);
+    CHECK(p, st == WEFT_OK, "deadline run: %s", weft_errname(st));
+    if (st != WEFT_OK) return 1;
+    CHECK(p, weft_cancel_attach(t, f) == WEFT_OK, "attach a deadline's token");
+    d->run_st = wait_f(p, f);
+    int ids[8];
+    long ran = 0;
+    for (int i = 0; i < d->n; i++) {
+        ids[i] = d->us[i]->id;
+        ran += atomic_load(&p->cnt[ids[i]]);
+    }
+    freeze(p, ids, d->n);
+    weft_run_info info;
+    (void)weft_future_info(f, &info);
+    CHECK(p, ran + (long)info.skipped == d->n, "deadline run (%s): ran %ld + skipped %llu != %d",
+          weft_errname(d->run_st), ran, (unsigned long long)info.skipped, d->n);
+    atomic_fetch_add(&p->exp_skipped[d->e], (long)info.skipped);
+    weft_future_destroy(f);
+    return 5;
+}
+
+static void act_deadline(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
+    struct dl d = { .p = p, .e = e, .n = 1 + rnd(rng, 8) };
+    d.tf = weft_taskflow_create("h42dl", NULL);
+    weft_task prev = WEFT_TASK_NULL;
+    for (int i = 0; i < d.n; i++) {
+        d.us[i] = new_unit(p, rng, MAXDEPTH, K_TASK);
+        d.us[i]->cs = NULL;
+        expect_loose(p, d.us[i], 1);
+        weft_task t = weft_emplace(d.tf, unit_fn, d.us[i]);
+        if (rnd(rng, 2) && !weft_task_is_null(prev)) (void)weft_precede(prev, t);
+        prev = t;
+    }
+    uint64_t budget = (uint64_t)rnd(rng, 100) * 1000u;
+    if (rnd(rng, 2)) {
+        int result = 0;
+        weft_status st = weft_with_deadline(budget, dl_body, &d, &result);
+        CHECK(p, st == WEFT_OK || st == WEFT_ETIMEDOUT, "with_deadline: %s", weft_errname(st));
+        CHECK(p, result == 5, "with_deadline's result %d", result);
+        if (d.run_st == WEFT_ECANCELED) CHECK(p, st == WEFT_ETIMEDOUT, "a run its deadline cancelled, but OK");
+    } else {
+        weft_cancel_token *tok = weft_cancel_token_create(NULL, NULL);
+        weft_deadline outer, inner;
+        CHECK(p, weft_deadline_begin(&outer, tok, 10 * SEC) == WEFT_OK, "deadline_begin");
+        CHECK(p, weft_deadline_begin(&inner, tok, budget) == WEFT_OK, "nested deadline_begin");
+        weft_deadline copy = inner; /* end closes it given any copy */
+        (void)dl_body(tok, &d);
+        weft_status ie = weft_deadline_end(&copy);
+        weft_status oe = weft_deadline_end(&outer);
+        CHECK(p, ie == WEFT_OK || ie == WEFT_ETIMEDOUT, "inner end: %s", weft_errname(ie));
+        CHECK(p, oe == WEFT_OK, "outer end: %s", weft_errname(oe));
+        if (d.run_st == WEFT_ECANCELED) CHECK(p, ie == WEFT_ETIMEDOUT, "a run its scope cancelled, but the scope OK");
+        if (ie == WEFT_ETIMEDOUT) CHECK(p, weft_cancel_token_is_cancelled(tok), "an exceeded scope left its token alone");
+        weft_cancel_token_destroy(tok);
+    }
+    CHECK(p, weft_taskflow_destroy(d.tf) == WEFT_OK, "deadline taskflow destroy");
+}
+
 /* The program's shared taskflow: run by every thread at once, on both
  * executors, directly and as the body of modules of other taskflows. */
 static void act_shared(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
@@ -1202,7 +1268,7 @@ static void act_algo(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, in
 static void action(struct prog *p, weft_ctx *ctx, int depth, uint64_t seed, int emin) {
     uint64_t rng = seed ? seed : 1;
     int e = emin >= 1 ? 1 : rnd(&rng, 2);
-    int kinds = p->exact ? 7 : 9;
+    int kinds = p->exact ? 8 : 10;
     int k = rnd(&rng, kinds);
     TRACE( "action %d depth %d on ex %d from %s\n", k, depth, e, ctx ? "a task" : "outside");
     switch (k) {
@@ -1213,7 +1279,8 @@ static void action(struct prog *p, weft_ctx *ctx, int depth, uint64_t seed, int 
     case 4: act_many_cancel(p, ctx, depth, &rng, e); break;
     case 5: act_parallel_n(p, ctx, depth, &rng, e); break;
     case 6: act_shared(p, ctx, depth, &rng, e); break;
-    case 7: act_fj(p, ctx, depth, &rng, e); break;
+    case 7: act_deadline(p, ctx, depth, &rng, e); break;
+    case 8: act_fj(p, ctx, depth, &rng, e); break;
     default: act_algo(p, ctx, depth, &rng, e); break;
     }
 }
@@ -1402,8 +1469,9 @@ TEST(random_mixed_programs_run_every_unit_exactly_once_and_metrics_match) {
     trace_flag = getenv("WEFT_HUNT42_TRACE") != NULL;
     if (getenv("WEFT_HUNT42_BUDGET")) budget_env = atoi(getenv("WEFT_HUNT42_BUDGET"));
     const char *np = getenv("WEFT_HUNT42_PROGS");
-    uint64_t progs = np && *np ? strtoull(np, NULL, 0) : test_scale(300);
-    if (progs < 20 && !(np && *np)) progs = 20;
+    /* ~1 s normally, a few under the sanitizers (which scale to 0.1: at least 200) */
+    uint64_t progs = np && *np ? strtoull(np, NULL, 0) : test_scale(600);
+    if (progs < 200 && !(np && *np)) progs = 200;
     uint64_t base = test_seed();
     const char *one = getenv("WEFT_HUNT42_ONE");
     watchdog_start(120);
