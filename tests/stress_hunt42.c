@@ -331,6 +331,9 @@ struct built {
     int item_stages;
     bool simple;
     int runs; /* completed runs (items check) */
+    weft_task st[16]; /* the plain tasks, which edits between runs change */
+    int st_idx[16];   /* their entries in ids/per; -1: erased */
+    int nst;
 };
 
 static void add_id(struct built *b, int id, int per) {
@@ -350,6 +353,8 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
     for (int i = 0; i < n; i++) {
         struct unit *u = new_unit(p, rng, depth, K_TASK);
         ts[i] = weft_emplace(b->tf, unit_fn, u);
+        b->st[b->nst] = ts[i];
+        b->st_idx[b->nst++] = b->n;
         add_id(b, u->id, 1);
         if (rnd(rng, 4) == 0) (void)weft_task_set_priority(ts[i], (weft_priority)(rnd(rng, 4) - 1));
         for (int j = 0; j < i; j++)
@@ -498,6 +503,51 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
     }
 }
 
+/* Edits between two runs: erase a plain task, give one new work, add one,
+ * drop edges.  The next runs must follow the graph as it is now. */
+static void edit_tf(struct prog *p, uint64_t *rng, int depth, struct built *b) {
+    int k = rnd(rng, b->nst);
+    int what = rnd(rng, 5);
+    TRACE("  edit %d on plain task %d\n", what, k);
+    if (b->st_idx[k] < 0) what = 2;
+    switch (what) {
+    case 0:
+        CHECK(p, weft_task_erase(b->st[k]) == WEFT_OK, "erase: %s", weft_last_error_message());
+        b->per[b->st_idx[k]] = 0;
+        b->st_idx[k] = -1;
+        break;
+    case 1: {
+        struct unit *u = new_unit(p, rng, depth, K_TASK);
+        if (b->n >= 64) break;
+        CHECK(p, weft_task_set_work(b->st[k], unit_fn, u) == WEFT_OK, "set_work: %s", weft_last_error_message());
+        b->per[b->st_idx[k]] = 0;
+        b->st_idx[k] = b->n;
+        add_id(b, u->id, 1);
+        break;
+    }
+    case 2: {
+        if (b->nst >= 16 || b->n >= 64) break;
+        struct unit *u = new_unit(p, rng, depth, K_TASK);
+        weft_task t = weft_emplace(b->tf, unit_fn, u);
+        CHECK(p, !weft_task_is_null(t), "emplace after runs: %s", weft_last_error_message());
+        for (int j = 0; j < b->nst; j++)
+            if (b->st_idx[j] >= 0 && rnd(rng, 3) == 0) CHECK(p, weft_precede(b->st[j], t) == WEFT_OK, "precede after runs");
+        b->st[b->nst] = t;
+        b->st_idx[b->nst++] = b->n;
+        add_id(b, u->id, 1);
+        break;
+    }
+    case 3:
+        CHECK(p, weft_task_remove_successors(b->st[k]) == WEFT_OK, "remove_successors");
+        break;
+    default:
+        CHECK(p, weft_task_remove_dependents(b->st[k]) == WEFT_OK, "remove_dependents");
+        break;
+    }
+    weft_task cyc;
+    CHECK(p, weft_taskflow_validate(b->tf, &cyc) == WEFT_OK, "an edited taskflow fails validation: %s", weft_last_error_message());
+}
+
 static void free_built(struct prog *p, struct built *b) {
     for (size_t i = 0; b->simple && i < b->nitems; i++)
         CHECK(p, atomic_load(&b->items[i]) == b->item_stages * b->runs, "simple pipeline item %zu: %d, want %d x %d", i,
@@ -520,8 +570,9 @@ static void expect_built(struct prog *p, struct built *b, int iters) {
 static void act_taskflow(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
     struct built b;
     build_tf(p, rng, depth, &b, false);
-    int rounds = 1 + (rnd(rng, 3) == 0);
+    int rounds = 1 + (rnd(rng, 3) == 0) + (rnd(rng, 4) == 0);
     for (int r = 0; r < rounds; r++) {
+        if (r > 0 && rnd(rng, 2)) edit_tf(p, rng, depth, &b);
         int how = rnd(rng, 6);
         TRACE("  run how %d\n", how);
         weft_future *f = NULL, *g = NULL;
