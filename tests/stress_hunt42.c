@@ -108,6 +108,7 @@ struct unit {
     weft_cancel_token *cancel; /* cancels this when it runs */
     int after;          /* a unit that must have run before this one (-1: none) */
     int fail;           /* returned (0: success) */
+    atomic_int *drops;  /* shared work's state: drops counted here */
 };
 
 static void action(struct prog *p, weft_ctx *ctx, int depth, uint64_t seed, int emin);
@@ -210,6 +211,11 @@ static int loop_cond(weft_ctx *ctx, void *arg) {
     atomic_fetch_add(&l->p->cnt[l->id_cond], 1);
     count_task(l->p, ctx, K_TASK);
     return ++l->i < l->k ? 0 : 1;
+}
+
+static void work_drop(void *state) {
+    struct unit *u = state;
+    atomic_fetch_add(u->drops, 1);
 }
 
 struct mcond { struct prog *p; int id, k; unsigned pick; };
@@ -330,6 +336,7 @@ struct built {
     size_t nitems;
     int item_stages;
     bool simple;
+    atomic_int *drops; /* shared work's drops: 1 once the taskflow is gone */
     int runs; /* completed runs (items check) */
     weft_task st[16]; /* the plain tasks, which edits between runs change */
     int st_idx[16];   /* their entries in ids/per; -1: erased */
@@ -414,6 +421,38 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
         }
         weft_task t = weft_emplace_subflow(b->tf, sub_fn, s);
         if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
+    }
+    if (rnd(rng, 4) == 0) { /* shared work in two tasks, and a composition's copy */
+        TRACE("  + shared work, composition\n");
+        struct unit *u = new_unit(p, rng, depth, K_TASK);
+        b->drops = palloc(p, sizeof *b->drops);
+        weft_work *w = weft_work_create(unit_fn, u, work_drop, NULL);
+        u->drops = b->drops;
+        CHECK(p, w != NULL, "work_create");
+        weft_task w1 = weft_emplace_work(b->tf, w), w2 = weft_emplace_work(b->tf, w);
+        CHECK(p, !weft_task_is_null(w1) && !weft_task_is_null(w2), "emplace_work");
+        if (rnd(rng, 2)) (void)weft_precede(w1, w2);
+        int uses = 2;
+        weft_composition *c = weft_composition_create("h42comp", NULL);
+        weft_taskflow *cg = weft_composition_graph(c);
+        struct unit *cu = new_unit(p, rng, depth, K_TASK);
+        weft_task a = weft_emplace(cg, unit_fn, cu), wc = weft_emplace_work(cg, w);
+        (void)weft_precede(a, wc);
+        CHECK(p, weft_composition_set_entry(c, "in", a) == WEFT_OK && weft_composition_set_exit(c, "out", wc) == WEFT_OK,
+              "composition entry/exit");
+        int copies = 1 + rnd(rng, 2);
+        for (int i = 0; i < copies; i++) {
+            weft_instance inst;
+            CHECK(p, weft_composition_instantiate(c, b->tf, "copy", &inst) == WEFT_OK, "instantiate: %s",
+                  weft_last_error_message());
+            (void)weft_precede(ts[rnd(rng, n)], weft_instance_entry(&inst, "in"));
+            uses++;
+        }
+        add_id(b, cu->id, copies);
+        add_id(b, u->id, uses);
+        CHECK(p, weft_composition_destroy(c) == WEFT_OK, "composition destroy");
+        weft_work_release(w); /* the tasks hold it now */
+        CHECK(p, atomic_load(b->drops) == 0, "work dropped while tasks hold it");
     }
     if (rnd(rng, 4) == 0) { /* a module */
         TRACE("  + module\n");
@@ -554,6 +593,7 @@ static void free_built(struct prog *p, struct built *b) {
               atomic_load(&b->items[i]), b->item_stages, b->runs);
     weft_status st = weft_taskflow_destroy(b->tf);
     CHECK(p, st == WEFT_OK, "taskflow destroy after its runs: %s", weft_errname(st));
+    if (b->drops) CHECK(p, atomic_load(b->drops) == 1, "shared work dropped %d times", atomic_load(b->drops));
     if (b->body) CHECK(p, weft_taskflow_destroy(b->body) == WEFT_OK, "body destroy");
     if (b->sem) {
         CHECK(p, weft_semaphore_value(b->sem) == weft_semaphore_max(b->sem), "semaphore not whole after its runs");
