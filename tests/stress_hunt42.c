@@ -25,7 +25,8 @@
 #include <pthread.h>
 #include <stdarg.h>
 
-enum { MAXID = 1 << 14, MAXDEPTH = 2, MAXFREEZE = 512, MAXTHREADS = 4 };
+enum { MAXID = 1 << 14, MAXFREEZE = 512, MAXTHREADS = 4 };
+static int MAXDEPTH = 2; /* WEFT_HUNT42_DEPTH: nesting of actions in tasks */
 
 struct freeze { int *ids; int n; long sum; };
 
@@ -1559,6 +1560,7 @@ TEST(random_mixed_programs_run_every_unit_exactly_once_and_metrics_match) {
     p->ex[0] = p->ex[1] = NULL;
     trace_flag = getenv("WEFT_HUNT42_TRACE") != NULL;
     if (getenv("WEFT_HUNT42_BUDGET")) budget_env = atoi(getenv("WEFT_HUNT42_BUDGET"));
+    if (getenv("WEFT_HUNT42_DEPTH")) MAXDEPTH = atoi(getenv("WEFT_HUNT42_DEPTH"));
     const char *np = getenv("WEFT_HUNT42_PROGS");
     /* ~1 s normally, a few under the sanitizers (which scale to 0.1: at least 200) */
     uint64_t progs = np && *np ? strtoull(np, NULL, 0) : test_scale(600);
@@ -1626,5 +1628,51 @@ TEST(a_profile_counts_the_span_of_work_nested_deeper_than_the_timed_frames_as_dr
     ASSERT_OK(weft_profiler_stop(ex));
     ASSERT_EQ(spans, 16);
     ASSERT_EQ(spans + dropped, 24);
+    weft_executor_destroy(ex);
+}
+
+/* What the generator's exact metrics rest on for pipelines (observe.h): one
+ * task per stage call, the first stage's stopping call included, plus the
+ * pipeline's own task; a simple pipeline, one per item and stage given. */
+static int pm_made;
+static int pm_first(weft_pipeflow *pf, void *arg) {
+    if (pm_made == 5) {
+        pm_made = 0;
+        return weft_pipeflow_stop(pf) == WEFT_OK ? 0 : 1;
+    }
+    pm_made++;
+    return 0;
+}
+static int pm_next(weft_pipeflow *pf, void *arg) { return 0; }
+
+TEST(pipeline_metrics_count_every_stage_call_the_stopping_one_included) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .metrics = true }, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_stage st[3] = { { WEFT_STAGE_SERIAL, pm_first, NULL, "a" }, { WEFT_STAGE_PARALLEL, pm_next, NULL, "b" },
+                         { WEFT_STAGE_SERIAL, pm_next, NULL, "c" } };
+    weft_pipeline *pl = weft_pipeline_create(2, st, 3, NULL);
+    int items[4] = { 0 };
+    weft_item_stage ist[2] = { { WEFT_STAGE_SERIAL, item_stage, NULL, "x" }, { WEFT_STAGE_PARALLEL, item_stage, NULL, "y" } };
+    weft_pipeline *sp = weft_simple_pipeline_create(2, items, 4, sizeof(int), ist, 2, NULL);
+    ASSERT_NOT_NULL(pl);
+    ASSERT_NOT_NULL(sp);
+    weft_taskflow *tf = make_taskflow("pm"), *tf2 = make_taskflow("sp");
+    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, pl)));
+    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf2, sp)));
+    for (int r = 0; r < 3; r++) {
+        weft_metrics m0, m1;
+        ASSERT_OK(weft_executor_metrics(ex, &m0, NULL, 0));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_OK(weft_run_and_wait(ex, tf2));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_OK(weft_executor_metrics(ex, &m1, NULL, 0));
+        /* 5 tokens x 3 stages + the stopping call + the task; 4 items x 2 stages + the task */
+        ASSERT_EQ(m1.total.tasks - m0.total.tasks, (5 * 3 + 1 + 1) + (4 * 2 + 1));
+    }
+    ASSERT_EQ(items[0], 6);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(tf2));
+    ASSERT_OK(weft_pipeline_destroy(pl));
+    ASSERT_OK(weft_pipeline_destroy(sp));
     weft_executor_destroy(ex);
 }

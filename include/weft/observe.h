@@ -13,7 +13,10 @@
  * async tasks (weft_async, weft_dependent_async, weft_silent_async), fork-join
  * roots (weft_run_root) and frames run by a thief, the jobs of the parallel
  * algorithms run by workers, and each pipeline stage call (one per token and
- * stage).  Each is a "task" in the counts and a span of its kind in the trace.
+ * stage, plus the first stage's call that stops the pipeline, made for no
+ * token; a simple pipeline's calls are one per item and stage given, its own
+ * token-making first stage not counted), besides the pipeline's task itself.
+ * Each is a "task" in the counts and a span of its kind in the trace.
  * A graph GPU task (weft_emplace_gpu) is a task at its outcome (a span of that
  * moment, when it parked); its recording, the fn call on a worker, is busy
  * time and a "gpu recording" span, never a run: not in the task counts, nor in
