@@ -38,6 +38,7 @@ struct prog {
     int expect[MAXID]; /* runs expected (exact), or the most allowed (loose) */
     unsigned char loose[MAXID];
     atomic_long exp_tasks[2], exp_skipped[2], maybe_tasks[2], exp_failed[2];
+    atomic_long exp_graph[2], maybe_graph[2]; /* graph task calls, for the observer */
     atomic_int budget;
     pthread_mutex_t mu;
     void **allocs;
@@ -51,6 +52,7 @@ struct prog {
     atomic_int failed;
     char fail[512];
     char exdesc[2][128];
+    bool observed[2];
     uint64_t seed;
 };
 
@@ -135,6 +137,12 @@ static struct unit *new_unit(struct prog *p, uint64_t *rng, int depth, int kind)
     return u;
 }
 
+/* A graph task's call: the observer reports it (module tasks are not calls). */
+static void count_graph(struct prog *p, weft_ctx *ctx) {
+    int e = exi(p, ctx);
+    if (e >= 0) atomic_fetch_add(&p->exp_graph[e], 1);
+}
+
 static void count_task(struct prog *p, weft_ctx *ctx, int kind) {
     int e = exi(p, ctx);
     if (e < 0) return;
@@ -152,6 +160,7 @@ static int unit_fn(weft_ctx *ctx, void *arg) {
     struct prog *p = u->p;
     atomic_fetch_add(&p->cnt[u->id], 1);
     count_task(p, ctx, u->kind);
+    if (u->kind == K_TASK && ctx && !weft_task_is_null(weft_ctx_task(ctx))) count_graph(p, ctx);
     if (u->after >= 0) CHECK(p, atomic_load(&p->cnt[u->after]) >= 1, "unit %d ran before its dependency %d", u->id, u->after);
     if (u->cs) {
         int c = atomic_fetch_add(u->cs, 1) + 1;
@@ -203,6 +212,7 @@ static int loop_init(weft_ctx *ctx, void *arg) {
     struct loop *l = arg;
     atomic_fetch_add(&l->p->cnt[l->id_init], 1);
     count_task(l->p, ctx, K_TASK);
+    count_graph(l->p, ctx);
     l->i = 0;
     return 0;
 }
@@ -211,6 +221,7 @@ static int loop_cond(weft_ctx *ctx, void *arg) {
     struct loop *l = arg;
     atomic_fetch_add(&l->p->cnt[l->id_cond], 1);
     count_task(l->p, ctx, K_TASK);
+    count_graph(l->p, ctx);
     return ++l->i < l->k ? 0 : 1;
 }
 
@@ -225,6 +236,7 @@ static int mcond_fn(weft_ctx *ctx, void *arg, weft_branches *out) {
     struct mcond *m = arg;
     atomic_fetch_add(&m->p->cnt[m->id], 1);
     count_task(m->p, ctx, K_TASK);
+    count_graph(m->p, ctx);
     for (int i = 0; i < m->k; i++)
         if ((m->pick >> i) & 1) {
             weft_status st = weft_branches_add(out, (unsigned)i);
@@ -240,6 +252,7 @@ static int sub_fn(weft_ctx *ctx, weft_subflow *sf, void *arg) {
     struct sub *s = arg;
     atomic_fetch_add(&s->p->cnt[s->id], 1);
     count_task(s->p, ctx, K_TASK);
+    count_graph(s->p, ctx);
     weft_taskflow *g = weft_subflow_graph(sf);
     weft_task prev = WEFT_TASK_NULL;
     for (int i = 0; i < s->m; i++) {
@@ -333,6 +346,7 @@ struct built {
     int n;
     int ntasks; /* graph tasks counted per iteration (metrics) */
     int algo_jobs; /* emplaced algorithms: their jobs on other workers are counted too */
+    int graph_extra; /* graph tasks that are not the test's functions (pipelines, emplaced algorithms) */
     atomic_int *items; /* a simple pipeline's batch */
     size_t nitems;
     int item_stages;
@@ -495,6 +509,7 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
         CHECK(p, !weft_task_is_null(t), "emplace_for");
         for (int i = 0; i < 4; i++) add_id(b, ef->id[i], (int)((ef->n + 3 - (size_t)i) / 4));
         b->ntasks++; /* its graph task */
+        b->graph_extra++;
         b->algo_jobs++;
         if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
     }
@@ -517,6 +532,7 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
         /* metrics: its task, and one call per item and stage (not the
          * pipeline's own first stage, which makes the tokens) */
         b->ntasks += 1 + (int)count * nst;
+        b->graph_extra++;
         b->simple = true;
     }
     if (!b->pipe && rnd(rng, 5) == 0) { /* a pipeline */
@@ -540,6 +556,7 @@ static void build_tf(struct prog *p, uint64_t *rng, int depth, struct built *b, 
         for (int i = 0; i < 3; i++) add_id(b, q->id[i], q->T);
         /* the pipeline's own task: counted as a graph task (one per run) */
         b->ntasks++;
+        b->graph_extra++;
     }
 }
 
@@ -639,6 +656,7 @@ static void act_taskflow(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng
         case 4:
             expect_built(p, &b, 1);
             atomic_fetch_add(&p->exp_tasks[e], b.ntasks);
+            atomic_fetch_add(&p->exp_graph[e], b.graph_extra);
             atomic_fetch_add(&p->maybe_tasks[e], (long)b.algo_jobs * (long)weft_executor_workers(p->ex[e]));
             st = weft_run_and_wait(p->ex[e], b.tf);
             CHECK(p, st == WEFT_OK, "run_and_wait: %s %s", weft_errname(st), weft_last_error_message());
@@ -650,6 +668,7 @@ static void act_taskflow(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng
                 CHECK(p, st2 == WEFT_OK, "second run: %s", weft_errname(st2));
                 if (st2 == WEFT_OK) expect_built(p, &b, 1);
                 if (st2 == WEFT_OK) atomic_fetch_add(&p->exp_tasks[1], b.ntasks);
+                if (st2 == WEFT_OK) atomic_fetch_add(&p->exp_graph[1], b.graph_extra);
             }
             break;
         }
@@ -657,6 +676,7 @@ static void act_taskflow(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng
         if (st != WEFT_OK) continue;
         expect_built(p, &b, iters);
         atomic_fetch_add(&p->exp_tasks[e], (long)b.ntasks * iters);
+        atomic_fetch_add(&p->exp_graph[e], (long)b.graph_extra * iters);
         atomic_fetch_add(&p->maybe_tasks[e], (long)b.algo_jobs * iters * (long)weft_executor_workers(p->ex[e]));
         if (g) atomic_fetch_add(&p->maybe_tasks[1], (long)b.algo_jobs * (long)weft_executor_workers(p->ex[1]));
         if (ctx && exi(p, ctx) == e && rnd(rng, 4) == 0) {
@@ -772,6 +792,7 @@ static void act_cancel(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, 
         if (rnd(rng, 2)) (void)weft_precede(ts[rnd(rng, n)], t);
     }
     if (q) atomic_fetch_add(&p->maybe_tasks[e], 1); /* its task: run, or skipped before it started */
+    if (q) atomic_fetch_add(&p->maybe_graph[e], 1);
     int mode = rnd(rng, 6);
     int iters = rnd(rng, 3) == 0 && !q ? 2 + rnd(rng, 3) : 1;
     if (iters > 1) { /* each unit may run once per iteration */
@@ -1410,6 +1431,7 @@ static void metrics_of(weft_executor *ex, uint64_t *tasks, uint64_t *skipped, ui
 
 static int budget_env; /* WEFT_HUNT42_BUDGET: nested actions per program */
 static atomic_long obs_begin, obs_end, obs_bad; /* observer events (make_executors) */
+static atomic_long obs_end_ex[2];
 
 static void run_program(struct prog *p, uint64_t seed) {
     memset(p->cnt, 0, sizeof p->cnt);
@@ -1421,6 +1443,9 @@ static void run_program(struct prog *p, uint64_t seed) {
         atomic_store(&p->exp_skipped[e], 0);
         atomic_store(&p->maybe_tasks[e], 0);
         atomic_store(&p->exp_failed[e], 0);
+        atomic_store(&p->exp_graph[e], 0);
+        atomic_store(&p->maybe_graph[e], 0);
+        atomic_store(&obs_end_ex[e], 0);
     }
     p->nfr = 0;
     p->seed = seed;
@@ -1473,6 +1498,13 @@ static void run_program(struct prog *p, uint64_t seed) {
         TEST_FAILP_(p, "seed %#llx: observer saw %ld begins, %ld ends, %ld bad events", (unsigned long long)seed,
                     atomic_load(&obs_begin), atomic_load(&obs_end), atomic_load(&obs_bad));
     for (int e = 0; e < 2; e++) {
+        long got = atomic_load(&obs_end_ex[e]), want = atomic_load(&p->exp_graph[e]), mg = atomic_load(&p->maybe_graph[e]);
+        TRACE("observer ex%d (%d): %ld ends, %ld graph tasks (+%ld)\n", e, p->observed[e], got, want, mg);
+        if (p->observed[e] && (got < want || got > want + mg))
+            TEST_FAILP_(p, "seed %#llx: executor %d's observer saw %ld task ends, the program ran %ld graph tasks (+ up to %ld)",
+                        (unsigned long long)seed, e, got, want, mg);
+    }
+    for (int e = 0; e < 2; e++) {
         uint64_t t1, s1, f1;
         metrics_of(p->ex[e], &t1, &s1, &f1);
         if ((long)(f1 - f0[e]) != atomic_load(&p->exp_failed[e]))
@@ -1515,6 +1547,10 @@ static void obs_task_begin(void *user, const weft_task_event *ev) {
 
 static void obs_task_end(void *user, const weft_task_event *ev) {
     atomic_fetch_add(&obs_end, 1);
+    struct prog *p = user;
+    if (ev->executor == p->ex[0]) atomic_fetch_add(&obs_end_ex[0], 1);
+    else if (ev->executor == p->ex[1]) atomic_fetch_add(&obs_end_ex[1], 1);
+    else atomic_fetch_add(&obs_bad, 1);
     if (obs_top <= 0) {
         atomic_fetch_add(&obs_bad, 1);
         return;
@@ -1524,7 +1560,7 @@ static void obs_task_end(void *user, const weft_task_event *ev) {
     if (ev->outcome == WEFT_TASK_RUNNING || (ev->outcome == WEFT_TASK_FAILED) != (ev->code != 0)) atomic_fetch_add(&obs_bad, 1);
 }
 
-static const weft_observer the_observer = { obs_task_begin, obs_task_end, NULL };
+static weft_observer the_observer = { obs_task_begin, obs_task_end, NULL };
 
 /* Executors of 1 to 4 workers, each ready-queue policy, small local queues,
  * batch steals and few fork-join frames (spawns past them run at once). */
@@ -1539,7 +1575,9 @@ static void make_executors(struct prog *p, uint64_t *rng) {
         sc->kind = kinds[rnd(rng, 6)];
         sc->seed = test_rand(rng);
         weft_executor_config c = { .workers = 1 + (unsigned)rnd(rng, 4), .metrics = true, .sched = sc };
+        the_observer.user = p;
         if (rnd(rng, 3) == 0) c.observer = &the_observer;
+        p->observed[e] = c.observer != NULL;
         if (rnd(rng, 3) == 0) c.steal_batch = 1 + (unsigned)rnd(rng, 8);
         if (rnd(rng, 3) == 0) c.local_queue_capacity = 16;
         if (rnd(rng, 3) == 0) c.fork_join_frames = 16;
