@@ -1000,10 +1000,45 @@ static void act_many_cancel(struct prog *p, weft_ctx *ctx, int depth, uint64_t *
 }
 
 /* weft_run_n_parallel: N instances of a plain graph at once. */
+struct ploop { struct prog *p; int id_init, id_cond, k; int i[8]; };
+
+static int ploop_init(weft_ctx *ctx, void *arg) {
+    struct ploop *l = arg;
+    atomic_fetch_add(&l->p->cnt[l->id_init], 1);
+    count_task(l->p, ctx, K_TASK);
+    count_graph(l->p, ctx);
+    l->i[weft_ctx_iteration(ctx) % 8] = 0;
+    return 0;
+}
+
+static int ploop_cond(weft_ctx *ctx, void *arg) {
+    struct ploop *l = arg;
+    atomic_fetch_add(&l->p->cnt[l->id_cond], 1);
+    count_task(l->p, ctx, K_TASK);
+    count_graph(l->p, ctx);
+    return ++l->i[weft_ctx_iteration(ctx) % 8] < l->k ? 0 : 1;
+}
+
 static void act_parallel_n(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, int e) {
     struct built b;
     build_tf(p, rng, depth, &b, true);
     int N = rnd(rng, 5);
+    if (rnd(rng, 2)) { /* a condition loop per instance, its state by weft_ctx_iteration */
+        struct ploop *l = palloc(p, sizeof *l);
+        l->p = p;
+        l->k = 1 + rnd(rng, 3);
+        l->id_init = new_id(p);
+        l->id_cond = new_id(p);
+        struct unit *body = new_unit(p, rng, MAXDEPTH, K_TASK);
+        weft_task ti = weft_emplace(b.tf, ploop_init, l), tb = weft_emplace(b.tf, unit_fn, body),
+                  tc = weft_emplace_condition(b.tf, ploop_cond, l);
+        (void)weft_precede(ti, tb);
+        (void)weft_precede(tb, tc);
+        (void)weft_precede(tc, tb);
+        add_id(&b, l->id_init, 1);
+        add_id(&b, body->id, l->k);
+        add_id(&b, l->id_cond, l->k);
+    }
     weft_future *f = NULL;
     weft_status st = weft_run_n_parallel(p->ex[e], b.tf, (uint64_t)N, &f);
     CHECK(p, st == WEFT_OK, "run_n_parallel: %s", weft_errname(st));
