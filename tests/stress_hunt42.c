@@ -1521,6 +1521,17 @@ static void run_program(struct prog *p, uint64_t seed) {
     bool prof = rnd(&rng, 4) == 0; /* a profile of the program: one span per task counted */
     if (prof)
         for (int e = 0; e < 2; e++) ASSERT_OK(weft_profiler_start(p->ex[e]));
+    if (rnd(&rng, 5) == 0) /* a reset between programs: every counter from 0 */
+        for (int e = 0; e < 2; e++) {
+            ASSERT_OK(weft_metrics_enable(p->ex[e], true));
+            weft_metrics m;
+            ASSERT_OK(weft_executor_metrics(p->ex[e], &m, NULL, 0));
+            if (m.total.tasks || m.total.skipped || m.total.failed || m.total.steals || !m.enabled)
+                TEST_FAILP_(p, "seed %#llx: metrics after a reset with nothing in flight: %llu tasks, %llu skipped, "
+                            "%llu failed, %llu steals", (unsigned long long)seed, (unsigned long long)m.total.tasks,
+                            (unsigned long long)m.total.skipped, (unsigned long long)m.total.failed,
+                            (unsigned long long)m.total.steals);
+        }
     uint64_t t0[2], s0[2], f0[2];
     for (int e = 0; e < 2; e++) metrics_of(p->ex[e], &t0[e], &s0[e], &f0[e]);
     int nt = 1 + rnd(&rng, MAXTHREADS);
@@ -1642,6 +1653,7 @@ static void make_executors(struct prog *p, uint64_t *rng) {
         if (rnd(rng, 3) == 0) c.steal_batch = 1 + (unsigned)rnd(rng, 8);
         if (rnd(rng, 3) == 0) c.local_queue_capacity = 16;
         if (rnd(rng, 3) == 0) c.fork_join_frames = 16;
+        if (rnd(rng, 3) == 0) c.profile_max_spans = 1 + (size_t)rnd(rng, 100); /* spans past it dropped, counted */
         weft_status err;
         p->ex[e] = weft_executor_create(&c, &err);
         if (!p->ex[e]) TEST_FAIL_("executor create: %s", weft_errname(err));
