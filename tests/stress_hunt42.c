@@ -52,6 +52,7 @@ struct prog {
     unsigned char loose[MAXID];
     atomic_long exp_tasks[2], exp_skipped[2], maybe_tasks[2], exp_failed[2];
     atomic_long exp_graph[2], maybe_graph[2]; /* graph task calls, for the observer */
+    atomic_long exp_removed[2];               /* weft_sched_remove successes */
     atomic_int budget;
     pthread_mutex_t mu;
     void **allocs;
@@ -1277,6 +1278,7 @@ static void act_async(struct prog *p, weft_ctx *ctx, int depth, uint64_t *rng, i
         CHECK(p, rm == WEFT_OK || rm == WEFT_ENOENT, "remove: %s", weft_errname(rm));
         weft_status ds = wait_f(p, fd);
         if (rm == WEFT_OK) {
+            atomic_fetch_add(&p->exp_removed[e], 1);
             CHECK(p, ds == WEFT_ECANCELED, "a removed task's future: %s", weft_errname(ds));
             atomic_fetch_add(&p->exp_skipped[e], 1);
         } else {
@@ -1473,6 +1475,18 @@ static void *thread_main(void *arg) {
                 TRACE("  [ex%d: tasks %llu spans %llu]\n", e, (unsigned long long)m.total.tasks, (unsigned long long)sp);
             }
         }
+        /* the scheduling layer's queries while others submit */
+        if (rnd(&rng, 3) == 0) {
+            weft_sched_entry ents[8];
+            size_t nq = 0, moved = 0;
+            weft_sched_stats sst;
+            weft_executor *x = t->p->ex[rnd(&rng, 2)];
+            CHECK(t->p, weft_sched_snapshot(x, ents, 8, &nq) == WEFT_OK, "snapshot");
+            for (size_t i = 0; i < nq && i < 8; i++)
+                CHECK(t->p, ents[i].priority >= WEFT_PRIORITY_LOW && ents[i].priority <= WEFT_PRIORITY_CRITICAL, "snapshot priority");
+            CHECK(t->p, weft_sched_escalate(x, &moved) == WEFT_OK, "escalate");
+            CHECK(t->p, weft_sched_get_stats(x, &sst) == WEFT_OK, "sched stats");
+        }
         /* wait_all from an outside thread while others still submit: returns */
         if (rnd(&rng, 4) == 0) CHECK(t->p, weft_executor_wait_all(t->p->ex[rnd(&rng, 2)]) == WEFT_OK, "wait_all");
     }
@@ -1503,6 +1517,7 @@ static void run_program(struct prog *p, uint64_t seed) {
         atomic_store(&p->maybe_tasks[e], 0);
         atomic_store(&p->exp_failed[e], 0);
         atomic_store(&p->exp_graph[e], 0);
+        atomic_store(&p->exp_removed[e], 0);
         atomic_store(&p->maybe_graph[e], 0);
         atomic_store(&obs_end_ex[e], 0);
     }
@@ -1532,8 +1547,13 @@ static void run_program(struct prog *p, uint64_t seed) {
                             (unsigned long long)m.total.skipped, (unsigned long long)m.total.failed,
                             (unsigned long long)m.total.steals);
         }
-    uint64_t t0[2], s0[2], f0[2];
-    for (int e = 0; e < 2; e++) metrics_of(p->ex[e], &t0[e], &s0[e], &f0[e]);
+    uint64_t t0[2], s0[2], f0[2], r0[2];
+    for (int e = 0; e < 2; e++) {
+        metrics_of(p->ex[e], &t0[e], &s0[e], &f0[e]);
+        weft_sched_stats sst;
+        ASSERT_OK(weft_sched_get_stats(p->ex[e], &sst));
+        r0[e] = sst.removed;
+    }
     int nt = 1 + rnd(&rng, MAXTHREADS);
     pthread_t th[MAXTHREADS];
     struct thr ta[MAXTHREADS];
@@ -1575,6 +1595,22 @@ static void run_program(struct prog *p, uint64_t seed) {
         if (p->observed[e] && (got < want || got > want + mg))
             TEST_FAILP_(p, "seed %#llx: executor %d's observer saw %ld task ends, the program ran %ld graph tasks (+ up to %ld)",
                         (unsigned long long)seed, e, got, want, mg);
+    }
+    for (int e = 0; e < 2; e++) {
+        weft_sched_stats sst;
+        ASSERT_OK(weft_sched_get_stats(p->ex[e], &sst));
+        uint64_t q_first = sst.queued;
+        /* an entry of a task an isolated wait ran in place lingers until a worker
+         * drops it (weft_sched_snapshot, sched.h): wait for that, briefly */
+        for (int i = 0; i < 1000 && sst.queued != 0; i++) {
+            sleep_us(100);
+            ASSERT_OK(weft_sched_get_stats(p->ex[e], &sst));
+        }
+        if (q_first) TRACE("queued at rest: %llu, then %llu\n", (unsigned long long)q_first, (unsigned long long)sst.queued);
+        if ((long)(sst.removed - r0[e]) != atomic_load(&p->exp_removed[e]) || sst.queued != 0)
+            TEST_FAILP_(p, "seed %#llx: executor %d's scheduling stats: %llu removed (the program removed %ld), %llu queued at rest",
+                        (unsigned long long)seed, e, (unsigned long long)(sst.removed - r0[e]), atomic_load(&p->exp_removed[e]),
+                        (unsigned long long)sst.queued);
     }
     for (int e = 0; e < 2; e++) {
         uint64_t t1, s1, f1;

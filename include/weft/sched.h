@@ -211,7 +211,13 @@ typedef struct weft_sched_entry {
 /* Copies up to cap queued prioritised tasks into out, in the order they would
  * run (highest priority first, then submission order); *n receives how many are
  * queued in all (may exceed cap).  Changes nothing.  O(n log n).  WEFT_OK,
- * WEFT_EINVAL (NULL ex or n, out NULL with cap > 0), WEFT_ENOMEM. */
+ * WEFT_EINVAL (NULL ex or n, out NULL with cap > 0), WEFT_ENOMEM.
+ * One entry may stand for a task that has already run: under
+ * WEFT_SCHED_PRIORITY, a default-priority async task queued without a handle
+ * that weft_future_wait_isolated ran in place (weft/async.h) keeps its queue
+ * entry until a worker reaches it and drops it, so until then it is listed
+ * here (handle {0, 0}) and counted in weft_sched_stats.queued, also after
+ * weft_executor_wait_all has returned. */
 WEFT_API WEFT_NODISCARD weft_status weft_sched_snapshot(weft_executor *ex, weft_sched_entry *out, size_t cap,
                                                         size_t *n);
 
