@@ -25,6 +25,11 @@ if(CMAKE_CXX_COMPILER)
   weft_add_test_program(cpp_tfunit41 SOURCES cpp_tfunit41.cpp TIMEOUT 120)
   set_target_properties(cpp_tfunit41 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                                 CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Session 42 (h42-4): oneTBB's examples and test shapes and BOTS kernels,
+  # ported to weft.hpp with exact checks on 1, 2, 3, 4 and 8 workers.
+  weft_add_test_program(cpp_port42 SOURCES cpp_port42.cpp TIMEOUT 120)
+  set_target_properties(cpp_port42 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                              CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # Round 41: Taskflow members weft.hpp lacked (task priority, type,
   # remove_successors / remove_predecessors; task_group async,
   # dependent_async, cancel, is_cancelled, size).
