@@ -1807,3 +1807,74 @@ TEST(bots_alignment_of_every_pair_by_a_dynamic_loop_spawning_per_pair_equals_the
     }
     free(al);
 }
+
+/* ==== typed tasks (BOTS fib's shape, Lace style) around a parallel loop and a wait ==== */
+
+/* forkjoin.h: a typed task with a spawn unsynced writes its hidden top back
+ * ((void)WEFT_FJ_CTX) before a call that takes no context but runs other
+ * tasks on this worker until it returns; the tasks that call runs here then
+ * spawn above the child, not over it.  (Without the write-back this shape
+ * hung on 2 workers: the loop's chunks spawned over the pending child.) */
+static long fib_plain(int n) { return n < 2 ? n : fib_plain(n - 1) + fib_plain(n - 2); }
+WEFT_FJ_TASK(long, tfib, int, n) {
+    if (n < 2) return n;
+    WEFT_FJ_SLOT(tfib) x;
+    WEFT_FJ_SPAWN(tfib, &x, n - 1);
+    long k = WEFT_FJ_CALL(tfib, n - 2);
+    return WEFT_FJ_SYNC(tfib, &x) + k;
+}
+static atomic_long g_typed_bad;
+static weft_executor *g_typed_ex;
+static void typed_body(size_t i, void *arg) {
+    weft_ctx *cx = weft_current_ctx();
+    if (!cx) {
+        atomic_fetch_add(&g_typed_bad, 1);
+        return;
+    }
+    if (WEFT_FJ_RUN(cx, tfib, (int)(i % 12)) != fib_plain((int)(i % 12))) atomic_fetch_add(&g_typed_bad, 1);
+}
+static int typed_async(weft_ctx *cx, void *arg) {
+    typed_body(9, NULL);
+    typed_body(11, NULL);
+    return 0;
+}
+WEFT_FJ_TASK(long, tloop, int, n) {
+    if (n < 2) return n;
+    WEFT_FJ_SLOT(tloop) x;
+    WEFT_FJ_SPAWN(tloop, &x, n - 1);
+    weft_algo_config c = {.partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 1};
+    (void)WEFT_FJ_CTX; /* the write-back: the loop runs chunks (and other work) here */
+    if (weft_parallel_for(g_typed_ex, 0, 16, 1, typed_body, NULL, &c) != WEFT_OK) atomic_fetch_add(&g_typed_bad, 1000);
+    if (n % 3 == 0) {
+        weft_future *f = NULL;
+        (void)WEFT_FJ_CTX; /* and before a wait from a task, which runs other work too */
+        if (weft_async(g_typed_ex, typed_async, NULL, &f) != WEFT_OK || weft_future_wait(f) != WEFT_OK)
+            atomic_fetch_add(&g_typed_bad, 1000);
+        weft_future_destroy(f);
+    }
+    long k = WEFT_FJ_CALL(tloop, n - 2);
+    return WEFT_FJ_SYNC(tloop, &x) + k;
+}
+struct tloop_arg {
+    int n;
+    long r;
+};
+static int tloop_root(weft_ctx *cx, void *arg) {
+    struct tloop_arg *a = arg;
+    a->r = WEFT_FJ_RUN(cx, tloop, a->n);
+    return 0;
+}
+
+TEST(bots_typed_fib_with_a_spawn_pending_runs_a_parallel_loop_and_a_wait_after_writing_back_its_top) {
+    for (size_t w = 0; w < NW; w++) {
+        g_typed_ex = make_executor(kW[w]);
+        atomic_store(&g_typed_bad, 0);
+        for (int rep = 0; rep < 20; rep++) {
+            struct tloop_arg a = {9, -1};
+            root(g_typed_ex, tloop_root, &a);
+            ASSERT_EQ(a.r, fib_plain(9));
+        }
+        ASSERT_EQ(atomic_load(&g_typed_bad), 0);
+        weft_executor_destroy(g_typed_ex);
+    }
+}

@@ -233,10 +233,18 @@ static inline weft_status weft_sync_status(weft_ctx *ctx, int *result) {
  *   - spawn, call and sync other typed tasks with WEFT_FJ_SPAWN, WEFT_FJ_CALL and
  *     WEFT_FJ_SYNC; every spawn is matched by one sync, innermost first;
  *   - for any other weft call that takes a context (task groups, weft_run_root,
- *     weft_ctx_cancelled, parallel algorithms, ...) pass WEFT_FJ_CTX, never a
- *     context saved elsewhere: it first writes the hidden top back to memory so
- *     that the call sees the true frame stack.  Do not leave such a call with
- *     spawns of its own unsynced;
+ *     weft_ctx_cancelled, ...) pass WEFT_FJ_CTX, never a context saved
+ *     elsewhere: it first writes the hidden top back to memory so that the
+ *     call sees the true frame stack.  Do not leave such a call with spawns of
+ *     its own unsynced;
+ *   - a call that takes no context but may run other tasks on this worker
+ *     until it returns needs that write-back too: evaluate `(void)WEFT_FJ_CTX;`
+ *     right before a parallel algorithm called directly (weft/algo.h: from a
+ *     task it runs its chunks and other work meanwhile), weft_future_wait and
+ *     the other waits, weft_run_and_wait, weft_subflow_join.  Without it, while
+ *     a typed spawn of this task is unsynced, the tasks the call runs here
+ *     push their spawns from the stale top, over that child's frame: the
+ *     program hangs, or the child is lost;
  *   - do not call weft_spawn / weft_sync in a typed task's body: the frame a
  *     weft_spawn pushes is not in the hidden top, so the next WEFT_FJ_CTX or
  *     typed spawn writes over it (the child is lost, or another runs twice).
