@@ -1878,3 +1878,261 @@ TEST(bots_typed_fib_with_a_spawn_pending_runs_a_parallel_loop_and_a_wait_after_w
         weft_executor_destroy(g_typed_ex);
     }
 }
+
+/* ==== oneTBB parallel_pipeline whose filters nest fork-join and loops ==== */
+
+/* pipeline.h: a stage may spawn and sync through weft_current_ctx(); a stage
+ * may call a parallel algorithm (it runs other work meanwhile).  Token k's
+ * value is the sum over i < 200 of fib(k % 13 + i % 5): the parallel stage
+ * computes the fibs by a task group, the serial stage sums them by a
+ * reduction, and the last serial stage checks the order. */
+struct npipe {
+    weft_executor *ex;
+    uint64_t ntok;
+    long vals[8][200]; /* per line */
+    long sums[8];
+    uint64_t next_out;
+    atomic_int bad;
+};
+static int np_make(weft_pipeflow *pf, void *arg) {
+    struct npipe *p = arg;
+    if (weft_pipeflow_token(pf) == p->ntok) weft_pipeflow_stop(pf);
+    return 0;
+}
+static int np_fibs(weft_pipeflow *pf, void *arg) {
+    struct npipe *p = arg;
+    size_t l = weft_pipeflow_line(pf);
+    int base = (int)(weft_pipeflow_token(pf) % 13);
+    weft_ctx *cx = weft_current_ctx();
+    if (!cx) {
+        atomic_fetch_add(&p->bad, 1);
+        return 1;
+    }
+    struct tgfib f[200];
+    weft_task_group g;
+    weft_task_group_init(&g, cx);
+    for (int i = 0; i < 200; i++) {
+        f[i] = (struct tgfib){base + i % 5, 0};
+        weft_task_group_spawn(&g, tg_fib, &f[i]);
+    }
+    int st = weft_task_group_wait(&g);
+    for (int i = 0; i < 200; i++) p->vals[l][i] = f[i].r;
+    return st;
+}
+static void add_long(void *acc, const void *x, void *arg) { *(long *)acc += *(const long *)x; }
+static int np_sum(weft_pipeflow *pf, void *arg) {
+    struct npipe *p = arg;
+    size_t l = weft_pipeflow_line(pf);
+    long s = 0;
+    weft_algo_config c = {.chunk = 16};
+    if (weft_parallel_reduce(p->ex, p->vals[l], 200, sizeof(long), &s, add_long, NULL, &c) != WEFT_OK) return 2;
+    p->sums[l] = s;
+    return 0;
+}
+static int np_check(weft_pipeflow *pf, void *arg) {
+    struct npipe *p = arg;
+    uint64_t t = weft_pipeflow_token(pf);
+    int base = (int)(t % 13);
+    long want = 0;
+    for (int i = 0; i < 200; i++) want += fib_plain(base + i % 5);
+    if (t != p->next_out++ || p->sums[weft_pipeflow_line(pf)] != want) atomic_fetch_add(&p->bad, 1);
+    return 0;
+}
+
+TEST(tbb_pipeline_filters_that_spawn_task_groups_and_run_reductions_give_each_token_its_value_in_order) {
+    static const weft_pipeline_scheduling sch[] = {WEFT_PIPELINE_AUTO, WEFT_PIPELINE_SPREAD, WEFT_PIPELINE_INLINE};
+    for (size_t w = 0; w < NW; w++) {
+        weft_executor *ex = make_executor(kW[w]);
+        for (size_t si = 0; si < 3; si++)
+            for (size_t lines = 1; lines <= 8; lines += 3) {
+                struct npipe *p = calloc(1, sizeof *p);
+                ASSERT_NOT_NULL(p);
+                p->ex = ex;
+                p->ntok = 40;
+                weft_stage st[] = {{WEFT_STAGE_SERIAL, np_make, p, "make"},
+                                   {WEFT_STAGE_PARALLEL, np_fibs, p, "fibs"},
+                                   {WEFT_STAGE_SERIAL, np_sum, p, "sum"},
+                                   {WEFT_STAGE_SERIAL, np_check, p, "check"}};
+                weft_status err;
+                weft_pipeline *pl = weft_pipeline_create(lines, st, 4, &err);
+                ASSERT_NOT_NULL(pl);
+                ASSERT_OK(weft_pipeline_set_scheduling(pl, sch[si]));
+                weft_taskflow *tf = make_taskflow("nested pipeline");
+                ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, pl)));
+                ASSERT_OK(weft_run_and_wait(ex, tf));
+                ASSERT_EQ(p->next_out, 40);
+                ASSERT_EQ(atomic_load(&p->bad), 0);
+                weft_taskflow_destroy(tf);
+                ASSERT_OK(weft_pipeline_destroy(pl));
+                free(p);
+            }
+        weft_executor_destroy(ex);
+    }
+}
+
+/* ==== oneTBB dining_philosophers: each meal holds both neighbouring forks ==== */
+
+enum { NPHIL = 5, MEALS = 12 };
+struct table {
+    atomic_int fork_users[NPHIL];
+    atomic_int meals[NPHIL];
+    atomic_int clash;
+};
+struct seat {
+    struct table *t;
+    int i;
+};
+static int eat(weft_ctx *cx, void *arg) {
+    struct seat *s = arg;
+    struct table *t = s->t;
+    int l = s->i, r = (s->i + 1) % NPHIL;
+    if (atomic_fetch_add(&t->fork_users[l], 1) != 0) atomic_fetch_add(&t->clash, 1);
+    if (atomic_fetch_add(&t->fork_users[r], 1) != 0) atomic_fetch_add(&t->clash, 1);
+    volatile int x = 0;
+    for (int k = 0; k < 2000; k++) x += k;
+    atomic_fetch_sub(&t->fork_users[l], 1);
+    atomic_fetch_sub(&t->fork_users[r], 1);
+    atomic_fetch_add(&t->meals[s->i], 1);
+    return 0;
+}
+
+TEST(tbb_dining_philosophers_by_semaphores_never_share_a_fork_and_all_eat_as_async_and_graph_tasks) {
+    for (size_t w = 0; w < NW; w++) {
+        weft_executor *ex = make_executor(kW[w]);
+        weft_semaphore *fork[NPHIL];
+        for (int i = 0; i < NPHIL; i++) {
+            weft_status err;
+            fork[i] = weft_semaphore_create(1, &err);
+            ASSERT_NOT_NULL(fork[i]);
+        }
+        struct table t;
+        memset(&t, 0, sizeof t);
+        struct seat seats[NPHIL];
+        for (int i = 0; i < NPHIL; i++) seats[i] = (struct seat){&t, i};
+        /* async: every meal of every philosopher queued at once */
+        weft_future *f[NPHIL * MEALS];
+        for (int m = 0; m < MEALS; m++)
+            for (int i = 0; i < NPHIL; i++) {
+                weft_semaphore *mine[2] = {fork[i], fork[(i + 1) % NPHIL]};
+                ASSERT_OK(weft_async_acquire(ex, eat, &seats[i], mine, 2, &f[m * NPHIL + i]));
+            }
+        for (int k = 0; k < NPHIL * MEALS; k++) {
+            ASSERT_OK(weft_future_wait(f[k]));
+            weft_future_destroy(f[k]);
+        }
+        /* graph: a chain of meals per philosopher, every task acquiring both forks */
+        weft_taskflow *tf = make_taskflow("philosophers");
+        for (int i = 0; i < NPHIL; i++) {
+            weft_task prev = {0};
+            for (int m = 0; m < 4; m++) {
+                weft_task e = must_emplace(tf, eat, &seats[i]);
+                /* the right fork first for one of them, as the example does to break the cycle: either order must work */
+                weft_semaphore *a = fork[i], *b = fork[(i + 1) % NPHIL];
+                if (i % 2) {
+                    weft_semaphore *tmp = a;
+                    a = b;
+                    b = tmp;
+                }
+                ASSERT_OK(weft_task_acquire(e, a));
+                ASSERT_OK(weft_task_acquire(e, b));
+                ASSERT_OK(weft_task_release(e, a));
+                ASSERT_OK(weft_task_release(e, b));
+                if (!weft_task_is_null(prev)) ASSERT_OK(weft_precede(prev, e));
+                prev = e;
+            }
+        }
+        weft_future *run = NULL;
+        ASSERT_OK(weft_run_n(ex, tf, 3, &run));
+        ASSERT_OK(weft_future_wait(run));
+        weft_future_destroy(run);
+        for (int i = 0; i < NPHIL; i++) ASSERT_EQ(atomic_load(&t.meals[i]), MEALS + 12);
+        ASSERT_EQ(atomic_load(&t.clash), 0);
+        weft_taskflow_destroy(tf);
+        for (int i = 0; i < NPHIL; i++) {
+            ASSERT_EQ(weft_semaphore_value(fork[i]), 1);
+            ASSERT_OK(weft_semaphore_destroy(fork[i]));
+        }
+        weft_executor_destroy(ex);
+    }
+}
+
+/* The same text_filter as a data pipeline: each filter takes the previous
+ * one's value (a slice of text) and gives one to the next, as oneTBB's
+ * parallel_pipeline filters do. */
+struct dslice {
+    size_t len;
+    bool word_start;
+    char text[SLICE];
+};
+struct dtext {
+    const char *in;
+    size_t n, pos;
+    char *out;
+    size_t outn;
+};
+static int d_read(weft_pipeflow *pf, void *in, void *out, void *arg) {
+    struct dtext *t = arg;
+    if (t->pos >= t->n) return (int)weft_pipeflow_stop(pf);
+    struct dslice *s = out;
+    size_t end = slice_end(t->in, t->pos, t->n);
+    s->len = end - t->pos;
+    s->word_start = t->pos == 0 || t->in[t->pos - 1] == ' ' || t->in[t->pos - 1] == '\n';
+    memcpy(s->text, t->in + t->pos, s->len);
+    t->pos = end;
+    return 0;
+}
+static int d_cap(weft_pipeflow *pf, void *in, void *out, void *arg) {
+    struct dslice *s = out;
+    *s = *(struct dslice *)in;
+    capitalize(s->text, s->len, s->word_start);
+    return 0;
+}
+static int d_write(weft_pipeflow *pf, void *in, void *out, void *arg) {
+    struct dtext *t = arg;
+    const struct dslice *s = in;
+    memcpy(t->out + t->outn, s->text, s->len);
+    t->outn += s->len;
+    return 0;
+}
+
+TEST(tbb_text_filter_as_a_data_pipeline_passes_each_slice_between_filters_in_order) {
+    char *in = malloc(TXT), *want = malloc(TXT), *out = malloc(TXT);
+    ASSERT_TRUE(in && want && out);
+    size_t n = 0;
+    for (uint64_t k = 0; n < TXT - 40; k++) {
+        uint64_t h = mix64(k + 17);
+        size_t wl = 1 + h % 9;
+        for (size_t i = 0; i < wl; i++) in[n++] = (char)('a' + (h >> (i % 8 * 5)) % 26);
+        in[n++] = (h >> 61) % 5 == 0 ? '\n' : ' ';
+    }
+    memcpy(want, in, n);
+    capitalize(want, n, true);
+    static const weft_pipeline_scheduling sch[] = {WEFT_PIPELINE_AUTO, WEFT_PIPELINE_SPREAD, WEFT_PIPELINE_INLINE};
+    for (size_t w = 0; w < NW; w++) {
+        weft_executor *ex = make_executor(kW[w]);
+        for (size_t lines = 1; lines <= 9; lines += 4)
+            for (size_t si = 0; si < 3; si++) {
+                struct dtext t = {in, n, 0, out, 0};
+                weft_data_stage st[] = {
+                    {.kind = WEFT_STAGE_SERIAL, .fn = d_read, .arg = &t, .name = "read", .WEFT_DATA_OUT(struct dslice)},
+                    {.kind = WEFT_STAGE_PARALLEL, .fn = d_cap, .arg = &t, .name = "cap", .WEFT_DATA_IN(struct dslice),
+                     .WEFT_DATA_OUT(struct dslice)},
+                    {.kind = WEFT_STAGE_SERIAL, .fn = d_write, .arg = &t, .name = "write", .WEFT_DATA_IN(struct dslice)}};
+                weft_status err = WEFT_OK;
+                weft_pipeline *p = weft_data_pipeline_create(lines, st, 3, &err);
+                ASSERT_NOT_NULL(p);
+                ASSERT_OK(weft_pipeline_set_scheduling(p, sch[si]));
+                weft_taskflow *tf = make_taskflow("data text_filter");
+                ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+                ASSERT_OK(weft_run_and_wait(ex, tf));
+                ASSERT_EQ(t.outn, n);
+                if (memcmp(out, want, n)) TEST_FAIL_("%zu lines, scheduling %d, %u workers", lines, (int)sch[si], kW[w]);
+                weft_taskflow_destroy(tf);
+                ASSERT_OK(weft_pipeline_destroy(p));
+            }
+        weft_executor_destroy(ex);
+    }
+    free(in);
+    free(want);
+    free(out);
+}
