@@ -561,3 +561,89 @@ TEST(bots_uts_binomial_tree_of_task_groups_counts_every_node_once) {
         ASSERT_EQ(ex.run_root([] { return uts_par(7, 0); }), want);
     }
 }
+
+/* oneTBB's mixing tests the other way round: task groups, spawns, corun and
+ * executor.task_group() inside parallel loop bodies called from a task (a
+ * loop body runs in a context of the calling task's run on every worker,
+ * weft/algo.h), and a throw from a group child inside a body. */
+TEST(tbb_task_groups_spawns_and_corun_inside_loop_bodies_called_from_a_task_give_exact_counts) {
+    for (unsigned w : kW) {
+        weft::executor ex(w);
+        const int N = 40;
+        std::vector<long> fibs(N, -1), spawned(N, -1);
+        std::atomic<int> coruns{0};
+        weft::taskflow inner;
+        inner.emplace([&] { coruns++; });
+        ex.run_root([&] {
+            weft::parallel_for(ex, 0, N, [&](int i) {
+                fibs[static_cast<std::size_t>(i)] = fib_group(i % 16);
+                auto s = weft::spawn([i] { return fib_spawn(12 + i % 6); });
+                weft::task_group g2 = ex.task_group();
+                long extra = 0;
+                g2.run([&extra] { extra = 1; });
+                g2.wait();
+                spawned[static_cast<std::size_t>(i)] = s.sync() + extra;
+                if (i % 10 == 0) ex.corun(inner);
+            }, weft::dynamic_partitioner(1));
+        });
+        for (int i = 0; i < N; i++) {
+            ASSERT_EQ(fibs[static_cast<std::size_t>(i)], fib_serial(i % 16));
+            ASSERT_EQ(spawned[static_cast<std::size_t>(i)], fib_serial(12 + i % 6) + 1);
+        }
+        ASSERT_EQ(coruns.load(), 4);
+        /* a throw from a group child in a body: through g.wait(), the body and the loop */
+        ASSERT_THROWS(ex.run_root([&] {
+                          weft::parallel_for(ex, 0, 16, [&](int i) {
+                              weft::task_group g;
+                              g.run([i] {
+                                  if (i == 11) throw std::out_of_range("child of 11");
+                              });
+                              g.wait();
+                          });
+                      }),
+                      std::out_of_range, e, ASSERT_TRUE(std::string(e.what()) == "child of 11"));
+    }
+}
+
+/* A weft::pipeline whose parallel pipe spawns (weft::spawn and a task group
+ * through the stage's context, pipeline.h) and whose serial pipe runs a
+ * reduction: each token's value in token order. */
+TEST(tbb_pipeline_pipes_that_spawn_and_reduce_give_each_token_its_value_in_order) {
+    for (unsigned w : kW) {
+        weft::executor ex(w);
+        const std::size_t lines = 3, ntok = 30;
+        std::vector<std::vector<long>> vals(lines, std::vector<long>(64));
+        std::vector<long> sums(lines);
+        std::vector<long> out;
+        weft::pipeline pl(lines,
+                          weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow &pf) {
+                                         if (pf.token() == ntok) pf.stop();
+                                     }},
+                          weft::pipe{weft::pipe_type::parallel, [&](weft::pipeflow &pf) {
+                                         auto &v = vals[pf.line()];
+                                         int base = static_cast<int>(pf.token() % 7);
+                                         weft::task_group g;
+                                         for (std::size_t i = 0; i < v.size(); i++)
+                                             g.run([&v, i, base] { v[i] = fib_serial(base + static_cast<int>(i % 9)); });
+                                         auto s = weft::spawn([base] { return fib_group(base + 3); });
+                                         g.wait();
+                                         v[0] += s.sync();
+                                     }},
+                          weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow &pf) {
+                                         auto &v = vals[pf.line()];
+                                         sums[pf.line()] = weft::reduce(ex, v.begin(), v.end(), 0L);
+                                     }},
+                          weft::pipe{weft::pipe_type::serial,
+                                     [&](weft::pipeflow &pf) { out.push_back(sums[pf.line()]); }});
+        weft::taskflow tf;
+        tf.composed_of(pl);
+        ex.run(tf).get();
+        ASSERT_EQ(out.size(), ntok);
+        for (std::size_t t = 0; t < ntok; t++) {
+            int base = static_cast<int>(t % 7);
+            long want = fib_serial(base + 3);
+            for (int i = 0; i < 64; i++) want += fib_serial(base + i % 9);
+            if (out[t] != want) TEST_FAIL_("token %zu: %ld, want %ld (%u workers)", t, out[t], want, w);
+        }
+    }
+}

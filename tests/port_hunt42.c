@@ -2136,3 +2136,77 @@ TEST(tbb_text_filter_as_a_data_pipeline_passes_each_slice_between_filters_in_ord
     free(want);
     free(out);
 }
+
+/* ==== a histogram by parallel_reduce with a one-element grain (simple_partitioner) ==== */
+
+/* algo.h: reductions and scans keep an accumulator per chunk.  The chunk
+ * count was capped at 65536 whatever the accumulator's size, so a 16 KiB
+ * histogram with chunk 1 over 10^5 elements asked for 800 MB (and 4 GB with
+ * a 64 KiB one).  The state is now bounded in bytes too: the largest block
+ * the call asks the allocator for stays small. */
+enum { HBINS = 4096 };
+static atomic_size_t g_biggest;
+static void *big_alloc(void *ctx, size_t size) {
+    size_t b = atomic_load(&g_biggest);
+    while (size > b && !atomic_compare_exchange_weak(&g_biggest, &b, size)) {
+    }
+    return size > ((size_t)64 << 20) ? NULL : malloc(size); /* no block above 64 MiB */
+}
+static void big_free(void *ctx, void *p, size_t size) { free(p); }
+static void hist_body(size_t lo, size_t hi, void *acc, void *arg) {
+    uint32_t *h = acc;
+    memset(h, 0, HBINS * sizeof *h);
+    for (size_t i = lo; i < hi; i++) h[(i * 2654435761u) % HBINS]++;
+}
+static void hist_add(void *acc, const void *x, void *arg) {
+    uint32_t *a = acc;
+    const uint32_t *b = x;
+    for (int k = 0; k < HBINS; k++) a[k] += b[k];
+}
+static void hist_scan(size_t lo, size_t hi, void *acc, bool has_acc, void *arg) {
+    uint32_t *h = acc, *out = arg; /* out[i] = bin (i % HBINS) of the running histogram */
+    if (!has_acc) memset(h, 0, HBINS * sizeof *h);
+    for (size_t i = lo; i < hi; i++) {
+        h[(i * 2654435761u) % HBINS]++;
+        out[i] = h[i % HBINS];
+    }
+}
+
+TEST(tbb_histogram_reduce_and_scan_with_16_kib_accumulators_and_chunk_1_keep_their_chunk_state_small) {
+    const size_t n = 100000;
+    uint32_t *want = calloc(HBINS, sizeof *want), *got = malloc(HBINS * sizeof *got);
+    uint32_t *out = malloc(n * sizeof *out), *wout = malloc(n * sizeof *wout), *run = calloc(HBINS, sizeof *run);
+    ASSERT_TRUE(want && got && out && wout && run);
+    for (size_t i = 0; i < n; i++) {
+        want[(i * 2654435761u) % HBINS]++;
+        run[(i * 2654435761u) % HBINS]++;
+        wout[i] = run[i % HBINS];
+    }
+    weft_allocator a = {.alloc = big_alloc, .free = big_free};
+    weft_set_allocator(&a);
+    static const unsigned ws[] = {1, 2, 4};
+    for (size_t w = 0; w < 3; w++) {
+        weft_executor *ex = make_executor(ws[w]);
+        for (int p = 1; p <= 3; p++) { /* STATIC, DYNAMIC, GUIDED */
+            weft_algo_config c = {.partitioner = (weft_partitioner)p, .chunk = 1};
+            atomic_store(&g_biggest, 0);
+            memset(got, 0, HBINS * sizeof *got);
+            ASSERT_OK(weft_parallel_reduce_range(ex, n, HBINS * sizeof(uint32_t), got, hist_body, hist_add, NULL, &c));
+            ASSERT_TRUE(memcmp(got, want, HBINS * sizeof *got) == 0);
+            ASSERT_LE(atomic_load(&g_biggest), (size_t)32 << 20);
+            atomic_store(&g_biggest, 0);
+            memset(out, 0, n * sizeof *out);
+            ASSERT_OK(weft_parallel_scan_range(ex, n, HBINS * sizeof(uint32_t), NULL, hist_body, hist_scan, hist_add,
+                                               out, &c));
+            ASSERT_TRUE(memcmp(out, wout, n * sizeof *out) == 0);
+            ASSERT_LE(atomic_load(&g_biggest), (size_t)32 << 20);
+        }
+        weft_executor_destroy(ex);
+    }
+    weft_set_allocator(NULL);
+    free(want);
+    free(got);
+    free(out);
+    free(wout);
+    free(run);
+}

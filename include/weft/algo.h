@@ -78,8 +78,11 @@ WEFT_EXTERN_C_BEGIN
  *            but at least `chunk` (default 1).  Results are the same for a given
  *            worker count.
  * Reductions and scans keep state per chunk (an accumulator; a scan's prefix
- * and flags), so a chunk size that would make more than 65536 chunks is raised
- * to make that many (this depends on n only, not on the workers).  Scans default to chunks
+ * and flags), so a chunk size that would make more than 65536 chunks, or
+ * chunk state above 16 MiB in all (an accumulator of acc_size bytes, rounded
+ * up to whole cache lines, per chunk of a reduction; four per chunk of a scan),
+ * is raised to make that many, but never fewer than 64 chunks (this depends on
+ * n and acc_size only, not on the workers).  Scans default to chunks
  * of 8192 elements, whatever the partitioner, so that each chunk stays in cache
  * between its two passes.  Sorts use one block per task and ignore the
  * partitioner and chunk size (max_tasks applies). */

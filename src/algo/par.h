@@ -132,4 +132,16 @@ static inline size_t weft__line_round(size_t bytes) {
     return (bytes + WEFT__CACHE_LINE - 1) & ~(size_t)(WEFT__CACHE_LINE - 1);
 }
 
+/* The chunk cap of a call keeping `per_chunk` bytes of state for each chunk
+ * (a reduction's accumulator, a scan's slots): max_chunks, lowered so that
+ * the state stays within 16 MiB, but never below 64 chunks.  Capping the
+ * count alone let a 16 KiB accumulator with chunk 1 ask for 1 GB (65536
+ * chunks).  It depends on sizes only, never on the workers, so the chunk
+ * boundaries (and a floating-point result's bits) do not either. */
+static inline size_t weft__state_max_chunks(size_t max_chunks, size_t per_chunk) {
+    size_t cap = per_chunk ? ((size_t)16 << 20) / per_chunk : max_chunks;
+    if (cap < 64) cap = 64;
+    return cap < max_chunks ? cap : max_chunks;
+}
+
 #endif

@@ -45,10 +45,12 @@ static weft_status reduce_core(weft_executor *ex, const reduce_job *j, const wef
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     weft__plan p;
-    int st = weft__plan_init(&p, ex, j->n, cfg, (weft__plan_rules){ 0, MAX_REDUCE_CHUNKS });
+    size_t stride = weft__line_round(j->slot_size);
+    int st = weft__plan_init(&p, ex, j->n, cfg,
+                             (weft__plan_rules){ 0, weft__state_max_chunks(MAX_REDUCE_CHUNKS, stride) });
     if (st != WEFT_OK) return st;
     _Alignas(WEFT__CACHE_LINE) unsigned char stack[STACK_PARTIALS];
-    size_t stride = weft__line_round(j->slot_size), bytes = p.nchunks * stride;
+    size_t bytes = p.nchunks * stride;
     reduce_run r = { j, stack, stride };
     if (bytes > sizeof stack && !(r.slots = weft__alloc_aligned(bytes, WEFT__CACHE_LINE))) {
         weft__plan_free(&p);

@@ -194,7 +194,10 @@ static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const wef
     if (s->slot < s->acc_size || s->slot > SIZE_MAX / (2 * SLOTS))
         return weft__fail("weft_parallel_scan", WEFT_ENOMEM, "acc_size %zu is too large", s->acc_size);
     weft__plan p;
-    int st = weft__plan_init(&p, ex, n, cfg, (weft__plan_rules){ SCAN_CHUNK, MAX_SCAN_CHUNKS });
+    /* a chunk's slots and its state flag */
+    size_t per_chunk = weft__line_round(SLOTS * s->slot) + sizeof(uint32_t);
+    int st = weft__plan_init(&p, ex, n, cfg,
+                             (weft__plan_rules){ SCAN_CHUNK, weft__state_max_chunks(MAX_SCAN_CHUNKS, per_chunk) });
     if (st != WEFT_OK) return st;
     if (p.nchunks == 0 || p.ntasks == 1) {
         st = p.nchunks ? scan_one_task(&p, s) : WEFT_OK;
