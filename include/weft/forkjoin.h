@@ -167,7 +167,14 @@ static inline weft_status weft_spawn(weft_ctx *ctx, weft_task_fn fn, void *arg) 
  * here and now, as a plain call.  If one did, this worker does not block: it
  * runs work that descends from that child (it steals back from the thief,
  * "leapfrogging") until the child is done, so the wait is isolated: no unrelated
- * task runs on this worker meanwhile.  Returns WEFT_EINVAL for a NULL ctx or when
+ * task runs on this worker meanwhile.  One exception: the child's descendants
+ * may themselves wait without isolation (a parallel algorithm called directly,
+ * weft_future_wait, weft_run_and_wait from a task run other work meanwhile),
+ * and a task the thief picks up there, unrelated to this one, spawns on the
+ * thief's frame stack above the child's frames, where this wait may steal
+ * one of its children back: a program that holds a lock across a sync must
+ * not have such waits below the synced child (or must not need the lock in
+ * the other tasks).  Returns WEFT_EINVAL for a NULL ctx or when
  * there is nothing to sync.  A sync in a task with no spawn of its own left is a
  * bug in the program: the inline fast path does not look for it (it would pop a
  * frame of the task around, e.g. the one that called weft_run_root from inside
