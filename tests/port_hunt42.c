@@ -2216,3 +2216,59 @@ TEST(tbb_histogram_reduce_and_scan_with_16_kib_accumulators_and_chunk_1_keep_the
     free(wout);
     free(run);
 }
+
+/* ==== oneTBB parallel_deterministic_reduce: the same bits on every worker count ==== */
+
+static void add_double(void *acc, const void *x, void *arg) { *(double *)acc += *(const double *)x; }
+struct dacc {
+    double v[40]; /* 320 bytes: a wider accumulator than one value */
+};
+static void dacc_body(size_t lo, size_t hi, void *acc, void *arg) {
+    const double *in = arg;
+    struct dacc *a = acc;
+    for (int k = 0; k < 40; k++) a->v[k] = 0;
+    for (size_t i = lo; i < hi; i++) a->v[i % 40] += in[i] * (double)(i % 7 + 1);
+}
+static void dacc_add(void *acc, const void *x, void *arg) {
+    struct dacc *a = acc;
+    const struct dacc *b = x;
+    for (int k = 0; k < 40; k++) a->v[k] += b->v[k];
+}
+
+TEST(tbb_deterministic_reduce_and_scan_of_doubles_give_the_same_bits_on_1_2_3_4_and_8_workers) {
+    const size_t n = 50021;
+    double *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out), *first = malloc(n * sizeof *first);
+    ASSERT_TRUE(in && out && first);
+    for (size_t i = 0; i < n; i++) in[i] = (double)(mix64(i) % 1000000) / 7919.0 - 60.0;
+    static const size_t chunks[] = {0, 1, 777};
+    for (int p = 0; p < 3; p++) /* AUTO, STATIC, DYNAMIC: boundaries from n (and acc_size) only */
+        for (size_t ci = 0; ci < 3; ci++) {
+            weft_algo_config c = {.partitioner = kParts[p], .chunk = chunks[ci]};
+            double sum0 = 0;
+            struct dacc wide0;
+            memset(&wide0, 0, sizeof wide0);
+            for (size_t w = 0; w < NW; w++) {
+                weft_executor *ex = make_executor(kW[w]);
+                double sum = 0.5;
+                ASSERT_OK(weft_parallel_reduce(ex, in, n, sizeof(double), &sum, add_double, NULL, &c));
+                struct dacc wide;
+                memset(&wide, 0, sizeof wide);
+                ASSERT_OK(weft_parallel_reduce_range(ex, n, sizeof wide, &wide, dacc_body, dacc_add, in, &c));
+                double zero = 0;
+                ASSERT_OK(weft_parallel_inclusive_scan(ex, in, out, n, sizeof(double), &zero, add_double, NULL, &c));
+                if (w == 0) {
+                    sum0 = sum;
+                    wide0 = wide;
+                    memcpy(first, out, n * sizeof *out);
+                } else {
+                    if (memcmp(&sum, &sum0, sizeof sum) || memcmp(&wide, &wide0, sizeof wide) ||
+                        memcmp(out, first, n * sizeof *out))
+                        TEST_FAIL_("partitioner %d chunk %zu: %u workers differ from 1", p, chunks[ci], kW[w]);
+                }
+                weft_executor_destroy(ex);
+            }
+        }
+    free(in);
+    free(out);
+    free(first);
+}
