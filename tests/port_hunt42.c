@@ -2272,3 +2272,73 @@ TEST(tbb_deterministic_reduce_and_scan_of_doubles_give_the_same_bits_on_1_2_3_4_
     free(out);
     free(first);
 }
+
+/* ==== oneTBB nested parallel_pipeline: a filter that runs a whole pipeline ==== */
+
+/* pipeline.h: a stage may wait for a run of another taskflow (only its own
+ * run, its taskflow's and the graphs it is nested in are refused).  Each
+ * line of the outer pipeline runs an inner pipeline summing 50 tokens. */
+enum { NPL = 3, NPT = 30, NPI = 50 };
+struct np_inner { long sum; uint64_t base; weft_pipeline *p; weft_taskflow *tf; };
+static struct np_inner npin_[NPL];
+static weft_executor *g_np_ex;
+static atomic_long g_np_bad;
+static int npi_make(weft_pipeflow *pf, void *a) { if (weft_pipeflow_token(pf) == NPI) weft_pipeflow_stop(pf); return 0; }
+static int npi_add(weft_pipeflow *pf, void *a) { struct np_inner *x = a; x->sum += (long)(x->base + weft_pipeflow_token(pf)); return 0; }
+static long np_outv[NPT]; static uint64_t np_next;
+static int npo_make(weft_pipeflow *pf, void *a) { if (weft_pipeflow_token(pf) == NPT) weft_pipeflow_stop(pf); return 0; }
+static int npo_run(weft_pipeflow *pf, void *a) {
+    struct np_inner *x = &npin_[weft_pipeflow_line(pf)];
+    x->sum = 0; x->base = weft_pipeflow_token(pf) * 1000;
+    if (weft_pipeline_reset(x->p)) atomic_fetch_add(&g_np_bad, 1);
+    weft_status s = weft_run_and_wait(g_np_ex, x->tf);
+    if (s) { atomic_fetch_add(&g_np_bad, 1); }
+    return 0;
+}
+static int npo_out(weft_pipeflow *pf, void *a) {
+    uint64_t t = weft_pipeflow_token(pf);
+    if (t != np_next++) atomic_fetch_add(&g_np_bad, 1);
+    np_outv[t] = npin_[weft_pipeflow_line(pf)].sum;
+    return 0;
+}
+
+TEST(tbb_pipeline_filter_running_an_inner_pipeline_per_line_gives_each_token_its_inner_sum_in_order) {
+    for (size_t w = 0; w < NW; w++) {
+        g_np_ex = make_executor(kW[w]);
+        atomic_store(&g_np_bad, 0);
+        weft_status e;
+        for (int l = 0; l < NPL; l++) {
+            weft_stage st[] = {{WEFT_STAGE_SERIAL, npi_make, &npin_[l], "im"}, {WEFT_STAGE_SERIAL, npi_add, &npin_[l], "ia"}};
+            npin_[l].p = weft_pipeline_create(2, st, 2, &e);
+            ASSERT_NOT_NULL(npin_[l].p);
+            npin_[l].tf = make_taskflow("inner");
+            ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(npin_[l].tf, npin_[l].p)));
+        }
+        for (int sch = 0; sch < 3; sch++) {
+            np_next = 0;
+            weft_stage st[] = {{WEFT_STAGE_SERIAL, npo_make, NULL, "make"},
+                               {WEFT_STAGE_PARALLEL, npo_run, NULL, "inner"},
+                               {WEFT_STAGE_SERIAL, npo_out, NULL, "out"}};
+            weft_pipeline *p = weft_pipeline_create(NPL, st, 3, &e);
+            ASSERT_NOT_NULL(p);
+            ASSERT_OK(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)sch));
+            weft_taskflow *tf = make_taskflow("outer");
+            ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+            ASSERT_OK(weft_run_and_wait(g_np_ex, tf));
+            ASSERT_EQ(np_next, NPT);
+            for (int t = 0; t < NPT; t++) {
+                long want = 0;
+                for (int k = 0; k < NPI; k++) want += t * 1000 + k;
+                ASSERT_EQ(np_outv[t], want);
+            }
+            weft_taskflow_destroy(tf);
+            ASSERT_OK(weft_pipeline_destroy(p));
+        }
+        ASSERT_EQ(atomic_load(&g_np_bad), 0);
+        for (int l = 0; l < NPL; l++) {
+            weft_taskflow_destroy(npin_[l].tf);
+            ASSERT_OK(weft_pipeline_destroy(npin_[l].p));
+        }
+        weft_executor_destroy(g_np_ex);
+    }
+}
