@@ -761,7 +761,7 @@ TEST(tbb_task_group_fibonacci_and_sudoku_count_exactly_on_every_worker_count) {
     /* the unique solution, then fewer givens: many completions */
     unsigned char holes[81];
     memcpy(holes, base, 81);
-    for (int i = 0; i < 81; i += 6) holes[i] = 0; /* 131 completions */
+    for (int i = 0; i < 81; i += 9) holes[i] = 0; /* 70 completions */
     unsigned char tmp[81];
     memcpy(tmp, base, 81);
     long want1 = sud_serial(tmp);
@@ -771,7 +771,7 @@ TEST(tbb_task_group_fibonacci_and_sudoku_count_exactly_on_every_worker_count) {
     ASSERT_GT(want2, 1);
     for (size_t w = 0; w < NW; w++) {
         weft_executor *ex = make_executor(kW[w]);
-        for (int n = 0; n <= 20; n += 5) {
+        for (int n = 0; n <= 16; n += 4) {
             struct tgfib a = {n, -1};
             root(ex, tg_fib, &a);
             long x = 0, y = 1;
@@ -1889,13 +1889,13 @@ TEST(bots_typed_fib_with_a_spawn_pending_runs_a_parallel_loop_and_a_wait_after_w
 
 /* pipeline.h: a stage may spawn and sync through weft_current_ctx(); a stage
  * may call a parallel algorithm (it runs other work meanwhile).  Token k's
- * value is the sum over i < 200 of fib(k % 13 + i % 5): the parallel stage
+ * value is the sum over i < 64 of fib(k % 13 + i % 5): the parallel stage
  * computes the fibs by a task group, the serial stage sums them by a
  * reduction, and the last serial stage checks the order. */
 struct npipe {
     weft_executor *ex;
     uint64_t ntok;
-    long vals[8][200]; /* per line */
+    long vals[8][64]; /* per line */
     long sums[8];
     uint64_t next_out;
     atomic_int bad;
@@ -1914,15 +1914,15 @@ static int np_fibs(weft_pipeflow *pf, void *arg) {
         atomic_fetch_add(&p->bad, 1);
         return 1;
     }
-    struct tgfib f[200];
+    struct tgfib f[64];
     weft_task_group g;
     weft_task_group_init(&g, cx);
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 64; i++) {
         f[i] = (struct tgfib){base + i % 5, 0};
         weft_task_group_spawn(&g, tg_fib, &f[i]);
     }
     int st = weft_task_group_wait(&g);
-    for (int i = 0; i < 200; i++) p->vals[l][i] = f[i].r;
+    for (int i = 0; i < 64; i++) p->vals[l][i] = f[i].r;
     return st;
 }
 static void add_long(void *acc, const void *x, void *arg) { *(long *)acc += *(const long *)x; }
@@ -1931,7 +1931,7 @@ static int np_sum(weft_pipeflow *pf, void *arg) {
     size_t l = weft_pipeflow_line(pf);
     long s = 0;
     weft_algo_config c = {.chunk = 16};
-    if (weft_parallel_reduce(p->ex, p->vals[l], 200, sizeof(long), &s, add_long, NULL, &c) != WEFT_OK) return 2;
+    if (weft_parallel_reduce(p->ex, p->vals[l], 64, sizeof(long), &s, add_long, NULL, &c) != WEFT_OK) return 2;
     p->sums[l] = s;
     return 0;
 }
@@ -1940,7 +1940,7 @@ static int np_check(weft_pipeflow *pf, void *arg) {
     uint64_t t = weft_pipeflow_token(pf);
     int base = (int)(t % 13);
     long want = 0;
-    for (int i = 0; i < 200; i++) want += fib_plain(base + i % 5);
+    for (int i = 0; i < 64; i++) want += fib_plain(base + i % 5);
     if (t != p->next_out++ || p->sums[weft_pipeflow_line(pf)] != want) atomic_fetch_add(&p->bad, 1);
     return 0;
 }
@@ -1950,11 +1950,11 @@ TEST(tbb_pipeline_filters_that_spawn_task_groups_and_run_reductions_give_each_to
     for (size_t w = 0; w < NW; w++) {
         weft_executor *ex = make_executor(kW[w]);
         for (size_t si = 0; si < 3; si++)
-            for (size_t lines = 1; lines <= 8; lines += 3) {
+            for (size_t lines = 1; lines <= 7; lines += 6) {
                 struct npipe *p = calloc(1, sizeof *p);
                 ASSERT_NOT_NULL(p);
                 p->ex = ex;
-                p->ntok = 40;
+                p->ntok = 20;
                 weft_stage st[] = {{WEFT_STAGE_SERIAL, np_make, p, "make"},
                                    {WEFT_STAGE_PARALLEL, np_fibs, p, "fibs"},
                                    {WEFT_STAGE_SERIAL, np_sum, p, "sum"},
@@ -1966,7 +1966,7 @@ TEST(tbb_pipeline_filters_that_spawn_task_groups_and_run_reductions_give_each_to
                 weft_taskflow *tf = make_taskflow("nested pipeline");
                 ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, pl)));
                 ASSERT_OK(weft_run_and_wait(ex, tf));
-                ASSERT_EQ(p->next_out, 40);
+                ASSERT_EQ(p->next_out, 20);
                 ASSERT_EQ(atomic_load(&p->bad), 0);
                 weft_taskflow_destroy(tf);
                 ASSERT_OK(weft_pipeline_destroy(pl));
@@ -2179,7 +2179,7 @@ static void hist_scan(size_t lo, size_t hi, void *acc, bool has_acc, void *arg) 
 }
 
 TEST(tbb_histogram_reduce_and_scan_with_16_kib_accumulators_and_chunk_1_keep_their_chunk_state_small) {
-    const size_t n = 100000;
+    const size_t n = 70001;
     uint32_t *want = calloc(HBINS, sizeof *want), *got = malloc(HBINS * sizeof *got);
     uint32_t *out = malloc(n * sizeof *out), *wout = malloc(n * sizeof *wout), *run = calloc(HBINS, sizeof *run);
     ASSERT_TRUE(want && got && out && wout && run);
@@ -2236,7 +2236,7 @@ static void dacc_add(void *acc, const void *x, void *arg) {
 }
 
 TEST(tbb_deterministic_reduce_and_scan_of_doubles_give_the_same_bits_on_1_2_3_4_and_8_workers) {
-    const size_t n = 50021;
+    const size_t n = 20011;
     double *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out), *first = malloc(n * sizeof *first);
     ASSERT_TRUE(in && out && first);
     for (size_t i = 0; i < n; i++) in[i] = (double)(mix64(i) % 1000000) / 7919.0 - 60.0;
