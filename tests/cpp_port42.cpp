@@ -275,7 +275,7 @@ TEST(tbb_text_filter_weft_pipeline_capitalizes_words_in_order_over_two_runs) {
             std::size_t pos = 0;
             std::string out;
             std::vector<std::string> buf(lines);
-            std::vector<bool> start(lines);
+            std::vector<char> start(lines); /* not vector<bool>: lines are written concurrently */
             weft::pipeline pl(lines,
                               weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow &pf) {
                                              if (pos >= text.size()) {
@@ -291,7 +291,7 @@ TEST(tbb_text_filter_weft_pipeline_capitalizes_words_in_order_over_two_runs) {
                                              pos = end;
                                          }},
                               weft::pipe{weft::pipe_type::parallel,
-                                         [&](weft::pipeflow &pf) { cap(buf[pf.line()], start[pf.line()]); }},
+                                         [&](weft::pipeflow &pf) { cap(buf[pf.line()], start[pf.line()] != 0); }},
                               weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow &pf) { out += buf[pf.line()]; }});
             weft::taskflow tf;
             auto rewind = tf.emplace([&] {
