@@ -71,15 +71,17 @@ typedef struct weft_topology_config {
      * read instead of the real /sys: tools and tests describe machines they
      * do not run on this way.  Set, it means the sysfs backend and every CPU
      * of the tree (the affinity mask is about this machine, not that one);
-     * a directory that cannot be read is WEFT_ENOENT.  NULL: the real
-     * machine. */
+     * a directory that cannot be read, or one with no
+     * sys/devices/system/cpu directory in it (no sysfs tree: "/tmp"), is
+     * WEFT_ENOENT, naming it; a tree whose cpu/ lists no usable CPU gives
+     * the synthetic machine.  NULL: the real machine. */
     const char *sysfs_root;
 } weft_topology_config;
 
 /* Detects the machine's topology and returns it in *out (set to NULL on
  * failure).  Errors: WEFT_EINVAL (out NULL, an unknown source), WEFT_ENOENT
  * (source HWLOC and hwloc cannot be loaded or fails; a sysfs_root that is not
- * a readable directory), WEFT_ENOMEM.  Any
+ * a readable directory or holds no sys/devices/system/cpu), WEFT_ENOMEM.  Any
  * thread; the calling thread's affinity mask decides which CPUs are listed. */
 WEFT_API WEFT_NODISCARD weft_status weft_topology_detect(const weft_topology_config *config,
                                                          weft_topology **out);

@@ -129,10 +129,20 @@ weft_status weft_topology_detect(const weft_topology_config *config, weft_topolo
     if (c.sysfs_root) {
         /* A root that is not there is the caller's slip (a typo, a tree not
          * made yet): refused, where it gave the one-CPU synthetic machine.
-         * A tree without cpu/ files still describes a machine: synthetic. */
+         * So is a directory that holds no sysfs tree at all (sysfs_root = "/tmp",
+         * or the tree's parent): topology.h asks for DIR/sys/devices/system/cpu.
+         * A tree whose cpu/ has no usable CPU still describes a machine:
+         * synthetic. */
         if (weft__dir_each(c.sysfs_root, stop_at_first, NULL) != 0)
             return weft__fail(__func__, WEFT_ENOENT, "sysfs_root '%s' is not a directory that can be read",
                               c.sysfs_root);
+        char cpu_dir[4096];
+        int len = snprintf(cpu_dir, sizeof cpu_dir, "%s/sys/devices/system/cpu", c.sysfs_root);
+        if (len < 0 || (size_t)len >= sizeof cpu_dir || weft__dir_each(cpu_dir, stop_at_first, NULL) != 0)
+            return weft__fail(__func__, WEFT_ENOENT,
+                              "sysfs_root '%s' holds no sysfs tree: '%s/sys/devices/system/cpu' is not a directory "
+                              "that can be read",
+                              c.sysfs_root, c.sysfs_root);
         st = weft__topology_detect_at(c.sysfs_root, NULL, 0, out);
         return st == 0 ? WEFT_OK
                        : weft__fail(__func__, (weft_status)st, "no topology under '%s': %s", c.sysfs_root,
