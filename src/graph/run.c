@@ -425,6 +425,11 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
     atomic_store_explicit(&sub->pending, 0, memory_order_relaxed);
     weft__mutex_lock(&tf->mu);
     *st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL);
+    /* A module's body whose run was in flight at fork() on an executor of the
+     * parent: as in submit, a run queued behind it never starts in this
+     * child, and the module task (and its whole run) would wait for ever.
+     * The task fails instead, and its run ends with this status. */
+    if (*st == WEFT_OK && tf->active && weft__forked(tf->active->ex)) *st = WEFT_EFORKED;
     weft__job *now = NULL;
     if (*st == WEFT_OK) {
         if (!tf->active) {
