@@ -29,9 +29,30 @@ static uint64_t fails_of(weft_executor *ex, unsigned i) { return weft__stat_read
 
 /* Four workers bound to CPUs 0, 1, 0, 1 of the odd-numbered machine (CPUs 0
  * and 1 on different packages): worker 0's tiers are {2} (its L3) and {1, 3}
- * (the other package); its node tier is empty.  A fresh executor's workers
- * search once (steal_rounds + yield_rounds rounds over their tiers) and park:
- * the failed steals count the attempts exactly. */
+ * (the other package); its node tier is empty.  A worker that never ran a
+ * job parks after one look, without steal rounds (worker.c): each worker runs
+ * one task first (four that wait for each other), then searches once
+ * (steal_rounds + yield_rounds rounds over its tiers) and parks: the failed
+ * steals count the attempts exactly. */
+static atomic_int met;
+
+static int meet_all_four(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    atomic_fetch_add(&met, 1);
+    while (atomic_load(&met) < 4) sched_yield();
+    return 0;
+}
+
+static void one_task_on_each_worker(weft_executor *ex) {
+    atomic_store(&met, 0);
+    weft_future *f[4];
+    for (int i = 0; i < 4; i++) ASSERT_OK(weft_async(ex, meet_all_four, NULL, &f[i]));
+    for (int i = 0; i < 4; i++) {
+        ASSERT_OK(weft_future_wait(f[i]));
+        weft_future_destroy(f[i]);
+    }
+}
+
 static weft_executor *odd_executor(const unsigned attempts[3]) {
     const char *root = fake_write(&FAKE_ODD_NUMBERS);
     weft__topo_layer_set_machine(fake_detect(root));
@@ -43,6 +64,7 @@ static weft_executor *odd_executor(const unsigned attempts[3]) {
     weft_status st;
     weft_executor *ex = weft_executor_create(&c, &st);
     ASSERT_OK(st);
+    one_task_on_each_worker(ex);
     return ex;
 }
 

@@ -339,11 +339,19 @@ static weft__job *final_look(weft__worker *w) {
     return NULL;
 }
 
-/* Steal rounds with short spins, then rounds with yields.  NULL if nothing found. */
-static weft__job *search(weft__worker *w) {
+/* Steal rounds with short spins, then rounds with yields.  NULL if nothing found.
+ * A worker that has never run a job (`fresh`) skips them and parks after the
+ * park step's one look at every queue (final_look): at creation every worker
+ * starts searching, and each one's 24 rounds over all the others made
+ * creating N workers cost N^2 steal attempts while the later ones started
+ * (4096 workers: 8 s on 2 CPUs).  A worker that has seen work searches as
+ * before, where a short gap between runs is likely.  Parking at once is the
+ * protocol's ordinary give-up (prepare, final look, sleep: docs/design.md,
+ * "Sleep and wake"), so no wake-up can be lost. */
+static weft__job *search(weft__worker *w, bool fresh) {
     weft_executor *ex = w->ex;
     weft__worker_gap(w); /* the next task's span starts after the search */
-    unsigned rounds = ex->steal_rounds + ex->yield_rounds;
+    unsigned rounds = fresh ? 0 : ex->steal_rounds + ex->yield_rounds;
     for (unsigned r = 0; r < rounds; r++) {
         weft__job *j = steal_round(w);
         if (j) return j;
@@ -436,8 +444,9 @@ void *weft__worker_main(void *arg) {
      * (tests/seeds_hunt42.c). */
     w->fair_next = (uint32_t)w->stats.jobs + WEFT__FAIR_INTERVAL;
     /* Every worker starts counted as searching (weft__sleep_init). */
+    bool fresh = true; /* no job run yet: park after one look (search) */
     for (;;) {
-        weft__job *j = search(w);
+        weft__job *j = search(w, fresh);
         if (!j) {
             uint32_t key = weft__sleep_prepare(&ex->sleep);
             /* Submitters publish a job and look at the sleepers with only the
@@ -458,6 +467,7 @@ void *weft__worker_main(void *arg) {
             if (!j) continue;
         }
         weft__sleep_end_search(&ex->sleep);
+        fresh = false;
         if (__builtin_expect(w->poll_watching, 0)) hand_over_watch(w);
         weft__hook_busy(w, true); /* observe/ */
         unsigned streak = 0;
