@@ -10,7 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-_Atomic int weft__log_level_ = WEFT_LOG_WARN;
+/* DEBUG until WEFT_LOG has been read (then WEFT_LOG's level, or warn): the
+ * macro's test lets every message through to weft__log_emit, which reads
+ * WEFT_LOG and tests again.  Starting at warn dropped an info or debug message
+ * logged before the first executor even under WEFT_LOG=debug. */
+_Atomic int weft__log_level_ = WEFT_LOG_DEBUG;
 
 /* The callback and its argument are set together by weft_log_set_callback before
  * work starts (documented), so two relaxed atomics suffice: no torn pointer. */
@@ -24,8 +28,10 @@ static _Atomic(weft__log_context_fn) context_fn;
 static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
 
 /* WEFT_LOG is read once, on the first executor created (or the first
- * weft_log_get_level); a level the program set before that wins over it. */
+ * weft_log_get_level or message); a level the program set before that wins
+ * over it.  0: not read, 1: being read, 2: read (the level is final). */
 static _Atomic int env_read;
+static _Thread_local bool reading_env; /* this thread reads it: its bad-value warning goes out */
 static _Atomic int level_set_by_program;
 
 static void store_level(weft_log_level level) {
@@ -73,14 +79,24 @@ static void fill_context(weft_log_entry *e) {
 }
 
 void weft__log_init_from_env(void) {
-    if (atomic_exchange_explicit(&env_read, 1, memory_order_relaxed)) return;
+    int zero = 0;
+    if (reading_env || atomic_load_explicit(&env_read, memory_order_acquire) == 2) return;
+    if (!atomic_compare_exchange_strong_explicit(&env_read, &zero, 1, memory_order_relaxed, memory_order_relaxed)) {
+        /* Another thread reads it: the level is final only when it is done. */
+        while (atomic_load_explicit(&env_read, memory_order_acquire) != 2) weft__thread_yield();
+        return;
+    }
     /* The rule of every WEFT_* variable (core/env.h): any case, and an empty
      * or unknown value is warned about once and the default kept. */
     static const char *const words[] = { "off", "error", "warn", "info", "debug", NULL };
     _Static_assert(WEFT_LOG_OFF == 0 && WEFT_LOG_DEBUG == 4, "words[] follows weft_log_level");
+    /* A bad value's warning, logged from here, goes out (reading_env). */
+    reading_env = true;
     int i = weft__env_choice("WEFT_LOG", words, "warn");
-    if (i >= 0 && !atomic_load_explicit(&level_set_by_program, memory_order_relaxed))
-        store_level((weft_log_level)i);
+    reading_env = false;
+    if (!atomic_load_explicit(&level_set_by_program, memory_order_relaxed))
+        store_level(i >= 0 ? (weft_log_level)i : WEFT_LOG_WARN);
+    atomic_store_explicit(&env_read, 2, memory_order_release);
 }
 
 void weft__log_emit(weft_log_level level, const char *fmt, ...) {
@@ -89,7 +105,7 @@ void weft__log_emit(weft_log_level level, const char *fmt, ...) {
      * WEFT_GPU in weft_gpu_open, a bad WEFT_BLOCK_CACHE_MB at a taskflow's
      * destroy) passed the default level and was printed under WEFT_LOG=off.
      * Read it now and look at the level again. */
-    if (!atomic_load_explicit(&env_read, memory_order_relaxed)) {
+    if (atomic_load_explicit(&env_read, memory_order_acquire) != 2) {
         weft__log_init_from_env();
         if ((int)level > atomic_load_explicit(&weft__log_level_, memory_order_relaxed)) return;
     }
