@@ -286,7 +286,15 @@ WEFT_NODISCARD static inline weft_executor *weft__executor_create_inline(const w
  * or after the call: there is no error status for a call on an executor
  * being or already destroyed (once destroy has stopped waiting, a submission
  * may be lost or reach freed memory), so stop every other thread's use of ex
- * before calling it. */
+ * before calling it.
+ *
+ * An executor's workers are threads of the process that sleep, not exit, when
+ * idle: a process ends only through exit() (or a return from main) while one
+ * lives.  A main thread that ends with pthread_exit() while any executor
+ * exists (the default one included: it exists from its first use until exit)
+ * leaves the process running for ever once its other threads end.  Destroy
+ * your executors, and end the process with exit() (from main, or from the
+ * last thread that has work) rather than pthread_exit() from main. */
 WEFT_API void weft_executor_destroy(weft_executor *ex);
 
 /* Number of worker threads.  0 for NULL.  Any thread. */
@@ -474,7 +482,10 @@ WEFT_API void weft_future_destroy(weft_future *f);
  * return WEFT_ESHUTDOWN, so an atexit handler registered before the first use
  * (it runs later) is safe: it gets that status, never a freed executor.  No
  * other thread may still be using it while exit runs.  quick_exit() and _exit()
- * do not run the handler.
+ * do not run the handler.  Only exit() ends it: a main thread that calls
+ * pthread_exit() after using it leaves its workers asleep and the process
+ * alive for ever (weft_executor_destroy says more); have the last thread with
+ * work call exit() instead.
  *
  * weft_executor_destroy refuses it (a logged warning, nothing done), so that no
  * library can destroy the pool the others share.  In a child process made by

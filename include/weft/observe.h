@@ -27,7 +27,13 @@
  * With none of them switched on, each hook on the task path costs one
  * predictable branch.  Environment variables turn them on with no code change:
  *   WEFT_PROFILE=out.json | out.html   profile every executor, written at destroy
- *                                      (or at exit for one never destroyed)
+ *                                      (or at exit for one never destroyed);
+ *                                      later executors write out.1.json, ...;
+ *                                      a child made by fork() from a process
+ *                                      that profiles (WEFT_PROFILE set at load,
+ *                                      or such an executor made before the
+ *                                      fork) writes out.<its pid>.json (.1,
+ *                                      ...), never its parent's files
  *   WEFT_LOG=error|warn|info|debug     log level (default warn)
  *   WEFT_STATS=live.stats[,run.prom]   publish live statistics (weft-top, Prometheus)
  *   WEFT_METRICS=1                     task metrics on for every executor

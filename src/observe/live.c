@@ -327,7 +327,14 @@ weft_status weft_stats_stop(weft_executor *ex) {
 
 void weft__live_from_env(weft_executor *ex) {
     const char *s = weft__getenv("WEFT_STATS");
-    if (!s || !*s) return;
+    if (!s) return;
+    /* Set but empty: warned about once (core/env.h's rule), as any bad value;
+     * it was silent.  The default, nothing published, is kept. */
+    if (!*s) {
+        if (weft__env_first_warning("WEFT_STATS"))
+            weft__log(WEFT_LOG_WARN, "WEFT_STATS is set but empty: live statistics are not published (give it a path)");
+        return;
+    }
     static _Atomic unsigned executors; /* k-th executor publishing: paths get ".k" */
     unsigned k = atomic_fetch_add_explicit(&executors, 1, memory_order_relaxed);
     char paths[2][4096] = { "", "" }, one[4096];
