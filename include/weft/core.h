@@ -236,7 +236,8 @@ typedef struct weft_executor_config {
  * weft_executor_destroy leaves it alone with a warning.  A child may create and use executors of its
  * own; exec() is the usual way on.  A taskflow whose run was in flight at the
  * fork cannot run in the child (that run never ends there): weft_run of it
- * returns WEFT_EFORKED on any executor. */
+ * (weft_run_n, weft_run_until, ...) returns WEFT_EFORKED on any executor, and
+ * a module task over it fails with task code WEFT_EFORKED (weft/flow.h). */
 WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_config *config,
                                                             weft_status *err);
 /* weft_executor_create for a config of `size` bytes: the sizeof
