@@ -12,3 +12,7 @@ weft_add_test_program(doubts_tests41 SOURCES doubts_hunt41.c TIMEOUT 60)
 weft_add_test_program(review_tests41 SOURCES review_hunt41.c TIMEOUT 60)
 # Session 41's open doubts (session 42, h42-1): one section per doubt.
 weft_add_test_program(doubts_tests42 SOURCES doubts_hunt42.c TIMEOUT 60)
+# Session 42's review of its riskiest concurrent changes (h42-9): submitter
+# slots taken over, the injector's spare list, batch steals after single
+# steals, semaphore user counts on every run path, ROUND_ROBIN's queuers.
+weft_add_test_program(review_tests42 SOURCES review_hunt42.c TIMEOUT 60)
