@@ -88,6 +88,14 @@ static void slot_takeover(size_t bound, unsigned workers) {
         for (unsigned k = 0; k < n; k++) pthread_join(t[k], NULL);
     }
     ASSERT_OK(weft_executor_wait_all(S_ex));
+    if (getenv("REVIEW42_VERBOSE")) {
+        size_t bad = 0;
+        for (size_t i = 0; i < base; i++)
+            if (atomic_load(&S_seen[i]) != 1) {
+                if (bad++ < 20) printf("job %zu (thread %zu) ran %d times\n", i, i / SUB_PER_THREAD, (int)atomic_load(&S_seen[i]));
+            }
+        printf("%zu of %zu wrong\n", bad, (size_t)base);
+    }
     for (size_t i = 0; i < base; i++)
         if (atomic_load(&S_seen[i]) != 1) TEST_FAIL_("job %zu ran %d times", i, (int)atomic_load(&S_seen[i]));
     weft_executor_destroy(S_ex);
@@ -595,4 +603,76 @@ static void rr_metrics(weft_sched_kind kind) {
 
 TEST(round_robin_steals_stay_within_tasks_while_job_records_are_reused) {
     rr_metrics(WEFT_SCHED_ROUND_ROBIN);
+}
+
+/* A job queued by a thread that is no worker reaches a policy through the
+ * injector, moved there by whichever worker looks: it was recorded as queued
+ * by that worker, so when the same worker ran it no steal was counted, where
+ * observe.h counts "one a thread that is no worker queued" as a steal (the
+ * test above saw 0 steals for 40 roots from main whenever one worker ran
+ * them all).  On one worker every such job must count. */
+static struct {
+    pthread_mutex_t m;
+    weft_sched_item *items[256];
+    size_t head, n;
+} Q = {PTHREAD_MUTEX_INITIALIZER, {0}, 0, 0};
+static int q_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    (void)st, (void)p, (void)worker;
+    pthread_mutex_lock(&Q.m);
+    int full = Q.n == 256;
+    if (!full) Q.items[(Q.head + Q.n++) % 256] = it;
+    pthread_mutex_unlock(&Q.m);
+    return full;
+}
+static weft_sched_item *q_pop(void *st, int worker) {
+    (void)st, (void)worker;
+    pthread_mutex_lock(&Q.m);
+    weft_sched_item *it = NULL;
+    if (Q.n) {
+        it = Q.items[Q.head];
+        Q.head = (Q.head + 1) % 256;
+        Q.n--;
+    }
+    pthread_mutex_unlock(&Q.m);
+    return it;
+}
+static const weft_sched_policy q_policy = {.push = q_push, .pop = q_pop};
+
+static atomic_int O_gate, O_ran;
+static int o_gate(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    while (!atomic_load_explicit(&O_gate, memory_order_acquire)) sched_yield();
+    return 0;
+}
+static int o_count(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    atomic_fetch_add_explicit(&O_ran, 1, memory_order_relaxed);
+    return 0;
+}
+
+static uint64_t outside_steals(const weft_sched_config *sc) {
+    enum { JOBS = 60 };
+    weft_executor *ex = make_ex(&(weft_executor_config){.workers = 1, .metrics = true, .sched = sc});
+    atomic_store(&O_gate, 0);
+    atomic_store(&O_ran, 0);
+    /* The worker is held by the first job while main queues the rest: they
+     * all wait in the injector until the worker moves them into the policy. */
+    ASSERT_OK(weft_silent_async(ex, o_gate, NULL));
+    for (int i = 0; i < JOBS; i++) ASSERT_OK(weft_silent_async(ex, o_count, NULL));
+    atomic_store(&O_gate, 1);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&O_ran), JOBS);
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    weft_executor_destroy(ex);
+    return m.total.steals;
+}
+
+TEST(a_round_robin_or_custom_policys_job_queued_from_outside_counts_as_a_steal_on_one_worker) {
+    weft_sched_config rr = {.kind = WEFT_SCHED_ROUND_ROBIN};
+    uint64_t s = outside_steals(&rr);
+    if (s < 61) TEST_FAIL_("ROUND_ROBIN: %llu steals for 61 jobs from main", (unsigned long long)s);
+    weft_sched_config cu = {.kind = WEFT_SCHED_CUSTOM, .policy = &q_policy};
+    s = outside_steals(&cu);
+    if (s < 61) TEST_FAIL_("custom policy: %llu steals for 61 jobs from main", (unsigned long long)s);
 }

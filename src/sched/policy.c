@@ -288,17 +288,19 @@ static inline void call_ends(weft__policy *p) {
     if (p->checked) atomic_fetch_add_explicit(&p->calls_ended, 1, memory_order_seq_cst);
 }
 
-int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker) {
+int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker, int from) {
     weft__policy *p = s->policy;
     call_begins(p);
     if (p->checked) {
-        if (held_add(p->held, job, worker) != WEFT_OK) return call_ends(p), WEFT_ENOMEM;
+        if (held_add(p->held, job, from) != WEFT_OK) return call_ends(p), WEFT_ENOMEM;
         atomic_fetch_add_explicit(&p->outstanding, 1, memory_order_relaxed);
     }
-    int st = p->ops.push(p->ops.state, (weft_sched_item *)job, (weft_priority)prio, worker);
+    /* A user's push sees the calling worker; the built-in ones use `worker`
+     * only to record who queued the job (rr_push): for them, from. */
+    int st = p->ops.push(p->ops.state, (weft_sched_item *)job, (weft_priority)prio, p->checked ? worker : from);
     if (st != 0 && p->checked) {
-        int from;
-        (void)held_take(p->held, job, &from);
+        int was;
+        (void)held_take(p->held, job, &was);
         atomic_fetch_sub_explicit(&p->outstanding, 1, memory_order_relaxed);
     }
     call_ends(p);

@@ -90,10 +90,14 @@ static int push(weft__worker *w, void *state, weft__job *job);
  * wait in the injector (the core's path for them costs nothing extra) and
  * move into the policy, in their order, when a worker looks.  Returns a job
  * the policy could not take (to run now), or NULL. */
+static int push_from(weft__worker *w, weft__sched *s, weft__job *job, int from);
 static weft__job *drain_injector(weft__sched *s, weft__worker *w) {
     weft__job *j;
+    /* Queued by a thread that is no worker (from -1), whichever worker moves
+     * it: recorded as the mover's, a ROUND_ROBIN or custom policy's job from
+     * main run by that worker counted no steal (observe.h counts it). */
     while ((j = weft__injector_pop(&s->ex->injector)) != NULL)
-        if (push(w, s, j) != 0) return j;
+        if (push_from(w, s, j, -1) != 0) return j;
     return NULL;
 }
 
@@ -262,10 +266,15 @@ static void queued_ticket(weft__sched *s, weft__worker *w, unsigned level, bool 
 static void queued(weft__sched *s, weft__worker *w, unsigned level) { queued_ticket(s, w, level, true); }
 
 /* A policy takes every job the core queues (core/layer.h's push). */
-static int push(weft__worker *w, void *state, weft__job *job) {
-    weft__sched *s = state;
+/* push, for a job that `from` queued (a worker's index, or -1: a thread
+ * that is no worker), w being the worker that moves it into the policy. */
+static int push_from(weft__worker *w, weft__sched *s, weft__job *job, int from) {
     if (s->policy->heap) return queue_now(s, w, job, WEFT_PRIORITY_NORMAL);
-    return weft__policy_push(s, job, WEFT_PRIORITY_NORMAL, w ? (int)w->id : -1);
+    return weft__policy_push(s, job, WEFT_PRIORITY_NORMAL, w ? (int)w->id : -1, from);
+}
+
+static int push(weft__worker *w, void *state, weft__job *job) {
+    return push_from(w, state, job, w ? (int)w->id : -1);
 }
 
 static const weft__source source_prio = {take, NULL};
@@ -316,7 +325,7 @@ static int submit(weft_executor *ex, weft__worker *w, weft__job *job, int prio, 
     if (!s || !prio_ok(prio)) return WEFT_EINVAL;
     if (s->policy && !s->policy->heap) {
         if (!w) drain_before_outside_submit(s);
-        int st = weft__policy_push(s, job, prio, w ? (int)w->id : -1);
+        int st = weft__policy_push(s, job, prio, w ? (int)w->id : -1, w ? (int)w->id : -1);
         if (st == 0) weft__source_notify(ex, w);
         return st == 0 ? WEFT_OK : WEFT_ENOMEM;
     }

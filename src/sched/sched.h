@@ -282,8 +282,11 @@ weft__job *weft__sched_next(weft__worker *w);
  * WEFT_EINVAL (a bad kind, or CUSTOM without push and pop), WEFT_ENOMEM. */
 int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nworkers);
 void weft__policy_destroy(weft__sched *s);
-/* A job the policy pushed (0) or refused (non-zero). */
-int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker);
+/* A job the policy pushed (0) or refused (non-zero).  worker: the calling
+ * worker (-1: none), as a user's push sees it; from: who queued the job, for
+ * the metrics (weft__policy_moved): -1 for a job a thread that is no worker
+ * queued, which a worker moves in from the injector. */
+int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker, int from);
 /* A job for worker (own first when `own`), or NULL.  *from: the worker that
  * queued it (-1: a thread that is no worker, or a policy with one queue for
  * all, which is taken as the injector's). */
