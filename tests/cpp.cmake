@@ -53,6 +53,10 @@ if(CMAKE_CXX_COMPILER)
   weft_add_test_program(cpp_hunt42 SOURCES cpp_hunt42.cpp TIMEOUT 120)
   set_target_properties(cpp_hunt42 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                               CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Session 42's review (h42-9): task_group batches after a child threw.
+  weft_add_test_program(cpp_review42 SOURCES cpp_review42.cpp TIMEOUT 120)
+  set_target_properties(cpp_review42 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                                CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # weft.hpp on its own (twice, for its guard), as strict C++17.
   add_test(NAME cpp.weft_hpp_compiles_alone_as_cxx17
     COMMAND sh -c "printf '#include <weft.hpp>\\n#include <weft.hpp>\\nint main(void) { return 0; }\\n' | \"$0\" -std=c++17 -Wall -Wextra -Wshadow -pedantic -Werror -fsyntax-only -I\"$1\" -x c++ -"
