@@ -252,11 +252,13 @@ static weft__job *w_run(weft__worker *w, weft__job *self) {
     return NULL;
 }
 
-TEST(jobs_on_the_injectors_spare_list_wake_a_parked_executor_and_run_once) {
+static void spare_wakes(weft_sched_kind kind) {
     enum { ROUNDS = 30, PER = 150 };
     static weft__job jobs[ROUNDS][PER];
+    atomic_store(&W_ran, 0);
+    weft_sched_config sc = {.kind = kind};
     weft_set_allocator(&flaky); /* before the executor: no thread of weft may be running */
-    weft_executor *ex = make_ex(&(weft_executor_config){.workers = 2});
+    weft_executor *ex = make_ex(&(weft_executor_config){.workers = 2, .sched = &sc});
     for (int r = 0; r < ROUNDS; r++) {
         usleep(r % 3 == 0 ? 3000 : 200); /* let the workers park, some rounds */
         atomic_store(&fail_blocks, 1);
@@ -266,7 +268,8 @@ TEST(jobs_on_the_injectors_spare_list_wake_a_parked_executor_and_run_once) {
         }
         atomic_store(&fail_blocks, 0);
         for (int spin = 0; atomic_load(&W_ran) < (r + 1) * PER; spin++) {
-            if (spin > 20000) TEST_FAIL_("round %d: %d of %d jobs ran", r, atomic_load(&W_ran), (r + 1) * PER);
+            if (spin > 20000)
+                TEST_FAIL_("kind %d, round %d: %d of %d jobs ran", (int)kind, r, atomic_load(&W_ran), (r + 1) * PER);
             usleep(100);
         }
     }
@@ -274,6 +277,14 @@ TEST(jobs_on_the_injectors_spare_list_wake_a_parked_executor_and_run_once) {
     ASSERT_EQ(atomic_load(&W_ran), ROUNDS * PER);
     weft_executor_destroy(ex);
     weft_set_allocator(NULL);
+}
+
+/* The same under the policies, whose workers move the injector's jobs (the
+ * spare list's included) into the policy before they sleep. */
+TEST(jobs_on_the_injectors_spare_list_wake_a_parked_executor_and_run_once) {
+    spare_wakes(WEFT_SCHED_WORK_STEALING);
+    spare_wakes(WEFT_SCHED_FIFO);
+    spare_wakes(WEFT_SCHED_ROUND_ROBIN);
 }
 
 /* ---- 26bb86d: batch steals after single steals ---------------------------------- */
