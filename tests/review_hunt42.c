@@ -178,11 +178,11 @@ TEST(a_growing_push_only_deque_gives_every_job_once_to_each_kind_of_thief_across
 
 /* Fails every allocation of an injector block while `fail_blocks` (most of
  * them: a few succeed so the blocks and the spare list take turns). */
-static atomic_int fail_blocks, block_tries;
+static atomic_int fail_blocks, block_tries, fail_mod = 4;
 static void *flaky_alloc(void *ctx, size_t size) {
     (void)ctx;
     if (size == sizeof(weft__inj_block) && atomic_load_explicit(&fail_blocks, memory_order_relaxed) &&
-        atomic_fetch_add_explicit(&block_tries, 1, memory_order_relaxed) % 4 != 0)
+        atomic_fetch_add_explicit(&block_tries, 1, memory_order_relaxed) % atomic_load_explicit(&fail_mod, memory_order_relaxed) != 0)
         return NULL;
     return malloc(size);
 }
@@ -686,4 +686,64 @@ TEST(a_round_robin_or_custom_policys_job_queued_from_outside_counts_as_a_steal_o
     weft_sched_config cu = {.kind = WEFT_SCHED_CUSTOM, .policy = &q_policy};
     s = outside_steals(&cu);
     if (s < 61) TEST_FAIL_("custom policy: %llu steals for 61 jobs from main", (unsigned long long)s);
+}
+
+/* Tasks of two executors take turns at one semaphore while the injectors
+ * have memory for one block in four: a release on one executor hands the
+ * unit to a task of the other through that executor's injector, its spare
+ * list when no block can be had.  Every task runs once, alone in the
+ * section, and the semaphore ends free with no user counted. */
+enum { X_TASKS = 1000 };
+static atomic_int X_inside, X_overlap, X_gate;
+static atomic_uchar X_ran[X_TASKS];
+static int x_section(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    if (atomic_fetch_add(&X_inside, 1) != 0) atomic_store(&X_overlap, 1);
+    if ((uintptr_t)arg == 0) /* holds the unit until every other task is queued or parked */
+        while (!atomic_load_explicit(&X_gate, memory_order_acquire)) sched_yield();
+    for (volatile int k = 0; k < 200; k++) {
+    }
+    atomic_fetch_add(&X_ran[(uintptr_t)arg], 1);
+    atomic_fetch_sub(&X_inside, 1);
+    return 0;
+}
+
+TEST(semaphore_hand_overs_between_executors_short_of_queue_memory_run_every_task_once) {
+    weft_set_allocator(&flaky);
+    /* Two workers each: one holds task 0 (A) or nothing, the other parks
+     * its executor's tasks on s as they come, so the waiters alternate. */
+    weft_executor *ex[2] = {make_ex(&(weft_executor_config){.workers = 2}),
+                            make_ex(&(weft_executor_config){.workers = 2})};
+    weft_semaphore *s = make_sem(1);
+    static weft_future *f[X_TASKS];
+    for (uintptr_t i = 0; i < X_TASKS; i++) {
+        ASSERT_OK(weft_async_acquire(ex[i % 2], x_section, (void *)i, &s, 1, &f[i]));
+        if (i == 0)
+            while (atomic_load(&X_inside) == 0) sched_yield();
+        if (i % 64 == 0) usleep(200); /* let them park in about the order queued */
+    }
+    usleep(2000); /* B's tasks park on s */
+    /* From here one block allocation in 32 succeeds: the hand-overs from
+     * one executor to the other go to the spare list mostly. */
+    atomic_store(&fail_mod, 32);
+    atomic_store(&block_tries, 1);
+    atomic_store(&fail_blocks, 1);
+    atomic_store_explicit(&X_gate, 1, memory_order_release);
+    for (size_t i = 0; i < X_TASKS; i++) {
+        ASSERT_OK(weft_future_wait_for(f[i], 5000000000ull));
+        weft_future_destroy(f[i]);
+    }
+    atomic_store(&fail_blocks, 0);
+    ASSERT_OK(weft_executor_wait_all(ex[0]));
+    ASSERT_OK(weft_executor_wait_all(ex[1]));
+    if (getenv("REVIEW42_VERBOSE")) printf("block tries %d\n", atomic_load(&block_tries));
+    ASSERT_EQ(atomic_load(&X_overlap), 0);
+    for (size_t i = 0; i < X_TASKS; i++)
+        if (atomic_load(&X_ran[i]) != 1) TEST_FAIL_("task %zu ran %d times", i, (int)atomic_load(&X_ran[i]));
+    ASSERT_EQ(weft_semaphore_value(s), 1);
+    ASSERT_EQ(users(s), 0);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex[0]);
+    weft_executor_destroy(ex[1]);
+    weft_set_allocator(NULL);
 }
