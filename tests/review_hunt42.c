@@ -747,3 +747,42 @@ TEST(semaphore_hand_overs_between_executors_short_of_queue_memory_run_every_task
     weft_executor_destroy(ex[1]);
     weft_set_allocator(NULL);
 }
+
+/* In a child of fork(), runs of a taskflow that uses a semaphore, on the
+ * parent's executor, are refused (WEFT_EFORKED) and leave no user counted:
+ * the semaphore is destroyed there. */
+#include <sys/wait.h>
+TEST(runs_refused_in_a_fork_child_leave_no_semaphore_user_counted) {
+    weft_executor *ex = make_ex(&(weft_executor_config){.workers = 2});
+    weft_semaphore *s = make_sem(1);
+    weft_taskflow *tf = sem_flow("fork", s, noop, NULL);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    wait_destroy(f);
+    ASSERT_EQ(users(s), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int bad = 0;
+        weft_future *g = NULL;
+        bad |= weft_run(ex, tf, &g) != WEFT_EFORKED;
+        bad |= (weft_run_n(ex, tf, 3, &g) != WEFT_EFORKED) << 1;
+        bad |= (weft_run_until(ex, tf, pred_true, NULL, &g) != WEFT_EFORKED) << 2;
+        bad |= (weft_async_acquire(ex, noop, NULL, &s, 1, &g) != WEFT_EFORKED) << 3;
+        weft_taskflow *many[1] = {tf};
+        if (weft_run_many(ex, many, 1, &g) == WEFT_OK) {
+            (void)weft_future_wait(g); /* its member refused: ready at once */
+            weft_future_destroy(g);
+        }
+        bad |= (users(s) != 0) << 4;
+        bad |= (weft_semaphore_destroy(s) != WEFT_OK) << 5;
+        _exit(bad);
+    }
+    ASSERT_TRUE(pid > 0);
+    int ws = 0;
+    ASSERT_EQ(waitpid(pid, &ws, 0), pid);
+    ASSERT_TRUE(WIFEXITED(ws));
+    if (WEXITSTATUS(ws) != 0) TEST_FAIL_("child: bad bits 0x%x", WEXITSTATUS(ws));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+}
