@@ -185,6 +185,9 @@ TEST(deque_batch_steal_takes_half_the_jobs_oldest_first) {
  * with one CAS of top (top += k) fails here: the owner pops jobs the thief's
  * CAS then claims too ("taken twice"). */
 static _Atomic uint64_t batch_calls;
+/* How the batch thieves steal: weft__deque_steal_batch (an owner that pops)
+ * or weft__deque_steal_many (a push-only owner). */
+static weft__steal_result (*batch_steal)(weft__deque *, weft__job **, unsigned, unsigned *) = weft__deque_steal_batch;
 
 static void *batch_thief(void *arg) {
     uint64_t seed = (uint64_t)(uintptr_t)arg * 0x9E3779B97F4A7C15ull + 1;
@@ -192,7 +195,7 @@ static void *batch_thief(void *arg) {
     weft__job *out[32];
     while (!atomic_load_explicit(&storm_done, memory_order_acquire) || weft__deque_size(&storm_q) > 0) {
         unsigned got, max = 1 + (unsigned)(test_rand(&seed) % 32);
-        if (weft__deque_steal_batch(&storm_q, out, max, &got) == WEFT__STEAL_OK) {
+        if (batch_steal(&storm_q, out, max, &got) == WEFT__STEAL_OK) {
             if (got == 0 || got > max) {
                 fprintf(stderr, "batch of %u with max %u\n", got, max);
                 exit(1);
@@ -221,31 +224,12 @@ TEST(deque_batch_steal_takes_every_item_exactly_once_under_storm_with_resizes) {
  * thieves; every item must be taken exactly once.  A push that trusted its
  * stale top past a wrap would overwrite a slot no thief had read yet: an item
  * lost (taken 0 times) and another taken twice. */
-static void *many_thief(void *arg) {
-    uint64_t seed = (uint64_t)(uintptr_t)arg * 0x9E3779B97F4A7C15ull + 7;
-    uint64_t n = 0, calls = 0;
-    weft__job *out[32];
-    while (!atomic_load_explicit(&storm_done, memory_order_acquire) || weft__deque_size(&storm_q) > 0) {
-        unsigned got, max = 1 + (unsigned)(test_rand(&seed) % 32);
-        if (weft__deque_steal_many(&storm_q, out, max, &got) == WEFT__STEAL_OK) {
-            if (got == 0 || got > max) {
-                fprintf(stderr, "steal_many took %u with max %u\n", got, max);
-                exit(1);
-            }
-            for (unsigned i = 0; i < got; i++) take(out[i]);
-            n += got;
-            calls++;
-        }
-    }
-    atomic_fetch_add(&stolen_count, n);
-    atomic_fetch_add(&batch_calls, calls);
-    return NULL;
-}
-
 TEST(deque_push_only_owner_and_steal_many_thieves_take_every_item_exactly_once_across_wraps_and_resizes) {
     atomic_store(&batch_calls, 0);
     storm_nopop = true;
-    run_storm(many_thief);
+    batch_steal = weft__deque_steal_many;
+    run_storm(batch_thief);
+    batch_steal = weft__deque_steal_batch;
     storm_nopop = false;
     printf("  %llu stolen in %llu steal_many calls\n", (unsigned long long)atomic_load(&stolen_count),
            (unsigned long long)atomic_load(&batch_calls));
