@@ -32,7 +32,7 @@
  *                                      a child made by fork() from a process
  *                                      that profiles (WEFT_PROFILE set at load,
  *                                      or such an executor made before the
- *                                      fork) writes out.<its pid>.json (.1,
+ *                                      fork) writes out.PID.json (PID: its own; .1,
  *                                      ...), never its parent's files
  *   WEFT_LOG=error|warn|info|debug     log level (default warn)
  *   WEFT_STATS=live.stats[,run.prom]   publish live statistics (weft-top, Prometheus)
