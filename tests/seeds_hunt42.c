@@ -423,35 +423,66 @@ static void wait_parked_quiet(weft_executor *ex, unsigned n, uint64_t parks, wef
 
 /* An idle worker makes steal_rounds + yield_rounds rounds, each trying every
  * other worker once, then parks (core.h; seed 004's ROUNDS_UNTIL_SLEEPY is
- * weft's steal_rounds + yield_rounds, docs/seed-names.md): on an executor
- * that never had work, every park follows exactly that many failed steals
- * per other worker (the last look before sleeping is not counted). */
+ * weft's steal_rounds + yield_rounds, docs/seed-names.md): every park of a
+ * worker that has run a job follows exactly that many failed steals per other
+ * worker (the last look before sleeping is not counted).  A worker that never
+ * ran a job parks after that last look alone (worker.c: creating thousands of
+ * workers was quadratic), so each worker first runs one job: n jobs that wait
+ * for each other, one per worker.  The counts are read while every worker is
+ * inside its job (none searching), then the jobs end together and every
+ * worker searches and parks with nothing left to find. */
+static atomic_int idle_met, idle_go;
+
+static int meet_then_wait_for_go(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    atomic_fetch_add(&idle_met, 1);
+    while (!atomic_load(&idle_go)) sched_yield();
+    return 0;
+}
+
 TEST(an_idle_worker_fails_steal_rounds_plus_yield_rounds_steals_per_victim_before_each_park) {
     static const struct { unsigned steal, yield, workers; } cfg[] = { { 0, 0, 3 }, { 3, 2, 3 }, { 1, 1, 2 }, { 32, 1, 2 } };
     for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
         weft_status st;
-        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = cfg[c].workers, .steal_rounds = cfg[c].steal,
+        unsigned n = cfg[c].workers;
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = n, .steal_rounds = cfg[c].steal,
                                                                           .yield_rounds = cfg[c].yield }, &st);
         ASSERT_NOT_NULL(ex);
         unsigned rounds = (cfg[c].steal ? cfg[c].steal : 16) + (cfg[c].yield ? cfg[c].yield : 8);
-        unsigned victims = cfg[c].workers - 1;
+        unsigned victims = n - 1;
+        atomic_store(&idle_met, 0);
+        atomic_store(&idle_go, 0);
+        weft_future *f[3];
+        for (unsigned i = 0; i < n; i++) ASSERT_OK(weft_async(ex, meet_then_wait_for_go, NULL, &f[i]));
+        /* Not a future wait: this thread must not run one of the jobs. */
+        for (int tries = 0; tries < 20000 && atomic_load(&idle_met) < (int)n; tries++) sleep_us(500);
+        ASSERT_EQ(atomic_load(&idle_met), (int)n);
+        weft_metrics m;
+        weft_worker_metrics before[3], per[3];
+        ASSERT_OK(weft_executor_metrics(ex, &m, before, n));
+        atomic_store(&idle_go, 1);
+        for (unsigned i = 0; i < n; i++) {
+            ASSERT_OK(weft_future_wait(f[i]));
+            weft_future_destroy(f[i]);
+        }
         /* A worker between its last round and its park (or descheduled
          * there on a loaded machine) is looked at again later: the relation
          * holds whenever every worker sleeps, and never with other counts. */
-        weft_metrics m;
-        weft_worker_metrics per[8];
         bool held = false;
         for (int tries = 0; tries < 2000 && !held; tries++) {
-            ASSERT_OK(weft_executor_metrics(ex, &m, per, cfg[c].workers));
+            ASSERT_OK(weft_executor_metrics(ex, &m, per, n));
             held = true;
-            for (unsigned i = 0; i < cfg[c].workers; i++)
-                held &= per[i].parks >= 1 && per[i].steal_fails == per[i].parks * rounds * victims;
+            for (unsigned i = 0; i < n; i++) {
+                uint64_t parks = per[i].parks - before[i].parks, fails = per[i].steal_fails - before[i].steal_fails;
+                held &= parks >= 1 && fails == parks * rounds * victims;
+            }
             if (!held) sleep_us(5000);
         }
         if (!held)
-            for (unsigned i = 0; i < cfg[c].workers; i++)
+            for (unsigned i = 0; i < n; i++)
                 TEST_FAIL_("config %zu worker %u: %llu failed steals for %llu parks, want %u rounds x %u victims per park", c, i,
-                           (unsigned long long)per[i].steal_fails, (unsigned long long)per[i].parks, rounds, victims);
+                           (unsigned long long)(per[i].steal_fails - before[i].steal_fails),
+                           (unsigned long long)(per[i].parks - before[i].parks), rounds, victims);
         weft_executor_destroy(ex);
     }
 }
