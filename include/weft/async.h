@@ -169,7 +169,12 @@ WEFT_API WEFT_NODISCARD weft_semaphore *weft_semaphore_create(size_t max, weft_s
  * weft_async_acquire task not yet finished.  Wait for those (weft_future_wait,
  * weft_executor_wait_all), then destroy.  NULL gives WEFT_OK.  A taskflow that
  * still names it must not run afterwards (erase those tasks, clear or destroy
- * it). */
+ * it).  In a child process made by fork(), a run or weft_async_acquire task
+ * that was in flight at the fork on an executor of the parent never ends:
+ * a semaphore it may acquire or release (or one a task held or was parked
+ * on at the fork) stays WEFT_EBUSY for ever there.  Leave it: its memory
+ * goes with the child's exit or exec (freeing it could not be made safe: its
+ * lock may have been held by a parent's thread at the fork). */
 WEFT_API weft_status weft_semaphore_destroy(weft_semaphore *s);
 
 /* Units free now (0 for NULL): a snapshot, for tests and diagnostics.  Any thread. */

@@ -236,8 +236,11 @@ typedef struct weft_executor_config {
  * weft_executor_destroy leaves it alone with a warning.  A child may create and use executors of its
  * own; exec() is the usual way on.  A taskflow whose run was in flight at the
  * fork cannot run in the child (that run never ends there): weft_run of it
- * (weft_run_n, weft_run_until, ...) returns WEFT_EFORKED on any executor, and
- * a module task over it fails with task code WEFT_EFORKED (weft/flow.h). */
+ * (weft_run_n, weft_run_until, weft_run_n_parallel, ...) returns WEFT_EFORKED
+ * on any executor, a module task over it fails with task code WEFT_EFORKED
+ * (weft/flow.h), and weft_taskflow_destroy of it is WEFT_EBUSY for ever
+ * (weft/graph.h); so is weft_semaphore_destroy of a semaphore such a run
+ * uses (weft/async.h). */
 WEFT_API WEFT_NODISCARD weft_executor *weft_executor_create(const weft_executor_config *config,
                                                             weft_status *err);
 /* weft_executor_create for a config of `size` bytes: the sizeof

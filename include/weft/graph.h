@@ -60,7 +60,10 @@ WEFT_API WEFT_NODISCARD weft_taskflow *weft_taskflow_create(const char *name, we
  * while a run of it is queued or going; wait for its futures first; WEFT_EINVAL
  * (frees nothing) for a graph another object owns: a subflow's
  * (weft_subflow_graph) or a composition's (weft_composition_graph).  NULL
- * gives WEFT_OK. */
+ * gives WEFT_OK.  In a child process made by fork(), a taskflow whose run
+ * was in flight at the fork on an executor of the parent stays busy for ever
+ * (that run never ends there): WEFT_EBUSY every time, with a message saying
+ * so; leave it (its memory goes with the child's exit or exec). */
 WEFT_API weft_status weft_taskflow_destroy(weft_taskflow *tf);
 
 /* Renames the taskflow (the name is copied; NULL clears it).  WEFT_EINVAL,
@@ -331,7 +334,9 @@ WEFT_API weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf,
  * subflow, module or multi-condition task, a task made by
  * weft_pipeline_emplace (a pipeline runs one run at a time), or a task with a
  * semaphore, gives WEFT_EINVAL (weft_last_error_message names it).  Other errors as weft_run
- * (WEFT_ENOMEM when the instances' counters cannot be allocated).  Any thread. */
+ * (WEFT_ENOMEM when the instances' counters cannot be allocated; WEFT_EFORKED
+ * in a fork() child for a taskflow whose run was in flight at the fork, as
+ * weft_run, although the instances would not queue behind that run).  Any thread. */
 WEFT_API weft_status weft_run_n_parallel(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_future **out);
 
 /* The iteration a graph task belongs to: in weft_run_n_parallel, its

@@ -35,7 +35,9 @@
  *                                      fork) writes out.PID.json (PID: its own; .1,
  *                                      ...), never its parent's files
  *   WEFT_LOG=error|warn|info|debug     log level (default warn)
- *   WEFT_STATS=live.stats[,run.prom]   publish live statistics (weft-top, Prometheus)
+ *   WEFT_STATS=live.stats[,run.prom]   publish live statistics (weft-top, Prometheus);
+ *                                      later executors .1, ...; a fork() child
+ *                                      .<its pid>, .<its pid>.1, ... (below)
  *   WEFT_METRICS=1                     task metrics on for every executor
  * See docs/guide-observability.md.
  */
@@ -526,7 +528,10 @@ WEFT_API weft_status weft_log_set_json(FILE *out);
  * WEFT_STATS=<path>[,<path>] publishes every executor of the process with the
  * defaults: a path ending in ".prom" is the textfile, any other the live
  * block.  The second executor created uses <path>.1 (before the ending:
- * run.1.prom), the third .2, and so on.
+ * run.1.prom), the third .2, and so on.  A child made by fork() from a
+ * process that publishes (WEFT_STATS set at load, or such an executor made
+ * before the fork) numbers its own: its executors use <path>.<its pid>
+ * (run.<its pid>.prom), then .<its pid>.1, ..., never its parent's files.
  * ------------------------------------------------------------------------------ */
 
 /* The live block: 64-bit words, native byte order, each written with a relaxed

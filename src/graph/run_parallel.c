@@ -228,6 +228,15 @@ static void prun_init(prun *p, weft_executor *ex, weft_taskflow *tf, bool keep) 
 /* Under tf->mu: checks tf and counts the run in, or says why not. */
 static weft_status admit(weft_taskflow *tf) {
     weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL);
+    /* In a child of fork(), a serial run of tf in flight at the fork on an
+     * executor of the parent never ends: tf stays busy (and its graph in that
+     * run's state) for ever.  weft_run refuses it (graph/run.c, core.h: every
+     * weft_run* of it is WEFT_EFORKED); parallel instances do not queue
+     * behind that run, so they ran here.  Refused the same way. */
+    if (st == WEFT_OK && tf->active && weft__forked(tf->active->ex))
+        st = weft__tf_error(tf, WEFT_EFORKED,
+                            "weft_run_n_parallel: a run of this taskflow was in flight at fork() on an executor of "
+                            "the parent process; in this child it never ends, so no run of it can start here");
     if (st == WEFT_OK) st = check_kinds(tf);
     if (st == WEFT_OK) weft__tf_inflight_in(tf);
     return st;

@@ -90,7 +90,21 @@ weft_status weft_taskflow_destroy(weft_taskflow *tf) {
         return weft__tf_error(tf, WEFT_EINVAL,
                               "weft_taskflow_destroy: a composition's graph belongs to it: weft_composition_destroy "
                               "frees both");
-    if (weft__tf_busy(tf)) return WEFT_EBUSY;
+    if (weft__tf_busy(tf)) {
+        /* In a child of fork(), a run in flight at the fork on an executor of
+         * the parent never ends: busy for ever, which waiting cannot change
+         * (graph.h).  Said, as a caller waiting for the EBUSY to pass would
+         * wait for ever. */
+        weft__mutex_lock(&tf->mu);
+        bool forked = tf->active && weft__forked(tf->active->ex);
+        weft__mutex_unlock(&tf->mu);
+        if (forked)
+            return weft__tf_error(tf, WEFT_EBUSY,
+                                  "weft_taskflow_destroy: a run of this taskflow was in flight at fork() on an "
+                                  "executor of the parent process; in this child it never ends, so the taskflow "
+                                  "stays busy (its memory goes with the process)");
+        return WEFT_EBUSY;
+    }
     release_nodes(tf);
     weft__flow_free_pool(tf); /* (the modules' release freed tf->bodies) */
     size_t start = 0; /* index of the first slot of chunk k */
