@@ -2289,7 +2289,10 @@ public:
      * the code after it does not go on as if the graph had run.  The run's
      * future rethrows it too: catching it here does not make the run succeed.
      * A run cancelled, or failed without an exception (a C task's code), is
-     * not thrown here: check weft::runtime::cancelled() for that. */
+     * not thrown here: check weft::runtime::cancelled() for that.  Called
+     * from a task of this subflow's own graph while the subflow joins it:
+     * weft::error WEFT_EDEADLK (the graph cannot wait for itself), as
+     * weft_subflow_join; it returned at once before, not waiting. */
     void join() {
         detail::check(weft_subflow_join(sf_), "weft::subflow::join");
         joined_ = true;

@@ -120,6 +120,8 @@ WEFT_API weft_status weft_subflow_detach(weft_subflow *sf);
  * child, which then runs the graph); one thread at a time, as for building.
  * WEFT_OK (also when called twice), WEFT_EINVAL (NULL, outside the subflow's
  * function, detached, or on a thread that is no worker of the run's executor),
+ * WEFT_EDEADLK (from a task of this subflow's own graph while the subflow
+ * joins it: the graph cannot wait for itself; nothing changed),
  * WEFT_ECYCLE (the graph has a strong cycle; the run fails). */
 WEFT_API weft_status weft_subflow_join(weft_subflow *sf);
 

@@ -17,6 +17,10 @@ struct weft__subflow {
     struct weft__subflow *next_free;
     bool detached;
     bool joined; /* weft_subflow_join ran the graph already */
+    /* weft_subflow_join is running the graph now: a call from one of its
+     * tasks is refused (set before the graph's first task is pushed, cleared
+     * after its last has finished, so those tasks read it race-free). */
+    bool joining;
     /* Set while the function runs, for weft_subflow_join. */
     weft__worker *w;
     weft__run *parent;

@@ -102,7 +102,7 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
         return weft__release_successors(w, r, n);
     }
     (void)weft_taskflow_clear(s->graph);
-    s->detached = s->joined = false;
+    s->detached = s->joined = s->joining = false;
     s->w = w, s->parent = r, s->node = n;
     weft_ctx cx;
     struct weft__obs *o = weft__task_enter(w, &cx, n, r);
@@ -131,6 +131,14 @@ weft_status weft_subflow_join(weft_subflow *sf) {
     struct weft__subflow *s = (struct weft__subflow *)(void *)sf;
     if (!s || !s->w || s->detached)
         return weft__fail(__func__, WEFT_EINVAL, "sf is NULL, detached, or not the running subflow");
+    /* From a task of the graph being joined (the function waits in this very
+     * call): it returned WEFT_OK at once, as if the graph had run, and the
+     * task went on before its own graph had finished.  The graph cannot wait
+     * for itself. */
+    if (s->joining)
+        return weft__fail(__func__, WEFT_EDEADLK,
+                          "called from a task of the subflow's own graph while the subflow joins it: the graph "
+                          "cannot wait for itself");
     if (s->joined) return WEFT_OK;
     /* The worker the calling thread is: the function's, or a thief's running a
      * child the function spawned (the function waits in its sync meanwhile).
@@ -154,8 +162,10 @@ weft_status weft_subflow_join(weft_subflow *sf) {
             return st;
         }
         int64_t mark = weft__worker_mark(w);
+        s->joining = true;
         weft__push_local(w, now);
         weft__worker_wait_until_own(w, mark, sync_done, s->run);
+        s->joining = false;
     }
     /* Seal the graph: building it now fails with WEFT_EBUSY, as its tasks have run. */
     s->graph->sealed = true;
