@@ -37,7 +37,7 @@
  *   WEFT_LOG=error|warn|info|debug     log level (default warn)
  *   WEFT_STATS=live.stats[,run.prom]   publish live statistics (weft-top, Prometheus);
  *                                      later executors .1, ...; a fork() child
- *                                      .<its pid>, .<its pid>.1, ... (below)
+ *                                      .PID, .PID.1, ... (PID: its own; below)
  *   WEFT_METRICS=1                     task metrics on for every executor
  * See docs/guide-observability.md.
  */
@@ -530,8 +530,9 @@ WEFT_API weft_status weft_log_set_json(FILE *out);
  * block.  The second executor created uses <path>.1 (before the ending:
  * run.1.prom), the third .2, and so on.  A child made by fork() from a
  * process that publishes (WEFT_STATS set at load, or such an executor made
- * before the fork) numbers its own: its executors use <path>.<its pid>
- * (run.<its pid>.prom), then .<its pid>.1, ..., never its parent's files.
+ * before the fork) numbers its own: its executors use <path>.PID
+ * (run.PID.prom; PID: the child's own), then .PID.1, ..., never its parent's
+ * files.
  * ------------------------------------------------------------------------------ */
 
 /* The live block: 64-bit words, native byte order, each written with a relaxed
