@@ -9,3 +9,7 @@ weft_add_test_program(sched_tests
 # Taskflow's unit tests ported (session 39): the defects the C++ port
 # (cpp_tfport39.cc) found, in C.
 weft_add_test_program(tfport39_tests SOURCES tfport39.c TIMEOUT 60)
+# Hunt 42 (h42-11): sources with priorities under a policy, fork-join
+# statuses past the frame stack out of memory (a failing allocator: its own
+# program), error messages naming the call.
+weft_add_test_program(sched_hunt42_tests SOURCES sched_hunt42.c TIMEOUT 60)

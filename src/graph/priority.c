@@ -320,16 +320,35 @@ weft__job *weft__prio_sources_start(weft__worker *w, weft__run *r) {
     /* The others first, the last source at the bottom: they pop in order, and
      * the tickets of HIGH and CRITICAL sources land above them. */
     size_t ns = weft__nsources(tf);
-    /* A sealed deque hands them to the policy as pushed: first to last there
-     * (sources.c, weft__sources_start). */
-    bool sealed = weft__deque_sealed(&w->deque);
-    for (size_t k = 0; k < ns; k++) {
-        weft__node *n = weft__source_at(tf, sealed ? k : ns - 1 - k);
-        if (weft__prio_index(n->job.run) < 0) weft__push_local(w, &n->job);
-    }
     weft__node *batch[ROUTE_MAX];
     uint8_t ixs[ROUTE_MAX];
     unsigned k = 0;
+    /* A sealed deque hands every push to the policy (WEFT_SCHED_FIFO,
+     * ROUND_ROBIN, RANDOM, a user's), and so does the routing of the others:
+     * there, every source in index order, the plain and the prioritised ones
+     * interleaved as they come.  Plain ones first and then the others, FIFO ran
+     * sources N H N H N H as 0 2 4 1 3 5, where sched.h promises submission
+     * order, priorities ignored (tests/sched_hunt42.c). */
+    if (weft__deque_sealed(&w->deque)) {
+        for (size_t i = 0; i < ns; i++) {
+            weft__node *n = weft__source_at(tf, i);
+            int ix = weft__prio_index(n->job.run);
+            if (ix < 0) {
+                weft__prio_route_all(w, batch, ixs, k), k = 0; /* the prioritised ones before it */
+                weft__push_local(w, &n->job);
+                continue;
+            }
+            batch[k] = n;
+            ixs[k++] = (uint8_t)ix;
+            if (k == ROUTE_MAX) weft__prio_route_all(w, batch, ixs, k), k = 0;
+        }
+        weft__prio_route_all(w, batch, ixs, k);
+        return weft__run_settle(w, r, -1); /* our count; the job that ends the iteration, if it did */
+    }
+    for (size_t i = ns; i-- > 0;) {
+        weft__node *n = weft__source_at(tf, i);
+        if (weft__prio_index(n->job.run) < 0) weft__push_local(w, &n->job);
+    }
     for (size_t i = 0; i < ns; i++) {
         weft__node *n = weft__source_at(tf, i);
         int ix = weft__prio_index(n->job.run);
