@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "harness.h"
+#include "counting_alloc.h"
 
 #include <weft.h>
 #include <weft/forkjoin.h>
@@ -61,4 +62,67 @@ TEST(a_fifo_or_round_robin_executor_runs_sources_with_and_without_priorities_in_
         weft_taskflow_destroy(tf);
         weft_executor_destroy(ex);
     }
+}
+
+/* ---- (b) fork-join statuses past the frame stack, out of memory ----------- */
+
+enum { FRAMES = 16, EXTRA = 6 };
+/* What the children spawned past the stack return, in spawn order. */
+static const int extra_val[EXTRA] = { 0, 7, 0, 9, 0, 0 };
+
+typedef struct ovf_case {
+    int got[EXTRA];   /* what the sync of each overflow child returned */
+    int stacked_bad;  /* syncs of children on the stack that did not return 0 */
+    long failures;    /* allocations failed while spawning */
+} ovf_case;
+
+static int val_child(weft_ctx *cx, void *arg) {
+    (void)cx;
+    return *(const int *)arg;
+}
+
+static const int zero = 0;
+
+static int ovf_root(weft_ctx *cx, void *arg) {
+    ovf_case *c = arg;
+    for (int i = 0; i < FRAMES; i++) (void)weft_spawn(cx, val_child, (void *)&zero);
+    /* The status array of the spawns past the stack cannot be allocated. */
+    fail_allocation(1);
+    for (int i = 0; i < EXTRA; i++) (void)weft_spawn(cx, val_child, (void *)&extra_val[i]);
+    c->failures = atomic_load(&A.failures);
+    fail_allocation(0);
+    for (int i = EXTRA; i-- > 0;) c->got[i] = weft_sync(cx);
+    for (int i = 0; i < FRAMES; i++)
+        if (weft_sync(cx) != 0) c->stacked_bad++;
+    return 0;
+}
+
+/* Without memory for their statuses, the syncs of children run at once past
+ * the frame stack never return a sibling's value: a child that failed is
+ * reported (its own value, or WEFT_ENOMEM: its status could not be kept,
+ * forkjoin.h), and the first such value is kept exactly. */
+TEST(fj_a_lost_overflow_status_is_never_returned_by_a_siblings_sync) {
+    weft_set_allocator(&counting);
+    weft_status st;
+    weft_executor *ex =
+        weft_executor_create(&(weft_executor_config){ .workers = 1, .fork_join_frames = FRAMES }, &st);
+    ASSERT_NOT_NULL(ex);
+    ovf_case c = { { 0 }, 0, 0 };
+    ASSERT_OK(weft_run_root(ex, ovf_root, &c));
+    weft_executor_destroy(ex);
+    weft_set_allocator(NULL);
+    ASSERT_EQ(c.failures, 1);
+    ASSERT_EQ(c.stacked_bad, 0);
+    char got[128] = "";
+    for (int i = 0; i < EXTRA; i++) snprintf(got + strlen(got), sizeof got - strlen(got), " %d", c.got[i]);
+    for (int i = 0; i < EXTRA; i++) {
+        if (extra_val[i] != 0 && c.got[i] != extra_val[i] && c.got[i] != WEFT_ENOMEM)
+            TEST_FAIL_("child %d returned %d; its sync %d (all:%s)", i, extra_val[i], c.got[i], got);
+        if (extra_val[i] == 0 && c.got[i] != 0 && c.got[i] != WEFT_ENOMEM)
+            TEST_FAIL_("child %d returned 0; its sync returned a sibling's %d (all:%s)", i, c.got[i], got);
+    }
+    /* The first failing child's value is kept; the children after the last
+     * failing one and before the first are known to have returned 0. */
+    if (c.got[1] != 7 || c.got[0] != 0 || c.got[4] != 0 || c.got[5] != 0)
+        TEST_FAIL_("syncs returned%s; want 0 7 . . 0 0", got);
 }

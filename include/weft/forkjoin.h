@@ -76,7 +76,7 @@ typedef struct weft__fj {
     uint32_t ovf;          /* spawns run at once because the stack was full */
     int *ovf_status;       /* their statuses, ovf_cap entries */
     uint32_t ovf_cap;
-    int ovf_lost;          /* a status that could not be recorded (no memory) */
+    int ovf_lost;          /* the first non-zero status that could not be recorded (no memory) */
     weft__fj_frame *ovf_split;
     /* ---- shared with thieves ---- */
     uint64_t ts;
@@ -120,7 +120,11 @@ static inline weft__fj *weft__fj_of(weft_ctx *ctx) { return *(weft__fj **)(void 
  * once, before returning: so a flat loop of more spawns than that runs the
  * rest on this worker alone, one after another, whatever the idle workers;
  * for 10^6 children raise fork_join_frames above 10^6, split the loop in
- * halves recursively, or use weft_parallel_for).
+ * halves recursively, or use weft_parallel_for).  The statuses of children run
+ * at once wait for their syncs in an array that grows; should memory for it
+ * run out, the sync of the first such child that failed still returns its
+ * value, the sync of a later one that failed (or may have: which one did is
+ * then not known) returns WEFT_ENOMEM, and never a sibling's value.
  * Every spawn must be matched by one weft_sync in the same task, innermost first.
  * Spawns a task leaves unsynced when it returns (a root, async or taskflow task)
  * are synced by weft right then, so their `arg` must outlive the task.

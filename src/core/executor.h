@@ -55,6 +55,11 @@ struct weft__worker {
      * weft_spawn/weft_sync reach it from a weft_ctx in one load. */
     weft__fj fj;
     weft__fj_job fj_job; /* a frame this worker stole, as a job (src/core/fj_*.c) */
+    /* Overflow spawns whose status could not be kept (fj_frames.c, ovf_lose):
+     * fj.ovf_lost is the first non-zero one, the status of overflow spawn
+     * fj_lost_at - 1 (0: none); those in [fj_lost_at, fj_lost_hi) may have
+     * failed too (their syncs return WEFT_ENOMEM). */
+    uint32_t fj_lost_at, fj_lost_hi;
     /* This worker's part of the layers' state (core/layer.h): one area per
      * worker, each layer at its offset.  Owner only unless a layer says so. */
     void *layers;

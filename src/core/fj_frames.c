@@ -141,6 +141,23 @@ static bool ovf_reserve(weft__fj *fj, uint32_t k) {
     return true;
 }
 
+/* Status r != 0 of overflow spawn k, with no room to keep it (ovf_reserve
+ * failed).  The first is kept with its index, exactly; a later one only
+ * widens the range of spawns whose syncs say WEFT_ENOMEM (they may have
+ * failed, and which did is not known).  A lost 0 needs nothing: outside that
+ * range a lost status is 0.  One ovf_lost for all, returned by every lost
+ * sync, gave a failing child's value to its siblings' syncs (and none told
+ * the second failure apart; tests/sched_hunt42.c).  The live lost spawns
+ * lie at or above ovf_cap and pop last to first, so k + 1 > fj_lost_at. */
+static void ovf_lose(weft__worker *w, uint32_t k, int r) {
+    if (w->fj_lost_at == 0) {
+        w->fj.ovf_lost = r;
+        w->fj_lost_at = k + 1;
+    } else if (k + 1 > w->fj_lost_hi) {
+        w->fj_lost_hi = k + 1;
+    }
+}
+
 /* The stack is full (or could not be allocated): run the child now and keep its
  * status for the matching sync.  While such spawns are pending, split == head so
  * that the inline sync takes the slow path, which pops them first (LIFO). */
@@ -164,7 +181,7 @@ static weft_status spawn_full(weft_ctx *ctx, weft_task_fn fn, void *arg) {
     bool kept = ovf_reserve(fj, k);
     int r = fn(ctx, arg);
     if (kept) fj->ovf_status[k] = r;
-    else if (fj->ovf_lost == 0) fj->ovf_lost = r; /* reported by a sibling's sync */
+    else if (r != 0) ovf_lose(ctx->worker, k, r);
     return WEFT_OK;
 }
 
@@ -210,13 +227,25 @@ weft__fj_frame *weft__fj_sync_typed(weft_ctx *ctx, weft__fj_frame *top) {
     return fj->head;
 }
 
-static int ovf_pop(weft__fj *fj) {
+static int ovf_pop(weft__worker *w) {
+    weft__fj *fj = &w->fj;
     uint32_t k = --fj->ovf;
-    int r = k < fj->ovf_cap ? fj->ovf_status[k] : fj->ovf_lost;
+    int r = 0; /* a lost status outside the range of ovf_lose: the child returned 0 */
+    if (k < fj->ovf_cap) {
+        r = fj->ovf_status[k];
+    } else if (k + 1 == w->fj_lost_at) { /* the first lost failure: its own value */
+        r = fj->ovf_lost;
+        fj->ovf_lost = 0;
+        w->fj_lost_at = w->fj_lost_hi = 0; /* (those above it are popped) */
+    } else if (w->fj_lost_at && k + 1 > w->fj_lost_at && k + 1 <= w->fj_lost_hi) {
+        r = WEFT_ENOMEM; /* maybe failed: its status could not be kept (forkjoin.h) */
+        w->fj_lost_hi = k;
+    }
     if (k == 0) {
         fj->split = fj->ovf_split;
         floor_sync(fj);
         fj->ovf_lost = 0;
+        w->fj_lost_at = w->fj_lost_hi = 0;
     }
     return r;
 }
@@ -365,7 +394,7 @@ int weft__fj_sync_slow(weft_ctx *ctx) {
     if (!ctx) return weft__fail("weft_sync", WEFT_EINVAL, "ctx is NULL");
     weft__fj *fj = weft__fj_of(ctx);
     if (!own_spawns(ctx, fj)) return weft__fail("weft_sync", WEFT_EINVAL, "this task has spawned nothing to sync");
-    if (own_ovf(ctx, fj)) return ovf_pop(fj);
+    if (own_ovf(ctx, fj)) return ovf_pop(ctx->worker);
     weft__fj_frame *f = fj->head - 1;
     if (fj->generous) { /* the spawns are over: back to sharing on request */
         fj->generous = 0;
