@@ -235,7 +235,7 @@ TEST(a_reduction_whose_accumulator_size_wraps_is_refused_not_overrun) {
     set_sentinel();
     ASSERT_STATUS(weft_parallel_transform_reduce(ex, data, 4, 4, huge, &result, unary, combine, NULL, NULL),
                   WEFT_ENOMEM);
-    ASSERT_TRUE(message_is("weft_parallel_reduce", "too large"));
+    ASSERT_TRUE(message_is("weft_parallel_transform_reduce", "too large"));
     weft_executor_destroy(ex);
 }
 
@@ -253,7 +253,7 @@ TEST(algorithm_failures_name_the_call_that_was_made) {
     ASSERT_TRUE(message_is("weft_parallel_sort:", "base is NULL"));
     set_sentinel();
     ASSERT_STATUS(weft_parallel_stable_sort(ex, data, 4, 0, cmp, NULL, NULL), WEFT_EINVAL);
-    ASSERT_TRUE(message_is("weft_parallel_sort:", "size is 0"));
+    ASSERT_TRUE(message_is("weft_parallel_stable_sort:", "size is 0"));
     set_sentinel();
     ASSERT_STATUS(weft_parallel_sort(ex, data, 4, 4, cmp, NULL, &(weft_algo_config){.partitioner = 9}), WEFT_EINVAL);
     ASSERT_TRUE(message_is("weft_parallel_sort:", "partitioner 9"));

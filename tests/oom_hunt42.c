@@ -879,16 +879,16 @@ static void p_algo(void) {
          aout[AN - 1] == 0);
     ALGO("weft_parallel_sort", memcpy(aout, av, sizeof av),
          weft_parallel_sort(ex, aout, AN, 8, a_cmp, NULL, cfg), a_sorted(aout), !memcmp(aout, av, sizeof av));
-    ALGO("weft_parallel_sort", memcpy(aout, av, sizeof av),
+    ALGO("weft_parallel_stable_sort", memcpy(aout, av, sizeof av),
          weft_parallel_stable_sort(ex, aout, AN, 8, a_cmp, NULL, cfg), a_sorted(aout), !memcmp(aout, av, sizeof av));
     ALGO("weft_parallel_sort", memcpy(aout, av, sizeof av), weft_u64_sort(ex, aout, AN, cfg), a_sorted(aout),
          !memcmp(aout, av, sizeof av));
     ALGO("weft_parallel_sort", memcpy(aout, av, sizeof av), weft_u64_stable_sort(ex, aout, AN, cfg), a_sorted(aout),
          !memcmp(aout, av, sizeof av));
     ALGO("weft_parallel_reduce", r = 0, weft_u64_sum_reduce(ex, av, AN, &r, cfg), r == sum, r == 0);
-    ALGO("weft_parallel_scan", memset(aout, 0, sizeof aout), weft_u64_sum_inclusive_scan(ex, av, aout, AN, NULL, cfg),
+    ALGO("weft_parallel_inclusive_scan", memset(aout, 0, sizeof aout), weft_u64_sum_inclusive_scan(ex, av, aout, AN, NULL, cfg),
          aout[AN - 1] == sum, aout[AN - 1] == 0);
-    ALGO("weft_parallel_scan", memset(aout, 0, sizeof aout), weft_u64_sum_exclusive_scan(ex, av, aout, AN, 0, cfg),
+    ALGO("weft_parallel_exclusive_scan", memset(aout, 0, sizeof aout), weft_u64_sum_exclusive_scan(ex, av, aout, AN, 0, cfg),
          aout[AN - 1] == sum - av[AN - 1], aout[AN - 1] == 0);
     (void)abuf;
     weft_executor_destroy(g_ex);
@@ -1272,7 +1272,7 @@ static int algos_in_task(weft_ctx *cx, void *arg) {
         if (it->st == WEFT_ENOMEM && memcmp(aout, av, sizeof av)) it->st = 1004;
     }
     if (it->st == WEFT_OK) {
-        it->call = "weft_parallel_scan";
+        it->call = "weft_parallel_exclusive_scan";
         it->st = weft_u64_sum_exclusive_scan(ex, av, aout, AN, 0, &it->cfg);
         if (it->st == WEFT_OK && aout[AN - 1] != sum - av[AN - 1]) it->st = 1005;
     }
@@ -1886,8 +1886,8 @@ static void p_large(void) {
     for (int i = 1; i < 100; i++) ST("weft_precede", weft_precede(t[i], t[100 + (i * 7) % 99]));
     for (int i = 200; i < NT - 1; i++) ST("weft_precede", weft_precede(t[i - 100], t[i]));
     weft_future *f;
-    /* preparing the graph is shared by the weft_run family: "weft_taskflow_validate/weft_run" */
-    RUN("weft_run", f, (memset(c, 0, sizeof c), weft_run_n_parallel(g_ex, tf, 8, &f)));
+    /* preparing the graph names the call made (it said "weft_taskflow_validate/weft_run") */
+    RUN("weft_run_n_parallel", f, (memset(c, 0, sizeof c), weft_run_n_parallel(g_ex, tf, 8, &f)));
     expect_count("large graph in parallel", c, NT, 8);
     weft_task s; /* (weft_run_n_parallel refuses subflows) */
     TASK("weft_emplace_subflow", tf, s, weft_emplace_subflow(tf, wide_sub, &sub_hits));

@@ -126,3 +126,102 @@ TEST(fj_a_lost_overflow_status_is_never_returned_by_a_siblings_sync) {
     if (c.got[1] != 7 || c.got[0] != 0 || c.got[4] != 0 || c.got[5] != 0)
         TEST_FAIL_("syncs returned%s; want 0 7 . . 0 0", got);
 }
+
+/* ---- (c) error messages name the public call made --------------------------- */
+
+static void expect_message(const char *call, const char *also) {
+    const char *m = weft_last_error_message();
+    if (!strstr(m, call)) TEST_FAIL_("message '%s' does not name %s", m, call);
+    if (also && !strstr(m, also)) TEST_FAIL_("message '%s' does not say '%s'", m, also);
+}
+
+static int cmp_int(const void *a, const void *b, void *arg) {
+    (void)arg;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static void add_int(void *acc, const void *x, void *arg) {
+    (void)arg;
+    *(int *)acc += *(const int *)x;
+}
+
+TEST(an_algorithm_error_names_the_algorithm_called) {
+    int v[8] = { 3, 1, 2, 5, 4, 7, 6, 0 }, sum = 0, out[8];
+    weft_algo_config bad = { .partitioner = (weft_partitioner)99 };
+    ASSERT_STATUS(weft_parallel_reduce(NULL, v, 8, sizeof(int), &sum, add_int, NULL, &bad), WEFT_EINVAL);
+    expect_message("weft_parallel_reduce", "partitioner");
+    ASSERT_STATUS(weft_parallel_inclusive_scan(NULL, v, out, 8, sizeof(int), NULL, add_int, NULL, &bad), WEFT_EINVAL);
+    expect_message("weft_parallel_inclusive_scan", "partitioner");
+    ASSERT_STATUS(weft_parallel_stable_sort(NULL, v, 8, sizeof(int), NULL, NULL, NULL), WEFT_EINVAL);
+    expect_message("weft_parallel_stable_sort", NULL);
+    ASSERT_STATUS(weft_parallel_stable_sort(NULL, NULL, 8, sizeof(int), cmp_int, NULL, NULL), WEFT_EINVAL);
+    expect_message("weft_parallel_stable_sort", NULL);
+    ASSERT_STATUS(weft_parallel_sort(NULL, v, 8, sizeof(int), NULL, NULL, NULL), WEFT_EINVAL);
+    expect_message("weft_parallel_sort", NULL);
+}
+
+static int nop(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    return 0;
+}
+
+/* Out of memory recounting the sources (a fan-in built after its tasks leaves
+ * them to the recount) in weft_run_n_parallel: the message names
+ * weft_run_n_parallel, not "weft_taskflow_validate/weft_run". */
+TEST(out_of_memory_preparing_a_taskflow_names_weft_run_n_parallel) {
+    weft_set_allocator(&counting);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2 }, &st);
+    ASSERT_NOT_NULL(ex);
+    int seen = 0;
+    for (long k = 1; k < 400; k++) {
+        weft_taskflow *tf = weft_taskflow_create("fan", &st);
+        ASSERT_NOT_NULL(tf);
+        weft_task t[40];
+        for (int i = 0; i < 40; i++) t[i] = weft_emplace(tf, nop, NULL);
+        for (int i = 1; i < 40; i++) ASSERT_OK(weft_precede(t[i], t[0]));
+        fail_allocation(k);
+        weft_future *f = NULL;
+        st = weft_run_n_parallel(ex, tf, 2, &f);
+        long failed = atomic_load(&A.failures);
+        fail_allocation(0);
+        if (st == WEFT_ENOMEM) {
+            expect_message("weft_run_n_parallel", NULL);
+            seen++;
+        }
+        if (f) {
+            ASSERT_OK(weft_future_wait(f));
+            weft_future_destroy(f);
+        }
+        weft_taskflow_destroy(tf);
+        if (!failed) break;
+    }
+    weft_executor_destroy(ex);
+    weft_set_allocator(NULL);
+    ASSERT_GT(seen, 0);
+}
+
+static weft_status build_bad(weft_composition *c, const weft_params *p, void *arg) {
+    (void)c;
+    (void)p;
+    (void)arg;
+    weft_task none = { 0 };
+    return weft_task_set_priority(none, WEFT_PRIORITY_HIGH); /* says why: the null task */
+}
+
+/* A build function's failure keeps its own message under the factory's name
+ * (flow.h: weft_last_error_message "then says which"). */
+TEST(weft_factory_make_keeps_the_build_steps_own_message) {
+    weft_status st;
+    weft_factory *f = weft_factory_create("fan", build_bad, NULL, &st);
+    ASSERT_NOT_NULL(f);
+    weft_composition *c = weft_factory_make(f, NULL, &st);
+    ASSERT_NULL(c);
+    ASSERT_STATUS(st, WEFT_EINVAL);
+    expect_message("factory 'fan'", "the null task");
+    if (!strstr(weft_factory_error_message(f), "the null task"))
+        TEST_FAIL_("weft_factory_error_message: '%s'", weft_factory_error_message(f));
+    weft_factory_destroy(f);
+}

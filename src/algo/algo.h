@@ -15,6 +15,11 @@ weft_status weft__transform(weft_executor *ex, const weft_transform_desc *d);
 weft_status weft__reduce(weft_executor *ex, const weft_reduce_desc *d);
 weft_status weft__scan(weft_executor *ex, const weft_scan_desc *d);
 weft_status weft__sort(weft_executor *ex, const weft_sort_desc *d);
+/* weft_parallel_reduce_range with its failures' messages naming `call`
+ * (the searches built on it: reduce.c). */
+weft_status weft__reduce_range_as(const char *call, weft_executor *ex, size_t n, size_t acc_size, void *result,
+                                  weft_reduce_range_fn body, weft_combine_fn op, void *arg,
+                                  const weft_algo_config *cfg);
 /* weft_parallel_sort_ops with its failures' messages naming `call` (sort.c). */
 weft_status weft__sort_ops(const char *call, weft_executor *ex, void *base, size_t n, size_t size,
                            const weft_sort_ops *ops, void *arg, const weft_algo_config *cfg);

@@ -18,14 +18,26 @@ static void range_chunk(void *ctx, size_t k, size_t a, size_t b) {
     r->body(lo, hi, r->arg);
 }
 
-weft_status weft__for_range(weft_executor *ex, const weft_for_desc *d) {
+/* call: the public call made (weft_parallel_for, _for_each, _transform...
+ * all come here), named in the messages. */
+static weft_status for_range_as(weft_executor *ex, const weft_for_desc *d, const char *call) {
     if (!d || !d->body || d->step == 0)
-        return weft__fail("weft_parallel_for_range", WEFT_EINVAL, "body is NULL or step is 0");
+        return weft__fail(call, WEFT_EINVAL, "body is NULL or step is 0");
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     range_loop r = { d->first, d->last, d->step, 0, d->body, d->arg };
     if (d->first < d->last) r.count = (d->last - d->first - 1) / d->step + 1;
-    return weft__par_plan_run(ex, r.count, &d->config, (weft__plan_rules){ 0, 0 }, range_chunk, &r);
+    return weft__par_plan_run(ex, r.count, &d->config, (weft__plan_rules){ 0, 0, call }, range_chunk, &r);
+}
+
+static weft_status loop_as(weft_executor *ex, size_t first, size_t last, size_t step, weft_range_fn body,
+                           void *arg, const weft_algo_config *cfg, const char *call) {
+    weft_for_desc d = { first, last, step, body, arg, cfg ? *cfg : (weft_algo_config){ 0 } };
+    return for_range_as(ex, &d, call);
+}
+
+weft_status weft__for_range(weft_executor *ex, const weft_for_desc *d) {
+    return for_range_as(ex, d, "weft_parallel_for_range");
 }
 
 weft_status weft_parallel_for_range(weft_executor *ex, size_t first, size_t last, size_t step,
@@ -54,7 +66,7 @@ weft_status weft_parallel_for(weft_executor *ex, size_t first, size_t last, size
      * name that call and a body this caller never passed. */
     if (!fn || step == 0) return weft__fail(__func__, WEFT_EINVAL, "fn is NULL or step is 0");
     index_loop l = { step, fn, arg };
-    return weft_parallel_for_range(ex, first, last, step, index_body, &l, cfg);
+    return loop_as(ex, first, last, step, index_body, &l, cfg, "weft_parallel_for");
 }
 
 typedef struct each_loop {
@@ -74,7 +86,7 @@ weft_status weft_parallel_for_each(weft_executor *ex, void *base, size_t n, size
     if ((!base && n) || !fn || size == 0)
         return weft__fail(__func__, WEFT_EINVAL, "fn is NULL, size is 0, or base is NULL with n > 0");
     each_loop l = { base, size, fn, arg };
-    return weft_parallel_for_range(ex, 0, n, 1, each_body, &l, cfg);
+    return loop_as(ex, 0, n, 1, each_body, &l, cfg, "weft_parallel_for_each");
 }
 
 /* ---- transform ---------------------------------------------------------------- */
@@ -92,7 +104,7 @@ weft_status weft__transform(weft_executor *ex, const weft_transform_desc *d) {
                           "f is NULL, a size is 0, or in or out is NULL with n > 0");
     if (d->n && d->in == d->out && d->in_size != d->out_size) /* (NULL, 0) twice is empty */
         return weft__fail("weft_parallel_transform", WEFT_EINVAL, "in place (in == out) with in_size != out_size");
-    return weft_parallel_for_range(ex, 0, d->n, 1, transform_body, (void *)d, &d->config);
+    return loop_as(ex, 0, d->n, 1, transform_body, (void *)d, &d->config, "weft_parallel_transform");
 }
 
 weft_status weft_parallel_transform(weft_executor *ex, const void *in, size_t in_size, void *out,
@@ -122,5 +134,5 @@ weft_status weft_parallel_transform2(weft_executor *ex, const void *a, size_t a_
     if (((!a || !b || !out) && n) || !f || !a_size || !b_size || !out_size)
         return weft__fail(__func__, WEFT_EINVAL, "f is NULL, a size is 0, or a, b or out is NULL with n > 0");
     transform2 t = { a, b, out, a_size, b_size, out_size, f, arg };
-    return weft_parallel_for_range(ex, 0, n, 1, transform2_body, &t, cfg);
+    return loop_as(ex, 0, n, 1, transform2_body, &t, cfg, "weft_parallel_transform2");
 }

@@ -62,6 +62,7 @@ typedef struct weft__plan {
 typedef struct weft__plan_rules {
     size_t fixed_chunk;
     size_t max_chunks;
+    const char *call; /* the public call, for the error messages */
 } weft__plan_rules;
 
 /* Fills p for n elements.  WEFT_EINVAL for a bad partitioner, WEFT_ENOMEM. */

@@ -40,10 +40,12 @@ static size_t guided_walk(size_t n, unsigned tasks, size_t min_chunk, size_t *bo
     return k;
 }
 
-static int plan_guided(weft__plan *p, unsigned tasks, size_t min_chunk) {
+/* call: the public call the user made (its name, not the family's, in the
+ * message: weft_last_error_message). */
+static int plan_guided(weft__plan *p, unsigned tasks, size_t min_chunk, const char *call) {
     p->nchunks = guided_walk(p->n, tasks, min_chunk, NULL);
     p->bounds = weft__alloc((p->nchunks + 1) * sizeof(size_t));
-    if (!p->bounds) return weft__fail("weft_parallel_*", WEFT_ENOMEM, "out of memory for the chunk plan");
+    if (!p->bounds) return weft__fail(call, WEFT_ENOMEM, "out of memory for the chunk plan");
     (void)guided_walk(p->n, tasks, min_chunk, p->bounds);
     return WEFT_OK;
 }
@@ -60,7 +62,7 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
     weft_partitioner asked = cfg ? cfg->partitioner : WEFT_PARTITION_AUTO;
     weft_partitioner kind = asked == WEFT_PARTITION_AUTO ? WEFT_PARTITION_DYNAMIC : asked;
     if (kind != WEFT_PARTITION_STATIC && kind != WEFT_PARTITION_DYNAMIC && kind != WEFT_PARTITION_GUIDED)
-        return weft__fail("weft_parallel_*", WEFT_EINVAL, "config partitioner %d is unknown", (int)asked);
+        return weft__fail(rules.call, WEFT_EINVAL, "config partitioner %d is unknown", (int)asked);
     *p = (weft__plan){ .kind = kind, .n = n, .cancel = cfg ? cfg->cancel : NULL,
                        .run_stop = weft__algo_take_run_stop() };
     /* AUTO with neither a chunk asked for nor one the algorithm fixes. */
@@ -71,11 +73,11 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
     if (n == 0) {
         p->chunk = 1;
     } else if (kind == WEFT_PARTITION_GUIDED) {
-        int st = plan_guided(p, tasks, chunk);
+        int st = plan_guided(p, tasks, chunk, rules.call);
         if (st != WEFT_OK) return st;
     } else if (shrinking) {
         /* Shrinking chunks: n/32 of what is left, down to n/1024 (see above). */
-        int st = plan_guided(p, AUTO_GUIDE_TASKS, div_up(n, AUTO_MIN_DIV));
+        int st = plan_guided(p, AUTO_GUIDE_TASKS, div_up(n, AUTO_MIN_DIV), rules.call);
         if (st != WEFT_OK) return st;
     } else {
         if (rules.max_chunks && div_up(n, chunk) > rules.max_chunks) chunk = div_up(n, rules.max_chunks);

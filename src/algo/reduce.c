@@ -19,6 +19,7 @@ typedef struct reduce_job {
     void *body_ctx;
     weft_combine_fn op;
     void *op_arg;
+    const char *call; /* the public call made, for the messages */
 } reduce_job;
 
 typedef struct reduce_run {
@@ -36,25 +37,25 @@ static void reduce_chunk(void *ctx, size_t k, size_t lo, size_t hi) {
  * *result = *result op slot0 op slot1 ... in chunk order. */
 static weft_status reduce_core(weft_executor *ex, const reduce_job *j, const weft_algo_config *cfg) {
     if (!j->result || !j->op || j->acc_size == 0)
-        return weft__fail("weft_parallel_reduce", WEFT_EINVAL, "result or op is NULL, or the size is 0");
+        return weft__fail(j->call, WEFT_EINVAL, "result or op is NULL, or the size is 0");
     /* An acc_size near SIZE_MAX wraps the slot size (weft__acc_slot) to a few
      * bytes, which the chunks would then overrun: refused as the scans refuse
      * it (the bound also keeps nchunks * stride from wrapping). */
     if (j->slot_size < j->acc_size || j->slot_size > SIZE_MAX / 2 / MAX_REDUCE_CHUNKS)
-        return weft__fail("weft_parallel_reduce", WEFT_ENOMEM, "acc_size %zu is too large", j->acc_size);
+        return weft__fail(j->call, WEFT_ENOMEM, "acc_size %zu is too large", j->acc_size);
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     weft__plan p;
     size_t stride = weft__line_round(j->slot_size);
     int st = weft__plan_init(&p, ex, j->n, cfg,
-                             (weft__plan_rules){ 0, weft__state_max_chunks(MAX_REDUCE_CHUNKS, stride) });
+                             (weft__plan_rules){ 0, weft__state_max_chunks(MAX_REDUCE_CHUNKS, stride), j->call });
     if (st != WEFT_OK) return st;
     _Alignas(WEFT__CACHE_LINE) unsigned char stack[STACK_PARTIALS];
     size_t bytes = p.nchunks * stride;
     reduce_run r = { j, stack, stride };
     if (bytes > sizeof stack && !(r.slots = weft__alloc_aligned(bytes, WEFT__CACHE_LINE))) {
         weft__plan_free(&p);
-        return weft__fail_st("weft_parallel_reduce", WEFT_ENOMEM);
+        return weft__fail_st(j->call, WEFT_ENOMEM);
     }
     st = weft__par_chunks(ex, &p, false, reduce_chunk, &r);
     if (st == WEFT_OK) /* cancelled: skipped chunks left their slots unwritten */
@@ -77,13 +78,19 @@ static void range_body(size_t lo, size_t hi, void *slot, void *ctx) {
     r->body(lo, hi, slot, r->arg);
 }
 
+weft_status weft__reduce_range_as(const char *call, weft_executor *ex, size_t n, size_t acc_size, void *result,
+                                  weft_reduce_range_fn body, weft_combine_fn op, void *arg,
+                                  const weft_algo_config *cfg) {
+    if (!body) return weft__fail(call, WEFT_EINVAL, "body is NULL");
+    range_reduce r = { body, arg };
+    reduce_job j = { n, acc_size, weft__acc_slot(acc_size), result, range_body, &r, op, arg, call };
+    return reduce_core(ex, &j, cfg);
+}
+
 weft_status weft_parallel_reduce_range(weft_executor *ex, size_t n, size_t acc_size, void *result,
                                        weft_reduce_range_fn body, weft_combine_fn op, void *arg,
                                        const weft_algo_config *cfg) {
-    if (!body) return weft__fail(__func__, WEFT_EINVAL, "body is NULL");
-    range_reduce r = { body, arg };
-    reduce_job j = { n, acc_size, weft__acc_slot(acc_size), result, range_body, &r, op, arg };
-    return reduce_core(ex, &j, cfg);
+    return weft__reduce_range_as(__func__, ex, n, acc_size, result, body, op, arg, cfg);
 }
 
 /* ---- elements: reduce and transform_reduce ------------------------------------- */
@@ -114,10 +121,11 @@ static void elem_body(size_t lo, size_t hi, void *slot, void *ctx) {
 
 static weft_status elem_reduce_run(weft_executor *ex, const elem_reduce *e, size_t n, void *result,
                                    const weft_algo_config *cfg) {
+    const char *call = e->map ? "weft_parallel_transform_reduce" : "weft_parallel_reduce";
     if ((!e->in && n) || !e->size || !e->op)
-        return weft__fail("weft_parallel_reduce", WEFT_EINVAL, "op is NULL, size is 0, or in is NULL with n > 0");
+        return weft__fail(call, WEFT_EINVAL, "op is NULL, size is 0, or in is NULL with n > 0");
     size_t slot = weft__acc_slot(e->acc_size) * (e->map ? 2 : 1);
-    reduce_job j = { n, e->acc_size, slot, result, elem_body, (void *)e, e->op, e->arg };
+    reduce_job j = { n, e->acc_size, slot, result, elem_body, (void *)e, e->op, e->arg, call };
     return reduce_core(ex, &j, cfg);
 }
 

@@ -78,6 +78,7 @@ typedef struct scan_core {
     void *arg;
     unsigned char *slots;
     _Atomic uint32_t *state;
+    const char *call; /* the public call made, for the messages */
 } scan_core;
 
 static unsigned char *slot_of(const scan_core *s, size_t k, int which) {
@@ -159,7 +160,7 @@ static weft_status scan_one_task(const weft__plan *p, const scan_core *s) {
     _Alignas(16) unsigned char stack[SLOTS * STACK_ACC];
     size_t bytes = SLOTS * s->slot;
     unsigned char *mem = bytes <= sizeof stack ? stack : weft__alloc_aligned(bytes, 16);
-    if (!mem) return weft__fail_st("weft_parallel_scan", WEFT_ENOMEM);
+    if (!mem) return weft__fail_st(s->call, WEFT_ENOMEM);
     unsigned char *prefix = mem, *agg = mem + s->slot, *work = mem + 2 * s->slot; /* scratch after work */
     int has = s->init != NULL;
     if (has) memcpy(prefix, s->init, s->acc_size);
@@ -187,17 +188,17 @@ static weft_status scan_one_task(const weft__plan *p, const scan_core *s) {
 
 static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const weft_algo_config *cfg) {
     if (!s->reduce || !s->scan || !s->op || !s->acc_size)
-        return weft__fail("weft_parallel_scan", WEFT_EINVAL, "a function is NULL or the size is 0");
+        return weft__fail(s->call, WEFT_EINVAL, "a function is NULL or the size is 0");
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     s->slot = weft__acc_slot(s->acc_size);
     if (s->slot < s->acc_size || s->slot > SIZE_MAX / (2 * SLOTS))
-        return weft__fail("weft_parallel_scan", WEFT_ENOMEM, "acc_size %zu is too large", s->acc_size);
+        return weft__fail(s->call, WEFT_ENOMEM, "acc_size %zu is too large", s->acc_size);
     weft__plan p;
     /* a chunk's slots and its state flag */
     size_t per_chunk = weft__line_round(SLOTS * s->slot) + sizeof(uint32_t);
     int st = weft__plan_init(&p, ex, n, cfg,
-                             (weft__plan_rules){ SCAN_CHUNK, weft__state_max_chunks(MAX_SCAN_CHUNKS, per_chunk) });
+                             (weft__plan_rules){ SCAN_CHUNK, weft__state_max_chunks(MAX_SCAN_CHUNKS, per_chunk), s->call });
     if (st != WEFT_OK) return st;
     if (p.nchunks == 0 || p.ntasks == 1) {
         st = p.nchunks ? scan_one_task(&p, s) : WEFT_OK;
@@ -212,13 +213,13 @@ static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const wef
      * before any body runs. */
     if (p.nchunks > (SIZE_MAX - flag_bytes - s->slot) / s->stride) {
         weft__plan_free(&p);
-        return weft__fail_st("weft_parallel_scan", WEFT_ENOMEM);
+        return weft__fail_st(s->call, WEFT_ENOMEM);
     }
     size_t bytes = flag_bytes + p.nchunks * s->stride + s->slot;
     unsigned char *mem = weft__calloc_aligned(bytes, WEFT__CACHE_LINE);
     if (!mem) {
         weft__plan_free(&p);
-        return weft__fail_st("weft_parallel_scan", WEFT_ENOMEM);
+        return weft__fail_st(s->call, WEFT_ENOMEM);
     }
     s->state = (_Atomic uint32_t *)mem; /* zeroed: CHUNK_EMPTY */
     s->slots = mem + flag_bytes;
@@ -236,7 +237,8 @@ static weft_status scan_run(weft_executor *ex, size_t n, scan_core *s, const wef
 weft_status weft_parallel_scan_range(weft_executor *ex, size_t n, size_t acc_size, const void *init,
                                      weft_reduce_range_fn reduce, weft_scan_range_fn scan,
                                      weft_combine_fn op, void *arg, const weft_algo_config *cfg) {
-    scan_core s = { .acc_size = acc_size, .init = init, .reduce = reduce, .scan = scan, .op = op, .arg = arg };
+    scan_core s = { .acc_size = acc_size, .init = init, .reduce = reduce, .scan = scan, .op = op, .arg = arg,
+                    .call = "weft_parallel_scan_range" };
     return scan_run(ex, n, &s, cfg);
 }
 
@@ -254,7 +256,7 @@ weft_status weft_parallel_scan_range_fused_sized(weft_executor *ex, size_t n, si
         cfg = &config;
     }
     scan_core s = { .acc_size = acc_size, .init = init, .reduce = reduce, .scan = scan,
-                    .scan_reduce = scan_reduce, .op = op, .arg = arg };
+                    .scan_reduce = scan_reduce, .op = op, .arg = arg, .call = "weft_parallel_scan_range_fused" };
     return scan_run(ex, n, &s, cfg);
 }
 
@@ -328,14 +330,15 @@ static void elem_op(void *acc, const void *x, void *ctx) {
 }
 
 weft_status weft__scan(weft_executor *ex, const weft_scan_desc *d) {
+    const char *call = d && d->exclusive ? "weft_parallel_exclusive_scan" : "weft_parallel_inclusive_scan";
     if (!d || ((!d->in || !d->out) && d->n) || !d->size || !d->op || (d->exclusive && !d->init))
-        return weft__fail("weft_parallel_scan", WEFT_EINVAL,
+        return weft__fail(call, WEFT_EINVAL,
                           "op is NULL, size is 0, in or out is NULL with n > 0, or init is NULL for an exclusive scan");
     elem_scan e = { d->in, d->out, d->size, weft__acc_slot(d->size), d->op, d->arg };
     scan_core s = { .acc_size = d->size, .init = d->init, .reduce = elem_reduce,
                     .scan = d->exclusive ? exclusive_body : inclusive_body,
                     .scan_reduce = d->exclusive ? exclusive_fused : inclusive_fused,
-                    .op = elem_op, .arg = &e };
+                    .op = elem_op, .arg = &e, .call = call };
     return scan_run(ex, d->n, &s, &d->config);
 }
 

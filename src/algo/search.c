@@ -40,10 +40,11 @@ static void extreme_op(void *acc, const void *x, void *ctx) {
 static weft_status extreme(weft_executor *ex, search *s, size_t n, size_t *index,
                            const weft_algo_config *cfg) {
     if ((!s->in && n) || !s->size || !s->cmp || !index)
-        return weft__fail("weft_parallel_min/max_element", WEFT_EINVAL,
+        return weft__fail(s->sign < 0 ? "weft_parallel_min_element" : "weft_parallel_max_element", WEFT_EINVAL,
                           "cmp or index is NULL, size is 0, or in is NULL with n > 0");
     size_t best = SIZE_MAX;
-    weft_status st = weft_parallel_reduce_range(ex, n, sizeof best, &best, extreme_body, extreme_op, s, cfg);
+    weft_status st = weft__reduce_range_as(s->sign < 0 ? "weft_parallel_min_element" : "weft_parallel_max_element", ex, n,
+                                           sizeof best, &best, extreme_body, extreme_op, s, cfg);
     if (st == WEFT_OK) *index = best == SIZE_MAX ? n : best;
     return st;
 }
@@ -96,7 +97,7 @@ weft_status weft_parallel_find_if(weft_executor *ex, const void *in, size_t n, s
     search s = { .in = in, .size = size, .pred = pred, .arg = arg };
     atomic_init(&s.found, SIZE_MAX);
     size_t hit = SIZE_MAX;
-    weft_status st = weft_parallel_reduce_range(ex, n, sizeof hit, &hit, find_body, find_op, &s, cfg);
+    weft_status st = weft__reduce_range_as("weft_parallel_find_if", ex, n, sizeof hit, &hit, find_body, find_op, &s, cfg);
     if (st == WEFT_OK) *index = hit == SIZE_MAX ? n : hit;
     return st;
 }

@@ -79,11 +79,13 @@ static void sort(void *a_, size_t n, void *buf_, void *arg) {
 static const weft_sort_ops generic_ops = { sort, merge, split };
 
 weft_status weft__sort(weft_executor *ex, const weft_sort_desc *d) {
-    if (!d || !d->cmp) return weft__fail("weft_parallel_sort", WEFT_EINVAL, "cmp is NULL");
+    /* The call made, in the messages: a stable sort's were weft_parallel_sort's. */
+    const char *call = d && d->stable ? "weft_parallel_stable_sort" : "weft_parallel_sort";
+    if (!d || !d->cmp) return weft__fail(call, WEFT_EINVAL, "cmp is NULL");
     if (!d->size || (!d->base && d->n))
-        return weft__fail("weft_parallel_sort", WEFT_EINVAL, "size is 0, or base is NULL with n > 0");
+        return weft__fail(call, WEFT_EINVAL, "size is 0, or base is NULL with n > 0");
     generic g = { d->size, d->cmp, d->arg };
-    return weft__sort_ops("weft_parallel_sort", ex, d->base, d->n, d->size, &generic_ops, &g, &d->config);
+    return weft__sort_ops(call, ex, d->base, d->n, d->size, &generic_ops, &g, &d->config);
 }
 
 weft_status weft_parallel_sort(weft_executor *ex, void *base, size_t n, size_t size, weft_cmp_fn cmp,

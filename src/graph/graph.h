@@ -632,7 +632,7 @@ bool weft__tf_busy(weft_taskflow *tf);
 /* Validates (cycles), collects the sources and arms every join counter.  Caller
  * holds tf->mu, and no run is active.  WEFT_OK, WEFT_ECYCLE (*on_cycle set),
  * WEFT_ENOMEM. */
-weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle);
+weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle, const char *call);
 
 /* Sets every join counter to its node's strong dependent count (graphs with
  * condition tasks, at the start of each iteration). */

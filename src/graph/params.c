@@ -200,7 +200,8 @@ weft_status weft_factory_require(weft_factory *f, const char *name, weft_param_t
 
 /* Records why the most recent make on f failed in f and as the thread's
  * message; returns st. */
-static weft_status factory_error(weft_factory *f, weft_status st, const char *why) {
+/* (noinline: `why` may be longer than the room left, and is cut there) */
+static __attribute__((noinline, cold)) weft_status factory_error(weft_factory *f, weft_status st, const char *why) {
     /* Through f->errmsg: `why` may be the thread's message itself. */
     snprintf(f->errmsg, sizeof f->errmsg, "factory '%s': %s", f->name ? f->name : "", why);
     weft__set_error_message("%s", f->errmsg);
@@ -222,13 +223,26 @@ weft_composition *weft_factory_make(weft_factory *f, const weft_params *p, weft_
     weft_composition *c = NULL;
     if (st == WEFT_OK) c = weft_composition_create(f->name, &st);
     if (st == WEFT_ENOMEM) factory_error(f, st, "out of memory");
+    /* The build function's own failure says why (a builder's message): kept,
+     * after "build failed: ".  It was replaced by the status's name alone
+     * ("build failed: WEFT_EINVAL", tests/sched_hunt42.c).  The thread's
+     * message is cleared first, so that one left by an earlier call is not
+     * taken for the build's; restored if the build succeeds (errors.md R3). */
+    weft__saved_message before;
+    if (c) {
+        weft__error_message_save(&before);
+        weft__set_error_message("%s", "");
+    }
     if (c && (st = f->build(c, p, f->arg)) != WEFT_OK) {
-        char why[64];
-        snprintf(why, sizeof why, "build failed: %s", weft_errname(st));
+        char why[sizeof f->errmsg];
+        const char *own = weft_last_error_message();
+        if (own[0]) snprintf(why, sizeof why, "build failed (%s): %s", weft_errname(st), own);
+        else snprintf(why, sizeof why, "build failed: %s", weft_errname(st));
         factory_error(f, st, why);
         (void)weft_composition_destroy(c); /* (nothing runs its graph: its build failed) */
         c = NULL;
     }
+    if (c && st == WEFT_OK) weft__error_message_restore(&before);
     if (f && st == WEFT_OK) f->errmsg[0] = '\0'; /* the most recent make succeeded */
     if (err) *err = st;
     return c;

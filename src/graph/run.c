@@ -267,19 +267,21 @@ static void run_free(weft_future *f) {
     weft__free_aligned(f, sizeof(weft__run), WEFT__CACHE_LINE);
 }
 
+/* call: the public call made (weft_run, weft_run_n, ...), named in the
+ * messages (they all said "weft_run"). */
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
-                          uint8_t prio, weft_future **out) {
+                          uint8_t prio, weft_future **out, const char *call) {
     if (out) *out = NULL; /* on failure too, as weft_run_many and weft_run_n_parallel */
-    if (!tf) return weft__fail("weft_run", WEFT_EINVAL, "tf is NULL");
+    if (!tf) return weft__fail(call, WEFT_EINVAL, "tf is NULL");
     if (tf->is_subflow_graph)
-        return weft__tf_error(tf, WEFT_EINVAL, "weft_run: a subflow's graph runs only as part of its task");
+        return weft__tf_error(tf, WEFT_EINVAL, "%s: a subflow's graph runs only as part of its task", call);
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
-    if (dst != WEFT_OK) return weft__tf_error(tf, dst, "weft_run: no default executor");
+    if (dst != WEFT_OK) return weft__tf_error(tf, dst, "%s: no default executor", call);
     if (atomic_load_explicit(&ex->shutdown, memory_order_acquire))
-        return weft__tf_error(tf, WEFT_ESHUTDOWN, "weft_run: the executor is being destroyed");
+        return weft__tf_error(tf, WEFT_ESHUTDOWN, "%s: the executor is being destroyed", call);
     /* Aligned: `pending` sits on a cache line of its own. */
     weft__run *r = weft__alloc_aligned(sizeof *r, WEFT__CACHE_LINE);
-    if (!r) return weft__tf_error(tf, WEFT_ENOMEM, "weft_run: out of memory");
+    if (!r) return weft__tf_error(tf, WEFT_ENOMEM, "%s: out of memory", call);
     weft__future_init(&r->fut, ex, out ? 2 : 1, run_free);
     r->fut.owner = tf; /* a task of tf waiting on this run would wait forever */
     /* So would a task of one of tf's module bodies: the run's module waits
@@ -288,7 +290,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     if (__builtin_expect(tf->nbodies != 0, 0) &&
         weft__module_list_bodies(tf, &r->fut.bodies, &r->fut.nbodies) != WEFT_OK) {
         weft__free_aligned(r, sizeof *r, WEFT__CACHE_LINE);
-        return weft__tf_error(tf, WEFT_ENOMEM, "weft_run: out of memory");
+        return weft__tf_error(tf, WEFT_ENOMEM, "%s: out of memory", call);
     }
     /* observe/: the run id of traces and observer events.  Graph runs only: an
      * async task is not traced, and this RMW is on the executor's shared line. */
@@ -309,14 +311,14 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     atomic_init(&r->pending, 0);
 
     weft__mutex_lock(&tf->mu);
-    weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL);
+    weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL, call);
     /* In a child of fork(), a run of tf that was in flight on an executor of
      * the parent never ends (that executor has no workers here), so a run
      * queued behind it would never start and its waiter would hang: say so. */
     if (st == WEFT_OK && tf->active && weft__forked(tf->active->ex))
         st = weft__tf_error(tf, WEFT_EFORKED,
-                            "weft_run: a run of this taskflow was in flight at fork() on an executor of the parent "
-                            "process; in this child it never ends, so no run of it can start here");
+                            "%s: a run of this taskflow was in flight at fork() on an executor of the parent "
+                            "process; in this child it never ends, so no run of it can start here", call);
     if (st == WEFT_OK && !tf->active) {
         /* Nothing ahead of us: start now.  Submitting under the lock keeps a
          * failure simple to undo, as no other run can have queued behind us. */
@@ -324,7 +326,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
         st = weft__submit(ex, &r->start);
         if (st != WEFT_OK) {
             tf->active = tf->tail = NULL;
-            weft__tf_error(tf, st, "weft_run: %s", weft_strerror(st));
+            weft__tf_error(tf, st, "%s: %s", call, weft_strerror(st));
         }
     } else if (st == WEFT_OK) {
         tf->tail->next = r; /* the run ahead of us starts us when it finishes */
@@ -346,11 +348,11 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
 }
 
 weft_status weft_run(weft_executor *ex, weft_taskflow *tf, weft_future **out) {
-    return submit(ex, tf, 1, NULL, NULL, 0, out);
+    return submit(ex, tf, 1, NULL, NULL, 0, out, __func__);
 }
 
 weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_future **out) {
-    return submit(ex, tf, n, NULL, NULL, 0, out);
+    return submit(ex, tf, n, NULL, NULL, 0, out, __func__);
 }
 
 weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf, weft_pred_fn pred, void *arg, weft_future **out) {
@@ -358,7 +360,7 @@ weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf, weft_pred_fn pr
     if (!pred)
         return tf ? weft__tf_error(tf, WEFT_EINVAL, "weft_run_until: the predicate is NULL")
                   : weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
-    return submit(ex, tf, UINT64_MAX, pred, arg, 0, out);
+    return submit(ex, tf, UINT64_MAX, pred, arg, 0, out, __func__);
 }
 
 weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf, weft_priority priority, weft_future **out) {
@@ -368,7 +370,7 @@ weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf, weft_pr
                   : weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     /* NORMAL is weft_run's level: the plain path. */
     uint8_t prio = priority == WEFT_PRIORITY_NORMAL ? 0 : (uint8_t)((int)priority + 2);
-    return submit(ex, tf, 1, NULL, NULL, prio, out);
+    return submit(ex, tf, 1, NULL, NULL, prio, out, __func__);
 }
 
 /* From a task of tf or of a module body below tf (or of a graph nested in a
@@ -424,7 +426,7 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
     atomic_store_explicit(&sub->fut.done, 0, memory_order_relaxed);
     atomic_store_explicit(&sub->pending, 0, memory_order_relaxed);
     weft__mutex_lock(&tf->mu);
-    *st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL);
+    *st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL, "weft_run (a nested graph)");
     /* A module's body whose run was in flight at fork() on an executor of the
      * parent: as in submit, a run queued behind it never starts in this
      * child, and the module task (and its whole run) would wait for ever.

@@ -227,7 +227,7 @@ static void prun_init(prun *p, weft_executor *ex, weft_taskflow *tf, bool keep) 
 
 /* Under tf->mu: checks tf and counts the run in, or says why not. */
 static weft_status admit(weft_taskflow *tf) {
-    weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL);
+    weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL, "weft_run_n_parallel");
     /* In a child of fork(), a serial run of tf in flight at the fork on an
      * executor of the parent never ends: tf stays busy (and its graph in that
      * run's state) for ever.  weft_run refuses it (graph/run.c, core.h: every

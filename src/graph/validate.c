@@ -93,12 +93,14 @@ static bool all_backward(const weft_taskflow *tf) {
     return edges == tf->backward;
 }
 
-weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle) {
+/* call: the public call the user made, for the message (weft_run_n_parallel's
+ * said "weft_taskflow_validate/weft_run"). */
+weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle, const char *call) {
     /* Join counters are kept current while building (task.c); the sources too,
      * unless edges were added in an order that made that costly.  The cycle
      * check runs only when an edge points backward. */
     if (tf->sources_mode == WEFT__SOURCES_STALE && recount_sources(tf) != WEFT_OK)
-        return weft__fail("weft_taskflow_validate/weft_run", WEFT_ENOMEM, "out of memory preparing taskflow '%s'",
+        return weft__fail(call, WEFT_ENOMEM, "out of memory preparing taskflow '%s'",
                           tf->name ? tf->name : "");
     if (!tf->dirty || tf->backward == 0) return WEFT_OK;
     if (tf->loops == 0 && all_backward(tf)) { /* the reverse of emplace order is topological */
@@ -123,7 +125,7 @@ weft_status weft_taskflow_validate(weft_taskflow *tf, weft_task *on_cycle) {
     weft__node *c = NULL;
     weft__mutex_lock(&tf->mu);
     /* With a run active the taskflow cannot have changed since it was prepared. */
-    weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, &c);
+    weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, &c, __func__);
     weft__mutex_unlock(&tf->mu);
     if (on_cycle) *on_cycle = (weft_task){c};
     return st == WEFT_OK ? weft__tf_done(tf, WEFT_OK) : st;
