@@ -224,7 +224,7 @@ weft_composition *weft_factory_make(weft_factory *f, const weft_params *p, weft_
     if (st == WEFT_OK) c = weft_composition_create(f->name, &st);
     if (st == WEFT_ENOMEM) factory_error(f, st, "out of memory");
     /* The build function's own failure says why (a builder's message): kept,
-     * after "build failed: ".  It was replaced by the status's name alone
+     * after "build failed (<status>): ".  It was replaced by the status's name alone
      * ("build failed: WEFT_EINVAL", tests/sched_hunt42.c).  The thread's
      * message is cleared first, so that one left by an earlier call is not
      * taken for the build's; restored if the build succeeds (errors.md R3). */
