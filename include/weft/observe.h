@@ -232,7 +232,12 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
  * inside a batch looks the same), so a long task is measured from its second
  * run.
  * Every other estimated span stands for a task shorter than 50 us.  Counts
- * (spans, task metrics) and busy time are exact either way.  Other work is always measured.  weft_executor_config.profile_exact (or
+ * (spans, task metrics) and busy time are exact either way.  A batch's time
+ * (its busy_ns and its spans' end) is added when its worker's busy stretch
+ * ends, which can be a moment after the run's end has released a
+ * weft_future_wait or weft_executor_wait_all: a read straight after the wait
+ * may lack the last batch; the figures agree once every worker is idle
+ * (weft_executor_waiters equals the worker count).  Other work is always measured.  weft_executor_config.profile_exact (or
  * WEFT_PROFILE_EXACT=1 in the environment) turns batching off.
  * docs/guide-observability.md has the figures.
  * ------------------------------------------------------------------------------ */
