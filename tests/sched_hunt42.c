@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- (a) sources N H N H N H under a policy ------------------------------ */
 
@@ -224,4 +225,39 @@ TEST(weft_factory_make_keeps_the_build_steps_own_message) {
     if (!strstr(weft_factory_error_message(f), "the null task"))
         TEST_FAIL_("weft_factory_error_message: '%s'", weft_factory_error_message(f));
     weft_factory_destroy(f);
+}
+
+/* ---- a woken worker that never ran a job takes work in the usual order ---- */
+
+/* A worker that has never run a job parks after one look instead of its
+ * search rounds (worker.c: creating thousands of workers was quadratic).  That
+ * look must keep the search's order: a NORMAL task queued from outside goes
+ * before a LOW one queued after it (sched.h: LOW runs when nothing else is
+ * queued).  When the fresh worker's only look was the last look before
+ * parking, which takes the priority queue's LOW work first, the LOW task ran
+ * first on almost every fresh executor (seeds_hunt39's removed-task test got
+ * WEFT_ENOENT from weft_sched_remove: the LOW task was already gone). */
+TEST(a_fresh_worker_woken_for_a_normal_task_runs_it_before_a_low_one_queued_after_it) {
+    for (int round = 0; round < 20; round++) {
+        weft_status st;
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+        ASSERT_NOT_NULL(ex);
+        for (int k = 0; k < 2000 && weft_executor_waiters(ex) != 1; k++) {
+            struct timespec ts = { 0, 500000 };
+            nanosleep(&ts, NULL);
+        }
+        atomic_store(&order_n, 0);
+        weft_future *normal, *low;
+        weft_async_options o = { .priority = WEFT_PRIORITY_LOW };
+        ASSERT_OK(weft_async(ex, mark_task, (void *)(intptr_t)1, &normal));
+        ASSERT_OK(weft_async_with(ex, mark_task, (void *)(intptr_t)2, &o, &low));
+        ASSERT_OK(weft_future_wait(normal));
+        ASSERT_OK(weft_future_wait(low));
+        weft_future_destroy(normal);
+        weft_future_destroy(low);
+        if (order[0] != 1 || order[1] != 2)
+            TEST_FAIL_("round %d: ran %d then %d, want the NORMAL task (1) before the LOW one (2)", round, order[0],
+                       order[1]);
+        weft_executor_destroy(ex);
+    }
 }

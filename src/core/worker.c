@@ -340,18 +340,21 @@ static weft__job *final_look(weft__worker *w) {
 }
 
 /* Steal rounds with short spins, then rounds with yields.  NULL if nothing found.
- * A worker that has never run a job (`fresh`) skips them and parks after the
- * park step's one look at every queue (final_look): at creation every worker
- * starts searching, and each one's 24 rounds over all the others made
- * creating N workers cost N^2 steal attempts while the later ones started
- * (4096 workers: 8 s on 2 CPUs).  A worker that has seen work searches as
- * before, where a short gap between runs is likely.  Parking at once is the
- * protocol's ordinary give-up (prepare, final look, sleep: docs/design.md,
- * "Sleep and wake"), so no wake-up can be lost. */
+ * A worker that has never run a job (`fresh`) makes one round and parks: at
+ * creation every worker starts searching, and each one's 24 rounds over all
+ * the others made creating N workers cost 24 N^2 steal attempts while the
+ * later ones started (4096 workers: 8 s on 2 CPUs).  A worker that has seen
+ * work searches as before, where a short gap between runs is likely.  One
+ * round, not none: the park step's last look (final_look) takes the source's
+ * work, LOW included, before the injector's, so a fresh worker woken for a
+ * NORMAL task from outside ran a LOW one queued just after it first
+ * (tests/sched_hunt42.c); a round takes them in the usual order.  Parking
+ * after it is the protocol's ordinary give-up (prepare, final look, sleep:
+ * docs/design.md, "Sleep and wake"), so no wake-up can be lost. */
 static weft__job *search(weft__worker *w, bool fresh) {
     weft_executor *ex = w->ex;
     weft__worker_gap(w); /* the next task's span starts after the search */
-    unsigned rounds = fresh ? 0 : ex->steal_rounds + ex->yield_rounds;
+    unsigned rounds = fresh ? 1 : ex->steal_rounds + ex->yield_rounds;
     for (unsigned r = 0; r < rounds; r++) {
         weft__job *j = steal_round(w);
         if (j) return j;
@@ -444,7 +447,7 @@ void *weft__worker_main(void *arg) {
      * (tests/seeds_hunt42.c). */
     w->fair_next = (uint32_t)w->stats.jobs + WEFT__FAIR_INTERVAL;
     /* Every worker starts counted as searching (weft__sleep_init). */
-    bool fresh = true; /* no job run yet: park after one look (search) */
+    bool fresh = true; /* no job run yet: park after one round (search) */
     for (;;) {
         weft__job *j = search(w, fresh);
         if (!j) {
