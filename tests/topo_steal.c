@@ -24,29 +24,39 @@ static uint64_t now_ms(void) {
 
 static void sleep_ms(long ms) { nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL); }
 
-/* Failed steals of worker i (every try of an empty deque counts one). */
-static uint64_t fails_of(weft_executor *ex, unsigned i) { return weft__stat_read(&ex->workers[i].stats.steal_fails); }
+/* Failed steals of worker i (every try of an empty deque counts one) since
+ * one_task_on_each_worker read them. */
+static uint64_t fails_base[4];
+static uint64_t fails_of(weft_executor *ex, unsigned i) {
+    return weft__stat_read(&ex->workers[i].stats.steal_fails) - fails_base[i];
+}
 
 /* Four workers bound to CPUs 0, 1, 0, 1 of the odd-numbered machine (CPUs 0
  * and 1 on different packages): worker 0's tiers are {2} (its L3) and {1, 3}
  * (the other package); its node tier is empty.  A worker that never ran a
- * job parks after one look, without steal rounds (worker.c): each worker runs
- * one task first (four that wait for each other), then searches once
- * (steal_rounds + yield_rounds rounds over its tiers) and parks: the failed
- * steals count the attempts exactly. */
-static atomic_int met;
+ * job makes one round and parks (worker.c), and finding its first job takes
+ * as many tries as the timing gives: each worker runs one task first (four
+ * that wait for each other), the counts are read while all four are inside
+ * them, then each searches once (steal_rounds + yield_rounds rounds over its
+ * tiers) and parks: the failed steals since count the attempts exactly. */
+static atomic_int met, go;
 
 static int meet_all_four(weft_ctx *ctx, void *arg) {
     (void)ctx, (void)arg;
     atomic_fetch_add(&met, 1);
-    while (atomic_load(&met) < 4) sched_yield();
+    while (!atomic_load(&go)) sched_yield();
     return 0;
 }
 
 static void one_task_on_each_worker(weft_executor *ex) {
     atomic_store(&met, 0);
+    atomic_store(&go, 0);
     weft_future *f[4];
     for (int i = 0; i < 4; i++) ASSERT_OK(weft_async(ex, meet_all_four, NULL, &f[i]));
+    /* Not a future wait: this thread must not run one of the four. */
+    while (atomic_load(&met) < 4) sched_yield();
+    for (unsigned i = 0; i < 4; i++) fails_base[i] = weft__stat_read(&ex->workers[i].stats.steal_fails);
+    atomic_store(&go, 1);
     for (int i = 0; i < 4; i++) {
         ASSERT_OK(weft_future_wait(f[i]));
         weft_future_destroy(f[i]);
