@@ -294,45 +294,51 @@ int weft_executor_worker_id(const weft_executor *ex) {
 int weft__submit(weft_executor *ex, weft__job *job) { return weft__submit_from(ex, weft__current_worker(ex), job); }
 
 /* Pushes job onto q, one of ex's shared queues (the injector, a node's
- * mailbox), and wakes a sleeper.  0, or non-zero when q is full; `always`
- * (the injector only): never full, the job goes to its spare list
- * (weft__injector_push_spare).  A worker of another executor hands over work
- * its own user did not submit (run.c's start_queued, a semaphore's wake-up):
- * the job may run, end the last run and let ex be destroyed before the notify
- * has returned, so teardown waits for it (foreign_submits).  A user's thread
- * orders its own calls before weft_executor_destroy. */
-static int push_shared(weft_executor *ex, weft__injector *q, weft__job *job, bool always) {
+ * mailbox), and wakes a sleeper.  0, or non-zero when q is full.  A worker of
+ * another executor hands over work its own user did not submit (run.c's
+ * start_queued, a semaphore's wake-up): the job may run, end the last run and
+ * let ex be destroyed before the notify has returned, so teardown waits for it
+ * (foreign_submits).  A user's thread orders its own calls before
+ * weft_executor_destroy. */
+static int push_shared(weft_executor *ex, weft__injector *q, weft__job *job) {
     bool foreign = weft__on_worker_thread();
     if (foreign) atomic_fetch_add_explicit(&ex->foreign_submits, 1, memory_order_relaxed); /* before the push */
-    int st = 0;
-    if (always) weft__injector_push_spare(q, job);
-    else st = weft__injector_push(q, job);
+    int st = weft__injector_push(q, job);
     if (st == 0) weft__sleep_notify(&ex->sleep);
     if (foreign) atomic_fetch_sub_explicit(&ex->foreign_submits, 1, memory_order_release); /* last touch of ex */
     return st;
 }
 
-/* weft__submit_from and weft__submit_from_always. */
-static inline int submit(weft_executor *ex, weft__worker *w, weft__job *job, bool always) {
+int weft__submit_from_always(weft_executor *ex, weft__worker *w, weft__job *job) {
     if (w) {
         weft__push_local(w, job);
         return WEFT_OK;
     }
     if (weft__forked(ex)) return WEFT_EFORKED;
-    return push_shared(ex, &ex->injector, job, always);
+    bool foreign = weft__on_worker_thread();
+    if (foreign) atomic_fetch_add_explicit(&ex->foreign_submits, 1, memory_order_relaxed); /* as push_shared */
+    weft__injector_push_spare(&ex->injector, job);
+    weft__sleep_notify(&ex->sleep);
+    if (foreign) atomic_fetch_sub_explicit(&ex->foreign_submits, 1, memory_order_release);
+    return WEFT_OK;
 }
-
-int weft__submit_from_always(weft_executor *ex, weft__worker *w, weft__job *job) { return submit(ex, w, job, true); }
 
 int weft__submit_to_node(weft_executor *ex, weft__worker *w, weft__job *job, unsigned node) {
     if (node >= ex->nnodes || ex->mailboxes[node].nworkers == 0 || (w && w->node == (int)node))
         return weft__submit_from(ex, w, job);
     if (weft__forked(ex)) return WEFT_EFORKED;
-    if (push_shared(ex, &ex->mailboxes[node].q, job, false) != 0) return weft__submit_from(ex, w, job);
+    if (push_shared(ex, &ex->mailboxes[node].q, job) != 0) return weft__submit_from(ex, w, job);
     return WEFT_OK;
 }
 
-int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job) { return submit(ex, w, job, false); }
+int weft__submit_from(weft_executor *ex, weft__worker *w, weft__job *job) {
+    if (w) {
+        weft__push_local(w, job);
+        return WEFT_OK;
+    }
+    if (weft__forked(ex)) return WEFT_EFORKED;
+    return push_shared(ex, &ex->injector, job);
+}
 
 static unsigned spread_to(weft_executor *ex, weft__injector *q, weft__job *first, size_t stride, unsigned n) {
     unsigned pushed = 0;
