@@ -629,6 +629,16 @@ static inline weft_status weft__tf_done(weft_taskflow *tf, weft_status st) {
 /* True (and records WEFT_EBUSY) if a run of tf is queued or going. */
 bool weft__tf_busy(weft_taskflow *tf);
 
+/* Under tf->mu: in a child of fork(), a run of tf that was in flight at the
+ * fork on an executor of the parent never ends (that executor has no workers
+ * here), so tf stays busy for ever and a run queued behind it never starts. */
+static inline bool weft__tf_stuck_at_fork(const weft_taskflow *tf) {
+    return tf->active && weft__forked(tf->active->ex);
+}
+/* Records and returns WEFT_EFORKED for `call`, a run of such a taskflow
+ * (graph/run.c). */
+weft_status weft__tf_refuse_stuck(weft_taskflow *tf, const char *call);
+
 /* Validates (cycles), collects the sources and arms every join counter.  Caller
  * holds tf->mu, and no run is active.  WEFT_OK, WEFT_ECYCLE (*on_cycle set),
  * WEFT_ENOMEM. */

@@ -312,13 +312,8 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
 
     weft__mutex_lock(&tf->mu);
     weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL, call);
-    /* In a child of fork(), a run of tf that was in flight on an executor of
-     * the parent never ends (that executor has no workers here), so a run
-     * queued behind it would never start and its waiter would hang: say so. */
-    if (st == WEFT_OK && tf->active && weft__forked(tf->active->ex))
-        st = weft__tf_error(tf, WEFT_EFORKED,
-                            "%s: a run of this taskflow was in flight at fork() on an executor of the parent "
-                            "process; in this child it never ends, so no run of it can start here", call);
+    /* Queued behind a run stuck at fork(), its waiter would hang: say so. */
+    if (st == WEFT_OK && weft__tf_stuck_at_fork(tf)) st = weft__tf_refuse_stuck(tf, call);
     if (st == WEFT_OK && !tf->active) {
         /* Nothing ahead of us: start now.  Submitting under the lock keeps a
          * failure simple to undo, as no other run can have queued behind us. */
@@ -345,6 +340,13 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     }
     if (out) *out = &r->fut;
     return WEFT_OK;
+}
+
+weft_status weft__tf_refuse_stuck(weft_taskflow *tf, const char *call) {
+    return weft__tf_error(tf, WEFT_EFORKED,
+                          "%s: a run of this taskflow was in flight at fork() on an executor of the parent "
+                          "process; in this child it never ends, so no run of it can start here",
+                          call);
 }
 
 weft_status weft_run(weft_executor *ex, weft_taskflow *tf, weft_future **out) {
@@ -431,7 +433,7 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
      * parent: as in submit, a run queued behind it never starts in this
      * child, and the module task (and its whole run) would wait for ever.
      * The task fails instead, and its run ends with this status. */
-    if (*st == WEFT_OK && tf->active && weft__forked(tf->active->ex)) *st = WEFT_EFORKED;
+    if (*st == WEFT_OK && weft__tf_stuck_at_fork(tf)) *st = WEFT_EFORKED;
     weft__job *now = NULL;
     if (*st == WEFT_OK) {
         if (!tf->active) {

@@ -233,10 +233,7 @@ static weft_status admit(weft_taskflow *tf) {
      * run's state) for ever.  weft_run refuses it (graph/run.c, core.h: every
      * weft_run* of it is WEFT_EFORKED); parallel instances do not queue
      * behind that run, so they ran here.  Refused the same way. */
-    if (st == WEFT_OK && tf->active && weft__forked(tf->active->ex))
-        st = weft__tf_error(tf, WEFT_EFORKED,
-                            "weft_run_n_parallel: a run of this taskflow was in flight at fork() on an executor of "
-                            "the parent process; in this child it never ends, so no run of it can start here");
+    if (st == WEFT_OK && weft__tf_stuck_at_fork(tf)) st = weft__tf_refuse_stuck(tf, "weft_run_n_parallel");
     if (st == WEFT_OK) st = check_kinds(tf);
     if (st == WEFT_OK) weft__tf_inflight_in(tf);
     return st;

@@ -96,7 +96,7 @@ weft_status weft_taskflow_destroy(weft_taskflow *tf) {
          * (graph.h).  Said, as a caller waiting for the EBUSY to pass would
          * wait for ever. */
         weft__mutex_lock(&tf->mu);
-        bool forked = tf->active && weft__forked(tf->active->ex);
+        bool forked = weft__tf_stuck_at_fork(tf);
         weft__mutex_unlock(&tf->mu);
         if (forked)
             return weft__tf_error(tf, WEFT_EBUSY,
