@@ -62,46 +62,53 @@ void weft__obs_nth_path(char *out, size_t cap, const char *base, unsigned k) {
         snprintf(out, cap, "%.*s.%u%s", (int)(dot - base), base, k, dot);
 }
 
-/* The process whose profiles get WEFT_PROFILE's own name: the one that loaded
- * weft with WEFT_PROFILE set, else the first to create an executor that
- * saves one.  A process forked from it inherits the value and so knows it is
- * not that one (0: none yet). */
-static _Atomic unsigned profile_owner;
-
-__attribute__((constructor)) static void profile_owner_at_load(void) {
-    const char *p = weft__getenv("WEFT_PROFILE");
-    if (p && *p) atomic_store_explicit(&profile_owner, weft__process_id(), memory_order_relaxed);
+void weft__obs_names_at_load(weft__obs_names *n, const char *var) {
+    const char *v = weft__getenv(var);
+    if (v && *v) atomic_store_explicit(&n->owner, weft__process_id(), memory_order_relaxed);
 }
 
-static void profile_owner_claim(void) {
+void weft__obs_names_claim(weft__obs_names *n) {
     unsigned none = 0;
-    atomic_compare_exchange_strong_explicit(&profile_owner, &none, weft__process_id(), memory_order_relaxed,
+    atomic_compare_exchange_strong_explicit(&n->owner, &none, weft__process_id(), memory_order_relaxed,
                                             memory_order_relaxed);
 }
 
-/* WEFT_PROFILE=out.json: the first executor destroyed writes out.json, later ones
- * out.1.json, out.2.json, ... so that a program with several executors loses none.
- * A process made by fork() from the owner (above) writes out.<pid>.json,
- * out.<pid>.1.json, ...: it inherited the count, and its parent went on with
- * the same one, so both wrote out.json (or out.1.json) and one profile
- * replaced the other, silently.  The count is per process: the saving
- * process's id in the high half.  (Not covered: a program that sets
- * WEFT_PROFILE itself and forks before its first such executor: both
- * processes claim the name.) */
-static void save_env_profile(struct weft__obs *o) {
-    o->saved = true;
-    static _Atomic uint64_t saved;
-    uint64_t me = weft__process_id(), v = atomic_load_explicit(&saved, memory_order_relaxed), next;
+unsigned weft__obs_names_next(weft__obs_names *n) {
+    uint64_t me = weft__process_id(), v = atomic_load_explicit(&n->count, memory_order_relaxed), next;
     unsigned k;
     do {
         k = (v >> 32) == me ? (unsigned)v : 0; /* a count copied from the parent starts again */
         next = me << 32 | (k + 1u);
-    } while (!atomic_compare_exchange_weak_explicit(&saved, &v, next, memory_order_relaxed, memory_order_relaxed));
-    char path[4096], base[4096];
-    if (atomic_load_explicit(&profile_owner, memory_order_relaxed) != (unsigned)me)
-        weft__obs_nth_path(base, sizeof base, o->save_path, (unsigned)me);
-    else snprintf(base, sizeof base, "%s", o->save_path);
-    weft__obs_nth_path(path, sizeof path, base, k);
+    } while (!atomic_compare_exchange_weak_explicit(&n->count, &v, next, memory_order_relaxed, memory_order_relaxed));
+    return k;
+}
+
+void weft__obs_names_path(const weft__obs_names *n, char *out, size_t cap, const char *base, unsigned k) {
+    unsigned me = weft__process_id();
+    char mine[4096];
+    if (atomic_load_explicit(&((weft__obs_names *)n)->owner, memory_order_relaxed) != me) {
+        weft__obs_nth_path(mine, sizeof mine, base, me);
+        base = mine;
+    }
+    weft__obs_nth_path(out, cap, base, k);
+}
+
+/* WEFT_PROFILE's files (weft__obs_names: the owner is the process that loaded
+ * weft with it set, else the first to create an executor that saves one). */
+static weft__obs_names profile_names;
+
+__attribute__((constructor)) static void profile_names_at_load(void) {
+    weft__obs_names_at_load(&profile_names, "WEFT_PROFILE");
+}
+
+/* WEFT_PROFILE=out.json: the first executor destroyed writes out.json, later ones
+ * out.1.json, out.2.json, ... so that a program with several executors loses none;
+ * a process forked from the owner writes out.<pid>.json, out.<pid>.1.json, ...
+ * (weft__obs_names). */
+static void save_env_profile(struct weft__obs *o) {
+    o->saved = true;
+    char path[4096];
+    weft__obs_names_path(&profile_names, path, sizeof path, o->save_path, weft__obs_names_next(&profile_names));
     weft__saved_message msg; /* logged below, not a failure of the caller's call */
     weft__error_message_save(&msg);
     weft_status st = weft_profiler_save(o->ex, path);
@@ -204,7 +211,7 @@ static int weft__obs_create(weft_executor *ex, const weft_executor_config *c) {
     }
     if (path && *path && !(o->save_path = weft__strdup(path))) return WEFT_ENOMEM;
     if (o->save_path) {
-        profile_owner_claim();
+        weft__obs_names_claim(&profile_names);
         exit_list_add(o);
     }
     uint64_t now = weft__ticks();

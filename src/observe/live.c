@@ -325,16 +325,11 @@ weft_status weft_stats_stop(weft_executor *ex) {
 
 /* ---- WEFT_STATS ------------------------------------------------------------------- */
 
-/* The process whose executors publish to WEFT_STATS's own names: the one that
- * loaded weft with WEFT_STATS set, else the first to publish through it.  A
- * process forked from it inherits the value and so knows it is not that one
- * (0: none yet).  As WEFT_PROFILE's owner (observe/lifetime.c). */
-static _Atomic unsigned stats_owner;
+/* WEFT_STATS's files (weft__obs_names: the owner is the process that loaded
+ * weft with it set, else the first to publish through it). */
+static weft__obs_names stats_names;
 
-__attribute__((constructor)) static void stats_owner_at_load(void) {
-    const char *s = weft__getenv("WEFT_STATS");
-    if (s && *s) atomic_store_explicit(&stats_owner, weft__process_id(), memory_order_relaxed);
-}
+__attribute__((constructor)) static void stats_names_at_load(void) { weft__obs_names_at_load(&stats_names, "WEFT_STATS"); }
 
 void weft__live_from_env(weft_executor *ex) {
     const char *s = weft__getenv("WEFT_STATS");
@@ -346,34 +341,19 @@ void weft__live_from_env(weft_executor *ex) {
             weft__log(WEFT_LOG_WARN, "WEFT_STATS is set but empty: live statistics are not published (give it a path)");
         return;
     }
-    /* The k-th executor publishing: its paths get ".k".  A process made by
-     * fork() from the owner (above) publishes to live.<pid>.stats,
-     * live.<pid>.1.stats, ... (run.<pid>.prom, ...): it inherited the count,
-     * and its parent went on with the same one, so the child's next executor
-     * and the parent's both took live.1.stats and the later replaced the
-     * other's files (the first destroyed then removed them).  The count is
-     * per process: the publishing process's id in the high half. */
-    static _Atomic uint64_t executors;
-    uint64_t me = weft__process_id(), v = atomic_load_explicit(&executors, memory_order_relaxed), next;
-    unsigned k;
-    do {
-        k = (v >> 32) == me ? (unsigned)v : 0; /* a count copied from the parent starts again */
-        next = me << 32 | (k + 1u);
-    } while (!atomic_compare_exchange_weak_explicit(&executors, &v, next, memory_order_relaxed, memory_order_relaxed));
-    unsigned none = 0;
-    atomic_compare_exchange_strong_explicit(&stats_owner, &none, (unsigned)me, memory_order_relaxed,
-                                            memory_order_relaxed);
-    bool forked = atomic_load_explicit(&stats_owner, memory_order_relaxed) != (unsigned)me;
-    char paths[2][4096] = { "", "" }, one[4096], base[4096];
+    /* The k-th executor publishing: its paths get ".k"; a process forked
+     * from the owner publishes to live.<pid>.stats, live.<pid>.1.stats, ...
+     * (run.<pid>.prom, ...: weft__obs_names). */
+    unsigned k = weft__obs_names_next(&stats_names);
+    weft__obs_names_claim(&stats_names);
+    char paths[2][4096] = { "", "" }, one[4096];
     weft_stats_config c = { 0 };
     for (const char *p = s; *p;) {
         size_t n = strcspn(p, ",");
         if (n && n < sizeof one) {
             memcpy(one, p, n), one[n] = 0;
             bool prom = n > 5 && strcmp(one + n - 5, ".prom") == 0;
-            if (forked) weft__obs_nth_path(base, sizeof base, one, (unsigned)me);
-            else snprintf(base, sizeof base, "%s", one);
-            weft__obs_nth_path(paths[prom], sizeof paths[prom], base, k);
+            weft__obs_names_path(&stats_names, paths[prom], sizeof paths[prom], one, k);
             if (prom) c.prom_path = paths[1];
             else c.path = paths[0];
         }

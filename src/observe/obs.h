@@ -317,6 +317,28 @@ void weft__obs_publish(struct weft__obs *o);
  * (run.json -> run.1.json; no ending: run -> run.1).  Truncated to cap. */
 void weft__obs_nth_path(char *out, size_t cap, const char *base, unsigned k);
 
+/* The files one such variable names (WEFT_PROFILE, WEFT_STATS), across
+ * fork().  The owner, the process that loaded weft with the variable set or
+ * else the first to claim it, keeps the plain names: base, base.1, ...  A
+ * process made by fork() from it inherits both fields, so knows it is not the
+ * owner and that the count is its parent's: it names its files
+ * base.<pid>, base.<pid>.1, ... from its own count.  With one count for all,
+ * parent and child both took base.1 and one replaced the other's file.  (Not
+ * covered: a program that sets the variable itself and forks before it
+ * claims: both processes think they own the names.) */
+typedef struct weft__obs_names {
+    _Atomic unsigned owner; /* process id (0: none yet) */
+    _Atomic uint64_t count; /* process id << 32 | files numbered in it */
+} weft__obs_names;
+/* At load (a constructor): this process owns the names if `var` is set. */
+void weft__obs_names_at_load(weft__obs_names *n, const char *var);
+/* This process owns the names unless a process already does. */
+void weft__obs_names_claim(weft__obs_names *n);
+/* Numbers a new file (or set of files) of this process: 0, 1, ... */
+unsigned weft__obs_names_next(weft__obs_names *n);
+/* The path of the k-th file of this process for the variable's `base`. */
+void weft__obs_names_path(const weft__obs_names *n, char *out, size_t cap, const char *base, unsigned k);
+
 /* ---- log_json.c ---- */
 /* A log entry's context from worker w's frames (core/log.h's context hook). */
 void weft__obs_log_context(weft__worker *w, weft_log_entry *e);
