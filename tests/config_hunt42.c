@@ -8,6 +8,7 @@
 #endif
 #include "harness.h"
 #include "test_util.h"
+#include "fork_util.h"
 #include "warn_capture.h"
 
 #include <weft.h>
@@ -115,16 +116,6 @@ TEST(a_weft_stats_that_cannot_be_published_warns_once_for_many_executors) {
 
 /* ---- fork(): what the child may do --------------------------------------------- */
 
-static atomic_int slow_started, slow_release;
-
-static int slow_until_released(weft_ctx *ctx, void *arg) {
-    (void)ctx;
-    (void)arg;
-    atomic_store(&slow_started, 1);
-    while (!atomic_load(&slow_release)) sleep_us(1000);
-    return 0;
-}
-
 static atomic_int child_count;
 
 static int count_in_child(weft_ctx *ctx, void *arg) {
@@ -135,7 +126,9 @@ static int count_in_child(weft_ctx *ctx, void *arg) {
 }
 
 /* In the child: a bit per check that went wrong. */
-static int child_runs_a_taskflow_busy_at_fork(weft_taskflow *busy) {
+static weft_taskflow *busy; /* the taskflow busy at the fork */
+
+static int child_runs_a_taskflow_busy_at_fork(void) {
     int bad = 0;
     weft_log_set_level(WEFT_LOG_OFF);
     weft_executor *mine = weft_executor_create(&(weft_executor_config){.workers = 1}, NULL);
@@ -166,24 +159,13 @@ TEST(a_taskflow_whose_run_was_in_flight_at_fork_fails_fast_in_the_child_instead_
 #endif
     weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, NULL);
     ASSERT_NOT_NULL(ex);
-    weft_taskflow *busy = weft_taskflow_create("busy", NULL);
+    busy = weft_taskflow_create("busy", NULL);
     ASSERT_NOT_NULL(busy);
     ASSERT_FALSE(weft_task_is_null(weft_emplace(busy, slow_until_released, NULL)));
-    weft_future *f = NULL;
-    ASSERT_OK(weft_run(ex, busy, &f));
-    while (!atomic_load(&slow_started)) sleep_us(100);
-    fflush(NULL);
-    pid_t pid = fork();
-    ASSERT_TRUE(pid >= 0);
-    if (pid == 0) _exit(child_runs_a_taskflow_busy_at_fork(busy));
-    int status = wait_child(pid, 20, "the child hung");
-    atomic_store(&slow_release, 1);
-    ASSERT_OK(weft_future_wait(f));
-    weft_future_destroy(f);
+    int code = child_while_run_in_flight(ex, busy, child_runs_a_taskflow_busy_at_fork);
     ASSERT_OK(weft_taskflow_destroy(busy));
     weft_executor_destroy(ex);
-    ASSERT_TRUE(WIFEXITED(status));
-    if (WEXITSTATUS(status) != 0) TEST_FAIL_("child checks failed: mask 0x%x", WEXITSTATUS(status));
+    if (code != 0) TEST_FAIL_("child checks failed: mask 0x%x", code);
 }
 
 /* ---- lifecycle: destroy with runs parked, threads that exit without cleanup --- */

@@ -8,6 +8,7 @@
 #endif
 #include "harness.h"
 #include "test_util.h"
+#include "fork_util.h"
 #include "warn_capture.h"
 
 #include <weft.h>
@@ -30,17 +31,6 @@ static int nop(weft_ctx *ctx, void *arg) {
     return 0;
 }
 
-/* Runs fn in a child process (a fresh once-per-process warning state) and
- * returns its exit code, or fails the test if it hung or crashed. */
-static int in_child(int (*fn)(void)) {
-    fflush(NULL);
-    pid_t pid = fork();
-    ASSERT_TRUE(pid >= 0);
-    if (pid == 0) _exit(fn());
-    int status = wait_child(pid, 20, "the child hung");
-    ASSERT_TRUE(WIFEXITED(status));
-    return WEXITSTATUS(status);
-}
 
 /* ---- (a) an empty WEFT_PROFILE or WEFT_STATS is warned about once ------------- */
 
@@ -245,16 +235,6 @@ TEST(a_sysfs_root_with_no_sysfs_tree_is_enoent_naming_it) {
 
 /* ---- (e) every way of running a taskflow busy at fork(), in the child --------- */
 
-static atomic_int slow_started, slow_release;
-
-static int slow_until_released(weft_ctx *ctx, void *arg) {
-    (void)ctx;
-    (void)arg;
-    atomic_store(&slow_started, 1);
-    while (!atomic_load(&slow_release)) sleep_us(1000);
-    return 0;
-}
-
 static bool is_true(void *arg) {
     (void)arg;
     return true;
@@ -328,13 +308,7 @@ TEST(every_way_of_running_a_taskflow_busy_at_fork_fails_fast_in_the_child) {
     busy_tf = weft_taskflow_create("busy", NULL);
     ASSERT_NOT_NULL(busy_tf);
     ASSERT_FALSE(weft_task_is_null(weft_emplace(busy_tf, slow_until_released, NULL)));
-    weft_future *f = NULL;
-    ASSERT_OK(weft_run(ex, busy_tf, &f));
-    while (!atomic_load(&slow_started)) sleep_us(100);
-    int code = in_child(child_runs_busy_every_way);
-    atomic_store(&slow_release, 1);
-    ASSERT_OK(weft_future_wait(f));
-    weft_future_destroy(f);
+    int code = child_while_run_in_flight(ex, busy_tf, child_runs_busy_every_way);
     ASSERT_OK(weft_taskflow_destroy(busy_tf));
     weft_executor_destroy(ex);
     if (code != 0) TEST_FAIL_("child checks failed: mask 0x%x", code);

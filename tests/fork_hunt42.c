@@ -6,6 +6,7 @@
 #endif
 #include "harness.h"
 #include "test_util.h"
+#include "fork_util.h"
 
 #include <weft.h>
 
@@ -19,17 +20,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Runs fn in a child process and returns its exit code, or fails the test if
- * it hung or crashed. */
-static int in_child(int (*fn)(void)) {
-    fflush(NULL);
-    pid_t pid = fork();
-    ASSERT_TRUE(pid >= 0);
-    if (pid == 0) _exit(fn());
-    int status = wait_child(pid, 20, "the child hung");
-    ASSERT_TRUE(WIFEXITED(status));
-    return WEXITSTATUS(status);
-}
 
 static int count_files(const char *dir, bool show) {
     DIR *d = opendir(dir);
@@ -125,20 +115,6 @@ TEST(weft_stats_in_a_parent_and_its_forked_child_publish_to_files_of_their_own) 
 
 /* ---- (b) a taskflow busy at the fork, in the child ---------------------------- */
 
-static atomic_int slow_started, slow_release;
-static pid_t test_pid;
-
-/* Waits for the release in the test's process; returns at once anywhere else
- * (a run of it in a child would otherwise hang on a flag nobody sets). */
-static int slow_until_released(weft_ctx *ctx, void *arg) {
-    (void)ctx;
-    (void)arg;
-    if (getpid() != test_pid) return 0;
-    atomic_store(&slow_started, 1);
-    while (!atomic_load(&slow_release)) sleep_us(1000);
-    return 0;
-}
-
 static weft_taskflow *busy_tf;
 
 static int child_runs_busy_in_parallel(void) {
@@ -178,21 +154,13 @@ TEST(weft_run_n_parallel_of_a_taskflow_busy_at_fork_fails_fast_in_the_child) {
 #ifdef UNDER_TSAN
     SKIP("TSan cannot start threads after a multi-threaded fork");
 #endif
-    test_pid = getpid();
-    atomic_store(&slow_started, 0);
-    atomic_store(&slow_release, 0);
     weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, NULL);
     ASSERT_NOT_NULL(ex);
     busy_tf = weft_taskflow_create("busy", NULL);
     ASSERT_NOT_NULL(busy_tf);
     ASSERT_FALSE(weft_task_is_null(weft_emplace(busy_tf, slow_until_released, NULL)));
+    int code = child_while_run_in_flight(ex, busy_tf, child_runs_busy_in_parallel);
     weft_future *f = NULL;
-    ASSERT_OK(weft_run(ex, busy_tf, &f));
-    while (!atomic_load(&slow_started)) sleep_us(100);
-    int code = in_child(child_runs_busy_in_parallel);
-    atomic_store(&slow_release, 1);
-    ASSERT_OK(weft_future_wait(f));
-    weft_future_destroy(f);
     /* In the parent, once the run ended, nothing is left busy. */
     ASSERT_OK(weft_run_n_parallel(ex, busy_tf, 2, &f));
     ASSERT_OK(weft_future_wait(f));
@@ -222,9 +190,6 @@ TEST(a_semaphore_used_by_a_run_in_flight_at_fork_stays_busy_in_the_child) {
 #ifdef UNDER_TSAN
     SKIP("TSan cannot start threads after a multi-threaded fork");
 #endif
-    test_pid = getpid();
-    atomic_store(&slow_started, 0);
-    atomic_store(&slow_release, 0);
     weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, NULL);
     ASSERT_NOT_NULL(ex);
     busy_sem = weft_semaphore_create(1, NULL);
@@ -235,13 +200,7 @@ TEST(a_semaphore_used_by_a_run_in_flight_at_fork_stays_busy_in_the_child) {
     ASSERT_FALSE(weft_task_is_null(t));
     ASSERT_OK(weft_task_acquire(t, busy_sem));
     ASSERT_OK(weft_task_release(t, busy_sem));
-    weft_future *f = NULL;
-    ASSERT_OK(weft_run(ex, tf, &f));
-    while (!atomic_load(&slow_started)) sleep_us(100);
-    int code = in_child(child_destroys_the_semaphore);
-    atomic_store(&slow_release, 1);
-    ASSERT_OK(weft_future_wait(f));
-    weft_future_destroy(f);
+    int code = child_while_run_in_flight(ex, tf, child_destroys_the_semaphore);
     ASSERT_OK(weft_taskflow_destroy(tf));
     ASSERT_OK(weft_semaphore_destroy(busy_sem));
     weft_executor_destroy(ex);

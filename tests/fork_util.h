@@ -1,0 +1,61 @@
+/* fork() test scaffolding shared by the hunts that check what a child may do
+ * (config_hunt42.c, config_hunt42b.c, fork_hunt42.c): a child with a bound on
+ * its life, and a taskflow run in flight at the fork. */
+#ifndef WEFT_TESTS_FORK_UTIL_H
+#define WEFT_TESTS_FORK_UTIL_H
+
+#include "harness.h"
+#include "test_util.h"
+
+#include <weft.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs fn in a child process (a fresh once-per-process warning state) and
+ * returns its exit code, or fails the test if it hung (20 s) or crashed. */
+static inline int in_child(int (*fn)(void)) {
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) _exit(fn());
+    int status = wait_child(pid, 20, "the child hung");
+    ASSERT_TRUE(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static atomic_int fork_slow_started, fork_slow_release;
+static pid_t fork_slow_pid;
+
+/* A task that holds its run until child_while_run_in_flight lets it go, in
+ * the test's process; anywhere else (a run of it in a child, where nobody
+ * sets the flag) it returns at once. */
+static inline int slow_until_released(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    if (getpid() != fork_slow_pid) return 0;
+    atomic_store(&fork_slow_started, 1);
+    while (!atomic_load(&fork_slow_release)) sleep_us(1000);
+    return 0;
+}
+
+/* Runs tf (a task of it is slow_until_released) on ex, forks once that task
+ * holds the run, runs child in the child, then lets the run end and waits for
+ * it: the child's exit code. */
+static inline int child_while_run_in_flight(weft_executor *ex, weft_taskflow *tf, int (*child)(void)) {
+    fork_slow_pid = getpid();
+    atomic_store(&fork_slow_started, 0);
+    atomic_store(&fork_slow_release, 0);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    while (!atomic_load(&fork_slow_started)) sleep_us(100);
+    int code = in_child(child);
+    atomic_store(&fork_slow_release, 1);
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    return code;
+}
+
+#endif
