@@ -24,6 +24,7 @@
 #endif
 #include "harness.h"
 #include "test_util.h"
+#include "counting_alloc.h"
 
 #include <weft.h>
 #include <weft/algo_typed.h>
@@ -40,63 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- the counting allocator ------------------------------------------------ */
-
-static struct {
-    atomic_long calls, fail_at, failures;
-    atomic_long burst; /* fail allocations fail_at .. fail_at + burst - 1 */
-    atomic_llong bytes;
-    atomic_long blocks;
-    void *bt[24]; /* where the injected failure happened */
-    int nbt;
-    size_t fail_size; /* the size asked for there */
-} A;
-#define HDR ((size_t)alignof(max_align_t))
-
-static bool should_fail(size_t size) {
-    long n = atomic_fetch_add(&A.calls, 1) + 1, at = atomic_load(&A.fail_at);
-    if (!at || n < at || n >= at + atomic_load(&A.burst)) return false;
-    if (atomic_fetch_add(&A.failures, 1) == 0) { /* the first one (a burst may fail on two threads) */
-        A.nbt = backtrace(A.bt, 24);
-        A.fail_size = size;
-    }
-    return true;
-}
-static void *c_alloc(void *ctx, size_t size) {
-    (void)ctx;
-    if (should_fail(size)) return NULL;
-    unsigned char *p = malloc(size + HDR);
-    if (!p) return NULL;
-    memcpy(p, &size, sizeof size);
-    atomic_fetch_add(&A.bytes, (long long)size);
-    atomic_fetch_add(&A.blocks, 1);
-    return p + HDR;
-}
-static void c_free(void *ctx, void *ptr, size_t size) {
-    (void)ctx;
-    (void)size;
-    if (!ptr) return;
-    unsigned char *p = (unsigned char *)ptr - HDR;
-    size_t real;
-    memcpy(&real, p, sizeof real);
-    atomic_fetch_sub(&A.bytes, (long long)real);
-    atomic_fetch_sub(&A.blocks, 1);
-    free(p);
-}
-static void *c_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
-    (void)old_size;
-    if (!ptr) return c_alloc(ctx, new_size);
-    if (should_fail(new_size)) return NULL;
-    unsigned char *p = (unsigned char *)ptr - HDR;
-    size_t real;
-    memcpy(&real, p, sizeof real);
-    unsigned char *q = realloc(p, new_size + HDR);
-    if (!q) return NULL;
-    memcpy(q, &new_size, sizeof new_size);
-    atomic_fetch_add(&A.bytes, (long long)new_size - (long long)real);
-    return q + HDR;
-}
-static const weft_allocator counting = { .alloc = c_alloc, .realloc = c_realloc, .free = c_free };
+/* The counting allocator: tests/counting_alloc.h (A.burst fails a run of calls). */
 
 /* ---- the sweep --------------------------------------------------------------- */
 
@@ -292,7 +237,7 @@ static void run_once(program_fn p, long k, bool check_leak) {
     run_tf_ = NULL; /* a program that returned early may have left its own */
     S.k = k;
     S.reported = 0;
-    long long bytes0 = atomic_load(&A.bytes);
+    long long bytes0 = atomic_load(&A.outstanding);
     long blocks0 = atomic_load(&A.blocks);
     atomic_store(&A.calls, 0);
     atomic_store(&A.failures, 0);
@@ -301,7 +246,7 @@ static void run_once(program_fn p, long k, bool check_leak) {
     p();
     alarm(0);
     atomic_store(&A.fail_at, 0);
-    long long bytes = atomic_load(&A.bytes) - bytes0;
+    long long bytes = atomic_load(&A.outstanding) - bytes0;
     long blocks = atomic_load(&A.blocks) - blocks0;
     if ((bytes || blocks) && check_leak) problem("leak: %lld bytes in %ld blocks left", bytes, blocks);
     /* A failure nobody reported: a fallback the program could not see (its
@@ -1738,7 +1683,7 @@ TEST(a_semaphore_release_on_one_executor_wakes_a_task_of_another_whose_queue_has
     weft_executor_destroy(ea);
     weft_executor_destroy(eb);
     ASSERT_OK(weft_semaphore_destroy(s));
-    ASSERT_EQ(atomic_load(&A.bytes), 0);
+    ASSERT_EQ(atomic_load(&A.outstanding), 0);
     weft_set_allocator(NULL);
 }
 
@@ -1787,7 +1732,7 @@ TEST(removing_a_queued_task_whose_dependent_must_go_through_a_full_injector_with
     weft_future_destroy(fa);
     weft_future_destroy(fb);
     weft_executor_destroy(ex);
-    ASSERT_EQ(atomic_load(&A.bytes), 0);
+    ASSERT_EQ(atomic_load(&A.outstanding), 0);
     weft_set_allocator(NULL);
 }
 
