@@ -116,6 +116,23 @@ static inline int weft__deque_push_nopop(weft__deque *q, weft__job *job) {
     return 0;
 }
 
+/* weft__deque_push_nopop's common case in two steps, for a caller that must
+ * do something between finding room and publishing the job (silent.c counts
+ * it in flight): nopop_room gives the index the push goes to, or -1 when the
+ * top the owner last read says the ring may be full (then call
+ * weft__deque_push_nopop, which reads top and grows); nopop_put pushes there.
+ * Owner only, nothing else pushed between the two. */
+static inline int64_t weft__deque_nopop_room(weft__deque *q) {
+    int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+    weft__ring *a = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    return b - q->top_seen > a->mask ? -1 : b;
+}
+static inline void weft__deque_nopop_put(weft__deque *q, int64_t b, weft__job *job) {
+    weft__ring *a = atomic_load_explicit(&q->ring, memory_order_relaxed);
+    atomic_store_explicit(&a->slot[b & a->mask], job, memory_order_relaxed);
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_release); /* as weft__deque_push_nopop */
+}
+
 static inline int weft__deque_push(weft__deque *q, weft__job *job) {
     int64_t before;
     return weft__deque_push_sized(q, job, &before);

@@ -404,6 +404,15 @@ weft__worker *weft__submitter_get(weft_executor *ex);
 /* The slot's owner: queues job on the slot and wakes a worker if none is
  * searching.  0, or WEFT_ENOMEM (the deque could not grow: use the injector). */
 int weft__submitter_push(weft_executor *ex, weft__worker *slot, weft__job *job);
+/* weft__submitter_push's common case, inline, in two steps (deque.h's
+ * nopop_room and nopop_put): submitter_room gives where the job goes, or -1
+ * when the slot's deque may be full (call weft__submitter_push instead);
+ * submitter_put pushes it there and looks at the sleepers. */
+static inline int64_t weft__submitter_room(weft__worker *slot) { return weft__deque_nopop_room(&slot->deque); }
+static inline void weft__submitter_put(weft_executor *ex, weft__worker *slot, int64_t at, weft__job *job) {
+    weft__deque_nopop_put(&slot->deque, at, job);
+    weft__sleep_notify_light(&ex->sleep); /* as weft__submitter_push, which says why */
+}
 /* Worker w: a job taken from a submitter slot (more of the same batch pushed
  * on w's deque), or NULL.  every: retry lost races (the last look before
  * parking must see every queued job). */
