@@ -508,7 +508,9 @@ TEST(a_token_attached_to_runs_of_a_destroyed_executor_cancels_and_frees_cleanly)
     weft_executor_destroy(b);
     ASSERT_OK(weft_cancel_token_reset(t));
     ASSERT_OK(weft_cancel_after(t, 1000));
-    sleep_us(5000);
+    /* The timer thread fires it 1 us from now, whenever a loaded machine lets
+     * it run: up to 10 s (a fixed 5 ms sleep failed CI once under load). */
+    for (int i = 0; i < 10000 && !weft_cancel_token_is_cancelled(t); i++) sleep_us(1000);
     ASSERT_TRUE(weft_cancel_token_is_cancelled(t));
     weft_cancel_token_destroy(t);
     weft_taskflow_destroy(tf);
