@@ -31,21 +31,33 @@ static void note_fire(void *arg, const char *reason) {
 TEST(cancel_deadlines_fire_in_order_never_early_and_within_bound) {
     enum { N = 6 };
     weft_cancel_token *t[N];
-    struct fired f = {0};
+    struct fired f;
     struct fire_slot slots[N];
     uint64_t when[N];
-    uint64_t base = weft_cancel_now_ns();
-    /* Armed out of order: 30, 10, 50, 20, 60, 40 ms. */
+    /* Armed out of order: 30, 10, 50, 20, 60, 40 ms, times `scale`.  The order
+     * is only the deadlines' if all six were armed before the first came: a
+     * deadline already past when armed fires at once on the arming thread,
+     * ahead of earlier ones the timer thread has yet to fire (a loaded TSan
+     * run took over 50 ms to arm them).  Then the same, four times slower. */
     static const int ms[N] = {30, 10, 50, 20, 60, 40};
-    for (int i = 0; i < N; i++) {
-        t[i] = new_token();
-        slots[i] = (struct fire_slot){&f, i};
-        ASSERT_OK(weft_cancel_token_on_cancel(t[i], note_fire, &slots[i], NULL));
-        when[i] = base + (uint64_t)ms[i] * MS;
-        ASSERT_OK(weft_cancel_at(t[i], when[i]));
+    uint64_t scale = 1;
+    for (;;) {
+        f = (struct fired){0};
+        uint64_t base = weft_cancel_now_ns();
+        for (int i = 0; i < N; i++) {
+            t[i] = new_token();
+            slots[i] = (struct fire_slot){&f, i};
+            ASSERT_OK(weft_cancel_token_on_cancel(t[i], note_fire, &slots[i], NULL));
+            when[i] = base + (uint64_t)ms[i] * MS * scale;
+            ASSERT_OK(weft_cancel_at(t[i], when[i]));
+        }
+        bool in_time = weft_cancel_now_ns() < base + 10 * MS * scale;
+        while (atomic_load(&f.done) < N && weft_cancel_now_ns() < base + 5 * SEC * scale) sleep_us(1000);
+        ASSERT_EQ(atomic_load(&f.done), N);
+        if (in_time || scale >= 64) break;
+        for (int i = 0; i < N; i++) weft_cancel_token_destroy(t[i]);
+        scale *= 4;
     }
-    while (atomic_load(&f.done) < N && weft_cancel_now_ns() < base + 5 * SEC) sleep_us(1000);
-    ASSERT_EQ(atomic_load(&f.done), N);
     static const int expect[N] = {1, 3, 0, 5, 2, 4};
     for (int k = 0; k < N; k++) {
         int id = f.order[k];
