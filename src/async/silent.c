@@ -163,18 +163,10 @@ static weft_status submit_from_slot(weft_executor *ex, weft__worker *slot, weft_
     return WEFT_OK;
 }
 
-/* Every case but the common one (below). */
-static __attribute__((noinline)) weft_status silent_async_slow(weft_executor *ex, weft_task_fn fn, void *arg) {
-    if (!fn) return weft__fail("weft_silent_async", WEFT_EINVAL, "fn is NULL");
-    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
-    if (dst != WEFT_OK) return dst;
-    weft__worker *slot = weft__submitter_cached(ex); /* an outside thread's next submission */
-    if (slot) return submit_from_slot(ex, slot, fn, arg);
-    weft__worker *w = weft__current_worker(ex);
-    if (!w) {
-        if (weft__forked(ex)) return weft__fail(__func__, WEFT_EFORKED, WEFT__FORKED_WHY);
-        if ((slot = weft__submitter_get(ex)) != NULL) return submit_from_slot(ex, slot, fn, arg);
-    }
+/* From w, one of ex's workers (a record from its cache, onto its deque), or, w
+ * NULL, from a thread that got no slot (a malloc'd record, through the injector). */
+static __attribute__((noinline)) weft_status submit_from_worker(weft_executor *ex, weft__worker *w,
+                                                                weft_task_fn fn, void *arg) {
     silent *s = take(w);
     if (!s) return weft__fail_st("weft_silent_async", WEFT_ENOMEM);
     *s = (silent){{silent_run, NULL}, fn, arg, ex, w};
@@ -188,26 +180,69 @@ static __attribute__((noinline)) weft_status silent_async_slow(weft_executor *ex
     return WEFT_OK;
 }
 
+/* Every case but an outside thread's common one (below): a worker, a first
+ * submission, a full slot or record cache, NULLs, a forked child. */
+static __attribute__((noinline)) weft_status silent_async_slow(weft_executor *ex, weft_task_fn fn, void *arg) {
+    if (!fn) return weft__fail("weft_silent_async", WEFT_EINVAL, "fn is NULL");
+    weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
+    if (dst != WEFT_OK) return dst;
+    weft__worker *slot = weft__submitter_cached(ex); /* an outside thread's next submission */
+    if (slot) return submit_from_slot(ex, slot, fn, arg);
+    weft__worker *w = weft__current_worker(ex);
+    if (!w) {
+        if (weft__forked(ex)) return weft__fail("weft_silent_async", WEFT_EFORKED, WEFT__FORKED_WHY);
+        if ((slot = weft__submitter_get(ex)) != NULL) return submit_from_slot(ex, slot, fn, arg);
+    }
+    /* w NULL: every slot taken; take() mallocs the record and the injector queues it. */
+    return submit_from_worker(ex, w, fn, arg);
+}
+
+/* A worker's queue refused s (no such case today: kept for the contract). */
+static __attribute__((noinline)) weft_status worker_refused(weft_executor *ex, silent *s, int st) {
+    weft__runs_end(ex, NULL);
+    weft__free(s, sizeof *s);
+    return weft__async_queue_refused("weft_silent_async", st);
+}
+
+/* Wakes a sleeping worker for a job just queued (the fast path's one call,
+ * kept out of it). */
+static __attribute__((noinline)) weft_status queued_wake(weft_executor *ex) {
+    weft__sleep_notify(&ex->sleep);
+    return WEFT_OK;
+}
+
 /* The common case of an outside thread submitting many (Taskflow's and oneTBB's
  * async_task from main, a server's accept loop): its slot cached for ex, a
- * record in the slot's cache and room in its deque.  Kept apart from the rest,
- * with nothing that needs a stack frame, so that it takes no register saves:
- * inside submit_from_slot, called from here, the prologues, epilogues and the
- * calls took 45 of the 130 instructions a submission cost (callgrind, session
- * 43), and a submission from main is what bounds async_task at one worker. */
+ * record in the slot's cache and room in its deque.  Kept apart from the rest
+ * and making no call (every other case is a tail call), so that it saves no
+ * registers: inside submit_from_slot, called from here, prologues, epilogues
+ * and calls took 45 of the 130 instructions a submission cost (callgrind,
+ * session 43), and a submission from main is what bounds async_task at one
+ * worker. */
 weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
-    weft__worker *slot;
-    if (__builtin_expect(fn != NULL && ex != NULL, 1) && (slot = weft__submitter_cached(ex)) != NULL) {
-        weft__async_worker *aw = weft__async_worker_of(slot);
-        silent *s = aw->silent_free;
-        int64_t at;
-        if (__builtin_expect(s != NULL, 1) && __builtin_expect((at = weft__submitter_room(slot)) >= 0, 1)) {
-            aw->silent_free = s->job.next;
-            *s = (silent){{silent_run, NULL}, fn, arg, ex, slot};
-            weft__runs_bump(&slot->runs_begun); /* weft__runs_begin(ex, slot), inline */
-            weft__submitter_put(ex, slot, at, &s->job);
-            return WEFT_OK;
-        }
+    if (__builtin_expect(fn == NULL || ex == NULL, 0)) return silent_async_slow(ex, fn, arg);
+    weft__worker *slot = weft__submitter_cached(ex);
+    if (!slot) {
+        /* A worker's submission (async_task_in_task), as fast as it was before
+         * this path: inline, no call but the push. */
+        weft__worker *w = weft__current_worker(ex);
+        if (__builtin_expect(w == NULL, 0)) return silent_async_slow(ex, fn, arg);
+        silent *s = take(w);
+        if (!s) return weft__fail_st("weft_silent_async", WEFT_ENOMEM);
+        *s = (silent){{silent_run, NULL}, fn, arg, ex, w};
+        weft__runs_begin(ex, w);
+        int st = weft__submit_from(ex, w, &s->job); /* cannot fail on a worker */
+        if (__builtin_expect(st != 0, 0)) return worker_refused(ex, s, st);
+        return WEFT_OK;
     }
-    return silent_async_slow(ex, fn, arg);
+    weft__async_worker *aw = weft__async_worker_of(slot);
+    silent *s = aw->silent_free;
+    int64_t at;
+    if (__builtin_expect(s == NULL, 0) || __builtin_expect((at = weft__submitter_room(slot)) < 0, 0))
+        return submit_from_slot(ex, slot, fn, arg);
+    aw->silent_free = s->job.next;
+    *s = (silent){{silent_run, NULL}, fn, arg, ex, slot};
+    weft__runs_bump(&slot->runs_begun); /* weft__runs_begin(ex, slot), inline */
+    if (__builtin_expect(weft__submitter_put(ex, slot, at, &s->job), 0)) return queued_wake(ex);
+    return WEFT_OK;
 }

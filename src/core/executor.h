@@ -407,11 +407,14 @@ int weft__submitter_push(weft_executor *ex, weft__worker *slot, weft__job *job);
 /* weft__submitter_push's common case, inline, in two steps (deque.h's
  * nopop_room and nopop_put): submitter_room gives where the job goes, or -1
  * when the slot's deque may be full (call weft__submitter_push instead);
- * submitter_put pushes it there and looks at the sleepers. */
+ * submitter_put pushes it there and looks at the sleepers as
+ * weft__submitter_push does (which says why): true when one must be woken,
+ * which the caller does (weft__sleep_notify(&ex->sleep)), so that its common
+ * path makes no call at all. */
 static inline int64_t weft__submitter_room(weft__worker *slot) { return weft__deque_nopop_room(&slot->deque); }
-static inline void weft__submitter_put(weft_executor *ex, weft__worker *slot, int64_t at, weft__job *job) {
+static inline bool weft__submitter_put(weft_executor *ex, weft__worker *slot, int64_t at, weft__job *job) {
     weft__deque_nopop_put(&slot->deque, at, job);
-    weft__sleep_notify_light(&ex->sleep); /* as weft__submitter_push, which says why */
+    return weft__sleep_notify_light_wanted(&ex->sleep);
 }
 /* Worker w: a job taken from a submitter slot (more of the same batch pushed
  * on w's deque), or NULL.  every: retry lost races (the last look before

@@ -76,6 +76,15 @@ static inline void weft__sleep_notify_light(weft__sleep *s) {
     weft__sleep_notify_local(s); /* the same look, now ordered after the job */
 }
 
+/* weft__sleep_notify_light's fence and look alone: true when it would call
+ * weft__sleep_notify, which the caller then does, for a caller whose common
+ * path should make no call (silent.c). */
+static inline bool weft__sleep_notify_light_wanted(weft__sleep *s) {
+    weft__fence_light();
+    uint64_t v = atomic_load_explicit(&s->state, memory_order_relaxed);
+    return WEFT__SLEEP_SEARCHING(v) == 0 && WEFT__SLEEP_IDLE(v) > WEFT__SLEEP_TOKENS(v);
+}
+
 /* A searcher found a job: it stops searching; the last searcher to stop wakes
  * another worker, so that further work is picked up (Tokio's rule). */
 static inline void weft__sleep_end_search(weft__sleep *s) {
