@@ -440,6 +440,11 @@ void weft__module_hold_bodies(weft_taskflow *tf, int delta);
  * module.c. */
 void weft__module_drop_held(weft_taskflow *tf);
 
+/* Empties tf's bodies table at once (giving back a subflow graph's holds
+ * on them), before a clear or destroy releases every module of tf: each
+ * module's release then has no entry to look for.  module.c. */
+void weft__module_release_all(weft_taskflow *tf);
+
 /* Every module body below tf, along every path as weft__module_hold_bodies
  * walks them (a body reached twice is listed twice), in a new array of *n
  * entries (weft__free it with *n * sizeof(void *)); NULL and 0 for a

@@ -61,6 +61,7 @@ oom:
 static void release_nodes(weft_taskflow *tf) {
     /* The cold parts need no reset: a reused slot that was written is zeroed
      * when it is taken (node_init). */
+    if (tf->nbodies) weft__module_release_all(tf); /* not one search per module */
     if (tf->nnamed || tf->next_owned || tf->nsems)
         WEFT__FOR_EACH_NODE(tf, nd, {
             weft__node_cold *c = weft__cold(nd);
