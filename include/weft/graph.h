@@ -193,7 +193,9 @@ WEFT_API const weft_future *weft_ctx_run(const weft_ctx *ctx);
  * What t owned goes: its name, a subflow's graph (back to the taskflow's
  * pool), its reference on shared work, a module's record, its semaphores.
  * Removing an edge out of a condition task shifts the indices of the branches
- * after it down by one.  Costs a pass over every task's successors.
+ * after it down by one.  Costs a pass over the tasks' successors until every
+ * edge into t is found (at worst all of them; nothing when t has no
+ * dependents, so erasing sources, or a chain from its head, is cheap).
  * WEFT_EINVAL (null or erased task), WEFT_EBUSY. */
 WEFT_API weft_status weft_task_erase(weft_task t);
 
@@ -204,8 +206,9 @@ WEFT_API weft_status weft_edge_remove(weft_task from, weft_task to);
 /* Removes every edge out of t (t keeps running; its successors no longer wait
  * for it).  WEFT_EINVAL, WEFT_EBUSY. */
 WEFT_API weft_status weft_task_remove_successors(weft_task t);
-/* Removes every edge into t: it becomes a source.  Costs a pass over every
- * task's successors.  WEFT_EINVAL, WEFT_EBUSY. */
+/* Removes every edge into t: it becomes a source.  Costs a pass over the
+ * tasks' successors until every edge into t is found, as weft_task_erase.
+ * WEFT_EINVAL, WEFT_EBUSY. */
 WEFT_API weft_status weft_task_remove_dependents(weft_task t);
 
 /* Chains the tasks: tasks[i] precedes tasks[i + 1] for every i (Taskflow's
