@@ -157,3 +157,53 @@ TEST(instantiating_a_composition_with_an_erased_task_many_times_stays_linear) {
     if (getenv("SLOW_HUNT_PRINT")) fprintf(stderr, "with %.5f without %.5f\n", h, p);
     if (h > 4 * p + 0.02) TEST_FAIL_("%zu instances took %.4f s with an erased task, %.4f s without", holed.k, h, p);
 }
+
+/* ---- one task with many semaphores --------------------------------------------- */
+
+struct sems {
+    size_t k;
+    bool one_task; /* every semaphore on one task, else one task each */
+};
+
+static double sems_round(void *arg) {
+    struct sems *p = arg;
+    weft_semaphore **s = calloc(p->k, sizeof *s);
+    ASSERT_NOT_NULL(s);
+    for (size_t i = 0; i < p->k; i++) ASSERT_NOT_NULL(s[i] = weft_semaphore_create(1, NULL));
+    weft_taskflow *tf = make_taskflow("sems");
+    atomic_int hits = 0;
+    weft_task t = must_emplace(tf, bump, &hits);
+    double t0 = now_s();
+    for (size_t i = 0; i < p->k; i++) {
+        weft_task u = p->one_task ? t : must_emplace(tf, bump, &hits);
+        weft_semaphore *x = s[i % 2 ? p->k - 1 - i / 2 : i / 2]; /* from both ends: inserts in the middle */
+        ASSERT_OK(weft_task_acquire(u, x));
+        ASSERT_OK(weft_task_release(u, x));
+        if (p->one_task) ASSERT_OK(weft_task_acquire(u, x)); /* a repeat counts once */
+    }
+    double d = now_s() - t0;
+    if (p->one_task) {
+        ASSERT_EQ(weft_task_num_acquires(t), p->k);
+        ASSERT_EQ(weft_task_num_releases(t), p->k);
+    }
+    ASSERT_OK(weft_run_and_wait(NULL, tf));
+    ASSERT_EQ(atomic_load(&hits), p->one_task ? 1 : (int)p->k + 1);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    for (size_t i = 0; i < p->k; i++) {
+        ASSERT_EQ(weft_semaphore_value(s[i]), 1);
+        ASSERT_OK(weft_semaphore_destroy(s[i]));
+    }
+    free(s);
+    return d;
+}
+
+/* weft_task_acquire and weft_task_release recounted, for each call, whether
+ * the task's acquires and releases match (each acquire looked for in the
+ * releases, and the reverse: k^2 per call), and re-sorted its acquire set:
+ * k semaphores on one task cost k^3 (1,600 semaphores: 0.64 s). */
+TEST(giving_one_task_many_semaphores_costs_about_as_much_as_giving_many_tasks_one_each) {
+    struct sems one = {.k = 1200, .one_task = true}, each = {.k = 1200, .one_task = false};
+    double a = best_of(3, sems_round, &one), b = best_of(3, sems_round, &each);
+    if (getenv("SLOW_HUNT_PRINT")) fprintf(stderr, "one task %.5f one each %.5f\n", a, b);
+    if (a > 4 * b + 0.02) TEST_FAIL_("%zu semaphores on one task took %.4f s, one on each of %zu tasks %.4f s", one.k, a, each.k, b);
+}

@@ -38,6 +38,10 @@ struct weft__sem_use {
      * a semaphore's cost per task). */
     weft_semaphore *inl[2][INLINE];
     bool spans; /* acquires one it does not release, or the reverse: uses the ledger */
+    /* Semaphores of set[ACQ] not in set[REL], plus entries of set[REL] not
+     * in set[ACQ]: spans is unmatched != 0.  Kept as each one is added (a
+     * recount over both sets per weft_task_acquire made k of them cost k^3). */
+    uint32_t unmatched;
 };
 
 struct weft__sem_ledger {
@@ -168,12 +172,29 @@ static bool ledger_reserve(weft_taskflow *tf, weft_semaphore *s) {
     return true;
 }
 
-/* Whether some semaphore of u is acquired and not released by it, or the reverse. */
-static bool spans(const struct weft__sem_use *u) {
-    for (int k = 0; k < 2; k++)
-        for (uint32_t i = 0; i < u->n[k]; i++)
-            if (!in_set(u->set[!k], u->n[!k], u->set[k][i])) return true;
-    return false;
+/* Where s is, or goes, in the acquire set (kept in address order, each once:
+ * async/semaphore.h says why): the first entry not below s. */
+static uint32_t acq_slot(const struct weft__sem_use *u, const weft_semaphore *s) {
+    uint32_t lo = 0, hi = u->n[ACQ];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)u->set[ACQ][mid] < (uintptr_t)s) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* u->unmatched once s joins set `which` (s not yet in it, for ACQ). */
+static void count_match(struct weft__sem_use *u, int which, weft_semaphore *s) {
+    if (which == ACQ) { /* the releases of s it had become matched; else s is unmatched */
+        uint32_t c = 0;
+        for (uint32_t i = 0; i < u->n[REL]; i++) c += u->set[REL][i] == s;
+        u->unmatched = c ? u->unmatched - c : u->unmatched + 1;
+        return;
+    }
+    uint32_t at = acq_slot(u, s);
+    if (at == u->n[ACQ] || u->set[ACQ][at] != s) u->unmatched++; /* a release of one it does not acquire */
+    else if (!in_set(u->set[REL], u->n[REL], s)) u->unmatched--; /* its acquire of s is matched now */
 }
 
 /* n's record, made on first use.  NULL: out of memory. */
@@ -208,6 +229,11 @@ static weft_status attach(weft_task t, weft_semaphore *s, int which, const char 
         if (u->n[ACQ] + u->n[REL] == 0) weft__sem_use_free(n); /* as before the call */
         return weft__tf_oom(n->tf, fn);
     }
+    uint32_t at = u->n[which];
+    if (which == ACQ) {
+        at = acq_slot(u, s);
+        if (at < u->n[ACQ] && u->set[ACQ][at] == s) return weft__tf_done(n->tf, WEFT_OK); /* repeats count once */
+    }
     if (u->n[which] == u->cap[which]) {
         uint32_t cap = 2 * u->cap[which];
         bool inl = u->set[which] == u->inl[which];
@@ -221,10 +247,14 @@ static weft_status attach(weft_task t, weft_semaphore *s, int which, const char 
         u->set[which] = a;
         u->cap[which] = cap;
     }
-    u->set[which][u->n[which]++] = s;
-    /* Acquired in address order, each once (async/semaphore.h says why). */
-    if (which == ACQ) u->n[ACQ] = (uint32_t)weft__sem_set_normalize(u->set[ACQ], u->n[ACQ]);
-    u->spans = spans(u);
+    count_match(u, which, s);
+    /* Acquired in address order, each once: inserted in place (a sort of
+     * the whole set per call cost k^2 log k for k semaphores). */
+    weft_semaphore **a = u->set[which];
+    if (at < u->n[which]) memmove(a + at + 1, a + at, (u->n[which] - at) * sizeof *a);
+    a[at] = s;
+    u->n[which]++;
+    u->spans = u->unmatched != 0;
     return weft__tf_done(n->tf, WEFT_OK);
 }
 
