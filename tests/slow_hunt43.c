@@ -207,3 +207,103 @@ TEST(giving_one_task_many_semaphores_costs_about_as_much_as_giving_many_tasks_on
     if (getenv("SLOW_HUNT_PRINT")) fprintf(stderr, "one task %.5f one each %.5f\n", a, b);
     if (a > 4 * b + 0.02) TEST_FAIL_("%zu semaphores on one task took %.4f s, one on each of %zu tasks %.4f s", one.k, a, each.k, b);
 }
+
+/* ---- named points of a composition, parameters ----------------------------------- */
+
+struct named {
+    size_t k;
+    double build;
+};
+
+/* k entries and k exits set, then looked up in two instances, one made
+ * before the first entry moved. */
+static double points_round(void *arg) {
+    struct named *m = arg;
+    weft_composition *c = weft_composition_create("points", NULL);
+    ASSERT_NOT_NULL(c);
+    weft_taskflow *g = weft_composition_graph(c);
+    weft_task *t = calloc(m->k, sizeof *t);
+    ASSERT_NOT_NULL(t);
+    char name[32];
+    double t0 = now_s();
+    for (size_t i = 0; i < m->k; i++) {
+        t[i] = must_emplace(g, noop, NULL);
+        snprintf(name, sizeof name, "p%zu", i);
+        ASSERT_OK(weft_composition_set_entry(c, name, t[i]));
+        ASSERT_OK(weft_composition_set_exit(c, name, t[i]));
+    }
+    double t1 = now_s();
+    weft_taskflow *dst = make_taskflow("dst");
+    weft_instance before, after;
+    ASSERT_OK(weft_composition_instantiate(c, dst, NULL, &before));
+    ASSERT_OK(weft_composition_set_entry(c, "p0", t[m->k - 1])); /* moved: `before` keeps the old place */
+    ASSERT_OK(weft_composition_instantiate(c, dst, NULL, &after));
+    double t2 = now_s();
+    for (size_t i = 0; i < m->k; i++) {
+        snprintf(name, sizeof name, "p%zu", i);
+        size_t want = i == 0 ? m->k - 1 : i;
+        ASSERT_EQ(weft_task_index(weft_instance_entry(&after, name)), m->k + want);
+        ASSERT_EQ(weft_task_index(weft_instance_entry(&before, name)), i);
+        ASSERT_EQ(weft_task_index(weft_instance_exit(&after, name)), m->k + i);
+    }
+    double t3 = now_s();
+    ASSERT_TRUE(weft_task_is_null(weft_instance_entry(&after, "nope")));
+    ASSERT_OK(weft_taskflow_destroy(dst));
+    ASSERT_OK(weft_composition_destroy(c));
+    free(t);
+    if (t1 - t0 < m->build || m->build == 0) m->build = t1 - t0;
+    (void)t2;
+    return t3 - t2;
+}
+
+/* weft_instance_entry and weft_instance_exit searched the composition's
+ * whole log of entries and exits from its newest record: k named points
+ * looked up once each cost k^2 / 2 string compares (16,000 entries: 1.6 s). */
+TEST(looking_up_each_of_many_entries_of_a_composition_costs_no_more_than_setting_them) {
+    struct named m = {.k = 6000};
+    double look = best_of(3, points_round, &m);
+    if (getenv("SLOW_HUNT_PRINT")) fprintf(stderr, "lookups %.5f sets %.5f\n", look, m.build);
+    if (look > 4 * m.build + 0.02) TEST_FAIL_("3 x %zu lookups took %.4f s, setting the points %.4f s", m.k, look, m.build);
+}
+
+static double params_round(void *arg) {
+    struct named *m = arg;
+    weft_params *p = weft_params_create(NULL);
+    ASSERT_NOT_NULL(p);
+    char name[32];
+    double t0 = now_s();
+    for (size_t i = 0; i < m->k; i++) {
+        snprintf(name, sizeof name, "n%zu", i);
+        ASSERT_OK(weft_params_set_int(p, name, (int64_t)i));
+    }
+    ASSERT_OK(weft_params_set_string(p, "n1", "one")); /* replaced, not added */
+    double d = now_s() - t0;
+    for (size_t i = 0; i < m->k; i++) {
+        snprintf(name, sizeof name, "n%zu", i);
+        int64_t v = -1;
+        if (i == 1) {
+            const char *s = NULL;
+            ASSERT_OK(weft_params_get_string(p, name, &s));
+            ASSERT_STREQ(s, "one");
+            ASSERT_STATUS(weft_params_get_int(p, name, &v), WEFT_EINVAL);
+            continue;
+        }
+        ASSERT_OK(weft_params_get_int(p, name, &v));
+        ASSERT_EQ(v, (int64_t)i);
+    }
+    int64_t v;
+    ASSERT_STATUS(weft_params_get_int(p, "missing", &v), WEFT_ENOENT);
+    weft_params_destroy(p);
+    return d;
+}
+
+/* weft_params_set_* and the getters searched every parameter by name: n of
+ * them set cost n^2 / 2 string compares (16,000 parameters: 0.9 s); a
+ * factory's make, checking r required ones, r times the parameters given. */
+TEST(setting_many_parameters_stays_linear) {
+    struct named small = {.k = 1000}, big = {.k = 16000};
+    double a = best_of(3, params_round, &small), b = best_of(3, params_round, &big);
+    if (getenv("SLOW_HUNT_PRINT")) fprintf(stderr, "params %zu: %.5f %zu: %.5f\n", small.k, a, big.k, b);
+    /* 16x the parameters: 16x the time, some more for the caches; n^2 is 256x. */
+    if (b > 60 * a + 0.02) TEST_FAIL_("%zu parameters took %.4f s, %zu took %.4f s", big.k, b, small.k, a);
+}
