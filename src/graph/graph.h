@@ -176,6 +176,10 @@ struct weft_taskflow {
      * (semaphore.c); freed with the last record. */
     struct weft__sem_ledger *sem_ledger;
     size_t nsem_ledger, sem_ledger_cap;
+    /* Past a few entries, a hash of them by semaphore (entry + 1; 0: empty,
+     * sem_index_cap slots, a power of two), or NULL. */
+    uint32_t *sem_index;
+    size_t sem_index_cap;
     size_t cur_chunk, cur_used; /* where the next node goes */
     /* Nodes weft__add_node may still place with one test (task.c): room left
      * in the current chunk, and under the task limit, found by its slow path

@@ -57,10 +57,54 @@ static bool in_set(weft_semaphore *const *a, uint32_t n, const weft_semaphore *s
     return false;
 }
 
-/* The ledger entry of s (made by attach before any run). */
-static struct weft__sem_ledger *ledger_of(weft_taskflow *tf, const weft_semaphore *s) {
-    for (size_t i = 0;; i++)
+/* A taskflow's ledger has an entry per semaphore its tasks use.  Searched
+ * entry by entry, m semaphores (one per task: a lock per resource) cost m^2 / 2
+ * compares to attach (64,000: 1.5 s) and a run of sections spanning tasks m^2
+ * reads; past LEDGER_LINEAR entries a hash finds them. */
+enum { LEDGER_LINEAR = 8 };
+
+static size_t ledger_hash(const weft_semaphore *s) {
+    uint64_t x = (uint64_t)(uintptr_t)s;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    return (size_t)(x ^ (x >> 29));
+}
+
+/* The slot of tf->sem_index holding s's entry, or the empty one where it goes. */
+static size_t ledger_slot(const weft_taskflow *tf, const uint32_t *slots, size_t cap, const weft_semaphore *s) {
+    size_t mask = cap - 1, i = ledger_hash(s) & mask;
+    while (slots[i] && tf->sem_ledger[slots[i] - 1].s != s) i = (i + 1) & mask;
+    return i;
+}
+
+/* s's entry, or NULL. */
+static struct weft__sem_ledger *ledger_find(const weft_taskflow *tf, const weft_semaphore *s) {
+    if (tf->sem_index) {
+        uint32_t e = tf->sem_index[ledger_slot(tf, tf->sem_index, tf->sem_index_cap, s)];
+        return e ? &tf->sem_ledger[e - 1] : NULL;
+    }
+    for (size_t i = 0; i < tf->nsem_ledger; i++)
         if (tf->sem_ledger[i].s == s) return &tf->sem_ledger[i];
+    return NULL;
+}
+
+/* The ledger entry of s (made by attach before any run). */
+static struct weft__sem_ledger *ledger_of(weft_taskflow *tf, const weft_semaphore *s) { return ledger_find(tf, s); }
+
+/* Room in the index for `want` entries (at most half full); none needed
+ * while the ledger is small.  False: out of memory, nothing changed. */
+static bool ledger_index_reserve(weft_taskflow *tf, size_t want) {
+    if (want <= LEDGER_LINEAR || want * 2 <= tf->sem_index_cap) return true;
+    if (want >= UINT32_MAX / 2) return false;
+    size_t cap = tf->sem_index_cap ? 2 * tf->sem_index_cap : 4 * LEDGER_LINEAR;
+    while (cap < want * 2) cap *= 2;
+    uint32_t *slots = weft__calloc(cap * sizeof *slots);
+    if (!slots) return false;
+    for (size_t i = 0; i < tf->nsem_ledger; i++) slots[ledger_slot(tf, slots, cap, tf->sem_ledger[i].s)] = (uint32_t)i + 1;
+    weft__free(tf->sem_index, tf->sem_index_cap * sizeof *tf->sem_index);
+    tf->sem_index = slots;
+    tf->sem_index_cap = cap;
+    return true;
 }
 
 /* Takes one unit off s's entry; false if the taskflow holds none. */
@@ -151,13 +195,16 @@ void weft__sem_use_free(weft__node *n) {
         weft__free(tf->sem_ledger, tf->sem_ledger_cap * sizeof *tf->sem_ledger);
         tf->sem_ledger = NULL;
         tf->nsem_ledger = tf->sem_ledger_cap = 0;
+        weft__free(tf->sem_index, tf->sem_index_cap * sizeof *tf->sem_index);
+        tf->sem_index = NULL;
+        tf->sem_index_cap = 0;
     }
 }
 
 /* Makes sure tf's ledger has an entry for s.  False: out of memory. */
 static bool ledger_reserve(weft_taskflow *tf, weft_semaphore *s) {
-    for (size_t i = 0; i < tf->nsem_ledger; i++)
-        if (tf->sem_ledger[i].s == s) return true;
+    if (ledger_find(tf, s)) return true;
+    if (!ledger_index_reserve(tf, tf->nsem_ledger + 1)) return false;
     if (tf->nsem_ledger == tf->sem_ledger_cap) {
         size_t cap = tf->sem_ledger_cap ? 2 * tf->sem_ledger_cap : 4;
         struct weft__sem_ledger *a =
@@ -169,6 +216,7 @@ static bool ledger_reserve(weft_taskflow *tf, weft_semaphore *s) {
     struct weft__sem_ledger *l = &tf->sem_ledger[tf->nsem_ledger++];
     l->s = s;
     atomic_init(&l->held, 0);
+    if (tf->sem_index) tf->sem_index[ledger_slot(tf, tf->sem_index, tf->sem_index_cap, s)] = (uint32_t)tf->nsem_ledger;
     return true;
 }
 
