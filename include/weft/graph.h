@@ -193,9 +193,11 @@ WEFT_API const weft_future *weft_ctx_run(const weft_ctx *ctx);
  * What t owned goes: its name, a subflow's graph (back to the taskflow's
  * pool), its reference on shared work, a module's record, its semaphores.
  * Removing an edge out of a condition task shifts the indices of the branches
- * after it down by one.  Costs a pass over the tasks' successors until every
- * edge into t is found (at worst all of them; nothing when t has no
- * dependents, so erasing sources, or a chain from its head, is cheap).
+ * after it down by one.  Costs a scan of the tasks' successors until every
+ * edge into t is found: none when t has no dependents; from both ends of
+ * the tasks added before t, then those after it, so predecessors next to t
+ * or at the start (a chain erased from either end, a fan-out's leaves
+ * erased from the last) are found at once; at worst every edge.
  * WEFT_EINVAL (null or erased task), WEFT_EBUSY. */
 WEFT_API weft_status weft_task_erase(weft_task t);
 
