@@ -44,7 +44,10 @@ static size_t drop_succ(weft__node *p) {
     return n;
 }
 
-static bool has_dependents(const weft_taskflow *tf, const weft__node *n);
+/* Whether any edge (strong or weak) still points into n. */
+static bool has_dependents(const weft_taskflow *tf, const weft__node *n) {
+    return n->num_deps || (tf->nconds && weft__cold(n)->num_weak);
+}
 
 /* Removes the edges p -> s, keeping the order of p's other successors (a
  * condition task's indices shift down).  From the newest edge back, and no
@@ -66,11 +69,6 @@ static size_t drop_succ_to(weft__node *p, weft__node *s) {
     size_t removed = p->nsucc - len;
     succ_shrunk(p, a, len);
     return removed;
-}
-
-/* Whether any edge (strong or weak) still points into n. */
-static bool has_dependents(const weft_taskflow *tf, const weft__node *n) {
-    return n->num_deps || (tf->nconds && weft__cold(n)->num_weak);
 }
 
 /* Drops p's edges to n; true once no edge into n is left. */
