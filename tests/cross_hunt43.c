@@ -1,0 +1,575 @@
+/* Session-43 hunt: cross-feature combinations and the metrics of every kind of
+ * work, pass 2 (after obs_hunt40, which counts the kinds one at a time).  Here:
+ * the kinds obs_hunt40 leaves out (simple and data pipelines, a failing stage,
+ * algorithms emplaced in a graph and called from tasks, task groups and typed
+ * fork-join, weft_run_n_parallel, custom and priority scheduling), what the
+ * observer and the per-task profile attribute to which run and taskflow
+ * (subflow and module children), and combinations a user reaches (a module
+ * whose body another executor runs, observers that call back into the
+ * executor, a token shared by an async task, a graph run and a loop).  Only
+ * the public API: a reader of the figures waits for weft_executor_waiters ==
+ * workers, as weft/observe.h says. */
+#define _GNU_SOURCE
+#include "obs_util.h"
+
+#include "weft/async.h"
+#include "weft/cancel.h"
+#include "weft/observe.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the invariants ---- */
+
+typedef struct want {
+    int64_t tasks, failed, skipped; /* -1: not known exactly */
+} want;
+
+/* The figures agree once every worker is idle (observe.h, Timing). */
+static void settle(weft_executor *ex) {
+    unsigned n = weft_executor_workers(ex);
+    for (int k = 0; k < 2000; k++) {
+        if (weft_executor_waiters(ex) == n) return;
+        sleep_us(500);
+    }
+    TEST_FAIL_("the workers never all went idle (%u of %u)", weft_executor_waiters(ex), n);
+}
+
+/* Checks the metrics' invariants, the counts wanted, and, profiled, that the
+ * profile agrees (spans == tasks, entries sum to the spans, per worker). */
+static weft_metrics check(weft_executor *ex, want w, bool profiled, const char *what) {
+    settle(ex);
+    weft_metrics m;
+    weft_worker_metrics pw[8];
+    unsigned n = weft_executor_workers(ex);
+    ASSERT_TRUE(n <= 8);
+    ASSERT_OK(weft_executor_metrics(ex, &m, pw, 8));
+    uint64_t tasks = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (pw[i].tasks != pw[i].succeeded + pw[i].failed)
+            TEST_FAIL_("%s: worker %u tasks %llu != succeeded + failed", what, i, (unsigned long long)pw[i].tasks);
+        uint64_t h = 0;
+        for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) h += pw[i].histogram[b];
+        if (h != pw[i].tasks)
+            TEST_FAIL_("%s: worker %u histogram %llu of %llu", what, i, (unsigned long long)h,
+                       (unsigned long long)pw[i].tasks);
+        tasks += pw[i].tasks;
+    }
+    if (tasks != m.total.tasks) TEST_FAIL_("%s: per-worker tasks sum to %llu, total %llu", what,
+                                           (unsigned long long)tasks, (unsigned long long)m.total.tasks);
+    if (w.tasks >= 0 && m.total.tasks != (uint64_t)w.tasks)
+        TEST_FAIL_("%s: metrics count %llu tasks, want %lld", what, (unsigned long long)m.total.tasks,
+                   (long long)w.tasks);
+    if (w.failed >= 0 && m.total.failed != (uint64_t)w.failed)
+        TEST_FAIL_("%s: metrics count %llu failed, want %lld", what, (unsigned long long)m.total.failed,
+                   (long long)w.failed);
+    if (w.skipped >= 0 && m.total.skipped != (uint64_t)w.skipped)
+        TEST_FAIL_("%s: metrics count %llu skipped, want %lld", what, (unsigned long long)m.total.skipped,
+                   (long long)w.skipped);
+    if (!profiled) return m;
+    uint64_t spans = 0, dropped = 0;
+    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+    ASSERT_EQ(dropped, 0);
+    if (spans != m.total.tasks) TEST_FAIL_("%s: %llu spans for %llu tasks", what, (unsigned long long)spans,
+                                           (unsigned long long)m.total.tasks);
+    weft_profile *p = NULL;
+    ASSERT_OK(weft_profile_get(ex, &p));
+    uint64_t cnt = 0, failed = 0;
+    for (size_t i = 0; i < p->ntasks; i++) cnt += p->tasks[i].count, failed += p->tasks[i].failed;
+    if (cnt != spans || failed != m.total.failed)
+        TEST_FAIL_("%s: profile entries count %llu runs (%llu failed), metrics %llu (%llu)", what,
+                   (unsigned long long)cnt, (unsigned long long)failed, (unsigned long long)m.total.tasks,
+                   (unsigned long long)m.total.failed);
+    for (unsigned i = 0; i < n; i++)
+        if (p->per_worker[i].tasks != pw[i].tasks)
+            TEST_FAIL_("%s: worker %u: profile %llu runs, metrics %llu", what, i,
+                       (unsigned long long)p->per_worker[i].tasks, (unsigned long long)pw[i].tasks);
+    weft_profile_free(p);
+    return m;
+}
+
+static weft_executor *make_ex(unsigned workers, bool profile) {
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(
+        &(weft_executor_config){ .workers = workers, .metrics = true, .profile = profile }, &err);
+    if (!ex) TEST_FAIL_("weft_executor_create failed: %s", weft_errname(err));
+    return ex;
+}
+
+static void restart(weft_executor *ex, bool profile) {
+    ASSERT_OK(weft_executor_wait_all(ex));
+    settle(ex);
+    if (profile) {
+        ASSERT_OK(weft_profiler_stop(ex));
+        ASSERT_OK(weft_metrics_enable(ex, false));
+        ASSERT_OK(weft_metrics_enable(ex, true));
+        ASSERT_OK(weft_profiler_start(ex));
+    } else {
+        ASSERT_OK(weft_metrics_enable(ex, true));
+    }
+}
+
+static void run_tf(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_status want_st) {
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run_n(ex, tf, n, &f));
+    ASSERT_EQ(weft_future_wait(f), want_st);
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(ex));
+}
+
+/* Sum of the profile's counts of entries of `kind` (and id, when not NULL). */
+static uint64_t profile_count(weft_executor *ex, weft_profile_kind kind, const void *id, int64_t index) {
+    weft_profile *p = NULL;
+    ASSERT_OK(weft_profile_get(ex, &p));
+    uint64_t c = 0;
+    for (size_t i = 0; i < p->ntasks; i++)
+        if (p->tasks[i].kind == kind && (!id || p->tasks[i].id == id) &&
+            (index < 0 || p->tasks[i].index == (uint32_t)index))
+            c += p->tasks[i].count;
+    weft_profile_free(p);
+    return c;
+}
+
+static atomic_int ran;
+
+static int count_fn(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+
+/* ---- simple and data pipelines ---- */
+
+static int item_stage(void *item, size_t index, void *arg) {
+    (void)arg;
+    ((int *)item)[0] += (int)index;
+    return 0;
+}
+
+static int data_first(weft_pipeflow *pf, void *in, void *out, void *arg) {
+    (void)in, (void)arg;
+    if (weft_pipeflow_token(pf) == 5) return weft_pipeflow_stop(pf) == WEFT_OK ? 0 : -1;
+    *(int *)out = (int)weft_pipeflow_token(pf);
+    return 0;
+}
+static int data_mid(weft_pipeflow *pf, void *in, void *out, void *arg) {
+    (void)pf, (void)arg;
+    *(int *)out = *(int *)in * 2;
+    return 0;
+}
+static int data_last(weft_pipeflow *pf, void *in, void *out, void *arg) {
+    (void)pf, (void)out, (void)arg;
+    atomic_fetch_add(&ran, *(int *)in);
+    return 0;
+}
+
+/* A simple pipeline of 10 items and 3 stages makes 30 stage calls (its own
+ * token-making stage not counted), a data pipeline of 5 tokens and 3 stages
+ * 5 * 3 + 1 (the first stage's call that stops it): observe.h's rule, with
+ * the pipeline's task on top, in both scheduling modes, and each stage's
+ * calls are the profile entry of that stage. */
+static void pipelines(unsigned workers, bool profile) {
+    weft_executor *ex = make_ex(workers, profile);
+    char what[96];
+    int items[10] = { 0 };
+    weft_item_stage is[3] = { { WEFT_STAGE_PARALLEL, item_stage, NULL, "a" },
+                              { WEFT_STAGE_SERIAL, item_stage, NULL, "b" },
+                              { WEFT_STAGE_PARALLEL, item_stage, NULL, "c" } };
+    weft_data_stage ds[3] = {
+        { .kind = WEFT_STAGE_SERIAL, .fn = data_first, .name = "first", .WEFT_DATA_OUT(int) },
+        { .kind = WEFT_STAGE_PARALLEL, .fn = data_mid, .name = "mid", .WEFT_DATA_IN(int), .WEFT_DATA_OUT(int) },
+        { .kind = WEFT_STAGE_SERIAL, .fn = data_last, .name = "last", .WEFT_DATA_IN(int) },
+    };
+    for (int how = WEFT_PIPELINE_AUTO; how <= WEFT_PIPELINE_INLINE; how++) {
+        weft_status err = WEFT_OK;
+        weft_pipeline *sp = weft_simple_pipeline_create(2, items, 10, sizeof items[0], is, 3, &err);
+        ASSERT_NOT_NULL(sp);
+        weft_pipeline *dp = weft_data_pipeline_create(3, ds, 3, &err);
+        ASSERT_NOT_NULL(dp);
+        ASSERT_OK(weft_pipeline_set_scheduling(sp, (weft_pipeline_scheduling)how));
+        ASSERT_OK(weft_pipeline_set_scheduling(dp, (weft_pipeline_scheduling)how));
+        weft_taskflow *tf = make_taskflow("simple");
+        ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, sp)));
+        restart(ex, profile);
+        run_tf(ex, tf, 1, WEFT_OK);
+        snprintf(what, sizeof what, "simple pipeline (%d) on %u", how, workers);
+        check(ex, (want){ 30 + 1, 0, 0 }, profile, what);
+        if (profile)
+            for (int s = 0; s < 3; s++) {
+                uint64_t c = profile_count(ex, WEFT_PROFILE_PIPELINE_STAGE, sp, s);
+                if (c != 10) TEST_FAIL_("%s: stage %d has %llu calls in the profile, want 10", what, s,
+                                        (unsigned long long)c);
+            }
+        weft_taskflow_destroy(tf);
+
+        tf = make_taskflow("data");
+        ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, dp)));
+        atomic_store(&ran, 0);
+        restart(ex, profile);
+        run_tf(ex, tf, 1, WEFT_OK);
+        ASSERT_EQ(atomic_load(&ran), 2 * (0 + 1 + 2 + 3 + 4));
+        snprintf(what, sizeof what, "data pipeline (%d) on %u", how, workers);
+        check(ex, (want){ 5 * 3 + 1 + 1, 0, 0 }, profile, what);
+        if (profile) {
+            uint64_t c0 = profile_count(ex, WEFT_PROFILE_PIPELINE_STAGE, dp, 0),
+                     c1 = profile_count(ex, WEFT_PROFILE_PIPELINE_STAGE, dp, 1);
+            if (c0 != 6 || c1 != 5) TEST_FAIL_("%s: stage calls %llu and %llu in the profile, want 6 and 5", what,
+                                               (unsigned long long)c0, (unsigned long long)c1);
+        }
+        weft_taskflow_destroy(tf);
+        ASSERT_OK(weft_pipeline_destroy(sp));
+        ASSERT_OK(weft_pipeline_destroy(dp));
+    }
+    weft_executor_destroy(ex);
+}
+
+TEST(simple_and_data_pipeline_stage_calls_are_counted_once_each_on_1_and_2_workers) {
+    for (unsigned w = 1; w <= 2; w++) pipelines(w, false);
+}
+
+TEST(simple_and_data_pipeline_stage_calls_agree_with_the_profile_on_1_and_2_workers) {
+    for (unsigned w = 1; w <= 2; w++) pipelines(w, true);
+}
+
+/* A stage that fails: the call counts as failed, and so does the pipeline's
+ * task (it fails with that value); the run fails. */
+static int fail_at_3(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_stage(pf) == 0 && weft_pipeflow_token(pf) == 8) weft_pipeflow_stop(pf);
+    if (weft_pipeflow_stage(pf) == 1 && weft_pipeflow_token(pf) == 3) return 42;
+    return 0;
+}
+
+TEST(a_failing_stage_counts_its_call_and_the_pipeline_task_as_failed) {
+    for (unsigned workers = 1; workers <= 2; workers++)
+        for (int profile = 0; profile <= 1; profile++)
+            for (int how = WEFT_PIPELINE_SPREAD; how <= WEFT_PIPELINE_INLINE; how++) {
+                weft_executor *ex = make_ex(workers, profile);
+                weft_stage st[2] = { { WEFT_STAGE_SERIAL, fail_at_3, NULL, "a" },
+                                     { WEFT_STAGE_SERIAL, fail_at_3, NULL, "b" } };
+                weft_pipeline *p = weft_pipeline_create(1, st, 2, NULL);
+                ASSERT_NOT_NULL(p);
+                ASSERT_OK(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)how));
+                weft_taskflow *tf = make_taskflow("failing pipe");
+                ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+                restart(ex, profile);
+                run_tf(ex, tf, 1, WEFT_ETASK);
+                char what[96];
+                snprintf(what, sizeof what, "failing stage (%d) on %u%s", how, workers, profile ? " profiled" : "");
+                /* One line: tokens 0..3 through stage 0, 0..3 through stage 1
+                 * (3 fails), then no new token. */
+                check(ex, (want){ 4 + 4 + 1, 2, -1 }, profile, what);
+                weft_taskflow_destroy(tf);
+                ASSERT_OK(weft_pipeline_destroy(p));
+                weft_executor_destroy(ex);
+            }
+}
+
+/* ---- algorithms: emplaced, called from tasks, under every scheduler ---- */
+
+static void range_nop(size_t lo, size_t hi, void *arg) {
+    (void)lo, (void)hi, (void)arg;
+}
+static void sum_int(void *acc, const void *x, void *arg) {
+    (void)arg;
+    *(int *)acc += *(const int *)x;
+}
+static int cmp_int(const void *a, const void *b, void *arg) {
+    (void)arg;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+static void idx_nop(size_t i, void *arg) { (void)i, (void)arg; }
+
+static int algo_in_task(weft_ctx *cx, void *arg) {
+    (void)arg;
+    return weft_parallel_for(weft_ctx_executor(cx), 0, 20000, 1, idx_nop, NULL, NULL) == WEFT_OK ? 0 : -1;
+}
+
+static int fj_leaf(weft_ctx *cx, void *arg) {
+    (void)cx;
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+static int group_of_64(weft_ctx *cx, void *arg) {
+    weft_task_group g;
+    weft_task_group_init(&g, cx);
+    for (int i = 0; i < 64; i++)
+        if (weft_task_group_spawn(&g, fj_leaf, arg) != WEFT_OK) return -1;
+    return weft_task_group_wait(&g);
+}
+
+WEFT_FJ_TASK(long, tfib, int, n) {
+    if (n < 2) return n;
+    WEFT_FJ_SLOT(tfib) x;
+    WEFT_FJ_SPAWN(tfib, &x, n - 1);
+    long b = WEFT_FJ_CALL(tfib, n - 2);
+    return WEFT_FJ_SYNC(tfib, &x) + b;
+}
+
+static int typed_root(weft_ctx *cx, void *arg) {
+    *(long *)arg = WEFT_FJ_RUN(cx, tfib, 18);
+    return 0;
+}
+
+static int items[4096];
+
+/* Every kind of work under one scheduler: the metrics and the profile agree,
+ * with exact counts where the program knows them. */
+static void under_sched(weft_sched_kind kind, unsigned workers, bool profile) {
+    weft_status err = WEFT_OK;
+    weft_sched_config sc = { .kind = kind };
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = workers, .metrics = true,
+                                                                      .profile = profile, .sched = &sc },
+                                             &err);
+    ASSERT_NOT_NULL(ex);
+    char what[96];
+
+    /* Emplaced algorithms: a task each (counted once per run in the
+     * profile) plus the jobs the workers ran. */
+    for (int i = 0; i < 4096; i++) items[i] = (i * 7919) % 4096;
+    int red = 0, scanned[4096];
+    weft_taskflow *tf = make_taskflow("algos");
+    weft_task tfor = weft_emplace_for(tf, &(weft_for_desc){ .first = 0, .last = 100000, .step = 1,
+                                                            .body = range_nop });
+    weft_task tred = weft_emplace_reduce(tf, &(weft_reduce_desc){ .in = items, .n = 4096, .size = sizeof(int),
+                                                                  .result = &red, .op = sum_int });
+    weft_task tscan = weft_emplace_scan(tf, &(weft_scan_desc){ .in = items, .out = scanned, .n = 4096,
+                                                               .size = sizeof(int), .op = sum_int });
+    weft_task tsort = weft_emplace_sort(tf, &(weft_sort_desc){ .base = items, .n = 4096, .size = sizeof(int),
+                                                               .cmp = cmp_int });
+    weft_task tin = must_emplace(tf, algo_in_task, NULL);
+    ASSERT_FALSE(weft_task_is_null(tfor) || weft_task_is_null(tred) || weft_task_is_null(tscan) ||
+                 weft_task_is_null(tsort));
+    ASSERT_OK(weft_precede(tscan, tsort));
+    restart(ex, profile);
+    run_tf(ex, tf, 2, WEFT_OK);
+    snprintf(what, sizeof what, "emplaced algorithms (sched %d) on %u", (int)kind, workers);
+    weft_metrics m = check(ex, (want){ -1, 0, 0 }, profile, what);
+    if (m.total.tasks < 10) TEST_FAIL_("%s: %llu tasks for 10 task runs", what, (unsigned long long)m.total.tasks);
+    if (profile) {
+        weft_task ts[5] = { tfor, tred, tscan, tsort, tin };
+        for (int k = 0; k < 5; k++) {
+            uint64_t c = profile_count(ex, WEFT_PROFILE_TASK, tf, (int64_t)weft_task_index(ts[k]));
+            if (c != 2) TEST_FAIL_("%s: task %d has %llu runs in the profile, want 2", what, k,
+                                   (unsigned long long)c);
+        }
+        uint64_t jobs = profile_count(ex, WEFT_PROFILE_ALGORITHM_JOB, NULL, -1);
+        if (jobs + 10 != m.total.tasks)
+            TEST_FAIL_("%s: %llu algorithm jobs + 10 tasks, metrics %llu", what, (unsigned long long)jobs,
+                       (unsigned long long)m.total.tasks);
+    }
+    weft_taskflow_destroy(tf);
+
+    /* Fork-join: a task group of 64 and a typed fib in roots: 1 root each,
+     * plus the frames thieves ran (each a steal). */
+    atomic_int leaves = 0;
+    long fib = 0;
+    restart(ex, profile);
+    ASSERT_EQ(weft_run_root(ex, group_of_64, &leaves), 0);
+    ASSERT_EQ(weft_run_root(ex, typed_root, &fib), 0);
+    ASSERT_EQ(atomic_load(&leaves), 64);
+    ASSERT_EQ(fib, 2584);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    snprintf(what, sizeof what, "task group and typed fork-join (sched %d) on %u", (int)kind, workers);
+    m = check(ex, (want){ -1, 0, 0 }, profile, what);
+    if (m.total.tasks < 2) TEST_FAIL_("%s: %llu tasks for 2 roots", what, (unsigned long long)m.total.tasks);
+    if (profile) {
+        uint64_t roots = profile_count(ex, WEFT_PROFILE_FORK_JOIN_ROOT, NULL, -1),
+                 stolen = profile_count(ex, WEFT_PROFILE_STOLEN_FRAME, NULL, -1);
+        if (roots != 2 || roots + stolen != m.total.tasks)
+            TEST_FAIL_("%s: %llu roots and %llu stolen frames for %llu tasks", what, (unsigned long long)roots,
+                       (unsigned long long)stolen, (unsigned long long)m.total.tasks);
+        if (workers == 1 && stolen) TEST_FAIL_("%s: %llu frames stolen on one worker", what,
+                                               (unsigned long long)stolen);
+    }
+
+    /* weft_run_n_parallel: 3 instances of 8 tasks; async from the main
+     * thread and from tasks. */
+    tf = make_taskflow("parallel");
+    for (int i = 0; i < 8; i++) must_emplace(tf, count_fn, NULL);
+    restart(ex, profile);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run_n_parallel(ex, tf, 3, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    for (int i = 0; i < 6; i++) ASSERT_OK(weft_silent_async(ex, count_fn, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    snprintf(what, sizeof what, "run_n_parallel and async (sched %d) on %u", (int)kind, workers);
+    check(ex, (want){ 24 + 6, 0, 0 }, profile, what);
+    if (profile) {
+        uint64_t c = profile_count(ex, WEFT_PROFILE_TASK, tf, -1);
+        if (c != 24) TEST_FAIL_("%s: %llu task runs in the profile, want 24", what, (unsigned long long)c);
+    }
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}
+
+TEST(algorithms_fork_join_and_parallel_runs_are_counted_alike_under_every_scheduler) {
+    weft_sched_kind kinds[] = { WEFT_SCHED_WORK_STEALING, WEFT_SCHED_FIFO, WEFT_SCHED_PRIORITY,
+                                WEFT_SCHED_ROUND_ROBIN, WEFT_SCHED_RANDOM };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (unsigned w = 1; w <= 2; w++) {
+            under_sched(kinds[k], w, false);
+            under_sched(kinds[k], w, true);
+        }
+}
+
+/* ---- what the observer attributes to which run, task and taskflow ---- */
+
+#define MAXEV 512
+typedef struct evlog {
+    atomic_int n, ends, bad;
+    weft_executor *ex;
+    struct {
+        uint64_t run;
+        size_t index;
+        const void *tf_of_task; /* weft_task_module's answer is not it: the node's index and name */
+        char name[16];
+        unsigned worker;
+        int iteration;
+    } ev[MAXEV];
+} evlog;
+
+static void log_begin(void *user, const weft_task_event *e) {
+    evlog *l = user;
+    if (e->executor != l->ex || e->worker >= weft_executor_workers(l->ex) || !e->name ||
+        e->outcome != WEFT_TASK_RUNNING || e->index != weft_task_index(e->task))
+        atomic_fetch_add(&l->bad, 1);
+    int k = atomic_fetch_add(&l->n, 1);
+    if (k >= MAXEV) return;
+    l->ev[k].run = e->run_id;
+    l->ev[k].index = e->index;
+    l->ev[k].worker = e->worker;
+    snprintf(l->ev[k].name, sizeof l->ev[k].name, "%s", e->name);
+}
+static void log_end(void *user, const weft_task_event *e) {
+    evlog *l = user;
+    (void)e;
+    atomic_fetch_add(&l->ends, 1);
+}
+
+static int sub3(weft_ctx *cx, weft_subflow *sf, void *arg) {
+    (void)cx, (void)arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    for (int i = 0; i < 3; i++) {
+        weft_task t = weft_emplace(g, count_fn, NULL);
+        if (weft_task_is_null(t) || weft_task_set_name(t, "child") != WEFT_OK) return -1;
+    }
+    return 0;
+}
+
+/* Every event of a run's tasks, those of its subflows' and modules' graphs
+ * included, carries the id of the run (weft_future_id) it is part of: one id
+ * for the iterations of weft_run_n, and, for weft_run_many, each member's
+ * own id, in index order; the index is the task's in its own graph. */
+TEST(observer_events_of_subflow_and_module_children_carry_their_runs_id) {
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        static evlog l;
+        memset(&l, 0, sizeof l);
+        weft_observer obs = { log_begin, log_end, &l };
+        weft_status err = WEFT_OK;
+        weft_executor *ex =
+            weft_executor_create(&(weft_executor_config){ .workers = workers, .observer = &obs }, &err);
+        ASSERT_NOT_NULL(ex);
+        l.ex = ex;
+        weft_taskflow *body = make_taskflow("body");
+        for (int i = 0; i < 2; i++) ASSERT_OK(weft_task_set_name(must_emplace(body, count_fn, NULL), "bodytask"));
+        weft_taskflow *tf = make_taskflow("top");
+        weft_task a = must_emplace(tf, count_fn, NULL);
+        ASSERT_OK(weft_task_set_name(a, "a"));
+        weft_task s = weft_emplace_subflow(tf, sub3, NULL);
+        weft_task m = weft_emplace_module(tf, body);
+        ASSERT_OK(weft_precede(a, s));
+        ASSERT_OK(weft_precede(s, m));
+        /* 1 + 1 + 3 + 2 tasks a run (the module task itself is not reported:
+         * its body's tasks are). */
+        weft_future *f = NULL;
+        ASSERT_OK(weft_run_n(ex, tf, 2, &f));
+        ASSERT_OK(weft_future_wait(f));
+        uint64_t id = weft_future_id(f);
+        weft_future_destroy(f);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        int n = atomic_load(&l.n);
+        ASSERT_EQ(atomic_load(&l.bad), 0);
+        ASSERT_EQ(atomic_load(&l.ends), n);
+        int subs = 0, bodies = 0;
+        for (int k = 0; k < n; k++) {
+            if (l.ev[k].run != id) TEST_FAIL_("%u workers: event %d (%s) has run %llu, want %llu", workers, k,
+                                              l.ev[k].name, (unsigned long long)l.ev[k].run,
+                                              (unsigned long long)id);
+            subs += strcmp(l.ev[k].name, "child") == 0;
+            bodies += strcmp(l.ev[k].name, "bodytask") == 0;
+        }
+        if (n != 2 * 7 || subs != 6 || bodies != 4)
+            TEST_FAIL_("%u workers: %d events, %d subflow children, %d body tasks; want 14, 6, 4", workers, n,
+                       subs, bodies);
+
+        /* run_many: tf twice and body once; each member its own id. */
+        memset(&l, 0, sizeof l);
+        l.ex = ex;
+        weft_taskflow *set[2] = { tf, body };
+        ASSERT_OK(weft_run_many(ex, set, 2, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        n = atomic_load(&l.n);
+        ASSERT_EQ(n, 7 + 2);
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (int k = 0; k < n; k++) {
+            if (l.ev[k].run == 0) TEST_FAIL_("run_many: event %d (%s) has run id 0", k, l.ev[k].name);
+            if (l.ev[k].run < lo) lo = l.ev[k].run;
+            if (l.ev[k].run > hi) hi = l.ev[k].run;
+        }
+        if (hi != lo + 1) TEST_FAIL_("run_many: ids %llu..%llu for 2 members", (unsigned long long)lo,
+                                     (unsigned long long)hi);
+        int in_lo = 0;
+        for (int k = 0; k < n; k++) in_lo += l.ev[k].run == lo;
+        if (in_lo != 7) TEST_FAIL_("run_many: %d events with the first member's id, want 7", in_lo);
+        weft_executor_destroy(ex);
+        weft_taskflow_destroy(tf);
+        weft_taskflow_destroy(body);
+    }
+}
+
+/* The per-task profile keys a module's tasks by the body (a task's taskflow)
+ * and a subflow child by its subflow's graph: the body's entries count its
+ * runs as a module, and as a run of its own, once each. */
+static weft_taskflow *seen_graph;
+static int sub3_note(weft_ctx *cx, weft_subflow *sf, void *arg) {
+    seen_graph = weft_subflow_graph(sf);
+    return sub3(cx, sf, arg);
+}
+
+TEST(the_per_task_profile_keys_module_tasks_by_their_body_and_subflow_children_by_their_graph) {
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_ex(workers, true);
+        weft_taskflow *body = make_taskflow("body");
+        weft_task b0 = must_emplace(body, count_fn, NULL), b1 = must_emplace(body, count_fn, NULL);
+        weft_taskflow *tf = make_taskflow("top");
+        weft_task s = weft_emplace_subflow(tf, sub3_note, NULL);
+        weft_task m = weft_emplace_module(tf, body);
+        ASSERT_OK(weft_precede(s, m));
+        restart(ex, true);
+        run_tf(ex, tf, 3, WEFT_OK);
+        ASSERT_OK(weft_run_and_wait(ex, body));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        check(ex, (want){ 3 * (1 + 3 + 2) + 2, 0, 0 }, true, "module and subflow attribution");
+        uint64_t c0 = profile_count(ex, WEFT_PROFILE_TASK, body, (int64_t)weft_task_index(b0)),
+                 c1 = profile_count(ex, WEFT_PROFILE_TASK, body, (int64_t)weft_task_index(b1)),
+                 cs = profile_count(ex, WEFT_PROFILE_TASK, tf, (int64_t)weft_task_index(s)),
+                 cm = profile_count(ex, WEFT_PROFILE_TASK, tf, (int64_t)weft_task_index(m)),
+                 cc = profile_count(ex, WEFT_PROFILE_TASK, seen_graph, -1);
+        if (c0 != 4 || c1 != 4 || cs != 3 || cm != 0 || cc != 9)
+            TEST_FAIL_("%u workers: body tasks %llu and %llu (want 4), subflow task %llu (3), module task %llu "
+                       "(0), subflow children %llu (9)",
+                       workers, (unsigned long long)c0, (unsigned long long)c1, (unsigned long long)cs,
+                       (unsigned long long)cm, (unsigned long long)cc);
+        weft_executor_destroy(ex);
+        weft_taskflow_destroy(tf);
+        weft_taskflow_destroy(body);
+    }
+}
