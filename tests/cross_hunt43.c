@@ -573,3 +573,291 @@ TEST(the_per_task_profile_keys_module_tasks_by_their_body_and_subflow_children_b
         weft_taskflow_destroy(body);
     }
 }
+
+/* ---- combinations ---- */
+
+static int nap_1ms(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    sleep_us(1000);
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+
+/* A taskflow run on one executor while a module of it (its body) runs on
+ * another: the module waits in the body's queue (flow.h) and its run
+ * executes on the module's run's executor; each executor counts exactly the
+ * body tasks it ran, its observer sees only those, and both runs succeed. */
+static atomic_int seen_on[2];
+static weft_executor *exs[2];
+static void which_ex(void *user, const weft_task_event *e) {
+    (void)user;
+    for (int i = 0; i < 2; i++)
+        if (e->executor == exs[i]) atomic_fetch_add(&seen_on[i], 1);
+}
+
+TEST(a_module_whose_body_runs_on_another_executor_is_counted_on_the_executor_that_ran_it) {
+    weft_observer obs = { which_ex, NULL, NULL };
+    for (int round = 0; round < 3; round++) {
+        weft_status err = WEFT_OK;
+        for (int i = 0; i < 2; i++) {
+            exs[i] = weft_executor_create(&(weft_executor_config){ .workers = 2, .metrics = true,
+                                                                   .observer = &obs },
+                                          &err);
+            ASSERT_NOT_NULL(exs[i]);
+            atomic_store(&seen_on[i], 0);
+        }
+        weft_taskflow *body = make_taskflow("body");
+        for (int i = 0; i < 4; i++) must_emplace(body, nap_1ms, NULL);
+        weft_taskflow *tf = make_taskflow("outer");
+        weft_task m = weft_emplace_module(tf, body);
+        weft_task after = must_emplace(tf, count_fn, NULL);
+        ASSERT_OK(weft_precede(m, after));
+        atomic_store(&ran, 0);
+        weft_future *f2 = NULL, *f1 = NULL;
+        ASSERT_OK(weft_run_n(exs[1], body, 2, &f2)); /* the body, on the second */
+        ASSERT_OK(weft_run(exs[0], tf, &f1));        /* its module, on the first */
+        ASSERT_OK(weft_future_wait(f1));
+        ASSERT_OK(weft_future_wait(f2));
+        weft_future_destroy(f1), weft_future_destroy(f2);
+        for (int i = 0; i < 2; i++) ASSERT_OK(weft_executor_wait_all(exs[i]));
+        ASSERT_EQ(atomic_load(&ran), 3 * 4 + 1);
+        want w[2] = { { 4 + 1, 0, 0 }, { 8, 0, 0 } };
+        for (int i = 0; i < 2; i++) {
+            check(exs[i], w[i], false, i ? "the body's own runs" : "the module's run");
+            ASSERT_EQ(atomic_load(&seen_on[i]), w[i].tasks);
+        }
+        for (int i = 0; i < 2; i++) weft_executor_destroy(exs[i]);
+        weft_taskflow_destroy(tf);
+        weft_taskflow_destroy(body);
+    }
+}
+
+/* Observers that call back into the executor from their callbacks: submit
+ * async work, read the metrics and the waiters, dump the state.  Nothing
+ * deadlocks, and the async work is counted as the work it is (the observer
+ * sees taskflow tasks only). */
+typedef struct calling_back {
+    weft_executor *ex;
+    atomic_int begins, ends, bad;
+} calling_back;
+
+static void cb_begin(void *user, const weft_task_event *e) {
+    calling_back *c = user;
+    atomic_fetch_add(&c->begins, 1);
+    if (weft_silent_async(e->executor, count_fn, NULL) != WEFT_OK) atomic_fetch_add(&c->bad, 1);
+    weft_metrics m;
+    if (weft_executor_metrics(e->executor, &m, NULL, 0) != WEFT_OK || m.total.tasks != m.total.succeeded + m.total.failed)
+        atomic_fetch_add(&c->bad, 1);
+    if (weft_executor_waiters(e->executor) >= weft_executor_workers(e->executor)) atomic_fetch_add(&c->bad, 100);
+}
+static void cb_end(void *user, const weft_task_event *e) {
+    calling_back *c = user;
+    atomic_fetch_add(&c->ends, 1);
+    weft_future *f = NULL;
+    if (weft_async(e->executor, count_fn, NULL, &f) != WEFT_OK) atomic_fetch_add(&c->bad, 1);
+    weft_future_destroy(f); /* not waited for: it still runs */
+    uint64_t spans = 0;
+    if (weft_profiler_count(e->executor, &spans, NULL) != WEFT_OK) atomic_fetch_add(&c->bad, 1);
+}
+
+TEST(observers_that_submit_work_and_read_metrics_from_their_callbacks_are_counted_exactly) {
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        calling_back c = { 0 };
+        weft_observer obs = { cb_begin, cb_end, &c };
+        weft_status err = WEFT_OK;
+        weft_executor *ex = weft_executor_create(
+            &(weft_executor_config){ .workers = workers, .observer = &obs, .profile = true }, &err);
+        ASSERT_NOT_NULL(ex);
+        c.ex = ex;
+        weft_taskflow *tf = make_taskflow("calls back");
+        for (int i = 0; i < 20; i++) must_emplace(tf, count_fn, NULL);
+        atomic_store(&ran, 0);
+        run_tf(ex, tf, 2, WEFT_OK);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(atomic_load(&c.bad), 0);
+        ASSERT_EQ(atomic_load(&c.begins), 40);
+        ASSERT_EQ(atomic_load(&c.ends), 40);
+        ASSERT_EQ(atomic_load(&ran), 40 * 3);
+        check(ex, (want){ 40 * 3, 0, 0 }, true, workers == 1 ? "calling back on 1" : "calling back on 2");
+        weft_executor_destroy(ex);
+        weft_taskflow_destroy(tf);
+    }
+}
+
+/* One token stops an async task, a graph run and a parallel loop at once:
+ * each reports WEFT_ECANCELED, and the metrics count as skipped exactly what
+ * did not run of the async task and the graph (the loop's chunks are no tasks
+ * skipped). */
+typedef struct gate {
+    atomic_int in;
+    weft_cancel_token *tok;
+} gate;
+
+static int gate_task(weft_ctx *cx, void *arg) {
+    gate *g = arg;
+    atomic_fetch_add(&g->in, 1);
+    while (!weft_ctx_cancelled(cx)) sleep_us(100);
+    return 0;
+}
+
+static void idx_count(size_t i, void *arg) {
+    (void)i;
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+TEST(one_token_stops_an_async_task_a_graph_run_a_root_and_a_loop_and_the_skipped_count_is_exact) {
+    for (int round = 0; round < 5; round++) {
+        weft_executor *ex = make_ex(1, round % 2);
+        gate g = { 0 };
+        weft_cancel_token *tok = weft_cancel_token_create(NULL, NULL);
+        ASSERT_NOT_NULL(tok);
+        g.tok = tok;
+        /* The one worker held by a task that waits for the token. */
+        weft_taskflow *hold = make_taskflow("hold");
+        must_emplace(hold, gate_task, &g);
+        weft_future *fh = NULL;
+        ASSERT_OK(weft_run(ex, hold, &fh));
+        ASSERT_OK(weft_cancel_attach(tok, fh));
+        ASSERT_TRUE(wait_flag(&g.in, 1, 5));
+        /* Queued behind it: an async task and a run of 10 tasks. */
+        weft_future *fa = NULL, *fr = NULL;
+        ASSERT_OK(weft_async(ex, count_fn, NULL, &fa));
+        ASSERT_OK(weft_cancel_attach(tok, fa));
+        weft_taskflow *tf = make_taskflow("ten");
+        for (int i = 0; i < 10; i++) must_emplace(tf, count_fn, NULL);
+        ASSERT_OK(weft_run(ex, tf, &fr));
+        ASSERT_OK(weft_cancel_attach(tok, fr));
+        atomic_store(&ran, 0);
+        ASSERT_OK(weft_cancel_token_cancel_with(tok, "enough"));
+        ASSERT_EQ(weft_future_wait(fh), WEFT_ECANCELED);
+        ASSERT_EQ(weft_future_wait(fa), WEFT_ECANCELED);
+        ASSERT_EQ(weft_future_wait(fr), WEFT_ECANCELED);
+        /* A loop and a root given the cancelled token run nothing. */
+        atomic_int loop = 0;
+        weft_algo_config cfg = { .cancel = tok };
+        ASSERT_EQ(weft_parallel_for(ex, 0, 1000, 1, idx_count, &loop, &cfg), WEFT_ECANCELED);
+        int res = 0;
+        ASSERT_EQ(weft_run_root_with_token(ex, tok, count_fn, NULL, &res), WEFT_ECANCELED);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(atomic_load(&ran), 0);
+        ASSERT_EQ(atomic_load(&loop), 0);
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(fr, &info));
+        ASSERT_EQ(info.skipped, 10);
+        /* The holder ran (its task saw the cancel); the async task, the 10
+         * tasks and the root did not. */
+        check(ex, (want){ 1, 0, 1 + 10 + 1 }, round % 2, "one token for every kind");
+        weft_future_destroy(fh), weft_future_destroy(fa), weft_future_destroy(fr);
+        weft_cancel_token_destroy(tok);
+        weft_executor_destroy(ex);
+        weft_taskflow_destroy(hold);
+        weft_taskflow_destroy(tf);
+    }
+}
+
+/* ---- priorities set on a thread, and what nested work inherits ---- */
+
+typedef struct prio_seen {
+    atomic_int seen[4]; /* chunks per level seen by weft_algo_priority(), at level + 1 */
+    atomic_int nested[4];
+    weft_executor *ex;
+    bool nest;
+} prio_seen;
+
+static void nested_chunk(size_t lo, size_t hi, void *arg) {
+    prio_seen *p = arg;
+    (void)lo, (void)hi;
+    atomic_fetch_add(&p->nested[(weft_algo_priority() + 1) & 3], 1);
+}
+
+static void prio_chunk(size_t lo, size_t hi, void *arg) {
+    prio_seen *p = arg;
+    (void)lo, (void)hi;
+    atomic_fetch_add(&p->seen[(weft_algo_priority() + 1) & 3], 1);
+    if (p->nest && weft_parallel_for_range(p->ex, 0, 64, 1, nested_chunk, p, &(weft_algo_config){ .chunk = 1 }))
+        atomic_fetch_add(&p->nested[0], 1000000);
+    sleep_us(50);
+}
+
+static int prio_after(weft_ctx *cx, void *arg) {
+    (void)cx;
+    /* A task after the call: its worker's setting is back to the default. */
+    return weft_algo_priority() == WEFT_PRIORITY_NORMAL ? 0 : 1 + (int)weft_algo_priority() + 0 * *(int *)arg;
+}
+
+static int levels_seen(prio_seen *p, int except) {
+    int other = 0;
+    for (int k = 0; k < 4; k++)
+        if (k != except) other += atomic_load(&p->seen[k]);
+    return other;
+}
+
+static atomic_int wrong_level;
+static int sibling_check(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    if (weft_algo_priority() != WEFT_PRIORITY_NORMAL) atomic_fetch_add(&wrong_level, 1);
+    sleep_us(100);
+    return 0;
+}
+static int critical_caller(weft_ctx *cx, void *arg) {
+    prio_seen *p = arg;
+    weft_priority old;
+    if (weft_algo_set_priority(WEFT_PRIORITY_CRITICAL, &old) != WEFT_OK) return -1;
+    weft_status st = weft_parallel_for_range(weft_ctx_executor(cx), 0, 16, 1, prio_chunk, p,
+                                             &(weft_algo_config){ .chunk = 1 });
+    (void)weft_algo_set_priority(old, NULL);
+    return st == WEFT_OK ? 0 : -2;
+}
+
+TEST(chunks_see_their_calls_priority_nested_calls_inherit_it_and_later_tasks_see_the_default) {
+    weft_executor *ex = make_ex(2, false);
+    /* A call from the main thread at CRITICAL, each chunk making a nested
+     * call: every chunk of both sees CRITICAL. */
+    prio_seen p = { .ex = ex, .nest = true };
+    weft_priority old;
+    ASSERT_OK(weft_algo_set_priority(WEFT_PRIORITY_CRITICAL, &old));
+    ASSERT_OK(weft_parallel_for_range(ex, 0, 16, 1, prio_chunk, &p, &(weft_algo_config){ .chunk = 1 }));
+    ASSERT_OK(weft_algo_set_priority(old, NULL));
+    ASSERT_EQ(atomic_load(&p.seen[WEFT_PRIORITY_CRITICAL + 1]), 16);
+    ASSERT_EQ(atomic_load(&p.nested[WEFT_PRIORITY_CRITICAL + 1]), 16 * 64);
+    /* Emplaced: at the task's own priority, else its run's; a task after
+     * it sees the default. */
+    weft_priority levels[2] = { WEFT_PRIORITY_HIGH, WEFT_PRIORITY_LOW };
+    for (int how = 0; how < 2; how++) {
+        prio_seen q = { .ex = ex, .nest = false };
+        int z = 0;
+        weft_taskflow *tf = make_taskflow("prio");
+        weft_task t = weft_emplace_for(tf, &(weft_for_desc){ .first = 0, .last = 16, .step = 1,
+                                                             .body = prio_chunk, .arg = &q,
+                                                             .config = { .chunk = 1 } });
+        ASSERT_FALSE(weft_task_is_null(t));
+        for (int i = 0; i < 4; i++) ASSERT_OK(weft_precede(t, must_emplace(tf, prio_after, &z)));
+        weft_future *f = NULL;
+        if (how == 0) {
+            ASSERT_OK(weft_task_set_priority(t, levels[0]));
+            ASSERT_OK(weft_run(ex, tf, &f));
+        } else {
+            ASSERT_OK(weft_run_with_priority(ex, tf, levels[1], &f));
+        }
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        if (atomic_load(&q.seen[levels[how] + 1]) != 16 || levels_seen(&q, levels[how] + 1))
+            TEST_FAIL_("emplaced %s: %d of 16 chunks saw %s (others %d: low %d normal %d high %d critical %d)", how ? "in a LOW run" : "HIGH task",
+                       atomic_load(&q.seen[levels[how] + 1]), weft_priority_name(levels[how]), levels_seen(&q, levels[how] + 1), atomic_load(&q.seen[0]), atomic_load(&q.seen[1]), atomic_load(&q.seen[2]), atomic_load(&q.seen[3]));
+        weft_taskflow_destroy(tf);
+    }
+    /* A task that calls at CRITICAL beside 30 siblings: whatever its worker
+     * runs while it waits for the call sees the default. */
+    for (int round = 0; round < 5; round++) {
+        prio_seen q = { .ex = ex, .nest = false };
+        weft_taskflow *tf = make_taskflow("waits");
+        must_emplace(tf, critical_caller, &q);
+        for (int i = 0; i < 30; i++) must_emplace(tf, sibling_check, NULL);
+        atomic_store(&wrong_level, 0);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&q.seen[WEFT_PRIORITY_CRITICAL + 1]), 16);
+        ASSERT_EQ(atomic_load(&wrong_level), 0);
+        weft_taskflow_destroy(tf);
+    }
+    weft_executor_destroy(ex);
+}
