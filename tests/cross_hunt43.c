@@ -861,3 +861,226 @@ TEST(chunks_see_their_calls_priority_nested_calls_inherit_it_and_later_tasks_see
     }
     weft_executor_destroy(ex);
 }
+
+/* ---- GPU work in every place a user puts it (the emulator) ---- */
+
+#include "weft/gpu.h"
+
+static int gpu_ok(weft_ctx *cx, weft_gpu_stream *s, void *arg) {
+    (void)cx, (void)s, (void)arg;
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+static int gpu_fail(weft_ctx *cx, weft_gpu_stream *s, void *arg) {
+    (void)cx, (void)s, (void)arg;
+    atomic_fetch_add(&ran, 1);
+    return 9;
+}
+static int gpu_stage_fn(weft_pipeflow *pf, weft_gpu_stream *s, void *arg) {
+    (void)pf, (void)s, (void)arg;
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+static int first_stops_at_4(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_token(pf) == 4) weft_pipeflow_stop(pf);
+    return 0;
+}
+static weft_gpu_device *the_dev;
+static int async_gpu_call(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    return weft_gpu_call(the_dev, gpu_ok, NULL);
+}
+static int gpu_sub(weft_ctx *cx, weft_subflow *sf, void *arg) {
+    (void)cx, (void)arg;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    for (int i = 0; i < 2; i++)
+        if (weft_task_is_null(weft_emplace_gpu(g, the_dev, gpu_ok, NULL))) return -1;
+    return 0;
+}
+
+TEST(gpu_tasks_in_modules_subflows_stages_and_async_calls_count_once_and_a_failing_one_once_failed) {
+    the_dev = weft_gpu_open(&(weft_gpu_config){ .kind = WEFT_GPU_EMULATOR }, NULL);
+    ASSERT_NOT_NULL(the_dev);
+    for (unsigned workers = 1; workers <= 2; workers++)
+        for (int profile = 0; profile <= 1; profile++) {
+            weft_executor *ex = make_ex(workers, profile);
+            char what[96];
+            /* A module of 2 GPU tasks, a subflow of 2, and 3 async calls. */
+            weft_taskflow *body = make_taskflow("gpu body");
+            for (int i = 0; i < 2; i++) ASSERT_FALSE(weft_task_is_null(weft_emplace_gpu(body, the_dev, gpu_ok, NULL)));
+            weft_taskflow *tf = make_taskflow("gpu outer");
+            weft_task m = weft_emplace_module(tf, body);
+            weft_task s = weft_emplace_subflow(tf, gpu_sub, NULL);
+            ASSERT_OK(weft_precede(m, s));
+            atomic_store(&ran, 0);
+            restart(ex, profile);
+            run_tf(ex, tf, 2, WEFT_OK);
+            weft_future *fs[3];
+            for (int i = 0; i < 3; i++) ASSERT_OK(weft_async(ex, async_gpu_call, NULL, &fs[i]));
+            for (int i = 0; i < 3; i++) {
+                ASSERT_OK(weft_future_wait(fs[i]));
+                weft_future_destroy(fs[i]);
+            }
+            ASSERT_OK(weft_executor_wait_all(ex));
+            ASSERT_EQ(atomic_load(&ran), 2 * 4 + 3);
+            snprintf(what, sizeof what, "gpu module, subflow and calls on %u%s", workers, profile ? " profiled" : "");
+            /* Per run: 2 + (subflow task + 2); and 3 async tasks. */
+            check(ex, (want){ 2 * 5 + 3, 0, 0 }, profile, what);
+            weft_taskflow_destroy(tf);
+            weft_taskflow_destroy(body);
+
+            /* A GPU stage: 4 tokens through it, 5 first-stage calls. */
+            weft_gpu_stage gs = { the_dev, ex, gpu_stage_fn, NULL };
+            weft_stage st[2] = { { WEFT_STAGE_SERIAL, first_stops_at_4, NULL, "make" },
+                                 { WEFT_STAGE_PARALLEL, weft_gpu_stage_run, &gs, "gpu" } };
+            weft_pipeline *p = weft_pipeline_create(2, st, 2, NULL);
+            ASSERT_NOT_NULL(p);
+            tf = make_taskflow("gpu stage");
+            ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+            atomic_store(&ran, 0);
+            restart(ex, profile);
+            run_tf(ex, tf, 1, WEFT_OK);
+            ASSERT_EQ(atomic_load(&ran), 4);
+            snprintf(what, sizeof what, "gpu stage on %u%s", workers, profile ? " profiled" : "");
+            check(ex, (want){ 5 + 4 + 1, 0, 0 }, profile, what);
+            weft_taskflow_destroy(tf);
+            ASSERT_OK(weft_pipeline_destroy(p));
+
+            /* A failing GPU task between two: the one after it skipped. */
+            tf = make_taskflow("gpu fail");
+            weft_task a = weft_emplace_gpu(tf, the_dev, gpu_ok, NULL);
+            weft_task b = weft_emplace_gpu(tf, the_dev, gpu_fail, NULL);
+            weft_task c = weft_emplace_gpu(tf, the_dev, gpu_ok, NULL);
+            ASSERT_OK(weft_precede(a, b));
+            ASSERT_OK(weft_precede(b, c));
+            restart(ex, profile);
+            run_tf(ex, tf, 1, WEFT_ETASK);
+            snprintf(what, sizeof what, "failing gpu task on %u%s", workers, profile ? " profiled" : "");
+            check(ex, (want){ 2, 1, 1 }, profile, what);
+            weft_taskflow_destroy(tf);
+            weft_executor_destroy(ex);
+        }
+    weft_gpu_close(the_dev);
+}
+
+/* ---- cancelled at every point of a graph of every kind of task ---- */
+
+static atomic_int cut_at; /* the count of `ran` at which a task cancels its run */
+static int maybe_cut(weft_ctx *cx, void *arg) {
+    (void)arg;
+    if (atomic_fetch_add(&ran, 1) + 1 == atomic_load(&cut_at))
+        (void)weft_future_cancel((weft_future *)weft_ctx_run(cx));
+    return 0;
+}
+static atomic_int loops_left;
+static int cut_cond(weft_ctx *cx, void *arg) {
+    (void)maybe_cut(cx, arg);
+    return atomic_fetch_sub(&loops_left, 1) > 1 ? 0 : 1;
+}
+static int cut_first(weft_ctx *cx, void *arg) {
+    atomic_store(&loops_left, 3); /* each pass loops 3 times */
+    return maybe_cut(cx, arg);
+}
+static int cut_sub(weft_ctx *cx, weft_subflow *sf, void *arg) {
+    (void)maybe_cut(cx, NULL);
+    weft_taskflow *g = weft_subflow_graph(sf);
+    for (intptr_t i = 0; i < 3; i++)
+        if (weft_task_is_null(weft_emplace(g, maybe_cut, NULL))) return -1;
+    if ((intptr_t)arg && weft_subflow_detach(sf) != WEFT_OK) return -1;
+    return 0;
+}
+static int cut_stage(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_stage(pf) == 0 && weft_pipeflow_token(pf) == 3) return weft_pipeflow_stop(pf);
+    return 0;
+}
+static int cut_gpu(weft_ctx *cx, weft_gpu_stream *s, void *arg) {
+    (void)s;
+    return maybe_cut(cx, arg);
+}
+
+/* i -> loop(a -> cond, 3 times) -> {detached subflow, joined subflow,
+ * module, pipeline, gpu, 3 tasks sharing a semaphore of 1} -> z, in a run_n
+ * of 2, cancelled by its own task at each point in turn: the metrics' skipped
+ * equals the future's, and the succeeded tasks are at least the tasks that ran. */
+TEST(a_run_of_every_kind_of_task_cancelled_at_any_point_skips_as_many_in_the_metrics_as_in_its_future) {
+    weft_gpu_device *dev = weft_gpu_open(&(weft_gpu_config){ .kind = WEFT_GPU_EMULATOR }, NULL);
+    ASSERT_NOT_NULL(dev);
+    weft_semaphore *sem = weft_semaphore_create(1, NULL);
+    ASSERT_NOT_NULL(sem);
+    weft_stage st[2] = { { WEFT_STAGE_SERIAL, cut_stage, NULL, "a" }, { WEFT_STAGE_PARALLEL, cut_stage, NULL, "b" } };
+    weft_pipeline *p = weft_pipeline_create(2, st, 2, NULL);
+    ASSERT_NOT_NULL(p);
+    weft_taskflow *body = make_taskflow("body");
+    weft_task bp = { 0 };
+    for (int i = 0; i < 3; i++) {
+        weft_task t = must_emplace(body, maybe_cut, NULL);
+        if (i) ASSERT_OK(weft_precede(bp, t));
+        bp = t;
+    }
+    weft_taskflow *tf = make_taskflow("every kind");
+    weft_task i0 = must_emplace(tf, cut_first, NULL);
+    weft_task a = must_emplace(tf, maybe_cut, NULL);
+    weft_task c = weft_emplace_condition(tf, cut_cond, NULL);
+    weft_task hub = must_emplace(tf, maybe_cut, NULL);
+    ASSERT_OK(weft_precede(i0, a));
+    ASSERT_OK(weft_precede(a, c));
+    ASSERT_OK(weft_precede(c, a));
+    ASSERT_OK(weft_precede(c, hub));
+    weft_task z = must_emplace(tf, maybe_cut, NULL);
+    weft_task mid[9];
+    mid[0] = weft_emplace_subflow(tf, cut_sub, (void *)(intptr_t)1);
+    mid[1] = weft_emplace_subflow(tf, cut_sub, (void *)(intptr_t)0);
+    mid[2] = weft_emplace_module(tf, body);
+    mid[3] = weft_pipeline_emplace(tf, p);
+    mid[4] = weft_emplace_gpu(tf, dev, cut_gpu, NULL);
+    for (int k = 5; k < 8; k++) {
+        mid[k] = must_emplace(tf, maybe_cut, NULL);
+        ASSERT_OK(weft_task_acquire(mid[k], sem));
+        ASSERT_OK(weft_task_release(mid[k], sem));
+    }
+    mid[8] = weft_emplace_for(tf, &(weft_for_desc){ .first = 0, .last = 5000, .step = 1, .body = range_nop });
+    for (int k = 0; k < 9; k++) {
+        ASSERT_FALSE(weft_task_is_null(mid[k]));
+        ASSERT_OK(weft_precede(hub, mid[k]));
+        ASSERT_OK(weft_precede(mid[k], z));
+    }
+    /* ran per pass: i0 1, a 3, cond 3, hub 1, subflows 2 * (1 + 3), module 3,
+     * gpu 1, semaphore tasks 3, z 1 = 24; 48 in all. */
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_ex(workers, false);
+        for (int at = 1; at <= 49; at++) {
+            atomic_store(&ran, 0);
+            atomic_store(&cut_at, at);
+            ASSERT_OK(weft_pipeline_reset(p));
+            restart(ex, false);
+            weft_future *f = NULL;
+            ASSERT_OK(weft_run_n(ex, tf, 2, &f));
+            weft_status s = weft_future_wait(f);
+            weft_run_info info;
+            ASSERT_OK(weft_future_info(f, &info));
+            weft_future_destroy(f);
+            ASSERT_OK(weft_executor_wait_all(ex));
+            char what[64];
+            snprintf(what, sizeof what, "cancelled at %d on %u", at, workers);
+            if (at <= 48) {
+                if (s != WEFT_ECANCELED)
+                    TEST_FAIL_("%s: status %s (ran %d, skipped %llu)", what, weft_errname(s), atomic_load(&ran),
+                               (unsigned long long)info.skipped);
+            } else if (s != WEFT_OK) {
+                TEST_FAIL_("%s: status %s (ran %d)", what, weft_errname(s), atomic_load(&ran));
+            }
+            weft_metrics m = check(ex, (want){ -1, 0, (int64_t)info.skipped }, false, what);
+            if (m.total.tasks < (uint64_t)atomic_load(&ran))
+                TEST_FAIL_("%s: %llu tasks counted, %d ran", what, (unsigned long long)m.total.tasks,
+                           atomic_load(&ran));
+        }
+        weft_executor_destroy(ex);
+    }
+    weft_taskflow_destroy(tf);
+    weft_taskflow_destroy(body);
+    ASSERT_OK(weft_pipeline_destroy(p));
+    ASSERT_OK(weft_semaphore_destroy(sem));
+    weft_gpu_close(dev);
+}
