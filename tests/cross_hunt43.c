@@ -319,9 +319,43 @@ static int items[4096];
 
 /* Every kind of work under one scheduler: the metrics and the profile agree,
  * with exact counts where the program knows them. */
+/* A user policy: a locked LIFO stack that refuses every third push (the job
+ * then runs outside it, sched.h) and, with dup set, hands an item out twice
+ * now and then (caught: not run twice). */
+typedef struct lifo {
+    pthread_mutex_t m;
+    weft_sched_item *items[4096];
+    size_t n, pushes, pops;
+    weft_sched_item *last;
+    bool dup;
+} lifo;
+
+static int lifo_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    lifo *l = st;
+    (void)p, (void)worker;
+    pthread_mutex_lock(&l->m);
+    int refuse = ++l->pushes % 3 == 0 || l->n == sizeof l->items / sizeof l->items[0];
+    if (!refuse) l->items[l->n++] = it;
+    pthread_mutex_unlock(&l->m);
+    return refuse;
+}
+static weft_sched_item *lifo_pop(void *st, int worker) {
+    lifo *l = st;
+    (void)worker;
+    pthread_mutex_lock(&l->m);
+    weft_sched_item *it = NULL;
+    if (l->dup && l->last && ++l->pops % 7 == 0) it = l->last, l->last = NULL;
+    else if (l->n) it = l->last = l->items[--l->n];
+    pthread_mutex_unlock(&l->m);
+    return it;
+}
+
+static lifo the_lifo = { .m = PTHREAD_MUTEX_INITIALIZER };
+
 static void under_sched(weft_sched_kind kind, unsigned workers, bool profile) {
     weft_status err = WEFT_OK;
-    weft_sched_config sc = { .kind = kind };
+    weft_sched_policy pol = { .state = &the_lifo, .push = lifo_push, .pop = lifo_pop };
+    weft_sched_config sc = { .kind = kind, .policy = kind == WEFT_SCHED_CUSTOM ? &pol : NULL };
     weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = workers, .metrics = true,
                                                                       .profile = profile, .sched = &sc },
                                              &err);
@@ -410,12 +444,26 @@ static void under_sched(weft_sched_kind kind, unsigned workers, bool profile) {
 
 TEST(algorithms_fork_join_and_parallel_runs_are_counted_alike_under_every_scheduler) {
     weft_sched_kind kinds[] = { WEFT_SCHED_WORK_STEALING, WEFT_SCHED_FIFO, WEFT_SCHED_PRIORITY,
-                                WEFT_SCHED_ROUND_ROBIN, WEFT_SCHED_RANDOM };
+                                WEFT_SCHED_ROUND_ROBIN, WEFT_SCHED_RANDOM, WEFT_SCHED_CUSTOM };
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         for (unsigned w = 1; w <= 2; w++) {
             under_sched(kinds[k], w, false);
             under_sched(kinds[k], w, true);
         }
+}
+
+/* The same under a user policy that hands items out twice: the duplicates
+ * are caught (weft_sched_stats.policy_errors) and never run, nor counted. */
+TEST(work_under_a_policy_that_hands_items_out_twice_is_counted_once) {
+    the_lifo.dup = true;
+    weft_log_level lv = weft_log_get_level();
+    weft_log_set_level(WEFT_LOG_OFF); /* each duplicate is logged as an error */
+    for (unsigned w = 1; w <= 2; w++) {
+        under_sched(WEFT_SCHED_CUSTOM, w, false);
+        under_sched(WEFT_SCHED_CUSTOM, w, true);
+    }
+    the_lifo.dup = false;
+    weft_log_set_level(lv);
 }
 
 /* ---- what the observer attributes to which run, task and taskflow ---- */
