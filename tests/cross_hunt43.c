@@ -1132,3 +1132,207 @@ TEST(a_run_of_every_kind_of_task_cancelled_at_any_point_skips_as_many_in_the_met
     ASSERT_OK(weft_semaphore_destroy(sem));
     weft_gpu_close(dev);
 }
+
+/* An observer whose callbacks wait for async work (a cooperative wait: the
+ * worker runs other work, other tasks of the run included, inside the
+ * callback): every task and async task counted once, the profile agrees, and
+ * each task's begin comes before its end. */
+typedef struct waiting_obs {
+    atomic_int begins, ends, bad;
+} waiting_obs;
+
+static void wait_in_cb(void *user, const weft_task_event *e) {
+    waiting_obs *o = user;
+    if (e->outcome == WEFT_TASK_RUNNING) atomic_fetch_add(&o->begins, 1);
+    else atomic_fetch_add(&o->ends, 1);
+    weft_future *f = NULL;
+    if (weft_async(e->executor, count_fn, NULL, &f) != WEFT_OK) {
+        atomic_fetch_add(&o->bad, 1);
+        return;
+    }
+    if (weft_future_wait(f) != WEFT_OK) atomic_fetch_add(&o->bad, 1);
+    weft_future_destroy(f);
+}
+
+TEST(an_observer_that_waits_for_async_work_in_its_callbacks_is_counted_exactly) {
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        waiting_obs o = { 0 };
+        weft_observer obs = { wait_in_cb, wait_in_cb, &o };
+        weft_status err = WEFT_OK;
+        weft_executor *ex = weft_executor_create(
+            &(weft_executor_config){ .workers = workers, .observer = &obs, .profile = true }, &err);
+        ASSERT_NOT_NULL(ex);
+        weft_taskflow *tf = make_taskflow("waits in callbacks");
+        weft_task prev = { 0 };
+        for (int i = 0; i < 30; i++) {
+            weft_task t = must_emplace(tf, count_fn, NULL);
+            if (i % 3 && !weft_task_is_null(prev)) ASSERT_OK(weft_precede(prev, t));
+            prev = t;
+        }
+        atomic_store(&ran, 0);
+        run_tf(ex, tf, 2, WEFT_OK);
+        ASSERT_EQ(atomic_load(&o.bad), 0);
+        ASSERT_EQ(atomic_load(&o.begins), 60);
+        ASSERT_EQ(atomic_load(&o.ends), 60);
+        ASSERT_EQ(atomic_load(&ran), 60 * 3);
+        check(ex, (want){ 60 * 3, 0, 0 }, true, workers == 1 ? "waiting observer on 1" : "waiting observer on 2");
+        weft_executor_destroy(ex);
+        weft_taskflow_destroy(tf);
+    }
+}
+
+/* Dependent async tasks cancelled while they wait for their dependencies:
+ * each is skipped (counted once, when its dependencies finish), and its own
+ * dependents still run (weft_dependent_async: whatever its status). */
+static atomic_int gate_open;
+static int wait_gate(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    while (!atomic_load(&gate_open)) sleep_us(100);
+    atomic_fetch_add(&ran, 1);
+    return 0;
+}
+
+TEST(dependent_async_tasks_cancelled_while_waiting_are_skipped_once_and_their_dependents_run) {
+    for (unsigned workers = 1; workers <= 2; workers++)
+        for (int profile = 0; profile <= 1; profile++) {
+            weft_executor *ex = make_ex(workers, profile);
+            restart(ex, profile);
+            atomic_store(&gate_open, 0);
+            atomic_store(&ran, 0);
+            weft_future *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+            ASSERT_OK(weft_async(ex, wait_gate, NULL, &a));
+            ASSERT_OK(weft_dependent_async(ex, count_fn, NULL, &a, 1, &b));     /* cancelled */
+            ASSERT_OK(weft_dependent_async(ex, count_fn, NULL, &b, 1, &c));     /* runs */
+            weft_future *bc[2] = { b, c };
+            ASSERT_OK(weft_dependent_async(ex, count_fn, NULL, bc, 2, NULL));   /* silent, runs */
+            ASSERT_OK(weft_dependent_async(ex, count_fn, NULL, &a, 1, &d));     /* cancelled too */
+            ASSERT_OK(weft_future_cancel(b));
+            ASSERT_OK(weft_future_cancel(d));
+            atomic_store(&gate_open, 1);
+            ASSERT_OK(weft_future_wait(c));
+            ASSERT_EQ(weft_future_wait(b), WEFT_ECANCELED);
+            ASSERT_EQ(weft_future_wait(d), WEFT_ECANCELED);
+            ASSERT_OK(weft_executor_wait_all(ex));
+            ASSERT_EQ(atomic_load(&ran), 3);
+            check(ex, (want){ 3, 0, 2 }, profile, profile ? "cancelled dependents, profiled" : "cancelled dependents");
+            if (profile) {
+                uint64_t n = profile_count(ex, WEFT_PROFILE_ASYNC, (const void *)(uintptr_t)count_fn, -1) +
+                             profile_count(ex, WEFT_PROFILE_SILENT_ASYNC, (const void *)(uintptr_t)count_fn, -1);
+                ASSERT_EQ(n, 2);
+            }
+            weft_future_destroy(a), weft_future_destroy(b), weft_future_destroy(c), weft_future_destroy(d);
+            weft_executor_destroy(ex);
+        }
+}
+
+/* ---- an algorithm inside a fork-join task inside a pipeline stage ---- */
+
+#define ARR 3000
+static long arr[ARR];
+
+static void sum_long(void *acc, const void *x, void *arg) {
+    (void)arg;
+    *(long *)acc += *(const long *)x;
+}
+
+typedef struct part {
+    size_t lo, hi;
+    long sum;
+} part;
+
+static int reduce_part(weft_ctx *cx, void *arg) {
+    part *p = arg;
+    p->sum = 0;
+    return weft_parallel_reduce(weft_ctx_executor(cx), arr + p->lo, p->hi - p->lo, sizeof(long), &p->sum, sum_long,
+                                NULL, &(weft_algo_config){ .chunk = 64 }) == WEFT_OK
+               ? 0
+               : -1;
+}
+
+static int fj_sum(weft_ctx *cx, void *arg) {
+    part *ps = arg; /* 4 parts */
+    for (int i = 1; i < 4; i++)
+        if (weft_spawn(cx, reduce_part, &ps[i]) != WEFT_OK) return -1;
+    int r = reduce_part(cx, &ps[0]);
+    int s = 0;
+    for (int i = 1; i < 4; i++) {
+        int k = weft_sync(cx);
+        if (!s) s = k;
+    }
+    return r ? r : s;
+}
+
+WEFT_FJ_TASK(long, tsum, size_t, lo) {
+    /* lo .. lo + 750: halves as typed children, each half a parallel sum. */
+    if (lo % 750 == 0) {
+        WEFT_FJ_SLOT(tsum) x;
+        WEFT_FJ_SPAWN(tsum, &x, lo + 375);
+        long a = WEFT_FJ_CALL(tsum, lo + 1); /* lo + 1: the first half */
+        return WEFT_FJ_SYNC(tsum, &x) + a;
+    }
+    size_t first = lo % 750 == 1 ? lo - 1 : lo;
+    long s = 0;
+    (void)WEFT_FJ_CTX; /* a direct algorithm call: write the top back (forkjoin.h) */
+    if (weft_parallel_reduce(weft_ctx_executor(weft_ctx_), arr + first, 375, sizeof(long), &s, sum_long, NULL,
+                             &(weft_algo_config){ .chunk = 32 }) != WEFT_OK)
+        return -1000000;
+    return s;
+}
+
+static atomic_long stage_sums;
+static int sum_stage(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_stage(pf) == 0) {
+        if (weft_pipeflow_token(pf) == 8) weft_pipeflow_stop(pf);
+        return 0;
+    }
+    weft_ctx *cx = weft_current_ctx();
+    if (!cx) return -1;
+    long total = 0;
+    if (weft_pipeflow_token(pf) % 2 == 0) {
+        part ps[4];
+        for (int i = 0; i < 4; i++) ps[i] = (part){ (size_t)i * ARR / 4, (size_t)(i + 1) * ARR / 4, 0 };
+        /* Nested in the stage: a root of its own, run right there. */
+        if (weft_run_root(weft_ctx_executor(cx), fj_sum, ps) != 0) return -2;
+        for (int i = 0; i < 4; i++) total += ps[i].sum;
+    } else {
+        for (size_t lo = 0; lo < ARR; lo += 750) total += WEFT_FJ_RUN(cx, tsum, lo);
+    }
+    atomic_fetch_add(&stage_sums, total);
+    return 0;
+}
+
+TEST(an_algorithm_in_a_fork_join_task_in_a_pipeline_stage_sums_exactly_and_is_counted) {
+    long expect = 0;
+    for (int i = 0; i < ARR; i++) arr[i] = i % 97, expect += arr[i];
+    for (unsigned workers = 1; workers <= 2; workers++)
+        for (int how = WEFT_PIPELINE_SPREAD; how <= WEFT_PIPELINE_INLINE; how++) {
+            weft_executor *ex = make_ex(workers, true);
+            weft_stage st[2] = { { WEFT_STAGE_SERIAL, sum_stage, NULL, "make" },
+                                 { WEFT_STAGE_PARALLEL, sum_stage, NULL, "sum" } };
+            weft_pipeline *p = weft_pipeline_create(3, st, 2, NULL);
+            ASSERT_NOT_NULL(p);
+            ASSERT_OK(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)how));
+            weft_taskflow *tf = make_taskflow("nested kinds");
+            ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+            atomic_store(&stage_sums, 0);
+            restart(ex, true);
+            run_tf(ex, tf, 1, WEFT_OK);
+            ASSERT_EQ(atomic_load(&stage_sums), 8 * expect);
+            char what[64];
+            snprintf(what, sizeof what, "nested kinds (%d) on %u", how, workers);
+            weft_metrics m = check(ex, (want){ -1, 0, 0 }, true, what);
+            /* 9 + 8 stage calls, the pipeline task, 4 roots, and the jobs and
+             * stolen frames the workers ran. */
+            uint64_t stages = profile_count(ex, WEFT_PROFILE_PIPELINE_STAGE, p, -1),
+                     roots = profile_count(ex, WEFT_PROFILE_FORK_JOIN_ROOT, NULL, -1),
+                     tasks = profile_count(ex, WEFT_PROFILE_TASK, tf, -1);
+            if (stages != 17 || roots != 4 || tasks != 1)
+                TEST_FAIL_("%s: %llu stage calls (want 17), %llu roots (4), %llu tasks (1) of %llu", what,
+                           (unsigned long long)stages, (unsigned long long)roots, (unsigned long long)tasks,
+                           (unsigned long long)m.total.tasks);
+            weft_taskflow_destroy(tf);
+            ASSERT_OK(weft_pipeline_destroy(p));
+            weft_executor_destroy(ex);
+        }
+}
