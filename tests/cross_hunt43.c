@@ -379,6 +379,7 @@ static void under_sched(weft_sched_kind kind, unsigned workers, bool profile) {
     ASSERT_FALSE(weft_task_is_null(tfor) || weft_task_is_null(tred) || weft_task_is_null(tscan) ||
                  weft_task_is_null(tsort));
     ASSERT_OK(weft_precede(tscan, tsort));
+    ASSERT_OK(weft_precede(tred, tsort)); /* the sort writes what both read */
     restart(ex, profile);
     run_tf(ex, tf, 2, WEFT_OK);
     snprintf(what, sizeof what, "emplaced algorithms (sched %d) on %u", (int)kind, workers);
@@ -1333,6 +1334,62 @@ TEST(an_algorithm_in_a_fork_join_task_in_a_pipeline_stage_sums_exactly_and_is_co
                            (unsigned long long)m.total.tasks);
             weft_taskflow_destroy(tf);
             ASSERT_OK(weft_pipeline_destroy(p));
+            weft_executor_destroy(ex);
+        }
+}
+
+/* ---- work nested deeper than the profiler times (16 levels) ---- */
+
+static int nest_root(weft_ctx *cx, void *arg) {
+    intptr_t left = (intptr_t)arg;
+    atomic_fetch_add(&ran, 1);
+    if (left <= 1) return 0;
+    return weft_run_root(weft_ctx_executor(cx), nest_root, (void *)(left - 1));
+}
+
+static int nest_async(weft_ctx *cx, void *arg) {
+    intptr_t left = (intptr_t)arg;
+    atomic_fetch_add(&ran, 1);
+    if (left <= 1) return 0;
+    weft_future *f = NULL;
+    if (weft_async(weft_ctx_executor(cx), nest_async, (void *)(left - 1), &f) != WEFT_OK) return -1;
+    weft_status st = weft_future_wait_isolated(f);
+    weft_future_destroy(f);
+    return st == WEFT_OK ? 0 : -2;
+}
+
+/* Roots nested 30 deep (each a weft_run_root from inside the last, run right
+ * there) and async tasks nested 30 deep (isolated waits that run the task
+ * in place): every one counted in tasks; the ones past 16 deep are not timed,
+ * so not in the histogram, and, profiled, count as dropped: spans + dropped
+ * is every run (observe.h). */
+TEST(work_nested_past_the_timed_depth_is_counted_and_dropped_not_lost) {
+    for (int profile = 0; profile <= 1; profile++)
+        for (int kind = 0; kind < 2; kind++) {
+            weft_executor *ex = make_ex(1, profile);
+            restart(ex, profile);
+            atomic_store(&ran, 0);
+            ASSERT_EQ(weft_run_root(ex, kind ? nest_async : nest_root, (void *)(intptr_t)30), 0);
+            ASSERT_OK(weft_executor_wait_all(ex));
+            ASSERT_EQ(atomic_load(&ran), 30);
+            settle(ex);
+            weft_metrics m;
+            ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+            uint64_t h = 0;
+            for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) h += m.total.histogram[b];
+            int want_tasks = 30; /* the root, and 29 roots or async tasks nested in it */
+            if (m.total.tasks != (uint64_t)want_tasks || h != 16 || m.total.failed)
+                TEST_FAIL_("%s%s: %llu tasks (want %d), %llu timed (want 16)", kind ? "async" : "roots",
+                           profile ? " profiled" : "", (unsigned long long)m.total.tasks, want_tasks,
+                           (unsigned long long)h);
+            if (profile) {
+                uint64_t spans = 0, dropped = 0;
+                ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+                if (spans != 16 || spans + dropped != m.total.tasks)
+                    TEST_FAIL_("%s: %llu spans and %llu dropped for %llu tasks", kind ? "async" : "roots",
+                               (unsigned long long)spans, (unsigned long long)dropped,
+                               (unsigned long long)m.total.tasks);
+            }
             weft_executor_destroy(ex);
         }
 }
