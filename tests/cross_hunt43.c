@@ -1393,3 +1393,67 @@ TEST(work_nested_past_the_timed_depth_is_counted_and_dropped_not_lost) {
             weft_executor_destroy(ex);
         }
 }
+
+/* ---- one pipeline in taskflows run on two executors at once ---- */
+
+static atomic_int pipe_calls, first_calls;
+/* Each run: 19 tokens, then the 20th first-stage call stops it (the runs of
+ * the pipeline never overlap, so one count serves them all). */
+static int stop_at_20(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    atomic_fetch_add(&pipe_calls, 1);
+    sleep_us(20); /* long enough for the two runs to meet */
+    if (weft_pipeflow_stage(pf) == 0 && atomic_fetch_add(&first_calls, 1) % 20 == 19) weft_pipeflow_stop(pf);
+    return 0;
+}
+
+/* The pipeline must not run twice at once: the second task fails with task
+ * code WEFT_EBUSY (pipeline.h), whichever executor runs it; the first runs
+ * whole; each executor counts what it ran (a refused task, failed, and no
+ * stage call). */
+TEST(one_pipeline_run_from_two_executors_at_once_runs_once_and_the_other_task_fails_ebusy) {
+    weft_executor *ex[2] = { make_ex(2, false), make_ex(1, false) };
+    weft_stage st[2] = { { WEFT_STAGE_SERIAL, stop_at_20, NULL, "a" }, { WEFT_STAGE_PARALLEL, stop_at_20, NULL, "b" } };
+    weft_pipeline *p = weft_pipeline_create(2, st, 2, NULL);
+    ASSERT_NOT_NULL(p);
+    weft_taskflow *tf[2] = { make_taskflow("p0"), make_taskflow("p1") };
+    for (int i = 0; i < 2; i++) ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf[i], p)));
+    int busy = 0;
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 2; i++) restart(ex[i], false);
+        atomic_store(&pipe_calls, 0);
+        atomic_store(&first_calls, 0);
+        ASSERT_OK(weft_pipeline_reset(p));
+        weft_future *f[2];
+        for (int i = 0; i < 2; i++) ASSERT_OK(weft_run(ex[i], tf[i], &f[i]));
+        int ok = 0, refused = 0;
+        for (int i = 0; i < 2; i++) {
+            weft_status s = weft_future_wait(f[i]);
+            weft_run_info info;
+            ASSERT_OK(weft_future_info(f[i], &info));
+            if (s == WEFT_OK) ok++;
+            else if (s == WEFT_ETASK && info.task_code == WEFT_EBUSY) refused++;
+            else TEST_FAIL_("round %d: run %d: %s, code %d", round, i, weft_errname(s), info.task_code);
+            weft_future_destroy(f[i]);
+        }
+        busy += refused;
+        for (int i = 0; i < 2; i++) ASSERT_OK(weft_executor_wait_all(ex[i]));
+        /* Each run that ran made 20 tokens: 19 * 2 + 1 calls. */
+        ASSERT_EQ(atomic_load(&pipe_calls), ok * 39);
+        ASSERT_EQ(weft_pipeline_num_tokens(p), (uint64_t)ok * 19);
+        uint64_t tasks = 0, failed = 0;
+        for (int i = 0; i < 2; i++) {
+            weft_metrics m = check(ex[i], (want){ -1, -1, 0 }, false, "pipeline on two executors");
+            tasks += m.total.tasks, failed += m.total.failed;
+        }
+        if (tasks != (uint64_t)(ok * 40 + refused) || failed != (uint64_t)refused)
+            TEST_FAIL_("round %d: %llu tasks (%llu failed) for %d runs and %d refused", round,
+                       (unsigned long long)tasks, (unsigned long long)failed, ok, refused);
+    }
+    if (getenv("VERBOSE")) fprintf(stderr, "refused %d of 50\n", busy);
+    for (int i = 0; i < 2; i++) {
+        weft_taskflow_destroy(tf[i]);
+        weft_executor_destroy(ex[i]);
+    }
+    ASSERT_OK(weft_pipeline_destroy(p));
+}
