@@ -1457,3 +1457,207 @@ TEST(one_pipeline_run_from_two_executors_at_once_runs_once_and_the_other_task_fa
     }
     ASSERT_OK(weft_pipeline_destroy(p));
 }
+
+/* ---- queued async tasks removed, re-prioritised and escalated ---- */
+
+static weft_sched_handle handles[12];
+static weft_executor *handle_ex;
+static atomic_int removed_in_task;
+static int remove_two(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    atomic_fetch_add(&ran, 1);
+    for (int k = 10; k < 12; k++)
+        if (weft_sched_remove(handle_ex, handles[k]) == WEFT_OK) atomic_fetch_add(&removed_in_task, 1);
+    return 0;
+}
+
+/* Async tasks queued with handles behind two held workers: 3 removed from
+ * main, 2 removed from inside the first task to run (a CRITICAL one), 3
+ * raised, the rest escalated by hand.  The metrics count the ones that ran
+ * and, as skipped, the ones removed (a removal off the workers in worker
+ * 0's figures), and their futures say ECANCELED. */
+TEST(async_tasks_removed_from_main_and_from_a_task_are_skipped_once_each) {
+    for (int profile = 0; profile <= 1; profile++) {
+        weft_executor *ex = make_ex(2, profile);
+        handle_ex = ex;
+        restart(ex, profile);
+        atomic_store(&gate_open, 0);
+        atomic_store(&ran, 0);
+        atomic_store(&removed_in_task, 0);
+        weft_future *g[2], *f[12];
+        for (int i = 0; i < 2; i++) ASSERT_OK(weft_async(ex, wait_gate, NULL, &g[i]));
+        for (int k = 0; k < 2000 && weft_executor_waiters(ex) > 0; k++) sleep_us(500);
+        for (int k = 0; k < 12; k++) {
+            weft_async_options o = { .priority = k == 0 ? WEFT_PRIORITY_CRITICAL : WEFT_PRIORITY_LOW,
+                                     .handle = &handles[k] };
+            ASSERT_OK(weft_async_with(ex, k == 0 ? remove_two : count_fn, NULL, &o, &f[k]));
+        }
+        for (int k = 1; k <= 3; k++) ASSERT_OK(weft_sched_remove(ex, handles[k]));
+        for (int k = 4; k <= 6; k++) ASSERT_OK(weft_sched_reprioritize(ex, handles[k], WEFT_PRIORITY_HIGH));
+        size_t moved = 0;
+        ASSERT_OK(weft_sched_escalate(ex, &moved));
+        atomic_store(&gate_open, 1);
+        int cancelled = 0;
+        for (int k = 0; k < 12; k++) {
+            weft_status s = weft_future_wait(f[k]);
+            if (s == WEFT_ECANCELED) cancelled++;
+            else ASSERT_OK(s);
+            weft_future_destroy(f[k]);
+        }
+        for (int i = 0; i < 2; i++) {
+            ASSERT_OK(weft_future_wait(g[i]));
+            weft_future_destroy(g[i]);
+        }
+        ASSERT_OK(weft_executor_wait_all(ex));
+        int rem = 3 + atomic_load(&removed_in_task);
+        ASSERT_EQ(cancelled, rem);
+        ASSERT_EQ(atomic_load(&ran), 2 + 12 - rem);
+        check(ex, (want){ 2 + 12 - rem, 0, rem }, profile, profile ? "removed, profiled" : "removed");
+        weft_sched_stats ss;
+        ASSERT_OK(weft_sched_get_stats(ex, &ss));
+        ASSERT_EQ(ss.removed, (uint64_t)rem);
+        ASSERT_EQ(ss.queued, 0);
+        weft_executor_destroy(ex);
+    }
+}
+
+/* A run cancelled while its module waits in the body's queue behind a run of
+ * the body on another executor: the run ends ECANCELED, the skipped tasks in
+ * its future are the ones its executor's metrics count (the body's and the
+ * module's successor), and the body's own run on the other executor is
+ * untouched. */
+TEST(a_run_cancelled_while_its_module_waits_behind_another_executors_run_of_the_body_skips_exactly) {
+    for (int round = 0; round < 4; round++) {
+        weft_executor *e1 = make_ex(2, round % 2), *e2 = make_ex(1, false);
+        restart(e1, round % 2);
+        restart(e2, false);
+        weft_taskflow *body = make_taskflow("body");
+        weft_task gt = must_emplace(body, wait_gate, NULL);
+        for (int i = 0; i < 3; i++) ASSERT_OK(weft_precede(gt, must_emplace(body, count_fn, NULL)));
+        weft_taskflow *tf = make_taskflow("outer");
+        weft_task first = must_emplace(tf, count_fn, NULL);
+        weft_task m = weft_emplace_module(tf, body);
+        weft_task after = must_emplace(tf, count_fn, NULL);
+        ASSERT_OK(weft_precede(first, m));
+        ASSERT_OK(weft_precede(m, after));
+        atomic_store(&gate_open, 0);
+        atomic_store(&ran, 0);
+        weft_future *fb = NULL, *ft = NULL;
+        ASSERT_OK(weft_run(e2, body, &fb));
+        ASSERT_OK(weft_run(e1, tf, &ft));
+        /* Let the outer run reach its module (first ran), then cancel. */
+        ASSERT_TRUE(wait_flag(&ran, 1, 5));
+        sleep_us(2000);
+        ASSERT_OK(weft_future_cancel(ft));
+        atomic_store(&gate_open, 1);
+        ASSERT_EQ(weft_future_wait(ft), WEFT_ECANCELED);
+        ASSERT_OK(weft_future_wait(fb));
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(ft, &info));
+        ASSERT_OK(weft_executor_wait_all(e1));
+        ASSERT_OK(weft_executor_wait_all(e2));
+        check(e2, (want){ 4, 0, 0 }, false, "the body's own run");
+        check(e1, (want){ atomic_load(&ran) - 4 + 0 * (int)info.skipped, 0, (int64_t)info.skipped }, round % 2,
+              "the cancelled outer run");
+        if (info.skipped != 5) TEST_FAIL_("round %d: %llu skipped, want 5 (the body's 4, after)", round,
+                                          (unsigned long long)info.skipped);
+        weft_future_destroy(ft), weft_future_destroy(fb);
+        weft_executor_destroy(e1), weft_executor_destroy(e2);
+        weft_taskflow_destroy(tf), weft_taskflow_destroy(body);
+    }
+}
+
+/* One token with a deadline, shared while they run by an async task that
+ * polls it, a graph run of 200 slow tasks, a parallel loop from another
+ * thread and a fork-join root: all end ECANCELED soon after the deadline,
+ * and the run's skipped tasks are the metrics' skipped. */
+static int poll_until_cancelled(weft_ctx *cx, void *arg) {
+    (void)arg;
+    while (weft_ctx_check(cx) == WEFT_OK) sleep_us(100);
+    return 0;
+}
+static int slow_task(weft_ctx *cx, void *arg) {
+    (void)cx, (void)arg;
+    sleep_us(500);
+    return 0;
+}
+static void slow_index(size_t i, void *arg) {
+    (void)i, (void)arg;
+    sleep_us(500);
+}
+static atomic_int root_ran, async_ran;
+static int root_poll(weft_ctx *cx, void *arg) {
+    atomic_store(&root_ran, 1);
+    return poll_until_cancelled(cx, arg);
+}
+static int async_poll(weft_ctx *cx, void *arg) {
+    atomic_store(&async_ran, 1);
+    return poll_until_cancelled(cx, arg);
+}
+typedef struct loop_arg {
+    weft_executor *ex;
+    weft_cancel_token *tok;
+    weft_status st;
+} loop_arg;
+static void *loop_thread(void *p) {
+    loop_arg *a = p;
+    /* Chunks of one element: a chunk that has started runs to its end
+     * (algo.h), and the default chunks of this loop hold thousands. */
+    a->st = weft_parallel_for(a->ex, 0, 20000, 1, slow_index, NULL,
+                              &(weft_algo_config){ .cancel = a->tok, .chunk = 1 });
+    return NULL;
+}
+
+TEST(a_deadline_token_shared_by_running_async_graph_loop_and_root_stops_them_all) {
+    for (int round = 0; round < 3; round++) {
+        weft_executor *ex = make_ex(2, round == 1);
+        restart(ex, round == 1);
+        weft_cancel_token *tok = weft_cancel_token_create(NULL, NULL);
+        ASSERT_NOT_NULL(tok);
+        weft_future *fa = NULL, *fr = NULL;
+        atomic_store(&async_ran, 0);
+        ASSERT_OK(weft_async(ex, async_poll, NULL, &fa));
+        ASSERT_OK(weft_cancel_attach(tok, fa));
+        weft_taskflow *tf = make_taskflow("slow");
+        weft_task prev = { 0 };
+        for (int i = 0; i < 200; i++) {
+            weft_task t = must_emplace(tf, slow_task, NULL);
+            if (i % 2) ASSERT_OK(weft_precede(prev, t));
+            prev = t;
+        }
+        ASSERT_OK(weft_run(ex, tf, &fr));
+        ASSERT_OK(weft_cancel_attach(tok, fr));
+        loop_arg la = { ex, tok, WEFT_OK };
+        pthread_t th;
+        ASSERT_EQ(pthread_create(&th, NULL, loop_thread, &la), 0);
+        ASSERT_OK(weft_cancel_after(tok, 5 * MS));
+        uint64_t t0 = now_ns();
+        int res = 0;
+        atomic_store(&root_ran, 0);
+        weft_status rs = weft_run_root_with_token(ex, tok, root_poll, NULL, &res);
+        ASSERT_TRUE(rs == WEFT_ECANCELED);
+        uint64_t t1 = now_ns();
+        ASSERT_EQ(weft_future_wait(fa), WEFT_ECANCELED);
+        uint64_t t2 = now_ns();
+        ASSERT_EQ(weft_future_wait(fr), WEFT_ECANCELED);
+        uint64_t t3 = now_ns();
+        ASSERT_EQ(pthread_join(th, NULL), 0);
+        if (getenv("VERBOSE"))
+            fprintf(stderr, "root %.1f async %.1f run %.1f loop %.1f ms (root ran %d)\n", (t1 - t0) / 1e6,
+                    (t2 - t0) / 1e6, (t3 - t0) / 1e6, (now_ns() - t0) / 1e6, atomic_load(&root_ran));
+        ASSERT_EQ(la.st, WEFT_ECANCELED);
+        if (now_ns() - t0 > 2 * SEC) TEST_FAIL_("round %d: %.1f ms to stop", round, (now_ns() - t0) / 1e6);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(fr, &info));
+        ASSERT_TRUE(info.skipped > 0);
+        /* A root or async task the deadline stopped before it started is
+         * skipped too. */
+        check(ex, (want){ -1, 0, (int64_t)info.skipped + !atomic_load(&root_ran) + !atomic_load(&async_ran) },
+              round == 1, "deadline token");
+        weft_future_destroy(fa), weft_future_destroy(fr);
+        weft_cancel_token_destroy(tok);
+        weft_taskflow_destroy(tf);
+        weft_executor_destroy(ex);
+    }
+}
