@@ -471,6 +471,10 @@ static inline void weft__task_leave(weft__worker *w, weft_ctx *cx, struct weft__
     if (__builtin_expect(weft__fj_left_unsynced(w, cx), 0)) {
         int left = weft__fj_sync_left(w, cx);
         if (left != 0) weft__fail_node(r, n, left);
+        /* A child's failure fails the run on n's behalf: n's outcome for the
+         * observer and the metrics, as for a plain task (observe/'s
+         * task_call), unless n failed on its own already. */
+        if (rc == 0) rc = left;
     }
     weft__hook_task_end(w, o, n, r, rc);
     w->ctx = cx->outer;

@@ -570,6 +570,20 @@ static int weft__obs_task_call(struct weft__obs *o, weft__worker *w, const void 
     weft__obs_worker *ow = &o->w[w->id];
     task_begin_on(o, ow, w, node, run);
     int rc = fn(cx, arg);
+    /* Spawns fn left unsynced are the task's (weft/forkjoin.h): synced here,
+     * inside its begin and end, as weft__fj_run_task does for a root or an
+     * async task, so that their time is the task's and a child's failure,
+     * which fails the run on the task's behalf, is the task's outcome too.
+     * Synced after the end event (the call sites' own sync), they ran in no
+     * span and the task was reported SUCCEEDED while its run failed with its
+     * name.  The call site then finds nothing left: the top mark is reset as
+     * sources.c resets it (an overflow spawn marks it). */
+    if (__builtin_expect(weft__fj_left_unsynced(w, cx), 0)) {
+        int left = weft__fj_sync_left(w, cx);
+        if (rc == 0) rc = left;
+        cx->fj_head0 = w->fj.head;
+        cx->fj_ovf0 = 0;
+    }
     task_end_on(o, ow, w, node, run, rc);
     return rc;
 }
