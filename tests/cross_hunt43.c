@@ -1761,3 +1761,47 @@ TEST(a_graph_task_whose_unsynced_spawns_fail_is_reported_failed_and_busy_while_t
             weft_taskflow_destroy(tf);
         }
 }
+
+/* weft_run_n_parallel with a failing task and a cancel: the metrics' skipped
+ * equals the future's, and tasks are the ones that ran. */
+static int fail_in_instance_2(weft_ctx *cx, void *arg) {
+    (void)arg;
+    atomic_fetch_add(&ran, 1);
+    return weft_ctx_iteration(cx) == 2 ? 7 : 0;
+}
+
+TEST(a_failing_or_cancelled_run_n_parallel_skips_as_many_in_the_metrics_as_in_its_future) {
+    for (unsigned workers = 1; workers <= 2; workers++)
+        for (int how = 0; how < 2; how++) {
+            weft_executor *ex = make_ex(workers, how == 1);
+            weft_taskflow *tf = make_taskflow("instances");
+            weft_task prev = { 0 };
+            for (int i = 0; i < 12; i++) {
+                weft_task t = must_emplace(tf, i == 3 ? fail_in_instance_2 : count_fn, NULL);
+                if (i % 4) ASSERT_OK(weft_precede(prev, t));
+                prev = t;
+            }
+            restart(ex, how == 1);
+            atomic_store(&ran, 0);
+            weft_future *f = NULL;
+            ASSERT_OK(weft_run_n_parallel(ex, tf, 6, &f));
+            if (how == 1) {
+                weft_status c = weft_future_cancel(f); /* ENOENT: it had ended */
+                ASSERT_TRUE(c == WEFT_OK || c == WEFT_ENOENT);
+            }
+            weft_status st = weft_future_wait(f);
+            weft_run_info info;
+            ASSERT_OK(weft_future_info(f, &info));
+            weft_future_destroy(f);
+            ASSERT_OK(weft_executor_wait_all(ex));
+            ASSERT_TRUE(st == WEFT_ETASK || st == WEFT_ECANCELED);
+            char what[64];
+            snprintf(what, sizeof what, "run_n_parallel %s on %u", how ? "cancelled" : "failing", workers);
+            check(ex, (want){ atomic_load(&ran), st == WEFT_ETASK ? 1 : -1, (int64_t)info.skipped }, how == 1, what);
+            if (atomic_load(&ran) + (int)info.skipped != 72)
+                TEST_FAIL_("%s: %d ran and %llu skipped of 72", what, atomic_load(&ran),
+                           (unsigned long long)info.skipped);
+            weft_executor_destroy(ex);
+            weft_taskflow_destroy(tf);
+        }
+}
