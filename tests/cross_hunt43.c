@@ -1805,3 +1805,55 @@ TEST(a_failing_or_cancelled_run_n_parallel_skips_as_many_in_the_metrics_as_in_it
             weft_taskflow_destroy(tf);
         }
 }
+
+/* The NUMA node hint, like the priority: a call's chunks see its hint (also
+ * where it places nothing), tasks the caller's worker runs while it waits see
+ * none, and an emplaced algorithm in a run nested in a hinted task runs
+ * unhinted (algo.h). */
+static atomic_int hinted_chunks, unhinted_chunks, sibling_hinted, emplaced_hinted, emplaced_chunks;
+static void hint_chunk(size_t lo, size_t hi, void *a) {
+    (void)lo, (void)hi, (void)a;
+    atomic_fetch_add(weft_algo_numa_node() ? &hinted_chunks : &unhinted_chunks, 1);
+    sleep_us(200);
+}
+static int hint_sibling(weft_ctx *c, void *a) {
+    (void)c, (void)a;
+    if (weft_algo_numa_node() != 0) atomic_fetch_add(&sibling_hinted, 1);
+    sleep_us(100);
+    return 0;
+}
+static void emplaced_hint_chunk(size_t lo, size_t hi, void *a) {
+    (void)lo, (void)hi, (void)a;
+    atomic_fetch_add(&emplaced_chunks, 1);
+    if (weft_algo_numa_node() != 0) atomic_fetch_add(&emplaced_hinted, 1);
+}
+static weft_for_desc hint_desc = { .first = 0, .last = 8, .step = 1, .body = emplaced_hint_chunk,
+                                   .config = { .chunk = 1 } };
+static int hinted_caller(weft_ctx *c, void *a) {
+    (void)a;
+    unsigned old;
+    if (weft_algo_set_numa_node(WEFT_NUMA_NODE(0), &old) != WEFT_OK) return -1;
+    int s = weft_parallel_for_range(weft_ctx_executor(c), 0, 16, 1, hint_chunk, NULL,
+                                    &(weft_algo_config){ .chunk = 1 }) != WEFT_OK;
+    weft_taskflow *tf = weft_taskflow_create("nested", NULL);
+    if (!tf || weft_task_is_null(weft_emplace_for(tf, &hint_desc))) s = -2;
+    else if (weft_run_and_wait(weft_ctx_executor(c), tf) != WEFT_OK) s = -3;
+    weft_taskflow_destroy(tf);
+    (void)weft_algo_set_numa_node(old, NULL);
+    return s;
+}
+
+TEST(a_numa_hint_reaches_its_calls_chunks_and_nothing_else_the_worker_runs) {
+    weft_executor *ex = make_ex(2, false);
+    weft_taskflow *tf = make_taskflow("hinted");
+    must_emplace(tf, hinted_caller, NULL);
+    for (int i = 0; i < 30; i++) must_emplace(tf, hint_sibling, NULL);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&hinted_chunks), 16);
+    ASSERT_EQ(atomic_load(&unhinted_chunks), 0);
+    ASSERT_EQ(atomic_load(&sibling_hinted), 0);
+    ASSERT_EQ(atomic_load(&emplaced_chunks), 8);
+    ASSERT_EQ(atomic_load(&emplaced_hinted), 0);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}
