@@ -31,8 +31,11 @@ typedef enum weft__work {
 typedef struct weft__obs_hooks {
     void (*task_begin)(struct weft__obs *o, weft__worker *w, const void *node, const void *run);
     void (*task_end)(struct weft__obs *o, weft__worker *w, const void *node, const void *run, int rc);
-    /* task_begin, fn(cx, arg), task_end: a plain graph task's whole call as one
-     * hook (graph/graph.h, weft__call_node); returns what fn returned. */
+    /* task_begin, fn(cx, arg), the sync of the spawns fn left unsynced
+     * (weft__fj_sync_left), task_end: a plain graph task's whole call as one
+     * hook (graph/graph.h, weft__call_node; graph/sources.c); returns what fn
+     * returned, or, when that is 0, the first non-zero value of those spawns
+     * (the value the task then fails its run with). */
     int (*task_call)(struct weft__obs *o, weft__worker *w, const void *node, const void *run, weft_task_fn fn,
                      weft_ctx *cx, void *arg);
     /* n tasks (or other work) not run: their run stopped first.  w NULL: reported
