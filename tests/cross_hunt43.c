@@ -1857,3 +1857,89 @@ TEST(a_numa_hint_reaches_its_calls_chunks_and_nothing_else_the_worker_runs) {
     weft_taskflow_destroy(tf);
     weft_executor_destroy(ex);
 }
+
+static int stage_stop_at_6(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_stage(pf) == 0 && weft_pipeflow_token(pf) == 5) weft_pipeflow_stop(pf);
+    return 0;
+}
+
+/* Work of every priority: graph tasks with their own levels in runs of each
+ * level, a CRITICAL spread pipeline, prioritised async tasks and a LOW
+ * parallel loop from a task: each counted once, and the profile agrees. */
+static int low_loop_task(weft_ctx *cx, void *arg) {
+    (void)arg;
+    weft_priority old;
+    if (weft_algo_set_priority(WEFT_PRIORITY_LOW, &old) != WEFT_OK) return -1;
+    weft_status st = weft_parallel_for(weft_ctx_executor(cx), 0, 5000, 1, idx_nop, NULL,
+                                       &(weft_algo_config){ .chunk = 100 });
+    (void)weft_algo_set_priority(old, NULL);
+    return st == WEFT_OK ? 0 : -2;
+}
+
+TEST(work_of_every_priority_is_counted_once_and_agrees_with_the_profile) {
+    for (unsigned workers = 1; workers <= 2; workers++)
+        for (int profile = 0; profile <= 1; profile++) {
+            weft_executor *ex = make_ex(workers, profile);
+            weft_taskflow *tf = make_taskflow("levels");
+            weft_task prev = { 0 };
+            for (int i = 0; i < 24; i++) {
+                weft_task t = must_emplace(tf, count_fn, NULL);
+                if (i % 3) ASSERT_OK(weft_task_set_priority(t, (weft_priority)(i % 4 - 1)));
+                if (i % 2 && !weft_task_is_null(prev)) ASSERT_OK(weft_precede(prev, t));
+                prev = t;
+            }
+            weft_task lt = must_emplace(tf, low_loop_task, NULL);
+            ASSERT_OK(weft_task_set_priority(lt, WEFT_PRIORITY_HIGH));
+            weft_stage st[2] = { { WEFT_STAGE_SERIAL, stage_stop_at_6, NULL, "a" },
+                                 { WEFT_STAGE_PARALLEL, stage_stop_at_6, NULL, "b" } };
+            weft_pipeline *p = weft_pipeline_create(2, st, 2, NULL);
+            ASSERT_NOT_NULL(p);
+            ASSERT_OK(weft_pipeline_set_scheduling(p, WEFT_PIPELINE_SPREAD));
+            ASSERT_OK(weft_pipeline_set_priority(p, WEFT_PRIORITY_CRITICAL));
+            weft_task pt = weft_pipeline_emplace(tf, p);
+            ASSERT_FALSE(weft_task_is_null(pt));
+            restart(ex, profile);
+            uint64_t loop_jobs = 0;
+            for (int level = WEFT_PRIORITY_LOW; level <= WEFT_PRIORITY_CRITICAL; level++) {
+                ASSERT_OK(weft_pipeline_reset(p));
+                weft_future *f = NULL;
+                ASSERT_OK(weft_run_with_priority(ex, tf, (weft_priority)level, &f));
+                ASSERT_OK(weft_future_wait(f));
+                weft_future_destroy(f);
+            }
+            weft_future *fa[4];
+            for (int k = 0; k < 4; k++)
+                ASSERT_OK(weft_async_with(ex, count_fn, NULL,
+                                          &(weft_async_options){ .priority = (weft_priority)(k - 1) }, &fa[k]));
+            for (int k = 0; k < 4; k++) {
+                ASSERT_OK(weft_future_wait(fa[k]));
+                weft_future_destroy(fa[k]);
+            }
+            ASSERT_OK(weft_executor_wait_all(ex));
+            char what[64];
+            snprintf(what, sizeof what, "every priority on %u%s", workers, profile ? " profiled" : "");
+            weft_metrics m = check(ex, (want){ -1, 0, 0 }, profile, what);
+            /* Per run: 24 + 1 + 1 tasks and 6 * 2 - 1 stage calls; 4 async
+             * tasks; the loop's jobs run by workers besides. */
+            uint64_t known = 4 * (26 + 11) + 4;
+            if (m.total.tasks < known) TEST_FAIL_("%s: %llu tasks, at least %llu", what,
+                                                  (unsigned long long)m.total.tasks, (unsigned long long)known);
+            if (profile) {
+                loop_jobs = profile_count(ex, WEFT_PROFILE_ALGORITHM_JOB, NULL, -1);
+                uint64_t c = profile_count(ex, WEFT_PROFILE_TASK, tf, -1),
+                         s = profile_count(ex, WEFT_PROFILE_PIPELINE_STAGE, p, -1),
+                         a = profile_count(ex, WEFT_PROFILE_ASYNC, NULL, -1);
+                if (c != 4 * 26 || s != 4 * 11 || a != 4 || c + s + a + loop_jobs != m.total.tasks)
+                    TEST_FAIL_("%s: %llu tasks, %llu stage calls, %llu async, %llu jobs; metrics %llu", what,
+                               (unsigned long long)c, (unsigned long long)s, (unsigned long long)a,
+                               (unsigned long long)loop_jobs, (unsigned long long)m.total.tasks);
+            } else if (workers == 1 && m.total.tasks != known) {
+                TEST_FAIL_("%s: %llu tasks, want %llu", what, (unsigned long long)m.total.tasks,
+                           (unsigned long long)known);
+            }
+            weft_taskflow_destroy(tf);
+            ASSERT_OK(weft_pipeline_destroy(p));
+            weft_executor_destroy(ex);
+        }
+}
