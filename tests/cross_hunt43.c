@@ -1835,11 +1835,13 @@ static int hinted_caller(weft_ctx *c, void *a) {
     if (weft_algo_set_numa_node(WEFT_NUMA_NODE(0), &old) != WEFT_OK) return -1;
     int s = weft_parallel_for_range(weft_ctx_executor(c), 0, 16, 1, hint_chunk, NULL,
                                     &(weft_algo_config){ .chunk = 1 }) != WEFT_OK;
+    /* Put back before a wait that runs other tasks: they would see it (the
+     * setting is the worker thread's; algo.h). */
+    (void)weft_algo_set_numa_node(old, NULL);
     weft_taskflow *tf = weft_taskflow_create("nested", NULL);
     if (!tf || weft_task_is_null(weft_emplace_for(tf, &hint_desc))) s = -2;
     else if (weft_run_and_wait(weft_ctx_executor(c), tf) != WEFT_OK) s = -3;
     weft_taskflow_destroy(tf);
-    (void)weft_algo_set_numa_node(old, NULL);
     return s;
 }
 

@@ -147,7 +147,11 @@ typedef struct weft_algo_config {
  * nothing; jobs already running are never preempted.  At NORMAL (the default)
  * a call costs what it did: one thread-local load.  A task body that sets the
  * level must put it back before it returns: the setting belongs to the worker
- * thread, and the next task on that worker would inherit it. */
+ * thread, and the next task on that worker would inherit it.  Only a parallel
+ * call's own wait hides it: while the body waits otherwise (weft_future_wait,
+ * weft_run_and_wait, weft_subflow_join, a weft_sync whose child was stolen),
+ * the tasks its worker runs meanwhile see the level, and their parallel calls
+ * queue at it; put it back before such a wait. */
 
 /* Sets the calling thread's priority for its parallel algorithm calls (see
  * above); *previous (may be NULL) receives the one it replaces.  WEFT_OK, or
@@ -193,7 +197,10 @@ WEFT_API weft_priority weft_algo_priority(void);
  * emplaced algorithm task (weft_emplace_for & co.) carries no hint: the
  * emplacing thread's setting is not captured, and the task runs its call
  * unhinted whatever its worker's setting.  A task body that sets the hint must
- * put it back before it returns (the setting belongs to the worker thread). */
+ * put it back before it returns (the setting belongs to the worker thread),
+ * and before a wait that is not a parallel call's (weft_future_wait,
+ * weft_run_and_wait, ...): as with the priority, the tasks its worker runs
+ * during such a wait see the hint. */
 
 /* Sets the calling thread's NUMA node hint for its parallel algorithm calls
  * (see above): WEFT_NUMA_NODE(k) for node k (an index of the machine's
