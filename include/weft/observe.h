@@ -93,7 +93,11 @@ typedef struct weft_observer {
      * NULL: not called. */
     void (*task_begin)(void *user, const weft_task_event *ev);
     /* Called right after it returns (ev->outcome and ev->code say how it
-     * ended); NULL: not called. */
+     * ended), and after the spawns it left unsynced (weft/forkjoin.h), which
+     * weft syncs then, as part of the task: when the function returned 0 (a
+     * condition task: any branch) and one of them returned non-zero, the
+     * task ended FAILED with that value, the run's task_code (so counted in
+     * the metrics' failed, and timed with them); NULL: not called. */
     void (*task_end)(void *user, const weft_task_event *ev);
     void *user; /* passed to both callbacks as is; may be NULL */
 } weft_observer;
