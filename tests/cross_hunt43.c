@@ -1026,15 +1026,18 @@ TEST(gpu_tasks_in_modules_subflows_stages_and_async_calls_count_once_and_a_faili
 /* ---- cancelled at every point of a graph of every kind of task ---- */
 
 static atomic_int cut_at; /* the count of `ran` at which a task cancels its run */
+static atomic_int cut_fails; /* it fails instead (returns 3) */
 static int maybe_cut(weft_ctx *cx, void *arg) {
     (void)arg;
-    if (atomic_fetch_add(&ran, 1) + 1 == atomic_load(&cut_at))
+    if (atomic_fetch_add(&ran, 1) + 1 == atomic_load(&cut_at)) {
+        if (atomic_load(&cut_fails)) return 3;
         (void)weft_future_cancel((weft_future *)weft_ctx_run(cx));
+    }
     return 0;
 }
 static atomic_int loops_left;
 static int cut_cond(weft_ctx *cx, void *arg) {
-    (void)maybe_cut(cx, arg);
+    if (maybe_cut(cx, arg)) return -3; /* a condition task fails by a negative value */
     return atomic_fetch_sub(&loops_left, 1) > 1 ? 0 : 1;
 }
 static int cut_first(weft_ctx *cx, void *arg) {
@@ -1042,7 +1045,7 @@ static int cut_first(weft_ctx *cx, void *arg) {
     return maybe_cut(cx, arg);
 }
 static int cut_sub(weft_ctx *cx, weft_subflow *sf, void *arg) {
-    (void)maybe_cut(cx, NULL);
+    if (maybe_cut(cx, NULL)) return 3;
     weft_taskflow *g = weft_subflow_graph(sf);
     for (intptr_t i = 0; i < 3; i++)
         if (weft_task_is_null(weft_emplace(g, maybe_cut, NULL))) return -1;
@@ -1061,9 +1064,10 @@ static int cut_gpu(weft_ctx *cx, weft_gpu_stream *s, void *arg) {
 
 /* i -> loop(a -> cond, 3 times) -> {detached subflow, joined subflow,
  * module, pipeline, gpu, 3 tasks sharing a semaphore of 1} -> z, in a run_n
- * of 2, cancelled by its own task at each point in turn: the metrics' skipped
- * equals the future's, and the succeeded tasks are at least the tasks that ran. */
-TEST(a_run_of_every_kind_of_task_cancelled_at_any_point_skips_as_many_in_the_metrics_as_in_its_future) {
+ * of 2, cancelled by its own task at each point in turn, or failed by it: the
+ * metrics' skipped equals the future's, a failure is counted once, and the
+ * tasks counted are at least the tasks that ran. */
+TEST(a_run_of_every_kind_of_task_cancelled_or_failed_at_any_point_skips_as_many_in_the_metrics_as_in_its_future) {
     weft_gpu_device *dev = weft_gpu_open(&(weft_gpu_config){ .kind = WEFT_GPU_EMULATOR }, NULL);
     ASSERT_NOT_NULL(dev);
     weft_semaphore *sem = weft_semaphore_create(1, NULL);
@@ -1107,8 +1111,10 @@ TEST(a_run_of_every_kind_of_task_cancelled_at_any_point_skips_as_many_in_the_met
     }
     /* ran per pass: i0 1, a 3, cond 3, hub 1, subflows 2 * (1 + 3), module 3,
      * gpu 1, semaphore tasks 3, z 1 = 24; 48 in all. */
-    for (unsigned workers = 1; workers <= 2; workers++) {
-        weft_executor *ex = make_ex(workers, false);
+    for (unsigned workers = 1; workers <= 4; workers++) {
+        int fails = workers > 2; /* 3 and 4: a task fails instead, on 1 and 2 workers */
+        atomic_store(&cut_fails, fails);
+        weft_executor *ex = make_ex(fails ? workers - 2 : workers, false);
         for (int at = 1; at <= 49; at++) {
             atomic_store(&ran, 0);
             atomic_store(&cut_at, at);
@@ -1122,15 +1128,18 @@ TEST(a_run_of_every_kind_of_task_cancelled_at_any_point_skips_as_many_in_the_met
             weft_future_destroy(f);
             ASSERT_OK(weft_executor_wait_all(ex));
             char what[64];
-            snprintf(what, sizeof what, "cancelled at %d on %u", at, workers);
-            if (at <= 48) {
+            snprintf(what, sizeof what, "%s at %d on %u", fails ? "failed" : "cancelled", at,
+                     fails ? workers - 2 : workers);
+            if (at <= 48 && fails) {
+                if (s != WEFT_ETASK) TEST_FAIL_("%s (failing): status %s", what, weft_errname(s));
+            } else if (at <= 48) {
                 if (s != WEFT_ECANCELED)
                     TEST_FAIL_("%s: status %s (ran %d, skipped %llu)", what, weft_errname(s), atomic_load(&ran),
                                (unsigned long long)info.skipped);
             } else if (s != WEFT_OK) {
                 TEST_FAIL_("%s: status %s (ran %d)", what, weft_errname(s), atomic_load(&ran));
             }
-            weft_metrics m = check(ex, (want){ -1, 0, (int64_t)info.skipped }, false, what);
+            weft_metrics m = check(ex, (want){ -1, fails && at <= 48 ? 1 : 0, (int64_t)info.skipped }, false, what);
             if (m.total.tasks < (uint64_t)atomic_load(&ran))
                 TEST_FAIL_("%s: %llu tasks counted, %d ran", what, (unsigned long long)m.total.tasks,
                            atomic_load(&ran));
