@@ -3,3 +3,8 @@
 weft_add_test_program(exec_tests
   SOURCES exec_basic.c exec_stress.c exec_env.c exec_hunt35.c exec_hunt40.c config_hunt42.c config_hunt42b.c fork_hunt42.c stress_hunt42.c
   TIMEOUT 60)
+
+# Scale and limits (session 43): big graphs, deep nestings, huge counts.
+weft_add_test_program(scale_tests
+  SOURCES scale_hunt43.c
+  TIMEOUT 60)

@@ -47,9 +47,26 @@ void weft__flow_release_node(weft_taskflow *tf, weft__node *n) {
 }
 
 void weft__flow_free_pool(weft_taskflow *tf) {
+    /* Without recursion: freeing a record destroys its graph, whose own
+     * subflow records would be freed by a nested call, three C frames a level
+     * of nesting (a subflow 10^4 deep overflowed a 256 KiB stack).  So each
+     * graph is cleared first, which returns its subflow tasks' records to its
+     * pool, and that pool is moved onto tf's: the destroy then finds nothing
+     * to recurse into. */
     while (tf->free_subs) {
         struct weft__subflow *s = tf->free_subs;
         tf->free_subs = s->next_free;
+        if (s->graph) {
+            (void)weft_taskflow_clear(s->graph); /* not busy: tf's runs are over */
+            struct weft__subflow *inner = s->graph->free_subs;
+            if (inner) {
+                struct weft__subflow *tail = inner;
+                while (tail->next_free) tail = tail->next_free;
+                tail->next_free = tf->free_subs;
+                tf->free_subs = inner;
+                s->graph->free_subs = NULL;
+            }
+        }
         weft__subflow_free(s);
     }
 }
