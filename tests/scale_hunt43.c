@@ -74,3 +74,75 @@ TEST(a_taskflow_with_subflows_nested_ten_thousand_deep_is_destroyed_without_deep
     on_small_stack(destroy_tf, tf, 64 * 1024);
     weft_executor_destroy(ex);
 }
+
+/* ---- arrays whose byte size overflows ----------------------------------------- */
+
+/* A real array of 4 elements of 16 bytes, passed with a count whose byte size
+ * cannot exist (a negative count cast to size_t, say): each callback checks
+ * that it is handed an element of the array before touching it. */
+enum { ESZ = 16 };
+static unsigned char small_array[4 * ESZ], small_out[4 * ESZ];
+static atomic_long stray_calls;
+
+static bool inside(const void *p) {
+    const unsigned char *c = p;
+    bool in = (c >= small_array && c < small_array + sizeof small_array) || (c >= small_out && c < small_out + sizeof small_out);
+    if (!in) { /* a call that walked past its array: fail now (it would go on for 2^61 elements) */
+        atomic_fetch_add(&stray_calls, 1);
+        TEST_FAIL_("a callback was handed %p, outside the array", p);
+    }
+    return in;
+}
+static void touch_elem(void *e, void *arg) { (void)arg; if (inside(e)) ((unsigned char *)e)[0]++; }
+static void copy_elem(const void *in, void *out, void *arg) { (void)arg; if (inside(in) && inside(out)) memcpy(out, in, ESZ); }
+static void copy2_elem(const void *a, const void *b, void *out, void *arg) { (void)arg; (void)b; if (inside(a) && inside(b) && inside(out)) memcpy(out, a, ESZ); }
+static void combine_elem(void *acc, const void *x, void *arg) { (void)arg; (void)acc; (void)inside(x); }
+static int cmp_elem(const void *a, const void *b, void *arg) { (void)arg; return inside(a) && inside(b) ? memcmp(a, b, ESZ) : 0; }
+static bool pred_elem(const void *e, void *arg) { (void)arg; return !inside(e); }
+
+/* The element-array algorithms walked base + i * size for i up to n whatever
+ * n * size came to: n = SIZE_MAX / 8 with 16-byte elements ran the callbacks
+ * on addresses past the array (a crash, or writes into whatever lay there),
+ * while the sorts refused it.  Each must refuse an n whose byte size exceeds
+ * what an object can have, before calling anything. */
+TEST(array_algorithms_refuse_a_count_whose_byte_size_overflows_before_calling_anything) {
+    weft_executor *ex = small_executor(2);
+    const size_t n = SIZE_MAX / 8; /* n * ESZ wraps */
+    unsigned char acc[ESZ] = {0};
+    size_t index = 0;
+    ASSERT_STATUS(weft_parallel_for_each(ex, small_array, n, ESZ, touch_elem, NULL, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_transform(ex, small_array, ESZ, small_out, ESZ, n, copy_elem, NULL, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_transform(ex, small_array, 1, small_out, ESZ, n, copy_elem, NULL, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_transform2(ex, small_array, ESZ, small_array, ESZ, small_out, ESZ, n, copy2_elem, NULL, NULL),
+                  WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_reduce(ex, small_array, n, ESZ, acc, combine_elem, NULL, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_transform_reduce(ex, small_array, n, ESZ, ESZ, acc, copy_elem, combine_elem, NULL, NULL),
+                  WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_inclusive_scan(ex, small_array, small_out, n, ESZ, NULL, combine_elem, NULL, NULL),
+                  WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_exclusive_scan(ex, small_array, small_out, n, ESZ, acc, combine_elem, NULL, NULL),
+                  WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_min_element(ex, small_array, n, ESZ, cmp_elem, NULL, &index, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_max_element(ex, small_array, n, ESZ, cmp_elem, NULL, &index, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_parallel_find_if(ex, small_array, n, ESZ, pred_elem, NULL, &index, NULL), WEFT_EINVAL);
+    ASSERT_TRUE(strstr(weft_last_error_message(), "weft_parallel_find_if") != NULL);
+    ASSERT_TRUE(weft_parallel_sort(ex, small_array, n, ESZ, cmp_elem, NULL, NULL) != WEFT_OK);
+    ASSERT_EQ(atomic_load(&stray_calls), 0);
+    /* And as graph tasks: the emplaced call fails its task with the status. */
+    weft_taskflow *tf = weft_taskflow_create("huge", NULL);
+    weft_transform_desc td = { small_array, ESZ, small_out, ESZ, n, copy_elem, NULL, {0} };
+    ASSERT_FALSE(weft_task_is_null(weft_emplace_transform(tf, &td)));
+    weft_future *f;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(info.task_code, WEFT_EINVAL);
+    weft_future_destroy(f);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_EQ(atomic_load(&stray_calls), 0);
+    /* The limit is the byte size, not n: the most elements of 1 byte that
+     * can be are still a valid count for a range of that length. */
+    ASSERT_OK(weft_parallel_for_each(ex, small_array, 4, ESZ, touch_elem, NULL, NULL));
+    weft_executor_destroy(ex);
+}

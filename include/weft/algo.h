@@ -37,7 +37,9 @@
  *
  * Errors: every call returns WEFT_OK, WEFT_EINVAL (a NULL function or result
  * pointer; a NULL array with n > 0; an element size of 0; step 0; a bad
- * partitioner), WEFT_ENOMEM (a per-call array could not be allocated; nothing
+ * partitioner; n elements of that size making more than PTRDIFF_MAX bytes,
+ * which no array holds: a negative count cast to size_t, say; the sorts say
+ * WEFT_ENOMEM for that, their buffer of n * size bytes), WEFT_ENOMEM (a per-call array could not be allocated; nothing
  * was changed) or WEFT_ECANCELED (the config's token fired: weft_algo_config.cancel).  Empty input: a NULL array with n == 0 (what an empty C++
  * vector's data() gives) is valid everywhere: the call does nothing and returns
  * WEFT_OK (a reduction leaves *result at its initial value, a search gives index

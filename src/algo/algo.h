@@ -5,6 +5,18 @@
 
 #include "algo/par.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
+/* True when n elements of `size` bytes cannot be one array: more bytes than an
+ * object may have (PTRDIFF_MAX).  The element-array calls refuse such an n
+ * with WEFT_EINVAL (weft/algo.h, "Errors"): they walked base + i * size for
+ * every i < n, so a count that wraps (a negative count cast to size_t) ran the
+ * callbacks on addresses far past the array. */
+static inline bool weft__algo_too_many(size_t n, size_t size) {
+    return size && n > (size_t)PTRDIFF_MAX / size;
+}
+
 /* Plans [0, n), runs fn over its chunks and frees the plan.  WEFT_EINVAL for a
  * bad partitioner, WEFT_ENOMEM. */
 weft_status weft__par_plan_run(weft_executor *ex, size_t n, const weft_algo_config *cfg,

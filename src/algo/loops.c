@@ -85,6 +85,8 @@ weft_status weft_parallel_for_each(weft_executor *ex, void *base, size_t n, size
                                    weft_elem_fn fn, void *arg, const weft_algo_config *cfg) {
     if ((!base && n) || !fn || size == 0)
         return weft__fail(__func__, WEFT_EINVAL, "fn is NULL, size is 0, or base is NULL with n > 0");
+    if (weft__algo_too_many(n, size))
+        return weft__fail(__func__, WEFT_EINVAL, "%zu elements of %zu bytes are more than an array can hold", n, size);
     each_loop l = { base, size, fn, arg };
     return loop_as(ex, 0, n, 1, each_body, &l, cfg, "weft_parallel_for_each");
 }
@@ -104,6 +106,9 @@ weft_status weft__transform(weft_executor *ex, const weft_transform_desc *d) {
                           "f is NULL, a size is 0, or in or out is NULL with n > 0");
     if (d->n && d->in == d->out && d->in_size != d->out_size) /* (NULL, 0) twice is empty */
         return weft__fail("weft_parallel_transform", WEFT_EINVAL, "in place (in == out) with in_size != out_size");
+    if (weft__algo_too_many(d->n, d->in_size > d->out_size ? d->in_size : d->out_size))
+        return weft__fail("weft_parallel_transform", WEFT_EINVAL, "%zu elements of %zu and %zu bytes are more than an array can hold",
+                          d->n, d->in_size, d->out_size);
     return loop_as(ex, 0, d->n, 1, transform_body, (void *)d, &d->config, "weft_parallel_transform");
 }
 
@@ -133,6 +138,10 @@ weft_status weft_parallel_transform2(weft_executor *ex, const void *a, size_t a_
                                      weft_binary_fn f, void *arg, const weft_algo_config *cfg) {
     if (((!a || !b || !out) && n) || !f || !a_size || !b_size || !out_size)
         return weft__fail(__func__, WEFT_EINVAL, "f is NULL, a size is 0, or a, b or out is NULL with n > 0");
+    size_t widest = a_size > b_size ? a_size : b_size;
+    if (weft__algo_too_many(n, widest > out_size ? widest : out_size))
+        return weft__fail(__func__, WEFT_EINVAL, "%zu elements of up to %zu bytes are more than an array can hold", n,
+                          widest > out_size ? widest : out_size);
     transform2 t = { a, b, out, a_size, b_size, out_size, f, arg };
     return loop_as(ex, 0, n, 1, transform2_body, &t, cfg, "weft_parallel_transform2");
 }

@@ -124,6 +124,8 @@ static weft_status elem_reduce_run(weft_executor *ex, const elem_reduce *e, size
     const char *call = e->map ? "weft_parallel_transform_reduce" : "weft_parallel_reduce";
     if ((!e->in && n) || !e->size || !e->op)
         return weft__fail(call, WEFT_EINVAL, "op is NULL, size is 0, or in is NULL with n > 0");
+    if (weft__algo_too_many(n, e->size))
+        return weft__fail(call, WEFT_EINVAL, "%zu elements of %zu bytes are more than an array can hold", n, e->size);
     size_t slot = weft__acc_slot(e->acc_size) * (e->map ? 2 : 1);
     reduce_job j = { n, e->acc_size, slot, result, elem_body, (void *)e, e->op, e->arg, call };
     return reduce_core(ex, &j, cfg);

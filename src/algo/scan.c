@@ -334,6 +334,8 @@ weft_status weft__scan(weft_executor *ex, const weft_scan_desc *d) {
     if (!d || ((!d->in || !d->out) && d->n) || !d->size || !d->op || (d->exclusive && !d->init))
         return weft__fail(call, WEFT_EINVAL,
                           "op is NULL, size is 0, in or out is NULL with n > 0, or init is NULL for an exclusive scan");
+    if (weft__algo_too_many(d->n, d->size))
+        return weft__fail(call, WEFT_EINVAL, "%zu elements of %zu bytes are more than an array can hold", d->n, d->size);
     elem_scan e = { d->in, d->out, d->size, weft__acc_slot(d->size), d->op, d->arg };
     scan_core s = { .acc_size = d->size, .init = d->init, .reduce = elem_reduce,
                     .scan = d->exclusive ? exclusive_body : inclusive_body,

@@ -42,6 +42,9 @@ static weft_status extreme(weft_executor *ex, search *s, size_t n, size_t *index
     if ((!s->in && n) || !s->size || !s->cmp || !index)
         return weft__fail(s->sign < 0 ? "weft_parallel_min_element" : "weft_parallel_max_element", WEFT_EINVAL,
                           "cmp or index is NULL, size is 0, or in is NULL with n > 0");
+    if (weft__algo_too_many(n, s->size))
+        return weft__fail(s->sign < 0 ? "weft_parallel_min_element" : "weft_parallel_max_element", WEFT_EINVAL,
+                          "%zu elements of %zu bytes are more than an array can hold", n, s->size);
     size_t best = SIZE_MAX;
     weft_status st = weft__reduce_range_as(s->sign < 0 ? "weft_parallel_min_element" : "weft_parallel_max_element", ex, n,
                                            sizeof best, &best, extreme_body, extreme_op, s, cfg);
@@ -94,6 +97,8 @@ weft_status weft_parallel_find_if(weft_executor *ex, const void *in, size_t n, s
                                   const weft_algo_config *cfg) {
     if ((!in && n) || !size || !pred || !index)
         return weft__fail(__func__, WEFT_EINVAL, "pred or index is NULL, size is 0, or in is NULL with n > 0");
+    if (weft__algo_too_many(n, size))
+        return weft__fail(__func__, WEFT_EINVAL, "%zu elements of %zu bytes are more than an array can hold", n, size);
     search s = { .in = in, .size = size, .pred = pred, .arg = arg };
     atomic_init(&s.found, SIZE_MAX);
     size_t hit = SIZE_MAX;
