@@ -685,3 +685,53 @@ TEST(executors_of_64_and_256_workers_create_run_every_kind_of_work_and_destroy) 
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- long names ------------------------------------------------------------------- */
+
+static int fail_task(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    return 42;
+}
+
+/* Whether s is valid UTF-8 (no partial sequence at its end). */
+static bool valid_utf8(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int more = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 ? 1 : (*p & 0xF0) == 0xE0 ? 2 : (*p & 0xF8) == 0xF0 ? 3 : -1;
+        if (more < 0) return false;
+        p++;
+        for (int i = 0; i < more; i++, p++)
+            if ((*p & 0xC0) != 0x80) return false;
+    }
+    return true;
+}
+
+/* weft_run_info.failed_task keeps 127 bytes of a long name: the cut fell
+ * inside a multi-byte character, so a program printing the name (into JSON,
+ * a log, a terminal) got invalid UTF-8.  It backs off to a character
+ * boundary, as cancellation reasons do (cancel.h). */
+TEST(a_failed_task_name_longer_than_the_report_is_cut_at_a_utf8_character_boundary) {
+    weft_executor *ex = small_executor(1);
+    for (size_t pad = 120; pad < 130; pad++) {
+        char name[256];
+        memset(name, 'a', pad);
+        strcpy(name + pad, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80 tail"); /* e-acute, euro, an emoji */
+        weft_taskflow *tf = weft_taskflow_create("names", NULL);
+        weft_task t = weft_emplace(tf, fail_task, NULL);
+        ASSERT_OK(weft_task_set_name(t, name));
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(f, &info));
+        ASSERT_EQ(info.task_code, 42);
+        ASSERT_TRUE(valid_utf8(info.failed_task));
+        ASSERT_GE(strlen(info.failed_task), 124); /* cut at most a character short */
+        ASSERT_LE(strlen(info.failed_task), 127);
+        ASSERT_EQ(strncmp(info.failed_task, name, strlen(info.failed_task)), 0);
+        weft_future_destroy(f);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+    }
+    weft_executor_destroy(ex);
+}

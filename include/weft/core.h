@@ -384,7 +384,9 @@ typedef struct weft_run_info {
     int task_code;
     /* Name of the failing task, or "" if none failed; unnamed tasks are reported
      * as "#<index>", the task's index in emplace order.  Stored in the future
-     * (truncated to 127 bytes), so it stays valid until weft_future_destroy. */
+     * (truncated to 127 bytes, at a UTF-8 character boundary, so a valid
+     * UTF-8 name gives a valid UTF-8 prefix), so it stays valid until
+     * weft_future_destroy. */
     const char *failed_task;
     /* Tasks that were not run because the run failed or was cancelled.  A
      * module or subflow task counts as one when it is skipped before it

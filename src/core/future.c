@@ -34,6 +34,18 @@ void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*
     atomic_init(&f->efd, -1);
 }
 
+/* Copies name into the future's report, truncated to its buffer at a UTF-8
+ * character boundary: a cut inside a multi-byte character (snprintf's) left
+ * invalid UTF-8 in weft_run_info.failed_task for a long non-ASCII name.  As
+ * cancellation reasons are cut (cancel/token.c). */
+static void copy_failed_name(char *dst, size_t cap, const char *name) {
+    size_t n = strnlen(name, cap - 1);
+    if (n == cap - 1 && name[n] != 0) /* cut: back off a partial character */
+        while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80) n--;
+    memcpy(dst, name, n);
+    dst[n] = 0;
+}
+
 bool weft__future_fail(weft_future *f, int task_code, const char *name, size_t index) {
     int expected = 0;
     if (!atomic_compare_exchange_strong_explicit(&f->fail_claimed, &expected, 1, memory_order_acq_rel,
@@ -41,7 +53,7 @@ bool weft__future_fail(weft_future *f, int task_code, const char *name, size_t i
         return false;
     f->task_code = task_code;
     if (name && *name)
-        snprintf(f->failed_task, sizeof f->failed_task, "%s", name);
+        copy_failed_name(f->failed_task, sizeof f->failed_task, name);
     else
         snprintf(f->failed_task, sizeof f->failed_task, "#%zu", index);
     /* Release: whoever later sees FAIL in stop (the finisher) sees the report. */
