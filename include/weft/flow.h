@@ -148,7 +148,16 @@ WEFT_API bool weft_subflow_detached(const weft_subflow *sf);
  * running it would wait for itself: that fails the run with task_code
  * WEFT_EDEADLK; a body with a strong cycle fails it with task_code WEFT_ECYCLE.
  * Errors as weft_emplace; WEFT_EINVAL for body == NULL, body == tf or a
- * subflow's graph. */
+ * subflow's graph.
+ * Depth: a run's submission and its end walk every body below tf (to hold
+ * and release them), by recursion along each chain of modules, comparing
+ * each body with the chain above it: nesting of depth D costs O(D^2) per run
+ * and some 300 bytes of the walking thread's stack per level (the submitter's
+ * and a worker's).  A thousand levels cost milliseconds per run; ten
+ * thousand about a second per run, and they overflow a 256 KiB worker stack
+ * (weft_executor_config.stack_size); some 25,000 overflow the default 8 MiB.
+ * Keep module chains shallow (compose wide, or use weft_composition_instantiate
+ * to copy a graph in instead of nesting it). */
 WEFT_API weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body);
 
 /* The body of a module task (NULL for other tasks). */
