@@ -12,6 +12,8 @@
 
 #include <pthread.h>
 
+#include <weft/algo_typed.h>
+
 /* A stack of 256 KiB: a few hundred bytes a level of recursion overflows it
  * past about a thousand levels. */
 enum { SMALL_STACK = 256 * 1024 };
@@ -141,6 +143,14 @@ TEST(array_algorithms_refuse_a_count_whose_byte_size_overflows_before_calling_an
     weft_future_destroy(f);
     ASSERT_OK(weft_taskflow_destroy(tf));
     ASSERT_EQ(atomic_load(&stray_calls), 0);
+    /* The typed reductions and scans (algo_typed.h) hand the generic checks
+     * such a count too, rather than walking past the array in their ranges. */
+    static int64_t typed[8], typed_out[8];
+    int64_t sum = 0;
+    ASSERT_STATUS(weft_i64_sum_reduce(ex, typed, SIZE_MAX / 4, &sum, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_i64_sum_inclusive_scan(ex, typed, typed_out, SIZE_MAX / 4, NULL, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_i64_sum_exclusive_scan(ex, typed, typed_out, SIZE_MAX / 4, 0, NULL), WEFT_EINVAL);
+    ASSERT_EQ(sum, 0);
     /* The limit is the byte size, not n: the most elements of 1 byte that
      * can be are still a valid count for a range of that length. */
     ASSERT_OK(weft_parallel_for_each(ex, small_array, 4, ESZ, touch_elem, NULL, NULL));

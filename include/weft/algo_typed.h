@@ -42,6 +42,7 @@
 #define WEFT_ALGO_TYPED_H
 
 #include <math.h> /* isnan */
+#include <stdint.h> /* PTRDIFF_MAX */
 #if defined(__x86_64__) && defined(__SSE2__) && !defined(WEFT_NO_STREAMING_STORES)
 #include <emmintrin.h> /* _mm_stream_si32, _mm_stream_si64, _mm_sfence: the scans' streaming stores */
 #define WEFT__STREAMING 1
@@ -354,8 +355,9 @@
     }                                                                                        \
     WEFT__ALGO_FN weft_status name##_reduce(weft_executor *ex, const type *in, size_t n,     \
                                             type *result, const weft_algo_config *cfg) {     \
-        /* The generic call refuses it, setting weft_last_error_message. */                 \
-        if (!in && n)                                                                        \
+        /* The generic call refuses it, setting weft_last_error_message: a NULL array,  \
+         * or a count no array holds (the range call would walk past `in`). */              \
+        if ((!in && n) || n > (size_t)PTRDIFF_MAX / sizeof(type))                            \
             return weft_parallel_reduce(ex, in, n, sizeof(type), result, name##__rop, 0,     \
                                         cfg);                                                \
         return weft_parallel_reduce_range(ex, n, sizeof(type), result, name##__rbody,        \
@@ -508,7 +510,8 @@ static inline bool weft__scan_streams(const void *in, const void *out, size_t n,
                                                     type *out, size_t n, const type *init,   \
                                                     const weft_algo_config *cfg) {           \
         name##__scan_io io = { in, out, weft__scan_streams(in, out, n, sizeof(type)) };      \
-        if ((!in || !out) && n) /* refused by the generic call, with a message */            \
+        if (((!in || !out) && n) || n > (size_t)PTRDIFF_MAX / sizeof(type)) /* refused by \
+                                                   the generic call, with a message */     \
             return weft_parallel_inclusive_scan(ex, in, out, n, sizeof(type), init,          \
                                                 name##__sop, 0, cfg);                        \
         return weft_parallel_scan_range_fused(ex, n, sizeof(type), init, name##__sreduce,    \
@@ -519,7 +522,8 @@ static inline bool weft__scan_streams(const void *in, const void *out, size_t n,
                                                     type *out, size_t n, type init,          \
                                                     const weft_algo_config *cfg) {           \
         name##__scan_io io = { in, out, weft__scan_streams(in, out, n, sizeof(type)) };      \
-        if ((!in || !out) && n) /* refused by the generic call, with a message */            \
+        if (((!in || !out) && n) || n > (size_t)PTRDIFF_MAX / sizeof(type)) /* refused by \
+                                                   the generic call, with a message */     \
             return weft_parallel_exclusive_scan(ex, in, out, n, sizeof(type), &init,         \
                                                 name##__sop, 0, cfg);                        \
         return weft_parallel_scan_range_fused(ex, n, sizeof(type), &init, name##__sreduce,   \
