@@ -745,3 +745,50 @@ TEST(a_failed_task_name_longer_than_the_report_is_cut_at_a_utf8_character_bounda
     }
     weft_executor_destroy(ex);
 }
+
+/* ---- a state dump of a big backlog ---------------------------------------------- */
+
+static atomic_int held_go;
+static int held(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    while (!atomic_load(&held_go)) sleep_us(100);
+    return 0;
+}
+
+/* 10^5 silent async tasks queued from main wait in main's submitter slot (a
+ * queue of its own, weft/async.h) while both workers are held: the dump,
+ * meant for a stuck program, showed every deque at 0 and the injector empty,
+ * as if nothing were queued.  It shows the submitter slots' queues too. */
+TEST(a_state_dump_shows_tasks_queued_in_submitter_slots) {
+    weft_executor *ex = small_executor(2);
+    ASSERT_OK(weft_silent_async(ex, held, NULL));
+    ASSERT_OK(weft_silent_async(ex, held, NULL));
+    sleep_us(20000); /* both workers inside `held` */
+    enum { BACKLOG = 100000 };
+    atomic_store(&ticks, 0);
+    for (long i = 0; i < BACKLOG; i++) ASSERT_OK(weft_silent_async(ex, tick, NULL));
+    char path[] = "/tmp/weft_scale_dump_XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_OK(weft_executor_dump_fd(ex, fd));
+    atomic_store(&held_go, 1);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&ticks), BACKLOG);
+    static char text[8192];
+    ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
+    ssize_t len = read(fd, text, sizeof text - 1);
+    ASSERT_GT(len, 0);
+    text[len] = 0;
+    close(fd);
+    unlink(path);
+    const char *line = strstr(text, "submitter slot");
+    if (!line) TEST_FAIL_("no submitter slot in the dump:\n%s", text);
+    long queued = 0;
+    for (const char *p = line; (p = strstr(p, "submitter slot")) != NULL; p++) {
+        const char *q = strstr(p, "queue ");
+        if (q) queued += atol(q + 6);
+    }
+    ASSERT_GE(queued, BACKLOG - 2); /* a worker may have taken one batch's first */
+    weft_executor_destroy(ex);
+}

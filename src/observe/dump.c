@@ -118,6 +118,19 @@ weft_status weft_executor_dump_fd(const weft_executor *ex, int fd) {
         weft__injector_empty(&e->injector) ? "empty" : "not empty");
     if (!weft__obs_state_get(e)) put(&s, "  (metrics off: running tasks are not shown)\n");
     for (unsigned i = 0; i < ex->nworkers; i++) put_worker(&s, ex, i);
+    /* The submitter slots' queues (core/submitter.c): jobs that threads which
+     * are no workers queued there (weft_silent_async from main, say) wait
+     * in them, not in a worker's deque nor the injector; without these lines
+     * a backlog of 10^6 such jobs behind a stuck worker did not show. */
+    unsigned nsub = atomic_load_explicit(&e->nsubmitters, memory_order_relaxed);
+    for (unsigned k = 0; k < nsub && k < WEFT__SUBMITTERS; k++) {
+        weft__worker *w = &e->workers[ex->nworkers + k];
+        int64_t top = atomic_load_explicit(&w->deque.top, memory_order_relaxed);
+        int64_t bottom = atomic_load_explicit(&w->deque.bottom, memory_order_relaxed);
+        put(&s, "  submitter slot %u: %s, queue %lld job(s)\n", k,
+            atomic_load_explicit(&w->sub_owner, memory_order_relaxed) ? "claimed" : "free",
+            (long long)(bottom > top ? bottom - top : 0));
+    }
     flush_sink(&s);
     /* The message on the stack too (no allocation): core.h's rule for failures. */
     if (s.st != WEFT_OK) return weft__fail(__func__, s.st, "writing to file descriptor %d failed", fd);
