@@ -792,3 +792,31 @@ TEST(a_state_dump_shows_tasks_queued_in_submitter_slots) {
     ASSERT_GE(queued, BACKLOG - 2); /* a worker may have taken one batch's first */
     weft_executor_destroy(ex);
 }
+
+/* weft_last_error_message keeps 255 bytes: a message naming a long non-ASCII
+ * task (a cycle through it) was cut inside a character, leaving invalid UTF-8
+ * at its end for the program to print or log.  The cut backs off to a
+ * character boundary. */
+TEST(an_error_message_naming_a_long_task_is_cut_at_a_utf8_character_boundary) {
+    for (size_t pad = 0; pad < 4; pad++) {
+        char name[1024];
+        memset(name, 'a', pad);
+        size_t n = pad;
+        while (n + 4 < 600) { /* e-acute, euro, an emoji, over and over */
+            memcpy(name + n, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", 9);
+            n += 9;
+        }
+        name[n] = 0;
+        weft_taskflow *tf = weft_taskflow_create("cycle", NULL);
+        weft_task a = weft_emplace(tf, tick, NULL), b = weft_emplace(tf, tick, NULL);
+        ASSERT_OK(weft_task_set_name(a, name));
+        ASSERT_OK(weft_task_set_name(b, name));
+        ASSERT_OK(weft_precede(a, b));
+        ASSERT_OK(weft_precede(b, a));
+        ASSERT_STATUS(weft_taskflow_validate(tf, NULL), WEFT_ECYCLE);
+        const char *msg = weft_last_error_message();
+        ASSERT_GE(strlen(msg), 200); /* the name is in it, cut */
+        ASSERT_TRUE(valid_utf8(msg));
+        ASSERT_OK(weft_taskflow_destroy(tf));
+    }
+}

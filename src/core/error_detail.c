@@ -14,7 +14,26 @@ _Static_assert(sizeof message == sizeof(((weft__saved_message *)0)->text), "weft
 
 const char *weft_last_error_message(void) { return message; }
 
-void weft__vset_error_message(const char *fmt, va_list ap) { vsnprintf(message, sizeof message, fmt, ap); }
+/* A message that filled the buffer was cut by vsnprintf at a byte count, which
+ * could fall inside a multi-byte character of a name in it (a task named in
+ * UTF-8): drops that partial character, so the message stays valid UTF-8 for
+ * the program that prints or logs it (as cancellation reasons and
+ * weft_run_info.failed_task are cut). */
+static void cut_partial_char(void) {
+    size_t len = strnlen(message, sizeof message);
+    if (len < sizeof message - 1) return; /* not full: not cut */
+    size_t p = len, cont = 0;
+    while (p > 0 && cont < 3 && ((unsigned char)message[p - 1] & 0xC0) == 0x80) p--, cont++;
+    if (p == 0) return;
+    unsigned char lead = (unsigned char)message[p - 1];
+    size_t need = (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : (lead & 0xF8) == 0xF0 ? 4 : 1;
+    if (cont + 1 < need) message[p - 1] = 0;
+}
+
+void weft__vset_error_message(const char *fmt, va_list ap) {
+    vsnprintf(message, sizeof message, fmt, ap);
+    cut_partial_char();
+}
 
 void weft__set_error_message(const char *fmt, ...) {
     va_list ap;
@@ -36,6 +55,7 @@ static void vfail(const char *fn, weft_status st, const char *fmt, va_list ap) {
         vsnprintf(message + n, sizeof message - n, fmt, ap);
     else
         snprintf(message + n, sizeof message - n, "%s", weft_strerror(st));
+    cut_partial_char();
 }
 
 weft_status weft__fail(const char *fn, weft_status st, const char *fmt, ...) {
