@@ -820,3 +820,56 @@ TEST(an_error_message_naming_a_long_task_is_cut_at_a_utf8_character_boundary) {
         ASSERT_OK(weft_taskflow_destroy(tf));
     }
 }
+
+static atomic_int dump_in_task, dump_done;
+static int wait_for_dump(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    atomic_store(&dump_in_task, 1);
+    while (!atomic_load(&dump_done)) sleep_us(100);
+    return 0;
+}
+
+/* The dump's task line cuts a long name with "..." after 92 bytes: inside a
+ * multi-byte character of a UTF-8 name, which left invalid UTF-8 in the
+ * dump.  The cut lands on a character boundary. */
+TEST(a_state_dump_cuts_a_long_utf8_task_name_at_a_character_boundary) {
+    for (size_t pad = 0; pad < 4; pad++) {
+        weft_status err;
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .metrics = true }, &err);
+        ASSERT_NOT_NULL(ex);
+        char name[512];
+        memset(name, 'a', pad);
+        size_t n = pad;
+        while (n + 4 < 300) {
+            memcpy(name + n, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", 9);
+            n += 9;
+        }
+        name[n] = 0;
+        weft_taskflow *tf = weft_taskflow_create("dump", NULL);
+        ASSERT_OK(weft_task_set_name(weft_emplace(tf, wait_for_dump, NULL), name));
+        atomic_store(&dump_in_task, 0);
+        atomic_store(&dump_done, 0);
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_TRUE(wait_flag(&dump_in_task, 1, 10.0));
+        char path[] = "/tmp/weft_scale_dump_XXXXXX";
+        int fd = mkstemp(path);
+        ASSERT_GE(fd, 0);
+        ASSERT_OK(weft_executor_dump_fd(ex, fd));
+        atomic_store(&dump_done, 1);
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        static char text[8192];
+        ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
+        ssize_t len = read(fd, text, sizeof text - 1);
+        ASSERT_GT(len, 0);
+        text[len] = 0;
+        close(fd);
+        unlink(path);
+        ASSERT_TRUE(strstr(text, "...'") != NULL); /* the name was cut */
+        ASSERT_TRUE(valid_utf8(text));
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}

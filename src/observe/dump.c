@@ -84,7 +84,11 @@ static void put_current_task(struct sink *s, const struct weft__obs *o, unsigned
     for (; label[k] && k < sizeof name - 1; k++)
         name[k] = (unsigned char)label[k] < 0x20 || label[k] == 0x7f ? '?' : label[k];
     name[k] = '\0';
-    if (label[k]) memcpy(name + sizeof name - 4, "...", 4);
+    if (label[k]) { /* cut: "..." at a UTF-8 character boundary (the dump stays valid UTF-8) */
+        size_t c = sizeof name - 4;
+        while (c > 0 && ((unsigned char)label[c] & 0xC0) == 0x80) c--;
+        memcpy(name + c, "...", 4);
+    }
     put(s, "    task '%s' (depth %u) of run %llu, %lld task(s) of that run pending\n",
         name, d, (unsigned long long)r->top->id,
         (long long)atomic_load_explicit((_Atomic int64_t *)&r->pending, memory_order_relaxed));
