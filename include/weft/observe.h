@@ -628,11 +628,11 @@ WEFT_API weft_status weft_stats_stop(weft_executor *ex);
 /* Writes the executor's state: runs in flight, the sleep state (searching, idle,
  * wake tokens), the injector, for each worker its state (running, searching,
  * parked), deque size, counters and, while metrics are on, the task it runs and
- * that run's pending count, and for each submitter slot claimed (weft/async.h,
- * weft_silent_async: the queue of a thread that is no worker) its queue's
- * length (the task's name on that one line: control
+ * that run's pending count (the task's name on that one line: control
  * characters as '?', cut with "..." past 90 bytes, at a UTF-8 character
- * boundary).  It takes no lock and allocates nothing: every value
+ * boundary), and for each submitter slot claimed (weft/async.h,
+ * weft_silent_async: the queue of a thread that is no worker) its queue's
+ * length.  It takes no lock and allocates nothing: every value
  * is an atomic read (relaxed) and the text is formatted on the stack and written
  * with write(2), so it is safe to call on a hung program, from another thread or
  * from a debugger (`call weft_executor_dump_fd(ex, 2)`).  The values are not one
