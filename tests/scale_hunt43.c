@@ -873,3 +873,70 @@ TEST(a_state_dump_cuts_a_long_utf8_task_name_at_a_character_boundary) {
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- counts no array holds, passed to the builders ---------------------------- */
+
+#include <sys/mman.h>
+
+/* A page of `elem`-sized copies of *fill, followed by a page that faults: a
+ * call that reads past the page crashes instead of finding garbage. */
+static void *guarded_page(const void *fill, size_t elem, size_t *count) {
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char *p = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_TRUE(p != MAP_FAILED);
+    ASSERT_EQ(mprotect(p + pg, (size_t)pg, PROT_NONE), 0);
+    *count = (size_t)pg / elem;
+    for (size_t i = 0; i < *count; i++) memcpy(p + i * elem, fill, elem);
+    return p;
+}
+
+/* weft_precede_many, weft_succeed_many, weft_linearize, weft_dependent_async
+ * and weft_async_acquire checked each element of their array before adding
+ * anything (all or nothing), so a count no array holds (SIZE_MAX / 8 + 1, a
+ * negative count cast to size_t) had them read past the caller's array until
+ * they met an invalid entry or faulted; weft_async_acquire's set, of
+ * sizeof + n * 8 bytes, wrapped to a small block first, and a dependent async
+ * task's 32-bit join counter wrapped at 2^32 - 1 dependencies.  Each refuses
+ * such a count with WEFT_EINVAL, reading nothing. */
+TEST(builders_refuse_a_count_no_array_holds_before_reading_the_array) {
+    weft_executor *ex = small_executor(2);
+    weft_taskflow *tf = weft_taskflow_create("counts", NULL);
+    weft_task a = weft_emplace(tf, tick, NULL), b = weft_emplace(tf, tick, NULL);
+    size_t cnt;
+    weft_task *tasks = guarded_page(&b, sizeof b, &cnt);
+    const size_t huge = SIZE_MAX / 8 + 1;
+    ASSERT_STATUS(weft_precede_many(a, tasks, huge), WEFT_EINVAL);
+    ASSERT_STATUS(weft_succeed_many(a, tasks, huge), WEFT_EINVAL);
+    ASSERT_STATUS(weft_linearize(tasks, huge), WEFT_EINVAL);
+    ASSERT_EQ(weft_task_num_successors(a), 0);
+    ASSERT_EQ(weft_task_num_dependents(a), 0);
+    ASSERT_OK(weft_precede_many(a, tasks, cnt)); /* the page itself is fine */
+    ASSERT_EQ(weft_task_num_successors(a), cnt);
+    munmap(tasks, 2 * (size_t)sysconf(_SC_PAGESIZE));
+    weft_future *dep;
+    ASSERT_OK(weft_async(ex, tick, NULL, &dep));
+    weft_future **deps = guarded_page(&dep, sizeof dep, &cnt);
+    weft_future *f = NULL;
+    ASSERT_STATUS(weft_dependent_async(ex, tick, NULL, deps, huge, &f), WEFT_EINVAL);
+    ASSERT_NULL(f);
+    ASSERT_STATUS(weft_dependent_async(ex, tick, NULL, deps, (size_t)UINT32_MAX, &f), WEFT_EINVAL);
+    ASSERT_OK(weft_dependent_async(ex, tick, NULL, deps, cnt, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    munmap(deps, 2 * (size_t)sysconf(_SC_PAGESIZE));
+    weft_status err;
+    weft_semaphore *s = weft_semaphore_create(1, &err);
+    ASSERT_NOT_NULL(s);
+    weft_semaphore **sems = guarded_page(&s, sizeof s, &cnt);
+    ASSERT_STATUS(weft_async_acquire(ex, tick, NULL, sems, huge, &f), WEFT_EINVAL);
+    ASSERT_STATUS(weft_async_acquire(ex, tick, NULL, sems, SIZE_MAX, &f), WEFT_EINVAL);
+    ASSERT_OK(weft_async_acquire(ex, tick, NULL, sems, cnt, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    munmap(sems, 2 * (size_t)sysconf(_SC_PAGESIZE));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_future_destroy(dep);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -54,7 +54,8 @@ WEFT_API WEFT_NODISCARD weft_status weft_silent_async(weft_executor *ex, weft_ta
  * deps[0 .. ndeps-1] has finished (whatever its status).  Each dependency must be
  * the future of an async task of the same executor (WEFT_EINVAL otherwise); the
  * caller keeps ownership of those futures and may destroy them as soon as this
- * returns.  ndeps may be 0 (then deps may be NULL).  `out` may be NULL (a silent
+ * returns.  ndeps may be 0 (then deps may be NULL), and at most
+ * UINT32_MAX - 1 (WEFT_EINVAL: the task's join counter is 32 bits).  `out` may be NULL (a silent
  * dependent task).  Returns WEFT_OK, WEFT_EINVAL, WEFT_ENOMEM (nothing was
  * queued).  Any thread. */
 WEFT_API WEFT_NODISCARD weft_status weft_dependent_async(weft_executor *ex, weft_task_fn fn, void *arg,

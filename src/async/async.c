@@ -117,6 +117,11 @@ static bool link_edge(weft__async *d, weft__async_edge *e) {
  * "NULL or of another executor" sent its user looking in the wrong place. */
 static weft_status deps_check(const char *call, weft_executor *ex, weft_future *const *deps, size_t ndeps) {
     if (ndeps && !deps) return weft__fail(call, WEFT_EINVAL, "deps is NULL with ndeps = %zu", ndeps);
+    /* The task's join counter is 32 bits (ndeps + 1 of them): more wrapped it
+     * and started the task early; and a count no array holds had the loop
+     * below read far past the caller's array first.  (2^32 - 2 dependencies
+     * are 32 GiB of pointers: no program gets near it with a real array.) */
+    if (ndeps >= UINT32_MAX) return weft__fail(call, WEFT_EINVAL, "ndeps = %zu: at most %u", ndeps, UINT32_MAX - 1);
     for (size_t i = 0; i < ndeps; i++) {
         weft__async *d = weft__async_of(deps[i]);
         if (!deps[i]) return weft__fail(call, WEFT_EINVAL, "deps[%zu] is NULL", i);

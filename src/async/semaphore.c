@@ -206,6 +206,11 @@ weft_status weft_async_acquire(weft_executor *ex, weft_task_fn fn, void *arg, we
     weft_status dst = weft__executor_or_default(&ex); /* NULL: the default executor */
     if (dst != WEFT_OK) return dst;
     if (!fn || (nsems && !sems)) return weft__fail(__func__, WEFT_EINVAL, "fn is NULL, or sems is NULL with nsems > 0");
+    /* A count no array holds: the loop below read far past the caller's
+     * array, and the set's size (sizeof *set + nsems * 8) wrapped to a small
+     * block that the copy then overran. */
+    if (nsems > PTRDIFF_MAX / sizeof *sems - 64)
+        return weft__fail(__func__, WEFT_EINVAL, "nsems = %zu: more than an array holds", nsems);
     for (size_t i = 0; i < nsems; i++)
         if (!sems[i]) return weft__fail(__func__, WEFT_EINVAL, "sems[%zu] is NULL", i);
     if (nsems == 0) return weft_async(ex, fn, arg, out);

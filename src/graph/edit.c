@@ -203,6 +203,8 @@ static void drop_last(weft__node *from, weft__node *to) {
 
 weft_status weft_linearize(const weft_task *tasks, size_t n) {
     if (n && !tasks) return weft__fail(__func__, WEFT_EINVAL, "tasks is NULL with n > 0");
+    if (n > PTRDIFF_MAX / sizeof *tasks) /* as weft_precede_many: before reading past the array */
+        return weft__fail(__func__, WEFT_EINVAL, "n = %zu tasks: more than an array holds", n);
     for (size_t i = 0; i + 1 < n; i++) {
         weft_status st = weft_precede(tasks[i], tasks[i + 1]);
         if (st == WEFT_OK) continue;

@@ -408,6 +408,9 @@ weft_status weft_succeed(weft_task t, weft_task before) { return weft_precede(be
 weft_status weft_precede_many(weft_task from, const weft_task *to, size_t n) {
     if (!from.node_ || (n && !to))
         return weft__fail(__func__, WEFT_EINVAL, "the task is the null task, or to is NULL with n > 0");
+    /* A count no array holds (a negative one cast to size_t): refused before
+     * the checks below read to[i] far past the caller's array. */
+    if (n > PTRDIFF_MAX / sizeof *to) return weft__fail(__func__, WEFT_EINVAL, "n = %zu tasks: more than an array holds", n);
     /* The targets' lines, all at once: on a big graph built tasks first, edges
      * after, each is a cache miss that check_pair and link would take in turn. */
     for (size_t i = 0; i < n && i < 8; i++) __builtin_prefetch(to[i].node_, 1, 3);
@@ -427,6 +430,8 @@ weft_status weft_precede_many(weft_task from, const weft_task *to, size_t n) {
 weft_status weft_succeed_many(weft_task t, const weft_task *before, size_t n) {
     if (!t.node_ || (n && !before))
         return weft__fail(__func__, WEFT_EINVAL, "the task is the null task, or before is NULL with n > 0");
+    if (n > PTRDIFF_MAX / sizeof *before) /* as weft_precede_many */
+        return weft__fail(__func__, WEFT_EINVAL, "n = %zu tasks: more than an array holds", n);
     for (size_t i = 0; i < n; i++) {
         weft_status st = check_pair(__func__, before[i].node_, t.node_);
         if (st) return st;
