@@ -1964,3 +1964,35 @@ TEST(work_of_every_priority_is_counted_once_and_agrees_with_the_profile) {
             weft_executor_destroy(ex);
         }
 }
+
+/* ---- the switches refuse a call from inside a run (observe.h) ---------------------- */
+
+typedef struct switch_probe {
+    weft_executor *ex;
+    weft_status metrics, profiler;
+    char msg[256];
+} switch_probe;
+
+static int flip_switches(weft_ctx *cx, void *arg) {
+    (void)cx;
+    switch_probe *p = arg;
+    p->metrics = weft_metrics_enable(p->ex, true);
+    snprintf(p->msg, sizeof p->msg, "%s", weft_last_error_message());
+    p->profiler = weft_profiler_start(p->ex);
+    return 0;
+}
+
+TEST(metrics_and_profiler_switches_flipped_from_a_task_of_their_executor_are_refused) {
+    weft_executor *ex = make_ex(2, false);
+    switch_probe p = {.ex = ex};
+    ASSERT_OK(weft_run_root(ex, flip_switches, &p));
+    ASSERT_EQ(p.metrics, WEFT_EBUSY);
+    ASSERT_EQ(p.profiler, WEFT_EBUSY);
+    ASSERT_TRUE(strstr(p.msg, "weft_metrics_enable") != NULL);
+    ASSERT_TRUE(strstr(p.msg, "own workers") != NULL);
+    /* Nothing changed: from main both still work. */
+    ASSERT_OK(weft_profiler_start(ex));
+    ASSERT_OK(weft_profiler_stop(ex));
+    ASSERT_OK(weft_metrics_enable(ex, true));
+    weft_executor_destroy(ex);
+}

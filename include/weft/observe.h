@@ -203,8 +203,9 @@ WEFT_API weft_status weft_executor_metrics(const weft_executor *ex, weft_metrics
 
 /* Starts (true) or stops (false) collecting task metrics; starting resets every
  * counter (including steals and parks) and the wall clock.  WEFT_EINVAL,
- * WEFT_ENOMEM.  Any thread not a worker of ex, while no run is in flight for an
- * exact reset. */
+ * WEFT_ENOMEM, WEFT_EBUSY (called from one of ex's workers: nothing changed).
+ * Any thread not a worker of ex, while no run is in flight for an exact
+ * reset. */
 WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool on);
 
 /* ---------------------------------------------------------------------------------
@@ -249,7 +250,8 @@ WEFT_API WEFT_NODISCARD weft_status weft_metrics_enable(weft_executor *ex, bool 
 /* Starts recording (clearing earlier spans).  Also enables metrics if they
  * were off; weft_profiler_stop then turns them off again (their counts stay
  * readable), so a profiled section costs nothing after it.  WEFT_EINVAL,
- * WEFT_ENOMEM.  Call it from a thread that is not a worker of ex, while no run is
+ * WEFT_ENOMEM, WEFT_EBUSY (called from one of ex's workers: nothing changed).
+ * Call it from a thread that is not a worker of ex, while no run is
  * in flight (tasks of a run write spans into the buffers this clears), and not
  * at the same time as another start, stop or weft_metrics_enable on ex. */
 WEFT_API WEFT_NODISCARD weft_status weft_profiler_start(weft_executor *ex);

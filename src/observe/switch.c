@@ -31,8 +31,14 @@ static void set_metrics(struct weft__obs *o, bool on) {
     if (!on) metrics_off(o);
 }
 
+/* From one of ex's workers a run of ex is in flight (the caller's own task):
+ * a reset or a clear there garbles the counts and spans that run's tasks are
+ * writing, which observe.h forbids.  Refused, as waits refuse (EDEADLK there). */
+#define FROM_WORKER_WHY "called from one of the executor's own workers, inside a run of it (observe.h: any thread not a worker of ex)"
+
 weft_status weft_metrics_enable(weft_executor *ex, bool on) {
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
+    if (weft__current_worker(ex)) return weft__fail(__func__, WEFT_EBUSY, FROM_WORKER_WHY);
     struct weft__obs *o = weft__obs_state(ex);
     if (!o) return weft__fail_st(__func__, WEFT_ENOMEM);
     set_metrics(o, on);
@@ -44,6 +50,7 @@ weft_status weft_metrics_enable(weft_executor *ex, bool on) {
 
 weft_status weft_profiler_start(weft_executor *ex) {
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
+    if (weft__current_worker(ex)) return weft__fail(__func__, WEFT_EBUSY, FROM_WORKER_WHY);
     struct weft__obs *o = weft__obs_state(ex);
     if (!o) return weft__fail_st(__func__, WEFT_ENOMEM);
     /* Idle workers record steal and park spans at any time: stop them before
