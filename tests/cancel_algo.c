@@ -174,3 +174,55 @@ TEST(algo_one_element_calls_with_a_cancelled_token_all_say_cancelled) {
     weft_cancel_token_destroy(tok);
     weft_executor_destroy(ex);
 }
+
+/* A per-element call stops within 64 elements of each running chunk once its
+ * token fires (algo.h, weft_algo_config.cancel): under AUTO a chunk is 1/32 of
+ * the loop, and the running chunks ran to their ends (6152 elements of 10^5
+ * after the cancel, found by tests/cross_hunt43's probe). */
+enum { CUT_N = 1 << 16, CUT_AT = 100 };
+struct cut_loop {
+    weft_cancel_token *tok;
+    atomic_size_t ran;
+};
+static void cut_count(struct cut_loop *c) {
+    if (atomic_fetch_add(&c->ran, 1) + 1 == CUT_AT) (void)weft_cancel_token_cancel(c->tok);
+}
+static void cut_index(size_t i, void *arg) { (void)i; cut_count(arg); }
+static void cut_elem(void *e, void *arg) { (void)e; cut_count(arg); }
+static void cut_unary(const void *in, void *out, void *arg) { (void)in; (void)out; cut_count(arg); }
+static void cut_binary(const void *a, const void *b, void *out, void *arg) {
+    (void)a, (void)b, (void)out;
+    cut_count(arg);
+}
+
+TEST(per_element_calls_stop_within_64_elements_of_each_running_chunk_once_cancelled) {
+    char *buf = calloc(CUT_N, 1), *out = calloc(CUT_N, 1);
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        weft_partitioner kinds[] = {WEFT_PARTITION_AUTO, WEFT_PARTITION_STATIC, WEFT_PARTITION_GUIDED};
+        for (size_t k = 0; k < 3; k++) {
+            for (int call = 0; call < 4; call++) {
+                struct cut_loop c = {.tok = new_token()};
+                weft_algo_config cfg = {.partitioner = kinds[k], .cancel = c.tok};
+                weft_status st = WEFT_OK;
+                switch (call) {
+                case 0: st = weft_parallel_for(ex, 0, CUT_N, 1, cut_index, &c, &cfg); break;
+                case 1: st = weft_parallel_for_each(ex, buf, CUT_N, 1, cut_elem, &c, &cfg); break;
+                case 2: st = weft_parallel_transform(ex, buf, 1, out, 1, CUT_N, cut_unary, &c, &cfg); break;
+                case 3: st = weft_parallel_transform2(ex, buf, 1, buf, 1, out, 1, CUT_N, cut_binary, &c, &cfg); break;
+                }
+                ASSERT_STATUS(st, WEFT_ECANCELED);
+                size_t ran = atomic_load(&c.ran);
+                /* The canceller's chunk stops at its next 64th element; each
+                 * other task (the caller and a worker) within 64 of its own. */
+                if (ran < CUT_AT || ran > CUT_AT + 64 * (workers + 1))
+                    TEST_FAIL_("workers %u partitioner %d call %d: %zu elements ran, cancelled at %d", workers,
+                               (int)kinds[k], call, ran, CUT_AT);
+                weft_cancel_token_destroy(c.tok);
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+    free(buf);
+    free(out);
+}

@@ -116,9 +116,15 @@ typedef struct weft_algo_config {
      * written), and a sort leaves the array a permutation of its elements,
      * partly sorted (it stops between its phases, never inside a merge).  A
      * cancel that comes after every chunk has started changes nothing: the
-     * call returns WEFT_OK.  The call does not keep a reference: t must live
-     * until it returns.  Elements already running are not interrupted (a body
-     * that should stop sooner polls weft_cancel_token_is_cancelled itself). */
+     * call returns WEFT_OK; except that the calls made once per element
+     * (weft_parallel_for, _for_each, _transform, _transform2) also look at
+     * the token every 64 elements of a running chunk and stop that chunk
+     * there, so that they end within 64 elements of each running chunk
+     * (WEFT_ECANCELED then, some elements not run; WEFT_OK only when every
+     * element ran).  The call does not keep a reference: t must live until
+     * it returns.  Elements already running are not interrupted, nor is a
+     * range body (weft_parallel_for_range) or a reduction's chunk (a body that
+     * should stop sooner polls weft_cancel_token_is_cancelled itself). */
     weft_cancel_token *cancel;
 } weft_algo_config;
 

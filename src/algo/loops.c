@@ -52,11 +52,20 @@ typedef struct index_loop {
     void *arg;
 } index_loop;
 
+/* Whether a per-element loop that just ran its k-th element (counting from 1)
+ * with more left stops here: every WEFT__CUT_EVERY elements it looks at its
+ * call's token (par.h, weft__chunk_cut). */
+static inline bool cut_due(size_t k) {
+    return __builtin_expect(k % WEFT__CUT_EVERY == 0, 0) && weft__chunk_cut();
+}
+
 static void index_body(size_t lo, size_t hi, void *arg) {
     const index_loop *l = arg;
+    size_t k = 0;
     for (size_t i = lo; i < hi; i += l->step) {
         l->fn(i, l->arg);
         if (hi - i <= l->step) break; /* i + step could wrap past SIZE_MAX */
+        if (cut_due(++k)) return;
     }
 }
 
@@ -78,7 +87,10 @@ typedef struct each_loop {
 
 static void each_body(size_t lo, size_t hi, void *arg) {
     const each_loop *l = arg;
-    for (size_t i = lo; i < hi; i++) l->fn(l->base + i * l->size, l->arg);
+    for (size_t i = lo; i < hi; i++) {
+        l->fn(l->base + i * l->size, l->arg);
+        if (i + 1 < hi && cut_due(i + 1 - lo)) return;
+    }
 }
 
 weft_status weft_parallel_for_each(weft_executor *ex, void *base, size_t n, size_t size,
@@ -97,7 +109,10 @@ static void transform_body(size_t lo, size_t hi, void *arg) {
     const weft_transform_desc *d = arg;
     const unsigned char *in = d->in;
     unsigned char *out = d->out;
-    for (size_t i = lo; i < hi; i++) d->f(in + i * d->in_size, out + i * d->out_size, d->arg);
+    for (size_t i = lo; i < hi; i++) {
+        d->f(in + i * d->in_size, out + i * d->out_size, d->arg);
+        if (i + 1 < hi && cut_due(i + 1 - lo)) return;
+    }
 }
 
 weft_status weft__transform(weft_executor *ex, const weft_transform_desc *d) {
@@ -129,8 +144,10 @@ typedef struct transform2 {
 
 static void transform2_body(size_t lo, size_t hi, void *arg) {
     const transform2 *t = arg;
-    for (size_t i = lo; i < hi; i++)
+    for (size_t i = lo; i < hi; i++) {
         t->f(t->a + i * t->a_size, t->b + i * t->b_size, t->out + i * t->out_size, t->arg);
+        if (i + 1 < hi && cut_due(i + 1 - lo)) return;
+    }
 }
 
 weft_status weft_parallel_transform2(weft_executor *ex, const void *a, size_t a_size, const void *b,

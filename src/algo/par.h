@@ -93,6 +93,16 @@ typedef void (*weft__chunk_fn)(void *ctx, size_t k, size_t lo, size_t hi);
 weft_status weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_order, weft__chunk_fn fn,
                              void *ctx);
 
+/* For a chunk function that calls the user once per element (loops.c): looks
+ * at the token of the call whose chunk this thread is running, and true when
+ * it fired, after which the chunk should return at once.  The call then
+ * returns WEFT_ECANCELED though every chunk was taken.  Called every
+ * WEFT__CUT_EVERY elements and only with elements left, so that a cancelled
+ * call with elements of 1 ms stops within 64 ms instead of at its chunks' ends
+ * (1/32 of the loop under AUTO: 6152 elements ran after a cancel). */
+#define WEFT__CUT_EVERY 64
+bool weft__chunk_cut(void);
+
 /* True once a call's token (weft_algo_config.cancel; NULL: never) is cancelled. */
 static inline bool weft__algo_cancelled(const weft_cancel_token *t) {
     return t && weft_cancel_token_is_cancelled(t);

@@ -99,6 +99,7 @@ typedef struct chunk_run {
     void *ctx;
     bool counter;
     _Atomic bool skipped; /* static: a task left chunks unrun (the token fired) */
+    _Atomic bool cut;     /* a running chunk stopped early (weft__chunk_cut) */
     _Alignas(WEFT__CACHE_LINE) _Atomic size_t next;
 } chunk_run;
 
@@ -110,10 +111,25 @@ static bool stopped(chunk_run *r) {
     return true;
 }
 
-static void run_chunk(const chunk_run *r, size_t k) {
+/* The chunk run this thread is in (weft__chunk_cut): set around each chunk and
+ * put back after, as a chunk's elements may run other calls' chunks. */
+static _Thread_local chunk_run *tls_chunk __attribute__((tls_model("initial-exec")));
+
+static void run_chunk(chunk_run *r, size_t k) {
     size_t lo, hi;
     weft__plan_chunk(r->plan, k, &lo, &hi);
+    chunk_run *outer = tls_chunk;
+    tls_chunk = r;
     r->fn(r->ctx, k, lo, hi);
+    tls_chunk = outer;
+}
+
+bool weft__chunk_cut(void) {
+    chunk_run *r = tls_chunk;
+    if (!r || __builtin_expect(!weft__algo_stopped(r->plan->cancel, r->plan->run_stop), 1)) return false;
+    /* Relaxed: par_tasks joins the tasks before `cut` is read. */
+    atomic_store_explicit(&r->cut, true, memory_order_relaxed);
+    return true;
 }
 
 static void chunk_task(void *ctx, unsigned t, unsigned n) {
@@ -148,10 +164,12 @@ weft_status weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_ord
                     .counter = in_order || p->kind != WEFT_PARTITION_STATIC };
     atomic_init(&r.next, 0);
     atomic_init(&r.skipped, false);
+    atomic_init(&r.cut, false);
     weft__par_tasks(ex, p->ntasks, chunk_task, &r);
     /* relaxed: par_tasks has joined every task (its own acquire). */
     bool skipped = r.counter ? atomic_load_explicit(&r.next, memory_order_relaxed) < p->nchunks
                              : atomic_load_explicit(&r.skipped, memory_order_relaxed);
+    skipped = skipped || atomic_load_explicit(&r.cut, memory_order_relaxed);
     return skipped ? WEFT_ECANCELED : WEFT_OK;
 }
 
