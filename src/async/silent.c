@@ -163,20 +163,25 @@ static weft_status submit_from_slot(weft_executor *ex, weft__worker *slot, weft_
     return WEFT_OK;
 }
 
+/* The queue refused s (no memory for the injector; never a worker's queue). */
+static __attribute__((noinline)) weft_status refused(weft_executor *ex, silent *s, int st) {
+    weft__runs_end(ex, NULL);
+    weft__free(s, sizeof *s);
+    return weft__async_queue_refused("weft_silent_async", st);
+}
+
 /* From w, one of ex's workers (a record from its cache, onto its deque), or, w
- * NULL, from a thread that got no slot (a malloc'd record, through the injector). */
-static __attribute__((noinline)) weft_status submit_from_worker(weft_executor *ex, weft__worker *w,
-                                                                weft_task_fn fn, void *arg) {
+ * NULL, from a thread that got no slot (a malloc'd record, through the
+ * injector).  Inline in weft_silent_async: out of line, a worker's submission
+ * (async_task_in_task) cost 5.6% more instructions. */
+static inline __attribute__((always_inline)) weft_status submit_from_worker(weft_executor *ex, weft__worker *w,
+                                                                            weft_task_fn fn, void *arg) {
     silent *s = take(w);
     if (!s) return weft__fail_st("weft_silent_async", WEFT_ENOMEM);
     *s = (silent){{silent_run, NULL}, fn, arg, ex, w};
     weft__runs_begin(ex, w);
     int st = weft__submit_from(ex, w, &s->job); /* cannot fail on a worker */
-    if (st != 0) {
-        weft__runs_end(ex, NULL);
-        weft__free(s, sizeof *s);
-        return weft__async_queue_refused("weft_silent_async", st);
-    }
+    if (__builtin_expect(st != 0, 0)) return refused(ex, s, st);
     return WEFT_OK;
 }
 
@@ -197,13 +202,6 @@ static __attribute__((noinline)) weft_status silent_async_slow(weft_executor *ex
     return submit_from_worker(ex, w, fn, arg);
 }
 
-/* A worker's queue refused s (no such case today: kept for the contract). */
-static __attribute__((noinline)) weft_status worker_refused(weft_executor *ex, silent *s, int st) {
-    weft__runs_end(ex, NULL);
-    weft__free(s, sizeof *s);
-    return weft__async_queue_refused("weft_silent_async", st);
-}
-
 /* Wakes a sleeping worker for a job just queued (the fast path's one call,
  * kept out of it). */
 static __attribute__((noinline)) weft_status queued_wake(weft_executor *ex) {
@@ -213,27 +211,18 @@ static __attribute__((noinline)) weft_status queued_wake(weft_executor *ex) {
 
 /* The common case of an outside thread submitting many (Taskflow's and oneTBB's
  * async_task from main, a server's accept loop): its slot cached for ex, a
- * record in the slot's cache and room in its deque.  Kept apart from the rest
- * and making no call (every other case is a tail call), so that it saves no
- * registers: inside submit_from_slot, called from here, prologues, epilogues
- * and calls took 45 of the 130 instructions a submission cost (callgrind,
- * session 43), and a submission from main is what bounds async_task at one
- * worker. */
+ * record in the slot's cache and room in its deque: inline here, with no call
+ * (every other case of it is a tail call).  Inside submit_from_slot, called
+ * from here, prologues, epilogues and calls took 45 of the 130 instructions a
+ * submission cost (callgrind, session 43: 78 now), and a submission from main
+ * is what bounds async_task at one worker. */
 weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg) {
     if (__builtin_expect(fn == NULL || ex == NULL, 0)) return silent_async_slow(ex, fn, arg);
     weft__worker *slot = weft__submitter_cached(ex);
-    if (!slot) {
-        /* A worker's submission (async_task_in_task), as fast as it was before
-         * this path: inline, no call but the push. */
+    if (!slot) { /* a worker's submission, or a first one (slow) */
         weft__worker *w = weft__current_worker(ex);
         if (__builtin_expect(w == NULL, 0)) return silent_async_slow(ex, fn, arg);
-        silent *s = take(w);
-        if (!s) return weft__fail_st("weft_silent_async", WEFT_ENOMEM);
-        *s = (silent){{silent_run, NULL}, fn, arg, ex, w};
-        weft__runs_begin(ex, w);
-        int st = weft__submit_from(ex, w, &s->job); /* cannot fail on a worker */
-        if (__builtin_expect(st != 0, 0)) return worker_refused(ex, s, st);
-        return WEFT_OK;
+        return submit_from_worker(ex, w, fn, arg);
     }
     weft__async_worker *aw = weft__async_worker_of(slot);
     silent *s = aw->silent_free;
