@@ -2499,7 +2499,17 @@ public:
                  * runs' own futures are waited on instead, which runs other
                  * work meanwhile.  Then only the short completion callback
                  * (on the thread that completed the run) is left. */
-                while (weft_current_ctx() && !runs.empty()) {
+                while (weft_current_ctx() && in_flight != 0) {
+                    if (runs.empty()) {
+                        /* A run submitted but not listed yet: submit_run lists
+                         * it (track) right after weft_run returns, on the
+                         * submitting thread, and its task may already be this
+                         * one.  Waiting on in_flight alone then hung for ever
+                         * (cpp_taskflow_destroyed_by_its_own_task..., 1 run in
+                         * 3 under ASan). */
+                        cv.wait(lock, [this] { return !runs.empty() || in_flight == 0; });
+                        continue;
+                    }
                     detail::state_base *r = runs.back();
                     r->retain(); /* listed: its callback has not released it yet */
                     lock.unlock();
@@ -2552,6 +2562,7 @@ public:
         void track(detail::state_base *r) {
             std::lock_guard<std::mutex> lock(mu);
             runs.push_back(r);
+            cv.notify_all(); /* a destructor inside the run's own task waits for it (~state) */
         }
         void end_run(detail::state_base *r = nullptr) {
             std::lock_guard<std::mutex> lock(mu);

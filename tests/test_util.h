@@ -13,6 +13,19 @@
 #  endif
 #endif
 
+/* Defined in an AddressSanitizer build: gcc 12's ASan allocator is not
+ * fork-safe (a lock another thread holds inside malloc at fork() stays held in
+ * the child, whose threads then hang in malloc: gdb showed every thread of
+ * such a grandchild in SizeClassAllocator64::GetFromAllocator), for the tests
+ * that fork while a thread of theirs allocates. */
+#if defined(__SANITIZE_ADDRESS__)
+#  define UNDER_ASAN 1
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer)
+#    define UNDER_ASAN 1
+#  endif
+#endif
+
 #include <stdatomic.h>
 #include <time.h>
 
