@@ -378,11 +378,19 @@ TEST(a_long_task_among_short_ones_is_measured_and_tops_the_slowest_list) {
     for (int k = 1; k < 3; k++) {
         ASSERT_EQ(slow[k].kind, WEFT__SPAN_TASK);
         double ns = weft__ticks_ns(ex->obs_state, slow[k].end - slow[k].begin);
-        /* 1% below 2 ms allowed: ticks are converted to ns with a rate
-         * calibrated once against the monotonic clock (1,999,941 ns seen). */
-        if (slow[k].estimated || ns < 1.98e6)
-            TEST_FAIL_("run %d: the 2 ms task's span is %s and says %.0f ns", k + 1,
-                       slow[k].estimated ? "estimated" : "measured", ns);
+        /* Measured from the run after the one whose batch flagged it.  A run
+         * that measured it without a flag (batching had stopped: TSan on a
+         * loaded CI VM) made no suspect, so the next may batch it again, and
+         * flag it then: never a plain estimate.  1% below 2 ms allowed: ticks
+         * are converted to ns with a rate calibrated once against the
+         * monotonic clock (1,999,941 ns seen). */
+        bool after_flag = slow[k - 1].estimated == WEFT__EST_LONG;
+        bool ok = after_flag ? !slow[k].estimated && ns >= 1.98e6
+                             : slow[k].estimated == WEFT__EST_LONG || (!slow[k].estimated && ns >= 1.98e6);
+        if (!ok)
+            TEST_FAIL_("run %d: the 2 ms task's span is %s and says %.0f ns (run %d %s it)", k + 1,
+                       slow[k].estimated ? "estimated" : "measured", ns, k,
+                       after_flag ? "flagged" : "did not flag");
     }
     /* The HTML report: its slowest task is "slow", >= 2 ms, measured. */
     char html[64];
