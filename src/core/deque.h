@@ -92,30 +92,6 @@ static inline int weft__deque_push_sized(weft__deque *q, weft__job *job, int64_t
     return 0;
 }
 
-/* Owner only, on a deque whose owner never pops (a submitter slot,
- * core/submitter.c).  As weft__deque_push, but top is read only when the
- * top the owner last read says the ring may be full.  top only grows, so a
- * stale one can only make the deque look fuller, never let a push overwrite a
- * slot a thief has yet to read: that slot's index is below the top the owner
- * read (acquire, from the thief's CAS) before it last found room.  Saves the
- * owner a cache miss per push while thieves take jobs (their CAS moves top's
- * line to them): async_task from main at 2 and more workers. */
-static inline int weft__deque_push_nopop(weft__deque *q, weft__job *job) {
-    int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
-    weft__ring *a = atomic_load_explicit(&q->ring, memory_order_relaxed);
-    if (b - q->top_seen > a->mask) {
-        int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
-        q->top_seen = t;
-        if (b - t > a->mask) {
-            a = weft__deque_grow(q, a, t, b);
-            if (!a) return WEFT_ENOMEM;
-        }
-    }
-    atomic_store_explicit(&a->slot[b & a->mask], job, memory_order_relaxed);
-    atomic_store_explicit(&q->bottom, b + 1, memory_order_release); /* as weft__deque_push_sized */
-    return 0;
-}
-
 /* weft__deque_push_nopop's common case in two steps, for a caller that must
  * do something between finding room and publishing the job (silent.c counts
  * it in flight): nopop_room gives the index the push goes to, or -1 when the
@@ -130,7 +106,28 @@ static inline int64_t weft__deque_nopop_room(weft__deque *q) {
 static inline void weft__deque_nopop_put(weft__deque *q, int64_t b, weft__job *job) {
     weft__ring *a = atomic_load_explicit(&q->ring, memory_order_relaxed);
     atomic_store_explicit(&a->slot[b & a->mask], job, memory_order_relaxed);
-    atomic_store_explicit(&q->bottom, b + 1, memory_order_release); /* as weft__deque_push_nopop */
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_release); /* as weft__deque_push_sized */
+}
+
+/* Owner only, on a deque whose owner never pops (a submitter slot,
+ * core/submitter.c).  As weft__deque_push, but top is read only when the
+ * top the owner last read says the ring may be full.  top only grows, so a
+ * stale one can only make the deque look fuller, never let a push overwrite a
+ * slot a thief has yet to read: that slot's index is below the top the owner
+ * read (acquire, from the thief's CAS) before it last found room.  Saves the
+ * owner a cache miss per push while thieves take jobs (their CAS moves top's
+ * line to them): async_task from main at 2 and more workers. */
+static inline int weft__deque_push_nopop(weft__deque *q, weft__job *job) {
+    int64_t b = weft__deque_nopop_room(q);
+    if (b < 0) {
+        b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+        weft__ring *a = atomic_load_explicit(&q->ring, memory_order_relaxed);
+        int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);
+        q->top_seen = t;
+        if (b - t > a->mask && !weft__deque_grow(q, a, t, b)) return WEFT_ENOMEM;
+    }
+    weft__deque_nopop_put(q, b, job);
+    return 0;
 }
 
 static inline int weft__deque_push(weft__deque *q, weft__job *job) {

@@ -61,19 +61,11 @@ void weft__sleep_notify_many(weft__sleep *s, unsigned k);
 /* The cheap variant for a worker pushing to its own deque, where the worker will
  * run the job itself if nobody steals it: a stale read only delays parallelism,
  * never loses the job, so the fence is paid only when someone seems idle. */
-static inline void weft__sleep_notify_local(weft__sleep *s) {
-    uint64_t v = atomic_load_explicit(&s->state, memory_order_relaxed);
-    if (WEFT__SLEEP_SEARCHING(v) == 0 && WEFT__SLEEP_IDLE(v) > WEFT__SLEEP_TOKENS(v)) weft__sleep_notify(s);
+static inline bool weft__sleep_wake_wanted(uint64_t v) {
+    return WEFT__SLEEP_SEARCHING(v) == 0 && WEFT__SLEEP_IDLE(v) > WEFT__SLEEP_TOKENS(v);
 }
-
-/* After a submitter published a job (core/submitter.c): wakes a sleeper if
- * nobody is searching, with the light half of the asymmetric fence; a worker
- * about to park while submitter slots exist takes the heavy half between its
- * idle announcement and its last look (weft__worker_main), so either it sees
- * the job or this load sees it idle.  Saves a full fence per submitted job. */
-static inline void weft__sleep_notify_light(weft__sleep *s) {
-    weft__fence_light();
-    weft__sleep_notify_local(s); /* the same look, now ordered after the job */
+static inline void weft__sleep_notify_local(weft__sleep *s) {
+    if (weft__sleep_wake_wanted(atomic_load_explicit(&s->state, memory_order_relaxed))) weft__sleep_notify(s);
 }
 
 /* weft__sleep_notify_light's fence and look alone: true when it would call
@@ -81,8 +73,16 @@ static inline void weft__sleep_notify_light(weft__sleep *s) {
  * path should make no call (silent.c). */
 static inline bool weft__sleep_notify_light_wanted(weft__sleep *s) {
     weft__fence_light();
-    uint64_t v = atomic_load_explicit(&s->state, memory_order_relaxed);
-    return WEFT__SLEEP_SEARCHING(v) == 0 && WEFT__SLEEP_IDLE(v) > WEFT__SLEEP_TOKENS(v);
+    /* the look of weft__sleep_notify_local, now ordered after the job */
+    return weft__sleep_wake_wanted(atomic_load_explicit(&s->state, memory_order_relaxed));
+}
+/* After a submitter published a job (core/submitter.c): wakes a sleeper if
+ * nobody is searching, with the light half of the asymmetric fence; a worker
+ * about to park while submitter slots exist takes the heavy half between its
+ * idle announcement and its last look (weft__worker_main), so either it sees
+ * the job or this load sees it idle.  Saves a full fence per submitted job. */
+static inline void weft__sleep_notify_light(weft__sleep *s) {
+    if (weft__sleep_notify_light_wanted(s)) weft__sleep_notify(s);
 }
 
 /* A searcher found a job: it stops searching; the last searcher to stop wakes
