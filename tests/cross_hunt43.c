@@ -24,9 +24,7 @@
 
 /* ---- the invariants ---- */
 
-typedef struct want {
-    int64_t tasks, failed, skipped; /* -1: not known exactly */
-} want;
+typedef obs_want want;
 
 /* The figures agree once every worker is idle (observe.h, Timing). */
 static void settle(weft_executor *ex) {
@@ -42,52 +40,10 @@ static void settle(weft_executor *ex) {
  * profile agrees (spans == tasks, entries sum to the spans, per worker). */
 static weft_metrics check(weft_executor *ex, want w, bool profiled, const char *what) {
     settle(ex);
-    weft_metrics m;
     weft_worker_metrics pw[8];
-    unsigned n = weft_executor_workers(ex);
-    ASSERT_TRUE(n <= 8);
-    ASSERT_OK(weft_executor_metrics(ex, &m, pw, 8));
-    uint64_t tasks = 0;
-    for (unsigned i = 0; i < n; i++) {
-        if (pw[i].tasks != pw[i].succeeded + pw[i].failed)
-            TEST_FAIL_("%s: worker %u tasks %llu != succeeded + failed", what, i, (unsigned long long)pw[i].tasks);
-        uint64_t h = 0;
-        for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) h += pw[i].histogram[b];
-        if (h != pw[i].tasks)
-            TEST_FAIL_("%s: worker %u histogram %llu of %llu", what, i, (unsigned long long)h,
-                       (unsigned long long)pw[i].tasks);
-        tasks += pw[i].tasks;
-    }
-    if (tasks != m.total.tasks) TEST_FAIL_("%s: per-worker tasks sum to %llu, total %llu", what,
-                                           (unsigned long long)tasks, (unsigned long long)m.total.tasks);
-    if (w.tasks >= 0 && m.total.tasks != (uint64_t)w.tasks)
-        TEST_FAIL_("%s: metrics count %llu tasks, want %lld", what, (unsigned long long)m.total.tasks,
-                   (long long)w.tasks);
-    if (w.failed >= 0 && m.total.failed != (uint64_t)w.failed)
-        TEST_FAIL_("%s: metrics count %llu failed, want %lld", what, (unsigned long long)m.total.failed,
-                   (long long)w.failed);
-    if (w.skipped >= 0 && m.total.skipped != (uint64_t)w.skipped)
-        TEST_FAIL_("%s: metrics count %llu skipped, want %lld", what, (unsigned long long)m.total.skipped,
-                   (long long)w.skipped);
-    if (!profiled) return m;
-    uint64_t spans = 0, dropped = 0;
-    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
-    ASSERT_EQ(dropped, 0);
-    if (spans != m.total.tasks) TEST_FAIL_("%s: %llu spans for %llu tasks", what, (unsigned long long)spans,
-                                           (unsigned long long)m.total.tasks);
-    weft_profile *p = NULL;
-    ASSERT_OK(weft_profile_get(ex, &p));
-    uint64_t cnt = 0, failed = 0;
-    for (size_t i = 0; i < p->ntasks; i++) cnt += p->tasks[i].count, failed += p->tasks[i].failed;
-    if (cnt != spans || failed != m.total.failed)
-        TEST_FAIL_("%s: profile entries count %llu runs (%llu failed), metrics %llu (%llu)", what,
-                   (unsigned long long)cnt, (unsigned long long)failed, (unsigned long long)m.total.tasks,
-                   (unsigned long long)m.total.failed);
-    for (unsigned i = 0; i < n; i++)
-        if (p->per_worker[i].tasks != pw[i].tasks)
-            TEST_FAIL_("%s: worker %u: profile %llu runs, metrics %llu", what, i,
-                       (unsigned long long)p->per_worker[i].tasks, (unsigned long long)pw[i].tasks);
-    weft_profile_free(p);
+    unsigned n = 0;
+    weft_metrics m = obs_check_metrics(ex, w, pw, &n, what);
+    if (profiled) obs_check_profile(ex, &m, pw, n, what);
     return m;
 }
 

@@ -11,12 +11,8 @@
 
 /* ---- the invariants ---- */
 
-typedef struct want {
-    int64_t tasks, failed, skipped; /* -1: not known exactly */
-} want;
+typedef obs_want want;
 
-/* Checks every invariant of ex's metrics and, with a profile, its agreement
- * with them; returns the total metrics. */
 /* A batch of tasks timed together may still be open when the run's end lets
  * the caller go on: its worker closes it when its busy stretch ends (busy
  * time and the batch's span together, src/observe/task_hooks.c).  Metrics read
@@ -33,73 +29,15 @@ static void settle_idle(weft_executor *ex) {
     }
 }
 
+/* Checks every invariant of ex's metrics and, with a profile, its agreement
+ * with them and the folded weights with the busy time; returns the total metrics. */
 static weft_metrics check_agree(weft_executor *ex, want w, bool profiled, const char *what) {
     if (profiled) settle_idle(ex);
-    weft_metrics m;
     weft_worker_metrics pw[8];
-    unsigned n = weft_executor_workers(ex);
-    ASSERT_TRUE(n <= 8);
-    ASSERT_OK(weft_executor_metrics(ex, &m, pw, 8));
-    weft_worker_metrics sum = { 0 };
-    for (unsigned i = 0; i < n; i++) {
-        const weft_worker_metrics *p = &pw[i];
-        if (p->tasks != p->succeeded + p->failed) TEST_FAIL_("%s: worker %u tasks %llu != %llu + %llu", what, i,
-                                                             (unsigned long long)p->tasks,
-                                                             (unsigned long long)p->succeeded,
-                                                             (unsigned long long)p->failed);
-        uint64_t h = 0;
-        for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) h += p->histogram[b];
-        if (h != p->tasks) TEST_FAIL_("%s: worker %u histogram holds %llu of %llu tasks", what, i,
-                                      (unsigned long long)h, (unsigned long long)p->tasks);
-        if (p->busy_ns + p->idle_ns != m.wall_ns) TEST_FAIL_("%s: worker %u busy + idle != wall", what, i);
-        sum.tasks += p->tasks, sum.succeeded += p->succeeded, sum.failed += p->failed;
-        sum.skipped += p->skipped, sum.steals += p->steals, sum.parks += p->parks, sum.wakeups += p->wakeups;
-        sum.busy_ns += p->busy_ns;
-    }
-    if (sum.tasks != m.total.tasks || sum.succeeded != m.total.succeeded || sum.failed != m.total.failed ||
-        sum.skipped != m.total.skipped || sum.steals != m.total.steals || sum.parks != m.total.parks ||
-        sum.wakeups != m.total.wakeups || sum.busy_ns != m.total.busy_ns)
-        TEST_FAIL_("%s: per-worker sums differ from the totals", what);
-    if (m.total.busy_ns > m.wall_ns * n) TEST_FAIL_("%s: busy %llu > wall %llu * %u", what,
-                                                   (unsigned long long)m.total.busy_ns,
-                                                   (unsigned long long)m.wall_ns, n);
-    if (m.total.wakeups > m.total.parks) TEST_FAIL_("%s: %llu wakeups for %llu parks", what,
-                                                   (unsigned long long)m.total.wakeups,
-                                                   (unsigned long long)m.total.parks);
-    if (w.tasks >= 0 && m.total.tasks != (uint64_t)w.tasks)
-        TEST_FAIL_("%s: metrics count %llu tasks, want %lld", what, (unsigned long long)m.total.tasks,
-                   (long long)w.tasks);
-    if (w.failed >= 0 && m.total.failed != (uint64_t)w.failed)
-        TEST_FAIL_("%s: metrics count %llu failed, want %lld", what, (unsigned long long)m.total.failed,
-                   (long long)w.failed);
-    if (w.skipped >= 0 && m.total.skipped != (uint64_t)w.skipped)
-        TEST_FAIL_("%s: metrics count %llu skipped, want %lld", what, (unsigned long long)m.total.skipped,
-                   (long long)w.skipped);
+    unsigned n = 0;
+    weft_metrics m = obs_check_metrics(ex, w, pw, &n, what);
     if (!profiled) return m;
-    uint64_t spans = 0, dropped = 0;
-    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
-    ASSERT_EQ(dropped, 0);
-    if (spans != m.total.tasks) TEST_FAIL_("%s: %llu spans for %llu tasks", what, (unsigned long long)spans,
-                                           (unsigned long long)m.total.tasks);
-    weft_profile *p = NULL;
-    ASSERT_OK(weft_profile_get(ex, &p));
-    ASSERT_EQ(p->spans, spans);
-    uint64_t cnt = 0, failed = 0;
-    for (size_t i = 0; i < p->ntasks; i++) cnt += p->tasks[i].count, failed += p->tasks[i].failed;
-    if (cnt != spans || failed != m.total.failed)
-        TEST_FAIL_("%s: profile entries count %llu runs (%llu failed), metrics %llu (%llu)", what,
-                   (unsigned long long)cnt, (unsigned long long)failed, (unsigned long long)m.total.tasks,
-                   (unsigned long long)m.total.failed);
-    for (unsigned i = 0; i < n; i++)
-        if (p->per_worker[i].steals != pw[i].steals || p->per_worker[i].parks > pw[i].parks + 1)
-            TEST_FAIL_("%s: worker %u: profile %llu steals %llu parks, metrics %llu steals %llu parks", what, i,
-                       (unsigned long long)p->per_worker[i].steals, (unsigned long long)p->per_worker[i].parks,
-                       (unsigned long long)pw[i].steals, (unsigned long long)pw[i].parks);
-    for (unsigned i = 0; i < n; i++)
-        if (p->per_worker[i].tasks != pw[i].tasks)
-            TEST_FAIL_("%s: worker %u: profile %llu runs, metrics %llu", what, i,
-                       (unsigned long long)p->per_worker[i].tasks, (unsigned long long)pw[i].tasks);
-    weft_profile_free(p);
+    obs_check_profile(ex, &m, pw, n, what);
     /* Folded weights: one line per stack, weight its self time (or 1). */
     char *buf = NULL;
     size_t len = 0;

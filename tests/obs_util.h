@@ -103,4 +103,95 @@ static inline char *profiled_dot_text(const weft_taskflow *tf, const weft_execut
     return s;
 }
 
+/* ---- metrics and profile agreement (obs_hunt40, cross_hunt43) ---- */
+
+/* Counts a check wants; -1: not known exactly. */
+typedef struct obs_want {
+    int64_t tasks, failed, skipped;
+} obs_want;
+
+/* Checks every invariant of ex's metrics (per worker: tasks = succeeded +
+ * failed, the histogram holds every task, busy + idle = wall; the per-worker
+ * sums are the totals; busy <= wall x workers; wakeups <= parks) and the
+ * counts in w.  Fills pw[0..*n) (pw holds 8).  Read after the workers are
+ * idle (observe.h, Timing): the caller settles first. */
+static inline weft_metrics obs_check_metrics(weft_executor *ex, obs_want w, weft_worker_metrics pw[8], unsigned *nout,
+                                             const char *what) {
+    weft_metrics m;
+    unsigned n = weft_executor_workers(ex);
+    ASSERT_TRUE(n <= 8);
+    *nout = n;
+    ASSERT_OK(weft_executor_metrics(ex, &m, pw, 8));
+    weft_worker_metrics sum = { 0 };
+    for (unsigned i = 0; i < n; i++) {
+        const weft_worker_metrics *p = &pw[i];
+        if (p->tasks != p->succeeded + p->failed)
+            TEST_FAIL_("%s: worker %u tasks %llu != %llu + %llu", what, i, (unsigned long long)p->tasks,
+                       (unsigned long long)p->succeeded, (unsigned long long)p->failed);
+        uint64_t h = 0;
+        for (unsigned b = 0; b < WEFT_METRICS_BUCKETS; b++) h += p->histogram[b];
+        if (h != p->tasks)
+            TEST_FAIL_("%s: worker %u histogram holds %llu of %llu tasks", what, i, (unsigned long long)h,
+                       (unsigned long long)p->tasks);
+        if (p->busy_ns + p->idle_ns != m.wall_ns) TEST_FAIL_("%s: worker %u busy + idle != wall", what, i);
+        sum.tasks += p->tasks, sum.succeeded += p->succeeded, sum.failed += p->failed;
+        sum.skipped += p->skipped, sum.steals += p->steals, sum.parks += p->parks, sum.wakeups += p->wakeups;
+        sum.busy_ns += p->busy_ns;
+    }
+    if (sum.tasks != m.total.tasks || sum.succeeded != m.total.succeeded || sum.failed != m.total.failed ||
+        sum.skipped != m.total.skipped || sum.steals != m.total.steals || sum.parks != m.total.parks ||
+        sum.wakeups != m.total.wakeups || sum.busy_ns != m.total.busy_ns)
+        TEST_FAIL_("%s: per-worker sums differ from the totals (tasks %llu of %llu)", what,
+                   (unsigned long long)sum.tasks, (unsigned long long)m.total.tasks);
+    if (m.total.busy_ns > m.wall_ns * n)
+        TEST_FAIL_("%s: busy %llu > wall %llu * %u", what, (unsigned long long)m.total.busy_ns,
+                   (unsigned long long)m.wall_ns, n);
+    if (m.total.wakeups > m.total.parks)
+        TEST_FAIL_("%s: %llu wakeups for %llu parks", what, (unsigned long long)m.total.wakeups,
+                   (unsigned long long)m.total.parks);
+    if (w.tasks >= 0 && m.total.tasks != (uint64_t)w.tasks)
+        TEST_FAIL_("%s: metrics count %llu tasks, want %lld", what, (unsigned long long)m.total.tasks,
+                   (long long)w.tasks);
+    if (w.failed >= 0 && m.total.failed != (uint64_t)w.failed)
+        TEST_FAIL_("%s: metrics count %llu failed, want %lld", what, (unsigned long long)m.total.failed,
+                   (long long)w.failed);
+    if (w.skipped >= 0 && m.total.skipped != (uint64_t)w.skipped)
+        TEST_FAIL_("%s: metrics count %llu skipped, want %lld", what, (unsigned long long)m.total.skipped,
+                   (long long)w.skipped);
+    return m;
+}
+
+/* Checks that ex's profile agrees with metrics m, pw[0..n) just read: no span
+ * dropped, one span per task, the entries' runs and failures sum to them, and
+ * per worker the same runs and steals (parks: at most one more in the
+ * metrics, the park a worker is in when they are read). */
+static inline void obs_check_profile(weft_executor *ex, const weft_metrics *m, const weft_worker_metrics *pw, unsigned n,
+                                     const char *what) {
+    uint64_t spans = 0, dropped = 0;
+    ASSERT_OK(weft_profiler_count(ex, &spans, &dropped));
+    ASSERT_EQ(dropped, 0);
+    if (spans != m->total.tasks)
+        TEST_FAIL_("%s: %llu spans for %llu tasks", what, (unsigned long long)spans,
+                   (unsigned long long)m->total.tasks);
+    weft_profile *p = NULL;
+    ASSERT_OK(weft_profile_get(ex, &p));
+    ASSERT_EQ(p->spans, spans);
+    uint64_t cnt = 0, failed = 0;
+    for (size_t i = 0; i < p->ntasks; i++) cnt += p->tasks[i].count, failed += p->tasks[i].failed;
+    if (cnt != spans || failed != m->total.failed)
+        TEST_FAIL_("%s: profile entries count %llu runs (%llu failed), metrics %llu (%llu)", what,
+                   (unsigned long long)cnt, (unsigned long long)failed, (unsigned long long)m->total.tasks,
+                   (unsigned long long)m->total.failed);
+    for (unsigned i = 0; i < n; i++) {
+        if (p->per_worker[i].tasks != pw[i].tasks)
+            TEST_FAIL_("%s: worker %u: profile %llu runs, metrics %llu", what, i,
+                       (unsigned long long)p->per_worker[i].tasks, (unsigned long long)pw[i].tasks);
+        if (p->per_worker[i].steals != pw[i].steals || p->per_worker[i].parks > pw[i].parks + 1)
+            TEST_FAIL_("%s: worker %u: profile %llu steals %llu parks, metrics %llu steals %llu parks", what, i,
+                       (unsigned long long)p->per_worker[i].steals, (unsigned long long)p->per_worker[i].parks,
+                       (unsigned long long)pw[i].steals, (unsigned long long)pw[i].parks);
+    }
+    weft_profile_free(p);
+}
+
 #endif
