@@ -175,8 +175,8 @@ TEST(algo_one_element_calls_with_a_cancelled_token_all_say_cancelled) {
     weft_executor_destroy(ex);
 }
 
-/* A per-element call stops within 64 elements of each running chunk once its
- * token fires (algo.h, weft_algo_config.cancel): under AUTO a chunk is 1/32 of
+/* A per-element call (loops, transforms, reductions) stops within 64
+ * elements of each running chunk once its token fires (algo.h, weft_algo_config.cancel): under AUTO a chunk is 1/32 of
  * the loop, and the running chunks ran to their ends (6152 elements of 10^5
  * after the cancel, found by tests/cross_hunt43's probe). */
 enum { CUT_N = 1 << 16, CUT_AT = 100 };
@@ -194,6 +194,18 @@ static void cut_binary(const void *a, const void *b, void *out, void *arg) {
     (void)a, (void)b, (void)out;
     cut_count(arg);
 }
+static void cut_op(void *acc, const void *x, void *arg) {
+    *(char *)acc ^= *(const char *)x;
+    cut_count(arg);
+}
+static void cut_map(const void *in, void *out, void *arg) {
+    *(char *)out = *(const char *)in;
+    cut_count(arg);
+}
+static void xor_op(void *acc, const void *x, void *arg) {
+    (void)arg;
+    *(char *)acc ^= *(const char *)x;
+}
 
 TEST(per_element_calls_stop_within_64_elements_of_each_running_chunk_once_cancelled) {
     char *buf = calloc(CUT_N, 1), *out = calloc(CUT_N, 1);
@@ -201,7 +213,8 @@ TEST(per_element_calls_stop_within_64_elements_of_each_running_chunk_once_cancel
         weft_executor *ex = make_executor(workers);
         weft_partitioner kinds[] = {WEFT_PARTITION_AUTO, WEFT_PARTITION_STATIC, WEFT_PARTITION_GUIDED};
         for (size_t k = 0; k < 3; k++) {
-            for (int call = 0; call < 4; call++) {
+            for (int call = 0; call < 6; call++) {
+                char acc = 7;
                 struct cut_loop c = {.tok = new_token()};
                 weft_algo_config cfg = {.partitioner = kinds[k], .cancel = c.tok};
                 weft_status st = WEFT_OK;
@@ -210,7 +223,10 @@ TEST(per_element_calls_stop_within_64_elements_of_each_running_chunk_once_cancel
                 case 1: st = weft_parallel_for_each(ex, buf, CUT_N, 1, cut_elem, &c, &cfg); break;
                 case 2: st = weft_parallel_transform(ex, buf, 1, out, 1, CUT_N, cut_unary, &c, &cfg); break;
                 case 3: st = weft_parallel_transform2(ex, buf, 1, buf, 1, out, 1, CUT_N, cut_binary, &c, &cfg); break;
+                case 4: st = weft_parallel_reduce(ex, buf, CUT_N, 1, &acc, cut_op, &c, &cfg); break;
+                case 5: st = weft_parallel_transform_reduce(ex, buf, CUT_N, 1, 1, &acc, cut_map, xor_op, &c, &cfg); break;
                 }
+                ASSERT_EQ(acc, 7); /* a cancelled reduction leaves *result as it was */
                 ASSERT_STATUS(st, WEFT_ECANCELED);
                 size_t ran = atomic_load(&c.ran);
                 /* The canceller's chunk stops at its next 64th element; each

@@ -117,14 +117,16 @@ typedef struct weft_algo_config {
      * partly sorted (it stops between its phases, never inside a merge).  A
      * cancel that comes after every chunk has started changes nothing: the
      * call returns WEFT_OK; except that the calls made once per element
-     * (weft_parallel_for, _for_each, _transform, _transform2) also look at
+     * (weft_parallel_for, _for_each, _transform, _transform2, _reduce and
+     * _transform_reduce) also look at
      * the token every 64 elements of a running chunk and stop that chunk
      * there, so that they end within 64 elements of each running chunk
      * (WEFT_ECANCELED then, some elements not run; WEFT_OK only when every
      * element ran).  The call does not keep a reference: t must live until
      * it returns.  Elements already running are not interrupted, nor is a
-     * range body (weft_parallel_for_range) or a reduction's chunk (a body that
-     * should stop sooner polls weft_cancel_token_is_cancelled itself). */
+     * range body (weft_parallel_for_range, _reduce_range) or a typed
+     * (algo_typed.h) call's chunk (a body that should stop sooner polls
+     * weft_cancel_token_is_cancelled itself). */
     weft_cancel_token *cancel;
 } weft_algo_config;
 

@@ -103,19 +103,26 @@ typedef struct elem_reduce {
     void *arg;
 } elem_reduce;
 
-/* A chunk's value starts from its first element: no identity element needed. */
+/* A chunk's value starts from its first element: no identity element needed.
+ * The calls are per element, so the chunk looks at the call's token every
+ * WEFT__CUT_EVERY elements (par.h) as the loops do: a cancelled call with a
+ * costly map stops within 64 elements of each running chunk, and reduce_core
+ * then combines nothing (*result stays as it was). */
 static void elem_body(size_t lo, size_t hi, void *slot, void *ctx) {
     const elem_reduce *e = ctx;
     unsigned char *acc = slot, *tmp = acc + weft__acc_slot(e->acc_size);
-    if (!e->map) {
-        memcpy(acc, e->in + lo * e->size, e->size);
-        for (size_t i = lo + 1; i < hi; i++) e->op(acc, e->in + i * e->size, e->arg);
-        return;
-    }
-    e->map(e->in + lo * e->size, acc, e->arg);
-    for (size_t i = lo + 1; i < hi; i++) {
-        e->map(e->in + i * e->size, tmp, e->arg);
-        e->op(acc, tmp, e->arg);
+    if (!e->map) memcpy(acc, e->in + lo * e->size, e->size);
+    else e->map(e->in + lo * e->size, acc, e->arg);
+    for (size_t i = lo + 1; i < hi;) {
+        size_t end = hi - i > WEFT__CUT_EVERY ? i + WEFT__CUT_EVERY : hi;
+        if (!e->map)
+            for (; i < end; i++) e->op(acc, e->in + i * e->size, e->arg);
+        else
+            for (; i < end; i++) {
+                e->map(e->in + i * e->size, tmp, e->arg);
+                e->op(acc, tmp, e->arg);
+            }
+        if (i < hi && weft__chunk_cut()) return;
     }
 }
 
