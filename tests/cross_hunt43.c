@@ -1925,7 +1925,8 @@ TEST(work_of_every_priority_is_counted_once_and_agrees_with_the_profile) {
 
 typedef struct switch_probe {
     weft_executor *ex;
-    weft_status metrics, profiler;
+    weft_status metrics, profiler, get;
+    weft_profile *got;
     char msg[256];
 } switch_probe;
 
@@ -1935,17 +1936,30 @@ static int flip_switches(weft_ctx *cx, void *arg) {
     p->metrics = weft_metrics_enable(p->ex, true);
     snprintf(p->msg, sizeof p->msg, "%s", weft_last_error_message());
     p->profiler = weft_profiler_start(p->ex);
+    p->got = (weft_profile *)&p->got; /* weft_profile_get must set it NULL on its error */
+    p->get = weft_profile_get(p->ex, &p->got);
     return 0;
 }
 
-TEST(metrics_and_profiler_switches_flipped_from_a_task_of_their_executor_are_refused) {
+TEST(metrics_and_profiler_switches_flipped_and_profile_read_from_a_task_of_their_executor_are_refused) {
     weft_executor *ex = make_ex(2, false);
     switch_probe p = {.ex = ex};
     ASSERT_OK(weft_run_root(ex, flip_switches, &p));
     ASSERT_EQ(p.metrics, WEFT_EBUSY);
     ASSERT_EQ(p.profiler, WEFT_EBUSY);
+    ASSERT_EQ(p.get, WEFT_EBUSY); /* a read of the spans its own run is writing */
+    ASSERT_TRUE(p.got == NULL);
     ASSERT_TRUE(strstr(p.msg, "weft_metrics_enable") != NULL);
     ASSERT_TRUE(strstr(p.msg, "own workers") != NULL);
+    /* From a task of another executor, profile_get reads ex's profile. */
+    weft_executor *other = make_ex(1, false);
+    switch_probe q = {.ex = ex};
+    ASSERT_OK(weft_run_root(other, flip_switches, &q));
+    ASSERT_OK(q.get);
+    ASSERT_NOT_NULL(q.got);
+    weft_profile_free(q.got);
+    ASSERT_OK(weft_profiler_stop(ex));
+    weft_executor_destroy(other);
     /* Nothing changed: from main both still work. */
     ASSERT_OK(weft_profiler_start(ex));
     ASSERT_OK(weft_profiler_stop(ex));

@@ -392,8 +392,9 @@ typedef struct weft_profile {
  * started) into a new weft_profile, *out, which the caller frees with
  * weft_profile_free.  With no profile, an empty one (no tasks, zero totals).
  * Same rules as weft_profiler_write_json (call it while no run is in flight).
- * WEFT_EINVAL (NULL ex or out), WEFT_ENOMEM (*out is then NULL).  Any thread
- * not a worker of ex. */
+ * WEFT_EINVAL (NULL ex or out), WEFT_ENOMEM, WEFT_EBUSY (called from one of
+ * ex's workers: its own run is in flight); *out is NULL after any error.  Any
+ * thread not a worker of ex (a task of another executor may call it). */
 WEFT_API WEFT_NODISCARD weft_status weft_profile_get(const weft_executor *ex, weft_profile **out);
 /* Frees a profile from weft_profile_get (NULL is allowed). */
 WEFT_API void weft_profile_free(weft_profile *profile);

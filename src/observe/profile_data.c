@@ -204,6 +204,13 @@ weft_status weft_profile_get(const weft_executor *ex, weft_profile **out) {
     if (!out) return weft__fail(__func__, WEFT_EINVAL, "out is NULL");
     *out = NULL;
     if (!ex) return weft__fail(__func__, WEFT_EINVAL, "ex is NULL");
+    /* From one of ex's workers the caller's own run is in flight: its spans
+     * are being written while this reads them (observe.h: any thread not a
+     * worker of ex), as weft_profiler_start refuses (switch.c). */
+    if (weft__current_worker(ex))
+        return weft__fail(__func__, WEFT_EBUSY,
+                          "called from one of the executor's own workers, inside a run of it (observe.h: any "
+                          "thread not a worker of ex)");
     const struct weft__obs *o = weft__obs_state_get(ex);
     unsigned nw = ex->nworkers;
     struct pass ps = { .o = o, .t_min = UINT64_MAX };
