@@ -1,0 +1,622 @@
+/* Taskflow's unit tests (unittests/test_*.cpp) ported to weft's C API, for the
+ * checks that cpp_tfunit41.cpp, cpp_tfport39.cc and the algo/pipe/flow tests
+ * did not make: each check's counts and results exact on 1, 2 and 4 workers
+ * (adversarial round 44). */
+#include "algo_test.h"
+
+#include <limits.h>
+#include <stdatomic.h>
+
+static __attribute__((unused)) int wait_destroy(weft_future *f) {
+    int st = weft_future_wait(f);
+    weft_future_destroy(f);
+    return st;
+}
+
+/* ---- pipelines (test_pipelines.cpp: 1P..3P x S/P x 1..4 lines x 1..4 workers) ----
+ *
+ * Every stage records each token it sees; a serial stage's record must be 0..N-1
+ * in order, a parallel stage's a permutation of it; the first stage sees N + 1
+ * calls (the last one stops).  Three runs in a row continue the token numbers
+ * (Taskflow: num_tokens() counts across runs until reset), then a reset
+ * restarts them. */
+enum { PMAXN = 97, PSTAGES = 3 };
+typedef struct pstate {
+    size_t ntok;                 /* tokens per run */
+    uint64_t base;               /* first token number of this run */
+    atomic_size_t seen[PSTAGES]; /* calls per stage */
+    uint64_t order[PSTAGES][PMAXN + 1];
+    atomic_int count[PSTAGES][PMAXN + 1]; /* per token (relative to base) */
+    atomic_int inflight, max_inflight, bad;
+    size_t lines;
+    weft_stage_kind kinds[PSTAGES];
+} pstate;
+
+static int pstage(weft_pipeflow *pf, void *arg) {
+    pstate *s = arg;
+    size_t st = weft_pipeflow_stage(pf);
+    uint64_t tok = weft_pipeflow_token(pf);
+    if (st == 0) {
+        if (tok < s->base || tok - s->base > s->ntok) atomic_store(&s->bad, 1);
+        if (tok - s->base == s->ntok) {
+            if (weft_pipeflow_stop(pf) != WEFT_OK) atomic_store(&s->bad, 2);
+            atomic_fetch_add(&s->seen[0], 1);
+            return 0;
+        }
+        int n = atomic_fetch_add(&s->inflight, 1) + 1;
+        int m = atomic_load(&s->max_inflight);
+        while (n > m && !atomic_compare_exchange_weak(&s->max_inflight, &m, n)) {}
+    }
+    if (weft_pipeflow_line(pf) != tok % s->lines) atomic_store(&s->bad, 3);
+    if (st != 0 && weft_pipeflow_stop(pf) != WEFT_EINVAL) atomic_store(&s->bad, 4);
+    size_t k = atomic_fetch_add(&s->seen[st], 1);
+    if (k <= PMAXN) s->order[st][k] = tok;
+    size_t rel = (size_t)(tok - s->base);
+    if (rel <= PMAXN) atomic_fetch_add(&s->count[st][rel], 1);
+    return 0;
+}
+/* The last stage ends the token's flight. */
+static int pstage_last(weft_pipeflow *pf, void *arg) {
+    pstate *s = arg;
+    int r = pstage(pf, arg);
+    atomic_fetch_sub(&s->inflight, 1);
+    return r;
+}
+
+static void pstate_reset(pstate *s, uint64_t base) {
+    s->base = base;
+    for (int i = 0; i < PSTAGES; i++) {
+        atomic_store(&s->seen[i], 0);
+        for (int j = 0; j <= PMAXN; j++) atomic_store(&s->count[i][j], 0);
+    }
+    atomic_store(&s->inflight, 0);
+    atomic_store(&s->max_inflight, 0);
+}
+
+static void pcheck(pstate *s, size_t nstages, size_t lines) {
+    ASSERT_EQ(atomic_load(&s->bad), 0);
+    ASSERT_EQ(atomic_load(&s->seen[0]), s->ntok + 1);
+    for (size_t st = 1; st < nstages; st++) ASSERT_EQ(atomic_load(&s->seen[st]), s->ntok);
+    for (size_t st = 0; st < nstages; st++) {
+        for (size_t t = 0; t < s->ntok; t++) {
+            if (atomic_load(&s->count[st][t]) != 1)
+                TEST_FAIL_("stage %zu saw token %zu %d times (lines %zu)", st, t, atomic_load(&s->count[st][t]), lines);
+            if (s->kinds[st] == WEFT_STAGE_SERIAL && s->order[st][t] != s->base + t)
+                TEST_FAIL_("serial stage %zu saw token %llu at place %zu", st, (unsigned long long)s->order[st][t], t);
+        }
+    }
+    ASSERT_LE(atomic_load(&s->max_inflight), (int)lines);
+}
+
+TEST(tf_pipelines_every_shape_lines_and_workers_see_each_token_once_in_order_across_reruns) {
+    static const char *shapes[] = { "S", "SS", "SP", "SSS", "SSP", "SPS", "SPP" };
+    static const size_t ntoks[] = { 0, 1, 5, 97 };
+    static pstate s;
+    for (unsigned w = 1; w <= 4; w++) {
+        weft_executor *ex = make_executor(w);
+        for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+            size_t ns = strlen(shapes[sh]);
+            for (size_t lines = 1; lines <= 4; lines++) {
+                for (int sched = 0; sched <= 2; sched++) {
+                    weft_stage st[PSTAGES];
+                    for (size_t i = 0; i < ns; i++) {
+                        s.kinds[i] = shapes[sh][i] == 'S' ? WEFT_STAGE_SERIAL : WEFT_STAGE_PARALLEL;
+                        st[i] = (weft_stage){ s.kinds[i], i + 1 == ns ? pstage_last : pstage, &s, "st" };
+                    }
+                    if (ns == 1) st[0].fn = pstage; /* stage 0 alone: no inflight bookkeeping */
+                    weft_status err;
+                    weft_pipeline *p = weft_pipeline_create(lines, st, ns, &err);
+                    ASSERT_NOT_NULL(p);
+                    ASSERT_OK(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)sched));
+                    weft_taskflow *tf = make_taskflow("pipe");
+                    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+                    uint64_t base = 0;
+                    s.lines = lines;
+                    atomic_store(&s.bad, 0);
+                    for (size_t r = 0; r < sizeof ntoks / sizeof *ntoks; r++) {
+                        s.ntok = ntoks[r];
+                        pstate_reset(&s, base);
+                        ASSERT_OK(weft_run_and_wait(ex, tf));
+                        if (ns == 1) atomic_store(&s.max_inflight, 0);
+                        pcheck(&s, ns, lines);
+                        base += s.ntok;
+                        ASSERT_EQ(weft_pipeline_num_tokens(p), base);
+                    }
+                    /* reset: the next run starts from token 0 again. */
+                    ASSERT_OK(weft_pipeline_reset(p));
+                    ASSERT_EQ(weft_pipeline_num_tokens(p), 0);
+                    s.ntok = 5;
+                    pstate_reset(&s, 0);
+                    ASSERT_OK(weft_run_and_wait(ex, tf));
+                    if (ns == 1) atomic_store(&s.max_inflight, 0);
+                    pcheck(&s, ns, lines);
+                    ASSERT_EQ(weft_pipeline_num_tokens(p), 5);
+                    ASSERT_OK(weft_taskflow_destroy(tf));
+                    ASSERT_OK(weft_pipeline_destroy(p));
+                }
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+}
+
+/* ---- data pipelines (test_data_pipelines.cpp) ------------------------------
+ *
+ * int -> string-ish -> double: each stage's output is a function of the token,
+ * checked by the next stage; serial stages in order. */
+typedef struct dstate {
+    size_t ntok;
+    uint64_t base;
+    atomic_int bad;
+    atomic_size_t calls[3];
+    uint64_t last_serial[3];
+    weft_stage_kind kinds[3];
+    atomic_llong sum;
+} dstate;
+
+typedef struct dmid { char text[24]; uint64_t tok; } dmid;
+
+static void dserial(dstate *s, size_t st, uint64_t tok) {
+    if (s->kinds[st] != WEFT_STAGE_SERIAL) return;
+    if (tok != s->last_serial[st]) atomic_store(&s->bad, 10 + (int)st);
+    s->last_serial[st] = tok + 1;
+}
+static int dfirst(weft_pipeflow *pf, void *in, void *out, void *arg) {
+    dstate *s = arg;
+    uint64_t tok = weft_pipeflow_token(pf);
+    atomic_fetch_add(&s->calls[0], 1);
+    if (in) atomic_store(&s->bad, 1);
+    if (tok - s->base == s->ntok) return weft_pipeflow_stop(pf) == WEFT_OK ? 0 : 99;
+    dserial(s, 0, tok);
+    *(int *)out = (int)(tok * 3 + 1);
+    return 0;
+}
+static int dmiddle(weft_pipeflow *pf, void *in, void *out, void *arg) {
+    dstate *s = arg;
+    uint64_t tok = weft_pipeflow_token(pf);
+    atomic_fetch_add(&s->calls[1], 1);
+    dserial(s, 1, tok);
+    if (*(int *)in != (int)(tok * 3 + 1)) atomic_store(&s->bad, 2);
+    dmid *m = out;
+    snprintf(m->text, sizeof m->text, "%d", *(int *)in);
+    m->tok = tok;
+    return 0;
+}
+static int dlast(weft_pipeflow *pf, void *in, void *out, void *arg) {
+    dstate *s = arg;
+    uint64_t tok = weft_pipeflow_token(pf);
+    atomic_fetch_add(&s->calls[2], 1);
+    dserial(s, 2, tok);
+    const dmid *m = in;
+    if (out || m->tok != tok || atoi(m->text) != (int)(tok * 3 + 1)) atomic_store(&s->bad, 3);
+    atomic_fetch_add(&s->sum, atoi(m->text));
+    return 0;
+}
+
+TEST(tf_data_pipelines_pass_each_tokens_values_through_every_shape_lines_and_workers) {
+    static const char *shapes[] = { "SSS", "SSP", "SPS", "SPP" };
+    static dstate s;
+    for (unsigned w = 1; w <= 4; w++) {
+        weft_executor *ex = make_executor(w);
+        for (size_t sh = 0; sh < 4; sh++) {
+            for (size_t lines = 1; lines <= 4; lines++) {
+                for (int sched = 0; sched <= 2; sched++) {
+                    for (int i = 0; i < 3; i++)
+                        s.kinds[i] = shapes[sh][i] == 'S' ? WEFT_STAGE_SERIAL : WEFT_STAGE_PARALLEL;
+                    weft_data_stage st[3] = {
+                        { .kind = s.kinds[0], .fn = dfirst, .arg = &s, .name = "make", .WEFT_DATA_OUT(int) },
+                        { .kind = s.kinds[1], .fn = dmiddle, .arg = &s, .name = "fmt", .WEFT_DATA_IN(int),
+                          .WEFT_DATA_OUT(dmid) },
+                        { .kind = s.kinds[2], .fn = dlast, .arg = &s, .name = "sum", .WEFT_DATA_IN(dmid) },
+                    };
+                    weft_status err;
+                    weft_pipeline *p = weft_data_pipeline_create(lines, st, 3, &err);
+                    ASSERT_NOT_NULL(p);
+                    ASSERT_OK(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)sched));
+                    weft_taskflow *tf = make_taskflow("dpipe");
+                    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+                    uint64_t base = 0;
+                    static const size_t ntoks[] = { 0, 1, 64, 3 };
+                    for (size_t r = 0; r < 4; r++) {
+                        s.ntok = ntoks[r];
+                        s.base = base;
+                        for (int i = 0; i < 3; i++) {
+                            atomic_store(&s.calls[i], 0);
+                            s.last_serial[i] = base;
+                        }
+                        atomic_store(&s.sum, 0);
+                        atomic_store(&s.bad, 0);
+                        ASSERT_OK(weft_run_and_wait(ex, tf));
+                        ASSERT_EQ(atomic_load(&s.bad), 0);
+                        ASSERT_EQ(atomic_load(&s.calls[0]), s.ntok + 1);
+                        ASSERT_EQ(atomic_load(&s.calls[1]), s.ntok);
+                        ASSERT_EQ(atomic_load(&s.calls[2]), s.ntok);
+                        long long want = 0;
+                        for (uint64_t t = base; t < base + s.ntok; t++) want += (long long)(t * 3 + 1);
+                        ASSERT_EQ(atomic_load(&s.sum), want);
+                        base += s.ntok;
+                        ASSERT_EQ(weft_pipeline_num_tokens(p), base);
+                    }
+                    ASSERT_OK(weft_taskflow_destroy(tf));
+                    ASSERT_OK(weft_pipeline_destroy(p));
+                }
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+}
+
+/* ---- semaphores (test_semaphores.cpp) --------------------------------------- */
+
+/* LinearChain: L tasks without edges; task i holds semaphores i-1 and i (each of
+ * one unit) and bumps counters i-1 and i, so neighbours never overlap and every
+ * plain (unsynchronised) counter ends at 2. */
+enum { SEM_L = 2000 };
+typedef struct chain { size_t i; size_t *counters; } chain;
+static int chain_task(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    chain *c = arg;
+    if (c->i) c->counters[c->i - 1]++;
+    c->counters[c->i]++;
+    return 0;
+}
+static int chain_async(weft_ctx *ctx, void *arg) { return chain_task(ctx, arg); }
+
+TEST(tf_semaphores_linear_chain_of_neighbouring_semaphores_bumps_each_counter_twice_as_graph_and_async_tasks) {
+    size_t *counters = xmalloc(SEM_L * sizeof *counters);
+    chain *cs = xmalloc(SEM_L * sizeof *cs);
+    weft_semaphore **sems = xmalloc(SEM_L * sizeof *sems);
+    for (size_t i = 0; i < SEM_L; i++) {
+        sems[i] = weft_semaphore_create(1, NULL);
+        ASSERT_NOT_NULL(sems[i]);
+        cs[i] = (chain){ i, counters };
+    }
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        weft_taskflow *tf = make_taskflow("chain");
+        for (size_t i = 0; i < SEM_L; i++) {
+            weft_task t = must_emplace(tf, chain_task, &cs[i]);
+            if (i) {
+                ASSERT_OK(weft_task_acquire(t, sems[i - 1]));
+                ASSERT_OK(weft_task_release(t, sems[i - 1]));
+            }
+            ASSERT_OK(weft_task_acquire(t, sems[i]));
+            ASSERT_OK(weft_task_release(t, sems[i]));
+        }
+        for (int run = 0; run < 2; run++) {
+            memset(counters, 0, SEM_L * sizeof *counters);
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            counters[SEM_L - 1]++;
+            for (size_t i = 0; i < SEM_L; i++) ASSERT_EQ(counters[i], 2);
+        }
+        /* The same with async tasks holding both semaphores. */
+        memset(counters, 0, SEM_L * sizeof *counters);
+        for (size_t i = 0; i < SEM_L; i++) {
+            weft_semaphore *two[2] = { sems[i], i ? sems[i - 1] : sems[i] };
+            ASSERT_OK(weft_async_acquire(ex, chain_async, &cs[i], two, 2, NULL));
+        }
+        ASSERT_OK(weft_executor_wait_all(ex));
+        counters[SEM_L - 1]++;
+        for (size_t i = 0; i < SEM_L; i++) ASSERT_EQ(counters[i], 2);
+        for (size_t i = 0; i < SEM_L; i++) ASSERT_EQ(weft_semaphore_value(sems[i]), 1);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+    for (size_t i = 0; i < SEM_L; i++) ASSERT_OK(weft_semaphore_destroy(sems[i]));
+    free(sems);
+    free(cs);
+    free(counters);
+}
+
+/* Semaphore.Module / Semaphores.Module: a module task holding the semaphore(s)
+ * its body's 1024 tasks also take; at most 2 run at once, all run. */
+typedef struct semmod { atomic_int in, max, count; } semmod;
+static int semmod_task(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    semmod *m = arg;
+    int n = atomic_fetch_add(&m->in, 1) + 1;
+    int mx = atomic_load(&m->max);
+    while (n > mx && !atomic_compare_exchange_weak(&m->max, &mx, n)) {}
+    atomic_fetch_add(&m->count, 1);
+    atomic_fetch_sub(&m->in, 1);
+    return 0;
+}
+
+TEST(tf_semaphores_a_module_task_and_its_bodys_tasks_sharing_one_or_ten_semaphores_all_run_two_at_a_time) {
+    for (unsigned w = 1; w <= 4; w++) {
+        for (size_t nsem = 1; nsem <= 10; nsem += 9) {
+            weft_executor *ex = make_executor(w);
+            weft_semaphore *sems[10];
+            for (size_t i = 0; i < nsem; i++) ASSERT_NOT_NULL(sems[i] = weft_semaphore_create(2, NULL));
+            weft_taskflow *body = make_taskflow("body"), *top = make_taskflow("top");
+            static semmod m;
+            atomic_store(&m.max, 0);
+            atomic_store(&m.count, 0);
+            for (int i = 0; i < 1024; i++) {
+                weft_task t = must_emplace(body, semmod_task, &m);
+                for (size_t k = 0; k < nsem; k++) {
+                    ASSERT_OK(weft_task_acquire(t, sems[k]));
+                    ASSERT_OK(weft_task_release(t, sems[k]));
+                }
+            }
+            weft_task mt = weft_emplace_module(top, body);
+            ASSERT_FALSE(weft_task_is_null(mt));
+            for (size_t k = 0; k < nsem; k++) {
+                ASSERT_OK(weft_task_acquire(mt, sems[k]));
+                ASSERT_OK(weft_task_release(mt, sems[k]));
+            }
+            for (int run = 1; run <= 3; run++) {
+                ASSERT_OK(weft_run_and_wait(ex, top));
+                ASSERT_EQ(atomic_load(&m.count), 1024 * run);
+            }
+            ASSERT_LE(atomic_load(&m.max), 2);
+            for (size_t k = 0; k < nsem; k++) ASSERT_EQ(weft_semaphore_value(sems[k]), 2);
+            ASSERT_OK(weft_taskflow_destroy(top));
+            ASSERT_OK(weft_taskflow_destroy(body));
+            for (size_t k = 0; k < nsem; k++) ASSERT_OK(weft_semaphore_destroy(sems[k]));
+            weft_executor_destroy(ex);
+        }
+    }
+}
+
+/* ---- dependent asyncs (test_dependent_asyncs.cpp) --------------------------- */
+
+typedef struct dep_node { atomic_int *order; int id; int ran_at; atomic_int runs; } dep_node;
+static int dep_run(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    dep_node *d = arg;
+    d->ran_at = atomic_fetch_add(d->order, 1);
+    atomic_fetch_add(&d->runs, 1);
+    return 0;
+}
+static int dep_fail(weft_ctx *ctx, void *arg) {
+    dep_run(ctx, arg);
+    return 7;
+}
+
+/* One task after many: 3000 dependencies, the first half finished before it is
+ * submitted, some failed, one cancelled before it ran, the same future given
+ * three times, every dependency's future destroyed right after the call. */
+TEST(tf_dependent_asyncs_a_task_after_thousands_of_finished_failed_cancelled_and_repeated_deps_runs_once_last) {
+    enum { ND = 3000 };
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        atomic_int order = 0;
+        static dep_node nodes[ND + 1];
+        weft_future **fs = xmalloc((ND + 3) * sizeof *fs);
+        for (int i = 0; i < ND; i++) {
+            nodes[i] = (dep_node){ .order = &order, .id = i, .ran_at = -1 };
+            ASSERT_OK(weft_async(ex, i % 97 == 5 ? dep_fail : dep_run, &nodes[i], &fs[i]));
+            if (i == ND / 2) {
+                for (int k = 0; k <= i; k++) (void)weft_future_wait(fs[k]);
+            }
+        }
+        fs[ND] = fs[10];
+        fs[ND + 1] = fs[ND - 1];
+        fs[ND + 2] = fs[10];
+        nodes[ND] = (dep_node){ .order = &order, .id = ND, .ran_at = -1 };
+        weft_future *last;
+        ASSERT_OK(weft_dependent_async(ex, dep_run, &nodes[ND], fs, ND + 3, &last));
+        for (int i = 0; i < ND; i++) weft_future_destroy(fs[i]);
+        ASSERT_OK(wait_destroy(last));
+        for (int i = 0; i < ND; i++) ASSERT_EQ(atomic_load(&nodes[i].runs), 1);
+        ASSERT_EQ(atomic_load(&nodes[ND].runs), 1);
+        ASSERT_EQ(nodes[ND].ran_at, ND);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        free(fs);
+        weft_executor_destroy(ex);
+    }
+}
+
+/* A dependency cancelled before it started never runs, yet its dependents do,
+ * after it ("whatever its status"). */
+static int block_until(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_int *go = arg;
+    while (!atomic_load(go)) sleep_us(50);
+    return 0;
+}
+TEST(tf_dependent_asyncs_after_a_cancelled_dependency_the_dependents_run_and_it_does_not) {
+    weft_executor *ex = make_executor(1);
+    atomic_int go = 0, order = 0;
+    weft_future *blocker, *cancelled, *after, *after2;
+    dep_node a = { .order = &order, .ran_at = -1 }, b = { .order = &order, .ran_at = -1 },
+             c = { .order = &order, .ran_at = -1 };
+    ASSERT_OK(weft_async(ex, block_until, &go, &blocker));
+    ASSERT_OK(weft_dependent_async(ex, dep_run, &a, &blocker, 1, &cancelled));
+    ASSERT_OK(weft_future_cancel(cancelled));
+    ASSERT_OK(weft_dependent_async(ex, dep_run, &b, &cancelled, 1, &after));
+    weft_future *both[2] = { cancelled, after };
+    ASSERT_OK(weft_dependent_async(ex, dep_run, &c, both, 2, &after2));
+    atomic_store(&go, 1);
+    ASSERT_OK(wait_destroy(blocker));
+    ASSERT_STATUS(wait_destroy(cancelled), WEFT_ECANCELED);
+    ASSERT_OK(wait_destroy(after));
+    ASSERT_OK(wait_destroy(after2));
+    ASSERT_EQ(atomic_load(&a.runs), 0);
+    ASSERT_EQ(atomic_load(&b.runs), 1);
+    ASSERT_EQ(atomic_load(&c.runs), 1);
+    ASSERT_LT(b.ran_at, c.ran_at);
+    weft_executor_destroy(ex);
+}
+
+/* DependentAsync.NullDependency: Taskflow ignores an empty AsyncTask in the
+ * list; weft's contract refuses anything that is not an async task's future,
+ * NULL included, and queues nothing. */
+TEST(tf_dependent_asyncs_a_null_dependency_is_einval_and_queues_nothing) {
+    weft_executor *ex = make_executor(2);
+    atomic_int order = 0;
+    dep_node a = { .order = &order, .ran_at = -1 };
+    weft_future *ok, *out = (weft_future *)&order;
+    ASSERT_OK(weft_async(ex, dep_run, &a, &ok));
+    weft_future *deps[3] = { ok, NULL, ok };
+    ASSERT_STATUS(weft_dependent_async(ex, dep_run, &a, deps, 3, &out), WEFT_EINVAL);
+    ASSERT_NULL(out);
+    ASSERT_STATUS(weft_dependent_async(ex, dep_run, &a, deps, 3, NULL), WEFT_EINVAL);
+    ASSERT_OK(wait_destroy(ok));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&a.runs), 1);
+    weft_executor_destroy(ex);
+}
+
+/* ---- find_if / find_if_not / min_element / max_element (test_find.cpp) ----
+ *
+ * n = 0..256, then 2n + 1 up to 65536; values rand() % (2n) + 1 (so repeats);
+ * every partitioner with chunks 0, 1, 3, 7, 99; the first matching index. */
+static bool is5(const void *e, void *arg) { (void)arg; return *(const int *)e == 5; }
+static bool is0(const void *e, void *arg) { (void)arg; return *(const int *)e == 0; }
+/* find_if_not(x == first value): the first index whose value differs. */
+static bool not_eq_arg(const void *e, void *arg) { return *(const int *)e != *(const int *)arg; }
+static int cmp_int(const void *a, const void *b, void *arg) {
+    (void)arg;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+TEST(tf_find_if_find_if_not_min_and_max_element_give_the_first_index_for_every_size_chunk_and_partitioner) {
+    static const size_t chunks[] = { 0, 1, 3, 7, 99 };
+    int *in = xmalloc(65536 * sizeof *in);
+    uint64_t seed = 44;
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (size_t n = 0; n <= 65536; n <= 256 ? n++ : (n = 2 * n + 1)) {
+            if (n > 4096 && w == 2) continue; /* keep the test short */
+            for (size_t i = 0; i < n; i++) in[i] = (int)(test_rand(&seed) % (2 * n)) + 1;
+            /* a run of equal values at the front for find_if_not, now and then */
+            if (n > 3 && n % 3 == 0) for (size_t i = 0; i < n / 2; i++) in[i] = in[0];
+            size_t f5 = n, f0 = n, fne = n, mn = n, mx = n;
+            for (size_t i = 0; i < n; i++) {
+                if (f5 == n && in[i] == 5) f5 = i;
+                if (fne == n && in[i] != in[0]) fne = i;
+                if (mn == n || in[i] < in[mn]) mn = i;
+                if (mx == n || in[i] > in[mx]) mx = i;
+            }
+            for (int p = 0; p < 4; p++) {
+                for (size_t c = 0; c < 5; c++) {
+                    weft_algo_config cfg = { .partitioner = (weft_partitioner)p, .chunk = chunks[c] };
+                    size_t r = SIZE_MAX;
+                    int first = n ? in[0] : 0;
+                    ASSERT_OK(weft_parallel_find_if(ex, in, n, sizeof *in, is5, NULL, &r, &cfg));
+                    ASSERT_EQ(r, f5);
+                    ASSERT_OK(weft_parallel_find_if(ex, in, n, sizeof *in, is0, NULL, &r, &cfg));
+                    ASSERT_EQ(r, f0);
+                    ASSERT_OK(weft_parallel_find_if(ex, in, n, sizeof *in, not_eq_arg, &first, &r, &cfg));
+                    ASSERT_EQ(r, fne);
+                    ASSERT_OK(weft_parallel_min_element(ex, in, n, sizeof *in, cmp_int, NULL, &r, &cfg));
+                    if (r != mn) TEST_FAIL_("min n=%zu p=%d c=%zu w=%u: %zu vs %zu", n, p, chunks[c], w, r, mn);
+                    ASSERT_OK(weft_parallel_max_element(ex, in, n, sizeof *in, cmp_int, NULL, &r, &cfg));
+                    if (r != mx) TEST_FAIL_("max n=%zu p=%d c=%zu w=%u: %zu vs %zu", n, p, chunks[c], w, r, mx);
+                }
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+    free(in);
+}
+
+/* ---- scans (test_scan.cpp): n = 0..17 and large, every partitioner and chunk,
+ *      with and without init, in place and not, int + and int *, and the
+ *      transformed scans (Taskflow's transform_inclusive/exclusive_scan) as
+ *      range scans applying the transform in both bodies. ---- */
+static void add_int(void *acc, const void *x, void *arg) { (void)arg; *(int *)acc += *(const int *)x; }
+static void mul_int(void *acc, const void *x, void *arg) {
+    (void)arg;
+    *(int *)acc = (int)((unsigned)*(int *)acc * (unsigned)*(const int *)x);
+}
+typedef struct tscan { const int *in; int *out; bool mul, exclusive; } tscan;
+static int tmap(int v) { return v * 2 + 1; }
+static int tcomb(const tscan *t, int a, int b) { return t->mul ? (int)((unsigned)a * (unsigned)b) : a + b; }
+static void tscan_op(void *acc, const void *x, void *arg) { *(int *)acc = tcomb(arg, *(int *)acc, *(const int *)x); }
+static void tscan_reduce(size_t lo, size_t hi, void *acc, void *arg) {
+    const tscan *t = arg;
+    int a = tmap(t->in[lo]);
+    for (size_t i = lo + 1; i < hi; i++) a = tcomb(t, a, tmap(t->in[i]));
+    *(int *)acc = a;
+}
+static void tscan_scan(size_t lo, size_t hi, void *acc, bool has_acc, void *arg) {
+    const tscan *t = arg;
+    int a = has_acc ? *(int *)acc : 0;
+    bool have = has_acc;
+    for (size_t i = lo; i < hi; i++) {
+        int v = tmap(t->in[i]);
+        if (t->exclusive) {
+            t->out[i] = a; /* the exclusive form always has an init */
+            a = tcomb(t, a, v);
+        } else {
+            a = have ? tcomb(t, a, v) : v;
+            have = true;
+            t->out[i] = a;
+        }
+    }
+}
+
+TEST(tf_scans_inclusive_exclusive_and_transformed_equal_the_serial_scan_for_n_0_to_17_and_large) {
+    static const size_t chunks[] = { 0, 1, 3, 7, 99 };
+    enum { BIG = 100003 };
+    int *in = xmalloc(BIG * sizeof *in), *out = xmalloc(BIG * sizeof *out), *want = xmalloc(BIG * sizeof *want);
+    uint64_t seed = 7;
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (size_t n = 0; n <= BIG; n = n < 17 ? n + 1 : (n == 17 ? 1000 : (n == 1000 ? BIG : BIG + 1))) {
+            for (size_t i = 0; i < n; i++) in[i] = (int)(test_rand(&seed) % 7) - 2;
+            for (int p = 0; p < 4; p++) {
+                for (size_t c = 0; c < 5; c++) {
+                    if (n > 17 && c != 0 && c != 4) continue;
+                    weft_algo_config cfg = { .partitioner = (weft_partitioner)p, .chunk = chunks[c] };
+                    for (int mul = 0; mul < 2; mul++) {
+                        weft_combine_fn op = mul ? mul_int : add_int;
+                        for (int kind = 0; kind < 5; kind++) { /* incl, incl+init, excl, tincl, texcl */
+                            for (int inplace = 0; inplace < 2; inplace++) {
+                                int init = mul ? 3 : 10;
+                                /* serial answer */
+                                int a = init;
+                                bool have = kind == 1 || kind == 2 || kind == 4;
+                                for (size_t i = 0; i < n; i++) {
+                                    int v = kind >= 3 ? tmap(in[i]) : in[i];
+                                    tscan ts = { .mul = mul };
+                                    if (kind == 2 || kind == 4) {
+                                        want[i] = a;
+                                        a = tcomb(&ts, a, v);
+                                    } else {
+                                        a = have ? tcomb(&ts, a, v) : v;
+                                        have = true;
+                                        want[i] = a;
+                                    }
+                                }
+                                int *dst = out;
+                                if (inplace) {
+                                    if (kind >= 3) continue; /* the range bodies read in[] as they write */
+                                    memcpy(out, in, n * sizeof *in);
+                                }
+                                const int *src = inplace ? out : in;
+                                if (n) memset(inplace ? want + n : out, 0, 0);
+                                if (!inplace && n) memset(out, 0x55, n * sizeof *out);
+                                weft_status st;
+                                if (kind == 0)
+                                    st = weft_parallel_inclusive_scan(ex, src, dst, n, sizeof(int), NULL, op, NULL, &cfg);
+                                else if (kind == 1)
+                                    st = weft_parallel_inclusive_scan(ex, src, dst, n, sizeof(int), &init, op, NULL, &cfg);
+                                else if (kind == 2)
+                                    st = weft_parallel_exclusive_scan(ex, src, dst, n, sizeof(int), &init, op, NULL, &cfg);
+                                else {
+                                    tscan ts = { in, out, mul, kind == 4 };
+                                    st = weft_parallel_scan_range(ex, n, sizeof(int), kind == 4 ? &init : NULL,
+                                                                  tscan_reduce, tscan_scan, tscan_op, &ts, &cfg);
+                                }
+                                ASSERT_OK(st);
+                                for (size_t i = 0; i < n; i++)
+                                    if (out[i] != want[i])
+                                        TEST_FAIL_("kind %d mul %d inplace %d n %zu p %d c %zu w %u: out[%zu] = %d, want %d",
+                                                   kind, mul, inplace, n, p, chunks[c], w, i, out[i], want[i]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+    free(in);
+    free(out);
+    free(want);
+}
