@@ -620,3 +620,196 @@ TEST(tf_scans_inclusive_exclusive_and_transformed_equal_the_serial_scan_for_n_0_
     free(out);
     free(want);
 }
+
+/* ---- a pipeline run that failed or was cancelled, then run again ------------
+ *
+ * Taskflow's pipelines rerun from where they stopped; weft's contract: a
+ * failing stage ends the run (tokens in flight finish), and the next run goes
+ * on from the pipeline's token count.  The rerun must see every token from
+ * weft_pipeline_num_tokens on exactly once, in order at serial stages. */
+typedef struct pfail { pstate *s; uint64_t fail_at; int mode; weft_future *run; } pfail;
+static pfail g_pfail;
+static int pstage_maybe_fail(weft_pipeflow *pf, void *arg) {
+    pstate *s = arg;
+    uint64_t tok = weft_pipeflow_token(pf);
+    if (g_pfail.mode && tok == g_pfail.fail_at) {
+        if (g_pfail.mode == 1) return 42;
+        /* mode 2: cancel the run from the stage */
+        (void)weft_future_cancel((weft_future *)weft_pipeflow_run(pf));
+    }
+    (void)s;
+    return pstage(pf, arg);
+}
+
+TEST(tf_pipelines_rerun_after_a_failed_or_cancelled_run_sees_every_later_token_once_in_order) {
+    static pstate s;
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (int sched = 0; sched <= 2; sched++) {
+            for (int mode = 1; mode <= 2; mode++) {
+                for (size_t lines = 1; lines <= 4; lines += 3) {
+                    static const char *shape = "SPS";
+                    weft_stage st[3];
+                    for (size_t i = 0; i < 3; i++) {
+                        s.kinds[i] = shape[i] == 'S' ? WEFT_STAGE_SERIAL : WEFT_STAGE_PARALLEL;
+                        st[i] = (weft_stage){ s.kinds[i], i == 1 ? pstage_maybe_fail : (i == 2 ? pstage_last : pstage), &s,
+                                              "st" };
+                    }
+                    weft_pipeline *p = weft_pipeline_create(lines, st, 3, NULL);
+                    ASSERT_NOT_NULL(p);
+                    ASSERT_OK(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)sched));
+                    weft_taskflow *tf = make_taskflow("pipe");
+                    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+                    s.lines = lines;
+                    atomic_store(&s.bad, 0);
+                    /* run 1: stage 1 fails (or cancels) at token 20 of 1000 */
+                    s.ntok = 1000;
+                    pstate_reset(&s, 0);
+                    g_pfail = (pfail){ &s, 20, mode, NULL };
+                    weft_status r1 = weft_run_and_wait(ex, tf);
+                    ASSERT_STATUS(r1, mode == 1 ? WEFT_ETASK : WEFT_ECANCELED);
+                    uint64_t made = weft_pipeline_num_tokens(p);
+                    ASSERT_GE(made, 21);
+                    ASSERT_LT(made, 1000);
+                    /* run 2: no failure; tokens go on from `made` */
+                    g_pfail.mode = 0;
+                    s.ntok = 50;
+                    pstate_reset(&s, made);
+                    atomic_store(&s.bad, 0);
+                    ASSERT_OK(weft_run_and_wait(ex, tf));
+                    pcheck(&s, 3, lines);
+                    ASSERT_EQ(weft_pipeline_num_tokens(p), made + 50);
+                    ASSERT_OK(weft_taskflow_destroy(tf));
+                    ASSERT_OK(weft_pipeline_destroy(p));
+                }
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+}
+
+/* ---- transform with two inputs in place (test_transform.cpp's
+ *      ParallelTransform2: std::transform(a, a + n, b, a, op)) ---- */
+static void add_i64_i32(const void *a, const void *b, void *out, void *arg) {
+    (void)arg;
+    *(int64_t *)out = *(const int64_t *)a * 3 + *(const int32_t *)b;
+}
+static void add_i32_i64(const void *a, const void *b, void *out, void *arg) {
+    (void)arg;
+    *(int64_t *)out = *(const int32_t *)a * 3 + *(const int64_t *)b;
+}
+
+TEST(tf_transform2_in_place_over_either_input_is_exact_and_mismatched_sizes_in_place_are_einval) {
+    enum { N = 20011 };
+    int64_t *a = xmalloc(N * sizeof *a), *want = xmalloc(N * sizeof *want);
+    int32_t *b = xmalloc(N * sizeof *b);
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (size_t c = 0; c < NCONFIGS; c++) {
+            for (size_t i = 0; i < N; i++) {
+                a[i] = (int64_t)i * 7 - 5;
+                b[i] = (int32_t)(i % 101);
+                want[i] = a[i] * 3 + b[i];
+            }
+            /* out == a (same sizes) */
+            ASSERT_OK(weft_parallel_transform2(ex, a, sizeof *a, b, sizeof *b, a, sizeof *a, N, add_i64_i32, NULL,
+                                               &CONFIGS[c]));
+            for (size_t i = 0; i < N; i++) ASSERT_EQ(a[i], want[i]);
+            /* out == b (b's elements as wide as out's): a second array of int64 */
+            int64_t *bb = a;
+            int32_t *aa = b;
+            for (size_t i = 0; i < N; i++) want[i] = (int64_t)aa[i] * 3 + bb[i];
+            ASSERT_OK(weft_parallel_transform2(ex, aa, sizeof *aa, bb, sizeof *bb, bb, sizeof *bb, N, add_i32_i64,
+                                               NULL, &CONFIGS[c]));
+            for (size_t i = 0; i < N; i++) ASSERT_EQ(bb[i], want[i]);
+        }
+        /* in place with an output wider than that input: the writes of element i
+         * would land on inputs i + 1 ... of other chunks; like
+         * weft_parallel_transform's in == out with in_size != out_size, refused
+         * and nothing written. */
+        for (size_t i = 0; i < N; i++) b[i] = (int32_t)i;
+        ASSERT_STATUS(weft_parallel_transform2(ex, a, sizeof *a, b, sizeof *b, b, sizeof *a, N / 2, add_i64_i32,
+                                               NULL, NULL),
+                      WEFT_EINVAL);
+        ASSERT_STATUS(weft_parallel_transform2(ex, b, sizeof *b, a, sizeof *a, b, sizeof *a, N / 2, add_i32_i64,
+                                               NULL, NULL),
+                      WEFT_EINVAL);
+        for (size_t i = 0; i < N; i++) ASSERT_EQ(b[i], (int32_t)i);
+        /* empty: (NULL, 0) in place is fine */
+        ASSERT_OK(weft_parallel_transform2(ex, b, sizeof *b, a, sizeof *a, b, sizeof *a, 0, add_i32_i64, NULL, NULL));
+        weft_executor_destroy(ex);
+    }
+    free(a);
+    free(b);
+    free(want);
+}
+
+/* ---- subflows (test_subflows.cpp, BitState): every execution of a subflow
+ *      task starts with an empty, joinable graph; the graph of the last
+ *      execution is kept (Taskflow's retain) and drawn after the run. ---- */
+typedef struct sfstate { atomic_int execs, children, bad; } sfstate;
+static int sf_child(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add(&((sfstate *)arg)->children, 1);
+    return 0;
+}
+static int sf_body(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx;
+    sfstate *s = arg;
+    int k = atomic_fetch_add(&s->execs, 1);
+    weft_taskflow *g = weft_subflow_graph(sf);
+    if (weft_taskflow_num_tasks(g) != 0 || weft_subflow_detached(sf)) atomic_store(&s->bad, 1);
+    /* execution k builds k % 5 + 1 children, named for the execution */
+    for (int i = 0; i <= k % 5; i++) {
+        weft_task t = weft_emplace(g, sf_child, s);
+        char name[32];
+        snprintf(name, sizeof name, "child%d_%d", k, i);
+        if (weft_task_is_null(t) || weft_task_set_name(t, name) != WEFT_OK) atomic_store(&s->bad, 2);
+    }
+    if (k % 2) {
+        if (weft_subflow_join(sf) != WEFT_OK) atomic_store(&s->bad, 3);
+        if (weft_subflow_detach(sf) != WEFT_EINVAL) atomic_store(&s->bad, 4);
+        if (weft_subflow_detached(sf)) atomic_store(&s->bad, 5);
+    }
+    return 0;
+}
+static int sf_loop(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    int *i = arg;
+    return (*i)++ < 100 ? 0 : 1;
+}
+
+TEST(tf_subflows_each_execution_in_a_condition_loop_starts_empty_and_joinable_and_the_last_graph_is_drawn) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        weft_taskflow *tf = make_taskflow("bits");
+        static sfstate s;
+        atomic_store(&s.execs, 0);
+        atomic_store(&s.children, 0);
+        atomic_store(&s.bad, 0);
+        int i = 0;
+        weft_task init = must_emplace(tf, noop, NULL);
+        weft_task task = weft_emplace_subflow(tf, sf_body, &s);
+        weft_task cond = weft_emplace_condition(tf, sf_loop, &i);
+        ASSERT_OK(weft_precede(init, task));
+        ASSERT_OK(weft_precede(task, cond));
+        ASSERT_OK(weft_precede(cond, task));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&s.bad), 0);
+        ASSERT_EQ(atomic_load(&s.execs), 101);
+        int want = 0;
+        for (int k = 0; k < 101; k++) want += k % 5 + 1;
+        ASSERT_EQ(atomic_load(&s.children), want);
+        /* the last execution (k = 100) built 1 child: only it is drawn */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        ASSERT_OK(weft_taskflow_dump_dot(tf, f));
+        fclose(f);
+        ASSERT_NOT_NULL(strstr(buf, "child100_0"));
+        ASSERT_NULL(strstr(buf, "child99_"));
+        free(buf);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}

@@ -307,7 +307,9 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_transform(weft_executor *ex, c
                                                             weft_unary_fn f, void *arg,
                                                             const weft_algo_config *cfg);
 
-/* out[i] = f(a[i], b[i]) for i < n. */
+/* out[i] = f(a[i], b[i]) for i < n.  out may equal a or b (in place over that
+ * input: then out_size must equal its size, else WEFT_EINVAL and nothing is
+ * written); other overlaps are undefined. */
 WEFT_API WEFT_NODISCARD weft_status weft_parallel_transform2(weft_executor *ex, const void *a,
                                                              size_t a_size, const void *b,
                                                              size_t b_size, void *out,

@@ -155,6 +155,15 @@ weft_status weft_parallel_transform2(weft_executor *ex, const void *a, size_t a_
                                      weft_binary_fn f, void *arg, const weft_algo_config *cfg) {
     if (((!a || !b || !out) && n) || !f || !a_size || !b_size || !out_size)
         return weft__fail(__func__, WEFT_EINVAL, "f is NULL, a size is 0, or a, b or out is NULL with n > 0");
+    /* In place over an input (out == a or out == b, as std::transform(a, a + n,
+     * b, a, op) writes) is element-wise, so it needs that input's element size:
+     * a wider or narrower out makes element i's write land on other elements'
+     * inputs, read by other chunks meanwhile.  weft_parallel_transform refuses
+     * its in == out with in_size != out_size; this refused nothing and wrote
+     * over the inputs. */
+    if (n && ((out == a && a_size != out_size) || (out == b && b_size != out_size)))
+        return weft__fail(__func__, WEFT_EINVAL, "in place (out == %s) with %s_size != out_size",
+                          out == a && a_size != out_size ? "a" : "b", out == a && a_size != out_size ? "a" : "b");
     size_t widest = a_size > b_size ? a_size : b_size;
     if (weft__algo_too_many(n, widest > out_size ? widest : out_size))
         return weft__fail(__func__, WEFT_EINVAL, "%zu elements of up to %zu bytes are more than an array can hold", n,
