@@ -813,3 +813,211 @@ TEST(tf_subflows_each_execution_in_a_condition_loop_starts_empty_and_joinable_an
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- sort (test_sort.cpp): sizes 0..17 and 100000, random, sorted, reversed,
+ *      nearly sorted, all equal; a descending comparator with a payload for
+ *      stability; called directly, from an async task, from a dependent async
+ *      task and as an emplaced task; 1, 2, 4 workers. ---- */
+typedef struct kv { int key; unsigned pos; } kv;
+static int cmp_kv_desc(const void *a, const void *b, void *arg) {
+    (void)arg;
+    int x = ((const kv *)a)->key, y = ((const kv *)b)->key;
+    return (y > x) - (y < x);
+}
+typedef struct sortjob { weft_executor *ex; kv *v; size_t n; bool stable; weft_status st; } sortjob;
+static int sort_in_task(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    sortjob *j = arg;
+    j->st = j->stable ? weft_parallel_stable_sort(j->ex, j->v, j->n, sizeof(kv), cmp_kv_desc, NULL, NULL)
+                      : weft_parallel_sort(j->ex, j->v, j->n, sizeof(kv), cmp_kv_desc, NULL, NULL);
+    return 0;
+}
+static void fill_kv(kv *v, size_t n, int pattern, uint64_t *seed) {
+    for (size_t i = 0; i < n; i++) {
+        int k;
+        switch (pattern) {
+        case 0: k = (int)(test_rand(seed) % (n / 4 + 1)); break;  /* random with many ties */
+        case 1: k = (int)i; break;                                /* ascending (reverse of the order) */
+        case 2: k = (int)(n - i); break;                          /* already sorted descending */
+        case 3: k = (int)(n - i) + ((i % 97 == 3) ? 5 : 0); break; /* nearly sorted */
+        default: k = 42; break;                                   /* all equal */
+        }
+        v[i] = (kv){ k, (unsigned)i };
+    }
+}
+static void check_sorted_kv(const kv *v, size_t n, bool stable, const char *how) {
+    for (size_t i = 1; i < n; i++) {
+        if (v[i - 1].key < v[i].key) TEST_FAIL_("%s: n %zu not sorted at %zu", how, n, i);
+        if (stable && v[i - 1].key == v[i].key && v[i - 1].pos > v[i].pos)
+            TEST_FAIL_("%s: n %zu not stable at %zu", how, n, i);
+    }
+    /* a permutation: every pos once */
+    unsigned char *seen = calloc(n + 1, 1);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].pos >= n || seen[v[i].pos]++) TEST_FAIL_("%s: n %zu not a permutation", how, n);
+    }
+    free(seen);
+}
+
+TEST(tf_sorts_with_a_descending_comparator_are_sorted_and_stable_from_every_kind_of_caller) {
+    enum { BIGN = 100000 };
+    kv *v = xmalloc(BIGN * sizeof *v);
+    uint64_t seed = 99;
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (size_t n = 0; n <= BIGN; n = n < 17 ? n + 1 : (n == 17 ? 1000 : (n == 1000 ? BIGN : BIGN + 1))) {
+            for (int pattern = 0; pattern < 5; pattern++) {
+                for (int stable = 0; stable < 2; stable++) {
+                    for (int how = 0; how < 4; how++) {
+                        if (n == BIGN && how != pattern % 4) continue;
+                        fill_kv(v, n, pattern, &seed);
+                        sortjob j = { ex, v, n, stable, WEFT_EINVAL };
+                        weft_future *f = NULL, *f2 = NULL;
+                        switch (how) {
+                        case 0: (void)sort_in_task(NULL, &j); break;
+                        case 1:
+                            ASSERT_OK(weft_async(ex, sort_in_task, &j, &f));
+                            ASSERT_OK(wait_destroy(f));
+                            break;
+                        case 2:
+                            ASSERT_OK(weft_async(ex, noop, NULL, &f));
+                            ASSERT_OK(weft_dependent_async(ex, sort_in_task, &j, &f, 1, &f2));
+                            weft_future_destroy(f);
+                            ASSERT_OK(wait_destroy(f2));
+                            break;
+                        default: {
+                            weft_taskflow *tf = make_taskflow("sort");
+                            weft_sort_desc d = { v, n, sizeof(kv), cmp_kv_desc, NULL, stable, { 0 } };
+                            ASSERT_FALSE(weft_task_is_null(weft_emplace_sort(tf, &d)));
+                            ASSERT_OK(weft_run_and_wait(ex, tf));
+                            ASSERT_OK(weft_taskflow_destroy(tf));
+                            j.st = WEFT_OK;
+                        }
+                        }
+                        ASSERT_OK(j.st);
+                        /* the generic sort happens to be stable too (weft/algo.h) */
+                        check_sorted_kv(v, n, true, how == 0 ? "direct" : how == 1 ? "async" : how == 2 ? "dependent" : "emplaced");
+                    }
+                }
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+    free(v);
+}
+
+/* ---- cancellation (test_cancellation.cpp) ----------------------------------
+ *
+ * CancelComposition: F4 = module(F3) -> module(F2), F3 = module(F2) + f3A,
+ * F2 = f2A, f2B -> f2C + module(F1), F1 = f1A, f1B: eleven leaf tasks per run,
+ * F2 the body of two modules of one run.  Rounds of 100 runs of F4 queued at
+ * once, most cancelled right away: every run ends, a completed run ran each of
+ * its eleven leaves once (tasks say which run they belong to through
+ * weft_ctx_run, also inside the modules), a cancelled one at most that, and
+ * afterwards every taskflow is idle (destroy succeeds). */
+enum { CC_RUNS = 100 };
+static weft_future *cc_futs[CC_RUNS];
+static atomic_int cc_count[CC_RUNS], cc_bad;
+static int cc_leaf(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    const weft_future *run = weft_ctx_run(ctx);
+    for (int i = 0; i < CC_RUNS; i++)
+        if (cc_futs[i] == run) {
+            atomic_fetch_add(&cc_count[i], 1);
+            return 0;
+        }
+    atomic_store(&cc_bad, 1);
+    return 0;
+}
+
+TEST(tf_cancel_composition_runs_of_nested_modules_cancelled_while_queued_all_end_and_completed_ones_run_each_leaf_once) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        weft_taskflow *f1 = make_taskflow("F1"), *f2 = make_taskflow("F2"), *f3 = make_taskflow("F3"),
+                      *f4 = make_taskflow("F4");
+        must_emplace(f1, cc_leaf, NULL);
+        must_emplace(f1, cc_leaf, NULL);
+        weft_task a = must_emplace(f2, cc_leaf, NULL), b = must_emplace(f2, cc_leaf, NULL),
+                  c = must_emplace(f2, cc_leaf, NULL);
+        ASSERT_OK(weft_precede(a, c));
+        ASSERT_OK(weft_precede(b, c));
+        ASSERT_FALSE(weft_task_is_null(weft_emplace_module(f2, f1)));
+        ASSERT_FALSE(weft_task_is_null(weft_emplace_module(f3, f2)));
+        must_emplace(f3, cc_leaf, NULL);
+        weft_task m3 = weft_emplace_module(f4, f3), m2 = weft_emplace_module(f4, f2);
+        ASSERT_OK(weft_precede(m3, m2));
+        /* the futures array is written before any task reads it: runs are
+         * submitted while a blocker run of F1's... simpler: a gate task. */
+        for (int round = 0; round < 20; round++) {
+            /* hold the executor so the runs queue before any starts */
+            atomic_int go = 0;
+            weft_future *gate[4];
+            for (unsigned k = 0; k < w; k++) ASSERT_OK(weft_async(ex, block_until, &go, &gate[k]));
+            for (int i = 0; i < CC_RUNS; i++) {
+                atomic_store(&cc_count[i], 0);
+                ASSERT_OK(weft_run(ex, f4, &cc_futs[i]));
+            }
+            for (int i = 0; i < CC_RUNS; i++)
+                if ((i + round) % 4 != 0) ASSERT_OK(weft_future_cancel(cc_futs[i]));
+            atomic_store(&go, 1);
+            for (unsigned k = 0; k < w; k++) ASSERT_OK(wait_destroy(gate[k]));
+            ASSERT_OK(weft_executor_wait_all(ex));
+            for (int i = 0; i < CC_RUNS; i++) {
+                weft_status st = weft_future_status(cc_futs[i]);
+                if ((i + round) % 4 != 0) {
+                    ASSERT_STATUS(st, WEFT_ECANCELED);
+                    ASSERT_LE(atomic_load(&cc_count[i]), 11);
+                } else {
+                    ASSERT_OK(st);
+                    if (atomic_load(&cc_count[i]) != 11)
+                        TEST_FAIL_("w %u round %d run %d ran %d leaves", w, round, i, atomic_load(&cc_count[i]));
+                }
+            }
+            for (int i = 0; i < CC_RUNS; i++) weft_future_destroy(cc_futs[i]);
+            memset(cc_futs, 0, sizeof cc_futs);
+        }
+        ASSERT_EQ(atomic_load(&cc_bad), 0);
+        ASSERT_OK(weft_taskflow_destroy(f4));
+        ASSERT_OK(weft_taskflow_destroy(f3));
+        ASSERT_OK(weft_taskflow_destroy(f2));
+        ASSERT_OK(weft_taskflow_destroy(f1));
+        weft_executor_destroy(ex);
+    }
+}
+
+/* CancelInfiniteLoop: a hundred self-looping conditions, cancelled: the run
+ * ends, ECANCELED; and CancelFromAnother: a task of another taskflow cancels. */
+static int loop_forever(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    return 0;
+}
+static int cancel_it(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    return weft_future_cancel(*(weft_future **)arg) == WEFT_OK ? 0 : 1;
+}
+TEST(tf_cancel_infinite_condition_loops_end_when_cancelled_directly_or_from_another_taskflows_task) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        weft_taskflow *tf = make_taskflow("loops"), *other = make_taskflow("other");
+        for (int i = 0; i < 100; i++) {
+            weft_task a = must_emplace(tf, noop, NULL);
+            weft_task b = weft_emplace_condition(tf, loop_forever, NULL);
+            ASSERT_OK(weft_precede(a, b));
+            ASSERT_OK(weft_precede(b, b));
+        }
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_OK(weft_future_cancel(f));
+        ASSERT_STATUS(wait_destroy(f), WEFT_ECANCELED);
+        ASSERT_OK(weft_run(ex, tf, &f));
+        sleep_us(2000);
+        ASSERT_FALSE(weft_future_ready(f));
+        must_emplace(other, cancel_it, &f);
+        ASSERT_OK(weft_run_and_wait(ex, other));
+        ASSERT_STATUS(wait_destroy(f), WEFT_ECANCELED);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_taskflow_destroy(other));
+        weft_executor_destroy(ex);
+    }
+}
