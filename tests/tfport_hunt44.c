@@ -1021,3 +1021,103 @@ TEST(tf_cancel_infinite_condition_loops_end_when_cancelled_directly_or_from_anot
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- Runtime.ImplicitJoin / RecursiveImplicitJoin (test_runtimes.cpp) ------
+ *
+ * Spawns a task leaves unsynced are synced by weft when it returns (weft/
+ * forkjoin.h): a task of every kind spawns 100 children, each spawning 10
+ * grandchildren, none synced; its successor sees all 1100 counted. */
+enum { IJ_N1 = 100, IJ_N2 = 10 };
+static atomic_long ij_count;
+static atomic_int ij_bad;
+static int ij_leaf(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    atomic_fetch_add(&ij_count, 1);
+    return 0;
+}
+static int ij_child(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    atomic_fetch_add(&ij_count, 1);
+    for (int j = 0; j < IJ_N2; j++)
+        if (weft_spawn(ctx, ij_leaf, NULL) != WEFT_OK) atomic_store(&ij_bad, 1);
+    return 0;
+}
+static void ij_spawn_all(weft_ctx *ctx) {
+    for (int i = 0; i < IJ_N1; i++)
+        if (weft_spawn(ctx, ij_child, NULL) != WEFT_OK) atomic_store(&ij_bad, 2);
+}
+static int ij_plain(weft_ctx *ctx, void *arg) { (void)arg; ij_spawn_all(ctx); return 0; }
+static int ij_cond(weft_ctx *ctx, void *arg) { (void)arg; ij_spawn_all(ctx); return 0; }
+static int ij_mcond(weft_ctx *ctx, void *arg, weft_branches *b) {
+    (void)arg;
+    ij_spawn_all(ctx);
+    return weft_branches_add(b, 0) == WEFT_OK ? 0 : 1;
+}
+static int ij_subflow(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)sf;
+    (void)arg;
+    ij_spawn_all(ctx);
+    return 0;
+}
+typedef struct ij_check { long want; } ij_check;
+static int ij_checker(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    ij_check *c = arg;
+    long got = atomic_load(&ij_count);
+    if (got != c->want) {
+        fprintf(stderr, "implicit join: counted %ld, want %ld\n", got, c->want);
+        atomic_store(&ij_bad, 3);
+    }
+    c->want += IJ_N1 + IJ_N1 * IJ_N2;
+    return 0;
+}
+
+TEST(tf_runtime_implicit_join_of_unsynced_spawns_in_every_kind_of_task_counts_all_before_its_successor) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        atomic_store(&ij_count, 0);
+        atomic_store(&ij_bad, 0);
+        static ij_check chk;
+        chk.want = IJ_N1 + IJ_N1 * IJ_N2;
+        /* plain -> check -> condition -> check -> multi-condition -> check ->
+         * subflow -> check -> module(body: plain) -> check */
+        weft_taskflow *tf = make_taskflow("ij"), *body = make_taskflow("body");
+        must_emplace(body, ij_plain, NULL);
+        weft_task t[10];
+        t[0] = must_emplace(tf, ij_plain, NULL);
+        t[1] = must_emplace(tf, ij_checker, &chk);
+        t[2] = weft_emplace_condition(tf, ij_cond, NULL);
+        t[3] = must_emplace(tf, ij_checker, &chk);
+        t[4] = weft_emplace_multi_condition(tf, ij_mcond, NULL);
+        t[5] = must_emplace(tf, ij_checker, &chk);
+        t[6] = weft_emplace_subflow(tf, ij_subflow, NULL);
+        t[7] = must_emplace(tf, ij_checker, &chk);
+        t[8] = weft_emplace_module(tf, body);
+        t[9] = must_emplace(tf, ij_checker, &chk);
+        for (int i = 0; i < 10; i++) ASSERT_FALSE(weft_task_is_null(t[i]));
+        ASSERT_OK(weft_linearize(t, 10));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&ij_bad), 0);
+        ASSERT_EQ(atomic_load(&ij_count), 5 * (IJ_N1 + IJ_N1 * IJ_N2));
+        /* async and dependent async tasks: their futures are ready only after
+         * the implicit sync */
+        for (int k = 0; k < 3; k++) {
+            atomic_store(&ij_count, 0);
+            weft_future *f, *g;
+            ASSERT_OK(weft_async(ex, ij_plain, NULL, &f));
+            ASSERT_OK(weft_dependent_async(ex, ij_plain, NULL, &f, 1, &g));
+            ASSERT_OK(wait_destroy(f));
+            ASSERT_OK(wait_destroy(g));
+            ASSERT_EQ(atomic_load(&ij_count), 2 * (IJ_N1 + IJ_N1 * IJ_N2));
+            atomic_store(&ij_count, 0);
+            ASSERT_OK(weft_silent_async(ex, ij_plain, NULL));
+            ASSERT_OK(weft_executor_wait_all(ex));
+            ASSERT_EQ(atomic_load(&ij_count), IJ_N1 + IJ_N1 * IJ_N2);
+        }
+        ASSERT_EQ(atomic_load(&ij_bad), 0);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_taskflow_destroy(body));
+        weft_executor_destroy(ex);
+    }
+}
