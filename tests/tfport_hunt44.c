@@ -1121,3 +1121,92 @@ TEST(tf_runtime_implicit_join_of_unsynced_spawns_in_every_kind_of_task_counts_al
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- run_until / run_n (Taskflow's executor.run_until(tf, pred)) ------------
+ *
+ * A predicate that itself runs a parallel reduction over the iteration's output
+ * (it runs on a worker, between iterations), with a pipeline and a loop task in
+ * the taskflow: iterations counted exactly, tokens go on across iterations,
+ * weft_ctx_iteration numbers the iterations. */
+typedef struct ru {
+    weft_executor *ex;
+    uint64_t *v;
+    size_t n;
+    int iters, stop_after;
+    atomic_int bad;
+    uint64_t sums[64];
+} ru;
+static ru g_ru;
+static int ru_made; /* tokens of this iteration's pipeline run; ru_task zeroes it */
+static void ru_fill(size_t i, void *arg) {
+    ru *r = arg;
+    r->v[i] = i * (uint64_t)r->iters; /* iteration k runs after the k + 1-th pred call */
+}
+static int ru_task(weft_ctx *ctx, void *arg) {
+    ru *r = arg;
+    ru_made = 0;
+    if (weft_ctx_iteration(ctx) + 1 != (uint64_t)r->iters) atomic_store(&r->bad, 1);
+    return weft_parallel_for(r->ex, 0, r->n, 1, ru_fill, r, NULL) == WEFT_OK ? 0 : 2;
+}
+static bool ru_pred(void *arg) {
+    ru *r = arg;
+    if (r->iters > 0) {
+        uint64_t s = 0;
+        if (weft_parallel_reduce(r->ex, r->v, r->n, sizeof(uint64_t), &s, add_u64, NULL, NULL) != WEFT_OK)
+            atomic_store(&r->bad, 3);
+        r->sums[r->iters - 1] = s;
+    }
+    return r->iters++ == r->stop_after;
+}
+static int ru_stage(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (ru_made++ == 9) weft_pipeflow_stop(pf); /* the stopping token is not counted */
+    return 0;
+}
+
+TEST(tf_run_until_with_a_predicate_running_parallel_calls_and_a_pipeline_counts_iterations_and_tokens_exactly) {
+    enum { N = 50000 };
+    g_ru.v = xmalloc(N * sizeof *g_ru.v);
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        weft_taskflow *tf = make_taskflow("ru");
+        weft_stage st = { WEFT_STAGE_SERIAL, ru_stage, NULL, "s" };
+        weft_pipeline *p = weft_pipeline_create(2, &st, 1, NULL);
+        ASSERT_NOT_NULL(p);
+        weft_task a = must_emplace(tf, ru_task, &g_ru), b = weft_pipeline_emplace(tf, p);
+        ASSERT_OK(weft_precede(a, b));
+        for (int stop = 0; stop <= 7; stop += 7) {
+            g_ru.ex = ex;
+            g_ru.n = N;
+            g_ru.iters = 0;
+            g_ru.stop_after = stop;
+            atomic_store(&g_ru.bad, 0);
+            ASSERT_OK(weft_pipeline_reset(p));
+            weft_future *f;
+            ASSERT_OK(weft_run_until(ex, tf, ru_pred, &g_ru, &f));
+            ASSERT_OK(weft_future_wait(f));
+            weft_run_info info;
+            ASSERT_OK(weft_future_info(f, &info));
+            weft_future_destroy(f);
+            ASSERT_EQ(atomic_load(&g_ru.bad), 0);
+            ASSERT_EQ(info.iterations, (uint64_t)stop);
+            ASSERT_EQ(weft_pipeline_num_tokens(p), 9 * (uint64_t)stop);
+            for (int k = 0; k < stop; k++)
+                ASSERT_EQ(g_ru.sums[k], (uint64_t)(k + 1) * ((uint64_t)N * (N - 1) / 2));
+        }
+        /* run_n of 0, then of 3: tokens 27 more */
+        ASSERT_OK(weft_pipeline_reset(p));
+        g_ru.iters = 0;
+        weft_future *f;
+        ASSERT_OK(weft_run_n(ex, tf, 0, &f));
+        ASSERT_OK(wait_destroy(f));
+        ASSERT_EQ(weft_pipeline_num_tokens(p), 0);
+        ASSERT_OK(weft_run_n(ex, tf, 3, &f));
+        ASSERT_OK(wait_destroy(f));
+        ASSERT_EQ(weft_pipeline_num_tokens(p), 27);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_pipeline_destroy(p));
+        weft_executor_destroy(ex);
+    }
+    free(g_ru.v);
+}
