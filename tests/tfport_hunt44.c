@@ -1210,3 +1210,43 @@ TEST(tf_run_until_with_a_predicate_running_parallel_calls_and_a_pipeline_counts_
     }
     free(g_ru.v);
 }
+
+/* ---- typed sorts of long double and of objects (ParallelSort.ldouble,
+ *      ParallelSort.object), with the stable form keeping ties in order ---- */
+#define LD_LT(a, b) ((a) < (b))
+WEFT_ALGO_SORT(tfp_ld, long double, LD_LT)
+typedef struct tfobj { int key; unsigned pos; char pad[20]; } tfobj;
+#define OBJ_LT(a, b) ((a).key < (b).key)
+WEFT_ALGO_SORT(tfp_obj, tfobj, OBJ_LT)
+
+TEST(tf_typed_sorts_of_long_doubles_and_objects_sort_exactly_and_the_stable_form_keeps_ties_in_order) {
+    enum { N = 100000 };
+    long double *ld = xmalloc(N * sizeof *ld);
+    tfobj *ob = xmalloc(N * sizeof *ob);
+    uint64_t seed = 5;
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (size_t n = 0; n <= N; n = n < 17 ? n + 1 : (n == 17 ? 4099 : (n == 4099 ? N : N + 1))) {
+            for (int pattern = 0; pattern < 3; pattern++) {
+                for (size_t i = 0; i < n; i++) {
+                    uint64_t r = test_rand(&seed);
+                    ld[i] = pattern == 0 ? (long double)(r % 1000) / 7.0L : pattern == 1 ? (long double)(n - i) : 1.5L;
+                    ob[i] = (tfobj){ pattern == 0 ? (int)(r % (n / 8 + 1)) : pattern == 1 ? (int)(n - i) : 3,
+                                     (unsigned)i, { 0 } };
+                }
+                ASSERT_OK(tfp_ld_sort(ex, ld, n, NULL));
+                for (size_t i = 1; i < n; i++) ASSERT_TRUE(ld[i - 1] <= ld[i]);
+                ASSERT_OK(tfp_obj_stable_sort(ex, ob, n, NULL));
+                for (size_t i = 1; i < n; i++) {
+                    ASSERT_TRUE(ob[i - 1].key <= ob[i].key);
+                    if (ob[i - 1].key == ob[i].key) ASSERT_TRUE(ob[i - 1].pos < ob[i].pos);
+                }
+                ASSERT_OK(tfp_obj_sort(ex, ob, n, NULL));
+                for (size_t i = 1; i < n; i++) ASSERT_TRUE(ob[i - 1].key <= ob[i].key);
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+    free(ld);
+    free(ob);
+}
