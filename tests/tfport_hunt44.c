@@ -1250,3 +1250,66 @@ TEST(tf_typed_sorts_of_long_doubles_and_objects_sort_exactly_and_the_stable_form
     free(ld);
     free(ob);
 }
+
+/* ---- simple pipelines: the batch always runs whole -------------------------
+ *
+ * Every stage (the first included, serial or parallel) maps each item once,
+ * in stage order (its stages get no pipeflow: nothing can stop the batch);
+ * set_items between runs points the next run at another batch, an empty one
+ * included. */
+static atomic_int sp_stop_ok, sp_bad;
+static int sp_stage(void *item, size_t index, void *arg) {
+    (void)arg;
+    uint64_t *v = item;
+    if (*v >> 32 != index) atomic_store(&sp_bad, 1);
+    *v = (*v & ~(uint64_t)0xffffffffu) | ((*v & 0xffffffffu) * 3 + 1); /* low part: the stages */
+    return 0;
+}
+TEST(tf_simple_pipelines_map_every_item_through_every_stage_for_each_shape_line_count_and_batch) {
+    enum { NI = 777 };
+    uint64_t *items = xmalloc(NI * sizeof *items), *other = xmalloc(NI * sizeof *other);
+    static const char *shapes[] = { "S", "P", "SP", "PS", "PPP", "SSS" };
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (size_t sh = 0; sh < 6; sh++) {
+            size_t ns = strlen(shapes[sh]);
+            weft_item_stage st[3];
+            for (size_t i = 0; i < ns; i++)
+                st[i] = (weft_item_stage){ shapes[sh][i] == 'S' ? WEFT_STAGE_SERIAL : WEFT_STAGE_PARALLEL, sp_stage,
+                                           NULL, "s" };
+            for (size_t lines = 1; lines <= 4; lines++) {
+                for (int sched = 0; sched <= 2; sched++) {
+                    for (size_t i = 0; i < NI; i++) items[i] = (uint64_t)i << 32;
+                    weft_pipeline *p = weft_simple_pipeline_create(lines, items, NI, sizeof *items, st, ns, NULL);
+                    ASSERT_NOT_NULL(p);
+                    ASSERT_EQ(weft_pipeline_num_stages(p), ns);
+                    ASSERT_OK(weft_pipeline_set_scheduling(p, (weft_pipeline_scheduling)sched));
+                    weft_taskflow *tf = make_taskflow("simple");
+                    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+                    ASSERT_OK(weft_run_and_wait(ex, tf));
+                    uint64_t want = 0;
+                    for (size_t k = 0; k < ns; k++) want = want * 3 + 1;
+                    for (size_t i = 0; i < NI; i++) ASSERT_EQ(items[i] & 0xffffffffu, want);
+                    /* another batch, then an empty one, then the first again */
+                    for (size_t i = 0; i < NI / 2; i++) other[i] = (uint64_t)i << 32;
+                    ASSERT_OK(weft_simple_pipeline_set_items(p, other, NI / 2));
+                    ASSERT_OK(weft_run_and_wait(ex, tf));
+                    for (size_t i = 0; i < NI / 2; i++) ASSERT_EQ(other[i] & 0xffffffffu, want);
+                    ASSERT_OK(weft_simple_pipeline_set_items(p, NULL, 0));
+                    ASSERT_OK(weft_run_and_wait(ex, tf));
+                    ASSERT_OK(weft_simple_pipeline_set_items(p, items, NI));
+                    for (size_t i = 0; i < NI; i++) items[i] = (uint64_t)i << 32;
+                    ASSERT_OK(weft_run_and_wait(ex, tf));
+                    for (size_t i = 0; i < NI; i++) ASSERT_EQ(items[i] & 0xffffffffu, want);
+                    ASSERT_EQ(atomic_load(&sp_bad), 0);
+                    ASSERT_OK(weft_taskflow_destroy(tf));
+                    ASSERT_OK(weft_pipeline_destroy(p));
+                }
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+    (void)sp_stop_ok;
+    free(items);
+    free(other);
+}
