@@ -1313,3 +1313,64 @@ TEST(tf_simple_pipelines_map_every_item_through_every_stage_for_each_shape_line_
     free(items);
     free(other);
 }
+
+/* ---- dependent asyncs after tasks parked on a semaphore or removed from the
+ *      queue: the dependents wait for the parked task to run, and run after
+ *      a removed one (which never runs: WEFT_ECANCELED). ---- */
+typedef struct blockst { atomic_int *go; atomic_int started; } blockst;
+static int block_started(weft_ctx *ctx, void *arg) {
+    blockst *b = arg;
+    atomic_store(&b->started, 1);
+    return block_until(ctx, b->go);
+}
+TEST(tf_dependent_asyncs_wait_for_a_dependency_parked_on_a_semaphore_and_follow_a_removed_one) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        weft_semaphore *s = weft_semaphore_create(1, NULL);
+        ASSERT_NOT_NULL(s);
+        atomic_int go = 0, order = 0;
+        weft_future *holder, *parked, *dep, *dep2;
+        dep_node pn = { .order = &order, .ran_at = -1 }, dn = { .order = &order, .ran_at = -1 },
+                 d2 = { .order = &order, .ran_at = -1 };
+        blockst bs = { &go, 0 };
+        ASSERT_OK(weft_async_acquire(ex, block_started, &bs, &s, 1, &holder));
+        while (!atomic_load(&bs.started)) sleep_us(50); /* the holder has the unit */
+        ASSERT_OK(weft_async_acquire(ex, dep_run, &pn, &s, 1, &parked));
+        ASSERT_OK(weft_dependent_async(ex, dep_run, &dn, &parked, 1, &dep));
+        sleep_us(2000);
+        ASSERT_EQ(atomic_load(&dn.runs), 0);
+        ASSERT_EQ(atomic_load(&pn.runs), 0);
+        /* a removed (never run) dependency: a task with a handle, queued behind
+         * the blocked worker(s) */
+        weft_sched_handle h;
+        weft_future *removed;
+        dep_node rn = { .order = &order, .ran_at = -1 };
+        ASSERT_OK(weft_async_with(ex, dep_run, &rn, &(weft_async_options){ .priority = WEFT_PRIORITY_LOW, .handle = &h },
+                                  &removed));
+        weft_future *both[2] = { removed, dep };
+        ASSERT_OK(weft_dependent_async(ex, dep_run, &d2, both, 2, &dep2));
+        weft_status rm = weft_sched_remove(ex, h);
+        atomic_store(&go, 1);
+        ASSERT_OK(wait_destroy(holder));
+        ASSERT_OK(wait_destroy(parked));
+        ASSERT_OK(wait_destroy(dep));
+        ASSERT_OK(wait_destroy(dep2));
+        if (rm == WEFT_OK) {
+            ASSERT_STATUS(wait_destroy(removed), WEFT_ECANCELED);
+            ASSERT_EQ(atomic_load(&rn.runs), 0);
+        } else {
+            ASSERT_STATUS(rm, WEFT_ENOENT); /* it had started (w > 1: a free worker took it) */
+            ASSERT_OK(wait_destroy(removed));
+            ASSERT_EQ(atomic_load(&rn.runs), 1);
+        }
+        ASSERT_EQ(atomic_load(&pn.runs), 1);
+        ASSERT_EQ(atomic_load(&dn.runs), 1);
+        ASSERT_EQ(atomic_load(&d2.runs), 1);
+        ASSERT_LT(pn.ran_at, dn.ran_at);
+        ASSERT_LT(dn.ran_at, d2.ran_at);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(weft_semaphore_value(s), 1);
+        ASSERT_OK(weft_semaphore_destroy(s));
+        weft_executor_destroy(ex);
+    }
+}
