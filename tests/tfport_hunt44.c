@@ -1374,3 +1374,124 @@ TEST(tf_dependent_asyncs_wait_for_a_dependency_parked_on_a_semaphore_and_follow_
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- module composition (test_modules.cpp, by copies): a composition holding
+ *      a condition loop, a multi-condition over 70 successors, a subflow and a
+ *      module, instantiated three times in a chain into a taskflow and, each
+ *      execution, into a subflow's graph; run_n of 4 counts every task. ---- */
+typedef struct comp_cnt { atomic_int leaf, loop_body, picked, sub, mod; int bad; } comp_cnt;
+static comp_cnt g_cc;
+static _Thread_local int tl_dummy;
+static int cc_leaf2(weft_ctx *ctx, void *arg) { (void)ctx; atomic_fetch_add((atomic_int *)arg, 1); return 0; }
+/* the loop: body -> cond -> (0: body again, 1: out); 3 rounds per pass; the
+ * round count lives in the task's data, zeroed by the entry task */
+static int cc_cond(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    weft_task me = weft_ctx_task(ctx);
+    intptr_t k = (intptr_t)weft_task_data(me) + 1;
+    (void)weft_task_set_data(me, (void *)k);
+    (void)tl_dummy;
+    return k < 3 ? 0 : 1;
+}
+static int cc_entry(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    weft_task cond = *(weft_task *)arg; /* unused in copies: see cc_reset */
+    (void)cond;
+    return 0;
+}
+static int cc_mcond(weft_ctx *ctx, void *arg, weft_branches *b) {
+    (void)ctx;
+    (void)arg;
+    for (unsigned i = 0; i < 70; i += 3)
+        if (weft_branches_add(b, i) != WEFT_OK) return 1;
+    (void)weft_branches_add(b, 69);
+    (void)weft_branches_add(b, 66); /* twice: once */
+    return 0;
+}
+static int cc_sub(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx;
+    for (int i = 0; i < 5; i++)
+        if (weft_task_is_null(weft_emplace(weft_subflow_graph(sf), cc_leaf2, &((comp_cnt *)arg)->sub))) return 1;
+    return 0;
+}
+static weft_composition *g_comp;
+static int cc_sub_inst(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx;
+    (void)arg;
+    weft_instance a, b;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    if (weft_composition_instantiate(g_comp, g, "sa", &a) != WEFT_OK) return 1;
+    if (weft_composition_instantiate(g_comp, g, "sb", &b) != WEFT_OK) return 2;
+    if (weft_precede(weft_instance_exit(&a, "out"), weft_instance_entry(&b, "in")) != WEFT_OK) return 3;
+    return 0;
+}
+/* Zeroes the loop counters of every condition task of a taskflow: the round
+ * count is per copy, so reset them per run. */
+static bool zero_cond(weft_task t, void *arg) {
+    (void)arg;
+    if (weft_task_get_kind(t) == WEFT_TASK_CONDITION) (void)weft_task_set_data(t, NULL);
+    return true;
+}
+
+TEST(tf_module_composition_copies_of_loops_multi_conditions_subflows_and_modules_count_every_task_in_chains_and_subflows) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        memset(&g_cc, 0, sizeof g_cc);
+        weft_composition *c = weft_composition_create("unit", NULL);
+        ASSERT_NOT_NULL(c);
+        g_comp = c;
+        weft_taskflow *cg = weft_composition_graph(c);
+        weft_taskflow *body = make_taskflow("body");
+        must_emplace(body, cc_leaf2, &g_cc.mod);
+        must_emplace(body, cc_leaf2, &g_cc.mod);
+        weft_task entry = must_emplace(cg, cc_entry, &entry);
+        weft_task lb = must_emplace(cg, cc_leaf2, &g_cc.loop_body);
+        weft_task cond = weft_emplace_condition(cg, cc_cond, NULL);
+        weft_task mc = weft_emplace_multi_condition(cg, cc_mcond, NULL);
+        weft_task join = must_emplace(cg, cc_leaf2, &g_cc.leaf);
+        weft_task sub = weft_emplace_subflow(cg, cc_sub, &g_cc);
+        weft_task mod = weft_emplace_module(cg, body);
+        weft_task exitt = must_emplace(cg, cc_leaf2, &g_cc.leaf);
+        ASSERT_OK(weft_precede(entry, lb));
+        ASSERT_OK(weft_precede(lb, cond));
+        ASSERT_OK(weft_precede(cond, lb));  /* 0: again */
+        ASSERT_OK(weft_precede(cond, mc));  /* 1: on */
+        for (int i = 0; i < 70; i++) {
+            weft_task p = must_emplace(cg, cc_leaf2, &g_cc.picked);
+            ASSERT_OK(weft_precede(mc, p));
+        }
+        /* join: runs once per pass, after the subflow and module */
+        ASSERT_OK(weft_precede(entry, sub));
+        ASSERT_OK(weft_precede(entry, mod));
+        ASSERT_OK(weft_precede(sub, join));
+        ASSERT_OK(weft_precede(mod, join));
+        ASSERT_OK(weft_precede(join, exitt));
+        ASSERT_OK(weft_composition_set_entry(c, "in", entry));
+        ASSERT_OK(weft_composition_set_exit(c, "out", exitt));
+        /* three copies chained, and a subflow making two more each execution */
+        weft_taskflow *tf = make_taskflow("top");
+        weft_instance in[3];
+        for (int i = 0; i < 3; i++) {
+            ASSERT_OK(weft_composition_instantiate(c, tf, "copy", &in[i]));
+            if (i) ASSERT_OK(weft_precede(weft_instance_exit(&in[i - 1], "out"), weft_instance_entry(&in[i], "in")));
+        }
+        weft_task si = weft_emplace_subflow(tf, cc_sub_inst, NULL);
+        ASSERT_OK(weft_precede(weft_instance_exit(&in[2], "out"), si));
+        for (int run = 0; run < 4; run++) {
+            ASSERT_OK(weft_taskflow_for_each_task(tf, zero_cond, NULL));
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+        }
+        /* per pass: loop body 3, picked 24 (0,3,..,69), leaves 2 (join, exit),
+         * subflow children 5, module tasks 2; 5 passes per run, 4 runs */
+        int passes = 5 * 4;
+        ASSERT_EQ(atomic_load(&g_cc.loop_body), 3 * passes);
+        ASSERT_EQ(atomic_load(&g_cc.picked), 24 * passes);
+        ASSERT_EQ(atomic_load(&g_cc.leaf), 2 * passes);
+        ASSERT_EQ(atomic_load(&g_cc.sub), 5 * passes);
+        ASSERT_EQ(atomic_load(&g_cc.mod), 2 * passes);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_composition_destroy(c));
+        ASSERT_OK(weft_taskflow_destroy(body));
+        weft_executor_destroy(ex);
+    }
+}
