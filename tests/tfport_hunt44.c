@@ -1495,3 +1495,70 @@ TEST(tf_module_composition_copies_of_loops_multi_conditions_subflows_and_modules
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- DependentAsync.ParallelGraphConstruction: graph tasks of a triangular
+ *      taskflow each submit a dependent async task on the async tasks their
+ *      predecessors submitted; each runs after its two dependencies. ---- */
+enum { PGC_L = 150, PGC_N = (1 + PGC_L) * PGC_L / 2 };
+typedef struct pgc { int id, pl, pr; } pgc;
+static pgc g_pgc[PGC_N];
+static weft_future *g_pgc_f[PGC_N];
+static int g_pgc_data[PGC_N];
+static weft_executor *g_pgc_ex;
+static atomic_int g_pgc_bad;
+static int pgc_async(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    const pgc *p = arg;
+    if (p->pl >= 0 && (__atomic_load_n(&g_pgc_data[p->pl], __ATOMIC_ACQUIRE) != p->pl ||
+                       __atomic_load_n(&g_pgc_data[p->pr], __ATOMIC_ACQUIRE) != p->pr))
+        atomic_store(&g_pgc_bad, 1);
+    __atomic_store_n(&g_pgc_data[p->id], p->id, __ATOMIC_RELEASE);
+    return 0;
+}
+static int pgc_task(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    const pgc *p = arg;
+    weft_future *deps[2];
+    size_t nd = 0;
+    if (p->pl >= 0) {
+        deps[0] = g_pgc_f[p->pl];
+        deps[1] = g_pgc_f[p->pr];
+        nd = 2;
+    }
+    return weft_dependent_async(g_pgc_ex, pgc_async, (void *)p, deps, nd, &g_pgc_f[p->id]) == WEFT_OK ? 0 : 1;
+}
+
+TEST(tf_dependent_asyncs_submitted_by_graph_tasks_on_their_predecessors_async_tasks_run_in_dependency_order) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        g_pgc_ex = ex;
+        atomic_store(&g_pgc_bad, 0);
+        weft_taskflow *tf = make_taskflow("pgc");
+        static weft_task tasks[PGC_N];
+        int id = 0;
+        for (int l = PGC_L; l >= 1; l--) {
+            for (int i = 0; i < l; i++) {
+                int pr = id - l, pl = id - l - 1;
+                /* the first row has no predecessors; a row's first element's pl is
+                 * the previous row's last: Taskflow's indexing, kept as is */
+                if (l == PGC_L) pr = pl = -1;
+                g_pgc[id] = (pgc){ id, pl, pr };
+                g_pgc_data[id] = -1;
+                tasks[id] = must_emplace(tf, pgc_task, &g_pgc[id]);
+                if (pr >= 0) ASSERT_OK(weft_succeed(tasks[id], tasks[pr]));
+                if (pl >= 0) ASSERT_OK(weft_succeed(tasks[id], tasks[pl]));
+                id++;
+            }
+        }
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(atomic_load(&g_pgc_bad), 0);
+        for (int i = 0; i < PGC_N; i++) {
+            ASSERT_EQ(g_pgc_data[i], i);
+            ASSERT_OK(weft_future_status(g_pgc_f[i]));
+            weft_future_destroy(g_pgc_f[i]);
+        }
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}
