@@ -1562,3 +1562,42 @@ TEST(tf_dependent_asyncs_submitted_by_graph_tasks_on_their_predecessors_async_ta
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- for_each_index with "negative" steps (ForEachIndex.NegativeIndex,
+ *      InvalidRange) in C: the iterations are first + k * step below last,
+ *      computed without wrapping, so a negative step cast to size_t gives
+ *      `first` alone (first < last) or nothing (first >= last): there is no
+ *      reverse loop.  A reverse loop is a forward one over mirrored indices. */
+static void nix_count(size_t i, void *arg) {
+    atomic_long *c = arg;
+    atomic_fetch_add(&c[0], 1);
+    atomic_fetch_add(&c[1], (long)i);
+}
+static void nix_rev(size_t i, void *arg) { atomic_fetch_add((atomic_long *)arg, (long)(100 - i)); }
+
+TEST(tf_for_each_index_with_a_negative_step_cast_to_size_t_runs_first_alone_or_nothing_never_a_reverse_loop) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (size_t c = 0; c < NCONFIGS; c++) {
+            atomic_long cnt[2] = { 0, 0 };
+            /* Taskflow: for_each_index(10, 0, -1): 10, 9, ..., 1; in C, first >= last: nothing */
+            ASSERT_OK(weft_parallel_for(ex, 10, 0, (size_t)-1, nix_count, cnt, &CONFIGS[c]));
+            ASSERT_EQ(atomic_load(&cnt[0]), 0);
+            /* first < last with step (size_t)-1 or -3: `first` alone */
+            ASSERT_OK(weft_parallel_for(ex, 5, 100, (size_t)-1, nix_count, cnt, &CONFIGS[c]));
+            ASSERT_OK(weft_parallel_for(ex, 7, 100, (size_t)-3, nix_count, cnt, &CONFIGS[c]));
+            ASSERT_EQ(atomic_load(&cnt[0]), 2);
+            ASSERT_EQ(atomic_load(&cnt[1]), 12);
+            /* Taskflow's InvalidRange: for_each_index(0, -1, 1): last = SIZE_MAX
+             * in C is a huge valid range; (0, 0, 1) is the empty one */
+            atomic_store(&cnt[0], 0);
+            ASSERT_OK(weft_parallel_for(ex, 0, 0, 1, nix_count, cnt, &CONFIGS[c]));
+            ASSERT_EQ(atomic_load(&cnt[0]), 0);
+            /* the reverse loop 100, 99, ..., 1 as a forward loop over 100 - i */
+            atomic_long sum = 0;
+            ASSERT_OK(weft_parallel_for(ex, 0, 100, 1, nix_rev, &sum, &CONFIGS[c]));
+            ASSERT_EQ(atomic_load(&sum), 5050);
+        }
+        weft_executor_destroy(ex);
+    }
+}

@@ -276,7 +276,12 @@ typedef void (*weft_scan_range_fn)(size_t lo, size_t hi, void *acc, bool has_acc
 /* ---- loops ------------------------------------------------------------------ */
 
 /* Calls fn(i, arg) for i = first, first + step, ... while i < last (nothing if
- * first >= last).  step 0: WEFT_EINVAL. */
+ * first >= last).  step 0: WEFT_EINVAL.  The iterations are first + k * step
+ * below last, computed without wrapping past SIZE_MAX: there are no negative
+ * steps (a loop counting down, Taskflow's for_each_index(10, 0, -1)), and a
+ * negative step cast to size_t gives `first` alone when first < last, nothing
+ * otherwise; count down by looping up and using last - 1 - i (weft.hpp's
+ * for_each_index takes negative steps and does that). */
 WEFT_API WEFT_NODISCARD weft_status weft_parallel_for(weft_executor *ex, size_t first, size_t last,
                                                       size_t step, weft_index_fn fn, void *arg,
                                                       const weft_algo_config *cfg);
