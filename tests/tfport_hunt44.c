@@ -1601,3 +1601,76 @@ TEST(tf_for_each_index_with_a_negative_step_cast_to_size_t_runs_first_alone_or_n
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- a critical section over several tasks: A_i acquires S (one unit),
+ *      M_i works, B_i releases; 64 such chains, at most one inside at a time.
+ *      A run where M_5 fails (or that is cancelled from inside) still ends and
+ *      leaves S whole (the skipped releaser gives the unit back), and the next
+ *      run goes through every chain. ---- */
+typedef struct csec { atomic_int inside, max, done, fail_at, cancel_at; } csec;
+static csec g_cs;
+typedef struct csarg { int i; } csarg;
+static int cs_enter(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    int n = atomic_fetch_add(&g_cs.inside, 1) + 1;
+    int m = atomic_load(&g_cs.max);
+    while (n > m && !atomic_compare_exchange_weak(&g_cs.max, &m, n)) {}
+    return 0;
+}
+static int cs_mid(weft_ctx *ctx, void *arg) {
+    const csarg *a = arg;
+    if (a->i == atomic_load(&g_cs.fail_at)) return 9;
+    if (a->i == atomic_load(&g_cs.cancel_at)) (void)weft_future_cancel((weft_future *)weft_ctx_run(ctx));
+    return 0;
+}
+static int cs_leave(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    atomic_fetch_sub(&g_cs.inside, 1);
+    atomic_fetch_add(&g_cs.done, 1);
+    return 0;
+}
+
+TEST(tf_semaphore_sections_spanning_three_tasks_exclude_each_other_and_a_failed_or_cancelled_run_leaves_the_semaphore_whole) {
+    enum { NC = 64 };
+    static csarg args[NC];
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        weft_semaphore *s = weft_semaphore_create(1, NULL);
+        ASSERT_NOT_NULL(s);
+        weft_taskflow *tf = make_taskflow("sections");
+        for (int i = 0; i < NC; i++) {
+            args[i].i = i;
+            weft_task a = must_emplace(tf, cs_enter, &args[i]), m = must_emplace(tf, cs_mid, &args[i]),
+                      b = must_emplace(tf, cs_leave, &args[i]);
+            ASSERT_OK(weft_precede(a, m));
+            ASSERT_OK(weft_precede(m, b));
+            ASSERT_OK(weft_task_acquire(a, s));
+            ASSERT_OK(weft_task_release(b, s));
+        }
+        for (int round = 0; round < 3; round++) {
+            atomic_store(&g_cs.fail_at, round == 1 ? 5 : -1);
+            atomic_store(&g_cs.cancel_at, round == 2 ? 7 : -1);
+            atomic_store(&g_cs.done, 0);
+            atomic_store(&g_cs.inside, 0);
+            weft_status st = weft_run_and_wait(ex, tf);
+            ASSERT_STATUS(st, round == 0 ? WEFT_OK : round == 1 ? WEFT_ETASK : WEFT_ECANCELED);
+            ASSERT_EQ(weft_semaphore_value(s), 1);
+            if (round == 0) ASSERT_EQ(atomic_load(&g_cs.done), NC);
+            else ASSERT_LT(atomic_load(&g_cs.done), NC);
+            /* then a clean run */
+            atomic_store(&g_cs.fail_at, -1);
+            atomic_store(&g_cs.cancel_at, -1);
+            atomic_store(&g_cs.done, 0);
+            atomic_store(&g_cs.inside, 0);
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            ASSERT_EQ(atomic_load(&g_cs.done), NC);
+            ASSERT_EQ(weft_semaphore_value(s), 1);
+        }
+        ASSERT_EQ(atomic_load(&g_cs.max), 1);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_semaphore_destroy(s));
+        weft_executor_destroy(ex);
+    }
+}
