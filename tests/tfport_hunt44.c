@@ -1674,3 +1674,71 @@ TEST(tf_semaphore_sections_spanning_three_tasks_exclude_each_other_and_a_failed_
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- objects used across executors: one semaphore serving two taskflows run
+ *      at once on two executors (and async tasks of both), at most its two
+ *      units in use; one pipeline's taskflow run on 1-, 4- and 2-worker
+ *      executors in turn, its tokens going on. ---- */
+TEST(tf_one_semaphore_across_two_executors_and_one_pipeline_run_on_three_executors_in_turn_stay_exact) {
+    weft_executor *e1 = make_executor(1), *e2 = make_executor(4), *e3 = make_executor(2);
+    weft_semaphore *s = weft_semaphore_create(2, NULL);
+    ASSERT_NOT_NULL(s);
+    static semmod m;
+    atomic_store(&m.max, 0);
+    atomic_store(&m.count, 0);
+    weft_taskflow *ta = make_taskflow("a"), *tb = make_taskflow("b");
+    for (int i = 0; i < 300; i++) {
+        weft_task x = must_emplace(ta, semmod_task, &m), y = must_emplace(tb, semmod_task, &m);
+        ASSERT_OK(weft_task_acquire(x, s));
+        ASSERT_OK(weft_task_release(x, s));
+        ASSERT_OK(weft_task_acquire(y, s));
+        ASSERT_OK(weft_task_release(y, s));
+    }
+    for (int r = 0; r < 3; r++) {
+        weft_future *fa, *fb;
+        ASSERT_OK(weft_run(e1, ta, &fa));
+        ASSERT_OK(weft_run(e2, tb, &fb));
+        for (int i = 0; i < 50; i++) {
+            ASSERT_OK(weft_async_acquire(e3, semmod_task, &m, &s, 1, NULL));
+            ASSERT_OK(weft_async_acquire(e2, semmod_task, &m, &s, 1, NULL));
+        }
+        ASSERT_OK(wait_destroy(fa));
+        ASSERT_OK(wait_destroy(fb));
+        ASSERT_OK(weft_executor_wait_all(e3));
+        ASSERT_OK(weft_executor_wait_all(e2));
+    }
+    ASSERT_EQ(atomic_load(&m.count), 3 * (600 + 100));
+    ASSERT_LE(atomic_load(&m.max), 2);
+    ASSERT_EQ(weft_semaphore_value(s), 2);
+    ASSERT_OK(weft_taskflow_destroy(ta));
+    ASSERT_OK(weft_taskflow_destroy(tb));
+    ASSERT_OK(weft_semaphore_destroy(s));
+
+    static pstate ps;
+    weft_stage st[3];
+    static const char *shape = "SPS";
+    for (size_t i = 0; i < 3; i++) {
+        ps.kinds[i] = shape[i] == 'S' ? WEFT_STAGE_SERIAL : WEFT_STAGE_PARALLEL;
+        st[i] = (weft_stage){ ps.kinds[i], i == 2 ? pstage_last : pstage, &ps, "st" };
+    }
+    weft_pipeline *p = weft_pipeline_create(3, st, 3, NULL);
+    ASSERT_NOT_NULL(p);
+    weft_taskflow *tf = make_taskflow("pipe");
+    ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, p)));
+    ps.lines = 3;
+    uint64_t base = 0;
+    weft_executor *exs[3] = { e1, e2, e3 };
+    for (int r = 0; r < 9; r++) {
+        ps.ntok = 40 + (size_t)r;
+        pstate_reset(&ps, base);
+        ASSERT_OK(weft_run_and_wait(exs[r % 3], tf));
+        pcheck(&ps, 3, 3);
+        base += ps.ntok;
+        ASSERT_EQ(weft_pipeline_num_tokens(p), base);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_pipeline_destroy(p));
+    weft_executor_destroy(e1);
+    weft_executor_destroy(e2);
+    weft_executor_destroy(e3);
+}
