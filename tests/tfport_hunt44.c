@@ -1742,3 +1742,70 @@ TEST(tf_one_semaphore_across_two_executors_and_one_pipeline_run_on_three_executo
     weft_executor_destroy(e2);
     weft_executor_destroy(e3);
 }
+
+/* ---- graph priorities (test_graph_priorities.cpp: QueueOrdering,
+ *      DynamicChange) on one worker: the successors of one task start by
+ *      level, then in queue order; changing the levels between runs changes
+ *      the order; a run with a priority gives it to the tasks without one,
+ *      while a task set to NORMAL explicitly stays NORMAL. ---- */
+typedef struct prio_rec { int order[8]; atomic_int n; } prio_rec;
+typedef struct prio_arg { prio_rec *r; int id; } prio_arg;
+static int prio_task(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    prio_arg *a = arg;
+    int k = atomic_fetch_add(&a->r->n, 1);
+    if (k < 8) a->r->order[k] = a->id;
+    return 0;
+}
+
+TEST(tf_graph_priorities_order_successors_by_level_on_one_worker_across_changed_levels_and_run_priorities) {
+    weft_executor *ex = make_executor(1);
+    weft_taskflow *tf = make_taskflow("prio");
+    static prio_rec r;
+    static prio_arg args[5];
+    weft_task start = must_emplace(tf, noop, NULL), t[5];
+    for (int i = 0; i < 5; i++) {
+        args[i] = (prio_arg){ &r, i };
+        t[i] = must_emplace(tf, prio_task, &args[i]);
+        ASSERT_OK(weft_precede(start, t[i]));
+    }
+    /* QueueOrdering: LOW, HIGH, NORMAL, HIGH, LOW -> 1, 3, 2, 0, 4 */
+    static const weft_priority lv1[5] = { WEFT_PRIORITY_LOW, WEFT_PRIORITY_HIGH, WEFT_PRIORITY_NORMAL,
+                                          WEFT_PRIORITY_HIGH, WEFT_PRIORITY_LOW };
+    static const int want1[5] = { 1, 3, 2, 0, 4 };
+    /* DynamicChange: CRITICAL last, LOW first, ... -> 4, 2, 3, 1, 0 */
+    static const weft_priority lv2[5] = { WEFT_PRIORITY_LOW, WEFT_PRIORITY_NORMAL, WEFT_PRIORITY_HIGH,
+                                          WEFT_PRIORITY_HIGH, WEFT_PRIORITY_CRITICAL };
+    static const int want2[5] = { 4, 2, 3, 1, 0 };
+    for (int round = 0; round < 4; round++) {
+        const weft_priority *lv = round % 2 ? lv2 : lv1;
+        const int *want = round % 2 ? want2 : want1;
+        for (int i = 0; i < 5; i++) ASSERT_OK(weft_task_set_priority(t[i], lv[i]));
+        atomic_store(&r.n, 0);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&r.n), 5);
+        for (int i = 0; i < 5; i++)
+            if (r.order[i] != want[i]) TEST_FAIL_("round %d: place %d ran task %d, want %d", round, i, r.order[i], want[i]);
+    }
+    /* a run with priority HIGH over: t0 explicit NORMAL, t1 none (a fresh
+     * taskflow's), t2 LOW, t3 CRITICAL -> 3, 1, 0, 2 */
+    weft_taskflow *tf2 = make_taskflow("prio2");
+    weft_task s2 = must_emplace(tf2, noop, NULL), u[4];
+    for (int i = 0; i < 4; i++) {
+        u[i] = must_emplace(tf2, prio_task, &args[i]);
+        ASSERT_OK(weft_precede(s2, u[i]));
+    }
+    ASSERT_OK(weft_task_set_priority(u[0], WEFT_PRIORITY_NORMAL));
+    ASSERT_OK(weft_task_set_priority(u[2], WEFT_PRIORITY_LOW));
+    ASSERT_OK(weft_task_set_priority(u[3], WEFT_PRIORITY_CRITICAL));
+    atomic_store(&r.n, 0);
+    weft_future *f;
+    ASSERT_OK(weft_run_with_priority(ex, tf2, WEFT_PRIORITY_HIGH, &f));
+    ASSERT_OK(wait_destroy(f));
+    static const int want3[4] = { 3, 1, 0, 2 };
+    for (int i = 0; i < 4; i++)
+        if (r.order[i] != want3[i]) TEST_FAIL_("run priority: place %d ran task %d, want %d", i, r.order[i], want3[i]);
+    ASSERT_OK(weft_taskflow_destroy(tf2));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
