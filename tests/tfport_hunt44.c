@@ -1809,3 +1809,66 @@ TEST(tf_graph_priorities_order_successors_by_level_on_one_worker_across_changed_
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- a pipeline inside a subflow's graph and inside a module's body, under
+ *      run_n: every stage, on every worker, says the run it belongs to is the
+ *      top-level run (weft_pipeflow_run), and sees its cancellation. ---- */
+static const weft_future *_Atomic g_pr_seen;
+static atomic_int g_pr_bad, g_pr_calls;
+static int pr_stage(weft_pipeflow *pf, void *arg) {
+    const weft_future *r = weft_pipeflow_run(pf);
+    const weft_future *expect = NULL;
+    if (!atomic_compare_exchange_strong(&g_pr_seen, &expect, r) && expect != r) atomic_store(&g_pr_bad, 1);
+    if (!r) atomic_store(&g_pr_bad, 2);
+    atomic_fetch_add(&g_pr_calls, 1);
+    /* the 20th first-stage call of each run stops it (a stopping token is
+     * not counted, so the next run makes its number again) */
+    if (weft_pipeflow_stage(pf) == 0 && ++*(int *)arg % 20 == 0) weft_pipeflow_stop(pf);
+    return 0;
+}
+static weft_pipeline *g_pr_pipe2;
+static int pr_sub(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx;
+    (void)arg;
+    return weft_task_is_null(weft_pipeline_emplace(weft_subflow_graph(sf), g_pr_pipe2)) ? 1 : 0;
+}
+
+TEST(tf_pipelines_in_a_subflow_and_a_module_under_run_n_name_the_top_level_run_from_every_stage) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        static int calls1, calls2;
+        calls1 = calls2 = 0;
+        weft_stage st[3] = { { WEFT_STAGE_SERIAL, pr_stage, &calls1, "a" },
+                             { WEFT_STAGE_PARALLEL, pr_stage, NULL, "b" },
+                             { WEFT_STAGE_SERIAL, pr_stage, NULL, "c" } };
+        weft_pipeline *p1 = weft_pipeline_create(4, st, 3, NULL);
+        st[0].arg = &calls2;
+        weft_pipeline *p2 = weft_pipeline_create(2, st, 3, NULL);
+        ASSERT_NOT_NULL(p1);
+        ASSERT_NOT_NULL(p2);
+        ASSERT_OK(weft_pipeline_set_scheduling(p1, WEFT_PIPELINE_SPREAD));
+        g_pr_pipe2 = p2;
+        weft_taskflow *body = make_taskflow("body"), *tf = make_taskflow("top");
+        ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(body, p1)));
+        weft_task m = weft_emplace_module(tf, body), s = weft_emplace_subflow(tf, pr_sub, NULL);
+        ASSERT_OK(weft_precede(m, s));
+        for (int n = 1; n <= 3; n++) {
+            atomic_store(&g_pr_seen, NULL);
+            atomic_store(&g_pr_bad, 0);
+            atomic_store(&g_pr_calls, 0);
+            weft_future *f;
+            ASSERT_OK(weft_run_n(ex, tf, (uint64_t)n, &f));
+            ASSERT_OK(weft_future_wait(f));
+            ASSERT_EQ(atomic_load(&g_pr_bad), 0);
+            ASSERT_TRUE(atomic_load(&g_pr_seen) == f);
+            /* per iteration and pipeline: 19 tokens x 3 stages + the stopping call */
+            ASSERT_EQ(atomic_load(&g_pr_calls), n * 2 * (19 * 3 + 1));
+            weft_future_destroy(f);
+        }
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_taskflow_destroy(body));
+        ASSERT_OK(weft_pipeline_destroy(p1));
+        ASSERT_OK(weft_pipeline_destroy(p2));
+        weft_executor_destroy(ex);
+    }
+}
