@@ -479,7 +479,8 @@ TEST(tf_find_if_find_if_not_min_and_max_element_give_the_first_index_for_every_s
     uint64_t seed = 44;
     for (unsigned w = 1; w <= 4; w *= 2) {
         weft_executor *ex = make_executor(w);
-        for (size_t n = 0; n <= 65536; n <= 256 ? n++ : (n = 2 * n + 1)) {
+        size_t top = (size_t)test_scale(65536); /* sanitizer builds: fewer of the large sizes */
+        for (size_t n = 0; n <= 65536 && (n <= 256 || n <= top); n <= 256 ? n++ : (n = 2 * n + 1)) {
             if (n > 4096 && w == 2) continue; /* keep the test short */
             for (size_t i = 0; i < n; i++) in[i] = (int)(test_rand(&seed) % (2 * n)) + 1;
             /* a run of equal values at the front for find_if_not, now and then */
@@ -557,7 +558,8 @@ TEST(tf_scans_inclusive_exclusive_and_transformed_equal_the_serial_scan_for_n_0_
     uint64_t seed = 7;
     for (unsigned w = 1; w <= 4; w *= 2) {
         weft_executor *ex = make_executor(w);
-        for (size_t n = 0; n <= BIG; n = n < 17 ? n + 1 : (n == 17 ? 1000 : (n == 1000 ? BIG : BIG + 1))) {
+        size_t big = (size_t)test_scale(BIG) < 1001 ? 1001 : (size_t)test_scale(BIG);
+        for (size_t n = 0; n <= big; n = n < 17 ? n + 1 : (n == 17 ? 1000 : (n == 1000 ? big : big + 1))) {
             for (size_t i = 0; i < n; i++) in[i] = (int)(test_rand(&seed) % 7) - 2;
             for (int p = 0; p < 4; p++) {
                 for (size_t c = 0; c < 5; c++) {
@@ -865,11 +867,12 @@ TEST(tf_sorts_with_a_descending_comparator_are_sorted_and_stable_from_every_kind
     uint64_t seed = 99;
     for (unsigned w = 1; w <= 4; w *= 2) {
         weft_executor *ex = make_executor(w);
-        for (size_t n = 0; n <= BIGN; n = n < 17 ? n + 1 : (n == 17 ? 1000 : (n == 1000 ? BIGN : BIGN + 1))) {
+        size_t bign = (size_t)test_scale(BIGN) < 1001 ? 1001 : (size_t)test_scale(BIGN);
+        for (size_t n = 0; n <= bign; n = n < 17 ? n + 1 : (n == 17 ? 1000 : (n == 1000 ? bign : bign + 1))) {
             for (int pattern = 0; pattern < 5; pattern++) {
                 for (int stable = 0; stable < 2; stable++) {
                     for (int how = 0; how < 4; how++) {
-                        if (n == BIGN && how != pattern % 4) continue;
+                        if (n == bign && how != pattern % 4) continue;
                         fill_kv(v, n, pattern, &seed);
                         sortjob j = { ex, v, n, stable, WEFT_EINVAL };
                         weft_future *f = NULL, *f2 = NULL;
@@ -1226,7 +1229,8 @@ TEST(tf_typed_sorts_of_long_doubles_and_objects_sort_exactly_and_the_stable_form
     uint64_t seed = 5;
     for (unsigned w = 1; w <= 4; w *= 2) {
         weft_executor *ex = make_executor(w);
-        for (size_t n = 0; n <= N; n = n < 17 ? n + 1 : (n == 17 ? 4099 : (n == 4099 ? N : N + 1))) {
+        size_t big = (size_t)test_scale(N) < 4100 ? 4100 : (size_t)test_scale(N);
+        for (size_t n = 0; n <= big; n = n < 17 ? n + 1 : (n == 17 ? 4099 : (n == 4099 ? big : big + 1))) {
             for (int pattern = 0; pattern < 3; pattern++) {
                 for (size_t i = 0; i < n; i++) {
                     uint64_t r = test_rand(&seed);
