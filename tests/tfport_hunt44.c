@@ -1876,3 +1876,43 @@ TEST(tf_pipelines_in_a_subflow_and_a_module_under_run_n_name_the_top_level_run_f
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- an emplaced loop in the instances of weft_run_n_parallel (Taskflow's
+ *      parallel run_n): each instance runs the whole loop; every index is
+ *      visited once per instance; a condition loop around it as well. ---- */
+static void rnp_body(size_t lo, size_t hi, void *arg) {
+    atomic_int *c = arg;
+    for (size_t i = lo; i < hi; i++) atomic_fetch_add_explicit(&c[i], 1, memory_order_relaxed);
+}
+static int rnp_cond(weft_ctx *ctx, void *arg) {
+    /* per instance: loop the emplaced loop 3 times, counted in a per-instance slot */
+    atomic_int *rounds = arg;
+    uint64_t inst = weft_ctx_iteration(ctx);
+    return atomic_fetch_add(&rounds[inst], 1) + 1 < 3 ? 0 : 1;
+}
+
+TEST(tf_parallel_run_n_instances_each_run_an_emplaced_loop_in_a_condition_loop_over_every_index) {
+    enum { NI = 10007, INST = 8 };
+    static atomic_int counts[NI], rounds[INST];
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (size_t i = 0; i < NI; i++) atomic_store(&counts[i], 0);
+        for (int i = 0; i < INST; i++) atomic_store(&rounds[i], 0);
+        weft_taskflow *tf = make_taskflow("rnp");
+        weft_for_desc d = { 0, NI, 1, rnp_body, counts, { .partitioner = WEFT_PARTITION_DYNAMIC, .chunk = 97 } };
+        weft_task start = must_emplace(tf, noop, NULL), loop = weft_emplace_for(tf, &d),
+                  cond = weft_emplace_condition(tf, rnp_cond, rounds);
+        ASSERT_FALSE(weft_task_is_null(loop));
+        ASSERT_OK(weft_precede(start, loop));
+        ASSERT_OK(weft_precede(loop, cond));
+        ASSERT_OK(weft_precede(cond, loop));
+        weft_future *f;
+        ASSERT_OK(weft_run_n_parallel(ex, tf, INST, &f));
+        ASSERT_OK(wait_destroy(f));
+        for (int i = 0; i < INST; i++) ASSERT_EQ(atomic_load(&rounds[i]), 3);
+        for (size_t i = 0; i < NI; i++)
+            if (atomic_load(&counts[i]) != 3 * INST) TEST_FAIL_("w %u: index %zu visited %d times", w, i, atomic_load(&counts[i]));
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}
