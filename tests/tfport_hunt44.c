@@ -1916,3 +1916,52 @@ TEST(tf_parallel_run_n_instances_each_run_an_emplaced_loop_in_a_condition_loop_o
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- semaphores on tasks inside condition loops: two loops, each body and
+ *      each condition holding one unit of the same one-unit semaphore, run
+ *      side by side; every pick of a parked body resumes it; 50 rounds each,
+ *      never two holders at once. ---- */
+static semmod g_lm;
+static int lm_cond(weft_ctx *ctx, void *arg) {
+    (void)semmod_task(ctx, &g_lm);
+    atomic_int *k = arg;
+    return atomic_fetch_add(k, 1) + 1 < 50 ? 0 : 1;
+}
+
+TEST(tf_semaphore_held_by_bodies_and_conditions_of_two_side_by_side_loops_serialises_all_rounds) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        weft_semaphore *s = weft_semaphore_create(1, NULL);
+        ASSERT_NOT_NULL(s);
+        weft_taskflow *tf = make_taskflow("loops");
+        static atomic_int k[2];
+        for (int run = 0; run < 3; run++) {
+            if (run == 0) {
+                for (int l = 0; l < 2; l++) {
+                    weft_task init = must_emplace(tf, noop, NULL), body = must_emplace(tf, semmod_task, &g_lm),
+                              cond = weft_emplace_condition(tf, lm_cond, &k[l]);
+                    ASSERT_OK(weft_precede(init, body)); /* a loop is entered through a strong edge */
+                    ASSERT_OK(weft_precede(body, cond));
+                    ASSERT_OK(weft_precede(cond, body));
+                    ASSERT_OK(weft_task_acquire(body, s));
+                    ASSERT_OK(weft_task_release(body, s));
+                    ASSERT_OK(weft_task_acquire(cond, s));
+                    ASSERT_OK(weft_task_release(cond, s));
+                }
+            }
+            atomic_store(&k[0], 0);
+            atomic_store(&k[1], 0);
+            atomic_store(&g_lm.count, 0);
+            atomic_store(&g_lm.max, 0);
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            ASSERT_EQ(atomic_load(&k[0]), 50);
+            ASSERT_EQ(atomic_load(&k[1]), 50);
+            ASSERT_EQ(atomic_load(&g_lm.count), 2 * 100);
+            ASSERT_EQ(atomic_load(&g_lm.max), 1);
+            ASSERT_EQ(weft_semaphore_value(s), 1);
+        }
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_semaphore_destroy(s));
+        weft_executor_destroy(ex);
+    }
+}
