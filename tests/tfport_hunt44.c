@@ -1965,3 +1965,60 @@ TEST(tf_semaphore_held_by_bodies_and_conditions_of_two_side_by_side_loops_serial
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- a scan's init pointing into its own input or output (Taskflow passes
+ *      init by value: inclusive_scan(v.begin(), v.end(), v.begin(), op, v.back())):
+ *      the result is that of a copy of init taken before the call. ---- */
+TEST(tf_scans_whose_init_points_into_their_own_in_place_array_use_its_value_from_before_the_call) {
+    enum { NS = 30011 };
+    int64_t *v = xmalloc(NS * sizeof *v), *want = xmalloc(NS * sizeof *want), *src = xmalloc(NS * sizeof *src);
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (size_t c = 0; c < NCONFIGS; c++) {
+            static const size_t ns[] = { 1, 2, 17, 9000, NS };
+            for (size_t k = 0; k < 5; k++) {
+                size_t n = ns[k];
+                for (int excl = 0; excl < 2; excl++) {
+                    for (int where = 0; where < 3; where++) { /* init = &v[0], &v[n/2], &v[n-1] */
+                        for (size_t i = 0; i < n; i++) src[i] = (int64_t)(i % 13) - 4;
+                        size_t at = where == 0 ? 0 : where == 1 ? n / 2 : n - 1;
+                        int64_t init = src[at], acc = init;
+                        for (size_t i = 0; i < n; i++) {
+                            if (excl) {
+                                want[i] = acc;
+                                acc += src[i];
+                            } else {
+                                acc += src[i];
+                                want[i] = acc;
+                            }
+                        }
+                        memcpy(v, src, n * sizeof *v);
+                        weft_status st = excl ? weft_parallel_exclusive_scan(ex, v, v, n, sizeof *v, &v[at], add_u64, NULL,
+                                                                             &CONFIGS[c])
+                                              : weft_parallel_inclusive_scan(ex, v, v, n, sizeof *v, &v[at], add_u64, NULL,
+                                                                             &CONFIGS[c]);
+                        ASSERT_OK(st);
+                        for (size_t i = 0; i < n; i++)
+                            if (v[i] != want[i])
+                                TEST_FAIL_("w %u cfg %zu n %zu excl %d init at %zu: v[%zu] = %lld, want %lld", w, c, n, excl,
+                                           at, i, (long long)v[i], (long long)want[i]);
+                        /* the typed scans (weft/algo_typed.h): inclusive takes init by
+                         * pointer, exclusive by value */
+                        memcpy(v, src, n * sizeof *v);
+                        st = excl ? weft_i64_sum_exclusive_scan(ex, v, v, n, v[at], &CONFIGS[c])
+                                  : weft_i64_sum_inclusive_scan(ex, v, v, n, &v[at], &CONFIGS[c]);
+                        ASSERT_OK(st);
+                        for (size_t i = 0; i < n; i++)
+                            if (v[i] != want[i])
+                                TEST_FAIL_("typed: w %u cfg %zu n %zu excl %d init at %zu: v[%zu] = %lld, want %lld", w, c,
+                                           n, excl, at, i, (long long)v[i], (long long)want[i]);
+                    }
+                }
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+    free(v);
+    free(want);
+    free(src);
+}

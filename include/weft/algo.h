@@ -368,7 +368,10 @@ WEFT_API WEFT_NODISCARD weft_status weft_parallel_find_if(weft_executor *ex, con
 
 /* Inclusive: out[i] = init op in[0] op ... op in[i]; init may be NULL (no initial
  * value).  Exclusive: out[i] = init op in[0] op ... op in[i-1] (out[0] = init);
- * init is required.  out may equal in.  A blocked scan with fixed chunks: the
+ * init is required.  out may equal in.  init may point into in or out (say the
+ * last element, as a C++ caller passing v.back() by value would): its value
+ * is copied before any output is written, as weft_parallel_scan_range says.
+ * A blocked scan with fixed chunks: the
  * prefix before chunk k is init op r(0) op ... op r(k-1), combined left to
  * right, with r(j) chunk j's own reduction, and chunk k is scanned from it, so
  * results are the same bits on every run and, except with GUIDED (whose chunks
