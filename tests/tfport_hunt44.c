@@ -2022,3 +2022,84 @@ TEST(tf_scans_whose_init_points_into_their_own_in_place_array_use_its_value_from
     free(want);
     free(src);
 }
+
+/* ---- a subflow joined from a fork-join child its function spawned (allowed by
+ *      weft_subflow_join), and an async task making a dependent of its own
+ *      future while it runs (the dependent starts after it returns). ---- */
+typedef struct sfj { weft_subflow *sf; atomic_int *count; weft_status st; } sfj;
+static int sfj_child(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    sfj *j = arg;
+    weft_taskflow *g = weft_subflow_graph(j->sf);
+    for (int i = 0; i < 20; i++)
+        if (weft_task_is_null(weft_emplace(g, bump, j->count))) return 1;
+    j->st = weft_subflow_join(j->sf);
+    return 0;
+}
+static int sfj_fn(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    sfj j = { sf, arg, WEFT_EINVAL };
+    if (weft_spawn(ctx, sfj_child, &j) != WEFT_OK) return 1;
+    int rc = weft_sync(ctx);
+    if (rc != 0 || j.st != WEFT_OK) return 2;
+    /* joined: the graph ran already */
+    return atomic_load((atomic_int *)arg) % 20 == 0 ? 0 : 3;
+}
+static weft_future *_Atomic g_self_fut;
+static atomic_int g_self_order, g_self_a_done, g_self_b_at;
+static weft_executor *g_self_ex;
+static int self_b(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    atomic_store(&g_self_b_at, atomic_load(&g_self_a_done) ? 1 : -1);
+    return 0;
+}
+static int self_a(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    weft_future **out = arg;
+    weft_future *me;
+    while (!(me = atomic_load(&g_self_fut))) sleep_us(20);
+    if (weft_dependent_async(g_self_ex, self_b, NULL, &me, 1, out) != WEFT_OK) return 1;
+    sleep_us(1000);
+    atomic_store(&g_self_a_done, 1);
+    return 0;
+}
+
+TEST(tf_subflow_joined_from_a_spawned_child_and_an_async_tasks_dependent_on_its_own_future_run_in_order) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        static atomic_int cnt[8];
+        weft_taskflow *tf = make_taskflow("sfj");
+        for (int i = 0; i < 8; i++) {
+            atomic_store(&cnt[i], 0);
+            ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(tf, sfj_fn, &cnt[i])));
+        }
+        weft_taskflow *one = make_taskflow("one");
+        static atomic_int cnt1;
+        atomic_store(&cnt1, 0);
+        ASSERT_FALSE(weft_task_is_null(weft_emplace_subflow(one, sfj_fn, &cnt1)));
+        for (int r = 0; r < 5; r++) {
+            ASSERT_OK(weft_run_and_wait(ex, one));
+            ASSERT_EQ(atomic_load(&cnt1), 20 * (r + 1));
+            ASSERT_OK(weft_run_and_wait(ex, tf));
+            for (int i = 0; i < 8; i++) ASSERT_EQ(atomic_load(&cnt[i]), 20 * (r + 1));
+        }
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_taskflow_destroy(one));
+
+        /* an async task that depends... its own dependent */
+        atomic_store(&g_self_fut, NULL);
+        g_self_ex = ex;
+        atomic_store(&g_self_a_done, 0);
+        atomic_store(&g_self_b_at, 0);
+        weft_future *fa, *fb = NULL;
+        ASSERT_OK(weft_async(ex, self_a, &fb, &fa));
+        atomic_store(&g_self_fut, fa);
+        ASSERT_OK(weft_future_wait(fa));
+        ASSERT_NOT_NULL(fb);
+        ASSERT_OK(wait_destroy(fb));
+        weft_future_destroy(fa);
+        ASSERT_EQ(atomic_load(&g_self_b_at), 1);
+        weft_executor_destroy(ex);
+    }
+    (void)g_self_order;
+}
