@@ -2103,3 +2103,45 @@ TEST(tf_subflow_joined_from_a_spawned_child_and_an_async_tasks_dependent_on_its_
     }
     (void)g_self_order;
 }
+
+/* ---- changing a pipeline from its own stages while it runs: reset,
+ *      scheduling, priority and destroy say WEFT_EBUSY and change nothing; the
+ *      run goes on, and after it each call works. ---- */
+static weft_pipeline *g_busy_p;
+static atomic_int g_busy_bad;
+static int busy_stage(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_token(pf) == 3 && weft_pipeflow_stage(pf) == 1) {
+        if (weft_pipeline_reset(g_busy_p) != WEFT_EBUSY) atomic_store(&g_busy_bad, 1);
+        if (weft_pipeline_set_scheduling(g_busy_p, WEFT_PIPELINE_INLINE) != WEFT_EBUSY) atomic_store(&g_busy_bad, 2);
+        if (weft_pipeline_set_priority(g_busy_p, WEFT_PRIORITY_HIGH) != WEFT_EBUSY) atomic_store(&g_busy_bad, 3);
+        if (weft_pipeline_destroy(g_busy_p) != WEFT_EBUSY) atomic_store(&g_busy_bad, 4);
+    }
+    if (weft_pipeflow_stage(pf) == 0 && weft_pipeflow_token(pf) == 30) weft_pipeflow_stop(pf);
+    return 0;
+}
+TEST(tf_pipeline_changes_made_from_its_own_stages_are_ebusy_and_the_run_goes_on) {
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        weft_stage st[2] = { { WEFT_STAGE_SERIAL, busy_stage, NULL, "a" }, { WEFT_STAGE_PARALLEL, busy_stage, NULL, "b" } };
+        g_busy_p = weft_pipeline_create(2, st, 2, NULL);
+        ASSERT_NOT_NULL(g_busy_p);
+        ASSERT_OK(weft_pipeline_set_scheduling(g_busy_p, WEFT_PIPELINE_SPREAD));
+        weft_taskflow *tf = make_taskflow("busy");
+        ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, g_busy_p)));
+        atomic_store(&g_busy_bad, 0);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&g_busy_bad), 0);
+        ASSERT_EQ(weft_pipeline_num_tokens(g_busy_p), 30);
+        ASSERT_EQ(weft_pipeline_priority(g_busy_p), WEFT_PRIORITY_NORMAL);
+        ASSERT_EQ(weft_pipeline_num_inline_tokens(g_busy_p), 0); /* still SPREAD */
+        ASSERT_OK(weft_pipeline_reset(g_busy_p));
+        ASSERT_OK(weft_pipeline_set_scheduling(g_busy_p, WEFT_PIPELINE_INLINE));
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(weft_pipeline_num_tokens(g_busy_p), 30);
+        ASSERT_EQ(weft_pipeline_num_inline_tokens(g_busy_p), 30);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_pipeline_destroy(g_busy_p));
+        weft_executor_destroy(ex);
+    }
+}
