@@ -2145,3 +2145,44 @@ TEST(tf_pipeline_changes_made_from_its_own_stages_are_ebusy_and_the_run_goes_on)
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- min/max_element with a comparison that is not a strict weak order
+ *      (doubles holding NaN compared with < and >): some index below n, on
+ *      every partitioner and worker count; find_if over the same array finds
+ *      the first NaN exactly. ---- */
+static int cmp_dbl_naive(const void *a, const void *b, void *arg) {
+    (void)arg;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static bool is_nan_elem(const void *e, void *arg) { (void)arg; return isnan(*(const double *)e); }
+
+TEST(tf_min_max_element_with_nans_give_an_index_below_n_and_find_if_finds_the_first_nan) {
+    double *v = xmalloc(3000 * sizeof *v);
+    uint64_t seed = 3;
+    for (unsigned w = 1; w <= 4; w *= 2) {
+        weft_executor *ex = make_executor(w);
+        for (size_t n = 1; n <= 3000; n = n < 40 ? n + 1 : n * 3) {
+            for (int pat = 0; pat < 3; pat++) {
+                size_t first_nan = n;
+                for (size_t i = 0; i < n; i++) {
+                    bool nan = pat == 2 || (pat == 1 ? i % 2 == 0 : test_rand(&seed) % 5 == 0);
+                    v[i] = nan ? NAN : (double)(test_rand(&seed) % 100);
+                    if (nan && first_nan == n) first_nan = i;
+                }
+                for (size_t c = 0; c < NCONFIGS; c++) {
+                    size_t r = SIZE_MAX;
+                    ASSERT_OK(weft_parallel_min_element(ex, v, n, sizeof *v, cmp_dbl_naive, NULL, &r, &CONFIGS[c]));
+                    ASSERT_LT(r, n);
+                    r = SIZE_MAX;
+                    ASSERT_OK(weft_parallel_max_element(ex, v, n, sizeof *v, cmp_dbl_naive, NULL, &r, &CONFIGS[c]));
+                    ASSERT_LT(r, n);
+                    ASSERT_OK(weft_parallel_find_if(ex, v, n, sizeof *v, is_nan_elem, NULL, &r, &CONFIGS[c]));
+                    ASSERT_EQ(r, first_nan);
+                }
+            }
+        }
+        weft_executor_destroy(ex);
+    }
+    free(v);
+}
