@@ -118,8 +118,12 @@ WEFT_API WEFT_NODISCARD weft_pipeline *weft_pipeline_create(size_t lines, const 
 
 /* A data stage's work: read the value the previous stage gave (`in`, in_size
  * bytes; NULL for the first stage) and write the one for the next (`out`,
- * out_size bytes; NULL for the last stage).  Both buffers belong to the token's
- * line and are aligned for any type.  Return values as weft_stage_fn. */
+ * out_size bytes; NULL for the last stage; so a one-stage pipeline gets NULL
+ * for both).  Between stages a value of size 0 is passed in a buffer that
+ * holds nothing (NULL only when every stage's sizes are 0): a stage must not
+ * read or write past in_size / out_size bytes.  Both buffers belong to the
+ * token's line and are aligned for any type.  Return values as
+ * weft_stage_fn. */
 typedef int (*weft_data_stage_fn)(weft_pipeflow *pf, void *in, void *out, void *arg);
 
 /* One stage of a data pipeline (weft_data_pipeline_create). */
