@@ -1,0 +1,422 @@
+/* Session 44 hunt: threads that are not workers, and executor lifecycles.
+ * Outside threads cache a submitter slot and its record cache per executor
+ * (core/submitter.c, async/silent.c): thousands of short-lived threads, an
+ * executor created and destroyed thousands of times (often at the same
+ * address) with a submission each, slots taken over by a new thread while the
+ * old one's tasks are still queued, weft_executor_wait_all from one outside
+ * thread while others submit, submissions from threads with the smallest
+ * stack, and threads ending while the executor is destroyed.  Every task runs
+ * exactly once, nothing hangs, and the memory the library holds stays flat. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "counting_alloc.h"
+#include "harness.h"
+#include "test_util.h"
+
+static int count_relaxed(weft_ctx *cx, void *p) {
+    (void)cx;
+    atomic_fetch_add_explicit((atomic_long *)p, 1, memory_order_relaxed);
+    return 0;
+}
+
+static int mark_once(weft_ctx *cx, void *p) {
+    (void)cx;
+    atomic_fetch_add_explicit((atomic_uchar *)p, 1, memory_order_relaxed);
+    return 0;
+}
+
+/* ---- thousands of short-lived threads ---------------------------------- */
+
+struct churn {
+    weft_executor *ex;
+    atomic_long *ran;
+    atomic_int failed;
+};
+
+enum { CHURN_SILENT = 3 };
+
+/* A few silent tasks, one with a future, one dependent on it; then exits. */
+static void *churn_thread(void *p) {
+    struct churn *c = p;
+    for (int i = 0; i < CHURN_SILENT; i++)
+        if (weft_silent_async(c->ex, count_relaxed, c->ran) != WEFT_OK) atomic_fetch_add(&c->failed, 1);
+    weft_future *f = NULL, *g = NULL;
+    if (weft_async(c->ex, count_relaxed, c->ran, &f) != WEFT_OK) atomic_fetch_add(&c->failed, 1);
+    if (weft_dependent_async(c->ex, count_relaxed, c->ran, (weft_future *const *)&f, 1, &g) != WEFT_OK)
+        atomic_fetch_add(&c->failed, 1);
+    weft_future_destroy(f); /* before its task may have run: the caller's reference only */
+    if (weft_future_wait(g) != WEFT_OK) atomic_fetch_add(&c->failed, 1);
+    weft_future_destroy(g);
+    return NULL;
+}
+
+/* Counts "claimed" submitter slots in ex's state dump. */
+static int claimed_slots(weft_executor *ex) {
+    FILE *f = tmpfile(); /* the dump writes through a file descriptor */
+    ASSERT_NOT_NULL(f);
+    ASSERT_OK(weft_executor_dump(ex, f));
+    rewind(f);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "submitter slot") && strstr(line, "claimed")) n++;
+    fclose(f);
+    return n;
+}
+
+/* 10^4 threads (10^3 under sanitizers), four alive at a time, each submitting
+ * five tasks and exiting without a word to the executor.  Exited threads keep
+ * their slots (nothing tells the executor), so the later ones take them over
+ * or go through the injector: either way every task runs once, at most 8
+ * slots are ever claimed, and the memory held stays what the first thousand
+ * threads made it (records of exited threads' slots are reused, not piled). */
+TEST(ten_thousand_short_lived_submitting_threads_run_every_task_and_hold_no_more_memory) {
+    weft_set_allocator(&counting);
+    long threads = (long)test_scale(10000);
+    if (threads < 400) threads = 400;
+    atomic_long ran = 0;
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        atomic_store(&ran, 0);
+        long long base = atomic_load(&A.outstanding);
+        weft_executor *ex = make_executor(workers);
+        struct churn c = {ex, &ran, 0};
+        long long after_first = 0;
+        for (long t = 0; t < threads; t += 4) {
+            pthread_t th[4];
+            for (int i = 0; i < 4; i++) ASSERT_EQ(pthread_create(&th[i], NULL, churn_thread, &c), 0);
+            for (int i = 0; i < 4; i++) ASSERT_EQ(pthread_join(th[i], NULL), 0);
+            if (t + 4 == threads / 4) {
+                ASSERT_OK(weft_executor_wait_all(ex));
+                after_first = atomic_load(&A.outstanding);
+            }
+        }
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(atomic_load(&c.failed), 0);
+        ASSERT_EQ(atomic_load(&ran), threads * (CHURN_SILENT + 2));
+        ASSERT_LE(claimed_slots(ex), 8);
+        long long now = atomic_load(&A.outstanding);
+        /* A slot's record block is 64 KiB: a few more may be carved for slots
+         * first claimed late.  weft_async's records, malloc'd off the workers,
+         * end on whichever worker drops them last, which keeps up to 4096
+         * (async/async.h, WEFT__ASYNC_FREE_MAX, ~370 bytes each) for its own
+         * submissions: bounded per worker, not per thread. */
+        long long cap = 8 * (64 << 10) + (long long)workers * 4096 * 512 + 4096;
+        if (after_first && now > after_first + cap)
+            TEST_FAIL_("%u workers: %lld bytes held after %ld threads, %lld after a quarter of them", workers, now,
+                       threads, after_first);
+        weft_executor_destroy(ex);
+        ASSERT_EQ(atomic_load(&A.outstanding), base);
+    }
+    weft_set_allocator(NULL);
+}
+
+/* ---- executors created and destroyed, one outside submission each ------- */
+
+struct relay {
+    weft_executor *_Atomic ex; /* the executor of this round, or NULL */
+    atomic_int round, done;    /* main bumps round; the helper bumps done */
+    atomic_long ran;
+    atomic_int failed;
+};
+
+/* A long-lived second thread submits once to each round's executor: its slot
+ * cache still names the previous one, which may have lived at this address. */
+static void *relay_thread(void *p) {
+    struct relay *r = p;
+    for (int seen = 0;;) {
+        int k;
+        while ((k = atomic_load(&r->round)) == seen) sched_yield();
+        if (k < 0) return NULL;
+        seen = k;
+        weft_executor *ex = atomic_load(&r->ex);
+        if (weft_silent_async(ex, count_relaxed, &r->ran) != WEFT_OK) atomic_fetch_add(&r->failed, 1);
+        atomic_store(&r->done, k);
+    }
+}
+
+TEST(ten_thousand_executors_created_and_destroyed_with_outside_submissions_stay_flat) {
+    weft_set_allocator(&counting);
+    long rounds = (long)test_scale(10000);
+    if (rounds < 500) rounds = 500;
+    long long base = atomic_load(&A.outstanding);
+    struct relay r = {NULL, 0, 0, 0, 0};
+    pthread_t helper;
+    ASSERT_EQ(pthread_create(&helper, NULL, relay_thread, &r), 0);
+    atomic_long mine = 0;
+    int same_address = 0;
+    void *last = NULL;
+    double t0 = now_s(), t_half = 0;
+    for (long k = 1; k <= rounds; k++) {
+        weft_executor *ex = make_executor(1 + (unsigned)(k & 1));
+        if ((void *)ex == last) same_address++;
+        last = ex;
+        ASSERT_OK(weft_silent_async(ex, count_relaxed, &mine));
+        if (k % 3 == 0) ASSERT_OK(weft_silent_async(ex, count_relaxed, &mine)); /* cached slot, second time */
+        atomic_store(&r.ex, ex);
+        atomic_store(&r.round, (int)k);
+        while (atomic_load(&r.done) != (int)k) sched_yield();
+        weft_executor_destroy(ex); /* waits for both tasks */
+        ASSERT_EQ(atomic_load(&A.outstanding), base);
+        if (k == rounds / 2) t_half = now_s() - t0;
+    }
+    double t_all = now_s() - t0;
+    atomic_store(&r.round, -1);
+    ASSERT_EQ(pthread_join(helper, NULL), 0);
+    ASSERT_EQ(atomic_load(&r.failed), 0);
+    ASSERT_EQ(atomic_load(&r.ran), rounds);
+    ASSERT_EQ(atomic_load(&mine), rounds + rounds / 3);
+    printf("  %ld executors (%d at the previous one's address): %.2f s, first half %.2f s\n", rounds, same_address,
+           t_all, t_half);
+    /* Flat: the second half no slower than three times the first (loose: a
+     * shared machine), not growing with the number made so far. */
+    ASSERT_LT(t_all - t_half, 3 * t_half + 0.5);
+    weft_set_allocator(NULL);
+}
+
+/* ---- a slot taken over while its tasks are queued ----------------------- */
+
+static atomic_int gate_open;
+static int held(weft_ctx *cx, void *p) {
+    (void)cx;
+    atomic_fetch_add((atomic_int *)p, 1);
+    while (!atomic_load(&gate_open)) sched_yield();
+    return 0;
+}
+
+struct batch {
+    weft_executor *ex;
+    atomic_uchar *seen;
+    int n;
+    int failed;
+};
+
+static void *submit_batch(void *p) {
+    struct batch *b = p;
+    for (int i = 0; i < b->n; i++)
+        if (weft_silent_async(b->ex, mark_once, &b->seen[i]) != WEFT_OK) b->failed++;
+    return NULL;
+}
+
+/* With the workers held, one thread after another (each after the previous
+ * exited, so the next usually gets its thread-local storage, and with it its
+ * slot and the slot's record cache) queues tasks and exits: 20 threads, so
+ * the 8 slots are claimed by exited threads long before the last ones come.
+ * Released, every task runs exactly once. */
+TEST(threads_that_exit_with_tasks_still_queued_in_their_slot_lose_none_to_the_next_owner) {
+    enum { THREADS = 20 };
+    int per = (int)test_scale(3000);
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        atomic_store(&gate_open, 0);
+        atomic_int in = 0;
+        for (unsigned i = 0; i < workers; i++) ASSERT_OK(weft_silent_async(ex, held, &in));
+        ASSERT_TRUE(wait_flag(&in, (int)workers, 10));
+        struct batch b[THREADS];
+        for (int t = 0; t < THREADS; t++) {
+            b[t] = (struct batch){ex, calloc((size_t)per, 1), per, 0};
+            ASSERT_NOT_NULL(b[t].seen);
+            pthread_t th;
+            ASSERT_EQ(pthread_create(&th, NULL, submit_batch, &b[t]), 0);
+            ASSERT_EQ(pthread_join(th, NULL), 0);
+        }
+        atomic_store(&gate_open, 1);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        for (int t = 0; t < THREADS; t++) {
+            ASSERT_EQ(b[t].failed, 0);
+            for (int i = 0; i < per; i++)
+                if (atomic_load(&b[t].seen[i]) != 1)
+                    TEST_FAIL_("%u workers: thread %d's task %d ran %d times", workers, t, i,
+                               (int)atomic_load(&b[t].seen[i]));
+            free(b[t].seen);
+        }
+        weft_executor_destroy(ex);
+    }
+}
+
+/* ---- weft_executor_wait_all from an outside thread while others submit -- */
+
+struct feeder {
+    weft_executor *ex;
+    atomic_uchar *seen;
+    int n;
+    atomic_int submitted; /* tasks [0, submitted) were queued (their calls returned) */
+    int failed;
+    int use_async;
+};
+
+static void *feed(void *p) {
+    struct feeder *f = p;
+    for (int i = 0; i < f->n; i++) {
+        weft_status st;
+        if (f->use_async && i % 4 == 0) st = weft_async(f->ex, mark_once, &f->seen[i], NULL);
+        else st = weft_silent_async(f->ex, mark_once, &f->seen[i]);
+        if (st != WEFT_OK) f->failed++;
+        atomic_store_explicit(&f->submitted, i + 1, memory_order_release);
+        if (i % 64 == 63) sched_yield();
+    }
+    return NULL;
+}
+
+/* weft_executor_wait_all waits for every run submitted before it was called:
+ * three threads submit (through their slots, and weft_async's injector path)
+ * while a fourth reads how far each got, calls wait_all, and then finds every
+ * one of those tasks run. */
+TEST(wait_all_from_an_outside_thread_sees_every_task_other_threads_queued_before_it) {
+    enum { FEEDERS = 3 };
+    int per = (int)test_scale(20000);
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        struct feeder f[FEEDERS];
+        pthread_t th[FEEDERS];
+        for (int i = 0; i < FEEDERS; i++) {
+            f[i] = (struct feeder){ex, calloc((size_t)per, 1), per, 0, 0, i == 2};
+            ASSERT_NOT_NULL(f[i].seen);
+            ASSERT_EQ(pthread_create(&th[i], NULL, feed, &f[i]), 0);
+        }
+        int checks = 0;
+        for (;;) {
+            int upto[FEEDERS], all = 1;
+            for (int i = 0; i < FEEDERS; i++) {
+                upto[i] = atomic_load_explicit(&f[i].submitted, memory_order_acquire);
+                all &= upto[i] == per;
+            }
+            ASSERT_OK(weft_executor_wait_all(ex));
+            checks++;
+            for (int i = 0; i < FEEDERS; i++)
+                for (int k = 0; k < upto[i]; k++)
+                    if (atomic_load_explicit(&f[i].seen[k], memory_order_relaxed) != 1)
+                        TEST_FAIL_("%u workers, check %d: thread %d's task %d (of %d queued before wait_all) "
+                                   "ran %d times",
+                                   workers, checks, i, k, upto[i], (int)atomic_load(&f[i].seen[k]));
+            if (all) break;
+        }
+        for (int i = 0; i < FEEDERS; i++) {
+            ASSERT_EQ(pthread_join(th[i], NULL), 0);
+            ASSERT_EQ(f[i].failed, 0);
+            free(f[i].seen);
+        }
+        weft_executor_destroy(ex);
+    }
+}
+
+/* ---- the smallest stack -------------------------------------------------- */
+
+struct tiny {
+    weft_executor *ex;
+    atomic_long ran;
+    int bad;
+};
+
+static void *tiny_thread(void *p) {
+    struct tiny *t = p;
+    weft_log_level lv = weft_log_get_level();
+    /* First submission: slot claim, record block, deque ring. */
+    for (int i = 0; i < 100; i++)
+        if (weft_silent_async(t->ex, count_relaxed, &t->ran) != WEFT_OK) t->bad |= 1;
+    weft_future *f = NULL, *g = NULL;
+    if (weft_async(t->ex, count_relaxed, &t->ran, &f) != WEFT_OK) t->bad |= 2;
+    if (weft_dependent_async(t->ex, count_relaxed, &t->ran, (weft_future *const *)&f, 1, &g) != WEFT_OK)
+        t->bad |= 4;
+    if (weft_future_wait(g) != WEFT_OK) t->bad |= 8;
+    weft_future_destroy(f);
+    weft_future_destroy(g);
+    /* Failures format their message on this stack. */
+    weft_log_set_level(WEFT_LOG_OFF);
+    if (weft_silent_async(t->ex, NULL, NULL) != WEFT_EINVAL) t->bad |= 16;
+    if (strstr(weft_last_error_message(), "fn is NULL") == NULL) t->bad |= 32;
+    weft_log_set_level(lv);
+    if (weft_executor_wait_all(t->ex) != WEFT_OK) t->bad |= 64;
+    return NULL;
+}
+
+static void run_on_stack(void *(*fn)(void *), void *arg, size_t bytes) {
+    pthread_attr_t a;
+    ASSERT_EQ(pthread_attr_init(&a), 0);
+    ASSERT_EQ(pthread_attr_setstacksize(&a, bytes), 0);
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, &a, fn, arg), 0);
+    ASSERT_EQ(pthread_join(th, NULL), 0);
+    pthread_attr_destroy(&a);
+}
+
+TEST(a_thread_with_the_smallest_stack_submits_waits_and_fails_cleanly) {
+#if defined(UNDER_ASAN) || defined(UNDER_TSAN)
+    size_t bytes = 256 << 10; /* the sanitizers' frames are several times bigger */
+#else
+    size_t bytes = PTHREAD_STACK_MIN > 16384 ? PTHREAD_STACK_MIN : 16384;
+#endif
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        struct tiny t = {make_executor(workers), 0, 0};
+        run_on_stack(tiny_thread, &t, bytes);
+        ASSERT_EQ(t.bad, 0);
+        ASSERT_EQ(atomic_load(&t.ran), 102);
+        weft_executor_destroy(t.ex);
+    }
+}
+
+/* Creating, using and destroying an executor (and the default one) from such
+ * a thread: configuration, topology, the worker threads' start. */
+static void *tiny_lifecycle(void *p) {
+    int *bad = p;
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &err);
+    if (!ex) {
+        *bad |= 1;
+        return NULL;
+    }
+    atomic_long n = 0;
+    for (int i = 0; i < 10; i++)
+        if (weft_silent_async(ex, count_relaxed, &n) != WEFT_OK) *bad |= 2;
+    if (weft_executor_wait_all(ex) != WEFT_OK || atomic_load(&n) != 10) *bad |= 4;
+    weft_executor_destroy(ex);
+    return NULL;
+}
+
+TEST(an_executor_is_created_used_and_destroyed_from_a_thread_with_a_small_stack) {
+#if defined(UNDER_ASAN) || defined(UNDER_TSAN)
+    size_t bytes = 512 << 10;
+#else
+    size_t bytes = 64 << 10;
+#endif
+    int bad = 0;
+    run_on_stack(tiny_lifecycle, &bad, bytes);
+    ASSERT_EQ(bad, 0);
+}
+
+/* ---- threads ending while the executor is destroyed --------------------- */
+
+struct ender {
+    weft_executor *ex;
+    atomic_long *ran;
+    atomic_int *done;
+};
+
+static void *submit_then_end(void *p) {
+    struct ender *e = p;
+    for (int i = 0; i < 50; i++)
+        if (weft_silent_async(e->ex, count_relaxed, e->ran) != WEFT_OK) abort();
+    atomic_fetch_add(e->done, 1); /* its last use of ex */
+    return NULL;                  /* and its thread-local state goes while main destroys ex */
+}
+
+TEST(threads_ending_while_their_executor_is_destroyed_lose_no_task) {
+    int rounds = (int)test_scale(200);
+    for (int r = 0; r < rounds; r++) {
+        weft_executor *ex = make_executor(1 + (unsigned)(r & 1));
+        atomic_long ran = 0;
+        atomic_int done = 0;
+        struct ender e = {ex, &ran, &done};
+        pthread_t th[6];
+        for (int i = 0; i < 6; i++) ASSERT_EQ(pthread_create(&th[i], NULL, submit_then_end, &e), 0);
+        while (atomic_load(&done) != 6) sched_yield();
+        weft_executor_destroy(ex);
+        ASSERT_EQ(atomic_load(&ran), 6 * 50);
+        for (int i = 0; i < 6; i++) ASSERT_EQ(pthread_join(th[i], NULL), 0);
+    }
+}
