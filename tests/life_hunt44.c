@@ -420,3 +420,161 @@ TEST(threads_ending_while_their_executor_is_destroyed_lose_no_task) {
         for (int i = 0; i < 6; i++) ASSERT_EQ(pthread_join(th[i], NULL), 0);
     }
 }
+
+/* ---- out of memory on an outside thread's paths ------------------------- */
+
+struct oomer {
+    weft_executor *ex;
+    atomic_uchar *seen;
+    int n;
+    int ok, enomem, other;
+};
+
+static void *submit_counting(void *p) {
+    struct oomer *o = p;
+    for (int i = 0; i < o->n; i++) {
+        weft_status st = weft_silent_async(o->ex, mark_once, &o->seen[i]);
+        if (st == WEFT_OK) o->ok++;
+        else if (st == WEFT_ENOMEM) {
+            o->enomem++;
+            atomic_store(&o->seen[i], 100); /* must stay so: never run */
+        } else o->other++;
+    }
+    return NULL;
+}
+
+/* A new thread's first submissions (the slot's record block, its deque's
+ * growth past 64 queued jobs, the injector when that fails) with the Nth
+ * allocation failing, and with every one from the Nth on failing: each call
+ * that returned WEFT_OK ran its task once, each WEFT_ENOMEM none, and
+ * destroying the executor gives back every byte. */
+TEST(an_outside_threads_submissions_out_of_memory_run_once_or_never_and_leak_nothing) {
+    weft_set_allocator(&counting);
+    weft_log_set_level(WEFT_LOG_OFF);
+    enum { N = 300 };
+    for (int burst = 1; burst <= 1000; burst *= 1000)
+        for (long at = 1; at <= 12; at++) {
+            long long base = atomic_load(&A.outstanding);
+            weft_executor *ex = make_executor(1);
+            atomic_store(&gate_open, 0);
+            atomic_int in = 0;
+            pthread_t th;
+            /* The worker held from another thread, so the submitting thread's
+             * first call is under the failures. */
+            struct oomer o = {ex, calloc(N, 1), N, 0, 0, 0};
+            ASSERT_NOT_NULL(o.seen);
+            ASSERT_OK(weft_silent_async(ex, held, &in));
+            ASSERT_TRUE(wait_flag(&in, 1, 10));
+            atomic_store(&A.burst, burst);
+            fail_allocation(at);
+            ASSERT_EQ(pthread_create(&th, NULL, submit_counting, &o), 0);
+            ASSERT_EQ(pthread_join(th, NULL), 0);
+            fail_allocation(0);
+            atomic_store(&A.burst, 0);
+            atomic_store(&gate_open, 1);
+            ASSERT_OK(weft_executor_wait_all(ex));
+            ASSERT_EQ(o.other, 0);
+            ASSERT_EQ(o.ok + o.enomem, N);
+            if (getenv("LIFE_DEBUG")) printf("burst %d at %ld: %d ok %d enomem\n", burst, at, o.ok, o.enomem);
+            for (int i = 0; i < N; i++) {
+                int v = atomic_load(&o.seen[i]);
+                if (v != 1 && v != 100)
+                    TEST_FAIL_("burst %d, allocation %ld failing: task %d ran %d times (%s)", burst, at, i,
+                               v > 100 ? v - 100 : v, v > 100 ? "after WEFT_ENOMEM" : "after WEFT_OK");
+            }
+            free(o.seen);
+            weft_executor_destroy(ex);
+            if (atomic_load(&A.outstanding) != base)
+                TEST_FAIL_("burst %d, allocation %ld failing: %lld bytes not given back", burst, at,
+                           atomic_load(&A.outstanding) - base);
+        }
+    weft_set_allocator(NULL);
+}
+
+/* ---- weft_metrics.bytes against what the allocator handed out ----------- */
+
+static int fib_spawns(weft_ctx *ctx, void *arg) {
+    long n = (long)arg;
+    if (n < 2) return 0;
+    for (long i = 1; i <= 2; i++)
+        if (weft_spawn(ctx, fib_spawns, (void *)(n - i)) != WEFT_OK) return 1;
+    return weft_sync(ctx);
+}
+
+static atomic_long flood_ran;
+static int flood_from_task(weft_ctx *ctx, void *arg) {
+    for (long i = 0; i < (long)(intptr_t)arg; i++)
+        if (weft_silent_async(weft_ctx_executor(ctx), count_relaxed, &flood_ran) != WEFT_OK) return 1;
+    return 0;
+}
+
+static long long held_minus_reported(weft_executor *ex, long long base, const char *after) {
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_metrics m;
+    ASSERT_OK(weft_executor_metrics(ex, &m, NULL, 0));
+    long long held = atomic_load(&A.outstanding) - base;
+    if ((long long)m.bytes > held)
+        TEST_FAIL_("after %s: weft_metrics.bytes says %zu, the allocator handed out %lld", after, m.bytes, held);
+    if (getenv("LIFE_DEBUG")) printf("after %s: held %lld, bytes %zu\n", after, held, m.bytes);
+    return held - (long long)m.bytes;
+}
+
+/* weft/observe.h: weft_metrics.bytes is the memory weft holds for the
+ * executor (its structures, the deques' rings, the profiler's buffers; the
+ * guide-forkjoin says a silent-task burst shows there).  It left out a
+ * worker's fork-join frame stack (2 MiB at the default 65536 frames, once
+ * the worker spawned), the rings a deque outgrew (kept until the executor
+ * goes: a worker's, or an outside thread's slot's, after a burst), and the
+ * async-task records a worker keeps for reuse (up to 4096 each, filled by
+ * weft_async from outside threads): megabytes that the allocator had handed
+ * out and the metrics did not show. */
+struct reader {
+    weft_executor *ex;
+    atomic_int stop;
+    long reads;
+};
+
+/* Reads the metrics while the workers grow what they count (TSan: the
+ * counts are read from another thread). */
+static void *read_metrics(void *p) {
+    struct reader *r = p;
+    do {
+        weft_metrics m;
+        if (weft_executor_metrics(r->ex, &m, NULL, 0) == WEFT_OK && m.bytes) r->reads++;
+        sched_yield();
+    } while (!atomic_load(&r->stop));
+    return NULL;
+}
+
+TEST(metrics_bytes_count_frame_stacks_outgrown_rings_and_cached_async_records) {
+    weft_set_allocator(&counting);
+    long long base = atomic_load(&A.outstanding);
+    weft_executor *ex = make_executor(2);
+    struct reader rd = {ex, 0, 0};
+    pthread_t reader;
+    ASSERT_EQ(pthread_create(&reader, NULL, read_metrics, &rd), 0);
+    const long long slack = 16 << 10; /* small uncounted structures (the injector's segments, names) */
+    ASSERT_LE(held_minus_reported(ex, base, "create"), slack);
+    ASSERT_EQ(weft_run_root(ex, fib_spawns, (void *)18L), 0);
+    ASSERT_LE(held_minus_reported(ex, base, "a fork-join root"), slack);
+    atomic_store(&flood_ran, 0);
+    ASSERT_EQ(weft_run_root(ex, flood_from_task, (void *)(intptr_t)100000), 0);
+    ASSERT_LE(held_minus_reported(ex, base, "a burst from a task"), slack);
+    ASSERT_EQ(atomic_load(&flood_ran), 100000);
+    atomic_long n = 0;
+    for (int i = 0; i < 100000; i++) ASSERT_OK(weft_silent_async(ex, count_relaxed, &n));
+    ASSERT_LE(held_minus_reported(ex, base, "a burst from main"), slack);
+    for (int i = 0; i < 20000; i++) {
+        weft_future *f = NULL;
+        ASSERT_OK(weft_async(ex, count_relaxed, &n, &f));
+        weft_future_destroy(f);
+    }
+    ASSERT_LE(held_minus_reported(ex, base, "weft_async from main"), slack);
+    ASSERT_EQ(atomic_load(&n), 120000);
+    atomic_store(&rd.stop, 1);
+    ASSERT_EQ(pthread_join(reader, NULL), 0);
+    ASSERT_GT(rd.reads, 0);
+    weft_executor_destroy(ex);
+    ASSERT_EQ(atomic_load(&A.outstanding), base);
+    weft_set_allocator(NULL);
+}

@@ -185,9 +185,13 @@ typedef struct weft_metrics {
     uint64_t wall_ns;      /* time since task metrics were enabled, or from then
                               to when the collection stopped (0 if never) */
     double tasks_per_second; /* total.tasks / wall time */
-    /* Bytes weft holds for this executor: its own structures, deques, profiler
-     * buffers.  Taskflows and run records are owned by the caller and not counted
-     * here (see the guide). */
+    /* Bytes weft holds for this executor: its own structures, deques (with
+     * the smaller rings a deque outgrew, kept until the executor goes),
+     * each worker's fork-join frame stack (from its first spawn:
+     * fork_join_frames * 32 bytes), the records of silent and async tasks
+     * its workers and submitter slots keep for reuse, profiler buffers.
+     * Taskflows and the records of runs in flight are owned by the caller
+     * and not counted here (see the guide). */
     size_t bytes;
     weft_worker_metrics total; /* sums over the workers; utilisation averaged */
 } weft_metrics;

@@ -72,7 +72,10 @@ typedef struct weft__async_worker {
     /* Free async-task records: a record released on a worker goes to that
      * worker's list, whoever allocated it. */
     weft__async *free;
-    size_t nfree;
+    /* How many: owner only but for weft__async_held_bytes (the metrics),
+     * which reads it from any thread, hence relaxed atomic loads and stores
+     * (plain moves on x86). */
+    _Atomic size_t nfree;
     void *silent_free;   /* free records of silent async tasks (silent.c) */
     void *silent_blocks; /* the blocks those records are carved from */
     _Atomic size_t silent_bytes; /* bytes of those blocks (metrics read it) */
@@ -99,7 +102,12 @@ static inline weft__async_worker *weft__async_worker_of(const weft__worker *w) {
 
 /* Bytes of silent-task blocks w holds (the executor's metrics).  Any thread. */
 static inline size_t weft__async_held_bytes(const weft__worker *w) {
-    return atomic_load_explicit(&weft__async_worker_of(w)->silent_bytes, memory_order_relaxed);
+    const weft__async_worker *aw = weft__async_worker_of(w);
+    /* The async records w keeps for reuse count too: up to
+     * WEFT__ASYNC_FREE_MAX (~1.5 MB) on each worker that weft_async from
+     * other threads fills, which the metrics' bytes left out. */
+    return atomic_load_explicit(&aw->silent_bytes, memory_order_relaxed) +
+           atomic_load_explicit(&aw->nfree, memory_order_relaxed) * sizeof(weft__async);
 }
 
 /* Frees w's cached silent-task records (silent.c). */

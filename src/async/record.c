@@ -2,6 +2,14 @@
 #include "async/async.h"
 #include "core/alloc.h"
 
+/* aw->nfree: the owner's count, read by the metrics from any thread (async.h). */
+static inline size_t nfree_get(weft__async_worker *aw) {
+    return atomic_load_explicit(&aw->nfree, memory_order_relaxed);
+}
+static inline void nfree_set(weft__async_worker *aw, size_t n) {
+    atomic_store_explicit(&aw->nfree, n, memory_order_relaxed);
+}
+
 /* From the free list of w (the calling thread's worker, or NULL), else from the
  * allocator.  NULL without memory. */
 static weft__async *take_record(weft__worker *w) {
@@ -9,7 +17,7 @@ static weft__async *take_record(weft__worker *w) {
     if (aw && aw->free) {
         weft__async *a = aw->free;
         aw->free = a->next_free;
-        aw->nfree--;
+        nfree_set(aw, nfree_get(aw) - 1);
         return a;
     }
     return weft__alloc(sizeof(weft__async));
@@ -26,7 +34,7 @@ void weft__async_release_record(weft_future *f) {
     weft__async *a = (weft__async *)f;
     weft__worker *w = weft__current_worker(f->ex);
     weft__async_worker *aw = w ? weft__async_worker_of(w) : NULL;
-    if (!aw || aw->nfree >= WEFT__ASYNC_FREE_MAX) {
+    if (!aw || nfree_get(aw) >= WEFT__ASYNC_FREE_MAX) {
         free_record(a);
         return;
     }
@@ -35,7 +43,7 @@ void weft__async_release_record(weft_future *f) {
     a->nedges = 0;
     a->next_free = aw->free;
     aw->free = a;
-    aw->nfree++;
+    nfree_set(aw, nfree_get(aw) + 1);
 }
 
 /* The executor is stopped: frees the records cached on a worker. */
@@ -49,7 +57,7 @@ static void async_worker_fini(weft__worker *w, void *state) {
         a = next;
     }
     aw->free = NULL;
-    aw->nfree = 0;
+    nfree_set(aw, 0);
     weft__silent_free_cache(aw);
 }
 

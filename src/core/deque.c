@@ -19,6 +19,23 @@ static weft__ring *ring_new(int64_t cap) {
     return r;
 }
 
+/* old leaves the deque: kept (a thief may still read it, weft_executor_metrics
+ * its size) until weft__deque_destroy, and counted, or the metrics' bytes
+ * left out up to half of what a grown deque held (owner only). */
+static void retire(weft__deque *q, weft__ring *old) {
+    old->retired_next = q->retired;
+    q->retired = old;
+    size_t b = atomic_load_explicit(&q->retired_bytes, memory_order_relaxed);
+    atomic_store_explicit(&q->retired_bytes, b + ring_bytes(old->mask + 1), memory_order_relaxed);
+}
+
+size_t weft__deque_bytes(weft__deque *q) {
+    /* Acquire: pairs with the release that publishes a grown (or rehomed)
+     * ring, whose mask was written before. */
+    const weft__ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+    return (r ? ring_bytes(r->mask + 1) : 0) + atomic_load_explicit(&q->retired_bytes, memory_order_relaxed);
+}
+
 static int64_t pow2_at_least(int64_t n) {
     int64_t cap = 16;
     while (cap < n) cap <<= 1;
@@ -32,6 +49,7 @@ int weft__deque_init(weft__deque *q, int64_t capacity) {
     atomic_init(&q->bottom, 0);
     atomic_init(&q->ring, r);
     q->retired = NULL;
+    atomic_init(&q->retired_bytes, 0);
     q->max_mask = INT64_MAX;
     q->top_seen = 0;
     return WEFT_OK;
@@ -51,8 +69,7 @@ int weft__deque_rehome(weft__deque *q) {
     atomic_store_explicit(&q->ring, r, memory_order_release);
     /* Retired, not freed: weft_executor_metrics may be reading its size from
      * another thread (observe/metrics.c loads the ring with acquire). */
-    old->retired_next = q->retired;
-    q->retired = old;
+    retire(q, old);
     return WEFT_OK;
 }
 
@@ -66,6 +83,7 @@ void weft__deque_destroy(weft__deque *q) {
         o = next;
     }
     q->retired = NULL;
+    atomic_store_explicit(&q->retired_bytes, 0, memory_order_relaxed);
 }
 
 int weft__deque_seal(weft__deque *q) {
@@ -73,8 +91,7 @@ int weft__deque_seal(weft__deque *q) {
     if (!sealed) return WEFT_ENOMEM;
     weft__ring *old = atomic_load_explicit(&q->ring, memory_order_relaxed);
     atomic_store_explicit(&q->ring, sealed, memory_order_release);
-    old->retired_next = q->retired;
-    q->retired = old;
+    retire(q, old);
     return WEFT_OK;
 }
 
@@ -90,7 +107,6 @@ weft__ring *weft__deque_grow(weft__deque *q, weft__ring *old, int64_t top, int64
      * still hold the old ring read the same values there, since the old ring is
      * never written again. */
     atomic_store_explicit(&q->ring, n, memory_order_release);
-    old->retired_next = q->retired;
-    q->retired = old;
+    retire(q, old);
     return n;
 }

@@ -37,12 +37,18 @@ typedef struct weft__deque {
     _Alignas(WEFT__CACHE_LINE) _Atomic int64_t bottom; /* owner writes here */
     _Atomic(weft__ring *) ring;
     weft__ring *retired; /* owner only */
+    /* Bytes of the retired rings: written by the owner as it retires one,
+     * read by weft_executor_metrics from any thread (weft__deque_bytes). */
+    _Atomic size_t retired_bytes;
     int64_t max_mask; /* owner only: the largest ring a grow may make, less one (weft__deque_set_limit) */
     int64_t top_seen; /* owner only: a top it read lately (weft__deque_push_nopop) */
 } weft__deque;
 
 typedef enum weft__steal_result { WEFT__STEAL_EMPTY, WEFT__STEAL_OK, WEFT__STEAL_RETRY } weft__steal_result;
 
+/* Bytes the deque holds: its ring and the rings it retired (kept until
+ * weft__deque_destroy).  Any thread (weft_executor_metrics): a snapshot. */
+size_t weft__deque_bytes(weft__deque *q);
 /* Creates the deque with at least `capacity` slots.  0 or WEFT_ENOMEM. */
 int weft__deque_init(weft__deque *q, int64_t capacity);
 /* Frees the rings.  No other thread may use the deque any more. */

@@ -30,6 +30,9 @@ typedef struct weft__fj_job {
  * fj_job, ready to execute, or NULL; when v has nothing public it asks v to share
  * (sets v's `limit` to 0).  Any worker but v; lock-free. */
 weft__job *weft__fj_steal(weft__worker *w, weft__worker *v);
+/* Bytes of w's fork-join frame stack (0 before its first spawn).  Any thread
+ * (weft_executor_metrics): a snapshot. */
+size_t weft__fj_bytes(const weft__worker *w);
 
 /* Runs fn(ctx, arg) as a task on w (a context of its own, whose cancellation
  * word is `stop`, may be NULL), then syncs every child it left unsynced.

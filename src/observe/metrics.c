@@ -1,6 +1,7 @@
 /* Metrics: per-worker counters summed on read. */
 #include "observe/obs.h"
 #include "async/async.h"
+#include "core/fj.h" /* weft__fj_bytes */
 #include "core/error_detail.h"
 
 #include <string.h>
@@ -56,12 +57,15 @@ static size_t held_bytes(const weft_executor *ex) {
     /* Workers and submitter slots (core/submitter.c) alike. */
     size_t b = sizeof *ex + weft__workers_bytes(ex) + ex->layer_stride * weft__nslots(ex);
     for (unsigned i = 0; i < weft__nslots(ex); i++) {
-        /* Acquire: pairs with the release that publishes a grown (or rehomed)
-         * ring, whose mask was written before; the rings a worker replaced
-         * stay allocated until its deque is destroyed (core/deque.c). */
-        const weft__ring *r = atomic_load_explicit(&((weft__deque *)&ex->workers[i].deque)->ring, memory_order_acquire);
-        if (r) b += sizeof *r + (size_t)(r->mask + 1) * sizeof r->slot[0];
-        /* Blocks of silent async records (src/async/silent.c). */
+        /* The deque's ring and the rings it outgrew, which stay allocated
+         * until it is destroyed (core/deque.c): those were left out, up to
+         * half of a grown deque. */
+        b += weft__deque_bytes((weft__deque *)&ex->workers[i].deque);
+        /* The fork-join frame stack, made at a worker's first spawn (2 MiB at
+         * the default 65536 frames; a slot never spawns). */
+        b += weft__fj_bytes(&ex->workers[i]);
+        /* Blocks of silent async records (src/async/silent.c) and the async
+         * records kept for reuse (async/record.c). */
         b += weft__async_held_bytes(&ex->workers[i]);
     }
     const struct weft__obs *o = weft__obs_state_get(ex);
