@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "counting_alloc.h"
 #include "harness.h"
@@ -360,33 +361,66 @@ TEST(a_thread_with_the_smallest_stack_submits_waits_and_fails_cleanly) {
     }
 }
 
-/* Creating, using and destroying an executor (and the default one) from such
- * a thread: configuration, topology, the worker threads' start. */
+/* Creating, using and destroying executors from such a thread, the default
+ * one included (its first use makes it there), with warnings and info lines
+ * logged to stderr on the way.  Each executor's creation reserved 12 KiB of
+ * stack for WEFT_STATS's paths though it was unset, the CPU count read the
+ * cgroup files through 16 KiB of buffers, and a line logged to stderr went
+ * through glibc's 8 KiB buffer for unbuffered streams: 16 KiB crashed in the
+ * first two, 24 KiB in the second, and a logged warning crashed 16 KiB again. */
 static void *tiny_lifecycle(void *p) {
     int *bad = p;
-    weft_status err = WEFT_OK;
-    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &err);
-    if (!ex) {
-        *bad |= 1;
-        return NULL;
-    }
     atomic_long n = 0;
     for (int i = 0; i < 10; i++)
-        if (weft_silent_async(ex, count_relaxed, &n) != WEFT_OK) *bad |= 2;
-    if (weft_executor_wait_all(ex) != WEFT_OK || atomic_load(&n) != 10) *bad |= 4;
+        if (weft_silent_async(NULL, count_relaxed, &n) != WEFT_OK) *bad |= 1; /* makes the default executor */
+    weft_future *f = NULL;
+    if (weft_async(NULL, count_relaxed, &n, &f) != WEFT_OK || weft_future_wait(f) != WEFT_OK) *bad |= 2;
+    weft_future_destroy(f);
+    if (weft_executor_wait_all(weft_default_executor()) != WEFT_OK || atomic_load(&n) != 11) *bad |= 4;
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(NULL, &err); /* workers: the CPU count (cgroup quota read) */
+    if (!ex) {
+        *bad |= 8;
+        return NULL;
+    }
+    for (int i = 0; i < 10; i++)
+        if (weft_silent_async(ex, count_relaxed, &n) != WEFT_OK) *bad |= 16;
+    if (weft_executor_wait_all(ex) != WEFT_OK || atomic_load(&n) != 21) *bad |= 32;
     weft_executor_destroy(ex);
     return NULL;
 }
 
-TEST(an_executor_is_created_used_and_destroyed_from_a_thread_with_a_small_stack) {
+TEST(a_thread_with_a_16_kib_stack_makes_the_default_executor_and_its_own_and_logs) {
 #if defined(UNDER_ASAN) || defined(UNDER_TSAN)
-    size_t bytes = 512 << 10;
+    size_t bytes = 512 << 10; /* the sanitizers' frames are several times bigger */
 #else
-    size_t bytes = 64 << 10;
+    size_t bytes = PTHREAD_STACK_MIN > 16384 ? PTHREAD_STACK_MIN : 16384;
 #endif
+    ASSERT_EQ(setenv("WEFT_WORKERS", "two", 1), 0); /* a warning at the first creation */
+    weft_log_set_level(WEFT_LOG_INFO);              /* and a line per executor made */
+    fflush(stderr);
+    FILE *err = tmpfile();
+    ASSERT_NOT_NULL(err);
+    int saved = dup(2);
+    ASSERT_TRUE(saved >= 0);
+    ASSERT_EQ(dup2(fileno(err), 2), 2);
     int bad = 0;
     run_on_stack(tiny_lifecycle, &bad, bytes);
+    fflush(stderr);
+    ASSERT_EQ(dup2(saved, 2), 2);
+    close(saved);
     ASSERT_EQ(bad, 0);
+    rewind(err);
+    char line[1024];
+    int warned = 0, created = 0;
+    while (fgets(line, sizeof line, err)) {
+        if (strncmp(line, "weft: warn: WEFT_WORKERS=\"two\"", 30) == 0) warned++;
+        if (strncmp(line, "weft: info: executor ", 21) == 0 && strstr(line, " created: ")) created++;
+        ASSERT_NOT_NULL(strchr(line, '\n')); /* whole lines */
+    }
+    fclose(err);
+    ASSERT_EQ(warned, 1);
+    ASSERT_EQ(created, 2);
 }
 
 /* ---- threads ending while the executor is destroyed --------------------- */

@@ -109,10 +109,20 @@ void weft__log_emit(weft_log_level level, const char *fmt, ...) {
         weft__log_init_from_env();
         if ((int)level > atomic_load_explicit(&weft__log_level_, memory_order_relaxed)) return;
     }
-    char msg[512];
+    /* The stderr line is formatted here, "weft: <level>: " then the message,
+     * and written with one fputs: fprintf to the unbuffered stderr formats
+     * through an 8 KiB buffer on the stack (glibc's buffered_vfprintf), and a
+     * warning logged while an executor was created on a thread with a 16 KiB
+     * stack (the default executor made by its first weft_async(NULL, ...),
+     * a bad WEFT_WORKERS) crashed there.  The callbacks get the message
+     * alone (msg), as before. */
+    char line[16 + 512 + 2];
+    int pre = snprintf(line, 16, "weft: %s: ", level_names[level]);
+    if (pre < 0 || pre >= 16) pre = 0;
+    char *msg = line + pre;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(msg, 512, fmt, ap);
     va_end(ap);
     weft_log_entry_fn efn = atomic_load_explicit(&entry_fn, memory_order_relaxed);
     if (efn) { /* the text as it is: a structured sink escapes it (JSON: \u000a) */
@@ -132,6 +142,9 @@ void weft__log_emit(weft_log_level level, const char *fmt, ...) {
         fn(atomic_load_explicit(&log_user, memory_order_relaxed), level, msg);
         return;
     }
-    /* One fprintf: stdio locks the stream, so lines from threads do not interleave. */
-    fprintf(stderr, "weft: %s: %s\n", level_names[level], msg);
+    /* One fputs: stdio locks the stream, so lines from threads do not interleave. */
+    size_t n = strlen(line);
+    line[n] = '\n';
+    line[n + 1] = 0;
+    fputs(line, stderr);
 }

@@ -331,6 +331,12 @@ static weft__obs_names stats_names;
 
 __attribute__((constructor)) static void stats_names_at_load(void) { weft__obs_names_at_load(&stats_names, "WEFT_STATS"); }
 
+/* weft__live_from_env with WEFT_STATS set to s: out of line, as its 12 KiB of
+ * path buffers were reserved (and probed) on every executor's creation, the
+ * variable set or not: weft_executor_create from a thread with a 16 KiB stack
+ * crashed here. */
+static __attribute__((noinline)) void live_start_from(weft_executor *ex, const char *s);
+
 void weft__live_from_env(weft_executor *ex) {
     const char *s = weft__getenv("WEFT_STATS");
     if (!s) return;
@@ -341,6 +347,10 @@ void weft__live_from_env(weft_executor *ex) {
             weft__log(WEFT_LOG_WARN, "WEFT_STATS is set but empty: live statistics are not published (give it a path)");
         return;
     }
+    live_start_from(ex, s);
+}
+
+static void live_start_from(weft_executor *ex, const char *s) {
     /* The k-th executor publishing: its paths get ".k"; a process forked
      * from the owner publishes to live.<pid>.stats, live.<pid>.1.stats, ...
      * (run.<pid>.prom, ...: weft__obs_names). */

@@ -3,6 +3,7 @@
 #include "platform/platform.h"
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,32 +36,44 @@ static unsigned cpu_max_file(const char *path) {
 }
 
 unsigned weft__cgroup_cpu_limit(const char *root, const char *self_cgroup) {
+    /* One buffer: root, then the cgroup's path (read in place), then
+     * "/cpu.max".  Three buffers (a line, the path, a path of 8 KiB) took
+     * 16 KiB of stack: the first weft_async(NULL, ...) of a thread with a
+     * 24 KiB stack (the default executor made there) crashed in here. */
+    char path[1024 + 4096];
+    size_t rl = strlen(root);
+    if (rl >= 1024) return 0; /* topo/detect.c's fixture roots fit in 1024 too */
     FILE *f = fopen(self_cgroup, "re");
     if (!f) return 0;
-    char line[4096], rel[4096] = "";
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "0::", 3) != 0) continue; /* the v2 hierarchy's line */
-        snprintf(rel, sizeof rel, "%s", line + 3);
+    memcpy(path, root, rl);
+    char *rel = path + rl;
+    const int room = (int)(sizeof path - rl - sizeof "/cpu.max");
+    bool found = false;
+    while (fgets(rel, room, f)) {
+        if (strncmp(rel, "0::", 3) != 0) continue; /* the v2 hierarchy's line */
+        memmove(rel, rel + 3, strlen(rel + 3) + 1);
         rel[strcspn(rel, "\n")] = 0;
+        found = true;
         break;
     }
     fclose(f);
-    if (!rel[0]) return 0; /* cgroup v1 only, or no cgroup file: no quota read */
+    /* cgroup v1 only, or no cgroup file: no quota read.  Not absolute: no
+     * level to climb to the root by (the loop below never ended there). */
+    if (!found || rel[0] != '/') return 0;
     /* Every level from the process's cgroup up to the root may set a quota;
      * the tightest one holds. */
     unsigned limit = 0;
     for (;;) {
-        char path[8192];
-        snprintf(path, sizeof path, "%s%s/cpu.max", root, strcmp(rel, "/") == 0 ? "" : rel);
+        bool at_root = strcmp(rel, "/") == 0;
+        size_t len = at_root ? 0 : strlen(rel);
+        memcpy(rel + len, "/cpu.max", sizeof "/cpu.max");
         unsigned n = cpu_max_file(path);
+        rel[len] = 0;
         if (n && (!limit || n < limit)) limit = n;
+        if (at_root) break;
         char *slash = strrchr(rel, '/');
-        if (!slash || slash == rel) {
-            if (strcmp(rel, "/") == 0) break;
-            rel[1] = 0; /* then the root itself */
-            continue;
-        }
-        *slash = 0;
+        if (slash == rel) rel[1] = 0; /* then the root itself */
+        else *slash = 0;
     }
     return limit;
 }
