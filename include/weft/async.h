@@ -31,7 +31,11 @@ WEFT_EXTERN_C_BEGIN
  * `arg` is not copied and must stay valid until fn has run.  Inside fn, the task
  * may spawn and sync (forkjoin.h) and wait on futures.  The task record comes from
  * the calling worker's free list, or from the allocator when called from a
- * thread that is not one of ex's workers.  ex NULL: the default executor
+ * thread that is not one of ex's workers.  A record whose last reference a
+ * worker drops goes on that worker's free list (up to 4096 records, about
+ * 1.5 MB, a worker; weft_metrics.bytes counts them) whoever allocated it, so
+ * weft_async from other threads alone fills those lists, kept until the
+ * executor is destroyed.  ex NULL: the default executor
  * (weft_default_executor), in every call of this header.  Returns WEFT_OK,
  * WEFT_EINVAL (NULL fn), WEFT_ENOMEM (nothing was queued; *out is NULL).  Any
  * thread; the task counts as a run for weft_executor_wait_all. */
@@ -47,7 +51,14 @@ WEFT_API WEFT_NODISCARD weft_status weft_async(weft_executor *ex, weft_task_fn f
  * submissions from that thread costs neither an allocation nor a shared
  * read-modify-write per task.  With every slot taken (more than 8 such
  * threads), the thread's tasks go through the shared injector, as they would
- * on an executor with a ready-queue policy (weft/sched.h), slower but alike. */
+ * on an executor with a ready-queue policy (weft/sched.h), slower but alike.
+ * A thread that ends keeps its slot (nothing tells the executor), unless a
+ * later thread happens to reuse its thread-local storage and so takes the
+ * slot over: threads made and ended over an executor's life, not only those
+ * alive at once, can take all 8.  Its tasks still queued there run all the
+ * same, and the slot's cache of records (the most its tasks ever had queued
+ * at once, 48 bytes each) is kept until the executor is destroyed
+ * (weft_metrics.bytes counts it). */
 WEFT_API WEFT_NODISCARD weft_status weft_silent_async(weft_executor *ex, weft_task_fn fn, void *arg);
 
 /* Like weft_async, but fn starts only after every task whose future is in
