@@ -612,3 +612,82 @@ TEST(metrics_bytes_count_frame_stacks_outgrown_rings_and_cached_async_records) {
     ASSERT_EQ(atomic_load(&A.outstanding), base);
     weft_set_allocator(NULL);
 }
+
+/* ---- two waiters, and a bounded slot ------------------------------------ */
+
+struct waiter {
+    weft_executor *ex;
+    atomic_int *stop;
+    long waits;
+    int bad;
+};
+
+static void *wait_repeatedly(void *p) {
+    struct waiter *w = p;
+    while (!atomic_load(w->stop)) {
+        if (weft_executor_wait_all(w->ex) != WEFT_OK) w->bad++;
+        w->waits++;
+    }
+    return NULL;
+}
+
+/* Two outside threads in weft_executor_wait_all over and over while two more
+ * submit in bursts with pauses (so that the count does reach zero now and
+ * then): every wait returns, and every task runs once. */
+TEST(two_outside_threads_waiting_for_all_while_two_submit_in_bursts_all_return) {
+    int per = (int)test_scale(20000);
+    weft_executor *ex = make_executor(2);
+    atomic_int stop = 0;
+    struct waiter w[2] = {{ex, &stop, 0, 0}, {ex, &stop, 0, 0}};
+    pthread_t wt[2], ft[2];
+    for (int i = 0; i < 2; i++) ASSERT_EQ(pthread_create(&wt[i], NULL, wait_repeatedly, &w[i]), 0);
+    struct feeder f[2];
+    for (int i = 0; i < 2; i++) {
+        f[i] = (struct feeder){ex, calloc((size_t)per, 1), per, 0, 0, i};
+        ASSERT_NOT_NULL(f[i].seen);
+        ASSERT_EQ(pthread_create(&ft[i], NULL, feed, &f[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) ASSERT_EQ(pthread_join(ft[i], NULL), 0);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 2; i++) ASSERT_EQ(pthread_join(wt[i], NULL), 0); /* a hang fails the test's timeout */
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ(w[i].bad, 0);
+        ASSERT_GT(w[i].waits, 0);
+        ASSERT_EQ(f[i].failed, 0);
+        for (int k = 0; k < per; k++) ASSERT_EQ(atomic_load(&f[i].seen[k]), 1);
+        free(f[i].seen);
+    }
+    weft_executor_destroy(ex);
+}
+
+/* local_queue_capacity bounds the submitter slots' queues too: a thread that
+ * floods a held executor overflows its slot into the injector with records
+ * from the slot's cache.  Every task runs once, in any case, and everything
+ * is given back. */
+TEST(an_outside_flood_past_a_bounded_slot_queue_runs_every_task_once_and_leaks_nothing) {
+    weft_set_allocator(&counting);
+    long long base = atomic_load(&A.outstanding);
+    int per = (int)test_scale(20000);
+    weft_status err = WEFT_OK;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2, .local_queue_capacity = 16}, &err);
+    ASSERT_NOT_NULL(ex);
+    atomic_store(&gate_open, 0);
+    atomic_int in = 0;
+    for (int i = 0; i < 2; i++) ASSERT_OK(weft_silent_async(ex, held, &in));
+    ASSERT_TRUE(wait_flag(&in, 2, 10));
+    struct batch b = {ex, calloc((size_t)per, 1), per, 0};
+    ASSERT_NOT_NULL(b.seen);
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, NULL, submit_batch, &b), 0);
+    ASSERT_EQ(pthread_join(th, NULL), 0);
+    submit_batch(&b); /* and main, through its own slot (claimed for the held tasks) */
+    atomic_store(&gate_open, 1);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(b.failed, 0);
+    for (int i = 0; i < per; i++) ASSERT_EQ(atomic_load(&b.seen[i]), 2);
+    free(b.seen);
+    weft_executor_destroy(ex);
+    ASSERT_EQ(atomic_load(&A.outstanding), base);
+    weft_set_allocator(NULL);
+}
