@@ -226,7 +226,11 @@ typedef struct weft_executor_config {
  * message names the field), or the system refused
  * config->stack_size for a worker thread), WEFT_ENOMEM (also a stack_size
  * too large to map), WEFT_ESYS (a thread could not be started).  Environment variables never make it fail: a bad one
- * is logged once (warn) and its default used.  Any thread.
+ * is logged once (warn) and its default used.  Any thread, one with the
+ * smallest stack (PTHREAD_STACK_MIN, 16 KiB) included, which may also make
+ * the default executor, submit, wait and destroy; with WEFT_STATS set or
+ * workers bound to CPUs (WEFT_AFFINITY, config->affinity, a placement) the
+ * creation needs up to 32 KiB of the calling thread's stack.
  *
  * fork(): an executor belongs to the process that created it.  In a child
  * process made by fork() it has no workers; every call that would run or wait
