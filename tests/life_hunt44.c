@@ -691,3 +691,53 @@ TEST(an_outside_flood_past_a_bounded_slot_queue_runs_every_task_once_and_leaks_n
     ASSERT_EQ(atomic_load(&A.outstanding), base);
     weft_set_allocator(NULL);
 }
+
+/* ---- executors made and destroyed by several threads at once ------------ */
+
+static weft_executor *shared_ex;
+static atomic_long shared_ran, own_ran;
+static atomic_int maker_bad;
+
+/* Each round: an executor of its own, five silent tasks on it and five on the
+ * shared one (the thread's slot cache switching between them, the own one
+ * often at an address a freed one had), a waited weft_async, a destroy. */
+static void *make_and_destroy(void *p) {
+    int rounds = (int)(intptr_t)p;
+    for (int r = 0; r < rounds; r++) {
+        weft_executor *e = weft_executor_create(&(weft_executor_config){.workers = 1 + (unsigned)(r & 1)}, NULL);
+        if (!e) {
+            atomic_fetch_add(&maker_bad, 1);
+            continue;
+        }
+        for (int i = 0; i < 5; i++) {
+            if (weft_silent_async(e, count_relaxed, &own_ran) != WEFT_OK) atomic_fetch_add(&maker_bad, 1);
+            if (weft_silent_async(shared_ex, count_relaxed, &shared_ran) != WEFT_OK) atomic_fetch_add(&maker_bad, 1);
+        }
+        weft_future *f = NULL;
+        if (weft_async(e, count_relaxed, &own_ran, &f) != WEFT_OK || weft_future_wait(f) != WEFT_OK)
+            atomic_fetch_add(&maker_bad, 1);
+        weft_future_destroy(f);
+        weft_executor_destroy(e);
+    }
+    return NULL;
+}
+
+TEST(threads_making_and_destroying_executors_at_once_while_sharing_one_lose_nothing) {
+    weft_set_allocator(&counting);
+    long long base = atomic_load(&A.outstanding);
+    enum { THREADS = 4 };
+    int rounds = (int)test_scale(150);
+    if (rounds < 20) rounds = 20;
+    shared_ex = make_executor(2);
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        ASSERT_EQ(pthread_create(&th[i], NULL, make_and_destroy, (void *)(intptr_t)rounds), 0);
+    for (int i = 0; i < THREADS; i++) ASSERT_EQ(pthread_join(th[i], NULL), 0);
+    ASSERT_OK(weft_executor_wait_all(shared_ex));
+    weft_executor_destroy(shared_ex);
+    ASSERT_EQ(atomic_load(&maker_bad), 0);
+    ASSERT_EQ(atomic_load(&own_ran), (long)THREADS * rounds * 6);
+    ASSERT_EQ(atomic_load(&shared_ran), (long)THREADS * rounds * 5);
+    ASSERT_EQ(atomic_load(&A.outstanding), base);
+    weft_set_allocator(NULL);
+}
