@@ -1430,10 +1430,24 @@ public:
     /* The process-wide default executor (weft_default_executor), shared by every
      * library of the program; never destroyed by this object. */
     static executor &default_executor() {
-        weft_executor *ex = weft_default_executor(); /* the same one on every call, or NULL */
+        weft_executor *ex = weft_default_executor(); /* the same one, or NULL; a new one after fork() */
         if (!ex) throw error(WEFT_ENOMEM, "weft_default_executor", weft_last_error_message());
-        static executor def(ex, false);
-        return def;
+        /* One handle per default executor.  A child process made by fork()
+         * gets a default executor of its own (weft/core.h); a handle made
+         * once, in the parent, still named the parent's there, which has no
+         * workers in the child: every call on it threw WEFT_EFORKED.  A new
+         * handle is made when the C default changes; an earlier one is kept
+         * (never freed), so references to it stay valid, naming the
+         * executor they named. */
+        static std::atomic<executor *> current{nullptr};
+        executor *h = current.load(std::memory_order_acquire);
+        while (!h || h->ex_ != ex) {
+            executor *n = new executor(ex, false);
+            if (current.compare_exchange_strong(h, n, std::memory_order_acq_rel, std::memory_order_acquire))
+                return *n;
+            delete n; /* another thread put one there: h is it now */
+        }
+        return *h;
     }
 
     weft_executor *native() const noexcept { return ex_; }
