@@ -228,9 +228,10 @@ typedef struct weft_executor_config {
  * too large to map), WEFT_ESYS (a thread could not be started).  Environment variables never make it fail: a bad one
  * is logged once (warn) and its default used.  Any thread, one with the
  * smallest stack (PTHREAD_STACK_MIN, 16 KiB) included, which may also make
- * the default executor, submit, wait and destroy; with WEFT_STATS set or
- * workers bound to CPUs (WEFT_AFFINITY, config->affinity, a placement) the
- * creation needs up to 32 KiB of the calling thread's stack.
+ * the default executor, submit, wait and destroy; with WEFT_STATS or
+ * WEFT_PROFILE set or workers bound to CPUs (WEFT_AFFINITY,
+ * config->affinity, a placement), creating and destroying need up to 32 KiB
+ * of the calling thread's stack.
  *
  * fork(): an executor belongs to the process that created it.  In a child
  * process made by fork() it has no workers; every call that would run or wait
