@@ -33,3 +33,8 @@ weft_add_test_program(api_hunt41_tests
 weft_add_test_program(api_hunt41b_tests
   SOURCES api_hunt41b.c
   TIMEOUT 60)
+# Session 44: header contracts, least-tested calls first: a test per promise
+# of a doc comment that no other test checked.
+weft_add_test_program(contract_hunt44_tests
+  SOURCES contract_hunt44.c
+  TIMEOUT 60)

@@ -308,8 +308,10 @@ typedef struct weft_preempt_config {
  * weft_preempt_requested read.  It never unwinds, longjmps or frees: a task's
  * locks, allocations and invariants stay whole, and the task stops at its next
  * check.  Returns WEFT_OK, WEFT_EINVAL (a bad signal number), WEFT_EBUSY (a
- * handler is installed and config->chain is false), WEFT_ESYS (not on this
- * OS).  Any thread. */
+ * handler is installed and config->chain is false; or weft's handler is
+ * installed already for another signal: that one stays, and is the one
+ * weft_preempt_thread and the watches send), WEFT_ESYS (not on this OS).
+ * Any thread. */
 WEFT_API WEFT_NODISCARD weft_status weft_preempt_install(const weft_preempt_config *config);
 
 /* Interrupts the worker running the task of `ctx`, from another thread: sends

@@ -98,9 +98,15 @@ static void watch_fire(void *arg, const char *reason) {
 }
 
 weft_status weft_preempt_watch_begin(weft_preempt_watch *slot, weft_cancel_token *t) {
+    /* The slot is marked not open before any refusal, t NULL included: it is
+     * caller storage holding whatever was there, and weft_preempt_watch_end
+     * must find a watch that failed to open a no-op (it removed a garbage
+     * callback pointer after a NULL t). */
+    if (slot) {
+        slot->cb = NULL;
+        slot->reblock = false;
+    }
     if (!slot || !t) return weft__fail(__func__, WEFT_EINVAL, "slot or t is NULL");
-    slot->cb = NULL;
-    slot->reblock = false;
     int signo = installed_signal();
     if (!signo) return weft__fail(__func__, WEFT_ENOENT, "weft_preempt_install was not called");
     /* The signal comes to this thread: unblocked while the watch is open
