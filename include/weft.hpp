@@ -2195,7 +2195,8 @@ public:
     void linearize(const std::vector<task> &tasks) { linearize(tasks.data(), tasks.size()); }
     void linearize(std::initializer_list<task> tasks) { linearize(tasks.begin(), tasks.size()); }
 
-    /* Calls f(weft::task) for every task of the graph, in emplace order
+    /* Calls f(weft::task) for every task of the graph, in index order
+     * (emplace order until a task is erased: see weft_taskflow_for_each_task)
      * (Taskflow's for_each_task).  An exception from f ends the walk and is
      * rethrown here (it never crosses the C walk's frames). */
     template <class F>

@@ -332,3 +332,161 @@ TEST(a_preempt_watch_refused_for_a_null_token_leaves_a_slot_that_watch_end_ignor
     weft_preempt_watch_end(&w); /* "a watch that failed to open: a no-op" */
     ASSERT_FALSE(weft_preempt_requested());
 }
+static atomic_int hits[8];
+static int mark(weft_ctx *c, void *a) { (void)c; atomic_fetch_add(&hits[(intptr_t)a], 1); return 0; }
+static int pick1(weft_ctx *c, void *a) { (void)c; (void)a; atomic_fetch_add(&hits[0], 1); return 1; }
+TEST(p_editing) {
+    weft_executor *ex = mkex(2); weft_status st;
+    weft_taskflow *tf = weft_taskflow_create("e", &st);
+    weft_task c = weft_emplace_condition(tf, pick1, NULL);
+    weft_task a = weft_emplace(tf, mark, (void *)1), b = weft_emplace(tf, mark, (void *)2), d = weft_emplace(tf, mark, (void *)3);
+    ASSERT_OK(weft_precede(c, a)); ASSERT_OK(weft_precede(c, b)); ASSERT_OK(weft_precede(c, d));
+    ASSERT_OK(weft_edge_remove(c, b));
+    ASSERT_STATUS(weft_edge_remove(c, b), WEFT_ENOENT);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(hits[1], 0); ASSERT_EQ(hits[2], 1); ASSERT_EQ(hits[3], 1); /* b: a source now */
+    /* a cycle broken by an edit runs; one made by an edit is refused */
+    weft_taskflow *t2 = weft_taskflow_create("cyc", &st);
+    weft_task x = weft_emplace(t2, mark, (void *)4), y = weft_emplace(t2, mark, (void *)5), z = weft_emplace(t2, mark, (void *)6);
+    ASSERT_OK(weft_precede(x, y)); ASSERT_OK(weft_precede(y, z)); ASSERT_OK(weft_precede(z, x));
+    ASSERT_STATUS(weft_run_and_wait(ex, t2), WEFT_ECYCLE);
+    ASSERT_OK(weft_edge_remove(z, x));
+    ASSERT_OK(weft_run_and_wait(ex, t2)); ASSERT_EQ(hits[6], 1);
+    ASSERT_OK(weft_precede(z, y));
+    ASSERT_STATUS(weft_run_and_wait(ex, t2), WEFT_ECYCLE);
+    ASSERT_OK(weft_task_remove_dependents(y));
+    ASSERT_OK(weft_run_and_wait(ex, t2)); ASSERT_EQ(hits[6], 2); ASSERT_EQ(hits[4], 2);
+    ASSERT_OK(weft_precede(z, x)); ASSERT_OK(weft_precede(x, y));
+    ASSERT_STATUS(weft_run_and_wait(ex, t2), WEFT_ECYCLE);
+    ASSERT_OK(weft_task_remove_successors(z));
+    ASSERT_OK(weft_run_and_wait(ex, t2)); ASSERT_EQ(hits[6], 3);
+    ASSERT_OK(weft_precede(z, x));
+    ASSERT_STATUS(weft_run_and_wait(ex, t2), WEFT_ECYCLE);
+    ASSERT_OK(weft_task_erase(x));
+    ASSERT_OK(weft_run_and_wait(ex, t2)); ASSERT_EQ(hits[6], 4); ASSERT_EQ(hits[5], 4);
+    /* a double edge is removed whole */
+    weft_task p = weft_emplace(t2, mark, (void *)7);
+    ASSERT_OK(weft_precede(p, z)); ASSERT_OK(weft_precede(p, z));
+    ASSERT_EQ(weft_task_num_dependents(z), 3);
+    ASSERT_OK(weft_edge_remove(p, z)); ASSERT_EQ(weft_task_num_dependents(z), 1); ASSERT_EQ(weft_task_num_successors(p), 0);
+    ASSERT_OK(weft_run_and_wait(ex, t2)); ASSERT_EQ(hits[6], 5);
+    weft_task other = weft_emplace(tf, mark, (void *)1);
+    ASSERT_STATUS(weft_edge_remove(p, other), WEFT_EINVAL);
+    weft_taskflow_destroy(tf); weft_taskflow_destroy(t2); weft_executor_destroy(ex);
+}
+#include <poll.h>
+#include <unistd.h>
+TEST(p_future_fd) {
+    weft_executor *ex = mkex(1);
+    atomic_store(&gate, 0);
+    weft_future *f; ASSERT_OK(weft_async(ex, blocker, NULL, &f));
+    int fd = -1, fd2 = -2; ASSERT_OK(weft_future_fd(f, &fd)); ASSERT_OK(weft_future_fd(f, &fd2)); ASSERT_EQ(fd, fd2);
+    struct pollfd p = { fd, POLLIN, 0 };
+    ASSERT_EQ(poll(&p, 1, 0), 0);
+    atomic_store(&gate, 1);
+    ASSERT_EQ(poll(&p, 1, 5000), 1); ASSERT_EQ(poll(&p, 1, 0), 1);
+    ASSERT_TRUE(weft_future_ready(f));
+    weft_future_destroy(f);
+    ASSERT_OK(weft_async(ex, nop, NULL, &f)); ASSERT_OK(weft_future_wait(f));
+    ASSERT_OK(weft_future_fd(f, &fd)); p.fd = fd; ASSERT_EQ(poll(&p, 1, 0), 1);
+    ASSERT_STATUS(weft_future_fd(f, NULL), WEFT_EINVAL); ASSERT_STATUS(weft_future_fd(NULL, &fd), WEFT_EINVAL);
+    weft_future_destroy(f);
+    weft_executor_destroy(ex);
+}
+TEST(p_sched_handles) {
+    weft_executor *ex = mkex(1), *ex2 = mkex(1);
+    atomic_store(&gate, 0);
+    weft_future *b; ASSERT_OK(weft_async(ex, blocker, NULL, &b));
+    weft_sched_handle h = {0, 0}, h2 = {0, 0};
+    weft_future *f = NULL, *g = NULL;
+    ASSERT_OK(weft_async_with(ex, nop, NULL, &(weft_async_options){ .handle = &h }, &f));
+    ASSERT_OK(weft_async_with(ex, nop, NULL, &(weft_async_options){ .handle = &h2, .priority = WEFT_PRIORITY_LOW, .deps = &f, .ndeps = 1 }, &g));
+    ASSERT_FALSE(h.slot == 0 && h.gen == 0);
+    weft_priority pr = (weft_priority)77;
+    ASSERT_OK(weft_sched_priority(ex, h, &pr)); ASSERT_EQ(pr, WEFT_PRIORITY_NORMAL);
+    pr = (weft_priority)77;
+    ASSERT_STATUS(weft_sched_priority(ex2, h, &pr), WEFT_EINVAL); ASSERT_EQ(pr, 77);
+    ASSERT_STATUS(weft_sched_priority(ex, (weft_sched_handle){0, 0}, &pr), WEFT_ENOENT); ASSERT_EQ(pr, 77);
+    ASSERT_STATUS(weft_sched_priority(ex, h, NULL), WEFT_EINVAL);
+    ASSERT_STATUS(weft_sched_reprioritize(ex, h, (weft_priority)9), WEFT_EINVAL);
+    ASSERT_STATUS(weft_sched_reprioritize(ex2, h, WEFT_PRIORITY_HIGH), WEFT_EINVAL);
+    ASSERT_STATUS(weft_sched_remove(ex2, h), WEFT_EINVAL);
+    ASSERT_OK(weft_sched_reprioritize(ex, h, WEFT_PRIORITY_HIGH));
+    size_t n = 99; ASSERT_OK(weft_sched_snapshot(ex, NULL, 0, &n)); ASSERT_GE(n, 1);
+    ASSERT_STATUS(weft_sched_snapshot(ex, NULL, 1, &n), WEFT_EINVAL);
+    ASSERT_OK(weft_sched_escalate(ex, NULL));
+    /* remove the dependency: the dependent still runs (deps finish whatever their status) */
+    ASSERT_OK(weft_sched_remove(ex, h));
+    ASSERT_TRUE(weft_future_ready(f)); ASSERT_STATUS(weft_future_status(f), WEFT_ECANCELED);
+    ASSERT_STATUS(weft_sched_remove(ex, h), WEFT_ENOENT);
+    ASSERT_STATUS(weft_sched_priority(ex, h, &pr), WEFT_ENOENT);
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_future_wait(g));
+    ASSERT_OK(weft_future_wait(b));
+    weft_sched_stats s; ASSERT_OK(weft_sched_get_stats(ex, &s)); ASSERT_EQ(s.removed, 1); ASSERT_EQ(s.queued, 0);
+    ASSERT_STREQ(weft_priority_name((weft_priority)-2), "?"); ASSERT_STREQ(weft_priority_name(WEFT_PRIORITY_CRITICAL), "critical");
+    weft_future_destroy(b); weft_future_destroy(f); weft_future_destroy(g);
+    weft_executor_destroy(ex); weft_executor_destroy(ex2);
+}
+static atomic_int mhits[200];
+static int mh(weft_ctx *c, void *a) { (void)c; atomic_fetch_add(&mhits[(intptr_t)a], 1); return 0; }
+static int mc_rc[8];
+static int multi(weft_ctx *c, void *a, weft_branches *out) {
+    (void)c; (void)a;
+    mc_rc[0] = weft_branches_add(out, 0);
+    mc_rc[1] = weft_branches_add(out, 64);
+    mc_rc[2] = weft_branches_add(out, 129);
+    mc_rc[3] = weft_branches_add(out, 130);
+    mc_rc[4] = weft_branches_add(out, 64);
+    mc_rc[5] = weft_branches_add(NULL, 1);
+    mc_rc[6] = weft_branches_add(out, 63);
+    mc_rc[7] = weft_branches_add(out, UINT32_MAX);
+    return 0;
+}
+static int sfd[6];
+static int sub(weft_ctx *c, weft_subflow *sf, void *a) {
+    (void)c;
+    weft_emplace(weft_subflow_graph(sf), nop, NULL);
+    if (a) { sfd[0] = weft_subflow_detach(sf); sfd[1] = weft_subflow_detached(sf); sfd[2] = weft_subflow_detach(sf); sfd[3] = weft_subflow_join(sf); }
+    else { sfd[0] = weft_subflow_join(sf); sfd[1] = weft_subflow_detached(sf); sfd[2] = weft_subflow_detach(sf); sfd[3] = weft_subflow_detached(sf); sfd[4] = weft_subflow_join(sf); }
+    return 0;
+}
+TEST(p_multi_and_subflow) {
+    weft_executor *ex = mkex(2); weft_status st;
+    weft_taskflow *tf = weft_taskflow_create("m", &st);
+    weft_task m = weft_emplace_multi_condition(tf, multi, NULL);
+    for (intptr_t i = 0; i < 130; i++) ASSERT_OK(weft_precede(m, weft_emplace(tf, mh, (void *)i)));
+    for (int r = 0; r < 2; r++) {
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        for (int i = 0; i < 130; i++) ASSERT_EQ(mhits[i], (i == 0 || i == 63 || i == 64 || i == 129) ? r + 1 : 0);
+        ASSERT_OK(mc_rc[0]); ASSERT_OK(mc_rc[1]); ASSERT_OK(mc_rc[2]); ASSERT_STATUS(mc_rc[3], WEFT_EINVAL);
+        ASSERT_OK(mc_rc[4]); ASSERT_STATUS(mc_rc[5], WEFT_EINVAL); ASSERT_OK(mc_rc[6]); ASSERT_STATUS(mc_rc[7], WEFT_EINVAL);
+    }
+    weft_taskflow *t2 = weft_taskflow_create("s", &st);
+    weft_emplace_subflow(t2, sub, (void *)1);
+    ASSERT_OK(weft_run_and_wait(ex, t2));
+    ASSERT_OK(sfd[0]); ASSERT_TRUE(sfd[1]); ASSERT_OK(sfd[2]); ASSERT_STATUS(sfd[3], WEFT_EINVAL);
+    weft_taskflow *t3 = weft_taskflow_create("s", &st);
+    weft_emplace_subflow(t3, sub, NULL);
+    ASSERT_OK(weft_run_and_wait(ex, t3));
+    ASSERT_OK(sfd[0]); ASSERT_FALSE(sfd[1]); ASSERT_STATUS(sfd[2], WEFT_EINVAL); ASSERT_FALSE(sfd[3]); ASSERT_OK(sfd[4]);
+    ASSERT_FALSE(weft_subflow_detached(NULL));
+    weft_taskflow_destroy(tf); weft_taskflow_destroy(t2); weft_taskflow_destroy(t3); weft_executor_destroy(ex);
+}
+static bool collect(weft_task t, void *a) { size_t *v = a; v[++v[0]] = weft_task_index(t); return true; }
+TEST(for_each_task_visits_in_index_order_skipping_erased_slots_as_graph_h_says) {
+    weft_status st;
+    weft_taskflow *tf = weft_taskflow_create("fe", &st);
+    weft_task a = weft_emplace(tf, nop, NULL), b = weft_emplace(tf, nop, NULL), c = weft_emplace(tf, nop, NULL);
+    (void)a; (void)c;
+    ASSERT_OK(weft_task_erase(b));
+    size_t v[8] = {0};
+    ASSERT_OK(weft_taskflow_for_each_task(tf, collect, v));
+    ASSERT_EQ(v[0], 2); ASSERT_EQ(v[1], 0); ASSERT_EQ(v[2], 2);
+    weft_task d = weft_emplace(tf, nop, NULL); /* takes b's slot */
+    ASSERT_EQ(weft_task_index(d), 1);
+    memset(v, 0, sizeof v);
+    ASSERT_OK(weft_taskflow_for_each_task(tf, collect, v));
+    ASSERT_EQ(v[0], 3); ASSERT_EQ(v[1], 0); ASSERT_EQ(v[2], 1); ASSERT_EQ(v[3], 2); /* d before c */
+    weft_taskflow_destroy(tf);
+}

@@ -79,7 +79,10 @@ WEFT_API weft_status weft_taskflow_clear(weft_taskflow *tf);
 /* Number of tasks (0 for NULL). */
 WEFT_API size_t weft_taskflow_num_tasks(const weft_taskflow *tf);
 
-/* Calls visit(task, arg) for every task in emplace order until it returns false.
+/* Calls visit(task, arg) for every task in index order (weft_task_index)
+ * until it returns false: emplace order until a task is erased; after that a
+ * task that took an erased task's slot (weft_task_erase) is visited at that
+ * index, before tasks emplaced earlier, and free slots are not visited.
  * The taskflow must not be changed during the walk.  WEFT_EINVAL for NULLs. */
 typedef bool (*weft_task_visit_fn)(weft_task task, void *arg);
 WEFT_API weft_status weft_taskflow_for_each_task(const weft_taskflow *tf, weft_task_visit_fn visit,
@@ -159,7 +162,9 @@ WEFT_API const char *weft_task_name(weft_task t);
 WEFT_API weft_status weft_task_set_data(weft_task t, void *data);
 /* The task's user pointer; NULL if none was set (or for the null task). */
 WEFT_API void *weft_task_data(weft_task t);
-/* Index of the task in emplace order (0-based); SIZE_MAX for the null task. */
+/* Index of the task (0-based): its position in emplace order, unless it took
+ * the slot of an erased task, whose index it then has (weft_task_erase);
+ * SIZE_MAX for the null task. */
 WEFT_API size_t weft_task_index(weft_task t);
 /* Number of edges out of / into the task (0 for the null task). */
 WEFT_API size_t weft_task_num_successors(weft_task t);
