@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
 static weft_executor *mkex(unsigned n) { weft_status st; weft_executor *e = weft_executor_create(&(weft_executor_config){ .workers = n }, &st); ASSERT_OK(st); return e; }
 
 static int nop(weft_ctx *c, void *a) { (void)c; (void)a; return 0; }
@@ -184,7 +185,8 @@ TEST(typed_scans_sorts_and_reductions_are_exact_at_1_2_4_workers_also_streaming)
 }
 static int failer(weft_ctx *c, void *a) { (void)c; return (int)(intptr_t)a; }
 static atomic_int gate;
-static int blocker(weft_ctx *c, void *a) { (void)a; while (!atomic_load(&gate) && !weft_ctx_cancelled(c)) ; return 0; }
+static atomic_int started;
+static int blocker(weft_ctx *c, void *a) { (void)a; atomic_store(&started, 1); while (!atomic_load(&gate) && !weft_ctx_cancelled(c)) ; return 0; }
 TEST(p_run_many) {
     weft_executor *ex = mkex(2);
     weft_status st;
@@ -395,8 +397,9 @@ TEST(p_future_fd) {
 }
 TEST(p_sched_handles) {
     weft_executor *ex = mkex(1), *ex2 = mkex(1);
-    atomic_store(&gate, 0);
+    atomic_store(&gate, 0); atomic_store(&started, 0);
     weft_future *b; ASSERT_OK(weft_async(ex, blocker, NULL, &b));
+    while (!atomic_load(&started)) sched_yield(); /* the one worker is taken: what follows stays queued */
     weft_sched_handle h = {0, 0}, h2 = {0, 0};
     weft_future *f = NULL, *g = NULL;
     ASSERT_OK(weft_async_with(ex, nop, NULL, &(weft_async_options){ .handle = &h }, &f));
@@ -489,4 +492,69 @@ TEST(for_each_task_visits_in_index_order_skipping_erased_slots_as_graph_h_says) 
     ASSERT_OK(weft_taskflow_for_each_task(tf, collect, v));
     ASSERT_EQ(v[0], 3); ASSERT_EQ(v[1], 0); ASSERT_EQ(v[2], 1); ASSERT_EQ(v[3], 2); /* d before c */
     weft_taskflow_destroy(tf);
+}
+static int cb_runs;
+static void on_c(void *a, const char *r) { (void)a; (void)r; cb_runs++; }
+TEST(p_cancel_tokens) {
+    weft_cancel_token *p = weft_cancel_token_create(NULL, NULL);
+    ASSERT_OK(weft_cancel_token_cancel_with(p, "why"));
+    weft_cancel_token *c = weft_cancel_token_create(p, NULL);
+    ASSERT_TRUE(weft_cancel_token_is_cancelled(c)); ASSERT_STREQ(weft_cancel_token_reason(c), "why");
+    uint64_t n0 = weft_cancel_token_cancel_count(c);
+    ASSERT_OK(weft_cancel_token_reset(c));
+    ASSERT_TRUE(weft_cancel_token_is_cancelled(c)); ASSERT_STREQ(weft_cancel_token_reason(c), "why");
+    ASSERT_EQ(weft_cancel_token_cancel_count(c), n0 + 1);
+    ASSERT_OK(weft_cancel_token_reset(p)); ASSERT_OK(weft_cancel_token_reset(c));
+    ASSERT_FALSE(weft_cancel_token_is_cancelled(c));
+    weft_cancel_callback *h = NULL;
+    ASSERT_OK(weft_cancel_token_on_cancel(c, on_c, NULL, &h));
+    ASSERT_OK(weft_cancel_token_cancel(p));
+    ASSERT_TRUE(weft_cancel_token_is_cancelled(c)); ASSERT_EQ(cb_runs, 1);
+    ASSERT_FALSE(weft_cancel_callback_remove(h));
+    ASSERT_STATUS(weft_cancel_token_cancel(c), WEFT_ECANCELED);
+    /* deadlines */
+    weft_cancel_token *d = weft_cancel_token_create(NULL, NULL);
+    ASSERT_OK(weft_cancel_after(d, 1000000000ull)); ASSERT_OK(weft_cancel_after(d, UINT64_MAX));
+    ASSERT_FALSE(weft_cancel_disarm(d));
+    ASSERT_OK(weft_cancel_at(d, 1000000000ull * 3600 + weft_cancel_now_ns())); ASSERT_OK(weft_cancel_at(d, UINT64_MAX)); ASSERT_FALSE(weft_cancel_disarm(d));
+    ASSERT_OK(weft_cancel_at(d, weft_cancel_now_ns() + 3600000000000ull)); ASSERT_TRUE(weft_cancel_disarm(d)); ASSERT_FALSE(weft_cancel_disarm(d));
+    ASSERT_OK(weft_cancel_at(d, 1)); ASSERT_TRUE(weft_cancel_token_is_cancelled(d)); ASSERT_STREQ(weft_cancel_token_reason(d), "deadline exceeded");
+    ASSERT_OK(weft_cancel_after(d, 5)); ASSERT_FALSE(weft_cancel_disarm(d));
+    ASSERT_OK(weft_cancel_token_reset(d)); ASSERT_FALSE(weft_cancel_token_is_cancelled(d));
+    ASSERT_OK(weft_cancel_after(d, 0)); ASSERT_TRUE(weft_cancel_token_is_cancelled(d));
+    ASSERT_STATUS(weft_cancel_after(NULL, 1), WEFT_EINVAL); ASSERT_FALSE(weft_cancel_disarm(NULL));
+    weft_cancel_token_destroy(c); weft_cancel_token_destroy(p); weft_cancel_token_destroy(d);
+}
+
+/* cancel.h: a reason is truncated to WEFT_CANCEL_REASON_MAX - 1 bytes at a
+ * UTF-8 character boundary, "no more than that is read, so the text need not
+ * be NUL-terminated within the limit". */
+static size_t reason_len(const char *buf) {
+    weft_cancel_token *r = weft_cancel_token_create(NULL, NULL);
+    ASSERT_OK(weft_cancel_token_cancel_with(r, buf));
+    size_t n = strlen(weft_cancel_token_reason(r));
+    weft_cancel_token_destroy(r);
+    return n;
+}
+TEST(a_cancel_reason_reads_no_byte_past_the_limit_and_cuts_only_a_split_character) {
+    const size_t L = WEFT_CANCEL_REASON_MAX - 1;
+    char *buf = malloc(L + 1); /* byte L: not the reason's, whatever it holds */
+    memset(buf, 'a', L); buf[L] = (char)0x80;
+    ASSERT_EQ(reason_len(buf), L); /* 255 whole characters: nothing to cut */
+    memset(buf, 'a', L); buf[L - 1] = (char)0xC3; /* a 2-byte character's first byte */
+    ASSERT_EQ(reason_len(buf), L - 1);
+    memset(buf, 'a', L); buf[L - 2] = (char)0xE2; buf[L - 1] = (char)0x82; /* 2 of 3 bytes */
+    ASSERT_EQ(reason_len(buf), L - 2);
+    memset(buf, 'a', L); buf[L - 3] = (char)0xE2; buf[L - 2] = (char)0x82; buf[L - 1] = (char)0xAC; /* whole */
+    ASSERT_EQ(reason_len(buf), L);
+    memset(buf, 'a', L); buf[L - 3] = (char)0xF0; buf[L - 2] = (char)0x9F; buf[L - 1] = (char)0x98; /* 3 of 4 */
+    ASSERT_EQ(reason_len(buf), L - 3);
+    free(buf);
+    char *exact = malloc(L); /* not NUL-terminated at all: ASan sees a read past it */
+    memset(exact, 'b', L);
+    ASSERT_EQ(reason_len(exact), L);
+    free(exact);
+    char longer[400]; /* a NUL-terminated reason longer than the limit, split after a lead byte */
+    memset(longer, 'c', sizeof longer); longer[L - 1] = (char)0xC3; longer[L] = (char)0xA9; longer[399] = 0;
+    ASSERT_EQ(reason_len(longer), L - 1);
 }
