@@ -558,3 +558,48 @@ TEST(a_cancel_reason_reads_no_byte_past_the_limit_and_cuts_only_a_split_characte
     memset(longer, 'c', sizeof longer); longer[L - 1] = (char)0xC3; longer[L] = (char)0xA9; longer[399] = 0;
     ASSERT_EQ(reason_len(longer), L - 1);
 }
+/* observe.h: a log entry logged by a worker running a taskflow task carries
+ * the task's name (its first 63 bytes) while metrics are on.  The label is
+ * handed to the entry callback (and the JSON sink) as a C string: a cut
+ * inside a multi-byte character gave invalid UTF-8, which the failed task's
+ * name, the dump and cancellation reasons avoid. */
+static char entry_task[128];
+static int entry_seen;
+static void grab_entry(void *u, const weft_log_entry *e) {
+    (void)u;
+    if (e->task && !entry_seen) { snprintf(entry_task, sizeof entry_task, "%s", e->task); entry_seen = 1; }
+}
+static int log_from_task(weft_ctx *c, void *a) {
+    (void)c; (void)a;
+    weft_executor_destroy(weft_default_executor()); /* refused: a warning, logged on this worker */
+    return 0;
+}
+static bool utf8_ok(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int more = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 ? 1 : (*p & 0xF0) == 0xE0 ? 2 : (*p & 0xF8) == 0xF0 ? 3 : -1;
+        if (more < 0) return false;
+        p++;
+        for (int i = 0; i < more; i++, p++) if ((*p & 0xC0) != 0x80) return false;
+    }
+    return true;
+}
+TEST(a_log_entry_task_label_of_a_long_non_ascii_name_is_cut_at_a_character_boundary) {
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .metrics = true }, &st);
+    ASSERT_OK(st);
+    weft_taskflow *tf = weft_taskflow_create("log", &st);
+    weft_task t = weft_emplace(tf, log_from_task, NULL);
+    char name[128] = "";
+    for (int i = 0; i < 40; i++) strcat(name, "\xC3\xA9"); /* 80 bytes: the 64-byte label ends mid-character */
+    ASSERT_OK(weft_task_set_name(t, name));
+    weft_log_set_entry_callback(grab_entry, NULL);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    weft_log_set_callback(NULL, NULL);
+    ASSERT_TRUE(entry_seen);
+    ASSERT_GE(strlen(entry_task), 62);
+    ASSERT_TRUE(strncmp(entry_task, name, strlen(entry_task)) == 0);
+    if (!utf8_ok(entry_task)) TEST_FAIL_("entry task label is not valid UTF-8 (%zu bytes)", strlen(entry_task));
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}

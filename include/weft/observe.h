@@ -500,7 +500,8 @@ typedef struct weft_log_entry {
     int worker;                /* the worker's index, -1 */
     /* The taskflow task that worker runs and its run (weft_future_id): known
      * while metrics, a profiler or an observer are on, else NULL and 0. */
-    const char *task;          /* its name (its first 63 bytes), "#index" if unnamed */
+    const char *task;          /* its name (its first 63 bytes at most, cut at a
+                                * UTF-8 character boundary), "#index" if unnamed */
     uint64_t run;              /* the run's id */
 } weft_log_entry;
 

@@ -7,9 +7,23 @@
 #include "platform/wallclock.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 /* The task's label outlives the context call: the entry is passed on after. */
 static _Thread_local char task_label[64];
+
+/* Copies a long name's first bytes into task_label, cut at a UTF-8 character
+ * boundary: snprintf's cut at 63 bytes fell inside a multi-byte character of
+ * a long non-ASCII name, and the entry callback got invalid UTF-8 in
+ * weft_log_entry.task (as weft_run_info.failed_task, the dump and error
+ * messages are cut). */
+static void copy_label(const char *label) {
+    size_t n = strnlen(label, sizeof task_label - 1);
+    if (n == sizeof task_label - 1 && label[n] != 0) /* cut: back off a partial character */
+        while (n > 0 && ((unsigned char)label[n] & 0xC0) == 0x80) n--;
+    memcpy(task_label, label, n);
+    task_label[n] = 0;
+}
 
 /* On the logging worker itself: its innermost task's frame, if one is timed. */
 void weft__obs_log_context(weft__worker *w, weft_log_entry *e) {
@@ -25,7 +39,7 @@ void weft__obs_log_context(weft__worker *w, weft_log_entry *e) {
     const weft__run *r = atomic_load_explicit((_Atomic(const void *) *)&f->run, memory_order_relaxed);
     if (!n) return; /* other work than a taskflow task */
     const char *label = weft__node_label(n, task_label, sizeof task_label);
-    if (label != task_label) snprintf(task_label, sizeof task_label, "%s", label);
+    if (label != task_label) copy_label(label);
     e->task = task_label;
     if (r) e->run = r->top->id;
 }
