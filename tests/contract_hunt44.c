@@ -784,3 +784,39 @@ TEST(algorithms_with_a_cancelled_token_run_nothing_and_thread_settings_refuse_ba
     weft_cancel_token_destroy(t);
     weft_executor_destroy(ex);
 }
+/* docs/errors.md, R3: a failing call sets a message naming the call that was
+ * made, never its family, and says what is wrong.  The four GPU copies shared
+ * a check that named "weft_gpu_copy" (no such call) and called every refusal
+ * a "bad copy" of a range, also a NULL host pointer or a buffer and stream of
+ * two devices, whose range was fine. */
+static bool copy_message_is(const char *fn, const char *what) {
+    const char *m = weft_last_error_message();
+    bool ok = strncmp(m, fn, strlen(fn)) == 0 && m[strlen(fn)] == ':' && strstr(m, what);
+    if (!ok) fprintf(stderr, "  want \"%s: ...%s...\", got \"%s\"\n", fn, what, m);
+    return ok;
+}
+TEST(a_gpu_copy_refusals_name_the_copy_called_and_what_is_wrong) {
+    weft_gpu_device *d = emu(1 << 20), *d2 = emu(1 << 20);
+    weft_status st;
+    weft_gpu_buffer *b = weft_gpu_buffer_create(d, 4, 4, 0, &st);
+    ASSERT_OK(st);
+    weft_gpu_stream *s = weft_gpu_stream_create(d, &st), *s2 = weft_gpu_stream_create(d2, &st);
+    char h[64];
+    int bad = 0;
+    ASSERT_STATUS(weft_gpu_copy_to_device(b, 3, h, 2), WEFT_EINVAL);
+    bad += !copy_message_is("weft_gpu_copy_to_device", "past the end");
+    ASSERT_STATUS(weft_gpu_copy_to_host(b, 0, NULL, 2), WEFT_EINVAL);
+    bad += !copy_message_is("weft_gpu_copy_to_host", "NULL");
+    ASSERT_STATUS(weft_gpu_copy_to_device(NULL, 0, h, 1), WEFT_EINVAL);
+    bad += !copy_message_is("weft_gpu_copy_to_device", "NULL");
+    ASSERT_STATUS(weft_gpu_copy_to_device_async(s2, b, 0, h, 1), WEFT_EINVAL);
+    bad += !copy_message_is("weft_gpu_copy_to_device_async", "device");
+    ASSERT_STATUS(weft_gpu_copy_to_host_async(s2, b, 0, h, 1), WEFT_EINVAL);
+    bad += !copy_message_is("weft_gpu_copy_to_host_async", "device");
+    ASSERT_STATUS(weft_gpu_copy_to_host_async(s, b, 4, h, 1), WEFT_EINVAL);
+    bad += !copy_message_is("weft_gpu_copy_to_host_async", "past the end");
+    ASSERT_EQ(bad, 0);
+    weft_gpu_stream_destroy(s); weft_gpu_stream_destroy(s2);
+    weft_gpu_buffer_destroy(b);
+    weft_gpu_close(d); weft_gpu_close(d2);
+}

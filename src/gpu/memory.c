@@ -72,50 +72,56 @@ void weft_gpu_host_free(weft_gpu_device *dev, void *p) {
     if (dev && p) dev->ops->host_free(dev, p);
 }
 
-/* The checks every copy makes: WEFT_EINVAL, or 0 with *bytes and *off set. */
-static int check_copy(const weft_gpu_stream *s, const weft_gpu_buffer *b, size_t first, const void *host,
-                      size_t count, size_t *off, size_t *bytes) {
-    if (!b || (!host && count) || first > b->count || count > b->count - first || (s && s->dev != b->dev)) {
-        weft__set_error_message("weft_gpu_copy: bad copy (elements %zu..+%zu of a buffer of %zu)", first, count,
-                                b ? b->count : 0);
-        return WEFT_EINVAL;
-    }
+/* The checks every copy makes: WEFT_EINVAL, or 0 with *bytes and *off set.
+ * The message names the call made (fn) and what is wrong (docs/errors.md,
+ * R3): it named "weft_gpu_copy", no call of gpu.h, and called a NULL host
+ * pointer or a stream of another device a bad range. */
+static int check_copy(const char *fn, const weft_gpu_stream *s, const weft_gpu_buffer *b, size_t first,
+                      const void *host, size_t count, size_t *off, size_t *bytes) {
+    if (!b) return weft__fail(fn, WEFT_EINVAL, "the buffer is NULL");
+    if (!host && count) return weft__fail(fn, WEFT_EINVAL, "the host pointer is NULL with count %zu", count);
+    if (first > b->count || count > b->count - first)
+        return weft__fail(fn, WEFT_EINVAL, "elements %zu..+%zu are past the end of a buffer of %zu", first, count,
+                          b->count);
+    if (s && s->dev != b->dev)
+        return weft__fail(fn, WEFT_EINVAL, "the buffer and the stream are of different devices");
     *off = first * b->elem_size;
     *bytes = count * b->elem_size;
     return 0;
 }
 
-static weft_status upload(weft_gpu_stream *s, weft_gpu_buffer *dst, size_t first, const void *src, size_t count) {
-    size_t off, n;
-    int st = check_copy(s, dst, first, src, count, &off, &n);
+static weft_status upload(const char *fn, weft_gpu_stream *s, weft_gpu_buffer *dst, size_t first, const void *src,
+                          size_t count) {
+    size_t off = 0, n = 0;
+    int st = check_copy(fn, s, dst, first, src, count, &off, &n);
     if (st || n == 0) return (weft_status)st;
     if (s) atomic_store_explicit(&s->query_stale, true, memory_order_relaxed);
     return (weft_status)dst->dev->ops->upload(dst->dev, s ? s->h : NULL, dst->h, off, src, n);
 }
 
-static weft_status download(weft_gpu_stream *s, const weft_gpu_buffer *src, size_t first, void *dst,
+static weft_status download(const char *fn, weft_gpu_stream *s, const weft_gpu_buffer *src, size_t first, void *dst,
                             size_t count) {
-    size_t off, n;
-    int st = check_copy(s, src, first, dst, count, &off, &n);
+    size_t off = 0, n = 0;
+    int st = check_copy(fn, s, src, first, dst, count, &off, &n);
     if (st || n == 0) return (weft_status)st;
     if (s) atomic_store_explicit(&s->query_stale, true, memory_order_relaxed);
     return (weft_status)src->dev->ops->download(src->dev, s ? s->h : NULL, dst, src->h, off, n);
 }
 
 weft_status weft_gpu_copy_to_device(weft_gpu_buffer *dst, size_t first, const void *src, size_t count) {
-    return upload(NULL, dst, first, src, count);
+    return upload(__func__, NULL, dst, first, src, count);
 }
 
 weft_status weft_gpu_copy_to_host(const weft_gpu_buffer *src, size_t first, void *dst, size_t count) {
-    return download(NULL, src, first, dst, count);
+    return download(__func__, NULL, src, first, dst, count);
 }
 
 weft_status weft_gpu_copy_to_device_async(weft_gpu_stream *s, weft_gpu_buffer *dst, size_t first, const void *src,
                                           size_t count) {
-    return s ? upload(s, dst, first, src, count) : weft__fail(__func__, WEFT_EINVAL, "s is NULL");
+    return s ? upload(__func__, s, dst, first, src, count) : weft__fail(__func__, WEFT_EINVAL, "s is NULL");
 }
 
 weft_status weft_gpu_copy_to_host_async(weft_gpu_stream *s, const weft_gpu_buffer *src, size_t first, void *dst,
                                         size_t count) {
-    return s ? download(s, src, first, dst, count) : weft__fail(__func__, WEFT_EINVAL, "s is NULL");
+    return s ? download(__func__, s, src, first, dst, count) : weft__fail(__func__, WEFT_EINVAL, "s is NULL");
 }
