@@ -789,7 +789,11 @@ TEST(algorithms_with_a_cancelled_token_run_nothing_and_thread_settings_refuse_ba
  * a check that named "weft_gpu_copy" (no such call) and called every refusal
  * a "bad copy" of a range, also a NULL host pointer or a buffer and stream of
  * two devices, whose range was fine. */
-static bool copy_message_is(const char *fn, const char *what) {
+static void set_write_sentinel(void) {
+    weft_status st = WEFT_OK;
+    ASSERT_NULL(weft_semaphore_create(0, &st)); /* another call's message */
+}
+static bool message_names(const char *fn, const char *what) {
     const char *m = weft_last_error_message();
     bool ok = strncmp(m, fn, strlen(fn)) == 0 && m[strlen(fn)] == ':' && strstr(m, what);
     if (!ok) fprintf(stderr, "  want \"%s: ...%s...\", got \"%s\"\n", fn, what, m);
@@ -804,19 +808,52 @@ TEST(a_gpu_copy_refusals_name_the_copy_called_and_what_is_wrong) {
     char h[64];
     int bad = 0;
     ASSERT_STATUS(weft_gpu_copy_to_device(b, 3, h, 2), WEFT_EINVAL);
-    bad += !copy_message_is("weft_gpu_copy_to_device", "past the end");
+    bad += !message_names("weft_gpu_copy_to_device", "past the end");
     ASSERT_STATUS(weft_gpu_copy_to_host(b, 0, NULL, 2), WEFT_EINVAL);
-    bad += !copy_message_is("weft_gpu_copy_to_host", "NULL");
+    bad += !message_names("weft_gpu_copy_to_host", "NULL");
     ASSERT_STATUS(weft_gpu_copy_to_device(NULL, 0, h, 1), WEFT_EINVAL);
-    bad += !copy_message_is("weft_gpu_copy_to_device", "NULL");
+    bad += !message_names("weft_gpu_copy_to_device", "NULL");
     ASSERT_STATUS(weft_gpu_copy_to_device_async(s2, b, 0, h, 1), WEFT_EINVAL);
-    bad += !copy_message_is("weft_gpu_copy_to_device_async", "device");
+    bad += !message_names("weft_gpu_copy_to_device_async", "device");
     ASSERT_STATUS(weft_gpu_copy_to_host_async(s2, b, 0, h, 1), WEFT_EINVAL);
-    bad += !copy_message_is("weft_gpu_copy_to_host_async", "device");
+    bad += !message_names("weft_gpu_copy_to_host_async", "device");
     ASSERT_STATUS(weft_gpu_copy_to_host_async(s, b, 4, h, 1), WEFT_EINVAL);
-    bad += !copy_message_is("weft_gpu_copy_to_host_async", "past the end");
+    bad += !message_names("weft_gpu_copy_to_host_async", "past the end");
     ASSERT_EQ(bad, 0);
     weft_gpu_stream_destroy(s); weft_gpu_stream_destroy(s2);
     weft_gpu_buffer_destroy(b);
     weft_gpu_close(d); weft_gpu_close(d2);
+}
+/* docs/errors.md, R3: "A check shared by a family of calls names the call
+ * that was made, never the family".  A failed write of the profile exports
+ * said "weft_profiler_write_*: writing to out failed" for all six writers
+ * (weft_taskflow_dump_dot_profiled included, which is not even of that
+ * family). */
+TEST(a_profile_export_write_failures_name_the_writer_called) {
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+    ASSERT_OK(st);
+    weft_taskflow *tf = weft_taskflow_create("w", &st);
+    weft_emplace(tf, nop, NULL);
+    ASSERT_OK(weft_profiler_start(ex));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_profiler_stop(ex));
+    FILE *ro = fopen("/dev/null", "r"); /* every write fails */
+    ASSERT_NOT_NULL(ro);
+    int bad = 0;
+#define WRITE_FAILS(fn, call) do { \
+        set_write_sentinel(); \
+        ASSERT_STATUS(call, WEFT_ESYS); \
+        bad += !message_names(fn, "writ"); \
+    } while (0)
+    WRITE_FAILS("weft_profiler_write_json", weft_profiler_write_json(ex, ro));
+    WRITE_FAILS("weft_profiler_write_html", weft_profiler_write_html(ex, ro));
+    WRITE_FAILS("weft_profiler_write_timeline_svg", weft_profiler_write_timeline_svg(ex, ro));
+    WRITE_FAILS("weft_profiler_write_folded", weft_profiler_write_folded(ex, NULL, ro));
+    WRITE_FAILS("weft_profiler_write_flame_svg", weft_profiler_write_flame_svg(ex, NULL, ro));
+    WRITE_FAILS("weft_taskflow_dump_dot_profiled", weft_taskflow_dump_dot_profiled(tf, ex, ro));
+    ASSERT_EQ(bad, 0);
+    fclose(ro);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
 }

@@ -201,5 +201,5 @@ weft_status weft_taskflow_dump_dot_profiled(const weft_taskflow *tf, const weft_
     put_notes(&c);
     fputs("}\n", out);
     free_times(&t);
-    return weft__obs_finish_write(out);
+    return weft__obs_finish_write(out, __func__);
 }

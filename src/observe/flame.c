@@ -360,7 +360,7 @@ weft_status weft_profiler_write_folded(const weft_executor *ex, const weft_folde
         fprintf(out, " %" PRIu64 "\n", ns);
     }
     flines_free(&m);
-    return st == WEFT_OK ? weft__obs_finish_write(out) : st;
+    return st == WEFT_OK ? weft__obs_finish_write(out, __func__) : st;
 }
 
 /* ---- a self-contained SVG flame graph -------------------------------------------- */
@@ -475,5 +475,5 @@ weft_status weft_profiler_write_flame_svg(const weft_executor *ex, const weft_fo
     if (total > 0) svg_frames(&c, &m);
     fputs("</svg>\n", out);
     flines_free(&m);
-    return weft__obs_finish_write(out);
+    return weft__obs_finish_write(out, __func__);
 }

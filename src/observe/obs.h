@@ -416,8 +416,8 @@ void weft__put_dot_str(FILE *out, const char *s);
 /* A duration in ns as "812 ns", "3.25 <micro>", "1.50 ms" or "2.00 s"; micro
  * is how the output format spells microseconds ("us", "&micro;s"). */
 void weft__put_duration(FILE *out, double ns, const char *micro);
-/* fflush + ferror: WEFT_OK or WEFT_ESYS. */
-weft_status weft__obs_finish_write(FILE *out);
+/* fflush + ferror: WEFT_OK or WEFT_ESYS, the message naming fn (the public call). */
+weft_status weft__obs_finish_write(FILE *out, const char *fn);
 /* Ticks -> ns with the state's calibration. */
 static inline double weft__ticks_ns(const struct weft__obs *o, uint64_t ticks) { return (double)ticks * o->ns_per_tick; }
 

@@ -310,7 +310,7 @@ weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out) {
     (void)weft_profiler_count(ex, NULL, &dropped);
     weft_status part = put_report(&r, dropped);
     report_close(&r);
-    st = weft__obs_finish_write(out);
+    st = weft__obs_finish_write(out, __func__);
     return st != WEFT_OK ? st : part;
 }
 
@@ -322,7 +322,7 @@ weft_status weft_profiler_write_timeline_svg(const weft_executor *ex, FILE *out)
     if (st != WEFT_OK) return st;
     put_timeline_svg(&r, true);
     report_close(&r);
-    return weft__obs_finish_write(out);
+    return weft__obs_finish_write(out, __func__);
 }
 
 weft_status weft_profiler_save(const weft_executor *ex, const char *path) {
@@ -340,8 +340,8 @@ weft_status weft_profiler_save(const weft_executor *ex, const char *path) {
                      : svg    ? weft_profiler_write_flame_svg(ex, NULL, f)
                               : weft_profiler_write_json(ex, f);
     if (fclose(f) != 0 && st == WEFT_OK) st = WEFT_ESYS;
-    /* A writer's failure names a stream ("weft_profiler_write_*: writing to
-     * out failed"); the caller gave a path: name it (a full disk, a quota). */
+    /* A writer's failure names a stream ("weft_profiler_write_json: writing
+     * to out failed"); the caller gave a path: name it (a full disk, a quota). */
     if (st == WEFT_ESYS) st = weft__fail(__func__, WEFT_ESYS, "'%s' could not be written", path);
     return st;
 }

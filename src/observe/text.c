@@ -49,7 +49,10 @@ void weft__put_duration(FILE *out, double ns, const char *micro) {
     else fprintf(out, "%.2f s", ns / 1e9);
 }
 
-weft_status weft__obs_finish_write(FILE *out) {
+/* fn: the public call that wrote, which the message names (docs/errors.md,
+ * R3: the family's "weft_profiler_write_*" said too little, and was wrong for
+ * weft_taskflow_dump_dot_profiled). */
+weft_status weft__obs_finish_write(FILE *out, const char *fn) {
     if (fflush(out) == 0 && !ferror(out)) return WEFT_OK;
-    return weft__fail("weft_profiler_write_*", WEFT_ESYS, "writing to out failed");
+    return weft__fail(fn, WEFT_ESYS, "writing to out failed");
 }

@@ -124,7 +124,7 @@ weft_status weft_profiler_write_json(const weft_executor *ex, FILE *out) {
     fprintf(out, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"producer\":\"weft\",\"workers\":%u,"
                  "\"executor\":%u,\"task_spans\":%" PRIu64 ",\"dropped_spans\":%" PRIu64 "}}\n",
             ex->nworkers, o ? o->seq : 0, spans, dropped);
-    return weft__obs_finish_write(out);
+    return weft__obs_finish_write(out, __func__);
 }
 
 weft_status weft_profiler_count(const weft_executor *ex, uint64_t *spans, uint64_t *dropped) {
