@@ -857,3 +857,43 @@ TEST(a_profile_export_write_failures_name_the_writer_called) {
     weft_taskflow_destroy(tf);
     weft_executor_destroy(ex);
 }
+/* The same rule for the exports' working memory: out of memory, the timeline
+ * and the report said "weft_profiler_write_html/timeline_svg", the folded
+ * stacks and the flame graph "weft_profiler_write_folded/flame_svg". */
+TEST(a_profile_export_out_of_memory_names_the_writer_called) {
+    weft_set_allocator(&counting);
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+    ASSERT_OK(st);
+    weft_taskflow *tf = weft_taskflow_create("m", &st);
+    weft_emplace(tf, nop, NULL);
+    ASSERT_OK(weft_profiler_start(ex));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_profiler_stop(ex));
+    FILE *null = fopen("/dev/null", "w");
+    ASSERT_NOT_NULL(null);
+    int bad = 0, seen = 0;
+    for (int which = 0; which < 4; which++) {
+        static const char *const fns[] = { "weft_profiler_write_html", "weft_profiler_write_timeline_svg",
+                                           "weft_profiler_write_folded", "weft_profiler_write_flame_svg" };
+        for (long k = 1; k < 8; k++) {
+            set_write_sentinel();
+            fail_allocation(k);
+            weft_status w = which == 0 ? weft_profiler_write_html(ex, null)
+                          : which == 1 ? weft_profiler_write_timeline_svg(ex, null)
+                          : which == 2 ? weft_profiler_write_folded(ex, NULL, null)
+                                       : weft_profiler_write_flame_svg(ex, NULL, null);
+            fail_allocation(0);
+            if (w == WEFT_OK) break; /* past the writer's last allocation */
+            ASSERT_STATUS(w, WEFT_ENOMEM);
+            seen++;
+            bad += !message_names(fns[which], "");
+        }
+    }
+    ASSERT_GT(seen, 3);
+    ASSERT_EQ(bad, 0);
+    fclose(null);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+    weft_set_allocator(NULL);
+}

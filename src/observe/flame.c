@@ -296,8 +296,6 @@ static int by_stack(const void *pa, const void *pb) {
 
 /* ---- the writer ------------------------------------------------------------------ */
 
-/* The distinct stacks of ex's profile with their self times, sorted.  WEFT_OK
- * or WEFT_ENOMEM (m then holds what it held, to free). */
 /* The options' own check: a count with no array is a caller's slip (the
  * names it meant to give would silently not appear). */
 static weft_status check_options(const char *call, const weft_folded_options *opt) {
@@ -306,7 +304,11 @@ static weft_status check_options(const char *call, const weft_folded_options *op
     return WEFT_OK;
 }
 
-static weft_status build_lines(const weft_executor *ex, const weft_folded_options *opt, flines *m) {
+/* The distinct stacks of ex's profile with their self times, sorted.  WEFT_OK
+ * or WEFT_ENOMEM (m then holds what it held, to free), the message naming fn,
+ * the public call (docs/errors.md, R3: not "weft_profiler_write_folded/
+ * flame_svg"). */
+static weft_status build_lines(const char *fn, const weft_executor *ex, const weft_folded_options *opt, flines *m) {
     const struct weft__obs *o = weft__obs_state_get(ex);
     if (!o) return WEFT_OK;
     fspans a = { 0 };
@@ -337,7 +339,7 @@ static weft_status build_lines(const weft_executor *ex, const weft_folded_option
     weft__free(t.v, t.cap * sizeof *t.v);
     weft__free(a.v, a.cap * sizeof *a.v);
     if (st == WEFT_OK && m->n > 1) qsort(m->v, m->n, sizeof *m->v, by_stack);
-    return st == WEFT_OK ? WEFT_OK : weft__fail_st("weft_profiler_write_folded/flame_svg", st);
+    return st == WEFT_OK ? WEFT_OK : weft__fail_st(fn, st);
 }
 
 static void put_ascii(FILE *out, unsigned char c) { fputc(c, out); }
@@ -346,7 +348,7 @@ weft_status weft_profiler_write_folded(const weft_executor *ex, const weft_folde
     if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     if (check_options(__func__, opt) != WEFT_OK) return WEFT_EINVAL;
     flines m = { 0 };
-    weft_status st = build_lines(ex, opt, &m);
+    weft_status st = build_lines(__func__, ex, opt, &m);
     const struct weft__obs *o = weft__obs_state_get(ex); /* set: build_lines found lines in it */
     for (size_t i = 0; i < m.n && st == WEFT_OK; i++) {
         int64_t ticks = m.v[i].ticks > 0 ? m.v[i].ticks : 0;
@@ -452,7 +454,7 @@ weft_status weft_profiler_write_flame_svg(const weft_executor *ex, const weft_fo
     if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     if (check_options(__func__, opt) != WEFT_OK) return WEFT_EINVAL;
     flines m = { 0 };
-    weft_status st = build_lines(ex, opt, &m);
+    weft_status st = build_lines(__func__, ex, opt, &m);
     if (st != WEFT_OK) return flines_free(&m), st;
     double total = 0;
     unsigned depth = 1;

@@ -275,8 +275,11 @@ static weft_status put_report(struct report *r, uint64_t dropped) {
 
 /* Reads the spans into r (which the caller zeroes) for writing to out:
  * bounds, busy time, histogram, and per-pixel occupancy when there are too
- * many spans to draw.  WEFT_OK or WEFT_ENOMEM. */
-static weft_status report_open(struct report *r, const weft_executor *ex, struct weft__obs *none, FILE *out) {
+ * many spans to draw.  WEFT_OK or WEFT_ENOMEM, the message naming fn, the
+ * public call (docs/errors.md, R3: not "weft_profiler_write_html/
+ * timeline_svg"). */
+static weft_status report_open(const char *fn, struct report *r, const weft_executor *ex, struct weft__obs *none,
+                               FILE *out) {
     /* Never profiled: an empty report (the state is not made here, which would
      * race with a thread switching things on). */
     *none = (struct weft__obs){ .ex = (weft_executor *)ex, .ns_per_tick = 1.0 };
@@ -284,12 +287,12 @@ static weft_status report_open(struct report *r, const weft_executor *ex, struct
     if (!o) o = none;
     *r = (struct report){ .o = o, .out = out, .t_min = UINT64_MAX };
     r->busy = weft__calloc((o->nworkers ? o->nworkers : 1) * sizeof *r->busy);
-    if (!r->busy) return weft__fail_st("weft_profiler_write_html/timeline_svg", WEFT_ENOMEM);
+    if (!r->busy) return weft__fail_st(fn, WEFT_ENOMEM);
     weft__spans_for_each(o, scan_span, r);
     if (r->t_min > r->t_max) r->t_min = r->t_max = 0;
     if (r->tasks > MAX_RECTS && !(r->px = weft__calloc((size_t)o->nworkers * TL_WIDTH * sizeof(double)))) {
         weft__free(r->busy, (o->nworkers ? o->nworkers : 1) * sizeof *r->busy);
-        return weft__fail_st("weft_profiler_write_html/timeline_svg", WEFT_ENOMEM);
+        return weft__fail_st(fn, WEFT_ENOMEM);
     }
     return WEFT_OK;
 }
@@ -304,7 +307,7 @@ weft_status weft_profiler_write_html(const weft_executor *ex, FILE *out) {
     if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     struct weft__obs none;
     struct report r;
-    weft_status st = report_open(&r, ex, &none, out);
+    weft_status st = report_open(__func__, &r, ex, &none, out);
     if (st != WEFT_OK) return st;
     uint64_t dropped = 0;
     (void)weft_profiler_count(ex, NULL, &dropped);
@@ -318,7 +321,7 @@ weft_status weft_profiler_write_timeline_svg(const weft_executor *ex, FILE *out)
     if (!ex || !out) return weft__fail(__func__, WEFT_EINVAL, "ex or out is NULL");
     struct weft__obs none;
     struct report r;
-    weft_status st = report_open(&r, ex, &none, out);
+    weft_status st = report_open(__func__, &r, ex, &none, out);
     if (st != WEFT_OK) return st;
     put_timeline_svg(&r, true);
     report_close(&r);
