@@ -897,3 +897,41 @@ TEST(a_profile_export_out_of_memory_names_the_writer_called) {
     weft_executor_destroy(ex);
     weft_set_allocator(NULL);
 }
+/* flow.h: an instance resolves an entry or exit "as the composition named it".
+ * A task erased after it was named leaves no task to resolve to (copies made
+ * then give the null task), but the erased slot was reused by the next task
+ * added to the composition's graph, and the name then silently resolved to
+ * that unrelated task in every later copy (set_point refuses an erased task
+ * for this very reason). */
+TEST(a_composition_entry_on_an_erased_task_never_resolves_to_a_task_added_later) {
+    weft_status st;
+    weft_composition *c = weft_composition_create("c", &st);
+    ASSERT_OK(st);
+    weft_taskflow *g = weft_composition_graph(c);
+    weft_task p = weft_emplace(g, nop, NULL), q = weft_emplace(g, nop, NULL);
+    ASSERT_OK(weft_task_set_name(p, "p"));
+    ASSERT_OK(weft_task_set_name(q, "q"));
+    ASSERT_OK(weft_precede(p, q));
+    ASSERT_OK(weft_composition_set_entry(c, "in", p));
+    ASSERT_OK(weft_composition_set_exit(c, "out", q));
+    weft_taskflow *dst = weft_taskflow_create("dst", &st);
+    weft_instance before;
+    ASSERT_OK(weft_composition_instantiate(c, dst, "A", &before));
+    ASSERT_OK(weft_task_erase(q));
+    weft_task s = weft_emplace(g, nop, NULL); /* unrelated to "out" */
+    ASSERT_OK(weft_task_set_name(s, "s"));
+    weft_instance after;
+    ASSERT_OK(weft_composition_instantiate(c, dst, "B", &after));
+    ASSERT_STREQ(weft_task_name(weft_instance_exit(&before, "out")), "A/q");
+    ASSERT_STREQ(weft_task_name(weft_instance_entry(&after, "in")), "B/p");
+    weft_task out = weft_instance_exit(&after, "out");
+    if (!weft_task_is_null(out)) TEST_FAIL_("exit 'out' (task q, erased) resolved to '%s'", weft_task_name(out));
+    /* the later task is copied all the same, and the graph still runs */
+    ASSERT_EQ(weft_taskflow_num_tasks(dst), 2 + 2);
+    weft_executor *ex = mkex(1);
+    ASSERT_OK(weft_run_and_wait(ex, dst));
+    ASSERT_OK(weft_run_and_wait(ex, g));
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(dst));
+    ASSERT_OK(weft_composition_destroy(c));
+}

@@ -223,7 +223,9 @@ WEFT_API weft_taskflow *weft_composition_graph(weft_composition *c);
 /* Names a task of c's graph as an entry (a place other graphs link into) or an
  * exit (a place they link out of).  Names are unique per kind; setting one
  * again replaces it for copies made from then on (each setting is kept, a few
- * bytes, so that earlier copies keep resolving as before).  WEFT_EINVAL (NULL,
+ * bytes, so that earlier copies keep resolving as before).  Erasing the task
+ * later leaves the name on no task: copies made after the erase resolve it
+ * to the null task (weft_task_erase keeps that slot of c's graph free).  WEFT_EINVAL (NULL,
  * or t not in c's graph), WEFT_ENOMEM (nothing changed). */
 WEFT_API weft_status weft_composition_set_entry(weft_composition *c, const char *name, weft_task t);
 WEFT_API weft_status weft_composition_set_exit(weft_composition *c, const char *name, weft_task t);
