@@ -935,3 +935,25 @@ TEST(a_composition_entry_on_an_erased_task_never_resolves_to_a_task_added_later)
     ASSERT_OK(weft_taskflow_destroy(dst));
     ASSERT_OK(weft_composition_destroy(c));
 }
+/* flow.h: entries and exits survive a clear of the composition's graph and
+ * name indices: the task that takes the index when it is rebuilt, or none. */
+TEST(composition_entries_after_a_clear_resolve_by_index_as_flow_h_says) {
+    weft_status st;
+    weft_composition *c = weft_composition_create("c", &st);
+    weft_taskflow *g = weft_composition_graph(c);
+    weft_task p = weft_emplace(g, nop, NULL), q = weft_emplace(g, nop, NULL);
+    (void)p;
+    ASSERT_OK(weft_composition_set_entry(c, "in", q));
+    ASSERT_OK(weft_taskflow_clear(g));
+    ASSERT_OK(weft_task_set_name(weft_emplace(g, nop, NULL), "a"));
+    weft_taskflow *dst = weft_taskflow_create("d", &st);
+    weft_instance i1, i2;
+    ASSERT_OK(weft_composition_instantiate(c, dst, "A", &i1));
+    ASSERT_TRUE(weft_task_is_null(weft_instance_entry(&i1, "in")));
+    ASSERT_OK(weft_task_set_name(weft_emplace(g, nop, NULL), "b"));
+    ASSERT_OK(weft_composition_instantiate(c, dst, "B", &i2));
+    ASSERT_STREQ(weft_task_name(weft_instance_entry(&i2, "in")), "B/b");
+    ASSERT_TRUE(weft_task_is_null(weft_instance_entry(&i1, "in")));
+    ASSERT_OK(weft_taskflow_destroy(dst));
+    ASSERT_OK(weft_composition_destroy(c));
+}

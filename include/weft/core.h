@@ -388,7 +388,8 @@ typedef struct weft_run_info {
     /* The non-zero value returned by the failing task (0 if none failed). */
     int task_code;
     /* Name of the failing task, or "" if none failed; unnamed tasks are reported
-     * as "#<index>", the task's index in emplace order.  Stored in the future
+     * as "#<index>", the task's index (weft_task_index: emplace order unless
+     * tasks were erased).  Stored in the future
      * (truncated to 127 bytes, at a UTF-8 character boundary, so a valid
      * UTF-8 name gives a valid UTF-8 prefix), so it stays valid until
      * weft_future_destroy. */

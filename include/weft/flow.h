@@ -218,7 +218,10 @@ WEFT_API WEFT_NODISCARD weft_composition *weft_composition_create(const char *na
  * before, and then freed c and leaked the graph.) */
 WEFT_API weft_status weft_composition_destroy(weft_composition *c);
 /* The graph to build the composition in (owned by c: weft_taskflow_destroy
- * refuses it with WEFT_EINVAL); NULL for NULL. */
+ * refuses it with WEFT_EINVAL); NULL for NULL.  weft_taskflow_clear on it
+ * keeps the entries and exits, which name tasks by index: in copies made
+ * after the graph is rebuilt each resolves to the task that took its index
+ * (the null task if there is none), so set them again after a rebuild. */
 WEFT_API weft_taskflow *weft_composition_graph(weft_composition *c);
 /* Names a task of c's graph as an entry (a place other graphs link into) or an
  * exit (a place they link out of).  Names are unique per kind; setting one

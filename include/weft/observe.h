@@ -351,7 +351,7 @@ typedef struct weft_task_stats {
     weft_profile_kind kind; /* what ran: a taskflow task or another kind of work */
     const void *id;         /* a task's taskflow (compare with a weft_taskflow *);
                              * for other work, the function or the pipeline */
-    uint32_t index;         /* a task's index in emplace order; a stage's number */
+    uint32_t index;         /* a task's index (weft_task_index); a stage's number */
     uint64_t count;         /* runs recorded */
     uint64_t failed;        /* of those, runs that returned non-zero */
     uint64_t estimated;     /* of those, runs timed in a batch (see Timing above):
