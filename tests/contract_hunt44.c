@@ -957,3 +957,42 @@ TEST(composition_entries_after_a_clear_resolve_by_index_as_flow_h_says) {
     ASSERT_OK(weft_taskflow_destroy(dst));
     ASSERT_OK(weft_composition_destroy(c));
 }
+/* The same for the copy: an instance resolves a name to its copy's task; a
+ * task of the copy erased in the destination taskflow left a slot that the
+ * next weft_emplace there took, and the instance then named that unrelated
+ * task (compose.c meant copies never to name "whatever a later weft_emplace
+ * put there"). */
+TEST(a_instance_entry_whose_copy_was_erased_never_resolves_to_a_task_added_later) {
+    weft_status st;
+    weft_composition *c = weft_composition_create("c", &st);
+    weft_task p = weft_emplace(weft_composition_graph(c), nop, NULL);
+    ASSERT_OK(weft_task_set_name(p, "p"));
+    ASSERT_OK(weft_composition_set_entry(c, "in", p));
+    weft_taskflow *dst = weft_taskflow_create("d", &st);
+    weft_task before = weft_emplace(dst, nop, NULL);
+    weft_instance inst;
+    ASSERT_OK(weft_composition_instantiate(c, dst, "A", &inst));
+    weft_task e = weft_instance_entry(&inst, "in");
+    ASSERT_STREQ(weft_task_name(e), "A/p");
+    ASSERT_OK(weft_task_erase(e));
+    ASSERT_TRUE(weft_task_is_null(weft_instance_entry(&inst, "in")));
+    weft_task n = weft_emplace(dst, nop, NULL);
+    ASSERT_OK(weft_task_set_name(n, "unrelated"));
+    weft_task again = weft_instance_entry(&inst, "in");
+    if (!weft_task_is_null(again)) TEST_FAIL_("entry 'in' (its copy erased) resolved to '%s'", weft_task_name(again));
+    /* slots outside the copies are reused as before */
+    ASSERT_OK(weft_task_erase(before));
+    weft_task m = weft_emplace(dst, nop, NULL);
+    ASSERT_EQ(weft_task_index(m), 0);
+    weft_executor *ex = mkex(1);
+    ASSERT_OK(weft_run_and_wait(ex, dst));
+    weft_executor_destroy(ex);
+    /* a clear forgets the copies: slots are reused again */
+    ASSERT_OK(weft_taskflow_clear(dst));
+    weft_task x = weft_emplace(dst, nop, NULL);
+    (void)weft_emplace(dst, nop, NULL);
+    ASSERT_OK(weft_task_erase(x));
+    ASSERT_EQ(weft_task_index(weft_emplace(dst, nop, NULL)), 0);
+    ASSERT_OK(weft_taskflow_destroy(dst));
+    ASSERT_OK(weft_composition_destroy(c));
+}

@@ -237,7 +237,9 @@ WEFT_API weft_status weft_composition_set_exit(weft_composition *c, const char *
  * taskflow is not cleared or destroyed and the composition lives.  It resolves
  * entries and exits as they were when the copy was made: changing the
  * composition afterwards (adding tasks, moving or adding an entry) affects
- * later copies only.  The fields are private. */
+ * later copies only.  A task of the copy erased from that taskflow leaves its
+ * names on no task (the null task): its slot is not reused (weft_task_erase).
+ * The fields are private. */
 typedef struct weft_instance {
     const weft_composition *comp_; /* private: the composition copied */
     weft_taskflow *tf_;            /* private: the taskflow the copy is in */

@@ -195,9 +195,11 @@ WEFT_API const weft_future *weft_ctx_run(const weft_ctx *ctx);
 /* Removes task t and every edge into and out of it.  Its slot is reused by the
  * next task added (which takes t's index: indices stay below the largest ever
  * used, and are no longer dense in emplace order once a task was erased);
- * except in a composition's graph (weft_composition_graph), where it stays
- * free, so that an entry or exit naming t resolves to no task (the null task
- * in copies made from then on), never to a task added later.
+ * except in a composition's graph (weft_composition_graph) and among the
+ * copies of compositions a taskflow holds (weft_composition_instantiate: the
+ * slots from the first copy's to the last copy's end, until a clear), where
+ * it stays free, so that an entry or exit naming t resolves to no task (the
+ * null task), never to a task added later.
  * What t owned goes: its name, a subflow's graph (back to the taskflow's
  * pool), its reference on shared work, a module's record, its semaphores.
  * Removing an edge out of a condition task shifts the indices of the branches

@@ -192,6 +192,10 @@ weft_status weft_composition_instantiate(const weft_composition *c, weft_taskflo
         }
     }
     *out = (weft_instance){c, dst, base, src->nnodes, c->nlog};
+    if (src->nnodes) { /* the copies' slots, for edit.c */
+        if (dst->retire_from == dst->retire_below || base < dst->retire_from) dst->retire_from = base;
+        if (base + src->nnodes > dst->retire_below) dst->retire_below = base + src->nnodes;
+    }
     return weft__tf_done(dst, WEFT_OK);
 }
 

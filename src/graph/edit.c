@@ -159,9 +159,11 @@ weft_status weft_task_erase(weft_task t) {
     free_slot(n);
     /* A composition's entries and exits name tasks by index (compose.c): a
      * slot of its graph reused by the next task added made a name on the
-     * erased task resolve, in later copies, to that unrelated task.  Such a
-     * slot stays erased for good (as a copy's erased slots do). */
-    if (n->tf->is_composition_graph) weft__slot_retire(n->tf);
+     * erased task resolve, in later copies, to that unrelated task; and a
+     * slot of a copy reused made its instance name the task added there.
+     * Such a slot stays erased for good (as a copy's erased slots do). */
+    if (n->tf->is_composition_graph || (n->index >= n->tf->retire_from && n->index < n->tf->retire_below))
+        weft__slot_retire(n->tf);
     return weft__tf_done(n->tf, WEFT_OK);
 }
 

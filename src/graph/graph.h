@@ -169,6 +169,11 @@ struct weft_taskflow {
     size_t nerased; /* erased slots, linked through job.next from free_slots */
     weft__node *free_slots;
     bool no_reuse; /* a composition is being copied in: new nodes stay contiguous */
+    /* Slots [retire_from, retire_below) hold copies of compositions
+     * (compose.c), whose instances name tasks by index: an erased one there
+     * is never reused (edit.c), or an instance would name the task added
+     * next.  Both 0 after a clear (no copy). */
+    size_t retire_from, retire_below;
     size_t nsems; /* nodes with a semaphore record (semaphore.c) */
     size_t nprio; /* nodes with a priority of their own (priority.c) */
     size_t prio_armed; /* nnodes when plain nodes were last armed for priorities, 0: not (priority.c) */

@@ -70,6 +70,7 @@ static void release_nodes(weft_taskflow *tf) {
             if (c->sems) weft__sem_use_free(nd);
         });
     tf->nnodes = tf->nerased = tf->nsems = tf->nprio = 0;
+    tf->retire_from = tf->retire_below = 0; /* the copies are gone (edit.c) */
     /* The tasks added next are new (weft__node_run): the next run with
      * priorities arms them again, even if as many (priority.c). */
     tf->prio_armed = 0;
