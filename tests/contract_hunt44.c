@@ -996,3 +996,52 @@ TEST(a_instance_entry_whose_copy_was_erased_never_resolves_to_a_task_added_later
     ASSERT_OK(weft_taskflow_destroy(dst));
     ASSERT_OK(weft_composition_destroy(c));
 }
+/* Every getter documents what it gives for NULL (or the null task). */
+TEST(getters_of_null_give_their_documented_values) {
+    ASSERT_EQ(weft_ctx_worker_id(NULL), -1);
+    ASSERT_NULL(weft_ctx_executor(NULL));
+    ASSERT_FALSE(weft_ctx_cancelled(NULL));
+    ASSERT_EQ(weft_ctx_iteration(NULL), 0);
+    ASSERT_NULL(weft_ctx_run(NULL));
+    ASSERT_TRUE(weft_task_is_null(weft_ctx_task(NULL)));
+    ASSERT_STREQ(weft_ctx_cancel_reason(NULL), "");
+    ASSERT_NULL(weft_current_ctx());
+    ASSERT_EQ(weft_executor_workers(NULL), 0);
+    ASSERT_EQ(weft_executor_waiters(NULL), 0);
+    ASSERT_EQ(weft_executor_worker_id(NULL), -1);
+    ASSERT_FALSE(weft_future_ready(NULL));
+    ASSERT_STATUS(weft_future_status(NULL), WEFT_EINVAL);
+    ASSERT_EQ(weft_future_id(NULL), 0);
+    ASSERT_EQ(weft_taskflow_num_tasks(NULL), 0);
+    ASSERT_STREQ(weft_task_name(WEFT_TASK_NULL), "");
+    ASSERT_NULL(weft_task_data(WEFT_TASK_NULL));
+    ASSERT_EQ(weft_task_index(WEFT_TASK_NULL), SIZE_MAX);
+    ASSERT_EQ(weft_task_num_successors(WEFT_TASK_NULL), 0);
+    ASSERT_EQ(weft_task_num_dependents(WEFT_TASK_NULL), 0);
+    ASSERT_EQ(weft_task_num_weak_dependents(WEFT_TASK_NULL), 0);
+    ASSERT_TRUE(weft_task_is_null(weft_task_successor(WEFT_TASK_NULL, 0)));
+    ASSERT_EQ(weft_task_get_kind(WEFT_TASK_NULL), WEFT_TASK_STATIC);
+    ASSERT_NULL(weft_task_module(WEFT_TASK_NULL));
+    ASSERT_EQ(weft_task_get_priority(WEFT_TASK_NULL), WEFT_PRIORITY_NORMAL);
+    ASSERT_NULL(weft_subflow_graph(NULL));
+    ASSERT_NULL(weft_composition_graph(NULL));
+    ASSERT_EQ(weft_pipeflow_token(NULL), 0);
+    ASSERT_EQ(weft_pipeflow_line(NULL), 0);
+    ASSERT_EQ(weft_pipeflow_stage(NULL), 0);
+    ASSERT_NULL(weft_pipeflow_run(NULL));
+    ASSERT_EQ(weft_pipeline_num_tokens(NULL), 0);
+    ASSERT_EQ(weft_pipeline_num_stages(NULL), 0);
+    ASSERT_EQ(weft_pipeline_num_inline_tokens(NULL), 0);
+    ASSERT_EQ(weft_semaphore_value(NULL), 0);
+    ASSERT_FALSE(weft_cancel_token_is_cancelled(NULL));
+    ASSERT_STREQ(weft_cancel_token_reason(NULL), "");
+    ASSERT_EQ(weft_cancel_token_cancel_count(NULL), 0);
+    ASSERT_EQ(weft_topology_cpu_count(NULL), 0);
+    ASSERT_EQ(weft_topology_package_count(NULL), 0);
+    ASSERT_STREQ(weft_topology_backend(NULL), "");
+    ASSERT_EQ(weft_gpu_stream_pool_size(NULL), 0);
+    ASSERT_EQ(weft_gpu_buffer_count(NULL), 0);
+    ASSERT_EQ(weft_gpu_buffer_bytes(NULL), 0);
+    ASSERT_NOT_NULL(weft_strerror(12345)); ASSERT_STREQ(weft_errname(12345), "WEFT_E?");
+    ASSERT_STREQ(weft_errname(WEFT_EDEVICE), "WEFT_EDEVICE");
+}
