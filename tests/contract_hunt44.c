@@ -1072,3 +1072,52 @@ TEST(semaphore_destroy_is_ebusy_while_a_task_holds_or_waits) {
     ASSERT_OK(weft_semaphore_destroy(s));
     weft_executor_destroy(ex);
 }
+/* observe.h: the observer sees a placeholder (code 0), a condition's call
+ * (code 0 for a branch, its negative value as FAILED), a subflow's call and
+ * its graph's tasks, a module's body tasks but not the module task itself,
+ * and no task skipped by a failed run. */
+static atomic_int ob_begin[16], ob_end[16], ob_failed_code;
+static void ob_b(void *u, const weft_task_event *e) { (void)u; if (e->outcome == WEFT_TASK_RUNNING && e->name[0] >= 'a' && e->name[0] < 'a' + 16) atomic_fetch_add(&ob_begin[e->name[0] - 'a'], 1); }
+static void ob_e(void *u, const weft_task_event *e) {
+    (void)u;
+    if (e->name[0] >= 'a' && e->name[0] < 'a' + 16) atomic_fetch_add(&ob_end[e->name[0] - 'a'], 1);
+    if (e->outcome == WEFT_TASK_FAILED) atomic_store(&ob_failed_code, e->code);
+}
+static int ob_one(weft_ctx *c, void *a) { (void)c; (void)a; return 1; }
+static int ob_neg(weft_ctx *c, void *a) { (void)c; (void)a; return -3; }
+static int ob_sub(weft_ctx *c, weft_subflow *sf, void *a) {
+    (void)c; (void)a;
+    return weft_task_set_name(weft_emplace(weft_subflow_graph(sf), nop, NULL), "f");
+}
+TEST(observer_sees_each_kind_of_task_as_observe_h_says) {
+    weft_status st;
+    weft_observer ob = { ob_b, ob_e, NULL };
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 2, .observer = &ob }, &st);
+    ASSERT_OK(st);
+    weft_taskflow *body = weft_taskflow_create("body", &st);
+    ASSERT_OK(weft_task_set_name(weft_emplace(body, nop, NULL), "h"));
+    weft_taskflow *tf = weft_taskflow_create("t", &st);
+    weft_task a = weft_placeholder(tf), b = weft_emplace_condition(tf, ob_one, NULL);
+    weft_task c = weft_emplace(tf, nop, NULL), d = weft_emplace(tf, nop, NULL);
+    weft_task e = weft_emplace_subflow(tf, ob_sub, NULL), g = weft_emplace_module(tf, body);
+    const char *names[] = {"a", "b", "c", "d", "e", "g"};
+    weft_task ts[] = {a, b, c, d, e, g};
+    for (int i = 0; i < 6; i++) ASSERT_OK(weft_task_set_name(ts[i], names[i]));
+    ASSERT_OK(weft_precede(a, b)); ASSERT_OK(weft_precede(b, c)); ASSERT_OK(weft_precede(b, d));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    int want[16] = {0};
+    want['a' - 'a'] = want['b' - 'a'] = want['d' - 'a'] = want['e' - 'a'] = want['f' - 'a'] = want['h' - 'a'] = 1;
+    for (int i = 0; i < 16; i++) {
+        if (ob_begin[i] != want[i] || ob_end[i] != want[i])
+            TEST_FAIL_("task '%c': %d begins, %d ends, want %d", 'a' + i, ob_begin[i], ob_end[i], want[i]);
+    }
+    weft_taskflow *t2 = weft_taskflow_create("t2", &st);
+    weft_task n = weft_emplace_condition(t2, ob_neg, NULL), after = weft_emplace(t2, nop, NULL);
+    ASSERT_OK(weft_task_set_name(n, "n")); ASSERT_OK(weft_task_set_name(after, "o"));
+    ASSERT_OK(weft_precede(n, after));
+    ASSERT_STATUS(weft_run_and_wait(ex, t2), WEFT_ETASK);
+    ASSERT_EQ(ob_failed_code, -3);
+    ASSERT_EQ(ob_end['o' - 'a'], 0);
+    weft_taskflow_destroy(tf); weft_taskflow_destroy(t2); weft_taskflow_destroy(body);
+    weft_executor_destroy(ex);
+}

@@ -85,7 +85,10 @@ typedef struct weft_task_event {
  * destroy the executor.  Tasks skipped because their run failed or was cancelled
  * are not reported here (they are counted in the metrics).  A task with no
  * function (weft_placeholder, or its work set to NULL) runs as a no-op: it is
- * reported, with code 0, as a task whose function returned at once.  From
+ * reported, with code 0, as a task whose function returned at once.  A
+ * module task (weft_emplace_module) is not reported itself: the tasks of its
+ * body are, as the metrics count them; a subflow task is reported for its
+ * own call, and so are the tasks of its graph.  From
  * C++ they must not throw (weft's frames do not unwind: an exception leaving
  * one calls std::terminate; docs/guide-cpp.md). */
 typedef struct weft_observer {
