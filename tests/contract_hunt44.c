@@ -3,6 +3,9 @@
  * checked: documented errors, out-params on failure, getters of NULL, calls of
  * another executor, ordering.  The tests named a_* pin defects the sweep found
  * (each commit says which). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_barrier_t */
+#endif
 #include "harness.h"
 #include "counting_alloc.h"
 #include <weft.h>
@@ -1120,4 +1123,55 @@ TEST(observer_sees_each_kind_of_task_as_observe_h_says) {
     ASSERT_EQ(ob_end['o' - 'a'], 0);
     weft_taskflow_destroy(tf); weft_taskflow_destroy(t2); weft_taskflow_destroy(body);
     weft_executor_destroy(ex);
+}
+/* cancel.h: every token call may run concurrently on one token: of racing
+ * cancels exactly one returns WEFT_OK, and the reason is that one's, whole.
+ * flow.h: any number of threads may get from one weft_params at once. */
+struct race { weft_cancel_token *t; weft_params *p; pthread_barrier_t *bar; int id; weft_status st; int bad; };
+static void *racer(void *arg) {
+    struct race *r = arg;
+    char why[64];
+    snprintf(why, sizeof why, "reason of thread %d, long enough to be copied in parts", r->id);
+    pthread_barrier_wait(r->bar);
+    r->st = weft_cancel_token_cancel_with(r->t, why);
+    for (int i = 0; i < 2000; i++) {
+        int64_t v = 0; const char *s = NULL; double d = 0;
+        if (weft_params_get_int(r->p, "n", &v) != WEFT_OK || v != 42) r->bad++;
+        if (weft_params_get_string(r->p, "s", &s) != WEFT_OK || strcmp(s, "text")) r->bad++;
+        if (weft_params_get_float(r->p, "s", &d) != WEFT_EINVAL) r->bad++; /* each thread's own message */
+        if (!strstr(weft_last_error_message(), "'s'")) r->bad++;
+    }
+    return NULL;
+}
+TEST(racing_cancels_let_one_win_whole_and_params_gets_run_at_once) {
+    enum { N = 8 };
+    for (int rep = 0; rep < 20; rep++) {
+        weft_cancel_token *t = weft_cancel_token_create(NULL, NULL);
+        weft_params *p = weft_params_create(NULL);
+        ASSERT_OK(weft_params_set_int(p, "n", 42));
+        ASSERT_OK(weft_params_set_string(p, "s", "text"));
+        pthread_barrier_t bar;
+        pthread_barrier_init(&bar, NULL, N);
+        pthread_t th[N];
+        struct race r[N];
+        for (int i = 0; i < N; i++) {
+            r[i] = (struct race){ t, p, &bar, i, WEFT_EINVAL, 0 };
+            ASSERT_EQ(pthread_create(&th[i], NULL, racer, &r[i]), 0);
+        }
+        int winners = 0, winner = -1;
+        for (int i = 0; i < N; i++) {
+            pthread_join(th[i], NULL);
+            ASSERT_EQ(r[i].bad, 0);
+            if (r[i].st == WEFT_OK) winners++, winner = i;
+            else ASSERT_STATUS(r[i].st, WEFT_ECANCELED);
+        }
+        ASSERT_EQ(winners, 1);
+        char want[64];
+        snprintf(want, sizeof want, "reason of thread %d, long enough to be copied in parts", winner);
+        ASSERT_STREQ(weft_cancel_token_reason(t), want);
+        ASSERT_EQ(weft_cancel_token_cancel_count(t), 1);
+        pthread_barrier_destroy(&bar);
+        weft_params_destroy(p);
+        weft_cancel_token_destroy(t);
+    }
 }
