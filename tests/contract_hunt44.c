@@ -1175,3 +1175,38 @@ TEST(racing_cancels_let_one_win_whole_and_params_gets_run_at_once) {
         weft_cancel_token_destroy(t);
     }
 }
+/* observe.h: a weft_task_stats entry is "the runs of one task", under its
+ * name.  Stats were grouped by (taskflow, index) alone: a task erased
+ * between profiled runs and the task that took its slot (graph.h: the next
+ * one added takes the index) were one entry, under the first one's name,
+ * with both tasks' runs. */
+TEST(a_profile_keeps_a_task_apart_from_the_task_that_took_its_erased_slot) {
+    weft_status st;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1 }, &st);
+    ASSERT_OK(st);
+    weft_taskflow *tf = weft_taskflow_create("t", &st);
+    weft_task a = weft_emplace(tf, nop, NULL);
+    ASSERT_OK(weft_task_set_name(a, "first"));
+    ASSERT_OK(weft_profiler_start(ex));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_task_erase(a));
+    weft_task b = weft_emplace(tf, nop, NULL);
+    ASSERT_EQ(weft_task_index(b), 0);
+    ASSERT_OK(weft_task_set_name(b, "second"));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_profiler_stop(ex));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_profile *p = NULL;
+    ASSERT_OK(weft_profile_get(ex, &p));
+    uint64_t first = 0, second = 0;
+    for (size_t i = 0; i < p->ntasks; i++) {
+        if (p->tasks[i].kind != WEFT_PROFILE_TASK) continue;
+        if (!strcmp(p->tasks[i].name, "first")) first += p->tasks[i].count;
+        else if (!strcmp(p->tasks[i].name, "second")) second += p->tasks[i].count;
+    }
+    if (first != 1 || second != 2) TEST_FAIL_("'first' %llu runs (want 1), 'second' %llu (want 2)", (unsigned long long)first, (unsigned long long)second);
+    weft_profile_free(p);
+    weft_taskflow_destroy(tf);
+    weft_executor_destroy(ex);
+}

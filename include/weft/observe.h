@@ -335,7 +335,9 @@ typedef enum weft_profile_kind {
 } weft_profile_kind;
 
 /* The runs of one task (or one kind of work of one function, or one pipeline
- * stage).  Durations run from a span's begin to its end: a task that waited
+ * stage).  A task is told by its taskflow, index and name: a task erased
+ * between profiled runs and the one that took its slot are two entries
+ * (unless they have the same name).  Durations run from a span's begin to its end: a task that waited
  * and ran others meanwhile includes their time.  A graph GPU task's entry has
  * its runs only, each timed at its outcome (the moment it is known: near 0
  * ns); the host time of its recordings (its fn, on a worker, before the

@@ -42,11 +42,24 @@ static uint32_t key_index(const weft__span *s) {
     return s->kind == WEFT__SPAN_TASK || k == WEFT__WORK_STAGE ? s->index : 0;
 }
 
-static size_t slot_of(const struct group *g, size_t cap, const void *id, uint32_t index, uint8_t kind) {
+/* A task's group is also told by its label: a task erased between runs and
+ * the task that took its slot (the next one added takes the index) share
+ * (taskflow, index), and were one group under the first one's name with both
+ * tasks' runs ("the runs of one task", observe.h).  label: the span's, for a
+ * task; NULL for other work. */
+static size_t slot_of(const struct group *g, size_t cap, const void *id, uint32_t index, uint8_t kind,
+                      const char *label) {
     uint64_t h = ((uint64_t)(uintptr_t)id * 0x9E3779B97F4A7C15u) ^ ((uint64_t)index * 0xC2B2AE3D27D4EB4Fu) ^ kind;
     size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
-    while (g[i].used && !(g[i].id == id && g[i].index == index && g[i].kind == kind)) i = (i + 1) & (cap - 1);
+    while (g[i].used &&
+           !(g[i].id == id && g[i].index == index && g[i].kind == kind && (!label || !strcmp(g[i].name, label))))
+        i = (i + 1) & (cap - 1);
     return i;
+}
+
+/* The label a group is told by (slot_of): a task's, else none. */
+static const char *group_label(const struct pass *ps, const weft__span *s, unsigned w, char *buf, size_t len) {
+    return s->kind == WEFT__SPAN_TASK ? weft__span_label(ps->o, w, s, buf, len) : NULL;
 }
 
 static bool grow(struct pass *ps) {
@@ -54,7 +67,10 @@ static bool grow(struct pass *ps) {
     struct group *g = weft__calloc(cap * sizeof *g);
     if (!g) return false;
     for (size_t i = 0; i < ps->cap; i++)
-        if (ps->g[i].used) g[slot_of(g, cap, ps->g[i].id, ps->g[i].index, ps->g[i].kind)] = ps->g[i];
+        if (ps->g[i].used) {
+            const struct group *o = &ps->g[i];
+            g[slot_of(g, cap, o->id, o->index, o->kind, o->kind == WEFT__SPAN_TASK ? o->name : NULL)] = *o;
+        }
     weft__free(ps->g, ps->cap * sizeof *ps->g);
     ps->g = g, ps->cap = cap;
     return true;
@@ -63,10 +79,11 @@ static bool grow(struct pass *ps) {
 static struct group *find(struct pass *ps, const weft__span *s, unsigned w) {
     if (2 * (ps->n + 1) > ps->cap && !grow(ps)) return NULL;
     uint32_t index = key_index(s);
-    struct group *g = &ps->g[slot_of(ps->g, ps->cap, s->tf, index, s->kind)];
-    if (g->used) return g;
     char buf[24];
-    if (!(g->name = weft__strdup(weft__span_label(ps->o, w, s, buf, sizeof buf)))) return NULL;
+    const char *label = group_label(ps, s, w, buf, sizeof buf);
+    struct group *g = &ps->g[slot_of(ps->g, ps->cap, s->tf, index, s->kind, label)];
+    if (g->used) return g;
+    if (!(g->name = weft__strdup(label ? label : weft__span_label(ps->o, w, s, buf, sizeof buf)))) return NULL;
     g->used = true, g->id = s->tf, g->index = index, g->kind = s->kind;
     ps->n++;
     return g;
@@ -76,7 +93,9 @@ static bool visit(const weft__span *s, unsigned w, void *arg) {
     struct pass *ps = arg;
     if (ps->fill) { /* second pass: durations into their slices */
         if (!weft__span_is_run(s) || s->estimated == WEFT__EST_LONG) return true;
-        struct group *g = &ps->g[slot_of(ps->g, ps->cap, s->tf, key_index(s), s->kind)];
+        char buf[24];
+        struct group *g = &ps->g[slot_of(ps->g, ps->cap, s->tf, key_index(s), s->kind,
+                                         group_label(ps, s, w, buf, sizeof buf))];
         ps->dur[g->at + g->filled++] = s->end - s->begin;
         return true;
     }
