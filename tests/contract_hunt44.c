@@ -1210,3 +1210,32 @@ TEST(a_profile_keeps_a_task_apart_from_the_task_that_took_its_erased_slot) {
     weft_taskflow_destroy(tf);
     weft_executor_destroy(ex);
 }
+
+/* A config a layer refuses (EINVAL) is reported by the return and the last
+ * error message alone: weft_executor_create logged "layer sched failed" at
+ * error level as well, a line on stderr for the caller's own mistake (h44-1's
+ * doubt).  At debug level the line is still there. */
+static _Atomic int config_errors_logged, config_debug_logged;
+static void count_config_logs(void *user, weft_log_level level, const char *message) {
+    (void)user;
+    if (!strstr(message, "layer sched failed")) return;
+    if (level <= WEFT_LOG_WARN) atomic_fetch_add(&config_errors_logged, 1);
+    else atomic_fetch_add(&config_debug_logged, 1);
+}
+TEST(a_config_a_layer_refuses_is_returned_not_logged_as_an_error) {
+    weft_log_level old = weft_log_get_level();
+    weft_log_set_callback(count_config_logs, NULL);
+    weft_sched_config sc = { .kind = (weft_sched_kind)999 };
+    for (int debug = 0; debug <= 1; debug++) {
+        weft_log_set_level(debug ? WEFT_LOG_DEBUG : WEFT_LOG_WARN);
+        weft_status st = WEFT_OK;
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 1, .sched = &sc }, &st);
+        ASSERT_NULL(ex);
+        ASSERT_EQ(st, WEFT_EINVAL);
+        ASSERT_TRUE(strstr(weft_last_error_message(), "kind 999") != NULL);
+    }
+    weft_log_set_callback(NULL, NULL);
+    weft_log_set_level(old);
+    ASSERT_EQ(atomic_load(&config_errors_logged), 0);
+    ASSERT_EQ(atomic_load(&config_debug_logged), 1);
+}

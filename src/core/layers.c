@@ -83,7 +83,12 @@ int weft__layers_init(weft_executor *ex, const weft_executor_config *config) {
                 while (done-- > 0) l->worker_fini(&ex->workers[done], weft__layer_state(&ex->workers[done], l));
             if (l->executor_fini && l->executor_init) l->executor_fini(ex);
             fini_first(ex, k);
-            weft__log(WEFT_LOG_ERROR, "executor create: layer %s failed: %s", l->name, weft_strerror(st));
+            /* A config the layer refused (EINVAL) is the caller's to report:
+             * weft_executor_create returns it with the layer's message, so an
+             * error line on stderr as well was noise; a failure of the
+             * machine (no memory, a system call) is logged as one. */
+            weft__log(st == WEFT_EINVAL ? WEFT_LOG_DEBUG : WEFT_LOG_ERROR, "executor create: layer %s failed: %s",
+                      l->name, weft_strerror(st));
             ex->nlayers = 0; /* teardown has nothing left to finish */
             return st;
         }
