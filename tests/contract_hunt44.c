@@ -1239,3 +1239,58 @@ TEST(a_config_a_layer_refuses_is_returned_not_logged_as_an_error) {
     ASSERT_EQ(atomic_load(&config_errors_logged), 0);
     ASSERT_EQ(atomic_load(&config_debug_logged), 1);
 }
+
+/* The future a submission stores through `out` is there before any task of
+ * it can start (graph.h, weft_run; async.h): a task may read it where the
+ * caller put it.  weft_run and the async calls stored it after the submission,
+ * so a task that ran at once read the old value, a race TSan reported
+ * (fj_hunt38's nested run cancelling itself). */
+typedef struct own_handle {
+    weft_future *f;      /* written by the submission through out */
+    weft_future *seen;   /* what the task read there */
+    _Atomic int ran;
+} own_handle;
+static int read_own_handle(weft_ctx *c, void *a) {
+    (void)c;
+    own_handle *h = a;
+    h->seen = h->f; /* a plain read: ordered by the submission, or a race */
+    if (h->seen) (void)weft_future_cancel(h->seen);
+    atomic_fetch_add(&h->ran, 1);
+    return 0;
+}
+static int read_own_handle_dep(weft_ctx *c, void *a) { return read_own_handle(c, a); }
+TEST(a_task_reads_its_own_future_where_the_submission_stored_it) {
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = mkex(workers);
+        weft_taskflow *tf = weft_taskflow_create("own", NULL);
+        own_handle h = { 0 };
+        ASSERT_FALSE(weft_task_is_null(weft_emplace(tf, read_own_handle, &h)));
+        for (int i = 0; i < 200; i++) {
+            for (int kind = 0; kind < 4; kind++) {
+                h.f = NULL;
+                h.seen = NULL;
+                atomic_store(&h.ran, 0);
+                weft_future *dep = NULL;
+                switch (kind) {
+                case 0: ASSERT_OK(weft_run(ex, tf, &h.f)); break;
+                case 1: ASSERT_OK(weft_run_n_parallel(ex, tf, 1, &h.f)); break;
+                case 2: ASSERT_OK(weft_async(ex, read_own_handle, &h, &h.f)); break;
+                case 3:
+                    ASSERT_OK(weft_async(ex, nop, NULL, &dep));
+                    ASSERT_OK(weft_dependent_async(ex, read_own_handle_dep, &h, &dep, 1, &h.f));
+                    break;
+                }
+                weft_future *mine = h.f;
+                weft_status st = weft_future_wait(mine);
+                ASSERT_TRUE(st == WEFT_OK || st == WEFT_ECANCELED);
+                ASSERT_EQ(atomic_load(&h.ran), 1);
+                if (h.seen != mine) TEST_FAIL_("kind %d, %u workers: the task read %p, the caller got %p", kind,
+                                               workers, (void *)h.seen, (void *)mine);
+                weft_future_destroy(mine);
+                if (dep) weft_future_destroy(dep);
+            }
+        }
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        weft_executor_destroy(ex);
+    }
+}

@@ -21,7 +21,9 @@
 WEFT_EXTERN_C_BEGIN
 
 /* Queues fn(ctx, arg) to run once on ex.  If `out` is not NULL, *out receives a
- * future (release it with weft_future_destroy) whose status is WEFT_OK, WEFT_ETASK
+ * future (written before fn can start, so fn may read it where the caller
+ * stored it; as weft_run's, weft/graph.h; also for the dependent and
+ * semaphore forms below) (release it with weft_future_destroy) whose status is WEFT_OK, WEFT_ETASK
  * (fn returned non-zero: weft_run_info.task_code holds the value) or
  * WEFT_ECANCELED (weft_future_cancel before it started: fn is not called; or
  * while fn ran: fn is not interrupted, it runs to its end and sees

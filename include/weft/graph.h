@@ -296,7 +296,12 @@ WEFT_API weft_priority weft_task_get_priority(weft_task t);
 
 /* Submits one run of `tf` to `ex` and returns at once.  On WEFT_OK, *out (if out
  * is not NULL) receives a future the caller must destroy; with out == NULL the
- * run is detached (weft_executor_wait_all still waits for it).  Runs of the same
+ * run is detached (weft_executor_wait_all still waits for it).  *out is
+ * written before any task of the run can start, so a task may read it where
+ * the caller stored it (`weft_run(ex, tf, &shared->run)`, then a task calls
+ * weft_future_cancel(shared->run)); the same holds for weft_run_n,
+ * _run_until, _run_with_priority, _run_n_parallel, _run_many and the async
+ * calls (weft/async.h).  Runs of the same
  * taskflow queue up and execute one after another in submission order; runs of
  * different taskflows execute at the same time.  A run executes on `ex`, also
  * when it waits behind a run of tf on another executor (should handing it over

@@ -207,6 +207,10 @@ static weft_status submit(const char *call, weft_executor *ex, weft_task_fn fn, 
     if (ndeps == 0) return weft__async_start(call, a, w, out);
     weft__runs_begin(ex, w);
     atomic_store_explicit(&a->join, (uint32_t)ndeps + 1, memory_order_relaxed);
+    /* Before the first edge is linked: from then on a dependency that
+     * finishes on another thread may start the task, which may read the
+     * caller's handle (weft__async_start says why). */
+    if (out) *out = &a->fut;
     uint32_t finished = 0;
     for (size_t i = 0; i < ndeps; i++) {
         a->edges[i].succ = a;
@@ -215,9 +219,11 @@ static weft_status submit(const char *call, weft_executor *ex, weft_task_fn fn, 
     /* Our own 1 plus the dependencies that had finished before we linked. */
     if (atomic_fetch_sub_explicit(&a->join, finished + 1, memory_order_acq_rel) == finished + 1) {
         int st = enqueue(a, w);
-        if (st != 0) return give_up(call, a, w, out != NULL, st); /* all edges were consumed: nothing points at a */
+        if (st != 0) { /* all edges were consumed: nothing points at a */
+            if (out) *out = NULL;
+            return give_up(call, a, w, out != NULL, st);
+        }
     }
-    if (out) *out = &a->fut;
     return WEFT_OK;
 }
 
@@ -226,13 +232,17 @@ weft_status weft__async_start(const char *call, weft__async *a, weft__worker *w,
     /* Nobody else can see a yet: no count to take down.  join = 0 says it may
      * run (weft_future_wait_isolated reads it). */
     atomic_store_explicit(&a->join, 0, memory_order_relaxed);
+    /* Before the task can start: it may read the caller's handle (a task
+     * cancelling itself through a variable the caller set), and the queue's
+     * release publishes this store with the task. */
+    if (out) *out = &a->fut;
     int st = enqueue(a, w);
     if (st != 0) {
+        if (out) *out = NULL;
         if (a->sems) weft__async_sems_free(a->sems);
         a->sems = NULL;
         return give_up(call, a, w, out != NULL, st);
     }
-    if (out) *out = &a->fut;
     return WEFT_OK;
 }
 

@@ -309,6 +309,12 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     r->role = WEFT__ROLE_TOP;
     r->prio = prio;
     atomic_init(&r->pending, 0);
+    /* Before the run can start: a task of it may read the caller's handle
+     * (a task cancelling its own run through a variable the caller set;
+     * graph.h).  The submission's release publishes the store with the job
+     * (fj_hunt38's nested run raced here under TSan: weft_run stored it
+     * after the run had started). */
+    if (out) *out = &r->fut;
 
     weft__mutex_lock(&tf->mu);
     weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL, call);
@@ -335,10 +341,10 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     }
     weft__mutex_unlock(&tf->mu);
     if (st != WEFT_OK) {
+        if (out) *out = NULL;
         run_free(&r->fut);
         return st;
     }
-    if (out) *out = &r->fut;
     return WEFT_OK;
 }
 

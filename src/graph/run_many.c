@@ -85,6 +85,13 @@ static weft_status run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t
     atomic_init(&m->left, n + 1);
     if (keep) weft__error_message_save(keep);
     bool refused = false;
+    /* Before the members can start: a task of one may read the caller's
+     * handle of the set (run.c's submit says why), and a task of a member's
+     * taskflow waiting on the set waits behind its own run (WEFT_EDEADLK,
+     * core/future.c, which skips the members not submitted yet). */
+    m->fut.parts = m->members;
+    m->fut.nparts = n;
+    if (out) *out = &m->fut;
     for (size_t i = 0; i < n; i++) {
         m->submitted[i] = weft_run(ex, tfs[i], &m->members[i]);
         if (m->submitted[i] != WEFT_OK) {
@@ -96,11 +103,6 @@ static weft_status run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t
             (void)then;
         }
     }
-    /* Before the set is handed out: a task of a member's taskflow waiting on
-     * the set waits behind its own run (WEFT_EDEADLK, core/future.c). */
-    m->fut.parts = m->members;
-    m->fut.nparts = n;
-    if (out) *out = &m->fut;
     count_down(m);
     if (keep && refused) weft__error_message_restore(keep);
     return WEFT_OK;

@@ -257,16 +257,17 @@ weft_status weft_run_n_parallel(weft_executor *ex, weft_taskflow *tf, uint64_t n
     if (!p) st = WEFT_ENOMEM;
     else {
         prun_init(p, ex, tf, out != NULL);
+        if (out) *out = &p->run.fut; /* before the run can start: run.c's submit says why */
         weft__runs_begin(ex, weft__current_worker(ex));
         st = weft__submit(ex, &p->run.start);
         if (st != WEFT_OK) weft__runs_end(ex, weft__current_worker(ex));
     }
     if (st != WEFT_OK) {
+        if (out) *out = NULL;
         if (p) prun_free(&p->run.fut);
         weft__tf_inflight_out(tf);
         return weft__tf_error(tf, st, "weft_run_n_parallel: %s", weft_strerror(st));
     }
-    if (out) *out = &p->run.fut;
     return weft__tf_done(tf, WEFT_OK);
 }
 
