@@ -38,3 +38,8 @@ weft_add_test_program(api_hunt41b_tests
 weft_add_test_program(contract_hunt44_tests
   SOURCES contract_hunt44.c
   TIMEOUT 60)
+# Session 44: what the guides (README.md, docs/*.md) state, checked by
+# running their code blocks: flame stacks name the run's taskflow.
+weft_add_test_program(guides_hunt44_tests
+  SOURCES guides_hunt44.c
+  TIMEOUT 60)

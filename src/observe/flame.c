@@ -13,8 +13,11 @@
  * What a span records decides what can be shown: the taskflow and run of a
  * task (top-level run id), not the chain of modules it came through, so a
  * module inside a module shows as one level under the top-level taskflow.  The
- * top-level graph of a run is the graph of its earliest task: a subflow's or
- * module's tasks start after the task that spawned them. */
+ * top-level graph of a run is the graph of its earliest task that is not of a
+ * nested graph (WEFT__SPAN_INNER): a module task records no span of its own, so
+ * a module body's tasks may be the run's first (the module task a source, or
+ * before the taskflow's own tasks).  A run whose own graph ran no task of its
+ * own (modules only) falls back to its earliest task's graph. */
 #include "core/alloc.h"
 #include "core/escape.h"
 #include "observe/obs.h"
@@ -80,7 +83,15 @@ static void find_top_graphs(fspans *a) {
     if (a->n > 1) qsort(a->v, a->n, sizeof *a->v, by_run);
     const void *top = NULL;
     for (size_t i = 0; i < a->n && of_task(&a->v[i]); i++) {
-        if (i == 0 || a->v[i].s.run != a->v[i - 1].s.run) top = a->v[i].s.tf;
+        if (i == 0 || a->v[i].s.run != a->v[i - 1].s.run) {
+            /* The run's first span of its own graph, else its first span's. */
+            top = a->v[i].s.tf;
+            for (size_t j = i; j < a->n && of_task(&a->v[j]) && a->v[j].s.run == a->v[i].s.run; j++)
+                if (!(a->v[j].s.failed & WEFT__SPAN_INNER)) {
+                    top = a->v[j].s.tf;
+                    break;
+                }
+        }
         a->v[i].top = top;
     }
 }

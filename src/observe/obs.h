@@ -45,6 +45,12 @@ typedef struct weft__span {
     uint32_t index; /* task index; for a steal, the victim + 1 (0: injector) */
     uint32_t name;  /* 0: unnamed, else 1 + index into the worker's name table */
     uint8_t kind;   /* WEFT__SPAN_* */
+    /* WEFT__SPAN_FAILED: the task or work returned non-zero.  For a task (and
+     * a GPU recording, and a batch header for all its tasks)
+     * WEFT__SPAN_INNER too: its graph is a subflow's or module's nested in the
+     * run, not the run's own taskflow (flame.c finds the run's taskflow by it:
+     * the earliest span's graph was a module body's when the module task came
+     * first).  Test with the masks, never as a bool. */
     uint8_t failed;
     /* Begin and end shared out over a batch (task_hooks.c): 1, or WEFT__EST_LONG when
      * that batch held a task that ran long (the share says nothing then). */
@@ -54,6 +60,13 @@ typedef struct weft__span {
         uint8_t nested; /* task and work spans: ran inside another span of its worker */
     };
 } weft__span;
+
+#define WEFT__SPAN_FAILED 1u
+#define WEFT__SPAN_INNER 2u
+
+/* WEFT__SPAN_INNER when run r is a nested run (a subflow's or module's graph),
+ * else 0. */
+#define WEFT__SPAN_INNER_OF(r) ((r)->role != WEFT__ROLE_TOP ? WEFT__SPAN_INNER : 0u)
 
 /* A span of something run (a taskflow task or other work), not a park or
  * steal, nor a GPU task's recording (counted with its task's run). */

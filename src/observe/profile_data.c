@@ -122,7 +122,7 @@ static bool visit(const weft__span *s, unsigned w, void *arg) {
         return false;
     }
     g->count++;
-    g->failed += s->failed != 0;
+    g->failed += (s->failed & WEFT__SPAN_FAILED) != 0;
     g->estimated += s->estimated != 0;
     g->long_shares += s->estimated == WEFT__EST_LONG;
     g->total += s->end - s->begin;

@@ -104,7 +104,7 @@ static bool draw_span(const weft__span *s, unsigned w, void *arg) {
     int h = s->nested ? (TL_ROW - 10) / 2 : TL_ROW - 10;
     fprintf(r->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"hsl(%u,60%%,%s)\"><title>",
             TL_LEFT + x0, y + (TL_ROW - 10 - h), x1 - x0 < 0.5 ? 0.5 : x1 - x0, h, hue_of(label),
-            s->failed ? "35%" : "60%");
+            (s->failed & WEFT__SPAN_FAILED) ? "35%" : "60%");
     weft__put_html(r->out, label);
     if (s->kind == WEFT__SPAN_TASK) fprintf(r->out, " (run %" PRIu32 ") ", s->run);
     else fprintf(r->out, " (%s) ", weft__span_category(s));

@@ -182,7 +182,7 @@ static bool visit_batch(const weft__span *h, unsigned w, weft__span_visit_fn fn,
         s.end = i + 1 == n && h->end > h->begin ? h->end : s.begin + step;
         bool failed;
         weft__batch_entry(h, i, &s.index, &s.name, &failed);
-        s.failed = failed;
+        s.failed = (uint8_t)((failed ? WEFT__SPAN_FAILED : 0u) | (h->failed & WEFT__SPAN_INNER));
         if (!fn(&s, w, arg)) return false;
     }
     return true;

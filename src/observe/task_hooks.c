@@ -111,7 +111,8 @@ static __attribute__((noinline)) void batch_open(struct weft__obs *o, weft__obs_
         (h = weft__span_task_slots(o, ow, slots, cap, false)) != NULL) {
         *h = (weft__span){ .begin = f->begin, .tf = n->tf, .run = (uint32_t)run_id,
                            .name = ow->batch_avg < UINT32_MAX ? (uint32_t)ow->batch_avg : UINT32_MAX,
-                           .kind = WEFT__SPAN_BATCH, .estimated = 1, .narrow = ow->batch_narrow };
+                           .kind = WEFT__SPAN_BATCH, .failed = (uint8_t)WEFT__SPAN_INNER_OF(r),
+                           .estimated = 1, .narrow = ow->batch_narrow };
     }
     ow->batch_hdr = h;
     ow->batch_cap = h ? cap : 0;
@@ -458,6 +459,7 @@ record_task_span(struct weft__obs *o, weft__obs_worker *ow, const weft__obs_fram
     uint8_t tail[4] = {WEFT__SPAN_TASK, rc != 0, f->estimated, nested};
     if (__builtin_expect(n != NULL, 1)) {
         const weft__run *r = atomic_load_explicit(&f->run, memory_order_relaxed);
+        tail[1] |= (uint8_t)WEFT__SPAN_INNER_OF(r);
         s->tf = n->tf;
         s->run = (uint32_t)r->top->id;
         s->index = n->index;
@@ -683,6 +685,7 @@ static void weft__obs_record_end(struct weft__obs *o, weft__worker *w, const voi
             *s = (weft__span){ .begin = f->begin, .end = end, .tf = n->tf,
                                .run = (uint32_t)((const weft__run *)run)->top->id, .index = n->index,
                                .name = n->tf->nnamed ? name_id(ow, n) : 0, .kind = WEFT__SPAN_RECORDING,
+                               .failed = (uint8_t)WEFT__SPAN_INNER_OF((const weft__run *)run),
                                .estimated = f->estimated, .nested = d > 0 };
         }
     }

@@ -54,7 +54,7 @@ static void put_work(const struct json_ctx *c, const weft__span *s) {
     default:
         fprintf(out, ",\"args\":{\"fn\":\"%p\"", s->tf);
     }
-    fprintf(out, "%s%s}", s->failed ? ",\"failed\":true" : "", s->nested ? ",\"nested\":true" : "");
+    fprintf(out, "%s%s}", (s->failed & WEFT__SPAN_FAILED) ? ",\"failed\":true" : "", s->nested ? ",\"nested\":true" : "");
 }
 
 static bool put_span(const weft__span *s, unsigned w, void *arg) {
@@ -69,7 +69,7 @@ static bool put_span(const weft__span *s, unsigned w, void *arg) {
         /* A share of a batch; of one that held a long task, a share that says
          * nothing of this task's time. */
         fprintf(out, ",\"args\":{\"run\":%" PRIu32 ",\"index\":%" PRIu32 "%s%s%s}", s->run, s->index,
-                s->failed ? ",\"failed\":true" : "", s->estimated ? ",\"estimated\":true" : "",
+                (s->failed & WEFT__SPAN_FAILED) ? ",\"failed\":true" : "", s->estimated ? ",\"estimated\":true" : "",
                 s->estimated == WEFT__EST_LONG ? ",\"batch_held_long_task\":true" : "");
     } else if (s->kind == WEFT__SPAN_RECORDING) {
         /* A GPU task's recording: named after its task, on the worker that ran it. */
