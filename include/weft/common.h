@@ -50,7 +50,7 @@ WEFT_EXTERN_C_BEGIN
     X(WEFT_OK,         0,  "success")                                                   \
     X(WEFT_EINVAL,    -1,  "invalid argument")                                          \
     X(WEFT_ENOMEM,    -2,  "out of memory")                                             \
-    X(WEFT_EBUSY,     -3,  "taskflow is being run; it cannot be changed now")           \
+    X(WEFT_EBUSY,     -3,  "busy: in use now (e.g. a taskflow being run)")              \
     X(WEFT_ECYCLE,    -4,  "taskflow has a cycle")                                      \
     X(WEFT_ETASK,     -5,  "a task failed")                                             \
     X(WEFT_ECANCELED, -6,  "run was cancelled")                                         \
