@@ -1294,3 +1294,26 @@ TEST(a_task_reads_its_own_future_where_the_submission_stored_it) {
         weft_executor_destroy(ex);
     }
 }
+
+/* WEFT_FORK_JOIN_FRAMES is "1 to 2^24" (README, core.h): 0 was taken as the
+ * default without the warning a bad value gets (h44-4's doubt), and the
+ * warning said "from 0". */
+static char fj_env_warning[512];
+static void keep_fj_warning(void *user, weft_log_level level, const char *message) {
+    (void)user;
+    if (level == WEFT_LOG_WARN && strstr(message, "WEFT_FORK_JOIN_FRAMES"))
+        snprintf(fj_env_warning, sizeof fj_env_warning, "%s", message);
+}
+TEST(a_zero_fork_join_frames_in_the_environment_is_warned_about_and_the_default_used) {
+    weft_log_level old = weft_log_get_level();
+    weft_log_set_level(WEFT_LOG_WARN);
+    weft_log_set_callback(keep_fj_warning, NULL);
+    setenv("WEFT_FORK_JOIN_FRAMES", "0", 1);
+    weft_executor *ex = mkex(1);
+    unsetenv("WEFT_FORK_JOIN_FRAMES");
+    weft_log_set_callback(NULL, NULL);
+    weft_log_set_level(old);
+    weft_executor_destroy(ex);
+    ASSERT_TRUE(strstr(fj_env_warning, "from 1 to 16777216") != NULL);
+    ASSERT_TRUE(strstr(fj_env_warning, "using 65536") != NULL);
+}

@@ -40,6 +40,10 @@ static void warn_bad(const char *name, const char *value, const char *expect, co
 }
 
 bool weft__env_uint(const char *name, uint64_t max, uint64_t *out, const char *fallback) {
+    return weft__env_uint_range(name, 0, max, out, fallback);
+}
+
+bool weft__env_uint_range(const char *name, uint64_t min, uint64_t max, uint64_t *out, const char *fallback) {
     const char *s = weft__getenv(name);
     if (!s) return false;
     const char *p = s;
@@ -49,13 +53,14 @@ bool weft__env_uint(const char *name, uint64_t max, uint64_t *out, const char *f
         errno = 0;
         unsigned long long v = strtoull(p, &end, 10);
         while (*end == ' ' || *end == '\t' || *end == '\n') end++;
-        if (!*end && errno == 0 && v <= max) {
+        if (!*end && errno == 0 && v >= min && v <= max) {
             *out = (uint64_t)v;
             return true;
         }
     }
     char expect[64];
-    snprintf(expect, sizeof expect, "a whole number from 0 to %llu", (unsigned long long)max);
+    snprintf(expect, sizeof expect, "a whole number from %llu to %llu", (unsigned long long)min,
+             (unsigned long long)max);
     warn_bad(name, s, expect, fallback);
     return false;
 }

@@ -14,6 +14,9 @@
  * variable is set to such a number; false when it is unset or bad (bad: warned
  * about once, naming `fallback`, the default the caller uses).  Any thread. */
 bool weft__env_uint(const char *name, uint64_t max, uint64_t *out, const char *fallback);
+/* weft__env_uint for a variable whose values start at min (a 0 that would
+ * mean nothing is warned about like any bad value). */
+bool weft__env_uint_range(const char *name, uint64_t min, uint64_t max, uint64_t *out, const char *fallback);
 
 /* One of `words` (a NULL-terminated list) in `name`.  Returns its index, or -1
  * when unset or not one of them (warned about once, naming `fallback`). */

@@ -49,7 +49,8 @@ static unsigned rounds_from_env(const char *name, unsigned dflt, const char *dfl
  * default, run on the default executor or built without a config. */
 static size_t fj_frames_of(size_t configured) {
     uint64_t v = configured;
-    if (v == 0 && (!weft__env_uint("WEFT_FORK_JOIN_FRAMES", WEFT_FORK_JOIN_FRAMES_MAX, &v, "65536") || v == 0))
+    /* From 1, as documented: a 0 was taken silently as the default. */
+    if (v == 0 && !weft__env_uint_range("WEFT_FORK_JOIN_FRAMES", 1, WEFT_FORK_JOIN_FRAMES_MAX, &v, "65536"))
         v = (uint64_t)1 << 16;
     return v < 16 ? 16 : (size_t)v; /* a stack shares half of its frames: keep some to share */
 }
