@@ -1317,3 +1317,37 @@ TEST(a_zero_fork_join_frames_in_the_environment_is_warned_about_and_the_default_
     ASSERT_TRUE(strstr(fj_env_warning, "from 1 to 16777216") != NULL);
     ASSERT_TRUE(strstr(fj_env_warning, "using 65536") != NULL);
 }
+
+/* An emplaced algorithm task queues its chunks at its task's priority
+ * (algo.h), also in a weft_run_n_parallel instance: there the context's task
+ * is the instance's shadow of the node, which task.c read as the node (a
+ * garbage priority, read at a garbage address: UBSan in tfport_hunt44). */
+static _Atomic int prio_wrong, prio_calls;
+static void prio_body(size_t lo, size_t hi, void *arg) {
+    (void)lo, (void)hi, (void)arg;
+    atomic_fetch_add(&prio_calls, 1);
+    if (weft_algo_priority() != WEFT_PRIORITY_HIGH) atomic_fetch_add(&prio_wrong, 1);
+}
+TEST(an_emplaced_loop_in_run_n_parallel_instances_runs_at_its_tasks_priority) {
+    weft_executor *ex = mkex(2);
+    weft_taskflow *tf = weft_taskflow_create("prio", NULL);
+    weft_for_desc d = { .first = 0, .last = 64, .step = 1, .body = prio_body, .config = { .chunk = 1 } };
+    weft_task t = weft_emplace_for(tf, &d);
+    ASSERT_FALSE(weft_task_is_null(t));
+    ASSERT_OK(weft_task_set_priority(t, WEFT_PRIORITY_HIGH));
+    for (int parallel = 0; parallel <= 1; parallel++) {
+        atomic_store(&prio_wrong, 0);
+        atomic_store(&prio_calls, 0);
+        weft_future *f = NULL;
+        if (parallel) ASSERT_OK(weft_run_n_parallel(ex, tf, 8, &f));
+        else ASSERT_OK(weft_run_n(ex, tf, 8, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        ASSERT_EQ(atomic_load(&prio_calls), 8 * 64);
+        if (atomic_load(&prio_wrong) != 0)
+            TEST_FAIL_("%s: %d of %d chunks ran below the task's HIGH", parallel ? "run_n_parallel" : "run_n",
+                       atomic_load(&prio_wrong), 8 * 64);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

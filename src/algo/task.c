@@ -24,9 +24,12 @@ _Thread_local const _Atomic int *weft__algo_run_stop __attribute__((tls_model("i
  * failing the task would have turned a cancelled run into a failed one
  * (WEFT_ETASK naming this task), as a pipeline's task does not either. */
 static uint8_t task_level(weft_ctx *ctx) {
-    /* A graph task's context names its node and its run's future, the run's
-     * first member (weft__run_ctx). */
-    uint8_t level = weft__task_level(ctx->task, (const weft__run *)(const void *)ctx->run);
+    /* A graph task's context names its run's future, the run's first member
+     * (weft__run_ctx), and its node, or under weft_run_n_parallel the
+     * instance's shadow of it, which weft__ctx_node resolves (read as a node,
+     * the shadow gave a garbage priority and a read at a garbage address:
+     * UBSan, tfport_hunt44's run_n_parallel test). */
+    uint8_t level = weft__task_level(weft__ctx_node(ctx), (const weft__run *)(const void *)ctx->run);
     return (uint8_t)(level ? (weft_priority)(level - 2) : WEFT_PRIORITY_NORMAL);
 }
 
