@@ -16,3 +16,6 @@ weft_add_test_program(doubts_tests42 SOURCES doubts_hunt42.c TIMEOUT 60)
 # slots taken over, the injector's spare list, batch steals after single
 # steals, semaphore user counts on every run path, ROUND_ROBIN's queuers.
 weft_add_test_program(review_tests42 SOURCES review_hunt42.c TIMEOUT 60)
+# Session 44's review of its changes (h44-5): futures stored before the
+# submission can start (weft_run_many's members).
+weft_add_test_program(review_tests44 SOURCES review_hunt44.c TIMEOUT 60)

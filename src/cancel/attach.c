@@ -102,9 +102,14 @@ static void attach_fire(weft__cancel_reg *reg, const char *reason) {
          * own cancel stops none of them (weft/graph.h): cancel the members, as
          * weft_run_many_cancel does, or the token's cancel was lost and every
          * member ran to the end.  A member not submitted is NULL. */
-        for (size_t i = 0; i < a->f->nparts; i++)
-            if (a->f->parts[i]) (void)weft_future_cancel(a->f->parts[i]);
+        /* The set first, then its table, read atomically: weft_run_many
+         * may still be filling it, and a member it adds after the set's bit
+         * is set starts cancelled (graph/run.c, weft__run_member). */
         (void)weft_future_cancel(a->f);
+        for (size_t i = 0; i < a->f->nparts; i++) {
+            weft_future *g = __atomic_load_n(&a->f->parts[i], __ATOMIC_SEQ_CST);
+            if (g) (void)weft_future_cancel(g);
+        }
         return;
     }
     /* A root: release, so that a task that sees the bit (acquire) sees what
@@ -159,7 +164,8 @@ weft_status weft_cancel_attach(weft_cancel_token *t, weft_future *f) {
     struct weft__attach *list = NULL;
     size_t made = 0;
     for (size_t k = f->nparts + 1; k-- > 0;) { /* pushed: the list is in index order, the set last */
-        weft_future *g = k < f->nparts ? f->parts[k] : f;
+        /* Atomic: weft_run_many may still be filling the table (run_many.c). */
+        weft_future *g = k < f->nparts ? __atomic_load_n(&f->parts[k], __ATOMIC_SEQ_CST) : f;
         if (!g) continue; /* a member not submitted */
         struct weft__attach *a = attach_make(t, g);
         if (!a) {

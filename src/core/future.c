@@ -144,8 +144,11 @@ bool weft__future_waits_on_itself(const weft_future *f) {
      * that one is nested in) runs that body behind the caller's run. */
     for (size_t i = 0; i < f->nbodies; i++)
         if (chain_runs_under(top, f->bodies[i])) return true;
-    for (size_t i = 0; i < f->nparts; i++)
-        if (f->parts[i] && !is_done(f->parts[i]) && weft__future_waits_on_itself(f->parts[i])) return true;
+    for (size_t i = 0; i < f->nparts; i++) {
+        /* Atomic: weft_run_many may still be filling the table (graph/run_many.c). */
+        weft_future *g = __atomic_load_n(&f->parts[i], __ATOMIC_SEQ_CST);
+        if (g && !is_done(g) && weft__future_waits_on_itself(g)) return true;
+    }
     return false;
 }
 

@@ -522,6 +522,9 @@ static inline void weft__call_node(weft__worker *w, weft__run *r, weft__node *n)
  * now (the start of sub) or NULL when queued; WEFT_ECYCLE in *st when the graph
  * has a cycle (nothing started). */
 weft__job *weft__run_start_nested(weft__run *sub, weft_status *st);
+/* weft_run for member *out of the weft_run_many set `set` (run_many.c): *out
+ * is stored atomically, and the run starts cancelled if the set is. */
+weft_status weft__run_member(weft_executor *ex, weft_taskflow *tf, weft_future **out, const weft_future *set);
 
 /* Writes s as the inside of a DOT double-quoted string: quotes and backslashes
  * escaped, newlines as \n (dot.c; also the profiled DOT's writer). */

@@ -270,8 +270,11 @@ static void run_free(weft_future *f) {
 /* call: the public call made (weft_run, weft_run_n, ...), named in the
  * messages (they all said "weft_run"). */
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
-                          uint8_t prio, weft_future **out, const char *call) {
-    if (out) *out = NULL; /* on failure too, as weft_run_many and weft_run_n_parallel */
+                          uint8_t prio, weft_future **out, const char *call, const weft_future *set) {
+    /* Stores through out are atomic (sequentially consistent): weft_run_many
+     * passes its member table, which a task of an earlier member may read
+     * through the set's future while this call writes it (run_many.c). */
+    if (out) __atomic_store_n(out, NULL, __ATOMIC_SEQ_CST); /* on failure too, as weft_run_many and weft_run_n_parallel */
     if (!tf) return weft__fail(call, WEFT_EINVAL, "tf is NULL");
     if (tf->is_subflow_graph)
         return weft__tf_error(tf, WEFT_EINVAL, "%s: a subflow's graph runs only as part of its task", call);
@@ -314,7 +317,15 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
      * graph.h).  The submission's release publishes the store with the job
      * (fj_hunt38's nested run raced here under TSan: weft_run stored it
      * after the run had started). */
-    if (out) *out = &r->fut;
+    if (out) __atomic_store_n(out, &r->fut, __ATOMIC_SEQ_CST);
+    /* A member of a weft_run_many set that a task of an earlier member
+     * cancelled (weft_run_many_cancel, a token attached to the set) before
+     * this run was in the set's table: the canceller set the set's bit and
+     * then read the table, this call stored the run there and now reads the
+     * bit (both sequentially consistent), so one of the two cancels it, and
+     * here before any of its tasks can start (it ran to its end). */
+    if (set && (atomic_load_explicit(&set->stop, memory_order_seq_cst) & WEFT__STOP_CANCEL))
+        atomic_fetch_or_explicit(&r->fut.stop, WEFT__STOP_CANCEL, memory_order_relaxed);
 
     weft__mutex_lock(&tf->mu);
     weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL, call);
@@ -341,7 +352,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     }
     weft__mutex_unlock(&tf->mu);
     if (st != WEFT_OK) {
-        if (out) *out = NULL;
+        if (out) __atomic_store_n(out, NULL, __ATOMIC_SEQ_CST);
         run_free(&r->fut);
         return st;
     }
@@ -355,12 +366,16 @@ weft_status weft__tf_refuse_stuck(weft_taskflow *tf, const char *call) {
                           call);
 }
 
+weft_status weft__run_member(weft_executor *ex, weft_taskflow *tf, weft_future **out, const weft_future *set) {
+    return submit(ex, tf, 1, NULL, NULL, 0, out, "weft_run", set);
+}
+
 weft_status weft_run(weft_executor *ex, weft_taskflow *tf, weft_future **out) {
-    return submit(ex, tf, 1, NULL, NULL, 0, out, __func__);
+    return submit(ex, tf, 1, NULL, NULL, 0, out, __func__, NULL);
 }
 
 weft_status weft_run_n(weft_executor *ex, weft_taskflow *tf, uint64_t n, weft_future **out) {
-    return submit(ex, tf, n, NULL, NULL, 0, out, __func__);
+    return submit(ex, tf, n, NULL, NULL, 0, out, __func__, NULL);
 }
 
 weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf, weft_pred_fn pred, void *arg, weft_future **out) {
@@ -368,7 +383,7 @@ weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf, weft_pred_fn pr
     if (!pred)
         return tf ? weft__tf_error(tf, WEFT_EINVAL, "weft_run_until: the predicate is NULL")
                   : weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
-    return submit(ex, tf, UINT64_MAX, pred, arg, 0, out, __func__);
+    return submit(ex, tf, UINT64_MAX, pred, arg, 0, out, __func__, NULL);
 }
 
 weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf, weft_priority priority, weft_future **out) {
@@ -378,7 +393,7 @@ weft_status weft_run_with_priority(weft_executor *ex, weft_taskflow *tf, weft_pr
                   : weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     /* NORMAL is weft_run's level: the plain path. */
     uint8_t prio = priority == WEFT_PRIORITY_NORMAL ? 0 : (uint8_t)((int)priority + 2);
-    return submit(ex, tf, 1, NULL, NULL, prio, out, __func__);
+    return submit(ex, tf, 1, NULL, NULL, prio, out, __func__, NULL);
 }
 
 /* From a task of tf or of a module body below tf (or of a graph nested in a

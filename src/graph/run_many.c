@@ -26,11 +26,18 @@ static void many_free(weft_future *f) {
     weft__free(m, many_bytes(m->n));
 }
 
+/* Member i's future, or NULL (not submitted, or not yet).  Any thread: a
+ * task of an earlier member may read the table through the set's future
+ * (graph.h: *out is stored before any member starts) while run_many is still
+ * writing it, hence atomic (sequentially consistent: see run_many). */
+static weft_future *member_at(const many *m, size_t i) { return __atomic_load_n(&m->members[i], __ATOMIC_SEQ_CST); }
+
 static many *many_of(const weft_future *f) { return f && f->free_fn == many_free ? (many *)f : NULL; }
 
 /* Member i's status: its submission error, or its run's status. */
 static weft_status member_status(const many *m, size_t i) {
-    return m->members[i] ? weft_future_status(m->members[i]) : m->submitted[i];
+    weft_future *f = member_at(m, i);
+    return f ? weft_future_status(f) : __atomic_load_n(&m->submitted[i], __ATOMIC_RELAXED);
 }
 
 /* Every member is done: the group's report is the first failing member's (in
@@ -93,15 +100,19 @@ static weft_status run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t
     m->fut.nparts = n;
     if (out) *out = &m->fut;
     for (size_t i = 0; i < n; i++) {
-        m->submitted[i] = weft_run(ex, tfs[i], &m->members[i]);
-        if (m->submitted[i] != WEFT_OK) {
+        /* Member i is stored atomically (sequentially consistent), NULL on
+         * failure, before its run can start; the run starts cancelled if the
+         * set was cancelled by then (run.c). */
+        weft_status si = weft__run_member(ex, tfs[i], &m->members[i], &m->fut);
+        __atomic_store_n(&m->submitted[i], si, __ATOMIC_RELAXED);
+        if (si != WEFT_OK) {
             refused = true;
-            m->members[i] = NULL;
             count_down(m);
-        } else {
-            weft_status then = weft_future_then(m->members[i], member_done, m); /* ours: never WEFT_EBUSY */
-            (void)then;
+            continue;
         }
+        weft_future *f = m->members[i]; /* only this thread writes it */
+        weft_status then = weft_future_then(f, member_done, m); /* ours: never WEFT_EBUSY */
+        (void)then;
     }
     count_down(m);
     if (keep && refused) weft__error_message_restore(keep);
@@ -125,17 +136,24 @@ weft_status weft_run_many_info(const weft_future *all, size_t i, weft_run_info *
     if (!m || i >= m->n || !info)
         return weft__fail(__func__, WEFT_EINVAL,
                           "all is not a weft_run_many future, info is NULL, or index %zu is out of range", i);
-    if (m->members[i]) return weft_future_info(m->members[i], info);
-    *info = (weft_run_info){.status = m->submitted[i], .failed_task = ""};
+    weft_future *f = member_at(m, i);
+    if (f) return weft_future_info(f, info);
+    *info = (weft_run_info){.status = __atomic_load_n(&m->submitted[i], __ATOMIC_RELAXED), .failed_task = ""};
     return WEFT_OK;
 }
 
 weft_status weft_run_many_cancel(weft_future *all) {
     many *m = many_of(all);
     if (!m) return weft__fail(__func__, WEFT_EINVAL, "all is not a weft_run_many future");
-    for (size_t i = 0; i < m->n; i++)
-        if (m->members[i]) (void)weft_future_cancel(m->members[i]);
-    return weft_future_cancel(all);
+    /* The set first, then the table: a member that run_many has yet to put
+     * there starts cancelled when its submission sees the set's bit (run.c,
+     * weft__run_member). */
+    weft_status st = weft_future_cancel(all);
+    for (size_t i = 0; i < m->n; i++) {
+        weft_future *f = member_at(m, i);
+        if (f) (void)weft_future_cancel(f);
+    }
+    return st;
 }
 
 weft_status weft_run_many_and_wait(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_status *statuses) {
