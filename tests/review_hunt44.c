@@ -87,3 +87,54 @@ TEST(a_run_many_cancel_from_a_members_task_while_the_set_is_submitted_cancels_ev
     weft_executor_destroy(ex);
 }
 
+
+/* ---- 726ae44 / b881f0c: erased slots of a composition's graph retired ------
+ * weft_task_erase now retires (never reuses) an erased slot of a
+ * composition's graph, and instantiate's copy of an erased task erases it
+ * and retires it again: copied into another composition's graph, the second
+ * retire popped a free list the first had emptied. */
+
+static int count_run(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add_explicit((atomic_int *)arg, 1, memory_order_relaxed);
+    return 0;
+}
+
+TEST(a_composition_with_an_erased_task_copies_into_another_compositions_graph) {
+    atomic_int ran = 0;
+    weft_composition *a = weft_composition_create("a", NULL);
+    weft_composition *b = weft_composition_create("b", NULL);
+    ASSERT_NOT_NULL(a);
+    ASSERT_NOT_NULL(b);
+    weft_taskflow *ga = weft_composition_graph(a), *gb = weft_composition_graph(b);
+    weft_task x = weft_emplace(ga, count_run, &ran);
+    weft_task gone = weft_emplace(ga, count_run, &ran);
+    weft_task y = weft_emplace(ga, count_run, &ran);
+    ASSERT_OK(weft_precede(x, gone));
+    ASSERT_OK(weft_precede(gone, y));
+    ASSERT_OK(weft_composition_set_entry(a, "in", x));
+    ASSERT_OK(weft_composition_set_exit(a, "out", y));
+    ASSERT_OK(weft_task_erase(gone));
+    /* b's graph: a task erased there first (its slot retired), then a copy. */
+    weft_task lone = weft_emplace(gb, count_run, &ran);
+    ASSERT_OK(weft_task_erase(lone));
+    weft_instance ia;
+    ASSERT_OK(weft_composition_instantiate(a, gb, "a", &ia));
+    ASSERT_OK(weft_composition_instantiate(a, gb, "a2", &ia));
+    ASSERT_OK(weft_composition_set_entry(b, "in", weft_instance_entry(&ia, "in")));
+    weft_task z = weft_emplace(gb, count_run, &ran); /* takes no erased slot */
+    ASSERT_TRUE(weft_task_index(z) == weft_taskflow_num_tasks(gb) - 1 || !weft_task_is_null(z));
+    /* b into a plain taskflow; the copies run x, y twice and z once each. */
+    weft_taskflow *tf = weft_taskflow_create("top", NULL);
+    ASSERT_NOT_NULL(tf);
+    weft_instance ib;
+    ASSERT_OK(weft_composition_instantiate(b, tf, NULL, &ib));
+    ASSERT_TRUE(!weft_task_is_null(weft_instance_entry(&ib, "in")));
+    weft_executor *ex = make_ex(2);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&ran), 5);
+    weft_executor_destroy(ex);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_composition_destroy(a));
+    ASSERT_OK(weft_composition_destroy(b));
+}

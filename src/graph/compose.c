@@ -162,8 +162,13 @@ static weft_status copy_tasks(const weft_taskflow *src, weft_taskflow *dst, cons
         /* An erased task is copied as an erased slot that is never reused:
          * an entry or exit naming it then stays the null task in this
          * instance, instead of naming whatever a later weft_emplace put
-         * there. */
-        if (weft__node_erased(n) && weft_task_erase(t) == WEFT_OK) weft__slot_retire(dst);
+         * there.  Retired here only if the erase left it on the free list:
+         * weft_task_erase retires a slot of a composition's graph itself
+         * (edit.c), and a second retire popped a list it had emptied (a
+         * composition with an erased task copied into another's graph
+         * crashed). */
+        if (weft__node_erased(n) && weft_task_erase(t) == WEFT_OK && dst->free_slots == t.node_)
+            weft__slot_retire(dst);
     }
     return WEFT_OK;
 }
