@@ -88,6 +88,64 @@ TEST(a_run_many_cancel_from_a_members_task_while_the_set_is_submitted_cancels_ev
 }
 
 
+/* The same window, other calls a member's task makes on the set: a token
+ * attached to the set and cancelled there cancels every member; a wait on
+ * the set is WEFT_EDEADLK (its own run is a member), never a hang. */
+
+typedef struct {
+    weft_future *all;
+    weft_cancel_token *t;
+    atomic_int cancel_done;
+    atomic_long uncancelled;
+    atomic_int wait_status;
+} many_token;
+
+static int many_token_canceller(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    many_token *s = arg;
+    atomic_store(&s->wait_status, (int)weft_future_wait(s->all));
+    if (weft_cancel_attach(s->t, s->all) == WEFT_OK) (void)weft_cancel_token_cancel_with(s->t, "stop the set");
+    atomic_store(&s->cancel_done, 1);
+    return 0;
+}
+
+static int many_token_member(weft_ctx *ctx, void *arg) {
+    many_token *s = arg;
+    if (atomic_load(&s->cancel_done) && !weft_ctx_cancelled(ctx))
+        atomic_fetch_add_explicit(&s->uncancelled, 1, memory_order_relaxed);
+    return 0;
+}
+
+TEST(a_token_attached_to_a_run_many_set_by_a_members_task_cancels_every_member_and_its_wait_is_edeadlk) {
+    weft_executor *ex = make_ex(2);
+    many_token s = {0};
+    weft_taskflow *tfs[MANY_BIG + 1];
+    tfs[0] = weft_taskflow_create("canceller", NULL);
+    ASSERT_NOT_NULL(tfs[0]);
+    ASSERT_TRUE(!weft_task_is_null(weft_emplace(tfs[0], many_token_canceller, &s)));
+    for (int i = 1; i <= MANY_BIG; i++) {
+        tfs[i] = weft_taskflow_create("member", NULL);
+        ASSERT_NOT_NULL(tfs[i]);
+        for (int k = 0; k < MANY_TASKS; k++)
+            ASSERT_TRUE(!weft_task_is_null(weft_emplace(tfs[i], many_token_member, &s)));
+    }
+    for (int round = 0; round < 3; round++) {
+        s.t = weft_cancel_token_create(NULL, NULL);
+        ASSERT_NOT_NULL(s.t);
+        atomic_store(&s.cancel_done, 0);
+        atomic_store(&s.wait_status, -1);
+        ASSERT_OK(weft_run_many(ex, tfs, MANY_BIG + 1, &s.all));
+        ASSERT_EQ(weft_future_wait(s.all), WEFT_ECANCELED);
+        ASSERT_STATUS(atomic_load(&s.wait_status), WEFT_EDEADLK);
+        ASSERT_EQ(atomic_load(&s.cancel_done), 1);
+        weft_future_destroy(s.all);
+        weft_cancel_token_destroy(s.t);
+        ASSERT_EQ(atomic_load(&s.uncancelled), 0);
+    }
+    for (int i = 0; i <= MANY_BIG; i++) weft_taskflow_destroy(tfs[i]);
+    weft_executor_destroy(ex);
+}
+
 /* ---- 726ae44 / b881f0c: erased slots of a composition's graph retired ------
  * weft_task_erase now retires (never reuses) an erased slot of a
  * composition's graph, and instantiate's copy of an erased task erases it
