@@ -146,6 +146,72 @@ TEST(a_token_attached_to_a_run_many_set_by_a_members_task_cancels_every_member_a
     weft_executor_destroy(ex);
 }
 
+/* And weft_run_many_status / _info from a member's task, on members the call
+ * has yet to submit: WEFT_EAGAIN (not finished), never WEFT_OK for a member
+ * none of whose tasks ran (the table's zeroed status read as WEFT_OK). */
+
+typedef struct {
+    weft_future *all;
+    atomic_long ran[MANY_BIG + 1];
+    atomic_int bad, looked;
+} many_status;
+
+typedef struct {
+    many_status *s;
+    int i;
+} many_status_arg;
+
+static int many_status_reader(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    many_status *s = ((many_status_arg *)arg)->s;
+    for (size_t j = 1; j <= MANY_BIG; j++) {
+        weft_status st = weft_run_many_status(s->all, j);
+        weft_run_info info;
+        weft_status ist = weft_run_many_info(s->all, j, &info);
+        long ran = atomic_load(&s->ran[j]);
+        if ((st == WEFT_OK || (ist == WEFT_OK && info.status == WEFT_OK)) && ran != MANY_TASKS) {
+            fprintf(stderr, "member %zu: status %s, info %s, %ld tasks of %d run\n", j, weft_errname(st),
+                    weft_errname(info.status), ran, MANY_TASKS);
+            atomic_fetch_add(&s->bad, 1);
+        }
+        atomic_fetch_add(&s->looked, 1);
+    }
+    return 0;
+}
+
+static int many_status_member(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    many_status_arg *a = arg;
+    atomic_fetch_add_explicit(&a->s->ran[a->i], 1, memory_order_relaxed);
+    return 0;
+}
+
+TEST(run_many_status_from_a_members_task_is_never_ok_for_a_member_not_run_yet) {
+    weft_executor *ex = make_ex(2);
+    many_status *s = calloc(1, sizeof *s);
+    ASSERT_NOT_NULL(s);
+    many_status_arg args[MANY_BIG + 1];
+    weft_taskflow *tfs[MANY_BIG + 1];
+    for (int i = 0; i <= MANY_BIG; i++) {
+        args[i] = (many_status_arg){s, i};
+        tfs[i] = weft_taskflow_create(i ? "member" : "reader", NULL);
+        ASSERT_NOT_NULL(tfs[i]);
+        for (int k = 0; k < (i ? MANY_TASKS : 1); k++)
+            ASSERT_TRUE(!weft_task_is_null(weft_emplace(tfs[i], i ? many_status_member : many_status_reader, &args[i])));
+    }
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i <= MANY_BIG; i++) atomic_store(&s->ran[i], 0);
+        ASSERT_OK(weft_run_many(ex, tfs, MANY_BIG + 1, &s->all));
+        ASSERT_OK(weft_future_wait(s->all));
+        weft_future_destroy(s->all);
+        ASSERT_EQ(atomic_load(&s->bad), 0);
+    }
+    ASSERT_EQ(atomic_load(&s->looked), 3 * MANY_BIG);
+    for (int i = 0; i <= MANY_BIG; i++) weft_taskflow_destroy(tfs[i]);
+    free(s);
+    weft_executor_destroy(ex);
+}
+
 /* ---- 726ae44 / b881f0c: erased slots of a composition's graph retired ------
  * weft_task_erase now retires (never reuses) an erased slot of a
  * composition's graph, and instantiate's copy of an erased task erases it
@@ -195,4 +261,34 @@ TEST(a_composition_with_an_erased_task_copies_into_another_compositions_graph) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     ASSERT_OK(weft_composition_destroy(a));
     ASSERT_OK(weft_composition_destroy(b));
+}
+
+/* ---- bb1f630: weft_profile_get refuses a worker of ex (WEFT_EBUSY) ---------
+ * An outside thread that submits through a submitter slot (weft_silent_async,
+ * weft_async from main) is no worker: it still reads the profile once its
+ * tasks ran (observe.h: while no run is in flight). */
+
+static int slow_noop(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    for (volatile int i = 0; i < 2000; i++) {
+    }
+    return 0;
+}
+
+TEST(weft_profile_get_from_a_thread_submitting_through_its_slot_is_not_ebusy) {
+    weft_executor *ex = make_ex(2);
+    ASSERT_OK(weft_profiler_start(ex));
+    weft_taskflow *tf = weft_taskflow_create("p", NULL);
+    ASSERT_NOT_NULL(tf);
+    ASSERT_TRUE(!weft_task_is_null(weft_emplace(tf, slow_noop, NULL)));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    for (int i = 0; i < 2000; i++) ASSERT_OK(weft_silent_async(ex, slow_noop, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex)); /* observe.h: no run in flight */
+    weft_profile *p = NULL;
+    ASSERT_OK(weft_profile_get(ex, &p));
+    ASSERT_NOT_NULL(p);
+    weft_profile_free(p);
+    ASSERT_OK(weft_profiler_stop(ex));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
 }

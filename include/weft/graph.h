@@ -386,7 +386,8 @@ WEFT_API uint64_t weft_ctx_iteration(const weft_ctx *ctx);
  * message).  ex NULL: the default executor.  Any thread. */
 WEFT_API weft_status weft_run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t n, weft_future **out);
 /* Member i of a set from weft_run_many: its submission error, else its run's
- * status (WEFT_EAGAIN while it runs).  WEFT_EINVAL when `all` is not such a
+ * status (WEFT_EAGAIN while it runs, and before weft_run_many has submitted
+ * it: a task of an earlier member may ask).  WEFT_EINVAL when `all` is not such a
  * set or i is out of range.  Any thread; never blocks. */
 WEFT_API weft_status weft_run_many_status(const weft_future *all, size_t i);
 /* weft_future_info for member i (a submission error in info->status, the other

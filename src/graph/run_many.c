@@ -15,7 +15,10 @@ typedef struct many {
     size_t n;
     _Atomic size_t left; /* members not finished, + 1 while submitting */
     weft_future **members; /* NULL where the submission failed */
-    weft_status *submitted; /* each member's submission status */
+    /* Each member's submission error; WEFT_EAGAIN until it is known and for
+     * a member submitted (its run's future then says), so that a member not
+     * yet submitted reads as not finished (run_many). */
+    weft_status *submitted;
 } many;
 
 static size_t many_bytes(size_t n) { return sizeof(many) + n * (sizeof(weft_future *) + sizeof(weft_status)); }
@@ -90,6 +93,10 @@ static weft_status run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t
     m->members = (weft_future **)(m + 1);
     m->submitted = (weft_status *)(m->members + n);
     atomic_init(&m->left, n + 1);
+    /* The table is readable through the set's future from the first
+     * member's start on (below): a member not submitted yet must read as
+     * not finished (WEFT_EAGAIN, graph.h), not as the zeroed WEFT_OK. */
+    for (size_t i = 0; i < n; i++) m->submitted[i] = WEFT_EAGAIN;
     if (keep) weft__error_message_save(keep);
     bool refused = false;
     /* Before the members can start: a task of one may read the caller's
@@ -104,8 +111,8 @@ static weft_status run_many(weft_executor *ex, weft_taskflow *const *tfs, size_t
          * failure, before its run can start; the run starts cancelled if the
          * set was cancelled by then (run.c). */
         weft_status si = weft__run_member(ex, tfs[i], &m->members[i], &m->fut);
-        __atomic_store_n(&m->submitted[i], si, __ATOMIC_RELAXED);
         if (si != WEFT_OK) {
+            __atomic_store_n(&m->submitted[i], si, __ATOMIC_RELAXED);
             refused = true;
             count_down(m);
             continue;
