@@ -88,6 +88,40 @@ TEST(a_run_many_cancel_from_a_members_task_while_the_set_is_submitted_cancels_ev
 }
 
 
+/* weft_future_cancel on the set itself cancels no member (graph.h), also
+ * when a member's task calls it while later members are still submitted. */
+
+static int many_plain_canceller(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    many_shared *s = arg;
+    (void)weft_future_cancel(s->all);
+    atomic_store(&s->cancel_done, 1);
+    return 0;
+}
+
+TEST(a_plain_cancel_of_a_run_many_set_from_a_members_task_cancels_no_member) {
+    weft_executor *ex = make_ex(2);
+    many_shared s = {0};
+    weft_taskflow *tfs[MANY_BIG + 1];
+    tfs[0] = weft_taskflow_create("canceller", NULL);
+    ASSERT_NOT_NULL(tfs[0]);
+    ASSERT_TRUE(!weft_task_is_null(weft_emplace(tfs[0], many_plain_canceller, &s)));
+    for (int i = 1; i <= MANY_BIG; i++) {
+        tfs[i] = weft_taskflow_create("member", NULL);
+        ASSERT_NOT_NULL(tfs[i]);
+        for (int k = 0; k < MANY_TASKS / 4; k++) ASSERT_TRUE(!weft_task_is_null(weft_emplace(tfs[i], many_member, &s)));
+    }
+    for (int round = 0; round < 2; round++) {
+        atomic_store(&s.ran, 0);
+        ASSERT_OK(weft_run_many(ex, tfs, MANY_BIG + 1, &s.all));
+        ASSERT_OK(weft_future_wait(s.all));
+        weft_future_destroy(s.all);
+        ASSERT_EQ(atomic_load(&s.ran), (long)MANY_BIG * (MANY_TASKS / 4));
+    }
+    for (int i = 0; i <= MANY_BIG; i++) weft_taskflow_destroy(tfs[i]);
+    weft_executor_destroy(ex);
+}
+
 /* The same window, other calls a member's task makes on the set: a token
  * attached to the set and cancelled there cancels every member; a wait on
  * the set is WEFT_EDEADLK (its own run is a member), never a hang. */

@@ -102,9 +102,10 @@ static void attach_fire(weft__cancel_reg *reg, const char *reason) {
          * own cancel stops none of them (weft/graph.h): cancel the members, as
          * weft_run_many_cancel does, or the token's cancel was lost and every
          * member ran to the end.  A member not submitted is NULL. */
-        /* The set first, then its table, read atomically: weft_run_many
-         * may still be filling it, and a member it adds after the set's bit
-         * is set starts cancelled (graph/run.c, weft__run_member). */
+        /* The set's PARTS bit first, then its table, read atomically:
+         * weft_run_many may still be filling it, and a member it adds after
+         * the bit is set starts cancelled (graph/run.c, weft__run_member). */
+        atomic_fetch_or_explicit(&a->f->stop, WEFT__STOP_PARTS, memory_order_seq_cst);
         (void)weft_future_cancel(a->f);
         for (size_t i = 0; i < a->f->nparts; i++) {
             weft_future *g = __atomic_load_n(&a->f->parts[i], __ATOMIC_SEQ_CST);

@@ -13,6 +13,12 @@
 #define WEFT__STOP_FAIL 2
 #define WEFT__STOP_MASK (WEFT__STOP_CANCEL | WEFT__STOP_FAIL)
 #define WEFT__STOP_FINISHED 4 /* set once by the producer when it decides the status */
+/* On a set's future (parts, weft_run_many) only: its members are cancelled
+ * too (weft_run_many_cancel, a token attached to the set), so a member
+ * submitted after it was set starts cancelled (graph/run.c).  A plain
+ * weft_future_cancel of the set sets CANCEL alone and cancels no member
+ * (weft/graph.h).  Outside WEFT__STOP_MASK: no task reads a set's word. */
+#define WEFT__STOP_PARTS 8
 
 #define WEFT__FAILED_NAME_MAX 128
 

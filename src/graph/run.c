@@ -320,11 +320,11 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     if (out) __atomic_store_n(out, &r->fut, __ATOMIC_SEQ_CST);
     /* A member of a weft_run_many set that a task of an earlier member
      * cancelled (weft_run_many_cancel, a token attached to the set) before
-     * this run was in the set's table: the canceller set the set's bit and
-     * then read the table, this call stored the run there and now reads the
+     * this run was in the set's table: the canceller set the set's
+     * WEFT__STOP_PARTS and then read the table, this call stored the run there and now reads the
      * bit (both sequentially consistent), so one of the two cancels it, and
      * here before any of its tasks can start (it ran to its end). */
-    if (set && (atomic_load_explicit(&set->stop, memory_order_seq_cst) & WEFT__STOP_CANCEL))
+    if (set && (atomic_load_explicit(&set->stop, memory_order_seq_cst) & WEFT__STOP_PARTS))
         atomic_fetch_or_explicit(&r->fut.stop, WEFT__STOP_CANCEL, memory_order_relaxed);
 
     weft__mutex_lock(&tf->mu);

@@ -152,9 +152,10 @@ weft_status weft_run_many_info(const weft_future *all, size_t i, weft_run_info *
 weft_status weft_run_many_cancel(weft_future *all) {
     many *m = many_of(all);
     if (!m) return weft__fail(__func__, WEFT_EINVAL, "all is not a weft_run_many future");
-    /* The set first, then the table: a member that run_many has yet to put
-     * there starts cancelled when its submission sees the set's bit (run.c,
-     * weft__run_member). */
+    /* The set's PARTS bit first, then the table: a member that run_many has
+     * yet to put there starts cancelled when its submission sees the bit
+     * (run.c, weft__run_member). */
+    atomic_fetch_or_explicit(&all->stop, WEFT__STOP_PARTS, memory_order_seq_cst);
     weft_status st = weft_future_cancel(all);
     for (size_t i = 0; i < m->n; i++) {
         weft_future *f = member_at(m, i);
