@@ -61,6 +61,12 @@ if(CMAKE_CXX_COMPILER)
   weft_add_test_program(cpp_life_hunt44 SOURCES cpp_life_hunt44.cpp TIMEOUT 60)
   set_target_properties(cpp_life_hunt44 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                                    CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Session 44 (h44-6): weft.hpp lifetimes and exceptions, pass 3: executors
+  # destroyed under live futures, taskflows and pipelines; moves onto running
+  # objects; pipeline stage, comparator and multi-condition exceptions.
+  weft_add_test_program(cpp_hunt44 SOURCES cpp_hunt44.cpp TIMEOUT 60)
+  set_target_properties(cpp_hunt44 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                              CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # Session 42's review (h42-9): task_group batches after a child threw.
   weft_add_test_program(cpp_review42 SOURCES cpp_review42.cpp TIMEOUT 120)
   set_target_properties(cpp_review42 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
