@@ -150,6 +150,20 @@ struct run_key {
 /* run's key (read while the run is alive: a task of it, or its callback). */
 inline run_key key_of(const weft_future *run) noexcept { return run_key{run, run ? weft_future_id(run) : 0}; }
 
+/* Ids are unique per executor only, so a key is not unique either: a run
+ * through the C API on executor A (its exception kept, never harvested), its
+ * future freed, and the next executor's first run, whose future took that
+ * memory, had the same address and the same id 1; failing, it rethrew the
+ * stale exception.  So each kept exception is stamped from this process-wide
+ * clock, and a run (executor::run*) reads the clock before it is submitted
+ * ("born"): an entry of its key stamped no later is an earlier run's, and
+ * is dropped, not taken.  (Only a stale run that threw while the new one was
+ * being submitted, on another thread, and whose future was freed in that
+ * same moment, could still pass for the new run.) */
+inline std::atomic<std::uint64_t> capture_clock{0};
+inline std::uint64_t capture_stamp() noexcept { return capture_clock.fetch_add(1, std::memory_order_seq_cst) + 1; }
+inline std::uint64_t capture_now() noexcept { return capture_clock.load(std::memory_order_seq_cst); }
+
 /* ---- exception sinks -----------------------------------------------------------
  * Where the tasks of one taskflow (or pipeline) put the first exception they
  * throw.  The run's completion callback takes it (with those of the module
@@ -174,8 +188,8 @@ public:
     void add(weft_ctx *ctx, bool by_run = false) noexcept {
         try {
             std::lock_guard<std::mutex> lock(mu_);
-            list_.push_back(
-                entry{weft_ctx_task(ctx).node_, key_of(weft_ctx_run(ctx)), std::current_exception(), by_run});
+            list_.push_back(entry{weft_ctx_task(ctx).node_, key_of(weft_ctx_run(ctx)), std::current_exception(), by_run,
+                                  capture_stamp()});
             count_.store(list_.size(), std::memory_order_release);
         } catch (...) {
             /* No memory to keep it: the run still fails, and get() throws weft::error. */
@@ -193,8 +207,10 @@ public:
         return nullptr;
     }
     /* Removes the entries of g's tasks of `run` (NULL: of every run) and
-     * returns the earliest (O(tasks of g)). */
-    std::exception_ptr take(weft_taskflow *g, const weft_future *run = nullptr) noexcept {
+     * returns the earliest stamped after `born` (capture_now() before the
+     * run was submitted: older ones of its key are an earlier run's)
+     * (O(tasks of g)). */
+    std::exception_ptr take(weft_taskflow *g, const weft_future *run = nullptr, std::uint64_t born = 0) noexcept {
         std::lock_guard<std::mutex> lock(mu_);
         if (list_.empty() || !g) return nullptr;
         struct walk {
@@ -202,13 +218,14 @@ public:
             std::size_t first;
             std::vector<bool> hit;
             run_key run;
-        } w{&list_, list_.size(), std::vector<bool>(list_.size(), false), key_of(run)};
+            std::uint64_t born;
+        } w{&list_, list_.size(), std::vector<bool>(list_.size(), false), key_of(run), born};
         (void)weft_taskflow_for_each_task(g, [](weft_task t, void *arg) -> bool {
             auto *ww = static_cast<walk *>(arg);
             for (std::size_t i = 0; i < ww->list->size(); ++i)
                 if ((*ww->list)[i].node == t.node_ && (!ww->run.f || (*ww->list)[i].run == ww->run)) {
                     ww->hit[i] = true;
-                    ww->first = std::min(ww->first, i);
+                    if ((*ww->list)[i].stamp > ww->born) ww->first = std::min(ww->first, i);
                 }
             return true;
         }, &w);
@@ -216,7 +233,7 @@ public:
             for (std::size_t i = 0; i < list_.size(); ++i)
                 if (list_[i].by_run && list_[i].run == w.run) {
                     w.hit[i] = true;
-                    w.first = std::min(w.first, i);
+                    if (list_[i].stamp > born) w.first = std::min(w.first, i);
                 }
         std::exception_ptr e = w.first < list_.size() ? list_[w.first].ex : nullptr;
         std::size_t keep = 0;
@@ -253,6 +270,7 @@ private:
         run_key run; /* of weft_ctx_run of the task that threw */
         std::exception_ptr ex;
         bool by_run;
+        std::uint64_t stamp; /* capture_stamp() when kept */
     };
     std::mutex mu_;
     std::vector<entry> list_;
@@ -266,6 +284,7 @@ struct sink {
     struct caught {
         run_key run;
         std::exception_ptr ex;
+        std::uint64_t stamp; /* capture_stamp() when kept */
     };
     std::vector<caught> caught_;
     std::atomic<std::size_t> ncaught{0};
@@ -283,14 +302,17 @@ struct sink {
         try {
             run_key k = key_of(run);
             std::lock_guard<std::mutex> lock(mu);
-            for (const caught &c : caught_)
-                if (c.run == k) return; /* first-wins, per run */
+            /* Every one is kept, in order: the first of its key may be a
+             * stale one of an earlier run (see capture_clock), which the run's
+             * end skips for the first stamped after its submission, and drops
+             * with the rest.  (A run fails at its first exception, so it adds
+             * only those of the tasks already running then.) */
             /* One of an earlier run whose future had this address (a run
              * through the C API, never harvested): no run will take it now. */
             caught_.erase(std::remove_if(caught_.begin(), caught_.end(),
-                                         [&](const caught &c) { return run && c.run.f == run; }),
+                                         [&](const caught &c) { return run && c.run.f == run && !(c.run == k); }),
                           caught_.end());
-            caught_.push_back(caught{k, std::current_exception()});
+            caught_.push_back(caught{k, std::current_exception(), capture_stamp()});
             ncaught.store(caught_.size(), std::memory_order_release);
         } catch (...) {
             /* No memory to keep it: the run still fails, and get() throws weft::error. */
@@ -337,7 +359,7 @@ struct sink {
      * taskflow belongs to that taskflow's failing run.  Module graphs may form
      * a cycle (the run fails with WEFT_EDEADLK): each sink is visited once,
      * and no lock is held while another sink is visited. */
-    std::exception_ptr take(bool failed, const weft_future *run = nullptr) noexcept {
+    std::exception_ptr take(bool failed, const weft_future *run = nullptr, std::uint64_t born = 0) noexcept {
         std::exception_ptr e;
         try {
             std::vector<sink *> seen{this}, todo{this};
@@ -347,7 +369,7 @@ struct sink {
                 /* The exceptions of this run (weft_ctx_run: the top-level run,
                  * also for tasks of module bodies and subflows; pipeline
                  * stages: weft_pipeflow_run), or kept with no run. */
-                std::exception_ptr se = failed ? s->take_own(run) : nullptr;
+                std::exception_ptr se = failed ? s->take_own(run, born) : nullptr;
                 if (!e) e = std::move(se);
                 std::vector<sink *> next;
                 {
@@ -374,22 +396,34 @@ private:
         if (c != this && std::find(list.begin(), list.end(), c) == list.end()) list.push_back(c);
     }
     /* This sink's exception of `run` (NULL: its first of any run), else the
-     * first orphan of its graph (of that run, if any). */
-    std::exception_ptr take_own(const weft_future *run) noexcept {
+     * first orphan of its graph (of that run, if any); of those stamped after
+     * `born` (see capture_clock).  The others of that key go too. */
+    std::exception_ptr take_own(const weft_future *run, std::uint64_t born) noexcept {
         std::exception_ptr e;
         if (ncaught.load(std::memory_order_acquire)) {
             run_key k = key_of(run);
             std::lock_guard<std::mutex> lock(mu);
-            for (std::size_t i = 0; i < caught_.size(); ++i)
-                if (!run || caught_[i].run == k || !caught_[i].run.f) {
-                    e = std::move(caught_[i].ex);
-                    caught_.erase(caught_.begin() + static_cast<std::ptrdiff_t>(i));
-                    break;
+            if (!run) {
+                if (!caught_.empty()) {
+                    e = std::move(caught_.front().ex);
+                    caught_.erase(caught_.begin());
                 }
+            } else {
+                std::size_t keep = 0;
+                for (std::size_t i = 0; i < caught_.size(); ++i) {
+                    caught &c = caught_[i];
+                    if (c.run == k || !c.run.f) {
+                        if (!e && c.stamp > born) e = std::move(c.ex);
+                    } else {
+                        caught_[keep++] = std::move(c);
+                    }
+                }
+                caught_.resize(keep);
+            }
             ncaught.store(caught_.size(), std::memory_order_release);
         }
         if (graph && !orphanage::get().empty()) {
-            std::exception_ptr oe = orphanage::get().take(graph, run);
+            std::exception_ptr oe = orphanage::get().take(graph, run, born);
             if (!e) e = std::move(oe);
         }
         return e;
@@ -2613,6 +2647,7 @@ namespace detail {
 
 struct run_state : value_state<void> {
     taskflow::state *flow;
+    std::uint64_t born = 0; /* capture_now() before the submission (see capture_clock) */
     explicit run_state(taskflow::state *f) noexcept : value_state<void>(2, false), flow(f) {}
 };
 
@@ -2634,7 +2669,7 @@ struct run_until_state : run_state {
  * as soon as end_run returns: nothing touches `flow` after it). */
 inline void run_done(weft_future *f, weft_status status, void *arg) {
     auto *st = static_cast<run_state *>(arg);
-    std::exception_ptr e = st->flow->errs.take(status != WEFT_OK, f);
+    std::exception_ptr e = st->flow->errs.take(status != WEFT_OK, f, st->born);
     if (!st->ex) st->ex = std::move(e);
     taskflow::state *flow = st->flow;
     /* The run stops counting as the taskflow's first: wait()/get() return on
@@ -2649,6 +2684,7 @@ future<void> submit_run(taskflow &tf, run_state *st, Submit &&submit, const char
     taskflow::state *flow = tf.state_();
     flow->begin_run();
     weft_future *f = nullptr;
+    st->born = capture_now(); /* before any task of the run can throw */
     weft_status s = submit(&f);
     if (s != WEFT_OK) {
         flow->end_run();

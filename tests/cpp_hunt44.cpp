@@ -364,3 +364,35 @@ TEST(two_threads_running_and_waiting_one_taskflow_get_every_run_once) {
     for (auto &t : ts) t.join();
     ASSERT_EQ(ran.load(), 3 * (50 * 2 + 50 * 4));
 }
+
+/* Run ids (weft_future_id) are unique per executor only, and a C API run's
+ * future may be freed and its memory reused by the next run's future on
+ * another executor: same address, same id (each executor's first run is 1).
+ * The exception a task of the C API run threw (never harvested: weft.hpp does
+ * not see that run end) was kept under that key, and the later run through
+ * executor::run, failing with its own exception, rethrew the stale one (17
+ * rounds of 20 before the fix, for a packed callable and a held one). */
+TEST(a_run_never_rethrows_the_exception_of_a_c_api_run_on_another_executor_with_its_future_address_and_id) {
+    int counter = 0;
+    std::string big(64, 'x'); /* a capture too big to pack: the callable is held in the arena */
+    for (int packed = 0; packed < 2; ++packed) {
+        weft::taskflow tf;
+        if (packed) tf.emplace([p = &counter] { throw boom(++*p); });
+        else tf.emplace([p = &counter, big] { throw boom(++*p + 0 * static_cast<int>(big.size())); });
+        int wrong = 0;
+        for (int round = 0; round < 20; ++round) {
+            {
+                weft::executor a(1);
+                weft_future *f = nullptr;
+                ASSERT_EQ(weft_run(a.native(), tf.native(), &f), WEFT_OK);
+                ASSERT_EQ(weft_future_wait(f), WEFT_ETASK);
+                weft_future_destroy(f); /* its exception is never harvested */
+            }
+            weft::executor b(1);
+            int expect = counter + 1;
+            int got = boom_id([&] { b.run(tf).get(); });
+            if (got != expect) wrong++;
+        }
+        ASSERT_EQ(wrong, 0);
+    }
+}
