@@ -293,9 +293,20 @@ struct sink {
     /* Module bodies and pipelines of the graph itself (composed_of on a taskflow):
      * kept until the taskflow is cleared. */
     std::vector<sink *> children;
-    /* Those a subflow composed while it ran: dropped by the take at the end of
-     * the run, as the bodies need only outlive that run. */
-    std::vector<sink *> transient;
+    /* Those a subflow composed while it ran, with that run: walked and dropped
+     * by the take at the end of that run only, as the bodies need only
+     * outlive it.  (Every take dropped them all: a run of another taskflow
+     * that reached this one as a module body, ending while this taskflow's
+     * own run went on, took the pipeline its subflow had composed out of
+     * reach, and that run's get() threw weft::error WEFT_ETASK instead of
+     * the stage's exception.)  Those of a run that is never taken (through
+     * the C API) go with the first take of a run submitted after them. */
+    struct held {
+        sink *s;
+        run_key run;
+        std::uint64_t stamp; /* capture_stamp() when added */
+    };
+    std::vector<held> transient;
 
     /* Keeps the current exception as run's first (NULL: no run known). */
     void capture(const weft_future *run = nullptr) noexcept {
@@ -329,14 +340,12 @@ struct sink {
             while (!todo.empty()) {
                 sink *s = todo.back();
                 todo.pop_back();
-                std::vector<sink *> next;
                 {
                     std::lock_guard<std::mutex> lock(s->mu);
                     for (const caught &c : s->caught_)
                         if (c.run == k) return c.ex;
-                    next = s->children;
-                    next.insert(next.end(), s->transient.begin(), s->transient.end());
                 }
+                std::vector<sink *> next = s->next_for(k);
                 for (sink *n : next)
                     if (std::find(seen.begin(), seen.end(), n) == seen.end()) {
                         seen.push_back(n);
@@ -348,11 +357,31 @@ struct sink {
         }
         return orphanage::get().peek(run);
     }
-    void add_child(sink *c) { add(children, c); }
-    void add_transient(sink *c) { add(transient, c); }
+    void add_child(sink *c) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (c != this && std::find(children.begin(), children.end(), c) == children.end()) children.push_back(c);
+    }
+    void add_transient(sink *c, const weft_future *run) {
+        run_key k = key_of(run);
+        std::lock_guard<std::mutex> lock(mu);
+        if (c == this) return;
+        for (const held &h : transient)
+            if (h.s == c && h.run == k) return;
+        transient.push_back(held{c, k, capture_stamp()});
+    }
+    /* The sinks to visit after this one for `run`: its children, and what
+     * the subflows of that run composed (NULL run: of every run). */
+    std::vector<sink *> next_for(const run_key &k) {
+        std::lock_guard<std::mutex> lock(mu);
+        std::vector<sink *> next = children;
+        for (const held &h : transient)
+            if (!k.f || h.run == k) next.push_back(h.s);
+        return next;
+    }
 
-    /* At the end of a run of this sink's taskflow: drops the transient lists
-     * of every sink reachable from here, and, for a failed run only, takes the
+    /* At the end of a run of this sink's taskflow: drops the run's entries
+     * (and older ones) of the transient lists of every sink reachable from
+     * here, and, for a failed run only, takes the
      * first exception found (this sink's own first, then its children's, and
      * orphans of their graphs).  A run that succeeded threw nothing, so it
      * takes nothing: an exception in a module body it shares with another
@@ -362,6 +391,7 @@ struct sink {
     std::exception_ptr take(bool failed, const weft_future *run = nullptr, std::uint64_t born = 0) noexcept {
         std::exception_ptr e;
         try {
+            run_key k = key_of(run);
             std::vector<sink *> seen{this}, todo{this};
             while (!todo.empty()) {
                 sink *s = todo.back();
@@ -371,12 +401,14 @@ struct sink {
                  * stages: weft_pipeflow_run), or kept with no run. */
                 std::exception_ptr se = failed ? s->take_own(run, born) : nullptr;
                 if (!e) e = std::move(se);
-                std::vector<sink *> next;
+                std::vector<sink *> next = s->next_for(k);
                 {
                     std::lock_guard<std::mutex> lock(s->mu);
-                    next = s->children;
-                    next.insert(next.end(), s->transient.begin(), s->transient.end());
-                    s->transient.clear();
+                    s->transient.erase(std::remove_if(s->transient.begin(), s->transient.end(),
+                                                      [&](const held &h) {
+                                                          return !k.f || h.run == k || h.stamp <= born;
+                                                      }),
+                                       s->transient.end());
                 }
                 for (auto it = next.rbegin(); it != next.rend(); ++it)
                     if (std::find(seen.begin(), seen.end(), *it) == seen.end()) {
@@ -391,10 +423,6 @@ struct sink {
     }
 
 private:
-    void add(std::vector<sink *> &list, sink *c) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (c != this && std::find(list.begin(), list.end(), c) == list.end()) list.push_back(c);
-    }
     /* This sink's exception of `run` (NULL: its first of any run), else the
      * first orphan of its graph (of that run, if any); of those stamped after
      * `born` (see capture_clock).  The others of that key go too. */
@@ -2279,15 +2307,16 @@ public:
     void dump(std::ostream &os) const { os << dump(); }
 
 protected:
-    flow_builder(weft_taskflow *g, detail::arena *a, detail::sink *s, bool pack) noexcept
-        : g_(g), arena_(a), sink_(s), pack_(pack) {}
+    flow_builder(weft_taskflow *g, detail::arena *a, detail::sink *s, bool pack,
+                 const weft_future *run = nullptr) noexcept
+        : g_(g), arena_(a), sink_(s), run_(run), pack_(pack) {}
 
     /* A module body's or pipeline's sink, searched at the end of each run: for
      * good from a taskflow, for the run only from a subflow (rebuilt each run,
      * so its bodies may change, and go, between runs). */
     void add_sink(detail::sink *child) {
         if (pack_) sink_->add_child(child);
-        else sink_->add_transient(child);
+        else sink_->add_transient(child, run_);
     }
     flow_builder(const flow_builder &) = default;
     flow_builder &operator=(const flow_builder &) = default;
@@ -2315,6 +2344,7 @@ protected:
     weft_taskflow *g_;
     detail::arena *arena_;
     detail::sink *sink_;
+    const weft_future *run_; /* a subflow's: the run its task belongs to (weft_ctx_run); NULL for a taskflow */
     bool pack_; /* a taskflow: small callables may be packed into the argument (not in subflows) */
 };
 
@@ -2324,7 +2354,7 @@ protected:
 class subflow : public flow_builder {
 public:
     subflow(weft_subflow *sf, detail::arena *a, detail::sink *s, const weft_future *run = nullptr) noexcept
-        : flow_builder(weft_subflow_graph(sf), a, s, false), sf_(sf), run_(run) {}
+        : flow_builder(weft_subflow_graph(sf), a, s, false, run), sf_(sf) {}
     /* Not copyable, as Taskflow's Subflow: a copy kept after the task's
      * function returns would build into a graph that has already run.  Take
      * it by reference: [](weft::subflow &sf) { ... }. */
@@ -2368,7 +2398,6 @@ public:
 
 private:
     weft_subflow *sf_;
-    const weft_future *run_; /* the run the subflow task belongs to (weft_ctx_run) */
     bool joined_ = false;
 };
 

@@ -38,6 +38,8 @@ int boom_id(const std::function<void()> &f) {
         f();
     } catch (const boom &b) {
         return b.id;
+    } catch (const weft::error &) {
+        return -2; /* weft's own error: the exception was lost */
     }
     return -1;
 }
@@ -395,4 +397,49 @@ TEST(a_run_never_rethrows_the_exception_of_a_c_api_run_on_another_executor_with_
         }
         ASSERT_EQ(wrong, 0);
     }
+}
+
+/* A taskflow's sink lists the sinks of what its subflows compose (module
+ * bodies, pipelines) for the current run only, and the end of any run that
+ * reached that taskflow as a module body dropped them, also while the
+ * taskflow's own run was still going: B's own run, whose subflow composed
+ * pipeline P, lost P's exception when a run of A (which composes B) ended in
+ * the meantime, and B's get() threw weft::error WEFT_ETASK instead of it. */
+TEST(a_run_keeps_the_exception_of_a_pipeline_its_subflow_composed_when_another_run_through_its_taskflow_ends) {
+    weft::executor ex(4);
+    std::atomic<int> mode{0}; /* 1: B's own run, whose stage throws */
+    std::atomic<bool> started{false}, a_done{false};
+    std::atomic<int> made{0};
+    weft::pipeline pl(1, weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow &pf) {
+                          if (made.fetch_add(1) == 2) {
+                              pf.stop();
+                              return;
+                          }
+                          if (mode.load() == 1) {
+                              started = true;
+                              while (!a_done.load()) std::this_thread::yield();
+                              throw boom(21);
+                          }
+                      }});
+    weft::taskflow b("B");
+    b.emplace([&](weft::subflow &sf) {
+        made = 0;
+        pl.reset();
+        sf.composed_of(pl);
+    });
+    weft::taskflow a("A");
+    auto m = a.composed_of(b);
+    std::atomic<bool> x_entered{false};
+    auto x = a.emplace([&] {
+        x_entered = true; /* A's run of B has ended */
+        while (!started.load()) std::this_thread::yield();
+    });
+    m.precede(x);
+    weft::future<void> fa = ex.run(a);
+    while (!x_entered.load()) std::this_thread::yield();
+    mode = 1;
+    weft::future<void> fb = ex.run(b);
+    fa.get(); /* A ended (its end walked B's sink) while B's own run goes on */
+    a_done = true;
+    ASSERT_EQ(boom_id([&] { fb.get(); }), 21);
 }
