@@ -2961,7 +2961,14 @@ auto executor::run_root(F &&f) -> typename detail::task_result_t<std::decay_t<F>
 
 /* ---- pipelines ----------------------------------------------------------------------------
  * weft::pipeline pl(lines, weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow& pf) {...}}, ...);
- * taskflow.composed_of(pl);     // Taskflow's Pipeline and Pipe. */
+ * taskflow.composed_of(pl);     // Taskflow's Pipeline and Pipe.
+ * A pipeline must outlive every run of each taskflow that composes it (as
+ * weft_pipeline_emplace requires): unlike ~taskflow, ~pipeline does not wait
+ * for a run, and destroyed while one is queued or going it frees the stages'
+ * callables under it.  Declare it before the taskflow that composes it (so
+ * that it is destroyed after it, whose destructor waits for its runs), or
+ * wait for those runs' futures first.  Movable (its state is on the heap: a
+ * taskflow that composed it keeps working after the move). */
 enum class pipe_type { serial = WEFT_STAGE_SERIAL, parallel = WEFT_STAGE_PARALLEL };
 
 /* What a stage receives: its token, line and stage; valid during the call. */
