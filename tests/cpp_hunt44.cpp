@@ -443,3 +443,31 @@ TEST(a_run_keeps_the_exception_of_a_pipeline_its_subflow_composed_when_another_r
     a_done = true;
     ASSERT_EQ(boom_id([&] { fb.get(); }), 21);
 }
+
+/* A pipeline a subflow composed in a run through the C API (weft_run on
+ * native(), which weft.hpp never harvests) stayed listed in the taskflow's
+ * sink; destroyed after that run (it outlived every run that used it), it
+ * was walked, freed, by the end of the next run through executor::run
+ * (ASan: heap-use-after-free in sink::take). */
+TEST(a_pipeline_a_subflow_composed_in_a_c_api_run_may_be_destroyed_after_that_run) {
+    weft::executor ex(2);
+    std::unique_ptr<weft::pipeline> p;
+    std::atomic<int> stages{0};
+    weft::taskflow tf;
+    tf.emplace([&](weft::subflow &sf) {
+        if (p) sf.composed_of(*p);
+    });
+    p = std::make_unique<weft::pipeline>(1, weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow &pf) {
+                                             if (pf.token() == 3) pf.stop();
+                                             else stages++;
+                                         }});
+    weft_future *f = nullptr;
+    ASSERT_EQ(weft_run(ex.native(), tf.native(), &f), WEFT_OK);
+    ASSERT_EQ(weft_future_wait(f), WEFT_OK);
+    weft_future_destroy(f);
+    ASSERT_EQ(stages.load(), 3);
+    p.reset(); /* it outlived the run that composed it */
+    ex.run(tf).get();
+    ex.run(tf).get();
+    ASSERT_EQ(stages.load(), 3);
+}
