@@ -636,7 +636,11 @@ struct is_range<T, std::void_t<decltype(std::begin(std::declval<T &>())), declty
 } // namespace detail
 
 /* ---- what a running task may ask ------------------------------------------------
- * A task lambda taking (weft::runtime&) receives it: the context of the call. */
+ * A task lambda taking (weft::runtime&) receives it: the context of the call,
+ * valid only during that call, as the weft_ctx it wraps (weft/core.h): a copy
+ * kept after the task returns (captured by an async task it launched, stored
+ * in an object) names a context that is gone; pass what it says (worker_id(),
+ * native_executor()) instead. */
 class runtime {
 public:
     explicit runtime(weft_ctx *ctx) noexcept : ctx_(ctx) {}
