@@ -153,6 +153,7 @@ TEST(ten_thousand_executors_created_and_destroyed_with_outside_submissions_stay_
     int same_address = 0;
     void *last = NULL;
     double t0 = now_s(), t_half = 0;
+    long calls_quarter = 0, calls_half = 0;
     for (long k = 1; k <= rounds; k++) {
         weft_executor *ex = make_executor(1 + (unsigned)(k & 1));
         if ((void *)ex == last) same_address++;
@@ -164,7 +165,8 @@ TEST(ten_thousand_executors_created_and_destroyed_with_outside_submissions_stay_
         while (atomic_load(&r.done) != (int)k) sched_yield();
         weft_executor_destroy(ex); /* waits for both tasks */
         ASSERT_EQ(atomic_load(&A.outstanding), base);
-        if (k == rounds / 2) t_half = now_s() - t0;
+        if (k == rounds / 4) calls_quarter = atomic_load(&A.calls);
+        if (k == rounds / 2) t_half = now_s() - t0, calls_half = atomic_load(&A.calls);
     }
     double t_all = now_s() - t0;
     atomic_store(&r.round, -1);
@@ -174,9 +176,16 @@ TEST(ten_thousand_executors_created_and_destroyed_with_outside_submissions_stay_
     ASSERT_EQ(atomic_load(&mine), rounds + rounds / 3);
     printf("  %ld executors (%d at the previous one's address): %.2f s, first half %.2f s\n", rounds, same_address,
            t_all, t_half);
-    /* Flat: the second half no slower than three times the first (loose: a
-     * shared machine), not growing with the number made so far. */
-    ASSERT_LT(t_all - t_half, 3 * t_half + 0.5);
+    /* Flat: the second half allocates per executor what the second quarter
+     * did, not more with the number made so far.  Counted, not timed: a
+     * time ratio (second half under 3x the first) failed in CI under ASan
+     * on a loaded machine. */
+    long calls_end = atomic_load(&A.calls);
+    long second_quarter = calls_half - calls_quarter, second_half = calls_end - calls_half;
+    printf("  allocations: %ld in the second quarter, %ld in the second half\n", second_quarter, second_half);
+    if (second_half > 2 * second_quarter + second_quarter / 20 + 64)
+        TEST_FAIL_("allocations grow with the executors made: %ld in rounds %ld..%ld, %ld in rounds %ld..%ld",
+                   second_quarter, rounds / 4, rounds / 2, second_half, rounds / 2, rounds);
     weft_set_allocator(NULL);
 }
 
