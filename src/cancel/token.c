@@ -16,6 +16,7 @@
 #include "cancel/cancel.h"
 #include "core/alloc.h"
 #include "core/error_detail.h"
+#include "core/utf8.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -256,25 +257,11 @@ void weft_cancel_token_destroy(weft_cancel_token *t) {
     }
 }
 
-/* Copies src (NULL: "") truncated to the buffer; a cut lands on a UTF-8
- * character boundary, so that a reason in a log or a JSON string stays whole.
- * Reads no byte past the limit (cancel.h: the text need not be NUL-terminated
- * within it): whether the limit split a character is judged from the bytes
- * kept, by the length its lead byte gives.  (It read src[limit] to see a
- * continuation byte there: one byte past a caller's buffer, and a cut in the
- * wrong place when that byte was not the text's.) */
-static void copy_reason(char *dst, const char *src) {
-    size_t n = src ? strnlen(src, WEFT_CANCEL_REASON_MAX - 1) : 0;
-    if (n == WEFT_CANCEL_REASON_MAX - 1) {
-        size_t i = n; /* back over up to 3 continuation bytes to the last lead byte */
-        while (i > 0 && n - i < 3 && ((unsigned char)src[i - 1] & 0xC0) == 0x80) i--;
-        unsigned char lead = i > 0 ? (unsigned char)src[i - 1] : 0;
-        size_t len = (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : (lead & 0xF8) == 0xF0 ? 4 : 1;
-        if (len > 1 && i - 1 + len > n) n = i - 1; /* a character the limit cut: drop it */
-    }
-    if (n) memcpy(dst, src, n);
-    dst[n] = 0;
-}
+/* Copies src (NULL: "") truncated to the buffer, cut at a UTF-8 character
+ * boundary (core/utf8.h), so that a reason in a log or a JSON string stays
+ * whole; no byte past the limit is read (cancel.h: the text need not be
+ * NUL-terminated within it). */
+static void copy_reason(char *dst, const char *src) { weft__utf8_copy(dst, WEFT_CANCEL_REASON_MAX, src); }
 
 weft_status weft_cancel_token_cancel_with(weft_cancel_token *t, const char *reason) {
     if (!t) return weft__fail(__func__, WEFT_EINVAL, "t is NULL");

@@ -4,6 +4,7 @@
  * would cost every successful call a store, and a caller reads it only after a
  * failure anyway. */
 #include "core/error_detail.h"
+#include "core/utf8.h"
 #include "weft/core.h"
 
 #include <stdio.h>
@@ -22,12 +23,7 @@ const char *weft_last_error_message(void) { return message; }
 static void cut_partial_char(void) {
     size_t len = strnlen(message, sizeof message);
     if (len < sizeof message - 1) return; /* not full: not cut */
-    size_t p = len, cont = 0;
-    while (p > 0 && cont < 3 && ((unsigned char)message[p - 1] & 0xC0) == 0x80) p--, cont++;
-    if (p == 0) return;
-    unsigned char lead = (unsigned char)message[p - 1];
-    size_t need = (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : (lead & 0xF8) == 0xF0 ? 4 : 1;
-    if (cont + 1 < need) message[p - 1] = 0;
+    message[weft__utf8_whole(message, len)] = 0;
 }
 
 void weft__vset_error_message(const char *fmt, va_list ap) {

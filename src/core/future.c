@@ -3,6 +3,7 @@
 #include "core/future.h"
 #include "core/executor.h"
 #include "core/error_detail.h"
+#include "core/utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -38,13 +39,7 @@ void weft__future_init(weft_future *f, weft_executor *ex, unsigned refs, void (*
  * character boundary: a cut inside a multi-byte character (snprintf's) left
  * invalid UTF-8 in weft_run_info.failed_task for a long non-ASCII name.  As
  * cancellation reasons are cut (cancel/token.c). */
-static void copy_failed_name(char *dst, size_t cap, const char *name) {
-    size_t n = strnlen(name, cap - 1);
-    if (n == cap - 1 && name[n] != 0) /* cut: back off a partial character */
-        while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80) n--;
-    memcpy(dst, name, n);
-    dst[n] = 0;
-}
+static void copy_failed_name(char *dst, size_t cap, const char *name) { weft__utf8_copy(dst, cap, name); }
 
 bool weft__future_fail(weft_future *f, int task_code, const char *name, size_t index) {
     int expected = 0;

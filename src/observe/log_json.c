@@ -3,6 +3,7 @@
  * sink (weft_log_set_json). */
 #include "observe/obs.h"
 #include "core/log.h"
+#include "core/utf8.h"
 #include "graph/graph.h"
 #include "platform/wallclock.h"
 
@@ -13,17 +14,10 @@
 static _Thread_local char task_label[64];
 
 /* Copies a long name's first bytes into task_label, cut at a UTF-8 character
- * boundary: snprintf's cut at 63 bytes fell inside a multi-byte character of
- * a long non-ASCII name, and the entry callback got invalid UTF-8 in
- * weft_log_entry.task (as weft_run_info.failed_task, the dump and error
- * messages are cut). */
-static void copy_label(const char *label) {
-    size_t n = strnlen(label, sizeof task_label - 1);
-    if (n == sizeof task_label - 1 && label[n] != 0) /* cut: back off a partial character */
-        while (n > 0 && ((unsigned char)label[n] & 0xC0) == 0x80) n--;
-    memcpy(task_label, label, n);
-    task_label[n] = 0;
-}
+ * boundary (core/utf8.h): snprintf's cut at 63 bytes fell inside a
+ * multi-byte character of a long non-ASCII name, and the entry callback got
+ * invalid UTF-8 in weft_log_entry.task. */
+static void copy_label(const char *label) { weft__utf8_copy(task_label, sizeof task_label, label); }
 
 /* On the logging worker itself: its innermost task's frame, if one is timed. */
 void weft__obs_log_context(weft__worker *w, weft_log_entry *e) {
