@@ -267,14 +267,22 @@ static void run_free(weft_future *f) {
     weft__free_aligned(f, sizeof(weft__run), WEFT__CACHE_LINE);
 }
 
+/* *out = f; sequentially consistent for a member of a set (submit says why). */
+static inline void set_out(weft_future **out, weft_future *f, const weft_future *set) {
+    if (set) __atomic_store_n(out, f, __ATOMIC_SEQ_CST);
+    else *out = f;
+}
+
 /* call: the public call made (weft_run, weft_run_n, ...), named in the
  * messages (they all said "weft_run"). */
 static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target, weft_pred_fn pred, void *arg,
                           uint8_t prio, weft_future **out, const char *call, const weft_future *set) {
-    /* Stores through out are atomic (sequentially consistent): weft_run_many
-     * passes its member table, which a task of an earlier member may read
-     * through the set's future while this call writes it (run_many.c). */
-    if (out) __atomic_store_n(out, NULL, __ATOMIC_SEQ_CST); /* on failure too, as weft_run_many and weft_run_n_parallel */
+    /* Stores through out for a member of a weft_run_many set are atomic
+     * (sequentially consistent): out is then the set's member table, which a
+     * task of an earlier member may read through the set's future while this
+     * call writes it (run_many.c).  Any other caller's out is published by
+     * the submission's release: a plain store, no locked instruction a run. */
+    if (out) set_out(out, NULL, set); /* on failure too, as weft_run_many and weft_run_n_parallel */
     if (!tf) return weft__fail(call, WEFT_EINVAL, "tf is NULL");
     if (tf->is_subflow_graph)
         return weft__tf_error(tf, WEFT_EINVAL, "%s: a subflow's graph runs only as part of its task", call);
@@ -317,7 +325,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
      * graph.h).  The submission's release publishes the store with the job
      * (fj_hunt38's nested run raced here under TSan: weft_run stored it
      * after the run had started). */
-    if (out) __atomic_store_n(out, &r->fut, __ATOMIC_SEQ_CST);
+    if (out) set_out(out, &r->fut, set);
     /* A member of a weft_run_many set that a task of an earlier member
      * cancelled (weft_run_many_cancel, a token attached to the set) before
      * this run was in the set's table: the canceller set the set's
@@ -352,7 +360,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
     }
     weft__mutex_unlock(&tf->mu);
     if (st != WEFT_OK) {
-        if (out) __atomic_store_n(out, NULL, __ATOMIC_SEQ_CST);
+        if (out) set_out(out, NULL, set);
         run_free(&r->fut);
         return st;
     }
