@@ -26,6 +26,34 @@ static inline int in_child(int (*fn)(void)) {
     return WEXITSTATUS(status);
 }
 
+static atomic_uint fork_workers_in;
+static unsigned fork_workers_want;
+
+static inline int hold_until_every_worker_is_in(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)arg;
+    atomic_fetch_add(&fork_workers_in, 1);
+    for (int i = 0; i < 200000 && atomic_load(&fork_workers_in) < fork_workers_want; i++) sleep_us(50);
+    return 0;
+}
+
+/* Returns once every worker of ex has run a task, so none is still starting.
+ * A test that forks right after making an executor calls it first: under
+ * gcc 12's ASan a thread that is starting holds the sanitizer allocator's
+ * lock (AsanThread::Init frees through the quarantine), libasan takes no lock
+ * around fork(), and a child forked at that moment blocks for ever on its
+ * first allocation of that size (topo_hunt41's bound-worker fork: 3 hangs in
+ * 50 runs).  glibc's own malloc is fork-safe, so a build without ASan has no
+ * such window; this is the test side of a sanitizer's limit. */
+static inline void every_worker_started(weft_executor *ex) {
+    unsigned n = weft_executor_workers(ex);
+    atomic_store(&fork_workers_in, 0);
+    fork_workers_want = n;
+    for (unsigned i = 0; i < n; i++) ASSERT_OK(weft_silent_async(ex, hold_until_every_worker_is_in, NULL));
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&fork_workers_in), n);
+}
+
 static atomic_int fork_slow_started, fork_slow_release;
 static pid_t fork_slow_pid;
 

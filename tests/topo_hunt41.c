@@ -5,6 +5,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "fork_util.h"
 #include "harness.h"
 
 #include <weft.h>
@@ -181,6 +182,7 @@ TEST(a_child_forked_by_a_bound_worker_runs_its_own_executors_on_every_process_cp
     weft_executor *ex = weft_executor_create(
         &(weft_executor_config){.workers = (unsigned)CPU_COUNT(&mask), .affinity = WEFT_AFFINITY_CPUS}, &st);
     ASSERT_OK(st);
+    every_worker_started(ex); /* see fork_util.h: no worker is starting at the fork */
     struct fork_job j = {.parent = ex};
     weft_future *f;
     ASSERT_OK(weft_async(ex, fork_here, &j, &f));
