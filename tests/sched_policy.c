@@ -358,6 +358,84 @@ TEST(a_policy_refusing_every_push_fails_no_submission_and_every_job_runs) {
     weft_executor_destroy(ex);
 }
 
+/* A policy that hands out an item it is still refusing: every second push
+ * offers the item to the next pop, waits (up to 100 ms) for a pop to take it,
+ * then refuses it anyway.  The item was held from before the push, so the pop
+ * that took it ran it; the refusal must not run it again.  (It did: the
+ * pusher ran the refused job as well, finished it twice, and a loop's call
+ * returned while another of its jobs still ran: cross43's duplicating policy,
+ * a sort's scratch read after free under ASan.) */
+typedef struct offering {
+    pthread_mutex_t m;
+    weft_sched_item *items[512];
+    size_t n;
+    atomic_uint pushes, offers_taken;
+    _Atomic(weft_sched_item *) offer;
+} offering;
+
+static int offer_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    offering *o = st;
+    if (atomic_fetch_add(&o->pushes, 1) % 2 == 0) {
+        pthread_mutex_lock(&o->m);
+        o->items[o->n++] = it;
+        pthread_mutex_unlock(&o->m);
+        return 0;
+    }
+    atomic_store(&o->offer, it);
+    for (int i = 0; i < 1000 && atomic_load(&o->offer) == it; i++) sleep_us(100);
+    weft_sched_item *mine = it;
+    if (!atomic_compare_exchange_strong(&o->offer, &mine, NULL)) atomic_fetch_add(&o->offers_taken, 1);
+    return 1;
+}
+static weft_sched_item *offer_pop(void *st, int worker) {
+    offering *o = st;
+    weft_sched_item *it = atomic_exchange(&o->offer, NULL);
+    if (it) return it;
+    pthread_mutex_lock(&o->m);
+    if (o->n) it = o->items[--o->n];
+    pthread_mutex_unlock(&o->m);
+    return it;
+}
+
+static int bump_slowly(weft_ctx *cx, void *arg) {
+    atomic_fetch_add_explicit((atomic_uchar *)arg, 1, memory_order_relaxed);
+    sleep_us(300); /* the other worker is inside the next push when this one looks again */
+    return 0;
+}
+
+static atomic_uchar offered_ran[64];
+
+static int submit_offered(weft_ctx *cx, void *arg) {
+    (void)arg;
+    for (int i = 0; i < 64; i++) ASSERT_OK(weft_silent_async(weft_ctx_executor(cx), bump_slowly, &offered_ran[i]));
+    return 0;
+}
+
+TEST(a_job_a_policy_hands_out_while_its_push_refuses_it_runs_once) {
+    static offering o = {.m = PTHREAD_MUTEX_INITIALIZER};
+    weft_sched_policy pol = {.state = &o, .push = offer_push, .pop = offer_pop};
+    weft_sched_config sc = {.kind = WEFT_SCHED_CUSTOM, .policy = &pol};
+    weft_executor *ex = make_sched_executor(2, &sc);
+    weft_log_level lv = weft_log_get_level();
+    weft_log_set_level(WEFT_LOG_OFF);
+    weft_future *f;
+    ASSERT_OK(weft_async(ex, submit_offered, NULL, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_log_set_level(lv);
+    int twice = 0;
+    for (int i = 0; i < 64; i++) {
+        if (offered_ran[i] != 1) twice++;
+        ASSERT_LE(offered_ran[i], 2);
+        ASSERT_GE(offered_ran[i], 1);
+    }
+    printf("  %u of %u offers taken by a pop during the push\n", atomic_load(&o.offers_taken), atomic_load(&o.pushes) / 2);
+    ASSERT_GT(atomic_load(&o.offers_taken), 0); /* the race this is about happened */
+    ASSERT_EQ(twice, 0);
+    weft_executor_destroy(ex);
+}
+
 /* ---- the deterministic mode (issue 25 item 3) ---- */
 
 /* A source, 24 independent tasks after it, then a sink; the order they ran in

@@ -299,9 +299,18 @@ int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker, int 
      * only to record who queued the job (rr_push): for them, from. */
     int st = p->ops.push(p->ops.state, (weft_sched_item *)job, (weft_priority)prio, p->checked ? worker : from);
     if (st != 0 && p->checked) {
+        /* Refused: the caller runs the job outside the policy, unless a pop
+         * already handed it out.  The job is held from before the user's push,
+         * and a policy that returns an item twice (its stale copy of this
+         * address, from an earlier job there) can hand it out in that window:
+         * check_out accepts it, as the job is held, and a worker runs it.
+         * Then it is no longer ours to refuse: the push counts as taken, or
+         * the caller ran it a second time, finished its call twice, and the
+         * call returned while another of its jobs still ran (ASan: a sort's
+         * scratch read after free, cross43's duplicating policy). */
         int was;
-        (void)held_take(p->held, job, &was);
-        atomic_fetch_sub_explicit(&p->outstanding, 1, memory_order_relaxed);
+        if (held_take(p->held, job, &was)) atomic_fetch_sub_explicit(&p->outstanding, 1, memory_order_relaxed);
+        else st = 0;
     }
     call_ends(p);
     return st;
