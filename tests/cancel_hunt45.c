@@ -103,8 +103,8 @@ static void probe_index(size_t i, void *arg) {
 
 static int probe_direct_for(weft_ctx *ctx, void *arg) {
     (void)ctx;
-    (void)weft_parallel_for(weft_ctx_executor(ctx), 0, 1, 1, probe_index, arg, NULL);
-    return 0;
+    weft_status st = weft_parallel_for(weft_ctx_executor(ctx), 0, 1, 1, probe_index, arg, NULL);
+    return st == WEFT_OK ? 0 : 1;
 }
 
 enum probe_kind {
@@ -208,6 +208,160 @@ TEST(a_sibling_failing_reaches_the_tasks_of_every_graph_nested_in_the_run_as_eta
     weft_executor *ex = make_executor(2);
     for (int k = 0; k < PK_COUNT; k++) reason_reaches(ex, (enum probe_kind)k, NULL);
     weft_executor_destroy(ex);
+    watchdog_stop();
+}
+
+/* Stages and loop chunks that run on the other worker, in a context of the
+ * run whose task is the null task, find the reason too. */
+static probe spread_probes[2];
+
+static int spread_first(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    if (weft_pipeflow_token(pf) >= 2) return weft_pipeflow_stop(pf) == WEFT_OK ? 0 : 1;
+    return 0;
+}
+
+static int spread_stage(weft_pipeflow *pf, void *arg) {
+    (void)arg;
+    probe_wait(weft_current_ctx(), &spread_probes[weft_pipeflow_token(pf) % 2]);
+    return 0;
+}
+
+static void spread_body(size_t lo, size_t hi, void *arg) {
+    (void)hi, (void)arg;
+    probe_wait(weft_current_ctx(), &spread_probes[lo % 2]);
+}
+
+TEST(a_tokens_reason_reaches_pipeline_stages_and_loop_chunks_on_every_worker) {
+    watchdog_start(60);
+    weft_executor *ex = make_executor(2);
+    for (int kind = 0; kind < 2; kind++) {
+        memset(spread_probes, 0, sizeof spread_probes);
+        weft_taskflow *tf = make_taskflow("spread");
+        weft_stage stages[2] = {{.kind = WEFT_STAGE_SERIAL, .fn = spread_first},
+                                {.kind = WEFT_STAGE_PARALLEL, .fn = spread_stage}};
+        weft_status err;
+        weft_pipeline *pl = NULL;
+        weft_for_desc d = {.first = 0, .last = 2, .step = 1, .body = spread_body,
+                           .config = {.partitioner = WEFT_PARTITION_STATIC, .chunk = 1}};
+        if (kind == 0) {
+            pl = weft_pipeline_create(2, stages, 2, &err);
+            ASSERT_NOT_NULL(pl);
+            ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, pl)));
+        } else {
+            ASSERT_FALSE(weft_task_is_null(weft_emplace_for(tf, &d)));
+        }
+        weft_cancel_token *t = new_token();
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_OK(weft_cancel_attach(t, f));
+        ASSERT_TRUE(wait_flag(&spread_probes[0].started, 1, 10));
+        ASSERT_TRUE(wait_flag(&spread_probes[1].started, 1, 10));
+        ASSERT_OK(weft_cancel_token_cancel_with(t, "spread out"));
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+        expect_probe(kind ? "loop chunk 0" : "stage of token 0", &spread_probes[0], "spread out");
+        expect_probe(kind ? "loop chunk 1" : "stage of token 1", &spread_probes[1], "spread out");
+        weft_future_destroy(f);
+        weft_cancel_token_destroy(t);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        if (pl) ASSERT_OK(weft_pipeline_destroy(pl));
+    }
+    weft_executor_destroy(ex);
+    watchdog_stop();
+}
+
+/* The same for the work that is not a graph's: async tasks of every form,
+ * fork-join roots, a run at a priority, instances of a parallel run. */
+enum async_kind { AK_ASYNC, AK_ASYNC_HIGH, AK_DEPENDENT, AK_ACQUIRE, AK_ASYNC_SPAWN, AK_ROOT, AK_ROOT_SPAWN,
+                  AK_RUN_HIGH, AK_RUN_PARALLEL, AK_COUNT };
+static const char *const async_kind_name[AK_COUNT] = {
+    "async task", "async task at HIGH", "dependent async task", "async task holding a semaphore",
+    "fork-join child of an async task", "fork-join root", "fork-join child of a root", "task of a run at HIGH",
+    "instance of a parallel run"};
+
+typedef struct root_call {
+    weft_executor *ex;
+    weft_cancel_token *t;
+    weft_task_fn fn;
+    probe *p;
+    weft_status st;
+    int result;
+} root_call;
+
+static void *root_thread(void *arg) {
+    root_call *rc = arg;
+    rc->st = weft_run_root_with_token(rc->ex, rc->t, rc->fn, rc->p, &rc->result);
+    return NULL;
+}
+
+static void reason_reaches_other_work(weft_executor *ex, enum async_kind k, const char *reason) {
+    probe p;
+    memset(&p, 0, sizeof p);
+    weft_cancel_token *t = new_token();
+    weft_future *f = NULL, *dep = NULL;
+    weft_semaphore *sem = NULL;
+    weft_taskflow *tf = NULL;
+    pthread_t th;
+    root_call rc = {ex, t, k == AK_ROOT ? probe_task : probe_spawner, &p, WEFT_EAGAIN, -1};
+    switch (k) {
+    case AK_ASYNC: ASSERT_OK(weft_async(ex, probe_task, &p, &f)); break;
+    case AK_ASYNC_HIGH: {
+        weft_async_options o = {.priority = WEFT_PRIORITY_HIGH};
+        ASSERT_OK(weft_async_with(ex, probe_task, &p, &o, &f));
+        break;
+    }
+    case AK_DEPENDENT:
+        ASSERT_OK(weft_async(ex, noop, NULL, &dep));
+        ASSERT_OK(weft_dependent_async(ex, probe_task, &p, &dep, 1, &f));
+        break;
+    case AK_ACQUIRE: {
+        weft_status err;
+        sem = weft_semaphore_create(1, &err);
+        ASSERT_NOT_NULL(sem);
+        ASSERT_OK(weft_async_acquire(ex, probe_task, &p, &sem, 1, &f));
+        break;
+    }
+    case AK_ASYNC_SPAWN: ASSERT_OK(weft_async(ex, probe_spawner, &p, &f)); break;
+    case AK_ROOT:
+    case AK_ROOT_SPAWN: ASSERT_EQ(pthread_create(&th, NULL, root_thread, &rc), 0); break;
+    case AK_RUN_HIGH:
+        tf = make_taskflow("high");
+        must_emplace(tf, probe_task, &p);
+        ASSERT_OK(weft_run_with_priority(ex, tf, WEFT_PRIORITY_HIGH, &f));
+        break;
+    case AK_RUN_PARALLEL:
+        tf = make_taskflow("parallel");
+        must_emplace(tf, probe_task, &p);
+        ASSERT_OK(weft_run_n_parallel(ex, tf, 1, &f));
+        break;
+    default: break;
+    }
+    if (f) ASSERT_OK(weft_cancel_attach(t, f));
+    if (!wait_flag(&p.started, 1, 10)) TEST_FAIL_("%s: the probe never started", async_kind_name[k]);
+    ASSERT_OK(weft_cancel_token_cancel_with(t, reason));
+    if (f) {
+        weft_status st = weft_future_wait(f);
+        if (st != WEFT_ECANCELED) TEST_FAIL_("%s: the future gave %s", async_kind_name[k], weft_errname(st));
+    } else {
+        pthread_join(th, NULL);
+        if (rc.st != WEFT_ECANCELED || rc.result != 0)
+            TEST_FAIL_("%s: the root gave %s, result %d", async_kind_name[k], weft_errname(rc.st), rc.result);
+    }
+    expect_probe(async_kind_name[k], &p, reason);
+    weft_future_destroy(f);
+    weft_future_destroy(dep);
+    weft_cancel_token_destroy(t);
+    if (sem) ASSERT_OK(weft_semaphore_destroy(sem));
+    if (tf) ASSERT_OK(weft_taskflow_destroy(tf));
+}
+
+TEST(a_tokens_reason_reaches_async_tasks_roots_and_runs_at_a_priority_or_in_parallel) {
+    watchdog_start(60);
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        for (int k = 0; k < AK_COUNT; k++) reason_reaches_other_work(ex, (enum async_kind)k, "out of time");
+        weft_executor_destroy(ex);
+    }
     watchdog_stop();
 }
 
@@ -426,5 +580,229 @@ TEST(resets_racing_cancels_a_parents_cancels_and_deadlines_run_every_callback_ex
         weft_cancel_token_destroy(c.t);
         weft_cancel_token_destroy(c.parent);
     }
+    watchdog_stop();
+}
+
+/* ---- a deadline that fires while the run waits -------------------------------- */
+
+static atomic_int gate;
+
+static int wait_gate(weft_ctx *ctx, void *arg) {
+    (void)ctx, (void)arg;
+    if (!wait_flag(&gate, 1, 20)) return 99;
+    return 0;
+}
+
+static int count_call(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+/* A token with a deadline `ms` from now, attached to f. */
+static weft_cancel_token *deadline_on(weft_future *f, unsigned ms) {
+    weft_cancel_token *t = new_token();
+    ASSERT_OK(weft_cancel_after(t, ms * MS));
+    ASSERT_OK(weft_cancel_attach(t, f));
+    return t;
+}
+
+static void wait_cancelled(weft_cancel_token *t) {
+    for (int i = 0; i < 20000 && !weft_cancel_token_is_cancelled(t); i++) sleep_us(100);
+    ASSERT_TRUE(weft_cancel_token_is_cancelled(t));
+    ASSERT_STREQ(weft_cancel_token_reason(t), "deadline exceeded");
+}
+
+static void expect_info(weft_future *f, weft_status st, uint64_t skipped) {
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_STATUS(info.status, st);
+    ASSERT_EQ(info.skipped, skipped);
+    ASSERT_EQ(info.task_code, 0);
+    ASSERT_STREQ(info.failed_task, "");
+}
+
+TEST(a_deadline_firing_while_a_run_is_parked_on_a_semaphore_ends_it_at_the_release_cancelled) {
+    watchdog_start(60);
+    weft_executor *ex = make_executor(2);
+    weft_status err;
+    weft_semaphore *sem = weft_semaphore_create(1, &err);
+    ASSERT_NOT_NULL(sem);
+    atomic_store(&gate, 0);
+    weft_future *holder;
+    ASSERT_OK(weft_async_acquire(ex, wait_gate, NULL, &sem, 1, &holder));
+    while (weft_semaphore_value(sem) != 0) sleep_us(100);
+    atomic_int calls = 0;
+    weft_taskflow *tf = make_taskflow("parked");
+    weft_task a = must_emplace(tf, count_call, &calls), b = must_emplace(tf, count_call, &calls);
+    ASSERT_OK(weft_task_acquire(a, sem));
+    ASSERT_OK(weft_task_release(a, sem));
+    ASSERT_OK(weft_precede(a, b));
+    weft_future *f;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    weft_cancel_token *t = deadline_on(f, 5);
+    wait_cancelled(t);
+    /* a stays parked until the holder's release (weft_task_acquire). */
+    ASSERT_STATUS(weft_future_wait_for(f, 20 * MS), WEFT_ETIMEDOUT);
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_future_wait(holder));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+    expect_info(f, WEFT_ECANCELED, 2);
+    ASSERT_EQ(atomic_load(&calls), 0);
+    ASSERT_EQ(weft_semaphore_value(sem), 1);
+    weft_future_destroy(f);
+    weft_future_destroy(holder);
+    weft_cancel_token_destroy(t);
+    /* Whole again: the same taskflow runs both tasks. */
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&calls), 2);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_semaphore_destroy(sem));
+    weft_executor_destroy(ex);
+    watchdog_stop();
+}
+
+TEST(a_deadline_firing_while_a_dependent_async_task_waits_skips_it_and_its_dependents_still_run) {
+    watchdog_start(60);
+    weft_executor *ex = make_executor(2);
+    atomic_store(&gate, 0);
+    atomic_int calls = 0, after = 0;
+    weft_future *x, *d, *e;
+    ASSERT_OK(weft_async(ex, wait_gate, NULL, &x));
+    ASSERT_OK(weft_dependent_async(ex, count_call, &calls, &x, 1, &d));
+    ASSERT_OK(weft_dependent_async(ex, count_call, &after, &d, 1, &e));
+    weft_cancel_token *t = deadline_on(d, 5);
+    wait_cancelled(t);
+    ASSERT_FALSE(weft_future_ready(d)); /* it waits for x all the same */
+    atomic_store(&gate, 1);
+    ASSERT_OK(weft_future_wait(x));
+    ASSERT_STATUS(weft_future_wait(d), WEFT_ECANCELED);
+    expect_info(d, WEFT_ECANCELED, 1);
+    ASSERT_OK(weft_future_wait(e));
+    ASSERT_EQ(atomic_load(&calls), 0);
+    ASSERT_EQ(atomic_load(&after), 1);
+    weft_future_destroy(x);
+    weft_future_destroy(d);
+    weft_future_destroy(e);
+    weft_cancel_token_destroy(t);
+    weft_executor_destroy(ex);
+    watchdog_stop();
+}
+
+/* The emulator's kernel that takes a while, counting its runs. */
+static int slow_kernel(const weft_gpu_range *r, void *const *a) {
+    (void)r;
+    sleep_us(30000);
+    atomic_fetch_add((atomic_int *)a[0], 1);
+    return 0;
+}
+static const weft_gpu_kernel_source slow_kernel_src = {.name = "slow", .host = slow_kernel};
+
+typedef struct slow_launch {
+    weft_gpu_kernel *k;
+    weft_gpu_buffer *b;
+    atomic_int recorded;
+} slow_launch;
+
+static int launch_slow_kernel(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    (void)ctx;
+    slow_launch *sl = arg;
+    atomic_fetch_add(&sl->recorded, 1);
+    return weft_gpu_launch(s, sl->k, &(weft_gpu_range){.global = {1}}, &WEFT_GPU_ARG_BUFFER(sl->b), 1);
+}
+
+TEST(a_deadline_firing_while_a_gpu_task_runs_ends_the_run_after_its_work_cancelled) {
+    watchdog_start(60);
+    weft_status st;
+    weft_gpu_device *dev = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR}, &st);
+    if (!dev) SKIP("no emulated GPU device");
+    weft_executor *ex = make_executor(2);
+    slow_launch sl = {0};
+    sl.k = weft_gpu_kernel_create(dev, &slow_kernel_src, &st);
+    ASSERT_NOT_NULL(sl.k);
+    sl.b = weft_gpu_buffer_create(dev, sizeof(atomic_int), 1, WEFT_GPU_MANAGED, &st);
+    ASSERT_NOT_NULL(sl.b);
+    atomic_int *kernels = weft_gpu_buffer_host_ptr(sl.b);
+    atomic_init(kernels, 0);
+    atomic_int calls = 0;
+    weft_taskflow *tf = make_taskflow("gpu");
+    weft_task g = weft_emplace_gpu(tf, dev, launch_slow_kernel, &sl);
+    ASSERT_FALSE(weft_task_is_null(g));
+    weft_task c = must_emplace(tf, count_call, &calls), c2 = must_emplace(tf, count_call, &calls);
+    ASSERT_OK(weft_precede(g, c));
+    ASSERT_OK(weft_precede(c, c2));
+    weft_future *f;
+    ASSERT_OK(weft_run(ex, tf, &f));
+    weft_cancel_token *t = deadline_on(f, 5);
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+    /* The kernel was on the device when the deadline fired; the run ended
+     * after it (a GPU task completes when its work does). */
+    ASSERT_EQ(atomic_load(&sl.recorded), 1);
+    ASSERT_EQ(atomic_load(kernels), 1);
+    expect_info(f, WEFT_ECANCELED, 2);
+    ASSERT_EQ(atomic_load(&calls), 0);
+    weft_future_destroy(f);
+    weft_cancel_token_destroy(t);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(kernels), 2);
+    ASSERT_EQ(atomic_load(&calls), 2);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+    weft_gpu_buffer_destroy(sl.b);
+    weft_gpu_kernel_destroy(sl.k);
+    weft_gpu_close(dev);
+    watchdog_stop();
+}
+
+/* A task of ex1 waits for a run on ex2; one deadline token is attached to
+ * both runs. */
+typedef struct nested {
+    weft_executor *ex2;
+    weft_taskflow *inner;
+    weft_cancel_token *t;
+    weft_status inner_status;
+    probe p;
+} nested;
+
+static int wait_nested(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    nested *n = arg;
+    weft_future *f;
+    if (weft_run(n->ex2, n->inner, &f) != WEFT_OK) return 1;
+    if (weft_cancel_attach(n->t, f) != WEFT_OK) return 2;
+    n->inner_status = weft_future_wait(f);
+    weft_future_destroy(f);
+    return 0;
+}
+
+TEST(a_deadline_token_on_a_run_and_the_nested_run_it_waits_for_on_another_executor_stops_both) {
+    watchdog_start(60);
+    weft_executor *ex1 = make_executor(1), *ex2 = make_executor(1);
+    nested n;
+    memset(&n, 0, sizeof n);
+    n.ex2 = ex2;
+    n.inner = make_taskflow("inner");
+    must_emplace(n.inner, probe_task, &n.p);
+    n.t = new_token();
+    atomic_int calls = 0;
+    weft_taskflow *outer = make_taskflow("outer");
+    weft_task w = must_emplace(outer, wait_nested, &n), after = must_emplace(outer, count_call, &calls);
+    ASSERT_OK(weft_precede(w, after));
+    weft_future *f;
+    ASSERT_OK(weft_run(ex1, outer, &f));
+    ASSERT_OK(weft_cancel_attach(n.t, f));
+    ASSERT_TRUE(wait_flag(&n.p.started, 1, 10));
+    ASSERT_OK(weft_cancel_after(n.t, 5 * MS));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+    ASSERT_STATUS(n.inner_status, WEFT_ECANCELED);
+    expect_probe("task of the nested run", &n.p, "deadline exceeded");
+    expect_info(f, WEFT_ECANCELED, 1);
+    ASSERT_EQ(atomic_load(&calls), 0);
+    weft_future_destroy(f);
+    weft_cancel_token_destroy(n.t);
+    ASSERT_OK(weft_taskflow_destroy(outer));
+    ASSERT_OK(weft_taskflow_destroy(n.inner));
+    weft_executor_destroy(ex1);
+    weft_executor_destroy(ex2);
     watchdog_stop();
 }
