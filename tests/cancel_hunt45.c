@@ -806,3 +806,75 @@ TEST(a_deadline_token_on_a_run_and_the_nested_run_it_waits_for_on_another_execut
     weft_executor_destroy(ex2);
     watchdog_stop();
 }
+
+/* ---- weft_run_n_parallel: an instance whose every task ran is an iteration ---- */
+
+typedef struct par_cancel {
+    weft_future *run;
+    weft_cancel_token *t;
+    uint64_t at;   /* the instance whose last task stops the run */
+    int how;       /* 0: weft_future_cancel, 1: the attached token, 2: the task fails */
+    atomic_int ran;
+} par_cancel;
+
+static int par_first(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add(&((par_cancel *)arg)->ran, 1);
+    return 0;
+}
+
+static int par_last(weft_ctx *ctx, void *arg) {
+    par_cancel *pc = arg;
+    atomic_fetch_add(&pc->ran, 1);
+    if (weft_ctx_iteration(ctx) != pc->at) return 0;
+    if (pc->how == 0) (void)weft_future_cancel(pc->run);
+    if (pc->how == 1) (void)weft_cancel_token_cancel_with(pc->t, "enough");
+    return pc->how == 2 ? 3 : 0;
+}
+
+/* core.h: the iterations are those whose every task ran; the one under way
+ * when the run is cancelled counts if the cancel came after all its tasks had
+ * started, one with a failing task does not.  weft_run_n's iterations follow
+ * that; weft_run_n_parallel's instances counted only if no instance had
+ * stopped the run by the time they ended, so an instance whose own last task
+ * cancelled the run (every task of it ran) was not counted. */
+TEST(a_parallel_runs_instances_whose_every_task_ran_before_a_cancel_count_as_iterations) {
+    weft_executor *ex = make_executor(1); /* instance 0, then 1, then 2, one task at a time */
+    weft_taskflow *tf = make_taskflow("instances");
+    par_cancel pc;
+    memset(&pc, 0, sizeof pc);
+    weft_task a = must_emplace(tf, par_first, &pc), b = must_emplace(tf, par_last, &pc);
+    ASSERT_OK(weft_task_set_name(b, "last"));
+    ASSERT_OK(weft_precede(a, b));
+    for (int how = 0; how < 3; how++)
+        for (uint64_t at = 0; at < 3; at++) {
+            pc.how = how;
+            pc.at = at;
+            atomic_store(&pc.ran, 0);
+            pc.t = new_token();
+            ASSERT_OK(weft_run_n_parallel(ex, tf, 3, &pc.run));
+            ASSERT_OK(weft_cancel_attach(pc.t, pc.run));
+            weft_status st = weft_future_wait(pc.run);
+            weft_run_info info;
+            ASSERT_OK(weft_future_info(pc.run, &info));
+            /* Instances 0 .. at ran every task; the later ones none. */
+            ASSERT_EQ(atomic_load(&pc.ran), 2 * (int)(at + 1));
+            ASSERT_EQ(info.skipped, 2 * (2 - at));
+            if (how == 2) {
+                ASSERT_STATUS(st, WEFT_ETASK);
+                ASSERT_EQ(info.task_code, 3);
+                ASSERT_STREQ(info.failed_task, "last");
+                ASSERT_EQ(info.iterations, at); /* the failing instance does not count */
+            } else {
+                ASSERT_STATUS(st, WEFT_ECANCELED);
+                if (info.iterations != at + 1)
+                    TEST_FAIL_("cancelled (%s) by instance %llu's last task: iterations %llu, want %llu",
+                               how ? "token" : "future", (unsigned long long)at,
+                               (unsigned long long)info.iterations, (unsigned long long)(at + 1));
+            }
+            weft_future_destroy(pc.run);
+            weft_cancel_token_destroy(pc.t);
+        }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -347,8 +347,10 @@ WEFT_API weft_status weft_run_until(weft_executor *ex, weft_taskflow *tf,
  * `arg`) must allow it.  One future for the whole run: ready when every
  * instance has finished; a failing task stops every instance (tasks not yet
  * started are skipped, the future reports WEFT_ETASK naming the task), as
- * weft_future_cancel does; weft_run_info.iterations counts the instances that
- * completed unstopped.  The run does not queue behind other runs of tf (it
+ * weft_future_cancel does; weft_run_info.iterations counts the instances
+ * whose every task ran, as weft_run_n counts its iterations (core.h): one
+ * whose tasks had all started when the run was cancelled or another
+ * instance failed counts; one with a skipped or failing task does not.  The run does not queue behind other runs of tf (it
  * shares no state with them) but, like them, forbids changing tf until it
  * ends.  n == 0 runs no task, as weft_run_n's.  Plain and condition tasks only: a
  * subflow, module or multi-condition task, a task made by

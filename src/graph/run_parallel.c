@@ -33,6 +33,15 @@ struct pinst {
     prun *p;
     uint64_t index;
     shadow *sh; /* one per node slot */
+    /* A task of this instance was skipped or failed: it is no iteration.  An
+     * instance counted only if the run's stop bits were clear when it ended,
+     * so one whose every task ran before a cancel (its own last task's, say)
+     * was not, where weft_run_n counts such an iteration (core.h,
+     * weft_run_info.iterations); and whether one that ran whole counted
+     * hung on another instance's failure coming before or after its end.
+     * Relaxed: the release of the instance's count (pending, or the job
+     * handed on) publishes it to the settle that ends the instance. */
+    _Atomic int stopped;
     _Alignas(WEFT__CACHE_LINE) _Atomic int64_t pending; /* readied, not finished */
     _Alignas(WEFT__CACHE_LINE) char pad_;
 };
@@ -72,8 +81,12 @@ static void prun_finish(weft__worker *w, prun *p) {
 static void settle(weft__worker *w, pinst *I, int64_t delta) {
     if (atomic_fetch_add_explicit(&I->pending, delta, memory_order_acq_rel) + delta != 0) return;
     prun *p = I->p;
-    if ((atomic_load_explicit(&p->run.fut.stop, memory_order_acquire) & WEFT__STOP_MASK) == 0)
-        atomic_fetch_add_explicit(&p->run.fut.iterations, 1, memory_order_relaxed);
+    /* An instance with no task (an empty taskflow) counts unless the run was
+     * stopped, as weft_run_n's iterations of an empty taskflow do. */
+    bool whole = weft__nsources(p->run.tf) != 0
+                     ? atomic_load_explicit(&I->stopped, memory_order_relaxed) == 0
+                     : (atomic_load_explicit(&p->run.fut.stop, memory_order_acquire) & WEFT__STOP_MASK) == 0;
+    if (whole) atomic_fetch_add_explicit(&p->run.fut.iterations, 1, memory_order_relaxed);
     if (atomic_fetch_sub_explicit(&p->left, 1, memory_order_acq_rel) == 1) prun_finish(w, p);
 }
 
@@ -104,6 +117,7 @@ static weft__job *shadow_run(weft__worker *w, weft__job *job) {
     if (n->num_deps > 1) atomic_store_explicit(&x->join, n->num_deps, memory_order_relaxed); /* loops */
     bool cond = weft__cold(n)->kind == WEFT__KIND_COND;
     if (atomic_load_explicit(&p->run.fut.stop, memory_order_acquire) & WEFT__STOP_MASK) {
+        atomic_store_explicit(&I->stopped, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&p->run.fut.skipped, 1, memory_order_relaxed);
         weft__hook_skipped(w); /* observe/: the metrics count it too */
         if (!cond) return release(w, I, n);
@@ -121,10 +135,16 @@ static weft__job *shadow_run(weft__worker *w, weft__job *job) {
         weft__task_leave(w, &cx, o, (weft__node *)n, &p->run, cond && rc > 0 ? 0 : rc);
     }
     if (!cond) {
-        if (rc != 0) weft__future_fail(&p->run.fut, rc, weft__cold(n)->name, n->index);
+        if (rc != 0) {
+            atomic_store_explicit(&I->stopped, 1, memory_order_relaxed);
+            weft__future_fail(&p->run.fut, rc, weft__cold(n)->name, n->index);
+        }
         return release(w, I, n);
     }
-    if (rc < 0) weft__future_fail(&p->run.fut, rc, weft__cold(n)->name, n->index);
+    if (rc < 0) {
+        atomic_store_explicit(&I->stopped, 1, memory_order_relaxed);
+        weft__future_fail(&p->run.fut, rc, weft__cold(n)->name, n->index);
+    }
     else if ((uint32_t)rc < n->nsucc) return &I->sh[weft__succ_array(n)[rc]->index].job; /* takes the count */
     settle(w, I, -1);
     return NULL;
@@ -222,6 +242,7 @@ static void prun_init(prun *p, weft_executor *ex, weft_taskflow *tf, bool keep) 
         I->index = i;
         I->sh = p->sh + i * p->nslots;
         atomic_init(&I->pending, 0);
+        atomic_init(&I->stopped, 0);
     }
 }
 
