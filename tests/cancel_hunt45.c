@@ -878,3 +878,58 @@ TEST(a_parallel_runs_instances_whose_every_task_ran_before_a_cancel_count_as_ite
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- a run of no iteration cancelled while queued skips nothing --------------- */
+
+static int hold_gate(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_store((atomic_int *)arg, 1); /* started */
+    return wait_gate(ctx, NULL);
+}
+
+/* weft_run_n(tf, 0) and weft_run_n_parallel(tf, 0) run no task; cancelled
+ * while queued they reported the tasks of an iteration they would never have
+ * run as skipped (weft_run_info.skipped and the metrics), as if the cancel
+ * had stopped them. */
+TEST(a_run_of_zero_iterations_cancelled_while_queued_skips_no_task) {
+    watchdog_start(60);
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1, .metrics = true}, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *tf = make_taskflow("zero");
+    atomic_int calls = 0;
+    must_emplace(tf, count_call, &calls);
+    must_emplace(tf, count_call, &calls);
+    for (int kind = 0; kind < 2; kind++) {
+        atomic_store(&gate, 0);
+        atomic_int started = 0;
+        weft_future *holder, *f;
+        ASSERT_OK(weft_async(ex, hold_gate, &started, &holder));
+        ASSERT_TRUE(wait_flag(&started, 1, 10)); /* the one worker is busy: the run stays queued */
+        weft_metrics m0, m1;
+        ASSERT_OK(weft_executor_metrics(ex, &m0, NULL, 0));
+        if (kind == 0) ASSERT_OK(weft_run_n(ex, tf, 0, &f));
+        else ASSERT_OK(weft_run_n_parallel(ex, tf, 0, &f));
+        weft_cancel_token *t = new_token();
+        ASSERT_OK(weft_cancel_attach(t, f));
+        ASSERT_OK(weft_cancel_token_cancel(t));
+        atomic_store(&gate, 1);
+        ASSERT_OK(weft_future_wait(holder));
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_OK(weft_executor_metrics(ex, &m1, NULL, 0));
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(f, &info));
+        if (info.skipped != 0 || m1.total.skipped != m0.total.skipped)
+            TEST_FAIL_("%s: skipped %llu, metrics %llu, want 0 and 0", kind ? "weft_run_n_parallel(0)" : "weft_run_n(0)",
+                       (unsigned long long)info.skipped,
+                       (unsigned long long)(m1.total.skipped - m0.total.skipped));
+        ASSERT_EQ(info.iterations, 0);
+        ASSERT_EQ(atomic_load(&calls), 0);
+        weft_future_destroy(f);
+        weft_future_destroy(holder);
+        weft_cancel_token_destroy(t);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+    watchdog_stop();
+}

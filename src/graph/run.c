@@ -251,9 +251,13 @@ static weft__job *run_start(weft__worker *w, weft__job *job) {
     weft__run *r = RUN_OF(job);
     if (__builtin_expect(r->prio != 0 || r->tf->nprio != 0, 0)) weft__prio_run_begin(r); /* priority.c */
     /* Cancelled while queued: report the first iteration's tasks as skipped
-     * (its tasks, not the slots weft_task_erase freed). */
+     * (its tasks, not the slots weft_task_erase freed).  A run of no
+     * iteration (weft_run_n and weft_run_n_parallel with n == 0) would have
+     * run none of them: it skips none (it reported a whole iteration
+     * skipped, in its future and the metrics, that the cancel stopped
+     * nothing of). */
     int stop = atomic_load_explicit(&r->top->stop, memory_order_acquire) & WEFT__STOP_MASK;
-    if (stop) {
+    if (stop && r->target != 0) {
         atomic_fetch_add_explicit(&r->top->skipped, r->tf->nnodes - r->tf->nerased, memory_order_relaxed);
         /* The metrics count them too (a subflow's or module's graph that starts
          * after its run stopped, not only a queued run). */
