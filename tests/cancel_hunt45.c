@@ -933,3 +933,65 @@ TEST(a_run_of_zero_iterations_cancelled_while_queued_skips_no_task) {
     weft_executor_destroy(ex);
     watchdog_stop();
 }
+
+/* ---- a failing subflow's graph, which never runs, counts as skipped ---------- */
+
+static int build_three_then(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx;
+    int how = *(int *)arg; /* 0: fail, 1: detach and fail, 2: join and fail, 3: cancel the run and return 0 */
+    weft_taskflow *g = weft_subflow_graph(sf);
+    for (int i = 0; i < 3; i++)
+        if (weft_task_is_null(weft_emplace(g, noop, NULL))) return 90;
+    if (how == 1 && weft_subflow_detach(sf) != WEFT_OK) return 91;
+    if (how == 2 && weft_subflow_join(sf) != WEFT_OK) return 92;
+    if (how == 3) {
+        (void)weft_future_cancel((weft_future *)weft_ctx_run(ctx));
+        return 0;
+    }
+    return 4;
+}
+
+/* weft_run_info.skipped (core.h): a subflow task that has started counts as
+ * the tasks of its graph that were not run.  A subflow whose function built
+ * a graph and then failed dropped that graph unrun and counted none of it
+ * (the run's skipped and the metrics' both), while a cancel in the same
+ * place counted every task of it. */
+TEST(a_failing_subflows_graph_that_never_runs_counts_its_tasks_as_skipped) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1, .metrics = true}, NULL);
+    ASSERT_NOT_NULL(ex);
+    static const char *const what[4] = {"failing", "detached and failing", "joined and failing", "cancelling"};
+    /* The graph's 3 tasks, unless it ran (joined), and the task after the subflow. */
+    static const uint64_t want[4] = {4, 4, 1, 4};
+    for (int how = 0; how < 4; how++) {
+        weft_taskflow *tf = make_taskflow("sub");
+        int h = how;
+        weft_task s = weft_emplace_subflow(tf, build_three_then, &h);
+        ASSERT_FALSE(weft_task_is_null(s));
+        ASSERT_OK(weft_task_set_name(s, "sub"));
+        atomic_int calls = 0;
+        ASSERT_OK(weft_precede(s, must_emplace(tf, count_call, &calls)));
+        weft_metrics m0, m1;
+        ASSERT_OK(weft_executor_metrics(ex, &m0, NULL, 0));
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        weft_status st = weft_future_wait(f);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_OK(weft_executor_metrics(ex, &m1, NULL, 0));
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(f, &info));
+        if (how == 3) {
+            ASSERT_STATUS(st, WEFT_ECANCELED);
+        } else {
+            ASSERT_STATUS(st, WEFT_ETASK);
+            ASSERT_EQ(info.task_code, 4);
+            ASSERT_STREQ(info.failed_task, "sub");
+        }
+        if (info.skipped != want[how] || m1.total.skipped - m0.total.skipped != want[how])
+            TEST_FAIL_("%s subflow: skipped %llu, metrics %llu, want %llu", what[how], (unsigned long long)info.skipped,
+                       (unsigned long long)(m1.total.skipped - m0.total.skipped), (unsigned long long)want[how]);
+        ASSERT_EQ(atomic_load(&calls), 0);
+        weft_future_destroy(f);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+    }
+    weft_executor_destroy(ex);
+}

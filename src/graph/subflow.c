@@ -112,6 +112,18 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
     s->graph->sealed = false; /* see weft_subflow_join */
     if (rc != 0) {
         weft__module_drop_held(s->graph); /* its graph does not run */
+        /* A started subflow counts as the tasks of its graph that were not
+         * run (core.h, weft_run_info.skipped): a graph built and not joined
+         * is dropped unrun here, and went uncounted (in the run and the
+         * metrics), where a cancel at the same point counts every task of it
+         * (the graph's run starts stopped, run.c run_start). */
+        if (!s->joined) {
+            uint64_t unrun = s->graph->nnodes - s->graph->nerased;
+            if (unrun) {
+                atomic_fetch_add_explicit(&top->skipped, unrun, memory_order_relaxed);
+                weft__hook_skipped_n(w, unrun);
+            }
+        }
         weft__fail_node(r, n, rc);
         return weft__release_successors(w, r, n);
     }
