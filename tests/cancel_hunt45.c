@@ -995,3 +995,73 @@ TEST(a_failing_subflows_graph_that_never_runs_counts_its_tasks_as_skipped) {
     }
     weft_executor_destroy(ex);
 }
+
+/* The same for a module or subflow whose graph cannot run: a body or a
+ * subflow graph with a cycle (the run fails with task_code WEFT_ECYCLE), a
+ * subflow joining such a graph, a module whose body runs it (WEFT_EDEADLK). */
+static weft_taskflow *cyclic_graph(weft_taskflow *g) {
+    weft_task x = must_emplace(g, noop, NULL), y = must_emplace(g, noop, NULL);
+    must_emplace(g, noop, NULL);
+    ASSERT_OK(weft_precede(x, y));
+    ASSERT_OK(weft_precede(y, x));
+    return g;
+}
+
+static int cyclic_subflow(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx;
+    cyclic_graph(weft_subflow_graph(sf));
+    if (arg && weft_subflow_join(sf) != WEFT_ECYCLE) return 93;
+    return 0;
+}
+
+TEST(a_module_or_subflow_whose_graph_cannot_run_counts_its_tasks_as_skipped) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 1, .metrics = true}, NULL);
+    ASSERT_NOT_NULL(ex);
+    weft_taskflow *body = cyclic_graph(make_taskflow("cyclic body"));
+    static const char *const what[4] = {"module of a cyclic body", "cyclic subflow", "subflow joining a cycle",
+                                        "module running its own taskflow"};
+    for (int k = 0; k < 4; k++) {
+        weft_taskflow *tf = make_taskflow("outer"), *inner = make_taskflow("inner");
+        weft_task t;
+        weft_status code = WEFT_ECYCLE;
+        uint64_t want = 4; /* the graph's 3 tasks and the task after it */
+        if (k == 0) t = weft_emplace_module(tf, body);
+        else if (k < 3) t = weft_emplace_subflow(tf, cyclic_subflow, k == 2 ? (void *)1 : NULL);
+        else {
+            /* outer: M(inner) -> after; inner: M(outer), noop.  Running outer,
+             * inner's module of outer fails (EDEADLK): outer's 2 tasks, as the
+             * graph that module does not run, then inner's noop is skipped or
+             * ran (one worker: skipped, it is readied after), and `after`. */
+            t = weft_emplace_module(tf, inner);
+            ASSERT_FALSE(weft_task_is_null(weft_emplace_module(inner, tf)));
+            code = WEFT_EDEADLK;
+        }
+        ASSERT_FALSE(weft_task_is_null(t));
+        atomic_int calls = 0;
+        ASSERT_OK(weft_precede(t, must_emplace(tf, count_call, &calls)));
+        if (k == 3) {
+            must_emplace(inner, count_call, &calls);
+            want = 2 + 1 + 1; /* outer's 2 tasks unrun by the failing module, inner's task, `after` */
+        }
+        weft_metrics m0, m1;
+        ASSERT_OK(weft_executor_metrics(ex, &m0, NULL, 0));
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_OK(weft_executor_metrics(ex, &m1, NULL, 0));
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(f, &info));
+        ASSERT_STATUS(info.task_code, code);
+        uint64_t got = info.skipped, metrics = m1.total.skipped - m0.total.skipped;
+        if (got != metrics || (k < 3 && got != want) || (k == 3 && (got < want - 1 || got > want)))
+            TEST_FAIL_("%s: skipped %llu, metrics %llu, want %llu", what[k], (unsigned long long)got,
+                       (unsigned long long)metrics, (unsigned long long)want);
+        ASSERT_EQ(atomic_load(&calls), (int)(want - got)); /* inner's task ran if it was not skipped */
+        weft_future_destroy(f);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+        ASSERT_OK(weft_taskflow_destroy(inner));
+    }
+    ASSERT_OK(weft_taskflow_destroy(body));
+    weft_executor_destroy(ex);
+}

@@ -98,6 +98,13 @@ void weft__nested_init(weft__run *sub, weft__run *r, weft__node *n, weft_taskflo
     sub->fut.up = role == WEFT__ROLE_DETACHED ? &sub->anchor->fut : &r->fut;
 }
 
+void weft__count_unrun(weft__worker *w, weft__run *r, const weft_taskflow *graph) {
+    uint64_t unrun = graph->nnodes - graph->nerased;
+    if (!unrun) return;
+    atomic_fetch_add_explicit(&r->top->skipped, unrun, memory_order_relaxed);
+    weft__hook_skipped_n(w, unrun);
+}
+
 weft__job *weft__enter_nested(weft__worker *w, weft__run *r, weft__node *n, weft__run *sub,
                               weft_taskflow *graph, uint8_t role) {
     weft__nested_init(sub, r, n, graph, role);
@@ -106,6 +113,7 @@ weft__job *weft__enter_nested(weft__worker *w, weft__run *r, weft__node *n, weft
     weft_status st;
     weft__job *now = weft__run_start_nested(sub, &st);
     if (st != WEFT_OK) {
+        weft__count_unrun(w, r, graph); /* a cycle, no memory, a body stuck at fork(): it never runs */
         weft__fail_node(r, n, st);
         if (role == WEFT__ROLE_DETACHED) weft__run_settle(w, sub->anchor, -1); /* never reaches 0: n holds one */
         return weft__release_successors(w, r, n);

@@ -83,6 +83,13 @@ void weft__nested_init(weft__run *sub, weft__run *r, weft__node *n, weft_taskflo
 weft__job *weft__enter_nested(weft__worker *w, weft__run *r, weft__node *n, weft__run *sub,
                               weft_taskflow *graph, uint8_t role);
 
+/* A module's or subflow's task of run r started and failed before `graph`
+ * could run: its tasks count as skipped in r's future and in the metrics
+ * (core.h, weft_run_info.skipped: a started module or subflow task counts as
+ * the tasks of its graph that were not run), as when the graph's run starts
+ * stopped (run.c, run_start). */
+void weft__count_unrun(weft__worker *w, weft__run *r, const weft_taskflow *graph);
+
 /* Module and subflow record lifetimes (free the record and what it owns).
  * weft__module_release also takes m's body off the bodies of tf, m's
  * taskflow. */

@@ -213,6 +213,7 @@ weft__job *weft__module_run(weft__worker *w, weft__job *job) {
     struct weft__module *m = weft__cold(n)->ext;
     if (!weft__node_enter(w, n, r->top)) return weft__release_successors(w, r, n);
     if (runs_inside(r, m->body)) {
+        weft__count_unrun(w, r, m->body); /* the body never runs here */
         weft__fail_node(r, n, WEFT_EDEADLK);
         return weft__release_successors(w, r, n);
     }

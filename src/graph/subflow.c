@@ -117,13 +117,7 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
          * is dropped unrun here, and went uncounted (in the run and the
          * metrics), where a cancel at the same point counts every task of it
          * (the graph's run starts stopped, run.c run_start). */
-        if (!s->joined) {
-            uint64_t unrun = s->graph->nnodes - s->graph->nerased;
-            if (unrun) {
-                atomic_fetch_add_explicit(&top->skipped, unrun, memory_order_relaxed);
-                weft__hook_skipped_n(w, unrun);
-            }
-        }
+        if (!s->joined) weft__count_unrun(w, r, s->graph);
         weft__fail_node(r, n, rc);
         return weft__release_successors(w, r, n);
     }
