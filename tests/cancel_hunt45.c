@@ -19,6 +19,7 @@ typedef struct probe {
     bool cancelled;  /* weft_ctx_cancelled after the cancel */
     char reason[WEFT_CANCEL_REASON_MAX];
     char message[WEFT_CANCEL_REASON_MAX];
+    atomic_int *read_after; /* if not NULL: once stopped, wait for it to be set before reading */
 } probe;
 
 /* Waits (polling its context) until the run is stopped, then records what it
@@ -28,6 +29,7 @@ static void probe_wait(weft_ctx *ctx, probe *p) {
     double until = now_s() + 10;
     while (weft_ctx_check_and_yield(ctx) == WEFT_OK && now_s() < until) {
     }
+    if (p->read_after) (void)wait_flag(p->read_after, 1, 10);
     p->st = weft_ctx_check(ctx);
     p->cancelled = weft_ctx_cancelled(ctx);
     snprintf(p->reason, sizeof p->reason, "%s", weft_ctx_cancel_reason(ctx));
@@ -1064,4 +1066,48 @@ TEST(a_module_or_subflow_whose_graph_cannot_run_counts_its_tasks_as_skipped) {
     }
     ASSERT_OK(weft_taskflow_destroy(body));
     weft_executor_destroy(ex);
+}
+
+/* ---- two tokens on one run: the reason is the cancel that stopped it --------- */
+
+/* weft_ctx_cancel_reason: "the reason the task's run was cancelled by a token
+ * attached to it".  With two tokens attached, cancelled one after the other,
+ * the run was cancelled by the first; a task asking afterwards got the
+ * reason of whichever token was attached last (a deadline that fired after
+ * the user had stopped the run read "deadline exceeded"). */
+TEST(a_run_stopped_by_one_of_two_tokens_reports_that_tokens_reason_not_a_later_ones) {
+    watchdog_start(60);
+    weft_executor *ex = make_executor(2);
+    for (int order = 0; order < 2; order++)
+        for (int kind = 0; kind < 2; kind++) {
+            probe p;
+            memset(&p, 0, sizeof p);
+            atomic_int both = 0;
+            p.read_after = &both;
+            weft_cancel_token *first = new_token(), *second = new_token();
+            weft_future *f = NULL;
+            weft_taskflow *tf = NULL;
+            if (kind == 0) {
+                tf = make_taskflow("two tokens");
+                must_emplace(tf, probe_task, &p);
+                ASSERT_OK(weft_run(ex, tf, &f));
+            } else {
+                ASSERT_OK(weft_async(ex, probe_task, &p, &f));
+            }
+            /* Attached in either order: which was attached last must not matter. */
+            ASSERT_OK(weft_cancel_attach(order ? second : first, f));
+            ASSERT_OK(weft_cancel_attach(order ? first : second, f));
+            ASSERT_TRUE(wait_flag(&p.started, 1, 10));
+            ASSERT_OK(weft_cancel_token_cancel_with(first, "first"));
+            ASSERT_OK(weft_cancel_token_cancel_with(second, "second"));
+            atomic_store(&both, 1); /* the task reads its reason after both cancels */
+            ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+            expect_probe(kind == 0 ? "graph task" : "async task", &p, "first");
+            weft_future_destroy(f);
+            weft_cancel_token_destroy(first);
+            weft_cancel_token_destroy(second);
+            if (tf) ASSERT_OK(weft_taskflow_destroy(tf));
+        }
+    weft_executor_destroy(ex);
+    watchdog_stop();
 }

@@ -280,7 +280,9 @@ WEFT_API weft_status weft_ctx_check_and_yield(const weft_ctx *ctx);
 
 /* The reason the task's run was cancelled by a token attached to it, copied
  * into a buffer of the calling thread (valid until its next call); "" when no
- * token cancelled it (or for NULL).  The reason lives in the token: once the
+ * token cancelled it (or for NULL).  With several tokens attached, it is the
+ * reason of the one whose cancel stopped the run, not of one cancelled after
+ * (while that token is alive and not reset; else another cancelled one's).  The reason lives in the token: once the
  * token's last reference is dropped (weft_cancel_token_destroy), it is ""
  * though the run stays cancelled (weft_ctx_check: WEFT_ECANCELED); keep a
  * reference while tasks may ask.  Only on the task's own thread. */

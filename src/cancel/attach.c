@@ -29,6 +29,9 @@ struct weft__attach {
     weft_future *f;       /* a reference; NULL for a fork-join root (below) */
     _Atomic int *stop;    /* the stop word the token sets: &f->stop, or the root's */
     weft_cancel_token *t;
+    /* This link's fire is the one that set the stop word's CANCEL bit: its
+     * token's reason is the one the work was cancelled with (below). */
+    _Atomic bool stopped_it;
     struct weft__attach *next;   /* t's list, under t->attach_mu */
     struct weft__attach *bucket; /* the registry's chain, under its shard's lock */
 };
@@ -76,18 +79,32 @@ static void registry_remove(struct weft__attach *a) {
 }
 
 /* Copies into buf the reason of a cancelled token attached to the future
- * whose stop word is `stop`; "" if none. */
+ * whose stop word is `stop`; "" if none.  With several attached and
+ * cancelled, the one whose cancel stopped the work: the chain is newest
+ * first, so the first cancelled one found was the token attached last,
+ * and a run the user's token stopped read the reason of a deadline that
+ * fired after (weft_ctx_cancel_reason: the reason the run was cancelled
+ * with).  Another cancelled token's reason stands in when the one that
+ * stopped it is gone or reset, or did not cancel it itself (a set's
+ * members, cancelled through the set's link: the token is theirs too). */
 static void registry_reason(const _Atomic int *stop, char *buf) {
     buf[0] = 0;
     if (atomic_load_explicit(&shards_once, memory_order_acquire) != 2) return;
     struct shard *s = shard_of(stop);
     weft__mutex_lock(&s->mu);
+    struct weft__attach *pick = NULL;
     for (struct weft__attach *a = s->head; a; a = a->bucket) {
         if (a->stop != stop || !weft_cancel_token_is_cancelled(a->t)) continue;
-        weft__mutex_lock(&a->t->mu); /* against a reset rewriting it */
-        memcpy(buf, a->t->reason, WEFT_CANCEL_REASON_MAX);
-        weft__mutex_unlock(&a->t->mu);
-        break;
+        if (!pick) pick = a;
+        if (atomic_load_explicit(&a->stopped_it, memory_order_relaxed)) {
+            pick = a;
+            break;
+        }
+    }
+    if (pick) {
+        weft__mutex_lock(&pick->t->mu); /* against a reset rewriting it */
+        memcpy(buf, pick->t->reason, WEFT_CANCEL_REASON_MAX);
+        weft__mutex_unlock(&pick->t->mu);
     }
     weft__mutex_unlock(&s->mu);
 }
@@ -105,17 +122,26 @@ static void attach_fire(weft__cancel_reg *reg, const char *reason) {
         /* The set's PARTS bit first, then its table, read atomically:
          * weft_run_many may still be filling it, and a member it adds after
          * the bit is set starts cancelled (graph/run.c, weft__run_member). */
-        atomic_fetch_or_explicit(&a->f->stop, WEFT__STOP_PARTS, memory_order_seq_cst);
-        (void)weft_future_cancel(a->f);
-        for (size_t i = 0; i < a->f->nparts; i++) {
-            weft_future *g = __atomic_load_n(&a->f->parts[i], __ATOMIC_SEQ_CST);
-            if (g) (void)weft_future_cancel(g);
+        if (a->f->nparts) {
+            atomic_fetch_or_explicit(&a->f->stop, WEFT__STOP_PARTS, memory_order_seq_cst);
+            (void)weft_future_cancel(a->f);
+            for (size_t i = 0; i < a->f->nparts; i++) {
+                weft_future *g = __atomic_load_n(&a->f->parts[i], __ATOMIC_SEQ_CST);
+                if (g) (void)weft_future_cancel(g);
+            }
+            return;
         }
+        /* weft_future_cancel's own step (core/future.c), telling whether
+         * this cancel is the one that stopped the work. */
+        int was = atomic_fetch_or_explicit(a->stop, WEFT__STOP_CANCEL, memory_order_seq_cst);
+        if (!(was & (WEFT__STOP_CANCEL | WEFT__STOP_FINISHED)))
+            atomic_store_explicit(&a->stopped_it, true, memory_order_relaxed);
         return;
     }
     /* A root: release, so that a task that sees the bit (acquire) sees what
      * the canceller wrote before cancelling. */
-    atomic_fetch_or_explicit(a->stop, WEFT__STOP_CANCEL, memory_order_release);
+    int was = atomic_fetch_or_explicit(a->stop, WEFT__STOP_CANCEL, memory_order_release);
+    if (!(was & WEFT__STOP_CANCEL)) atomic_store_explicit(&a->stopped_it, true, memory_order_relaxed);
 }
 
 /* Unlinks a from everything and frees it.  Under t->attach_mu. */
