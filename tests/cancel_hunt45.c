@@ -1111,3 +1111,113 @@ TEST(a_run_stopped_by_one_of_two_tokens_reports_that_tokens_reason_not_a_later_o
     weft_executor_destroy(ex);
     watchdog_stop();
 }
+
+/* ---- callbacks that submit work, drop their token, cancel each other --------- */
+
+typedef struct cb_world {
+    weft_executor *ex;
+    weft_cancel_token *owned; /* the reference the callback drops */
+    weft_cancel_token *a, *b; /* cancel each other */
+    atomic_int submitted_ran, a_calls, b_calls, dropped;
+    atomic_int timer_thread_ok;
+} cb_world;
+
+static int submitted_task(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add(&((cb_world *)arg)->submitted_ran, 1);
+    return 0;
+}
+
+static void cb_submit(void *arg, const char *reason) {
+    cb_world *w = arg;
+    /* On the timer thread (a deadline) or a user thread: both may submit. */
+    if (weft_silent_async(w->ex, submitted_task, w) != WEFT_OK) return;
+    weft_future *f;
+    if (weft_async(w->ex, submitted_task, w, &f) != WEFT_OK) return;
+    weft_future_destroy(f); /* detached */
+    if (strcmp(reason, "deadline exceeded") == 0) atomic_store(&w->timer_thread_ok, 1);
+}
+
+static void cb_drop_owner(void *arg, const char *reason) {
+    (void)reason;
+    cb_world *w = arg;
+    /* The owner's reference, dropped from the token's own callback: the
+     * cancel running it holds one of its own (cancel.h, destroy). */
+    weft_cancel_token_destroy(w->owned);
+    atomic_fetch_add(&w->dropped, 1);
+}
+
+static int cancel_token_task(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    (void)weft_cancel_token_cancel_with(arg, "from a worker");
+    return 0;
+}
+
+static void cb_a(void *arg, const char *reason) {
+    (void)reason;
+    cb_world *w = arg;
+    atomic_fetch_add(&w->a_calls, 1);
+    (void)weft_cancel_token_cancel_with(w->b, "from a");
+}
+
+static void cb_b(void *arg, const char *reason) {
+    (void)reason;
+    cb_world *w = arg;
+    atomic_fetch_add(&w->b_calls, 1);
+    (void)weft_cancel_token_cancel_with(w->a, "from b");
+}
+
+TEST(cancel_callbacks_may_submit_work_drop_their_owners_reference_and_cancel_each_other_from_any_thread) {
+    watchdog_start(60);
+    cb_world w;
+    memset(&w, 0, sizeof w);
+    w.ex = make_executor(2);
+    /* A deadline's callbacks on the timer thread submit work. */
+    weft_cancel_token *t = new_token();
+    ASSERT_OK(weft_cancel_token_on_cancel(t, cb_submit, &w, NULL));
+    ASSERT_OK(weft_cancel_after(t, 1 * MS));
+    for (int i = 0; i < 10000 && atomic_load(&w.submitted_ran) < 2; i++) sleep_us(100);
+    ASSERT_OK(weft_executor_wait_all(w.ex));
+    ASSERT_EQ(atomic_load(&w.submitted_ran), 2);
+    ASSERT_EQ(atomic_load(&w.timer_thread_ok), 1);
+    weft_cancel_token_destroy(t);
+    /* The owner's reference dropped in the callback, by a deadline and by a
+     * cancel from a task of the executor. */
+    for (int how = 0; how < 2; how++) {
+        w.owned = new_token();
+        atomic_store(&w.dropped, 0);
+        ASSERT_OK(weft_cancel_token_on_cancel(w.owned, cb_drop_owner, &w, NULL));
+        ASSERT_OK(weft_cancel_token_on_cancel(w.owned, cb_submit, &w, NULL)); /* runs first: registered last */
+        if (how == 0) ASSERT_OK(weft_cancel_after(w.owned, 1 * MS));
+        else ASSERT_OK(weft_cancel_token_cancel(w.owned));
+        for (int i = 0; i < 10000 && !atomic_load(&w.dropped); i++) sleep_us(100);
+        ASSERT_EQ(atomic_load(&w.dropped), 1);
+    }
+    ASSERT_OK(weft_executor_wait_all(w.ex));
+    /* Two tokens whose callbacks cancel each other, cancelled from two threads at once. */
+    for (int round = 0; round < 200; round++) {
+        w.a = new_token();
+        w.b = new_token();
+        atomic_store(&w.a_calls, 0);
+        atomic_store(&w.b_calls, 0);
+        ASSERT_OK(weft_cancel_token_on_cancel(w.a, cb_a, &w, NULL));
+        ASSERT_OK(weft_cancel_token_on_cancel(w.b, cb_b, &w, NULL));
+        /* One from a worker, the other from here, at about the same time. */
+        weft_future *f;
+        ASSERT_OK(weft_async(w.ex, cancel_token_task, round % 2 ? w.a : w.b, &f));
+        (void)weft_cancel_token_cancel_with(round % 2 ? w.b : w.a, "here");
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        ASSERT_TRUE(weft_cancel_token_is_cancelled(w.a));
+        ASSERT_TRUE(weft_cancel_token_is_cancelled(w.b));
+        ASSERT_EQ(atomic_load(&w.a_calls), 1);
+        ASSERT_EQ(atomic_load(&w.b_calls), 1);
+        ASSERT_EQ(weft_cancel_token_cancel_count(w.a), 1);
+        ASSERT_EQ(weft_cancel_token_cancel_count(w.b), 1);
+        weft_cancel_token_destroy(w.a);
+        weft_cancel_token_destroy(w.b);
+    }
+    ASSERT_OK(weft_executor_wait_all(w.ex));
+    weft_executor_destroy(w.ex);
+    watchdog_stop();
+}
