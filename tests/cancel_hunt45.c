@@ -1221,3 +1221,42 @@ TEST(cancel_callbacks_may_submit_work_drop_their_owners_reference_and_cancel_eac
     weft_executor_destroy(w.ex);
     watchdog_stop();
 }
+
+/* ---- what a failure reports in each kind of future ----------------------------- */
+
+static int fail_with(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    return (int)(intptr_t)arg;
+}
+
+TEST(failed_task_names_an_async_task_and_an_unsubmitted_set_member_as_core_h_says) {
+    weft_executor *ex = make_executor(2);
+    weft_run_info info;
+    /* An async task: "#0", its value, and its dependents run. */
+    weft_future *f, *d;
+    atomic_int after = 0;
+    ASSERT_OK(weft_async(ex, fail_with, (void *)(intptr_t)7, &f));
+    ASSERT_OK(weft_dependent_async(ex, count_call, &after, &f, 1, &d));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+    ASSERT_OK(weft_future_wait(d));
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(info.task_code, 7);
+    ASSERT_STREQ(info.failed_task, "#0");
+    ASSERT_EQ(info.skipped, 0);
+    ASSERT_EQ(atomic_load(&after), 1);
+    weft_future_destroy(f);
+    weft_future_destroy(d);
+    /* A set whose member 1 is NULL: "#1", its error as the code. */
+    weft_taskflow *a = make_taskflow("a");
+    must_emplace(a, noop, NULL);
+    weft_taskflow *tfs[2] = {a, NULL};
+    ASSERT_OK(weft_run_many(ex, tfs, 2, &f));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_STATUS(info.task_code, WEFT_EINVAL);
+    ASSERT_STREQ(info.failed_task, "#1");
+    ASSERT_EQ(info.iterations, 1);
+    weft_future_destroy(f);
+    ASSERT_OK(weft_taskflow_destroy(a));
+    weft_executor_destroy(ex);
+}

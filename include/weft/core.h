@@ -389,7 +389,9 @@ typedef struct weft_run_info {
     int task_code;
     /* Name of the failing task, or "" if none failed; unnamed tasks are reported
      * as "#<index>", the task's index (weft_task_index: emplace order unless
-     * tasks were erased).  Stored in the future
+     * tasks were erased).  An async task, which has neither, is "#0"; a
+     * weft_run_many set's member that could not be submitted is "#<i>", its
+     * index in the set (weft/graph.h).  Stored in the future
      * (truncated to 127 bytes, at a UTF-8 character boundary, so a valid
      * UTF-8 name gives a valid UTF-8 prefix), so it stays valid until
      * weft_future_destroy. */
