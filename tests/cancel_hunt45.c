@@ -1130,12 +1130,13 @@ static int submitted_task(weft_ctx *ctx, void *arg) {
 
 static void cb_submit(void *arg, const char *reason) {
     cb_world *w = arg;
+    /* Before the tasks it submits can be seen to run. */
+    if (strcmp(reason, "deadline exceeded") == 0) atomic_store(&w->timer_thread_ok, 1);
     /* On the timer thread (a deadline) or a user thread: both may submit. */
     if (weft_silent_async(w->ex, submitted_task, w) != WEFT_OK) return;
     weft_future *f;
     if (weft_async(w->ex, submitted_task, w, &f) != WEFT_OK) return;
     weft_future_destroy(f); /* detached */
-    if (strcmp(reason, "deadline exceeded") == 0) atomic_store(&w->timer_thread_ok, 1);
 }
 
 static void cb_drop_owner(void *arg, const char *reason) {
