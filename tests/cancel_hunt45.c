@@ -1261,3 +1261,79 @@ TEST(failed_task_names_an_async_task_and_an_unsubmitted_set_member_as_core_h_say
     ASSERT_OK(weft_taskflow_destroy(a));
     weft_executor_destroy(ex);
 }
+
+/* ---- one token attached from many threads while it is cancelled and reset ---- */
+
+typedef struct attach_storm {
+    weft_executor *ex;
+    weft_cancel_token *t;
+    atomic_int go, stop;
+    atomic_long ran, cancelled, ok;
+} attach_storm;
+
+static int storm_task(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add(&((attach_storm *)arg)->ran, 1);
+    return 0;
+}
+
+static void *storm_attacher(void *p) {
+    attach_storm *s = p;
+    while (!atomic_load(&s->go)) {
+    }
+    for (int i = 0; i < 400; i++) {
+        weft_future *f;
+        if (weft_async(s->ex, storm_task, s, &f) != WEFT_OK) TEST_FAIL_("async");
+        if (weft_cancel_attach(s->t, f) != WEFT_OK) TEST_FAIL_("attach");
+        weft_future_destroy(f); /* the link holds its own reference */
+        if (i % 8 == 0) {
+            /* A run too, waited for: its status is one of the three. */
+            weft_future *g;
+            if (weft_async(s->ex, storm_task, s, &g) != WEFT_OK) TEST_FAIL_("async");
+            if (weft_cancel_attach(s->t, g) != WEFT_OK) TEST_FAIL_("attach");
+            weft_status st = weft_future_wait(g);
+            if (st == WEFT_ECANCELED) atomic_fetch_add(&s->cancelled, 1);
+            else if (st == WEFT_OK) atomic_fetch_add(&s->ok, 1);
+            else TEST_FAIL_("a task gave %s", weft_errname(st));
+            weft_future_destroy(g);
+        }
+    }
+    return NULL;
+}
+
+static void *storm_canceller(void *p) {
+    attach_storm *s = p;
+    while (!atomic_load(&s->go)) {
+    }
+    while (!atomic_load(&s->stop)) {
+        (void)weft_cancel_token_cancel_with(s->t, "storm");
+        sched_yield();
+        while (weft_cancel_token_reset(s->t) == WEFT_EBUSY) sched_yield();
+        sched_yield();
+    }
+    return NULL;
+}
+
+TEST(one_token_attached_from_many_threads_while_cancelled_and_reset_stops_or_runs_every_task_once) {
+    watchdog_start(120);
+    attach_storm s;
+    memset(&s, 0, sizeof s);
+    s.ex = make_executor(2);
+    s.t = new_token();
+    enum { ATTACHERS = 3 };
+    pthread_t th[ATTACHERS], c;
+    for (int i = 0; i < ATTACHERS; i++) ASSERT_EQ(pthread_create(&th[i], NULL, storm_attacher, &s), 0);
+    ASSERT_EQ(pthread_create(&c, NULL, storm_canceller, &s), 0);
+    atomic_store(&s.go, 1);
+    for (int i = 0; i < ATTACHERS; i++) pthread_join(th[i], NULL);
+    atomic_store(&s.stop, 1);
+    pthread_join(c, NULL);
+    ASSERT_OK(weft_executor_wait_all(s.ex));
+    /* Every waited task was stopped or ran; none ran twice (ran counts at
+     * most one call per task). */
+    ASSERT_EQ(atomic_load(&s.cancelled) + atomic_load(&s.ok), ATTACHERS * 50);
+    ASSERT_LE(atomic_load(&s.ran), ATTACHERS * 450);
+    weft_cancel_token_destroy(s.t); /* frees the links still held */
+    weft_executor_destroy(s.ex);
+    watchdog_stop();
+}
