@@ -1337,3 +1337,52 @@ TEST(one_token_attached_from_many_threads_while_cancelled_and_reset_stops_or_run
     weft_executor_destroy(s.ex);
     watchdog_stop();
 }
+
+/* The same, with the cancel at any moment on two workers: iterations is the
+ * number of instances that ran all their tasks, and skipped the tasks the
+ * others did not run. */
+enum { PAR_N = 64, PAR_CHAIN = 3 };
+static atomic_int par_ran[PAR_N];
+
+static int par_count(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    atomic_fetch_add(&par_ran[weft_ctx_iteration(ctx) % PAR_N], 1);
+    for (volatile int spin = 0; spin < 2000; spin++) {
+    }
+    return 0;
+}
+
+TEST(a_parallel_run_cancelled_at_any_moment_counts_whole_instances_as_iterations_and_the_rest_as_skipped) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("chain");
+    weft_task t[PAR_CHAIN];
+    for (int i = 0; i < PAR_CHAIN; i++) t[i] = must_emplace(tf, par_count, NULL);
+    ASSERT_OK(weft_linearize(t, PAR_CHAIN));
+    for (int round = 0; round < 40; round++) {
+        for (int i = 0; i < PAR_N; i++) atomic_store(&par_ran[i], 0);
+        weft_future *f;
+        ASSERT_OK(weft_run_n_parallel(ex, tf, PAR_N, &f));
+        weft_cancel_token *tok = new_token();
+        ASSERT_OK(weft_cancel_attach(tok, f));
+        sleep_us((unsigned)(round * 25));
+        (void)weft_cancel_token_cancel(tok);
+        weft_status st = weft_future_wait(f);
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(f, &info));
+        uint64_t whole = 0, unrun = 0;
+        for (int i = 0; i < PAR_N; i++) {
+            int r = atomic_load(&par_ran[i]);
+            whole += r == PAR_CHAIN;
+            unrun += (uint64_t)(PAR_CHAIN - r);
+        }
+        if (info.iterations != whole || info.skipped != unrun)
+            TEST_FAIL_("round %d (%s): iterations %llu, skipped %llu; %llu instances ran whole, %llu tasks did not run",
+                       round, weft_errname(st), (unsigned long long)info.iterations, (unsigned long long)info.skipped,
+                       (unsigned long long)whole, (unsigned long long)unrun);
+        ASSERT_STATUS(st, whole == PAR_N && unrun == 0 ? (weft_future_status(f)) : WEFT_ECANCELED);
+        weft_future_destroy(f);
+        weft_cancel_token_destroy(tok);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
