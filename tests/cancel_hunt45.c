@@ -1386,3 +1386,68 @@ TEST(a_parallel_run_cancelled_at_any_moment_counts_whole_instances_as_iterations
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* weft_run_n and weft_run_until the same way: the iterations are those whose
+ * every task ran, and skipped the tasks of the iteration under way that did
+ * not run. */
+enum { SER_N = 40 };
+static atomic_int ser_ran[SER_N];
+static atomic_int ser_pred_calls;
+
+static int ser_count(weft_ctx *ctx, void *arg) {
+    (void)arg;
+    atomic_fetch_add(&ser_ran[weft_ctx_iteration(ctx) % SER_N], 1);
+    for (volatile int spin = 0; spin < 2000; spin++) {
+    }
+    return 0;
+}
+
+static bool ser_pred(void *arg) {
+    (void)arg;
+    return atomic_fetch_add(&ser_pred_calls, 1) >= SER_N;
+}
+
+TEST(a_serial_run_cancelled_at_any_moment_counts_whole_iterations_and_skips_the_rest_of_the_one_under_way) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("chain");
+    weft_task t[PAR_CHAIN];
+    for (int i = 0; i < PAR_CHAIN; i++) t[i] = must_emplace(tf, ser_count, NULL);
+    ASSERT_OK(weft_linearize(t, PAR_CHAIN));
+    for (int round = 0; round < 40; round++) {
+        for (int i = 0; i < SER_N; i++) atomic_store(&ser_ran[i], 0);
+        atomic_store(&ser_pred_calls, 0);
+        weft_future *f;
+        if (round % 2) ASSERT_OK(weft_run_until(ex, tf, ser_pred, NULL, &f));
+        else ASSERT_OK(weft_run_n(ex, tf, SER_N, &f));
+        weft_cancel_token *tok = new_token();
+        ASSERT_OK(weft_cancel_attach(tok, f));
+        sleep_us((unsigned)(round * 30));
+        (void)weft_cancel_token_cancel(tok);
+        weft_status st = weft_future_wait(f);
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(f, &info));
+        uint64_t whole = 0, unrun = 0;
+        int partial = 0;
+        for (int i = 0; i < SER_N; i++) {
+            int r = atomic_load(&ser_ran[i]);
+            if (r == PAR_CHAIN) whole++;
+            else if (r > 0) {
+                partial++;
+                unrun += (uint64_t)(PAR_CHAIN - r);
+            }
+        }
+        /* At most one iteration is under way when the cancel comes; one
+         * whose first task never started is skipped whole only if it had
+         * begun (its sources were readied): skipped is then PAR_CHAIN. */
+        ASSERT_LE(partial, 1);
+        if (info.iterations != whole || (info.skipped != unrun && !(partial == 0 && info.skipped == PAR_CHAIN)))
+            TEST_FAIL_("round %d (%s): iterations %llu, skipped %llu; %llu iterations ran whole, %llu tasks of the "
+                       "one under way did not run",
+                       round, weft_errname(st), (unsigned long long)info.iterations, (unsigned long long)info.skipped,
+                       (unsigned long long)whole, (unsigned long long)unrun);
+        weft_future_destroy(f);
+        weft_cancel_token_destroy(tok);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
