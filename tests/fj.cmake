@@ -8,3 +8,8 @@ weft_add_test_program(fj_tests
 # scans, spawns, task groups, pipelines, graphs, dependent async tasks), each
 # checked exactly against a serial run on 1, 2, 3, 4 and 8 workers.
 weft_add_test_program(port_hunt42 SOURCES port_hunt42.c TIMEOUT 120)
+# Session 45 (h45-3): the peers' benchmark programs (Taskflow's and Lace's
+# benchmarks/) written as a C user would from their definitions: exact results
+# on 1, 2 and 4 workers, no hang; PEERS_HUNT_BIG=1 / PEERS_HUNT_PRINT=1 for the
+# peers' default sizes and timings.
+weft_add_test_program(peers_hunt45 SOURCES peers_hunt45.c TIMEOUT 120 LIBS m)

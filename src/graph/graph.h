@@ -70,9 +70,18 @@ typedef struct weft__node_cold {
 _Static_assert(sizeof(struct weft__node) == WEFT__CACHE_LINE, "the hot part of a node is one line");
 _Static_assert(sizeof(weft__node_cold) <= sizeof(struct weft__node), "cold part fits a hot-sized slot");
 
-/* Chunk k of the slab holds 64 << min(k, 10) nodes: cap hot nodes, then cap cold
- * parts in slots of the same size, in one allocation. */
-static inline size_t weft__chunk_capacity(size_t k) { return (size_t)64 << (k < 10 ? k : 10); }
+/* Chunk k of the slab holds 8 << min(k, 13) nodes: cap hot nodes, then cap cold
+ * parts in slots of the same size, in one allocation.  The first chunk is
+ * small (1 KiB) because many graphs are: each subflow task's graph and each
+ * module body of a few tasks has a slab of its own, and a first chunk of 64
+ * nodes (8 KiB, zeroed) made each such graph cost ~10 KiB and most of a
+ * subflow's time (a recursion of nested subflows, Taskflow's fibonacci,
+ * ran 30-50 times slower than Taskflow's).  Chunks double up to the same
+ * 65536 nodes as before, so a big graph has three more chunks, no more. */
+enum { WEFT__CHUNK0_SHIFT = 3, WEFT__CHUNK_KMAX = 13 };
+static inline size_t weft__chunk_capacity(size_t k) {
+    return ((size_t)1 << WEFT__CHUNK0_SHIFT) << (k < WEFT__CHUNK_KMAX ? k : WEFT__CHUNK_KMAX);
+}
 static inline size_t weft__chunk_bytes(size_t k) { return 2 * weft__chunk_capacity(k) * sizeof(struct weft__node); }
 /* Chunks of two huge pages or more start on a huge-page boundary (see task.c). */
 static inline size_t weft__chunk_align(size_t k) {
@@ -80,11 +89,11 @@ static inline size_t weft__chunk_align(size_t k) {
 }
 
 /* Capacity of the chunk holding the node of a given index: chunk k starts at index
- * 64 * (2^k - 1), so for k <= 10 it is the k with 2^k <= index/64 + 1 < 2^(k+1). */
+ * 8 * (2^k - 1), so for k <= KMAX it is the k with 2^k <= index/8 + 1 < 2^(k+1). */
 static inline size_t weft__chunk_capacity_of(uint32_t index) {
-    size_t q = ((size_t)index >> 6) + 1;
-    if (q >= 2048) return weft__chunk_capacity(10);
-    return (size_t)64 << (63 - __builtin_clzll((unsigned long long)q));
+    size_t q = ((size_t)index >> WEFT__CHUNK0_SHIFT) + 1;
+    if (q >= ((size_t)2 << WEFT__CHUNK_KMAX)) return weft__chunk_capacity(WEFT__CHUNK_KMAX);
+    return ((size_t)1 << WEFT__CHUNK0_SHIFT) << (63 - __builtin_clzll((unsigned long long)q));
 }
 
 /* The cold part of n: `capacity` slots after it, in the chunk's second half. */
@@ -272,16 +281,17 @@ static inline void weft__edge_uncount(weft_taskflow *tf, const weft__node *from,
 }
 
 /* The chunk holding the node of emplace index i, and the node's slot in it:
- * chunks 0..9 hold 64 << k nodes and start at 64 * (2^k - 1); every later
+ * chunks 0..KMAX-1 hold 8 << k nodes and start at 8 * (2^k - 1); every later
  * chunk holds 65536. */
 static inline size_t weft__chunk_locate(size_t i, size_t *slot) {
-    enum { SMALL = 64 * ((1 << 10) - 1) }; /* nodes in chunks 0..9 */
+    enum { BASE = 1 << WEFT__CHUNK0_SHIFT, SMALL = BASE * ((1 << WEFT__CHUNK_KMAX) - 1) }; /* nodes in chunks 0..KMAX-1 */
+    const size_t big = weft__chunk_capacity(WEFT__CHUNK_KMAX);
     if (i >= SMALL) {
-        *slot = (i - SMALL) % 65536;
-        return 10 + (i - SMALL) / 65536;
+        *slot = (i - SMALL) % big;
+        return WEFT__CHUNK_KMAX + (i - SMALL) / big;
     }
-    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(i >> 6) + 1);
-    *slot = i - ((size_t)64 << k) + 64;
+    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(i >> WEFT__CHUNK0_SHIFT) + 1);
+    *slot = i - ((size_t)BASE << k) + BASE;
     return k;
 }
 
