@@ -1001,8 +1001,9 @@ typedef struct uts_arg {
     uint64_t state;
     int depth;
     double q;
-    int m;
+    int m, b; /* b: the root's children */
     long count;
+    int maxdepth;
 } uts_arg;
 
 static int uts_node(weft_ctx *cx, void *p) {
@@ -1010,11 +1011,12 @@ static int uts_node(weft_ctx *cx, void *p) {
     uint64_t s = a->state;
     /* Binomial: the root has m children; any other node has m with
      * probability q, else none. */
-    int nk = a->depth == 0 ? 8 : ((double)(test_rand(&s) >> 11) * 0x1.0p-53 < a->q ? a->m : 0);
-    uts_arg kid[16];
+    int nk = a->depth == 0 ? a->b : ((double)(test_rand(&s) >> 11) * 0x1.0p-53 < a->q ? a->m : 0);
+    /* A child record each, as Lace's alloca per child. */
+    uts_arg *kid = nk ? __builtin_alloca(sizeof *kid * (size_t)nk) : NULL;
     for (int i = 0; i < nk; i++) {
         kid[i] = (uts_arg){a->state * 6364136223846793005ull + 1442695040888963407ull + (uint64_t)i * 0x9e3779b97f4a7c15ull,
-                           a->depth + 1, a->q, a->m, 0};
+                           a->depth + 1, a->q, a->m, a->b, 0, 0};
         weft_spawn(cx, uts_node, &kid[i]);
     }
     int st = 0;
@@ -1023,18 +1025,35 @@ static int uts_node(weft_ctx *cx, void *p) {
         if (r && !st) st = r;
     }
     long c = 1;
-    for (int i = 0; i < nk; i++) c += kid[i].count;
+    int md = a->depth;
+    for (int i = 0; i < nk; i++) {
+        c += kid[i].count;
+        if (kid[i].maxdepth > md) md = kid[i].maxdepth;
+    }
     a->count = c;
+    a->maxdepth = md;
     return st;
 }
 
-static long uts_serial(uint64_t state, int depth, double q, int m) {
-    uint64_t s = state;
-    int nk = depth == 0 ? 8 : ((double)(test_rand(&s) >> 11) * 0x1.0p-53 < q ? m : 0);
-    long c = 1;
-    for (int i = 0; i < nk; i++)
-        c += uts_serial(state * 6364136223846793005ull + 1442695040888963407ull + (uint64_t)i * 0x9e3779b97f4a7c15ull,
-                        depth + 1, q, m);
+/* Serial count, by an explicit stack: a near-critical tree is thousands of
+ * levels deep. */
+static long uts_serial(uint64_t root, double q, int m, int b) {
+    typedef struct { uint64_t state; int depth; } item;
+    size_t cap = 1024, top = 0;
+    item *st = malloc(cap * sizeof *st);
+    st[top++] = (item){root, 0};
+    long c = 0;
+    while (top) {
+        item it = st[--top];
+        c++;
+        uint64_t s = it.state;
+        int nk = it.depth == 0 ? b : ((double)(test_rand(&s) >> 11) * 0x1.0p-53 < q ? m : 0);
+        if (top + (size_t)nk > cap) st = realloc(st, (cap = 2 * (top + (size_t)nk)) * sizeof *st);
+        for (int i = 0; i < nk; i++)
+            st[top++] = (item){it.state * 6364136223846793005ull + 1442695040888963407ull + (uint64_t)i * 0x9e3779b97f4a7c15ull,
+                               it.depth + 1};
+    }
+    free(st);
     return c;
 }
 
@@ -1044,13 +1063,15 @@ TEST(lace_uts_binomial_trees_by_flat_spawn_loops_count_the_serial_tree) {
     for (size_t wi = 0; wi < NW; wi++) {
         weft_executor *ex = make_executor(kW[wi]);
         for (size_t k = 0; k < sizeof seeds / sizeof *seeds; k++) {
-            double q = big() ? 0.1999 : 0.199;
-            uts_arg a = {seeds[k], 0, q, 5, 0};
-            long want = uts_serial(seeds[k], 0, q, 5);
+            double q = getenv("PEERS_UTS_Q") ? atof(getenv("PEERS_UTS_Q")) : big() ? 0.1999 : 0.199;
+            int b = getenv("PEERS_UTS_B") ? atoi(getenv("PEERS_UTS_B")) : 8;
+            uts_arg a = {seeds[k], 0, q, 5, b, 0, 0};
+            long want = uts_serial(seeds[k], q, 5, b);
             double t0 = now_s();
             ASSERT_EQ(weft_run_root(ex, uts_node, &a), 0);
             double t = now_s() - t0;
             ASSERT_EQ(a.count, want);
+            if (printing()) printf("peers: uts seed %llu: %ld nodes, depth %d\n", (unsigned long long)seeds[k], want, a.maxdepth);
             if (k == 3) report_time("lace uts", kW[wi], (uint64_t)want, t);
         }
         weft_executor_destroy(ex);
@@ -1321,6 +1342,98 @@ TEST(taskflow_embarrassing_parallelism_runs_every_unconnected_task_once) {
             double t = now_s() - t0;
             ASSERT_EQ(atomic_load(&counter), n);
             if (lg + 2 >= maxlog) report_time("embarrassing_parallelism", kW[wi], n, t);
+        }
+        weft_executor_destroy(ex);
+    }
+}
+
+/* ---- graph_pipeline: a pipeline walks a level graph node by node (the
+ * first stage), middle stages work on the node, the last stage sets its
+ * value from the previous level's values: serial stages keep the order ---- */
+
+typedef struct gp {
+    lgraph *g;
+    int lev, len;
+    int buf[8]; /* a uid per line */
+    long long *val;
+} gp;
+
+static int gp_work(int uid) { return (int)(((unsigned)uid * 2654435761u) >> 20); }
+
+static int gp_input(weft_pipeflow *pf, void *arg) {
+    gp *p = arg;
+    if (p->len == 0 && p->lev == p->g->levels) {
+        weft_pipeflow_stop(pf);
+        return 0;
+    }
+    int uid = p->lev * p->g->len + p->len;
+    p->buf[weft_pipeflow_line(pf)] = uid;
+    p->val[uid] = gp_work(uid);
+    if (p->len == p->g->len - 1) {
+        p->lev++;
+        p->len = 0;
+    } else {
+        p->len++;
+    }
+    return 0;
+}
+static int gp_filter(weft_pipeflow *pf, void *arg) {
+    gp *p = arg;
+    int uid = p->buf[weft_pipeflow_line(pf)];
+    p->val[uid] = gp_work(uid) + (int)weft_pipeflow_stage(pf);
+    return 0;
+}
+static int gp_final(weft_pipeflow *pf, void *arg) {
+    gp *p = arg;
+    int uid = p->buf[weft_pipeflow_line(pf)], lev = uid / p->g->len;
+    long long v = gp_work(uid);
+    lg_node *n = &p->g->nodes[uid];
+    for (int k = 0; lev > 0 && k < n->nin; k++) v += p->val[(lev - 1) * p->g->len + n->in[k]];
+    p->val[uid] = v;
+    return 0;
+}
+
+TEST(taskflow_graph_pipeline_over_level_graphs_gives_each_node_the_serial_value_for_1_to_8_stages) {
+    int maxs = big() ? 451 : 46;
+    for (size_t wi = 0; wi < NW; wi++) {
+        weft_executor *ex = make_executor(kW[wi]);
+        for (int sz = 1; sz <= maxs; sz += 15) {
+            lgraph g = {0};
+            int *edges, *nedges;
+            lg_build(&g, sz, sz, 3 + (uint64_t)sz, &edges, &nedges);
+            size_t nn = (size_t)sz * (size_t)sz;
+            long long *want = malloc(nn * sizeof *want);
+            for (int l = 0; l < sz; l++)
+                for (int i = 0; i < sz; i++) {
+                    int uid = l * sz + i;
+                    long long v = gp_work(uid);
+                    lg_node *n = &g.nodes[uid];
+                    for (int k = 0; l > 0 && k < n->nin; k++) v += want[(l - 1) * sz + n->in[k]];
+                    want[uid] = v;
+                }
+            for (int ns = 1; ns <= 8; ns++) {
+                gp p = {&g, 0, 0, {0}, calloc(nn, sizeof(long long))};
+                weft_stage st[8];
+                for (int k = 0; k < ns; k++)
+                    st[k] = (weft_stage){WEFT_STAGE_SERIAL, k == 0 ? gp_input : k + 1 == ns ? gp_final : gp_filter, &p, NULL};
+                double t0 = now_s();
+                weft_taskflow *tf = make_taskflow("graph_pipeline");
+                weft_status err;
+                weft_pipeline *pl = weft_pipeline_create(8, st, (size_t)ns, &err);
+                ASSERT_NOT_NULL(pl);
+                ASSERT_FALSE(weft_task_is_null(weft_pipeline_emplace(tf, pl)));
+                ASSERT_OK(weft_run_and_wait(ex, tf));
+                double t = now_s() - t0;
+                ASSERT_EQ(weft_pipeline_num_tokens(pl), (uint64_t)nn);
+                ASSERT_OK(weft_taskflow_destroy(tf));
+                ASSERT_OK(weft_pipeline_destroy(pl));
+                if (ns > 1)
+                    for (size_t x = 0; x < nn; x++) ASSERT_EQ(p.val[x], want[x]);
+                free(p.val);
+                if (ns == 8 && sz + 15 > maxs) report_time("graph_pipeline(8 stages)", kW[wi], nn, t);
+            }
+            for (size_t x = 0; x < nn; x++) free(g.nodes[x].in);
+            free(g.nodes), free(edges), free(nedges), free(want);
         }
         weft_executor_destroy(ex);
     }
