@@ -1438,3 +1438,125 @@ TEST(taskflow_graph_pipeline_over_level_graphs_gives_each_node_the_serial_value_
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- mnist: Taskflow's training graph (forward, a backward chain and an
+ * update per layer, each iteration's updates before the next forward,
+ * shuffles on min(workers, epochs) rotating copies of the data), with an
+ * integer model whose result depends on every one of those orders -------- */
+
+enum { MN_LAYERS = 3, MN_ITERS = 12, MN_ROWS = 24 };
+
+typedef struct mnist {
+    unsigned nstore;
+    uint64_t (*mats)[MN_ROWS]; /* nstore copies of the data */
+    uint64_t w[MN_LAYERS], act[MN_LAYERS + 1], delta[MN_LAYERS];
+} mnist;
+
+typedef struct mn_task {
+    mnist *d;
+    unsigned kind, i, e, j; /* 0 forward, 1 backward, 2 update, 3 shuffle */
+} mn_task;
+
+static void mn_shuffle(uint64_t *rows, unsigned e) {
+    uint64_t s = 1000 + e;
+    for (int i = MN_ROWS - 1; i > 0; i--) {
+        int j = (int)(test_rand(&s) % (uint64_t)(i + 1));
+        uint64_t t = rows[i];
+        rows[i] = rows[j];
+        rows[j] = t;
+    }
+}
+static void mn_do(mnist *d, unsigned kind, unsigned i, unsigned e, unsigned j) {
+    uint64_t *rows = d->mats[e % d->nstore];
+    switch (kind) {
+    case 0: /* forward: every layer's weight, the batch's rows */
+        d->act[0] = rows[(2 * i) % MN_ROWS] ^ rows[(2 * i + 1) % MN_ROWS];
+        for (unsigned l = 0; l < MN_LAYERS; l++) d->act[l + 1] = d->act[l] * 6364136223846793005ull + d->w[l];
+        break;
+    case 1: /* backward of layer j: the delta after it (or the output), its weight */
+        d->delta[j] = (j + 1 == MN_LAYERS ? d->act[MN_LAYERS] : d->delta[j + 1]) * 3 + d->w[j] + d->act[j] + rows[i % MN_ROWS];
+        break;
+    case 2: d->w[j] += d->delta[j] >> 7; break;
+    case 3: if (e) mn_shuffle(rows, e); break;
+    }
+}
+static int mn_run(weft_ctx *ctx, void *arg) {
+    mn_task *t = arg;
+    mn_do(t->d, t->kind, t->i, t->e, t->j);
+    return 0;
+}
+
+static void mn_init(mnist *d, unsigned nstore) {
+    memset(d, 0, sizeof *d);
+    d->nstore = nstore;
+    d->mats = malloc(sizeof *d->mats * nstore);
+    for (unsigned s = 0; s < nstore; s++)
+        for (unsigned r = 0; r < MN_ROWS; r++) d->mats[s][r] = 0x9e3779b97f4a7c15ull * (r + 1);
+    for (unsigned l = 0; l < MN_LAYERS; l++) d->w[l] = l + 1;
+}
+
+TEST(taskflow_mnist_training_graph_updates_the_model_exactly_as_the_serial_epochs) {
+    unsigned maxe = big() ? 100 : 20;
+    for (size_t wi = 0; wi < NW; wi++) {
+        weft_executor *ex = make_executor(kW[wi]);
+        for (unsigned epochs = 10; epochs <= maxe; epochs += 10) {
+            unsigned nstore = kW[wi] < epochs ? kW[wi] : epochs;
+            mnist serial, par;
+            mn_init(&serial, nstore);
+            mn_init(&par, nstore);
+            for (unsigned e = 0; e < epochs; e++) {
+                mn_do(&serial, 3, 0, e, 0);
+                for (unsigned i = 0; i < MN_ITERS; i++) {
+                    mn_do(&serial, 0, i, e, 0);
+                    for (int j = MN_LAYERS - 1; j >= 0; j--) {
+                        mn_do(&serial, 1, i, e, (unsigned)j);
+                        mn_do(&serial, 2, i, e, (unsigned)j);
+                    }
+                }
+            }
+            size_t ntasks = (size_t)epochs * (MN_ITERS * (1 + 2 * MN_LAYERS) + 1), k = 0;
+            mn_task *args = malloc(sizeof *args * ntasks);
+            weft_task *fw = malloc(sizeof *fw * epochs * MN_ITERS), *bw = malloc(sizeof *bw * epochs * MN_ITERS * MN_LAYERS),
+                      *up = malloc(sizeof *up * epochs * MN_ITERS * MN_LAYERS), *sh = malloc(sizeof *sh * epochs);
+            size_t nf = 0, nb = 0, nu = 0;
+            double t0 = now_s();
+            weft_taskflow *tf = make_taskflow("mnist");
+            for (unsigned e = 0; e < epochs; e++) {
+                for (unsigned i = 0; i < MN_ITERS; i++) {
+                    args[k] = (mn_task){&par, 0, i, e, 0};
+                    weft_task f = fw[nf++] = must_emplace(tf, mn_run, &args[k++]);
+                    if (i != 0 || e != 0)
+                        for (unsigned j = 1; j <= MN_LAYERS; j++) ASSERT_OK(weft_precede(up[nu - j], f));
+                    for (int j = MN_LAYERS - 1; j >= 0; j--) {
+                        args[k] = (mn_task){&par, 1, i, e, (unsigned)j};
+                        weft_task b = bw[nb++] = must_emplace(tf, mn_run, &args[k++]);
+                        args[k] = (mn_task){&par, 2, i, e, (unsigned)j};
+                        weft_task u = up[nu++] = must_emplace(tf, mn_run, &args[k++]);
+                        ASSERT_OK(weft_precede(j + 1 == MN_LAYERS ? f : bw[nb - 2], b));
+                        ASSERT_OK(weft_precede(b, u));
+                    }
+                }
+                args[k] = (mn_task){&par, 3, 0, e, 0};
+                weft_task s = sh[e] = must_emplace(tf, mn_run, &args[k++]);
+                ASSERT_OK(weft_precede(s, fw[nf - MN_ITERS]));
+                if (e >= nstore) {
+                    unsigned pe = e - nstore;
+                    ASSERT_OK(weft_precede(sh[pe], s));
+                    ASSERT_OK(weft_precede(bw[(size_t)(pe + 1) * MN_ITERS * MN_LAYERS - 1], s));
+                }
+            }
+            ASSERT_EQ(k, ntasks);
+            weft_future *fut = NULL;
+            ASSERT_OK(weft_run(ex, tf, &fut));
+            ASSERT_OK(weft_future_wait(fut));
+            weft_future_destroy(fut);
+            ASSERT_OK(weft_taskflow_destroy(tf));
+            double t = now_s() - t0;
+            for (unsigned l = 0; l < MN_LAYERS; l++) ASSERT_EQ(par.w[l], serial.w[l]);
+            for (unsigned s2 = 0; s2 < nstore; s2++) ASSERT_TRUE(memcmp(par.mats[s2], serial.mats[s2], sizeof par.mats[s2]) == 0);
+            free(args), free(fw), free(bw), free(up), free(sh), free(serial.mats), free(par.mats);
+            if (epochs + 10 > maxe) report_time("mnist(graph)", kW[wi], ntasks, t);
+        }
+        weft_executor_destroy(ex);
+    }
+}
