@@ -1560,3 +1560,36 @@ TEST(taskflow_mnist_training_graph_updates_the_model_exactly_as_the_serial_epoch
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- the same programs on the default executor (ex NULL), as thread_pool.cpp's
+ * global tf::Executor: asyncs from main, fresh taskflows, a task-group recursion */
+
+TEST(taskflow_programs_on_the_default_executor_run_each_task_once_and_exit_cleanly) {
+    atomic_size_t counter = 0;
+    for (size_t i = 0; i < 5000; i++) ASSERT_OK(weft_silent_async(NULL, async_inc, &counter));
+    ASSERT_OK(weft_executor_wait_all(weft_default_executor()));
+    ASSERT_EQ(atomic_load(&counter), (size_t)5000);
+    for (unsigned it = 0; it < 5; it++) {
+        weft_taskflow *tf = make_taskflow("thread_pool");
+        weft_task node[1000];
+        for (size_t i = 0; i < 1000; i++) node[i] = weft_placeholder(tf);
+        for (size_t i = 0; i < 1000; i++) ASSERT_OK(weft_task_set_work(node[i], tp_work, &counter));
+        weft_future *f = NULL;
+        ASSERT_OK(weft_run(NULL, tf, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+    }
+    ASSERT_EQ(atomic_load(&counter), (size_t)10000);
+    fib_arg a = {20, 0};
+    weft_future *f = NULL;
+    ASSERT_OK(weft_async(NULL, fib_tg, &a, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_EQ(a.r, fib_serial(20));
+    sky_arg s = {0, 0, 3, 0};
+    ASSERT_EQ(weft_run_root(NULL, skynet_one, &s), 0);
+    ASSERT_EQ(s.result, (size_t)999 * 1000 / 2);
+    /* left running: the default executor is destroyed at exit */
+    for (size_t i = 0; i < 1000; i++) ASSERT_OK(weft_silent_async(NULL, async_inc, &counter));
+}
