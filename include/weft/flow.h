@@ -122,7 +122,8 @@ WEFT_API weft_status weft_subflow_detach(weft_subflow *sf);
  * function, detached, or on a thread that is no worker of the run's executor),
  * WEFT_EDEADLK (from a task of this subflow's own graph while the subflow
  * joins it: the graph cannot wait for itself; nothing changed),
- * WEFT_ECYCLE (the graph has a strong cycle; the run fails). */
+ * WEFT_ECYCLE (the graph has a strong cycle; the run fails), WEFT_ENOMEM (no
+ * memory to start the graph: the run fails with task_code WEFT_ENOMEM). */
 WEFT_API weft_status weft_subflow_join(weft_subflow *sf);
 
 /* True if weft_subflow_detach succeeded during this execution of the

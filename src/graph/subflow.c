@@ -30,14 +30,24 @@ static struct weft__subflow *subflow_take(weft_taskflow *tf) {
     }
     s = weft__calloc(sizeof *s);
     if (!s) return NULL;
-    s->run = weft__nested_run_alloc();
+    /* The nested-run record (576 bytes) comes when the graph first runs
+     * (run_record): a subflow task that builds nothing, the leaves of a
+     * recursion of subflows (half its tasks), never needs one. */
     s->graph = weft_taskflow_create(NULL, NULL);
-    if (!s->run || !s->graph) {
+    if (!s->graph) {
         weft__subflow_free(s);
         return NULL;
     }
     s->graph->is_subflow_graph = true;
     return s;
+}
+
+/* s's nested-run record, made the first time its graph runs.  NULL: out of
+ * memory (the caller fails the task with WEFT_ENOMEM, as a run that cannot
+ * start its graph does). */
+static weft__run *run_record(struct weft__subflow *s) {
+    if (!s->run) s->run = weft__nested_run_alloc();
+    return s->run;
 }
 
 weft_task weft_emplace_subflow(weft_taskflow *tf, weft_subflow_fn fn, void *arg) {
@@ -125,6 +135,11 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
         weft__module_drop_held(s->graph); /* (a joined graph's run gave them back) */
         return weft__release_successors(w, r, n);
     }
+    if (!run_record(s)) {
+        weft__module_drop_held(s->graph); /* its graph does not run */
+        weft__fail_node(r, n, WEFT_ENOMEM);
+        return weft__release_successors(w, r, n);
+    }
     return weft__enter_nested(w, r, n, s->run, s->graph, s->detached ? WEFT__ROLE_DETACHED : WEFT__ROLE_JOINED);
 }
 
@@ -154,6 +169,12 @@ weft_status weft_subflow_join(weft_subflow *sf) {
      * executor cannot run the graph: refused. */
     weft__worker *w = weft__current_worker(s->w->ex);
     if (!w) return weft__fail(__func__, WEFT_EINVAL, "not called on a worker of the subflow's executor");
+    if (s->graph->nnodes > 0 && !run_record(s)) {
+        /* As a graph that cannot start for want of memory (below): the run
+         * fails, and the function may return the status. */
+        weft__fail_node(s->parent, s->node, WEFT_ENOMEM);
+        return weft__fail(__func__, WEFT_ENOMEM, "no memory for the subflow's nested run");
+    }
     s->joined = true;
     if (s->graph->nnodes > 0) {
         weft__nested_init(s->run, s->parent, s->node, s->graph, WEFT__ROLE_SYNC);
