@@ -1406,7 +1406,7 @@ typedef struct gp {
     lgraph *g;
     int lev, len;
     int buf[8]; /* a uid per line */
-    long long *val;
+    uint64_t *val; /* sums wrap: unsigned */
 } gp;
 
 static int gp_work(int uid) { return (int)(((unsigned)uid * 2654435761u) >> 20); }
@@ -1437,7 +1437,7 @@ static int gp_filter(weft_pipeflow *pf, void *arg) {
 static int gp_final(weft_pipeflow *pf, void *arg) {
     gp *p = arg;
     int uid = p->buf[weft_pipeflow_line(pf)], lev = uid / p->g->len;
-    long long v = gp_work(uid);
+    uint64_t v = (uint64_t)gp_work(uid);
     lg_node *n = &p->g->nodes[uid];
     for (int k = 0; lev > 0 && k < n->nin; k++) v += p->val[(lev - 1) * p->g->len + n->in[k]];
     p->val[uid] = v;
@@ -1453,17 +1453,17 @@ TEST(taskflow_graph_pipeline_over_level_graphs_gives_each_node_the_serial_value_
             int *edges, *nedges;
             lg_build(&g, sz, sz, 3 + (uint64_t)sz, &edges, &nedges);
             size_t nn = (size_t)sz * (size_t)sz;
-            long long *want = malloc(nn * sizeof *want);
+            uint64_t *want = malloc(nn * sizeof *want);
             for (int l = 0; l < sz; l++)
                 for (int i = 0; i < sz; i++) {
                     int uid = l * sz + i;
-                    long long v = gp_work(uid);
+                    uint64_t v = (uint64_t)gp_work(uid);
                     lg_node *n = &g.nodes[uid];
                     for (int k = 0; l > 0 && k < n->nin; k++) v += want[(l - 1) * sz + n->in[k]];
                     want[uid] = v;
                 }
             for (int ns = 1; ns <= 8; ns++) {
-                gp p = {&g, 0, 0, {0}, calloc(nn, sizeof(long long))};
+                gp p = {&g, 0, 0, {0}, calloc(nn, sizeof(uint64_t))};
                 weft_stage st[8];
                 for (int k = 0; k < ns; k++)
                     st[k] = (weft_stage){WEFT_STAGE_SERIAL, k == 0 ? gp_input : k + 1 == ns ? gp_final : gp_filter, &p, NULL};
