@@ -13,3 +13,5 @@ weft_add_test_program(tfport39_tests SOURCES tfport39.c TIMEOUT 60)
 # statuses past the frame stack out of memory (a failing allocator: its own
 # program), error messages naming the call.
 weft_add_test_program(sched_hunt42_tests SOURCES sched_hunt42.c TIMEOUT 60)
+# Hunt 45 (h45-2): scheduling policies and handles, pass 2.
+weft_add_test_program(sched_hunt45_tests SOURCES sched_hunt45.c TIMEOUT 60)

@@ -218,6 +218,98 @@ static void held_free(weft__held *h) {
     weft__free(h, sizeof *h);
 }
 
+/* ---- policies that share a state ----
+ *
+ * A user may pass one policy, state and all, to several executors (one queue
+ * that their workers all push to and take from).  Each executor's workers
+ * then take items that another executor pushed: not in their own held set,
+ * such an item was counted as a policy error and dropped, its run never
+ * ended and that executor's wait hung.  So the checked policies of one state
+ * are kept together (a share), an item not held by the taker's policy is
+ * looked for in the others' sets, and one found there goes back to the
+ * executor it came from (its shared queue), to run there.  The calls into
+ * the state are counted per share, as a pop of one executor beside a push
+ * or a pop of another is no error either (weft__policy_final's window). */
+typedef struct weft__policy_share {
+    void *state;
+    unsigned refs;
+    struct weft__policy_share *next;
+    weft__policy *members; /* linked by share_next */
+    /* Calls into the state's push and pop begun and ended (with their
+     * bookkeeping), so that the check before sleeping judges only a window
+     * no other call overlapped (weft__policy_final). */
+    _Atomic uint64_t calls_begun, calls_ended;
+} weft__policy_share;
+
+/* Every share, under a spin lock: taken at a checked policy's create and
+ * destroy, and for an item its taker's policy does not hold. */
+static atomic_flag shares_lock = ATOMIC_FLAG_INIT;
+static weft__policy_share *shares;
+
+static void shares_take(void) {
+    while (atomic_flag_test_and_set_explicit(&shares_lock, memory_order_acquire)) weft__cpu_relax();
+}
+static void shares_drop(void) { atomic_flag_clear_explicit(&shares_lock, memory_order_release); }
+
+/* Enters p (checked, p->ops.state set) in its state's share. */
+static int share_join(weft__policy *p) {
+    weft__policy_share *sh = weft__calloc(sizeof *sh); /* before the lock; freed if one exists */
+    if (!sh) return WEFT_ENOMEM;
+    shares_take();
+    weft__policy_share *old = shares;
+    while (old && old->state != p->ops.state) old = old->next;
+    if (old) {
+        weft__free(sh, sizeof *sh);
+        sh = old;
+    } else {
+        sh->state = p->ops.state;
+        atomic_init(&sh->calls_begun, 0);
+        atomic_init(&sh->calls_ended, 0);
+        sh->next = shares;
+        shares = sh;
+    }
+    sh->refs++;
+    p->share_next = sh->members;
+    sh->members = p;
+    p->share = sh;
+    shares_drop();
+    return WEFT_OK;
+}
+
+static void share_leave(weft__policy *p) {
+    weft__policy_share *sh = p->share;
+    if (!sh) return;
+    shares_take();
+    weft__policy **m = &sh->members;
+    while (*m != p) m = &(*m)->share_next;
+    *m = p->share_next;
+    bool last = --sh->refs == 0;
+    if (last) {
+        weft__policy_share **e = &shares;
+        while (*e != sh) e = &(*e)->next;
+        *e = sh->next;
+    }
+    shares_drop();
+    if (last) weft__free(sh, sizeof *sh);
+    p->share = NULL;
+}
+
+/* j, which p's set does not hold, taken out of the set of another policy of
+ * p's share: the executor it belongs to, or NULL.  That executor exists: j
+ * is its job, not yet run. */
+static weft_executor *share_owner(weft__policy *p, weft__job *j) {
+    weft_executor *owner = NULL;
+    int from;
+    shares_take();
+    for (weft__policy *q = p->share->members; q && !owner; q = q->share_next)
+        if (q != p && held_take(q->held, j, &from)) {
+            atomic_fetch_sub_explicit(&q->outstanding, 1, memory_order_relaxed);
+            owner = q->ex;
+        }
+    shares_drop();
+    return owner;
+}
+
 /* ---- the layer's side ---- */
 
 int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nworkers) {
@@ -233,8 +325,7 @@ int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nwo
     weft__policy *p = weft__calloc(sizeof *p);
     if (!p) return WEFT_ENOMEM;
     atomic_init(&p->outstanding, 0);
-    atomic_init(&p->calls_begun, 0);
-    atomic_init(&p->calls_ended, 0);
+    p->ex = s->ex;
     if (kind == WEFT_SCHED_PRIORITY) {
         p->heap = true;
     } else if (kind == WEFT_SCHED_CUSTOM) {
@@ -244,6 +335,7 @@ int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nwo
             weft__free(p->held, sizeof *p->held);
             return weft__free(p, sizeof *p), WEFT_ENOMEM;
         }
+        if (share_join(p) != WEFT_OK) return held_free(p->held), weft__free(p, sizeof *p), WEFT_ENOMEM;
         p->checked = true;
     } else {
         bool one = kind != WEFT_SCHED_ROUND_ROBIN;
@@ -274,6 +366,7 @@ void weft__policy_destroy(weft__sched *s) {
      * the state it passed (weft/sched.h).  Calling destroy on some of those
      * failures and not on others left the caller no way to know whether to
      * free it: a leak or a double free.  The built-in rings are ours. */
+    share_leave(p); /* before its set goes: other executors' takes look there */
     if (p->ops.destroy && (!p->checked || s->ex->created)) p->ops.destroy(p->ops.state);
     held_free(p->held);
     weft__free(p, sizeof *p);
@@ -282,10 +375,10 @@ void weft__policy_destroy(weft__sched *s) {
 
 /* Brackets a call into a checked policy (weft__policy_final's window). */
 static inline void call_begins(weft__policy *p) {
-    if (p->checked) atomic_fetch_add_explicit(&p->calls_begun, 1, memory_order_seq_cst);
+    if (p->checked) atomic_fetch_add_explicit(&p->share->calls_begun, 1, memory_order_seq_cst);
 }
 static inline void call_ends(weft__policy *p) {
-    if (p->checked) atomic_fetch_add_explicit(&p->calls_ended, 1, memory_order_seq_cst);
+    if (p->checked) atomic_fetch_add_explicit(&p->share->calls_ended, 1, memory_order_seq_cst);
 }
 
 int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker, int from) {
@@ -316,17 +409,31 @@ int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker, int 
     return st;
 }
 
-/* A checked policy handed out j: true if it was pushed and not handed out
- * before; *from: who queued it. */
-static bool check_out(weft__sched *s, weft__job *j, int *from) {
+/* A checked policy handed out j: 1 if it was pushed and not handed out
+ * before (*from: who queued it); -1 for another executor's job (a shared
+ * state): sent back to that executor, it runs there; 0 for an error. */
+static int check_out(weft__sched *s, weft__job *j, int *from) {
     if (held_take(s->policy->held, j, from)) {
         atomic_fetch_sub_explicit(&s->policy->outstanding, 1, memory_order_relaxed);
-        return true;
+        return 1;
+    }
+    weft_executor *owner = share_owner(s->policy, j);
+    if (owner) {
+        /* Its shared queue, as a job from a thread that is no worker of it:
+         * one of its workers moves it into the policy again (and may take
+         * it then).  Cannot fail (the spare list). */
+        (void)weft__submit_from_always(owner, NULL, j);
+        /* A call more in the window: this take returns NULL having had an
+         * item, which says nothing of what the policy holds for us
+         * (weft__policy_final judges no window with others' calls). */
+        call_begins(s->policy);
+        call_ends(s->policy);
+        return -1;
     }
     atomic_fetch_add_explicit(&s->policy_errors, 1, memory_order_relaxed);
     weft__log(WEFT_LOG_ERROR, "sched: the custom policy returned an item it did not hold (twice, or never "
                               "pushed); it was not run");
-    return false;
+    return 0;
 }
 
 weft__job *weft__policy_take(weft__sched *s, int worker, bool own, int *from) {
@@ -336,10 +443,18 @@ weft__job *weft__policy_take(weft__sched *s, int worker, bool own, int *from) {
     weft_sched_item *(*fn)(void *, int) = own || !p->ops.steal ? p->ops.pop : p->ops.steal;
     weft__job *j = NULL;
     call_begins(p);
-    for (int tries = 0; tries < 4; tries++) { /* a broken policy may repeat itself: bounded */
+    /* A broken policy may repeat itself: bounded.  Another executor's jobs
+     * (a shared state) are no such thing: each was held, and has left that
+     * executor's set, so the policy cannot repeat one for ever; stopping at
+     * them let this worker sleep while its own jobs waited behind them in
+     * the policy, with nothing to wake it. */
+    for (int tries = 0; tries < 4;) {
         j = (weft__job *)fn(p->ops.state, worker);
-        if (!j || !p->checked || check_out(s, j, from)) break;
+        if (!j || !p->checked) break;
+        int r = check_out(s, j, from);
+        if (r > 0) break;
         j = NULL;
+        if (r == 0) tries++;
     }
     call_ends(p);
     return j;
@@ -365,8 +480,9 @@ void weft__policy_moved(weft__sched *s, int worker, int from) {
  * in which no call but this worker's own began or ended. */
 weft__job *weft__policy_final(weft__sched *s, int worker) {
     weft__policy *p = s->policy;
-    uint64_t begun = atomic_load_explicit(&p->calls_begun, memory_order_seq_cst);
-    bool quiet = p->checked && atomic_load_explicit(&p->calls_ended, memory_order_seq_cst) == begun;
+    weft__policy_share *sh = p->share; /* NULL unless checked */
+    uint64_t begun = sh ? atomic_load_explicit(&sh->calls_begun, memory_order_seq_cst) : 0;
+    bool quiet = p->checked && atomic_load_explicit(&sh->calls_ended, memory_order_seq_cst) == begun;
     int from;
     weft__job *j = weft__policy_take(s, worker, true, &from);
     if (j) return weft__policy_moved(s, worker, from), j; /* as in sched.c, take */
@@ -377,8 +493,8 @@ weft__job *weft__policy_final(weft__sched *s, int worker) {
         mine++;
     }
     if (!quiet || atomic_load_explicit(&p->outstanding, memory_order_seq_cst) <= 0) return NULL;
-    uint64_t now = atomic_load_explicit(&p->calls_begun, memory_order_seq_cst);
-    if (now != begun + mine || atomic_load_explicit(&p->calls_ended, memory_order_seq_cst) != now) return NULL;
+    uint64_t now = atomic_load_explicit(&sh->calls_begun, memory_order_seq_cst);
+    if (now != begun + mine || atomic_load_explicit(&sh->calls_ended, memory_order_seq_cst) != now) return NULL;
     atomic_fetch_add_explicit(&s->policy_errors, 1, memory_order_relaxed);
     weft__log(WEFT_LOG_ERROR, "sched: the custom policy holds items but returned none");
     return NULL;

@@ -121,10 +121,12 @@ typedef struct weft__policy {
     bool shared;            /* FIFO, RANDOM: one queue for all, each pop a steal in the metrics */
     bool rr;                /* ROUND_ROBIN: its queues record who queued each job */
     _Atomic int64_t outstanding; /* checked policies: pushed minus taken */
-    /* Checked policies: calls into the user's push and pop begun and ended
-     * (with their bookkeeping), so that the check before sleeping judges only
-     * a window no other call overlapped (policy.c, weft__policy_final). */
-    _Atomic uint64_t calls_begun, calls_ended;
+    /* Checked policies: the executors whose policies have this one's state
+     * (policy.c: a user may give one state to several executors), with the
+     * calls into it they began and ended, and the next of them. */
+    struct weft__policy_share *share;
+    struct weft__policy *share_next;
+    weft_executor *ex; /* the executor this policy queues jobs of */
 } weft__policy;
 
 typedef struct weft__sched {
