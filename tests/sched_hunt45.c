@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- a user policy: a locked FIFO ring ---- */
 
@@ -176,4 +177,79 @@ TEST(jobs_another_executor_takes_from_a_shared_policy_state_run_on_their_own) {
     weft_executor_destroy(b);
     ASSERT_EQ(atomic_load(&r->destroyed), 2);
     ring_free(r);
+}
+
+/* ---- probe: a policy that hands items out only 2 ms after their push ---- */
+
+typedef struct late_policy {
+    pthread_mutex_t m;
+    weft_sched_item *items[1024];
+    double at[1024];
+    size_t n;
+} late_policy;
+
+static int late_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    (void)p, (void)worker;
+    late_policy *l = st;
+    pthread_mutex_lock(&l->m);
+    int full = l->n == 1024;
+    if (!full) l->items[l->n] = it, l->at[l->n++] = now_s();
+    pthread_mutex_unlock(&l->m);
+    return full;
+}
+
+static weft_sched_item *late_pop(void *st, int worker) {
+    (void)worker;
+    late_policy *l = st;
+    weft_sched_item *it = NULL;
+    pthread_mutex_lock(&l->m);
+    if (l->n && now_s() - l->at[0] > 0.002) {
+        it = l->items[0];
+        memmove(l->items, l->items + 1, --l->n * sizeof *l->items);
+        memmove(l->at, l->at + 1, l->n * sizeof *l->at);
+    }
+    pthread_mutex_unlock(&l->m);
+    return it;
+}
+
+/* weft/sched.h: a policy that returns NULL while it holds items breaks the
+ * contract, is counted, and "those items run only once the policy hands
+ * them out on a later call".  A policy that holds each item a while (2 ms:
+ * batching, rate limiting) made no later call: the workers looked, found
+ * nothing, slept, and nothing woke them; weft_executor_wait_all waited for
+ * ever (10 async tasks: 1 ran).  They must look again (a nap), so every
+ * job runs, and the lapse is counted, not once per look. */
+TEST(a_policy_that_hands_items_out_late_still_gets_every_job_run) {
+    late_policy *l = calloc(1, sizeof *l);
+    ASSERT_NOT_NULL(l);
+    pthread_mutex_init(&l->m, NULL);
+    weft_sched_policy pol = {.state = l, .push = late_push, .pop = late_pop};
+    weft_sched_config sc = {.kind = WEFT_SCHED_CUSTOM, .policy = &pol};
+    weft_executor *ex = make_sched_executor(2, &sc);
+    atomic_int n = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 10; i++) ASSERT_OK(weft_silent_async(ex, bump, &n));
+        if (!wait_flag(&n, 10 * (round + 1), 5)) TEST_FAIL_("round %d: %d of 10 jobs ran in 5 s", round, atomic_load(&n) - 10 * round);
+        sleep_us(3000); /* every worker asleep again */
+    }
+    weft_taskflow *tf = make_taskflow("chain");
+    atomic_int c = 0;
+    weft_task prev = must_emplace(tf, bump, &c);
+    for (int i = 0; i < 4; i++) {
+        weft_task t = must_emplace(tf, bump, &c);
+        ASSERT_OK(weft_precede(prev, t));
+        prev = t;
+    }
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&c), 5);
+    weft_taskflow_destroy(tf);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_sched_stats st;
+    ASSERT_OK(weft_sched_get_stats(ex, &st));
+    /* Each sleep beside held items is one lapse at most per worker, not one
+     * per nap (a nap is 50 us to 1 ms). */
+    ASSERT_LE(st.policy_errors, 200);
+    weft_executor_destroy(ex);
+    pthread_mutex_destroy(&l->m);
+    free(l);
 }

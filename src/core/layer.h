@@ -181,12 +181,19 @@ int weft__executor_set_nodes(weft_executor *ex, const int *node, unsigned nnodes
  * source with push must be set from a layer's executor_init (the deques are
  * empty, the workers not started).
  *
+ * nap(w, state): optional.  Called when w found nothing in its last look and
+ * is about to sleep: 0 to sleep until woken, or at most how many ns to sleep
+ * before looking again, for work the source holds but would not hand out in
+ * that look and that no submission will wake a worker for (sched/: a user
+ * policy that returned NULL while it held items, which it may hand out later).
+ *
  * Nothing calls take() per job: a source that wants a job to run before the
  * rest of a worker's deque pushes a job onto that deque (sched/'s tickets). */
 enum { WEFT__TAKE_STEAL = 1, WEFT__TAKE_LAST = 2, WEFT__TAKE_FINAL = 3, WEFT__TAKE_FAIR = 4, WEFT__TAKE_URGENT = 5 };
 typedef struct weft__source {
     weft__job *(*take)(weft__worker *w, void *state, int stage);
     int (*push)(weft__worker *w, void *state, weft__job *j);
+    uint64_t (*nap)(weft__worker *w, void *state);
 } weft__source;
 
 /* Sets ex's source (once; a second call with another source is refused:

@@ -425,6 +425,13 @@ static inline weft__job *settle_held(weft__worker *w) {
     return weft__deque_size(&w->deque) > 0 || w->overflow_head ? find_local(w) : NULL;
 }
 
+/* How long w may sleep before it looks at the source again (0: until woken;
+ * core/layer.h, nap). */
+static uint64_t source_nap(weft__worker *w) {
+    const weft__source *src = atomic_load_explicit(&w->ex->source, memory_order_acquire);
+    return src && src->nap ? src->nap(w, w->ex->source_state) : 0;
+}
+
 void *weft__worker_main(void *arg) {
     weft__worker *w = arg;
     weft_executor *ex = w->ex;
@@ -459,6 +466,7 @@ void *weft__worker_main(void *arg) {
             j = final_look(w);
             uint64_t nap = 0;
             if (!j) j = poll_before_park(w, &nap);
+            if (!j && !nap) nap = source_nap(w);
             if (!j) {
                 if (atomic_load_explicit(&ex->shutdown, memory_order_seq_cst)) break;
                 weft__hook_park(w, true); /* observe/ */

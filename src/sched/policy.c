@@ -478,7 +478,9 @@ void weft__policy_moved(weft__sched *s, int worker, int from) {
  * to take (found under TSan: every_kind_of_work_runs_under_a_user_policy, 1
  * run in 3 with other tests on both cores).  So the verdict needs a window
  * in which no call but this worker's own began or ended. */
-weft__job *weft__policy_final(weft__sched *s, int worker) {
+/* `judge`: false after a nap for items the policy held (sched.c,
+ * policy_nap): counted and logged once, not at every nap's end. */
+weft__job *weft__policy_final(weft__sched *s, int worker, bool judge) {
     weft__policy *p = s->policy;
     weft__policy_share *sh = p->share; /* NULL unless checked */
     uint64_t begun = sh ? atomic_load_explicit(&sh->calls_begun, memory_order_seq_cst) : 0;
@@ -492,7 +494,7 @@ weft__job *weft__policy_final(weft__sched *s, int worker) {
             return weft__policy_moved(s, worker, from), j; /* the policy's steal: as in sched.c, take */
         mine++;
     }
-    if (!quiet || atomic_load_explicit(&p->outstanding, memory_order_seq_cst) <= 0) return NULL;
+    if (!judge || !quiet || atomic_load_explicit(&p->outstanding, memory_order_seq_cst) <= 0) return NULL;
     uint64_t now = atomic_load_explicit(&sh->calls_begun, memory_order_seq_cst);
     if (now != begun + mine || atomic_load_explicit(&sh->calls_ended, memory_order_seq_cst) != now) return NULL;
     atomic_fetch_add_explicit(&s->policy_errors, 1, memory_order_relaxed);

@@ -227,12 +227,14 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
      * lost wake-up; lanes are filled only by their owner, who finds its own). */
     j = weft__sched_take(s, w, policy_first ? 2 : min, stage == WEFT__TAKE_FINAL);
     if (j || !p || p->heap) return j;
-    if (stage == WEFT__TAKE_FINAL) return weft__policy_final(s, (int)w->id);
+    if (stage == WEFT__TAKE_FINAL) return weft__policy_final(s, (int)w->id, sched_worker(w)->nap == 0);
     int from; /* a job from another worker's queue, or from one for all, moved: a steal */
-    if ((j = weft__policy_take(s, (int)w->id, true, &from)) != NULL) /* its own first */
+    if ((j = weft__policy_take(s, (int)w->id, true, &from)) == NULL && p->ops.steal)
+        j = weft__policy_take(s, (int)w->id, false, &from); /* the policy's steal */
+    if (j) {
+        sched_worker(w)->nap = 0; /* it hands items out again: its next lapse is counted */
         return weft__policy_moved(s, (int)w->id, from), j;
-    if (p->ops.steal && (j = weft__policy_take(s, (int)w->id, false, &from)) != NULL)
-        return weft__policy_moved(s, (int)w->id, from), j; /* the policy's steal */
+    }
     return policy_first ? weft__sched_take(s, w, 1, false) : NULL; /* the NORMAL tasks with handles after all */
 }
 
@@ -277,8 +279,23 @@ static int push(weft__worker *w, void *state, weft__job *job) {
     return push_from(w, state, job, w ? (int)w->id : -1);
 }
 
-static const weft__source source_prio = {take, NULL};
-static const weft__source source_policy = {take, push};
+/* A worker about to sleep beside a user policy that still holds items it
+ * did not hand out (it returned NULL: weft__policy_final counts that when
+ * it can tell): nothing would wake a worker for them, so a policy that hands
+ * items out late (one that holds each a while, or whose pop said NULL beside
+ * a push) left them queued and weft_executor_wait_all waiting for ever.  The
+ * worker naps instead, 50 us doubling up to 1 ms, and looks again. */
+static uint64_t policy_nap(weft__worker *w, void *state) {
+    weft__sched *s = state;
+    weft__sched_worker *sw = sched_worker(w);
+    if (!s->policy->checked || atomic_load_explicit(&s->policy->outstanding, memory_order_seq_cst) <= 0)
+        return sw->nap = 0;
+    sw->nap = sw->nap ? (sw->nap * 2 < 1000000u ? sw->nap * 2 : 1000000u) : 50000u;
+    return sw->nap;
+}
+
+static const weft__source source_prio = {take, NULL, NULL};
+static const weft__source source_policy = {take, push, policy_nap};
 
 /* The queue is in use from now on: the worker loop starts looking at it. */
 static inline void activate(weft__sched *s) {

@@ -146,6 +146,7 @@ typedef struct weft__sched_worker {
     unsigned countdown; /* takes until the next look at the clock */
     unsigned streak;    /* jobs weft__sched_next handed on in a row */
     unsigned fair;      /* takes before the policy's items next go first (sched.c, take) */
+    uint64_t nap;       /* ns: this worker's last nap beside a user policy holding items (sched.c) */
     weft__lanes lanes;  /* workers only (not submitter slots) */
 } weft__sched_worker;
 
@@ -298,7 +299,8 @@ void weft__policy_moved(weft__sched *s, int worker, int from);
 /* A worker's last look before it sleeps: weft__policy_take, own then steal.
  * When it finds nothing although a checked policy holds jobs it did not hand
  * out, and no other push or pop overlapped the look, the policy broke its
- * contract: counted in policy_errors and logged. */
-weft__job *weft__policy_final(weft__sched *s, int worker);
+ * contract: counted in policy_errors and logged, if `judge` (false: the
+ * worker looks again after a nap for those jobs, already counted). */
+weft__job *weft__policy_final(weft__sched *s, int worker, bool judge);
 
 #endif
