@@ -118,8 +118,10 @@ typedef struct weft_sched_item weft_sched_item;
  * take): an item returned twice, or one never pushed: it is not run, counted in
  * weft_sched_stats.policy_errors.  A policy that returns NULL while it holds
  * items is detected when a worker is about to sleep and no other push or pop
- * is under way at the time (counted); those items run only once the policy
- * hands them out on a later call.  An empty pop beside a push still inside
+ * is under way at the time (counted once per such sleep); those items run
+ * once the policy hands them out on a later call: while it holds items, idle
+ * workers look again every 50 us to 1 ms (a policy that holds items a while
+ * before handing them out works, at that latency).  An empty pop beside a push still inside
  * the policy, or beside another worker's pop, is no error.
  * Under every policy (FIFO, ROUND_ROBIN, RANDOM and a user's too), a task
  * queued with a handle (weft_async_options.handle, whatever its priority)
