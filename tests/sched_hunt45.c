@@ -253,3 +253,166 @@ TEST(a_policy_that_hands_items_out_late_still_gets_every_job_run) {
     pthread_mutex_destroy(&l->m);
     free(l);
 }
+
+/* ---- every kind of work at priorities and with hints, every scheduler ---- */
+
+/* Refuses every third push (a bounded queue that is full now and then). */
+static atomic_uint refuse_counter;
+static int refusing_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    if (atomic_fetch_add(&refuse_counter, 1) % 3 == 0) return 1;
+    return ring_push(st, it, p, worker);
+}
+
+static int cmp_int(const void *a, const void *b, void *arg) {
+    (void)arg;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+static int cmp_plain(const void *a, const void *b) { return cmp_int(a, b, NULL); }
+static void add_long(void *acc, const void *x, void *arg) { (void)arg; *(long *)acc += *(const long *)x; }
+
+static int sf_body(weft_ctx *cx, weft_subflow *sf, void *arg) {
+    (void)cx;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    for (int i = 0; i < 10; i++) ASSERT_FALSE(weft_task_is_null(weft_emplace(g, bump, arg)));
+    return 0;
+}
+
+typedef struct sem_arg {
+    atomic_int inside, max_inside, n;
+} sem_arg;
+
+static int sem_task(weft_ctx *cx, void *arg) {
+    (void)cx;
+    sem_arg *a = arg;
+    int in = atomic_fetch_add(&a->inside, 1) + 1;
+    int m = atomic_load(&a->max_inside);
+    while (in > m && !atomic_compare_exchange_weak(&a->max_inside, &m, in)) {}
+    sleep_us(100);
+    atomic_fetch_sub(&a->inside, 1);
+    atomic_fetch_add(&a->n, 1);
+    return 0;
+}
+
+static void all_kinds_prioritised(weft_executor *ex) {
+    /* Algorithms at HIGH with a NUMA hint, then at LOW. */
+    for (int round = 0; round < 2; round++) {
+        weft_priority oldp;
+        unsigned oldn;
+        ASSERT_OK(weft_algo_set_priority(round ? WEFT_PRIORITY_LOW : WEFT_PRIORITY_HIGH, &oldp));
+        ASSERT_OK(weft_algo_set_numa_node(WEFT_NUMA_NODE(0), &oldn));
+        atomic_long sum = 0;
+        ASSERT_OK(weft_parallel_for(ex, 0, 20000, 1, add_index, &sum, NULL));
+        ASSERT_EQ(atomic_load(&sum), 20000L * 19999 / 2);
+        enum { N = 5000 };
+        static int v[N], w[N];
+        uint64_t x = 88172645463325252ull + (uint64_t)round;
+        for (int i = 0; i < N; i++) x ^= x << 13, x ^= x >> 7, x ^= x << 17, v[i] = w[i] = (int)(x % 1000);
+        ASSERT_OK(weft_parallel_sort(ex, v, N, sizeof v[0], cmp_int, NULL, &(weft_algo_config){.chunk = 64}));
+        qsort(w, N, sizeof w[0], cmp_plain);
+        ASSERT_TRUE(memcmp(v, w, sizeof v) == 0);
+        static long in[N];
+        for (int i = 0; i < N; i++) in[i] = i;
+        long total = 0;
+        ASSERT_OK(weft_parallel_reduce(ex, in, N, sizeof in[0], &total, add_long, NULL, &(weft_algo_config){.chunk = 64}));
+        ASSERT_EQ(total, (long)N * (N - 1) / 2);
+        ASSERT_OK(weft_algo_set_priority(oldp, NULL));
+        ASSERT_OK(weft_algo_set_numa_node(oldn, NULL));
+    }
+    /* Async tasks: hinted, prioritised with handles (every tenth removed). */
+    atomic_int n = 0;
+    enum { K = 200 };
+    weft_sched_handle h[K];
+    weft_future *f[K];
+    for (int i = 0; i < K; i++) {
+        weft_async_options o = {.numa_node = i % 2 ? WEFT_NUMA_NODE(0) : 0,
+                                .priority = (weft_priority)(i % 4 - 1), .handle = i % 3 ? &h[i] : NULL};
+        ASSERT_OK(weft_async_with(ex, bump, &n, &o, &f[i]));
+    }
+    int removed = 0;
+    for (int i = 0; i < K; i += 10)
+        if (i % 3) {
+            weft_status st = weft_sched_remove(ex, h[i]);
+            if (st == WEFT_OK) removed++;
+            else ASSERT_STATUS(st, WEFT_ENOENT);
+        }
+    int cancelled = 0;
+    for (int i = 0; i < K; i++) {
+        weft_status st = weft_future_wait(f[i]);
+        if (st == WEFT_ECANCELED) cancelled++;
+        else ASSERT_OK(st);
+        weft_future_destroy(f[i]);
+    }
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(cancelled, removed);
+    ASSERT_EQ(atomic_load(&n), K - removed);
+    /* A graph with a subflow, a module and a semaphore, run at HIGH. */
+    weft_taskflow *body = make_taskflow("body"), *tf = make_taskflow("outer");
+    atomic_int c = 0;
+    for (int i = 0; i < 3; i++) (void)must_emplace(body, bump, &c);
+    weft_task sft = weft_emplace_subflow(tf, sf_body, &c);
+    weft_task mod = weft_emplace_module(tf, body);
+    ASSERT_FALSE(weft_task_is_null(sft));
+    ASSERT_FALSE(weft_task_is_null(mod));
+    ASSERT_OK(weft_precede(sft, mod));
+    weft_status err;
+    weft_semaphore *sem = weft_semaphore_create(1, &err);
+    ASSERT_NOT_NULL(sem);
+    sem_arg sa = {0};
+    for (int i = 0; i < 4; i++) {
+        weft_task t = must_emplace(tf, sem_task, &sa);
+        ASSERT_OK(weft_task_acquire(t, sem));
+        ASSERT_OK(weft_task_release(t, sem));
+        if (i % 2) ASSERT_OK(weft_task_set_priority(t, WEFT_PRIORITY_CRITICAL));
+    }
+    for (int r = 0; r < 5; r++) {
+        weft_future *rf = NULL;
+        ASSERT_OK(weft_run_with_priority(ex, tf, r % 2 ? WEFT_PRIORITY_HIGH : WEFT_PRIORITY_LOW, &rf));
+        ASSERT_OK(weft_future_wait(rf));
+        weft_future_destroy(rf);
+    }
+    ASSERT_EQ(atomic_load(&c), 5 * 13);
+    ASSERT_EQ(atomic_load(&sa.n), 20);
+    ASSERT_EQ(atomic_load(&sa.max_inside), 1);
+    weft_taskflow_destroy(tf);
+    weft_taskflow_destroy(body);
+    ASSERT_OK(weft_semaphore_destroy(sem));
+    /* Fork-join. */
+    long v = 18;
+    ASSERT_OK(weft_run_root(ex, fib_value, &v));
+    ASSERT_EQ(v, fib_ref(18));
+    /* Idle: nothing queued, no handle claims a task. */
+    weft_sched_stats st;
+    ASSERT_OK(weft_sched_get_stats(ex, &st));
+    ASSERT_EQ(st.queued, 0);
+    ASSERT_EQ(st.policy_errors, 0);
+    ASSERT_GE(st.removed, (uint64_t)removed);
+    size_t q = 1;
+    ASSERT_OK(weft_sched_snapshot(ex, NULL, 0, &q));
+    ASSERT_EQ(q, 0);
+}
+
+static void prioritised_under(int which, unsigned workers, weft_affinity aff) {
+    ring_policy *r = ring_new(1 << 16);
+    weft_sched_policy pol = {.state = r, .push = which == 6 ? refusing_push : ring_push, .pop = ring_pop,
+                             .size = ring_size, .destroy = ring_destroy};
+    static const weft_sched_kind kinds[7] = {WEFT_SCHED_WORK_STEALING, WEFT_SCHED_FIFO, WEFT_SCHED_PRIORITY,
+                                             WEFT_SCHED_ROUND_ROBIN, WEFT_SCHED_RANDOM, WEFT_SCHED_CUSTOM,
+                                             WEFT_SCHED_CUSTOM};
+    weft_sched_config sc = {.kind = kinds[which], .policy = which >= 5 ? &pol : NULL, .seed = 7};
+    weft_status err;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = workers, .affinity = aff, .sched = &sc}, &err);
+    if (!ex) TEST_FAIL_("create (kind %d): %s", which, weft_errname(err));
+    all_kinds_prioritised(ex);
+    weft_executor_destroy(ex);
+    ASSERT_EQ(atomic_load(&r->destroyed), which >= 5 ? 1 : 0);
+    ring_free(r);
+}
+
+TEST(every_kind_of_work_at_priorities_and_hints_runs_exactly_under_every_scheduler) {
+    for (int k = 0; k < 7; k++) {
+        prioritised_under(k, 3, WEFT_AFFINITY_NONE);
+        prioritised_under(k, 2, WEFT_AFFINITY_CPUS);
+        prioritised_under(k, 1, WEFT_AFFINITY_NONE);
+    }
+}
