@@ -13,6 +13,7 @@ typedef struct ring_policy {
     weft_sched_item **items;
     size_t head, n, cap;
     atomic_int destroyed;
+    size_t held_at_destroy; /* items it held when destroy was called */
 } ring_policy;
 
 static int ring_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
@@ -43,7 +44,11 @@ static size_t ring_size(void *st) {
     return n;
 }
 
-static void ring_destroy(void *st) { atomic_fetch_add(&((ring_policy *)st)->destroyed, 1); }
+static void ring_destroy(void *st) {
+    ring_policy *r = st;
+    r->held_at_destroy += ring_size(r);
+    atomic_fetch_add(&r->destroyed, 1);
+}
 
 static ring_policy *ring_new(size_t cap) {
     ring_policy *r = calloc(1, sizeof *r);
@@ -415,4 +420,48 @@ TEST(every_kind_of_work_at_priorities_and_hints_runs_exactly_under_every_schedul
         prioritised_under(k, 2, WEFT_AFFINITY_CPUS);
         prioritised_under(k, 1, WEFT_AFFINITY_NONE);
     }
+}
+
+/* ---- destroy with work in flight ---- */
+
+static void *destroy_soon(void *arg) {
+    weft_executor_destroy(arg);
+    return NULL;
+}
+
+/* weft/sched.h: destroy is "called once at executor destroy (the queue is
+ * empty)".  Work still queued in the policy when weft_executor_destroy is
+ * called (async tasks from main and from tasks, graph runs not waited for)
+ * all runs, exactly once, before destroy, which is called once with the
+ * policy empty; also beside a policy that refuses every third push. */
+TEST(destroying_an_executor_whose_user_policy_holds_work_runs_it_all_once_then_calls_destroy_once) {
+    for (int variant = 0; variant < 2; variant++)
+        for (unsigned workers = 1; workers <= 3; workers += 2) {
+            ring_policy *r = ring_new(1 << 16);
+            weft_sched_policy pol = {.state = r, .push = variant ? refusing_push : ring_push, .pop = ring_pop,
+                                     .size = ring_size, .destroy = ring_destroy};
+            weft_sched_config sc = {.kind = WEFT_SCHED_CUSTOM, .policy = &pol};
+            weft_executor *ex = make_sched_executor(workers, &sc);
+            static atomic_int n, c;
+            atomic_store(&n, 0);
+            atomic_store(&c, 0);
+            gate g;
+            gate_close(ex, &g, workers);
+            for (int i = 0; i < 500; i++)
+                ASSERT_OK(weft_async_with(ex, bump, &n, &(weft_async_options){.priority = (weft_priority)(i % 4 - 1)}, NULL));
+            weft_taskflow *tf = make_taskflow("fan");
+            for (int i = 0; i < 8; i++) (void)must_emplace(tf, bump, &c);
+            for (int i = 0; i < 5; i++) ASSERT_OK(weft_run(ex, tf, NULL));
+            pthread_t t;
+            ASSERT_EQ(pthread_create(&t, NULL, destroy_soon, ex), 0);
+            sleep_us(1000);
+            gate_open(&g);
+            ASSERT_EQ(pthread_join(t, NULL), 0);
+            ASSERT_EQ(atomic_load(&n), 500);
+            ASSERT_EQ(atomic_load(&c), 40);
+            ASSERT_EQ(atomic_load(&r->destroyed), 1);
+            ASSERT_EQ(r->held_at_destroy, 0);
+            weft_taskflow_destroy(tf);
+            ring_free(r);
+        }
 }
