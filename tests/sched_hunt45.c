@@ -465,3 +465,89 @@ TEST(destroying_an_executor_whose_user_policy_holds_work_runs_it_all_once_then_c
             ring_free(r);
         }
 }
+
+/* ---- escalation never raises a task queued after the pass read the clock ---- */
+
+typedef struct esc_race {
+    weft_executor *ex;
+    atomic_int stop;
+    atomic_size_t moved, passes;
+} esc_race;
+
+static void *escalate_loop(void *arg) {
+    esc_race *e = arg;
+    while (!atomic_load(&e->stop)) {
+        size_t m = 0;
+        ASSERT_OK(weft_sched_escalate(e->ex, &m));
+        atomic_fetch_add(&e->moved, m);
+        atomic_fetch_add(&e->passes, 1);
+    }
+    return NULL;
+}
+
+/* From a worker: LOW async tasks go to its lanes (no handle, no slot). */
+static int queue_low_from_worker(weft_ctx *cx, void *arg) {
+    esc_race *e = arg;
+    for (int i = 0; i < 4000 && !atomic_load(&e->stop); i++)
+        ASSERT_OK(weft_async_with(weft_ctx_executor(cx), noop, NULL, &(weft_async_options){.priority = WEFT_PRIORITY_LOW}, NULL));
+    return 0;
+}
+
+/* weft/sched.h: a LOW task "queued this long" (escalate_low_ns) becomes
+ * NORMAL.  With 60 s, none of these tasks is old enough, so no pass may move
+ * one.  A pass read the clock, then took the queue's lock (and each
+ * worker's lanes' lock): a task queued in between (its time read under the
+ * lock, later than the pass's) had waited "now - since", a negative time in
+ * unsigned arithmetic, some 584 years: it was raised at once. */
+#if defined(UNDER_TSAN) || defined(UNDER_ASAN)
+enum { ESC_HEAP_TASKS = 3000, ESC_LANE_ROUNDS = 3 }; /* a sanitizer's slower steps: under 1 s */
+#else
+enum { ESC_HEAP_TASKS = 20000, ESC_LANE_ROUNDS = 20 };
+#endif
+
+TEST(escalation_never_raises_a_task_queued_after_the_pass_read_the_clock) {
+    weft_sched_config sc = {.no_escalation = true, .escalate_low_ns = 60000000000ull,
+                            .escalate_normal_ns = 60000000000ull};
+    weft_executor *ex = make_sched_executor(2, &sc);
+    esc_race e = {.ex = ex};
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, escalate_loop, &e), 0);
+    /* The heap: LOW tasks with handles from this thread, behind two gated workers. */
+    gate g;
+    gate_close(ex, &g, 2);
+    for (int i = 0; i < ESC_HEAP_TASKS && atomic_load(&e.moved) == 0; i++) {
+        weft_sched_handle h;
+        ASSERT_OK(weft_async_with(ex, noop, NULL, &(weft_async_options){.priority = WEFT_PRIORITY_LOW, .handle = &h}, NULL));
+        if (i % 64 == 63) {
+            weft_sched_entry ent[64];
+            size_t n;
+            ASSERT_OK(weft_sched_snapshot(ex, ent, 64, &n));
+            for (size_t k = 0; k < n && k < 64; k++)
+                if (ent[k].waited_ns > 60000000000ull) TEST_FAIL_("a queued task waited %llu ns", (unsigned long long)ent[k].waited_ns);
+        }
+    }
+    size_t heap_moved = atomic_load(&e.moved);
+    gate_open(&g);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    /* The lanes: a worker queues LOW tasks while the other runs them. */
+    for (int r = 0; r < ESC_LANE_ROUNDS && atomic_load(&e.moved) == heap_moved; r++) {
+        ASSERT_OK(weft_silent_async(ex, queue_low_from_worker, &e));
+        for (int k = 0; k < 50; k++) {
+            weft_sched_entry ent[256];
+            size_t n;
+            ASSERT_OK(weft_sched_snapshot(ex, ent, 256, &n));
+            for (size_t i = 0; i < n && i < 256; i++)
+                if (ent[i].waited_ns > 60000000000ull) TEST_FAIL_("a lane's task waited %llu ns", (unsigned long long)ent[i].waited_ns);
+        }
+        ASSERT_OK(weft_executor_wait_all(ex));
+    }
+    atomic_store(&e.stop, 1);
+    ASSERT_EQ(pthread_join(t, NULL), 0);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_sched_stats st;
+    ASSERT_OK(weft_sched_get_stats(ex, &st));
+    if (atomic_load(&e.moved) || st.escalations)
+        TEST_FAIL_("%zu tasks raised (%zu from the heap) in %zu passes, none of them 60 s old", atomic_load(&e.moved),
+                   heap_moved, atomic_load(&e.passes));
+    weft_executor_destroy(ex);
+}

@@ -175,7 +175,10 @@ weft__job *weft__lanes_pop_or_heap(weft__lanes *l, unsigned level, weft__sched_q
 static size_t lane_escalate(weft__lanes *l, unsigned now, unsigned base, uint64_t after, uint64_t t) {
     weft__lane *src = &l->lane[lane_ix(now, base)], *dst = &l->lane[lane_ix(now + 1, base)];
     uint32_t k = 0;
-    while (k < src->n && t - at(src, k)->queued >= after) k++;
+    /* t is read before the lock (sched.c, escalate_all): an item queued since
+     * has a later time, and t - queued wrapped to a huge wait: it climbed at
+     * once.  It (and every item after it) has waited no time. */
+    while (k < src->n && t > at(src, k)->queued && t - at(src, k)->queued >= after) k++;
     if (k == 0 || lane_reserve(dst, k) != WEFT_OK) return 0;
     for (uint32_t i = 0; i < k; i++) *at(dst, dst->n++) = *at(src, i);
     src->head = (src->head + k) & (src->cap - 1);
@@ -204,8 +207,12 @@ size_t weft__lanes_copy(weft__lanes *l, weft_sched_entry *out, size_t cap, uint6
         weft__lane *ln = &l->lane[x];
         for (uint32_t i = 0; i < ln->n && k < cap; i++, k++) {
             const weft__lane_item *it = at(ln, i);
+            /* now is read before the lock: an item queued since waited 0, not
+             * a wrapped difference (a wait of centuries, and a double too
+             * large for a uint64_t: undefined). */
+            uint64_t waited = now > it->queued ? now - it->queued : 0;
             out[k] = (weft_sched_entry){{0, 0}, (weft_priority)((int)level_of[x] - 1), it->stamp,
-                                        (uint64_t)((double)(now - it->queued) * ns_per_tick)};
+                                        (uint64_t)((double)waited * ns_per_tick)};
         }
     }
     unlock(l);

@@ -185,7 +185,10 @@ size_t weft__squeue_escalate_locked(weft__sched_queue *q, const uint64_t thresho
     size_t moved = 0;
     for (uint32_t i = 0; i < q->n; i++) {
         weft__sched_slot *s = &q->slots[q->heap[i]];
-        if (s->level >= 2 || now - s->since < thresholds[s->level]) continue;
+        /* `now` is read before the lock: a task queued (or re-prioritised)
+         * since has a later `since`, and now - since wrapped to some 584
+         * years: it was raised at once.  It has waited no time. */
+        if (s->level >= 2 || now < s->since || now - s->since < thresholds[s->level]) continue;
         count_add(q, s->level, -1);
         s->level++;
         s->since = now;
