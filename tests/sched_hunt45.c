@@ -1,6 +1,9 @@
 /* Hunt 45 (h45-2): scheduling policies and handles, pass 2. */
 #include "sched_util.h"
 
+#include <weft/gpu.h>
+#include <weft/pipeline.h>
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -299,6 +302,39 @@ static int sem_task(weft_ctx *cx, void *arg) {
     return 0;
 }
 
+/* A token pipeline: serial, parallel, serial; the last stage checks order. */
+typedef struct pipe_state {
+    atomic_int made, mid;
+    uint64_t next_out;
+    int out_of_order;
+} pipe_state;
+
+static int pipe_first(weft_pipeflow *pf, void *arg) {
+    pipe_state *ps = arg;
+    if (atomic_load(&ps->made) == 300) return weft_pipeflow_stop(pf), 0;
+    atomic_fetch_add(&ps->made, 1);
+    return 0;
+}
+static int pipe_mid(weft_pipeflow *pf, void *arg) {
+    (void)pf;
+    atomic_fetch_add(&((pipe_state *)arg)->mid, 1);
+    return 0;
+}
+static int pipe_last(weft_pipeflow *pf, void *arg) {
+    pipe_state *ps = arg;
+    if (weft_pipeflow_token(pf) != ps->next_out) ps->out_of_order++;
+    ps->next_out = weft_pipeflow_token(pf) + 1;
+    return 0;
+}
+
+static weft_gpu_device *gpu; /* the emulator, opened once */
+static atomic_int gpu_ran;
+static int gpu_task(weft_ctx *cx, weft_gpu_stream *st, void *arg) {
+    (void)cx, (void)st, (void)arg;
+    atomic_fetch_add(&gpu_ran, 1);
+    return 0;
+}
+
 static void all_kinds_prioritised(weft_executor *ex) {
     /* Algorithms at HIGH with a NUMA hint, then at LOW. */
     for (int round = 0; round < 2; round++) {
@@ -370,13 +406,39 @@ static void all_kinds_prioritised(weft_executor *ex) {
         ASSERT_OK(weft_task_release(t, sem));
         if (i % 2) ASSERT_OK(weft_task_set_priority(t, WEFT_PRIORITY_CRITICAL));
     }
+    pipe_state ps = {0};
+    weft_stage stages[3] = {{WEFT_STAGE_SERIAL, pipe_first, &ps, "first"}, {WEFT_STAGE_PARALLEL, pipe_mid, &ps, "mid"},
+                            {WEFT_STAGE_SERIAL, pipe_last, &ps, "last"}};
+    weft_pipeline *pl = weft_pipeline_create(4, stages, 3, &err);
+    ASSERT_NOT_NULL(pl);
+    ASSERT_OK(weft_pipeline_set_scheduling(pl, WEFT_PIPELINE_SPREAD));
+    ASSERT_OK(weft_pipeline_set_priority(pl, WEFT_PRIORITY_HIGH));
+    weft_task pt = weft_pipeline_emplace(tf, pl);
+    ASSERT_FALSE(weft_task_is_null(pt));
+    ASSERT_OK(weft_precede(sft, pt));
+    if (!gpu) {
+        gpu = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 2}, &err);
+        ASSERT_NOT_NULL(gpu);
+    }
+    atomic_store(&gpu_ran, 0);
+    weft_task gt = weft_emplace_gpu(tf, gpu, gpu_task, NULL);
+    ASSERT_FALSE(weft_task_is_null(gt));
+    ASSERT_OK(weft_task_set_priority(gt, WEFT_PRIORITY_LOW));
+    ASSERT_OK(weft_precede(mod, gt));
     for (int r = 0; r < 5; r++) {
+        ASSERT_OK(weft_pipeline_reset(pl));
+        atomic_store(&ps.made, 0);
+        ps.next_out = 0;
         weft_future *rf = NULL;
         ASSERT_OK(weft_run_with_priority(ex, tf, r % 2 ? WEFT_PRIORITY_HIGH : WEFT_PRIORITY_LOW, &rf));
         ASSERT_OK(weft_future_wait(rf));
         weft_future_destroy(rf);
     }
     ASSERT_EQ(atomic_load(&c), 5 * 13);
+    ASSERT_EQ(atomic_load(&ps.mid), 5 * 300);
+    ASSERT_EQ(ps.out_of_order, 0);
+    ASSERT_EQ(atomic_load(&gpu_ran), 5);
+    ASSERT_OK(weft_pipeline_destroy(pl));
     ASSERT_EQ(atomic_load(&sa.n), 20);
     ASSERT_EQ(atomic_load(&sa.max_inside), 1);
     weft_taskflow_destroy(tf);
@@ -420,6 +482,8 @@ TEST(every_kind_of_work_at_priorities_and_hints_runs_exactly_under_every_schedul
         prioritised_under(k, 2, WEFT_AFFINITY_CPUS);
         prioritised_under(k, 1, WEFT_AFFINITY_NONE);
     }
+    weft_gpu_close(gpu);
+    gpu = NULL;
 }
 
 /* ---- destroy with work in flight ---- */
