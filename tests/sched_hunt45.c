@@ -679,3 +679,82 @@ TEST(the_deterministic_mode_repeats_a_schedule_of_graph_async_and_fork_join_work
     ASSERT_GE(distinct, 2);
     weft_taskflow_destroy(tf);
 }
+
+/* ---- stats and snapshots under load, exact once idle ---- */
+
+typedef struct load {
+    weft_executor *ex;
+    atomic_int stop, ran;
+    atomic_size_t removed_ok, submitted;
+} load;
+
+static int load_task(weft_ctx *cx, void *arg) {
+    (void)cx;
+    atomic_fetch_add(&((load *)arg)->ran, 1);
+    return 0;
+}
+
+static void *load_submitter(void *arg) {
+    load *l = arg;
+    weft_sched_handle hs[16];
+    for (int i = 0; i < 3000; i++) {
+        weft_sched_handle *h = &hs[i % 16];
+        ASSERT_OK(weft_async_with(l->ex, load_task, l,
+                                  &(weft_async_options){.priority = (weft_priority)(i % 4 - 1), .handle = h}, NULL));
+        atomic_fetch_add(&l->submitted, 1);
+        if (i % 16 == 15)
+            for (int k = 0; k < 16; k += 3) {
+                weft_status st = weft_sched_remove(l->ex, hs[k]);
+                if (st == WEFT_OK) atomic_fetch_add(&l->removed_ok, 1);
+                else ASSERT_STATUS(st, WEFT_ENOENT);
+                st = weft_sched_remove(l->ex, hs[k]); /* twice: never again */
+                ASSERT_STATUS(st, WEFT_ENOENT);
+            }
+    }
+    return NULL;
+}
+
+/* Snapshots and stats taken while three threads queue prioritised tasks with
+ * handles and remove some: each snapshot is in run order (priority, then
+ * seq), a listed handle's priority reads as listed or the task is gone; once
+ * idle, nothing is queued, `removed` equals the removals that returned OK,
+ * and every other task ran exactly once. */
+TEST(snapshots_under_load_are_in_run_order_and_the_counts_are_exact_once_idle) {
+    weft_sched_config sc = {.no_escalation = true};
+    weft_executor *ex = make_sched_executor(2, &sc);
+    load l = {.ex = ex};
+    pthread_t t[3];
+    for (int k = 0; k < 3; k++) ASSERT_EQ(pthread_create(&t[k], NULL, load_submitter, &l), 0);
+    static weft_sched_entry ent[512];
+    int snaps = 0;
+    while (atomic_load(&l.submitted) < 9000 && snaps < 100000) {
+        size_t n;
+        ASSERT_OK(weft_sched_snapshot(ex, ent, 512, &n));
+        snaps++;
+        size_t m = n < 512 ? n : 512;
+        for (size_t i = 1; i < m; i++) {
+            if (ent[i].priority > ent[i - 1].priority ||
+                (ent[i].priority == ent[i - 1].priority && ent[i].seq < ent[i - 1].seq))
+                TEST_FAIL_("snapshot %d out of order at %zu", snaps, i);
+        }
+        for (size_t i = 0; i < m; i++) {
+            weft_priority p;
+            weft_status st = weft_sched_priority(ex, ent[i].handle, &p);
+            if (st == WEFT_OK) ASSERT_GE(p, ent[i].priority); /* no escalation: only removal or start changes it */
+            else ASSERT_STATUS(st, WEFT_ENOENT);
+        }
+        weft_sched_stats ss;
+        ASSERT_OK(weft_sched_get_stats(ex, &ss));
+    }
+    for (int k = 0; k < 3; k++) ASSERT_EQ(pthread_join(t[k], NULL), 0);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_sched_stats ss;
+    ASSERT_OK(weft_sched_get_stats(ex, &ss));
+    ASSERT_EQ(ss.queued, 0);
+    ASSERT_EQ(ss.removed, atomic_load(&l.removed_ok));
+    ASSERT_EQ((size_t)atomic_load(&l.ran) + atomic_load(&l.removed_ok), 9000);
+    size_t n = 1;
+    ASSERT_OK(weft_sched_snapshot(ex, NULL, 0, &n));
+    ASSERT_EQ(n, 0);
+    weft_executor_destroy(ex);
+}
