@@ -758,3 +758,44 @@ TEST(snapshots_under_load_are_in_run_order_and_the_counts_are_exact_once_idle) {
     ASSERT_EQ(n, 0);
     weft_executor_destroy(ex);
 }
+
+/* ---- a removed dependent task under a user policy ---- */
+
+/* weft/sched.h: a dependent task removed while it waits for its
+ * dependencies "is reported once they have finished, its report queued at
+ * CRITICAL"; its own dependents are released.  Under a user policy that
+ * refuses every third push too: each removed task reports WEFT_ECANCELED
+ * once, never runs, and its dependent runs. */
+TEST(removed_dependent_tasks_under_a_refusing_user_policy_report_cancelled_and_release_their_dependents) {
+    ring_policy *r = ring_new(1 << 12);
+    weft_sched_policy pol = {.state = r, .push = refusing_push, .pop = ring_pop, .destroy = ring_destroy};
+    weft_sched_config sc = {.kind = WEFT_SCHED_CUSTOM, .policy = &pol};
+    weft_executor *ex = make_sched_executor(2, &sc);
+    for (int round = 0; round < 50; round++) {
+        gate g;
+        gate_close(ex, &g, 2);
+        atomic_int ran = 0;
+        weft_future *root, *mid, *leaf;
+        ASSERT_OK(weft_async(ex, bump, &ran, &root));
+        weft_sched_handle h;
+        ASSERT_OK(weft_async_with(ex, bump, &ran,
+                                  &(weft_async_options){.priority = (weft_priority)(round % 4 - 1), .handle = &h,
+                                                        .deps = &root, .ndeps = 1}, &mid));
+        ASSERT_OK(weft_dependent_async(ex, bump, &ran, &mid, 1, &leaf));
+        ASSERT_OK(weft_sched_remove(ex, h));
+        ASSERT_STATUS(weft_sched_remove(ex, h), WEFT_ENOENT);
+        gate_open(&g);
+        ASSERT_STATUS(weft_future_wait(mid), WEFT_ECANCELED);
+        ASSERT_OK(weft_future_wait(leaf)); /* dependents of a removed task still run (seeds_hunt39) */
+        ASSERT_OK(weft_future_wait(root));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(atomic_load(&ran), 2);
+        weft_future_destroy(root), weft_future_destroy(mid), weft_future_destroy(leaf);
+    }
+    weft_sched_stats st;
+    ASSERT_OK(weft_sched_get_stats(ex, &st));
+    ASSERT_EQ(st.removed, 50);
+    ASSERT_EQ(st.policy_errors, 0);
+    weft_executor_destroy(ex);
+    ring_free(r);
+}
