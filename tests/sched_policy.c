@@ -359,7 +359,7 @@ TEST(a_policy_refusing_every_push_fails_no_submission_and_every_job_runs) {
 }
 
 /* A policy that hands out an item it is still refusing: every second push
- * offers the item to the next pop, waits (up to 100 ms) for a pop to take it,
+ * offers the item to the next pop, waits (up to 0.5 s) for a pop to take it,
  * then refuses it anyway.  The item was held from before the push, so the pop
  * that took it ran it; the refusal must not run it again.  (It did: the
  * pusher ran the refused job as well, finished it twice, and a loop's call
@@ -382,7 +382,7 @@ static int offer_push(void *st, weft_sched_item *it, weft_priority p, int worker
         return 0;
     }
     atomic_store(&o->offer, it);
-    for (int i = 0; i < 1000 && atomic_load(&o->offer) == it; i++) sleep_us(100);
+    for (int i = 0; i < 5000 && atomic_load(&o->offer) == it; i++) sleep_us(100); /* 0.5 s: TSan is slow */
     weft_sched_item *mine = it;
     if (!atomic_compare_exchange_strong(&o->offer, &mine, NULL)) atomic_fetch_add(&o->offers_taken, 1);
     return 1;
