@@ -19,3 +19,6 @@ weft_add_test_program(review_tests42 SOURCES review_hunt42.c TIMEOUT 60)
 # Session 44's review of its changes (h44-5): futures stored before the
 # submission can start (weft_run_many's members).
 weft_add_test_program(review_tests44 SOURCES review_hunt44.c TIMEOUT 60)
+# Session 45's review of its changes (h45-6): the subflow's lazy nested-run
+# record on every failure path, the slab's chunk arithmetic, loop blocks.
+weft_add_test_program(review_tests45 SOURCES review_hunt45.c TIMEOUT 60)

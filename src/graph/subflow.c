@@ -137,6 +137,10 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
     }
     if (!run_record(s)) {
         weft__module_drop_held(s->graph); /* its graph does not run */
+        /* Counted as on every other path where a started subflow's graph
+         * cannot run (enter_nested's failure, the failing function above):
+         * this one, added with the lazy record, left its tasks uncounted. */
+        weft__count_unrun(w, r, s->graph);
         weft__fail_node(r, n, WEFT_ENOMEM);
         return weft__release_successors(w, r, n);
     }
