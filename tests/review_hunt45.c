@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static weft_executor *make_ex(unsigned workers) {
     weft_status st;
@@ -113,4 +114,139 @@ TEST(a_subflow_whose_nested_run_record_cannot_be_allocated_counts_its_graphs_tas
     }
     weft_executor_destroy(ex);
     weft_set_allocator(NULL);
+}
+
+/* ---- 323fbe5: the slab's chunk arithmetic against a reference ---- */
+
+TEST(chunk_locate_and_capacity_of_agree_with_the_chunks_laid_end_to_end_for_every_index) {
+    /* Reference: chunk k holds 8 << min(k, 13) nodes, the chunks laid end
+     * to end from index 0.  Every index through the last small chunk
+     * (65527) and the first four big ones, then the top of uint32_t. */
+    size_t start = 0, k = 0, checked = 0;
+    const size_t upto = 65528 + 4 * 65536 + 3;
+    for (size_t i = 0; i < upto; i++) {
+        size_t cap = (size_t)8 << (k < 13 ? k : 13);
+        if (i == start + cap) start += cap, k++, cap = (size_t)8 << (k < 13 ? k : 13);
+        ASSERT_EQ(weft__chunk_capacity(k), cap);
+        size_t slot = (size_t)-1, got = weft__chunk_locate(i, &slot);
+        if (got != k || slot != i - start || weft__chunk_capacity_of((uint32_t)i) != cap) {
+            TEST_FAIL_("index %zu: chunk %zu slot %zu capacity_of %zu, want chunk %zu slot %zu capacity %zu", i, got,
+                       slot, weft__chunk_capacity_of((uint32_t)i), k, i - start, cap);
+        }
+        /* A chunk's nodes, hot then cold, fit its allocation. */
+        ASSERT_EQ(weft__chunk_bytes(k), 2 * cap * sizeof(struct weft__node));
+        checked++;
+    }
+    ASSERT_EQ(k, 13 + 4);
+    for (uint64_t i = UINT32_MAX - 70000; i <= UINT32_MAX; i++) {
+        size_t slot, got = weft__chunk_locate((size_t)i, &slot);
+        size_t want_k = 13 + ((size_t)i - 65528) / 65536, want_slot = ((size_t)i - 65528) % 65536;
+        if (got != want_k || slot != want_slot || weft__chunk_capacity_of((uint32_t)i) != 65536)
+            TEST_FAIL_("index %llu: chunk %zu slot %zu capacity_of %zu", (unsigned long long)i, got, slot,
+                       weft__chunk_capacity_of((uint32_t)i));
+    }
+    ASSERT_TRUE(checked == upto);
+}
+
+/* Graphs whose size ends on each side of every small chunk's end: each
+ * task's name (in its cold part, found through capacity_of) and its run
+ * come out right. */
+static int bump_index(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_int *hits = arg;
+    weft_task t = weft_ctx_task(ctx);
+    size_t i = weft_task_index(t);
+    char want[32];
+    snprintf(want, sizeof want, "t%zu", i);
+    const char *name = weft_task_name(t);
+    if (!name || strcmp(name, want) != 0) return 1; /* the run fails: the cold part is not this task's */
+    atomic_fetch_add_explicit(&hits[i], 1, memory_order_relaxed);
+    return 0;
+}
+
+TEST(graphs_ending_on_each_side_of_every_small_chunk_run_each_task_once_with_its_name) {
+    weft_executor *ex = make_ex(2);
+    enum { MAXN = 8 * 127 + 2 }; /* chunks 0..6 and into chunk 7 */
+    static atomic_int hits[MAXN];
+    size_t ends[] = {1, 7, 8, 9, 23, 24, 25, 55, 56, 57, 119, 120, 121, 247, 248, 249, 503, 504, 505, 1015, 1016, 1017};
+    for (size_t e = 0; e < sizeof ends / sizeof *ends; e++) {
+        size_t n = ends[e];
+        weft_taskflow *tf = weft_taskflow_create(NULL, NULL);
+        ASSERT_TRUE(tf != NULL);
+        weft_task prev = WEFT_TASK_NULL;
+        for (size_t i = 0; i < n; i++) {
+            weft_task t = weft_emplace(tf, bump_index, hits);
+            ASSERT_FALSE(weft_task_is_null(t));
+            char name[32];
+            snprintf(name, sizeof name, "t%zu", i);
+            ASSERT_OK(weft_task_set_name(t, name));
+            if (i % 3 == 2) ASSERT_OK(weft_precede(prev, t));
+            prev = t;
+        }
+        for (size_t i = 0; i < n; i++) atomic_store(&hits[i], 0);
+        weft_future *f;
+        ASSERT_OK(weft_run(ex, tf, &f));
+        ASSERT_OK(weft_future_wait(f));
+        weft_future_destroy(f);
+        for (size_t i = 0; i < n; i++)
+            if (atomic_load(&hits[i]) != 1) TEST_FAIL_("n %zu: task %zu ran %d times", n, i, atomic_load(&hits[i]));
+        ASSERT_OK(weft_taskflow_destroy(tf));
+    }
+    weft_executor_destroy(ex);
+}
+
+/* ---- 6d2be60: per-element loops in blocks of 64 ---- */
+
+typedef struct {
+    size_t first, step, n;
+    atomic_uchar *seen;
+    atomic_long bad;
+} idx_check;
+
+static void mark_index(size_t i, void *arg) {
+    idx_check *c = arg;
+    size_t d = i - c->first;
+    if (d % c->step != 0 || d / c->step >= c->n) {
+        atomic_fetch_add(&c->bad, 1);
+        return;
+    }
+    atomic_fetch_add_explicit(&c->seen[d / c->step], 1, memory_order_relaxed);
+}
+
+TEST(parallel_for_visits_every_index_once_for_steps_that_do_not_divide_and_near_size_max) {
+    weft_executor *ex = make_ex(2);
+    const size_t steps[] = {1, 2, 3, 7, 63, 64, 65, 127, 1000};
+    const size_t lens[] = {0, 1, 2, 63, 64, 65, 127, 128, 129, 4095, 4096, 4097, 10000};
+    static atomic_uchar seen[10001];
+    const size_t bases[] = {0, 5, SIZE_MAX - 10000, SIZE_MAX - 9999 * 7 - 1};
+    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++)
+        for (size_t s = 0; s < sizeof steps / sizeof *steps; s++)
+            for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
+                for (size_t grain = 0; grain < 3; grain++) {
+                    size_t step = steps[s], first = bases[b], len = lens[l];
+                    /* last = first + len, capped at SIZE_MAX (the range may end there) */
+                    size_t last = SIZE_MAX - first < len ? SIZE_MAX : first + len;
+                    size_t n = last > first ? (last - first - 1) / step + 1 : 0;
+                    ASSERT_TRUE(n <= 10001);
+                    for (size_t i = 0; i < n; i++) atomic_store(&seen[i], 0);
+                    idx_check c = {first, step, n, seen, 0};
+                    weft_algo_config cfg = {0};
+                    cfg.chunk = grain == 0 ? 0 : grain == 1 ? 1 : 1000;
+                    ASSERT_OK(weft_parallel_for(ex, first, last, step, mark_index, &c, &cfg));
+                    ASSERT_EQ(atomic_load(&c.bad), 0);
+                    for (size_t i = 0; i < n; i++)
+                        if (atomic_load(&seen[i]) != 1)
+                            TEST_FAIL_("first %zu last %zu step %zu grain %zu: element %zu seen %d times", first,
+                                       last, step, cfg.chunk, i, atomic_load(&seen[i]));
+                }
+    /* The whole of size_t by a huge step: the last index is SIZE_MAX - 0. */
+    {
+        size_t step = SIZE_MAX / 3 + 1; /* 0, step, 2 step: three, the next wraps */
+        idx_check c = {0, step, 3, seen, 0};
+        for (int i = 0; i < 3; i++) atomic_store(&seen[i], 0);
+        ASSERT_OK(weft_parallel_for(ex, 0, SIZE_MAX, step, mark_index, &c, NULL));
+        ASSERT_EQ(atomic_load(&c.bad), 0);
+        for (int i = 0; i < 3; i++) ASSERT_EQ(atomic_load(&seen[i]), 1);
+    }
+    weft_executor_destroy(ex);
 }
