@@ -250,3 +250,122 @@ TEST(parallel_for_visits_every_index_once_for_steps_that_do_not_divide_and_near_
     }
     weft_executor_destroy(ex);
 }
+
+/* ---- d19891a: one policy state shared by two executors ---- */
+
+#include <pthread.h>
+#include <time.h>
+
+/* A FIFO that logs every push with its priority. */
+typedef struct log_policy {
+    pthread_mutex_t m;
+    weft_sched_item *q[4096];
+    size_t head, n;
+    struct { weft_sched_item *it; weft_priority p; } log[4096];
+    size_t nlog;
+} log_policy;
+
+static int log_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
+    (void)worker;
+    log_policy *l = st;
+    pthread_mutex_lock(&l->m);
+    int full = l->n == 4096 || l->nlog == 4096;
+    if (!full) {
+        l->q[(l->head + l->n++) % 4096] = it;
+        l->log[l->nlog].it = it, l->log[l->nlog++].p = p;
+    }
+    pthread_mutex_unlock(&l->m);
+    return full;
+}
+
+static weft_sched_item *log_pop(void *st, int worker) {
+    (void)worker;
+    log_policy *l = st;
+    weft_sched_item *it = NULL;
+    pthread_mutex_lock(&l->m);
+    if (l->n) it = l->q[l->head], l->head = (l->head + 1) % 4096, l->n--;
+    pthread_mutex_unlock(&l->m);
+    return it;
+}
+
+static bool wait_flag(atomic_int *f, int want, double secs) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (atomic_load(f) < want) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 > secs) return false;
+        struct timespec nap = {0, 100000};
+        nanosleep(&nap, NULL);
+    }
+    return true;
+}
+
+typedef struct prio_spawner {
+    weft_executor *ex;
+    atomic_int n, spawned, release;
+} prio_spawner;
+
+static int bump(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 0;
+}
+
+static int spawn_high_then_hold(weft_ctx *cx, void *arg) {
+    (void)cx;
+    prio_spawner *sp = arg;
+    for (int i = 0; i < 8; i++)
+        if (weft_async_with(sp->ex, bump, &sp->n, &(weft_async_options){.priority = WEFT_PRIORITY_HIGH}, NULL) !=
+            WEFT_OK)
+            return 1;
+    atomic_store(&sp->spawned, 1);
+    (void)wait_flag(&sp->release, 1, 10);
+    return 0;
+}
+
+/* weft/sched.h: push keeps an item "priority as given at submission".  With
+ * one state shared by executors a and b, an item of a's that b's worker
+ * takes goes back to a, which pushes it into the policy again: it must come
+ * with its priority (HIGH here), not as a NORMAL job. */
+TEST(an_item_another_executor_takes_from_a_shared_policy_is_pushed_again_with_its_priority) {
+    log_policy *l = calloc(1, sizeof *l);
+    ASSERT_TRUE(l != NULL);
+    pthread_mutex_init(&l->m, NULL);
+    weft_sched_policy pol = {.state = l, .push = log_push, .pop = log_pop};
+    weft_sched_config sc = {.kind = WEFT_SCHED_CUSTOM, .policy = &pol};
+    weft_status st;
+    weft_executor *a = weft_executor_create(&(weft_executor_config){.workers = 1, .sched = &sc}, &st);
+    weft_executor *b = weft_executor_create(&(weft_executor_config){.workers = 1, .sched = &sc}, &st);
+    ASSERT_TRUE(a && b);
+    prio_spawner sp = {.ex = a};
+    ASSERT_OK(weft_silent_async(a, spawn_high_then_hold, &sp));
+    ASSERT_TRUE(wait_flag(&sp.spawned, 1, 10));
+    atomic_int nb = 0; /* b's worker wakes for this one and finds a's 8 first */
+    ASSERT_OK(weft_silent_async(b, bump, &nb));
+    ASSERT_TRUE(wait_flag(&nb, 1, 10));
+    atomic_store(&sp.release, 1);
+    ASSERT_TRUE(wait_flag(&sp.n, 8, 10));
+    ASSERT_OK(weft_executor_wait_all(a));
+    ASSERT_OK(weft_executor_wait_all(b));
+    weft_sched_stats sa, sb;
+    ASSERT_OK(weft_sched_get_stats(a, &sa));
+    ASSERT_OK(weft_sched_get_stats(b, &sb));
+    ASSERT_EQ(sa.policy_errors + sb.policy_errors, 0);
+    /* Each item's pushes: the first one's priority every time. */
+    size_t again = 0;
+    for (size_t i = 0; i < l->nlog; i++)
+        for (size_t k = 0; k < i; k++)
+            if (l->log[k].it == l->log[i].it && l->log[k].p == WEFT_PRIORITY_HIGH) {
+                again++;
+                if (l->log[i].p != WEFT_PRIORITY_HIGH)
+                    TEST_FAIL_("push %zu: a HIGH item pushed again at priority %d", i, (int)l->log[i].p);
+                break;
+            }
+    /* b's worker took a's 8 items before its own (the FIFO's order), and
+     * each was pushed again (more than once if b's worker took it again). */
+    if (again < 8) TEST_FAIL_("%zu of a's 8 items pushed again", again);
+    weft_executor_destroy(a);
+    weft_executor_destroy(b);
+    pthread_mutex_destroy(&l->m);
+    free(l);
+}

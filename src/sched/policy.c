@@ -22,6 +22,7 @@
 typedef struct rslot {
     weft__job *j;
     int from;
+    int prio; /* a checked policy's held set: the priority it was pushed with */
 } rslot;
 
 typedef struct ring {
@@ -43,7 +44,7 @@ static int ring_push(ring *r, weft__job *j, int from) {
         weft__free(r->a, sizeof *a * r->cap);
         r->a = a, r->cap = cap, r->head = 0;
     }
-    r->a[(r->head + r->n++) % r->cap] = (rslot){j, from};
+    r->a[(r->head + r->n++) % r->cap] = (rslot){j, from, 0};
     weft__mutex_unlock(&r->lock);
     return WEFT_OK;
 }
@@ -182,33 +183,44 @@ static int held_grow(weft__held *h) {
     return WEFT_OK;
 }
 
-static int held_add(weft__held *h, weft__job *j, int from) {
+static int held_add(weft__held *h, weft__job *j, int from, int prio) {
     weft__mutex_lock(&h->lock);
     int st = (h->used + 1) * 2 > h->cap ? held_grow(h) : WEFT_OK;
     if (st == WEFT_OK) {
         size_t k = slot_of(j, h->cap);
         while (h->a[k].j && h->a[k].j != TOMB) k = (k + 1) & (h->cap - 1);
         if (!h->a[k].j) h->used++;
-        h->a[k] = (rslot){j, from};
+        h->a[k] = (rslot){j, from, prio};
     }
     weft__mutex_unlock(&h->lock);
     return st;
 }
 
-/* True if j was held (it is not any more); *from: who queued it. */
-static bool held_take(weft__held *h, weft__job *j, int *from) {
+/* True if j was held (it is not any more); *from: who queued it, *prio (if
+ * not NULL): the priority it was pushed with. */
+static bool held_take(weft__held *h, weft__job *j, int *from, int *prio) {
     bool found = false;
     weft__mutex_lock(&h->lock);
     if (h->cap)
         for (size_t k = slot_of(j, h->cap); h->a[k].j; k = (k + 1) & (h->cap - 1))
             if (h->a[k].j == j) {
                 *from = h->a[k].from;
+                if (prio) *prio = h->a[k].prio;
                 h->a[k].j = TOMB;
                 found = true;
                 break;
             }
     weft__mutex_unlock(&h->lock);
     return found;
+}
+
+static weft__held *held_new(void) {
+    weft__held *h = weft__calloc(sizeof *h);
+    if (h && weft__mutex_init(&h->lock) != 0) {
+        weft__free(h, sizeof *h);
+        h = NULL;
+    }
+    return h;
 }
 
 static void held_free(weft__held *h) {
@@ -299,12 +311,22 @@ static void share_leave(weft__policy *p) {
  * is its job, not yet run. */
 static weft_executor *share_owner(weft__policy *p, weft__job *j) {
     weft_executor *owner = NULL;
-    int from;
+    int from, prio;
     shares_take();
     for (weft__policy *q = p->share->members; q && !owner; q = q->share_next)
-        if (q != p && held_take(q->held, j, &from)) {
+        if (q != p && held_take(q->held, j, &from, &prio)) {
             atomic_fetch_sub_explicit(&q->outstanding, 1, memory_order_relaxed);
             owner = q->ex;
+            /* It goes back through the owner's shared queue, whose jobs move
+             * into the policy as NORMAL jobs queued by no worker: a HIGH or
+             * LOW job taken by the wrong executor came back NORMAL (weft/
+             * sched.h: push gets the priority given at submission).  Its
+             * priority and queuer are kept here for that push
+             * (weft__policy_push).  Without memory for them it goes back as
+             * before. */
+            if (!q->returned) q->returned = held_new(); /* written once, under the lock */
+            if (q->returned && held_add(q->returned, j, from, prio) == WEFT_OK)
+                atomic_fetch_add_explicit(&q->nreturned, 1, memory_order_release);
         }
     shares_drop();
     return owner;
@@ -335,6 +357,7 @@ int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nwo
             weft__free(p->held, sizeof *p->held);
             return weft__free(p, sizeof *p), WEFT_ENOMEM;
         }
+        atomic_init(&p->nreturned, 0);
         if (share_join(p) != WEFT_OK) return held_free(p->held), weft__free(p, sizeof *p), WEFT_ENOMEM;
         p->checked = true;
     } else {
@@ -369,6 +392,7 @@ void weft__policy_destroy(weft__sched *s) {
     share_leave(p); /* before its set goes: other executors' takes look there */
     if (p->ops.destroy && (!p->checked || s->ex->created)) p->ops.destroy(p->ops.state);
     held_free(p->held);
+    held_free(p->returned);
     weft__free(p, sizeof *p);
     s->policy = NULL;
 }
@@ -385,7 +409,15 @@ int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker, int 
     weft__policy *p = s->policy;
     call_begins(p);
     if (p->checked) {
-        if (held_add(p->held, job, from) != WEFT_OK) return call_ends(p), WEFT_ENOMEM;
+        /* A job of ours another executor took from a shared state and sent
+         * back (share_owner): pushed again as it was first pushed. */
+        int was_from, was_prio;
+        if (atomic_load_explicit(&p->nreturned, memory_order_acquire) > 0 &&
+            held_take(p->returned, job, &was_from, &was_prio)) {
+            atomic_fetch_sub_explicit(&p->nreturned, 1, memory_order_relaxed);
+            prio = was_prio, from = was_from;
+        }
+        if (held_add(p->held, job, from, prio) != WEFT_OK) return call_ends(p), WEFT_ENOMEM;
         atomic_fetch_add_explicit(&p->outstanding, 1, memory_order_relaxed);
     }
     /* A user's push sees the calling worker; the built-in ones use `worker`
@@ -402,7 +434,7 @@ int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker, int 
          * call returned while another of its jobs still ran (ASan: a sort's
          * scratch read after free, cross43's duplicating policy). */
         int was;
-        if (held_take(p->held, job, &was)) atomic_fetch_sub_explicit(&p->outstanding, 1, memory_order_relaxed);
+        if (held_take(p->held, job, &was, NULL)) atomic_fetch_sub_explicit(&p->outstanding, 1, memory_order_relaxed);
         else st = 0;
     }
     call_ends(p);
@@ -413,7 +445,7 @@ int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker, int 
  * before (*from: who queued it); -1 for another executor's job (a shared
  * state): sent back to that executor, it runs there; 0 for an error. */
 static int check_out(weft__sched *s, weft__job *j, int *from) {
-    if (held_take(s->policy->held, j, from)) {
+    if (held_take(s->policy->held, j, from, NULL)) {
         atomic_fetch_sub_explicit(&s->policy->outstanding, 1, memory_order_relaxed);
         return 1;
     }

@@ -127,6 +127,12 @@ typedef struct weft__policy {
     struct weft__policy_share *share;
     struct weft__policy *share_next;
     weft_executor *ex; /* the executor this policy queues jobs of */
+    /* Checked policies: jobs of ours another executor's worker took from a
+     * shared state and sent back, with the priority and queuer they were
+     * pushed with (policy.c, share_owner); made at the first, under the
+     * shares' lock.  nreturned: how many it holds (release after the add). */
+    struct weft__held *returned;
+    _Atomic int nreturned;
 } weft__policy;
 
 typedef struct weft__sched {
