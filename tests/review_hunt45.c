@@ -263,16 +263,17 @@ typedef struct log_policy {
     size_t head, n;
     struct { weft_sched_item *it; weft_priority p; } log[4096];
     size_t nlog;
+    bool nolog;
 } log_policy;
 
 static int log_push(void *st, weft_sched_item *it, weft_priority p, int worker) {
     (void)worker;
     log_policy *l = st;
     pthread_mutex_lock(&l->m);
-    int full = l->n == 4096 || l->nlog == 4096;
+    int full = l->n == 4096 || (!l->nolog && l->nlog == 4096);
     if (!full) {
         l->q[(l->head + l->n++) % 4096] = it;
-        l->log[l->nlog].it = it, l->log[l->nlog++].p = p;
+        if (!l->nolog) l->log[l->nlog].it = it, l->log[l->nlog++].p = p;
     }
     pthread_mutex_unlock(&l->m);
     return full;
@@ -368,4 +369,67 @@ TEST(an_item_another_executor_takes_from_a_shared_policy_is_pushed_again_with_it
     weft_executor_destroy(b);
     pthread_mutex_destroy(&l->m);
     free(l);
+}
+
+/* Executor a destroyed while b's workers keep taking from the shared state
+ * (a's items among them, sent back to a until a's destroy has waited for
+ * them): every job of each runs once, b goes on, no policy error. */
+typedef struct b_feeder {
+    weft_executor *b;
+    atomic_int n, done;
+    int total;
+} b_feeder;
+
+static void *feed_b(void *arg) {
+    b_feeder *f = arg;
+    for (int i = 0; i < f->total; i++)
+        if (weft_silent_async(f->b, bump, &f->n) != WEFT_OK) break;
+    atomic_store(&f->done, 1);
+    return NULL;
+}
+
+static int spawn_some(weft_ctx *cx, void *arg) {
+    (void)cx;
+    atomic_int *n = arg;
+    weft_executor *ex = weft_ctx_executor(cx);
+    for (int i = 0; i < 20; i++)
+        if (weft_silent_async(ex, bump, n) != WEFT_OK) return 1;
+    return 0;
+}
+
+TEST(destroying_one_of_two_executors_sharing_a_policy_state_while_the_other_takes_from_it_runs_every_job_once) {
+    int rounds = (int)test_scale(10);
+    for (int round = 0; round < rounds; round++) {
+        log_policy *l = calloc(1, sizeof *l);
+        ASSERT_TRUE(l != NULL);
+        pthread_mutex_init(&l->m, NULL);
+        l->nolog = true;
+        weft_sched_policy pol = {.state = l, .push = log_push, .pop = log_pop};
+        weft_sched_config sc = {.kind = WEFT_SCHED_CUSTOM, .policy = &pol};
+        weft_status st;
+        weft_executor *a = weft_executor_create(&(weft_executor_config){.workers = 2, .sched = &sc}, &st);
+        weft_executor *b = weft_executor_create(&(weft_executor_config){.workers = 2, .sched = &sc}, &st);
+        ASSERT_TRUE(a && b);
+        b_feeder f = {.b = b, .total = 3000};
+        pthread_t t;
+        ASSERT_EQ(pthread_create(&t, NULL, feed_b, &f), 0);
+        atomic_int na = 0;
+        for (int i = 0; i < 50; i++) ASSERT_OK(weft_silent_async(a, spawn_some, &na));
+        ASSERT_OK(weft_executor_wait_all(a));
+        weft_sched_stats sa;
+        ASSERT_OK(weft_sched_get_stats(a, &sa));
+        weft_executor_destroy(a); /* b's workers are still at work */
+        ASSERT_EQ(atomic_load(&na), 50 * 20);
+        ASSERT_EQ(sa.policy_errors, 0);
+        ASSERT_EQ(pthread_join(t, NULL), 0);
+        ASSERT_OK(weft_executor_wait_all(b));
+        ASSERT_EQ(atomic_load(&f.n), f.total);
+        weft_sched_stats sb;
+        ASSERT_OK(weft_sched_get_stats(b, &sb));
+        ASSERT_EQ(sb.policy_errors, 0);
+        weft_executor_destroy(b);
+        ASSERT_EQ(l->n, 0);
+        pthread_mutex_destroy(&l->m);
+        free(l);
+    }
 }
