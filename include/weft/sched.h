@@ -105,7 +105,9 @@ typedef struct weft_sched_item weft_sched_item;
  *         or NULL when it holds none.  Each pushed item must come out exactly once.
  *   steal: optional (NULL: pop is used): an item for an idle worker, any.
  *   size: optional: items held now (diagnostics).
- *   destroy: optional: called once at executor destroy (the queue is empty);
+ *   destroy: optional: called once at executor destroy (the queue holds none
+ *         of that executor's items; a state shared with executors still alive
+ *         may hold theirs, and they go on using it: free it at the last);
  *         never when weft_executor_create fails, whatever step failed: the
  *         state is then still the caller's to free.
  * One policy (its state) may be given to several executors: one queue that
@@ -140,8 +142,9 @@ typedef struct weft_sched_policy {
     weft_sched_item *(*steal)(void *state, int worker);
     /* Items held now, for diagnostics.  May be NULL. */
     size_t (*size)(void *state);
-    /* Called once at executor destroy, the queue empty; never by a create
-     * that fails (the state stays the caller's).  May be NULL. */
+    /* Called once at executor destroy, the queue empty of its items (a
+     * shared state may hold other executors'); never by a create that fails
+     * (the state stays the caller's).  May be NULL. */
     void (*destroy)(void *state);
 } weft_sched_policy;
 
