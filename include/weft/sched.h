@@ -113,8 +113,9 @@ typedef struct weft_sched_item weft_sched_item;
  * One policy (its state) may be given to several executors: one queue that
  * all their workers push to and take from.  An item a worker takes that
  * another executor pushed is handed back to that executor and runs there
- * (it is no error); destroy is then called once per executor, at each one's
- * destroy.
+ * (it is no error): that executor pushes it into the policy again, with the
+ * priority it was first pushed with, and one of its workers takes it; destroy
+ * is then called once per executor, at each one's destroy.
  * Violations the executor detects (always: every item a user policy holds is
  * kept in a locked hash set beside it, a lock and a probe per push and per
  * take): an item returned twice, or one never pushed: it is not run, counted in
