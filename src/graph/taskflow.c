@@ -62,13 +62,16 @@ static void release_nodes(weft_taskflow *tf) {
     /* The cold parts need no reset: a reused slot that was written is zeroed
      * when it is taken (node_init). */
     if (tf->nbodies) weft__module_release_all(tf); /* not one search per module */
-    if (tf->nnamed || tf->next_owned || tf->nsems)
+    if (tf->nnamed || tf->next_owned || tf->nsems) {
+        struct weft__subflow *pool = tf->free_subs;
         WEFT__FOR_EACH_NODE(tf, nd, {
             weft__node_cold *c = weft__cold(nd);
             weft__free_str(c->name);
             if (c->ext) weft__flow_release_node(tf, nd);
             if (c->sems) weft__sem_use_free(nd);
         });
+        if (tf->free_subs != pool) weft__flow_pool_in_order(tf, pool);
+    }
     tf->nnodes = tf->nerased = tf->nsems = tf->nprio = 0;
     tf->retire_from = tf->retire_below = 0; /* the copies are gone (edit.c) */
     /* The tasks added next are new (weft__node_run): the next run with
