@@ -88,3 +88,45 @@ TEST(rerunning_nested_subflows_allocates_no_more_than_a_plain_run_as_each_task_t
     }
     weft_set_allocator(NULL);
 }
+
+/* A clear leaves the first chunk as the fast path's room (taskflow.c): a
+ * rebuild after it crosses the chunk boundaries, keeps its sources through a
+ * chain and a fan, reuses an erased slot, and runs each task once, in order. */
+static int chain45(weft_ctx *cx, void *arg) {
+    (void)cx;
+    long *v = arg; /* v[0]: the next index expected, v[1]: this task's */
+    if (v[1] >= 0) {
+        long *seq = (long *)v[2];
+        if (*seq != v[1]) return 1;
+        ++*seq;
+    }
+    return 0;
+}
+
+TEST(a_cleared_taskflow_rebuilt_past_its_first_chunk_with_edges_and_an_erase_runs_each_task_once_in_order) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("rebuilt");
+    for (int round = 0; round < 3; round++) {
+        long seq = 0, args[40][3];
+        weft_task prev = WEFT_TASK_NULL, t[40];
+        size_t n = 9 + (size_t)round * 13; /* 9, 22, 35: past chunks 0, 1 and 2 */
+        for (size_t i = 0; i < n; i++) {
+            args[i][1] = (long)i, args[i][2] = (long)(intptr_t)&seq;
+            t[i] = weft_emplace(tf, chain45, args[i]);
+            ASSERT_FALSE(weft_task_is_null(t[i]));
+            if (!weft_task_is_null(prev)) ASSERT_OK(weft_precede(prev, t[i]));
+            prev = t[i];
+        }
+        /* a task erased and its slot taken by one outside the chain */
+        weft_task extra = weft_emplace(tf, chain45, (long[3]){0, -1, 0});
+        ASSERT_OK(weft_task_erase(extra));
+        ASSERT_FALSE(weft_task_is_null(weft_emplace(tf, chain45, (long[3]){0, -1, 0})));
+        ASSERT_EQ(weft_taskflow_num_tasks(tf), n + 1);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(seq, (long)n);
+        ASSERT_OK(weft_taskflow_clear(tf));
+        ASSERT_EQ(weft_taskflow_num_tasks(tf), 0);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}

@@ -147,6 +147,12 @@ weft_status weft_taskflow_clear(weft_taskflow *tf) {
     if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
     release_nodes(tf);
+    /* The first chunk, kept, is the fast path's room (task.c): the slow path
+     * reached the same count on the first task added, at ~55 instructions,
+     * once per execution of every subflow task that builds a graph.  Nothing
+     * else stands in the way after a clear: not sealed (tf_busy refused
+     * that), no erased slot, the sources implicit. */
+    if (tf->nchunks) tf->fast_slots = weft__chunk_capacity(0);
     return weft__tf_done(tf, WEFT_OK);
 }
 
