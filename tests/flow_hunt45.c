@@ -107,7 +107,7 @@ TEST(a_cleared_taskflow_rebuilt_past_its_first_chunk_with_edges_and_an_erase_run
     weft_executor *ex = make_executor(2);
     weft_taskflow *tf = make_taskflow("rebuilt");
     for (int round = 0; round < 3; round++) {
-        long seq = 0, args[40][3];
+        long seq = 0, args[40][3], loose[3] = {0, -1, 0};
         weft_task prev = WEFT_TASK_NULL, t[40];
         size_t n = 9 + (size_t)round * 13; /* 9, 22, 35: past chunks 0, 1 and 2 */
         for (size_t i = 0; i < n; i++) {
@@ -118,9 +118,9 @@ TEST(a_cleared_taskflow_rebuilt_past_its_first_chunk_with_edges_and_an_erase_run
             prev = t[i];
         }
         /* a task erased and its slot taken by one outside the chain */
-        weft_task extra = weft_emplace(tf, chain45, (long[3]){0, -1, 0});
+        weft_task extra = weft_emplace(tf, chain45, loose);
         ASSERT_OK(weft_task_erase(extra));
-        ASSERT_FALSE(weft_task_is_null(weft_emplace(tf, chain45, (long[3]){0, -1, 0})));
+        ASSERT_FALSE(weft_task_is_null(weft_emplace(tf, chain45, loose)));
         ASSERT_EQ(weft_taskflow_num_tasks(tf), n + 1);
         ASSERT_OK(weft_run_and_wait(ex, tf));
         ASSERT_EQ(seq, (long)n);
