@@ -41,11 +41,25 @@ static weft__job *start_queued(weft__worker *w, weft__run *next) {
     return &next->start;
 }
 
+/* A subflow's graph with no module and no semaphore needs no lock around its
+ * run's start and end: it runs once at a time, started only by its own task
+ * (weft__subflow_run refuses while a run of it is in flight, and
+ * weft_subflow_join runs within the task), never queued behind another run
+ * (weft_run and the rest refuse it), and is built and cleared by that task
+ * without the lock anyway; the one other taker, weft_taskflow_validate, can
+ * reach it only from a task of that run, which the run's start precedes and
+ * its end follows.  The lock and unlock were ~60 instructions of each
+ * subflow task's ~900 in a recursion of nested subflows. */
+static inline bool run_needs_lock(const weft_taskflow *tf) {
+    return !tf->is_subflow_graph || tf->nbodies != 0 || tf->nsem_ledger != 0;
+}
+
 static weft__job *finish_run(weft__worker *w, weft__run *r) {
     weft_taskflow *tf = r->tf;
     weft_executor *ex = r->ex;
     if (__builtin_expect(r->prio != 0, 0)) weft__prio_run_end(r); /* before the next run starts */
-    weft__mutex_lock(&tf->mu);
+    bool lock = run_needs_lock(tf);
+    if (lock) weft__mutex_lock(&tf->mu);
     weft__run *next = r->next;
     tf->active = next;
     if (!next) tf->tail = NULL;
@@ -57,7 +71,7 @@ static weft__job *finish_run(weft__worker *w, weft__run *r) {
     }
     /* Before the future is ready: whoever waited on it may change tf at once. */
     weft__tf_inflight_out(tf);
-    weft__mutex_unlock(&tf->mu);
+    if (lock) weft__mutex_unlock(&tf->mu);
     if (r->role != WEFT__ROLE_TOP) return finish_nested(w, r, next);
     weft__future_complete(&r->fut);
     weft__runs_end(ex, worker_of(ex, w)); /* w is ex's but for start_queued's fallback */
@@ -460,7 +474,8 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
     atomic_store_explicit(&sub->fut.iterations, 0, memory_order_relaxed);
     atomic_store_explicit(&sub->fut.done, 0, memory_order_relaxed);
     atomic_store_explicit(&sub->pending, 0, memory_order_relaxed);
-    weft__mutex_lock(&tf->mu);
+    bool lock = run_needs_lock(tf);
+    if (lock) weft__mutex_lock(&tf->mu);
     *st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL, "weft_run (a nested graph)");
     /* A module's body whose run was in flight at fork() on an executor of the
      * parent: as in submit, a run queued behind it never starts in this
@@ -480,7 +495,7 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
     } else {
         weft__module_drop_held(tf); /* a subflow's graph that will not run */
     }
-    weft__mutex_unlock(&tf->mu);
+    if (lock) weft__mutex_unlock(&tf->mu);
     return now;
 }
 
