@@ -517,6 +517,17 @@ void weft__worker_wait_until_own(weft__worker *w, int64_t mark, bool (*done)(voi
          * the work instead of the recursion (Taskflow's FibSubflow at one
          * worker: 8361 frames deep for fib(20), a stack overflow). */
         if (atomic_load_explicit(&w->deque.bottom, memory_order_relaxed) > mark) j = weft__deque_pop(&w->deque);
+        /* Nothing of the waited-for work left here, but a count held back:
+         * it is often the waited-for run's last (a nested subflow's graph
+         * ends with it), so it is applied and `done` asked again before a
+         * round of stealing that finds nothing -- the pause below applied it
+         * only after that round, ~50 instructions of every join of a
+         * subflow in Taskflow's fibonacci by subflows.  The job it releases,
+         * if any, goes on the deque above the mark, and is popped next. */
+        if (!j && w->defer_flush) {
+            weft__defer_settle_local(w);
+            continue;
+        }
         /* Then what others hold, and only then, once a pause has applied the
          * count this worker holds back (the waited-for run may be done but for
          * it), anything of ours: a task below the mark may be what the
