@@ -57,21 +57,27 @@ oom:
     return weft__fail_null(err, __func__, WEFT_ENOMEM, NULL);
 }
 
+/* The walk of release_nodes over nodes that own something.  Out of line: in
+ * it, its loop made release_nodes save six registers on every call, ~15
+ * instructions of each clear of a subflow task's graph, leaves' included,
+ * which own nothing. */
+static __attribute__((noinline)) void release_node_parts(weft_taskflow *tf) {
+    struct weft__subflow *pool = tf->free_subs;
+    WEFT__FOR_EACH_NODE(tf, nd, {
+        weft__node_cold *c = weft__cold(nd);
+        if (c->name) weft__free_str(c->name);
+        if (c->ext) weft__flow_release_node(tf, nd);
+        if (c->sems) weft__sem_use_free(nd);
+    });
+    if (tf->free_subs != pool) weft__flow_pool_in_order(tf, pool);
+}
+
 /* Frees what nodes own (names, successor arrays); keeps the chunks. */
 static void release_nodes(weft_taskflow *tf) {
     /* The cold parts need no reset: a reused slot that was written is zeroed
      * when it is taken (node_init). */
     if (tf->nbodies) weft__module_release_all(tf); /* not one search per module */
-    if (tf->nnamed || tf->next_owned || tf->nsems) {
-        struct weft__subflow *pool = tf->free_subs;
-        WEFT__FOR_EACH_NODE(tf, nd, {
-            weft__node_cold *c = weft__cold(nd);
-            weft__free_str(c->name);
-            if (c->ext) weft__flow_release_node(tf, nd);
-            if (c->sems) weft__sem_use_free(nd);
-        });
-        if (tf->free_subs != pool) weft__flow_pool_in_order(tf, pool);
-    }
+    if (tf->nnamed || tf->next_owned || tf->nsems) release_node_parts(tf);
     tf->nnodes = tf->nerased = tf->nsems = tf->nprio = 0;
     tf->retire_from = tf->retire_below = 0; /* the copies are gone (edit.c) */
     /* The tasks added next are new (weft__node_run): the next run with
