@@ -126,15 +126,22 @@ TEST(escalate_called_by_hand_moves_one_level_per_threshold_and_never_to_critical
     size_t moved = 99;
     weft_priority p;
     sleep_us(40000);
+    uint64_t t0 = now_ns(); /* the change below is made at t0 or later */
     ASSERT_OK(weft_sched_escalate(ex, &moved));
     ASSERT_EQ(moved, 1);
     ASSERT_OK(weft_sched_priority(ex, h1, &p));
     ASSERT_EQ(p, WEFT_PRIORITY_NORMAL);
-    ASSERT_OK(weft_sched_escalate(ex, &moved));
-    ASSERT_EQ(moved, 0); /* NORMAL's age starts at the change */
+    size_t again = 99;
+    ASSERT_OK(weft_sched_escalate(ex, &again));
+    /* NORMAL's age starts at the change: a pass less than the threshold
+     * after it moves nothing.  Only the clock tells whether it was: a test
+     * thread preempted for 30 ms between the two calls (seen under TSan on
+     * a loaded 2-core machine, 1 run in 200) makes a legal second move. */
+    if (now_ns() - t0 < 30 * MS) ASSERT_EQ(again, 0);
+    else ASSERT_LE(again, 1);
     sleep_us(40000);
     ASSERT_OK(weft_sched_escalate(ex, &moved));
-    ASSERT_EQ(moved, 1);
+    ASSERT_EQ(moved, 1 - again); /* NORMAL -> HIGH, unless the late pass above made it */
     ASSERT_OK(weft_sched_priority(ex, h1, &p));
     ASSERT_EQ(p, WEFT_PRIORITY_HIGH);
     sleep_us(40000);
