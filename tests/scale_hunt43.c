@@ -748,10 +748,11 @@ TEST(a_failed_task_name_longer_than_the_report_is_cut_at_a_utf8_character_bounda
 
 /* ---- a state dump of a big backlog ---------------------------------------------- */
 
-static atomic_int held_go;
+static atomic_int held_go, held_in;
 static int held(weft_ctx *ctx, void *arg) {
     (void)ctx;
     (void)arg;
+    atomic_fetch_add(&held_in, 1);
     while (!atomic_load(&held_go)) sleep_us(100);
     return 0;
 }
@@ -762,9 +763,13 @@ static int held(weft_ctx *ctx, void *arg) {
  * as if nothing were queued.  It shows the submitter slots' queues too. */
 TEST(a_state_dump_shows_tasks_queued_in_submitter_slots) {
     weft_executor *ex = small_executor(2);
+    atomic_store(&held_in, 0);
     ASSERT_OK(weft_silent_async(ex, held, NULL));
     ASSERT_OK(weft_silent_async(ex, held, NULL));
-    sleep_us(20000); /* both workers inside `held` */
+    /* Both workers inside `held` before the backlog is queued.  A 20 ms sleep
+     * stood for this wait: under TSan on a loaded machine a worker was not
+     * in yet and ran part of the backlog (4 of 20 runs: 29154 queued). */
+    ASSERT_TRUE(wait_flag(&held_in, 2, 10));
     enum { BACKLOG = 100000 };
     atomic_store(&ticks, 0);
     for (long i = 0; i < BACKLOG; i++) ASSERT_OK(weft_silent_async(ex, tick, NULL));
