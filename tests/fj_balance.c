@@ -236,7 +236,12 @@ TEST(a_flat_group_of_blocking_children_runs_them_all_at_once) {
     for (unsigned workers = 2; workers <= 4; workers++) {
         weft_executor *ex = make_executor(workers);
         for (int round = 0; round < 5; round++) {
-            sleep_us(20000); /* the other workers park: the sharing then starts from sleepers */
+            /* The other workers park: the sharing then starts from sleepers
+             * (forkjoin.h: a worker still searching at the spawns may never get
+             * a child).  Waited for, not slept: 20 ms was too short on a loaded
+             * machine (normal build, load 22: 1 of 3 children never saw all 3
+             * run at once, the third left private behind the blocked owner). */
+            for (int k = 0; k < 20000 && weft_executor_waiters(ex) != workers; k++) sleep_us(500);
             struct meet m = {.want = workers};
             ASSERT_EQ(weft_run_root(ex, meet_root, &m), 0);
             if (atomic_load(&m.missed) != 0)
