@@ -60,7 +60,13 @@ static int check_stage(weft_pipeflow *pf, void *arg) {
         if (c->next[s] != t) error(c, "serial stage out of order", t, s);
         c->next[s] = t + 1;
     } else if ((t & c->spin_mask) == 0) {
-        for (int i = 0; i < 200; i++) sched_yield(); /* let other tokens overtake */
+        /* Let other tokens overtake: a pause other workers can use.  A sleep,
+         * not 200 sched_yield()s: on a loaded machine each yield waits out the
+         * other runnable threads' slices, and the pauses alone took the normal
+         * build's pipe_serial_stages_see_tokens_in_order and
+         * pipe_never_more_than_lines_tokens_in_flight past ctest's 120 s at load
+         * 22 (gdb: a worker in these yields, the others asleep, no hang). */
+        sleep_us(100);
     }
     atomic_fetch_add(&c->visits[t * c->nstages + s], 1);
     if (s + 1 == c->nstages) {
