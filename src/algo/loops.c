@@ -52,24 +52,20 @@ typedef struct index_loop {
     void *arg;
 } index_loop;
 
-/* The end of the block of at most WEFT__CUT_EVERY elements that starts at k
- * (of n).  A per-element loop runs its elements in such blocks and, with
- * elements left after one, looks at its call's token (par.h,
- * weft__chunk_cut), as reduce.c's do: the inner loop is the call alone, no
- * count or test per element. */
-static inline size_t block_end(size_t k, size_t n) {
-    return n - k > WEFT__CUT_EVERY ? k + WEFT__CUT_EVERY : n;
+/* Whether a per-element loop that just ran its k-th element (counting from 1)
+ * with more left stops here: every WEFT__CUT_EVERY elements it looks at its
+ * call's token (par.h, weft__chunk_cut). */
+static inline bool cut_due(size_t k) {
+    return __builtin_expect(k % WEFT__CUT_EVERY == 0, 0) && weft__chunk_cut();
 }
 
 static void index_body(size_t lo, size_t hi, void *arg) {
     const index_loop *l = arg;
-    if (lo >= hi) return;
-    /* Counted, not compared: i + step could wrap past SIZE_MAX after the
-     * last element (the wrapped value is never used). */
-    size_t n = (hi - lo - 1) / l->step + 1, i = lo;
-    for (size_t k = 0; k < n;) {
-        for (size_t end = block_end(k, n); k < end; k++, i += l->step) l->fn(i, l->arg);
-        if (k < n && weft__chunk_cut()) return;
+    size_t k = 0;
+    for (size_t i = lo; i < hi; i += l->step) {
+        l->fn(i, l->arg);
+        if (hi - i <= l->step) break; /* i + step could wrap past SIZE_MAX */
+        if (cut_due(++k)) return;
     }
 }
 
@@ -91,9 +87,9 @@ typedef struct each_loop {
 
 static void each_body(size_t lo, size_t hi, void *arg) {
     const each_loop *l = arg;
-    for (size_t i = lo; i < hi;) {
-        for (size_t end = block_end(i, hi); i < end; i++) l->fn(l->base + i * l->size, l->arg);
-        if (i < hi && weft__chunk_cut()) return;
+    for (size_t i = lo; i < hi; i++) {
+        l->fn(l->base + i * l->size, l->arg);
+        if (i + 1 < hi && cut_due(i + 1 - lo)) return;
     }
 }
 
@@ -113,9 +109,9 @@ static void transform_body(size_t lo, size_t hi, void *arg) {
     const weft_transform_desc *d = arg;
     const unsigned char *in = d->in;
     unsigned char *out = d->out;
-    for (size_t i = lo; i < hi;) {
-        for (size_t end = block_end(i, hi); i < end; i++) d->f(in + i * d->in_size, out + i * d->out_size, d->arg);
-        if (i < hi && weft__chunk_cut()) return;
+    for (size_t i = lo; i < hi; i++) {
+        d->f(in + i * d->in_size, out + i * d->out_size, d->arg);
+        if (i + 1 < hi && cut_due(i + 1 - lo)) return;
     }
 }
 
@@ -148,10 +144,9 @@ typedef struct transform2 {
 
 static void transform2_body(size_t lo, size_t hi, void *arg) {
     const transform2 *t = arg;
-    for (size_t i = lo; i < hi;) {
-        for (size_t end = block_end(i, hi); i < end; i++)
-            t->f(t->a + i * t->a_size, t->b + i * t->b_size, t->out + i * t->out_size, t->arg);
-        if (i < hi && weft__chunk_cut()) return;
+    for (size_t i = lo; i < hi; i++) {
+        t->f(t->a + i * t->a_size, t->b + i * t->b_size, t->out + i * t->out_size, t->arg);
+        if (i + 1 < hi && cut_due(i + 1 - lo)) return;
     }
 }
 
@@ -166,8 +161,9 @@ weft_status weft_parallel_transform2(weft_executor *ex, const void *a, size_t a_
      * inputs, read by other chunks meanwhile.  weft_parallel_transform refuses
      * its in == out with in_size != out_size; this refused nothing and wrote
      * over the inputs. */
-    const char *over = !n ? NULL : out == a && a_size != out_size ? "a" : out == b && b_size != out_size ? "b" : NULL;
-    if (over) return weft__fail(__func__, WEFT_EINVAL, "in place (out == %s) with %s_size != out_size", over, over);
+    if (n && ((out == a && a_size != out_size) || (out == b && b_size != out_size)))
+        return weft__fail(__func__, WEFT_EINVAL, "in place (out == %s) with %s_size != out_size",
+                          out == a && a_size != out_size ? "a" : "b", out == a && a_size != out_size ? "a" : "b");
     size_t widest = a_size > b_size ? a_size : b_size;
     if (weft__algo_too_many(n, widest > out_size ? widest : out_size))
         return weft__fail(__func__, WEFT_EINVAL, "%zu elements of up to %zu bytes are more than an array can hold", n,
