@@ -1451,3 +1451,78 @@ TEST(a_serial_run_cancelled_at_any_moment_counts_whole_iterations_and_skips_the_
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* ---- two tokens cancelling at the same moment ---------------------------------- */
+
+/* A task that reads its reason the moment it sees the cancel, and again once
+ * both cancels have returned: the two must agree.  attach.c set the stop bit
+ * and then marked the link that set it, and a reader between the two found
+ * no mark and took the other cancelled token's reason ("second"), then
+ * "first" after the mark: one run, two reasons.  Both now happen under the
+ * lock the reader takes.  The window is a few instructions wide, so this is a
+ * stress probe, not a reproducer. */
+typedef struct racing {
+    atomic_int go, ready, both_done;
+    char early[WEFT_CANCEL_REASON_MAX], late[WEFT_CANCEL_REASON_MAX];
+} racing;
+
+static int read_reason_at_once(weft_ctx *cx, void *arg) {
+    racing *r = arg;
+    atomic_store(&r->ready, 1);
+    while (!weft_ctx_cancelled(cx)) { /* spin: read the reason the moment the bit shows */
+    }
+    snprintf(r->early, sizeof r->early, "%s", weft_ctx_cancel_reason(cx));
+    while (!atomic_load(&r->both_done)) sleep_us(10);
+    snprintf(r->late, sizeof r->late, "%s", weft_ctx_cancel_reason(cx));
+    return 0;
+}
+
+typedef struct canceller {
+    racing *r;
+    weft_cancel_token *t;
+    const char *why;
+} canceller;
+
+static void *cancel_on_go(void *arg) {
+    canceller *c = arg;
+    while (!atomic_load(&c->r->go)) {
+    }
+    (void)weft_cancel_token_cancel_with(c->t, c->why);
+    return NULL;
+}
+
+TEST(a_task_that_reads_its_reason_while_two_tokens_cancel_at_once_reads_one_reason_throughout) {
+    watchdog_start(60);
+    weft_executor *ex = make_executor(1);
+    int rounds = (int)test_scale(200), mismatches = 0;
+    for (int i = 0; i < rounds; i++) {
+        racing r;
+        memset(&r, 0, sizeof r);
+        weft_cancel_token *a = new_token(), *b = new_token();
+        weft_future *f = NULL;
+        ASSERT_OK(weft_async(ex, read_reason_at_once, &r, &f));
+        ASSERT_OK(weft_cancel_attach(a, f));
+        ASSERT_OK(weft_cancel_attach(b, f));
+        ASSERT_TRUE(wait_flag(&r.ready, 1, 10));
+        canceller ca = {&r, a, "first"}, cb = {&r, b, "second"};
+        pthread_t ta, tb;
+        ASSERT_EQ(pthread_create(&ta, NULL, cancel_on_go, &ca), 0);
+        ASSERT_EQ(pthread_create(&tb, NULL, cancel_on_go, &cb), 0);
+        atomic_store(&r.go, 1);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        atomic_store(&r.both_done, 1);
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+        if (strcmp(r.early, r.late) != 0) {
+            mismatches++;
+            printf("  round %d: read \"%s\" at once, \"%s\" after\n", i, r.early, r.late);
+        }
+        ASSERT_TRUE(strcmp(r.late, "first") == 0 || strcmp(r.late, "second") == 0);
+        weft_future_destroy(f);
+        weft_cancel_token_destroy(a);
+        weft_cancel_token_destroy(b);
+    }
+    ASSERT_EQ(mismatches, 0);
+    weft_executor_destroy(ex);
+    watchdog_stop();
+}

@@ -133,15 +133,24 @@ static void attach_fire(weft__cancel_reg *reg, const char *reason) {
         }
         /* weft_future_cancel's own step (core/future.c), telling whether
          * this cancel is the one that stopped the work. */
+        struct shard *s = shard_of(a->stop);
+        weft__mutex_lock(&s->mu); /* the bit and the mark at once: see below */
         int was = atomic_fetch_or_explicit(a->stop, WEFT__STOP_CANCEL, memory_order_seq_cst);
         if (!(was & (WEFT__STOP_CANCEL | WEFT__STOP_FINISHED)))
             atomic_store_explicit(&a->stopped_it, true, memory_order_relaxed);
+        weft__mutex_unlock(&s->mu);
         return;
     }
     /* A root: release, so that a task that sees the bit (acquire) sees what
-     * the canceller wrote before cancelling. */
+     * the canceller wrote before cancelling.  Under the shard's lock, which
+     * registry_reason takes: a task that saw the bit and asks for the reason
+     * between the bit and the mark read another cancelled token's reason (a
+     * second token cancelling at the same moment), and the first afterwards. */
+    struct shard *s = shard_of(a->stop);
+    weft__mutex_lock(&s->mu);
     int was = atomic_fetch_or_explicit(a->stop, WEFT__STOP_CANCEL, memory_order_release);
     if (!(was & WEFT__STOP_CANCEL)) atomic_store_explicit(&a->stopped_it, true, memory_order_relaxed);
+    weft__mutex_unlock(&s->mu);
 }
 
 /* Unlinks a from everything and frees it.  Under t->attach_mu. */
