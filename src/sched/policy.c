@@ -352,11 +352,7 @@ int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nwo
         p->heap = true;
     } else if (kind == WEFT_SCHED_CUSTOM) {
         p->ops = *c->policy;
-        p->held = weft__calloc(sizeof *p->held);
-        if (!p->held || weft__mutex_init(&p->held->lock) != 0) {
-            weft__free(p->held, sizeof *p->held);
-            return weft__free(p, sizeof *p), WEFT_ENOMEM;
-        }
+        if (!(p->held = held_new())) return weft__free(p, sizeof *p), WEFT_ENOMEM;
         atomic_init(&p->nreturned, 0);
         if (share_join(p) != WEFT_OK) return held_free(p->held), weft__free(p, sizeof *p), WEFT_ENOMEM;
         p->checked = true;
@@ -468,7 +464,10 @@ static int check_out(weft__sched *s, weft__job *j, int *from) {
     return 0;
 }
 
-weft__job *weft__policy_take(weft__sched *s, int worker, bool own, int *from) {
+/* A job for worker (own first when `own`), or NULL.  *from: the worker that
+ * queued it (-1: a thread that is no worker, or a policy with one queue for
+ * all, which is taken as the injector's). */
+static weft__job *policy_take(weft__sched *s, int worker, bool own, int *from) {
     weft__policy *p = s->policy;
     *from = -1; /* one queue for all (FIFO, RANDOM): as the injector's */
     if (p->rr) return rr_take(p->ops.state, worker, own, from);
@@ -492,7 +491,8 @@ weft__job *weft__policy_take(weft__sched *s, int worker, bool own, int *from) {
     return j;
 }
 
-void weft__policy_moved(weft__sched *s, int worker, int from) {
+/* Worker took a job `from` queued: counts a steal unless from == worker. */
+static void policy_moved(weft__sched *s, int worker, int from) {
     /* A job taken from the queue of one worker by another, or that a thread
      * that is no worker queued, moved: a steal (weft_worker_metrics.steals).
      * Only a policy's steal used to count, so ROUND_ROBIN's dealing (a job
@@ -502,6 +502,16 @@ void weft__policy_moved(weft__sched *s, int worker, int from) {
      * no figures. */
     if (from != worker && worker >= 0 && (unsigned)worker < s->ex->nworkers)
         weft__hook_steal(&s->ex->workers[worker], true, from >= 0 && (unsigned)from < s->ex->nworkers ? from : -1);
+}
+
+weft__job *weft__policy_take_any(weft__sched *s, int worker, unsigned *calls) {
+    int from;
+    unsigned n = 1;
+    weft__job *j = policy_take(s, worker, true, &from);
+    if (!j && s->policy->ops.steal) n++, j = policy_take(s, worker, false, &from);
+    if (calls) *calls = n;
+    if (j) policy_moved(s, worker, from);
+    return j;
 }
 
 /* `outstanding` alone cannot judge an empty pop: it counts a job from before
@@ -517,15 +527,9 @@ weft__job *weft__policy_final(weft__sched *s, int worker, bool judge) {
     weft__policy_share *sh = p->share; /* NULL unless checked */
     uint64_t begun = sh ? atomic_load_explicit(&sh->calls_begun, memory_order_seq_cst) : 0;
     bool quiet = p->checked && atomic_load_explicit(&sh->calls_ended, memory_order_seq_cst) == begun;
-    int from;
-    weft__job *j = weft__policy_take(s, worker, true, &from);
-    if (j) return weft__policy_moved(s, worker, from), j; /* as in sched.c, take */
-    uint64_t mine = 1;
-    if (p->ops.steal) {
-        if ((j = weft__policy_take(s, worker, false, &from)) != NULL)
-            return weft__policy_moved(s, worker, from), j; /* the policy's steal: as in sched.c, take */
-        mine++;
-    }
+    unsigned mine; /* the calls of this look: a window with only them is quiet */
+    weft__job *j = weft__policy_take_any(s, worker, &mine);
+    if (j) return j;
     if (!judge || !quiet || atomic_load_explicit(&p->outstanding, memory_order_seq_cst) <= 0) return NULL;
     uint64_t now = atomic_load_explicit(&sh->calls_begun, memory_order_seq_cst);
     if (now != begun + mine || atomic_load_explicit(&sh->calls_ended, memory_order_seq_cst) != now) return NULL;

@@ -228,12 +228,9 @@ static weft__job *take(weft__worker *w, void *state, int stage) {
     j = weft__sched_take(s, w, policy_first ? 2 : min, stage == WEFT__TAKE_FINAL);
     if (j || !p || p->heap) return j;
     if (stage == WEFT__TAKE_FINAL) return weft__policy_final(s, (int)w->id, sched_worker(w)->nap == 0);
-    int from; /* a job from another worker's queue, or from one for all, moved: a steal */
-    if ((j = weft__policy_take(s, (int)w->id, true, &from)) == NULL && p->ops.steal)
-        j = weft__policy_take(s, (int)w->id, false, &from); /* the policy's steal */
-    if (j) {
+    if ((j = weft__policy_take_any(s, (int)w->id, NULL)) != NULL) {
         sched_worker(w)->nap = 0; /* it hands items out again: its next lapse is counted */
-        return weft__policy_moved(s, (int)w->id, from), j;
+        return j;
     }
     return policy_first ? weft__sched_take(s, w, 1, false) : NULL; /* the NORMAL tasks with handles after all */
 }

@@ -293,16 +293,14 @@ int weft__policy_create(weft__sched *s, const weft_sched_config *c, unsigned nwo
 void weft__policy_destroy(weft__sched *s);
 /* A job the policy pushed (0) or refused (non-zero).  worker: the calling
  * worker (-1: none), as a user's push sees it; from: who queued the job, for
- * the metrics (weft__policy_moved): -1 for a job a thread that is no worker
+ * the metrics (a steal when another worker takes it): -1 for a job a thread that is no worker
  * queued, which a worker moves in from the injector. */
 int weft__policy_push(weft__sched *s, weft__job *job, int prio, int worker, int from);
-/* A job for worker (own first when `own`), or NULL.  *from: the worker that
- * queued it (-1: a thread that is no worker, or a policy with one queue for
- * all, which is taken as the injector's). */
-weft__job *weft__policy_take(weft__sched *s, int worker, bool own, int *from);
-/* Worker took a job `from` queued: counts a steal unless from == worker. */
-void weft__policy_moved(weft__sched *s, int worker, int from);
-/* A worker's last look before it sleeps: weft__policy_take, own then steal.
+/* A job for worker: the policy's pop, then its steal if it has one; a job
+ * taken from another worker's queue (or one for all) is counted as a steal.
+ * *calls (if not NULL): how many takes it made. */
+weft__job *weft__policy_take_any(weft__sched *s, int worker, unsigned *calls);
+/* A worker's last look before it sleeps: weft__policy_take_any.
  * When it finds nothing although a checked policy holds jobs it did not hand
  * out, and no other push or pop overlapped the look, the policy broke its
  * contract: counted in policy_errors and logged, if `judge` (false: the
