@@ -120,6 +120,9 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
     weft__task_leave(w, &cx, o, n, r, rc);
     s->w = NULL;
     s->graph->sealed = false; /* see weft_subflow_join */
+    /* A graph to run without a record for its run fails the task as the
+     * function failing would: dropped unrun, its tasks counted as skipped. */
+    if (rc == 0 && s->graph->nnodes > 0 && !s->joined && !run_record(s)) rc = WEFT_ENOMEM;
     if (rc != 0) {
         weft__module_drop_held(s->graph); /* its graph does not run */
         /* A started subflow counts as the tasks of its graph that were not
@@ -133,15 +136,6 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
     }
     if (s->graph->nnodes == 0 || s->joined) {
         weft__module_drop_held(s->graph); /* (a joined graph's run gave them back) */
-        return weft__release_successors(w, r, n);
-    }
-    if (!run_record(s)) {
-        weft__module_drop_held(s->graph); /* its graph does not run */
-        /* Counted as on every other path where a started subflow's graph
-         * cannot run (enter_nested's failure, the failing function above):
-         * this one, added with the lazy record, left its tasks uncounted. */
-        weft__count_unrun(w, r, s->graph);
-        weft__fail_node(r, n, WEFT_ENOMEM);
         return weft__release_successors(w, r, n);
     }
     return weft__enter_nested(w, r, n, s->run, s->graph, s->detached ? WEFT__ROLE_DETACHED : WEFT__ROLE_JOINED);
