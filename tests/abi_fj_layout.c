@@ -25,6 +25,9 @@ PIN(offsetof(weft__fj, base), 24);
 PIN(offsetof(weft__fj, ovf), 36);
 PIN(offsetof(weft__fj, limit), 72);
 PIN(offsetof(weft__fj, sync_floor), 80);
+/* What the WEFT_FJ_* typed macros read besides (layout 2). */
+PIN(offsetof(weft__fj, split), 8);
+PIN(offsetof(weft__fj, typed_ctx), 96);
 /* Frames are stepped through by pointer arithmetic (f + 1). */
 PIN(sizeof(weft__fj_frame), 32);
 PIN(offsetof(weft__fj_frame, fn), 0);
@@ -35,7 +38,7 @@ PIN(offsetof(weft__fj_frame, result), 24);
 PIN(sizeof(weft_task_group), 16);
 #endif
 #ifdef WEFT__FJ_LAYOUT
-_Static_assert(WEFT__FJ_LAYOUT == 1, "the fork-join inline layout version changed: update the pins above");
+_Static_assert(WEFT__FJ_LAYOUT == 2, "the fork-join inline layout version changed: update the pins above");
 #endif
 
 static int child(weft_ctx *ctx, void *arg) {

@@ -1249,7 +1249,7 @@ WEFT_FJ_TASK(long, tsum, size_t, lo) {
     size_t first = lo % 750 == 1 ? lo - 1 : lo;
     long s = 0;
     (void)WEFT_FJ_CTX; /* a direct algorithm call: write the top back (forkjoin.h) */
-    if (weft_parallel_reduce(weft_ctx_executor(weft_ctx_), arr + first, 375, sizeof(long), &s, sum_long, NULL,
+    if (weft_parallel_reduce(weft_ctx_executor(WEFT_FJ_CTX), arr + first, 375, sizeof(long), &s, sum_long, NULL,
                              &(weft_algo_config){ .chunk = 32 }) != WEFT_OK)
         return -1000000;
     return s;
