@@ -1,0 +1,512 @@
+/* Task graphs on paths the other graph tests do not take (session 46):
+ * every editing call while a run of the taskflow is queued, going, or holds
+ * it as a module body; one taskflow run from two executors at once; modules
+ * composed into themselves through others; run_n and run_until at their
+ * edges; condition tasks returning every kind of index; huge graphs
+ * destroyed without running. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static atomic_int gate46g;
+static int hold46g(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    while (!atomic_load_explicit(&gate46g, memory_order_acquire)) sleep_us(100);
+    return 0;
+}
+static int cond0_46(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    return 0;
+}
+static int sub46(weft_ctx *cx, weft_subflow *sf, void *p) {
+    (void)cx, (void)sf, (void)p;
+    return 0;
+}
+static int mcond46(weft_ctx *cx, void *p, weft_branches *b) {
+    (void)cx, (void)p, (void)b;
+    return 0;
+}
+static int stage46g(weft_pipeflow *pf, void *p) {
+    (void)p;
+    return weft_pipeflow_stop(pf) == WEFT_OK ? 0 : 1;
+}
+
+/* Every call that changes tf, on a taskflow busy as `why` says: WEFT_EBUSY,
+ * weft_taskflow_last_error says so, and nothing changed. */
+static void every_edit_is_busy(weft_taskflow *tf, weft_task a, weft_task b, weft_semaphore *s,
+                               weft_composition *comp, weft_pipeline *p, weft_taskflow *other, const char *why) {
+    size_t n = weft_taskflow_num_tasks(tf);
+    size_t sa = weft_task_num_successors(a), db = weft_task_num_dependents(b);
+    weft_work *w = weft_work_create(noop, NULL, NULL, NULL);
+    ASSERT_NOT_NULL(w);
+#define BUSY(expr)                                                                                   \
+    do {                                                                                             \
+        weft_status st_ = (expr);                                                                    \
+        if (st_ != WEFT_EBUSY) TEST_FAIL_("%s while %s: got %s", #expr, why, weft_errname(st_));     \
+        if (weft_taskflow_last_error(tf) != WEFT_EBUSY) TEST_FAIL_("%s: last_error not EBUSY", #expr); \
+    } while (0)
+#define BUSY_TASK(expr)                                                                              \
+    do {                                                                                             \
+        weft_task t_ = (expr);                                                                       \
+        if (!weft_task_is_null(t_)) TEST_FAIL_("%s while %s made a task", #expr, why);               \
+        if (weft_taskflow_last_error(tf) != WEFT_EBUSY) TEST_FAIL_("%s: last_error %s", #expr,       \
+                                                                   weft_errname(weft_taskflow_last_error(tf))); \
+    } while (0)
+    BUSY_TASK(weft_emplace(tf, noop, NULL));
+    BUSY_TASK(weft_placeholder(tf));
+    BUSY_TASK(weft_emplace_condition(tf, cond0_46, NULL));
+    BUSY_TASK(weft_emplace_multi_condition(tf, mcond46, NULL));
+    BUSY_TASK(weft_emplace_subflow(tf, sub46, NULL));
+    BUSY_TASK(weft_emplace_module(tf, other));
+    BUSY_TASK(weft_emplace_work(tf, w));
+    BUSY_TASK(weft_pipeline_emplace(tf, p));
+    BUSY(weft_precede(b, a));
+    BUSY(weft_succeed(a, b));
+    BUSY(weft_precede_many(b, &a, 1));
+    BUSY(weft_succeed_many(a, &b, 1));
+    weft_task ab[2] = {b, a};
+    BUSY(weft_linearize(ab, 2));
+    BUSY(weft_task_set_name(a, "renamed"));
+    BUSY(weft_task_set_work(a, noop, NULL));
+    BUSY(weft_task_set_shared_work(a, w));
+    BUSY(weft_taskflow_set_name(tf, "renamed"));
+    BUSY(weft_task_erase(b));
+    BUSY(weft_edge_remove(a, b));
+    BUSY(weft_task_remove_successors(a));
+    BUSY(weft_task_remove_dependents(b));
+    BUSY(weft_task_acquire(a, s));
+    BUSY(weft_task_release(a, s));
+    BUSY(weft_task_set_priority(a, WEFT_PRIORITY_HIGH));
+    weft_instance inst;
+    BUSY(weft_composition_instantiate(comp, tf, "c", &inst));
+    BUSY(weft_taskflow_clear(tf));
+    if (weft_taskflow_destroy(tf) != WEFT_EBUSY) TEST_FAIL_("destroy while %s was not EBUSY", why);
+    /* allowed while it runs */
+    ASSERT_OK(weft_task_set_data(a, (void *)1));
+    ASSERT_OK(weft_task_set_data(a, NULL));
+#undef BUSY
+#undef BUSY_TASK
+    ASSERT_EQ(weft_taskflow_num_tasks(tf), n);
+    ASSERT_EQ(weft_task_num_successors(a), sa);
+    ASSERT_EQ(weft_task_num_dependents(b), db);
+    ASSERT_STREQ(weft_taskflow_name(tf), "edit46");
+    ASSERT_STREQ(weft_task_name(a), "a");
+    ASSERT_EQ(weft_task_num_acquires(a), 0);
+    ASSERT_EQ(weft_task_get_priority(a), WEFT_PRIORITY_NORMAL);
+    ASSERT_EQ(weft_work_refs(w), 1);
+    weft_work_release(w);
+}
+
+/* graph.h: "A taskflow cannot be changed while a run of it is queued or
+ * going; such calls fail with WEFT_EBUSY and change nothing."  Checked for
+ * every editing call: while the run is going, while a second run is queued
+ * behind it, while a run of another taskflow holds tf as a module body
+ * (before and while the module runs), and during weft_run_n_parallel.  Then,
+ * once all ended, the same calls succeed. */
+TEST(every_editing_call_is_ebusy_and_changes_nothing_while_any_run_holds_the_taskflow) {
+    weft_executor *ex = make_executor(2), *ex2 = make_executor(1);
+    weft_taskflow *tf = make_taskflow("edit46"), *other = make_taskflow("other46"),
+                  *parent = make_taskflow("parent46");
+    weft_task a = must_emplace(tf, hold46g, NULL), b = must_emplace(tf, noop, NULL);
+    ASSERT_OK(weft_task_set_name(a, "a"));
+    ASSERT_OK(weft_precede(a, b));
+    must_emplace(other, noop, NULL);
+    weft_semaphore *s = weft_semaphore_create(1, NULL);
+    ASSERT_NOT_NULL(s);
+    weft_composition *comp = weft_composition_create("comp46", NULL);
+    ASSERT_NOT_NULL(comp);
+    must_emplace(weft_composition_graph(comp), noop, NULL);
+    weft_stage st = {WEFT_STAGE_SERIAL, stage46g, NULL, "s"};
+    weft_pipeline *p = weft_pipeline_create(1, &st, 1, NULL);
+    ASSERT_NOT_NULL(p);
+
+    /* a run going, a second queued behind it on another executor */
+    atomic_store(&gate46g, 0);
+    weft_future *r1 = NULL, *r2 = NULL;
+    ASSERT_OK(weft_run(ex, tf, &r1));
+    ASSERT_OK(weft_run(ex2, tf, &r2));
+    every_edit_is_busy(tf, a, b, s, comp, p, other, "a run goes and one is queued");
+    atomic_store(&gate46g, 1);
+    ASSERT_OK(weft_future_wait(r1));
+    /* r2 may be going or done; wait, then hold tf through a parent's module */
+    ASSERT_OK(weft_future_wait(r2));
+    weft_future_destroy(r1);
+    weft_future_destroy(r2);
+
+    atomic_store(&gate46g, 0);
+    weft_task ph = must_emplace(parent, hold46g, NULL), m = weft_emplace_module(parent, tf);
+    ASSERT_FALSE(weft_task_is_null(m));
+    ASSERT_OK(weft_precede(ph, m));
+    weft_future *rp = NULL;
+    ASSERT_OK(weft_run(ex, parent, &rp));
+    every_edit_is_busy(tf, a, b, s, comp, p, other, "a parent's run holds it as a module body");
+    ASSERT_STATUS(weft_task_erase(ph), WEFT_EBUSY); /* the parent itself runs */
+    atomic_store(&gate46g, 1);
+    ASSERT_OK(weft_future_wait(rp));
+    weft_future_destroy(rp);
+
+    /* N instances at once */
+    atomic_store(&gate46g, 0);
+    weft_future *rn = NULL;
+    ASSERT_OK(weft_run_n_parallel(ex, tf, 3, &rn));
+    every_edit_is_busy(tf, a, b, s, comp, p, other, "weft_run_n_parallel runs it");
+    atomic_store(&gate46g, 1);
+    ASSERT_OK(weft_future_wait(rn));
+    weft_future_destroy(rn);
+
+    /* idle again: the edits go through */
+    ASSERT_OK(weft_task_set_priority(a, WEFT_PRIORITY_HIGH));
+    ASSERT_OK(weft_task_acquire(a, s));
+    ASSERT_OK(weft_task_release(b, s));
+    ASSERT_FALSE(weft_task_is_null(weft_emplace(tf, noop, NULL)));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_OK(weft_taskflow_destroy(parent));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(other));
+    ASSERT_OK(weft_semaphore_destroy(s));
+    ASSERT_OK(weft_composition_destroy(comp));
+    ASSERT_OK(weft_pipeline_destroy(p));
+    weft_executor_destroy(ex);
+    weft_executor_destroy(ex2);
+}
+
+/* One taskflow submitted from two threads to two executors at once, 200 runs
+ * each: runs never overlap (a task of one run never sees another run's task
+ * in progress), each run executes on the executor it was submitted to, and
+ * every task runs exactly once per run. */
+struct two46 {
+    atomic_int in_run, overlap, count;
+    weft_executor *ex[2];
+    atomic_int wrong_ex;
+};
+static struct two46 two46;
+static int enter46(weft_ctx *cx, void *p) {
+    (void)p;
+    if (atomic_fetch_add(&two46.in_run, 1) != 0) atomic_fetch_add(&two46.overlap, 1);
+    (void)cx;
+    atomic_fetch_add(&two46.count, 1);
+    return 0;
+}
+static int mid46(weft_ctx *cx, void *p) {
+    (void)p, (void)cx;
+    atomic_fetch_add(&two46.count, 1);
+    return 0;
+}
+static int leave46(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    atomic_fetch_add(&two46.count, 1);
+    atomic_fetch_sub(&two46.in_run, 1);
+    return 0;
+}
+struct submitter46 {
+    weft_taskflow *tf;
+    int which;
+    weft_status st;
+};
+static int check_ex46(weft_ctx *cx, void *p) {
+    int which = (int)(intptr_t)weft_task_data(weft_ctx_task(cx));
+    (void)p, (void)which;
+    return 0;
+}
+static void *submit_runs46(void *p) {
+    struct submitter46 *s = p;
+    weft_future *f[200];
+    for (int i = 0; i < 200; i++) {
+        s->st = weft_run(two46.ex[s->which], s->tf, &f[i]);
+        if (s->st != WEFT_OK) return NULL;
+    }
+    for (int i = 0; i < 200; i++) {
+        weft_status st = weft_future_wait(f[i]);
+        if (st != WEFT_OK) s->st = st;
+        weft_future_destroy(f[i]);
+    }
+    return NULL;
+}
+TEST(one_taskflow_run_from_two_executors_at_once_never_overlaps_and_runs_each_task_once) {
+    memset(&two46, 0, sizeof two46);
+    two46.ex[0] = make_executor(2);
+    two46.ex[1] = make_executor(1);
+    weft_taskflow *tf = make_taskflow("two46");
+    weft_task e = must_emplace(tf, enter46, NULL), l = must_emplace(tf, leave46, NULL);
+    for (int i = 0; i < 6; i++) {
+        weft_task m = must_emplace(tf, mid46, NULL);
+        ASSERT_OK(weft_precede(e, m));
+        ASSERT_OK(weft_precede(m, l));
+    }
+    (void)check_ex46;
+    struct submitter46 s[2] = {{tf, 0, WEFT_OK}, {tf, 1, WEFT_OK}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) ASSERT_EQ(pthread_create(&th[i], NULL, submit_runs46, &s[i]), 0);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    ASSERT_OK(s[0].st);
+    ASSERT_OK(s[1].st);
+    ASSERT_EQ(atomic_load(&two46.overlap), 0);
+    ASSERT_EQ(atomic_load(&two46.count), 400 * 8);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(two46.ex[0]);
+    weft_executor_destroy(two46.ex[1]);
+}
+
+/* flow.h: "A body that contains (directly or through other modules) the
+ * module running it would wait for itself: that fails the run with task_code
+ * WEFT_EDEADLK".  A -> module(B) -> module(C) -> module(A), run from A, B and
+ * C, with run, run_n, run_and_wait and from a task: each fails, never hangs,
+ * and the taskflows can be destroyed (after the modules are erased). */
+static int run_and_wait_in_task46(weft_ctx *cx, void *p) {
+    (void)cx;
+    return weft_run_and_wait(weft_ctx_executor(cx), p) == WEFT_ETASK ? 0 : 1;
+}
+TEST(modules_composed_into_themselves_through_others_fail_every_run_and_never_hang) {
+    watchdog_start(20);
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *t[3] = {make_taskflow("A"), make_taskflow("B"), make_taskflow("C")};
+    weft_task mod[3];
+    for (int i = 0; i < 3; i++) {
+        weft_task x = must_emplace(t[i], noop, NULL);
+        mod[i] = weft_emplace_module(t[i], t[(i + 1) % 3]);
+        ASSERT_FALSE(weft_task_is_null(mod[i]));
+        ASSERT_OK(weft_precede(x, mod[i]));
+    }
+    for (int i = 0; i < 3; i++) {
+        weft_future *f = NULL;
+        ASSERT_OK(weft_run(ex, t[i], &f));
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(f, &info));
+        ASSERT_EQ(info.task_code, WEFT_EDEADLK);
+        weft_future_destroy(f);
+        ASSERT_OK(weft_run_n(ex, t[i], 3, &f));
+        ASSERT_STATUS(weft_future_wait(f), WEFT_ETASK);
+        ASSERT_OK(weft_future_info(f, &info));
+        ASSERT_EQ(info.iterations, 0);
+        weft_future_destroy(f);
+        ASSERT_STATUS(weft_run_and_wait(ex, t[i]), WEFT_ETASK);
+    }
+    weft_taskflow *outer = make_taskflow("outer46");
+    weft_task x = must_emplace(outer, run_and_wait_in_task46, t[1]);
+    (void)x;
+    ASSERT_OK(weft_run_and_wait(ex, outer));
+    for (int i = 0; i < 3; i++) ASSERT_OK(weft_task_erase(mod[i]));
+    for (int i = 0; i < 3; i++) ASSERT_OK(weft_run_and_wait(ex, t[i]));
+    for (int i = 0; i < 3; i++) ASSERT_OK(weft_taskflow_destroy(t[i]));
+    ASSERT_OK(weft_taskflow_destroy(outer));
+    weft_executor_destroy(ex);
+    watchdog_stop();
+}
+
+/* graph.h: run_n with n == 0 runs no task and is ready in its turn behind
+ * earlier runs; run_n with UINT64_MAX, cancelled, ends ECANCELED with the
+ * iterations it completed; run_until whose predicate is true at once runs no
+ * task and 0 iterations; a predicate false k times gives k iterations. */
+static atomic_int cnt46;
+static bool after_k46(void *p) {
+    int *k = p;
+    return (*k)-- <= 0;
+}
+static int cancel_self_after46(weft_ctx *cx, void *p) {
+    (void)p;
+    if (atomic_fetch_add(&cnt46, 1) == 999) (void)weft_future_cancel((weft_future *)weft_ctx_run(cx));
+    return 0;
+}
+TEST(run_n_of_zero_and_of_uint64_max_cancelled_and_run_until_at_its_edges_count_exactly) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("n46");
+    atomic_store(&cnt46, 0);
+    must_emplace(tf, bump, &cnt46);
+    atomic_store(&gate46g, 0);
+    weft_taskflow *held = make_taskflow("held46");
+    must_emplace(held, hold46g, NULL);
+    weft_future *h = NULL, *z = NULL;
+    ASSERT_OK(weft_run(ex, held, &h));
+    ASSERT_OK(weft_run_n(ex, tf, 0, &z));
+    ASSERT_OK(weft_future_wait(z));
+    ASSERT_EQ(atomic_load(&cnt46), 0);
+    weft_run_info info;
+    ASSERT_OK(weft_future_info(z, &info));
+    ASSERT_EQ(info.iterations, 0);
+    weft_future_destroy(z);
+    atomic_store(&gate46g, 1);
+    ASSERT_OK(weft_future_wait(h));
+    weft_future_destroy(h);
+
+    weft_taskflow *forever = make_taskflow("forever46");
+    atomic_store(&cnt46, 0);
+    must_emplace(forever, cancel_self_after46, NULL);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run_n(ex, forever, UINT64_MAX, &f));
+    ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(atomic_load(&cnt46), 1000);
+    ASSERT_EQ(info.iterations, 1000); /* the cancel came after the last one's only task had started */
+    weft_future_destroy(f);
+
+    atomic_store(&cnt46, 0);
+    int k = 0;
+    ASSERT_OK(weft_run_until(ex, tf, after_k46, &k, &f));
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(info.iterations, 0);
+    ASSERT_EQ(atomic_load(&cnt46), 0);
+    weft_future_destroy(f);
+    k = 7;
+    ASSERT_OK(weft_run_until(ex, tf, after_k46, &k, &f));
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(info.iterations, 7);
+    ASSERT_EQ(atomic_load(&cnt46), 7);
+    weft_future_destroy(f);
+    /* an empty taskflow: pred is still called until true */
+    weft_taskflow *empty = make_taskflow("empty46");
+    k = 5;
+    ASSERT_OK(weft_run_until(ex, empty, after_k46, &k, &f));
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_OK(weft_future_info(f, &info));
+    ASSERT_EQ(info.iterations, 5);
+    ASSERT_EQ(k, -1);
+    weft_future_destroy(f);
+    ASSERT_OK(weft_taskflow_destroy(empty));
+    ASSERT_OK(weft_taskflow_destroy(forever));
+    ASSERT_OK(weft_taskflow_destroy(held));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+/* flow.h: a condition's index >= its successors' count runs none (that
+ * branch ends), a negative one fails the run with it as task_code; INT_MAX,
+ * the count itself, INT_MIN and -1, on a condition with 0, 1 and 3
+ * successors; a multi-condition picking out of range gets WEFT_EINVAL and
+ * the rest of its picks still run. */
+static int ret_arg46(weft_ctx *cx, void *p) {
+    (void)cx;
+    return (int)(intptr_t)p;
+}
+static int pick_many46(weft_ctx *cx, void *p, weft_branches *b) {
+    (void)cx, (void)p;
+    if (weft_branches_add(b, 3) != WEFT_EINVAL) return 1;
+    if (weft_branches_add(b, 100) != WEFT_EINVAL) return 2;
+    if (weft_branches_add(b, UINT_MAX) != WEFT_EINVAL) return 3;
+    if (weft_branches_add(b, 2) != WEFT_OK) return 4;
+    if (weft_branches_add(b, 2) != WEFT_OK) return 5;
+    if (weft_branches_add(b, 0) != WEFT_OK) return 6;
+    return 0;
+}
+TEST(condition_tasks_returning_out_of_range_or_negative_indexes_end_or_fail_as_documented) {
+    weft_executor *ex = make_executor(2);
+    int vals[] = {INT_MAX, 0, 1, 3, -1, INT_MIN};
+    for (int nsucc = 0; nsucc <= 3; nsucc += (nsucc ? 2 : 1)) {
+        for (size_t v = 0; v < sizeof vals / sizeof *vals; v++) {
+            weft_taskflow *tf = make_taskflow("cond46");
+            atomic_store(&cnt46, 0);
+            weft_task c = weft_emplace_condition(tf, ret_arg46, (void *)(intptr_t)vals[v]);
+            ASSERT_FALSE(weft_task_is_null(c));
+            ASSERT_OK(weft_task_set_name(c, "c"));
+            weft_task after = must_emplace(tf, bump, &cnt46); /* strong successor of a plain task */
+            weft_task src = must_emplace(tf, noop, NULL);
+            ASSERT_OK(weft_precede(src, after));
+            for (int i = 0; i < nsucc; i++) ASSERT_OK(weft_precede(c, must_emplace(tf, bump, &cnt46)));
+            weft_future *f = NULL;
+            ASSERT_OK(weft_run(ex, tf, &f));
+            weft_status st = weft_future_wait(f);
+            weft_run_info info;
+            ASSERT_OK(weft_future_info(f, &info));
+            if (vals[v] < 0) {
+                ASSERT_STATUS(st, WEFT_ETASK);
+                ASSERT_EQ(info.task_code, vals[v]);
+                ASSERT_STREQ(info.failed_task, "c");
+            } else {
+                ASSERT_OK(st);
+                int want = 1 + (vals[v] < nsucc ? 1 : 0);
+                ASSERT_EQ(atomic_load(&cnt46), want);
+                ASSERT_EQ(info.iterations, 1);
+            }
+            weft_future_destroy(f);
+            ASSERT_OK(weft_taskflow_destroy(tf));
+        }
+    }
+    weft_taskflow *tf = make_taskflow("mcond46");
+    atomic_store(&cnt46, 0);
+    weft_task mc = weft_emplace_multi_condition(tf, pick_many46, NULL);
+    ASSERT_FALSE(weft_task_is_null(mc));
+    for (int i = 0; i < 3; i++) ASSERT_OK(weft_precede(mc, must_emplace(tf, bump, &cnt46)));
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(atomic_load(&cnt46), 2);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+/* flow.h: a task with strong and weak predecessors runs when its strong ones
+ * are done or a condition picks it: a loop entered once through a strong
+ * edge, repeated 10 times through the weak one; with a second strong
+ * predecessor it waits for both on entry, and the loop's body runs 10 times
+ * per run, over 3 runs (the join counters are reset per run). */
+struct loop46 {
+    atomic_int body, turns;
+};
+static int body46(weft_ctx *cx, void *p) {
+    (void)cx;
+    atomic_fetch_add(&((struct loop46 *)p)->body, 1);
+    return 0;
+}
+static int again46(weft_ctx *cx, void *p) {
+    (void)cx;
+    struct loop46 *l = p;
+    return atomic_fetch_add(&l->turns, 1) % 10 < 9 ? 0 : 1;
+}
+TEST(a_loop_entered_through_two_strong_edges_and_repeated_through_a_weak_one_runs_exactly) {
+    weft_executor *ex = make_executor(2);
+    struct loop46 l = {0, 0};
+    weft_taskflow *tf = make_taskflow("loop46");
+    weft_task s1 = must_emplace(tf, noop, NULL), s2 = must_emplace(tf, noop, NULL);
+    weft_task body = must_emplace(tf, body46, &l);
+    weft_task cond = weft_emplace_condition(tf, again46, &l);
+    weft_task done = must_emplace(tf, bump, &cnt46);
+    atomic_store(&cnt46, 0);
+    ASSERT_OK(weft_precede(s1, body));
+    ASSERT_OK(weft_precede(s2, body));
+    ASSERT_OK(weft_precede(body, cond));
+    ASSERT_OK(weft_precede(cond, body)); /* 0: again (weak) */
+    ASSERT_OK(weft_precede(cond, done)); /* 1: out */
+    ASSERT_EQ(weft_task_num_weak_dependents(body), 1);
+    ASSERT_EQ(weft_task_num_dependents(body), 3);
+    for (int r = 1; r <= 3; r++) {
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&l.body), 10 * r);
+        ASSERT_EQ(atomic_load(&cnt46), r);
+    }
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run_n(ex, tf, 4, &f));
+    ASSERT_OK(weft_future_wait(f));
+    ASSERT_EQ(atomic_load(&l.body), 70);
+    weft_future_destroy(f);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
+
+/* A graph of 10^6 tasks (named, in a chain, with a fan-in) destroyed without
+ * ever running, and one cleared and refilled: quick (well under a second
+ * each) and nothing leaks (ASan). */
+TEST(a_million_task_graph_destroyed_or_cleared_without_running_is_quick_and_leaks_nothing) {
+    enum { N = 1000000 };
+    weft_taskflow *tf = make_taskflow("big46");
+    weft_task *t = malloc(N * sizeof *t);
+    ASSERT_NOT_NULL(t);
+    for (int i = 0; i < N; i++) t[i] = must_emplace(tf, noop, NULL);
+    ASSERT_OK(weft_linearize(t, N));
+    ASSERT_OK(weft_task_set_name(t[N / 2], "middle"));
+    ASSERT_OK(weft_succeed_many(t[N - 1], t, 1000));
+    ASSERT_OK(weft_taskflow_validate(tf, NULL));
+    double t0 = now_s();
+    ASSERT_OK(weft_taskflow_clear(tf));
+    ASSERT_EQ(weft_taskflow_num_tasks(tf), 0);
+    for (int i = 0; i < N; i++) t[i] = must_emplace(tf, noop, NULL);
+    ASSERT_OK(weft_linearize(t, N));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_LT(now_s() - t0, 5.0);
+    free(t);
+}
