@@ -510,3 +510,84 @@ TEST(a_million_task_graph_destroyed_or_cleared_without_running_is_quick_and_leak
     ASSERT_LT(now_s() - t0, 5.0);
     free(t);
 }
+
+/* One body shared by modules of two parents and run directly too, the three
+ * submitted at once from three threads to three executors, each with run_n:
+ * the body's runs never overlap (flow.h: runs of one taskflow never overlap)
+ * and every task of every graph runs exactly once per iteration. */
+struct shared46 {
+    atomic_int in_body, overlap, body_tasks, parent_tasks;
+};
+static struct shared46 sh46;
+static int body_enter46(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    if (atomic_fetch_add(&sh46.in_body, 1) != 0) atomic_fetch_add(&sh46.overlap, 1);
+    atomic_fetch_add(&sh46.body_tasks, 1);
+    return 0;
+}
+static int body_mid46(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    atomic_fetch_add(&sh46.body_tasks, 1);
+    return 0;
+}
+static int body_leave46(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    atomic_fetch_add(&sh46.body_tasks, 1);
+    atomic_fetch_sub(&sh46.in_body, 1);
+    return 0;
+}
+static int parent_task46(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    atomic_fetch_add(&sh46.parent_tasks, 1);
+    return 0;
+}
+struct runner46 {
+    weft_executor *ex;
+    weft_taskflow *tf;
+    weft_status st;
+};
+static void *run_n_times46(void *p) {
+    struct runner46 *r = p;
+    weft_future *f[20];
+    for (int i = 0; i < 20; i++)
+        if ((r->st = weft_run_n(r->ex, r->tf, 5, &f[i])) != WEFT_OK) return NULL;
+    for (int i = 0; i < 20; i++) {
+        weft_status st = weft_future_wait(f[i]);
+        if (st != WEFT_OK) r->st = st;
+        weft_future_destroy(f[i]);
+    }
+    return NULL;
+}
+TEST(a_body_shared_by_two_parents_and_run_directly_on_three_executors_never_overlaps) {
+    memset(&sh46, 0, sizeof sh46);
+    weft_executor *ex[3] = {make_executor(2), make_executor(1), make_executor(2)};
+    weft_taskflow *body = make_taskflow("body46");
+    weft_task e = must_emplace(body, body_enter46, NULL), l = must_emplace(body, body_leave46, NULL);
+    for (int i = 0; i < 4; i++) {
+        weft_task m = must_emplace(body, body_mid46, NULL);
+        ASSERT_OK(weft_precede(e, m));
+        ASSERT_OK(weft_precede(m, l));
+    }
+    weft_taskflow *par[2] = {make_taskflow("p0"), make_taskflow("p1")};
+    for (int k = 0; k < 2; k++) {
+        weft_task a = must_emplace(par[k], parent_task46, NULL);
+        weft_task m1 = weft_emplace_module(par[k], body), m2 = weft_emplace_module(par[k], body);
+        weft_task z = must_emplace(par[k], parent_task46, NULL);
+        ASSERT_OK(weft_precede(a, m1));
+        ASSERT_OK(weft_precede(a, m2)); /* two modules of one body side by side */
+        ASSERT_OK(weft_precede(m1, z));
+        ASSERT_OK(weft_precede(m2, z));
+    }
+    struct runner46 r[3] = {{ex[0], par[0], WEFT_OK}, {ex[1], par[1], WEFT_OK}, {ex[2], body, WEFT_OK}};
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) ASSERT_EQ(pthread_create(&th[i], NULL, run_n_times46, &r[i]), 0);
+    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 3; i++) ASSERT_OK(r[i].st);
+    ASSERT_EQ(atomic_load(&sh46.overlap), 0);
+    /* 100 iterations each: parents run the body twice an iteration */
+    ASSERT_EQ(atomic_load(&sh46.body_tasks), (2 * 100 * 2 + 100) * 6);
+    ASSERT_EQ(atomic_load(&sh46.parent_tasks), 2 * 100 * 2);
+    for (int k = 0; k < 2; k++) ASSERT_OK(weft_taskflow_destroy(par[k]));
+    ASSERT_OK(weft_taskflow_destroy(body));
+    for (int i = 0; i < 3; i++) weft_executor_destroy(ex[i]);
+}
