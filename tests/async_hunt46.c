@@ -454,3 +454,116 @@ TEST(isolated_waits_on_a_dependent_of_a_cancelled_task_and_on_a_run_give_their_s
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* core.h: "Futures obtained from this executor stay valid and must still be
+ * destroyed; other threads may go on calling weft_future_* on them during the
+ * call and after it."  Every kind of future (async, dependent, semaphore,
+ * taskflow run, run_n_parallel, run_many set), after its executor is
+ * destroyed: every call answers from the future alone (ASan: nothing reads
+ * the freed executor), then-callbacks run at once, the fd is readable. */
+#include <poll.h>
+static atomic_int thens46;
+static void count_then46(weft_future *f, weft_status st, void *arg) {
+    (void)f, (void)arg;
+    if (st == WEFT_OK) atomic_fetch_add(&thens46, 1);
+}
+TEST(every_kind_of_future_answers_every_call_after_its_executor_is_destroyed) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("after46"), *tf2 = make_taskflow("after46b");
+    must_emplace(tf, noop, NULL);
+    must_emplace(tf2, noop, NULL);
+    weft_semaphore *s = weft_semaphore_create(1, NULL);
+    ASSERT_NOT_NULL(s);
+    weft_future *f[6] = {NULL};
+    ASSERT_OK(weft_async(ex, noop, NULL, &f[0]));
+    ASSERT_OK(weft_dependent_async(ex, noop, NULL, &f[0], 1, &f[1]));
+    ASSERT_OK(weft_async_acquire(ex, noop, NULL, &s, 1, &f[2]));
+    ASSERT_OK(weft_run(ex, tf, &f[3]));
+    ASSERT_OK(weft_run_n_parallel(ex, tf2, 3, &f[4]));
+    weft_taskflow *both[2] = {tf, tf2};
+    ASSERT_OK(weft_run_many(ex, both, 2, &f[5]));
+    weft_executor_destroy(ex);
+    atomic_store(&thens46, 0);
+    for (int i = 0; i < 6; i++) {
+        ASSERT_TRUE(weft_future_ready(f[i]));
+        ASSERT_OK(weft_future_status(f[i]));
+        ASSERT_OK(weft_future_wait(f[i]));
+        ASSERT_OK(weft_future_wait_for(f[i], 0));
+        ASSERT_OK(weft_future_wait_for(f[i], UINT64_MAX));
+        weft_status iso = weft_future_wait_isolated(f[i]);
+        ASSERT_OK(iso);
+        weft_run_info info;
+        ASSERT_OK(weft_future_info(f[i], &info));
+        ASSERT_OK(info.status);
+        ASSERT_STATUS(weft_future_cancel(f[i]), WEFT_ENOENT);
+        ASSERT_OK(weft_future_then(f[i], count_then46, NULL));
+        int fd = -1;
+        ASSERT_OK(weft_future_fd(f[i], &fd));
+        struct pollfd pfd = {fd, POLLIN, 0};
+        ASSERT_EQ(poll(&pfd, 1, 1000), 1);
+    }
+    ASSERT_OK(weft_run_many_status(f[5], 0));
+    ASSERT_OK(weft_run_many_status(f[5], 1));
+    ASSERT_STATUS(weft_run_many_cancel(f[5]), WEFT_ENOENT);
+    ASSERT_EQ(atomic_load(&thens46), 6);
+    for (int i = 0; i < 6; i++) weft_future_destroy(f[i]);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(tf2));
+}
+
+/* Async tasks submitted from GPU work on the emulated device: from a GPU
+ * task's recording function (on a worker), from an emulator kernel (on the
+ * stream's thread, which is no worker), and weft_gpu_call from inside an
+ * async task: each runs once, weft_executor_wait_all sees them all. */
+#include "weft/gpu.h"
+static weft_executor *gpu_ex46;
+static atomic_int gpu_async46;
+static int kernel_submits46(const weft_gpu_range *r, void *const *args) {
+    (void)args;
+    for (size_t i = 0; i < r->global[0]; i++)
+        if (weft_silent_async(gpu_ex46, bump, &gpu_async46) != WEFT_OK) return 1;
+    weft_future *f = NULL;
+    if (weft_async(gpu_ex46, bump, &gpu_async46, &f) != WEFT_OK) return 2;
+    weft_status st = weft_future_wait(f); /* from the stream's thread: a plain wait */
+    weft_future_destroy(f);
+    return st == WEFT_OK ? 0 : 3;
+}
+static weft_gpu_kernel *gpu_k46;
+static int record46(weft_ctx *cx, weft_gpu_stream *s, void *arg) {
+    (void)arg;
+    weft_future *f = NULL;
+    if (cx && weft_async(weft_ctx_executor(cx), bump, &gpu_async46, &f) != WEFT_OK) return 1;
+    weft_future_destroy(f);
+    weft_gpu_range r = {.global = {8, 1, 1}};
+    return weft_gpu_launch(s, gpu_k46, &r, NULL, 0) == WEFT_OK ? 0 : 2;
+}
+static int async_gpu_call46(weft_ctx *cx, void *dev) {
+    (void)cx;
+    return weft_gpu_call(dev, record46, NULL);
+}
+TEST(async_tasks_submitted_from_gpu_tasks_and_emulator_kernels_run_once_each) {
+    weft_status err;
+    weft_gpu_device *dev = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR}, &err);
+    if (!dev) SKIP("no emulated GPU device");
+    gpu_ex46 = make_executor(2);
+    atomic_store(&gpu_async46, 0);
+    weft_gpu_kernel_source src = {.name = "submits", .host = kernel_submits46};
+    gpu_k46 = weft_gpu_kernel_create(dev, &src, &err);
+    ASSERT_NOT_NULL(gpu_k46);
+    weft_taskflow *tf = make_taskflow("gpu46");
+    for (int i = 0; i < 4; i++) ASSERT_FALSE(weft_task_is_null(weft_emplace_gpu(tf, dev, record46, NULL)));
+    ASSERT_OK(weft_run_and_wait(gpu_ex46, tf));
+    ASSERT_OK(weft_executor_wait_all(gpu_ex46));
+    ASSERT_EQ(atomic_load(&gpu_async46), 4 * (1 + 8 + 1));
+    weft_future *f = NULL;
+    ASSERT_OK(weft_async(gpu_ex46, async_gpu_call46, dev, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    ASSERT_OK(weft_executor_wait_all(gpu_ex46));
+    ASSERT_EQ(atomic_load(&gpu_async46), 5 * (1 + 8 + 1));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_gpu_kernel_destroy(gpu_k46);
+    weft_executor_destroy(gpu_ex46);
+    weft_gpu_close(dev);
+}

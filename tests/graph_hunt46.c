@@ -9,6 +9,7 @@
 #endif
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -590,4 +591,111 @@ TEST(a_body_shared_by_two_parents_and_run_directly_on_three_executors_never_over
     for (int k = 0; k < 2; k++) ASSERT_OK(weft_taskflow_destroy(par[k]));
     ASSERT_OK(weft_taskflow_destroy(body));
     for (int i = 0; i < 3; i++) weft_executor_destroy(ex[i]);
+}
+
+/* graph.h: a clear removes every task ("the memory is kept for reuse"), and
+ * an erased task's slot is taken by the next task added, which gets none of
+ * what the old one had.  Tasks of every kind, each with a name, data (some
+ * set during a run, from a task), a priority, a semaphore, weak and strong
+ * edges; cleared (or erased), then plain tasks added: each new task has no
+ * name, no data, NORMAL priority, no semaphore, plain kind, no edges, and a
+ * run runs each once. */
+static int set_own_data46(weft_ctx *cx, void *p) {
+    (void)p;
+    return weft_task_set_data(weft_ctx_task(cx), (void *)0x46) == WEFT_OK ? 0 : 1;
+}
+static int one46(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    return 1;
+}
+static void fill_every_kind46(weft_taskflow *tf, weft_taskflow *body, weft_semaphore *s, weft_work *w) {
+    weft_task t[8];
+    t[0] = must_emplace(tf, set_own_data46, NULL);
+    t[1] = weft_emplace_condition(tf, one46, NULL);
+    t[2] = weft_emplace_subflow(tf, sub46, NULL);
+    t[3] = weft_emplace_module(tf, body);
+    t[4] = weft_emplace_work(tf, w);
+    t[5] = weft_emplace_multi_condition(tf, mcond46, NULL);
+    t[6] = must_emplace(tf, set_own_data46, NULL);
+    t[7] = weft_placeholder(tf);
+    for (int i = 0; i < 8; i++) {
+        ASSERT_FALSE(weft_task_is_null(t[i]));
+        char name[16];
+        snprintf(name, sizeof name, "old%d", i);
+        ASSERT_OK(weft_task_set_name(t[i], name));
+        if (i != 0 && i != 6) ASSERT_OK(weft_task_set_data(t[i], (void *)(intptr_t)(i + 1)));
+        ASSERT_OK(weft_task_set_priority(t[i], WEFT_PRIORITY_LOW));
+    }
+    ASSERT_OK(weft_task_acquire(t[0], s));
+    ASSERT_OK(weft_task_release(t[6], s));
+    ASSERT_OK(weft_precede(t[0], t[1]));
+    ASSERT_OK(weft_precede(t[1], t[7])); /* weak, index 0 */
+    ASSERT_OK(weft_precede(t[1], t[6])); /* weak, index 1: picked */
+    ASSERT_OK(weft_precede(t[2], t[3]));
+    ASSERT_OK(weft_precede(t[3], t[4]));
+    ASSERT_OK(weft_precede(t[5], t[6]));
+}
+static void check_fresh46(weft_task t) {
+    ASSERT_STREQ(weft_task_name(t), "");
+    ASSERT_NULL(weft_task_data(t));
+    ASSERT_EQ(weft_task_get_priority(t), WEFT_PRIORITY_NORMAL);
+    ASSERT_EQ(weft_task_num_acquires(t), 0);
+    ASSERT_EQ(weft_task_num_releases(t), 0);
+    ASSERT_EQ(weft_task_get_kind(t), WEFT_TASK_STATIC);
+    ASSERT_EQ(weft_task_num_successors(t), 0);
+    ASSERT_EQ(weft_task_num_dependents(t), 0);
+    ASSERT_EQ(weft_task_num_weak_dependents(t), 0);
+    ASSERT_NULL(weft_task_module(t));
+}
+struct collect46 {
+    weft_task t[16];
+    size_t n;
+};
+static bool collect_task46(weft_task t, void *arg) {
+    struct collect46 *c = arg;
+    if (c->n < 16) c->t[c->n++] = t;
+    return true;
+}
+TEST(tasks_added_after_a_clear_or_into_erased_slots_inherit_nothing_from_the_old_ones) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("fresh46"), *body = make_taskflow("fbody46");
+    must_emplace(body, noop, NULL);
+    weft_semaphore *s = weft_semaphore_create(1, NULL);
+    weft_work *w = weft_work_create(noop, NULL, NULL, NULL);
+    ASSERT_NOT_NULL(s);
+    ASSERT_NOT_NULL(w);
+    for (int round = 0; round < 4; round++) {
+        fill_every_kind46(tf, body, s, w);
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(weft_semaphore_value(s), 1);
+        ASSERT_EQ(weft_work_refs(w), 2);
+        if (round % 2 == 0) {
+            ASSERT_OK(weft_taskflow_clear(tf));
+        } else { /* erase every task instead, last first */
+            struct collect46 c = {.n = 0};
+            ASSERT_OK(weft_taskflow_for_each_task(tf, collect_task46, &c));
+            ASSERT_EQ(c.n, 8);
+            for (size_t i = c.n; i-- > 0;) ASSERT_OK(weft_task_erase(c.t[i]));
+        }
+        ASSERT_EQ(weft_work_refs(w), 1);
+        ASSERT_EQ(weft_taskflow_num_tasks(tf), 0);
+        atomic_store(&cnt46, 0);
+        weft_task fresh[8];
+        for (int i = 0; i < 8; i++) {
+            fresh[i] = must_emplace(tf, bump, &cnt46);
+            check_fresh46(fresh[i]);
+        }
+        ASSERT_OK(weft_run_and_wait(ex, tf));
+        ASSERT_EQ(atomic_load(&cnt46), 8);
+        ASSERT_OK(weft_run_with_priority(ex, tf, WEFT_PRIORITY_HIGH, NULL));
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(atomic_load(&cnt46), 16);
+        ASSERT_OK(weft_taskflow_clear(tf));
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(body));
+    ASSERT_EQ(weft_work_refs(w), 1);
+    weft_work_release(w);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
 }
