@@ -699,3 +699,250 @@ TEST(tasks_added_after_a_clear_or_into_erased_slots_inherit_nothing_from_the_old
     ASSERT_OK(weft_semaphore_destroy(s));
     weft_executor_destroy(ex);
 }
+
+/* graph.h: weft_ctx_iteration in a serial run is the number of iterations
+ * completed before the current one, also in the tasks of its subflows and
+ * modules; in weft_run_n_parallel, the instance's index.  Recorded by a
+ * plain task, a module body's task, a subflow's child and a condition loop's
+ * body over run_n(4) and run_until(3); and by the instances of run_n_parallel. */
+static _Atomic uint64_t seen_iter46[4][8];
+static int record_iter46(weft_ctx *cx, void *p) {
+    int where = (int)(intptr_t)p;
+    uint64_t it = weft_ctx_iteration(cx);
+    if (it < 8) atomic_fetch_add(&seen_iter46[where][it], 1);
+    return 0;
+}
+static int sub_iter46(weft_ctx *cx, weft_subflow *sf, void *p) {
+    (void)p;
+    record_iter46(cx, (void *)2);
+    return weft_task_is_null(weft_emplace(weft_subflow_graph(sf), record_iter46, (void *)2)) ? 1 : 0;
+}
+static int loop_twice46(weft_ctx *cx, void *p) {
+    (void)cx;
+    return atomic_fetch_add((atomic_int *)p, 1) % 2 == 0 ? 0 : 1;
+}
+static bool until3_46(void *p) {
+    int *k = p;
+    return (*k)++ >= 3;
+}
+TEST(ctx_iteration_counts_completed_iterations_in_modules_subflows_and_loops_and_instances) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("iter46"), *body = make_taskflow("ibody46");
+    must_emplace(body, record_iter46, (void *)1);
+    weft_task a = must_emplace(tf, record_iter46, (void *)0);
+    weft_task m = weft_emplace_module(tf, body);
+    weft_task s = weft_emplace_subflow(tf, sub_iter46, NULL);
+    atomic_int turns = 0;
+    weft_task lb = must_emplace(tf, record_iter46, (void *)3);
+    weft_task c = weft_emplace_condition(tf, loop_twice46, &turns);
+    ASSERT_OK(weft_precede(a, m));
+    ASSERT_OK(weft_precede(m, s));
+    ASSERT_OK(weft_precede(s, lb));
+    ASSERT_OK(weft_precede(lb, c));
+    ASSERT_OK(weft_precede(c, lb));
+    memset(seen_iter46, 0, sizeof seen_iter46);
+    weft_future *f = NULL;
+    ASSERT_OK(weft_run_n(ex, tf, 4, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    for (int it = 0; it < 8; it++) {
+        ASSERT_EQ(atomic_load(&seen_iter46[0][it]), it < 4 ? 1 : 0);
+        ASSERT_EQ(atomic_load(&seen_iter46[1][it]), it < 4 ? 1 : 0);
+        ASSERT_EQ(atomic_load(&seen_iter46[2][it]), it < 4 ? 2 : 0);
+        ASSERT_EQ(atomic_load(&seen_iter46[3][it]), it < 4 ? 2 : 0);
+    }
+    memset(seen_iter46, 0, sizeof seen_iter46);
+    int k = 0;
+    ASSERT_OK(weft_run_until(ex, tf, until3_46, &k, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    for (int it = 0; it < 8; it++) ASSERT_EQ(atomic_load(&seen_iter46[1][it]), it < 3 ? 1 : 0);
+    /* parallel instances: plain and condition tasks only */
+    weft_taskflow *flat = make_taskflow("iflat46");
+    must_emplace(flat, record_iter46, (void *)0);
+    memset(seen_iter46, 0, sizeof seen_iter46);
+    ASSERT_OK(weft_run_n_parallel(ex, flat, 5, &f));
+    ASSERT_OK(weft_future_wait(f));
+    weft_future_destroy(f);
+    for (int it = 0; it < 8; it++) ASSERT_EQ(atomic_load(&seen_iter46[0][it]), it < 5 ? 1 : 0);
+    ASSERT_OK(weft_taskflow_destroy(flat));
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(body));
+    weft_executor_destroy(ex);
+}
+
+/* A model-checked fuzz of graph editing: random emplaces (plain tasks,
+ * placeholders and conditions that pick no branch), edges (strong, weak,
+ * repeated), erases, edge and successor/dependent removals, linearizes and
+ * clears, checked after every few edits against a model: the task count,
+ * every task's successor, dependent and weak-dependent counts, WEFT_ECYCLE
+ * exactly when a cycle of strong edges exists, and on a run, each task runs
+ * exactly when the rules say (a source, or all its strong predecessors ran;
+ * never one with weak predecessors only) and after each strong predecessor. */
+enum { FZ_MAX = 24 };
+struct fz_model {
+    bool live[FZ_MAX], cond[FZ_MAX];
+    int edges[FZ_MAX][FZ_MAX]; /* multiplicity of i -> j */
+    weft_task t[FZ_MAX];
+};
+static struct fz_model fz;
+static _Atomic int fz_seq, fz_order[FZ_MAX], fz_runs[FZ_MAX];
+static int fz_task(weft_ctx *cx, void *p) {
+    (void)cx;
+    int i = (int)(intptr_t)p;
+    atomic_fetch_add(&fz_runs[i], 1);
+    atomic_store(&fz_order[i], atomic_fetch_add(&fz_seq, 1));
+    return 0;
+}
+static int fz_cond(weft_ctx *cx, void *p) {
+    fz_task(cx, p);
+    return INT_MAX; /* picks none */
+}
+static uint64_t fz_rng;
+static int fz_stats[2];
+static unsigned fz_rand(unsigned n) {
+    fz_rng ^= fz_rng << 13, fz_rng ^= fz_rng >> 7, fz_rng ^= fz_rng << 17;
+    return (unsigned)(fz_rng % n);
+}
+static int fz_pick_live(void) {
+    int c[FZ_MAX], k = 0;
+    for (int i = 0; i < FZ_MAX; i++)
+        if (fz.live[i]) c[k++] = i;
+    return k ? c[fz_rand((unsigned)k)] : -1;
+}
+static bool fz_strong_cycle(void) {
+    int color[FZ_MAX] = {0}; /* iterative three-colour DFS over strong edges */
+    for (int s = 0; s < FZ_MAX; s++) {
+        if (!fz.live[s] || color[s]) continue;
+        int stack[FZ_MAX], next[FZ_MAX], sp = 0;
+        stack[sp] = s, next[sp] = 0, sp++, color[s] = 1;
+        while (sp) {
+            int u = stack[sp - 1];
+            if (next[sp - 1] >= FZ_MAX || fz.cond[u]) {
+                color[u] = 2, sp--;
+                continue;
+            }
+            int v = next[sp - 1]++;
+            if (!fz.edges[u][v]) continue;
+            if (color[v] == 1) return true;
+            if (color[v] == 0) stack[sp] = v, next[sp] = 0, sp++, color[v] = 1;
+        }
+    }
+    return false;
+}
+static void fz_check(weft_executor *ex, weft_taskflow *tf) {
+    size_t n = 0;
+    for (int i = 0; i < FZ_MAX; i++) {
+        if (!fz.live[i]) continue;
+        n++;
+        size_t succ = 0, deps = 0, weak = 0;
+        for (int j = 0; j < FZ_MAX; j++) {
+            succ += (size_t)fz.edges[i][j];
+            deps += (size_t)fz.edges[j][i];
+            if (fz.cond[j]) weak += (size_t)fz.edges[j][i];
+        }
+        if (weft_task_num_successors(fz.t[i]) != succ || weft_task_num_dependents(fz.t[i]) != deps ||
+            weft_task_num_weak_dependents(fz.t[i]) != weak)
+            TEST_FAIL_("task %d: succ %zu/%zu deps %zu/%zu weak %zu/%zu", i, weft_task_num_successors(fz.t[i]), succ,
+                       weft_task_num_dependents(fz.t[i]), deps, weft_task_num_weak_dependents(fz.t[i]), weak);
+    }
+    ASSERT_EQ(weft_taskflow_num_tasks(tf), n);
+    bool cyc = fz_strong_cycle();
+    weft_status v = weft_taskflow_validate(tf, NULL);
+    if (cyc != (v == WEFT_ECYCLE)) TEST_FAIL_("model cycle %d, validate %s", cyc, weft_errname(v));
+    fz_stats[cyc]++;
+    if (cyc) return;
+    /* which tasks run: fixpoint over strong edges */
+    bool runs[FZ_MAX] = {false};
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < FZ_MAX; i++) {
+            if (!fz.live[i] || runs[i]) continue;
+            bool any = false, strong = false, all = true;
+            for (int j = 0; j < FZ_MAX; j++) {
+                if (!fz.edges[j][i]) continue;
+                any = true;
+                if (fz.cond[j]) continue;
+                strong = true;
+                if (!runs[j]) all = false;
+            }
+            if (!any || (strong && all)) runs[i] = changed = true;
+        }
+    }
+    atomic_store(&fz_seq, 0);
+    for (int i = 0; i < FZ_MAX; i++) atomic_store(&fz_runs[i], 0), atomic_store(&fz_order[i], -1);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    for (int i = 0; i < FZ_MAX; i++) {
+        int want = fz.live[i] && runs[i] ? 1 : 0;
+        if (atomic_load(&fz_runs[i]) != want) TEST_FAIL_("task %d ran %d times, model %d", i, atomic_load(&fz_runs[i]), want);
+        for (int j = 0; want && j < FZ_MAX; j++)
+            if (fz.edges[j][i] && !fz.cond[j] && atomic_load(&fz_order[j]) > atomic_load(&fz_order[i]))
+                TEST_FAIL_("task %d ran before its predecessor %d", i, j);
+    }
+}
+static void fz_add(weft_taskflow *tf, int kind) {
+    int i = -1;
+    for (int k = 0; k < FZ_MAX; k++)
+        if (!fz.live[k]) { i = k; break; }
+    if (i < 0) return;
+    weft_task t = kind == 0   ? weft_emplace(tf, fz_task, (void *)(intptr_t)i)
+                  : kind == 1 ? weft_emplace_condition(tf, fz_cond, (void *)(intptr_t)i)
+                              : weft_placeholder(tf);
+    ASSERT_FALSE(weft_task_is_null(t));
+    if (kind == 2) ASSERT_OK(weft_task_set_work(t, fz_task, (void *)(intptr_t)i));
+    fz.t[i] = t, fz.live[i] = true, fz.cond[i] = kind == 1;
+    for (int j = 0; j < FZ_MAX; j++) fz.edges[i][j] = fz.edges[j][i] = 0;
+}
+TEST(random_graph_edits_keep_counts_cycles_and_runs_as_a_model_says) {
+    weft_executor *ex = make_executor(2);
+    for (uint64_t seed = 1; seed <= 150; seed++) {
+        fz_rng = seed * 0x9e3779b97f4a7c15ull;
+        memset(&fz, 0, sizeof fz);
+        weft_taskflow *tf = make_taskflow("fuzz46");
+        for (int op = 0; op < 300; op++) {
+            unsigned r = fz_rand(100);
+            int a = fz_pick_live(), b = fz_pick_live();
+            if (r < 22 || a < 0) {
+                fz_add(tf, fz_rand(10) < 2 ? 1 : fz_rand(10) < 2 ? 2 : 0);
+            } else if (r < 55) {
+                if (a >= b && fz_rand(10) < 9) { int x = a; a = b, b = x == b ? fz_pick_live() : x; } /* mostly acyclic */
+                ASSERT_OK(weft_precede(fz.t[a], fz.t[b]));
+                fz.edges[a][b]++;
+            } else if (r < 62) {
+                ASSERT_OK(weft_task_erase(fz.t[a]));
+                fz.live[a] = false;
+                for (int j = 0; j < FZ_MAX; j++) fz.edges[a][j] = fz.edges[j][a] = 0;
+            } else if (r < 72) {
+                weft_status st = weft_edge_remove(fz.t[a], fz.t[b]);
+                ASSERT_STATUS(st, fz.edges[a][b] ? WEFT_OK : WEFT_ENOENT);
+                fz.edges[a][b] = 0;
+            } else if (r < 76) {
+                ASSERT_OK(weft_task_remove_successors(fz.t[a]));
+                for (int j = 0; j < FZ_MAX; j++) fz.edges[a][j] = 0;
+            } else if (r < 80) {
+                ASSERT_OK(weft_task_remove_dependents(fz.t[a]));
+                for (int j = 0; j < FZ_MAX; j++) fz.edges[j][a] = 0;
+            } else if (r < 85) {
+                int c = fz_pick_live();
+                if (fz_rand(10) < 9) { /* mostly in index order: acyclic */
+                    if (a > b) { int x = a; a = b, b = x; }
+                    if (b > c) { int x = b; b = c, c = x; }
+                    if (a > b) { int x = a; a = b, b = x; }
+                }
+                weft_task chain[3] = {fz.t[a], fz.t[b], fz.t[c]};
+                weft_status st = weft_linearize(chain, 3);
+                if (st == WEFT_OK) fz.edges[a][b]++, fz.edges[b][c]++;
+                else ASSERT_STATUS(st, WEFT_EINVAL); /* a task twice in a row */
+            } else if (r < 87) {
+                ASSERT_OK(weft_taskflow_clear(tf));
+                memset(&fz, 0, sizeof fz);
+            } else {
+                fz_check(ex, tf);
+            }
+        }
+        fz_check(ex, tf);
+        ASSERT_OK(weft_taskflow_destroy(tf));
+    }
+    if (getenv("FZ_STATS")) printf("acyclic %d cyclic %d\n", fz_stats[0], fz_stats[1]);
+    weft_executor_destroy(ex);
+}
