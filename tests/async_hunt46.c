@@ -567,3 +567,89 @@ TEST(async_tasks_submitted_from_gpu_tasks_and_emulator_kernels_run_once_each) {
     weft_executor_destroy(gpu_ex46);
     weft_gpu_close(dev);
 }
+
+/* core.h: weft_future_wait "returns WEFT_EDEADLK at once when the run could
+ * only finish after a task running on this worker returns".  A dependent
+ * async task of the waiting task itself (weft_dependent_async with the
+ * waiter among its dependencies, directly or through a chain of
+ * dependents) can only start after the waiter returns: the wait, plain or
+ * timed, must be refused, not hang (it hung: wait_for ran out its timeout,
+ * a plain wait never returned).  Checked on 1 and 2 workers, for a
+ * dependent made before the task started (by main) and for a chain made by
+ * the task itself, and from a task that a wait of the waiter ran on top of
+ * it; a dependent of an unrelated task is still waited for (no false
+ * refusal). */
+struct selfdep46 {
+    weft_executor *ex;
+    weft_future *_Atomic dep; /* a dependent of the task, set by main */
+    weft_future *unrelated;   /* a dependent of a held task only */
+    weft_status st_main, st_timed, st_chain, st_nested, st_unrelated;
+    bool nested; /* only where no idle worker could steal the nested task */
+};
+static struct selfdep46 sd46;
+static int nested_waiter46(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    sd46.st_nested = weft_future_wait(atomic_load(&sd46.dep));
+    return 0;
+}
+static int self_waiter46(weft_ctx *cx, void *p) {
+    (void)p;
+    while (!atomic_load(&gate46)) sleep_us(100);
+    weft_future *b = atomic_load(&sd46.dep);
+    sd46.st_main = weft_future_wait(b);
+    sd46.st_timed = weft_future_wait_for(b, 2 * SEC);
+    /* a chain made here: self <- c1 <- c2 <- c3, waited at its end */
+    weft_future *c[3] = {NULL, NULL, NULL}, *first = NULL;
+    if (weft_dependent_async(weft_ctx_executor(cx), noop, NULL, &b, 1, &c[0]) != WEFT_OK) return 1;
+    if (weft_dependent_async(weft_ctx_executor(cx), noop, NULL, &c[0], 1, &c[1]) != WEFT_OK) return 2;
+    weft_future *two[2] = {c[1], b};
+    if (weft_dependent_async(weft_ctx_executor(cx), noop, NULL, two, 2, &c[2]) != WEFT_OK) return 3;
+    sd46.st_chain = weft_future_wait_for(c[2], 2 * SEC);
+    for (int i = 0; i < 3; i++) weft_future_destroy(c[i]);
+    /* a task run on top of this one by a wait: it waits on our dependent */
+    if (sd46.nested && weft_async(weft_ctx_executor(cx), nested_waiter46, NULL, &first) != WEFT_OK) return 4;
+    if (first) (void)weft_future_wait(first);
+    weft_future_destroy(first);
+    /* a dependent of a held task only: waited for (the main thread lets it go) */
+    atomic_store(&gate46, 2);
+    sd46.st_unrelated = weft_future_wait_for(sd46.unrelated, 10 * SEC);
+    return 0;
+}
+static int held_until3_46(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    while (atomic_load(&gate46) != 3) sleep_us(100);
+    return 0;
+}
+TEST(a_task_waiting_on_its_own_dependent_async_task_is_edeadlk_not_a_hang) {
+    watchdog_start(60);
+    for (unsigned w = 1; w <= 2; w++) {
+        weft_executor *ex = make_executor(w + 1); /* one worker holds `held` */
+        memset(&sd46, 0, sizeof sd46);
+        sd46.st_main = sd46.st_timed = sd46.st_chain = sd46.st_nested = sd46.st_unrelated = WEFT_EAGAIN;
+        sd46.nested = w == 1; /* two workers: one holds `held`, the other runs the waiter */
+        atomic_store(&gate46, 0);
+        weft_future *held = NULL, *a = NULL, *b = NULL;
+        ASSERT_OK(weft_async(ex, held_until3_46, NULL, &held));
+        ASSERT_OK(weft_dependent_async(ex, noop, NULL, &held, 1, &sd46.unrelated));
+        ASSERT_OK(weft_async(ex, self_waiter46, NULL, &a));
+        ASSERT_OK(weft_dependent_async(ex, noop, NULL, &a, 1, &b));
+        atomic_store(&sd46.dep, b);
+        atomic_store(&gate46, 1);
+        ASSERT_TRUE(wait_flag(&gate46, 2, 10)); /* without the refusal the task hangs in its first wait */
+        sleep_us(1000);
+        atomic_store(&gate46, 3);
+        ASSERT_OK(weft_future_wait(a));
+        ASSERT_STATUS(sd46.st_main, WEFT_EDEADLK);
+        ASSERT_STATUS(sd46.st_timed, WEFT_EDEADLK);
+        ASSERT_STATUS(sd46.st_chain, WEFT_EDEADLK);
+        if (sd46.nested) ASSERT_STATUS(sd46.st_nested, WEFT_EDEADLK);
+        ASSERT_OK(sd46.st_unrelated);
+        ASSERT_OK(weft_future_wait(b)); /* it runs once its dependency has returned */
+        weft_future_destroy(a);
+        weft_future_destroy(b);
+        weft_future_destroy(held);
+        weft_future_destroy(sd46.unrelated);
+        weft_executor_destroy(ex);
+    }
+    watchdog_stop();
+}

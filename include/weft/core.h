@@ -424,7 +424,12 @@ typedef struct weft_run_info {
  *     to it): the rule looks at the graph, not at how far the run has got;
  *   - f is the future of such a task itself: an async task waiting on its own
  *     future, or on one whose wait ran this one on top of it (B waits for C,
- *     its wait runs A, A waits for B), or a graph task on its own run's.
+ *     its wait runs A, A waits for B), or a graph task on its own run's;
+ *   - f is the future of a dependent async task (weft_dependent_async,
+ *     weft/async.h) that waits, directly or through a chain of dependents,
+ *     for such an async task: it can only start once that task has returned
+ *     (searched through the first 4096 edges among their dependents; one
+ *     found only further on is waited for, for ever).
  * Waits that deadlock across workers (A waits on B on one worker while B
  * waits on A on another) are not detected.  The test costs nothing on a wait
  * that finds the run finished. */

@@ -55,11 +55,66 @@ static void release_dependents(weft__async *a, weft__worker *w) {
     }
 }
 
+/* Whether f is a dependent of a, directly or through other dependents.  a
+ * runs (it is on this worker's stack), so it has not released its
+ * dependents: each of them, and each of theirs in turn, still waits for it,
+ * so none has started, been freed or closed its list meanwhile.  Other
+ * threads may push edges at a list's head as it is read (link_edge):
+ * acquire loads see each pushed edge whole.  Looks at WALK_EDGES edges at
+ * most (a path of diamonds is walked once per path), and keeps WALK_DEPTH
+ * places to come back to: past either, no answer (false, as before). */
+static bool has_dependent(weft__async *a, const weft_future *f) {
+    enum { WALK_EDGES = 4096, WALK_DEPTH = 64 };
+    const weft__async_edge *back[WALK_DEPTH];
+    unsigned nback = 0, budget = WALK_EDGES;
+    const weft__async_edge *e = atomic_load_explicit(&a->succ, memory_order_acquire);
+    for (;;) {
+        if (!e || e == CLOSED) {
+            if (!nback) return false;
+            e = back[--nback];
+        }
+        if (--budget == 0) return false;
+        weft__async *d = e->succ;
+        if (&d->fut == f) return true;
+        const weft__async_edge *down = atomic_load_explicit(&d->succ, memory_order_acquire);
+        if (down && down != CLOSED) {
+            if (e->next) {
+                if (nback == WALK_DEPTH) return false;
+                back[nback++] = e->next;
+            }
+            e = down;
+        } else {
+            e = e->next;
+        }
+    }
+}
+
+const char *weft__async_waits_behind(weft__worker *w, void *state, const weft_future *f) {
+    (void)w;
+    weft__async_worker *aw = state;
+    weft__async *fa = weft__async_of((weft_future *)f);
+    /* Only a dependent with a dependency unfinished can wait behind one. */
+    if (!aw->running || !fa || !fa->nedges || atomic_load_explicit(&fa->join, memory_order_acquire) == 0)
+        return NULL;
+    for (weft__async *a = aw->running; a; a = a->running_outer)
+        if (has_dependent(a, f))
+            return "f is the future of a dependent async task that waits, through its dependencies, for an async task "
+                   "running lower on this worker's stack (the waiting task, or one whose wait is running it): it "
+                   "could only start after that task returns";
+    return NULL;
+}
+
 void weft__async_execute(weft__worker *w, weft__async *a) {
     weft_future *f = &a->fut;
     weft_executor *ex = f->ex;
     if ((atomic_load_explicit(&f->stop, memory_order_acquire) & WEFT__STOP_CANCEL) == 0) {
+        /* On w's stack of running async tasks while fn runs (w is a worker
+         * here: only a cancelled task is reported with w NULL). */
+        weft__async_worker *aw = weft__async_worker_of(w);
+        a->running_outer = aw->running;
+        aw->running = a;
         int r = weft__run_observed(w, WEFT__WORK_ASYNC, &f->stop, a->fn, a->arg);
+        aw->running = a->running_outer;
         if (r != 0) weft__future_fail(f, r, "", 0);
     } else {
         atomic_fetch_add_explicit(&f->skipped, 1, memory_order_relaxed); /* weft_future_info; complete releases */

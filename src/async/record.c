@@ -73,6 +73,7 @@ weft__layer weft__async_layer = {
     .worker_bytes = sizeof(weft__async_worker),
     .executor_init = async_executor_init,
     .worker_fini = async_worker_fini,
+    .waits_behind = weft__async_waits_behind,
 };
 
 weft__async *weft__async_new(weft_executor *ex, weft__worker *w, weft_task_fn fn, void *arg, bool keep_handle) {

@@ -2,6 +2,7 @@
  * cancellation and the run's final report. */
 #include "core/future.h"
 #include "core/executor.h"
+#include "core/layer.h" /* weft__layers_waits_behind */
 #include "core/error_detail.h"
 #include "core/utf8.h"
 
@@ -160,6 +161,11 @@ static weft_status wait_impl(weft_future *f, uint64_t deadline) {
      * on a future of an executor being destroyed: its runs still end). */
     weft__worker *w = weft__current_worker(f->ex);
     if (w) {
+        /* f may wait behind a task lower on this worker's stack in a way only
+         * a layer knows (async/: f is a dependent of an async task running
+         * here): that wait never ended (core.h promises WEFT_EDEADLK). */
+        const char *why = weft__layers_waits_behind(w, f);
+        if (why) return weft__fail("weft_future_wait", WEFT_EDEADLK, "%s", why);
         /* Inside a task: keep the worker busy with other work; the awaited run
          * may need this very worker to progress.  A deadline is checked between
          * jobs. */

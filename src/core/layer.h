@@ -49,6 +49,13 @@ typedef struct weft__layer {
      * list order): for what only the thread itself can set, such as its
      * signal mask (cancel/: the preemption signal). */
     void (*thread_start)(weft__worker *w, void *state);
+    /* Why a wait for f from worker w (a worker of f's executor; f not
+     * finished) could never end because of work of this layer running lower
+     * on w's stack, which f can finish only after (async/: f is a dependent
+     * of an async task running there), or NULL.  The wait is refused with
+     * WEFT_EDEADLK and this sentence (core/future.c).  Only on the slow path
+     * of a wait; it must not block. */
+    const char *(*waits_behind)(weft__worker *w, void *state, const weft_future *f);
     /* Written by the core, once per process, before the first executor is
      * created: where this layer's part lies in a worker's layer area. */
     size_t offset;
@@ -218,6 +225,9 @@ int weft__layers_init(weft_executor *ex, const weft_executor_config *config);
 void weft__layers_fini(weft_executor *ex);
 /* The layers' thread_start hooks, on worker w's own thread (core/worker.c). */
 void weft__layers_thread_start(weft__worker *w);
+/* The first layer's reason why a wait for f on w could never end
+ * (weft__layer.waits_behind), or NULL (core/future.c). */
+const char *weft__layers_waits_behind(weft__worker *w, const weft_future *f);
 
 /* A worker's look at the pollers (poll.c): calls each registered one that no
  * other worker is calling.  Returns the highest WEFT__POLL_* seen. */

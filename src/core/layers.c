@@ -102,6 +102,16 @@ void weft__layers_thread_start(weft__worker *w) {
         if (ex->layers[k]->thread_start) ex->layers[k]->thread_start(w, weft__layer_state(w, ex->layers[k]));
 }
 
+const char *weft__layers_waits_behind(weft__worker *w, const weft_future *f) {
+    const weft_executor *ex = w->ex;
+    for (unsigned k = 0; k < ex->nlayers; k++) {
+        const weft__layer *l = ex->layers[k];
+        const char *why = l->waits_behind ? l->waits_behind(w, weft__layer_state(w, l), f) : NULL;
+        if (why) return why;
+    }
+    return NULL;
+}
+
 void weft__layers_fini(weft_executor *ex) {
     fini_first(ex, ex->nlayers);
     ex->nlayers = 0;
