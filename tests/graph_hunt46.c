@@ -946,3 +946,82 @@ TEST(random_graph_edits_keep_counts_cycles_and_runs_as_a_model_says) {
     if (getenv("FZ_STATS")) printf("acyclic %d cyclic %d\n", fz_stats[0], fz_stats[1]);
     weft_executor_destroy(ex);
 }
+
+/* graph.h, weft_run_until: the predicate runs on a worker between
+ * iterations and counts as part of the run.  A predicate that waits for its
+ * own run or runs its own taskflow and waits is refused (WEFT_EDEADLK); one
+ * that runs another taskflow and waits gets its result; one that submits a
+ * run of its own taskflow (not waiting) has it run after; one that cancels
+ * its run ends it ECANCELED with no further call; one that destroys the
+ * caller's handle of its run detaches it (it still ends, wait_all sees it). */
+struct pred46 {
+    weft_executor *ex;
+    weft_taskflow *tf, *other;
+    weft_future *_Atomic self;
+    int calls, mode;
+    weft_status st[4];
+};
+static bool pred_modes46(void *p) {
+    struct pred46 *q = p;
+    int call = q->calls++;
+    weft_future *self = atomic_load(&q->self);
+    while (q->mode != 0 && call >= 1 && !self) { /* the caller is about to store its handle */
+        sleep_us(100);
+        self = atomic_load(&q->self);
+    }
+    switch (q->mode) {
+    case 0:
+        q->st[0] = self ? weft_future_wait(self) : WEFT_EAGAIN;
+        q->st[1] = weft_run_and_wait(q->ex, q->tf);
+        q->st[2] = weft_run_and_wait(q->ex, q->other);
+        q->st[3] = weft_run(q->ex, q->tf, NULL);
+        return call >= 1;
+    case 1:
+        if (call == 2) (void)weft_future_cancel(self);
+        return false;
+    default:
+        if (call == 1) {
+            weft_future_destroy(self);
+        }
+        return call >= 3;
+    }
+}
+TEST(run_until_predicates_that_wait_run_cancel_or_detach_their_own_run_behave_as_documented) {
+    weft_executor *ex = make_executor(2);
+    weft_taskflow *tf = make_taskflow("pred46"), *other = make_taskflow("predo46");
+    atomic_store(&cnt46, 0);
+    must_emplace(tf, bump, &cnt46);
+    must_emplace(other, bump, &cnt46);
+    for (int mode = 0; mode < 3; mode++) {
+        struct pred46 q = {ex, tf, other, NULL, 0, mode, {WEFT_EAGAIN, WEFT_EAGAIN, WEFT_EAGAIN, WEFT_EAGAIN}};
+        atomic_store(&cnt46, 0);
+        weft_future *f = NULL;
+        ASSERT_OK(weft_run_until(ex, tf, pred_modes46, &q, &f));
+        atomic_store(&q.self, f); /* the predicate may run before this: mode 0 copes */
+        if (mode == 2) {
+            ASSERT_OK(weft_executor_wait_all(ex));
+            ASSERT_EQ(q.calls, 4);
+            ASSERT_EQ(atomic_load(&cnt46), 3);
+            continue; /* the predicate destroyed f */
+        }
+        weft_status st = weft_future_wait(f);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        if (mode == 0) {
+            ASSERT_OK(st);
+            if (q.st[0] != WEFT_EAGAIN) ASSERT_STATUS(q.st[0], WEFT_EDEADLK);
+            ASSERT_STATUS(q.st[1], WEFT_EDEADLK);
+            ASSERT_OK(q.st[2]);
+            ASSERT_OK(q.st[3]);
+            /* 1 iteration + 2 runs of other + the 2 queued runs of tf */
+            ASSERT_EQ(atomic_load(&cnt46), 1 + 2 + 2);
+        } else {
+            ASSERT_STATUS(st, WEFT_ECANCELED);
+            ASSERT_EQ(q.calls, 3);
+            ASSERT_EQ(atomic_load(&cnt46), 2);
+        }
+        weft_future_destroy(f);
+    }
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    ASSERT_OK(weft_taskflow_destroy(other));
+    weft_executor_destroy(ex);
+}
