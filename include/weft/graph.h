@@ -10,7 +10,11 @@
  *
  * Building is single-threaded: calls that change one taskflow must not race each
  * other.  A taskflow cannot be changed while a run of it is queued or going; such
- * calls fail with WEFT_EBUSY and change nothing.  Errors (docs/errors.md): a
+ * calls fail with WEFT_EBUSY and change nothing.  The test is made as the change
+ * starts, without a lock: a change must not race with the submission, on another
+ * thread, of a run that uses the taskflow (weft_run and the other weft_run*
+ * calls on it, or on a taskflow that has it as a module body) either; order
+ * the two (a run submitted while a change is under way may see it half made).  Errors (docs/errors.md): a
  * call that returns a weft_status says so there; a builder that returns a task
  * returns the null task, and weft_taskflow_last_error(tf) gives the status of the
  * most recent builder call on tf; weft_last_error_message() (weft/core.h) says
