@@ -431,7 +431,10 @@ typedef struct weft_run_info {
  *     (searched through the first 4096 edges among their dependents; one
  *     found only further on is waited for, for ever).
  * Waits that deadlock across workers (A waits on B on one worker while B
- * waits on A on another) are not detected.  The test costs nothing on a wait
+ * waits on A on another) are not detected, nor are waits for a run that needs
+ * a semaphore unit (weft_task_acquire, weft_async_acquire) which only such a
+ * task would give back (a task holding the one unit of a semaphore waits on a
+ * task that acquires it too): that run stays parked and the wait never ends.  The test costs nothing on a wait
  * that finds the run finished. */
 WEFT_API weft_status weft_future_wait(weft_future *f);
 
