@@ -164,7 +164,7 @@ TEST(config_fields_at_their_edges_run_every_task_once_and_one_past_the_maximum_i
         {.workers = 2, .steal_batch = 256},
         {.workers = 2, .yield_rounds = WEFT_YIELD_ROUNDS_NONE, .steal_rounds = WEFT_SEARCH_ROUNDS_MAX},
         {.workers = 2, .steal_attempts = {1, 1, 1}},
-        {.workers = 1, .deque_capacity = (size_t)1 << 30, .local_queue_capacity = (size_t)1 << 30},
+        {.workers = 1, .deque_capacity = (size_t)1 << 20, .local_queue_capacity = (size_t)1 << 30},
     };
     for (size_t c = 0; c < sizeof cfgs / sizeof *cfgs; c++) {
         weft_status err = WEFT_EAGAIN;
