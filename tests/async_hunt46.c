@@ -196,7 +196,7 @@ TEST(a_dependent_of_finished_failed_cancelled_and_running_tasks_runs_once_after_
     weft_executor_destroy(ex);
 }
 
-/* 10^5 dependencies, distinct and all the same future: the dependent starts
+/* 10^5 dependencies, distinct and all the same future, and none: the dependent starts
  * once, after every one; the caller may release the dependency futures at
  * once. */
 static atomic_int before46;
@@ -236,6 +236,11 @@ TEST(a_hundred_thousand_dependencies_distinct_or_repeated_are_all_waited_for) {
     atomic_store(&gate46, 1);
     ASSERT_OK(weft_future_wait(d));
     ASSERT_EQ(atomic_load(&ran46), 1);
+    weft_future_destroy(d);
+    /* and none: deps may be NULL */
+    ASSERT_OK(weft_dependent_async(ex, bump, &ran46, NULL, 0, &d));
+    ASSERT_OK(weft_future_wait(d));
+    ASSERT_EQ(atomic_load(&ran46), 2);
     weft_future_destroy(d);
     free(deps);
     weft_executor_destroy(ex);

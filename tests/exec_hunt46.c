@@ -252,3 +252,31 @@ TEST(executors_made_and_destroyed_from_four_threads_while_sharing_two_lose_no_ta
     ASSERT_EQ(atomic_load(&count), 4 * 25 * 4);
     weft_executor_destroy(shared);
 }
+
+/* core.h: at most 4096 workers.  An executor of exactly 4096 (small
+ * stacks) is created, runs async tasks from outside and from a task, a graph
+ * and a fork-join root, every task exactly once, and is destroyed. */
+static int spawn_many46(weft_ctx *cx, void *p) {
+    for (int i = 0; i < 100; i++)
+        if (weft_spawn(cx, bump, p) != WEFT_OK) return 1;
+    for (int i = 0; i < 1000; i++)
+        if (weft_silent_async(weft_ctx_executor(cx), bump, p) != WEFT_OK) return 2;
+    return weft_sync(cx);
+}
+TEST(an_executor_of_4096_workers_runs_every_kind_of_work_exactly_once) {
+    weft_status err = WEFT_EAGAIN;
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 4096, .stack_size = 64 * 1024}, &err);
+    if (!ex && (err == WEFT_ENOMEM || err == WEFT_ESYS)) SKIP("this machine cannot start 4096 threads");
+    ASSERT_NOT_NULL(ex);
+    ASSERT_EQ(weft_executor_workers(ex), 4096);
+    atomic_int n = 0;
+    for (int i = 0; i < 5000; i++) ASSERT_OK(weft_silent_async(ex, bump, &n));
+    weft_taskflow *tf = make_taskflow("w4096");
+    for (int i = 0; i < 3000; i++) must_emplace(tf, bump, &n);
+    ASSERT_OK(weft_run_and_wait(ex, tf));
+    ASSERT_EQ(weft_run_root(ex, spawn_many46, &n), 0);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    ASSERT_EQ(atomic_load(&n), 5000 + 3000 + 100 + 1000);
+    ASSERT_OK(weft_taskflow_destroy(tf));
+    weft_executor_destroy(ex);
+}
