@@ -658,3 +658,62 @@ TEST(a_task_waiting_on_its_own_dependent_async_task_is_edeadlk_not_a_hang) {
     }
     watchdog_stop();
 }
+
+/* The refusal above has no false positives: waiters (each also the
+ * dependency of a small chain of its own) wait, nested in one another's
+ * waits on 1 to 3 workers, on dependents of leaf tasks they do not lead to
+ * (waited for: WEFT_OK) and on the end of their own chain (WEFT_EDEADLK). */
+enum { W46 = 24 };
+struct mix46 {
+    weft_executor *ex;
+    weft_future *leaf_dep[W46]; /* dependents of leaves only */
+    weft_future *_Atomic own_end[W46]; /* the end of waiter i's own chain */
+    atomic_int ok, deadlk, other;
+};
+static struct mix46 mx46;
+static int mix_waiter46(weft_ctx *cx, void *p) {
+    (void)cx;
+    int i = (int)(intptr_t)p;
+    weft_future *end = NULL;
+    while (!(end = atomic_load(&mx46.own_end[i]))) sleep_us(50);
+    weft_status a = weft_future_wait(mx46.leaf_dep[(i * 7) % W46]);
+    weft_status b = weft_future_wait_for(end, 10 * SEC);
+    atomic_fetch_add(a == WEFT_OK ? &mx46.ok : &mx46.other, 1);
+    atomic_fetch_add(b == WEFT_EDEADLK ? &mx46.deadlk : &mx46.other, 1);
+    return 0;
+}
+TEST(waits_on_dependents_that_do_not_wait_for_the_waiter_are_never_refused) {
+    watchdog_start(60);
+    for (unsigned w = 1; w <= 3; w++) {
+        memset(&mx46, 0, sizeof mx46);
+        mx46.ex = make_executor(w);
+        weft_future *leaf[W46], *waiter[W46], *chain[W46][2];
+        for (int i = 0; i < W46; i++) ASSERT_OK(weft_async(mx46.ex, noop, NULL, &leaf[i]));
+        for (int i = 0; i < W46; i++) {
+            weft_future *two[2] = {leaf[i], leaf[(i + 5) % W46]};
+            ASSERT_OK(weft_dependent_async(mx46.ex, noop, NULL, two, 2, &mx46.leaf_dep[i]));
+        }
+        for (int i = 0; i < W46; i++) ASSERT_OK(weft_async(mx46.ex, mix_waiter46, (void *)(intptr_t)i, &waiter[i]));
+        for (int i = 0; i < W46; i++) {
+            ASSERT_OK(weft_dependent_async(mx46.ex, noop, NULL, &waiter[i], 1, &chain[i][0]));
+            weft_future *two[2] = {chain[i][0], leaf[i]};
+            ASSERT_OK(weft_dependent_async(mx46.ex, noop, NULL, two, 2, &chain[i][1]));
+            atomic_store(&mx46.own_end[i], chain[i][1]);
+        }
+        for (int i = 0; i < W46; i++) ASSERT_OK(weft_future_wait(waiter[i]));
+        ASSERT_OK(weft_executor_wait_all(mx46.ex));
+        ASSERT_EQ(atomic_load(&mx46.ok), W46);
+        ASSERT_EQ(atomic_load(&mx46.deadlk), W46);
+        ASSERT_EQ(atomic_load(&mx46.other), 0);
+        for (int i = 0; i < W46; i++) {
+            ASSERT_OK(weft_future_status(chain[i][1]));
+            weft_future_destroy(leaf[i]);
+            weft_future_destroy(mx46.leaf_dep[i]);
+            weft_future_destroy(waiter[i]);
+            weft_future_destroy(chain[i][0]);
+            weft_future_destroy(chain[i][1]);
+        }
+        weft_executor_destroy(mx46.ex);
+    }
+    watchdog_stop();
+}
