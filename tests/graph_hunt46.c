@@ -1025,3 +1025,80 @@ TEST(run_until_predicates_that_wait_run_cancel_or_detach_their_own_run_behave_as
     ASSERT_OK(weft_taskflow_destroy(other));
     weft_executor_destroy(ex);
 }
+
+/* Random compositions: 6 taskflows, each with plain tasks and modules of
+ * taskflows after it (so no module runs itself), random forward edges.
+ * Running the first (run_n 3) and, at the same time from another thread,
+ * the second on another executor runs every plain task of body b exactly
+ * (instances of b under each top run) times per iteration: the modules'
+ * shared bodies queue, never overlap or skip. */
+enum { CF_TF = 6, CF_TASKS = 6 };
+static _Atomic int cf_runs[CF_TF][CF_TASKS];
+static int cf_task(weft_ctx *cx, void *p) {
+    (void)cx;
+    intptr_t k = (intptr_t)p;
+    atomic_fetch_add(&cf_runs[k / CF_TASKS][k % CF_TASKS], 1);
+    return 0;
+}
+struct cf_runner {
+    weft_executor *ex;
+    weft_taskflow *tf;
+    weft_status st;
+};
+static void *cf_run3(void *p) {
+    struct cf_runner *r = p;
+    weft_future *f = NULL;
+    r->st = weft_run_n(r->ex, r->tf, 3, &f);
+    if (r->st == WEFT_OK) r->st = weft_future_wait(f);
+    weft_future_destroy(f);
+    return NULL;
+}
+TEST(random_compositions_of_shared_module_bodies_run_each_task_once_per_instance) {
+    weft_executor *ex1 = make_executor(2), *ex2 = make_executor(1);
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        fz_rng = seed * 0x2545f4914f6cdd1dull;
+        weft_taskflow *tf[CF_TF];
+        uint64_t inst[CF_TF][2] = {{0}}; /* instances of each taskflow under top 0 and top 1 */
+        int mods[CF_TF][CF_TF] = {{0}}; /* modules of j in i */
+        for (int i = 0; i < CF_TF; i++) tf[i] = make_taskflow("cf");
+        for (int i = CF_TF - 1; i >= 0; i--) {
+            weft_task t[CF_TASKS + 4];
+            int n = 0;
+            for (int k = 0; k < CF_TASKS; k++) t[n++] = must_emplace(tf[i], cf_task, (void *)(intptr_t)(i * CF_TASKS + k));
+            for (int m = 0; m < 4 && i + 1 < CF_TF; m++) {
+                if (fz_rand(3) == 0) continue;
+                int j = i + 1 + (int)fz_rand((unsigned)(CF_TF - i - 1));
+                t[n] = weft_emplace_module(tf[i], tf[j]);
+                ASSERT_FALSE(weft_task_is_null(t[n]));
+                n++, mods[i][j]++;
+            }
+            for (int e = 0; e < n; e++) {
+                int a = (int)fz_rand((unsigned)n), b = (int)fz_rand((unsigned)n);
+                if (a < b) ASSERT_OK(weft_precede(t[a], t[b]));
+            }
+        }
+        for (int top = 0; top < 2; top++) {
+            inst[top][top] = 1;
+            for (int i = top; i < CF_TF; i++)
+                for (int j = i + 1; j < CF_TF; j++) inst[j][top] += inst[i][top] * (uint64_t)mods[i][j];
+        }
+        memset(cf_runs, 0, sizeof cf_runs);
+        struct cf_runner r[2] = {{ex1, tf[0], WEFT_EAGAIN}, {ex2, tf[1], WEFT_EAGAIN}};
+        pthread_t th;
+        ASSERT_EQ(pthread_create(&th, NULL, cf_run3, &r[1]), 0);
+        cf_run3(&r[0]);
+        pthread_join(th, NULL);
+        ASSERT_OK(r[0].st);
+        ASSERT_OK(r[1].st);
+        for (int i = 0; i < CF_TF; i++)
+            for (int k = 0; k < CF_TASKS; k++)
+                if ((uint64_t)atomic_load(&cf_runs[i][k]) != 3 * (inst[i][0] + inst[i][1]))
+                    TEST_FAIL_("seed %llu: task %d of taskflow %d ran %d times, want %llu", (unsigned long long)seed, k, i,
+                               atomic_load(&cf_runs[i][k]), (unsigned long long)(3 * (inst[i][0] + inst[i][1])));
+        if (getenv("CF_STATS")) printf("seed %llu: instances of the last %llu + %llu\n", (unsigned long long)seed,
+                                       (unsigned long long)inst[CF_TF - 1][0], (unsigned long long)inst[CF_TF - 1][1]);
+        for (int i = 0; i < CF_TF; i++) ASSERT_OK(weft_taskflow_destroy(tf[i]));
+    }
+    weft_executor_destroy(ex1);
+    weft_executor_destroy(ex2);
+}
