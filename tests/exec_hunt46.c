@@ -285,3 +285,43 @@ TEST(an_executor_of_4096_workers_runs_every_kind_of_work_exactly_once) {
     ASSERT_OK(weft_taskflow_destroy(tf));
     weft_executor_destroy(ex);
 }
+
+/* core.h: executors may be created and destroyed from any thread, a worker
+ * of another executor included.  Tasks of A (on 2 workers at once) each
+ * create an executor, run a graph, async tasks and a fork-join root on it,
+ * wait for all and destroy it, ten times: every task runs once. */
+static int bump_root46(weft_ctx *cx, void *p) {
+    if (weft_spawn(cx, bump, p) != WEFT_OK) return 1;
+    return weft_sync(cx);
+}
+static int make_use_destroy46(weft_ctx *cx, void *p) {
+    (void)cx;
+    for (int k = 0; k < 10; k++) {
+        weft_executor *b = weft_executor_create(&(weft_executor_config){.workers = 1 + k % 2}, NULL);
+        if (!b) return 1;
+        weft_taskflow *tf = weft_taskflow_create("inner46", NULL);
+        if (!tf) return 2;
+        for (int i = 0; i < 5; i++)
+            if (weft_task_is_null(weft_emplace(tf, bump, p))) return 3;
+        if (weft_run_and_wait(b, tf) != WEFT_OK) return 4;
+        for (int i = 0; i < 5; i++)
+            if (weft_silent_async(b, bump, p) != WEFT_OK) return 5;
+        if (weft_run_root(b, bump_root46, p) != 0) return 6;
+        if (weft_executor_wait_all(b) != WEFT_OK) return 7;
+        if (weft_taskflow_destroy(tf) != WEFT_OK) return 8;
+        weft_executor_destroy(b);
+    }
+    return 0;
+}
+TEST(executors_made_used_and_destroyed_inside_tasks_of_another_run_everything_once) {
+    weft_executor *a = make_executor(2);
+    atomic_int n = 0;
+    weft_future *f[4];
+    for (int i = 0; i < 4; i++) ASSERT_OK(weft_async(a, make_use_destroy46, &n, &f[i]));
+    for (int i = 0; i < 4; i++) {
+        ASSERT_OK(weft_future_wait(f[i]));
+        weft_future_destroy(f[i]);
+    }
+    ASSERT_EQ(atomic_load(&n), 4 * 10 * (5 + 5 + 1));
+    weft_executor_destroy(a);
+}
