@@ -63,13 +63,17 @@ WEFT_EXTERN_C_BEGIN
  * worker.  Chunk boundaries never depend on timing, and reductions and scans
  * combine chunk results in chunk order, so a floating-point result is the same
  * bits on every run:
- *   AUTO     (the default, 0) chunks taken one at a time like DYNAMIC, but
- *            shrinking as the work runs out: each is 1/32 of what is left, down
- *            to n / 1024 (about 140 chunks in all).  The chunks of a worker that
- *            starts late or is preempted are taken by the others, and the small
- *            last ones let the workers finish together.  Boundaries depend on n
- *            only, so results do not depend on the worker count.  With `chunk`
- *            set, AUTO is DYNAMIC with that chunk.
+ *   AUTO     (the default, 0) chunks taken from a shared counter like
+ *            DYNAMIC, but shrinking as the work runs out: each is 1/32 of what
+ *            is left, down to n / 1024 (about 140 chunks in all).  A worker
+ *            takes a run of consecutive chunks at a time, about 1/(2 * tasks)
+ *            of the elements left (at least one chunk), so that each worker
+ *            streams through contiguous memory; each chunk is still a call of
+ *            its own.  The chunks of a worker that starts late or is preempted
+ *            are taken by the others, and the small last ones let the workers
+ *            finish together.  Boundaries depend on n only, so results do not
+ *            depend on the worker count.  With `chunk` set, AUTO is DYNAMIC
+ *            with that chunk.
  *   STATIC   chunks of `chunk` elements (default: n / 256, rounded up), each task
  *            taking a fixed contiguous run of chunks.  Lowest overhead; chunk
  *            boundaries (and so results) do not depend on the worker count.

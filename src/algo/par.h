@@ -53,6 +53,7 @@ typedef struct weft__plan {
     size_t n, nchunks, chunk;
     size_t *bounds; /* guided only: nchunks + 1 entries */
     unsigned ntasks;
+    bool batch; /* AUTO's shrinking plan: a claim may take a run of chunks (plan.c) */
     const weft_cancel_token *cancel; /* weft_algo_config.cancel */
     const _Atomic int *run_stop;     /* an emplaced call's run (weft__algo_take_run_stop), or NULL */
 } weft__plan;

@@ -13,7 +13,8 @@
  * last chunks let the workers finish together: with 128 fixed chunks a worker
  * could idle for most of a chunk at the end, and a worker woken late (~100 us on
  * a VM whose idle vCPUs are halted) left its share of the tail to the other.
- * The schedule depends on n only, never on the worker count or timing. */
+ * The chunks depend on n only, never on the worker count or timing; with
+ * several tasks a claim takes a run of them (claim_end). */
 enum { STATIC_CHUNKS = 256, DYNAMIC_CHUNKS = 1024, AUTO_GUIDE_TASKS = 16, AUTO_MIN_DIV = 1024 };
 
 static size_t div_up(size_t a, size_t b) { return a / b + (a % b != 0); }
@@ -79,6 +80,7 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
         /* Shrinking chunks: n/32 of what is left, down to n/1024 (see above). */
         int st = plan_guided(p, AUTO_GUIDE_TASKS, div_up(n, AUTO_MIN_DIV), rules.call);
         if (st != WEFT_OK) return st;
+        p->batch = true;
     } else {
         if (rules.max_chunks && div_up(n, chunk) > rules.max_chunks) chunk = div_up(n, rules.max_chunks);
         p->chunk = chunk;
@@ -98,6 +100,7 @@ typedef struct chunk_run {
     weft__chunk_fn fn;
     void *ctx;
     bool counter;
+    bool batch;           /* claims take runs of chunks (claim_end) */
     _Atomic bool skipped; /* static: a task left chunks unrun (the token fired) */
     _Atomic bool cut;     /* a running chunk stopped early (weft__chunk_cut) */
     _Alignas(WEFT__CACHE_LINE) _Atomic size_t next;
@@ -132,6 +135,20 @@ bool weft__chunk_cut(void) {
     return true;
 }
 
+/* The end of the run of chunks a batched claim at chunk k takes: chunks from
+ * k until they hold about 1/(2 * tasks) of the elements left (at least one).
+ * The chunks and their boundaries stay those of the plan (they depend on n
+ * only); what the worker count changes is only which worker runs which, as
+ * timing already does.  Why: with 2 workers on a memory-bound 10^7-element
+ * loop, each taking one chunk at a time, the workers' chunks interleave
+ * across the whole array; contiguous runs of chunks per worker, as OpenMP's
+ * and oneTBB's halves give, ran it N% faster (bench/README.md, session 46). */
+static size_t claim_end(const weft__plan *p, size_t k, unsigned tasks) {
+    size_t want = (p->n - p->bounds[k]) / (2 * (size_t)tasks), j = k + 1;
+    while (j < p->nchunks && p->bounds[j + 1] - p->bounds[k] <= want) j++;
+    return j;
+}
+
 static void chunk_task(void *ctx, unsigned t, unsigned n) {
     chunk_run *r = ctx;
     size_t total = r->plan->nchunks;
@@ -145,6 +162,24 @@ static void chunk_task(void *ctx, unsigned t, unsigned n) {
         for (; k < total && !weft__algo_stopped(r->plan->cancel, r->plan->run_stop); k++) run_chunk(r, k);
         atomic_store_explicit(&r->next, k, memory_order_relaxed); /* below total: skipped */
         return;
+    }
+    if (r->batch) {
+        size_t k = atomic_load_explicit(&r->next, memory_order_relaxed), e;
+        for (;;) {
+            for (;;) { /* relaxed, as below */
+                if (__builtin_expect(weft__algo_stopped(r->plan->cancel, r->plan->run_stop), 0)) return;
+                if (k >= total) return;
+                e = claim_end(r->plan, k, n);
+                if (atomic_compare_exchange_weak_explicit(&r->next, &k, e, memory_order_relaxed,
+                                                          memory_order_relaxed))
+                    break;
+            }
+            run_chunk(r, k);
+            while (++k < e) {
+                if (stopped(r)) return; /* chunks [k, e) were taken and not run: skipped */
+                run_chunk(r, k);
+            }
+        }
     }
     /* relaxed: the counter only hands out indices; the data each chunk reads was
      * published before the tasks were started.  The token is looked at before a
@@ -161,14 +196,14 @@ weft_status weft__par_chunks(weft_executor *ex, const weft__plan *p, bool in_ord
                              void *ctx) {
     if (p->nchunks == 0) return WEFT_OK;
     chunk_run r = { .plan = p, .fn = fn, .ctx = ctx,
-                    .counter = in_order || p->kind != WEFT_PARTITION_STATIC };
+                    .counter = in_order || p->kind != WEFT_PARTITION_STATIC, .batch = !in_order && p->batch };
     atomic_init(&r.next, 0);
     atomic_init(&r.skipped, false);
     atomic_init(&r.cut, false);
     weft__par_tasks(ex, p->ntasks, chunk_task, &r);
     /* relaxed: par_tasks has joined every task (its own acquire). */
-    bool skipped = r.counter ? atomic_load_explicit(&r.next, memory_order_relaxed) < p->nchunks
-                             : atomic_load_explicit(&r.skipped, memory_order_relaxed);
+    bool skipped = (r.counter && atomic_load_explicit(&r.next, memory_order_relaxed) < p->nchunks) ||
+                   atomic_load_explicit(&r.skipped, memory_order_relaxed);
     skipped = skipped || atomic_load_explicit(&r.cut, memory_order_relaxed);
     return skipped ? WEFT_ECANCELED : WEFT_OK;
 }
