@@ -142,7 +142,8 @@ bool weft__chunk_cut(void) {
  * timing already does.  Why: with 2 workers on a memory-bound 10^7-element
  * loop, each taking one chunk at a time, the workers' chunks interleave
  * across the whole array; contiguous runs of chunks per worker, as OpenMP's
- * and oneTBB's halves give, ran it N% faster (bench/README.md, session 46). */
+ * and oneTBB's halves give, ran it 5-8% faster (bench/README.md, "Session
+ * 46"). */
 static size_t claim_end(const weft__plan *p, size_t k, unsigned tasks) {
     size_t want = (p->n - p->bounds[k]) / (2 * (size_t)tasks), j = k + 1;
     while (j < p->nchunks && p->bounds[j + 1] - p->bounds[k] <= want) j++;
