@@ -196,14 +196,14 @@ public:
         }
     }
     bool empty() const noexcept { return count_.load(std::memory_order_acquire) == 0; }
-    /* The earliest entry of `run`, left in place (subflow::join rethrows it,
-     * and the run's end still takes it). */
-    std::exception_ptr peek(const weft_future *run) noexcept {
+    /* The earliest entry of `run` stamped after `born` (see take), left in
+     * place (subflow::join rethrows it, and the run's end still takes it). */
+    std::exception_ptr peek(const weft_future *run, std::uint64_t born = 0) noexcept {
         if (!run || empty()) return nullptr;
         run_key k = key_of(run);
         std::lock_guard<std::mutex> lock(mu_);
         for (const entry &e : list_)
-            if (e.run == k) return e.ex;
+            if (e.run == k && e.stamp > born) return e.ex;
         return nullptr;
     }
     /* Removes the entries of g's tasks of `run` (NULL: of every run) and
@@ -331,8 +331,10 @@ struct sink {
     }
     /* The first exception of `run` kept here or in a sink reachable from here
      * (module bodies and pipelines), else an orphan of that run, left in place
-     * for the run's end to take: what subflow::join rethrows. */
-    std::exception_ptr peek(const weft_future *run) noexcept {
+     * for the run's end to take: what subflow::join rethrows.  Only those
+     * stamped after `born` (the run's, as the run's end reads them: an older
+     * entry of its key is an earlier run's, see capture_clock). */
+    std::exception_ptr peek(const weft_future *run, std::uint64_t born = 0) noexcept {
         if (!run) return nullptr;
         try {
             run_key k = key_of(run);
@@ -343,7 +345,7 @@ struct sink {
                 {
                     std::lock_guard<std::mutex> lock(s->mu);
                     for (const caught &c : s->caught_)
-                        if (c.run == k) return c.ex;
+                        if (c.run == k && c.stamp > born) return c.ex;
                 }
                 std::vector<sink *> next = s->next_for(k);
                 for (sink *n : next)
@@ -355,7 +357,7 @@ struct sink {
         } catch (...) {
             /* No memory for the walk: join returns, and the run's end still reports the failure. */
         }
-        return orphanage::get().peek(run);
+        return orphanage::get().peek(run, born);
     }
     void add_child(sink *c) {
         std::lock_guard<std::mutex> lock(mu);
@@ -2352,6 +2354,13 @@ protected:
     bool pack_; /* a taskflow: small callables may be packed into the argument (not in subflows) */
 };
 
+namespace detail {
+/* capture_now() before the submission of `run`, a run submitted through
+ * executor::run* and not harvested yet; 0 for any other (defined after
+ * class taskflow). */
+inline std::uint64_t born_of(const weft_future *run) noexcept;
+} // namespace detail
+
 /* The handle a subflow task's lambda receives: a flow_builder for the graph
  * built while the task runs (it joins the task unless detached).  Valid only
  * during that call. */
@@ -2385,7 +2394,12 @@ public:
          * takes no lock. */
         weft_ctx *ctx = weft_current_ctx();
         if (ctx && weft_ctx_cancelled(ctx) && sink_) {
-            if (std::exception_ptr e = sink_->peek(run_)) std::rethrow_exception(e);
+            /* With the stamp the run's end uses (its submission's clock):
+             * without it, an entry of an earlier run through the C API whose
+             * future had this run's address and id (a new executor's ids
+             * start at 1 again) was rethrown here, 17 joins in 20 in
+             * cpp_hunt46, while get() rethrew the right one. */
+            if (std::exception_ptr e = sink_->peek(run_, detail::born_of(run_))) std::rethrow_exception(e);
         }
     }
     /* The task's successors do not wait for this graph (it joins the run's
@@ -2567,11 +2581,28 @@ public:
         std::condition_variable cv;
         std::size_t in_flight = 0;
         std::vector<detail::state_base *> runs; /* submitted and not harvested (each has run_f) */
+        /* Every live state, on one list, for detail::born_of (subflow::join
+         * of a failed run: a cold path); guarded by registry().mu, which is
+         * taken before a state's mu, never after. */
+        state *reg_prev = nullptr, *reg_next = nullptr;
+        struct registry_t {
+            std::mutex mu;
+            state *head = nullptr;
+        };
+        static registry_t &registry() {
+            static registry_t *r = new registry_t; /* never destroyed: taskflows may outlive statics */
+            return *r;
+        }
         explicit state(const std::string &name) {
             weft_status st = WEFT_OK;
             tf = weft_taskflow_create(name.empty() ? nullptr : name.c_str(), &st);
             if (!tf) throw error(st, "weft_taskflow_create", weft_last_error_message());
             errs.graph = tf;
+            registry_t &r = registry();
+            std::lock_guard<std::mutex> lock(r.mu);
+            reg_next = r.head;
+            if (r.head) r.head->reg_prev = this;
+            r.head = this;
         }
         ~state() {
             {
@@ -2613,6 +2644,11 @@ public:
             if (!detail::orphanage::get().empty()) (void)detail::orphanage::get().take(tf); /* unharvested: drop */
             /* Runs queued through the C API directly are not counted: wait them out. */
             while (weft_taskflow_destroy(tf) == WEFT_EBUSY) wait_out_c_runs();
+            registry_t &r = registry();
+            std::lock_guard<std::mutex> lock(r.mu);
+            if (reg_prev) reg_prev->reg_next = reg_next;
+            else r.head = reg_next;
+            if (reg_next) reg_next->reg_prev = reg_prev;
         }
         /* One step of waiting for runs of tf that went through the C API (on
          * native()).  Off the workers, a yield.  Inside a task, a yield loop
@@ -2696,6 +2732,22 @@ struct run_until_state : run_state {
      * callable (std::function requires destructors that do not throw). */
     ~run_until_state() noexcept override {}
 };
+
+/* The run is listed (track) right after weft_run returns: a join of a run
+ * that failed before that (a window of the submitting thread's few
+ * instructions) finds no born, 0, and could still take a stale entry, as
+ * capture_clock's note says of the run's end. */
+inline std::uint64_t born_of(const weft_future *run) noexcept {
+    if (!run) return 0;
+    taskflow::state::registry_t &reg = taskflow::state::registry();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    for (taskflow::state *s = reg.head; s; s = s->reg_next) {
+        std::lock_guard<std::mutex> l(s->mu);
+        for (state_base *r : s->runs)
+            if (r->run_f == run) return static_cast<run_state *>(r)->born; /* listed: its future is alive */
+    }
+    return 0;
+}
 
 /* Runs on the thread that completed the run, right after its future became
  * ready: takes the exception, then lets the taskflow go (its destructor may run

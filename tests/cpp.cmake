@@ -67,6 +67,12 @@ if(CMAKE_CXX_COMPILER)
   weft_add_test_program(cpp_hunt44 SOURCES cpp_hunt44.cpp TIMEOUT 60)
   set_target_properties(cpp_hunt44 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                               CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Session 46 (h46-3): weft.hpp gaps: weft::semaphore, subflow::join and
+  # stale exceptions, ~pipeline during a run, exceptions from every callable,
+  # moved-from handles, algorithms over move-only types.
+  weft_add_test_program(cpp_hunt46 SOURCES cpp_hunt46.cpp TIMEOUT 60)
+  set_target_properties(cpp_hunt46 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                              CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # Session 42's review (h42-9): task_group batches after a child threw.
   weft_add_test_program(cpp_review42 SOURCES cpp_review42.cpp TIMEOUT 120)
   set_target_properties(cpp_review42 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
