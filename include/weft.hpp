@@ -71,6 +71,7 @@ class executor;
 class taskflow;
 class subflow;
 class task_group;
+class semaphore;
 template <class T> class future;
 
 /* What a task returns to weft when it threw: the run fails with WEFT_ETASK and
@@ -1033,6 +1034,21 @@ public:
         (unlink(as_native(ts), t_, "weft::task::remove_predecessors"), ...);
         return *this;
     }
+    /* Makes the task acquire one unit of `s` before it starts, and release
+     * one when its function returns (Taskflow's acquire / release; the C
+     * weft_task_acquire / weft_task_release of weft/graph.h, whose rules
+     * hold: a task that finds no unit free is parked, using no worker;
+     * acquiring one semaphore twice counts once; the releasing task may
+     * differ from the acquiring one).  s must outlive every run of the
+     * taskflow (see class semaphore).  Builder rules: weft::error
+     * WEFT_EBUSY while the taskflow runs, WEFT_EINVAL for an empty handle
+     * or a moved-from semaphore. */
+    task &acquire(semaphore &s);
+    task &release(semaphore &s);
+    /* How many distinct semaphores the task acquires, and how many
+     * releases it makes (weft_task_num_acquires / _releases). */
+    std::size_t num_acquires() const noexcept { return weft_task_num_acquires(t_); }
+    std::size_t num_releases() const noexcept { return weft_task_num_releases(t_); }
     std::size_t index() const noexcept { return weft_task_index(t_); }
     bool empty() const noexcept { return weft_task_is_null(t_); }
     explicit operator bool() const noexcept { return !empty(); }
@@ -1067,6 +1083,85 @@ private:
     static weft_task as_native(weft_task t) noexcept { return t; }
     weft_task t_{};
 };
+
+/* ---- semaphores ---------------------------------------------------------------
+ * A counting semaphore for graph tasks (Taskflow's tf::Semaphore; the C
+ * weft_semaphore of weft/async.h): at most max_value() of the tasks that
+ * acquire it run at once.
+ *
+ *     weft::semaphore disk(2);                 // two at a time
+ *     auto t = taskflow.emplace([&] { write(); });
+ *     t.acquire(disk).release(disk);
+ *
+ * Move-only (a moved-from one throws weft::error WEFT_EINVAL from every call,
+ * task::acquire and release included; native() is NULL).  It may serve tasks
+ * of several taskflows and executors at once.  The destructor waits while a
+ * task holds a unit or is parked on it, or a run (queued or going) of a
+ * taskflow naming it may still acquire or release it, as ~taskflow waits for
+ * its runs: declare it before the taskflows that use it, or wait for their
+ * runs first.  Inside a task it cannot wait (that would hold the worker those
+ * runs may need): destroyed there while in use, it prints what happened to
+ * stderr and calls std::terminate.  After it is gone, a taskflow that still
+ * names it must not run (clear or destroy it), as in C. */
+class semaphore {
+public:
+    explicit semaphore(std::size_t max_value) {
+        weft_status st = WEFT_OK;
+        s_ = weft_semaphore_create(max_value, &st);
+        if (!s_) throw error(st, "weft::semaphore", weft_last_error_message());
+    }
+    semaphore(semaphore &&o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+    semaphore &operator=(semaphore &&o) noexcept {
+        if (this != &o) {
+            destroy();
+            s_ = std::exchange(o.s_, nullptr);
+        }
+        return *this;
+    }
+    semaphore(const semaphore &) = delete;
+    semaphore &operator=(const semaphore &) = delete;
+    ~semaphore() { destroy(); }
+
+    /* Units free now: a snapshot (Taskflow's value()). */
+    std::size_t value() const { return weft_semaphore_value(live("weft::semaphore::value")); }
+    /* The units it was made with (Taskflow's max_value()). */
+    std::size_t max_value() const { return weft_semaphore_max(live("weft::semaphore::max_value")); }
+    /* Makes every unit free again (Taskflow's reset()), e.g. after a run was
+     * cancelled between an acquiring and a releasing task.  weft::error
+     * WEFT_EBUSY (nothing changed) while a task is parked on it; only while
+     * no task holding it runs (weft_semaphore_reset's rule). */
+    void reset() { detail::check(weft_semaphore_reset(live("weft::semaphore::reset")), "weft::semaphore::reset"); }
+    weft_semaphore *native() const noexcept { return s_; }
+    /* Private: the handle, or weft::error for a moved-from semaphore. */
+    weft_semaphore *live(const char *call) const { return detail::live(s_, call); }
+
+private:
+    void destroy() noexcept {
+        if (!s_) return;
+        for (unsigned spins = 0; weft_semaphore_destroy(s_) == WEFT_EBUSY; ++spins) {
+            if (weft_current_ctx()) {
+                std::fprintf(stderr,
+                             "weft::semaphore destroyed inside a task while in use (%s): it cannot wait there "
+                             "without holding a worker its users may need; destroy it after their runs\n",
+                             weft_last_error_message());
+                std::terminate();
+            }
+            if (spins < 64) std::this_thread::yield();
+            else std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        s_ = nullptr;
+    }
+    weft_semaphore *s_ = nullptr;
+};
+
+inline task &task::acquire(semaphore &s) {
+    detail::check(weft_task_acquire(t_, s.live("weft::task::acquire")), "weft::task::acquire");
+    return *this;
+}
+inline task &task::release(semaphore &s) {
+    detail::check(weft_task_release(t_, s.live("weft::task::release")), "weft::task::release");
+    return *this;
+}
 
 /* ---- partitioners for the algorithms -------------------------------------------- */
 struct partitioner {
