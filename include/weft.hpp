@@ -3114,12 +3114,19 @@ auto executor::run_root(F &&f) -> typename detail::task_result_t<std::decay_t<F>
  * weft::pipeline pl(lines, weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow& pf) {...}}, ...);
  * taskflow.composed_of(pl);     // Taskflow's Pipeline and Pipe.
  * A pipeline must outlive every run of each taskflow that composes it (as
- * weft_pipeline_emplace requires): unlike ~taskflow, ~pipeline does not wait
- * for a run, and destroyed while one is queued or going it frees the stages'
- * callables under it.  Declare it before the taskflow that composes it (so
- * that it is destroyed after it, whose destructor waits for its runs), or
- * wait for those runs' futures first.  Movable (its state is on the heap: a
- * taskflow that composed it keeps working after the move). */
+ * weft_pipeline_emplace requires), and those taskflows' clear() or
+ * destruction (their runs' ends search its exceptions).  Declare it before
+ * the taskflow that composes it (so that it is destroyed after it, whose
+ * destructor waits for its runs), or wait for those runs' futures first.
+ * Unlike ~taskflow, ~pipeline cannot wait: it does not know the runs that
+ * will reach it, and the taskflows that composed it keep pointing at it.
+ * Destroyed (or move-assigned over) while its task runs, it prints what
+ * happened to stderr and calls std::terminate, as std::thread's destructor
+ * does for a joinable thread: carrying on would free the stages' callables
+ * under the workers running them (before, it did, and left the C pipeline
+ * leaked).  Destroyed while a run that will reach it is only queued, it
+ * cannot tell: that run then uses freed memory.  Movable (its state is on
+ * the heap: a taskflow that composed it keeps working after the move). */
 enum class pipe_type { serial = WEFT_STAGE_SERIAL, parallel = WEFT_STAGE_PARALLEL };
 
 /* What a stage receives: its token, line and stage; valid during the call. */
@@ -3187,7 +3194,12 @@ private:
         detail::arena arena;
         detail::sink sink;
         ~state() {
-            if (p) (void)weft_pipeline_destroy(p);
+            if (p && weft_pipeline_destroy(p) == WEFT_EBUSY) {
+                std::fprintf(stderr,
+                             "weft::pipeline destroyed while it runs: its stages would run on freed memory; "
+                             "destroy it after the runs of the taskflows that compose it\n");
+                std::terminate();
+            }
         }
     };
     template <class F>

@@ -297,3 +297,56 @@ TEST(a_semaphore_destroyed_inside_a_task_while_in_use_stops_with_a_message) {
     if (!aborted) TEST_FAIL_("the child did not abort: %s", msg.c_str());
     ASSERT_TRUE(msg.find("weft::semaphore destroyed inside a task while in use") != std::string::npos);
 }
+
+/* ---- ~weft::pipeline during a run ------------------------------------------ */
+
+static void destroy_pipeline_while_it_runs() {
+    weft::executor ex(2);
+    std::atomic<bool> in{false}, go{false};
+    weft::taskflow tf;
+    auto pl = std::make_unique<weft::pipeline>(
+        2, weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow &pf) {
+               if (pf.token() == 0) {
+                   in = true;
+                   while (!go.load()) std::this_thread::yield();
+               }
+               if (pf.token() == 3) pf.stop();
+           }});
+    tf.composed_of(*pl);
+    auto f = ex.run(tf);
+    while (!in.load()) std::this_thread::yield();
+    pl.reset(); /* the stage is running: freeing its callable would be a use after free */
+    go = true;
+    f.wait();
+}
+
+TEST(a_pipeline_destroyed_while_it_runs_stops_with_a_message_instead_of_freeing_its_stages) {
+#ifdef __SANITIZE_THREAD__
+    SKIP("TSan cannot start threads after a multi-threaded fork");
+#endif
+    std::string msg;
+    bool aborted = aborts_in_child(&destroy_pipeline_while_it_runs, &msg);
+    if (!aborted) TEST_FAIL_("the child did not abort: %s", msg.c_str());
+    ASSERT_TRUE(msg.find("weft::pipeline destroyed while it runs") != std::string::npos);
+}
+
+/* After its runs, a pipeline is destroyed quietly, and one moved from is
+ * destroyed quietly too. */
+TEST(a_pipeline_destroyed_after_its_runs_or_moved_from_is_destroyed_quietly) {
+    weft::executor ex(2);
+    int tokens = 0;
+    auto pl = std::make_unique<weft::pipeline>(
+        2, weft::pipe{weft::pipe_type::serial, [&](weft::pipeflow &pf) {
+               if (pf.token() == 5) pf.stop();
+               else tokens++;
+           }});
+    weft::pipeline moved(std::move(*pl));
+    {
+        weft::taskflow tf;
+        tf.composed_of(moved);
+        ex.run(tf).get();
+        ASSERT_THROWS(tf.composed_of(*pl), weft::error, e, ASSERT_EQ(e.status(), WEFT_EINVAL));
+    }
+    pl.reset();
+    ASSERT_EQ(tokens, 5);
+}
