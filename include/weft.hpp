@@ -1475,14 +1475,17 @@ void sort(weft_executor *ex, It first, It last, Cmp &cmp) {
     std::size_t want = chunk_count(ex, n, 2048);
     while (k < want) k *= 2;
     for_chunks(ex, n, k, [&](std::size_t, std::size_t lo, std::size_t hi) {
-        std::sort(detail::iter_at(first, lo), detail::iter_at(first, hi), cmp);
+        /* std::ref: std::sort and std::inplace_merge take the comparator by
+         * value and copy it; a move-only one (a lambda holding a
+         * std::unique_ptr) did not compile, and each chunk copied a big one. */
+        std::sort(detail::iter_at(first, lo), detail::iter_at(first, hi), std::ref(cmp));
     }, "weft::sort");
     for (std::size_t width = 1; width < k; width *= 2) {
         std::size_t pairs = k / (2 * width);
         for_chunks(ex, pairs, pairs, [&](std::size_t p, std::size_t, std::size_t) {
             std::size_t lo = n * (2 * p * width) / k, mid = n * ((2 * p + 1) * width) / k,
                         hi = n * ((2 * p + 2) * width) / k;
-            std::inplace_merge(detail::iter_at(first, lo), detail::iter_at(first, mid), detail::iter_at(first, hi), cmp);
+            std::inplace_merge(detail::iter_at(first, lo), detail::iter_at(first, mid), detail::iter_at(first, hi), std::ref(cmp));
         }, "weft::sort");
     }
 }
@@ -2255,10 +2258,13 @@ public:
     task composed_of(pipeline &pl);
 
     /* Algorithm tasks: run the algorithm on the executor running the graph.
-     * Iterators and values are captured when the task is made. */
+     * Iterators and values are captured when the task is made; the body
+     * (predicate, operator, comparator) is moved into the task, so a
+     * move-only one works, as for emplace (they were copied, and one
+     * holding a std::unique_ptr did not compile). */
     template <class It, class F>
     task for_each(It first, It last, F f, partitioner p = {}) {
-        return emplace([first, last, f, p](runtime &rt) mutable {
+        return emplace([first, last, f = std::move(f), p](runtime &rt) mutable {
             weft_algo_config c = p.config();
             detail::for_each(rt.native_executor(), first, last, f, &c);
         });
@@ -2267,58 +2273,60 @@ public:
     task for_each_index(B first, E last, S step, F f, partitioner p = {}) {
         using I = std::common_type_t<B, E, S>;
         index_range<I> r(detail::index_arg<I>(first), detail::index_arg<I>(last), detail::index_arg<I>(step));
-        return emplace([r, f, p](runtime &rt) mutable {
+        return emplace([r, f = std::move(f), p](runtime &rt) mutable {
             weft_algo_config c = p.config();
             detail::for_each_index(rt.native_executor(), r, f, &c);
         });
     }
     template <class I, class F>
     task for_each_by_index(index_range<I> r, F f, partitioner p = {}) {
-        return emplace([r, f, p](runtime &rt) mutable {
+        return emplace([r, f = std::move(f), p](runtime &rt) mutable {
             weft_algo_config c = p.config();
             detail::for_each_by_index(rt.native_executor(), r, f, &c);
         });
     }
     template <class It, class Out, class F>
     task transform(It first, It last, Out d_first, F op) {
-        return emplace([=](runtime &rt) mutable { detail::transform(rt.native_executor(), first, last, d_first, op); });
+        return emplace([first, last, d_first, op = std::move(op)](runtime &rt) mutable {
+            detail::transform(rt.native_executor(), first, last, d_first, op);
+        });
     }
     /* d_first[i] = op(first1[i], first2[i]) (Taskflow's binary transform). */
     template <class It1, class It2, class Out, class F>
     task transform(It1 first1, It1 last1, It2 first2, Out d_first, F op) {
-        return emplace([=](runtime &rt) mutable {
+        return emplace([first1, last1, first2, d_first, op = std::move(op)](runtime &rt) mutable {
             detail::transform2(rt.native_executor(), first1, last1, first2, d_first, op);
         });
     }
     /* result = result bop x0 bop x1 ... (Taskflow's reduce: result is a reference). */
     template <class It, class T, class BOp>
     task reduce(It first, It last, T &result, BOp bop) {
-        return emplace([first, last, &result, bop](runtime &rt) mutable {
+        return emplace([first, last, &result, bop = std::move(bop)](runtime &rt) mutable {
             auto id = [](const auto &x) { return x; };
             result = detail::transform_reduce(rt.native_executor(), first, last, result, bop, id);
         });
     }
     template <class It, class Cmp = std::less<>>
     task sort(It first, It last, Cmp cmp = {}) {
-        return emplace([=](runtime &rt) mutable { detail::sort(rt.native_executor(), first, last, cmp); });
+        return emplace([first, last, cmp = std::move(cmp)](runtime &rt) mutable { detail::sort(rt.native_executor(), first, last, cmp); });
     }
     template <class It, class Out, class Op>
     task inclusive_scan(It first, It last, Out d_first, Op op) {
         using T = typename std::iterator_traits<It>::value_type;
-        return emplace([=](runtime &rt) mutable {
+        return emplace([first, last, d_first, op = std::move(op)](runtime &rt) mutable {
             detail::scan<It, Out, T>(rt.native_executor(), first, last, d_first, std::nullopt, op, false);
         });
     }
     /* d_first[i] = init op x0 op ... op xi (Taskflow's inclusive_scan with an init). */
     template <class It, class Out, class Op, class T>
     task inclusive_scan(It first, It last, Out d_first, Op op, T init) {
-        return emplace([=](runtime &rt) mutable {
+        return emplace([first, last, d_first, op = std::move(op), init = std::move(init)](runtime &rt) mutable {
             detail::scan<It, Out, T>(rt.native_executor(), first, last, d_first, std::optional<T>(init), op, false);
         });
     }
     template <class It, class Out, class T, class Op>
     task exclusive_scan(It first, It last, Out d_first, T init, Op op) {
-        return emplace([=](runtime &rt) mutable {
+        return emplace([first, last, d_first, init = std::move(init), op = std::move(op)](runtime &rt) mutable {
             detail::scan<It, Out, T>(rt.native_executor(), first, last, d_first, std::optional<T>(init), op, true);
         });
     }
@@ -2327,13 +2335,13 @@ public:
      * result is a reference, written when the task runs). */
     template <class It, class R, class P>
     task find_if(It first, It last, R &result, P pred) {
-        return emplace([first, last, &result, pred](runtime &rt) mutable {
+        return emplace([first, last, &result, pred = std::move(pred)](runtime &rt) mutable {
             result = detail::iter_at(first, detail::find_first(rt.native_executor(), first, last, pred, true, "weft::find_if"));
         });
     }
     template <class It, class R, class P>
     task find_if_not(It first, It last, R &result, P pred) {
-        return emplace([first, last, &result, pred](runtime &rt) mutable {
+        return emplace([first, last, &result, pred = std::move(pred)](runtime &rt) mutable {
             result = detail::iter_at(first,
                                      detail::find_first(rt.native_executor(), first, last, pred, false, "weft::find_if_not"));
         });
@@ -2342,13 +2350,13 @@ public:
      * element by cmp, else last (an empty range). */
     template <class It, class R, class Cmp = std::less<>>
     task min_element(It first, It last, R &result, Cmp cmp = {}) {
-        return emplace([first, last, &result, cmp](runtime &rt) mutable {
+        return emplace([first, last, &result, cmp = std::move(cmp)](runtime &rt) mutable {
             result = detail::iter_at(first, detail::extreme(rt.native_executor(), first, last, cmp, false, "weft::min_element"));
         });
     }
     template <class It, class R, class Cmp = std::less<>>
     task max_element(It first, It last, R &result, Cmp cmp = {}) {
-        return emplace([first, last, &result, cmp](runtime &rt) mutable {
+        return emplace([first, last, &result, cmp = std::move(cmp)](runtime &rt) mutable {
             result = detail::iter_at(first, detail::extreme(rt.native_executor(), first, last, cmp, true, "weft::max_element"));
         });
     }

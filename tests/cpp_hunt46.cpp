@@ -350,3 +350,112 @@ TEST(a_pipeline_destroyed_after_its_runs_or_moved_from_is_destroyed_quietly) {
     pl.reset();
     ASSERT_EQ(tokens, 5);
 }
+
+/* ---- algorithms: move-only callables and awkward element types ---------------- */
+
+namespace {
+/* A value with no default constructor. */
+struct nd {
+    long v;
+    explicit nd(long x) : v(x) {}
+    nd(const nd &) = default;
+    nd &operator=(const nd &) = default;
+    friend bool operator==(const nd &a, const nd &b) { return a.v == b.v; }
+};
+} // namespace
+
+/* emplace takes move-only callables; so must the algorithm tasks built on it
+ * (the free functions already did).  They captured the body by copy, and a
+ * body holding a std::unique_ptr did not compile. */
+TEST(algorithm_tasks_take_move_only_bodies_as_emplace_does) {
+    weft::executor ex(4);
+    weft::taskflow tf;
+    std::vector<int> v(1000);
+    std::iota(v.begin(), v.end(), 0);
+    std::vector<int> out(v.size()), out2(v.size()), sc(v.size()), esc(v.size()), sorted = v;
+    std::reverse(sorted.begin(), sorted.end());
+    std::atomic<long> sum{0}, isum{0}, bsum{0};
+    int red = 0;
+    std::vector<int>::iterator found, notfound, mn, mx;
+    tf.for_each(v.begin(), v.end(), [k = std::make_unique<int>(1), &sum](int x) { sum += x * *k; });
+    tf.for_each_index(0, 1000, 1, [k = std::make_unique<int>(2), &isum](int i) { isum += i * *k; });
+    tf.for_each_by_index(weft::index_range<int>(0, 1000, 1), [k = std::make_unique<int>(1), &bsum](weft::index_range<int> r) {
+        for (int i = r.begin(); i < r.end(); i += r.step_size()) bsum += i * *k;
+    });
+    tf.transform(v.begin(), v.end(), out.begin(), [k = std::make_unique<int>(3)](int x) { return x * *k; });
+    tf.transform(v.begin(), v.end(), v.begin(), out2.begin(), [k = std::make_unique<int>(1)](int a, int b) { return (a + b) * *k; });
+    tf.reduce(v.begin(), v.end(), red, [k = std::make_unique<int>(0)](int a, int b) { return a + b + *k; });
+    tf.sort(sorted.begin(), sorted.end(), [k = std::make_unique<int>(0)](int a, int b) { return a + *k < b; });
+    tf.inclusive_scan(v.begin(), v.end(), sc.begin(), [k = std::make_unique<int>(0)](int a, int b) { return a + b + *k; });
+    tf.exclusive_scan(v.begin(), v.end(), esc.begin(), 0, [k = std::make_unique<int>(0)](int a, int b) { return a + b + *k; });
+    tf.find_if(v.begin(), v.end(), found, [k = std::make_unique<int>(700)](int x) { return x == *k; });
+    tf.find_if_not(v.begin(), v.end(), notfound, [k = std::make_unique<int>(10)](int x) { return x < *k; });
+    tf.min_element(v.begin(), v.end(), mn, [k = std::make_unique<int>(0)](int a, int b) { return a + *k < b; });
+    tf.max_element(v.begin(), v.end(), mx, [k = std::make_unique<int>(0)](int a, int b) { return a + *k < b; });
+    ex.run(tf).get();
+    ASSERT_EQ(sum.load(), 499500);
+    ASSERT_EQ(isum.load(), 999000);
+    ASSERT_EQ(bsum.load(), 499500);
+    ASSERT_EQ(out[999], 2997);
+    ASSERT_EQ(out2[999], 1998);
+    ASSERT_EQ(red, 499500);
+    ASSERT_TRUE(std::is_sorted(sorted.begin(), sorted.end()));
+    ASSERT_EQ(sc[999], 499500);
+    ASSERT_EQ(esc[999], 499500 - 999);
+    ASSERT_EQ(found - v.begin(), 700);
+    ASSERT_EQ(notfound - v.begin(), 10);
+    ASSERT_EQ(mn - v.begin(), 0);
+    ASSERT_EQ(mx - v.begin(), 999);
+    /* The free functions, with the same move-only bodies. */
+    std::vector<int> w = v;
+    std::reverse(w.begin(), w.end());
+    weft::sort(ex, w.begin(), w.end(), [k = std::make_unique<int>(0)](int a, int b) { return a + *k < b; });
+    ASSERT_TRUE(w == v);
+    weft::sort(ex, w, [k = std::make_unique<int>(0)](int a, int b) { return b + *k < a; });
+    ASSERT_EQ(w[0], 999);
+    ASSERT_EQ(weft::reduce(ex, v.begin(), v.end(), 0L, [k = std::make_unique<long>(0)](long a, long b) { return a + b + *k; }),
+              499500L);
+    weft::inclusive_scan(ex, v.begin(), v.end(), sc.begin(), [k = std::make_unique<int>(0)](int a, int b) { return a + b + *k; });
+    ASSERT_EQ(sc[999], 499500);
+    ASSERT_EQ(weft::find_if(ex, v.begin(), v.end(), [k = std::make_unique<int>(5)](int x) { return x == *k; }) - v.begin(), 5);
+    ASSERT_EQ(weft::max_element(ex, v.begin(), v.end(), [k = std::make_unique<int>(0)](int a, int b) { return a + *k < b; }) -
+                  v.begin(),
+              999);
+}
+
+TEST(algorithms_over_move_only_and_non_default_constructible_elements_give_exact_results) {
+    weft::executor ex(4);
+    const int n = 5000;
+    /* sort of move-only elements (std::sort and std::inplace_merge move them) */
+    std::vector<std::unique_ptr<int>> ptrs;
+    for (int i = 0; i < n; ++i) ptrs.push_back(std::make_unique<int>((i * 7919) % n));
+    weft::sort(ex, ptrs.begin(), ptrs.end(), [](const std::unique_ptr<int> &a, const std::unique_ptr<int> &b) { return *a < *b; });
+    for (int i = 0; i < n; ++i) ASSERT_EQ(*ptrs[static_cast<size_t>(i)], i);
+    /* transform from move-only elements to a type with no default constructor */
+    std::vector<nd> out(static_cast<size_t>(n), nd(-1));
+    weft::transform(ex, ptrs.begin(), ptrs.end(), out.begin(), [](const std::unique_ptr<int> &p) { return nd(*p * 2); });
+    ASSERT_TRUE(out[4999] == nd(9998));
+    /* transform_reduce over move-only elements into a non-default-constructible T */
+    nd total = weft::transform_reduce(ex, ptrs.begin(), ptrs.end(), nd(0),
+                                      [](nd a, nd b) { return nd(a.v + b.v); },
+                                      [](const std::unique_ptr<int> &p) { return nd(*p); });
+    ASSERT_EQ(total.v, static_cast<long>(n) * (n - 1) / 2);
+    /* reduce, scans, find, min / max over non-default-constructible elements */
+    nd r = weft::reduce(ex, out.begin(), out.end(), nd(1), [](nd a, nd b) { return nd(a.v + b.v); });
+    ASSERT_EQ(r.v, 1 + static_cast<long>(n) * (n - 1));
+    std::vector<nd> sc(static_cast<size_t>(n), nd(0));
+    weft::inclusive_scan(ex, out.begin(), out.end(), sc.begin(), [](nd a, nd b) { return nd(a.v + b.v); });
+    ASSERT_EQ(sc[4999].v, static_cast<long>(n) * (n - 1));
+    weft::exclusive_scan(ex, out.begin(), out.end(), sc.begin(), nd(5), [](nd a, nd b) { return nd(a.v + b.v); });
+    ASSERT_EQ(sc[0].v, 5);
+    ASSERT_EQ(sc[4999].v, 5 + static_cast<long>(n) * (n - 1) - 9998);
+    auto it = weft::find(ex, out.begin(), out.end(), nd(4242));
+    ASSERT_EQ(it - out.begin(), 2121);
+    auto lo = weft::min_element(ex, out.begin(), out.end(), [](const nd &a, const nd &b) { return a.v < b.v; });
+    auto hi = weft::max_element(ex, out.begin(), out.end(), [](const nd &a, const nd &b) { return a.v < b.v; });
+    ASSERT_EQ(lo - out.begin(), 0);
+    ASSERT_EQ(hi - out.begin(), n - 1);
+    /* find_if over move-only elements */
+    auto f = weft::find_if(ex, ptrs.begin(), ptrs.end(), [](const std::unique_ptr<int> &p) { return *p == 4321; });
+    ASSERT_EQ(f - ptrs.begin(), 4321);
+}
