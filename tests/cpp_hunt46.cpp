@@ -592,3 +592,59 @@ TEST(an_exception_from_each_kind_of_callable_surfaces_where_the_guide_says_and_n
     }
     ASSERT_EQ(counted::live.load(), 0);
 }
+
+/* weft::semaphore in the other places a task can be: subflow tasks, a
+ * module body's tasks, a condition loop (one task acquiring again at each
+ * iteration); a cancelled run with tasks parked on it ends, and leaves
+ * every unit free. */
+TEST(a_semaphore_works_in_subflows_module_bodies_and_loops_and_a_cancelled_run_leaves_it_whole) {
+    weft::executor ex(4);
+    weft::semaphore sem(1);
+    std::atomic<int> inside{0}, bad{0}, ran{0};
+    auto guarded = [&] {
+        if (++inside != 1) bad++;
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        ran++;
+        --inside;
+    };
+    {
+        weft::taskflow body;
+        for (int i = 0; i < 4; ++i) body.emplace(guarded).acquire(sem).release(sem);
+        weft::taskflow tf;
+        tf.emplace([&](weft::subflow &sf) {
+            for (int i = 0; i < 4; ++i) sf.emplace(guarded).acquire(sem).release(sem);
+        });
+        tf.composed_of(body);
+        int n = 0;
+        auto init = tf.emplace([&] { n = 0; });
+        auto loop = tf.emplace(guarded);
+        loop.acquire(sem).release(sem);
+        auto cond = tf.emplace([&] { return ++n < 4 ? 0 : 1; });
+        auto end = tf.emplace([] {});
+        init.precede(loop);
+        loop.precede(cond);
+        cond.precede(loop, end);
+        ex.run_n(tf, 3).get();
+        ASSERT_EQ(bad.load(), 0);
+        ASSERT_EQ(ran.load(), 3 * (4 + 4 + 4));
+        ASSERT_EQ(sem.value(), 1u);
+    }
+    /* A holder that waits for a flag; the others park.  reset() refuses
+     * while they are parked; the run is cancelled and ends once the holder
+     * returns; the parked tasks are skipped and the unit comes back. */
+    weft::taskflow tf;
+    std::atomic<bool> in{false}, go{false};
+    std::atomic<int> others{0};
+    tf.emplace([&] {
+        in = true;
+        while (!go.load()) std::this_thread::yield();
+    }).acquire(sem).release(sem);
+    for (int i = 0; i < 6; ++i) tf.emplace([&] { others++; }).acquire(sem).release(sem);
+    auto f = ex.run(tf);
+    while (!in.load()) std::this_thread::yield();
+    ASSERT_TRUE(f.cancel());
+    go = true;
+    ASSERT_THROWS(f.get(), weft::error, e, ASSERT_EQ(e.status(), WEFT_ECANCELED));
+    ASSERT_EQ(sem.value(), 1u);
+    ASSERT_TRUE(others.load() <= 6);
+}
