@@ -866,10 +866,12 @@ public:
 
 private:
     /* d in nanoseconds, saturated: negative is 0 (a poll), and anything past
-     * what int64 nanoseconds hold (292 years) is UINT64_MAX (never elapses). */
+     * what int64 nanoseconds hold (292 years) is UINT64_MAX (never elapses).
+     * A floating NaN is a poll too: `d <= 0` is false for it, and converting
+     * it to integer nanoseconds is undefined (x86 gave 2^63 ns). */
     template <class Rep, class Period>
     static uint64_t timeout_ns(std::chrono::duration<Rep, Period> d) noexcept {
-        if (d <= d.zero()) return 0;
+        if (!(d > d.zero())) return 0;
         std::chrono::duration<long double, std::nano> f = d;
         if (f.count() >= static_cast<long double>(INT64_MAX)) return UINT64_MAX;
         return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
@@ -647,4 +648,26 @@ TEST(a_semaphore_works_in_subflows_module_bodies_and_loops_and_a_cancelled_run_l
     ASSERT_THROWS(f.get(), weft::error, e, ASSERT_EQ(e.status(), WEFT_ECANCELED));
     ASSERT_EQ(sem.value(), 1u);
     ASSERT_TRUE(others.load() <= 6);
+}
+
+/* wait_for with a floating duration that is NaN (a timeout computed from a
+ * 0/0): it converted NaN to int64 nanoseconds (undefined; on x86 2^63 ns,
+ * about 292 years: the call hung), and UBSan stops there.  A NaN gives no
+ * time to wait: a poll, as 0 and negative durations. */
+TEST(future_wait_for_a_nan_duration_polls_instead_of_hanging) {
+    weft::executor ex(2);
+    std::atomic<bool> go{false};
+    auto f = ex.async([&] {
+        while (!go.load()) std::this_thread::yield();
+        return 7;
+    });
+    volatile double zero = 0.0;
+    std::chrono::duration<double> nan_s(zero / zero);
+    auto t0 = std::chrono::steady_clock::now();
+    ASSERT_FALSE(f.wait_for(nan_s));
+    ASSERT_FALSE(f.wait_for(std::chrono::duration<double, std::milli>(-zero / zero)));
+    ASSERT_TRUE(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+    go = true;
+    ASSERT_TRUE(f.wait_for(std::chrono::duration<double>(std::numeric_limits<double>::infinity())));
+    ASSERT_EQ(f.get(), 7);
 }
