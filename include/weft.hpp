@@ -2686,6 +2686,7 @@ public:
         std::condition_variable cv;
         std::size_t in_flight = 0;
         std::vector<detail::state_base *> runs; /* submitted and not harvested (each has run_f) */
+        std::vector<std::uint64_t> submitting;  /* borns of runs between begin_run and track */
         /* Every live state, on one list, for detail::born_of (subflow::join
          * of a failed run: a cold path); guarded by registry().mu, which is
          * taken before a state's mu, never after. */
@@ -2777,21 +2778,32 @@ public:
             weft_future_destroy(f);
             if (deadlock) detail::own_run_destroyed(tf);
         }
-        void begin_run() {
+        /* A run stamped `born` is being submitted: listed in `submitting`
+         * until track (or end_run on a failure), for detail::born_of. */
+        void begin_run(std::uint64_t born) {
             std::lock_guard<std::mutex> lock(mu);
+            submitting.push_back(born);
             ++in_flight;
         }
-        /* The run of r was submitted: listed until its callback's end_run(r). */
-        void track(detail::state_base *r) {
+        /* The run of r (stamped born) was submitted: listed until its
+         * callback's end_run(r). */
+        void track(detail::state_base *r, std::uint64_t born) {
             std::lock_guard<std::mutex> lock(mu);
             runs.push_back(r);
+            drop_submitting(born);
             cv.notify_all(); /* a destructor inside the run's own task waits for it (~state) */
         }
-        void end_run(detail::state_base *r = nullptr) {
+        /* born: a submission that failed before track. */
+        void end_run(detail::state_base *r = nullptr, std::uint64_t born = 0) {
             std::lock_guard<std::mutex> lock(mu);
             if (r) runs.erase(std::remove(runs.begin(), runs.end(), r), runs.end());
+            else drop_submitting(born);
             --in_flight;
             cv.notify_all();
+        }
+        void drop_submitting(std::uint64_t born) noexcept {
+            auto it = std::find(submitting.begin(), submitting.end(), born);
+            if (it != submitting.end()) submitting.erase(it);
         }
         /* A run submitted through executor::run* has not been harvested yet. */
         bool busy() {
@@ -2838,20 +2850,32 @@ struct run_until_state : run_state {
     ~run_until_state() noexcept override {}
 };
 
-/* The run is listed (track) right after weft_run returns: a join of a run
- * that failed before that (a window of the submitting thread's few
- * instructions) finds no born, 0, and could still take a stale entry, as
- * capture_clock's note says of the run's end. */
+/* The run is listed (track) only after weft_run returns, and its tasks may
+ * have reached a join by then (under TSan, 6 joins in 20 did, with the
+ * submitting thread slowed): while a submission stamped no later than now
+ * (ours among them, if the run is not listed yet) is still between
+ * begin_run and track, this waits for it (a few instructions of that
+ * thread; weft_run runs no task inline, so it is never this thread's).
+ * Later submissions cannot be ours and are not waited for. */
 inline std::uint64_t born_of(const weft_future *run) noexcept {
     if (!run) return 0;
+    const std::uint64_t now = capture_now();
     taskflow::state::registry_t &reg = taskflow::state::registry();
-    std::lock_guard<std::mutex> lock(reg.mu);
-    for (taskflow::state *s = reg.head; s; s = s->reg_next) {
-        std::lock_guard<std::mutex> l(s->mu);
-        for (state_base *r : s->runs)
-            if (r->run_f == run) return static_cast<run_state *>(r)->born; /* listed: its future is alive */
+    for (;;) {
+        bool pending = false;
+        {
+            std::lock_guard<std::mutex> lock(reg.mu);
+            for (taskflow::state *s = reg.head; s; s = s->reg_next) {
+                std::lock_guard<std::mutex> l(s->mu);
+                for (state_base *r : s->runs)
+                    if (r->run_f == run) return static_cast<run_state *>(r)->born; /* listed: its future is alive */
+                for (std::uint64_t b : s->submitting)
+                    if (b <= now) pending = true;
+            }
+        }
+        if (!pending) return 0; /* a run through the C API: no stamp */
+        std::this_thread::yield();
     }
-    return 0;
 }
 
 /* Runs on the thread that completed the run, right after its future became
@@ -2872,22 +2896,27 @@ inline void run_done(weft_future *f, weft_status status, void *arg) {
 template <class Submit>
 future<void> submit_run(taskflow &tf, run_state *st, Submit &&submit, const char *call) {
     taskflow::state *flow = tf.state_();
-    flow->begin_run();
-    weft_future *f = nullptr;
     st->born = capture_now(); /* before any task of the run can throw */
+    try {
+        flow->begin_run(st->born);
+    } catch (...) {
+        delete st; /* no memory to list it: nothing submitted */
+        throw;
+    }
+    weft_future *f = nullptr;
     weft_status s = submit(&f);
     if (s != WEFT_OK) {
-        flow->end_run();
+        flow->end_run(nullptr, st->born);
         delete st;
         throw error(s, call, weft_last_error_message());
     }
     st->run_f = f;
     try {
-        flow->track(st);
+        flow->track(st, st->born);
     } catch (...) {
         weft_future_destroy(f); /* no memory to list it: the run is detached */
         st->run_f = nullptr;
-        flow->end_run();
+        flow->end_run(nullptr, st->born);
         delete st;
         throw;
     }
