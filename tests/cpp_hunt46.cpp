@@ -671,3 +671,31 @@ TEST(future_wait_for_a_nan_duration_polls_instead_of_hanging) {
     ASSERT_TRUE(f.wait_for(std::chrono::duration<double>(std::numeric_limits<double>::infinity())));
     ASSERT_EQ(f.get(), 7);
 }
+
+/* subflow::join looks the run's stamp up among every live taskflow (one
+ * process-wide list) and waits for submissions in flight: several threads
+ * making, running (a subflow child throws, join() rethrows it), and
+ * destroying taskflows at once each get their own exception from join()
+ * and get(), with no hang. */
+TEST(joins_of_failing_runs_on_many_threads_each_rethrow_their_own_exception) {
+    weft::executor ex(3);
+    std::atomic<int> wrong{0};
+    auto worker = [&](int base) {
+        for (int i = 0; i < 40; ++i) {
+            int id = base + i;
+            int joined = 0;
+            weft::taskflow tf;
+            tf.emplace([&joined, id](weft::subflow &sf) {
+                sf.emplace([id] { throw boom(id); });
+                joined = boom_id([&] { sf.join(); });
+            });
+            tf.emplace([] {}); /* another task of the run */
+            int got = boom_id([&] { ex.run(tf).get(); });
+            if (got != id || joined != id) wrong++;
+        }
+    };
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 4; ++t) ts.emplace_back(worker, 1000 * (t + 1));
+    for (auto &t : ts) t.join();
+    ASSERT_EQ(wrong.load(), 0);
+}
