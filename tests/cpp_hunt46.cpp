@@ -699,3 +699,85 @@ TEST(joins_of_failing_runs_on_many_threads_each_rethrow_their_own_exception) {
     for (auto &t : ts) t.join();
     ASSERT_EQ(wrong.load(), 0);
 }
+
+/* ---- out of memory: weft::semaphore and task::acquire / release ------------------ */
+
+namespace {
+/* A counting allocator for weft (weft_set_allocator): call number fail_at
+ * returns NULL (0: none); live counts the blocks not yet freed. */
+struct oom_alloc {
+    static std::atomic<long> calls, fail_at, live;
+    static void *alloc(void *, size_t size) {
+        long n = ++calls;
+        if (fail_at.load() && n == fail_at.load()) return nullptr;
+        void *p = std::malloc(size);
+        if (p) ++live;
+        return p;
+    }
+    static void *realloc(void *, void *ptr, size_t, size_t size) {
+        long n = ++calls;
+        if (fail_at.load() && n == fail_at.load()) return nullptr;
+        void *p = std::realloc(ptr, size);
+        if (p && !ptr) ++live;
+        return p;
+    }
+    static void free(void *, void *ptr, size_t) {
+        if (ptr) --live;
+        std::free(ptr);
+    }
+};
+std::atomic<long> oom_alloc::calls{0}, oom_alloc::fail_at{0}, oom_alloc::live{0};
+} // namespace
+
+/* Every allocation of making a semaphore and a taskflow whose task acquires
+ * and releases it fails in turn: each failure is weft::error WEFT_ENOMEM
+ * (never a crash or another status), the objects unwind through RAII, and
+ * nothing weft allocated stays; a task whose acquire failed has no acquire,
+ * and with memory back the same build runs. */
+TEST(every_allocation_of_a_semaphore_and_its_acquire_failing_gives_enomem_and_leaks_nothing) {
+    weft_allocator a{};
+    a.alloc = &oom_alloc::alloc;
+    a.realloc = &oom_alloc::realloc;
+    a.free = &oom_alloc::free;
+    a.ctx = nullptr;
+    weft_set_allocator(&a); /* no executor alive */
+    long base = oom_alloc::live.load();
+    int failures = 0, other = 0;
+    bool done = false;
+    for (long n = 1; n < 200 && !done; ++n) {
+        oom_alloc::calls = 0;
+        oom_alloc::fail_at = n;
+        try {
+            weft::semaphore s(2);
+            weft::taskflow tf;
+            auto t = tf.emplace([] {});
+            try {
+                t.acquire(s);
+            } catch (const weft::error &e) {
+                if (t.num_acquires() != 0) other++; /* a failed acquire leaves none */
+                throw;
+            }
+            t.release(s);
+            if (oom_alloc::calls.load() < n) done = true; /* the whole build fit before call n */
+        } catch (const weft::error &e) {
+            if (e.status() == WEFT_ENOMEM) failures++;
+            else other++;
+        } catch (...) {
+            other++;
+        }
+    }
+    oom_alloc::fail_at = 0;
+    long leaked = oom_alloc::live.load() - base;
+    weft_set_allocator(nullptr);
+    ASSERT_TRUE(done);
+    ASSERT_TRUE(failures > 0);
+    ASSERT_EQ(other, 0);
+    ASSERT_EQ(leaked, 0);
+    weft::executor ex(2);
+    weft::semaphore s(1);
+    weft::taskflow tf;
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 4; ++i) tf.emplace([&] { ran++; }).acquire(s).release(s);
+    ex.run(tf).get();
+    ASSERT_EQ(ran.load(), 4);
+}
