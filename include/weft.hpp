@@ -1103,8 +1103,12 @@ private:
  * its runs: declare it before the taskflows that use it, or wait for their
  * runs first.  Inside a task it cannot wait (that would hold the worker those
  * runs may need): destroyed there while in use, it prints what happened to
- * stderr and calls std::terminate.  After it is gone, a taskflow that still
- * names it must not run (clear or destroy it), as in C. */
+ * stderr and calls std::terminate.  A pipeline stage or an algorithm's chunk
+ * that a worker took from its queue runs with no task around it
+ * (weft_current_ctx() is NULL there): destroyed there while in use, it waits
+ * like off the workers, holding that worker (with one worker, for ever).
+ * After it is gone, a taskflow that still names it must not run (clear or
+ * destroy it), as in C. */
 class semaphore {
 public:
     explicit semaphore(std::size_t max_value) {
