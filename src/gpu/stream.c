@@ -206,7 +206,11 @@ weft_status weft_gpu_stream_query(weft_gpu_stream *s) {
         s->query_h = NULL;
         int st = d->ops->event_record(d, s->h, &s->query_h);
         if (st) {
+            /* No marker: the work since stays unasked-about.  Without the
+             * flag back, no marker and no flag read as "never had work",
+             * and the next query said WEFT_OK with work still pending. */
             s->query_h = NULL;
+            atomic_store_explicit(&s->query_stale, true, memory_order_relaxed);
             return (weft_status)st;
         }
     }
