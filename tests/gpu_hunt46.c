@@ -8,7 +8,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "counting_alloc.h"
 #include "gpu_test.h"
@@ -51,6 +53,7 @@ static void launch_maybe_fail(weft_gpu_stream *s, weft_gpu_kernel *k, int code) 
  * the next query said WEFT_OK at once, with a kernel still running and a
  * failed one not reported. */
 TEST(emu_a_stream_query_that_found_no_memory_leaves_the_next_one_truthful) {
+    weft_set_allocator(&counting); /* before anything is made: every block is freed by the allocator that made it */
     weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
     weft_status st;
     weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
@@ -63,11 +66,9 @@ TEST(emu_a_stream_query_that_found_no_memory_leaves_the_next_one_truthful) {
     launch_gate(s, gate_k, &gate);
     ASSERT_STATUS(weft_gpu_stream_query(s), WEFT_EAGAIN); /* records the query's marker */
     launch_maybe_fail(s, fail_k, 7);                      /* new work: the next query needs a new marker */
-    weft_set_allocator(&counting);
     fail_allocation(1);
     st = weft_gpu_stream_query(s);
     fail_allocation(0);
-    weft_set_allocator(NULL);
     ASSERT_STATUS(st, WEFT_ENOMEM);
     ASSERT_STATUS(weft_gpu_stream_query(s), WEFT_EAGAIN); /* the gate is shut: nothing is done */
     atomic_store_explicit(&gate, 1, memory_order_release);
@@ -81,4 +82,258 @@ TEST(emu_a_stream_query_that_found_no_memory_leaves_the_next_one_truthful) {
     weft_gpu_kernel_destroy(gate_k);
     weft_gpu_stream_destroy(s);
     weft_gpu_close(d);
+    weft_set_allocator(NULL);
+}
+
+/* ---- out of memory on every GPU path a task takes -------------------------------- */
+
+/* add_one: args[0] is an int buffer; adds 1 to its element 0. */
+static int add_one_host(const weft_gpu_range *r, void *const *a) {
+    (void)r;
+    ++*(int *)a[0];
+    return 0;
+}
+static const weft_gpu_kernel_source add_one_src = {.name = "add_one", .host = add_one_host};
+
+struct life {
+    weft_gpu_kernel *k;
+    weft_gpu_buffer *b; /* managed: one int */
+    int ok;             /* kernels whose call said they ran */
+    int maybe;          /* calls that failed for want of memory: their kernel ran at most once */
+    char bad[200];      /* the first status no contract allows */
+    int tokens;
+};
+
+static int launch_add_one(weft_ctx *ctx, weft_gpu_stream *s, void *arg) {
+    (void)ctx;
+    struct life *l = arg;
+    weft_gpu_arg a = WEFT_GPU_ARG_BUFFER(l->b);
+    return weft_gpu_launch(s, l->k, &(weft_gpu_range){.global = {1}}, &a, 1);
+}
+
+/* st of a call that ran `kernels` kernels when it succeeded. */
+static void tally(struct life *l, const char *what, int st, int kernels) {
+    if (st == WEFT_OK) l->ok += kernels;
+    else if (st == WEFT_ENOMEM) l->maybe += kernels;
+    else if (!l->bad[0]) snprintf(l->bad, sizeof l->bad, "%s: %s", what, weft_errname((weft_status)st));
+}
+
+static weft_gpu_device *g_dev;
+static int async_call(weft_ctx *ctx, void *arg) {
+    (void)ctx;
+    return weft_gpu_call(g_dev, launch_add_one, arg);
+}
+
+static int stage_make(weft_pipeflow *pf, void *arg) {
+    struct life *l = arg;
+    if (weft_pipeflow_token(pf) >= (uint64_t)l->tokens) (void)weft_pipeflow_stop(pf);
+    return 0;
+}
+static int stage_gpu(weft_pipeflow *pf, weft_gpu_stream *s, void *arg) {
+    (void)pf;
+    return launch_add_one(NULL, s, arg);
+}
+
+/* The outcome of a run or async task: OK, or WEFT_ETASK whose task failed
+ * with WEFT_ENOMEM, counts as ENOMEM. */
+static int run_status(weft_future *f, weft_status st) {
+    if (st != WEFT_ETASK) return st;
+    weft_run_info info = {0};
+    (void)weft_future_info(f, &info);
+    return info.task_code == WEFT_ENOMEM ? WEFT_ENOMEM : st;
+}
+
+static void gpu_paths(struct life *l, weft_gpu_device *d, weft_executor *ex) {
+    weft_status st;
+    /* weft_gpu_call off the workers */
+    tally(l, "weft_gpu_call", weft_gpu_call(d, launch_add_one, l), 1);
+    /* weft_gpu_call from an async task */
+    weft_future *f = NULL;
+    g_dev = d;
+    st = weft_async(ex, async_call, l, &f);
+    if (st == WEFT_OK) {
+        st = weft_future_wait(f);
+        tally(l, "async weft_gpu_call", run_status(f, st), 1);
+        weft_future_destroy(f);
+    } else {
+        tally(l, "weft_async", st, 0);
+    }
+    /* a guard */
+    weft_gpu_stream_guard g;
+    weft_gpu_stream *s = weft_gpu_stream_begin(weft_gpu_device_pool(d), &g);
+    st = (weft_status)launch_add_one(NULL, s, l);
+    weft_status end = weft_gpu_stream_end(&g);
+    tally(l, "guard", st ? st : end, 1);
+    /* a stream of its own: wait, event, query */
+    s = weft_gpu_stream_create(d, &st);
+    if (s) {
+        st = (weft_status)launch_add_one(NULL, s, l);
+        weft_status w = weft_gpu_stream_wait(s);
+        tally(l, "weft_gpu_stream_wait", st ? st : w, 1);
+        st = (weft_status)launch_add_one(NULL, s, l);
+        weft_gpu_event *e = weft_gpu_event_record(s, &end);
+        if (e) {
+            weft_status w2 = weft_gpu_event_wait(e);
+            tally(l, "weft_gpu_event_wait", st ? st : w2, 1);
+            weft_gpu_event_destroy(e);
+        } else {
+            tally(l, "weft_gpu_event_record", st ? st : end, 1);
+        }
+        st = (weft_status)launch_add_one(NULL, s, l);
+        weft_status q;
+        while ((q = weft_gpu_stream_query(s)) == WEFT_EAGAIN) sched_yield();
+        if (q == WEFT_ENOMEM) q = weft_gpu_stream_synchronize(s); /* waits all the same */
+        tally(l, "weft_gpu_stream_query", st ? st : q, 1);
+        weft_gpu_stream_destroy(s);
+    } else {
+        tally(l, "weft_gpu_stream_create", st, 0);
+    }
+    /* a pipeline with a GPU stage: 3 tokens */
+    l->tokens = 3;
+    weft_gpu_stage gs = {.dev = d, .ex = ex, .fn = stage_gpu, .arg = l};
+    weft_stage stages[] = {{WEFT_STAGE_SERIAL, stage_make, l, "make"},
+                           {WEFT_STAGE_PARALLEL, weft_gpu_stage_run, &gs, "gpu"}};
+    weft_pipeline *pl = weft_pipeline_create(2, stages, 2, &st);
+    weft_taskflow *tf = pl ? weft_taskflow_create("gpu-oom", &st) : NULL;
+    if (tf) {
+        weft_task t = weft_pipeline_emplace(tf, pl);
+        if (!weft_task_is_null(t)) {
+            f = NULL;
+            st = weft_run(ex, tf, &f);
+            if (st == WEFT_OK) st = (weft_status)run_status(f, weft_future_wait(f));
+            weft_future_destroy(f);
+            tally(l, "GPU pipeline", st, 3);
+        } else {
+            tally(l, "weft_pipeline_emplace", weft_taskflow_last_error(tf), 0);
+        }
+        /* GPU tasks of a taskflow: two in a chain */
+        ASSERT_OK(weft_taskflow_clear(tf));
+        weft_task a = weft_emplace_gpu(tf, d, launch_add_one, l);
+        weft_task b = weft_task_is_null(a) ? a : weft_emplace_gpu(tf, d, launch_add_one, l);
+        st = weft_task_is_null(b) ? weft_taskflow_last_error(tf) : weft_precede(a, b);
+        if (st == WEFT_OK) {
+            f = NULL;
+            st = weft_run(ex, tf, &f);
+            if (st == WEFT_OK) st = (weft_status)run_status(f, weft_future_wait(f));
+            weft_future_destroy(f);
+            tally(l, "GPU tasks", st, 2);
+        } else {
+            tally(l, "weft_emplace_gpu", st, 0);
+        }
+        weft_taskflow_destroy(tf);
+    } else {
+        tally(l, "pipeline or taskflow create", st, 0);
+    }
+    if (pl) ASSERT_OK(weft_pipeline_destroy(pl));
+    tally(l, "weft_gpu_synchronize", weft_gpu_synchronize(d), 0);
+}
+
+/* One life: device, kernel, buffer, executor, every path; then the count. */
+static void gpu_paths_life(struct life *l) {
+    memset(l, 0, sizeof *l);
+    weft_status st;
+    weft_gpu_device *d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 2}, &st);
+    if (!d) return tally(l, "weft_gpu_open", st, 0);
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){.workers = 2}, &st);
+    if (!ex) tally(l, "weft_executor_create", st, 0);
+    l->k = ex ? weft_gpu_kernel_create(d, &add_one_src, &st) : NULL;
+    if (ex && !l->k) tally(l, "weft_gpu_kernel_create", st, 0);
+    l->b = l->k ? weft_gpu_buffer_create(d, sizeof(int), 1, WEFT_GPU_MANAGED, &st) : NULL;
+    if (l->k && !l->b) tally(l, "weft_gpu_buffer_create", st, 0);
+    if (l->b) {
+        *(int *)weft_gpu_buffer_host_ptr(l->b) = 0;
+        gpu_paths(l, d, ex);
+        int v = *(int *)weft_gpu_buffer_host_ptr(l->b);
+        if ((v < l->ok || v > l->ok + l->maybe) && !l->bad[0])
+            snprintf(l->bad, sizeof l->bad, "%d kernels ran; the calls said %d, and %d more at most", v, l->ok,
+                     l->maybe);
+    }
+    weft_executor_destroy(ex);
+    weft_gpu_buffer_destroy(l->b);
+    weft_gpu_kernel_destroy(l->k);
+    weft_gpu_close(d);
+}
+
+static void on_hang(int sig) {
+    (void)sig;
+    static const char msg[] = "HANG: a GPU life with an allocation failing did not end in 20 s\n";
+    if (write(2, msg, sizeof msg - 1) < 0) _exit(3);
+    _exit(3);
+}
+
+/* gpu.h: every call may fail with WEFT_ENOMEM (a GPU task's or stage's run
+ * with task code WEFT_ENOMEM); none may say it ran work it did not, lose a
+ * kernel it said it ran, leak, or hang, with any one allocation failing. */
+TEST(every_gpu_path_with_each_allocation_failing_in_turn_fails_cleanly_and_counts_exactly) {
+    weft_log_set_level(WEFT_LOG_OFF);
+    signal(SIGALRM, on_hang);
+    struct life l;
+    weft_set_allocator(&counting);
+    fail_allocation(0);
+    gpu_paths_life(&l);
+    ASSERT_TRUE(l.bad[0] == '\0');
+    ASSERT_EQ(l.maybe, 0);
+    long total = atomic_load(&A.calls);
+    if (getenv("HUNT_VERBOSE")) fprintf(stderr, "%ld allocations, %d kernels\n", total, l.ok);
+    ASSERT_EQ(atomic_load(&A.outstanding), 0);
+    for (long burst = 1; burst <= 3; burst += 2) {
+        atomic_store(&A.burst, burst);
+        for (long n = 1; n <= total + 3; n++) {
+            fail_allocation(n);
+            alarm(20);
+            gpu_paths_life(&l);
+            alarm(0);
+            fail_allocation(0);
+            if (l.bad[0]) TEST_FAIL_("allocation %ld of %ld failing (burst %ld): %s", n, total, burst, l.bad);
+            if (atomic_load(&A.outstanding) != 0)
+                TEST_FAIL_("allocation %ld of %ld failing: %lld bytes not given back", n, total,
+                           (long long)atomic_load(&A.outstanding));
+        }
+    }
+    atomic_store(&A.burst, 1);
+    weft_set_allocator(NULL);
+}
+
+/* gpu.h, "Failed work": a synchronize of a stream reports the failures of
+ * work queued on it since its previous synchronize, each by one synchronize,
+ * and a GPU task's (or weft_gpu_call's) outcome is its own work's, no other's.
+ * When the marker that ends a GPU call's wait could not be allocated, the
+ * call fell back to a synchronize of its pool stream, which took the failure
+ * of a kernel queued there outside any task (a loose one) as reported and
+ * dropped it: the user's next synchronize of that stream said WEFT_OK. */
+TEST(emu_a_gpu_call_short_of_memory_for_its_marker_leaves_a_loose_failure_to_the_streams_synchronize) {
+    weft_status st;
+    weft_set_allocator(&counting); /* before anything is made: every block is freed by the allocator that made it */
+    weft_gpu_device *d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_EMULATOR, .streams = 1}, &st);
+    ASSERT_OK(st);
+    struct life l = {0};
+    l.k = weft_gpu_kernel_create(d, &add_one_src, &st);
+    ASSERT_OK(st);
+    l.b = weft_gpu_buffer_create(d, sizeof(int), 1, WEFT_GPU_MANAGED, &st);
+    ASSERT_OK(st);
+    *(int *)weft_gpu_buffer_host_ptr(l.b) = 0;
+    weft_gpu_kernel *fail_k = weft_gpu_kernel_create(d, &maybe_fail_src, &st);
+    ASSERT_OK(st);
+    weft_gpu_stream *pool_s = weft_gpu_stream_pool_get(weft_gpu_device_pool(d), 0); /* the call's stream too */
+    /* A weft_gpu_call's allocations: the launch's record, then its end
+     * marker's event and queue record. */
+    fail_allocation(0);
+    ASSERT_OK(weft_gpu_call(d, launch_add_one, &l));
+    long calls = atomic_load(&A.calls);
+    ASSERT_EQ(calls, 3);
+    launch_maybe_fail(pool_s, fail_k, 5); /* loose: no task's */
+    fail_allocation(2); /* the end marker */
+    st = weft_gpu_call(d, launch_add_one, &l);
+    long failures = atomic_load(&A.failures);
+    fail_allocation(0);
+    ASSERT_EQ(failures, 1);
+    ASSERT_OK(st); /* its own kernel did not fail (and it was waited for) */
+    ASSERT_EQ(*(int *)weft_gpu_buffer_host_ptr(l.b), 2);
+    ASSERT_STATUS(weft_gpu_stream_synchronize(pool_s), WEFT_EDEVICE);
+    ASSERT_OK(weft_gpu_stream_synchronize(pool_s));
+    weft_gpu_kernel_destroy(fail_k);
+    weft_gpu_buffer_destroy(l.b);
+    weft_gpu_kernel_destroy(l.k);
+    weft_gpu_close(d);
+    weft_set_allocator(NULL);
 }

@@ -36,6 +36,12 @@ typedef struct weft__gpu_ops {
     int (*stream_create)(weft_gpu_device *dev, void **stream);
     void (*stream_destroy)(weft_gpu_device *dev, void *stream); /* after its work */
     int (*stream_sync)(weft_gpu_device *dev, void *stream);
+    /* Waits for the work queued on `stream` so far and reports nothing: its
+     * failures stay for the next synchronize.  For a scope's wait that has no
+     * marker (weft__gpu_scope_end): a stream_sync there would take loose
+     * failures (no task's) as reported, and the scope's outcome drops them.
+     * Backends with scopes need it; NULL elsewhere (stream_sync is used). */
+    void (*stream_drain)(weft_gpu_device *dev, void *stream);
     int (*event_record)(weft_gpu_device *dev, void *stream, void **event);
     /* 0, WEFT_EAGAIN, or an error: a failure of any work queued on the stream
      * before the event (weft_gpu_event_query's rule, gpu.h).  Never consumed:

@@ -383,6 +383,8 @@ static int emu_stream_sync(weft_gpu_device *dev, void *stream) {
     return st;
 }
 
+static void emu_stream_drain(weft_gpu_device *dev, void *stream) { wait_for(stream, current_seq(stream)); }
+
 static void emu_stream_destroy(weft_gpu_device *dev, void *stream) {
     emu_stream *s = stream;
     atomic_store_explicit(&s->stop, true, memory_order_release);
@@ -469,6 +471,7 @@ const weft__gpu_ops weft__gpu_emulator_ops = {
     .stream_create = emu_stream_create,
     .stream_destroy = emu_stream_destroy,
     .stream_sync = emu_stream_sync,
+    .stream_drain = emu_stream_drain,
     .event_record = emu_event_record,
     .event_query = emu_event_query,
     .event_sync = emu_event_sync,
