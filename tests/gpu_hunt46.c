@@ -7,6 +7,7 @@
 #endif
 #include <stdatomic.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -336,4 +337,52 @@ TEST(emu_a_gpu_call_short_of_memory_for_its_marker_leaves_a_loose_failure_to_the
     weft_gpu_kernel_destroy(l.k);
     weft_gpu_close(d);
     weft_set_allocator(NULL);
+}
+
+/* ---- streams destroyed with work in flight ------------------------------------- */
+
+struct waiter {
+    weft_gpu_event *e;
+    atomic_int started;
+    weft_status st;
+};
+
+static void *wait_event(void *arg) {
+    struct waiter *w = arg;
+    atomic_store(&w->started, 1);
+    w->st = weft_gpu_event_wait(w->e);
+    return NULL;
+}
+
+/* gpu.h: weft_gpu_stream_destroy "waits for the stream's work, then frees
+ * it", and an event is destroyed on its own, so it may be waited for while
+ * its stream goes: the waiter uses the event, not the stream.  The
+ * emulator's wait slept on the stream's own counter and read it again on
+ * waking, by which time the destroy (which had seen the work end) could have
+ * freed the stream: a use after free (ASan), or a wait that never ended. */
+TEST(emu_an_event_waited_for_on_another_thread_while_its_stream_is_destroyed_ends_ok) {
+    weft_gpu_device *d = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_kernel *gate_k = weft_gpu_kernel_create(d, &gate_src, &st);
+    ASSERT_OK(st);
+    for (int round = 0; round < 200; round++) {
+        weft_gpu_stream *s = weft_gpu_stream_create(d, &st);
+        ASSERT_OK(st);
+        atomic_int gate = 0;
+        launch_gate(s, gate_k, &gate);
+        struct waiter w = {.e = weft_gpu_event_record(s, &st)};
+        ASSERT_OK(st);
+        pthread_t th;
+        ASSERT_EQ(pthread_create(&th, NULL, wait_event, &w), 0);
+        while (!atomic_load(&w.started)) sched_yield();
+        for (int i = 0; i < round % 8; i++) sched_yield(); /* now and then, the waiter is asleep */
+        atomic_store_explicit(&gate, 1, memory_order_release);
+        weft_gpu_stream_destroy(s);
+        ASSERT_EQ(pthread_join(th, NULL), 0);
+        ASSERT_OK(w.st);
+        ASSERT_OK(weft_gpu_event_query(w.e));
+        weft_gpu_event_destroy(w.e);
+    }
+    weft_gpu_kernel_destroy(gate_k);
+    weft_gpu_close(d);
 }

@@ -6,10 +6,12 @@
  *
  * A stream's protocol: submitters append under `lock`, bump `bell` and wake
  * the thread if it said it sleeps; the thread bumps `completed` after each op
- * and wakes waiters if any registered.  Both are store-then-load handshakes
- * with seq_cst on both sides (the thread's `sleeping` against a submitter's
- * `bell`; a waiter's `waiters` against the thread's `completed`), so no wake-up
- * is lost.
+ * and wakes waiters if any registered; a marker's waiters sleep on its event
+ * (emu_event.done), which the thread wakes when it stamps it.  All three are
+ * store-then-load handshakes with seq_cst on both sides (the thread's
+ * `sleeping` against a submitter's `bell`; a waiter's `waiters` against the
+ * thread's `completed`; an event's `waiters` against its `done`), so no
+ * wake-up is lost.
  *
  * Failures (gpu.h has the rules): the thread counts failed kernels, all of
  * them and those outside any task's scope ("loose"), and an event is a marker
@@ -76,13 +78,14 @@ typedef struct emu_stream {
 /* A marker, owned by the event's holder and by the queue until the thread has
  * stamped it (refs counts the two). */
 typedef struct emu_event {
-    emu_stream *s;
-    uint32_t seq; /* the marker's place: stamped when completed has reached it */
     _Atomic int refs;
-    /* Set once stamped.  Queries and waits of a stamped event read it, not
-     * the stream: an event may outlive its stream (weft_gpu_stream_destroy
-     * frees it), and reading s->completed then was a use after free. */
-    _Atomic bool done;
+    /* 1 once stamped.  Queries and waits of an event read it, not the
+     * stream: an event may outlive its stream (weft_gpu_stream_destroy frees
+     * it), and reading s->completed then was a use after free.  A wait sleeps
+     * on this word (counted in `waiters`), never on the stream's: a waiter
+     * woken by the stream's counter read the stream again after a destroy on
+     * another thread, which had seen the work end, had freed it. */
+    _Atomic uint32_t done, waiters;
     uint32_t failed, loose; /* the stream's counts when the thread reached the marker */
     char message[160], loose_message[160];
 } emu_event;
@@ -102,9 +105,12 @@ static void stamp(emu_stream *s, emu_event *e) {
     e->loose = s->loose;
     if (s->failed) memcpy(e->message, s->message, sizeof e->message);
     if (s->loose) memcpy(e->loose_message, s->loose_message, sizeof e->loose_message);
-    /* release: pairs with the acquire loads in emu_event_query and _sync, so
-     * the counts above are seen with it. */
-    atomic_store_explicit(&e->done, true, memory_order_release);
+    /* seq_cst store, then the load of waiters (a waiter: its increment, then
+     * its load of done, in emu_event_sync), so no wake-up is lost; the store
+     * also releases the counts above to the acquire loads of done.  The
+     * queue's reference, dropped last, keeps e alive through the wake. */
+    atomic_store_explicit(&e->done, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&e->waiters, memory_order_seq_cst)) weft__futex_wake(&e->done, INT32_MAX);
     event_unref(e);
 }
 
@@ -151,10 +157,17 @@ static void *stream_main(void *arg) {
     for (;;) {
         emu_op *op = pop(s);
         if (op) {
+            /* A marker is stamped and counted under the lock, as one step:
+             * its waiters wake at the stamp, and an event recorded as soon as
+             * they return (a query right after a synchronize) must find the
+             * stream idle (emu_event_record), not a count one short. */
+            bool mark = op->mark != NULL;
+            if (mark) weft__mutex_lock(&s->lock);
             run_op(s, op);
-            weft__free(op, op->bytes);
             /* seq_cst store, then the load of waiters: see the file comment. */
             atomic_fetch_add_explicit(&s->completed, 1, memory_order_seq_cst);
+            if (mark) weft__mutex_unlock(&s->lock);
+            weft__free(op, op->bytes);
             if (atomic_load_explicit(&s->waiters, memory_order_seq_cst)) weft__futex_wake(&s->completed, INT32_MAX);
             continue;
         }
@@ -304,7 +317,6 @@ static int emu_event_record(weft_gpu_device *dev, void *stream, void **event) {
         if (e) weft__free(e, sizeof *e);
         return weft__fail("emulator", WEFT_ENOMEM, "no host memory for a marker (an event)");
     }
-    e->s = s;
     atomic_init(&e->refs, 2);
     *event = e;
     /* A stream whose work is all done: the marker is stamped here, done at
@@ -315,7 +327,6 @@ static int emu_event_record(weft_gpu_device *dev, void *stream, void **event) {
      * (written before its increment) before the stamp's reads. */
     weft__mutex_lock(&s->lock);
     if (!s->head && reached(atomic_load_explicit(&s->completed, memory_order_acquire), s->submitted)) {
-        e->seq = s->submitted;
         stamp(s, e); /* drops the queue's reference */
         weft__mutex_unlock(&s->lock);
         weft__free(op, op->bytes);
@@ -323,7 +334,7 @@ static int emu_event_record(weft_gpu_device *dev, void *stream, void **event) {
     }
     weft__mutex_unlock(&s->lock);
     op->mark = e;
-    e->seq = push(s, op); /* the thread never reads seq: set after is fine */
+    (void)push(s, op);
     return 0;
 }
 
@@ -345,7 +356,11 @@ static int emu_event_query(weft_gpu_device *dev, void *event) {
 
 static int emu_event_sync(weft_gpu_device *dev, void *event) {
     emu_event *e = event;
-    if (!atomic_load_explicit(&e->done, memory_order_acquire)) wait_for(e->s, e->seq);
+    while (!atomic_load_explicit(&e->done, memory_order_acquire)) {
+        atomic_fetch_add_explicit(&e->waiters, 1, memory_order_seq_cst);
+        if (!atomic_load_explicit(&e->done, memory_order_seq_cst)) (void)weft__futex_wait(&e->done, 0, UINT64_MAX);
+        atomic_fetch_sub_explicit(&e->waiters, 1, memory_order_relaxed);
+    }
     return event_status(e);
 }
 
