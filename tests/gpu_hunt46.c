@@ -88,17 +88,18 @@ TEST(emu_a_stream_query_that_found_no_memory_leaves_the_next_one_truthful) {
 
 /* ---- out of memory on every GPU path a task takes -------------------------------- */
 
-/* add_one: args[0] is an int buffer; adds 1 to its element 0. */
+/* add_one: args[0] is an atomic_int buffer; adds 1 to its element 0 (atomic:
+ * a GPU stage's tokens run on two streams at once). */
 static int add_one_host(const weft_gpu_range *r, void *const *a) {
     (void)r;
-    ++*(int *)a[0];
+    atomic_fetch_add_explicit((atomic_int *)a[0], 1, memory_order_relaxed);
     return 0;
 }
 static const weft_gpu_kernel_source add_one_src = {.name = "add_one", .host = add_one_host};
 
 struct life {
     weft_gpu_kernel *k;
-    weft_gpu_buffer *b; /* managed: one int */
+    weft_gpu_buffer *b; /* managed: one atomic_int */
     int ok;             /* kernels whose call said they ran */
     int maybe;          /* calls that failed for want of memory: their kernel ran at most once */
     char bad[200];      /* the first status no contract allows */
@@ -239,12 +240,12 @@ static void gpu_paths_life(struct life *l) {
     if (!ex) tally(l, "weft_executor_create", st, 0);
     l->k = ex ? weft_gpu_kernel_create(d, &add_one_src, &st) : NULL;
     if (ex && !l->k) tally(l, "weft_gpu_kernel_create", st, 0);
-    l->b = l->k ? weft_gpu_buffer_create(d, sizeof(int), 1, WEFT_GPU_MANAGED, &st) : NULL;
+    l->b = l->k ? weft_gpu_buffer_create(d, sizeof(atomic_int), 1, WEFT_GPU_MANAGED, &st) : NULL;
     if (l->k && !l->b) tally(l, "weft_gpu_buffer_create", st, 0);
     if (l->b) {
-        *(int *)weft_gpu_buffer_host_ptr(l->b) = 0;
+        atomic_init((atomic_int *)weft_gpu_buffer_host_ptr(l->b), 0);
         gpu_paths(l, d, ex);
-        int v = *(int *)weft_gpu_buffer_host_ptr(l->b);
+        int v = atomic_load((atomic_int *)weft_gpu_buffer_host_ptr(l->b));
         if ((v < l->ok || v > l->ok + l->maybe) && !l->bad[0])
             snprintf(l->bad, sizeof l->bad, "%d kernels ran; the calls said %d, and %d more at most", v, l->ok,
                      l->maybe);
@@ -310,9 +311,9 @@ TEST(emu_a_gpu_call_short_of_memory_for_its_marker_leaves_a_loose_failure_to_the
     struct life l = {0};
     l.k = weft_gpu_kernel_create(d, &add_one_src, &st);
     ASSERT_OK(st);
-    l.b = weft_gpu_buffer_create(d, sizeof(int), 1, WEFT_GPU_MANAGED, &st);
+    l.b = weft_gpu_buffer_create(d, sizeof(atomic_int), 1, WEFT_GPU_MANAGED, &st);
     ASSERT_OK(st);
-    *(int *)weft_gpu_buffer_host_ptr(l.b) = 0;
+    atomic_init((atomic_int *)weft_gpu_buffer_host_ptr(l.b), 0);
     weft_gpu_kernel *fail_k = weft_gpu_kernel_create(d, &maybe_fail_src, &st);
     ASSERT_OK(st);
     weft_gpu_stream *pool_s = weft_gpu_stream_pool_get(weft_gpu_device_pool(d), 0); /* the call's stream too */
@@ -329,7 +330,7 @@ TEST(emu_a_gpu_call_short_of_memory_for_its_marker_leaves_a_loose_failure_to_the
     fail_allocation(0);
     ASSERT_EQ(failures, 1);
     ASSERT_OK(st); /* its own kernel did not fail (and it was waited for) */
-    ASSERT_EQ(*(int *)weft_gpu_buffer_host_ptr(l.b), 2);
+    ASSERT_EQ(atomic_load((atomic_int *)weft_gpu_buffer_host_ptr(l.b)), 2);
     ASSERT_STATUS(weft_gpu_stream_synchronize(pool_s), WEFT_EDEVICE);
     ASSERT_OK(weft_gpu_stream_synchronize(pool_s));
     weft_gpu_kernel_destroy(fail_k);
