@@ -7,6 +7,7 @@
 #endif
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -386,4 +387,44 @@ TEST(emu_an_event_waited_for_on_another_thread_while_its_stream_is_destroyed_end
     }
     weft_gpu_kernel_destroy(gate_k);
     weft_gpu_close(d);
+}
+
+/* ---- the backend probe short of memory ------------------------------------------- */
+
+/* gpu.h, weft_gpu_open: with WEFT_GPU_AUTO "the first backend that has a
+ * device wins, in the order CUDA, HIP, OpenCL, emulator", and out of memory
+ * is WEFT_ENOMEM.  A backend whose opening ran out of memory was taken for
+ * one with no device, and the probe went on to the next: a machine with an
+ * OpenCL device (PoCL here) got the emulator, silently, for one failed
+ * allocation.  Each allocation failing in turn must give the device the
+ * probe gives with memory, or NULL with WEFT_ENOMEM. */
+TEST(auto_open_short_of_memory_fails_with_enomem_or_opens_the_backend_it_would_with_memory) {
+    unsetenv("WEFT_GPU");
+    weft_log_set_level(WEFT_LOG_OFF);
+    weft_set_allocator(&counting);
+    fail_allocation(0);
+    weft_status st;
+    weft_gpu_device *d = weft_gpu_open(NULL, &st);
+    ASSERT_OK(st);
+    weft_gpu_kind want = weft_gpu_device_kind(d);
+    weft_gpu_close(d);
+    long total = atomic_load(&A.calls);
+    if (want == WEFT_GPU_EMULATOR) {
+        weft_set_allocator(NULL);
+        SKIP("the probe finds only the emulator here: no backend to fall past");
+    }
+    for (long n = 1; n <= total; n++) {
+        fail_allocation(n);
+        d = weft_gpu_open(NULL, &st);
+        long failures = atomic_load(&A.failures);
+        fail_allocation(0);
+        weft_gpu_kind got = weft_gpu_device_kind(d);
+        weft_gpu_close(d);
+        if (failures && d && got != want)
+            TEST_FAIL_("allocation %ld of %ld failing: opened %s, not %s", n, total, weft_gpu_kind_name(got),
+                       weft_gpu_kind_name(want));
+        if (!d && st != WEFT_ENOMEM) TEST_FAIL_("allocation %ld of %ld failing: NULL with %s", n, total, weft_errname(st));
+        ASSERT_EQ(atomic_load(&A.outstanding), 0);
+    }
+    weft_set_allocator(NULL);
 }

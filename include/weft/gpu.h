@@ -96,7 +96,9 @@ typedef struct weft_gpu_config {
  * environment variable WEFT_GPU=cuda|hip|opencl|emulator|none picks the backend
  * (none: no device, WEFT_ENOENT); unset, the first backend that has a device
  * wins, in the order CUDA, HIP, OpenCL, emulator, so AUTO always finds at least
- * the emulator.  A bad WEFT_GPU value is logged once and ignored.  A kind named in
+ * the emulator; a backend that runs out of memory while it opens ends the
+ * probe with WEFT_ENOMEM (it may have a device: the next backend's would be
+ * the wrong one).  A bad WEFT_GPU value is logged once and ignored.  A kind named in
  * config ignores WEFT_GPU.  Returns NULL with *err (err may be NULL):
  * WEFT_EINVAL (kind unknown), WEFT_ENOENT (backend not installed, no device
  * at that index, WEFT_GPU=none), WEFT_ENOMEM, WEFT_EDEVICE (the driver failed

@@ -84,7 +84,11 @@ weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err) 
          * none, docs/errors.md R3). */
         weft__saved_message saved;
         weft__error_message_save(&saved);
-        for (int k = WEFT_GPU_CUDA; k <= WEFT_GPU_EMULATOR && !d; k++) d = open_one(backends[k], &cfg, &st);
+        /* A backend out of memory may well have a device: the probe stops
+         * there with WEFT_ENOMEM, rather than hand out the next backend's
+         * (a machine with a GPU got the emulator for one failed allocation). */
+        for (int k = WEFT_GPU_CUDA; k <= WEFT_GPU_EMULATOR && !d && st != WEFT_ENOMEM; k++)
+            d = open_one(backends[k], &cfg, &st);
         if (d) weft__error_message_restore(&saved);
     }
     if (err) *err = d ? WEFT_OK : (weft_status)st;
