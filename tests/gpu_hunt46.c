@@ -127,6 +127,16 @@ static int async_call(weft_ctx *ctx, void *arg) {
     return weft_gpu_call(g_dev, launch_add_one, arg);
 }
 
+/* A subflow of two GPU tasks in a chain. */
+static int gpu_subflow(weft_ctx *ctx, weft_subflow *sf, void *arg) {
+    (void)ctx;
+    weft_taskflow *g = weft_subflow_graph(sf);
+    weft_task a = weft_emplace_gpu(g, g_dev, launch_add_one, arg);
+    weft_task b = weft_task_is_null(a) ? a : weft_emplace_gpu(g, g_dev, launch_add_one, arg);
+    if (weft_task_is_null(b)) return weft_taskflow_last_error(g);
+    return weft_precede(a, b);
+}
+
 static int stage_make(weft_pipeflow *pf, void *arg) {
     struct life *l = arg;
     if (weft_pipeflow_token(pf) >= (uint64_t)l->tokens) (void)weft_pipeflow_stop(pf);
@@ -223,7 +233,39 @@ static void gpu_paths(struct life *l, weft_gpu_device *d, weft_executor *ex) {
         } else {
             tally(l, "weft_emplace_gpu", st, 0);
         }
-        weft_taskflow_destroy(tf);
+        /* A subflow of GPU tasks (2 kernels), then a module whose body is
+         * one GPU task (1), and that body run twice by weft_run_n_parallel
+         * (its copies call the task's function: 2). */
+        ASSERT_OK(weft_taskflow_clear(tf));
+        weft_taskflow *body = weft_taskflow_create("gpu-body", &st);
+        if (body) {
+            weft_task sub = weft_emplace_subflow(tf, gpu_subflow, l);
+            weft_task in = weft_emplace_gpu(body, d, launch_add_one, l);
+            weft_task mod = weft_task_is_null(sub) || weft_task_is_null(in) ? WEFT_TASK_NULL : weft_emplace_module(tf, body);
+            st = weft_task_is_null(in)    ? weft_taskflow_last_error(body)
+                 : weft_task_is_null(mod) ? weft_taskflow_last_error(tf)
+                                          : weft_precede(sub, mod);
+            if (st == WEFT_OK) {
+                f = NULL;
+                st = weft_run(ex, tf, &f);
+                if (st == WEFT_OK) st = (weft_status)run_status(f, weft_future_wait(f));
+                weft_future_destroy(f);
+                tally(l, "GPU subflow and module", st, 3);
+                f = NULL;
+                st = weft_run_n_parallel(ex, body, 2, &f);
+                if (st == WEFT_OK) st = (weft_status)run_status(f, weft_future_wait(f));
+                weft_future_destroy(f);
+                tally(l, "GPU tasks by weft_run_n_parallel", st, 2);
+            } else {
+                tally(l, "GPU subflow and module build", st, 0);
+            }
+            ASSERT_OK(weft_taskflow_destroy(tf));
+            tf = NULL;
+            ASSERT_OK(weft_taskflow_destroy(body));
+        } else {
+            tally(l, "weft_taskflow_create", st, 0);
+        }
+        if (tf) weft_taskflow_destroy(tf);
     } else {
         tally(l, "pipeline or taskflow create", st, 0);
     }
