@@ -13,6 +13,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { THREADS = 6 };
@@ -152,4 +154,45 @@ TEST(bound_executors_made_and_destroyed_from_several_threads_with_tasks_in_fligh
     }
     for (int i = 0; i < 4; i++) ASSERT_EQ(pthread_join(th[i], NULL), 0);
     for (int i = 0; i < 4; i++) ASSERT_EQ(c[i].bad, 0);
+}
+
+/* ---- hwloc's detection short of memory ---------------------- */
+
+#include "counting_alloc.h"
+
+/* topology.h: detection fails with WEFT_ENOMEM and *out NULL when memory runs
+ * out, and keeps nothing.  topo_hunt41 failed hwloc's first ten allocations
+ * only; this fails each of them (sampled past 30), the build from hwloc's
+ * objects (caches, nodes, their CPU lists) included.  Under ASan, LeakSanitizer
+ * checks that hwloc's own topology is destroyed on each failure too. */
+TEST(hwloc_detection_with_each_allocation_failing_in_turn_is_enomem_and_keeps_nothing) {
+    weft_topology *t;
+    weft_topology_config hc = {.source = WEFT_TOPOLOGY_HWLOC, .all_cpus = true};
+    if (weft_topology_detect(&hc, &t) != WEFT_OK) SKIP("no hwloc");
+    weft_topology_destroy(t);
+    weft_set_allocator(&counting);
+    fail_allocation(0);
+    ASSERT_OK(weft_topology_detect(&hc, &t));
+    long total = atomic_load(&A.calls);
+    unsigned long want = fold(t);
+    weft_topology_destroy(t);
+    if (getenv("HUNT_VERBOSE")) fprintf(stderr, "hwloc detection: %ld allocations\n", total);
+    long step = total > 30 ? total / 30 : 1;
+    for (long n = 1; n <= total + 1; n += step) {
+        fail_allocation(n);
+        t = (weft_topology *)1;
+        weft_status st = weft_topology_detect(&hc, &t);
+        long failed = atomic_load(&A.failures);
+        fail_allocation(0);
+        if (failed) {
+            ASSERT_STATUS(st, WEFT_ENOMEM);
+            ASSERT_NULL(t);
+        } else {
+            ASSERT_OK(st);
+            ASSERT_EQ(fold(t), want);
+            weft_topology_destroy(t);
+        }
+        ASSERT_EQ(atomic_load(&A.outstanding), 0);
+    }
+    weft_set_allocator(NULL);
 }
