@@ -364,7 +364,10 @@ WEFT_API weft_status weft_gpu_parallel_for(weft_gpu_stream *s, size_t n, const w
 
 /* Records GPU work (copies, launches) on `s`; does not wait for it.  ctx is
  * the running task's context (NULL when called outside a worker).  Return 0,
- * or non-zero to fail (the task fails with that value). */
+ * or non-zero to fail (the task fails with that value).  s is a stream of the
+ * device's pool, which other tasks may hold at the same time (when every
+ * stream of the pool is held, they share one): copies, launches, events and
+ * waits on it are fine, weft_gpu_stream_query (one caller at a time) is not. */
 typedef int (*weft_gpu_task_fn)(weft_ctx *ctx, weft_gpu_stream *s, void *arg);
 
 /* Adds a task that takes a stream of dev's pool (weft_gpu_stream_begin), calls
