@@ -470,3 +470,97 @@ TEST(auto_open_short_of_memory_fails_with_enomem_or_opens_the_backend_it_would_w
     }
     weft_set_allocator(NULL);
 }
+
+/* ---- OpenCL (PoCL) short of memory ------------------------------------------------ */
+
+enum { CLN = 64 };
+
+/* One OpenCL life: device, kernels, buffers, pinned memory, a stream, copies,
+ * launches, an event, a query, a parallel_for (built, then cached), a GPU
+ * call; *bad gets the first status no contract allows or a wrong result. */
+static void opencl_life(char *bad, size_t badn) {
+    weft_status st;
+    bad[0] = '\0';
+#define OK_OR_ENOMEM(what, s)                                                                              \
+    do {                                                                                                   \
+        weft_status s_ = (s);                                                                              \
+        if (s_ != WEFT_OK && s_ != WEFT_ENOMEM && !bad[0]) snprintf(bad, badn, "%s: %s", what, weft_errname(s_)); \
+        if (s_ != WEFT_OK) goto out;                                                                       \
+    } while (0)
+    weft_gpu_device *d = weft_gpu_open(&(weft_gpu_config){.kind = WEFT_GPU_OPENCL, .streams = 1}, &st);
+    weft_gpu_kernel *vadd = NULL;
+    weft_gpu_buffer *bx = NULL, *bz = NULL;
+    weft_gpu_stream *s = NULL;
+    float *x = NULL;
+    float z[CLN];
+    OK_OR_ENOMEM("weft_gpu_open", st);
+    vadd = weft_gpu_kernel_create(d, &gpu_test_vadd, &st);
+    OK_OR_ENOMEM("weft_gpu_kernel_create", st);
+    bx = weft_gpu_buffer_create(d, sizeof(float), CLN, 0, &st);
+    OK_OR_ENOMEM("weft_gpu_buffer_create", st);
+    bz = weft_gpu_buffer_create(d, sizeof(float), CLN, 0, &st);
+    OK_OR_ENOMEM("weft_gpu_buffer_create", st);
+    x = weft_gpu_host_alloc(d, sizeof(float) * CLN, &st);
+    OK_OR_ENOMEM("weft_gpu_host_alloc", st);
+    for (int i = 0; i < CLN; i++) x[i] = (float)i;
+    s = weft_gpu_stream_create(d, &st);
+    OK_OR_ENOMEM("weft_gpu_stream_create", st);
+    OK_OR_ENOMEM("copy", weft_gpu_copy_to_device_async(s, bx, 0, x, CLN));
+    unsigned n = CLN;
+    weft_gpu_arg va[] = {WEFT_GPU_ARG_BUFFER(bx), WEFT_GPU_ARG_BUFFER(bx), WEFT_GPU_ARG_BUFFER(bz),
+                         WEFT_GPU_ARG_VALUE(n)};
+    OK_OR_ENOMEM("weft_gpu_launch", weft_gpu_launch(s, vadd, &(weft_gpu_range){.global = {CLN}}, va, 4));
+    weft_gpu_event *e = weft_gpu_event_record(s, &st);
+    OK_OR_ENOMEM("weft_gpu_event_record", st);
+    st = weft_gpu_event_wait(e);
+    weft_gpu_event_destroy(e);
+    OK_OR_ENOMEM("weft_gpu_event_wait", st);
+    while ((st = weft_gpu_stream_query(s)) == WEFT_EAGAIN) sched_yield();
+    OK_OR_ENOMEM("weft_gpu_stream_query", st);
+    static const weft_gpu_for_kernel twice = {.params = "WEFT_GLOBAL float *z", .body = "z[i] = 2.0f * z[i];"};
+    weft_gpu_arg fa[] = {WEFT_GPU_ARG_BUFFER(bz)};
+    OK_OR_ENOMEM("weft_gpu_parallel_for", weft_gpu_parallel_for(s, CLN, &twice, fa, 1));
+    OK_OR_ENOMEM("weft_gpu_stream_synchronize", weft_gpu_stream_synchronize(s));
+    OK_OR_ENOMEM("copy back", weft_gpu_copy_to_host(bz, 0, z, CLN));
+    for (int i = 0; i < CLN; i++)
+        if (z[i] != 4.0f * (float)i && !bad[0]) snprintf(bad, badn, "z[%d] is %g, want %g", i, z[i], 4.0 * i);
+out:
+    weft_gpu_stream_destroy(s);
+    weft_gpu_host_free(d, x);
+    weft_gpu_buffer_destroy(bz);
+    weft_gpu_buffer_destroy(bx);
+    weft_gpu_kernel_destroy(vadd);
+    weft_gpu_close(d);
+#undef OK_OR_ENOMEM
+}
+
+/* gpu.h on OpenCL: every call may fail with WEFT_ENOMEM when weft's host
+ * memory runs out (PoCL's own comes from malloc); none may fail otherwise,
+ * give a wrong result, or keep a block (the counting allocator; under ASan,
+ * LeakSanitizer for what PoCL was given back). */
+TEST(opencl_calls_with_each_allocation_failing_in_turn_fail_cleanly_and_keep_nothing) {
+    weft_gpu_device *probe = gpu_test_open(WEFT_GPU_OPENCL);
+    weft_gpu_close(probe);
+    weft_log_set_level(WEFT_LOG_OFF);
+    char bad[200];
+    weft_set_allocator(&counting);
+    fail_allocation(0);
+    opencl_life(bad, sizeof bad);
+    ASSERT_TRUE(bad[0] == '\0');
+    long total = atomic_load(&A.calls);
+    if (getenv("HUNT_VERBOSE")) fprintf(stderr, "%ld allocations\n", total);
+    ASSERT_EQ(atomic_load(&A.outstanding), 0);
+    /* A life is some 100 ms (PoCL builds the kernels): every third
+     * allocation, or each with HUNT_FULL set. */
+    long step = getenv("HUNT_FULL") ? 1 : 3;
+    for (long k = 1; k <= total + 1; k += step) {
+        fail_allocation(k);
+        opencl_life(bad, sizeof bad);
+        fail_allocation(0);
+        if (bad[0]) TEST_FAIL_("allocation %ld of %ld failing: %s", k, total, bad);
+        if (atomic_load(&A.outstanding) != 0)
+            TEST_FAIL_("allocation %ld of %ld failing: %lld bytes kept", k, total,
+                       (long long)atomic_load(&A.outstanding));
+    }
+    weft_set_allocator(NULL);
+}
