@@ -16,6 +16,7 @@
 
 #include "counting_alloc.h"
 #include "gpu_test.h"
+#include "weft/topology.h"
 #include "test_util.h"
 
 /* A kernel that holds its stream until the test opens the gate, so that work
@@ -312,6 +313,11 @@ static void on_hang(int sig) {
 TEST(every_gpu_path_with_each_allocation_failing_in_turn_fails_cleanly_and_counts_exactly) {
     weft_log_set_level(WEFT_LOG_OFF);
     signal(SIGALRM, on_hang);
+    /* The process's machine, which an executor placed by WEFT_PLACEMENT
+     * detects on first use and keeps until exit: detected before the
+     * counting starts (topology.h, topo NULL). */
+    void *p = NULL;
+    if (weft_numa_alloc(NULL, 1, 0, &p, NULL) == WEFT_OK) weft_numa_free(p, 1);
     struct life l;
     weft_set_allocator(&counting);
     fail_allocation(0);
