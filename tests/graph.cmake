@@ -6,5 +6,6 @@ weft_add_test_program(graph_tests
   TIMEOUT 60)
 # Out of memory at each allocation of one program per area (hunt 42).
 weft_add_test_program(oom_hunt42_tests SOURCES oom_hunt42.c TIMEOUT 120)
+weft_add_test_program(oom_hunt46_tests SOURCES oom_hunt46.c TIMEOUT 60)
 # Slow paths: operations whose cost grew quadratically (hunt 43).
 weft_add_test_program(slow_hunt43_tests SOURCES slow_hunt43.c TIMEOUT 60)

@@ -38,9 +38,26 @@ static _Atomic int T_once;
 static void fork_prepare(void) { weft__mutex_lock(&T.mu); }
 static void fork_after(void) { weft__mutex_unlock(&T.mu); }
 
+/* weft_set_allocator's hook (core/alloc.h): the heap is the process's and
+ * is kept while empty, so a switch gives it back to the allocator that made
+ * it, and the next grow takes a block of the new one (the new allocator's
+ * realloc of the old one's block aborted the process).  With timers armed it
+ * stays: they belong to tokens and scopes alive across the switch, which
+ * common.h leaves to the program. */
+static void heap_flush(void) {
+    weft__mutex_lock(&T.mu);
+    if (T.n == 0 && T.heap) {
+        weft__free(T.heap, T.cap * sizeof *T.heap);
+        T.heap = NULL;
+        T.cap = 0;
+    }
+    weft__mutex_unlock(&T.mu);
+}
+
 static int timer_setup(void) {
     if (weft__mutex_init(&T.mu) != 0) return WEFT_ESYS;
     weft__fork_guard(fork_prepare, fork_after, fork_after);
+    weft__alloc_on_switch(heap_flush);
     return 0;
 }
 

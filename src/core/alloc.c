@@ -3,6 +3,7 @@
 #include "core/alloc.h"
 #include "weft/common.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,31 @@ static void libc_free(void *ctx, void *p, size_t size) { (void)ctx; (void)size; 
 
 static weft_allocator current = {libc_alloc, libc_realloc, libc_free, NULL};
 
+/* The layers' flush hooks (weft__alloc_on_switch): slots filled once each. */
+enum { MAX_SWITCH_HOOKS = 4 };
+static _Atomic(void (*)(void)) switch_hooks[MAX_SWITCH_HOOKS];
+
+void weft__alloc_on_switch(void (*flush)(void)) {
+    for (int i = 0; i < MAX_SWITCH_HOOKS; i++) {
+        void (*seen)(void) = NULL;
+        /* acq_rel: a set_allocator that sees the hook sees the layer's setup
+         * before it (the lock the hook takes was made first). */
+        if (atomic_compare_exchange_strong_explicit(&switch_hooks[i], &seen, flush, memory_order_acq_rel,
+                                                    memory_order_acquire) ||
+            seen == flush)
+            return;
+    }
+}
+
 void weft_set_allocator(const weft_allocator *a) {
     weft__block_cache_flush(); /* cached blocks belong to the outgoing allocator */
+    /* So do the blocks the layers keep for the process (the deadline heap):
+     * grown later by the incoming allocator's realloc, a block of the
+     * outgoing one aborted the process (glibc: "realloc(): invalid pointer"). */
+    for (int i = 0; i < MAX_SWITCH_HOOKS; i++) {
+        void (*flush)(void) = atomic_load_explicit(&switch_hooks[i], memory_order_acquire);
+        if (flush) flush();
+    }
     weft_allocator n = {libc_alloc, libc_realloc, libc_free, NULL};
     if (a) {
         n.ctx = a->ctx;

@@ -29,6 +29,13 @@ void *weft__block_cache_take(size_t size, size_t align);
 bool weft__block_cache_give(void *p, size_t size, size_t align);
 void weft__block_cache_flush(void);
 
+/* Blocks a layer keeps for the process, past every object (cancel/'s
+ * deadline heap): the layer registers `flush`, which weft_set_allocator calls
+ * before it switches, so that each such block goes back to the allocator that
+ * gave it, as the block cache does.  Registering one twice is a no-op; at most
+ * four.  Any thread (a layer's setup, once). */
+void weft__alloc_on_switch(void (*flush)(void));
+
 /* Copies a string (NULL for NULL); free with weft__free_str. */
 char *weft__strdup(const char *s);
 void weft__free_str(char *s);
