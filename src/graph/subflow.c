@@ -111,7 +111,19 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
         weft__fail_node(r, n, WEFT_EBUSY);
         return weft__release_successors(w, r, n);
     }
-    (void)weft_taskflow_clear(s->graph);
+    weft_taskflow *g = s->graph;
+    if (g->nnodes != 0) {
+        (void)weft_taskflow_clear(g);
+    } else {
+        /* Nothing was added since the last clear (a leaf of a recursion of
+         * subflows, half its tasks): every field a clear resets holds its
+         * cleared value already, nodes being what changes them, but for the
+         * fast path's room, which a join of the empty graph took away, and
+         * the last error (weft_taskflow_clear's WEFT_OK).  The clear's call
+         * and stores were ~35 instructions of every such task. */
+        if (g->nchunks) g->fast_slots = weft__chunk_capacity(0);
+        weft__tf_done(g, WEFT_OK);
+    }
     s->detached = s->joined = s->joining = false;
     s->w = w, s->parent = r, s->node = n;
     weft_ctx cx;
@@ -188,6 +200,10 @@ weft_status weft_subflow_join(weft_subflow *sf) {
         }
         int64_t mark = weft__worker_mark(w);
         s->joining = true;
+        /* The start runs here at once, as the wait's first pop would have
+         * taken it: pushed, it cost a push, a pop (with its fence) and a
+         * turn of the wait's loop, ~60 instructions of every join (Taskflow's
+         * fibonacci by subflows). */
         weft__push_local(w, now);
         weft__worker_wait_until_own(w, mark, sync_done, s->run);
         s->joining = false;
