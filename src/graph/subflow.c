@@ -204,7 +204,11 @@ weft_status weft_subflow_join(weft_subflow *sf) {
          * taken it: pushed, it cost a push, a pop (with its fence) and a
          * turn of the wait's loop, ~60 instructions of every join (Taskflow's
          * fibonacci by subflows). */
-        weft__push_local(w, now);
+        /* The start runs here at once, as the wait's first pop would have
+         * taken it: pushed, it cost a push, a pop (with its fence) and a
+         * turn of the wait's loop, ~60 instructions of every join (Taskflow's
+         * fibonacci by subflows). */
+        weft__execute(w, now);
         weft__worker_wait_until_own(w, mark, sync_done, s->run);
         s->joining = false;
     }
