@@ -204,10 +204,6 @@ weft_status weft_subflow_join(weft_subflow *sf) {
          * taken it: pushed, it cost a push, a pop (with its fence) and a
          * turn of the wait's loop, ~60 instructions of every join (Taskflow's
          * fibonacci by subflows). */
-        /* The start runs here at once, as the wait's first pop would have
-         * taken it: pushed, it cost a push, a pop (with its fence) and a
-         * turn of the wait's loop, ~60 instructions of every join (Taskflow's
-         * fibonacci by subflows). */
         weft__execute(w, now);
         weft__worker_wait_until_own(w, mark, sync_done, s->run);
         s->joining = false;
