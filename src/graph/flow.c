@@ -46,25 +46,6 @@ void weft__flow_release_node(weft_taskflow *tf, weft__node *n) {
     weft__cold_mut(n)->ext = NULL;
 }
 
-void weft__flow_pool_in_order(weft_taskflow *tf, struct weft__subflow *old) {
-    /* The clear pushed the records last task first: the next build (the same
-     * program building the same graph, Taskflow's fibonacci by subflows) gave
-     * its first subflow task the record of the last, whose graph and pool of
-     * records were sized for another subtree -- the larger one then grew its
-     * pool anew, by allocation, on every re-run, while the smaller one kept
-     * records it did not use.  Reversed here (the pushed run only), each task
-     * takes back its own record, and its graph's pool, as Taskflow's subflow
-     * keeps its graph in its node. */
-    struct weft__subflow *in_order = old, *s = tf->free_subs;
-    while (s != old) {
-        struct weft__subflow *next = s->next_free;
-        s->next_free = in_order;
-        in_order = s;
-        s = next;
-    }
-    tf->free_subs = in_order;
-}
-
 void weft__flow_free_pool(weft_taskflow *tf) {
     /* Without recursion: freeing a record destroys its graph, whose own
      * subflow records would be freed by a nested call, three C frames a level

@@ -640,10 +640,6 @@ weft_status weft__add_named_oom(weft_taskflow *tf, const char *fn);
  * subflow records of a taskflow being destroyed. */
 void weft__flow_release_node(weft_taskflow *tf, weft__node *n);
 void weft__flow_free_pool(weft_taskflow *tf);
-/* After a clear pushed the records of tf's subflow tasks onto tf's pool above
- * `old` (its head before), puts them in task order, so the next build takes
- * back each task's own record (flow.c). */
-void weft__flow_pool_in_order(weft_taskflow *tf, struct weft__subflow *old);
 
 /* Records a failed call's status on tf and its detail as the calling thread's
  * message (weft_last_error_message; fmt NULL: the status's sentence); returns

@@ -4,9 +4,9 @@
  *
  * Memory: each subflow task owns a record with its graph and nested-run record.
  * The graph is cleared, not freed, at the task's next execution, and a cleared
- * graph returns the records of its own subflow tasks to its pool (taskflow.c ->
- * weft__flow_release_node), so re-running nested subflows allocates nothing once
- * the sizes have been reached. */
+ * graph returns the records of its own subflow tasks to its pool, in task
+ * order (taskflow.c, release_node_parts), so re-running nested subflows
+ * allocates nothing once the sizes have been reached. */
 #include "graph/flow.h"
 #include "core/alloc.h"
 #include "core/error_detail.h"
