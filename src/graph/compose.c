@@ -124,7 +124,8 @@ static weft_task copy_work(weft_taskflow *dst, const weft__node *n) {
         return weft__cold(n)->ext ? weft_emplace_work(dst, weft__cold(n)->ext) : weft__add_node(dst, n->fn, n->arg);
     default: /* (job.run may be a semaphore wrapper: the kind says which function) */
         return weft__add_kind(dst, weft__cold(n)->kind,
-                              weft__cold(n)->kind == WEFT__KIND_COND ? weft__cond_run : weft__mcond_run, n->fn, n->arg);
+                              weft__cold(n)->kind == WEFT__KIND_COND ? weft__cond_run : weft__mcond_run, n->fn, n->arg,
+                              NULL);
     }
 }
 

@@ -16,7 +16,7 @@ weft_task weft_emplace_condition(weft_taskflow *tf, weft_cond_fn fn, void *arg) 
         return WEFT_TASK_NULL;
     }
     /* Stored as a weft_task_fn and cast back before the call (same signature). */
-    return weft__add_kind(tf, WEFT__KIND_COND, weft__cond_run, (weft_task_fn)fn, arg);
+    return weft__add_kind(tf, WEFT__KIND_COND, weft__cond_run, (weft_task_fn)fn, arg, NULL);
 }
 
 weft_task weft_emplace_multi_condition(weft_taskflow *tf, weft_multi_cond_fn fn, void *arg) {
@@ -26,7 +26,7 @@ weft_task weft_emplace_multi_condition(weft_taskflow *tf, weft_multi_cond_fn fn,
         return WEFT_TASK_NULL;
     }
     /* Stored as a weft_task_fn and cast back to weft_multi_cond_fn before the call. */
-    return weft__add_kind(tf, WEFT__KIND_MCOND, weft__mcond_run, (weft_task_fn)(void (*)(void))fn, arg);
+    return weft__add_kind(tf, WEFT__KIND_MCOND, weft__mcond_run, (weft_task_fn)(void (*)(void))fn, arg, NULL);
 }
 
 weft__job *weft__cond_run(weft__worker *w, weft__job *job) {

@@ -71,9 +71,10 @@ weft__job *weft__module_run(weft__worker *w, weft__job *job);
 weft__run *weft__nested_run_alloc(void);
 void weft__nested_run_free(weft__run *r);
 
-/* Adds a node of `kind` with job function `run` (fn/arg as stored in the node).
- * Errors as weft_emplace. */
-weft_task weft__add_kind(weft_taskflow *tf, uint8_t kind, weft__job_fn run, weft_task_fn fn, void *arg);
+/* Adds a node of `kind` with job function `run` (fn/arg as stored in the node)
+ * and per-kind record `ext` (NULL: none), written with the kind through one
+ * look-up of the node's cold part.  Errors as weft_emplace. */
+weft_task weft__add_kind(weft_taskflow *tf, uint8_t kind, weft__job_fn run, weft_task_fn fn, void *arg, void *ext);
 
 /* Fills the fields of a nested run of `graph` for node n of run r. */
 void weft__nested_init(weft__run *sub, weft__run *r, weft__node *n, weft_taskflow *graph, uint8_t role);

@@ -73,7 +73,7 @@ weft_task weft_emplace_module(weft_taskflow *tf, weft_taskflow *body) {
     struct weft__module *m = weft__calloc(sizeof *m);
     if (m) m->run = weft__nested_run_alloc();
     bool room = m && m->run && bodies_reserve(tf);
-    weft_task t = room ? weft__add_kind(tf, WEFT__KIND_MODULE, weft__module_run, NULL, NULL) : WEFT_TASK_NULL;
+    weft_task t = room ? weft__add_kind(tf, WEFT__KIND_MODULE, weft__module_run, NULL, NULL, NULL) : WEFT_TASK_NULL;
     if (weft_task_is_null(t)) {
         if (!room) weft__tf_oom(tf, "weft_emplace_module");
         module_free(m);

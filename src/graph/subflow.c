@@ -56,21 +56,24 @@ weft_task weft_emplace_subflow(weft_taskflow *tf, weft_subflow_fn fn, void *arg)
         weft__tf_error(tf, WEFT_EINVAL, "weft_emplace_subflow: function is NULL");
         return WEFT_TASK_NULL;
     }
-    if (weft__tf_busy(tf)) return WEFT_TASK_NULL;
+    /* weft__tf_busy's two tests inline, the call only to refuse: the call
+     * made this function save registers on every emplace. */
+    if (__builtin_expect(tf->sealed || atomic_load_explicit(&tf->runs_inflight, memory_order_acquire) != 0, 0) &&
+        weft__tf_busy(tf))
+        return WEFT_TASK_NULL;
     struct weft__subflow *s = subflow_take(tf);
     if (!s) {
         weft__tf_oom(tf, "weft_emplace_subflow");
         return WEFT_TASK_NULL;
     }
-    weft_task t = weft__add_kind(tf, WEFT__KIND_SUBFLOW, weft__subflow_run, NULL, NULL);
+    s->fn = fn;
+    s->arg = arg;
+    weft_task t = weft__add_kind(tf, WEFT__KIND_SUBFLOW, weft__subflow_run, NULL, NULL, s);
     if (weft_task_is_null(t)) { /* back to the pool */
         s->next_free = tf->free_subs;
         tf->free_subs = s;
         return t;
     }
-    s->fn = fn;
-    s->arg = arg;
-    weft__cold_mut(t.node_)->ext = s;
     tf->next_owned++;
     return t;
 }
@@ -147,7 +150,8 @@ weft__job *weft__subflow_run(weft__worker *w, weft__job *job) {
         return weft__release_successors(w, r, n);
     }
     if (s->graph->nnodes == 0 || s->joined) {
-        weft__module_drop_held(s->graph); /* (a joined graph's run gave them back) */
+        /* (a joined graph's run gave them back; none held: no call) */
+        if (__builtin_expect(s->graph->bodies_held, 0)) weft__module_drop_held(s->graph);
         return weft__release_successors(w, r, n);
     }
     return weft__enter_nested(w, r, n, s->run, s->graph, s->detached ? WEFT__ROLE_DETACHED : WEFT__ROLE_JOINED);
