@@ -674,6 +674,14 @@ weft_status weft__tf_refuse_stuck(weft_taskflow *tf, const char *call);
  * holds tf->mu, and no run is active.  WEFT_OK, WEFT_ECYCLE (*on_cycle set),
  * WEFT_ENOMEM. */
 weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle, const char *call);
+/* True when weft__taskflow_prepare has nothing to do (validate.c: the sources
+ * are kept or implicit, and no backward edge came since the last check): a
+ * run's start asks this inline, and calls it only otherwise -- the call and
+ * its two tests were ~20 instructions of every nested run of a subflow's
+ * graph.  Keep in step with weft__taskflow_prepare. */
+static inline bool weft__taskflow_prepared(const weft_taskflow *tf) {
+    return tf->sources_mode != WEFT__SOURCES_STALE && (!tf->dirty || tf->backward == 0);
+}
 
 /* Sets every join counter to its node's strong dependent count (graphs with
  * condition tasks, at the start of each iteration). */

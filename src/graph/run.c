@@ -354,7 +354,7 @@ static weft_status submit(weft_executor *ex, weft_taskflow *tf, uint64_t target,
         atomic_fetch_or_explicit(&r->fut.stop, WEFT__STOP_CANCEL, memory_order_relaxed);
 
     weft__mutex_lock(&tf->mu);
-    weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL, call);
+    weft_status st = tf->active || weft__taskflow_prepared(tf) ? WEFT_OK : weft__taskflow_prepare(tf, NULL, call);
     /* Queued behind a run stuck at fork(), its waiter would hang: say so. */
     if (st == WEFT_OK && weft__tf_stuck_at_fork(tf)) st = weft__tf_refuse_stuck(tf, call);
     if (st == WEFT_OK && !tf->active) {
@@ -476,7 +476,8 @@ weft__job *weft__run_start_nested(weft__run *sub, weft_status *st) {
     atomic_store_explicit(&sub->pending, 0, memory_order_relaxed);
     bool lock = run_needs_lock(tf);
     if (lock) weft__mutex_lock(&tf->mu);
-    *st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, NULL, "weft_run (a nested graph)");
+    *st = tf->active || weft__taskflow_prepared(tf) ? WEFT_OK
+                                                    : weft__taskflow_prepare(tf, NULL, "weft_run (a nested graph)");
     /* A module's body whose run was in flight at fork() on an executor of the
      * parent: as in submit, a run queued behind it never starts in this
      * child, and the module task (and its whole run) would wait for ever.
