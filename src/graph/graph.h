@@ -660,6 +660,12 @@ static inline weft_status weft__tf_done(weft_taskflow *tf, weft_status st) {
 /* True (and records WEFT_EBUSY) if a run of tf is queued or going. */
 bool weft__tf_busy(weft_taskflow *tf);
 
+/* weft_taskflow_clear without its tests, for a taskflow known not busy and
+ * not sealed (a subflow task's own graph at the task's next execution:
+ * weft__subflow_run has tested runs_inflight, and the seal is lifted when
+ * the function returns).  taskflow.c. */
+void weft__taskflow_reset(weft_taskflow *tf);
+
 /* Under tf->mu: in a child of fork(), a run of tf that was in flight at the
  * fork on an executor of the parent never ends (that executor has no workers
  * here), so tf stays busy for ever and a run queued behind it never starts. */

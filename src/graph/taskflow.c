@@ -115,7 +115,9 @@ static void release_nodes(weft_taskflow *tf) {
     tf->prio_armed = 0;
     tf->free_slots = NULL;
     tf->nnamed = 0;
-    weft__succ_pool_release(&tf->succ_pool);
+    /* (a graph without successor arrays, a subflow's of independent tasks:
+     * no call) */
+    if (tf->succ_pool.blocks) weft__succ_pool_release(&tf->succ_pool);
     tf->cur_chunk = tf->cur_used = tf->fast_slots = 0;
     tf->nsources = 0;
     tf->sources_mode = WEFT__SOURCES_IMPLICIT;
@@ -182,6 +184,11 @@ const char *weft_taskflow_name(const weft_taskflow *tf) { return tf && tf->name 
 weft_status weft_taskflow_clear(weft_taskflow *tf) {
     if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     if (weft__tf_busy(tf)) return WEFT_EBUSY;
+    weft__taskflow_reset(tf);
+    return WEFT_OK;
+}
+
+void weft__taskflow_reset(weft_taskflow *tf) {
     release_nodes(tf);
     /* The first chunk, kept, is the fast path's room (task.c): the slow path
      * reached the same count on the first task added, at ~55 instructions,
@@ -189,7 +196,7 @@ weft_status weft_taskflow_clear(weft_taskflow *tf) {
      * else stands in the way after a clear: not sealed (tf_busy refused
      * that), no erased slot, the sources implicit. */
     if (tf->nchunks) tf->fast_slots = weft__chunk_capacity(0);
-    return weft__tf_done(tf, WEFT_OK);
+    weft__tf_done(tf, WEFT_OK);
 }
 
 size_t weft_taskflow_num_tasks(const weft_taskflow *tf) { return tf ? tf->nnodes - tf->nerased : 0; }
