@@ -77,9 +77,11 @@ typedef enum weft_sched_kind {
      * program runs unchanged on a normal executor.  What the seed does not
      * choose: a finished graph task hands its first ready successor straight
      * to its worker (that one runs next; at the worker's look every 61 jobs, see
- * the top, it waits in the pool instead), fork-join children run at their
-     * sync, and submissions from other threads while the worker runs land
-     * when the worker next looks (submit before it starts, or from tasks).
+     * the top, it waits in the pool instead), fork-join children run at their
+     * sync, a subflow's graph starts in its weft_subflow_join (the graph's
+     * first task runs there at once, the others wait in the pool), and
+     * submissions from other threads while the worker runs land when the
+     * worker next looks (submit before it starts, or from tasks).
      * With more workers it is accepted too, as one pool that every worker
      * takes from in the generator's order: the schedule then also depends on
      * timing, and a seed no longer reproduces it. */
