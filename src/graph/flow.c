@@ -4,7 +4,7 @@
 #include "core/alloc.h"
 
 weft_task weft__add_kind(weft_taskflow *tf, uint8_t kind, weft__job_fn run, weft_task_fn fn, void *arg, void *ext) {
-    weft_task t = weft__add_node(tf, fn, arg);
+    weft_task t = weft__add_node_kind(tf, fn, arg, kind, run, ext);
     if (weft_task_is_null(t)) {
         /* The emplace call of this kind, not weft_emplace, ran out (R3). */
         static const char *const call[] = {
@@ -15,10 +15,6 @@ weft_task weft__add_kind(weft_taskflow *tf, uint8_t kind, weft__job_fn run, weft
         if (kind < sizeof call / sizeof call[0] && call[kind]) weft__add_named_oom(tf, call[kind]);
         return t;
     }
-    weft__node_cold *c = weft__cold_mut(t.node_);
-    c->kind = kind;
-    c->ext = ext;
-    t.node_->job.run = run;
     if (kind == WEFT__KIND_COND || kind == WEFT__KIND_MCOND) tf->nconds++;
     return t;
 }

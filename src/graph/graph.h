@@ -631,6 +631,11 @@ weft__node *weft__ctx_node(const weft_ctx *ctx);
 /* Adds a plain node (task.c); the flow code then sets its kind.  Errors as
  * weft_emplace. */
 weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg);
+/* weft__add_node, and the node's kind (WEFT__KIND_*), job function `run` and
+ * per-kind record `ext` written (the cold part marked).  Errors as
+ * weft__add_node (no message naming the caller: weft__add_named_oom). */
+weft_task weft__add_node_kind(weft_taskflow *tf, weft_task_fn fn, void *arg, uint8_t kind, weft__job_fn run,
+                              void *ext);
 /* After weft__add_node gave the null task: its WEFT_ENOMEM message names
  * `fn`, the call that was adding the task, instead of weft_emplace (R3);
  * other statuses keep theirs.  Returns tf's last error. */

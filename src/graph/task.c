@@ -204,6 +204,55 @@ weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     return add_at(tf, &tf->chunks[tf->cur_chunk][tf->cur_used], fn, arg);
 }
 
+/* weft__add_node, then the node's kind, job function and per-kind record
+ * written (flow.c's weft__add_kind, and weft_emplace_subflow).  On the fast
+ * path the node's cold part is found from the current chunk (its capacity of
+ * slots after the node), once, to zero it if a former user wrote it and to
+ * write the kind and record: through weft__add_node and weft__cold_mut it was
+ * found twice from the node's index, with a call between (~35 instructions
+ * of each subflow task emplaced in Taskflow's fibonacci by subflows). */
+weft_task weft__add_node_kind(weft_taskflow *tf, weft_task_fn fn, void *arg, uint8_t kind, weft__job_fn run,
+                              void *ext) {
+    weft__node *n;
+    weft__node_cold *c;
+    if (__builtin_expect(tf->fast_slots == 0 || atomic_load_explicit(&tf->runs_inflight, memory_order_acquire) != 0, 0)) {
+        weft_task t = add_node_slow(tf, fn, arg);
+        if (weft_task_is_null(t)) return t;
+        n = t.node_;
+        c = weft__cold(n);
+    } else {
+        tf->fast_slots--;
+        size_t k = tf->cur_chunk, slot = tf->cur_used;
+        n = &tf->chunks[k][slot];
+        c = (weft__node_cold *)(void *)&tf->chunks[k][slot + weft__chunk_capacity(k)]; /* weft__cold(n) */
+        /* node_init, with the cold part found here */
+        size_t i = tf->nnodes;
+        bool stale = false;
+        if (i < tf->high_water)
+            stale = (tf->any_cold_dirty && n->cold_dirty) ||
+                    atomic_load_explicit(&tf->cold_unmarked, memory_order_relaxed);
+        else
+            tf->high_water = i + 1;
+        node_init_hot(n, tf, fn, arg);
+        n->index = (uint32_t)i;
+        tf->nnodes = i + 1;
+        if (stale) *c = (weft__node_cold){0};
+        /* add_at's rest */
+        tf->cur_used++;
+        sources_add(tf, n);
+        weft__tf_done(tf, WEFT_OK);
+    }
+    /* weft__cold_mut's mark, then the writes */
+    if (!n->cold_dirty) {
+        n->cold_dirty = 1;
+        tf->any_cold_dirty = true;
+    }
+    c->kind = kind;
+    c->ext = ext;
+    n->job.run = run;
+    return (weft_task){n};
+}
+
 /* weft_emplace's refusals, out of line: the checks then cost a test each and
  * no stack frame on the way to weft__add_node. */
 static __attribute__((noinline, cold)) weft_task emplace_refused(weft_taskflow *tf) {
