@@ -8,6 +8,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "fork_util.h"
 #include "harness.h"
 #include "test_util.h"
 #include "warn_capture.h"
@@ -261,19 +262,18 @@ static int slow_then_write(weft_ctx *ctx, void *arg) {
 }
 
 /* Runs child() in a forked process and returns what it wrote to exit_pipe
- * (up to 15 bytes) once it has exited with status 0. */
-static void run_child(void (*child)(void), char *got) {
+ * (up to 15 bytes) once it has exited with status 0.  parent: the executor
+ * whose workers this process has (NULL: none). */
+static void run_child(weft_executor *parent, void (*child)(void), char *got) {
     ASSERT_EQ(pipe(exit_pipe), 0);
-    fflush(NULL);
-#ifdef __SANITIZE_ADDRESS__
     /* ASan's allocator (gcc 12's libasan) is not locked across fork, as
      * glibc's malloc is: a parent worker still freeing its last job's memory
      * when we fork leaves its lock held in the child, and the child's first
      * workers then wait on it for ever (seen 2 runs in 15, b1caedc and later;
      * the child's threads stopped in SizeClassAllocator64::GetFromAllocator).
-     * Let the parent's workers finish and park first. */
-    sleep_us(100000);
-#endif
+     * So the parent's workers park first (fork_util.h). */
+    if (parent) every_other_worker_asleep(parent, 0);
+    fflush(NULL);
     pid_t pid = fork();
     ASSERT_TRUE(pid >= 0);
     if (pid == 0) {
@@ -299,7 +299,7 @@ TEST(exit_waits_for_runs_in_flight_on_the_default_executor) {
     /* This process has no thread yet (a test runs in a process of its own), so
      * the child may start some, TSan included. */
     char got[16];
-    run_child(exit_with_task_in_flight, got);
+    run_child(NULL, exit_with_task_in_flight, got);
     ASSERT_STREQ(got, "done");
 }
 
@@ -323,7 +323,7 @@ TEST(an_atexit_handler_registered_before_first_use_gets_eshutdown) {
     /* (A child inherits its parent's registration, so the order is that of the
      * process's first use; this one has not used it.) */
     char got[16];
-    run_child(exit_with_an_earlier_handler, got);
+    run_child(NULL, exit_with_an_earlier_handler, got);
     ASSERT_STREQ(got, "NS");
 }
 
@@ -345,7 +345,7 @@ TEST(a_forked_child_gets_a_default_executor_of_its_own) {
     ASSERT_EQ(weft_run_root(NULL, return_seven, NULL), 7);
     setenv("WEFT_WORKERS", "2", 1); /* the child's is made with this */
     char got[16];
-    run_child(child_uses_its_own, got);
+    run_child(d, child_uses_its_own, got);
     ASSERT_STREQ(got, "RW");
     /* The parent's is untouched. */
     ASSERT_TRUE(weft_default_executor() == d);

@@ -5,6 +5,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "fork_util.h"
 #include "harness.h"
 #include "test_util.h"
 #include "warn_capture.h"
@@ -322,11 +323,6 @@ TEST(destroy_from_an_own_worker_warns_and_does_nothing) {
 
 /* ---- fork -------------------------------------------------------------------- */
 
-static int sleep_200ms(weft_ctx *ctx, void *arg) {
-    sleep_us(200000);
-    return 0;
-}
-
 static int root_fn(weft_ctx *ctx, void *arg) { return 7; }
 
 static void count_index(size_t i, void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
@@ -360,25 +356,28 @@ static int child_checks(weft_executor *ex, weft_taskflow *tf, weft_future *pendi
 TEST(an_executor_used_in_a_forked_child_fails_fast_with_weft_eforked) {
     weft_executor *ex = make_executor(2);
     weft_taskflow *tf = make_taskflow("slow");
-    must_emplace(tf, sleep_200ms, NULL);
+    must_emplace(tf, slow_until_released, NULL); /* fork_util.h */
+    fork_slow_pid = getpid();
+    atomic_store(&fork_slow_started, 0);
+    atomic_store(&fork_slow_release, 0);
     weft_future *pending;
     ASSERT_OK(weft_run(ex, tf, &pending)); /* in flight at the fork */
     /* This thread has a submitter slot on ex now, and remembers it: the child
      * must not queue on it (nothing would run the task). */
     atomic_int before = 0;
     ASSERT_OK(weft_silent_async(ex, count_one, &before));
-    fflush(NULL);
-#ifdef __SANITIZE_ADDRESS__
     /* gcc 12's ASan allocator is not locked across fork: a worker inside
      * malloc or free at the fork leaves its lock held in the child (see
-     * exec_default.c, run_child).  Let count_one's worker finish; the 200 ms
-     * task is still in flight, asleep. */
-    sleep_us(50000);
-#endif
+     * fork_util.h).  So the fork waits until the held task runs (its worker
+     * asleep in it until released) and count_one's worker has parked. */
+    while (!atomic_load(&fork_slow_started)) sleep_us(100);
+    every_other_worker_asleep(ex, 1);
+    fflush(NULL);
     pid_t pid = fork();
     ASSERT_TRUE(pid >= 0);
     if (pid == 0) _exit(child_checks(ex, tf, pending));
     int status = wait_child(pid, 20, "the child process hung using the parent's executor");
+    atomic_store(&fork_slow_release, 1);
     ASSERT_TRUE(WIFEXITED(status));
     if (WEXITSTATUS(status) != 0) TEST_FAIL_("child checks failed: mask 0x%x", WEXITSTATUS(status));
     /* The parent's executor is untouched. */

@@ -5,6 +5,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "fork_util.h"
 #include "harness.h"
 #include "test_util.h"
 
@@ -20,13 +21,6 @@
 static int count_one(weft_ctx *ctx, void *arg) {
     (void)ctx;
     atomic_fetch_add((atomic_int *)arg, 1);
-    return 0;
-}
-
-static int sleep_300ms(weft_ctx *ctx, void *arg) {
-    (void)ctx;
-    (void)arg;
-    sleep_us(300000);
     return 0;
 }
 
@@ -87,15 +81,22 @@ TEST(every_other_submission_path_on_a_parents_executor_fails_fast_in_a_forked_ch
     atomic_int n = 0;
     must_emplace(tf, count_one, &n);
     weft_future *dep = NULL;
-    ASSERT_OK(weft_async(ex, sleep_300ms, NULL, &dep)); /* in flight at the fork */
+    fork_slow_pid = getpid();
+    atomic_store(&fork_slow_started, 0);
+    atomic_store(&fork_slow_release, 0);
+    ASSERT_OK(weft_async(ex, slow_until_released, NULL, &dep)); /* in flight at the fork (fork_util.h) */
+    /* No worker of either executor inside ASan's allocator at the fork (its
+     * lock is not held across fork: fork_util.h): dep's worker asleep in it,
+     * every other one parked. */
+    while (!atomic_load(&fork_slow_started)) sleep_us(100);
+    every_other_worker_asleep(ex, 1);
+    every_other_worker_asleep(prio_ex, 0);
     fflush(NULL);
-#ifdef __SANITIZE_ADDRESS__
-    sleep_us(50000); /* see exec_env.c: ASan's allocator lock is not held across fork */
-#endif
     pid_t pid = fork();
     ASSERT_TRUE(pid >= 0);
     if (pid == 0) _exit(forked_child_checks(ex, prio_ex, tf, dep));
     int status = wait_child(pid, 20, "the child hung using the parent's executor");
+    atomic_store(&fork_slow_release, 1);
     ASSERT_TRUE(WIFEXITED(status));
     if (WEXITSTATUS(status) != 0) TEST_FAIL_("child checks failed: mask 0x%x", WEXITSTATUS(status));
     ASSERT_OK(weft_future_wait(dep));

@@ -54,6 +54,22 @@ static inline void every_worker_started(weft_executor *ex) {
     ASSERT_EQ(atomic_load(&fork_workers_in), n);
 }
 
+/* Returns once all of ex's workers but `busy` are asleep (or announced idle
+ * with no wake-up on its way: weft_executor_waiters), so that none of them is
+ * inside the allocator when the caller forks: the same window of gcc 12's
+ * ASan as every_worker_started's, at a worker's end of a job rather than at
+ * its start (freeing the job's record).  A worker counts as a waiter only
+ * once it has started and searched, and it allocates nothing between its
+ * idle announcement and its sleep.  The `busy` workers must be inside a task
+ * that sleeps (nanosleep) until after the fork.  Fails the test after 20 s. */
+static inline void every_other_worker_asleep(weft_executor *ex, unsigned busy) {
+    unsigned want = weft_executor_workers(ex) - busy;
+    for (int i = 0; i < 40000 && weft_executor_waiters(ex) != want; i++) sleep_us(500);
+    if (weft_executor_waiters(ex) != want)
+        TEST_FAIL_("%u of %u workers asleep after 20 s, %u wanted", weft_executor_waiters(ex),
+                   weft_executor_workers(ex), want);
+}
+
 static atomic_int fork_slow_started, fork_slow_release;
 static pid_t fork_slow_pid;
 
