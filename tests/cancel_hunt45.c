@@ -691,10 +691,11 @@ TEST(a_deadline_firing_while_a_dependent_async_task_waits_skips_it_and_its_depen
     watchdog_stop();
 }
 
-/* The emulator's kernel that takes a while, counting its runs. */
+/* The emulator's kernel that takes a while (until the test opens the gate:
+ * 20 s at most), counting its runs. */
 static int slow_kernel(const weft_gpu_range *r, void *const *a) {
     (void)r;
-    sleep_us(30000);
+    (void)wait_flag(&gate, 1, 20);
     atomic_fetch_add((atomic_int *)a[0], 1);
     return 0;
 }
@@ -733,9 +734,19 @@ TEST(a_deadline_firing_while_a_gpu_task_runs_ends_the_run_after_its_work_cancell
     weft_task c = must_emplace(tf, count_call, &calls), c2 = must_emplace(tf, count_call, &calls);
     ASSERT_OK(weft_precede(g, c));
     ASSERT_OK(weft_precede(c, c2));
+    atomic_store(&gate, 0);
     weft_future *f;
     ASSERT_OK(weft_run(ex, tf, &f));
+    /* The deadline is armed once the kernel is launched, and the kernel ends
+     * only after the deadline fired: a 5 ms deadline armed at the run's start
+     * fired before the GPU task started on a loaded machine (ASan, load 15:
+     * recorded 0), and a kernel of a fixed 30 ms could end before it. */
+    for (int i = 0; i < 200000 && !atomic_load(&sl.recorded); i++) sleep_us(100);
+    ASSERT_EQ(atomic_load(&sl.recorded), 1);
     weft_cancel_token *t = deadline_on(f, 5);
+    wait_cancelled(t);
+    ASSERT_FALSE(weft_future_ready(f)); /* the run waits for the kernel */
+    atomic_store(&gate, 1);
     ASSERT_STATUS(weft_future_wait(f), WEFT_ECANCELED);
     /* The kernel was on the device when the deadline fired; the run ended
      * after it (a GPU task completes when its work does). */
