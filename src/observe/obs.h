@@ -290,6 +290,9 @@ struct weft__obs {
      * WEFT__SUSPECT_BITS) for the fast path.  Cleared by weft_profiler_start. */
     _Atomic uint32_t nsuspects; /* live keys */
     _Atomic uint32_t nsuspect_slots; /* slots ever filled: live keys and tombstones */
+    /* The keys' share of the slots ran out: from then on until the next start
+     * a task whose bit is set is a suspect without a key (task_hooks.c). */
+    _Atomic bool suspects_full;
     /* The run and iteration (suspect_when) every suspect was found in, when
      * that is one; 0 none yet, UINT64_MAX several. */
     _Atomic uint64_t suspects_when;

@@ -200,6 +200,7 @@ static inline bool suspect_bit_at(const struct weft__obs *o, uint32_t tfh, uint3
 
 static bool is_suspect(const struct weft__obs *o, const void *tf, uint32_t index) {
     if (!suspect_bit_at(o, suspect_tfh(tf), index)) return false;
+    if (atomic_load_explicit(&o->suspects_full, memory_order_relaxed)) return true; /* see add_suspect */
     uint64_t k = suspect_key(tf, index), x;
     for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
         x = atomic_load_explicit((_Atomic uint64_t *)&o->suspect[i], memory_order_relaxed);
@@ -209,9 +210,23 @@ static bool is_suspect(const struct weft__obs *o, const void *tf, uint32_t index
 }
 
 static void add_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
+    uint32_t b = (index ^ suspect_tfh(tf)) % WEFT__SUSPECT_BITS;
     /* Slots are filled once per recording (a removed key leaves a tombstone),
-     * so probes always end at an empty one. */
-    if (atomic_load_explicit(&o->nsuspect_slots, memory_order_relaxed) >= WEFT__SUSPECTS / 2) return;
+     * so probes always end at an empty one.  Once half are used, the bit alone
+     * marks a suspect (suspects_full; nsuspects holds one more for them all,
+     * so the fast path keeps looking until the next start).  Returning with
+     * nothing, as it did, broke observe.h's "a long task is measured from its
+     * second run": a few batches the OS stopped the worker in, earlier in the
+     * same run, filled the slots (their tasks are let go only in the next
+     * run), and the long task's batch, flagged, made no suspect, run after run
+     * (tests/obs_hunt46.c).  Costs a task that shares a bit with a let-go one
+     * an exact timing, and bits are let go with their task (drop_suspect). */
+    if (atomic_load_explicit(&o->nsuspect_slots, memory_order_relaxed) >= WEFT__SUSPECTS / 2) {
+        atomic_fetch_or_explicit(&o->suspect_bits[b / 64], (uint64_t)1 << (b % 64), memory_order_relaxed);
+        if (!atomic_exchange_explicit(&o->suspects_full, true, memory_order_relaxed))
+            atomic_fetch_add_explicit(&o->nsuspects, 1, memory_order_relaxed);
+        return;
+    }
     uint64_t k = suspect_key(tf, index);
     for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
         uint64_t x = 0;
@@ -224,7 +239,6 @@ static void add_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
     }
     atomic_fetch_add_explicit(&o->nsuspect_slots, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&o->nsuspects, 1, memory_order_relaxed);
-    uint32_t b = (index ^ suspect_tfh(tf)) % WEFT__SUSPECT_BITS;
     atomic_fetch_or_explicit(&o->suspect_bits[b / 64], (uint64_t)1 << (b % 64), memory_order_relaxed);
 }
 
@@ -236,6 +250,13 @@ static void add_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
  * only costs a look at the keys. */
 static __attribute__((noinline)) void drop_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
     uint64_t k = suspect_key(tf, index), x;
+    if (atomic_load_explicit(&o->suspects_full, memory_order_relaxed)) {
+        /* Its bit alone may make it a suspect (add_suspect): cleared, though
+         * another taskflow's suspect may share it (that one is then batched
+         * once more, flagged again if it is long, and made one again). */
+        uint32_t b = (index ^ suspect_tfh(tf)) % WEFT__SUSPECT_BITS;
+        atomic_fetch_and_explicit(&o->suspect_bits[b / 64], ~((uint64_t)1 << (b % 64)), memory_order_relaxed);
+    }
     for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
         x = atomic_load_explicit(&o->suspect[i], memory_order_relaxed);
         if (x == 0) return;
@@ -255,6 +276,7 @@ void weft__obs_clear_suspects(struct weft__obs *o) {
     atomic_store_explicit(&o->nsuspects, 0, memory_order_relaxed);
     atomic_store_explicit(&o->nsuspect_slots, 0, memory_order_relaxed);
     atomic_store_explicit(&o->suspects_when, 0, memory_order_relaxed);
+    atomic_store_explicit(&o->suspects_full, false, memory_order_relaxed);
     for (size_t i = 0; i < WEFT__SUSPECT_BITS / 64; i++) atomic_store_explicit(&o->suspect_bits[i], 0, memory_order_relaxed);
     for (size_t i = 0; i < WEFT__SUSPECTS; i++) atomic_store_explicit(&o->suspect[i], 0, memory_order_relaxed);
 }
