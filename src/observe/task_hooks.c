@@ -323,15 +323,20 @@ static void batch_count(struct weft__obs *o, weft__obs_worker *ow, uint64_t tota
  * task starts straight after); else (the worker ran out of work) end also
  * holds whatever the worker did after that task: ending the run, waking a
  * waiter, looking for work. */
-static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end, bool in_run, bool tight) {
+static void batch_close(struct weft__obs *o, weft__obs_worker *ow, uint64_t end, uint64_t seen, bool in_run,
+                        bool tight) {
     uint32_t n = ow->batch_n;
     ow->batch_n = 0;
     uint64_t begin = ow->batch_begin, total = end > begin ? end - begin : 0, step = total / n;
     /* Over the expected time (the provisional average each) by batch_long: a
      * task ran long in it (or, not tight, the worker's time after it did).
-     * The suspects need the header for the indices. */
+     * Judged at `seen`, the clock read that closes it, not at `end`: an end
+     * estimated at the last stretch's pace (batch_gap) is never over, and a
+     * 2 ms task in such a batch got a plain estimate of 100 ns, run after
+     * run, never measured (tests/obs_hunt46.c).  The suspects need the
+     * header for the indices. */
     const weft__span *hdr = ow->batch_hdr;
-    bool held_long = total > n * ow->batch_avg + o->batch_long;
+    bool held_long = (seen > begin ? seen - begin : 0) > n * ow->batch_avg + o->batch_long;
     /* Not once the profiler was started again since the batch opened: its
      * header is in cleared buffers, and its suspects would be the new
      * recording's (a batch left open at a run's end is closed when its worker
@@ -385,7 +390,7 @@ static uint64_t batch_gap(struct weft__obs *o, weft__obs_worker *ow, unsigned d,
         uint64_t est = ow->batch_begin + ow->batch_n * ow->batch_avg;
         if (est < now) end = est;
     }
-    batch_close(o, ow, end, run_id == ow->batch_run, true); /* not straight: end <= the estimate */
+    batch_close(o, ow, end, now, run_id == ow->batch_run, true); /* not straight: end <= the estimate */
     if (d > 0 && ow->frame[0].begin == WEFT__BEGIN_BATCHED) {
         ow->frame[0].begin = end;
         ow->frame[0].estimated = true;
@@ -395,8 +400,10 @@ static uint64_t batch_gap(struct weft__obs *o, weft__obs_worker *ow, unsigned d,
 
 static void weft__obs_worker_idle(struct weft__obs *o, weft__worker *w) {
     weft__obs_worker *ow = &o->w[w->id];
-    if (ow->batch_n && atomic_load_explicit(&ow->depth, memory_order_relaxed) == 0)
-        batch_close(o, ow, weft__ticks(), false, false);
+    if (ow->batch_n && atomic_load_explicit(&ow->depth, memory_order_relaxed) == 0) {
+        uint64_t now = weft__ticks();
+        batch_close(o, ow, now, now, false, false);
+    }
 }
 
 /* ---- task hooks ------------------------------------------------------------------- */
@@ -526,7 +533,7 @@ static inline __attribute__((always_inline)) void time_task(struct weft__obs *o,
 static __attribute__((noinline)) void batch_full(struct weft__obs *o, weft__obs_worker *ow) {
     uint64_t end = weft__ticks();
     ow->mark = end;
-    batch_close(o, ow, end, true, true);
+    batch_close(o, ow, end, end, true, true);
 }
 
 static __attribute__((noinline)) void task_end_slow(struct weft__obs *o, weft__worker *w, const void *node,
