@@ -1,6 +1,7 @@
 /* The hooks the task path calls while something observes (core/obs_hooks.h):
  * counting, batched timing of short tasks, spans of every kind of work. */
 #include "observe/obs.h"
+#include "observe/suspects.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "core/alloc.h"
@@ -12,19 +13,6 @@
 
 /* mark_job of a worker with no usable mark: see WEFT__OBS_NO_MARK in obs.h. */
 #define NO_MARK WEFT__OBS_NO_MARK
-
-/* Which run and iteration of it run r's tasks belong to (the outermost run's
- * id and iterations ended), as one word that is neither 0 nor UINT64_MAX:
- * what suspects_when holds (below). */
-static inline uint64_t suspect_when(const weft__run *r) {
-    uint64_t w = (r->top->id << 24) + atomic_load_explicit(&r->top->iterations, memory_order_relaxed) + 1;
-    return w == UINT64_MAX ? 1 : w;
-}
-
-/* A taskflow's offset in the suspects' bitmap (suspect_bit_at below). */
-static inline uint32_t suspect_tfh(const void *tf) {
-    return (uint32_t)(((uint64_t)(uintptr_t)tf * 0x9e3779b97f4a7c15ull) >> 48);
-}
 
 /* ---- the hooks ------------------------------------------------------------------ */
 
@@ -153,154 +141,16 @@ static inline void batch_put(struct weft__obs *o, weft__obs_worker *ow, const we
     ow->batch_n = k + 1;
 }
 
-/* ---- suspects: tasks that ran long inside a batch --------------------------------
- *
- * A batch closes with one clock read, so a task that ran long inside it cannot
- * be told from the short ones beside it: the batch only shows that it took
- * more than its tasks were expected to (the last stretch's average each) by
- * over batch_long.  Its spans are then marked WEFT__EST_LONG (readers keep them
- * out of "slowest"), and its tasks become suspects: keyed by (taskflow, index)
- * in a small executor-wide set, never batched again, so the long one is
- * measured from its next run on.  (Reading the clock at each batched end
- * would find it at once, but costs 2 ns per task on the graph benchmarks,
- * where batching is meant to save that read: issue 15 measured it.  Stopping
- * all batching after such a batch was tried too: the OS stopping a worker for
- * a while inside a batch looks the same, and on a loaded machine that turned
- * batching off in most runs.)  The fast path tests one bit per index (a
- * bitmap, modulo its size; a stray hit only costs an exact timing), and only
- * while there are suspects found in another run or iteration than the
- * batch's (suspects_on, read at each batch_open: the current iteration's
- * tasks ran already, and a test per task cost the profiled graph benchmarks
- * 4%).  A suspect timed alone that runs short is let go (drop_suspect): on a
- * busy machine most suspects are the OS's doing, and the test stops once none
- * is left.  The set is filled with CAS, up to half its slots per recording.
- *
- * A batch closed when the worker ran out of work (not tight) also holds the
- * worker's time after its last task: ending the run, waking a waiter, looking
- * for work.  An overrun there marks the spans but makes only the last task a
- * suspect (a long task there is the last one; the rest of the overrun is the
- * worker's). */
-
-static uint64_t suspect_key(const void *tf, uint32_t index) {
-    uint64_t k = ((uint64_t)(uintptr_t)tf ^ ((uint64_t)index << 40) ^ index) * 0x9e3779b97f4a7c15ull;
-    return k | 1; /* 0: an empty slot; SUSPECT_GONE: a removed one */
-}
-#define SUSPECT_GONE ((uint64_t)2) /* even: never a key */
-
-/* The bitmap's bit for task `index` of a taskflow is index ^ tfh (mod 1 << 16),
- * tfh its suspect_tfh: the tasks of one taskflow take distinct bits (up
- * to 65536 of them), and 256 suspects give a stray hit to one task in 256 at
- * most.  A batch holds one taskflow, so the fast path's test is an xor, a load
- * and a shift (the full key's hash cost ~12 instructions per task, paid by
- * every batched task once a worker had seen a suspect). */
-static inline bool suspect_bit_at(const struct weft__obs *o, uint32_t tfh, uint32_t index) {
-    uint32_t b = (index ^ tfh) % WEFT__SUSPECT_BITS;
-    return atomic_load_explicit((_Atomic uint64_t *)&o->suspect_bits[b / 64], memory_order_relaxed) >> (b % 64) & 1;
-}
-
-static bool is_suspect(const struct weft__obs *o, const void *tf, uint32_t index) {
-    if (!suspect_bit_at(o, suspect_tfh(tf), index)) return false;
-    if (atomic_load_explicit(&o->suspects_full, memory_order_relaxed)) return true; /* see add_suspect */
-    uint64_t k = suspect_key(tf, index), x;
-    for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
-        x = atomic_load_explicit((_Atomic uint64_t *)&o->suspect[i], memory_order_relaxed);
-        if (x == k) return true;
-        if (x == 0) return false;
-    }
-}
-
-static void add_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
-    uint32_t b = (index ^ suspect_tfh(tf)) % WEFT__SUSPECT_BITS;
-    /* Slots are filled once per recording (a removed key leaves a tombstone),
-     * so probes always end at an empty one.  Once half are used, the bit alone
-     * marks a suspect (suspects_full; nsuspects holds one more for them all,
-     * so the fast path keeps looking until the next start).  Returning with
-     * nothing, as it did, broke observe.h's "a long task is measured from its
-     * second run": a few batches the OS stopped the worker in, earlier in the
-     * same run, filled the slots (their tasks are let go only in the next
-     * run), and the long task's batch, flagged, made no suspect, run after run
-     * (tests/obs_hunt46.c).  Costs a task that shares a bit with a let-go one
-     * an exact timing, and bits are let go with their task (drop_suspect). */
-    if (atomic_load_explicit(&o->nsuspect_slots, memory_order_relaxed) >= WEFT__SUSPECTS / 2) {
-        atomic_fetch_or_explicit(&o->suspect_bits[b / 64], (uint64_t)1 << (b % 64), memory_order_relaxed);
-        if (!atomic_exchange_explicit(&o->suspects_full, true, memory_order_relaxed))
-            atomic_fetch_add_explicit(&o->nsuspects, 1, memory_order_relaxed);
-        return;
-    }
-    uint64_t k = suspect_key(tf, index);
-    for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
-        uint64_t x = 0;
-        /* Relaxed: a suspect is a hint; a worker that misses a new one batches
-         * the task once more. */
-        if (atomic_compare_exchange_strong_explicit(&o->suspect[i], &x, k, memory_order_relaxed,
-                                                    memory_order_relaxed))
-            break;
-        if (x == k) return;
-    }
-    atomic_fetch_add_explicit(&o->nsuspect_slots, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&o->nsuspects, 1, memory_order_relaxed);
-    atomic_fetch_or_explicit(&o->suspect_bits[b / 64], (uint64_t)1 << (b % 64), memory_order_relaxed);
-}
-
-/* A suspect timed alone turned out short: the batch that made it one held
- * another task that ran long, or the OS stopped the worker there (on a busy
- * machine the usual case).  It goes back to batching, and once no suspect is
- * left the fast path stops testing for them (suspects_on).  Its bit stays set
- * (another key may share it): while any suspect is left, a task on that bit
- * only costs a look at the keys. */
-static __attribute__((noinline)) void drop_suspect(struct weft__obs *o, const void *tf, uint32_t index) {
-    uint64_t k = suspect_key(tf, index), x;
-    if (atomic_load_explicit(&o->suspects_full, memory_order_relaxed)) {
-        /* Its bit alone may make it a suspect (add_suspect): cleared, though
-         * another taskflow's suspect may share it (that one is then batched
-         * once more, flagged again if it is long, and made one again). */
-        uint32_t b = (index ^ suspect_tfh(tf)) % WEFT__SUSPECT_BITS;
-        atomic_fetch_and_explicit(&o->suspect_bits[b / 64], ~((uint64_t)1 << (b % 64)), memory_order_relaxed);
-    }
-    for (uint32_t i = (uint32_t)(k >> 32) % WEFT__SUSPECTS;; i = (i + 1) % WEFT__SUSPECTS) {
-        x = atomic_load_explicit(&o->suspect[i], memory_order_relaxed);
-        if (x == 0) return;
-        if (x == k) {
-            /* Another worker timing the same task may drop it at once. */
-            if (atomic_compare_exchange_strong_explicit(&o->suspect[i], &x, SUSPECT_GONE, memory_order_relaxed,
-                                                        memory_order_relaxed))
-                atomic_fetch_sub_explicit(&o->nsuspects, 1, memory_order_relaxed);
-            return;
-        }
-    }
-}
-
-/* A new recording starts from no suspects (no run is in flight: relaxed; a
- * worker sees the count drop at its next batch_open). */
-void weft__obs_clear_suspects(struct weft__obs *o) {
-    atomic_store_explicit(&o->nsuspects, 0, memory_order_relaxed);
-    atomic_store_explicit(&o->nsuspect_slots, 0, memory_order_relaxed);
-    atomic_store_explicit(&o->suspects_when, 0, memory_order_relaxed);
-    atomic_store_explicit(&o->suspects_full, false, memory_order_relaxed);
-    for (size_t i = 0; i < WEFT__SUSPECT_BITS / 64; i++) atomic_store_explicit(&o->suspect_bits[i], 0, memory_order_relaxed);
-    for (size_t i = 0; i < WEFT__SUSPECTS; i++) atomic_store_explicit(&o->suspect[i], 0, memory_order_relaxed);
-}
-
-/* Suspects were found in run-iteration `when`: suspects_when becomes it, or
- * UINT64_MAX once two differ. */
-static void note_suspects_when(struct weft__obs *o, uint64_t when) {
-    uint64_t cur = atomic_load_explicit(&o->suspects_when, memory_order_relaxed);
-    while (cur != when && cur != UINT64_MAX &&
-           !atomic_compare_exchange_weak_explicit(&o->suspects_when, &cur, cur == 0 ? when : UINT64_MAX,
-                                                  memory_order_relaxed, memory_order_relaxed)) {
-    }
-}
-
 /* The batch whose header is h (its taskflow tf, opened in run-iteration when)
  * held a task that ran long: its tasks become suspects (from the first'th on). */
 static __attribute__((noinline)) void batch_held_long(struct weft__obs *o, const weft__span *h, const void *tf,
                                                       uint64_t when, uint32_t first) {
-    note_suspects_when(o, when);
+    weft__obs_note_suspects_when(o, when);
     for (uint32_t i = first; i < h->index; i++) {
         uint32_t index, name;
         bool failed;
         weft__batch_entry(h, i, &index, &name, &failed);
-        add_suspect(o, tf, index);
+        weft__obs_add_suspect(o, tf, index);
     }
 }
 
@@ -443,7 +293,7 @@ static __attribute__((noinline)) void task_begin_slow(struct weft__obs *o, weft_
     /* A suspect is timed alone: it opens no batch (set after the close above,
      * which sets batch_on afresh). */
     const weft__node *n = node;
-    bool suspect = __builtin_expect(ow->suspects_on, 0) && is_suspect(o, n->tf, n->index);
+    bool suspect = __builtin_expect(ow->suspects_on, 0) && weft__obs_is_suspect(o, n->tf, n->index);
     if (suspect) ow->batch_on = false;
     if (d < WEFT__OBS_DEPTH) ow->frame[d].suspect = suspect;
     atomic_store_explicit(&ow->depth, d + 1, memory_order_relaxed);
@@ -547,10 +397,10 @@ static __attribute__((noinline)) void task_end_slow(struct weft__obs *o, weft__w
     uint64_t end = weft__ticks();
     if (d < WEFT__OBS_DEPTH && atomic_load_explicit(&ow->frame[d].node, memory_order_relaxed) == node) {
         weft__obs_frame *f = &ow->frame[d];
-        /* A suspect that ran short is let go (drop_suspect); f->begin is
+        /* A suspect that ran short is let go (weft__obs_drop_suspect); f->begin is
          * estimated only after a batch began it. */
         if (__builtin_expect(f->suspect, 0) && end - f->begin < o->batch_long && f->begin != WEFT__BEGIN_BATCHED)
-            drop_suspect(o, ((const weft__node *)node)->tf, ((const weft__node *)node)->index);
+            weft__obs_drop_suspect(o, ((const weft__node *)node)->tf, ((const weft__node *)node)->index);
         time_task(o, ow, d, end, rc);
     } else if (d >= WEFT__OBS_DEPTH) {
         note_untimed(o, ow);
