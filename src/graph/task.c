@@ -113,7 +113,10 @@ static inline void node_init_hot(weft__node *n, weft_taskflow *tf, weft_task_fn 
     n->nsucc = 0;
 }
 
-static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *arg) {
+/* c: n's cold part where the caller has found it already (weft__add_node_kind),
+ * or NULL, to find it here only if it has to be zeroed. */
+static inline __attribute__((always_inline)) void node_init(weft__node *n, weft__node_cold *c, weft_taskflow *tf,
+                                                            weft_task_fn fn, void *arg) {
     /* A slot used before a clear: its cold part is stale only if the last user
      * wrote it (read before the hot line is overwritten).  A slot at or above
      * high_water is fresh, its hot line not ours to read.  Reading the old line
@@ -128,7 +131,7 @@ static void node_init(weft__node *n, weft_taskflow *tf, weft_task_fn fn, void *a
     node_init_hot(n, tf, fn, arg);
     n->index = (uint32_t)i;
     tf->nnodes = i + 1;
-    if (stale) *weft__cold(n) = (weft__node_cold){0};
+    if (stale) *(c ? c : weft__cold(n)) = (weft__node_cold){0};
 }
 
 /* A slot weft_task_erase freed (edit.c) takes the new node: it keeps its index,
@@ -148,9 +151,11 @@ static __attribute__((noinline)) weft_task add_in_erased_slot(weft_taskflow *tf,
     return (weft_task){n};
 }
 
-/* The new node takes slot n of the current chunk (room checked). */
-static inline weft_task add_at(weft_taskflow *tf, weft__node *n, weft_task_fn fn, void *arg) {
-    node_init(n, tf, fn, arg);
+/* The new node takes slot n of the current chunk (room checked); c is its cold
+ * part, or NULL (node_init). */
+static inline __attribute__((always_inline)) weft_task add_at(weft_taskflow *tf, weft__node *n, weft__node_cold *c,
+                                                              weft_task_fn fn, void *arg) {
+    node_init(n, c, tf, fn, arg);
     tf->cur_used++;
     sources_add(tf, n);
     weft__tf_done(tf, WEFT_OK);
@@ -175,7 +180,7 @@ static __attribute__((noinline)) weft_task add_node_slow(weft_taskflow *tf, weft
         weft__tf_oom(tf, "weft_emplace");
         return WEFT_TASK_NULL;
     }
-    weft_task t = add_at(tf, n, fn, arg);
+    weft_task t = add_at(tf, n, NULL, fn, arg);
     /* The fast path's room from here: the current chunk's slots left, under
      * the task limit; none while an erased slot waits (the busy tests above
      * passed, and whatever seals the taskflow sets it to 0). */
@@ -201,7 +206,7 @@ weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
     if (__builtin_expect(tf->fast_slots == 0 || atomic_load_explicit(&tf->runs_inflight, memory_order_acquire) != 0, 0))
         return add_node_slow(tf, fn, arg);
     tf->fast_slots--;
-    return add_at(tf, &tf->chunks[tf->cur_chunk][tf->cur_used], fn, arg);
+    return add_at(tf, &tf->chunks[tf->cur_chunk][tf->cur_used], NULL, fn, arg);
 }
 
 /* weft__add_node, then the node's kind, job function and per-kind record
@@ -210,7 +215,8 @@ weft_task weft__add_node(weft_taskflow *tf, weft_task_fn fn, void *arg) {
  * slots after the node), once, to zero it if a former user wrote it and to
  * write the kind and record: through weft__add_node and weft__cold_mut it was
  * found twice from the node's index, with a call between (~35 instructions
- * of each subflow task emplaced in Taskflow's fibonacci by subflows). */
+ * of each subflow task emplaced in Taskflow's fibonacci by subflows).  The
+ * rest is add_at's, inline, handed the cold part found. */
 weft_task weft__add_node_kind(weft_taskflow *tf, weft_task_fn fn, void *arg, uint8_t kind, weft__job_fn run,
                               void *ext) {
     weft__node *n;
@@ -225,22 +231,7 @@ weft_task weft__add_node_kind(weft_taskflow *tf, weft_task_fn fn, void *arg, uin
         size_t k = tf->cur_chunk, slot = tf->cur_used;
         n = &tf->chunks[k][slot];
         c = (weft__node_cold *)(void *)&tf->chunks[k][slot + weft__chunk_capacity(k)]; /* weft__cold(n) */
-        /* node_init, with the cold part found here */
-        size_t i = tf->nnodes;
-        bool stale = false;
-        if (i < tf->high_water)
-            stale = (tf->any_cold_dirty && n->cold_dirty) ||
-                    atomic_load_explicit(&tf->cold_unmarked, memory_order_relaxed);
-        else
-            tf->high_water = i + 1;
-        node_init_hot(n, tf, fn, arg);
-        n->index = (uint32_t)i;
-        tf->nnodes = i + 1;
-        if (stale) *c = (weft__node_cold){0};
-        /* add_at's rest */
-        tf->cur_used++;
-        sources_add(tf, n);
-        weft__tf_done(tf, WEFT_OK);
+        add_at(tf, n, c, fn, arg);
     }
     /* weft__cold_mut's mark, then the writes */
     if (!n->cold_dirty) {
