@@ -427,9 +427,12 @@ typedef struct weft_run_info {
  *     its wait runs A, A waits for B), or a graph task on its own run's;
  *   - f is the future of a dependent async task (weft_dependent_async,
  *     weft/async.h) that waits, directly or through a chain of dependents,
- *     for such an async task: it can only start once that task has returned
- *     (searched through the first 4096 edges among their dependents; one
- *     found only further on is waited for, for ever).
+ *     for such an async task, or for the async task that spawned the
+ *     fork-join child making the wait (a thief's included) or called the
+ *     parallel algorithm whose chunk makes it, on any worker: it can only
+ *     start once that task has returned (searched through the first 4096
+ *     edges among their dependents; one found only further on is waited
+ *     for, for ever).
  * Waits that deadlock across workers (A waits on B on one worker while B
  * waits on A on another) are not detected, nor are waits for a run that needs
  * a semaphore unit (weft_task_acquire, weft_async_acquire) which only such a

@@ -56,7 +56,7 @@ static void release_dependents(weft__async *a, weft__worker *w) {
 }
 
 /* Whether f is a dependent of a, directly or through other dependents.  a
- * runs (it is on this worker's stack), so it has not released its
+ * runs (a context on this worker's chain works for it), so it has not released its
  * dependents: each of them, and each of theirs in turn, still waits for it,
  * so none has started, been freed or closed its list meanwhile.  Other
  * threads may push edges at a list's head as it is read (link_edge):
@@ -90,17 +90,32 @@ static bool has_dependent(weft__async *a, const weft_future *f) {
 }
 
 const char *weft__async_waits_behind(weft__worker *w, void *state, const weft_future *f) {
-    (void)w;
-    weft__async_worker *aw = state;
+    (void)state;
     weft__async *fa = weft__async_of((weft_future *)f);
     /* Only a dependent with a dependency unfinished can wait behind one. */
-    if (!aw->running || !fa || !fa->nedges || atomic_load_explicit(&fa->join, memory_order_acquire) == 0)
-        return NULL;
-    for (weft__async *a = aw->running; a; a = a->running_outer)
+    if (!fa || !fa->nedges || atomic_load_explicit(&fa->join, memory_order_acquire) == 0) return NULL;
+    /* The async tasks this wait keeps from returning: each context on w's
+     * chain whose stop word is an async task's (WEFT__STOP_ASYNC): the task
+     * itself lower on this worker's stack (its wait ran the caller), and work
+     * that runs for it here though it runs elsewhere, a fork-join child a
+     * thief took from it or a chunk of an algorithm it called, which it
+     * syncs before it returns.  A per-worker stack of the async tasks run
+     * here saw only the first: such a child or chunk on another worker
+     * waited for ever.  The word's owner is alive while its context is on
+     * the chain (cancellation tests read the word too). */
+    const _Atomic int *seen = NULL;
+    for (const weft_ctx *c = w->ctx; c; c = c->outer) {
+        const _Atomic int *s = c->stop;
+        if (!s || s == seen) continue;
+        seen = s;
+        if (!(atomic_load_explicit(s, memory_order_relaxed) & WEFT__STOP_ASYNC)) continue;
+        weft__async *a = (weft__async *)(void *)((char *)s - offsetof(weft__async, fut.stop));
         if (has_dependent(a, f))
             return "f is the future of a dependent async task that waits, through its dependencies, for an async task "
-                   "running lower on this worker's stack (the waiting task, or one whose wait is running it): it "
-                   "could only start after that task returns";
+                   "that cannot return before this wait does (the waiting task, one whose wait is running it, or "
+                   "the task that spawned this fork-join child or called this parallel algorithm): it could only "
+                   "start after that task returns";
+    }
     return NULL;
 }
 
@@ -108,13 +123,9 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
     weft_future *f = &a->fut;
     weft_executor *ex = f->ex;
     if ((atomic_load_explicit(&f->stop, memory_order_acquire) & WEFT__STOP_CANCEL) == 0) {
-        /* On w's stack of running async tasks while fn runs (w is a worker
-         * here: only a cancelled task is reported with w NULL). */
-        weft__async_worker *aw = weft__async_worker_of(w);
-        a->running_outer = aw->running;
-        aw->running = a;
+        /* w is a worker here: only a cancelled task is reported with w NULL.
+         * Its context's stop word says it runs (weft__async_waits_behind). */
         int r = weft__run_observed(w, WEFT__WORK_ASYNC, &f->stop, a->fn, a->arg);
-        aw->running = a->running_outer;
         if (r != 0) weft__future_fail(f, r, "", 0);
     } else {
         atomic_fetch_add_explicit(&f->skipped, 1, memory_order_relaxed); /* weft_future_info; complete releases */

@@ -31,13 +31,7 @@ struct weft__async {
     _Atomic(weft__async_edge *) succ;
     weft__async_edge *edges; /* ndeps entries, or NULL */
     size_t nedges;
-    union {
-        weft__async *next_free; /* on a worker's free list */
-        /* While fn runs on a worker: the async task that was running there
-         * when it started (a wait ran this one on top), or NULL
-         * (weft__async_worker.running). */
-        weft__async *running_outer;
-    };
+    weft__async *next_free; /* on a worker's free list */
     struct weft__async_sems *sems; /* semaphores held while it runs (semaphore.c), or NULL */
     /* Its place in the scheduling layer's priority queue (weft_async_with with
      * a priority or a handle).  gen 0 and slot 0: none, the job goes to a
@@ -78,10 +72,6 @@ typedef struct weft__async_worker {
     /* Free async-task records: a record released on a worker goes to that
      * worker's list, whoever allocated it. */
     weft__async *free;
-    /* The async tasks whose fn is running on this worker, innermost first,
-     * chained through running_outer: a wait here for a dependent of one of
-     * them could never end (weft__async_waits_behind).  Owner only. */
-    weft__async *running;
     /* How many: owner only but for weft__async_held_bytes (the metrics),
      * which reads it from any thread, hence relaxed atomic loads and stores
      * (plain moves on x86). */
@@ -122,7 +112,10 @@ static inline size_t weft__async_held_bytes(const weft__worker *w) {
 
 /* The async layer's weft__layer.waits_behind (async.c): why a wait for f on
  * worker w could never end, f being a dependent, directly or through other
- * dependents, of an async task running on w's stack; or NULL. */
+ * dependents, of an async task that cannot return before this wait does: one
+ * whose stop word a context on w's chain has (the task itself, lower on w's
+ * stack; a fork-join child a thief took from it; a chunk of a parallel call
+ * it made); or NULL. */
 const char *weft__async_waits_behind(weft__worker *w, void *state, const weft_future *f);
 
 /* Frees w's cached silent-task records (silent.c). */

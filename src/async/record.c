@@ -80,6 +80,7 @@ weft__async *weft__async_new(weft_executor *ex, weft__worker *w, weft_task_fn fn
     weft__async *a = take_record(w);
     if (!a) return NULL;
     weft__future_init(&a->fut, ex, keep_handle ? 2u : 1u, weft__async_release_record);
+    atomic_init(&a->fut.stop, WEFT__STOP_ASYNC); /* published with the task (core/future.h) */
     a->fn = fn;
     a->arg = arg;
     atomic_init(&a->claimed, 0);

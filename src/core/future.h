@@ -19,6 +19,14 @@
  * weft_future_cancel of the set sets CANCEL alone and cancels no member
  * (weft/graph.h).  Outside WEFT__STOP_MASK: no task reads a set's word. */
 #define WEFT__STOP_PARTS 8
+/* Set from the start, and never cleared, on the word of an async task's
+ * future (async/record.c): a context's stop word with this bit is the stop of
+ * a record of the async layer, which a wait's deadlock test (async.c,
+ * weft__async_waits_behind) may then read, as the task is running (the
+ * context is on the waiting worker's chain: the task itself, a fork-join
+ * child a thief took from it, a chunk of an algorithm it called).  Outside
+ * WEFT__STOP_MASK: no test of the word for cancellation sees it. */
+#define WEFT__STOP_ASYNC 16
 
 #define WEFT__FAILED_NAME_MAX 128
 

@@ -52,7 +52,7 @@ typedef struct weft__layer {
     /* Why a wait for f from worker w (a worker of f's executor; f not
      * finished) could never end because of work of this layer running lower
      * on w's stack, which f can finish only after (async/: f is a dependent
-     * of an async task running there), or NULL.  The wait is refused with
+     * of an async task that a context on w's chain works for), or NULL.  The wait is refused with
      * WEFT_EDEADLK and this sentence (core/future.c).  Only on the slow path
      * of a wait; it must not block. */
     const char *(*waits_behind)(weft__worker *w, void *state, const weft_future *f);

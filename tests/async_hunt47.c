@@ -1,0 +1,103 @@
+/* Async tasks, futures and the wait's deadlock refusal on paths the other
+ * async tests do not take (session 47): the async layer's dependent-wait
+ * refusal (async.c, weft__async_waits_behind) for work of a running async
+ * task that runs on another worker (a stolen fork-join child, an algorithm's
+ * chunk), and the other paths an async task starts from. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+/* core.h: a wait from a task "returns WEFT_EDEADLK at once when the run could
+ * only finish after a task running on this worker returns", and f being the
+ * future of a dependent async task that waits for such a task is one such
+ * case.  A fork-join child that a thief took runs for its spawner (its stop
+ * word is the spawner's: a wait on the spawner's own future is refused,
+ * core/future.c), and the spawner cannot return before the child does; so a
+ * wait from the child for a dependent of its spawner can never end either.
+ * Same for a chunk of a parallel algorithm the task called, run by another
+ * worker. */
+static struct {
+    weft_future *_Atomic dep; /* the dependent of the spawner */
+    pthread_t parent;
+    atomic_int elsewhere; /* 0; 1: a child on another thread is waiting; 2: it has waited */
+    atomic_int st;
+} el47;
+
+static void away_wait47(void) {
+    if (pthread_equal(pthread_self(), el47.parent)) return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&el47.elsewhere, &expected, 1)) return;
+    atomic_store(&el47.st, weft_future_wait_for(atomic_load(&el47.dep), 5 * SEC));
+    atomic_store(&el47.elsewhere, 2);
+}
+static int fj_child47(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    away_wait47();
+    return 0;
+}
+static int fj_parent47(weft_ctx *cx, void *p) {
+    (void)p;
+    el47.parent = pthread_self();
+    while (!atomic_load(&el47.dep)) sleep_us(50);
+    /* Spawn until a thief has taken a child (a thief's request makes the next
+     * spawn share the frames), then sync them all. */
+    unsigned n = 0;
+    double give_up = now_s() + 60;
+    while (atomic_load(&el47.elsewhere) == 0 && n < 20000 && now_s() < give_up) {
+        if (weft_spawn(cx, fj_child47, NULL) != WEFT_OK) break;
+        n++;
+        sleep_us(20);
+    }
+    for (unsigned i = 0; i < n; i++) (void)weft_sync(cx);
+    return 0;
+}
+static void index47(size_t i, void *arg) {
+    (void)i, (void)arg;
+    if (pthread_equal(pthread_self(), el47.parent)) {
+        /* Hold the caller's thread in its chunks until another worker has
+         * run one (bounded: the test fails if none ever does). */
+        double give_up = now_s() + 60;
+        while (atomic_load(&el47.elsewhere) != 2 && now_s() < give_up) sleep_us(50);
+        return;
+    }
+    away_wait47();
+}
+static int algo_parent47(weft_ctx *cx, void *p) {
+    (void)cx;
+    el47.parent = pthread_self();
+    while (!atomic_load(&el47.dep)) sleep_us(50);
+    weft_executor *ex = p;
+    return weft_parallel_for(ex, 0, 4096, 1, index47, NULL, NULL) == WEFT_OK ? 0 : 1;
+}
+TEST(work_of_a_running_async_task_on_another_worker_gets_edeadlk_waiting_on_its_dependent) {
+    watchdog_start(120);
+    int bad = 0;
+    for (int kind = 0; kind < 2; kind++) {
+        weft_executor *ex = make_executor(2);
+        memset(&el47, 0, sizeof el47);
+        weft_future *a = NULL, *d = NULL;
+        ASSERT_OK(weft_async(ex, kind == 0 ? fj_parent47 : algo_parent47, ex, &a));
+        ASSERT_OK(weft_dependent_async(ex, noop, NULL, &a, 1, &d));
+        atomic_store(&el47.dep, d);
+        ASSERT_OK(weft_future_wait(a));
+        ASSERT_EQ(atomic_load(&el47.elsewhere), 2); /* a child / chunk did run on the other worker */
+        if (atomic_load(&el47.st) != WEFT_EDEADLK) {
+            fprintf(stderr, "%s on another worker waiting on its task's dependent: status %d, not WEFT_EDEADLK (%d)\n",
+                    kind == 0 ? "a stolen fork-join child" : "an algorithm chunk", atomic_load(&el47.st),
+                    (int)WEFT_EDEADLK);
+            bad++;
+        }
+        ASSERT_OK(weft_future_wait(d));
+        weft_future_destroy(a);
+        weft_future_destroy(d);
+        weft_executor_destroy(ex);
+    }
+    ASSERT_EQ(bad, 0);
+    watchdog_stop();
+}
+
