@@ -101,3 +101,55 @@ TEST(work_of_a_running_async_task_on_another_worker_gets_edeadlk_waiting_on_its_
     watchdog_stop();
 }
 
+/* async.h: weft_future_cancel before an async task starts means fn is not
+ * called and its future is WEFT_ECANCELED.  A weft_async_acquire task
+ * cancelled before a worker took it up still took its semaphore's unit, and
+ * parked while the unit was held: so the unit's holder, waiting on the
+ * cancelled task's future, waited for ever (its wait ran the task, which
+ * parked behind the holder).  Skipped tasks neither acquire nor release, as
+ * graph tasks (async.h, weft_semaphore_reset).  One worker: the holder runs
+ * alone and its wait is what runs the cancelled task. */
+static struct {
+    weft_future *_Atomic victim;
+    atomic_int holding, cancelled, ran;
+    atomic_int st;
+} sm47;
+static int holder47(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    atomic_store(&sm47.holding, 1);
+    while (!atomic_load(&sm47.cancelled)) sleep_us(50);
+    atomic_store(&sm47.st, weft_future_wait_for(atomic_load(&sm47.victim), 5 * SEC));
+    return 0;
+}
+static int victim47(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    atomic_fetch_add(&sm47.ran, 1);
+    return 0;
+}
+TEST(a_semaphore_task_cancelled_before_it_started_neither_takes_nor_waits_for_a_unit) {
+    watchdog_start(60);
+    weft_executor *ex = make_executor(1);
+    memset(&sm47, 0, sizeof sm47);
+    weft_semaphore *s = weft_semaphore_create(1, NULL);
+    ASSERT_TRUE(s != NULL);
+    weft_future *h = NULL, *v = NULL;
+    ASSERT_OK(weft_async_acquire(ex, holder47, NULL, &s, 1, &h));
+    ASSERT_TRUE(wait_flag(&sm47.holding, 1, 30));
+    ASSERT_OK(weft_async_acquire(ex, victim47, NULL, &s, 1, &v));
+    atomic_store(&sm47.victim, v);
+    ASSERT_OK(weft_future_cancel(v));
+    atomic_store(&sm47.cancelled, 1);
+    ASSERT_OK(weft_future_wait(h));
+    if (atomic_load(&sm47.st) != WEFT_ECANCELED)
+        TEST_FAIL_("the holder's wait on the cancelled task: status %d, not WEFT_ECANCELED (%d)",
+                   atomic_load(&sm47.st), (int)WEFT_ECANCELED);
+    ASSERT_STATUS(weft_future_wait(v), WEFT_ECANCELED);
+    ASSERT_EQ(atomic_load(&sm47.ran), 0);
+    ASSERT_EQ(weft_semaphore_value(s), 1u);
+    ASSERT_OK(weft_executor_wait_all(ex));
+    weft_future_destroy(h);
+    weft_future_destroy(v);
+    ASSERT_OK(weft_semaphore_destroy(s));
+    weft_executor_destroy(ex);
+    watchdog_stop();
+}

@@ -208,7 +208,11 @@ WEFT_API weft_status weft_semaphore_reset(weft_semaphore *s);
 /* weft_async with semaphores: fn(ctx, arg) starts once it holds one unit of
  * each sems[i] (repeats count once; taken in a fixed order, so tasks sharing
  * semaphores never wait in a circle) and gives them back when it returns,
- * before its future is ready.  Until then it is parked, using no worker.  The
+ * before its future is ready.  Until then it is parked, using no worker.  A
+ * task cancelled (weft_future_cancel) before a worker took it up takes no
+ * unit and waits for none: its future becomes WEFT_ECANCELED while the
+ * semaphores are held elsewhere; one already parked when cancelled ends once
+ * a unit reaches it, which it gives back at once.  The
  * array is copied.  nsems 0 is weft_async.  Future and errors as weft_async,
  * plus WEFT_EINVAL for a NULL semaphore; a release finding every unit of a
  * semaphore free already (its count was reset meanwhile) fails the task with

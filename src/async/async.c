@@ -141,7 +141,7 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
 
 static weft__job *async_job_run(weft__worker *w, weft__job *job) {
     weft__async *a = (weft__async *)((char *)job - offsetof(weft__async, job));
-    if (a->sems && !weft__async_sems_acquire(a)) return NULL; /* parked: a release queues it again */
+    if (a->sems && !weft__async_sems_acquire(w, a)) return NULL; /* parked: a release queues it again */
     /* acq_rel: only one of the queue and an isolated waiter runs it. */
     if (atomic_exchange_explicit(&a->claimed, 1, memory_order_acq_rel) == 0) weft__async_execute(w, a);
     weft__future_release(&a->fut); /* the producer's (queue's) reference */

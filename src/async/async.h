@@ -134,10 +134,11 @@ weft_status weft__async_start(const char *call, weft__async *a, weft__worker *w,
 weft_status weft__async_queue_refused(const char *call, int st);
 
 /* Semaphores of an async task (semaphore.c): take them all before it runs
- * (false: parked, its job is queued again later), give them back when it has
- * run (a release without an acquire fails the task with task_code
- * WEFT_EINVAL), free an unused set. */
-bool weft__async_sems_acquire(weft__async *a);
+ * (false: parked, its job is queued again later; true without taking any
+ * for a task cancelled before it started, w: the caller's worker or NULL),
+ * give them back when it has run (a release without an acquire fails the
+ * task with task_code WEFT_EINVAL), free an unused set. */
+bool weft__async_sems_acquire(weft__worker *w, weft__async *a);
 void weft__async_sems_release(weft__worker *w, weft__async *a);
 void weft__async_sems_free(struct weft__async_sems *set);
 

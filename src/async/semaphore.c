@@ -173,6 +173,9 @@ void weft__sem_give_back(weft__worker *w, weft_semaphore *const *s, size_t held)
 struct weft__async_sems {
     weft__sem_waiter wait;
     size_t n, cap; /* semaphores in s; slots allocated */
+    /* Cancelled before it took its units: it holds none, so gives none back
+     * (weft__async_sems_acquire).  Its job's thread only. */
+    bool skipped;
     weft_semaphore *s[];
 };
 
@@ -184,8 +187,22 @@ void weft__async_sems_free(struct weft__async_sems *set) {
     weft__free(set, sizeof *set + set->cap * sizeof set->s[0]);
 }
 
-bool weft__async_sems_acquire(weft__async *a) {
+bool weft__async_sems_acquire(weft__worker *w, weft__async *a) {
     struct weft__async_sems *set = a->sems;
+    /* Cancelled before it started: fn will not run, so it neither takes
+     * units nor waits for them, as a skipped graph task (graph/semaphore.c);
+     * units handed to it while it was parked go back.  It took them all the
+     * same and parked while they were held: its future stayed pending until a
+     * unit came, and a holder of the unit waiting on that future (to learn it
+     * was cancelled) waited for ever.  The bit is never cleared, so the run
+     * skips fn (async.c, weft__async_execute); a cancel that comes after the
+     * units were taken finds them held and given back after the skip. */
+    if (atomic_load_explicit(&a->fut.stop, memory_order_acquire) & WEFT__STOP_CANCEL) {
+        weft__sem_give_back(w, set->s, set->wait.held);
+        set->wait.held = 0;
+        set->skipped = true;
+        return true;
+    }
     set->wait.job = &a->job;
     set->wait.ex = a->fut.ex;
     return weft__sem_acquire(set->s, set->n, &set->wait);
@@ -196,7 +213,8 @@ void weft__async_sems_release(weft__worker *w, weft__async *a) {
      * read it meanwhile, and a record reused is given NULL afresh. */
     struct weft__async_sems *set = a->sems;
     /* A unit released that nobody took fails the task (it is still given back). */
-    if (weft__sem_release(w, set->s, set->n) != WEFT_OK) weft__future_fail(&a->fut, WEFT_EINVAL, "", 0);
+    if (!set->skipped && weft__sem_release(w, set->s, set->n) != WEFT_OK)
+        weft__future_fail(&a->fut, WEFT_EINVAL, "", 0);
     weft__async_sems_free(set);
 }
 
