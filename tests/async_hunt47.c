@@ -153,3 +153,52 @@ TEST(a_semaphore_task_cancelled_before_it_started_neither_takes_nor_waits_for_a_
     weft_executor_destroy(ex);
     watchdog_stop();
 }
+
+/* A then-callback runs on the worker that completes its future, before the
+ * task releases its dependents (they must find it ready).  So a callback of
+ * task A that waits on a dependent of A waits for what can only start after
+ * the callback returns: WEFT_EDEADLK at once (core.h), not a wait that never
+ * ends.  A dependent of another task is waited for as usual. */
+static struct {
+    weft_future *_Atomic dep, *_Atomic other;
+    atomic_int go, done;
+    atomic_int st, st_other;
+} cb47;
+static int gated47(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    while (!atomic_load(&cb47.go)) sleep_us(50);
+    return 0;
+}
+static void then_waits47(weft_future *f, weft_status st, void *arg) {
+    (void)f, (void)st, (void)arg;
+    atomic_store(&cb47.st, weft_future_wait_for(atomic_load(&cb47.dep), 5 * SEC));
+    atomic_store(&cb47.st_other, weft_future_wait_for(atomic_load(&cb47.other), 60 * SEC));
+    atomic_store(&cb47.done, 1);
+}
+TEST(a_then_callback_waiting_on_a_dependent_of_its_own_task_gets_edeadlk) {
+    watchdog_start(120);
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_executor *ex = make_executor(workers);
+        memset(&cb47, 0, sizeof cb47);
+        weft_future *a = NULL, *d = NULL, *b = NULL, *e = NULL;
+        ASSERT_OK(weft_async(ex, gated47, NULL, &a));
+        ASSERT_OK(weft_dependent_async(ex, noop, NULL, &a, 1, &d));
+        ASSERT_OK(weft_async(ex, gated47, NULL, &b));
+        ASSERT_OK(weft_dependent_async(ex, noop, NULL, &b, 1, &e));
+        atomic_store(&cb47.dep, d);
+        atomic_store(&cb47.other, e);
+        ASSERT_OK(weft_future_then(a, then_waits47, NULL));
+        atomic_store(&cb47.go, 1);
+        ASSERT_OK(weft_future_wait(d));
+        ASSERT_OK(weft_future_wait(e));
+        ASSERT_EQ(atomic_load(&cb47.done), 1);
+        if (atomic_load(&cb47.st) != WEFT_EDEADLK)
+            TEST_FAIL_("%u worker(s): a then-callback of A waiting on A's dependent: status %d, not WEFT_EDEADLK (%d)",
+                       workers, atomic_load(&cb47.st), (int)WEFT_EDEADLK);
+        ASSERT_OK((weft_status)atomic_load(&cb47.st_other));
+        weft_future *all[] = {a, d, b, e};
+        for (int i = 0; i < 4; i++) weft_future_destroy(all[i]);
+        weft_executor_destroy(ex);
+    }
+    watchdog_stop();
+}

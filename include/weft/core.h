@@ -429,7 +429,9 @@ typedef struct weft_run_info {
  *     weft/async.h) that waits, directly or through a chain of dependents,
  *     for such an async task, or for the async task that spawned the
  *     fork-join child making the wait (a thief's included) or called the
- *     parallel algorithm whose chunk makes it, on any worker: it can only
+ *     parallel algorithm whose chunk makes it, on any worker, or for the
+ *     async task whose weft_future_then callback makes it (weft/async.h;
+ *     the task releases its dependents after the callback): it can only
  *     start once that task has returned (searched through the first 4096
  *     edges among their dependents; one found only further on is waited
  *     for, for ever).

@@ -56,7 +56,8 @@ static void release_dependents(weft__async *a, weft__worker *w) {
 }
 
 /* Whether f is a dependent of a, directly or through other dependents.  a
- * runs (a context on this worker's chain works for it), so it has not released its
+ * runs (a context on this worker's chain works for it) or is completing
+ * here (its then-callback runs), so it has not released its
  * dependents: each of them, and each of theirs in turn, still waits for it,
  * so none has started, been freed or closed its list meanwhile.  Other
  * threads may push edges at a list's head as it is read (link_edge):
@@ -90,7 +91,7 @@ static bool has_dependent(weft__async *a, const weft_future *f) {
 }
 
 const char *weft__async_waits_behind(weft__worker *w, void *state, const weft_future *f) {
-    (void)state;
+    weft__async_worker *aw = state;
     weft__async *fa = weft__async_of((weft_future *)f);
     /* Only a dependent with a dependency unfinished can wait behind one. */
     if (!fa || !fa->nedges || atomic_load_explicit(&fa->join, memory_order_acquire) == 0) return NULL;
@@ -116,6 +117,13 @@ const char *weft__async_waits_behind(weft__worker *w, void *state, const weft_fu
                    "the task that spawned this fork-join child or called this parallel algorithm): it could only "
                    "start after that task returns";
     }
+    /* A task whose then-callback runs on this worker, below this wait: it
+     * releases its dependents once the callback has returned. */
+    for (const weft__async_completing *k = aw->completing; k; k = k->outer)
+        if (has_dependent(k->a, f))
+            return "f is the future of a dependent async task that waits, through its dependencies, for an async task "
+                   "whose weft_future_then callback is running on this worker (the caller, or a callback whose wait is "
+                   "running it): that task releases its dependents once the callback has returned";
     return NULL;
 }
 
@@ -134,7 +142,19 @@ void weft__async_execute(weft__worker *w, weft__async *a) {
         weft__hook_skipped_on(ex, w, 1);
     }
     if (a->sems) weft__async_sems_release(w, a); /* before the future: a waiter may reuse them */
-    weft__future_complete(f);
+    if (w) {
+        /* Its then-callback runs in the completion, before its dependents
+         * are released: a wait there for one of them is refused
+         * (weft__async_waits_behind).  w NULL: a removal reported off the
+         * workers, whose waits are never refused. */
+        weft__async_worker *aw = weft__async_worker_of(w);
+        weft__async_completing k = {a, aw->completing};
+        aw->completing = &k;
+        weft__future_complete(f);
+        aw->completing = k.outer;
+    } else {
+        weft__future_complete(f);
+    }
     release_dependents(a, w);
     weft__runs_end(ex, w);
 }

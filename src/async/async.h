@@ -66,12 +66,24 @@ static inline weft__async *weft__async_of(weft_future *f) {
  * memory. */
 weft__async *weft__async_new(weft_executor *ex, weft__worker *w, weft_task_fn fn, void *arg, bool keep_handle);
 
+/* An async task whose future is being made ready on a worker (its
+ * then-callback runs there, before the task releases its dependents): on the
+ * stack of weft__async_execute, chained innermost first. */
+typedef struct weft__async_completing {
+    weft__async *a;
+    struct weft__async_completing *outer;
+} weft__async_completing;
+
 /* The async layer's per-worker state (core/layer.h): free records, owner
  * only, except silent_remote. */
 typedef struct weft__async_worker {
     /* Free async-task records: a record released on a worker goes to that
      * worker's list, whoever allocated it. */
     weft__async *free;
+    /* The async tasks completing on this worker, innermost first: a wait
+     * from a then-callback (or from a task its wait runs) for one of their
+     * dependents could never end (weft__async_waits_behind).  Owner only. */
+    weft__async_completing *completing;
     /* How many: owner only but for weft__async_held_bytes (the metrics),
      * which reads it from any thread, hence relaxed atomic loads and stores
      * (plain moves on x86). */
@@ -115,7 +127,8 @@ static inline size_t weft__async_held_bytes(const weft__worker *w) {
  * dependents, of an async task that cannot return before this wait does: one
  * whose stop word a context on w's chain has (the task itself, lower on w's
  * stack; a fork-join child a thief took from it; a chunk of a parallel call
- * it made); or NULL. */
+ * it made), or that is completing on w (a then-callback of it runs there);
+ * or NULL. */
 const char *weft__async_waits_behind(weft__worker *w, void *state, const weft_future *f);
 
 /* Frees w's cached silent-task records (silent.c). */
