@@ -202,3 +202,62 @@ TEST(a_then_callback_waiting_on_a_dependent_of_its_own_task_gets_edeadlk) {
     }
     watchdog_stop();
 }
+
+/* The refusal has no false positive there: a stolen child of A (and a chunk
+ * of an algorithm A called) waiting on a dependent of another task B, still
+ * unfinished when the wait starts, waits and gets WEFT_OK. */
+static struct {
+    weft_future *_Atomic other; /* a dependent of B */
+    atomic_int go; /* B's gate */
+} fp47;
+static int gated_b47(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    while (!atomic_load(&fp47.go)) sleep_us(50);
+    return 0;
+}
+static void away_wait_other47(void) {
+    if (pthread_equal(pthread_self(), el47.parent)) return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&el47.elsewhere, &expected, 1)) return;
+    atomic_store(&fp47.go, 1);
+    atomic_store(&el47.st, weft_future_wait_for(atomic_load(&fp47.other), 60 * SEC));
+    atomic_store(&el47.elsewhere, 2);
+}
+static int fp_child47(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    away_wait_other47();
+    return 0;
+}
+static int fp_parent47(weft_ctx *cx, void *p) {
+    (void)p;
+    el47.parent = pthread_self();
+    unsigned n = 0;
+    double give_up = now_s() + 60;
+    while (atomic_load(&el47.elsewhere) == 0 && n < 20000 && now_s() < give_up) {
+        if (weft_spawn(cx, fp_child47, NULL) != WEFT_OK) break;
+        n++;
+        sleep_us(20);
+    }
+    for (unsigned i = 0; i < n; i++) (void)weft_sync(cx);
+    return 0;
+}
+TEST(work_of_a_running_async_task_on_another_worker_waits_for_an_unrelated_dependent) {
+    watchdog_start(120);
+    weft_executor *ex = make_executor(3); /* B, A and the thief */
+    memset(&el47, 0, sizeof el47);
+    memset(&fp47, 0, sizeof fp47);
+    weft_future *b = NULL, *e = NULL, *a = NULL;
+    ASSERT_OK(weft_async(ex, gated_b47, NULL, &b));
+    ASSERT_OK(weft_dependent_async(ex, noop, NULL, &b, 1, &e));
+    atomic_store(&fp47.other, e);
+    ASSERT_OK(weft_async(ex, fp_parent47, NULL, &a));
+    ASSERT_OK(weft_future_wait(a));
+    ASSERT_EQ(atomic_load(&el47.elsewhere), 2);
+    ASSERT_OK((weft_status)atomic_load(&el47.st));
+    ASSERT_OK(weft_future_wait(e));
+    weft_future_destroy(a);
+    weft_future_destroy(b);
+    weft_future_destroy(e);
+    weft_executor_destroy(ex);
+    watchdog_stop();
+}
