@@ -261,3 +261,59 @@ TEST(work_of_a_running_async_task_on_another_worker_waits_for_an_unrelated_depen
     weft_executor_destroy(ex);
     watchdog_stop();
 }
+
+/* Semaphore tasks cancelled while queued or parked, on 1 to 3 workers, with
+ * two semaphores (max 1 and 2) held by a gated task: each one cancelled ends
+ * WEFT_ECANCELED without running (a parked one once a unit reaches it, which
+ * it gives back), every other runs once, and both semaphores are whole
+ * again, then destroyed (nothing still counted as a user). */
+static atomic_int sl_go47, sl_ran47;
+static int sl_held47(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    while (!atomic_load(&sl_go47)) sleep_us(50);
+    return 0;
+}
+static int sl_bump47(weft_ctx *cx, void *p) {
+    (void)cx, (void)p;
+    atomic_fetch_add(&sl_ran47, 1);
+    return 0;
+}
+TEST(semaphore_tasks_cancelled_queued_or_parked_give_every_unit_back) {
+    watchdog_start(120);
+    for (int round = 0; round < 12; round++) {
+        weft_executor *ex = make_executor(1 + (unsigned)round % 3);
+        weft_semaphore *s[2] = {weft_semaphore_create(1, NULL), weft_semaphore_create(2, NULL)};
+        ASSERT_TRUE(s[0] && s[1]);
+        atomic_store(&sl_go47, 0);
+        atomic_store(&sl_ran47, 0);
+        weft_future *h = NULL;
+        ASSERT_OK(weft_async_acquire(ex, sl_held47, NULL, s, 2, &h));
+        enum { N = 64 };
+        weft_future *f[N];
+        for (int i = 0; i < N; i++) ASSERT_OK(weft_async_acquire(ex, sl_bump47, NULL, s, 1 + (size_t)(i & 1), &f[i]));
+        int cancelled = 0;
+        for (int i = 0; i < N; i += 2)
+            if (weft_future_cancel(f[i]) == WEFT_OK) cancelled++;
+        atomic_store(&sl_go47, 1);
+        int ok = 0, can = 0;
+        for (int i = 0; i < N; i++) {
+            weft_status st = weft_future_wait(f[i]);
+            if (st == WEFT_OK) ok++;
+            else if (st == WEFT_ECANCELED) can++;
+            else TEST_FAIL_("task %d: status %d", i, (int)st);
+            weft_future_destroy(f[i]);
+        }
+        ASSERT_OK(weft_future_wait(h));
+        weft_future_destroy(h);
+        ASSERT_OK(weft_executor_wait_all(ex));
+        ASSERT_EQ(ok + can, N);
+        ASSERT_EQ(can, cancelled);
+        ASSERT_EQ(atomic_load(&sl_ran47), ok);
+        ASSERT_EQ(weft_semaphore_value(s[0]), 1u);
+        ASSERT_EQ(weft_semaphore_value(s[1]), 2u);
+        weft_executor_destroy(ex);
+        ASSERT_OK(weft_semaphore_destroy(s[0]));
+        ASSERT_OK(weft_semaphore_destroy(s[1]));
+    }
+    watchdog_stop();
+}
