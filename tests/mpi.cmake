@@ -2,7 +2,7 @@
 # 4 ranks (some with 1 and 3 as well), oversubscribed (this machine may have
 # fewer cores than ranks).  Without MPI each is skipped by name.
 set(WEFT_MPI_TEST_SOURCES mpi_basic.c mpi_stencil.c mpi_progress.c mpi_taskflow.c mpi_pool.c mpi_alloc.c
-    mpi_hunt35.c mpi_hunt39.c mpi_hunt41.c mpi_hunt42.c)
+    mpi_hunt35.c mpi_hunt39.c mpi_hunt41.c mpi_hunt42.c mpi_hunt47.c)
 # Tests that also run on 1 and 3 ranks.
 set(WEFT_MPI_TESTS_ALL_SIZES random_graphs_match_the_serial_run
     an_ordinary_taskflow_runs_across_ranks_as_in_one_process

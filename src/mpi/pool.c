@@ -324,8 +324,11 @@ static int serve(weft_mpi_pool *p, int thief) {
     char *msg = k ? weft_mem_calloc(len) : NULL;
     if (!msg) {
         /* Give the tasks back: only this thread moves the tail, and the
-         * workers' head stops at `first`. */
+         * workers' head stops at `first`.  The runners may all have found
+         * the head at `first` meanwhile and left: one more runner is owed,
+         * or nobody would run what came back (the run never ended). */
         atomic_fetch_add_explicit(&p->claim, (uint64_t)k << 32, memory_order_relaxed);
+        if (k && p->own_spawn_left == 0) p->own_spawn_left = 1;
         return send(p, &none, sizeof none, thief, TAG_BATCH, NULL, 0);
     }
     batch_rec *rec = (batch_rec *)(msg + sizeof(batch_hdr));
