@@ -104,9 +104,10 @@ typedef struct weft_gpu_config {
  * at that index, WEFT_GPU=none), WEFT_ENOMEM, WEFT_EDEVICE (the driver failed
  * to start: weft_last_error_message says why).  Any thread. */
 WEFT_API WEFT_NODISCARD weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err);
-/* Waits for all work of the device's streams, then frees the device.  Its
- * buffers, streams, events, kernels and pools must have been destroyed
- * first.  NULL is a no-op. */
+/* Waits for all work of the device's streams, then frees the device and its
+ * own stream pool (weft_gpu_device_pool).  The buffers, streams, events,
+ * kernels and pools made on it must have been destroyed first.  NULL is a
+ * no-op. */
 WEFT_API void weft_gpu_close(weft_gpu_device *dev);
 
 /* The device's backend (WEFT_GPU_AUTO for NULL). */
@@ -235,7 +236,9 @@ WEFT_API void weft_gpu_stream_pool_destroy(weft_gpu_stream_pool *p);
 WEFT_API unsigned weft_gpu_stream_pool_size(const weft_gpu_stream_pool *p);
 /* Stream i (taken modulo the size); NULL for NULL.  Shared, not reserved. */
 WEFT_API weft_gpu_stream *weft_gpu_stream_pool_get(weft_gpu_stream_pool *p, unsigned i);
-/* The device's own pool, used by GPU tasks (weft_gpu_config.streams streams). */
+/* The device's own pool, used by GPU tasks (weft_gpu_config.streams streams).
+ * It belongs to the device: weft_gpu_close frees it; weft_gpu_stream_pool_destroy
+ * of it logs a warning and does nothing. */
 WEFT_API weft_gpu_stream_pool *weft_gpu_device_pool(weft_gpu_device *dev);
 
 /* A scoped stream: weft_gpu_stream_begin reserves a stream of the pool that

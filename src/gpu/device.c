@@ -99,7 +99,9 @@ void weft_gpu_close(weft_gpu_device *dev) {
     if (!dev) return;
     (void)weft_gpu_synchronize(dev);
     weft__gpu_for_cache_free(dev);
-    weft_gpu_stream_pool_destroy(dev->pool);
+    weft_gpu_stream_pool *pool = dev->pool;
+    dev->pool = NULL; /* so that destroy frees it: no longer the device's own */
+    weft_gpu_stream_pool_destroy(pool);
     dev->ops->close(dev);
     weft__mutex_destroy(&dev->watch_lock);
     weft__mutex_destroy(&dev->lock);

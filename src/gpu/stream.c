@@ -4,6 +4,7 @@
 #include "core/error_detail.h"
 #include "core/executor.h"
 #include "core/layer.h" /* the poll watcher's nap bounds */
+#include "core/log.h"
 #include "gpu/backend.h"
 
 /* ---- streams ---------------------------------------------------------------- */
@@ -304,7 +305,17 @@ out:
 }
 
 void weft_gpu_stream_pool_destroy(weft_gpu_stream_pool *p) {
-    if (p) pool_free(p);
+    if (!p) return;
+    /* The device's own pool (weft_gpu_device_pool) is the device's: its GPU
+     * tasks use it until weft_gpu_close, which frees it (and clears
+     * dev->pool first, so that its call here frees it).  Freed here, close
+     * freed it a second time. */
+    if (p->dev && p->dev->pool == p) {
+        weft__log(WEFT_LOG_WARN, "weft_gpu_stream_pool_destroy: the pool is the device's own (weft_gpu_device_pool); "
+                                 "weft_gpu_close frees it: nothing done");
+        return;
+    }
+    pool_free(p);
 }
 
 unsigned weft_gpu_stream_pool_size(const weft_gpu_stream_pool *p) { return p ? p->n : 0; }
