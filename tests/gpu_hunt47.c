@@ -44,3 +44,48 @@ TEST(destroying_the_devices_own_stream_pool_warns_and_leaves_it_to_close) {
     weft_log_set_callback(NULL, NULL);
     weft_gpu_close(dev);
 }
+
+static weft_gpu_stream *given;
+static int destroy_the_stream_given(weft_ctx *cx, weft_gpu_stream *s, void *arg) {
+    (void)cx;
+    (void)arg;
+    given = s;
+    weft_gpu_stream_destroy(s); /* the misuse: it is the pool's */
+    return 0;
+}
+
+/* The same for a pool's streams: one from weft_gpu_stream_pool_get, or the
+ * one a GPU call's fn is given, destroyed by the program was handed out again
+ * by the pool (freed memory) and freed again by the pool's destroy. */
+TEST(destroying_a_stream_of_a_pool_warns_and_leaves_it_to_the_pool) {
+    weft_gpu_device *dev = gpu_test_open(WEFT_GPU_EMULATOR);
+    weft_status st;
+    weft_gpu_stream_pool *mine = weft_gpu_stream_pool_create(dev, 2, &st);
+    ASSERT_OK(st);
+    weft_gpu_stream *s0 = weft_gpu_stream_pool_get(mine, 0);
+    ASSERT_NOT_NULL(s0);
+    capture_log();
+    weft_gpu_stream_destroy(s0);
+    ASSERT_EQ(atomic_load(&logged.warnings), 1);
+    ASSERT_TRUE(strstr(logged.last, "stream pool") != NULL);
+    /* Still whole: a synchronize and a guard on it work. */
+    ASSERT_OK(weft_gpu_stream_synchronize(s0));
+    weft_gpu_stream_guard g;
+    ASSERT_NOT_NULL(weft_gpu_stream_begin(mine, &g));
+    ASSERT_OK(weft_gpu_stream_end(&g));
+    /* The device's pool, through a GPU call's fn. */
+    ASSERT_OK(weft_gpu_call(dev, destroy_the_stream_given, NULL));
+    ASSERT_EQ(atomic_load(&logged.warnings), 2);
+    ASSERT_OK(weft_gpu_stream_synchronize(given));
+    int calls = 0;
+    for (int i = 0; i < 8; i++) ASSERT_OK(weft_gpu_call(dev, record_nothing, &calls));
+    ASSERT_EQ(calls, 8);
+    /* A stream of the program's own is destroyed as ever, with no warning. */
+    weft_gpu_stream *own = weft_gpu_stream_create(dev, &st);
+    ASSERT_OK(st);
+    weft_gpu_stream_destroy(own);
+    ASSERT_EQ(atomic_load(&logged.warnings), 2);
+    weft_log_set_callback(NULL, NULL);
+    weft_gpu_stream_pool_destroy(mine);
+    weft_gpu_close(dev);
+}

@@ -183,7 +183,10 @@ WEFT_API weft_status weft_gpu_copy_to_host_async(weft_gpu_stream *s, const weft_
 /* Creates a stream: an in-order queue of copies and kernels.  NULL with *err:
  * WEFT_EINVAL (dev NULL), WEFT_ENOMEM, WEFT_EDEVICE. */
 WEFT_API WEFT_NODISCARD weft_gpu_stream *weft_gpu_stream_create(weft_gpu_device *dev, weft_status *err);
-/* Waits for the stream's work, then frees it.  NULL is a no-op. */
+/* Waits for the stream's work, then frees it.  NULL is a no-op.  A stream of
+ * a pool (weft_gpu_stream_pool_get, weft_gpu_stream_begin, the stream a GPU
+ * task's or stage's fn is given) belongs to the pool, which frees it: this
+ * logs a warning and does nothing. */
 WEFT_API void weft_gpu_stream_destroy(weft_gpu_stream *s);
 /* The stream's device (NULL for NULL). */
 WEFT_API weft_gpu_device *weft_gpu_stream_device(const weft_gpu_stream *s);
@@ -234,7 +237,8 @@ WEFT_API WEFT_NODISCARD weft_gpu_stream_pool *weft_gpu_stream_pool_create(weft_g
 WEFT_API void weft_gpu_stream_pool_destroy(weft_gpu_stream_pool *p);
 /* Number of streams (0 for NULL). */
 WEFT_API unsigned weft_gpu_stream_pool_size(const weft_gpu_stream_pool *p);
-/* Stream i (taken modulo the size); NULL for NULL.  Shared, not reserved. */
+/* Stream i (taken modulo the size); NULL for NULL.  Shared, not reserved;
+ * the pool's (its destroy frees it). */
 WEFT_API weft_gpu_stream *weft_gpu_stream_pool_get(weft_gpu_stream_pool *p, unsigned i);
 /* The device's own pool, used by GPU tasks (weft_gpu_config.streams streams).
  * It belongs to the device: weft_gpu_close frees it; weft_gpu_stream_pool_destroy

@@ -107,6 +107,7 @@ struct weft_gpu_stream {
      * be seen done by the call that records it (PoCL under TSan). */
     void *query_h;
     _Atomic bool query_stale;
+    bool pooled; /* a stream of a pool: the pool's to free (weft_gpu_stream_destroy refuses it) */
 };
 
 struct weft_gpu_event {

@@ -40,6 +40,14 @@ out:
 
 void weft_gpu_stream_destroy(weft_gpu_stream *s) {
     if (!s) return;
+    /* A pool's stream (weft_gpu_stream_pool_get, weft_gpu_stream_begin, a GPU
+     * task's) is the pool's: freed here, the pool handed it out again and
+     * freed it a second time. */
+    if (s->pooled) {
+        weft__log(WEFT_LOG_WARN, "weft_gpu_stream_destroy: the stream belongs to a stream pool, which frees it: "
+                                 "nothing done");
+        return;
+    }
     weft_gpu_device *d = s->dev;
     weft__mutex_lock(&d->lock);
     if (s->prev) s->prev->next = s->next;
@@ -266,7 +274,11 @@ int weft__gpu_scope_end(weft__gpu_scope *sc, weft_gpu_stream_guard *g, weft__wor
 /* ---- pools and guards ------------------------------------------------------- */
 
 static void pool_free(weft_gpu_stream_pool *p) {
-    for (unsigned i = 0; p->streams && i < p->n; i++) weft_gpu_stream_destroy(p->streams[i]);
+    for (unsigned i = 0; p->streams && i < p->n; i++)
+        if (p->streams[i]) {
+            p->streams[i]->pooled = false;
+            weft_gpu_stream_destroy(p->streams[i]);
+        }
     if (p->streams) weft__free(p->streams, sizeof *p->streams * p->n);
     if (p->held) weft__free((void *)p->held, sizeof *p->held * p->n);
     weft__free(p, sizeof *p);
@@ -293,7 +305,8 @@ weft_gpu_stream_pool *weft_gpu_stream_pool_create(weft_gpu_device *dev, unsigned
     if (!p->streams || !p->held) st = weft__fail_st(__func__, WEFT_ENOMEM);
     if (p->streams && p->held) {
         st = WEFT_OK; /* weft_gpu_stream_create says why it failed */
-        for (unsigned i = 0; i < n && st == WEFT_OK; i++) p->streams[i] = weft_gpu_stream_create(dev, (weft_status *)&st);
+        for (unsigned i = 0; i < n && st == WEFT_OK; i++)
+            if ((p->streams[i] = weft_gpu_stream_create(dev, (weft_status *)&st))) p->streams[i]->pooled = true;
     }
     if (st) {
         pool_free(p);
