@@ -370,3 +370,47 @@ TEST(a_pool_rank_short_of_memory_for_a_thiefs_batch_runs_the_tasks_itself) {
     weft_set_allocator(NULL);
     MPI_Finalize();
 }
+
+/* ---- awkward but legal pools --------------------------------------------------- */
+
+static atomic_int bare_runs;
+static int count_bare(weft_ctx *cx, const void *in, size_t in_size, void *out, size_t out_size, void *arg) {
+    (void)cx; (void)in; (void)out; (void)arg;
+    if (in_size != 0 || out_size != 0) return 1;
+    atomic_fetch_add(&bare_runs, 1);
+    return 0;
+}
+
+static const weft_mpi_pool_fn bare_fns[] = { count_bare };
+
+/* Tasks with no input and no output (NULL in and out, sizes 0), all on the
+ * last rank, stolen in batches of one by every other rank; runs with no
+ * task anywhere before, between and after; each task runs exactly once over
+ * all ranks. */
+TEST(pool_tasks_without_input_or_output_and_empty_runs_each_run_once) {
+    int size = 0, rank = mpi_test_init(&size);
+    weft_executor *ex = mpi_test_executor();
+    weft_status st = WEFT_OK;
+    weft_mpi_pool *p = weft_mpi_pool_create(MPI_COMM_WORLD, &(weft_mpi_pool_config){ .fns = bare_fns, .nfns = 1,
+                                                                                     .batch_max = 1 }, &st);
+    ASSERT_OK(st);
+    ASSERT_OK(weft_mpi_pool_run(ex, p)); /* nothing anywhere */
+    enum { N = 300 };
+    for (int run = 0; run < 2; run++) {
+        atomic_store(&bare_runs, 0);
+        if (rank == size - 1)
+            for (int i = 0; i < N; i++) ASSERT_OK(weft_mpi_pool_submit(p, count_bare, NULL, 0, NULL, 0));
+        ASSERT_OK(weft_mpi_pool_run(ex, p));
+        ASSERT_EQ(mpi_test_sum((uint64_t)atomic_load(&bare_runs)), (uint64_t)N);
+        weft_mpi_pool_figures pf;
+        ASSERT_OK(weft_mpi_pool_stats(p, &pf));
+        ASSERT_EQ(mpi_test_sum(pf.tasks_run), (uint64_t)N);
+        ASSERT_EQ(mpi_test_sum(pf.tasks_stolen), mpi_test_sum(pf.tasks_given));
+        ASSERT_OK(weft_mpi_pool_run(ex, p)); /* nothing again: the last run's tasks are gone */
+        ASSERT_OK(weft_mpi_pool_stats(p, &pf));
+        ASSERT_EQ(pf.tasks_run, 0);
+    }
+    ASSERT_OK(weft_mpi_pool_destroy(p));
+    weft_executor_destroy(ex);
+    MPI_Finalize();
+}
