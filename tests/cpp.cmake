@@ -73,6 +73,15 @@ if(CMAKE_CXX_COMPILER)
   weft_add_test_program(cpp_hunt46 SOURCES cpp_hunt46.cpp TIMEOUT 60)
   set_target_properties(cpp_hunt46 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                               CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Session 47 (h47-4): the code fragments of docs/guide-cpp.md (no int main,
+  # so tests/docs_snippets.py does not run them), checked for what the guide says.
+  weft_add_test_program(docs_hunt47 SOURCES docs_hunt47.cpp TIMEOUT 60)
+  set_target_properties(docs_hunt47 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                               CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Session 47 (h47-4): weft.hpp's newer calls under a failing allocator.
+  weft_add_test_program(cpp_hunt47 SOURCES cpp_hunt47.cpp TIMEOUT 120)
+  set_target_properties(cpp_hunt47 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                              CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # Session 42's review (h42-9): task_group batches after a child threw.
   weft_add_test_program(cpp_review42 SOURCES cpp_review42.cpp TIMEOUT 120)
   set_target_properties(cpp_review42 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
