@@ -2402,12 +2402,29 @@ public:
     bool empty() const { return num_tasks() == 0; }
     weft_taskflow *native() const noexcept { return g_; }
 
-    /* The graph in Graphviz DOT. */
+    /* The graph in Graphviz DOT.  Written in memory (open_memstream where
+     * the C library has it): std::tmpfile() needs a writable /tmp and a free
+     * descriptor, and without them (a container with a read-only root, a
+     * process at its descriptor limit) dump threw WEFT_ESYS. */
     std::string dump() const {
         (void)graph("weft::dump");
+        std::string s;
+#if defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__)
+        char *buf = nullptr;
+        std::size_t len = 0;
+        std::FILE *f = ::open_memstream(&buf, &len);
+        if (!f) throw error(WEFT_ENOMEM, "weft::dump", "open_memstream failed");
+        weft_status st = weft_taskflow_dump_dot(g_, f); /* g_ checked above */
+        bool flushed = std::fclose(f) == 0;             /* buf and len are final now */
+        struct freer {
+            void operator()(char *p) const noexcept { std::free(p); }
+        };
+        std::unique_ptr<char, freer> owned(buf);
+        if (st == WEFT_OK && !flushed) st = WEFT_ENOMEM; /* the last write could not grow the buffer */
+        if (st == WEFT_OK && owned) s.assign(owned.get(), len);
+#else
         std::FILE *f = std::tmpfile();
         if (!f) throw error(WEFT_ESYS, "weft::dump", "tmpfile failed");
-        std::string s;
         weft_status st = weft_taskflow_dump_dot(g_, f); /* g_ checked above */
         if (st == WEFT_OK) {
             std::rewind(f);
@@ -2416,6 +2433,7 @@ public:
             while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
         }
         std::fclose(f);
+#endif
         detail::check(st, "weft_taskflow_dump_dot");
         return s;
     }

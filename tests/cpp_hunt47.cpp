@@ -138,3 +138,47 @@ TEST(every_allocation_failing_in_the_newer_cpp_calls_gives_enomem_and_frees_ever
     ASSERT_EQ(errors, 0);
     ASSERT_TRUE(done);
 }
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* taskflow::dump() wrote the DOT through std::tmpfile(): a file in /tmp and
+ * a descriptor.  Where neither is to be had (a container whose root, /tmp
+ * included, is read-only; a process at its descriptor limit) it threw
+ * weft::error WEFT_ESYS "tmpfile failed", where Taskflow's dump just writes
+ * to the stream.  The descriptor limit stands in for both here: with no
+ * descriptor free, dump() must still give the same text. */
+TEST(taskflow_dump_needs_no_file_and_no_free_descriptor) {
+    weft::taskflow tf("dumped");
+    auto a = tf.emplace([] {}).name("A");
+    auto b = tf.emplace([] { return 0; }).name("B");
+    auto c = tf.emplace([] {}).name("C");
+    a.precede(b);
+    b.precede(c);
+    const std::string want = tf.dump();
+    ASSERT_TRUE(want.find("digraph") != std::string::npos);
+    ASSERT_TRUE(want.find("\"A\"") != std::string::npos || want.find("A") != std::string::npos);
+
+    struct rlimit old{};
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+    int lowest = dup(2); /* the lowest free descriptor */
+    ASSERT_TRUE(lowest >= 0);
+    close(lowest);
+    struct rlimit none = old;
+    none.rlim_cur = static_cast<rlim_t>(lowest); /* no descriptor can be opened now */
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &none), 0);
+    int probe = dup(2);
+    std::string got;
+    weft_status st = WEFT_OK;
+    std::string what;
+    try {
+        got = tf.dump();
+    } catch (const weft::error &e) {
+        st = e.status();
+        what = e.what();
+    }
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+    ASSERT_EQ(probe, -1); /* the limit held */
+    if (st != WEFT_OK) TEST_FAIL_("dump() threw: %s", what.c_str());
+    ASSERT_TRUE(got == want);
+}
