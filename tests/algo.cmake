@@ -3,6 +3,7 @@
 weft_add_test_program(algo_tests
   SOURCES algo_loops.c algo_reduce.c algo_scan.c algo_sort.c algo_errors.c algo_cmp.c
           algo_empty.c algo_hunt38.c algo_hunt40.c algo_hunt40b.c tfport_hunt44.c algo_batch46.c
+          algo_hunt47.c
   TIMEOUT 120)
 # algo_typed.h's macros expanded in a user file, under -Wall -Wextra -Werror with
 # the C compiler and with clang (which warns of unused static functions there).

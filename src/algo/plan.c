@@ -43,8 +43,21 @@ static size_t guided_walk(size_t n, unsigned tasks, size_t min_chunk, size_t *bo
 
 /* call: the public call the user made (its name, not the family's, in the
  * message: weft_last_error_message). */
-static int plan_guided(weft__plan *p, unsigned tasks, size_t min_chunk, const char *call) {
+static int plan_guided(weft__plan *p, unsigned tasks, size_t min_chunk, size_t max_chunks, const char *call) {
     p->nchunks = guided_walk(p->n, tasks, min_chunk, NULL);
+    /* A call that keeps state per chunk (max_chunks: reductions and scans,
+     * weft__state_max_chunks) gets no more chunks than that: every chunk but
+     * the last is at least min_chunk, so a minimum of n / max_chunks (rounded
+     * up) makes at most max_chunks.  Only the fixed plans were capped: AUTO's
+     * ~140 shrinking chunks of a 256 KiB accumulator asked for 35 MiB, and
+     * GUIDED's with many workers for hundreds, against the 16 MiB of chunk
+     * state weft/algo.h promises.  Depends on n and the state's size only
+     * (and, as GUIDED always does, the task count). */
+    if (max_chunks && p->nchunks > max_chunks) {
+        size_t least = div_up(p->n, max_chunks);
+        if (least > min_chunk) min_chunk = least;
+        p->nchunks = guided_walk(p->n, tasks, min_chunk, NULL);
+    }
     p->bounds = weft__alloc((p->nchunks + 1) * sizeof(size_t));
     if (!p->bounds) return weft__fail(call, WEFT_ENOMEM, "out of memory for the chunk plan");
     (void)guided_walk(p->n, tasks, min_chunk, p->bounds);
@@ -74,11 +87,11 @@ int weft__plan_init(weft__plan *p, weft_executor *ex, size_t n, const weft_algo_
     if (n == 0) {
         p->chunk = 1;
     } else if (kind == WEFT_PARTITION_GUIDED) {
-        int st = plan_guided(p, tasks, chunk, rules.call);
+        int st = plan_guided(p, tasks, chunk, rules.max_chunks, rules.call);
         if (st != WEFT_OK) return st;
     } else if (shrinking) {
         /* Shrinking chunks: n/32 of what is left, down to n/1024 (see above). */
-        int st = plan_guided(p, AUTO_GUIDE_TASKS, div_up(n, AUTO_MIN_DIV), rules.call);
+        int st = plan_guided(p, AUTO_GUIDE_TASKS, div_up(n, AUTO_MIN_DIV), rules.max_chunks, rules.call);
         if (st != WEFT_OK) return st;
         p->batch = true;
     } else {
