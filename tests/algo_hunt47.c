@@ -106,3 +106,92 @@ TEST(reductions_and_scans_with_big_accumulators_keep_chunk_state_within_16_mib_u
     free(acc);
     weft_set_allocator(NULL);
 }
+
+/* ---- probes that found nothing (kept: cheap and deterministic) ------------- */
+
+/* Merge rounds over an odd number of runs (max_tasks 3, 5, 7 on 8 workers: a
+ * run without a partner in each round), on duplicates, sorted and reversed
+ * input, generic and typed, stable and not. */
+typedef struct krec { unsigned key, idx; } krec;
+static int krec_cmp(const void *a, const void *b, void *arg) {
+    (void)arg;
+    const krec *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
+}
+#define KREC_LT(a, b) ((a).key < (b).key)
+WEFT_ALGO_SORT(krec, krec, KREC_LT)
+
+static void check_sorted(const krec *v, size_t n, bool stable, const char *what, unsigned mt, int shape) {
+    for (size_t i = 1; i < n; i++) {
+        if (v[i - 1].key > v[i].key) TEST_FAIL_("%s, max_tasks %u, shape %d, n %zu: unsorted at %zu", what, mt, shape, n, i);
+        if (stable && v[i - 1].key == v[i].key && v[i - 1].idx > v[i].idx)
+            TEST_FAIL_("%s, max_tasks %u, shape %d, n %zu: ties out of order at %zu", what, mt, shape, n, i);
+    }
+}
+
+TEST(sorts_with_odd_task_counts_merge_every_run_on_duplicates_sorted_and_reversed_input) {
+    weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = 8 }, NULL);
+    ASSERT_TRUE(ex != NULL);
+    const size_t sizes[] = { 4096, 4097, 12289 };
+    krec *v[4];
+    for (size_t si = 0; si < 3; si++) {
+        size_t n = sizes[si];
+        for (int k = 0; k < 4; k++) v[k] = xmalloc(n * sizeof(krec));
+        for (unsigned mt = 3; mt <= 7; mt += 2)
+            for (int shape = 0; shape < 4; shape++) {
+                uint64_t s = 77 + mt;
+                for (size_t i = 0; i < n; i++) {
+                    unsigned r = (unsigned)test_rand(&s);
+                    unsigned key = shape == 0 ? r % 5 : shape == 1 ? (unsigned)i : shape == 2 ? (unsigned)(n - i) : r;
+                    v[0][i] = (krec){ key, (unsigned)i };
+                }
+                for (int k = 1; k < 4; k++) memcpy(v[k], v[0], n * sizeof(krec));
+                weft_algo_config cfg = { .max_tasks = mt };
+                ASSERT_OK(weft_parallel_sort(ex, v[0], n, sizeof(krec), krec_cmp, NULL, &cfg));
+                ASSERT_OK(weft_parallel_stable_sort(ex, v[1], n, sizeof(krec), krec_cmp, NULL, &cfg));
+                ASSERT_OK(krec_sort(ex, v[2], n, &cfg));
+                ASSERT_OK(krec_stable_sort(ex, v[3], n, &cfg));
+                check_sorted(v[0], n, true, "weft_parallel_sort", mt, shape); /* generic: stable too */
+                check_sorted(v[1], n, true, "weft_parallel_stable_sort", mt, shape);
+                check_sorted(v[2], n, false, "typed sort", mt, shape);
+                check_sorted(v[3], n, true, "typed stable sort", mt, shape);
+            }
+        for (int k = 0; k < 4; k++) free(v[k]);
+    }
+    weft_executor_destroy(ex);
+}
+
+/* An exclusive scan in place (out == in) with a non-commutative operation,
+ * around the 8192-element chunks, under every partitioner, on 1 to 4 workers;
+ * and transform_reduce of a non-commutative product through a map. */
+static void u64_to_mat(const void *in, void *out, void *arg) {
+    (void)arg;
+    uint64_t x = *(const uint64_t *)in;
+    *(mat2 *)out = (mat2){ x | 1, x >> 5, x >> 9, (x >> 13) | 1 };
+}
+
+TEST(in_place_exclusive_scans_and_transform_reduces_of_a_matrix_product_keep_serial_order) {
+    const size_t sizes[] = { 0, 1, 2, 8191, 8192, 8193, 40000 };
+    for (size_t w = 0; w < NWORKERS; w++) {
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = WORKERS[w] }, NULL);
+        ASSERT_TRUE(ex != NULL);
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+            for (size_t c = 0; c < NCONFIGS; c++) {
+                size_t n = sizes[si];
+                uint64_t *raw = random_u64(n, 1000 + n);
+                mat2 *v = xmalloc(n * sizeof *v), *want = xmalloc(n * sizeof *v), init = { 3, 5, 7, 11 }, acc = init;
+                for (size_t i = 0; i < n; i++) u64_to_mat(&raw[i], &v[i], NULL);
+                for (size_t i = 0; i < n; i++) want[i] = acc, acc = mat2_mul(acc, v[i]);
+                ASSERT_OK(weft_parallel_exclusive_scan(ex, v, v, n, sizeof *v, &init, mat2_op, NULL, &CONFIGS[c]));
+                for (size_t i = 0; i < n; i++)
+                    if (!mat2_eq(v[i], want[i]))
+                        TEST_FAIL_("exclusive scan in place, n %zu, config %zu, %u workers: wrong at %zu", n, c, WORKERS[w], i);
+                mat2 got = init;
+                ASSERT_OK(weft_parallel_transform_reduce(ex, raw, n, sizeof *raw, sizeof got, &got, u64_to_mat, mat2_op, NULL,
+                                                         &CONFIGS[c]));
+                if (!mat2_eq(got, acc)) TEST_FAIL_("transform_reduce, n %zu, config %zu, %u workers", n, c, WORKERS[w]);
+                free(raw), free(v), free(want);
+            }
+        weft_executor_destroy(ex);
+    }
+}
