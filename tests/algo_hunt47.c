@@ -195,3 +195,112 @@ TEST(in_place_exclusive_scans_and_transform_reduces_of_a_matrix_product_keep_ser
         weft_executor_destroy(ex);
     }
 }
+
+/* ---- accumulators aligned for SIMD types on every path ------------------------
+ *
+ * weft/algo.h: the values a call keeps itself are aligned to 64 bytes.  The
+ * one-task scan (one worker, max_tasks 1, or n within one chunk) kept its
+ * slots in a 16-aligned stack buffer: an accumulator landed at 16 mod 32 or
+ * mod 64 depending on the caller's stack, and a typed scan of __m256d
+ * faulted on its aligned load (SIGSEGV).  The calls are made at four stack
+ * depths, 16 bytes apart, so that a 16-aligned buffer is misaligned for one
+ * of them at least. */
+
+typedef struct v8 {
+    _Alignas(64) double d[8];
+} v8;
+
+static atomic_int misaligned;
+
+static void check_aligned(const void *p) {
+    if ((uintptr_t)p % 64 != 0) atomic_fetch_add(&misaligned, 1);
+}
+static void v8_reduce(size_t lo, size_t hi, void *acc, void *arg) {
+    (void)arg;
+    check_aligned(acc);
+    v8 *a = acc;
+    for (int k = 0; k < 8; k++) a->d[k] = (double)(hi - lo);
+}
+static void v8_scan(size_t lo, size_t hi, void *acc, bool has_acc, void *arg) {
+    check_aligned(acc);
+    double *out = arg;
+    v8 *a = acc;
+    if (!has_acc)
+        for (int k = 0; k < 8; k++) a->d[k] = 0;
+    for (size_t i = lo; i < hi; i++) out[i] = a->d[0] += 1;
+}
+static void v8_op(void *acc, const void *x, void *arg) {
+    (void)arg;
+    check_aligned(acc);
+    check_aligned(x);
+    v8 *a = acc;
+    const v8 *b = x;
+    for (int k = 0; k < 8; k++) a->d[k] += b->d[k];
+}
+static void v8_map(const void *in, void *out, void *arg) {
+    (void)arg;
+    check_aligned(out);
+    v8 *o = out;
+    for (int k = 0; k < 8; k++) o->d[k] = *(const double *)in;
+}
+
+static v8 v8_add(v8 a, v8 b) {
+    for (int k = 0; k < 8; k++) a.d[k] += b.d[k];
+    return a;
+}
+#define V8_ADD(a, b) v8_add((a), (b))
+WEFT_ALGO_SCAN(v8s, v8, V8_ADD)
+WEFT_ALGO_REDUCE(v8r, v8, V8_ADD)
+
+/* The calls, from a frame `depth` * 16 bytes further down the stack. */
+static __attribute__((noinline)) void v8_calls_at(weft_executor *ex, const weft_algo_config *cfg, size_t n,
+                                                   unsigned depth) {
+    volatile char pad[16 * depth + 1];
+    pad[0] = 0;
+    double *out = xmalloc(n * sizeof *out), *in = xmalloc(n * sizeof *in);
+    v8 *vin = aligned_alloc(64, n * sizeof(v8)), *vout = aligned_alloc(64, n * sizeof(v8));
+    ASSERT_TRUE(vin && vout);
+    for (size_t i = 0; i < n; i++) {
+        in[i] = 1;
+        for (int k = 0; k < 8; k++) vin[i].d[k] = 1;
+    }
+    v8 res = { { 0 } };
+    ASSERT_OK(weft_parallel_scan_range(ex, n, sizeof(v8), NULL, v8_reduce, v8_scan, v8_op, out, cfg));
+    ASSERT_EQ(out[n - 1], n);
+    ASSERT_OK(weft_parallel_reduce_range(ex, n, sizeof(v8), &res, v8_reduce, v8_op, NULL, cfg));
+    ASSERT_EQ(res.d[7], n);
+    res = (v8){ { 0 } };
+    ASSERT_OK(weft_parallel_transform_reduce(ex, in, n, sizeof *in, sizeof(v8), &res, v8_map, v8_op, NULL, cfg));
+    ASSERT_EQ(res.d[3], n);
+    /* the typed macros, whose operation the compiler may give aligned loads */
+    ASSERT_OK(v8s_inclusive_scan(ex, vin, vout, n, NULL, cfg));
+    ASSERT_EQ(vout[n - 1].d[5], n);
+    ASSERT_OK(v8s_exclusive_scan(ex, vin, vout, n, (v8){ { 0 } }, cfg));
+    ASSERT_EQ(vout[n - 1].d[5], n - 1);
+    res = (v8){ { 0 } };
+    ASSERT_OK(v8r_reduce(ex, vin, n, &res, cfg));
+    ASSERT_EQ(res.d[0], n);
+    free(out), free(in), free(vin), free(vout);
+    (void)pad[0];
+}
+
+TEST(accumulators_of_a_64_byte_aligned_type_are_aligned_on_one_task_and_on_several) {
+    const unsigned workers[] = { 1, 2 };
+    const size_t sizes[] = { 1, 100, 8192, 30000 };
+    for (size_t w = 0; w < 2; w++) {
+        weft_executor *ex = weft_executor_create(&(weft_executor_config){ .workers = workers[w] }, NULL);
+        ASSERT_TRUE(ex != NULL);
+        for (unsigned mt = 0; mt < 2; mt++)
+            for (size_t si = 0; si < 4; si++)
+                for (unsigned depth = 0; depth < 4; depth++) {
+                    weft_algo_config cfg = { .max_tasks = mt };
+                    atomic_store(&misaligned, 0);
+                    v8_calls_at(ex, &cfg, sizes[si], depth);
+                    if (atomic_load(&misaligned))
+                        TEST_FAIL_("%u workers, max_tasks %u, n %zu, 16 x %u bytes down the stack: %d accumulators "
+                                   "not aligned to 64",
+                                   workers[w], mt, sizes[si], depth, atomic_load(&misaligned));
+                }
+        weft_executor_destroy(ex);
+    }
+}

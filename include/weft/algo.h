@@ -258,6 +258,15 @@ WEFT_API unsigned weft_algo_numa_node(void);
  * no context of the call: on a worker it sees whatever task that worker is
  * running around it, if any. */
 
+/* Alignment: every pointer a call passes to a callback that points at a
+ * value the call keeps itself (a reduce or scan body's acc; the operation's
+ * acc and x, except where that is the caller's *result, its init or an
+ * element of its arrays) is aligned to 64 bytes, on every path (one task or
+ * several), for an acc_size that is a multiple of the value type's alignment
+ * (as its sizeof is).  So a type aligned to at most 64 bytes (a SIMD vector
+ * such as __m256d, a struct with _Alignas(64)) may be the accumulator, also
+ * of the typed macros of algo_typed.h. */
+
 /* Loop bodies.  A range body gets [lo, hi) and loops itself: the fast form. */
 typedef void (*weft_index_fn)(size_t i, void *arg);
 typedef void (*weft_range_fn)(size_t lo, size_t hi, void *arg);

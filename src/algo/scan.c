@@ -157,9 +157,14 @@ static void scan_chunk(void *ctx, size_t k, size_t lo, size_t hi) {
 /* One task: the chunks in order on the calling thread, with the token looked at
  * before each chunk as weft__par_chunks does. */
 static weft_status scan_one_task(const weft__plan *p, const scan_core *s) {
-    _Alignas(16) unsigned char stack[SLOTS * STACK_ACC];
+    /* Slots on a cache line, as the several-task form's and the reductions'
+     * are (weft/algo.h: 64-byte alignment).  They were 16-aligned here: a
+     * typed scan of __m256d on one task (one worker, or n up to a chunk) got
+     * an accumulator at 16 mod 32 from where the caller's stack happened to
+     * be, and its vmovapd faulted. */
+    _Alignas(WEFT__CACHE_LINE) unsigned char stack[SLOTS * STACK_ACC];
     size_t bytes = SLOTS * s->slot;
-    unsigned char *mem = bytes <= sizeof stack ? stack : weft__alloc_aligned(bytes, 16);
+    unsigned char *mem = bytes <= sizeof stack ? stack : weft__alloc_aligned(bytes, WEFT__CACHE_LINE);
     if (!mem) return weft__fail_st(s->call, WEFT_ENOMEM);
     unsigned char *prefix = mem, *agg = mem + s->slot, *work = mem + 2 * s->slot; /* scratch after work */
     int has = s->init != NULL;
@@ -182,7 +187,7 @@ static weft_status scan_one_task(const weft__plan *p, const scan_core *s) {
         extend(s, prefix, has, agg);
         has = 1;
     }
-    if (mem != stack) weft__free_aligned(mem, bytes, 16);
+    if (mem != stack) weft__free_aligned(mem, bytes, WEFT__CACHE_LINE);
     return st;
 }
 
