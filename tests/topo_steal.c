@@ -335,6 +335,17 @@ TEST(numa_hinted_tasks_run_on_a_worker_of_their_node) {
     atomic_store(&release_node[1], 1);
     ASSERT_OK(weft_executor_wait_all(hint_ex));
 
+    /* A node index with the top bit set is no node: ignored, it went to node
+     * index & 0x7fffffff (here node 1's mailbox) as the flag took that bit. */
+    hold_both(hint_ex);
+    weft_async_options huge = {.numa_node = WEFT_NUMA_NODE(0x80000001u)};
+    ASSERT_OK(weft_async_with(hint_ex, hinted, NULL, &huge, NULL));
+    ASSERT_EQ(weft__injector_len(&hint_ex->mailboxes[1].q), 0);
+    ASSERT_EQ(weft__injector_len(&hint_ex->mailboxes[0].q), 0);
+    atomic_store(&release_node[0], 1);
+    atomic_store(&release_node[1], 1);
+    ASSERT_OK(weft_executor_wait_all(hint_ex));
+
     /* No hint, a node without workers, a node out of range: as weft_async. */
     weft_async_options none = {0}, far = {.numa_node = WEFT_NUMA_NODE(7)};
     ASSERT_OK(weft_async_with(hint_ex, hinted, NULL, &none, NULL));

@@ -237,7 +237,11 @@ static void async_removed(weft__job *job) {
 static int schedule(weft__async *a, const weft_async_options *opt, weft_future *const *deps, size_t ndeps) {
     if (!opt) return WEFT_OK;
     if (opt->priority == WEFT_PRIORITY_NORMAL && !opt->handle) {
-        if (opt->numa_node) a->sched.slot = WEFT__ASYNC_ON_NODE | (opt->numa_node - 1); /* enqueue */
+        /* A node index of 2^31 or more is no machine's (it would lose its
+         * top bit to the flag and land on a real node): ignored, as async.h
+         * says of a node without workers. */
+        if (opt->numa_node && opt->numa_node - 1 < WEFT__ASYNC_ON_NODE)
+            a->sched.slot = WEFT__ASYNC_ON_NODE | (opt->numa_node - 1); /* enqueue */
         return WEFT_OK;
     }
     if (!opt->handle && weft__sched_policy_orders(a->fut.ex)) {
