@@ -2,7 +2,7 @@
 # CUDA and HIP tests skip by name without a device.  GPU tasks in graphs, async
 # tasks and pipelines; no worker blocked while a GPU task waits.
 weft_add_test_program(gpu_tests
-  SOURCES gpu_basic.c gpu_graph.c gpu_complete.c gpu_for.c gpu_stage.c gpu_hunt35.c gpu_hunt36.c gpu_hunt41.c gpu_record41.c gpu_hunt46.c gpu_hunt47.c
+  SOURCES gpu_basic.c gpu_graph.c gpu_complete.c gpu_for.c gpu_stage.c gpu_hunt35.c gpu_hunt36.c gpu_hunt41.c gpu_record41.c gpu_hunt46.c gpu_hunt47.c gpu_hunt47b.c
   TIMEOUT 60)
 include(${PROJECT_SOURCE_DIR}/cmake/gpu_kernels.cmake) # the CUDA kernels as PTX: nvcc, or the checked-in copy
 weft_gpu_kernels(gpu_tests SOURCE kernels/gpu_test_kernels.cu HEADER gpu_test_ptx.h VAR gpu_test_ptx)

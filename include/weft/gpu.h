@@ -105,10 +105,17 @@ typedef struct weft_gpu_config {
  * to start: weft_last_error_message says why).  Any thread. */
 WEFT_API WEFT_NODISCARD weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err);
 /* Waits for all work of the device's streams, then frees the device and its
- * own stream pool (weft_gpu_device_pool).  The buffers, streams, events,
- * kernels and pools made on it must have been destroyed first.  NULL is a
- * no-op. */
-WEFT_API void weft_gpu_close(weft_gpu_device *dev);
+ * own stream pool (weft_gpu_device_pool); WEFT_OK (also for NULL).  The
+ * buffers, streams, events, kernels and pools made on it must have been
+ * destroyed first, and no guard may hold a stream of its own pool (a GPU
+ * task, weft_gpu_call or GPU stage still running, or a weft_gpu_stream_begin
+ * without its end): while any is alive close is WEFT_EBUSY, frees and waits
+ * for nothing, logs a warning, and weft_last_error_message names what is
+ * left (e.g. "weft_gpu_close: the device still has 2 buffers, 1 event
+ * (destroy them first, end the guards): nothing closed"); destroy them and
+ * close again.  Not at the same time as other calls on the device or its
+ * objects. */
+WEFT_API weft_status weft_gpu_close(weft_gpu_device *dev);
 
 /* The device's backend (WEFT_GPU_AUTO for NULL). */
 WEFT_API weft_gpu_kind weft_gpu_device_kind(const weft_gpu_device *dev);

@@ -88,6 +88,11 @@ struct weft_gpu_device {
     struct weft__gpu_watch *watches;
     /* weft_gpu_parallel_for's built kernels (parallel_for.c), under watch_lock. */
     struct weft__gpu_for *fors;
+    /* The program's objects made on the device and not yet destroyed, for
+     * weft_gpu_close's refusal (WEFT_EBUSY): closed under them, they pointed
+     * at the freed device.  The device's own pool and its streams, the pools'
+     * streams and parallel_for's cached kernels are not counted. */
+    _Atomic size_t live_buffers, live_streams, live_events, live_kernels, live_pools;
 };
 
 struct weft_gpu_buffer {
@@ -118,6 +123,7 @@ struct weft_gpu_event {
 struct weft_gpu_kernel {
     weft_gpu_device *dev;
     void *h;
+    bool cached; /* parallel_for's (freed by close): not in dev->live_kernels */
 };
 
 struct weft_gpu_stream_pool {

@@ -3,6 +3,7 @@
 #include "core/alloc.h"
 #include "core/env.h"
 #include "core/error_detail.h"
+#include "core/log.h"
 #include "gpu/backend.h"
 
 #include <stdio.h>
@@ -44,7 +45,12 @@ static weft_gpu_device *open_one(const weft__gpu_ops *ops, const weft_gpu_config
     *st = ops->open(d, &d->cfg);
     if (*st == 0) {
         d->pool = weft_gpu_stream_pool_create(d, d->cfg.streams, (weft_status *)st);
-        if (d->pool) return d;
+        if (d->pool) {
+            /* The device's own: not one of the program's pools, which close
+             * refuses to close under. */
+            atomic_store_explicit(&d->live_pools, 0, memory_order_relaxed);
+            return d;
+        }
         ops->close(d);
     }
     weft__mutex_destroy(&d->watch_lock);
@@ -95,8 +101,39 @@ weft_gpu_device *weft_gpu_open(const weft_gpu_config *config, weft_status *err) 
     return d;
 }
 
-void weft_gpu_close(weft_gpu_device *dev) {
-    if (!dev) return;
+/* Appends ", <n> <what>[s]" to buf at *len when n > 0. */
+static void say_live(char *buf, size_t size, size_t *len, size_t n, const char *what) {
+    if (n == 0 || *len >= size) return;
+    int w = snprintf(buf + *len, size - *len, "%s%zu %s%s", *len ? ", " : "", n, what, n == 1 ? "" : "s");
+    if (w > 0) *len += (size_t)w;
+}
+
+/* WEFT_EBUSY, with a message naming them, while the program's objects of the
+ * device are alive or a guard holds a stream of the device's own pool (a GPU
+ * task, weft_gpu_call or stage in progress, or weft_gpu_stream_begin without
+ * its end): each would use the freed device.  Else 0. */
+static int check_idle(weft_gpu_device *dev) {
+    char what[200];
+    size_t len = 0, guards = 0;
+    what[0] = '\0';
+    say_live(what, sizeof what, &len, atomic_load_explicit(&dev->live_buffers, memory_order_relaxed), "buffer");
+    say_live(what, sizeof what, &len, atomic_load_explicit(&dev->live_streams, memory_order_relaxed), "stream");
+    say_live(what, sizeof what, &len, atomic_load_explicit(&dev->live_pools, memory_order_relaxed), "stream pool");
+    say_live(what, sizeof what, &len, atomic_load_explicit(&dev->live_events, memory_order_relaxed), "event");
+    say_live(what, sizeof what, &len, atomic_load_explicit(&dev->live_kernels, memory_order_relaxed), "kernel");
+    for (unsigned i = 0; dev->pool && i < dev->pool->n; i++)
+        guards += atomic_load_explicit(&dev->pool->held[i], memory_order_acquire);
+    say_live(what, sizeof what, &len, guards, "open guard");
+    if (len == 0) return 0;
+    weft__log(WEFT_LOG_WARN, "weft_gpu_close: the device still has %s (destroy them first): nothing closed", what);
+    return weft__fail("weft_gpu_close", WEFT_EBUSY,
+                      "the device still has %s (destroy them first, end the guards): nothing closed", what);
+}
+
+weft_status weft_gpu_close(weft_gpu_device *dev) {
+    if (!dev) return WEFT_OK;
+    int busy = check_idle(dev);
+    if (busy) return (weft_status)busy;
     (void)weft_gpu_synchronize(dev);
     weft__gpu_for_cache_free(dev);
     weft_gpu_stream_pool *pool = dev->pool;
@@ -106,6 +143,7 @@ void weft_gpu_close(weft_gpu_device *dev) {
     weft__mutex_destroy(&dev->watch_lock);
     weft__mutex_destroy(&dev->lock);
     weft__free(dev, sizeof *dev);
+    return WEFT_OK;
 }
 
 weft_gpu_kind weft_gpu_device_kind(const weft_gpu_device *dev) { return dev ? dev->ops->kind : WEFT_GPU_AUTO; }

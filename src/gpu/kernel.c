@@ -20,6 +20,8 @@ weft_gpu_kernel *weft_gpu_kernel_create(weft_gpu_device *dev, const weft_gpu_ker
     if (st) {
         weft__free(k, sizeof *k);
         k = NULL;
+    } else {
+        atomic_fetch_add_explicit(&dev->live_kernels, 1, memory_order_relaxed);
     }
 out:
     if (err) *err = (weft_status)st;
@@ -29,6 +31,7 @@ out:
 void weft_gpu_kernel_destroy(weft_gpu_kernel *k) {
     if (!k) return;
     k->dev->ops->kernel_destroy(k->dev, k->h);
+    if (!k->cached) atomic_fetch_sub_explicit(&k->dev->live_kernels, 1, memory_order_relaxed);
     weft__free(k, sizeof *k);
 }
 

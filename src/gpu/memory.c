@@ -24,6 +24,8 @@ weft_gpu_buffer *weft_gpu_buffer_create(weft_gpu_device *dev, size_t elem_size, 
     if (st) {
         weft__free(b, sizeof *b);
         b = NULL;
+    } else {
+        atomic_fetch_add_explicit(&dev->live_buffers, 1, memory_order_relaxed);
     }
 out:
     if (err) *err = (weft_status)st;
@@ -33,6 +35,7 @@ out:
 void weft_gpu_buffer_destroy(weft_gpu_buffer *buf) {
     if (!buf) return;
     buf->dev->ops->free(buf->dev, buf->h, buf->elem_size * buf->count, buf->flags);
+    atomic_fetch_sub_explicit(&buf->dev->live_buffers, 1, memory_order_relaxed);
     weft__free(buf, sizeof *buf);
 }
 

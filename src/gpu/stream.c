@@ -9,19 +9,17 @@
 
 /* ---- streams ---------------------------------------------------------------- */
 
-weft_gpu_stream *weft_gpu_stream_create(weft_gpu_device *dev, weft_status *err) {
+/* A stream of dev; pooled: a pool's, which is not one of the program's
+ * objects (dev->live_streams). */
+static weft_gpu_stream *stream_new(weft_gpu_device *dev, bool pooled, weft_status *err) {
     int st = WEFT_EINVAL;
-    weft_gpu_stream *s = NULL;
-    if (!dev) {
-        st = weft__fail(__func__, WEFT_EINVAL, "dev is NULL");
-        goto out;
-    }
-    s = weft__calloc(sizeof *s);
+    weft_gpu_stream *s = weft__calloc(sizeof *s);
     if (!s) {
-        st = weft__fail_st(__func__, WEFT_ENOMEM);
+        st = weft__fail_st("weft_gpu_stream_create", WEFT_ENOMEM);
         goto out;
     }
     s->dev = dev;
+    s->pooled = pooled;
     st = dev->ops->stream_create(dev, &s->h);
     if (st) {
         weft__free(s, sizeof *s);
@@ -33,9 +31,30 @@ weft_gpu_stream *weft_gpu_stream_create(weft_gpu_device *dev, weft_status *err) 
     if (s->next) s->next->prev = s;
     dev->streams = s;
     weft__mutex_unlock(&dev->lock);
+    if (!pooled) atomic_fetch_add_explicit(&dev->live_streams, 1, memory_order_relaxed);
 out:
     if (err) *err = (weft_status)st;
     return s;
+}
+
+weft_gpu_stream *weft_gpu_stream_create(weft_gpu_device *dev, weft_status *err) {
+    if (!dev) return weft__fail_null(err, __func__, WEFT_EINVAL, "dev is NULL");
+    return stream_new(dev, false, err);
+}
+
+/* Waits for the stream's work and frees it (a pool's too). */
+static void stream_free(weft_gpu_stream *s) {
+    weft_gpu_device *d = s->dev;
+    weft__mutex_lock(&d->lock);
+    if (s->prev) s->prev->next = s->next;
+    else d->streams = s->next;
+    if (s->next) s->next->prev = s->prev;
+    weft__mutex_unlock(&d->lock);
+    (void)d->ops->stream_sync(d, s->h);
+    if (s->query_h) d->ops->event_destroy(d, s->query_h);
+    d->ops->stream_destroy(d, s->h);
+    if (!s->pooled) atomic_fetch_sub_explicit(&d->live_streams, 1, memory_order_relaxed);
+    weft__free(s, sizeof *s);
 }
 
 void weft_gpu_stream_destroy(weft_gpu_stream *s) {
@@ -48,16 +67,7 @@ void weft_gpu_stream_destroy(weft_gpu_stream *s) {
                                  "nothing done");
         return;
     }
-    weft_gpu_device *d = s->dev;
-    weft__mutex_lock(&d->lock);
-    if (s->prev) s->prev->next = s->next;
-    else d->streams = s->next;
-    if (s->next) s->next->prev = s->prev;
-    weft__mutex_unlock(&d->lock);
-    (void)d->ops->stream_sync(d, s->h);
-    if (s->query_h) d->ops->event_destroy(d, s->query_h);
-    d->ops->stream_destroy(d, s->h);
-    weft__free(s, sizeof *s);
+    stream_free(s);
 }
 
 weft_gpu_device *weft_gpu_stream_device(const weft_gpu_stream *s) { return s ? s->dev : NULL; }
@@ -85,6 +95,8 @@ weft_gpu_event *weft_gpu_event_record(weft_gpu_stream *s, weft_status *err) {
     if (st) {
         weft__free(e, sizeof *e);
         e = NULL;
+    } else {
+        atomic_fetch_add_explicit(&s->dev->live_events, 1, memory_order_relaxed);
     }
 out:
     if (err) *err = (weft_status)st;
@@ -98,6 +110,7 @@ weft_status weft_gpu_event_query(weft_gpu_event *e) {
 void weft_gpu_event_destroy(weft_gpu_event *e) {
     if (!e) return;
     e->dev->ops->event_destroy(e->dev, e->h);
+    atomic_fetch_sub_explicit(&e->dev->live_events, 1, memory_order_relaxed);
     weft__free(e, sizeof *e);
 }
 
@@ -275,10 +288,7 @@ int weft__gpu_scope_end(weft__gpu_scope *sc, weft_gpu_stream_guard *g, weft__wor
 
 static void pool_free(weft_gpu_stream_pool *p) {
     for (unsigned i = 0; p->streams && i < p->n; i++)
-        if (p->streams[i]) {
-            p->streams[i]->pooled = false;
-            weft_gpu_stream_destroy(p->streams[i]);
-        }
+        if (p->streams[i]) stream_free(p->streams[i]);
     if (p->streams) weft__free(p->streams, sizeof *p->streams * p->n);
     if (p->held) weft__free((void *)p->held, sizeof *p->held * p->n);
     weft__free(p, sizeof *p);
@@ -306,11 +316,13 @@ weft_gpu_stream_pool *weft_gpu_stream_pool_create(weft_gpu_device *dev, unsigned
     if (p->streams && p->held) {
         st = WEFT_OK; /* weft_gpu_stream_create says why it failed */
         for (unsigned i = 0; i < n && st == WEFT_OK; i++)
-            if ((p->streams[i] = weft_gpu_stream_create(dev, (weft_status *)&st))) p->streams[i]->pooled = true;
+            p->streams[i] = stream_new(dev, true, (weft_status *)&st);
     }
     if (st) {
         pool_free(p);
         p = NULL;
+    } else {
+        atomic_fetch_add_explicit(&dev->live_pools, 1, memory_order_relaxed);
     }
 out:
     if (err) *err = (weft_status)st;
@@ -328,6 +340,7 @@ void weft_gpu_stream_pool_destroy(weft_gpu_stream_pool *p) {
                                  "weft_gpu_close frees it: nothing done");
         return;
     }
+    if (p->dev) atomic_fetch_sub_explicit(&p->dev->live_pools, 1, memory_order_relaxed);
     pool_free(p);
 }
 
