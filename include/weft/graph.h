@@ -96,7 +96,18 @@ WEFT_API weft_status weft_taskflow_for_each_task(const weft_taskflow *tf, weft_t
  * a cycle in *on_cycle (if not NULL) and a message naming it in
  * weft_last_error_message.  weft_run does the same check (and caches the
  * result until the taskflow next changes).  WEFT_EINVAL, WEFT_ENOMEM.  Counts as
- * a builder call for weft_taskflow_last_error. */
+ * a builder call for weft_taskflow_last_error.
+ * In a graph with condition tasks that has a source, it also looks for tasks
+ * no run can ever reach, whatever the conditions return (a loop whose edge
+ * back into a task is strong: the task waits for a predecessor that runs only
+ * after it; a loop with no strong way in), and logs one warning
+ * (weft/observe.h, WEFT_LOG_WARN) naming such a task and counting them:
+ * "weft_taskflow_validate: taskflow 'x': task 'cond' can never run: 1 of its 2
+ * strong predecessors never run (...)".  That is a warning, not an error: the
+ * call still returns WEFT_OK (and *on_cycle the null task), and weft_run does
+ * not look (its runs of such a graph end WEFT_OK without those tasks).  This
+ * check runs on every call while no run is active (one pass over the tasks
+ * and edges, no allocation). */
 WEFT_API weft_status weft_taskflow_validate(weft_taskflow *tf, weft_task *on_cycle);
 
 /* Status of the most recent builder call on `tf`: every call that changes tf

@@ -7,6 +7,7 @@
 #include "graph/graph.h"
 #include "core/alloc.h"
 #include "core/error_detail.h"
+#include "core/log.h"
 
 enum { WHITE, GRAY, BLACK };
 
@@ -120,12 +121,81 @@ weft_status weft__taskflow_prepare(weft_taskflow *tf, weft__node **on_cycle, con
     return WEFT_OK;
 }
 
+/* The tasks no run can ever reach, in a graph with condition tasks: a
+ * forward pass from the sources, in which a task is reached when all its
+ * strong predecessors are, or when any condition task before it is (what a
+ * run can do at best, whatever the conditions return).  A task left with some
+ * strong predecessors reached and some not waits for ever: typically a loop
+ * whose back edge into the task is strong (body -> cond where body is a plain
+ * task), so the task waits for a predecessor that runs only after it.  Logs
+ * one warning naming such a task (or, failing one, the first task never
+ * reached while the graph has sources: a loop with no way in), and the count.
+ * Uses the dfs_* scratch: dfs_color (BLACK: reached), dfs_edge (strong
+ * predecessors not yet reached), dfs_parent (the work stack). */
+static void warn_never_ready(weft_taskflow *tf) {
+    weft__node *stack = NULL;
+    bool any_source = false;
+    WEFT__FOR_EACH_NODE(tf, n, {
+        weft__node_cold *c = weft__cold(n);
+        c->dfs_edge = n->num_deps;
+        if (n->num_deps == 0 && c->num_weak == 0) {
+            c->dfs_color = BLACK;
+            c->dfs_parent = stack;
+            stack = n;
+            any_source = true;
+        } else {
+            c->dfs_color = WHITE;
+        }
+    });
+    if (!any_source) return; /* a graph with no source runs nothing: documented */
+    while (stack) {
+        weft__node *n = stack;
+        stack = weft__cold(n)->dfs_parent;
+        bool weak = weft__node_is_cond(n);
+        weft__node *const *succ = weft__succ_array(n);
+        for (uint32_t i = 0; i < n->nsucc; i++) {
+            weft__node_cold *sc = weft__cold(succ[i]);
+            if (!weak && sc->dfs_edge) sc->dfs_edge--;
+            if (sc->dfs_color == WHITE && (weak || sc->dfs_edge == 0)) {
+                sc->dfs_color = BLACK;
+                sc->dfs_parent = stack;
+                stack = succ[i];
+            }
+        }
+    }
+    size_t never = 0;
+    weft__node *stuck = NULL, *first = NULL;
+    WEFT__FOR_EACH_NODE(tf, n, {
+        weft__node_cold *c = weft__cold(n);
+        if (c->dfs_color == WHITE) {
+            never++;
+            if (!first) first = n;
+            if (!stuck && c->dfs_edge < n->num_deps) stuck = n;
+        }
+    });
+    if (!never) return;
+    char b[24];
+    if (stuck)
+        weft__log(WEFT_LOG_WARN,
+                  "weft_taskflow_validate: taskflow '%s': task '%s' can never run: %u of its %u strong "
+                  "predecessors never run (a loop back into it through a strong edge? make the edge "
+                  "that closes the loop come from a condition task); %zu task(s) in all never run",
+                  tf->name ? tf->name : "", weft__node_label(stuck, b, sizeof b),
+                  (unsigned)weft__cold(stuck)->dfs_edge, (unsigned)stuck->num_deps, never);
+    else
+        weft__log(WEFT_LOG_WARN,
+                  "weft_taskflow_validate: taskflow '%s': task '%s' can never run: no source leads to it "
+                  "(a loop needs a strong way in); %zu task(s) in all never run",
+                  tf->name ? tf->name : "", weft__node_label(first, b, sizeof b), never);
+}
+
 weft_status weft_taskflow_validate(weft_taskflow *tf, weft_task *on_cycle) {
     if (!tf) return weft__fail(__func__, WEFT_EINVAL, "tf is NULL");
     weft__node *c = NULL;
     weft__mutex_lock(&tf->mu);
     /* With a run active the taskflow cannot have changed since it was prepared. */
     weft_status st = tf->active ? WEFT_OK : weft__taskflow_prepare(tf, &c, __func__);
+    if (st == WEFT_OK && !tf->active && tf->nconds) warn_never_ready(tf);
     weft__mutex_unlock(&tf->mu);
     if (on_cycle) *on_cycle = (weft_task){c};
     return st == WEFT_OK ? weft__tf_done(tf, WEFT_OK) : st;
