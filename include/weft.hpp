@@ -2684,6 +2684,7 @@ public:
         detail::check(weft_taskflow_clear(g_), "weft::taskflow::clear");
         if (!nodes.empty()) detail::orphanage::get().drop(nodes);
         st_->store.clear();
+        st_->clears.fetch_add(1, std::memory_order_relaxed);
         std::lock_guard<std::mutex> lock(st_->errs.mu);
         st_->errs.children.clear();
         st_->errs.transient.clear();
@@ -2713,6 +2714,15 @@ public:
          * of a failed run: a cold path); guarded by registry().mu, which is
          * taken before a state's mu, never after. */
         state *reg_prev = nullptr, *reg_next = nullptr;
+        /* Which taskflow this is, for the pipelines it composes (~pipeline:
+         * reaching_run): unique in the process, and how many clear()s it has
+         * had (after one, its runs no longer reach what it composed). */
+        std::uint64_t serial = next_serial();
+        std::atomic<std::uint64_t> clears{0};
+        static std::uint64_t next_serial() {
+            static std::atomic<std::uint64_t> n{0};
+            return ++n;
+        }
         struct registry_t {
             std::mutex mu;
             state *head = nullptr;
@@ -3181,13 +3191,18 @@ auto executor::run_root(F &&f) -> typename detail::task_result_t<std::decay_t<F>
  * destructor waits for its runs), or wait for those runs' futures first.
  * Unlike ~taskflow, ~pipeline cannot wait: it does not know the runs that
  * will reach it, and the taskflows that composed it keep pointing at it.
- * Destroyed (or move-assigned over) while its task runs, it prints what
- * happened to stderr and calls std::terminate, as std::thread's destructor
- * does for a joinable thread: carrying on would free the stages' callables
- * under the workers running them (before, it did, and left the C pipeline
- * leaked).  Destroyed while a run that will reach it is only queued, it
- * cannot tell: that run then uses freed memory.  Movable (its state is on
- * the heap: a taskflow that composed it keeps working after the move). */
+ * Destroyed (or move-assigned over) while a run that can reach it is in
+ * flight, it prints what happened to stderr and calls std::terminate, as
+ * std::thread's destructor does for a joinable thread: carrying on would free
+ * the stages' callables under the workers running them, or before a run that
+ * will call them.  Such a run is one whose task is running it, or any run
+ * submitted and not finished (queued, or going with the pipeline's task still
+ * ahead; through executor::run* or weft_run* on native()) of a weft::taskflow
+ * that composed it and has not been cleared since, counting a run of another
+ * taskflow that has that one as a module body (weft_taskflow_num_runs).
+ * Composed into a subflow's graph, only its own running is seen.  Movable
+ * (its state is on the heap: a taskflow that composed it keeps working after
+ * the move). */
 enum class pipe_type { serial = WEFT_STAGE_SERIAL, parallel = WEFT_STAGE_PARALLEL };
 
 /* What a stage receives: its token, line and stage; valid during the call. */
@@ -3248,19 +3263,76 @@ public:
     /* Private: the pipeline's sink and handle (weft::error when moved from). */
     detail::sink *sink_() const noexcept { return &st_->sink; }
     weft_pipeline *live_(const char *call) const { return detail::live(st_.get(), call)->p; }
+    /* Private: composed_of on graph g (recorded when g is a weft::taskflow's). */
+    void used_by_(weft_taskflow *g) {
+        taskflow::state::registry_t &r = taskflow::state::registry();
+        std::lock_guard<std::mutex> lock(r.mu);
+        for (taskflow::state *t = r.head; t; t = t->reg_next) {
+            if (t->tf != g) continue;
+            std::uint64_t c = t->clears.load(std::memory_order_relaxed);
+            for (const state::user &u : st_->users)
+                if (u.tf == g && u.serial == t->serial && u.clears == c) return;
+            try {
+                st_->users.push_back(state::user{g, t->serial, c});
+            } catch (const std::bad_alloc &) {
+                /* The task is made: without the record, only the check of
+                 * ~pipeline for this taskflow's queued runs is lost. */
+            }
+            return;
+        }
+    }
 
 private:
     struct state {
         weft_pipeline *p = nullptr;
         detail::arena arena;
         detail::sink sink;
+        /* The taskflows that composed it (composed_of on a weft::taskflow):
+         * each by its graph, serial and clear() count, so that one destroyed
+         * or cleared since (or another at the same address) is not taken for
+         * it. */
+        struct user {
+            weft_taskflow *tf;
+            std::uint64_t serial, clears;
+        };
+        std::vector<user> users;
+        /* A taskflow that composed it and still does, with a run submitted and
+         * not finished (queued or going, through executor::run* or the C API,
+         * or as a module body of another taskflow's run): that run will reach
+         * the pipeline.  Its name ("" if none), or nullptr. */
+        const char *reaching_run(std::string *name) const {
+            if (users.empty()) return nullptr;
+            taskflow::state::registry_t &r = taskflow::state::registry();
+            std::lock_guard<std::mutex> lock(r.mu);
+            for (const user &u : users)
+                for (taskflow::state *t = r.head; t; t = t->reg_next) {
+                    if (t->tf != u.tf || t->serial != u.serial) continue;
+                    if (t->clears.load(std::memory_order_relaxed) != u.clears) break;
+                    if (!t->busy() && weft_taskflow_num_runs(t->tf) == 0) break;
+                    *name = weft_taskflow_name(t->tf);
+                    return name->c_str();
+                }
+            return nullptr;
+        }
         ~state() {
-            if (p && weft_pipeline_destroy(p) == WEFT_EBUSY) {
+            if (!p) return;
+            std::string name;
+            bool reached = reaching_run(&name) != nullptr;
+            /* Reached: it is not freed; reset only tells whether its task is
+             * the one running it (EBUSY), for the message. */
+            weft_status st = reached ? weft_pipeline_reset(p) : weft_pipeline_destroy(p);
+            if (!reached && st != WEFT_EBUSY) return;
+            if (st == WEFT_EBUSY)
                 std::fprintf(stderr,
                              "weft::pipeline destroyed while it runs: its stages would run on freed memory; "
                              "destroy it after the runs of the taskflows that compose it\n");
-                std::terminate();
-            }
+            else
+                std::fprintf(stderr,
+                             "weft::pipeline destroyed while a run of taskflow '%s', which composes it, is queued "
+                             "or going: that run would use freed memory; destroy it after the runs of the "
+                             "taskflows that compose it\n",
+                             name.c_str());
+            std::terminate();
         }
     };
     template <class F>
@@ -3299,6 +3371,7 @@ inline task flow_builder::composed_of(pipeline &pl) {
     task t = made(weft_pipeline_emplace(graph("weft::composed_of"), pl.live_("weft::composed_of")),
                   "weft::composed_of (pipeline)");
     add_sink(pl.sink_());
+    pl.used_by_(g_);
     return t;
 }
 

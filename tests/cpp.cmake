@@ -82,6 +82,10 @@ if(CMAKE_CXX_COMPILER)
   weft_add_test_program(cpp_hunt47 SOURCES cpp_hunt47.cpp TIMEOUT 120)
   set_target_properties(cpp_hunt47 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
                                               CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
+  # Session 47 (h47-5): ~weft::pipeline while a run that will reach it is queued.
+  weft_add_test_program(cpp_hunt47b SOURCES cpp_hunt47b.cpp TIMEOUT 120)
+  set_target_properties(cpp_hunt47b PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                               CXX_EXTENSIONS OFF LINKER_LANGUAGE CXX)
   # Session 42's review (h42-9): task_group batches after a child threw.
   weft_add_test_program(cpp_review42 SOURCES cpp_review42.cpp TIMEOUT 120)
   set_target_properties(cpp_review42 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON

@@ -83,6 +83,15 @@ WEFT_API weft_status weft_taskflow_clear(weft_taskflow *tf);
 /* Number of tasks (0 for NULL). */
 WEFT_API size_t weft_taskflow_num_tasks(const weft_taskflow *tf);
 
+/* How many runs of tf are submitted and not finished: queued or going, through
+ * any weft_run* call, plus one for each run of another taskflow that has tf as
+ * a module body (weft_emplace_module; such a run holds its bodies from its
+ * submission to its end).  While it is not 0, tf refuses edits with
+ * WEFT_EBUSY and whatever its tasks use (a pipeline, a semaphore, a module
+ * body) may still be reached.  A snapshot: a run may be submitted or end right
+ * after.  0 for NULL.  Any thread. */
+WEFT_API size_t weft_taskflow_num_runs(const weft_taskflow *tf);
+
 /* Calls visit(task, arg) for every task in index order (weft_task_index)
  * until it returns false: emplace order until a task is erased; after that a
  * task that took an erased task's slot (weft_task_erase) is visited at that

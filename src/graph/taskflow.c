@@ -201,6 +201,12 @@ void weft__taskflow_reset(weft_taskflow *tf) {
 
 size_t weft_taskflow_num_tasks(const weft_taskflow *tf) { return tf ? tf->nnodes - tf->nerased : 0; }
 
+size_t weft_taskflow_num_runs(const weft_taskflow *tf) {
+    /* Acquire: pairs with weft__tf_inflight_out's release, so that 0 also says
+     * the ended runs' last touches of what tf's tasks use are done. */
+    return tf ? atomic_load_explicit(&((weft_taskflow *)tf)->runs_inflight, memory_order_acquire) : 0;
+}
+
 weft_status weft_taskflow_for_each_task(const weft_taskflow *tf, weft_task_visit_fn visit, void *arg) {
     if (!tf || !visit) return weft__fail(__func__, WEFT_EINVAL, "tf or visit is NULL");
     WEFT__FOR_EACH_NODE(tf, n, {
