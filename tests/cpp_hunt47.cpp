@@ -57,6 +57,7 @@ bool workload(weft::executor &ex, int &errors) {
         stage = "algo tasks";
         { std::vector<int> v(6000); std::iota(v.rbegin(), v.rend(), 0); long sum = 0; std::vector<int> out(v.size());
           std::vector<int>::iterator fi, mi;
+          std::vector<int> sub_out(10); /* the subflow's own output: its siblings read v meanwhile */
           weft::taskflow tf;
           auto a = tf.for_each(v.begin(), v.end(), [c](int &x) { x += 1; });
           auto b = tf.sort(v.begin(), v.end(), [c](int x, int y) { return x < y; });
@@ -64,7 +65,7 @@ bool workload(weft::executor &ex, int &errors) {
           auto s = tf.inclusive_scan(v.begin(), v.end(), out.begin(), [c](int x, int y) { return x + y; });
           auto f = tf.find_if(v.begin(), v.end(), fi, [c](int x) { return x == 100; });
           auto m = tf.min_element(v.begin(), v.end(), mi, [c](int x, int y) { return x < y; });
-          auto sf = tf.emplace([c, &v](weft::subflow &sub) { sub.for_each_index(0, 100, 1, [c](int) {}); sub.transform(v.begin(), v.begin() + 10, v.begin(), [c](int x) { return x; }); });
+          auto sf = tf.emplace([c, &v, &sub_out](weft::subflow &sub) { sub.for_each_index(0, 100, 1, [c](int) {}); sub.transform(v.begin(), v.begin() + 10, sub_out.begin(), [c](int x) { return x; }); });
           a.precede(b); b.precede(r, s, f, m, sf);
           ex.run(tf).get();
           if (sum != 6000L * 6001 / 2 || *fi != 100 || *mi != 1) return false; }
