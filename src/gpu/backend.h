@@ -135,6 +135,7 @@ struct weft_gpu_stream_pool {
      * begin reserve a stream a sharer still held, while another was free). */
     _Atomic unsigned *held;
     weft_gpu_stream **streams;
+    bool own; /* the device's (weft_gpu_device_pool): weft_gpu_close frees it, not in dev->live_pools */
 };
 
 /* host_alloc/host_free for backends without pinned memory: aligned host
@@ -188,6 +189,17 @@ void weft__gpu_guard_release(weft_gpu_stream_guard *g);
 int weft__gpu_nvrtc_ptx(const char *source, const char *arch, char **ptx, size_t *ptx_bytes);
 /* Frees weft_gpu_parallel_for's kernels (at close). */
 void weft__gpu_for_cache_free(weft_gpu_device *dev);
+
+/* weft_gpu_stream_pool_create, with own: the device's own pool (opened with the
+ * device, freed by weft_gpu_close through weft__gpu_pool_free; not one of the
+ * program's objects, dev->live_pools).  stream.c. */
+weft_gpu_stream_pool *weft__gpu_pool_new(weft_gpu_device *dev, unsigned n, bool own, weft_status *err);
+void weft__gpu_pool_free(weft_gpu_stream_pool *p);
+/* weft_gpu_kernel_create, with cached: a kernel the device keeps for itself
+ * (parallel_for.c's cache, freed by weft_gpu_close; not in dev->live_kernels).
+ * kernel.c. */
+weft_gpu_kernel *weft__gpu_kernel_new(weft_gpu_device *dev, const weft_gpu_kernel_source *src, bool cached,
+                                      weft_status *err);
 
 /* Work-item count of a range: the product of its global sizes (0 counts as 1). */
 static inline size_t weft__gpu_range_items(const weft_gpu_range *r) {

@@ -44,13 +44,8 @@ static weft_gpu_device *open_one(const weft__gpu_ops *ops, const weft_gpu_config
     }
     *st = ops->open(d, &d->cfg);
     if (*st == 0) {
-        d->pool = weft_gpu_stream_pool_create(d, d->cfg.streams, (weft_status *)st);
-        if (d->pool) {
-            /* The device's own: not one of the program's pools, which close
-             * refuses to close under. */
-            atomic_store_explicit(&d->live_pools, 0, memory_order_relaxed);
-            return d;
-        }
+        d->pool = weft__gpu_pool_new(d, d->cfg.streams, true, (weft_status *)st);
+        if (d->pool) return d;
         ops->close(d);
     }
     weft__mutex_destroy(&d->watch_lock);
@@ -136,9 +131,7 @@ weft_status weft_gpu_close(weft_gpu_device *dev) {
     if (busy) return (weft_status)busy;
     (void)weft_gpu_synchronize(dev);
     weft__gpu_for_cache_free(dev);
-    weft_gpu_stream_pool *pool = dev->pool;
-    dev->pool = NULL; /* so that destroy frees it: no longer the device's own */
-    weft_gpu_stream_pool_destroy(pool);
+    weft__gpu_pool_free(dev->pool);
     dev->ops->close(dev);
     weft__mutex_destroy(&dev->watch_lock);
     weft__mutex_destroy(&dev->lock);

@@ -3,7 +3,8 @@
 #include "core/error_detail.h"
 #include "gpu/backend.h"
 
-weft_gpu_kernel *weft_gpu_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source *src, weft_status *err) {
+weft_gpu_kernel *weft__gpu_kernel_new(weft_gpu_device *dev, const weft_gpu_kernel_source *src, bool cached,
+                                      weft_status *err) {
     int st = WEFT_EINVAL;
     weft_gpu_kernel *k = NULL;
     if (!dev || !src || (!src->name && !(dev->ops->kind == WEFT_GPU_EMULATOR && src->host))) {
@@ -12,20 +13,25 @@ weft_gpu_kernel *weft_gpu_kernel_create(weft_gpu_device *dev, const weft_gpu_ker
     }
     k = weft__calloc(sizeof *k);
     if (!k) {
-        st = weft__fail_st(__func__, WEFT_ENOMEM);
+        st = weft__fail_st("weft_gpu_kernel_create", WEFT_ENOMEM);
         goto out;
     }
     k->dev = dev;
+    k->cached = cached;
     st = dev->ops->kernel_create(dev, src, &k->h);
     if (st) {
         weft__free(k, sizeof *k);
         k = NULL;
-    } else {
+    } else if (!cached) {
         atomic_fetch_add_explicit(&dev->live_kernels, 1, memory_order_relaxed);
     }
 out:
     if (err) *err = (weft_status)st;
     return k;
+}
+
+weft_gpu_kernel *weft_gpu_kernel_create(weft_gpu_device *dev, const weft_gpu_kernel_source *src, weft_status *err) {
+    return weft__gpu_kernel_new(dev, src, false, err);
 }
 
 void weft_gpu_kernel_destroy(weft_gpu_kernel *k) {

@@ -97,12 +97,7 @@ static int build(weft_gpu_device *dev, const weft_gpu_for_kernel *fk, struct wef
         return WEFT_ENOENT;
     }
     weft_status kst;
-    e->k = weft_gpu_kernel_create(dev, &src, &kst);
-    if (e->k) {
-        /* The cache's, freed by weft_gpu_close: not one of the program's. */
-        e->k->cached = true;
-        atomic_fetch_sub_explicit(&dev->live_kernels, 1, memory_order_relaxed);
-    }
+    e->k = weft__gpu_kernel_new(dev, &src, true, &kst); /* the cache's, freed by weft_gpu_close */
     if (text) weft__free(text, text_bytes); /* OpenCL keeps its own copy in its program cache */
     return kst;
 }

@@ -294,25 +294,29 @@ static void pool_free(weft_gpu_stream_pool *p) {
     weft__free(p, sizeof *p);
 }
 
-weft_gpu_stream_pool *weft_gpu_stream_pool_create(weft_gpu_device *dev, unsigned n, weft_status *err) {
+void weft__gpu_pool_free(weft_gpu_stream_pool *p) { pool_free(p); }
+
+weft_gpu_stream_pool *weft__gpu_pool_new(weft_gpu_device *dev, unsigned n, bool own, weft_status *err) {
+    static const char call[] = "weft_gpu_stream_pool_create";
     int st = WEFT_EINVAL;
     weft_gpu_stream_pool *p = NULL;
     if (n == 0) n = 4;
     if (!dev || n > 256) {
-        st = weft__fail(__func__, WEFT_EINVAL, "dev is NULL, or %u streams are more than 256", n);
+        st = weft__fail(call, WEFT_EINVAL, "dev is NULL, or %u streams are more than 256", n);
         goto out;
     }
     st = WEFT_ENOMEM;
     p = weft__calloc(sizeof *p);
     if (!p) {
-        st = weft__fail_st(__func__, WEFT_ENOMEM);
+        st = weft__fail_st(call, WEFT_ENOMEM);
         goto out;
     }
     p->dev = dev;
     p->n = n;
+    p->own = own;
     p->streams = weft__calloc(sizeof *p->streams * n);
     p->held = weft__calloc(sizeof *p->held * n);
-    if (!p->streams || !p->held) st = weft__fail_st(__func__, WEFT_ENOMEM);
+    if (!p->streams || !p->held) st = weft__fail_st(call, WEFT_ENOMEM);
     if (p->streams && p->held) {
         st = WEFT_OK; /* weft_gpu_stream_create says why it failed */
         for (unsigned i = 0; i < n && st == WEFT_OK; i++)
@@ -321,7 +325,7 @@ weft_gpu_stream_pool *weft_gpu_stream_pool_create(weft_gpu_device *dev, unsigned
     if (st) {
         pool_free(p);
         p = NULL;
-    } else {
+    } else if (!own) {
         atomic_fetch_add_explicit(&dev->live_pools, 1, memory_order_relaxed);
     }
 out:
@@ -329,18 +333,21 @@ out:
     return p;
 }
 
+weft_gpu_stream_pool *weft_gpu_stream_pool_create(weft_gpu_device *dev, unsigned n, weft_status *err) {
+    return weft__gpu_pool_new(dev, n, false, err);
+}
+
 void weft_gpu_stream_pool_destroy(weft_gpu_stream_pool *p) {
     if (!p) return;
     /* The device's own pool (weft_gpu_device_pool) is the device's: its GPU
-     * tasks use it until weft_gpu_close, which frees it (and clears
-     * dev->pool first, so that its call here frees it).  Freed here, close
+     * tasks use it until weft_gpu_close, which frees it.  Freed here, close
      * freed it a second time. */
-    if (p->dev && p->dev->pool == p) {
+    if (p->own) {
         weft__log(WEFT_LOG_WARN, "weft_gpu_stream_pool_destroy: the pool is the device's own (weft_gpu_device_pool); "
                                  "weft_gpu_close frees it: nothing done");
         return;
     }
-    if (p->dev) atomic_fetch_sub_explicit(&p->dev->live_pools, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&p->dev->live_pools, 1, memory_order_relaxed);
     pool_free(p);
 }
 
