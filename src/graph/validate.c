@@ -58,6 +58,12 @@ static weft__node *find_cycle(weft_taskflow *tf, weft__node **closer) {
     return found;
 }
 
+/* Whether n is a source: no predecessor of either kind (weak ones: only with
+ * conditions, so their cold part is read only then). */
+static inline bool is_source(const weft_taskflow *tf, const weft__node *n) {
+    return n->num_deps == 0 && (!tf->nconds || weft__cold(n)->num_weak == 0);
+}
+
 /* Collects the nodes with no dependents into tf->sources, in emplace order. */
 static weft_status recount_sources(weft_taskflow *tf) {
     if (tf->sources_cap < tf->nnodes) {
@@ -68,8 +74,7 @@ static weft_status recount_sources(weft_taskflow *tf) {
     }
     size_t k = 0;
     WEFT__FOR_EACH_NODE(tf, n, {
-        /* A source has no predecessor of either kind (weak ones: only with conditions). */
-        if (n->num_deps == 0 && (!tf->nconds || weft__cold(n)->num_weak == 0)) tf->sources[k++] = n;
+        if (is_source(tf, n)) tf->sources[k++] = n;
     });
     tf->nsources = k;
     tf->sources_mode = WEFT__SOURCES_KEPT;
@@ -138,7 +143,7 @@ static void warn_never_ready(weft_taskflow *tf) {
     WEFT__FOR_EACH_NODE(tf, n, {
         weft__node_cold *c = weft__cold(n);
         c->dfs_edge = n->num_deps;
-        if (n->num_deps == 0 && c->num_weak == 0) {
+        if (is_source(tf, n)) {
             c->dfs_color = BLACK;
             c->dfs_parent = stack;
             stack = n;
