@@ -3299,9 +3299,9 @@ private:
         /* A taskflow that composed it and still does, with a run submitted and
          * not finished (queued or going, through executor::run* or the C API,
          * or as a module body of another taskflow's run): that run will reach
-         * the pipeline.  Its name ("" if none), or nullptr. */
-        const char *reaching_run(std::string *name) const {
-            if (users.empty()) return nullptr;
+         * the pipeline: true, with its name ("" if none) in *name. */
+        bool reaching_run(std::string *name) const {
+            if (users.empty()) return false;
             taskflow::state::registry_t &r = taskflow::state::registry();
             std::lock_guard<std::mutex> lock(r.mu);
             for (const user &u : users)
@@ -3310,14 +3310,14 @@ private:
                     if (t->clears.load(std::memory_order_relaxed) != u.clears) break;
                     if (!t->busy() && weft_taskflow_num_runs(t->tf) == 0) break;
                     *name = weft_taskflow_name(t->tf);
-                    return name->c_str();
+                    return true;
                 }
-            return nullptr;
+            return false;
         }
         ~state() {
             if (!p) return;
             std::string name;
-            bool reached = reaching_run(&name) != nullptr;
+            bool reached = reaching_run(&name);
             /* Reached: it is not freed; reset only tells whether its task is
              * the one running it (EBUSY), for the message. */
             weft_status st = reached ? weft_pipeline_reset(p) : weft_pipeline_destroy(p);
